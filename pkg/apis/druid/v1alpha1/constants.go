@@ -1,0 +1,90 @@
+package v1alpha1
+
+// Annotations on an Etcd that steer druid (shared/reference/druid-api.md).
+const (
+	// GardenerOperationAnnotation asks for a spec reconcile when druid's auto-reconcile is off; druid removes it
+	// after status.observedGeneration is written.
+	GardenerOperationAnnotation = "gardener.cloud/operation"
+	// DruidOperationAnnotation is druid's own name for GardenerOperationAnnotation.
+	DruidOperationAnnotation = "druid.gardener.cloud/operation"
+	// OperationReconcile is the value of the operation annotations that asks for a reconcile.
+	OperationReconcile = "reconcile"
+	// GardenerTimestampAnnotation is set by Gardener together with the operation annotation, so that an
+	// identical request still changes the object.
+	GardenerTimestampAnnotation = "gardener.cloud/timestamp"
+	// SuspendEtcdSpecReconcileAnnotation skips spec reconciles (status is still updated, a Warning is emitted).
+	SuspendEtcdSpecReconcileAnnotation = "druid.gardener.cloud/suspend-etcd-spec-reconcile"
+	// DisableEtcdComponentProtectionAnnotation lets changes to druid-managed objects through the protection
+	// webhook.
+	DisableEtcdComponentProtectionAnnotation = "druid.gardener.cloud/disable-etcd-component-protection"
+	// AllowUnhealthyPodEvictionAnnotation sets the PDB's unhealthyPodEvictionPolicy to AlwaysAllow.
+	AllowUnhealthyPodEvictionAnnotation = "resources.druid.gardener.cloud/allow-unhealthy-pod-eviction"
+	// ScaledToMultiNodeAnnotation is set on the StatefulSet by older druids during scale-up (seed 001); it is
+	// harmless and never required.
+	ScaledToMultiNodeAnnotation = "gardener.cloud/scaled-to-multi-node"
+	// ConfigMapChecksumAnnotation on the pod template rolls the pods when the etcd configuration changes.
+	ConfigMapChecksumAnnotation = "checksum/etcd-configmap"
+	// TLSEnabledAnnotation on a member lease tells whether the member's peer URL is https (seeds 000/001).
+	TLSEnabledAnnotation = "member.etcd.gardener.cloud/tls-enabled"
+)
+
+// FinalizerName is set on every Etcd and on every Secret an Etcd references.
+const FinalizerName = "druid.gardener.cloud/etcd-druid"
+
+// Labels on every object druid manages. ManagedBy and PartOf together form the StatefulSet selector.
+const (
+	LabelManagedByKey   = "app.kubernetes.io/managed-by"
+	LabelManagedByValue = "etcd-druid"
+	LabelPartOfKey      = "app.kubernetes.io/part-of"
+	LabelComponentKey   = "app.kubernetes.io/component"
+	LabelAppNameKey     = "app.kubernetes.io/name"
+)
+
+// Values of LabelComponentKey, one per kind of managed object.
+const (
+	ComponentStatefulSet    = "etcd-statefulset"
+	ComponentConfigMap      = "etcd-configmap"
+	ComponentMemberLease    = "etcd-member-lease"
+	ComponentSnapshotLease  = "etcd-snapshot-lease"
+	ComponentClientService  = "etcd-client-service"
+	ComponentPeerService    = "etcd-peer-service"
+	ComponentPDB            = "etcd-pdb"
+	ComponentRole           = "etcd-role"
+	ComponentRoleBinding    = "etcd-role-binding"
+	ComponentServiceAccount = "etcd-service-account"
+)
+
+// Condition types of an Etcd.
+const (
+	ConditionTypeReady             ConditionType = "Ready"
+	ConditionTypeAllMembersReady   ConditionType = "AllMembersReady"
+	ConditionTypeAllMembersUpdated ConditionType = "AllMembersUpdated"
+	ConditionTypeBackupReady       ConditionType = "BackupReady"
+	ConditionTypeDataVolumesReady  ConditionType = "DataVolumesReady"
+)
+
+// Condition reasons of an Etcd.
+const (
+	ReasonQuorate                 = "Quorate"
+	ReasonQuorumLost              = "QuorumLost"
+	ReasonNoMembersInStatus       = "NoMembersInStatus"
+	ReasonAllMembersReady         = "AllMembersReady"
+	ReasonNotAllMembersReady      = "NotAllMembersReady"
+	ReasonAllMembersUpdated       = "AllMembersUpdated"
+	ReasonNotAllMembersUpdated    = "NotAllMembersUpdated"
+	ReasonStatefulSetNotFound     = "StatefulSetNotFound"
+	ReasonBackupSucceeded         = "BackupSucceeded"
+	ReasonBackupFailed            = "BackupFailed"
+	ReasonUnknown                 = "Unknown"
+	ReasonNoWarningsForDataVolume = "NoWarningsFoundForDataVolumes"
+	ReasonWarningsForDataVolume   = "FoundWarningsForDataVolumes"
+	ReasonNotChecked              = "NotChecked"
+)
+
+// Reasons of a member status.
+const (
+	MemberReasonLeaseSucceeded             = "LeaseSucceeded"
+	MemberReasonLeaseExpired               = "LeaseExpired"
+	MemberReasonPodNotReady                = "PodNotReady"
+	MemberReasonUnknownGracePeriodExceeded = "UnknownGracePeriodExceeded"
+)

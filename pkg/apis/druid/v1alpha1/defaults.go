@@ -1,0 +1,95 @@
+package v1alpha1
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// Defaults of the Etcd API (shared/reference/druid-api.md). They are applied in code, not by the CRD, so that
+// an Etcd reads back exactly as it was written and existing objects keep their meaning.
+const (
+	DefaultStorageCapacity          = "16Gi"
+	DefaultQuota                    = "8Gi"
+	DefaultSnapshotCount            = int64(10000)
+	DefaultServerPort               = int32(2380)
+	DefaultClientPort               = int32(2379)
+	DefaultWrapperPort              = int32(9095)
+	DefaultBackupPort               = int32(8080)
+	DefaultMetrics                  = Basic
+	DefaultEtcdDefragTimeout        = 15 * time.Minute
+	DefaultHeartbeatDuration        = 10 * time.Second
+	DefaultMaxBackupsLimitBasedGC   = int32(7)
+	DefaultDeltaSnapshotMemoryLimit = "100Mi"
+	DefaultEtcdSnapshotTimeout      = 15 * time.Minute
+	DefaultCADataKey                = "ca.crt"
+	DefaultAutoCompactionMode       = Periodic
+	DefaultAutoCompactionRetention  = "30m"
+	// DefaultRunAsUser is the uid of the etcd pods unless spec.runAsRoot is true.
+	DefaultRunAsUser = int64(65532)
+)
+
+// SetDefaults fills every unset field that has a documented default. Controllers call it on a deep copy
+// before rendering components, so that the stored object is never rewritten with defaults.
+func SetDefaults(e *Etcd) {
+	s := &e.Spec
+	setQuantity(&s.StorageCapacity, DefaultStorageCapacity)
+	if s.VolumeClaimTemplate == nil {
+		s.VolumeClaimTemplate = ptr.To(e.Name)
+	}
+	setDefault(&s.RunAsRoot, false)
+	setEtcdConfigDefaults(&s.Etcd)
+	setBackupDefaults(&s.Backup)
+	if s.SharedConfig == nil {
+		s.SharedConfig = &SharedConfig{}
+	}
+	setDefault(&s.SharedConfig.AutoCompactionMode, DefaultAutoCompactionMode)
+	setDefault(&s.SharedConfig.AutoCompactionRetention, DefaultAutoCompactionRetention)
+}
+
+func setEtcdConfigDefaults(c *EtcdConfig) {
+	setQuantity(&c.Quota, DefaultQuota)
+	setDefault(&c.SnapshotCount, DefaultSnapshotCount)
+	setDefault(&c.ServerPort, DefaultServerPort)
+	setDefault(&c.ClientPort, DefaultClientPort)
+	setDefault(&c.WrapperPort, DefaultWrapperPort)
+	setDefault(&c.Metrics, DefaultMetrics)
+	setDefault(&c.EtcdDefragTimeout, metav1.Duration{Duration: DefaultEtcdDefragTimeout})
+	setDefault(&c.HeartbeatDuration, metav1.Duration{Duration: DefaultHeartbeatDuration})
+	if c.ClientUrlTLS != nil {
+		setTLSDefaults(c.ClientUrlTLS)
+	}
+	if c.PeerUrlTLS != nil {
+		setTLSDefaults(&c.PeerUrlTLS.TLSConfig)
+	}
+}
+
+func setBackupDefaults(b *BackupSpec) {
+	setDefault(&b.Port, DefaultBackupPort)
+	setDefault(&b.MaxBackupsLimitBasedGC, DefaultMaxBackupsLimitBasedGC)
+	setQuantity(&b.DeltaSnapshotMemoryLimit, DefaultDeltaSnapshotMemoryLimit)
+	setDefault(&b.EtcdSnapshotTimeout, metav1.Duration{Duration: DefaultEtcdSnapshotTimeout})
+	if b.TLS != nil {
+		setTLSDefaults(b.TLS)
+	}
+}
+
+func setTLSDefaults(t *TLSConfig) {
+	setDefault(&t.TLSCASecretRef.DataKey, DefaultCADataKey)
+}
+
+// setDefault points *field at value when it is nil.
+func setDefault[T any](field **T, value T) {
+	if *field == nil {
+		*field = &value
+	}
+}
+
+func setQuantity(field **resource.Quantity, value string) {
+	if *field == nil {
+		q := resource.MustParse(value)
+		*field = &q
+	}
+}

@@ -1,0 +1,190 @@
+package validation
+
+import (
+	"fmt"
+	"regexp"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+// longestNameSuffix is the longest suffix druid appends to an Etcd name for a DNS-label object name
+// (`-client`); the Etcd name must leave room for it.
+const longestNameSuffix = "-client"
+
+// ValidateEtcd checks a new or updated Etcd on its own.
+func ValidateEtcd(etcd *druidv1alpha1.Etcd) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, validateEtcdName(etcd.Name, field.NewPath("metadata", "name"))...)
+	errs = append(errs, validateEtcdSpec(&etcd.Spec, field.NewPath("spec"))...)
+	return errs
+}
+
+// ValidateEtcdUpdate checks an update: the new object on its own, and that immutable fields kept their value.
+func ValidateEtcdUpdate(newEtcd, oldEtcd *druidv1alpha1.Etcd) field.ErrorList {
+	errs := ValidateEtcd(newEtcd)
+	spec := field.NewPath("spec")
+	errs = append(errs, validateImmutable(newEtcd.Spec.StorageClass, oldEtcd.Spec.StorageClass, spec.Child("storageClass"))...)
+	errs = append(errs, validateImmutable(newEtcd.Spec.VolumeClaimTemplate, oldEtcd.Spec.VolumeClaimTemplate, spec.Child("volumeClaimTemplate"))...)
+	errs = append(errs, validateImmutable(newEtcd.Spec.MemberNamePrefix, oldEtcd.Spec.MemberNamePrefix, spec.Child("memberNamePrefix"))...)
+	return errs
+}
+
+func validateEtcdName(name string, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range utilvalidation.IsDNS1035Label(name + longestNameSuffix) {
+		errs = append(errs, field.Invalid(fld, name, fmt.Sprintf("with the suffix %q (client Service) the name must be a DNS-1035 label: %s", longestNameSuffix, msg)))
+	}
+	return errs
+}
+
+func validateEtcdSpec(spec *druidv1alpha1.EtcdSpec, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, validateReplicas(spec.Replicas, fld.Child("replicas"))...)
+	errs = append(errs, metav1validation.ValidateLabels(spec.Labels, fld.Child("labels"))...)
+	if spec.MemberNamePrefix != nil {
+		for _, msg := range utilvalidation.IsDNS1123Label(*spec.MemberNamePrefix) {
+			errs = append(errs, field.Invalid(fld.Child("memberNamePrefix"), *spec.MemberNamePrefix, msg))
+		}
+	}
+	errs = append(errs, validatePositiveQuantity(spec.StorageCapacity, fld.Child("storageCapacity"))...)
+	errs = append(errs, validateEtcdConfig(&spec.Etcd, fld.Child("etcd"))...)
+	errs = append(errs, validateBackupSpec(&spec.Backup, fld.Child("backup"))...)
+	if spec.SharedConfig != nil && spec.SharedConfig.AutoCompactionMode != nil {
+		errs = append(errs, validateEnum(*spec.SharedConfig.AutoCompactionMode, fld.Child("sharedConfig", "autoCompactionMode"), druidv1alpha1.Periodic, druidv1alpha1.Revision)...)
+	}
+	return errs
+}
+
+// validateReplicas enforces seed 002: a running cluster has an odd number of members so that a majority
+// always exists; 0 hibernates.
+func validateReplicas(replicas int32, fld *field.Path) field.ErrorList {
+	if replicas < 0 || (replicas != 0 && replicas%2 == 0) {
+		return field.ErrorList{field.Invalid(fld, replicas, "must be 0 (hibernated) or an odd number (1, 3, 5, …) so that the cluster always has a majority")}
+	}
+	return nil
+}
+
+func validateEtcdConfig(c *druidv1alpha1.EtcdConfig, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, validatePositiveQuantity(c.Quota, fld.Child("quota"))...)
+	if c.SnapshotCount != nil && *c.SnapshotCount < 1 {
+		errs = append(errs, field.Invalid(fld.Child("snapshotCount"), *c.SnapshotCount, "must be at least 1"))
+	}
+	errs = append(errs, validateSchedule(c.DefragmentationSchedule, fld.Child("defragmentationSchedule"))...)
+	errs = append(errs, validatePort(c.ServerPort, fld.Child("serverPort"))...)
+	errs = append(errs, validatePort(c.ClientPort, fld.Child("clientPort"))...)
+	errs = append(errs, validatePort(c.WrapperPort, fld.Child("wrapperPort"))...)
+	if c.Metrics != nil {
+		errs = append(errs, validateEnum(*c.Metrics, fld.Child("metrics"), druidv1alpha1.Basic, druidv1alpha1.Extensive)...)
+	}
+	if c.ClientUrlTLS != nil {
+		errs = append(errs, validateTLS(c.ClientUrlTLS, fld.Child("clientUrlTls"))...)
+	}
+	if c.PeerUrlTLS != nil {
+		errs = append(errs, validateTLS(&c.PeerUrlTLS.TLSConfig, fld.Child("peerUrlTls"))...)
+	}
+	errs = append(errs, validatePositiveDuration(c.EtcdDefragTimeout, fld.Child("etcdDefragTimeout"))...)
+	errs = append(errs, validatePositiveDuration(c.HeartbeatDuration, fld.Child("heartbeatDuration"))...)
+	if c.AuthSecretRef != nil && c.AuthSecretRef.Name == "" {
+		errs = append(errs, field.Required(fld.Child("authSecretRef", "name"), "the name of the secret with the etcd user credentials"))
+	}
+	return errs
+}
+
+func validateTLS(t *druidv1alpha1.TLSConfig, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if t.TLSCASecretRef.Name == "" {
+		errs = append(errs, field.Required(fld.Child("tlsCASecretRef", "name"), "the name of the secret with the CA bundle"))
+	}
+	if t.TLSCASecretRef.DataKey != nil && *t.TLSCASecretRef.DataKey == "" {
+		errs = append(errs, field.Invalid(fld.Child("tlsCASecretRef", "dataKey"), "", "must name a key of the CA secret, or be omitted for the default ca.crt"))
+	}
+	if t.ServerTLSSecretRef.Name == "" {
+		errs = append(errs, field.Required(fld.Child("serverTLSSecretRef", "name"), "the name of the secret with the server certificate (tls.crt, tls.key)"))
+	}
+	return errs
+}
+
+func validateBackupSpec(b *druidv1alpha1.BackupSpec, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, validatePort(b.Port, fld.Child("port"))...)
+	if b.TLS != nil {
+		errs = append(errs, validateTLS(b.TLS, fld.Child("tls"))...)
+	}
+	if b.Store != nil {
+		errs = append(errs, ValidateStore(b.Store, fld.Child("store"))...)
+	}
+	errs = append(errs, validateSchedule(b.FullSnapshotSchedule, fld.Child("fullSnapshotSchedule"))...)
+	if b.GarbageCollectionPolicy != nil {
+		errs = append(errs, validateEnum(*b.GarbageCollectionPolicy, fld.Child("garbageCollectionPolicy"),
+			druidv1alpha1.GarbageCollectionPolicyExponential, druidv1alpha1.GarbageCollectionPolicyLimitBased)...)
+	}
+	if b.MaxBackupsLimitBasedGC != nil && *b.MaxBackupsLimitBasedGC < 1 {
+		errs = append(errs, field.Invalid(fld.Child("maxBackupsLimitBasedGC"), *b.MaxBackupsLimitBasedGC, "must be at least 1: the latest full snapshot is always kept"))
+	}
+	errs = append(errs, validatePositiveDuration(b.GarbageCollectionPeriod, fld.Child("garbageCollectionPeriod"))...)
+	errs = append(errs, validateNonNegativeDuration(b.DeltaSnapshotPeriod, fld.Child("deltaSnapshotPeriod"))...)
+	if b.DeltaSnapshotPeriod != nil && b.GarbageCollectionPeriod != nil && b.DeltaSnapshotPeriod.Duration >= b.GarbageCollectionPeriod.Duration {
+		errs = append(errs, field.Invalid(fld.Child("deltaSnapshotPeriod"), b.DeltaSnapshotPeriod.Duration.String(),
+			fmt.Sprintf("must be shorter than spec.backup.garbageCollectionPeriod (%s), otherwise garbage collection removes deltas before the next full snapshot covers them", b.GarbageCollectionPeriod.Duration)))
+	}
+	errs = append(errs, validatePositiveQuantity(b.DeltaSnapshotMemoryLimit, fld.Child("deltaSnapshotMemoryLimit"))...)
+	errs = append(errs, validateNonNegativeDuration(b.DeltaSnapshotRetentionPeriod, fld.Child("deltaSnapshotRetentionPeriod"))...)
+	if b.SnapshotCompression != nil && b.SnapshotCompression.Policy != nil {
+		errs = append(errs, validateEnum(*b.SnapshotCompression.Policy, fld.Child("compression", "policy"),
+			druidv1alpha1.GzipCompression, druidv1alpha1.LzwCompression, druidv1alpha1.ZlibCompression)...)
+	}
+	errs = append(errs, validatePositiveDuration(b.EtcdSnapshotTimeout, fld.Child("etcdSnapshotTimeout"))...)
+	if c := b.SnapshotCompaction; c != nil {
+		if c.EventsThreshold != nil && *c.EventsThreshold < 1 {
+			errs = append(errs, field.Invalid(fld.Child("snapshotCompaction", "eventsThreshold"), *c.EventsThreshold, "must be at least 1"))
+		}
+		if c.TriggerFullSnapshotThreshold != nil && *c.TriggerFullSnapshotThreshold < 1 {
+			errs = append(errs, field.Invalid(fld.Child("snapshotCompaction", "triggerFullSnapshotThreshold"), *c.TriggerFullSnapshotThreshold, "must be at least 1"))
+		}
+	}
+	return errs
+}
+
+// containerPattern is the bucket name rule shared by the supported object stores: 3 to 63 lower-case
+// letters, digits, dots, dashes and underscores, starting and ending with a letter or digit.
+var containerPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$`)
+
+// ValidateStore checks a backup store specification.
+func ValidateStore(s *druidv1alpha1.StoreSpec, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if s.Prefix == "" {
+		errs = append(errs, field.Required(fld.Child("prefix"), "the path of this cluster's snapshots inside the container, e.g. <backupEntryName>/etcd-main"))
+	}
+	if s.Container != nil && !containerPattern.MatchString(*s.Container) {
+		errs = append(errs, field.Invalid(fld.Child("container"), *s.Container,
+			"must be 3 to 63 lower-case letters, digits, '.', '-' or '_', starting and ending with a letter or digit"))
+	}
+	if s.Provider != nil {
+		errs = append(errs, validateEnum(*s.Provider, fld.Child("provider"), knownProviders...)...)
+	}
+	if s.SecretRef != nil && s.SecretRef.Name == "" {
+		errs = append(errs, field.Required(fld.Child("secretRef", "name"), "the name of the backup secret"))
+	}
+	return errs
+}
+
+var knownProviders = []druidv1alpha1.StorageProvider{
+	druidv1alpha1.StorageProviderLocal, druidv1alpha1.StorageProviderS3, druidv1alpha1.StorageProviderAWS,
+	druidv1alpha1.StorageProviderABS, druidv1alpha1.StorageProviderAzure, druidv1alpha1.StorageProviderGCS,
+	druidv1alpha1.StorageProviderGCP, druidv1alpha1.StorageProviderSwift, druidv1alpha1.StorageProviderOpenStack,
+	druidv1alpha1.StorageProviderOSS, druidv1alpha1.StorageProviderAlicloud, druidv1alpha1.StorageProviderECS,
+	druidv1alpha1.StorageProviderDell, druidv1alpha1.StorageProviderOCS, druidv1alpha1.StorageProviderOpenShift,
+}
+
+func validateImmutable[T comparable](newValue, oldValue *T, fld *field.Path) field.ErrorList {
+	if apiequality.Semantic.DeepEqual(newValue, oldValue) {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(fld, "is immutable: it cannot be set, changed or removed after creation")}
+}

@@ -1,0 +1,24 @@
+package validation
+
+import (
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+// ValidateEtcdCopyBackupsTask checks a copy task: both stores valid and distinct.
+func ValidateEtcdCopyBackupsTask(task *druidv1alpha1.EtcdCopyBackupsTask) field.ErrorList {
+	spec := field.NewPath("spec")
+	var errs field.ErrorList
+	errs = append(errs, ValidateStore(&task.Spec.SourceStore, spec.Child("sourceStore"))...)
+	errs = append(errs, ValidateStore(&task.Spec.TargetStore, spec.Child("targetStore"))...)
+	src, dst := task.Spec.SourceStore, task.Spec.TargetStore
+	if apiequality.Semantic.DeepEqual(src.Provider, dst.Provider) && apiequality.Semantic.DeepEqual(src.Container, dst.Container) && src.Prefix == dst.Prefix {
+		errs = append(errs, field.Invalid(spec.Child("targetStore", "prefix"), dst.Prefix, "the target store must differ from the source store (provider, container or prefix)"))
+	}
+	if w := task.Spec.WaitForFinalSnapshot; w != nil && w.Timeout != nil && w.Timeout.Duration <= 0 {
+		errs = append(errs, field.Invalid(spec.Child("waitForFinalSnapshot", "timeout"), w.Timeout.Duration.String(), "must be a positive duration such as 10m"))
+	}
+	return errs
+}
