@@ -1,0 +1,137 @@
+package envtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/gardener-etcd/gardener-etcd/charts"
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
+)
+
+// The apiserver of a busy 2-core machine needs longer than envtest's 20 s default when several suites start
+// at once; a start that really hangs still fails within a minute.
+const (
+	startTimeout = 60 * time.Second
+	stopTimeout  = 30 * time.Second
+)
+
+// Scheme knows the Kubernetes built-in types, apiextensions and both project API groups.
+var Scheme = newScheme()
+
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	utilruntime.Must(druidv1alpha1.AddToScheme(s))
+	utilruntime.Must(extensionsv1alpha1.AddToScheme(s))
+	return s
+}
+
+// Options tune the environment. The zero value installs every CRD of the project and no webhooks.
+type Options struct {
+	// Webhooks are registered with the apiserver and served by the test (see envtest.WebhookInstallOptions).
+	Webhooks envtest.WebhookInstallOptions
+}
+
+// Env is a running control plane.
+type Env struct {
+	*envtest.Environment
+	// Config reaches the apiserver as an administrator.
+	Config *rest.Config
+	// Client is a controller-runtime client on Config with Scheme.
+	Client client.Client
+
+	wrapperDir string
+}
+
+// Start starts etcd and kube-apiserver and installs the CRDs. Call Stop when done.
+func Start(opts Options) (*Env, error) {
+	binDir, err := BinDir()
+	if err != nil {
+		return nil, err
+	}
+	assets, err := wrapBinaries(binDir)
+	if err != nil {
+		return nil, err
+	}
+	crds, err := charts.CRDs()
+	if err != nil {
+		return nil, err
+	}
+	e := &Env{
+		Environment: &envtest.Environment{
+			BinaryAssetsDirectory:    assets,
+			CRDInstallOptions:        envtest.CRDInstallOptions{CRDs: crds},
+			ErrorIfCRDPathMissing:    true,
+			WebhookInstallOptions:    opts.Webhooks,
+			Scheme:                   Scheme,
+			ControlPlaneStartTimeout: startTimeout,
+			ControlPlaneStopTimeout:  stopTimeout,
+		},
+	}
+	if assets != binDir {
+		e.wrapperDir = assets
+	}
+	if e.Config, err = e.Environment.Start(); err != nil {
+		_ = e.Stop()
+		return nil, fmt.Errorf("starting envtest with binaries from %s: %w", binDir, err)
+	}
+	if e.Client, err = client.New(e.Config, client.Options{Scheme: Scheme}); err != nil {
+		_ = e.Stop()
+		return nil, err
+	}
+	return e, nil
+}
+
+// Stop stops the control plane and removes its temporary directories.
+func (e *Env) Stop() error {
+	err := e.Environment.Stop()
+	if e.wrapperDir != "" {
+		_ = os.RemoveAll(e.wrapperDir)
+	}
+	return err
+}
+
+// Main runs a package's tests against one shared control plane: call it from TestMain. It stores the
+// running Env in *env, runs the tests, stops the control plane and exits with the tests' code.
+func Main(m *testing.M, env **Env) {
+	e, err := Start(Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "envtest:", err)
+		os.Exit(1)
+	}
+	*env = e
+	code := m.Run()
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "envtest: stopping:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// CreateNamespace creates a namespace with a generated name for one test and deletes it at its end.
+func (e *Env) CreateNamespace(t testing.TB) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}
+	if err := e.Client.Create(context.Background(), ns); err != nil {
+		t.Fatalf("creating a test namespace: %v", err)
+	}
+	t.Cleanup(func() { _ = e.Client.Delete(context.Background(), ns) })
+	return ns.Name
+}
