@@ -1,0 +1,182 @@
+package validation_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1/validation"
+)
+
+// validEtcd is a fully specified, valid Etcd: each case below breaks exactly one thing.
+func validEtcd() *druidv1alpha1.Etcd {
+	tls := druidv1alpha1.TLSConfig{
+		TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: secretRef("ca-etcd"), DataKey: ptr.To("bundle.crt")},
+		ServerTLSSecretRef: secretRef("etcd-server-main"),
+		ClientTLSSecretRef: secretRef("etcd-client"),
+	}
+	return &druidv1alpha1.Etcd{
+		ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "shoot--dev--a"},
+		Spec: druidv1alpha1.EtcdSpec{
+			Labels:   map[string]string{"role": "main", "app": "etcd-statefulset"},
+			Replicas: 3,
+			Etcd: druidv1alpha1.EtcdConfig{
+				Quota:                   quantity("8Gi"),
+				DefragmentationSchedule: ptr.To("0 3 * * *"),
+				ClientPort:              ptr.To(int32(2379)),
+				Metrics:                 ptr.To(druidv1alpha1.Extensive),
+				ClientUrlTLS:            &tls,
+				PeerUrlTLS:              &druidv1alpha1.PeerTLSConfig{TLSConfig: tls},
+				HeartbeatDuration:       duration(10 * time.Second),
+			},
+			Backup: druidv1alpha1.BackupSpec{
+				Store: &druidv1alpha1.StoreSpec{
+					Container: ptr.To("gardener-backups-a1"),
+					Prefix:    "shoot--dev--a--uid/etcd-main",
+					Provider:  ptr.To(druidv1alpha1.StorageProviderS3),
+					SecretRef: ptr.To(secretRef("etcd-backup")),
+				},
+				FullSnapshotSchedule:    ptr.To("0 */24 * * *"),
+				GarbageCollectionPolicy: ptr.To(druidv1alpha1.GarbageCollectionPolicyExponential),
+				GarbageCollectionPeriod: duration(12 * time.Hour),
+				DeltaSnapshotPeriod:     duration(5 * time.Minute),
+				SnapshotCompression:     &druidv1alpha1.CompressionSpec{Enabled: ptr.To(true), Policy: ptr.To(druidv1alpha1.GzipCompression)},
+			},
+			StorageClass:     ptr.To("premium"),
+			StorageCapacity:  quantity("25Gi"),
+			MemberNamePrefix: ptr.To("garden"),
+		},
+	}
+}
+
+func TestValidEtcdHasNoErrors(t *testing.T) {
+	for name, etcd := range map[string]*druidv1alpha1.Etcd{
+		"full":       validEtcd(),
+		"hibernated": with(validEtcd(), func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 0 }),
+		"minimal": {
+			ObjectMeta: metav1.ObjectMeta{Name: "etcd-events"},
+			Spec:       druidv1alpha1.EtcdSpec{Labels: map[string]string{"role": "events"}, Replicas: 1},
+		},
+		"equal periods are not required when only one is set": with(validEtcd(), func(e *druidv1alpha1.Etcd) { e.Spec.Backup.GarbageCollectionPeriod = nil }),
+	} {
+		if errs := validation.ValidateEtcd(etcd); len(errs) > 0 {
+			t.Errorf("%s: unexpected errors: %v", name, errs)
+		}
+	}
+}
+
+func TestInvalidEtcdIsRejectedNamingTheField(t *testing.T) {
+	cases := []struct {
+		name      string
+		mutate    func(*druidv1alpha1.Etcd)
+		field     string
+		errorType field.ErrorType
+		message   string
+	}{
+		{"even replicas", func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 2 }, "spec.replicas", field.ErrorTypeInvalid, "odd number"},
+		{"negative replicas", func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = -1 }, "spec.replicas", field.ErrorTypeInvalid, "0 (hibernated)"},
+		{"empty prefix", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Prefix = "" }, "spec.backup.store.prefix", field.ErrorTypeRequired, "path of this cluster's snapshots"},
+		{"upper-case container", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Container = ptr.To("Backups") }, "spec.backup.store.container", field.ErrorTypeInvalid, "lower-case"},
+		{"container too short", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Container = ptr.To("ab") }, "spec.backup.store.container", field.ErrorTypeInvalid, "3 to 63"},
+		{"container ending in a dash", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Container = ptr.To("backups-") }, "spec.backup.store.container", field.ErrorTypeInvalid, "starting and ending"},
+		{"unknown provider", func(e *druidv1alpha1.Etcd) {
+			e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProvider("ftp"))
+		}, "spec.backup.store.provider", field.ErrorTypeNotSupported, `"S3"`},
+		{"delta period equal to gc period", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.DeltaSnapshotPeriod = duration(12 * time.Hour) }, "spec.backup.deltaSnapshotPeriod", field.ErrorTypeInvalid, "shorter than spec.backup.garbageCollectionPeriod"},
+		{"delta period longer than gc period", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.DeltaSnapshotPeriod = duration(13 * time.Hour) }, "spec.backup.deltaSnapshotPeriod", field.ErrorTypeInvalid, "shorter than"},
+		{"bad full snapshot schedule", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.FullSnapshotSchedule = ptr.To("every day") }, "spec.backup.fullSnapshotSchedule", field.ErrorTypeInvalid, "cron"},
+		{"bad defrag schedule", func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.DefragmentationSchedule = ptr.To("61 * * * *") }, "spec.etcd.defragmentationSchedule", field.ErrorTypeInvalid, "cron"},
+		{"unknown gc policy", func(e *druidv1alpha1.Etcd) {
+			e.Spec.Backup.GarbageCollectionPolicy = ptr.To(druidv1alpha1.GarbageCollectionPolicy("Forever"))
+		}, "spec.backup.garbageCollectionPolicy", field.ErrorTypeNotSupported, "LimitBased"},
+		{"zero max backups", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.MaxBackupsLimitBasedGC = ptr.To(int32(0)) }, "spec.backup.maxBackupsLimitBasedGC", field.ErrorTypeInvalid, "at least 1"},
+		{"unknown compression", func(e *druidv1alpha1.Etcd) {
+			e.Spec.Backup.SnapshotCompression.Policy = ptr.To(druidv1alpha1.CompressionPolicy("xz"))
+		}, "spec.backup.compression.policy", field.ErrorTypeNotSupported, "gzip"},
+		{"port out of range", func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.ClientPort = ptr.To(int32(70000)) }, "spec.etcd.clientPort", field.ErrorTypeInvalid, "1 to 65535"},
+		{"unknown metrics level", func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.Metrics = ptr.To(druidv1alpha1.MetricsLevel("all")) }, "spec.etcd.metrics", field.ErrorTypeNotSupported, "extensive"},
+		{"TLS without CA", func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.ClientUrlTLS.TLSCASecretRef.Name = "" }, "spec.etcd.clientUrlTls.tlsCASecretRef.name", field.ErrorTypeRequired, "CA bundle"},
+		{"peer TLS without server cert", func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.PeerUrlTLS.ServerTLSSecretRef.Name = "" }, "spec.etcd.peerUrlTls.serverTLSSecretRef.name", field.ErrorTypeRequired, "tls.crt"},
+		{"empty CA data key", func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.ClientUrlTLS.TLSCASecretRef.DataKey = ptr.To("") }, "spec.etcd.clientUrlTls.tlsCASecretRef.dataKey", field.ErrorTypeInvalid, "ca.crt"},
+		{"zero quota", func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.Quota = quantity("0") }, "spec.etcd.quota", field.ErrorTypeInvalid, "greater than zero"},
+		{"negative heartbeat", func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.HeartbeatDuration = duration(-time.Second) }, "spec.etcd.heartbeatDuration", field.ErrorTypeInvalid, "positive"},
+		{"invalid label", func(e *druidv1alpha1.Etcd) { e.Spec.Labels["bad key!"] = "x" }, "spec.labels", field.ErrorTypeInvalid, "name part"},
+		{"invalid member name prefix", func(e *druidv1alpha1.Etcd) { e.Spec.MemberNamePrefix = ptr.To("Garden_") }, "spec.memberNamePrefix", field.ErrorTypeInvalid, "RFC 1123"},
+		{"name too long for the client service", func(e *druidv1alpha1.Etcd) { e.Name = strings.Repeat("e", 60) }, "metadata.name", field.ErrorTypeInvalid, "-client"},
+		{"backup secret without name", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.SecretRef.Name = "" }, "spec.backup.store.secretRef.name", field.ErrorTypeRequired, "backup secret"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			etcd := validEtcd()
+			tc.mutate(etcd)
+			expectSingleError(t, validation.ValidateEtcd(etcd), tc.field, tc.errorType, tc.message)
+		})
+	}
+}
+
+func TestImmutableFieldsOnUpdate(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*druidv1alpha1.Etcd)
+		field  string
+	}{
+		{"storageClass changed", func(e *druidv1alpha1.Etcd) { e.Spec.StorageClass = ptr.To("standard") }, "spec.storageClass"},
+		{"storageClass removed", func(e *druidv1alpha1.Etcd) { e.Spec.StorageClass = nil }, "spec.storageClass"},
+		{"volumeClaimTemplate set", func(e *druidv1alpha1.Etcd) { e.Spec.VolumeClaimTemplate = ptr.To("data") }, "spec.volumeClaimTemplate"},
+		{"memberNamePrefix changed", func(e *druidv1alpha1.Etcd) { e.Spec.MemberNamePrefix = ptr.To("other") }, "spec.memberNamePrefix"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			old := validEtcd()
+			updated := old.DeepCopy()
+			tc.mutate(updated)
+			expectSingleError(t, validation.ValidateEtcdUpdate(updated, old), tc.field, field.ErrorTypeForbidden, "immutable")
+		})
+	}
+
+	old := validEtcd()
+	scaled := with(old.DeepCopy(), func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 5; e.Spec.StorageCapacity = quantity("50Gi") })
+	if errs := validation.ValidateEtcdUpdate(scaled, old); len(errs) > 0 {
+		t.Errorf("changing mutable fields must be allowed, got %v", errs)
+	}
+}
+
+func expectSingleError(t *testing.T, errs field.ErrorList, fieldPath string, errorType field.ErrorType, message string) {
+	t.Helper()
+	if len(errs) != 1 {
+		t.Fatalf("want exactly one error on %s, got %d: %v", fieldPath, len(errs), errs)
+	}
+	err := errs[0]
+	if err.Field != fieldPath && !strings.HasPrefix(err.Field, fieldPath+"[") {
+		t.Errorf("error names field %q, want %q: %v", err.Field, fieldPath, err)
+	}
+	if err.Type != errorType {
+		t.Errorf("error type %q, want %q: %v", err.Type, errorType, err)
+	}
+	if !strings.Contains(err.Error(), message) {
+		t.Errorf("error %q does not say %q", err.Error(), message)
+	}
+}
+
+func with(e *druidv1alpha1.Etcd, mutate func(*druidv1alpha1.Etcd)) *druidv1alpha1.Etcd {
+	mutate(e)
+	return e
+}
+
+func secretRef(name string) corev1.SecretReference {
+	return corev1.SecretReference{Name: name, Namespace: "shoot--dev--a"}
+}
+
+func quantity(s string) *resource.Quantity {
+	q := resource.MustParse(s)
+	return &q
+}
+
+func duration(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
