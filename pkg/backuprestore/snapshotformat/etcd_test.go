@@ -1,0 +1,129 @@
+package snapshotformat
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+)
+
+// startEtcd runs a single-member embedded etcd on 127.0.0.1 for the test and stops it at cleanup.
+func startEtcd(t *testing.T) *clientv3.Client {
+	t.Helper()
+	var lastErr error
+	for range 5 { // a free port can be taken between probing and binding; retry on that race only
+		e, err := tryStartEtcd(t)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		t.Cleanup(e.Close)
+		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{e.Clients[0].Addr().String()}, DialTimeout: 5 * time.Second})
+		if err != nil {
+			t.Fatalf("etcd client: %v", err)
+		}
+		t.Cleanup(func() { _ = cli.Close() })
+		return cli
+	}
+	t.Fatalf("starting embedded etcd: %v", lastErr)
+	return nil
+}
+
+func tryStartEtcd(t *testing.T) (*embed.Etcd, error) {
+	clientURL, peerURL := url.URL{Scheme: "http", Host: freeAddr(t)}, url.URL{Scheme: "http", Host: freeAddr(t)}
+	cfg := embed.NewConfig()
+	cfg.Name = "test"
+	cfg.Dir = t.TempDir()
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{clientURL}, []url.URL{clientURL}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peerURL}, []url.URL{peerURL}
+	cfg.InitialCluster = fmt.Sprintf("%s=%s", cfg.Name, peerURL.String())
+	cfg.LogLevel = "error"
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+		return e, nil
+	case err := <-e.Err():
+		e.Close()
+		return nil, err
+	case <-time.After(30 * time.Second):
+		e.Close()
+		return nil, fmt.Errorf("embedded etcd not ready after 30s")
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("probing a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// writeWorkload makes a history with every kind of event a delta holds: puts, overwrites, deletes, a
+// multi-key transaction and keys attached to a lease that is then revoked. It returns the revision
+// before the workload and the revision after it.
+func writeWorkload(ctx context.Context, t *testing.T, cli *clientv3.Client) (before, after int64) {
+	t.Helper()
+	start, err := cli.Get(ctx, "any")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease, err := cli.Grant(ctx, 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := []func() error{
+		func() error { _, err := cli.Put(ctx, "/registry/a", "1"); return err },
+		func() error { _, err := cli.Put(ctx, "/registry/a", "2"); return err },
+		func() error {
+			_, err := cli.Put(ctx, "/registry/leased", "x", clientv3.WithLease(lease.ID))
+			return err
+		},
+		func() error { _, err := cli.Put(ctx, "/registry/bin", "\x00\xff\n\""); return err },
+		func() error { _, err := cli.Delete(ctx, "/registry/a"); return err },
+		func() error {
+			_, err := cli.Txn(ctx).Then(clientv3.OpPut("/registry/t1", "a"), clientv3.OpPut("/registry/t2", "b")).Commit()
+			return err
+		},
+		func() error { _, err := cli.Revoke(ctx, lease.ID); return err },
+	}
+	for i, op := range ops {
+		if err := op(); err != nil {
+			t.Fatalf("workload op %d: %v", i, err)
+		}
+	}
+	end, err := cli.Get(ctx, "any")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return start.Header.Revision, end.Header.Revision
+}
+
+// watchEvents collects the events of revisions from..to from a real watch.
+func watchEvents(ctx context.Context, t *testing.T, cli *clientv3.Client, from, to int64) []*clientv3.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var events []*clientv3.Event
+	for resp := range cli.Watch(ctx, "", clientv3.WithPrefix(), clientv3.WithRev(from)) {
+		if err := resp.Err(); err != nil {
+			t.Fatalf("watch: %v", err)
+		}
+		events = append(events, resp.Events...)
+		if n := len(events); n > 0 && events[n-1].Kv.ModRevision >= to {
+			return events
+		}
+	}
+	t.Fatalf("watch ended before revision %d: %v", to, ctx.Err())
+	return nil
+}
