@@ -1,0 +1,179 @@
+package s3server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Default credentials and region of test servers; any value works, tests just need to agree.
+const (
+	DefaultAccessKey = "test-access-key"
+	DefaultSecretKey = "test-secret-key"
+	DefaultRegion    = "us-east-1"
+)
+
+const (
+	healthPath   = "/health"
+	startTimeout = 30 * time.Second
+	stopTimeout  = 10 * time.Second
+)
+
+// Server is a running versitygw process.
+type Server struct {
+	// Endpoint is the base URL, e.g. http://127.0.0.1:34567, for path-style requests.
+	Endpoint string
+	// AccessKey and SecretKey are the root credentials.
+	AccessKey, SecretKey string
+	// Region is the region the server signs for.
+	Region string
+	// Dir is the POSIX backend root: bucket b's object k is the file Dir/b/k.
+	Dir string
+
+	cmd    *exec.Cmd
+	exited chan struct{}
+	log    bytes.Buffer
+	tmp    string // owned temp dir (backend + log), removed on Stop
+}
+
+// Start runs a server for t and stops it at the end of the test.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	s, err := StartProcess()
+	if err != nil {
+		t.Fatalf("starting S3 server: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Errorf("stopping S3 server: %v", err)
+		}
+	})
+	return s
+}
+
+// StartProcess runs a server outside a test's lifetime (e.g. from TestMain); the caller must Stop it.
+func StartProcess() (*Server, error) {
+	bin, err := findBinary()
+	if err != nil {
+		return nil, err
+	}
+	var lastErr error
+	for range 5 { // a probed free port can be taken before versitygw binds it; retry only that race
+		s, err := tryStart(bin)
+		if err == nil {
+			return s, nil
+		}
+		lastErr = err
+	}
+	return nil, lastErr
+}
+
+func tryStart(bin string) (*Server, error) {
+	tmp, err := os.MkdirTemp("", "s3server-")
+	if err != nil {
+		return nil, fmt.Errorf("creating backend dir: %w", err)
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, err
+	}
+	s := &Server{
+		Endpoint:  "http://" + addr,
+		AccessKey: DefaultAccessKey,
+		SecretKey: DefaultSecretKey,
+		Region:    DefaultRegion,
+		Dir:       filepath.Join(tmp, "data"),
+		exited:    make(chan struct{}),
+		tmp:       tmp,
+	}
+	if err := os.Mkdir(s.Dir, 0o700); err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, fmt.Errorf("creating backend dir: %w", err)
+	}
+	s.cmd = exec.Command(bin,
+		"--access", s.AccessKey, "--secret", s.SecretKey, "--region", s.Region,
+		"--port", addr, "--health", healthPath, "--quiet",
+		"posix", s.Dir)
+	s.cmd.Stdout, s.cmd.Stderr = &s.log, &s.log
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test binary
+	if err := s.cmd.Start(); err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, fmt.Errorf("starting %s: %w", bin, err)
+	}
+	go func() { _ = s.cmd.Wait(); close(s.exited) }()
+	if err := s.waitHealthy(); err != nil {
+		_ = s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// waitHealthy polls the health endpoint until it answers 200 or the process exits.
+func (s *Server) waitHealthy() error {
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	client := &http.Client{Timeout: time.Second}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.Endpoint+healthPath, nil)
+		if resp, err := client.Do(req); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-s.exited:
+			return fmt.Errorf("versitygw exited during start-up (%v): %s", s.cmd.ProcessState, s.log.String())
+		case <-ctx.Done():
+			return fmt.Errorf("versitygw not healthy after %s: %s", startTimeout, s.log.String())
+		case <-tick.C:
+		}
+	}
+}
+
+// Stop terminates the server (SIGTERM, SIGKILL after a grace period) and removes its directory.
+func (s *Server) Stop() error {
+	var errs []error
+	select {
+	case <-s.exited:
+	default:
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.exited:
+		case <-time.After(stopTimeout):
+			_ = s.cmd.Process.Kill()
+			<-s.exited
+			errs = append(errs, fmt.Errorf("versitygw ignored SIGTERM for %s and was killed", stopTimeout))
+		}
+	}
+	if err := os.RemoveAll(s.tmp); err != nil {
+		errs = append(errs, fmt.Errorf("removing %s: %w", s.tmp, err))
+	}
+	return errors.Join(errs...)
+}
+
+// ObjectPath is the backend file holding an object, for tests that corrupt or inspect it directly.
+func (s *Server) ObjectPath(bucket, key string) string {
+	return filepath.Join(s.Dir, bucket, filepath.FromSlash(key))
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("probing a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}

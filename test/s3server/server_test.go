@@ -1,0 +1,54 @@
+package s3server
+
+import (
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+func TestServerLifecycle(t *testing.T) {
+	s, err := StartProcess()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if err := s.CreateBucketE(ctx, "bkt"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Client().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("a/b"), Body: strings.NewReader("hello")})
+	if err != nil {
+		t.Fatalf("put: %v", err)
+	}
+	onDisk, err := os.ReadFile(s.ObjectPath("bkt", "a/b"))
+	if err != nil || string(onDisk) != "hello" {
+		t.Fatalf("object file: %q, %v", onDisk, err)
+	}
+	out, err := s.Client().GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("a/b")})
+	if err != nil {
+		t.Fatalf("get: %v", err)
+	}
+	body, _ := io.ReadAll(out.Body)
+	_ = out.Body.Close()
+	if string(body) != "hello" {
+		t.Fatalf("get returned %q", body)
+	}
+
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.exited:
+	default:
+		t.Fatal("process still running after Stop")
+	}
+	if _, err := os.Stat(s.tmp); !os.IsNotExist(err) {
+		t.Fatalf("backend dir %s still exists after Stop: %v", s.tmp, err)
+	}
+	if _, err := s.Client().ListBuckets(ctx, &s3.ListBucketsInput{}, func(o *s3.Options) { o.RetryMaxAttempts = 1 }); err == nil {
+		t.Fatal("server still answers after Stop")
+	}
+}
