@@ -1,0 +1,104 @@
+// Package memberlease manages the member Leases `<n>-<i>` (one per member, `<prefix>-<n>-<i>` with
+// spec.memberNamePrefix). Druid only creates them empty and removes those of members that no longer exist;
+// their holderIdentity, renewTime and the tls-enabled annotation belong to the member's sidecar, and the
+// status flow reads member health from them.
+package memberlease
+
+import (
+	"context"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
+)
+
+const kind = component.KindMemberLease
+
+type operator struct {
+	client client.Client
+}
+
+// New returns the member Lease operator.
+func New(c client.Client) component.Operator {
+	return &operator{client: c}
+}
+
+// Selector matches the member leases of an Etcd (and nothing else of it), for listing and deleting them.
+func Selector(etcd *druidv1alpha1.Etcd) client.MatchingLabels {
+	labels := etcd.ManagedLabels()
+	labels[druidv1alpha1.LabelComponentKey] = druidv1alpha1.ComponentMemberLease
+	return labels
+}
+
+// Sync makes sure a lease exists for every ordinal below spec.replicas and deletes the leases of higher
+// ordinals (scale-down, hibernation). Existing leases only get their labels and owner reference
+// refreshed: the spec and annotations written by the sidecar are never touched.
+//
+// A controller that must keep leases for fewer or more members than spec.replicas (e.g. during a staged
+// scale-up) passes a copy of the Etcd with the replica count it wants.
+func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
+	logger := log.FromContext(ctx).WithValues("etcd", client.ObjectKeyFromObject(etcd))
+	for i := 0; i < int(etcd.Spec.Replicas); i++ {
+		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: etcd.MemberLeaseName(i), Namespace: etcd.Namespace}}
+		result, err := controllerutil.CreateOrPatch(ctx, o.client, lease, func() error {
+			component.ApplyManagedMeta(lease, etcd, druidv1alpha1.ComponentMemberLease)
+			return nil
+		})
+		if err != nil {
+			return component.WrapError(err, component.OperationSync, kind, "syncing member lease %s", lease.Name)
+		}
+		logger.V(1).Info("Synced member lease", "member", lease.Name, "result", result)
+	}
+	superfluous, err := o.leasesAtOrAbove(ctx, etcd, int(etcd.Spec.Replicas))
+	if err != nil {
+		return component.WrapError(err, component.OperationSync, kind, "listing member leases")
+	}
+	for _, lease := range superfluous {
+		if err := component.DeleteIgnoringNotFound(ctx, o.client, lease); err != nil {
+			return component.WrapError(err, component.OperationSync, kind, "deleting superfluous member lease %s", lease.Name)
+		}
+		logger.Info("Deleted member lease of a member beyond spec.replicas", "member", lease.Name)
+	}
+	return nil
+}
+
+// leasesAtOrAbove lists the member leases whose ordinal is >= first. Leases whose name does not parse as
+// one of this Etcd's members are left alone: druid only deletes what it can attribute.
+func (o *operator) leasesAtOrAbove(ctx context.Context, etcd *druidv1alpha1.Etcd, first int) ([]*coordinationv1.Lease, error) {
+	list := &coordinationv1.LeaseList{}
+	if err := o.client.List(ctx, list, client.InNamespace(etcd.Namespace), Selector(etcd)); err != nil {
+		return nil, err
+	}
+	var out []*coordinationv1.Lease
+	for i := range list.Items {
+		if ordinal, ok := etcd.OrdinalOf(list.Items[i].Name); ok && ordinal >= first {
+			out = append(out, &list.Items[i])
+		}
+	}
+	return out, nil
+}
+
+// TriggerDelete deletes every member lease of the Etcd.
+func (o *operator) TriggerDelete(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
+	err := o.client.DeleteAllOf(ctx, &coordinationv1.Lease{}, client.InNamespace(etcd.Namespace), Selector(etcd))
+	return component.WrapError(err, component.OperationDelete, kind, "deleting member leases")
+}
+
+// GetExistingResourceNames lists the member leases of the Etcd.
+func (o *operator) GetExistingResourceNames(ctx context.Context, etcd *druidv1alpha1.Etcd) ([]string, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(coordinationv1.SchemeGroupVersion.WithKind("LeaseList"))
+	if err := o.client.List(ctx, list, client.InNamespace(etcd.Namespace), Selector(etcd)); err != nil {
+		return nil, component.WrapError(err, component.OperationGet, kind, "listing member leases")
+	}
+	names := make([]string, 0, len(list.Items))
+	for _, item := range list.Items {
+		names = append(names, item.Name)
+	}
+	return names, nil
+}

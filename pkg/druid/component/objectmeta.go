@@ -1,0 +1,50 @@
+package component
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+// OwnerReference is the controller reference every managed object carries: the garbage collector removes
+// the objects with their Etcd, and blockOwnerDeletion keeps a foreground deletion of the Etcd waiting until
+// they are gone.
+func OwnerReference(etcd *druidv1alpha1.Etcd) metav1.OwnerReference {
+	return metav1.OwnerReference{
+		APIVersion:         druidv1alpha1.SchemeGroupVersion.String(),
+		Kind:               "Etcd",
+		Name:               etcd.Name,
+		UID:                etcd.UID,
+		Controller:         ptr.To(true),
+		BlockOwnerDeletion: ptr.To(true),
+	}
+}
+
+// ApplyManagedMeta sets the reference labels of a managed object (managed-by, part-of, component, name) and
+// the owner reference on obj, keeping any other label, annotation or owner that someone else added. Every
+// operator calls it inside its CreateOrPatch mutate function, so labels removed by hand come back.
+func ApplyManagedMeta(obj metav1.Object, etcd *druidv1alpha1.Etcd, componentName string) {
+	labels := obj.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	for k, v := range etcd.ComponentLabels(componentName, obj.GetName()) {
+		labels[k] = v
+	}
+	obj.SetLabels(labels)
+	obj.SetOwnerReferences(withOwner(obj.GetOwnerReferences(), OwnerReference(etcd)))
+}
+
+// withOwner replaces an existing reference to the same Etcd in place (matched by UID or, for a recreated
+// Etcd, by API version, kind and name) and appends it otherwise; keeping the position keeps Sync idempotent.
+func withOwner(refs []metav1.OwnerReference, owner metav1.OwnerReference) []metav1.OwnerReference {
+	for i, ref := range refs {
+		if ref.UID == owner.UID || (ref.Kind == owner.Kind && ref.Name == owner.Name && ref.APIVersion == owner.APIVersion) {
+			out := append([]metav1.OwnerReference(nil), refs...)
+			out[i] = owner
+			return out
+		}
+	}
+	return append(refs, owner)
+}

@@ -1,0 +1,58 @@
+package poddisruptionbudget
+
+import (
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+// MinAvailablePolicy computes the PDB's minAvailable for an Etcd. It is the hook through which the seed 002
+// toggling (on AllMembersReady and BackupReady) plugs in without changing the operator.
+type MinAvailablePolicy func(etcd *druidv1alpha1.Etcd) int32
+
+// QuorumPolicy is the reference's rule: a majority (replicas/2+1) must stay available; a single-node or
+// hibernated cluster gets 0, because blocking every eviction of its only pod would block node drains forever.
+func QuorumPolicy(etcd *druidv1alpha1.Etcd) int32 {
+	if etcd.Spec.Replicas <= 1 {
+		return 0
+	}
+	return etcd.Spec.Replicas/2 + 1
+}
+
+// Seed002Policy raises QuorumPolicy's value as seed 002 recommends, taking the highest applicable value:
+//   - AllMembersReady False: the number of members whose status is Ready, so that no further member can be
+//     evicted while the cluster is already degraded;
+//   - BackupReady False: all replicas, so that no member is evicted while the latest data exists only in
+//     etcd itself.
+//
+// Conditions that are missing or Unknown do not raise the value (druid does not know better than quorum).
+func Seed002Policy(etcd *druidv1alpha1.Etcd) int32 {
+	minAvailable := QuorumPolicy(etcd)
+	if etcd.Spec.Replicas <= 1 {
+		return minAvailable
+	}
+	if conditionIs(etcd, druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionFalse) {
+		minAvailable = max(minAvailable, readyMembers(etcd))
+	}
+	if conditionIs(etcd, druidv1alpha1.ConditionTypeBackupReady, druidv1alpha1.ConditionFalse) {
+		minAvailable = max(minAvailable, etcd.Spec.Replicas)
+	}
+	return minAvailable
+}
+
+func conditionIs(etcd *druidv1alpha1.Etcd, t druidv1alpha1.ConditionType, s druidv1alpha1.ConditionStatus) bool {
+	for _, c := range etcd.Status.Conditions {
+		if c.Type == t {
+			return c.Status == s
+		}
+	}
+	return false
+}
+
+func readyMembers(etcd *druidv1alpha1.Etcd) int32 {
+	var n int32
+	for _, m := range etcd.Status.Members {
+		if m.Status == druidv1alpha1.EtcdMemberStatusReady {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,57 @@
+package poddisruptionbudget
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+func etcdWith(replicas int32, conditions map[druidv1alpha1.ConditionType]druidv1alpha1.ConditionStatus, ready, notReady int) *druidv1alpha1.Etcd {
+	e := &druidv1alpha1.Etcd{}
+	e.Spec.Replicas = replicas
+	for t, s := range conditions {
+		e.Status.Conditions = append(e.Status.Conditions, druidv1alpha1.Condition{Type: t, Status: s})
+	}
+	for i := 0; i < ready; i++ {
+		e.Status.Members = append(e.Status.Members, druidv1alpha1.EtcdMemberStatus{Status: druidv1alpha1.EtcdMemberStatusReady})
+	}
+	for i := 0; i < notReady; i++ {
+		e.Status.Members = append(e.Status.Members, druidv1alpha1.EtcdMemberStatus{Status: druidv1alpha1.EtcdMemberStatusNotReady})
+	}
+	return e
+}
+
+func TestQuorumPolicy(t *testing.T) {
+	g := NewWithT(t)
+	for replicas, want := range map[int32]int32{0: 0, 1: 0, 3: 2, 5: 3, 7: 4} {
+		g.Expect(QuorumPolicy(etcdWith(replicas, nil, 0, 0))).To(Equal(want), "replicas %d", replicas)
+	}
+}
+
+func TestSeed002Policy(t *testing.T) {
+	const (
+		allReady = druidv1alpha1.ConditionTypeAllMembersReady
+		backup   = druidv1alpha1.ConditionTypeBackupReady
+		isTrue   = druidv1alpha1.ConditionTrue
+		isFalse  = druidv1alpha1.ConditionFalse
+	)
+	cases := []struct {
+		name     string
+		etcd     *druidv1alpha1.Etcd
+		expected int32
+	}{
+		{"healthy 5 members: quorum", etcdWith(5, map[druidv1alpha1.ConditionType]druidv1alpha1.ConditionStatus{allReady: isTrue, backup: isTrue}, 5, 0), 3},
+		{"no conditions yet: quorum", etcdWith(5, nil, 0, 0), 3},
+		{"5 members, 4 ready, not all ready: ready count", etcdWith(5, map[druidv1alpha1.ConditionType]druidv1alpha1.ConditionStatus{allReady: isFalse}, 4, 1), 4},
+		{"5 members, 2 ready: never below quorum", etcdWith(5, map[druidv1alpha1.ConditionType]druidv1alpha1.ConditionStatus{allReady: isFalse}, 2, 3), 3},
+		{"backup failing: all replicas", etcdWith(3, map[druidv1alpha1.ConditionType]druidv1alpha1.ConditionStatus{allReady: isTrue, backup: isFalse}, 3, 0), 3},
+		{"single node with failing backup: 0", etcdWith(1, map[druidv1alpha1.ConditionType]druidv1alpha1.ConditionStatus{backup: isFalse}, 1, 0), 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			NewWithT(t).Expect(Seed002Policy(c.etcd)).To(Equal(c.expected))
+		})
+	}
+}
