@@ -1,0 +1,99 @@
+package envtest
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const crashChildEnv = "GARDENER_ETCD_ENVTEST_CRASH_CHILD"
+
+// TestStopLeavesNoProcess starts and stops a control plane and checks that none of its processes remain.
+func TestStopLeavesNoProcess(t *testing.T) {
+	e, err := Start(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	markers := []string{e.ControlPlane.APIServer.CertDir, e.ControlPlane.Etcd.DataDir}
+	if len(processesMentioning(markers)) != 2 {
+		t.Fatalf("expected the apiserver and etcd to run, found %v", processesMentioning(markers))
+	}
+	if err := e.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if pids := processesMentioning(markers); len(pids) > 0 {
+		t.Fatalf("processes left after Stop: %v", pids)
+	}
+}
+
+// TestCrashedTestBinaryLeavesNoProcess runs this test binary as a child that starts a control plane and
+// exits without stopping it, as a panicking or timed-out test does; its apiserver and etcd must die with it.
+func TestCrashedTestBinaryLeavesNoProcess(t *testing.T) {
+	if os.Getenv(crashChildEnv) == "1" {
+		e, err := Start(Options{})
+		if err != nil {
+			fmt.Println("START-FAILED", err)
+			os.Exit(2)
+		}
+		fmt.Println("MARKER", e.ControlPlane.APIServer.CertDir)
+		fmt.Println("MARKER", e.ControlPlane.Etcd.DataDir)
+		fmt.Println("MARKER", e.wrapperDir)
+		os.Exit(3)
+	}
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashedTestBinaryLeavesNoProcess$")
+	cmd.Env = append(os.Environ(), crashChildEnv+"=1")
+	out, err := cmd.Output()
+	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 3 {
+		t.Fatalf("child should have started a control plane and exited with 3, got %v; output:\n%s", err, out)
+	}
+	var markers []string
+	scanner := bufio.NewScanner(bytes.NewReader(out))
+	for scanner.Scan() {
+		if marker, ok := strings.CutPrefix(scanner.Text(), "MARKER "); ok && marker != "" {
+			markers = append(markers, marker)
+		}
+	}
+	t.Cleanup(func() {
+		for _, dir := range markers {
+			_ = os.RemoveAll(dir)
+		}
+	})
+	if len(markers) < 2 {
+		t.Fatalf("child printed no markers:\n%s", out)
+	}
+
+	deadline := time.Now().Add(15 * time.Second)
+	for pids := processesMentioning(markers[:2]); len(pids) > 0; pids = processesMentioning(markers[:2]) {
+		if time.Now().After(deadline) {
+			t.Fatalf("control-plane processes outlived the crashed test binary: %v", pids)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// processesMentioning returns the PIDs whose command line contains any of the markers.
+func processesMentioning(markers []string) []string {
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	var pids []string
+	for _, path := range cmdlines {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		cmdline := string(data)
+		for _, marker := range markers {
+			if marker != "" && strings.Contains(cmdline, marker) {
+				pids = append(pids, filepath.Base(filepath.Dir(path)))
+				break
+			}
+		}
+	}
+	return pids
+}
