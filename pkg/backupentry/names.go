@@ -1,0 +1,44 @@
+package backupentry
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Wire names of the etcd backup secret (shared/reference/gardener.md).
+const (
+	// EtcdBackupSecretName is the backup secret of a shoot's etcd-main.
+	EtcdBackupSecretName = "etcd-backup"
+	// SourceEtcdBackupSecretName is the backup secret of the source cluster during a control-plane migration.
+	SourceEtcdBackupSecretName = "source-etcd-backup"
+	// SourcePrefix marks the BackupEntry of a migration source.
+	SourcePrefix = "source-"
+	// CreatedByAnnotation names the BackupEntry that wrote an etcd backup secret, so that the deletion of an
+	// old entry of a deleted shoot never removes the secret of a new shoot in a namespace of the same name.
+	CreatedByAnnotation = "backup.gardener.cloud/created-by"
+	// DataKeyBucketName is the key of the etcd backup secret that holds the bucket (the Etcd's container).
+	DataKeyBucketName = "bucketName"
+)
+
+// entrySeparator separates the shoot namespace from the shoot UID in an entry name. Namespaces contain it as
+// well (shoot--project--name) but UIDs do not, so the last occurrence is the separator.
+const entrySeparator = "--"
+
+// ShootNamespace is the control-plane namespace of the shoot a BackupEntry belongs to: the name without a
+// `source-` prefix, up to the last `--`.
+func ShootNamespace(entryName string) (string, error) {
+	name := strings.TrimPrefix(entryName, SourcePrefix)
+	i := strings.LastIndex(name, entrySeparator)
+	if i <= 0 || i+len(entrySeparator) == len(name) {
+		return "", fmt.Errorf("backup entry name %q is not of the form <shoot-namespace>--<shoot-uid>", entryName)
+	}
+	return name[:i], nil
+}
+
+// EtcdBackupSecretNameFor is the etcd backup secret an entry writes: source-etcd-backup for a source entry.
+func EtcdBackupSecretNameFor(entryName string) string {
+	if strings.HasPrefix(entryName, SourcePrefix) {
+		return SourceEtcdBackupSecretName
+	}
+	return EtcdBackupSecretName
+}

@@ -1,0 +1,128 @@
+package operation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
+)
+
+// RetryLaterError reports a precondition that is not met yet and that no amount of immediate retrying fixes
+// (a shoot namespace that does not exist yet, or is being deleted). The runner records it as the last error
+// and checks again after After, instead of returning an error that the work queue would retry in a tight
+// exponential loop.
+type RetryLaterError struct {
+	Err   error
+	After time.Duration
+}
+
+func (e *RetryLaterError) Error() string { return e.Err.Error() }
+func (e *RetryLaterError) Unwrap() error { return e.Err }
+
+// Runner runs the reconcile and delete operations of one extension kind with the conventions of the
+// package: finalizer, lastOperation/lastError, observedGeneration, operation annotation, warning events.
+type Runner[T client.Object] struct {
+	// Client writes the object, its status and its finalizer.
+	Client client.Client
+	// Recorder emits a warning event on every failed operation, where an operator looking at the object sees it.
+	Recorder recorder.EventRecorder
+	// Finalizer keeps the object until its delete operation succeeded.
+	Finalizer string
+	// Status returns the common status of the object.
+	Status func(T) *extensionsv1alpha1.DefaultStatus
+	// Now is the clock of the status timestamps (time.Now when nil).
+	Now func() time.Time
+}
+
+func (r *Runner[T]) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// Reconcile runs do as a Create or Reconcile operation. do may change the object's status; the runner
+// writes it together with the outcome.
+func (r *Runner[T]) Reconcile(ctx context.Context, obj T, do func(context.Context) error) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(obj, r.Finalizer) {
+		patch := client.MergeFromWithOptions(obj.DeepCopyObject().(T), client.MergeFromWithOptimisticLock{})
+		controllerutil.AddFinalizer(obj, r.Finalizer)
+		if err := r.Client.Patch(ctx, obj, patch); err != nil {
+			return reconcile.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+	opType := Type(r.Status(obj))
+	if err := r.patchStatus(ctx, obj, func() { SetProcessing(r.Status(obj), opType, "Reconciling "+obj.GetName(), r.now()) }); err != nil {
+		return reconcile.Result{}, err
+	}
+	before := obj.DeepCopyObject().(T)
+	if err := do(ctx); err != nil {
+		return r.fail(ctx, obj, before, opType, err)
+	}
+	patch := client.MergeFrom(before)
+	SetSucceeded(r.Status(obj), opType, obj.GetName()+" reconciled", obj.GetGeneration(), r.now())
+	if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
+		return reconcile.Result{}, fmt.Errorf("recording success: %w", err)
+	}
+	logf.FromContext(ctx).Info("Reconciled", "operation", opType)
+	return reconcile.Result{}, RemoveReconcileAnnotation(ctx, r.Client, obj)
+}
+
+// Delete runs do as a Delete operation and releases the finalizer once it succeeded.
+func (r *Runner[T]) Delete(ctx context.Context, obj T, do func(context.Context) error) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(obj, r.Finalizer) {
+		return reconcile.Result{}, nil
+	}
+	opType := extensionsv1alpha1.LastOperationTypeDelete
+	if err := r.patchStatus(ctx, obj, func() { SetProcessing(r.Status(obj), opType, "Deleting "+obj.GetName(), r.now()) }); err != nil {
+		return reconcile.Result{}, err
+	}
+	before := obj.DeepCopyObject().(T)
+	if err := do(ctx); err != nil {
+		return r.fail(ctx, obj, before, opType, err)
+	}
+	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(T), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(obj, r.Finalizer)
+	if err := r.Client.Patch(ctx, obj, patch); err != nil {
+		return reconcile.Result{}, fmt.Errorf("removing finalizer: %w", err)
+	}
+	logf.FromContext(ctx).Info("Deleted")
+	return reconcile.Result{}, nil
+}
+
+func (r *Runner[T]) patchStatus(ctx context.Context, obj T, mutate func()) error {
+	patch := client.MergeFrom(obj.DeepCopyObject().(T))
+	mutate()
+	if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
+		return fmt.Errorf("updating status: %w", err)
+	}
+	return nil
+}
+
+// fail records the error in the status and as an event. A RetryLaterError is requeued after its delay
+// without an error; any other error goes back to the work queue, which retries with exponential back-off.
+func (r *Runner[T]) fail(ctx context.Context, obj, before T, opType extensionsv1alpha1.LastOperationType, cause error) (reconcile.Result, error) {
+	patch := client.MergeFrom(before)
+	SetError(r.Status(obj), opType, cause, r.now())
+	if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
+		logf.FromContext(ctx).Error(err, "Recording the failure in the status failed")
+	}
+	if r.Recorder != nil {
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(opType)+"Failed", string(opType), "%s", cause.Error())
+	}
+	var later *RetryLaterError
+	if errors.As(cause, &later) {
+		logf.FromContext(ctx).Info("Precondition not met, checking again later", "operation", opType, "reason", cause.Error(), "after", later.After)
+		return reconcile.Result{RequeueAfter: later.After}, nil
+	}
+	return reconcile.Result{}, fmt.Errorf("%s of %s failed: %w", opType, obj.GetName(), cause)
+}
