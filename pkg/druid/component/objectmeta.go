@@ -1,6 +1,8 @@
 package component
 
 import (
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -29,11 +31,17 @@ func ApplyManagedMeta(obj metav1.Object, etcd *druidv1alpha1.Etcd, componentName
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	for k, v := range etcd.ComponentLabels(componentName, obj.GetName()) {
+	for k, v := range etcd.ComponentLabels(componentName, NameLabelValue(obj.GetName())) {
 		labels[k] = v
 	}
 	obj.SetLabels(labels)
 	obj.SetOwnerReferences(withOwner(obj.GetOwnerReferences(), OwnerReference(etcd)))
+}
+
+// NameLabelValue is the app.kubernetes.io/name value of an object: its name, with the colons of RBAC names
+// (druid.gardener.cloud:etcd:<n>) replaced by dashes, because label values cannot contain colons.
+func NameLabelValue(objectName string) string {
+	return strings.ReplaceAll(objectName, ":", "-")
 }
 
 // withOwner replaces an existing reference to the same Etcd in place (matched by UID or, for a recreated

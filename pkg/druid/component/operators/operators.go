@@ -1,0 +1,52 @@
+// Package operators wires every component operator into a component.Registry in the reference's sync
+// order. It is separate from package component because the operator packages depend on component.
+package operators
+
+import (
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/clientservice"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/memberlease"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/peerservice"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/poddisruptionbudget"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/role"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/rolebinding"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/serviceaccount"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/snapshotlease"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
+)
+
+// Options configure the operators that have settings of their own.
+type Options struct {
+	// Images are druid's configured container images.
+	Images statefulset.Images
+	// PDBMinAvailable overrides the PodDisruptionBudget's minAvailable policy (default: quorum).
+	PDBMinAvailable poddisruptionbudget.MinAvailablePolicy
+}
+
+// New returns the registry of all operators, writing through c.
+func New(c client.Client, opts Options) component.Registry {
+	var pdbOpts []poddisruptionbudget.Option
+	if opts.PDBMinAvailable != nil {
+		pdbOpts = append(pdbOpts, poddisruptionbudget.WithMinAvailablePolicy(opts.PDBMinAvailable))
+	}
+	registry, err := component.NewRegistry(map[component.Kind]component.Operator{
+		component.KindServiceAccount:      serviceaccount.New(c),
+		component.KindRole:                role.New(c),
+		component.KindRoleBinding:         rolebinding.New(c),
+		component.KindMemberLease:         memberlease.New(c),
+		component.KindSnapshotLease:       snapshotlease.New(c),
+		component.KindPodDisruptionBudget: poddisruptionbudget.New(c, pdbOpts...),
+		component.KindClientService:       clientservice.New(c),
+		component.KindPeerService:         peerservice.New(c),
+		component.KindConfigMap:           configmap.New(c),
+		component.KindStatefulSet:         statefulset.New(c, opts.Images),
+	})
+	if err != nil {
+		// Every kind is listed above; a failure here is a programming error caught by the tests.
+		panic(err)
+	}
+	return registry
+}

@@ -1,0 +1,115 @@
+package statefulset
+
+import (
+	"path"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+// Container and port names of the pod template.
+const (
+	ContainerEtcd          = "etcd"
+	ContainerBackupRestore = "backup-restore"
+	portClient             = "client"
+	portServer             = "server"
+	portWrapper            = "wrapper"
+	portBackupRestore      = "backuprestore"
+)
+
+// etcdContainer runs the etcd wrapper, which starts etcd with the configuration the sidecar serves.
+func etcdContainer(etcd *druidv1alpha1.Etcd, image string) corev1.Container {
+	spec := etcd.Spec.Etcd
+	return withDefaults(corev1.Container{
+		Name:  ContainerEtcd,
+		Image: image,
+		Args:  EtcdWrapperArgs(etcd),
+		Ports: []corev1.ContainerPort{
+			{Name: portClient, ContainerPort: *spec.ClientPort, Protocol: corev1.ProtocolTCP},
+			{Name: portServer, ContainerPort: *spec.ServerPort, Protocol: corev1.ProtocolTCP},
+			{Name: portWrapper, ContainerPort: *spec.WrapperPort, Protocol: corev1.ProtocolTCP},
+		},
+		Env:            podEnv(),
+		Resources:      resources(spec.Resources),
+		ReadinessProbe: readinessProbe(etcd),
+		VolumeMounts:   etcdMounts(etcd),
+	})
+}
+
+// readinessProbe: a member of a multi-node cluster is ready when the wrapper says etcd serves (readyz);
+// a single-node cluster asks the sidecar's /healthz, which also covers a running restore.
+func readinessProbe(etcd *druidv1alpha1.Etcd) *corev1.Probe {
+	get := &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(*etcd.Spec.Etcd.WrapperPort), Scheme: corev1.URISchemeHTTP}
+	if etcd.Spec.Replicas <= 1 {
+		get = &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(*etcd.Spec.Backup.Port), Scheme: corev1.URISchemeHTTP}
+		if etcd.Spec.Backup.TLS != nil {
+			get.Scheme = corev1.URISchemeHTTPS
+		}
+	}
+	return &corev1.Probe{
+		ProbeHandler:        corev1.ProbeHandler{HTTPGet: get},
+		InitialDelaySeconds: 15,
+		PeriodSeconds:       5,
+		TimeoutSeconds:      1,
+		SuccessThreshold:    1,
+		FailureThreshold:    5,
+	}
+}
+
+// backupRestoreContainer runs `etcdbrctl server`, the sidecar that initializes, backs up and reports on
+// its member.
+func backupRestoreContainer(etcd *druidv1alpha1.Etcd, image string) corev1.Container {
+	env := podEnv()
+	provider := storageProvider(etcd)
+	if store := etcd.Spec.Backup.Store; store != nil && store.SecretRef != nil && store.SecretRef.Name != "" {
+		if name, ok := credentialsEnv[provider]; ok {
+			value := BackupSecretMountPath
+			if provider == druidv1alpha1.StorageProviderGCS {
+				value = path.Join(BackupSecretMountPath, "serviceaccount.json")
+			}
+			env = append(env, corev1.EnvVar{Name: name, Value: value})
+		}
+	}
+	if provider == druidv1alpha1.StorageProviderLocal {
+		// The Local store root is $HOME/<container>; pin HOME so that it matches the mount for any uid.
+		env = append(env, corev1.EnvVar{Name: "HOME", Value: LocalHome})
+	}
+	return withDefaults(corev1.Container{
+		Name:         ContainerBackupRestore,
+		Image:        image,
+		Args:         BackupRestoreArgs(etcd),
+		Ports:        []corev1.ContainerPort{{Name: portBackupRestore, ContainerPort: *etcd.Spec.Backup.Port, Protocol: corev1.ProtocolTCP}},
+		Env:          env,
+		Resources:    resources(etcd.Spec.Backup.Resources),
+		VolumeMounts: backupRestoreMounts(etcd),
+	})
+}
+
+// podEnv gives both containers their pod's name and namespace: the sidecar resolves its member entry and
+// its lease by POD_NAME.
+func podEnv() []corev1.EnvVar {
+	field := func(p string) *corev1.EnvVarSource {
+		return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: p}}
+	}
+	return []corev1.EnvVar{
+		{Name: "POD_NAME", ValueFrom: field("metadata.name")},
+		{Name: "POD_NAMESPACE", ValueFrom: field("metadata.namespace")},
+	}
+}
+
+func resources(r *corev1.ResourceRequirements) corev1.ResourceRequirements {
+	if r == nil {
+		return corev1.ResourceRequirements{}
+	}
+	return *r.DeepCopy()
+}
+
+// withDefaults sets the container fields the apiserver would default.
+func withDefaults(c corev1.Container) corev1.Container {
+	c.ImagePullPolicy = corev1.PullIfNotPresent
+	c.TerminationMessagePath = corev1.TerminationMessagePathDefault
+	c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
+	return c
+}

@@ -1,0 +1,84 @@
+package statefulset
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+// renderInput is everything the pod template depends on besides the Etcd itself.
+type renderInput struct {
+	images Images
+	// configChecksum is configmap.Checksum of the rendered ConfigMap data.
+	configChecksum string
+	// localHostPath is the Local provider's node directory (from the backup secret); unused otherwise.
+	localHostPath string
+}
+
+// podTemplate renders the pod template of a defaulted Etcd.
+func podTemplate(etcd *druidv1alpha1.Etcd, in renderInput) corev1.PodTemplateSpec {
+	labels := map[string]string{}
+	for k, v := range etcd.Spec.Labels {
+		labels[k] = v
+	}
+	for k, v := range etcd.ManagedLabels() {
+		labels[k] = v
+	}
+	annotations := map[string]string{}
+	for k, v := range etcd.Spec.Annotations {
+		annotations[k] = v
+	}
+	annotations[druidv1alpha1.ConfigMapChecksumAnnotation] = in.configChecksum
+
+	spec := corev1.PodSpec{
+		HostAliases:                   []corev1.HostAlias{{IP: "127.0.0.1", Hostnames: []string{LocalHostName(etcd)}}},
+		ServiceAccountName:            etcd.ServiceAccountName(),
+		DeprecatedServiceAccount:      etcd.ServiceAccountName(),
+		Affinity:                      etcd.Spec.SchedulingConstraints.Affinity.DeepCopy(),
+		SecurityContext:               securityContext(etcd),
+		Containers:                    []corev1.Container{etcdContainer(etcd, in.images.etcdImage(etcd)), backupRestoreContainer(etcd, in.images.backupRestoreImage(etcd))},
+		Volumes:                       volumes(etcd, in.localHostPath),
+		RestartPolicy:                 corev1.RestartPolicyAlways,
+		DNSPolicy:                     corev1.DNSClusterFirst,
+		SchedulerName:                 corev1.DefaultSchedulerName,
+		TerminationGracePeriodSeconds: ptr.To(int64(corev1.DefaultTerminationGracePeriodSeconds)),
+	}
+	if pc := etcd.Spec.PriorityClassName; pc != nil && *pc != "" {
+		spec.PriorityClassName = *pc
+	}
+	for _, c := range etcd.Spec.SchedulingConstraints.TopologySpreadConstraints {
+		spec.TopologySpreadConstraints = append(spec.TopologySpreadConstraints, *c.DeepCopy())
+	}
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
+		Spec:       spec,
+	}
+}
+
+// securityContext runs the pod as the non-root uid 65532 (HOME /home/nonroot in the images) unless
+// spec.runAsRoot asks otherwise; fsGroup makes the data volume writable for that uid.
+func securityContext(etcd *druidv1alpha1.Etcd) *corev1.PodSecurityContext {
+	if etcd.Spec.RunAsRoot != nil && *etcd.Spec.RunAsRoot {
+		return &corev1.PodSecurityContext{}
+	}
+	uid := druidv1alpha1.DefaultRunAsUser
+	return &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(uid), RunAsGroup: ptr.To(uid), FSGroup: ptr.To(uid)}
+}
+
+// templateChecksum identifies a rendered pod template. The StatefulSet keeps it in an annotation, so that
+// Sync can tell "the spec asks for something else" from "the apiserver filled in defaults" without
+// knowing every default the apiserver applies.
+func templateChecksum(t corev1.PodTemplateSpec) (string, error) {
+	data, err := json.Marshal(t)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
+}

@@ -1,0 +1,201 @@
+// Package statefulset manages the StatefulSet `<n>` that runs the etcd members: per pod an `etcd`
+// container (the etcd wrapper) and a `backup-restore` container (`etcdbrctl server`), a data PVC, and the
+// TLS, configuration and backup volumes. It also holds back scale-ups until peer TLS is active on every
+// existing member (seeds 000/001).
+package statefulset
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
+)
+
+const kind = component.KindStatefulSet
+
+// PodTemplateChecksumAnnotation on the StatefulSet records the checksum of the pod template druid last
+// rendered, so that an unchanged spec never patches (and never rolls) the pods.
+const PodTemplateChecksumAnnotation = "druid.gardener.cloud/pod-template-checksum"
+
+type operator struct {
+	client client.Client
+	images Images
+}
+
+// New returns the StatefulSet operator with the images of druid's configuration.
+func New(c client.Client, images Images) component.Operator {
+	return &operator{client: c, images: images}
+}
+
+func emptyStatefulSet(etcd *druidv1alpha1.Etcd) *appsv1.StatefulSet {
+	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: etcd.StatefulSetName(), Namespace: etcd.Namespace}}
+}
+
+// Sync creates or patches the StatefulSet. During a scale-up with peer TLS that is not active on every
+// existing member yet, it patches the template at the current replica count and returns a
+// component.RequeueError (see DecideReplicas).
+func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
+	logger := log.FromContext(ctx).WithValues("etcd", client.ObjectKeyFromObject(etcd))
+	data, err := configmap.Render(etcd)
+	if err != nil {
+		return component.WrapError(err, component.OperationSync, kind, "rendering the etcd configuration for its checksum")
+	}
+	hostPath, err := o.localHostPath(ctx, etcd)
+	if err != nil {
+		return component.WrapError(err, component.OperationSync, kind, "reading the Local provider's host path from the backup secret")
+	}
+	desired := podTemplate(etcd, renderInput{images: o.images, configChecksum: configmap.Checksum(data), localHostPath: hostPath})
+	checksum, err := templateChecksum(desired)
+	if err != nil {
+		return component.WrapError(err, component.OperationSync, kind, "computing the pod template checksum")
+	}
+
+	sts := emptyStatefulSet(etcd)
+	var decision ReplicaDecision
+	result, err := controllerutil.CreateOrPatch(ctx, o.client, sts, func() error {
+		in, err := o.replicaInput(ctx, etcd, sts)
+		if err != nil {
+			return err
+		}
+		decision = DecideReplicas(in)
+		mutate(sts, etcd, desired, checksum, decision.Replicas)
+		return nil
+	})
+	if err != nil {
+		return component.WrapError(err, component.OperationSync, kind, "syncing statefulset %s", sts.Name)
+	}
+	logger.V(1).Info("Synced statefulset", "replicas", decision.Replicas, "result", result)
+	if decision.Requeue {
+		logger.Info("Scale-up held back", "reason", decision.Reason, "replicas", decision.Replicas, "desiredReplicas", etcd.Spec.Replicas)
+		return component.Requeue(component.DefaultRequeueAfter, "%s", decision.Reason)
+	}
+	return nil
+}
+
+// mutate writes the desired state into sts (fresh or as read from the apiserver). Immutable fields are
+// only set on creation; the template is replaced only when the rendered template changed or someone
+// changed a field druid sets, so that apiserver defaults never cause a patch.
+func mutate(sts *appsv1.StatefulSet, etcd *druidv1alpha1.Etcd, template corev1.PodTemplateSpec, checksum string, replicas int32) {
+	creating := sts.CreationTimestamp.IsZero()
+	component.ApplyManagedMeta(sts, etcd, druidv1alpha1.ComponentStatefulSet)
+	sts.Spec.Replicas = ptr.To(replicas)
+	sts.Spec.Selector = &metav1.LabelSelector{MatchLabels: etcd.ManagedLabels()}
+	sts.Spec.ServiceName = etcd.PeerServiceName()
+	sts.Spec.PodManagementPolicy = appsv1.ParallelPodManagement
+	sts.Spec.UpdateStrategy.Type = appsv1.RollingUpdateStatefulSetStrategyType
+	if ru := sts.Spec.UpdateStrategy.RollingUpdate; ru != nil {
+		ru.Partition = ptr.To(int32(0))
+	}
+	if creating {
+		sts.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{volumeClaimTemplate(etcd)}
+	}
+	if sts.Annotations[PodTemplateChecksumAnnotation] != checksum || !equality.Semantic.DeepDerivative(template, sts.Spec.Template) {
+		sts.Spec.Template = template
+		metav1.SetMetaDataAnnotation(&sts.ObjectMeta, PodTemplateChecksumAnnotation, checksum)
+	}
+}
+
+func volumeClaimTemplate(etcd *druidv1alpha1.Etcd) corev1.PersistentVolumeClaim {
+	return corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: etcd.VolumeClaimTemplateName()},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: etcd.Spec.StorageClass,
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceStorage: *etcd.Spec.StorageCapacity,
+			}},
+		},
+	}
+}
+
+// replicaInput gathers what DecideReplicas needs; member leases are read only when a peer-TLS scale-up is
+// actually pending.
+func (o *operator) replicaInput(ctx context.Context, etcd *druidv1alpha1.Etcd, existing *appsv1.StatefulSet) (ReplicaInput, error) {
+	in := ReplicaInput{
+		Exists:        !existing.CreationTimestamp.IsZero(),
+		Desired:       etcd.Spec.Replicas,
+		PeerTLSInSpec: etcd.Spec.Etcd.PeerUrlTLS != nil,
+	}
+	if !in.Exists {
+		return in, nil
+	}
+	in.Current = ptr.Deref(existing.Spec.Replicas, 1)
+	in.PeerTLSVolumesUpToDate = PeerTLSVolumesUpToDate(existing.Spec.Template.Spec.Volumes, etcd)
+	if in.PeerTLSInSpec && in.Desired > in.Current && in.Current > 0 {
+		enabled, err := o.allMembersPeerTLSEnabled(ctx, etcd, in.Current)
+		if err != nil {
+			return in, err
+		}
+		in.AllMembersPeerTLSEnabled = enabled
+	}
+	return in, nil
+}
+
+// allMembersPeerTLSEnabled reads the leases of the members below current; a missing lease counts as "not
+// enabled yet", because that member's sidecar has not reported anything.
+func (o *operator) allMembersPeerTLSEnabled(ctx context.Context, etcd *druidv1alpha1.Etcd, current int32) (bool, error) {
+	for i := 0; i < int(current); i++ {
+		lease := &coordinationv1.Lease{}
+		err := o.client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.MemberLeaseName(i)}, lease)
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading member lease %s: %w", etcd.MemberLeaseName(i), err)
+		}
+		if lease.Annotations[druidv1alpha1.TLSEnabledAnnotation] != "true" {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// localHostPath returns the node directory of the Local provider: the backup secret's hostPath, or the
+// reference's default. It is empty for other providers.
+func (o *operator) localHostPath(ctx context.Context, etcd *druidv1alpha1.Etcd) (string, error) {
+	store := etcd.Spec.Backup.Store
+	if storageProvider(etcd) != druidv1alpha1.StorageProviderLocal {
+		return "", nil
+	}
+	if store.SecretRef == nil || store.SecretRef.Name == "" {
+		return DefaultLocalHostPath, nil
+	}
+	namespace := store.SecretRef.Namespace
+	if namespace == "" {
+		namespace = etcd.Namespace
+	}
+	secret := &corev1.Secret{}
+	if err := o.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: store.SecretRef.Name}, secret); err != nil {
+		return "", fmt.Errorf("backup secret %s/%s: %w", namespace, store.SecretRef.Name, err)
+	}
+	if hostPath := string(secret.Data[LocalHostPathKey]); hostPath != "" {
+		return hostPath, nil
+	}
+	return DefaultLocalHostPath, nil
+}
+
+// TriggerDelete deletes the StatefulSet (its pods follow through the garbage collector; the PVCs stay).
+func (o *operator) TriggerDelete(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
+	sts := emptyStatefulSet(etcd)
+	return component.WrapError(component.DeleteIgnoringNotFound(ctx, o.client, sts),
+		component.OperationDelete, kind, "deleting statefulset %s", sts.Name)
+}
+
+// GetExistingResourceNames returns the StatefulSet's name when it exists.
+func (o *operator) GetExistingResourceNames(ctx context.Context, etcd *druidv1alpha1.Etcd) ([]string, error) {
+	names, err := component.ExistingNames(ctx, o.client, emptyStatefulSet(etcd))
+	return names, component.WrapError(err, component.OperationGet, kind, "getting statefulset")
+}
