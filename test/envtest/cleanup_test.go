@@ -16,6 +16,7 @@ const crashChildEnv = "GARDENER_ETCD_ENVTEST_CRASH_CHILD"
 
 // TestStopLeavesNoProcess starts and stops a control plane and checks that none of its processes remain.
 func TestStopLeavesNoProcess(t *testing.T) {
+	skipIfShort(t)
 	e, err := Start(Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +36,7 @@ func TestStopLeavesNoProcess(t *testing.T) {
 // TestCrashedTestBinaryLeavesNoProcess runs this test binary as a child that starts a control plane and
 // exits without stopping it, as a panicking or timed-out test does; its apiserver and etcd must die with it.
 func TestCrashedTestBinaryLeavesNoProcess(t *testing.T) {
+	skipIfShort(t)
 	if os.Getenv(crashChildEnv) == "1" {
 		e, err := Start(Options{})
 		if err != nil {
@@ -75,6 +77,12 @@ func TestCrashedTestBinaryLeavesNoProcess(t *testing.T) {
 			t.Fatalf("control-plane processes outlived the crashed test binary: %v", pids)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func skipIfShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a control plane: integration test")
 	}
 }
 

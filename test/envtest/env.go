@@ -2,13 +2,14 @@ package envtest
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"testing"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -108,7 +109,14 @@ func (e *Env) Stop() error {
 
 // Main runs a package's tests against one shared control plane: call it from TestMain. It stores the
 // running Env in *env, runs the tests, stops the control plane and exits with the tests' code.
+//
+// Under `go test -short` (make test-unit) it skips the package instead, so unit runs need no binaries.
 func Main(m *testing.M, env **Env) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("envtest: skipping integration tests in -short mode")
+		os.Exit(0)
+	}
 	e, err := Start(Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "envtest:", err)

@@ -1,0 +1,25 @@
+// Command etcdbrctl is the backup-restore sidecar and its tools (server, snapshot, restore, compact, copy), which later issues fill in.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/version"
+)
+
+func main() {
+	root := &cobra.Command{
+		Use:           "etcdbrctl",
+		Short:         "Backup-restore sidecar and tooling for etcd",
+		Version:       version.Get(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}

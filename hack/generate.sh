@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Generates deepcopy functions and CRDs from the API types of the tree at $1 (default: the project root),
+# with bin/controller-gen of the project root. verify-generated.sh runs it on a copy of the tree.
+set -euo pipefail
+project_root=$(cd "$(dirname "$0")/.." && pwd)
+tree=${1:-$project_root}
+controller_gen="$project_root/bin/controller-gen"
+cd "$tree"
+"$controller_gen" object paths=./pkg/apis/...
+"$controller_gen" crd paths=./pkg/apis/druid/... output:crd:dir=charts/etcd-druid/crds
+"$controller_gen" crd paths=./pkg/apis/extensions/... output:crd:dir=charts/gardener-extension-backup/crds
