@@ -22,7 +22,9 @@ func AddToManager(mgr manager.Manager, opts Options) error {
 			Client:    mgr.GetClient(),
 			Recorder:  mgr.GetEventRecorder(ControllerName),
 			Finalizer: extensionsv1alpha1.BackupBucketFinalizer,
-			Status:    func(bb *extensionsv1alpha1.BackupBucket) *extensionsv1alpha1.DefaultStatus { return &bb.Status.DefaultStatus },
+			Status: func(bb *extensionsv1alpha1.BackupBucket) *extensionsv1alpha1.DefaultStatus {
+				return &bb.Status.DefaultStatus
+			},
 		},
 	}
 	typeOf := func(obj client.Object) string { return obj.(*extensionsv1alpha1.BackupBucket).Spec.Type }
