@@ -120,3 +120,18 @@ func secretGone(namespace, name string) func() bool {
 		return apierrors.IsNotFound(env.Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, &corev1.Secret{}))
 	}
 }
+
+// forceRemove deletes an object whose controller cannot complete the deletion (for example with broken
+// credentials) by dropping its finalizers, so a failing-path test leaves nothing behind.
+func forceRemove(t *testing.T, obj client.Object) {
+	t.Helper()
+	ctx := context.Background()
+	_ = env.Client.Delete(ctx, obj)
+	NewWithT(t).Eventually(func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		obj.SetFinalizers(nil)
+		return env.Client.Update(ctx, obj)
+	}, timeout, interval).Should(Succeed())
+}

@@ -1,0 +1,70 @@
+package backupextension_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+
+	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
+)
+
+// waitForError waits until the entry reports an Error whose description contains text.
+func waitForError(t *testing.T, be *extensionsv1alpha1.BackupEntry, text string) {
+	t.Helper()
+	NewWithT(t).Eventually(func(g Gomega) {
+		get(g, be)
+		g.Expect(be.Status.LastOperation).NotTo(BeNil())
+		g.Expect(be.Status.LastOperation.State).To(Equal(extensionsv1alpha1.LastOperationStateError))
+		g.Expect(be.Status.LastError).NotTo(BeNil())
+		g.Expect(be.Status.LastError.Description).To(ContainSubstring(text))
+	}, timeout, interval).Should(Succeed())
+}
+
+// noHotLoop checks that the controller leaves the entry alone while it waits: every failed attempt rewrites
+// the status, so an unchanged resourceVersion means no attempt was made.
+func noHotLoop(t *testing.T, be *extensionsv1alpha1.BackupEntry) {
+	t.Helper()
+	version := be.ResourceVersion
+	NewWithT(t).Consistently(func(g Gomega) string {
+		get(g, be)
+		return be.ResourceVersion
+	}, 2*time.Second, 200*time.Millisecond).Should(Equal(version))
+}
+
+func TestEntryWaitsForItsShootNamespaceAndProceedsWhenItAppears(t *testing.T) {
+	g := NewWithT(t)
+	bb := newBucket(t, "local", nil)
+	eventuallySucceeded(t, bb, func() *extensionsv1alpha1.DefaultStatus { return &bb.Status.DefaultStatus })
+	t.Cleanup(func() { deleteAndWaitGone(t, bb) })
+
+	namespace := "shoot--dev--" + rand.String(8)
+	be := newEntry(t, bb, entryName(namespace), nil)
+	waitForError(t, be, `shoot namespace "`+namespace+`" does not exist yet`)
+	noHotLoop(t, be)
+
+	// The retry interval of the suite is an hour: only the namespace watch can make this pass.
+	g.Expect(env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})).To(Succeed())
+	eventuallySucceeded(t, be, func() *extensionsv1alpha1.DefaultStatus { return &be.Status.DefaultStatus })
+	g.Expect(getSecret(g, namespace, "etcd-backup").Data).To(HaveKeyWithValue("bucketName", []byte(bb.Name)))
+	deleteAndWaitGone(t, be)
+}
+
+// envtest runs no namespace controller, so a deleted namespace stays Terminating: the state a shoot
+// namespace is in while the shoot is being deleted.
+func TestEntryOfATerminatingNamespaceReportsItWithoutLooping(t *testing.T) {
+	bb := newBucket(t, "local", nil)
+	eventuallySucceeded(t, bb, func() *extensionsv1alpha1.DefaultStatus { return &bb.Status.DefaultStatus })
+	t.Cleanup(func() { deleteAndWaitGone(t, bb) })
+
+	namespace := newShootNamespace(t)
+	NewWithT(t).Expect(env.Client.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})).To(Succeed())
+	be := newEntry(t, bb, entryName(namespace), nil)
+	waitForError(t, be, `shoot namespace "`+namespace+`" is being deleted`)
+	noHotLoop(t, be)
+	deleteAndWaitGone(t, be)
+}
