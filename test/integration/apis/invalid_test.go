@@ -35,7 +35,7 @@ func TestInvalidEtcdsAreRejectedOnCreate(t *testing.T) {
 	cases := []invalidCase{
 		{name: "even replicas", field: "spec.replicas", allowed: "odd number", etcd: func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 2 }},
 		{name: "negative replicas", field: "spec.replicas", allowed: "greater than or equal to 0", etcd: func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = -1 }},
-		{name: "bad container name", field: "spec.backup.store.container", allowed: "[a-z0-9]", etcd: func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Container = ptr.To("Backups_Of_Dev") }},
+		{name: "bad container name", field: "spec.backup.store.container", allowed: "3 to 63 lower-case letters", etcd: func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Container = ptr.To("Backups_Of_Dev") }},
 		{name: "empty store prefix", field: "spec.backup.store.prefix", allowed: "at least 1 chars", etcd: func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Prefix = "" }},
 		{name: "missing store prefix", field: "spec.backup.store.prefix", allowed: "Required", unstructured: func(o map[string]any) {
 			unstructured.RemoveNestedField(o, "spec", "backup", "store", "prefix")
@@ -76,7 +76,7 @@ func TestInvalidEtcdsAreRejectedOnCreate(t *testing.T) {
 			} else {
 				obj = toUnstructured(t, etcd, tc.unstructured)
 			}
-			expectRejected(g, env.Client.Create(context.Background(), obj), tc)
+			expectRejected(t, g, env.Client.Create(context.Background(), obj), tc)
 		})
 	}
 }
@@ -97,7 +97,7 @@ func TestImmutableEtcdFieldsAreRejectedOnUpdate(t *testing.T) {
 			old := etcd.DeepCopy()
 			tc.etcd(etcd)
 			g.Expect(fieldsOf(validation.ValidateEtcdUpdate(etcd, old))).To(ContainElement(tc.field), "the Go validation rejects it too")
-			expectRejected(g, env.Client.Update(ctx, etcd), tc)
+			expectRejected(t, g, env.Client.Update(ctx, etcd), tc)
 
 			// A mutable change on the same object still goes through.
 			g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(etcd), etcd)).To(Succeed())
@@ -115,11 +115,12 @@ func TestImmutableBackupEntryRegion(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, entry)).To(Succeed())
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, entry) })
 	entry.Spec.Region = "us-east-1"
-	expectRejected(g, env.Client.Update(ctx, entry), invalidCase{field: "spec.region", allowed: "immutable"})
+	expectRejected(t, g, env.Client.Update(ctx, entry), invalidCase{field: "spec.region", allowed: "immutable"})
 }
 
-func expectRejected(g Gomega, err error, tc invalidCase) {
+func expectRejected(t *testing.T, g Gomega, err error, tc invalidCase) {
 	g.Expect(err).To(HaveOccurred(), "the apiserver must reject %s", tc.name)
+	t.Logf("rejected: %v", err)
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "a validation error (422), got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring(tc.field), "the message names the field")
 	g.Expect(err.Error()).To(ContainSubstring(tc.allowed), "the message says what is allowed")

@@ -57,7 +57,8 @@ const (
 // StoreSpec locates the object store of an etcd cluster's backups.
 type StoreSpec struct {
 	// Container is the bucket (or, for Local, the directory below the host path).
-	// +kubebuilder:validation:Pattern=`^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$`
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$')",message="must be a bucket name: 3 to 63 lower-case letters, digits, '.', '-' or '_', starting and ending with a letter or digit"
 	// +optional
 	Container *string `json:"container,omitempty"`
 	// Prefix is the path of this cluster's snapshots inside the container; Gardener uses
