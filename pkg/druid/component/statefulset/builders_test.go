@@ -1,0 +1,104 @@
+package statefulset
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+func newEtcd(customize ...func(*druidv1alpha1.Etcd)) *druidv1alpha1.Etcd {
+	e := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-events", Namespace: "ns"}}
+	e.Spec.Replicas = 3
+	for _, c := range customize {
+		c(e)
+	}
+	druidv1alpha1.SetDefaults(e)
+	return e
+}
+
+func withPeerTLS(ca, server string) func(*druidv1alpha1.Etcd) {
+	return func(e *druidv1alpha1.Etcd) {
+		e.Spec.Etcd.PeerUrlTLS = &druidv1alpha1.PeerTLSConfig{TLSConfig: druidv1alpha1.TLSConfig{
+			TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: corev1.SecretReference{Name: ca}},
+			ServerTLSSecretRef: corev1.SecretReference{Name: server},
+		}}
+	}
+}
+
+func TestPeerTLSVolumesUpToDate(t *testing.T) {
+	g := NewWithT(t)
+	plain := newEtcd()
+	tls := newEtcd(withPeerTLS("ca-peer", "peer-server"))
+	rotated := newEtcd(withPeerTLS("ca-peer-2", "peer-server"))
+
+	g.Expect(PeerTLSVolumesUpToDate(volumes(plain, ""), plain)).To(BeTrue(), "nothing to mount without peer TLS")
+	g.Expect(PeerTLSVolumesUpToDate(volumes(plain, ""), tls)).To(BeFalse(), "peer TLS newly enabled")
+	g.Expect(PeerTLSVolumesUpToDate(volumes(tls, ""), tls)).To(BeTrue())
+	g.Expect(PeerTLSVolumesUpToDate(volumes(tls, ""), rotated)).To(BeFalse(), "a different peer CA secret must roll the members first")
+}
+
+func TestSidecarArgsWithoutStoreHaveNoSnapshotFlags(t *testing.T) {
+	g := NewWithT(t)
+	args := BackupRestoreArgs(newEtcd())
+	g.Expect(args).To(Equal([]string{
+		"server",
+		"--enable-member-lease-renewal=true",
+		"--k8s-heartbeat-duration=10s",
+		"--data-dir=/var/etcd/data/new.etcd",
+		"--endpoints=http://etcd-events-local:2379",
+		"--service-endpoints=http://etcd-events-client.ns.svc:2379",
+		"--server-port=8080",
+		"--insecure-transport=true",
+	}))
+}
+
+func TestProviderAliasesAreCanonicalized(t *testing.T) {
+	g := NewWithT(t)
+	for alias, canonical := range map[druidv1alpha1.StorageProvider]string{
+		"aws": "S3", "S3": "S3", "azure": "ABS", "gcp": "GCS", "openstack": "Swift", "alicloud": "OSS", "dell": "ECS", "openshift": "OCS", "Local": "Local",
+	} {
+		e := newEtcd(func(e *druidv1alpha1.Etcd) {
+			e.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p", Provider: ptr.To(alias)}
+		})
+		g.Expect(BackupRestoreArgs(e)).To(ContainElement("--storage-provider="+canonical), "alias %s", alias)
+	}
+}
+
+func TestGCSCredentialsPointAtTheServiceAccountFile(t *testing.T) {
+	g := NewWithT(t)
+	e := newEtcd(func(e *druidv1alpha1.Etcd) {
+		e.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p", Provider: ptr.To(druidv1alpha1.StorageProviderGCP), SecretRef: &corev1.SecretReference{Name: "b"}}
+	})
+	c := backupRestoreContainer(e, "img")
+	g.Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "GOOGLE_APPLICATION_CREDENTIALS", Value: "/var/etcd-backup/serviceaccount.json"}))
+}
+
+func TestExponentialGCPassesNoMaxBackups(t *testing.T) {
+	g := NewWithT(t)
+	e := newEtcd(func(e *druidv1alpha1.Etcd) {
+		e.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p", Provider: ptr.To(druidv1alpha1.StorageProviderS3)}
+		e.Spec.Backup.GarbageCollectionPolicy = ptr.To(druidv1alpha1.GarbageCollectionPolicyExponential)
+	})
+	args := BackupRestoreArgs(e)
+	g.Expect(args).To(ContainElement("--garbage-collection-policy=Exponential"))
+	g.Expect(args).NotTo(ContainElement(HavePrefix("--max-backups")))
+}
+
+func TestTemplateChecksumFollowsTheSpec(t *testing.T) {
+	g := NewWithT(t)
+	in := renderInput{images: Images{Etcd: "e", BackupRestore: "b"}, configChecksum: "c"}
+	a, err := templateChecksum(podTemplate(newEtcd(), in))
+	g.Expect(err).NotTo(HaveOccurred())
+	again, _ := templateChecksum(podTemplate(newEtcd(), in))
+	g.Expect(again).To(Equal(a))
+	other, _ := templateChecksum(podTemplate(newEtcd(func(e *druidv1alpha1.Etcd) { e.Spec.RunAsRoot = ptr.To(true) }), in))
+	g.Expect(other).NotTo(Equal(a))
+	in.images.Etcd = "e2"
+	newImage, _ := templateChecksum(podTemplate(newEtcd(), in))
+	g.Expect(newImage).NotTo(Equal(a), "a new druid image must roll the pods")
+}
