@@ -1,0 +1,142 @@
+package snapstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/go-logr/logr"
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+)
+
+// blobStore implements SnapStore on any gocloud.dev/blob bucket.
+type blobStore struct {
+	bucket   *blob.Bucket
+	provider string
+	location string // container (and root, for Local), for errors and logs
+	prefix   string
+	upload   UploadOptions
+	log      logr.Logger
+	// beforeWrite lets a provider tune its driver's writer (see gocloud's WriterOptions.BeforeWrite).
+	beforeWrite func(as func(any) bool) error
+}
+
+func newBlobStore(bucket *blob.Bucket, provider, location, prefix string, upload UploadOptions, log logr.Logger) *blobStore {
+	return &blobStore{
+		bucket:   bucket,
+		provider: provider,
+		location: location,
+		prefix:   strings.Trim(prefix, "/"),
+		upload:   upload,
+		log:      log.WithValues("provider", provider, "container", location, "prefix", prefix),
+	}
+}
+
+// List implements SnapStore.
+func (s *blobStore) List(ctx context.Context) ([]*snapshot.Snapshot, error) {
+	var snaps []*snapshot.Snapshot
+	for _, layout := range []snapshot.Layout{snapshot.LayoutV2, snapshot.LayoutV1} {
+		listPrefix := path.Join(s.prefix, string(layout)) + "/"
+		it := s.bucket.List(&blob.ListOptions{Prefix: listPrefix})
+		for {
+			obj, err := it.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("listing %s in %s %s: %w", listPrefix, s.provider, s.location, err)
+			}
+			if obj.IsDir {
+				continue
+			}
+			snap, err := snapshot.ParseRelativeKey(s.relativeKey(obj.Key))
+			if err != nil {
+				s.log.V(1).Info("Ignoring object that is not a snapshot", "key", obj.Key, "reason", err.Error())
+				continue
+			}
+			snap.Prefix = s.prefix
+			snaps = append(snaps, snap)
+		}
+	}
+	snapshot.SortByLastRevision(snaps)
+	return snaps, nil
+}
+
+func (s *blobStore) relativeKey(key string) string {
+	if s.prefix == "" {
+		return key
+	}
+	return strings.TrimPrefix(key, s.prefix+"/")
+}
+
+// Fetch implements SnapStore.
+func (s *blobStore) Fetch(ctx context.Context, snap *snapshot.Snapshot) (io.ReadCloser, error) {
+	key := snap.Key(s.prefix)
+	r, err := s.bucket.NewReader(ctx, key, nil)
+	if err != nil {
+		return nil, s.wrap(err, "fetching", key)
+	}
+	return r, nil
+}
+
+// Save implements SnapStore.
+func (s *blobStore) Save(ctx context.Context, snap *snapshot.Snapshot, r io.Reader) error {
+	if snap.Layout() != snapshot.LayoutV2 {
+		return fmt.Errorf("saving %s: %w", snap, ErrReadOnlyLayout)
+	}
+	key := snap.Key(s.prefix)
+	// Cancelling the writer's context before Close is how gocloud aborts an upload; it is the only
+	// way to keep a failed source from being committed as a truncated object.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := s.bucket.NewWriter(wctx, key, &blob.WriterOptions{
+		ContentType:                 "application/octet-stream",
+		DisableContentTypeDetection: true,
+		BufferSize:                  s.upload.ChunkSize,
+		MaxConcurrency:              s.upload.MaxParallelChunks,
+		BeforeWrite:                 s.beforeWrite,
+	})
+	if err != nil {
+		return s.wrap(err, "opening upload of", key)
+	}
+	n, err := w.ReadFrom(r)
+	if err != nil {
+		cancel()
+		_ = w.Close()
+		return s.wrap(err, fmt.Sprintf("uploading (after %d bytes)", n), key)
+	}
+	if err := w.Close(); err != nil {
+		return s.wrap(err, "completing upload of", key)
+	}
+	s.log.Info("Saved snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision, "bytes", n)
+	return nil
+}
+
+// Delete implements SnapStore.
+func (s *blobStore) Delete(ctx context.Context, snap *snapshot.Snapshot) error {
+	key := snap.Key(s.prefix)
+	if err := s.bucket.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		return s.wrap(err, "deleting", key)
+	}
+	s.log.Info("Deleted snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision)
+	return nil
+}
+
+// Close implements SnapStore.
+func (s *blobStore) Close() error {
+	return s.bucket.Close()
+}
+
+// wrap adds the operation and location to an error and maps missing objects to ErrNotFound.
+func (s *blobStore) wrap(err error, op, key string) error {
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return fmt.Errorf("%s %s in %s %s: %w: %w", op, key, s.provider, s.location, ErrNotFound, err)
+	}
+	return fmt.Errorf("%s %s in %s %s: %w", op, key, s.provider, s.location, err)
+}

@@ -1,0 +1,90 @@
+package snapstore
+
+import (
+	"fmt"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+// Defaults of the store configuration, as the deployed sidecar's flags have them.
+const (
+	// DefaultLocalContainer is the Local provider's container when none is configured.
+	DefaultLocalContainer = "default.bkp"
+	// DefaultChunkSize is the part size of multipart uploads (S3's minimum part size).
+	DefaultChunkSize = 5 << 20
+	// DefaultMaxParallelChunks is how many parts are uploaded at once.
+	DefaultMaxParallelChunks = 5
+)
+
+// Config selects and configures a store. Provider, Container, Prefix and EndpointOverride come from the
+// command line (--storage-provider, --store-container, --store-prefix, --store-endpoint-override),
+// the credentials from SecretDir.
+type Config struct {
+	// Provider is the provider name or one of its aliases (aws, azure, gcp).
+	Provider druidv1alpha1.StorageProvider
+	// Container is the bucket, or for Local the directory below LocalRoot. Empty means the secret's
+	// bucketName key, then (Local only) DefaultLocalContainer.
+	Container string
+	// Prefix is the path of this cluster's snapshots inside the container.
+	Prefix string
+	// EndpointOverride replaces the provider's endpoint (S3-compatible servers, emulators); it takes
+	// precedence over an endpoint in the secret.
+	EndpointOverride string
+	// SecretDir is the mounted backup secret: one file per key. Not needed for Local.
+	SecretDir string
+	// LocalRoot is the directory holding the Local provider's containers; empty means $HOME, as the
+	// deployed sidecar (the node's host path is mounted at the home directory of the sidecar's user).
+	LocalRoot string
+	// Upload tunes multipart uploads.
+	Upload UploadOptions
+}
+
+// UploadOptions tunes uploads of large snapshots. Memory held by an upload is about
+// ChunkSize × (MaxParallelChunks + 1) for S3 regardless of the snapshot size.
+type UploadOptions struct {
+	// ChunkSize is the part size in bytes (--min-chunk-size); 0 means DefaultChunkSize.
+	ChunkSize int
+	// MaxParallelChunks is how many parts upload concurrently (--max-parallel-chunk-uploads); 0 means
+	// DefaultMaxParallelChunks.
+	MaxParallelChunks int
+}
+
+func (o UploadOptions) withDefaults() UploadOptions {
+	if o.ChunkSize <= 0 {
+		o.ChunkSize = DefaultChunkSize
+	}
+	if o.MaxParallelChunks <= 0 {
+		o.MaxParallelChunks = DefaultMaxParallelChunks
+	}
+	return o
+}
+
+// Provider is the canonical provider a configured name or alias stands for.
+type Provider string
+
+// The providers this package implements.
+const (
+	ProviderLocal Provider = Provider(druidv1alpha1.StorageProviderLocal)
+	ProviderS3    Provider = Provider(druidv1alpha1.StorageProviderS3)
+	ProviderABS   Provider = Provider(druidv1alpha1.StorageProviderABS)
+	ProviderGCS   Provider = Provider(druidv1alpha1.StorageProviderGCS)
+)
+
+// CanonicalProvider resolves aliases (aws → S3, azure → ABS, gcp → GCS) so that every resource written
+// by existing landscapes keeps working, and rejects providers that are not implemented.
+func CanonicalProvider(p druidv1alpha1.StorageProvider) (Provider, error) {
+	switch p {
+	case druidv1alpha1.StorageProviderLocal:
+		return ProviderLocal, nil
+	case druidv1alpha1.StorageProviderS3, druidv1alpha1.StorageProviderAWS:
+		return ProviderS3, nil
+	case druidv1alpha1.StorageProviderABS, druidv1alpha1.StorageProviderAzure:
+		return ProviderABS, nil
+	case druidv1alpha1.StorageProviderGCS, druidv1alpha1.StorageProviderGCP:
+		return ProviderGCS, nil
+	case "":
+		return "", fmt.Errorf("no storage provider configured")
+	default:
+		return "", fmt.Errorf("storage provider %q is not supported (supported: Local, S3/aws, ABS/azure, GCS/gcp)", p)
+	}
+}
