@@ -34,6 +34,6 @@ func AddToManager(mgr manager.Manager, opts Options) error {
 			operation.TriggerPredicate(),
 			operation.TypePredicate(typeOf, opts.Providers.Supports),
 		)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, RateLimiter: operation.RateLimiter()}).
 		Complete(r)
 }

@@ -50,7 +50,7 @@ func AddToManager(mgr manager.Manager, opts Options) error {
 			operation.TypePredicate(typeOf, opts.Providers.Supports),
 		)).
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.entriesOfNamespace), builder.WithPredicates(onlyCreate)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, RateLimiter: operation.RateLimiter()}).
 		Complete(r)
 }
 
