@@ -17,6 +17,7 @@ func (s *Server) Client() *s3.Client {
 		Region:       s.Region,
 		UsePathStyle: true,
 		Credentials:  credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, ""),
+		HTTPClient:   s.httpClient(0),
 	})
 }
 

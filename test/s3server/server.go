@@ -38,6 +38,8 @@ type Server struct {
 	Region string
 	// Dir is the POSIX backend root: bucket b's object k is the file Dir/b/k.
 	Dir string
+	// CACertPEM is the certificate clients must trust when the server serves TLS; empty otherwise.
+	CACertPEM []byte
 
 	cmd    *exec.Cmd
 	exited chan struct{}
@@ -45,10 +47,23 @@ type Server struct {
 	tmp    string // owned temp dir (backend + log), removed on Stop
 }
 
-// Start runs a server for t and stops it at the end of the test.
+// Options selects how the server is run.
+type Options struct {
+	// TLS serves HTTPS with a fresh self-signed certificate for 127.0.0.1 (see Server.CACertPEM),
+	// for testing custom CAs and certificate verification.
+	TLS bool
+}
+
+// Start runs a plain-HTTP server for t and stops it at the end of the test.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	s, err := StartProcess()
+	return StartWithOptions(t, Options{})
+}
+
+// StartWithOptions runs a server for t as configured and stops it at the end of the test.
+func StartWithOptions(t testing.TB, opts Options) *Server {
+	t.Helper()
+	s, err := StartProcess(opts)
 	if err != nil {
 		t.Fatalf("starting S3 server: %v", err)
 	}
@@ -61,14 +76,14 @@ func Start(t testing.TB) *Server {
 }
 
 // StartProcess runs a server outside a test's lifetime (e.g. from TestMain); the caller must Stop it.
-func StartProcess() (*Server, error) {
+func StartProcess(opts Options) (*Server, error) {
 	bin, err := findBinary()
 	if err != nil {
 		return nil, err
 	}
 	var lastErr error
 	for range 5 { // a probed free port can be taken before versitygw binds it; retry only that race
-		s, err := tryStart(bin)
+		s, err := tryStart(bin, opts)
 		if err == nil {
 			return s, nil
 		}
@@ -77,7 +92,7 @@ func StartProcess() (*Server, error) {
 	return nil, lastErr
 }
 
-func tryStart(bin string) (*Server, error) {
+func tryStart(bin string, opts Options) (*Server, error) {
 	tmp, err := os.MkdirTemp("", "s3server-")
 	if err != nil {
 		return nil, fmt.Errorf("creating backend dir: %w", err)
@@ -100,10 +115,19 @@ func tryStart(bin string) (*Server, error) {
 		_ = os.RemoveAll(tmp)
 		return nil, fmt.Errorf("creating backend dir: %w", err)
 	}
-	s.cmd = exec.Command(bin,
-		"--access", s.AccessKey, "--secret", s.SecretKey, "--region", s.Region,
-		"--port", addr, "--health", healthPath, "--quiet",
-		"posix", s.Dir)
+	args := []string{"--access", s.AccessKey, "--secret", s.SecretKey, "--region", s.Region,
+		"--port", addr, "--health", healthPath, "--quiet"}
+	if opts.TLS {
+		certFile, keyFile, certPEM, err := selfSignedCert(tmp)
+		if err != nil {
+			_ = os.RemoveAll(tmp)
+			return nil, err
+		}
+		s.CACertPEM = certPEM
+		s.Endpoint = "https://" + addr
+		args = append(args, "--cert", certFile, "--key", keyFile)
+	}
+	s.cmd = exec.Command(bin, append(args, "posix", s.Dir)...)
 	s.cmd.Stdout, s.cmd.Stderr = &s.log, &s.log
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test binary
 	if err := s.cmd.Start(); err != nil {
@@ -122,7 +146,7 @@ func tryStart(bin string) (*Server, error) {
 func (s *Server) waitHealthy() error {
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	client := &http.Client{Timeout: time.Second}
+	client := s.httpClient(time.Second)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {

@@ -11,7 +11,7 @@ import (
 )
 
 func TestServerLifecycle(t *testing.T) {
-	s, err := StartProcess()
+	s, err := StartProcess(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,5 +50,16 @@ func TestServerLifecycle(t *testing.T) {
 	}
 	if _, err := s.Client().ListBuckets(ctx, &s3.ListBucketsInput{}, func(o *s3.Options) { o.RetryMaxAttempts = 1 }); err == nil {
 		t.Fatal("server still answers after Stop")
+	}
+}
+
+func TestTLSServer(t *testing.T) {
+	s := StartWithOptions(t, Options{TLS: true})
+	if !strings.HasPrefix(s.Endpoint, "https://") || len(s.CACertPEM) == 0 {
+		t.Fatalf("TLS server has endpoint %s and %d bytes of CA", s.Endpoint, len(s.CACertPEM))
+	}
+	s.CreateBucket(t, "secure")
+	if _, err := s.Client().HeadBucket(t.Context(), &s3.HeadBucketInput{Bucket: aws.String("secure")}); err != nil {
+		t.Fatalf("head bucket over TLS: %v", err)
 	}
 }
