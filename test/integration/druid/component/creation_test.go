@@ -3,6 +3,7 @@ package component_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -127,7 +128,7 @@ func TestSyncFailureCarriesStableCode(t *testing.T) {
 	registry, _ := newRegistry(t)
 	err := registry.SyncAll(context.Background(), etcd)
 	g.Expect(err).To(HaveOccurred())
-	g.Expect(component.AsLastError(err, timeNow()).Code).To(Equal(druidv1alpha1.ErrorCode("ERR_SYNC_STATEFULSET")))
+	g.Expect(component.AsLastError(err, time.Now()).Code).To(Equal(druidv1alpha1.ErrorCode("ERR_SYNC_STATEFULSET")))
 	g.Expect(err.Error()).To(ContainSubstring("missing"))
 }
 

@@ -1,14 +1,10 @@
 package component_test
 
 import (
-	"time"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
-
-func timeNow() time.Time { return time.Now() }
 
 func resourceMust(q string) resource.Quantity { return resource.MustParse(q) }
 
