@@ -112,25 +112,45 @@ func (e *Env) Stop() error {
 //
 // Under `go test -short` (make test-unit) it skips the package instead, so unit runs need no binaries.
 func Main(m *testing.M, env **Env) {
+	MainWith(m, env, Options{}, nil)
+}
+
+// MainWith is Main with options and a setup function that runs after the control plane is up, e.g. to
+// start a manager with controllers or webhook servers. The context passed to setup is cancelled after the
+// tests ran, before the control plane stops.
+func MainWith(m *testing.M, env **Env, opts Options, setup func(ctx context.Context, env *Env) error) {
 	flag.Parse()
 	if testing.Short() {
 		fmt.Println("envtest: skipping integration tests in -short mode")
 		os.Exit(0)
 	}
-	e, err := Start(Options{})
+	os.Exit(runMain(m, env, opts, setup))
+}
+
+func runMain(m *testing.M, env **Env, opts Options, setup func(ctx context.Context, env *Env) error) (code int) {
+	e, err := Start(opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "envtest:", err)
-		os.Exit(1)
+		return 1
 	}
 	*env = e
-	code := m.Run()
-	if err := e.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "envtest: stopping:", err)
-		if code == 0 {
-			code = 1
+	defer func() {
+		if err := e.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "envtest: stopping:", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if setup != nil {
+		if err := setup(ctx, e); err != nil {
+			fmt.Fprintln(os.Stderr, "envtest: setup:", err)
+			return 1
 		}
 	}
-	os.Exit(code)
+	return m.Run()
 }
 
 // CreateNamespace creates a namespace with a generated name for one test and deletes it at its end.

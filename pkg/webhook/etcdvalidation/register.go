@@ -1,0 +1,66 @@
+package etcdvalidation
+
+import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+// The paths druid serves the validation webhooks on; the webhook configuration points at them.
+const (
+	EtcdPath                = "/webhooks/validate-etcd"
+	EtcdCopyBackupsTaskPath = "/webhooks/validate-etcdcopybackupstask"
+	// ConfigurationName is the name of the ValidatingWebhookConfiguration.
+	ConfigurationName = "etcd-druid-validation"
+)
+
+// AddToManager registers both validators with the manager's webhook server.
+func AddToManager(mgr manager.Manager) error {
+	if err := builder.WebhookManagedBy(mgr, &druidv1alpha1.Etcd{}).
+		WithValidator(EtcdValidator{}).
+		WithValidatorCustomPath(EtcdPath).
+		Complete(); err != nil {
+		return err
+	}
+	return builder.WebhookManagedBy(mgr, &druidv1alpha1.EtcdCopyBackupsTask{}).
+		WithValidator(CopyBackupsTaskValidator{}).
+		WithValidatorCustomPath(EtcdCopyBackupsTaskPath).
+		Complete()
+}
+
+// WebhookConfiguration is the ValidatingWebhookConfiguration that routes Etcd and EtcdCopyBackupsTask writes
+// to druid's service. The seed bootstrap fills in the CA bundle of druid's serving certificate.
+func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBundle []byte) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	webhook := func(name, resource, path string) admissionregistrationv1.ValidatingWebhook {
+		svc := service
+		svc.Path = ptr.To(path)
+		return admissionregistrationv1.ValidatingWebhook{
+			Name:                    name,
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{Service: &svc, CABundle: caBundle},
+			AdmissionReviewVersions: []string{"v1"},
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+			TimeoutSeconds:          ptr.To(int32(10)),
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Rule: admissionregistrationv1.Rule{
+					APIGroups:   []string{druidv1alpha1.GroupName},
+					APIVersions: []string{druidv1alpha1.SchemeGroupVersion.Version},
+					Resources:   []string{resource},
+					Scope:       ptr.To(admissionregistrationv1.NamespacedScope),
+				},
+			}},
+		}
+	}
+	return &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{
+			webhook("validate.etcds.druid.gardener.cloud", "etcds", EtcdPath),
+			webhook("validate.etcdcopybackupstasks.druid.gardener.cloud", "etcdcopybackupstasks", EtcdCopyBackupsTaskPath),
+		},
+	}
+}

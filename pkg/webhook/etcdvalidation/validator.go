@@ -1,0 +1,86 @@
+// Package etcdvalidation is druid's validating webhook for Etcd and EtcdCopyBackupsTask. It runs the same
+// validation library as the Gardener side (pkg/apis/druid/v1alpha1/validation), so rules the CRD schema
+// cannot express — cron syntax, label syntax, name lengths — are enforced at admission too, with messages
+// that name the field and say what is allowed.
+package etcdvalidation
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1/validation"
+)
+
+// EtcdValidator admits Etcds that pass validation.ValidateEtcd (and ValidateEtcdUpdate on updates).
+type EtcdValidator struct{}
+
+var _ admission.Validator[*druidv1alpha1.Etcd] = EtcdValidator{}
+
+// ValidateCreate checks a new Etcd.
+func (EtcdValidator) ValidateCreate(_ context.Context, etcd *druidv1alpha1.Etcd) (admission.Warnings, error) {
+	return etcdWarnings(etcd), invalid("Etcd", etcd.Name, validation.ValidateEtcd(etcd))
+}
+
+// ValidateUpdate checks an updated Etcd, including its immutable fields. An Etcd that is being deleted is
+// let through so that removing finalizers never gets stuck on a rule added after the object was created.
+func (EtcdValidator) ValidateUpdate(_ context.Context, oldEtcd, newEtcd *druidv1alpha1.Etcd) (admission.Warnings, error) {
+	if newEtcd.DeletionTimestamp != nil {
+		return nil, nil
+	}
+	return etcdWarnings(newEtcd), invalid("Etcd", newEtcd.Name, validation.ValidateEtcdUpdate(newEtcd, oldEtcd))
+}
+
+// ValidateDelete allows every deletion: the deletion flow is what protects data (final snapshot, finalizers).
+func (EtcdValidator) ValidateDelete(context.Context, *druidv1alpha1.Etcd) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// etcdWarnings points out settings that are accepted but probably not what the user wants.
+func etcdWarnings(etcd *druidv1alpha1.Etcd) admission.Warnings {
+	var warnings admission.Warnings
+	if etcd.Spec.Selector != nil {
+		warnings = append(warnings, "spec.selector is deprecated and ignored: the pods are selected by the labels app.kubernetes.io/managed-by and app.kubernetes.io/part-of")
+	}
+	if etcd.Spec.Replicas > 1 && etcd.Spec.Etcd.PeerUrlTLS == nil {
+		warnings = append(warnings, "spec.etcd.peerUrlTls is not set: the members of this multi-node cluster talk to each other without TLS")
+	}
+	if etcd.Spec.Backup.Store == nil && etcd.Spec.Replicas > 0 {
+		warnings = append(warnings, "spec.backup.store is not set: this cluster has no backups and cannot recover from a loss of quorum")
+	}
+	return warnings
+}
+
+// CopyBackupsTaskValidator admits EtcdCopyBackupsTasks that pass validation.ValidateEtcdCopyBackupsTask.
+type CopyBackupsTaskValidator struct{}
+
+var _ admission.Validator[*druidv1alpha1.EtcdCopyBackupsTask] = CopyBackupsTaskValidator{}
+
+// ValidateCreate checks a new copy task.
+func (CopyBackupsTaskValidator) ValidateCreate(_ context.Context, task *druidv1alpha1.EtcdCopyBackupsTask) (admission.Warnings, error) {
+	return nil, invalid("EtcdCopyBackupsTask", task.Name, validation.ValidateEtcdCopyBackupsTask(task))
+}
+
+// ValidateUpdate checks an updated copy task.
+func (CopyBackupsTaskValidator) ValidateUpdate(_ context.Context, _, task *druidv1alpha1.EtcdCopyBackupsTask) (admission.Warnings, error) {
+	if task.DeletionTimestamp != nil {
+		return nil, nil
+	}
+	return nil, invalid("EtcdCopyBackupsTask", task.Name, validation.ValidateEtcdCopyBackupsTask(task))
+}
+
+// ValidateDelete allows every deletion.
+func (CopyBackupsTaskValidator) ValidateDelete(context.Context, *druidv1alpha1.EtcdCopyBackupsTask) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// invalid turns field errors into the apiserver's 422 Invalid status, which kubectl prints field by field.
+func invalid(kind, name string, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(druidv1alpha1.SchemeGroupVersion.WithKind(kind).GroupKind(), name, errs)
+}

@@ -1,0 +1,79 @@
+package protection
+
+import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+// Path is where druid serves the protection webhook; ConfigurationName names its configuration.
+const (
+	Path              = "/webhooks/etcd-components-protection"
+	ConfigurationName = "etcd-druid-components-protection"
+)
+
+// AddToManager serves the handler on Path of the manager's webhook server, reading through the API reader.
+func AddToManager(mgr manager.Manager, reconcilerServiceAccount string, exempt []string) {
+	mgr.GetWebhookServer().Register(Path, &webhook.Admission{Handler: &Handler{
+		Reader:                   mgr.GetAPIReader(),
+		ReconcilerServiceAccount: reconcilerServiceAccount,
+		ExemptServiceAccounts:    exempt,
+	}})
+}
+
+// WebhookConfiguration routes UPDATE and DELETE of every kind druid manages (and DELETE of PVCs), limited
+// to objects labelled as managed by druid, and scaling of any StatefulSet to the protection webhook.
+func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBundle []byte) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	svc := service
+	svc.Path = ptr.To(Path)
+	updateAndDelete := []admissionregistrationv1.OperationType{admissionregistrationv1.Update, admissionregistrationv1.Delete}
+	rule := func(operations []admissionregistrationv1.OperationType, group string, resources ...string) admissionregistrationv1.RuleWithOperations {
+		return admissionregistrationv1.RuleWithOperations{
+			Operations: operations,
+			Rule: admissionregistrationv1.Rule{
+				APIGroups: []string{group}, APIVersions: []string{"v1"}, Resources: resources,
+				Scope: ptr.To(admissionregistrationv1.NamespacedScope),
+			},
+		}
+	}
+	webhook := func(name string, selector *metav1.LabelSelector, failure admissionregistrationv1.FailurePolicyType, rules ...admissionregistrationv1.RuleWithOperations) admissionregistrationv1.ValidatingWebhook {
+		return admissionregistrationv1.ValidatingWebhook{
+			Name:                    name,
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{Service: &svc, CABundle: caBundle},
+			AdmissionReviewVersions: []string{"v1"},
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			FailurePolicy:           ptr.To(failure),
+			TimeoutSeconds:          ptr.To(int32(10)),
+			ObjectSelector:          selector,
+			Rules:                   rules,
+		}
+	}
+	managedByDruid := &metav1.LabelSelector{MatchLabels: map[string]string{
+		druidv1alpha1.LabelManagedByKey: druidv1alpha1.LabelManagedByValue,
+	}}
+	return &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{
+			webhook("protect.etcd-components.druid.gardener.cloud", managedByDruid, admissionregistrationv1.Fail,
+				rule(updateAndDelete, "", "serviceaccounts", "services", "configmaps"),
+				rule(updateAndDelete, "rbac.authorization.k8s.io", "roles", "rolebindings"),
+				rule(updateAndDelete, "apps", "statefulsets"),
+				rule(updateAndDelete, "policy", "poddisruptionbudgets"),
+				rule(updateAndDelete, "batch", "jobs"),
+				rule(updateAndDelete, "coordination.k8s.io", "leases"),
+				rule([]admissionregistrationv1.OperationType{admissionregistrationv1.Delete}, "", "persistentvolumeclaims"),
+			),
+			// The apiserver matches an object selector against the Scale object, which carries no labels, so
+			// the scale subresource gets a webhook of its own; the handler looks up the StatefulSet's labels.
+			// Without a selector it sees every StatefulSet of the seed, so it fails open: an unreachable druid
+			// must not block scaling unrelated workloads.
+			webhook("protect.etcd-statefulset-scale.druid.gardener.cloud", nil, admissionregistrationv1.Ignore,
+				rule([]admissionregistrationv1.OperationType{admissionregistrationv1.Update}, "apps", "statefulsets/scale"),
+			),
+		},
+	}
+}

@@ -1,0 +1,92 @@
+// Package webhook tests druid's Etcd validation and component protection webhooks as the apiserver calls
+// them: registered through webhook configurations and served by a controller-runtime webhook server.
+package webhook
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/etcdvalidation"
+	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/protection"
+	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+)
+
+const (
+	druidUser  = "system:serviceaccount:garden:etcd-druid"
+	exemptUser = "system:serviceaccount:garden:recovery-tool"
+)
+
+var env *envtest.Env
+
+func TestMain(m *testing.M) {
+	service := admissionregistrationv1.ServiceReference{Name: "etcd-druid", Namespace: "garden"}
+	envtest.MainWith(m, &env, envtest.Options{Webhooks: ctrlenvtest.WebhookInstallOptions{
+		ValidatingWebhooks: []*admissionregistrationv1.ValidatingWebhookConfiguration{
+			etcdvalidation.WebhookConfiguration(service, nil),
+			protection.WebhookConfiguration(service, nil),
+		},
+	}}, startWebhookServer)
+}
+
+func startWebhookServer(ctx context.Context, env *envtest.Env) error {
+	opts := env.WebhookInstallOptions
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:  envtest.Scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: opts.LocalServingHost, Port: opts.LocalServingPort, CertDir: opts.LocalServingCertDir,
+		}),
+	})
+	if err != nil {
+		return err
+	}
+	if err := etcdvalidation.AddToManager(mgr); err != nil {
+		return err
+	}
+	protection.AddToManager(mgr, druidUser, []string{exemptUser})
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	// Serving starts asynchronously; wait until TLS connections are accepted.
+	address := net.JoinHostPort(opts.LocalServingHost, strconv.Itoa(opts.LocalServingPort))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", address, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // readiness probe only
+		if err == nil {
+			return conn.Close()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("webhook server on %s did not start: %w", address, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// clientAs returns a client that acts as user. Membership in system:masters lets the apiserver's RBAC
+// authorize the request, so that only the webhook decides.
+func clientAs(t *testing.T, user string) client.Client {
+	t.Helper()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:masters", "system:authenticated"}}
+	c, err := client.New(cfg, client.Options{Scheme: envtest.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

@@ -1,0 +1,135 @@
+package webhook
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+const mallory = "mallory@example.com"
+
+// protectedSetup creates an Etcd and a few objects labelled as druid's components of it.
+type protectedSetup struct {
+	etcd        *druidv1alpha1.Etcd
+	configMap   *corev1.ConfigMap
+	lease       *coordinationv1.Lease
+	statefulSet *appsv1.StatefulSet
+	pvc         *corev1.PersistentVolumeClaim
+}
+
+func newProtectedSetup(t *testing.T) *protectedSetup {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	etcd := exampleEtcd(t)
+	g.Expect(env.Client.Create(ctx, etcd)).To(Succeed())
+	meta := func(name, component string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Namespace: etcd.Namespace, Labels: etcd.ComponentLabels(component, name)}
+	}
+	s := &protectedSetup{
+		etcd:      etcd,
+		configMap: &corev1.ConfigMap{ObjectMeta: meta(etcd.ConfigMapName(), druidv1alpha1.ComponentConfigMap), Data: map[string]string{"etcd.conf.yaml": "name: x"}},
+		lease:     &coordinationv1.Lease{ObjectMeta: meta(etcd.MemberLeaseName(0), druidv1alpha1.ComponentMemberLease)},
+		statefulSet: &appsv1.StatefulSet{
+			ObjectMeta: meta(etcd.StatefulSetName(), druidv1alpha1.ComponentStatefulSet),
+			Spec: appsv1.StatefulSetSpec{
+				Replicas: ptr.To(int32(1)),
+				Selector: &metav1.LabelSelector{MatchLabels: etcd.ManagedLabels()},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: etcd.ManagedLabels()},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "etcd-wrapper"}}},
+				},
+			},
+		},
+		pvc: &corev1.PersistentVolumeClaim{
+			ObjectMeta: meta("etcd-main-etcd-main-0", druidv1alpha1.ComponentStatefulSet),
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			},
+		},
+	}
+	druid := clientAs(t, druidUser)
+	for _, obj := range []client.Object{s.configMap, s.lease, s.statefulSet, s.pvc} {
+		g.Expect(druid.Create(ctx, obj)).To(Succeed())
+	}
+	return s
+}
+
+func TestProtectionDeniesOthersAndNamesTheEscapeHatch(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newProtectedSetup(t)
+	others := clientAs(t, mallory)
+
+	s.configMap.Data["etcd.conf.yaml"] = "name: hijacked"
+	err := others.Update(ctx, s.configMap)
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "update denied, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring(druidv1alpha1.DisableEtcdComponentProtectionAnnotation))
+
+	g.Expect(apierrors.IsForbidden(others.Delete(ctx, s.lease))).To(BeTrue(), "lease deletion denied")
+	g.Expect(apierrors.IsForbidden(others.Delete(ctx, s.pvc))).To(BeTrue(), "PVC deletion denied")
+
+	scale := &autoscalingv1.Scale{}
+	g.Expect(others.SubResource("scale").Get(ctx, s.statefulSet, scale)).To(Succeed())
+	scale.Spec.Replicas = 0
+	err = others.SubResource("scale").Update(ctx, s.statefulSet, client.WithSubResourceBody(scale))
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "scaling the StatefulSet denied, got %v", err)
+
+	// Nothing changed.
+	sts := &appsv1.StatefulSet{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(s.statefulSet), sts)).To(Succeed())
+	g.Expect(*sts.Spec.Replicas).To(Equal(int32(1)))
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(s.lease), &coordinationv1.Lease{})).To(Succeed())
+}
+
+func TestProtectionAllowsDruidExemptUsersAndTheEtcdServiceAccountOnLeases(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newProtectedSetup(t)
+	etcdPods := clientAs(t, "system:serviceaccount:"+s.etcd.Namespace+":"+s.etcd.Name)
+
+	s.lease.Spec.HolderIdentity = ptr.To("8e9e05c52164694d:cdf818194e3a8c32:Leader")
+	g.Expect(etcdPods.Update(ctx, s.lease)).To(Succeed(), "the sidecar renews its member lease")
+	g.Expect(apierrors.IsForbidden(etcdPods.Delete(ctx, s.lease))).To(BeTrue(), "but may not delete it")
+	s.configMap.Data["etcd.conf.yaml"] = "name: from-pod"
+	g.Expect(apierrors.IsForbidden(etcdPods.Update(ctx, s.configMap))).To(BeTrue(), "nor change other components")
+
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(s.configMap), s.configMap)).To(Succeed())
+	s.configMap.Data["etcd.conf.yaml"] = "name: from-druid"
+	g.Expect(clientAs(t, druidUser).Update(ctx, s.configMap)).To(Succeed(), "druid itself")
+	g.Expect(clientAs(t, exemptUser).Delete(ctx, s.pvc)).To(Succeed(), "an exempt service account")
+}
+
+func TestProtectionStepsAsideWhenDisabledOrOrphaned(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newProtectedSetup(t)
+	others := clientAs(t, mallory)
+
+	patch := client.MergeFrom(s.etcd.DeepCopy())
+	metav1.SetMetaDataAnnotation(&s.etcd.ObjectMeta, druidv1alpha1.DisableEtcdComponentProtectionAnnotation, "")
+	g.Expect(env.Client.Patch(ctx, s.etcd, patch)).To(Succeed())
+	g.Expect(others.Delete(ctx, s.lease)).To(Succeed(), "the annotation lets changes through")
+
+	unlabelled := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "user-config", Namespace: s.etcd.Namespace}}
+	g.Expect(others.Create(ctx, unlabelled)).To(Succeed())
+	g.Expect(others.Delete(ctx, unlabelled)).To(Succeed(), "objects druid does not manage are not protected")
+
+	orphan := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "orphan", Namespace: s.etcd.Namespace,
+		Labels: map[string]string{druidv1alpha1.LabelManagedByKey: druidv1alpha1.LabelManagedByValue, druidv1alpha1.LabelPartOfKey: "etcd-gone"}}}
+	g.Expect(clientAs(t, druidUser).Create(ctx, orphan)).To(Succeed())
+	g.Expect(others.Delete(ctx, orphan)).To(Succeed(), "components of an Etcd that no longer exists can be cleaned up")
+}
