@@ -1,0 +1,50 @@
+package health
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+func TestBackupReadyCondition(t *testing.T) {
+	snap := func(name, revision string, ago time.Duration) *coordinationv1.Lease {
+		l := lease(name, revision, ago)
+		return &l
+	}
+	hourly := druidv1alpha1.BackupSpec{FullSnapshotSchedule: ptr.To("0 * * * *"), DeltaSnapshotPeriod: &metav1.Duration{Duration: time.Minute}}
+	unset := druidv1alpha1.BackupSpec{}
+	for name, tc := range map[string]struct {
+		backup     druidv1alpha1.BackupSpec
+		leases     SnapshotLeases
+		wantStatus druidv1alpha1.ConditionStatus
+		wantReason string
+	}{
+		"no leases":                       {backup: hourly, wantStatus: "Unknown", wantReason: "Unknown"},
+		"leases created, never renewed":   {backup: hourly, leases: SnapshotLeases{Full: snap("f", "", -1), Delta: snap("d", "", -1)}, wantStatus: "Unknown", wantReason: "Unknown"},
+		"only delta so far":               {backup: hourly, leases: SnapshotLeases{Delta: snap("d", "120", time.Second)}, wantStatus: "Unknown", wantReason: "Unknown"},
+		"fresh full and delta":            {backup: hourly, leases: SnapshotLeases{Full: snap("f", "100", 30*time.Minute), Delta: snap("d", "120", 30*time.Second)}, wantStatus: "True", wantReason: "BackupSucceeded"},
+		"fresh full, no delta yet":        {backup: hourly, leases: SnapshotLeases{Full: snap("f", "100", 30*time.Second), Delta: snap("d", "", -1)}, wantStatus: "True", wantReason: "BackupSucceeded"},
+		"stale delta":                     {backup: hourly, leases: SnapshotLeases{Full: snap("f", "100", 30*time.Minute), Delta: snap("d", "120", 4*time.Minute)}, wantStatus: "False", wantReason: "BackupFailed"},
+		"full missed its schedule":        {backup: hourly, leases: SnapshotLeases{Full: snap("f", "100", 2*time.Hour), Delta: snap("d", "120", 10*time.Second)}, wantStatus: "False", wantReason: "BackupFailed"},
+		"next full due now, within grace": {backup: hourly, leases: SnapshotLeases{Full: snap("f", "100", 60*time.Minute), Delta: snap("d", "120", 10*time.Second)}, wantStatus: "True", wantReason: "BackupSucceeded"},
+		"next full overdue beyond grace":  {backup: hourly, leases: SnapshotLeases{Full: snap("f", "100", 70*time.Minute), Delta: snap("d", "120", 10*time.Second)}, wantStatus: "False", wantReason: "BackupFailed"},
+		"default daily, full 23h old":     {backup: unset, leases: SnapshotLeases{Full: snap("f", "100", 23*time.Hour), Delta: snap("d", "120", 10*time.Second)}, wantStatus: "True", wantReason: "BackupSucceeded"},
+		"default daily, full 25h old":     {backup: unset, leases: SnapshotLeases{Full: snap("f", "100", 25*time.Hour), Delta: snap("d", "120", 10*time.Second)}, wantStatus: "False", wantReason: "BackupFailed"},
+		"default delta period, 61s stale": {backup: unset, leases: SnapshotLeases{Full: snap("f", "100", time.Hour), Delta: snap("d", "120", 61*time.Second)}, wantStatus: "False", wantReason: "BackupFailed"},
+		"unparsable schedule":             {backup: druidv1alpha1.BackupSpec{FullSnapshotSchedule: ptr.To("every day")}, leases: SnapshotLeases{Full: snap("f", "100", time.Minute)}, wantStatus: "Unknown", wantReason: "Unknown"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := BackupReadyCondition(tc.backup, tc.leases, now)
+			g.Expect(c.Type).To(Equal(druidv1alpha1.ConditionTypeBackupReady))
+			g.Expect(c.Status).To(Equal(tc.wantStatus), c.Message)
+			g.Expect(c.Reason).To(Equal(tc.wantReason))
+		})
+	}
+}

@@ -1,0 +1,129 @@
+// Package health derives an Etcd's status from what the cluster reports: member health from the member
+// leases and pods, the conditions of seed 002, and the replica counts from the StatefulSet. Everything here
+// is a pure function of an Observed snapshot and a time, so that the status flow, the decision-table
+// healing and the tests all judge the same input the same way.
+package health
+
+import (
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+// Observed is everything the status of one Etcd is derived from, read in one pass by the status flow.
+// The healing actions take the same struct, so they act on exactly what the status shows.
+type Observed struct {
+	// Etcd as stored (with its current status); its spec is used as is, so pass a defaulted copy.
+	Etcd *druidv1alpha1.Etcd
+	// StatefulSet is nil when it does not exist.
+	StatefulSet *appsv1.StatefulSet
+	// Pods of the StatefulSet by pod name.
+	Pods map[string]*corev1.Pod
+	// MemberLeases of the Etcd (any ordinal, including superfluous ones).
+	MemberLeases []coordinationv1.Lease
+	// SnapshotLeases of the Etcd (nil entries without a store or before creation).
+	SnapshotLeases SnapshotLeases
+	// DataVolumeWarnings are the messages of warning events on the members' PVCs.
+	DataVolumeWarnings []string
+}
+
+// ComputeStatus returns the Etcd's status with every field the status flow owns recomputed at now:
+// members, clusterSize, the conditions Ready, AllMembersReady, AllMembersUpdated, DataVolumesReady and
+// BackupReady, the replica counts, ready, peerUrlTLSEnabled, selector and the StatefulSet reference.
+// Fields owned by the spec flow (observedGeneration, lastOperation, lastErrors, other conditions) are kept.
+func ComputeStatus(o Observed, th Thresholds, now time.Time) druidv1alpha1.EtcdStatus {
+	etcd := o.Etcd
+	status := *etcd.Status.DeepCopy()
+	status.Members = Members(etcd, o.MemberLeases, o.Pods, th, now)
+	status.Selector = ptr.To(labels.SelectorFromSet(etcd.ManagedLabels()).String())
+	status.PeerUrlTLSEnabled = PeerURLTLSEnabled(o.MemberLeases, etcd.Spec.Replicas)
+	setReplicas(&status, o.StatefulSet)
+
+	replicas := etcd.Spec.Replicas
+	if replicas == 0 {
+		for _, t := range []druidv1alpha1.ConditionType{druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionTypeAllMembersReady,
+			druidv1alpha1.ConditionTypeAllMembersUpdated, druidv1alpha1.ConditionTypeDataVolumesReady} {
+			status.Conditions = SetCondition(status.Conditions, NotChecked(t), now)
+		}
+		if etcd.Spec.Backup.Store != nil {
+			status.Conditions = SetCondition(status.Conditions, NotChecked(druidv1alpha1.ConditionTypeBackupReady), now)
+		} else {
+			status.Conditions = RemoveCondition(status.Conditions, druidv1alpha1.ConditionTypeBackupReady)
+		}
+		return status
+	}
+
+	size := ClusterSizeForQuorum(etcd, len(status.Members))
+	ready := ReadyCondition(status.Members, size)
+	status.ClusterSize = ptr.To(NextClusterSize(etcd, status.Members, ready))
+	status.Conditions = SetCondition(status.Conditions, ready, now)
+	status.Conditions = SetCondition(status.Conditions, AllMembersReadyCondition(status.Members, replicas), now)
+	status.Conditions = SetCondition(status.Conditions, AllMembersUpdatedCondition(o.StatefulSet), now)
+	status.Conditions = SetCondition(status.Conditions, DataVolumesReadyCondition(o.DataVolumeWarnings), now)
+	if etcd.Spec.Backup.Store != nil {
+		status.Conditions = SetCondition(status.Conditions, BackupReadyCondition(etcd.Spec.Backup, o.SnapshotLeases, now), now)
+	} else {
+		status.Conditions = RemoveCondition(status.Conditions, druidv1alpha1.ConditionTypeBackupReady)
+	}
+	return status
+}
+
+// ClusterSizeForQuorum is the cluster size the Ready condition computes the quorum against: the last
+// recorded status.clusterSize (spec.replicas before the first bootstrap), or more members when more have
+// joined since.
+func ClusterSizeForQuorum(etcd *druidv1alpha1.Etcd, members int) int32 {
+	size := ptr.Deref(etcd.Status.ClusterSize, 0)
+	if size == 0 {
+		size = etcd.Spec.Replicas
+	}
+	return max(size, int32(members))
+}
+
+// NextClusterSize implements seed 002's clusterSize: spec.replicas while no member has bootstrapped (the
+// cluster is being created or bootstrapped again), len(members) while the cluster is quorate, and
+// unchanged otherwise (a cluster that lost quorum keeps the size it had).
+func NextClusterSize(etcd *druidv1alpha1.Etcd, members []druidv1alpha1.EtcdMemberStatus, ready druidv1alpha1.Condition) int32 {
+	switch {
+	case len(members) == 0:
+		return etcd.Spec.Replicas
+	case ready.Status == druidv1alpha1.ConditionTrue:
+		return int32(len(members))
+	default:
+		return ClusterSizeForQuorum(etcd, len(members))
+	}
+}
+
+// PeerURLTLSEnabled is true when every member lease says tls-enabled "true", false when one does not (a
+// member that has not reported yet counts as not enabled), and nil when there is no member lease to ask.
+func PeerURLTLSEnabled(leases []coordinationv1.Lease, replicas int32) *bool {
+	if len(leases) == 0 || replicas == 0 {
+		return nil
+	}
+	for _, l := range leases {
+		if l.Annotations[druidv1alpha1.TLSEnabledAnnotation] != "true" {
+			return ptr.To(false)
+		}
+	}
+	return ptr.To(true)
+}
+
+func setReplicas(status *druidv1alpha1.EtcdStatus, sts *appsv1.StatefulSet) {
+	if sts == nil {
+		status.Etcd = nil
+		status.Replicas, status.ReadyReplicas, status.CurrentReplicas = 0, 0, 0
+		status.Ready = ptr.To(false)
+		return
+	}
+	status.Etcd = &autoscalingv1.CrossVersionObjectReference{Kind: "StatefulSet", Name: sts.Name, APIVersion: appsv1.SchemeGroupVersion.String()}
+	status.Replicas = sts.Status.Replicas
+	status.ReadyReplicas = sts.Status.ReadyReplicas
+	status.CurrentReplicas = sts.Status.CurrentReplicas
+	status.Ready = ptr.To(sts.Status.ReadyReplicas == ptr.Deref(sts.Spec.Replicas, 1) && StatefulSetRolledOut(sts))
+}

@@ -1,0 +1,123 @@
+package health
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+func rolledOutStatefulSet(replicas int32) *appsv1.StatefulSet {
+	return &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Generation: 1},
+		Spec:       appsv1.StatefulSetSpec{Replicas: ptr.To(replicas)},
+		Status: appsv1.StatefulSetStatus{ObservedGeneration: 1, Replicas: replicas, ReadyReplicas: replicas, CurrentReplicas: replicas,
+			UpdatedReplicas: replicas, CurrentRevision: "r1", UpdateRevision: "r1"},
+	}
+}
+
+func threeHealthyMembers() ([]coordinationv1.Lease, map[string]*corev1.Pod) {
+	var leases []coordinationv1.Lease
+	pods := map[string]*corev1.Pod{}
+	for i, role := range []string{"Leader", "Member", "Member"} {
+		name := testEtcd(3).PodName(i)
+		l := lease(name, "a"+string(rune('0'+i))+":c:"+role, 5*time.Second)
+		l.Annotations = map[string]string{druidv1alpha1.TLSEnabledAnnotation: "true"}
+		leases = append(leases, l)
+		pods[name] = pod(name, true)
+	}
+	return leases, pods
+}
+
+func conditionsByType(s druidv1alpha1.EtcdStatus) map[druidv1alpha1.ConditionType]string {
+	out := map[druidv1alpha1.ConditionType]string{}
+	for _, c := range s.Conditions {
+		out[c.Type] = string(c.Status) + "/" + c.Reason
+	}
+	return out
+}
+
+func TestComputeStatusHealthy(t *testing.T) {
+	g := NewWithT(t)
+	etcd := testEtcd(3)
+	etcd.Status.LastErrors = []druidv1alpha1.LastError{{Code: "ERR_X"}}
+	etcd.Status.Conditions = []druidv1alpha1.Condition{{Type: "SecretsReady", Status: "True"}}
+	leases, pods := threeHealthyMembers()
+	s := ComputeStatus(Observed{Etcd: etcd, StatefulSet: rolledOutStatefulSet(3), Pods: pods, MemberLeases: leases}, th, now)
+	g.Expect(conditionsByType(s)).To(Equal(map[druidv1alpha1.ConditionType]string{
+		"SecretsReady":      "True/",
+		"Ready":             "True/Quorate",
+		"AllMembersReady":   "True/AllMembersReady",
+		"AllMembersUpdated": "True/AllMembersUpdated",
+		"DataVolumesReady":  "True/NoWarningsFoundForDataVolumes",
+	}))
+	g.Expect(s.Members).To(HaveLen(3))
+	g.Expect(s.ClusterSize).To(Equal(ptr.To(int32(3))))
+	g.Expect(s.PeerUrlTLSEnabled).To(Equal(ptr.To(true)))
+	g.Expect(s.Ready).To(Equal(ptr.To(true)))
+	g.Expect(s.ReadyReplicas).To(Equal(int32(3)))
+	g.Expect(s.Selector).To(Equal(ptr.To("app.kubernetes.io/managed-by=etcd-druid,app.kubernetes.io/part-of=etcd-main")))
+	g.Expect(s.Etcd.Name).To(Equal("etcd-main"))
+	g.Expect(s.Etcd.Kind).To(Equal("StatefulSet"))
+	g.Expect(s.LastErrors).To(HaveLen(1), "spec-flow fields are kept")
+	g.Expect(etcd.Status.Members).To(BeEmpty(), "the input is not modified")
+}
+
+func TestComputeStatusHibernated(t *testing.T) {
+	g := NewWithT(t)
+	etcd := testEtcd(0)
+	etcd.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p"}
+	s := ComputeStatus(Observed{Etcd: etcd, StatefulSet: rolledOutStatefulSet(0)}, th, now)
+	for _, c := range s.Conditions {
+		g.Expect(c.Reason).To(Equal("NotChecked"), string(c.Type))
+	}
+	g.Expect(conditionsByType(s)).To(HaveLen(5))
+}
+
+func TestComputeStatusBackupReadyOnlyWithStore(t *testing.T) {
+	g := NewWithT(t)
+	etcd := testEtcd(3)
+	etcd.Status.Conditions = []druidv1alpha1.Condition{{Type: druidv1alpha1.ConditionTypeBackupReady, Status: "True"}}
+	s := ComputeStatus(Observed{Etcd: etcd}, th, now)
+	g.Expect(conditionsByType(s)).NotTo(HaveKey(druidv1alpha1.ConditionTypeBackupReady))
+
+	etcd.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p"}
+	s = ComputeStatus(Observed{Etcd: etcd}, th, now)
+	g.Expect(conditionsByType(s)).To(HaveKeyWithValue(druidv1alpha1.ConditionTypeBackupReady, "Unknown/Unknown"))
+	g.Expect(conditionsByType(s)).To(HaveKeyWithValue(druidv1alpha1.ConditionTypeAllMembersUpdated, "Unknown/StatefulSetNotFound"))
+	g.Expect(s.Ready).To(Equal(ptr.To(false)))
+	g.Expect(s.Etcd).To(BeNil())
+}
+
+func TestClusterSize(t *testing.T) {
+	leases, pods := threeHealthyMembers()
+	for name, tc := range map[string]struct {
+		previous *int32
+		replicas int32
+		leases   []coordinationv1.Lease
+		want     int32
+		ready    string
+	}{
+		"before bootstrap: spec.replicas":        {replicas: 3, want: 3, ready: "Unknown/NoMembersInStatus"},
+		"quorate: number of members":             {replicas: 3, leases: leases, want: 3, ready: "True/Quorate"},
+		"scale-up 1→3, only member 0 joined":     {previous: ptr.To(int32(1)), replicas: 3, leases: leases[:1], want: 1, ready: "True/Quorate"},
+		"scale-up 1→3, all joined":               {previous: ptr.To(int32(1)), replicas: 3, leases: leases, want: 3, ready: "True/Quorate"},
+		"creation of 3, one joined: not quorate": {replicas: 3, leases: leases[:1], want: 3, ready: "False/QuorumLost"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			etcd := testEtcd(tc.replicas)
+			etcd.Status.ClusterSize = tc.previous
+			s := ComputeStatus(Observed{Etcd: etcd, Pods: pods, MemberLeases: tc.leases}, th, now)
+			g.Expect(s.ClusterSize).To(Equal(ptr.To(tc.want)))
+			g.Expect(conditionsByType(s)).To(HaveKeyWithValue(druidv1alpha1.ConditionTypeReady, tc.ready))
+		})
+	}
+}
