@@ -1,0 +1,33 @@
+package etcd
+
+import druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+
+// SecretsReady is druid's own condition (not part of the upstream API): it tells an operator why a spec
+// reconcile does not proceed when a referenced secret or one of its keys is missing.
+const (
+	// ConditionTypeSecretsReady is True when every secret the spec references exists with the keys it needs.
+	ConditionTypeSecretsReady druidv1alpha1.ConditionType = "SecretsReady"
+	// ReasonSecretsMissing is the reason of SecretsReady=False; the message names every missing secret/key.
+	ReasonSecretsMissing = "SecretsMissing"
+	// ReasonAllSecretsPresent is the reason of SecretsReady=True.
+	ReasonAllSecretsPresent = "AllSecretsPresent"
+)
+
+// ErrorCodeSecretsMissing is recorded in status.lastErrors while referenced secrets are missing.
+const ErrorCodeSecretsMissing druidv1alpha1.ErrorCode = "ERR_SECRETS_MISSING"
+
+// Event reasons on the Etcd for what an operator must notice.
+const (
+	EventReasonSecretsMissing         = "SecretsMissing"
+	EventReasonSpecReconcileSuspended = "SpecReconcileSuspended"
+	EventReasonReconcileError         = "ReconcileError"
+	EventReasonScaleUpHeldBack        = "ScaleUpHeldBack"
+	EventReasonReconciled             = "Reconciled"
+	EventReasonDeletionError          = "DeletionError"
+)
+
+// Event actions (events.k8s.io/v1 requires one).
+const (
+	actionReconcile = "Reconcile"
+	actionDelete    = "Delete"
+)

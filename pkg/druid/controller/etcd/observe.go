@@ -1,0 +1,105 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/memberlease"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
+)
+
+// Observe reads everything the status is derived from: the StatefulSet, its pods, the member and snapshot
+// leases (all from the label-limited cache) and the warning events of the data volumes (from the
+// apiserver). The healing actions built on the status flow call it to act on the same picture.
+func (r *Reconciler) Observe(ctx context.Context, etcd *druidv1alpha1.Etcd) (health.Observed, error) {
+	o := health.Observed{Etcd: defaulted(etcd), Pods: map[string]*corev1.Pod{}}
+	sts := &appsv1.StatefulSet{}
+	switch err := r.client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.StatefulSetName()}, sts); {
+	case err == nil:
+		o.StatefulSet = sts
+	case !apierrors.IsNotFound(err):
+		return o, fmt.Errorf("reading statefulset: %w", err)
+	}
+
+	pods := &corev1.PodList{}
+	if err := r.client.List(ctx, pods, client.InNamespace(etcd.Namespace), client.MatchingLabels(etcd.ManagedLabels())); err != nil {
+		return o, fmt.Errorf("listing pods: %w", err)
+	}
+	for i := range pods.Items {
+		o.Pods[pods.Items[i].Name] = &pods.Items[i]
+	}
+
+	leases := &coordinationv1.LeaseList{}
+	if err := r.client.List(ctx, leases, client.InNamespace(etcd.Namespace), memberlease.Selector(etcd)); err != nil {
+		return o, fmt.Errorf("listing member leases: %w", err)
+	}
+	o.MemberLeases = leases.Items
+
+	if etcd.Spec.Backup.Store != nil {
+		var err error
+		if o.SnapshotLeases.Full, err = r.optionalLease(ctx, etcd.Namespace, etcd.FullSnapshotLeaseName()); err != nil {
+			return o, err
+		}
+		if o.SnapshotLeases.Delta, err = r.optionalLease(ctx, etcd.Namespace, etcd.DeltaSnapshotLeaseName()); err != nil {
+			return o, err
+		}
+	}
+
+	warnings, err := r.dataVolumeWarnings(ctx, o.Etcd, o.StatefulSet)
+	if err != nil {
+		return o, err
+	}
+	o.DataVolumeWarnings = warnings
+	return o, nil
+}
+
+func (r *Reconciler) optionalLease(ctx context.Context, namespace, name string) (*coordinationv1.Lease, error) {
+	lease := &coordinationv1.Lease{}
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, lease)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading lease %s: %w", name, err)
+	}
+	return lease, nil
+}
+
+// dataVolumeWarnings returns "<pvc>: <reason>: <message>" for every Warning event on the PVCs of the
+// StatefulSet's members (`<claim template>-<statefulset>-<ordinal>`). Events are read from the apiserver
+// with one field-selected list per Etcd, not cached: druid never needs a cluster-wide event informer.
+// Events expire with the apiserver's event TTL, which bounds how long an old warning is reported.
+func (r *Reconciler) dataVolumeWarnings(ctx context.Context, etcd *druidv1alpha1.Etcd, sts *appsv1.StatefulSet) ([]string, error) {
+	if sts == nil || sts.Spec.Replicas == nil || *sts.Spec.Replicas == 0 {
+		return nil, nil
+	}
+	claims := map[string]bool{}
+	for i := 0; i < int(*sts.Spec.Replicas); i++ {
+		claims[fmt.Sprintf("%s-%s-%d", etcd.VolumeClaimTemplateName(), sts.Name, i)] = true
+	}
+	list := &corev1.EventList{}
+	err := r.reader.List(ctx, list, client.InNamespace(etcd.Namespace), client.MatchingFieldsSelector{Selector: fields.SelectorFromSet(fields.Set{
+		"involvedObject.kind": "PersistentVolumeClaim",
+		"type":                corev1.EventTypeWarning,
+	})})
+	if err != nil {
+		return nil, fmt.Errorf("listing events of the data volumes: %w", err)
+	}
+	var warnings []string
+	for _, e := range list.Items {
+		if claims[e.InvolvedObject.Name] {
+			warnings = append(warnings, fmt.Sprintf("%s: %s: %s", e.InvolvedObject.Name, e.Reason, e.Message))
+		}
+	}
+	sort.Strings(warnings)
+	return warnings, nil
+}

@@ -1,0 +1,86 @@
+package etcd
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/flow"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
+)
+
+// DeletionHook runs in the deletion flow after every component is gone and before the Etcd's finalizer is
+// removed; an error retries the deletion flow. It is where the secret finalizer controller (or anything
+// else holding on to an Etcd's resources) can release them synchronously.
+type DeletionHook func(ctx context.Context, etcd *druidv1alpha1.Etcd) error
+
+// Reconciler runs the deletion, spec and status flows for one Etcd per call.
+type Reconciler struct {
+	client   client.Client
+	reader   client.Reader
+	recorder events.EventRecorder
+	registry component.Registry
+	config   config.EtcdController
+	clock    clock.PassiveClock
+	hooks    []DeletionHook
+}
+
+// Reconcile runs the deletion flow for an Etcd being deleted; otherwise the spec flow when one is due and
+// then the status flow, which also runs when the spec flow failed, so that the status keeps reporting the
+// cluster's health. It requeues after StatusSyncPeriod (or earlier when a flow asks for it).
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	logger := log.FromContext(ctx).WithValues("etcd", req.NamespacedName)
+	ctx = log.IntoContext(ctx, logger)
+	etcd := &druidv1alpha1.Etcd{}
+	if err := r.client.Get(ctx, req.NamespacedName, etcd); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+
+	if !etcd.DeletionTimestamp.IsZero() {
+		if !controllerutil.ContainsFinalizer(etcd, druidv1alpha1.FinalizerName) {
+			return ctrl.Result{}, nil
+		}
+		return flow.Combine(0, flow.Run(ctx, logger.WithName("deletion"), r.deletionSteps(etcd)))
+	}
+
+	specResult := flow.Continue()
+	if wanted, why := SpecReconcileWanted(etcd, r.config.EnableEtcdSpecAutoReconcile); wanted {
+		if SpecReconcileSuspended(etcd) {
+			logger.Info("Spec reconcile suspended by annotation", "trigger", why, "annotation", druidv1alpha1.SuspendEtcdSpecReconcileAnnotation)
+			r.recorder.Eventf(etcd, nil, "Warning", EventReasonSpecReconcileSuspended, actionReconcile,
+				"spec reconcile (%s) skipped: annotation %s is set; the status is still updated", why, druidv1alpha1.SuspendEtcdSpecReconcileAnnotation)
+		} else {
+			logger.V(1).Info("Running spec reconcile", "trigger", why)
+			specResult = flow.Run(ctx, logger.WithName("spec"), r.specSteps(etcd))
+		}
+	}
+
+	statusResult := flow.Run(ctx, logger.WithName("status"), r.statusSteps(etcd))
+	if statusResult.Failed() && apierrors.IsNotFound(statusResult.Err()) {
+		// The Etcd disappeared between the flows (e.g. the deletion finished); nothing left to do.
+		return ctrl.Result{}, nil
+	}
+	return flow.Combine(r.config.StatusSyncPeriod, specResult, statusResult)
+}
+
+// thresholds are the member grace periods of the configuration.
+func (r *Reconciler) thresholds() health.Thresholds {
+	return health.Thresholds{Unknown: r.config.EtcdMemberUnknownThreshold, NotReady: r.config.EtcdMemberNotReadyThreshold}
+}
+
+// defaulted is the copy of etcd the components are given: SetDefaults on a deep copy, so that the stored
+// object never gets defaults written back.
+func defaulted(etcd *druidv1alpha1.Etcd) *druidv1alpha1.Etcd {
+	c := etcd.DeepCopy()
+	druidv1alpha1.SetDefaults(c)
+	return c
+}

@@ -1,0 +1,169 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/flow"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
+)
+
+// errSecretsMissing stops the spec flow; the controller retries with back-off, and the Secret watch brings
+// the Etcd back as soon as a referenced secret changes.
+var errSecretsMissing = errors.New("referenced secrets are missing")
+
+// specRun is the state of one spec reconcile.
+type specRun struct {
+	r    *Reconciler
+	etcd *druidv1alpha1.Etcd
+	op   druidv1alpha1.LastOperation
+}
+
+// specSteps is the spec flow: record operation → finalizer → secrets → components → success → annotation.
+func (r *Reconciler) specSteps(etcd *druidv1alpha1.Etcd) []flow.Step {
+	run := &specRun{r: r, etcd: etcd, op: druidv1alpha1.LastOperation{
+		Type:  druidv1alpha1.LastOperationTypeReconcile,
+		RunID: string(uuid.NewUUID()),
+	}}
+	if etcd.Status.ObservedGeneration == nil {
+		run.op.Type = druidv1alpha1.LastOperationTypeCreate
+	}
+	return []flow.Step{
+		{Name: "recordOperationStart", Run: run.recordStart},
+		{Name: "ensureFinalizer", Run: run.ensureFinalizer},
+		{Name: "checkReferencedSecrets", Run: run.checkSecrets},
+		{Name: "syncComponents", Run: run.syncComponents},
+		{Name: "recordSuccess", Run: run.recordSuccess},
+		{Name: "removeOperationAnnotation", Run: run.removeOperationAnnotation},
+	}
+}
+
+func (s *specRun) record(ctx context.Context, state druidv1alpha1.LastOperationState, description string, lastErrors ...druidv1alpha1.LastError) error {
+	op := s.op
+	op.State, op.Description = state, description
+	return s.r.setLastOperation(ctx, s.etcd, op, lastErrors...)
+}
+
+func (s *specRun) recordStart(ctx context.Context) flow.Result {
+	desc := fmt.Sprintf("%s of generation %d in progress", s.op.Type, s.etcd.Generation)
+	if err := s.record(ctx, druidv1alpha1.LastOperationStateProcessing, desc); err != nil {
+		return flow.Fail(err)
+	}
+	return flow.Continue()
+}
+
+func (s *specRun) ensureFinalizer(ctx context.Context) flow.Result {
+	if controllerutil.ContainsFinalizer(s.etcd, druidv1alpha1.FinalizerName) {
+		return flow.Continue()
+	}
+	base := s.etcd.DeepCopy()
+	controllerutil.AddFinalizer(s.etcd, druidv1alpha1.FinalizerName)
+	if err := s.r.client.Patch(ctx, s.etcd, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return flow.Fail(fmt.Errorf("adding finalizer: %w", err))
+	}
+	return flow.Continue()
+}
+
+// checkSecrets stops the flow before any component is synced when a referenced secret or key is missing.
+func (s *specRun) checkSecrets(ctx context.Context) flow.Result {
+	missing, err := missingSecrets(ctx, s.r.client, ReferencedSecrets(s.etcd))
+	if err != nil {
+		return flow.Fail(err)
+	}
+	now := s.r.clock.Now()
+	if len(missing) == 0 {
+		err := s.r.patchStatus(ctx, s.etcd, func(st *druidv1alpha1.EtcdStatus) {
+			if c := health.FindCondition(st.Conditions, ConditionTypeSecretsReady); c != nil && c.Status == druidv1alpha1.ConditionTrue {
+				return
+			}
+			st.Conditions = health.SetCondition(st.Conditions, druidv1alpha1.Condition{Type: ConditionTypeSecretsReady,
+				Status: druidv1alpha1.ConditionTrue, Reason: ReasonAllSecretsPresent, Message: "every referenced secret exists with the keys the spec needs"}, now)
+		})
+		if err != nil {
+			return flow.Fail(err)
+		}
+		return flow.Continue()
+	}
+
+	message := strings.Join(missing, "; ")
+	log.FromContext(ctx).Info("Referenced secrets missing, no component is synced", "missing", message)
+	s.r.recorder.Eventf(s.etcd, nil, "Warning", EventReasonSecretsMissing, actionReconcile, "no component synced: %s", message)
+	err = s.r.patchStatus(ctx, s.etcd, func(st *druidv1alpha1.EtcdStatus) {
+		st.Conditions = health.SetCondition(st.Conditions, druidv1alpha1.Condition{Type: ConditionTypeSecretsReady,
+			Status: druidv1alpha1.ConditionFalse, Reason: ReasonSecretsMissing, Message: message}, now)
+		st.LastErrors = []druidv1alpha1.LastError{{Code: ErrorCodeSecretsMissing, Description: message, ObservedAt: metav1.NewTime(now)}}
+		op := s.op
+		op.State, op.Description, op.LastUpdateTime = druidv1alpha1.LastOperationStateError, "waiting for referenced secrets: "+message, metav1.NewTime(now)
+		st.LastOperation = &op
+	})
+	if err != nil {
+		return flow.Fail(err)
+	}
+	return flow.Fail(fmt.Errorf("%w: %s", errSecretsMissing, message))
+}
+
+// syncComponents syncs every component in registry order on a defaulted copy. A component's requeue (the
+// peer-TLS scale-up gate) is not a failure: lastOperation says Requeue with the reason and the flow comes
+// back after the requested delay.
+func (s *specRun) syncComponents(ctx context.Context) flow.Result {
+	err := s.r.registry.SyncAll(ctx, defaulted(s.etcd))
+	if err == nil {
+		return flow.Continue()
+	}
+	if requeue, ok := component.IsRequeue(err); ok {
+		s.r.recorder.Eventf(s.etcd, nil, "Normal", EventReasonScaleUpHeldBack, actionReconcile, "%s", requeue.Reason)
+		if err := s.record(ctx, druidv1alpha1.LastOperationStateRequeue, requeue.Reason); err != nil {
+			return flow.Fail(err)
+		}
+		return flow.RequeueAfter(requeue.After, requeue.Reason)
+	}
+	s.r.recorder.Eventf(s.etcd, nil, "Warning", EventReasonReconcileError, actionReconcile, "%v", err)
+	if recordErr := s.record(ctx, druidv1alpha1.LastOperationStateError, err.Error(), component.AsLastError(err, s.r.clock.Now())); recordErr != nil {
+		return flow.Fail(errors.Join(err, recordErr))
+	}
+	return flow.Fail(err)
+}
+
+func (s *specRun) recordSuccess(ctx context.Context) flow.Result {
+	now := metav1.NewTime(s.r.clock.Now())
+	err := s.r.patchStatus(ctx, s.etcd, func(st *druidv1alpha1.EtcdStatus) {
+		st.ObservedGeneration = &s.etcd.Generation
+		st.LastErrors = nil
+		op := s.op
+		op.State, op.Description, op.LastUpdateTime = druidv1alpha1.LastOperationStateSucceeded,
+			fmt.Sprintf("%s of generation %d succeeded", s.op.Type, s.etcd.Generation), now
+		st.LastOperation = &op
+	})
+	if err != nil {
+		return flow.Fail(err)
+	}
+	return flow.Continue()
+}
+
+// removeOperationAnnotation runs only after observedGeneration was written, so that whoever set the
+// annotation can rely on its removal meaning "reconciled".
+func (s *specRun) removeOperationAnnotation(ctx context.Context) flow.Result {
+	if !HasReconcileAnnotation(s.etcd) {
+		return flow.Continue()
+	}
+	base := s.etcd.DeepCopy()
+	for _, key := range []string{druidv1alpha1.GardenerOperationAnnotation, druidv1alpha1.DruidOperationAnnotation} {
+		if s.etcd.Annotations[key] == druidv1alpha1.OperationReconcile {
+			delete(s.etcd.Annotations, key)
+		}
+	}
+	if err := s.r.client.Patch(ctx, s.etcd, client.MergeFrom(base)); err != nil {
+		return flow.Fail(fmt.Errorf("removing the operation annotation: %w", err))
+	}
+	return flow.Continue()
+}

@@ -1,0 +1,53 @@
+package etcd
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+// patchStatus applies mutate to etcd's status and writes it with a merge patch on the status subresource,
+// only when something changed. etcd is updated with the apiserver's answer, so the next write in the same
+// reconcile starts from what is stored.
+func (r *Reconciler) patchStatus(ctx context.Context, etcd *druidv1alpha1.Etcd, mutate func(*druidv1alpha1.EtcdStatus)) error {
+	base := etcd.DeepCopy()
+	mutate(&etcd.Status)
+	if equality.Semantic.DeepEqual(base.Status, etcd.Status) {
+		return nil
+	}
+	return r.client.Status().Patch(ctx, etcd, client.MergeFrom(base))
+}
+
+// setLastOperation records the operation of this run.
+func (r *Reconciler) setLastOperation(ctx context.Context, etcd *druidv1alpha1.Etcd, op druidv1alpha1.LastOperation, lastErrors ...druidv1alpha1.LastError) error {
+	op.LastUpdateTime = metav1.NewTime(r.clock.Now())
+	return r.patchStatus(ctx, etcd, func(s *druidv1alpha1.EtcdStatus) {
+		s.LastOperation = &op
+		if op.State == druidv1alpha1.LastOperationStateError {
+			s.LastErrors = lastErrors
+		}
+	})
+}
+
+// onlyHeartbeatsDiffer tells whether two statuses differ in nothing but the conditions' lastUpdateTime. The
+// status flow then skips the write unless the last one is older than heartbeat, so that 500 healthy Etcds
+// do not cost a status write every period while lastUpdateTime still shows that druid is watching.
+func onlyHeartbeatsDiffer(old, updated druidv1alpha1.EtcdStatus, now time.Time, heartbeat time.Duration) bool {
+	if len(old.Conditions) != len(updated.Conditions) {
+		return false
+	}
+	a, b := old.DeepCopy(), updated.DeepCopy()
+	for i := range a.Conditions {
+		if now.Sub(a.Conditions[i].LastUpdateTime.Time) >= heartbeat {
+			return false
+		}
+		a.Conditions[i].LastUpdateTime = metav1.Time{}
+		b.Conditions[i].LastUpdateTime = metav1.Time{}
+	}
+	return equality.Semantic.DeepEqual(a, b)
+}
