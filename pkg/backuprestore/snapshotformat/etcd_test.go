@@ -2,71 +2,18 @@ package snapshotformat
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"net/url"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 )
 
-// startEtcd runs a single-member embedded etcd on 127.0.0.1 for the test and stops it at cleanup.
+// startEtcd runs a single-member embedded etcd for the test and returns a client to it.
 func startEtcd(t *testing.T) *clientv3.Client {
 	t.Helper()
-	var lastErr error
-	for range 5 { // a free port can be taken between probing and binding; retry on that race only
-		e, err := tryStartEtcd(t)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		t.Cleanup(e.Close)
-		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{e.Clients[0].Addr().String()}, DialTimeout: 5 * time.Second})
-		if err != nil {
-			t.Fatalf("etcd client: %v", err)
-		}
-		t.Cleanup(func() { _ = cli.Close() })
-		return cli
-	}
-	t.Fatalf("starting embedded etcd: %v", lastErr)
-	return nil
-}
-
-func tryStartEtcd(t *testing.T) (*embed.Etcd, error) {
-	clientURL, peerURL := url.URL{Scheme: "http", Host: freeAddr(t)}, url.URL{Scheme: "http", Host: freeAddr(t)}
-	cfg := embed.NewConfig()
-	cfg.Name = "test"
-	cfg.Dir = t.TempDir()
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{clientURL}, []url.URL{clientURL}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peerURL}, []url.URL{peerURL}
-	cfg.InitialCluster = fmt.Sprintf("%s=%s", cfg.Name, peerURL.String())
-	cfg.LogLevel = "error"
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		return nil, err
-	}
-	select {
-	case <-e.Server.ReadyNotify():
-		return e, nil
-	case err := <-e.Err():
-		e.Close()
-		return nil, err
-	case <-time.After(30 * time.Second):
-		e.Close()
-		return nil, fmt.Errorf("embedded etcd not ready after 30s")
-	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("probing a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return etcdserver.Start(t).Client(t)
 }
 
 // writeWorkload makes a history with every kind of event a delta holds: puts, overwrites, deletes, a

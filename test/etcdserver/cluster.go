@@ -1,0 +1,106 @@
+package etcdserver
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+)
+
+// startAttempts is how often a start is retried when a probed port was taken in the meantime.
+const startAttempts = 3
+
+// Cluster is a set of members started together.
+type Cluster struct {
+	Members []*Member
+}
+
+// Start runs a single-member cluster with default settings.
+func Start(t testing.TB) *Cluster {
+	t.Helper()
+	return StartCluster(t, 1, nil)
+}
+
+// StartCluster runs size members named m0, m1, ... on 127.0.0.1 and waits until all are ready.
+// configure (optional) adjusts each member's embed configuration. Everything is stopped when the
+// test ends.
+func StartCluster(t testing.TB, size int, configure func(*embed.Config)) *Cluster {
+	t.Helper()
+	var lastErr error
+	for range startAttempts {
+		c, err := tryStartCluster(t, size, configure)
+		if err == nil {
+			return c
+		}
+		lastErr = err
+	}
+	t.Fatalf("starting a %d-member etcd cluster: %v", size, lastErr)
+	return nil
+}
+
+func tryStartCluster(t testing.TB, size int, configure func(*embed.Config)) (*Cluster, error) {
+	cfgs := make([]MemberConfig, size)
+	var initial []string
+	for i := range cfgs {
+		cfgs[i] = MemberConfig{Name: fmt.Sprintf("m%d", i), ClientURL: FreeURL(t), PeerURL: FreeURL(t), Configure: configure}
+		initial = append(initial, fmt.Sprintf("%s=%s", cfgs[i].Name, cfgs[i].PeerURL.String()))
+	}
+	c := &Cluster{}
+	for i := range cfgs {
+		cfgs[i].InitialCluster = strings.Join(initial, ",")
+		m, err := startMember(t, cfgs[i])
+		if err != nil {
+			c.Stop()
+			return nil, err
+		}
+		c.Members = append(c.Members, m)
+	}
+	var errs []error
+	for _, m := range c.Members {
+		if err := m.waitReady(); err != nil {
+			errs = append(errs, fmt.Errorf("member %s: %w", m.Config.Name, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Endpoints are the client URLs of all members that are not stopped.
+func (c *Cluster) Endpoints() []string {
+	var out []string
+	for _, m := range c.Members {
+		if !m.stopped {
+			out = append(out, m.Endpoint())
+		}
+	}
+	return out
+}
+
+// Client opens a client balancing over all running members; it is closed when the test ends.
+func (c *Cluster) Client(t testing.TB) *clientv3.Client {
+	t.Helper()
+	return NewClient(t, c.Endpoints()...)
+}
+
+// Leader is the member that currently leads, or nil if none of the running members does.
+func (c *Cluster) Leader() *Member {
+	for _, m := range c.Members {
+		if !m.stopped && m.Etcd.Server.Leader() == m.Etcd.Server.MemberID() {
+			return m
+		}
+	}
+	return nil
+}
+
+// Stop stops every member.
+func (c *Cluster) Stop() {
+	for _, m := range c.Members {
+		m.Stop()
+	}
+}
