@@ -8,11 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-)
 
-func ref(name, namespace string) corev1.SecretReference {
-	return corev1.SecretReference{Name: name, Namespace: namespace}
-}
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/secretref"
+)
 
 func TestMissingSecrets(t *testing.T) {
 	g := NewWithT(t)
@@ -20,7 +18,7 @@ func TestMissingSecrets(t *testing.T) {
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "complete", Namespace: "ns"}, Data: map[string][]byte{"tls.crt": []byte("c"), "tls.key": []byte("k")}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "no-key", Namespace: "ns"}, Data: map[string][]byte{"tls.crt": []byte("c"), "tls.key": nil}},
 	).Build()
-	missing, err := missingSecrets(context.Background(), c, []SecretRequirement{
+	missing, err := missingSecrets(context.Background(), c, []secretref.Reference{
 		{Namespace: "ns", Name: "complete", Field: "a", Keys: []string{"tls.crt", "tls.key"}},
 		{Namespace: "ns", Name: "no-key", Field: "b", Keys: []string{"tls.crt", "tls.key"}},
 		{Namespace: "ns", Name: "absent", Field: "c"},

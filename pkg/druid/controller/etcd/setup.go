@@ -2,7 +2,6 @@ package etcd
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -24,15 +23,11 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/operators"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/secretref"
 )
 
 // ControllerName names the controller in logs, metrics and as the events' reporting controller.
 const ControllerName = "etcd"
-
-// IndexReferencedSecrets is the Etcd field index whose values are the namespace/name of every secret the
-// Etcd references (ReferencedSecretKeys). It maps a Secret event to the Etcds waiting for that secret; the
-// secret finalizer controller can use it too.
-const IndexReferencedSecrets = "druid.gardener.cloud/referenced-secrets"
 
 // Retry back-off of failed reconciles (e.g. missing secrets): fast at first, and capped so that an Etcd
 // whose secret appears without a watch event (e.g. during a druid restart) still converges in minutes.
@@ -62,14 +57,8 @@ func AddToManager(ctx context.Context, mgr manager.Manager, cfg config.EtcdContr
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &druidv1alpha1.Etcd{}, IndexReferencedSecrets, func(obj client.Object) []string {
-		etcd, ok := obj.(*druidv1alpha1.Etcd)
-		if !ok {
-			return nil
-		}
-		return ReferencedSecretKeys(etcd)
-	}); err != nil {
-		return fmt.Errorf("indexing referenced secrets: %w", err)
+	if err := secretref.AddIndex(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
 	}
 
 	r := &Reconciler{
@@ -116,8 +105,8 @@ func podToEtcd(_ context.Context, obj client.Object) []reconcile.Request {
 // a missing secret converges as soon as it appears, without anyone touching the Etcd.
 func (r *Reconciler) secretToEtcds(ctx context.Context, obj client.Object) []reconcile.Request {
 	list := &druidv1alpha1.EtcdList{}
-	key := obj.GetNamespace() + "/" + obj.GetName()
-	if err := r.client.List(ctx, list, client.MatchingFields{IndexReferencedSecrets: key}); err != nil {
+	key := secretref.Key(obj.GetNamespace(), obj.GetName())
+	if err := r.client.List(ctx, list, client.MatchingFields{secretref.IndexName: key}); err != nil {
 		log.FromContext(ctx).Error(err, "Listing Etcds referencing a secret failed", "secret", key)
 		return nil
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/flow"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/secretref"
 )
 
 // errSecretsMissing stops the spec flow; the controller retries with back-off, and the Secret watch brings
@@ -76,7 +77,7 @@ func (s *specRun) ensureFinalizer(ctx context.Context) flow.Result {
 
 // checkSecrets stops the flow before any component is synced when a referenced secret or key is missing.
 func (s *specRun) checkSecrets(ctx context.Context) flow.Result {
-	missing, err := missingSecrets(ctx, s.r.client, ReferencedSecrets(s.etcd))
+	missing, err := missingSecrets(ctx, s.r.client, secretref.Of(s.etcd))
 	if err != nil {
 		return flow.Fail(err)
 	}

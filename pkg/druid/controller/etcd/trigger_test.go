@@ -38,33 +38,3 @@ func TestSpecReconcileWanted(t *testing.T) {
 		})
 	}
 }
-
-func TestReferencedSecrets(t *testing.T) {
-	g := NewWithT(t)
-	e := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "shoot"}}
-	e.Spec.Etcd.ClientUrlTLS = &druidv1alpha1.TLSConfig{
-		TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: ref("ca-etcd", ""), DataKey: ptr.To("bundle.crt")},
-		ServerTLSSecretRef: ref("etcd-server", ""),
-		ClientTLSSecretRef: ref("etcd-client", ""),
-	}
-	e.Spec.Etcd.PeerUrlTLS = &druidv1alpha1.PeerTLSConfig{TLSConfig: druidv1alpha1.TLSConfig{
-		TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: ref("ca-etcd-peer", "")},
-		ServerTLSSecretRef: ref("etcd-peer-server", ""),
-	}}
-	e.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p", Provider: ptr.To(druidv1alpha1.StorageProviderLocal), SecretRef: ptr.To(ref("backup", "garden"))}
-	e.Spec.Etcd.AuthSecretRef = ptr.To(ref("etcd-auth", ""))
-
-	reqs := ReferencedSecrets(e)
-	byField := map[string]SecretRequirement{}
-	for _, r := range reqs {
-		byField[r.Field] = r
-	}
-	g.Expect(byField).To(HaveLen(7))
-	g.Expect(byField["spec.etcd.clientUrlTls.tlsCASecretRef"].Keys).To(Equal([]string{"bundle.crt"}))
-	g.Expect(byField["spec.etcd.peerUrlTls.tlsCASecretRef"].Keys).To(Equal([]string{"ca.crt"}), "CA data key defaults to ca.crt")
-	g.Expect(byField["spec.etcd.clientUrlTls.serverTLSSecretRef"].Keys).To(Equal([]string{"tls.crt", "tls.key"}))
-	g.Expect(byField["spec.backup.store.secretRef"].Key()).To(Equal("garden/backup"))
-	g.Expect(byField["spec.backup.store.secretRef"].Keys).To(Equal([]string{"hostPath"}))
-	g.Expect(byField["spec.etcd.authSecretRef"].Key()).To(Equal("shoot/etcd-auth"))
-	g.Expect(ReferencedSecretKeys(e)).To(ContainElements("shoot/ca-etcd", "garden/backup"))
-}
