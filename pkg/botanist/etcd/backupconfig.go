@@ -1,0 +1,132 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
+)
+
+// BackupConfig names where the main etcd backs up to. Everything else (secret, bucket, provider) is read from
+// the BackupEntry and the secret its controller wrote, so Gardener stays cloud-agnostic (seeds 003/004).
+type BackupConfig struct {
+	// BackupEntryName is the shoot's BackupEntry, `<shoot-namespace>--<shoot-uid>`.
+	BackupEntryName string
+	// Provider overrides the store provider derived from the BackupEntry's spec.type.
+	Provider *druidv1alpha1.StorageProvider
+}
+
+// legacyBackupSecretName is the secret older extensions write without naming it in the BackupEntry status.
+const legacyBackupSecretName = "etcd-backup"
+
+// backupSecretKeyBucketName is the key of the backup secret that names the bucket (the Etcd's container).
+const backupSecretKeyBucketName = "bucketName"
+
+// providerByEntryType maps the provider types of BackupEntries (extension names) to the store providers the
+// backup-restore sidecar understands.
+var providerByEntryType = map[string]druidv1alpha1.StorageProvider{
+	"local":     druidv1alpha1.StorageProviderLocal,
+	"s3":        druidv1alpha1.StorageProviderS3,
+	"aws":       druidv1alpha1.StorageProviderS3,
+	"azure":     druidv1alpha1.StorageProviderABS,
+	"gcp":       druidv1alpha1.StorageProviderGCS,
+	"openstack": druidv1alpha1.StorageProviderSwift,
+	"alicloud":  druidv1alpha1.StorageProviderOSS,
+}
+
+// StorageProviderForEntryType is the store provider for a BackupEntry's spec.type.
+func StorageProviderForEntryType(entryType string) (druidv1alpha1.StorageProvider, error) {
+	if p, ok := providerByEntryType[strings.ToLower(entryType)]; ok {
+		return p, nil
+	}
+	return "", fmt.Errorf("no etcd store provider is known for backup provider type %q", entryType)
+}
+
+// backupStore is the store of the Etcd before the backup secret was checked for its bucket.
+type backupStore struct {
+	secretRef corev1.SecretReference
+	provider  druidv1alpha1.StorageProvider
+	prefix    string
+}
+
+// waitForBackupEntry waits until the BackupEntry is reconciled for its current generation and returns the
+// store it describes. The shoot flow creates the entry right before the etcds; its secret appears only once
+// the extension reconciled it, so waiting here is what makes the Etcd's first write already complete.
+func (e *etcd) waitForBackupEntry(ctx context.Context, cfg *BackupConfig) (backupStore, error) {
+	be := &extensionsv1alpha1.BackupEntry{}
+	var notReady string
+	err := wait.PollUntilContextTimeout(ctx, e.values.WaitInterval, e.values.WaitTimeout, true, func(ctx context.Context) (bool, error) {
+		if err := e.client.Get(ctx, client.ObjectKey{Name: cfg.BackupEntryName}, be); err != nil {
+			if apierrors.IsNotFound(err) {
+				notReady = "it does not exist"
+				return false, nil
+			}
+			return false, err
+		}
+		notReady = backupEntryNotReady(be)
+		return notReady == "", nil
+	})
+	if err != nil {
+		if wait.Interrupted(err) {
+			return backupStore{}, fmt.Errorf("BackupEntry %s not reconciled after %s: %s", cfg.BackupEntryName, e.values.WaitTimeout, notReady)
+		}
+		return backupStore{}, fmt.Errorf("reading BackupEntry %s: %w", cfg.BackupEntryName, err)
+	}
+	return e.storeFromEntry(be, cfg)
+}
+
+// backupEntryNotReady says why the entry cannot be used yet, or "" when it can.
+func backupEntryNotReady(be *extensionsv1alpha1.BackupEntry) string {
+	s := be.Status
+	switch {
+	case be.DeletionTimestamp != nil:
+		return "it is being deleted"
+	case s.LastOperation == nil:
+		return "it was not reconciled yet"
+	case s.ObservedGeneration != be.Generation:
+		return fmt.Sprintf("observed generation %d, current %d", s.ObservedGeneration, be.Generation)
+	case be.Annotations[extensionsv1alpha1.OperationAnnotation] != "":
+		return "operation annotation " + be.Annotations[extensionsv1alpha1.OperationAnnotation] + " still set"
+	case s.LastOperation.State != extensionsv1alpha1.LastOperationStateSucceeded:
+		msg := fmt.Sprintf("last operation %s is %s", s.LastOperation.Type, s.LastOperation.State)
+		if s.LastError != nil {
+			msg += ": " + s.LastError.Description
+		}
+		return msg
+	}
+	return ""
+}
+
+// storeFromEntry takes the secret from status.etcdBackupSecretRef, falling back to etcd-backup in the
+// control-plane namespace for entries reconciled by extensions that do not expose it.
+func (e *etcd) storeFromEntry(be *extensionsv1alpha1.BackupEntry, cfg *BackupConfig) (backupStore, error) {
+	ref := corev1.SecretReference{Name: legacyBackupSecretName, Namespace: e.namespace}
+	if r := be.Status.EtcdBackupSecretRef; r != nil && r.Name != "" {
+		ref = *r
+		if ref.Namespace == "" {
+			ref.Namespace = e.namespace
+		}
+	}
+	if ref.Namespace != e.namespace {
+		return backupStore{}, fmt.Errorf("BackupEntry %s names backup secret %s/%s, but the etcd runs in %s and can mount only secrets of its namespace",
+			be.Name, ref.Namespace, ref.Name, e.namespace)
+	}
+	provider := druidv1alpha1.StorageProvider("")
+	if cfg.Provider != nil {
+		provider = *cfg.Provider
+	} else {
+		p, err := StorageProviderForEntryType(be.Spec.Type)
+		if err != nil {
+			return backupStore{}, fmt.Errorf("BackupEntry %s: %w", be.Name, err)
+		}
+		provider = p
+	}
+	return backupStore{secretRef: ref, provider: provider, prefix: be.Name + "/" + e.name()}, nil
+}

@@ -1,0 +1,182 @@
+package etcd
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+// Wire values of the Etcd spec Gardener writes (shared/reference/gardener.md, druid-api.md).
+const (
+	clientPort  int32 = 2379
+	serverPort  int32 = 2380
+	wrapperPort int32 = 9095
+	backupPort  int32 = 8080
+
+	// PeerTLSChecksumAnnotation is a pod annotation (spec.annotations) with a hash of the peer CA bundle and
+	// the peer certificate. Members read both only at start, so a changed bundle or certificate must roll the
+	// pods; a changed pod annotation is what makes druid roll them.
+	PeerTLSChecksumAnnotation = "checksum/etcd-peer-tls"
+
+	labelGardenerRole     = "gardener.cloud/role"
+	labelGardenerRoleCP   = "controlplane"
+	labelRole             = "role"
+	labelApp              = "app"
+	labelAppEtcd          = "etcd-statefulset"
+	labelToDNS            = "networking.gardener.cloud/to-dns"
+	labelToPublicNetworks = "networking.gardener.cloud/to-public-networks"
+	labelToPrivateNets    = "networking.gardener.cloud/to-private-networks"
+	labelAllowed          = "allowed"
+)
+
+var (
+	defaultQuota               = resource.MustParse("8Gi")
+	deltaSnapshotMemoryLimit   = resource.MustParse("100Mi")
+	deltaSnapshotPeriod        = 5 * time.Minute
+	garbageCollectionPeriod    = 12 * time.Hour
+	defaultStorageByClass      = map[Class]resource.Quantity{ClassImportant: resource.MustParse("25Gi"), ClassNormal: resource.MustParse("10Gi")}
+	autoCompactionRetention    = "30m"
+	autoCompactionModePeriodic = druidv1alpha1.Periodic
+)
+
+// plan is what Deploy settled before building the Etcd: the merged replicas, whether peers talk TLS, the
+// backup store and the schedules.
+type plan struct {
+	replicas        int32
+	peerTLS         bool
+	store           *druidv1alpha1.StoreSpec
+	defragmentation string
+	fullSnapshot    string
+	peerTLSChecksum string
+}
+
+// desiredReplicas keeps what the object has unless Values say otherwise; a single member becomes three when
+// high availability is asked for, which is the whole non-HA → HA transition from Gardener's side.
+func (e *etcd) desiredReplicas(existing *druidv1alpha1.Etcd) int32 {
+	switch {
+	case e.values.Replicas != nil:
+		return *e.values.Replicas
+	case existing == nil && e.values.HighAvailability:
+		return 3
+	case existing == nil:
+		return 1
+	case existing.Spec.Replicas == 1 && e.values.HighAvailability:
+		return 3
+	}
+	return existing.Spec.Replicas
+}
+
+// needsPeerTLS: peers of a multi-member cluster talk TLS, and once enabled peer TLS is never switched off.
+func needsPeerTLS(existing *druidv1alpha1.Etcd, highAvailability bool, replicas int32) bool {
+	return highAvailability || replicas > 1 || (existing != nil && existing.Spec.Etcd.PeerUrlTLS != nil)
+}
+
+// build returns the Etcd to write: the existing object (so fields owned by others survive) with every field
+// this component owns set from the plan.
+func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
+	obj := e.emptyEtcd()
+	if existing != nil {
+		obj = existing.DeepCopy()
+	}
+	obj.Labels = mergeMaps(obj.Labels, map[string]string{labelGardenerRole: labelGardenerRoleCP, labelRole: e.values.Role})
+	spec := &obj.Spec
+	spec.Labels = mergeMaps(spec.Labels, map[string]string{
+		labelGardenerRole:     labelGardenerRoleCP,
+		labelRole:             e.values.Role,
+		labelApp:              labelAppEtcd,
+		labelToDNS:            labelAllowed,
+		labelToPublicNetworks: labelAllowed,
+		labelToPrivateNets:    labelAllowed,
+	})
+	spec.Replicas = p.replicas
+	spec.PriorityClassName = ptr.To(e.values.PriorityClassName)
+	if existing == nil {
+		spec.StorageClass = e.values.StorageClass
+	}
+	spec.StorageCapacity = e.storageCapacity(existing)
+	spec.SharedConfig = &druidv1alpha1.SharedConfig{AutoCompactionMode: &autoCompactionModePeriodic, AutoCompactionRetention: &autoCompactionRetention}
+
+	spec.Etcd.ClientPort = ptr.To(clientPort)
+	spec.Etcd.ServerPort = ptr.To(serverPort)
+	spec.Etcd.WrapperPort = ptr.To(wrapperPort)
+	spec.Etcd.Quota = ptr.To(defaultQuota)
+	spec.Etcd.Metrics = ptr.To(druidv1alpha1.Basic)
+	spec.Etcd.DefragmentationSchedule = ptr.To(p.defragmentation)
+	spec.Etcd.ClientUrlTLS = e.clientTLS()
+	e.setPeerTLS(obj, p.peerTLS, p.peerTLSChecksum)
+
+	spec.Backup.Port = ptr.To(backupPort)
+	spec.Backup.TLS = e.clientTLS()
+	spec.Backup.Store = p.store
+	if p.store != nil {
+		spec.Backup.FullSnapshotSchedule = ptr.To(p.fullSnapshot)
+		spec.Backup.DeltaSnapshotPeriod = &metav1.Duration{Duration: deltaSnapshotPeriod}
+		spec.Backup.DeltaSnapshotMemoryLimit = ptr.To(deltaSnapshotMemoryLimit)
+		spec.Backup.GarbageCollectionPolicy = ptr.To(druidv1alpha1.GarbageCollectionPolicyExponential)
+		spec.Backup.GarbageCollectionPeriod = &metav1.Duration{Duration: garbageCollectionPeriod}
+	}
+	return obj
+}
+
+// setPeerTLS configures peer TLS (or leaves it off) and the pod annotation that rolls the members when the
+// peer bundle or certificate changes.
+func (e *etcd) setPeerTLS(obj *druidv1alpha1.Etcd, peerTLS bool, checksum string) {
+	if !peerTLS {
+		obj.Spec.Etcd.PeerUrlTLS = nil
+		return
+	}
+	obj.Spec.Etcd.PeerUrlTLS = &druidv1alpha1.PeerTLSConfig{TLSConfig: druidv1alpha1.TLSConfig{
+		TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: corev1.SecretReference{Name: PeerCASecretName, Namespace: e.namespace}, DataKey: ptr.To(DataKeyCABundle)},
+		ServerTLSSecretRef: corev1.SecretReference{Name: PeerServerSecretName(e.values.Role), Namespace: e.namespace},
+	}}
+	obj.Spec.Annotations = mergeMaps(obj.Spec.Annotations, map[string]string{PeerTLSChecksumAnnotation: checksum})
+}
+
+// clientTLS is used by etcd's client port and by the sidecar's HTTP server: both present the server
+// certificate and accept clients with certificates of ca-etcd, referenced through its bundle so that a CA
+// rotation never needs an Etcd change.
+func (e *etcd) clientTLS() *druidv1alpha1.TLSConfig {
+	return &druidv1alpha1.TLSConfig{
+		TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: corev1.SecretReference{Name: CASecretName, Namespace: e.namespace}, DataKey: ptr.To(DataKeyCABundle)},
+		ServerTLSSecretRef: corev1.SecretReference{Name: ServerSecretName(e.values.Role), Namespace: e.namespace},
+		ClientTLSSecretRef: corev1.SecretReference{Name: ClientSecretName, Namespace: e.namespace},
+	}
+}
+
+// storageCapacity is the wanted capacity, or the existing one when it is larger: volumes cannot shrink, and a
+// provider webhook may have enlarged it.
+func (e *etcd) storageCapacity(existing *druidv1alpha1.Etcd) *resource.Quantity {
+	want := defaultStorageByClass[e.values.Class]
+	if e.values.StorageCapacity != nil {
+		want = *e.values.StorageCapacity
+	}
+	if existing != nil && existing.Spec.StorageCapacity != nil && existing.Spec.StorageCapacity.Cmp(want) > 0 {
+		return ptr.To(existing.Spec.StorageCapacity.DeepCopy())
+	}
+	return &want
+}
+
+// peerTLSChecksum hashes what the members load from the peer secrets at start.
+func peerTLSChecksum(peerCA, peerServer *corev1.Secret) string {
+	h := sha256.New()
+	h.Write(peerCA.Data[DataKeyCABundle])
+	h.Write(peerServer.Data[DataKeyCertificate])
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func mergeMaps(into, from map[string]string) map[string]string {
+	if into == nil {
+		into = make(map[string]string, len(from))
+	}
+	for k, v := range from {
+		into[k] = v
+	}
+	return into
+}

@@ -1,0 +1,190 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1/validation"
+)
+
+// ConfirmDeletionAnnotation is Gardener's confirmation that an object protected against accidental deletion
+// may be deleted; Destroy sets it so that deletion protection lets the Etcd go.
+const ConfirmDeletionAnnotation = "confirmation.gardener.cloud/deletion"
+
+func (e *etcd) Deploy(ctx context.Context) error {
+	log := e.logger(ctx)
+	existing, err := e.getExisting(ctx)
+	if err != nil {
+		return err
+	}
+	p := plan{replicas: e.desiredReplicas(existing)}
+	p.peerTLS = needsPeerTLS(existing, e.values.HighAvailability, p.replicas)
+	if err := e.ensureTLSSecrets(ctx, p.peerTLS); err != nil {
+		return err
+	}
+	store, err := e.backupStore(ctx, existing)
+	if err != nil {
+		return err
+	}
+	secrets, err := e.checkSecrets(ctx, requiredSecrets(e.values.Role, p.peerTLS, storeSecretName(store)))
+	if err != nil {
+		return err
+	}
+	if store != nil {
+		store.Container = ptr.To(string(secrets[store.SecretRef.Name].Data[backupSecretKeyBucketName]))
+	}
+	p.store = store
+	if p.peerTLS {
+		p.peerTLSChecksum = peerTLSChecksum(secrets[PeerCASecretName], secrets[PeerServerSecretName(e.values.Role)])
+	}
+	if p.defragmentation, p.fullSnapshot, err = e.schedules(existing); err != nil {
+		return err
+	}
+	if err := e.write(ctx, existing, e.build(existing, p)); err != nil {
+		return err
+	}
+	log.Info("Deployed Etcd", "replicas", p.replicas, "peerTLS", p.peerTLS, "backup", store != nil)
+	return nil
+}
+
+func (e *etcd) ensureTLSSecrets(ctx context.Context, peerTLS bool) error {
+	if e.values.SkipTLSSecretGeneration {
+		return nil
+	}
+	if _, err := e.tlsSecrets(peerTLS).Ensure(ctx); err != nil {
+		return fmt.Errorf("ensuring the TLS secrets of %s: %w", e.name(), err)
+	}
+	return nil
+}
+
+// backupStore is the store to write: from the BackupEntry when a backup config is set, otherwise the one
+// already on the object (a Deploy without backup config must not switch backups off). Only the main etcd is
+// backed up.
+func (e *etcd) backupStore(ctx context.Context, existing *druidv1alpha1.Etcd) (*druidv1alpha1.StoreSpec, error) {
+	if e.values.Role != RoleMain {
+		return nil, nil
+	}
+	if cfg := e.values.BackupConfig; cfg != nil {
+		s, err := e.waitForBackupEntry(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &druidv1alpha1.StoreSpec{SecretRef: &corev1.SecretReference{Name: s.secretRef.Name, Namespace: s.secretRef.Namespace}, Provider: ptr.To(s.provider), Prefix: s.prefix}, nil
+	}
+	if existing != nil && existing.Spec.Backup.Store != nil {
+		return existing.Spec.Backup.Store.DeepCopy(), nil
+	}
+	return nil, nil
+}
+
+func storeSecretName(store *druidv1alpha1.StoreSpec) string {
+	if store == nil || store.SecretRef == nil {
+		return ""
+	}
+	return store.SecretRef.Name
+}
+
+// schedules: explicit values win, then what the object already has, then a slot in the maintenance window.
+func (e *etcd) schedules(existing *druidv1alpha1.Etcd) (defragmentation, fullSnapshot string, err error) {
+	window := DefaultMaintenanceWindow
+	if e.values.MaintenanceWindow != nil {
+		window = *e.values.MaintenanceWindow
+	}
+	defragmentation, fullSnapshot, err = derivedSchedules(window, e.namespace, e.values.Role)
+	if err != nil {
+		return "", "", err
+	}
+	if existing != nil && existing.Spec.Etcd.DefragmentationSchedule != nil {
+		defragmentation = *existing.Spec.Etcd.DefragmentationSchedule
+	}
+	if existing != nil && existing.Spec.Backup.FullSnapshotSchedule != nil {
+		fullSnapshot = *existing.Spec.Backup.FullSnapshotSchedule
+	}
+	if e.values.DefragmentationSchedule != nil {
+		defragmentation = *e.values.DefragmentationSchedule
+	}
+	if e.values.FullSnapshotSchedule != nil {
+		fullSnapshot = *e.values.FullSnapshotSchedule
+	}
+	return defragmentation, fullSnapshot, nil
+}
+
+// write validates the Etcd and creates it, or patches the existing one (optimistically locked, so a
+// concurrent writer makes this Deploy fail and retry rather than being overwritten), always with the
+// operation annotation that asks druid to reconcile.
+func (e *etcd) write(ctx context.Context, existing, desired *druidv1alpha1.Etcd) error {
+	desired.Annotations = mergeMaps(desired.Annotations, map[string]string{
+		druidv1alpha1.GardenerOperationAnnotation: druidv1alpha1.OperationReconcile,
+		druidv1alpha1.GardenerTimestampAnnotation: e.values.Clock().UTC().Format(time.RFC3339),
+	})
+	if existing == nil {
+		if errs := validation.ValidateEtcd(desired); len(errs) > 0 {
+			return fmt.Errorf("refusing to write an invalid Etcd %s/%s: %w", e.namespace, e.name(), errs.ToAggregate())
+		}
+		if err := e.client.Create(ctx, desired); err != nil {
+			return fmt.Errorf("creating Etcd %s/%s: %w", e.namespace, e.name(), err)
+		}
+		return nil
+	}
+	if errs := validation.ValidateEtcdUpdate(desired, existing); len(errs) > 0 {
+		return fmt.Errorf("refusing to write an invalid Etcd %s/%s: %w", e.namespace, e.name(), errs.ToAggregate())
+	}
+	patch := client.MergeFromWithOptions(existing, client.MergeFromWithOptimisticLock{})
+	if err := e.client.Patch(ctx, desired, patch); err != nil {
+		return fmt.Errorf("patching Etcd %s/%s: %w", e.namespace, e.name(), err)
+	}
+	return nil
+}
+
+func (e *etcd) Scale(ctx context.Context, replicas int32) error {
+	existing, err := e.getExisting(ctx)
+	if err != nil {
+		return err
+	}
+	if existing == nil {
+		return fmt.Errorf("cannot scale %s/%s: it does not exist, deploy it first", e.namespace, e.name())
+	}
+	desired := existing.DeepCopy()
+	desired.Spec.Replicas = replicas
+	if peerTLS := needsPeerTLS(existing, false, replicas); peerTLS {
+		if err := e.ensureTLSSecrets(ctx, true); err != nil {
+			return err
+		}
+		secrets, err := e.checkSecrets(ctx, requiredSecrets(e.values.Role, true, storeSecretName(existing.Spec.Backup.Store)))
+		if err != nil {
+			return err
+		}
+		e.setPeerTLS(desired, true, peerTLSChecksum(secrets[PeerCASecretName], secrets[PeerServerSecretName(e.values.Role)]))
+	}
+	if err := e.write(ctx, existing, desired); err != nil {
+		return err
+	}
+	e.logger(ctx).Info("Scaled Etcd", "from", existing.Spec.Replicas, "to", replicas)
+	return nil
+}
+
+func (e *etcd) Destroy(ctx context.Context) error {
+	existing, err := e.getExisting(ctx)
+	if err != nil || existing == nil {
+		return err
+	}
+	if existing.Annotations[ConfirmDeletionAnnotation] != "true" {
+		patch := client.MergeFrom(existing.DeepCopy())
+		existing.Annotations = mergeMaps(existing.Annotations, map[string]string{ConfirmDeletionAnnotation: "true"})
+		if err := e.client.Patch(ctx, existing, patch); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("confirming the deletion of Etcd %s/%s: %w", e.namespace, e.name(), err)
+		}
+	}
+	if err := e.client.Delete(ctx, existing); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting Etcd %s/%s: %w", e.namespace, e.name(), err)
+	}
+	e.logger(ctx).Info("Deleted Etcd")
+	return nil
+}

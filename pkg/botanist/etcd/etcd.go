@@ -1,0 +1,187 @@
+// Package etcd is the Gardener-side etcd component: it writes the Etcd resource of one role (main or events)
+// in a shoot's control-plane namespace for etcd-druid to run, with the TLS secrets it generates (tls.go) and
+// the backup store it takes from the shoot's BackupEntry (seeds 003/004), and it waits until druid reports
+// the cluster ready (waiter.go).
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+// Roles of the two etcds of a shoot control plane.
+const (
+	// RoleMain is the etcd of the shoot's kube-apiserver; it is backed up.
+	RoleMain = "main"
+	// RoleEvents holds only Kubernetes events; losing it loses nothing that matters, so it has no backup.
+	RoleEvents = "events"
+)
+
+// Class tells how much the etcd matters; it decides the default storage and whether it is backed up.
+type Class string
+
+const (
+	// ClassImportant is the class of etcd-main.
+	ClassImportant Class = "important"
+	// ClassNormal is the class of etcd-events.
+	ClassNormal Class = "normal"
+)
+
+// Interface is the etcd component of one role in one control-plane namespace, as the shoot flow drives it:
+// Deploy, then Wait; Destroy, then WaitCleanup.
+type Interface interface {
+	// Deploy makes sure the TLS secrets exist, checks every secret the Etcd references and writes the Etcd with
+	// the operation annotation so that druid reconciles it. It returns a *MissingSecretError (retriable) and
+	// writes nothing while a referenced secret or key is missing.
+	Deploy(ctx context.Context) error
+	// Destroy deletes the Etcd; a missing Etcd is not an error.
+	Destroy(ctx context.Context) error
+	// Wait blocks until druid reconciled the last Deploy and reports the cluster ready, or times out with an
+	// error that says what was still missing.
+	Wait(ctx context.Context) error
+	// WaitCleanup blocks until the Etcd is gone.
+	WaitCleanup(ctx context.Context) error
+	// Snapshot asks the backup-restore sidecar for a final full snapshot and returns its answer.
+	Snapshot(ctx context.Context) (string, error)
+	// Scale changes only the number of members (and enables peer TLS when going beyond one).
+	Scale(ctx context.Context, replicas int32) error
+	// SetBackupConfig sets (or with nil clears) the backup configuration used by the next Deploy.
+	SetBackupConfig(config *BackupConfig)
+	// RolloutPeerCA replaces the peer CA of a running cluster in three rollouts without breaking quorum.
+	RolloutPeerCA(ctx context.Context) error
+	// Get returns the current Etcd.
+	Get(ctx context.Context) (*druidv1alpha1.Etcd, error)
+}
+
+// Values configure the etcd of one role. Fields left empty are kept from the existing Etcd where that
+// matters (replicas, storage, schedules, backup store) so that a Deploy never undoes what druid, a webhook or
+// an earlier Deploy settled.
+type Values struct {
+	// Role is main or events; it names the Etcd etcd-<role>.
+	Role string
+	// Class is ClassImportant for main and ClassNormal for events when empty.
+	Class Class
+	// Replicas is the number of members; nil keeps the existing value (1, or 3 with HighAvailability, on
+	// creation; an existing single member becomes 3 when HighAvailability is set).
+	Replicas *int32
+	// StorageCapacity of each member's volume; an existing larger capacity is kept (volumes do not shrink).
+	StorageCapacity *resource.Quantity
+	// StorageClass of the volumes; only used on creation since it is immutable.
+	StorageClass *string
+	// DefragmentationSchedule is a cron schedule; nil keeps the existing one or derives one in the
+	// maintenance window.
+	DefragmentationSchedule *string
+	// FullSnapshotSchedule is a cron schedule; nil keeps the existing one or derives a daily one in the
+	// maintenance window.
+	FullSnapshotSchedule *string
+	// HighAvailability runs three members with peer TLS.
+	HighAvailability bool
+	// BackupConfig names the BackupEntry whose store the main etcd backs up to; nil keeps the existing store.
+	BackupConfig *BackupConfig
+	// MaintenanceWindow is where derived schedules are placed (DefaultMaintenanceWindow when nil).
+	MaintenanceWindow *MaintenanceWindow
+	// PriorityClassName of the etcd pods (DefaultPriorityClassName when empty).
+	PriorityClassName string
+
+	// SkipTLSSecretGeneration leaves the TLS secrets to another owner (for example Gardener's secrets
+	// manager); Deploy then only checks that they exist.
+	SkipTLSSecretGeneration bool
+	// Clock stamps gardener.cloud/timestamp and dates certificates (time.Now when nil).
+	Clock func() time.Time
+	// WaitTimeout bounds Wait, WaitCleanup and the wait for the BackupEntry (DefaultWaitTimeout when zero).
+	WaitTimeout time.Duration
+	// WaitInterval is how often the waits look (DefaultWaitInterval when zero).
+	WaitInterval time.Duration
+	// SnapshotTransport reaches the sidecar; tests point it at a local server.
+	SnapshotTransport SnapshotTransport
+	// PeerCARolloutWait waits for the rollout after each step of RolloutPeerCA (Wait when nil); tests play
+	// druid here.
+	PeerCARolloutWait func(ctx context.Context, phase PeerCARotationPhase) error
+}
+
+// Defaults of Values.
+const (
+	DefaultWaitTimeout       = 5 * time.Minute
+	DefaultWaitInterval      = 5 * time.Second
+	DefaultPriorityClassName = "gardener-system-500"
+)
+
+type etcd struct {
+	client    client.Client
+	namespace string
+	values    Values
+}
+
+// New returns the etcd component of values.Role in namespace.
+func New(c client.Client, namespace string, values Values) Interface {
+	if values.Class == "" {
+		values.Class = ClassNormal
+		if values.Role == RoleMain {
+			values.Class = ClassImportant
+		}
+	}
+	if values.Clock == nil {
+		values.Clock = time.Now
+	}
+	if values.WaitTimeout == 0 {
+		values.WaitTimeout = DefaultWaitTimeout
+	}
+	if values.WaitInterval == 0 {
+		values.WaitInterval = DefaultWaitInterval
+	}
+	if values.PriorityClassName == "" {
+		values.PriorityClassName = DefaultPriorityClassName
+	}
+	return &etcd{client: c, namespace: namespace, values: values}
+}
+
+// Name is the name of the Etcd of a role.
+func Name(role string) string { return "etcd-" + role }
+
+func (e *etcd) name() string { return Name(e.values.Role) }
+
+// emptyEtcd is the Etcd addressed by name only, for Get and Delete.
+func (e *etcd) emptyEtcd() *druidv1alpha1.Etcd {
+	return &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: e.name(), Namespace: e.namespace}}
+}
+
+func (e *etcd) logger(ctx context.Context) logr.Logger {
+	return logf.FromContext(ctx).WithValues("etcd", client.ObjectKey{Namespace: e.namespace, Name: e.name()})
+}
+
+func (e *etcd) SetBackupConfig(config *BackupConfig) { e.values.BackupConfig = config }
+
+func (e *etcd) Get(ctx context.Context) (*druidv1alpha1.Etcd, error) {
+	obj := e.emptyEtcd()
+	if err := e.client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// getExisting returns the Etcd or nil when it does not exist yet.
+func (e *etcd) getExisting(ctx context.Context) (*druidv1alpha1.Etcd, error) {
+	obj, err := e.Get(ctx)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading Etcd %s/%s: %w", e.namespace, e.name(), err)
+	}
+	return obj, nil
+}
+
+// tlsSecrets is the TLS secret generator of this role; peerTLS adds the peer certificate.
+func (e *etcd) tlsSecrets(peerTLS bool) *TLSSecrets {
+	return NewTLSSecrets(e.client, e.namespace, TLSValues{Role: e.values.Role, HighAvailability: peerTLS, Clock: e.values.Clock})
+}

@@ -1,0 +1,75 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+)
+
+// RolloutPeerCA replaces the peer CA of a running multi-member etcd. Members accept only peers whose
+// certificate their bundle trusts and load bundle and certificate at start, so each step is followed by a
+// Deploy (the peer TLS checksum rolls the pods) and a wait for the rollout:
+//
+//  1. trust the new CA next to the old one;
+//  2. re-issue the peer certificate with the new CA (the old one is still trusted for members not yet
+//     restarted);
+//  3. drop the old CA from the bundle.
+//
+// It resumes at the phase the peer CA secret records and repeats that phase's rollout, so a rotation
+// interrupted by a failed wait continues on the next call. Without peer TLS nothing presents a peer certificate: the secrets are rotated at once.
+func (e *etcd) RolloutPeerCA(ctx context.Context) error {
+	log := e.logger(ctx)
+	existing, err := e.getExisting(ctx)
+	if err != nil {
+		return err
+	}
+	tlsSecrets := e.tlsSecrets(true)
+	rollout := func(phase PeerCARotationPhase) error { return nil }
+	if existing != nil && existing.Spec.Etcd.PeerUrlTLS != nil {
+		rollout = func(phase PeerCARotationPhase) error {
+			log.Info("Rolling out the peer CA rotation step", "phase", phase)
+			if err := e.Deploy(ctx); err != nil {
+				return fmt.Errorf("peer CA rotation, phase %s: %w", phase, err)
+			}
+			if err := e.peerCARolloutWait(ctx, phase); err != nil {
+				return fmt.Errorf("peer CA rotation, phase %s: %w", phase, err)
+			}
+			return nil
+		}
+	}
+	phase, err := tlsSecrets.PeerCARotation(ctx)
+	if err != nil {
+		return err
+	}
+	if phase == PeerCARotationIdle {
+		if err := tlsSecrets.StartPeerCARotation(ctx); err != nil {
+			return err
+		}
+		phase = PeerCARotationTrusting
+	}
+	if phase == PeerCARotationTrusting {
+		if err := rollout(PeerCARotationTrusting); err != nil {
+			return err
+		}
+		if err := tlsSecrets.IssuePeerCertificatesWithNewCA(ctx); err != nil {
+			return err
+		}
+	}
+	if err := rollout(PeerCARotationIssued); err != nil {
+		return err
+	}
+	if err := tlsSecrets.CompletePeerCARotation(ctx); err != nil {
+		return err
+	}
+	if err := rollout(PeerCARotationIdle); err != nil {
+		return err
+	}
+	log.Info("Peer CA rotation completed")
+	return nil
+}
+
+func (e *etcd) peerCARolloutWait(ctx context.Context, phase PeerCARotationPhase) error {
+	if e.values.PeerCARolloutWait != nil {
+		return e.values.PeerCARolloutWait(ctx, phase)
+	}
+	return e.Wait(ctx)
+}

@@ -1,0 +1,94 @@
+package etcd
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// SnapshotTransport says how Snapshot reaches the backup-restore sidecar. The zero value uses the client
+// service's cluster DNS name, which resolves only inside the seed.
+type SnapshotTransport struct {
+	// BaseURL replaces https://etcd-<role>-client.<namespace>:8080. The host is also the name the server
+	// certificate is verified against, so keep it one of the certificate's SANs.
+	BaseURL string
+	// DialContext opens the connections (e.g. to a port-forward or a test server) while TLS still verifies
+	// the host of BaseURL; net.Dialer's when nil.
+	DialContext func(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// maxSnapshotResponse bounds how much of the sidecar's answer is read; it describes the snapshot, it is not
+// the snapshot.
+const maxSnapshotResponse = 1 << 20
+
+// Snapshot asks the sidecar for a final full snapshot over TLS: the server must present a certificate that
+// ca-etcd's bundle trusts, and the request authenticates with etcd-client, as the sidecar accepts only
+// clients of that CA.
+func (e *etcd) Snapshot(ctx context.Context) (string, error) {
+	httpClient, err := e.snapshotHTTPClient(ctx)
+	if err != nil {
+		return "", err
+	}
+	base := e.values.SnapshotTransport.BaseURL
+	if base == "" {
+		base = fmt.Sprintf("https://%s-client.%s:%d", e.name(), e.namespace, backupPort)
+	}
+	url := strings.TrimSuffix(base, "/") + "/snapshot/full?final=true"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	e.logger(ctx).Info("Requesting a final full snapshot", "url", url)
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("requesting a full snapshot of %s/%s: %w", e.namespace, e.name(), err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxSnapshotResponse))
+	if err != nil {
+		return "", fmt.Errorf("reading the snapshot response of %s/%s: %w", e.namespace, e.name(), err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return "", fmt.Errorf("full snapshot of %s/%s failed: %s: %s", e.namespace, e.name(), resp.Status, strings.TrimSpace(string(body)))
+	}
+	return string(body), nil
+}
+
+func (e *etcd) snapshotHTTPClient(ctx context.Context) (*http.Client, error) {
+	secrets, err := e.checkSecrets(ctx, []secretRequirement{
+		{name: CASecretName, keys: []string{DataKeyCABundle}},
+		{name: ClientSecretName, keys: []string{DataKeyCertificate, DataKeyPrivateKey}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(secrets[CASecretName].Data[DataKeyCABundle]) {
+		return nil, fmt.Errorf("secret %s/%s: no certificate in %s", e.namespace, CASecretName, DataKeyCABundle)
+	}
+	cert, err := clientCertificate(secrets[ClientSecretName])
+	if err != nil {
+		return nil, err
+	}
+	transport := &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		DialContext:     e.values.SnapshotTransport.DialContext,
+	}
+	return &http.Client{Transport: transport}, nil
+}
+
+func clientCertificate(secret *corev1.Secret) (tls.Certificate, error) {
+	cert, err := tls.X509KeyPair(secret.Data[DataKeyCertificate], secret.Data[DataKeyPrivateKey])
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("secret %s: %w", client.ObjectKeyFromObject(secret), err)
+	}
+	return cert, nil
+}

@@ -1,0 +1,121 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+// Unready lists why an Etcd is not ready from Gardener's point of view (shared/reference/gardener.md): druid
+// reported errors, has not reconciled the current generation or the requested operation yet, or (for a
+// running cluster) not every member runs the current spec or the StatefulSet is not ready. Empty means ready.
+func Unready(etcd *druidv1alpha1.Etcd) []string {
+	var reasons []string
+	s := etcd.Status
+	if len(s.LastErrors) > 0 {
+		reasons = append(reasons, fmt.Sprintf("druid reported %d error(s)", len(s.LastErrors)))
+	}
+	if s.ObservedGeneration == nil {
+		reasons = append(reasons, "druid has not reconciled it yet (no observedGeneration)")
+	} else if *s.ObservedGeneration != etcd.Generation {
+		reasons = append(reasons, fmt.Sprintf("observedGeneration %d is behind generation %d", *s.ObservedGeneration, etcd.Generation))
+	}
+	if op, ok := etcd.Annotations[druidv1alpha1.GardenerOperationAnnotation]; ok {
+		reasons = append(reasons, fmt.Sprintf("annotation %s=%s is still set", druidv1alpha1.GardenerOperationAnnotation, op))
+	}
+	if etcd.Spec.Replicas == 0 {
+		return reasons
+	}
+	if c := condition(etcd, druidv1alpha1.ConditionTypeAllMembersUpdated); c == nil || c.Status != druidv1alpha1.ConditionTrue {
+		reasons = append(reasons, "condition AllMembersUpdated is not True")
+	}
+	if s.Ready == nil || !*s.Ready {
+		reasons = append(reasons, "status.ready is not true")
+	}
+	return reasons
+}
+
+func condition(etcd *druidv1alpha1.Etcd, t druidv1alpha1.ConditionType) *druidv1alpha1.Condition {
+	for i := range etcd.Status.Conditions {
+		if etcd.Status.Conditions[i].Type == t {
+			return &etcd.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// Wait polls until the Etcd is ready. On timeout the error carries what was still missing, druid's last
+// errors and the conditions, so the shoot's last error tells an operator where to look without kubectl.
+func (e *etcd) Wait(ctx context.Context) error {
+	var last *druidv1alpha1.Etcd
+	var reasons []string
+	err := wait.PollUntilContextTimeout(ctx, e.values.WaitInterval, e.values.WaitTimeout, true, func(ctx context.Context) (bool, error) {
+		obj, err := e.Get(ctx)
+		if apierrors.IsNotFound(err) {
+			last, reasons = nil, []string{"it does not exist"}
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		last, reasons = obj, Unready(obj)
+		return len(reasons) == 0, nil
+	})
+	if err == nil {
+		e.logger(ctx).Info("Etcd is ready")
+		return nil
+	}
+	if !wait.Interrupted(err) {
+		return fmt.Errorf("waiting for Etcd %s/%s: %w", e.namespace, e.name(), err)
+	}
+	return fmt.Errorf("Etcd %s/%s not ready after %s: %s", e.namespace, e.name(), e.values.WaitTimeout, describeUnready(last, reasons))
+}
+
+// describeUnready renders the missing parts, the last errors and the conditions of the last observed Etcd.
+func describeUnready(etcd *druidv1alpha1.Etcd, reasons []string) string {
+	var b strings.Builder
+	b.WriteString("waiting for: " + strings.Join(reasons, "; "))
+	if etcd == nil {
+		return b.String()
+	}
+	for _, le := range etcd.Status.LastErrors {
+		fmt.Fprintf(&b, "; last error %s: %s", le.Code, le.Description)
+	}
+	if len(etcd.Status.Conditions) == 0 {
+		b.WriteString("; no conditions reported")
+	}
+	for _, c := range etcd.Status.Conditions {
+		fmt.Fprintf(&b, "; condition %s=%s (%s: %s)", c.Type, c.Status, c.Reason, c.Message)
+	}
+	return b.String()
+}
+
+// WaitCleanup polls until the Etcd is gone; on timeout it says what holds it (finalizers).
+func (e *etcd) WaitCleanup(ctx context.Context) error {
+	var last *druidv1alpha1.Etcd
+	err := wait.PollUntilContextTimeout(ctx, e.values.WaitInterval, e.values.WaitTimeout, true, func(ctx context.Context) (bool, error) {
+		obj, err := e.Get(ctx)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		last = obj
+		return false, err
+	})
+	if err == nil {
+		e.logger(ctx).Info("Etcd is gone")
+		return nil
+	}
+	if !wait.Interrupted(err) || last == nil {
+		return fmt.Errorf("waiting for Etcd %s/%s to be deleted: %w", e.namespace, e.name(), err)
+	}
+	state := "it is not being deleted"
+	if last.DeletionTimestamp != nil {
+		state = fmt.Sprintf("deletion requested at %s, finalizers %v", last.DeletionTimestamp.UTC().Format("15:04:05"), last.Finalizers)
+	}
+	return fmt.Errorf("Etcd %s/%s still exists after %s: %s", e.namespace, e.name(), e.values.WaitTimeout, state)
+}
