@@ -1,0 +1,69 @@
+// Package etcdcontroller_test runs druid's Etcd controller in a controller-runtime manager against a real
+// kube-apiserver (test/envtest). There is no kubelet, StatefulSet controller or sidecar: the tests write
+// the pods' status, the StatefulSet's status and the member leases themselves, as those would.
+package etcdcontroller_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
+	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+)
+
+var env *envtest.Env
+
+// Short thresholds so that member health degrades within seconds: Unknown after 2 s without renewal,
+// NotReady after 2 s + 3 s; the status flow runs every second.
+var testConfig = config.EtcdController{
+	Workers:                     2,
+	StatusSyncPeriod:            time.Second,
+	EtcdMemberUnknownThreshold:  2 * time.Second,
+	EtcdMemberNotReadyThreshold: 3 * time.Second,
+	Images:                      config.Images{EtcdWrapper: "example.org/etcd-wrapper:v1", BackupRestore: "example.org/etcdbrctl:v1"},
+}
+
+func TestMain(m *testing.M) { envtest.MainWith(m, &env, envtest.Options{}, startManager) }
+
+// startManager runs the controller in-process, with the cache and client options druid uses, no leader
+// election and no metrics listener. DRUID_TEST_LOG=1 shows the controller's log.
+func startManager(ctx context.Context, e *envtest.Env) error {
+	logger := logr.Discard()
+	if os.Getenv("DRUID_TEST_LOG") != "" {
+		logger = zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr))
+	}
+	log.SetLogger(logger)
+	mgr, err := ctrl.NewManager(e.Config, etcdcontroller.NewManagerOptions(ctrl.Options{
+		Scheme:                 envtest.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		LeaderElection:         false,
+	}))
+	if err != nil {
+		return err
+	}
+	if err := etcdcontroller.AddToManager(ctx, mgr, testConfig); err != nil {
+		return err
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
+		return fmt.Errorf("manager cache did not sync")
+	}
+	return nil
+}
