@@ -74,7 +74,7 @@ func expectCondition(t *testing.T, namespace string, ct druidv1alpha1.ConditionT
 		etcd = getEtcd(g, namespace)
 		c := condition(etcd, ct)
 		g.Expect(c).NotTo(BeNil(), "condition %s", ct)
-		g.Expect(string(c.Status) + "/" + c.Reason).To(Equal(string(status) + "/" + reason), "condition %s: %s", ct, c.Message)
+		g.Expect(string(c.Status)+"/"+c.Reason).To(Equal(string(status)+"/"+reason), "condition %s: %s", ct, c.Message)
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	return etcd
 }

@@ -117,7 +117,10 @@ func TestReconcileAnnotationContract(t *testing.T) {
 	etcd := waitReconciled(t, ns)
 	g.Expect(etcd.Status.ObservedGeneration).To(Equal(ptr.To(int64(1))))
 
-	updateEtcd(t, ns, func(e *druidv1alpha1.Etcd) { e.Spec.StorageCapacity = ptr.To(resource.MustParse("20Gi")); e.Spec.Etcd.Quota = ptr.To(resource.MustParse("6Gi")) })
+	updateEtcd(t, ns, func(e *druidv1alpha1.Etcd) {
+		e.Spec.StorageCapacity = ptr.To(resource.MustParse("20Gi"))
+		e.Spec.Etcd.Quota = ptr.To(resource.MustParse("6Gi"))
+	})
 	NewWithT(t).Consistently(func(g Gomega) {
 		e := getEtcd(g, ns)
 		g.Expect(e.Generation).To(Equal(int64(2)))
@@ -162,7 +165,9 @@ func TestSuspendAnnotationSkipsSpecReconcile(t *testing.T) {
 	})
 	etcd := expectCondition(t, ns, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionUnknown, druidv1alpha1.ReasonNoMembersInStatus)
 	g.Expect(etcd.Status.ObservedGeneration).To(BeNil())
-	NewWithT(t).Eventually(func(g Gomega) []corev1.Event { return warningEvents(g, ns, etcdcontroller.EventReasonSpecReconcileSuspended) }).
+	NewWithT(t).Eventually(func(g Gomega) []corev1.Event {
+		return warningEvents(g, ns, etcdcontroller.EventReasonSpecReconcileSuspended)
+	}).
 		WithTimeout(timeout).WithPolling(poll).ShouldNot(BeEmpty())
 	NewWithT(t).Consistently(exists(ns, etcdName, &appsv1.StatefulSet{})).WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).ShouldNot(Succeed())
 
