@@ -91,28 +91,9 @@ func (s *blobStore) Save(ctx context.Context, snap *snapshot.Snapshot, r io.Read
 		return fmt.Errorf("saving %s: %w", snap, ErrReadOnlyLayout)
 	}
 	key := snap.Key(s.prefix)
-	// Cancelling the writer's context before Close is how gocloud aborts an upload; it is the only
-	// way to keep a failed source from being committed as a truncated object.
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	w, err := s.bucket.NewWriter(wctx, key, &blob.WriterOptions{
-		ContentType:                 "application/octet-stream",
-		DisableContentTypeDetection: true,
-		BufferSize:                  s.upload.ChunkSize,
-		MaxConcurrency:              s.upload.MaxParallelChunks,
-		BeforeWrite:                 s.beforeWrite,
-	})
+	n, err := s.stream(ctx, key, r)
 	if err != nil {
-		return s.wrap(err, "opening upload of", key)
-	}
-	n, err := w.ReadFrom(r)
-	if err != nil {
-		cancel()
-		_ = w.Close()
-		return s.wrap(err, fmt.Sprintf("uploading (after %d bytes)", n), key)
-	}
-	if err := w.Close(); err != nil {
-		return s.wrap(err, "completing upload of", key)
+		return err
 	}
 	s.log.Info("Saved snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision, "bytes", n)
 	return nil

@@ -1,0 +1,84 @@
+package snapstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"time"
+
+	"gocloud.dev/blob"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+)
+
+// stagingDir holds uploads whose final name is not known yet. It is outside v1/ and v2/, so a listing
+// never mistakes a staged (or abandoned) upload for a snapshot.
+const stagingDir = "staging"
+
+// StagedSaver is implemented by every store of this package. It exists for full snapshots, whose name
+// carries the database revision that is only known once the whole stream has been read (see package
+// boltstream): streaming to a staging object and copying it server-side keeps the sidecar free of a
+// second copy of the snapshot on disk or in memory.
+type StagedSaver interface {
+	// SaveStaged uploads r to a staging object; once r is exhausted and the upload is complete it calls
+	// name to learn the snapshot, copies the staging object to the snapshot's key inside the store and
+	// removes the staging object. On any failure no snapshot object is left behind.
+	SaveStaged(ctx context.Context, r io.Reader, name func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error)
+}
+
+// SaveStaged implements StagedSaver.
+func (s *blobStore) SaveStaged(ctx context.Context, r io.Reader, name func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
+	staging := path.Join(s.prefix, stagingDir, strconv.FormatInt(time.Now().UnixNano(), 10))
+	if _, err := s.stream(ctx, staging, r); err != nil {
+		return nil, err
+	}
+	// The staging object goes whatever happens next; a background context so that a cancelled
+	// snapshot still cleans up.
+	defer func() {
+		if err := s.bucket.Delete(context.WithoutCancel(ctx), staging); err != nil {
+			s.log.Error(err, "Could not delete staging object", "key", staging)
+		}
+	}()
+	snap, err := name()
+	if err != nil {
+		return nil, fmt.Errorf("naming staged upload %s: %w", staging, err)
+	}
+	if snap.Layout() != snapshot.LayoutV2 {
+		return nil, fmt.Errorf("saving %s: %w", snap, ErrReadOnlyLayout)
+	}
+	key := snap.Key(s.prefix)
+	if err := s.bucket.Copy(ctx, key, staging, nil); err != nil {
+		return nil, errors.Join(s.wrap(err, "copying staged upload to", key), s.bucket.Delete(context.WithoutCancel(ctx), key))
+	}
+	s.log.Info("Saved snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision)
+	return snap, nil
+}
+
+// stream uploads r to key and returns the bytes uploaded; a failing r or upload leaves no object.
+func (s *blobStore) stream(ctx context.Context, key string, r io.Reader) (int64, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := s.bucket.NewWriter(wctx, key, &blob.WriterOptions{
+		ContentType:                 "application/octet-stream",
+		DisableContentTypeDetection: true,
+		BufferSize:                  s.upload.ChunkSize,
+		MaxConcurrency:              s.upload.MaxParallelChunks,
+		BeforeWrite:                 s.beforeWrite,
+	})
+	if err != nil {
+		return 0, s.wrap(err, "opening upload of", key)
+	}
+	n, err := w.ReadFrom(r)
+	if err != nil {
+		cancel()
+		_ = w.Close()
+		return n, s.wrap(err, fmt.Sprintf("uploading (after %d bytes)", n), key)
+	}
+	if err := w.Close(); err != nil {
+		return n, s.wrap(err, "completing upload of", key)
+	}
+	return n, nil
+}

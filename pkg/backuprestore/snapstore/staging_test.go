@@ -1,0 +1,105 @@
+package snapstore
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+)
+
+// testStagedSave: the object appears under the name known only after the upload, and neither a failed
+// source nor a failed naming leaves a snapshot or a staging object behind.
+func testStagedSave(t *testing.T, h harness) {
+	store := h.open(t, "staged", UploadOptions{ChunkSize: 5 << 20, MaxParallelChunks: 2})
+	stager, ok := store.(StagedSaver)
+	if !ok {
+		t.Fatalf("%T does not implement StagedSaver", store)
+	}
+	data := fullSnapshotBytes(64<<10, 7)
+	var consumed bool
+	snap, err := stager.SaveStaged(t.Context(), &readTracker{r: bytes.NewReader(data), eof: &consumed}, func() (*snapshot.Snapshot, error) {
+		if !consumed {
+			t.Error("name called before the source was exhausted")
+		}
+		return snapshot.NewFull(42, time.Unix(1700000000, 0), snapshot.CompressionNone, false), nil
+	})
+	if err != nil {
+		t.Fatalf("SaveStaged: %v", err)
+	}
+	if got := keys(list(t, store)); len(got) != 1 || got[0] != snap.RelativeKey() {
+		t.Fatalf("listed %v, want only %s", got, snap.RelativeKey())
+	}
+	if !bytes.Equal(fetch(t, store, snap), data) {
+		t.Fatal("staged object differs from the source")
+	}
+	assertOnlyObjects(t, h, store, 1)
+
+	boom := errors.New("revision unknown")
+	_, err = stager.SaveStaged(t.Context(), bytes.NewReader(data), func() (*snapshot.Snapshot, error) { return nil, boom })
+	if !errors.Is(err, boom) {
+		t.Fatalf("SaveStaged with failing name: err = %v", err)
+	}
+	_, err = stager.SaveStaged(t.Context(), io.MultiReader(bytes.NewReader(data), errAfter{boom}), func() (*snapshot.Snapshot, error) {
+		t.Error("name called for a failed upload")
+		return nil, nil
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("SaveStaged with failing source: err = %v", err)
+	}
+	assertOnlyObjects(t, h, store, 1)
+	if err := store.Delete(t.Context(), snap); err != nil {
+		t.Fatal(err)
+	}
+	h.assertNoLeftovers(t, store)
+}
+
+// assertOnlyObjects checks the store's whole location (staging area included) holds want objects.
+func assertOnlyObjects(t *testing.T, h harness, store SnapStore, want int) {
+	t.Helper()
+	bs := store.(*blobStore)
+	n := 0
+	for _, err := range listAll(t, bs) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != want {
+		t.Fatalf("location holds %d objects, want %d", n, want)
+	}
+}
+
+func listAll(t *testing.T, s *blobStore) map[string]error {
+	t.Helper()
+	out := map[string]error{}
+	it := s.bucket.List(nil)
+	for {
+		obj, err := it.Next(t.Context())
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !obj.IsDir && !strings.HasSuffix(obj.Key, "/") {
+			out[obj.Key] = nil
+		}
+	}
+}
+
+type readTracker struct {
+	r   io.Reader
+	eof *bool
+}
+
+func (r *readTracker) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if errors.Is(err, io.EOF) {
+		*r.eof = true
+	}
+	return n, err
+}
