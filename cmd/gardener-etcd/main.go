@@ -1,24 +1,16 @@
-// Command gardener-etcd is the operator's CLI for the Gardener side: seed bootstrap, shoot etcd deploy/scale/snapshot/destroy and the local seed (subcommands follow in later issues).
+// Command gardener-etcd is the operator's CLI for the Gardener side: shoot etcd deploy/scale/snapshot/destroy,
+// and (in later issues) seed bootstrap and the local seed.
 package main
 
 import (
 	"fmt"
 	"os"
 
-	"github.com/spf13/cobra"
-
-	"github.com/gardener-etcd/gardener-etcd/pkg/version"
+	"github.com/gardener-etcd/gardener-etcd/cmd/gardener-etcd/app"
 )
 
 func main() {
-	root := &cobra.Command{
-		Use:           "gardener-etcd",
-		Short:         "The Gardener side of etcd: seed bootstrap, shoot etcds and the local seed",
-		Version:       version.Get(),
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	if err := root.Execute(); err != nil {
+	if err := app.NewRootCommand(os.Stdout, os.Stderr).Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}

@@ -28,11 +28,13 @@ func TestUnready(t *testing.T) {
 		mutate func(*druidv1alpha1.Etcd)
 		want   []string
 	}{
-		"ready":                 {func(*druidv1alpha1.Etcd) {}, nil},
-		"last errors":           {func(e *druidv1alpha1.Etcd) { e.Status.LastErrors = []druidv1alpha1.LastError{{Code: "ERR_X"}} }, []string{"druid reported 1 error(s)"}},
-		"never reconciled":      {func(e *druidv1alpha1.Etcd) { e.Status.ObservedGeneration = nil }, []string{"no observedGeneration"}},
-		"generation behind":     {func(e *druidv1alpha1.Etcd) { e.Generation = 5 }, []string{"observedGeneration 4 is behind generation 5"}},
-		"operation annotation":  {func(e *druidv1alpha1.Etcd) { e.Annotations = map[string]string{"gardener.cloud/operation": "reconcile"} }, []string{"gardener.cloud/operation=reconcile is still set"}},
+		"ready":             {func(*druidv1alpha1.Etcd) {}, nil},
+		"last errors":       {func(e *druidv1alpha1.Etcd) { e.Status.LastErrors = []druidv1alpha1.LastError{{Code: "ERR_X"}} }, []string{"druid reported 1 error(s)"}},
+		"never reconciled":  {func(e *druidv1alpha1.Etcd) { e.Status.ObservedGeneration = nil }, []string{"no observedGeneration"}},
+		"generation behind": {func(e *druidv1alpha1.Etcd) { e.Generation = 5 }, []string{"observedGeneration 4 is behind generation 5"}},
+		"operation annotation": {func(e *druidv1alpha1.Etcd) {
+			e.Annotations = map[string]string{"gardener.cloud/operation": "reconcile"}
+		}, []string{"gardener.cloud/operation=reconcile is still set"}},
 		"not all updated":       {func(e *druidv1alpha1.Etcd) { e.Status.Conditions[0].Status = druidv1alpha1.ConditionFalse }, []string{"AllMembersUpdated is not True"}},
 		"no updated condition":  {func(e *druidv1alpha1.Etcd) { e.Status.Conditions = nil }, []string{"AllMembersUpdated is not True"}},
 		"not ready":             {func(e *druidv1alpha1.Etcd) { e.Status.Ready = ptr.To(false) }, []string{"status.ready is not true"}},

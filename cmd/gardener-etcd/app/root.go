@@ -1,0 +1,78 @@
+// Package app holds the commands of gardener-etcd. Each command group lives in its own file (shoot.go now;
+// seed and local join as siblings) and reaches the cluster through the shared kubeconfig flags.
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/version"
+)
+
+// NewRootCommand returns gardener-etcd with its subcommands; out receives progress and results, errOut the
+// log. Tests execute it in-process with buffers.
+func NewRootCommand(out, errOut io.Writer) *cobra.Command {
+	g := &globalOptions{}
+	root := &cobra.Command{
+		Use:           "gardener-etcd",
+		Short:         "The Gardener side of etcd: seed bootstrap, shoot etcds and the local seed",
+		Version:       version.Get(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(out)
+	root.SetErr(errOut)
+	root.PersistentFlags().StringVar(&g.kubeconfig, "kubeconfig", "", "path to the kubeconfig of the seed (default: $KUBECONFIG, then ~/.kube/config)")
+	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log what the components do (to stderr)")
+	root.AddCommand(newShootCommand(g))
+	return root
+}
+
+// globalOptions are the flags every command shares.
+type globalOptions struct {
+	kubeconfig string
+	verbose    bool
+}
+
+// client builds a controller-runtime client for the seed from the kubeconfig flag or the usual defaults.
+func (g *globalOptions) client() (client.Client, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = g.kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
+// context carries a logger to the components: structured logs on stderr with -v, nothing otherwise (the
+// command prints its own progress).
+func (g *globalOptions) context(cmd *cobra.Command) context.Context {
+	log := logr.Discard()
+	if g.verbose {
+		log = zap.New(zap.WriteTo(cmd.ErrOrStderr()), zap.ConsoleEncoder())
+	}
+	return logf.IntoContext(cmd.Context(), log)
+}
+
+// scheme knows the built-in kinds (secrets, namespaces) and both project API groups.
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(druidv1alpha1.AddToScheme(s))
+	utilruntime.Must(extensionsv1alpha1.AddToScheme(s))
+	return s
+}()
