@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
@@ -53,7 +54,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	specResult := flow.Continue()
-	if wanted, why := SpecReconcileWanted(etcd, r.config.EnableEtcdSpecAutoReconcile); wanted {
+	wanted, why, err := r.specReconcileWanted(ctx, etcd)
+	if err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if wanted {
 		if SpecReconcileSuspended(etcd) {
 			logger.Info("Spec reconcile suspended by annotation", "trigger", why, "annotation", druidv1alpha1.SuspendEtcdSpecReconcileAnnotation)
 			r.recorder.Eventf(etcd, nil, "Warning", EventReasonSpecReconcileSuspended, actionReconcile,
@@ -69,7 +74,34 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// The Etcd disappeared between the flows (e.g. the deletion finished); nothing left to do.
 		return ctrl.Result{}, nil
 	}
-	return flow.Combine(r.config.StatusSyncPeriod, specResult, statusResult)
+	result, err := flow.Combine(r.config.StatusSyncPeriod, specResult, statusResult)
+	if apierrors.IsConflict(err) {
+		// The cache lagged behind a write; start over soon from the newer object, without an error back-off.
+		logger.V(1).Info("Conflict writing the Etcd, reconciling again", "error", err.Error())
+		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
+	}
+	return result, err
+}
+
+// conflictRetryDelay is how soon a reconcile that hit a write conflict starts over.
+const conflictRetryDelay = 200 * time.Millisecond
+
+// specReconcileWanted applies the trigger contract. When the cached Etcd says a spec reconcile is due, it
+// decides again on the stored object: the cache can lag behind druid's own writes (e.g. still show an
+// operation annotation the previous run removed), and a spec run on a stale spec would roll the
+// StatefulSet back. On a fresh read etcd is replaced with the stored object.
+func (r *Reconciler) specReconcileWanted(ctx context.Context, etcd *druidv1alpha1.Etcd) (bool, string, error) {
+	if wanted, _ := SpecReconcileWanted(etcd, r.config.EnableEtcdSpecAutoReconcile); !wanted {
+		return false, "", nil
+	}
+	if err := r.reader.Get(ctx, client.ObjectKeyFromObject(etcd), etcd); err != nil {
+		return false, "", err
+	}
+	if !etcd.DeletionTimestamp.IsZero() {
+		return false, "", nil // the deletion flow takes over on the next reconcile
+	}
+	wanted, why := SpecReconcileWanted(etcd, r.config.EnableEtcdSpecAutoReconcile)
+	return wanted, why, nil
 }
 
 // thresholds are the member grace periods of the configuration.

@@ -23,16 +23,21 @@ import (
 // the Etcd back as soon as a referenced secret changes.
 var errSecretsMissing = errors.New("referenced secrets are missing")
 
-// specRun is the state of one spec reconcile.
+// specRun is the state of one spec reconcile. etcd is refreshed by every write's answer; target is the
+// defaulted snapshot of the spec taken when the run started, and generation its generation. Components
+// are synced from target and observedGeneration records generation, so that a spec change that arrives
+// mid-run is not reported as reconciled (it triggers its own run).
 type specRun struct {
-	r    *Reconciler
-	etcd *druidv1alpha1.Etcd
-	op   druidv1alpha1.LastOperation
+	r          *Reconciler
+	etcd       *druidv1alpha1.Etcd
+	target     *druidv1alpha1.Etcd
+	generation int64
+	op         druidv1alpha1.LastOperation
 }
 
 // specSteps is the spec flow: record operation → finalizer → secrets → components → success → annotation.
 func (r *Reconciler) specSteps(etcd *druidv1alpha1.Etcd) []flow.Step {
-	run := &specRun{r: r, etcd: etcd, op: druidv1alpha1.LastOperation{
+	run := &specRun{r: r, etcd: etcd, target: defaulted(etcd), generation: etcd.Generation, op: druidv1alpha1.LastOperation{
 		Type:  druidv1alpha1.LastOperationTypeReconcile,
 		RunID: string(uuid.NewUUID()),
 	}}
@@ -56,7 +61,7 @@ func (s *specRun) record(ctx context.Context, state druidv1alpha1.LastOperationS
 }
 
 func (s *specRun) recordStart(ctx context.Context) flow.Result {
-	desc := fmt.Sprintf("%s of generation %d in progress", s.op.Type, s.etcd.Generation)
+	desc := fmt.Sprintf("%s of generation %d in progress", s.op.Type, s.generation)
 	if err := s.record(ctx, druidv1alpha1.LastOperationStateProcessing, desc); err != nil {
 		return flow.Fail(err)
 	}
@@ -77,7 +82,7 @@ func (s *specRun) ensureFinalizer(ctx context.Context) flow.Result {
 
 // checkSecrets stops the flow before any component is synced when a referenced secret or key is missing.
 func (s *specRun) checkSecrets(ctx context.Context) flow.Result {
-	missing, err := missingSecrets(ctx, s.r.client, secretref.Of(s.etcd))
+	missing, err := missingSecrets(ctx, s.r.client, secretref.Of(s.target))
 	if err != nil {
 		return flow.Fail(err)
 	}
@@ -117,7 +122,7 @@ func (s *specRun) checkSecrets(ctx context.Context) flow.Result {
 // peer-TLS scale-up gate) is not a failure: lastOperation says Requeue with the reason and the flow comes
 // back after the requested delay.
 func (s *specRun) syncComponents(ctx context.Context) flow.Result {
-	err := s.r.registry.SyncAll(ctx, defaulted(s.etcd))
+	err := s.r.registry.SyncAll(ctx, s.target)
 	if err == nil {
 		return flow.Continue()
 	}
@@ -138,11 +143,11 @@ func (s *specRun) syncComponents(ctx context.Context) flow.Result {
 func (s *specRun) recordSuccess(ctx context.Context) flow.Result {
 	now := metav1.NewTime(s.r.clock.Now())
 	err := s.r.patchStatus(ctx, s.etcd, func(st *druidv1alpha1.EtcdStatus) {
-		st.ObservedGeneration = &s.etcd.Generation
+		st.ObservedGeneration = &s.generation
 		st.LastErrors = nil
 		op := s.op
 		op.State, op.Description, op.LastUpdateTime = druidv1alpha1.LastOperationStateSucceeded,
-			fmt.Sprintf("%s of generation %d succeeded", s.op.Type, s.etcd.Generation), now
+			fmt.Sprintf("%s of generation %d succeeded", s.op.Type, s.generation), now
 		st.LastOperation = &op
 	})
 	if err != nil {
@@ -152,9 +157,16 @@ func (s *specRun) recordSuccess(ctx context.Context) flow.Result {
 }
 
 // removeOperationAnnotation runs only after observedGeneration was written, so that whoever set the
-// annotation can rely on its removal meaning "reconciled".
+// annotation can rely on its removal meaning "reconciled". When the spec changed during the run, the
+// annotation stays: it asks for the newer spec, which this run did not apply. The optimistic lock keeps a
+// concurrent change from being answered by this removal.
 func (s *specRun) removeOperationAnnotation(ctx context.Context) flow.Result {
 	if !HasReconcileAnnotation(s.etcd) {
+		return flow.Continue()
+	}
+	if s.etcd.Generation != s.generation {
+		log.FromContext(ctx).Info("Spec changed during the reconcile, keeping the operation annotation",
+			"reconciledGeneration", s.generation, "generation", s.etcd.Generation)
 		return flow.Continue()
 	}
 	base := s.etcd.DeepCopy()
@@ -163,7 +175,7 @@ func (s *specRun) removeOperationAnnotation(ctx context.Context) flow.Result {
 			delete(s.etcd.Annotations, key)
 		}
 	}
-	if err := s.r.client.Patch(ctx, s.etcd, client.MergeFrom(base)); err != nil {
+	if err := s.r.client.Patch(ctx, s.etcd, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 		return flow.Fail(fmt.Errorf("removing the operation annotation: %w", err))
 	}
 	return flow.Continue()

@@ -13,14 +13,16 @@ import (
 
 // patchStatus applies mutate to etcd's status and writes it with a merge patch on the status subresource,
 // only when something changed. etcd is updated with the apiserver's answer, so the next write in the same
-// reconcile starts from what is stored.
+// reconcile starts from what is stored. The patch carries etcd's resourceVersion: a merge patch computed
+// against a stale copy from the cache would leave out fields that the stale copy happens to share with the
+// new status, and keep whatever newer value is stored; the conflict makes the reconcile start over instead.
 func (r *Reconciler) patchStatus(ctx context.Context, etcd *druidv1alpha1.Etcd, mutate func(*druidv1alpha1.EtcdStatus)) error {
 	base := etcd.DeepCopy()
 	mutate(&etcd.Status)
 	if equality.Semantic.DeepEqual(base.Status, etcd.Status) {
 		return nil
 	}
-	return r.client.Status().Patch(ctx, etcd, client.MergeFrom(base))
+	return r.client.Status().Patch(ctx, etcd, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 }
 
 // setLastOperation records the operation of this run.

@@ -1,0 +1,168 @@
+package etcdcontroller_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+// sidecars renew member leases like the members' sidecars do, every 300 ms, until a member is stopped.
+type sidecars struct {
+	mu      sync.Mutex
+	holders map[string]string
+}
+
+func startSidecars(t *testing.T, namespace string, holders map[string]string) *sidecars {
+	s := &sidecars{holders: holders}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		ticker := time.NewTicker(300 * time.Millisecond)
+		defer ticker.Stop()
+		for {
+			s.mu.Lock()
+			alive := map[string]string{}
+			for k, v := range s.holders {
+				alive[k] = v
+			}
+			s.mu.Unlock()
+			for name, holder := range alive {
+				lease := &coordinationv1.Lease{}
+				if err := env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, lease); err != nil {
+					continue
+				}
+				lease.Spec.HolderIdentity = ptr.To(holder)
+				lease.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
+				metav1.SetMetaDataAnnotation(&lease.ObjectMeta, druidv1alpha1.TLSEnabledAnnotation, "false")
+				_ = env.Client.Update(ctx, lease)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+		}
+	}()
+	return s
+}
+
+func (s *sidecars) stop(member string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.holders, member)
+}
+
+func memberByName(etcd *druidv1alpha1.Etcd, name string) *druidv1alpha1.EtcdMemberStatus {
+	for i := range etcd.Status.Members {
+		if etcd.Status.Members[i].Name == name {
+			return &etcd.Status.Members[i]
+		}
+	}
+	return nil
+}
+
+func expectMember(t *testing.T, namespace, name string, status druidv1alpha1.EtcdMemberConditionStatus, reason string) {
+	t.Helper()
+	NewWithT(t).Eventually(func(g Gomega) string {
+		m := memberByName(getEtcd(g, namespace), name)
+		g.Expect(m).NotTo(BeNil(), name)
+		return string(m.Status) + "/" + m.Reason
+	}).WithTimeout(timeout).WithPolling(poll).Should(Equal(string(status) + "/" + reason))
+}
+
+// Healthy → minority down → quorum lost, driven only by which sidecars keep renewing their leases
+// (unknown threshold 2 s, not-ready threshold 3 s in this suite).
+func TestStatusFromMemberLeases(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	createEtcd(t, ns, 3)
+	waitReconciled(t, ns)
+	for i := 0; i < 3; i++ {
+		createPod(t, ns, i, true)
+	}
+	setStatefulSetRolledOut(t, ns, 3)
+	s := startSidecars(t, ns, map[string]string{
+		"etcd-main-0": "8e9e05c52164694d:cdf818194e3a8c32:Leader",
+		"etcd-main-1": "91bc3c398fb3c146:cdf818194e3a8c32:Member",
+		"etcd-main-2": "fd422379fda50e48:Member", // an older sidecar's format
+	})
+
+	// Healthy: all leases fresh.
+	etcd := expectCondition(t, ns, druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionTrue, druidv1alpha1.ReasonAllMembersReady)
+	g.Expect(condition(etcd, druidv1alpha1.ConditionTypeReady).Reason).To(Equal(druidv1alpha1.ReasonQuorate))
+	g.Expect(condition(etcd, druidv1alpha1.ConditionTypeAllMembersUpdated).Status).To(Equal(druidv1alpha1.ConditionTrue))
+	g.Expect(condition(etcd, druidv1alpha1.ConditionTypeDataVolumesReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
+	g.Expect(condition(etcd, druidv1alpha1.ConditionTypeBackupReady)).To(BeNil(), "no store, no BackupReady")
+	g.Expect(etcd.Status.Members).To(HaveLen(3))
+	g.Expect(memberByName(etcd, "etcd-main-0").ID).To(Equal(ptr.To("8e9e05c52164694d")))
+	g.Expect(memberByName(etcd, "etcd-main-0").Role).To(Equal(ptr.To(druidv1alpha1.EtcdRoleLeader)))
+	g.Expect(memberByName(etcd, "etcd-main-2").ID).To(Equal(ptr.To("fd422379fda50e48")))
+	g.Expect(memberByName(etcd, "etcd-main-2").Role).To(Equal(ptr.To(druidv1alpha1.EtcdRoleMember)))
+	g.Expect(etcd.Status.ClusterSize).To(Equal(ptr.To(int32(3))))
+	g.Expect(etcd.Status.ReadyReplicas).To(Equal(int32(3)))
+	g.Expect(etcd.Status.Replicas).To(Equal(int32(3)))
+	g.Expect(etcd.Status.Ready).To(Equal(ptr.To(true)))
+	g.Expect(etcd.Status.PeerUrlTLSEnabled).To(Equal(ptr.To(false)))
+	healthySince := memberByName(etcd, "etcd-main-1").LastTransitionTime
+
+	// Minority down: member 2 stops renewing; its pod is still ready, so it is Unknown first, then NotReady.
+	s.stop("etcd-main-2")
+	expectMember(t, ns, "etcd-main-2", druidv1alpha1.EtcdMemberStatusUnknown, druidv1alpha1.MemberReasonLeaseExpired)
+	expectMember(t, ns, "etcd-main-2", druidv1alpha1.EtcdMemberStatusNotReady, druidv1alpha1.MemberReasonUnknownGracePeriodExceeded)
+	etcd = expectCondition(t, ns, druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonNotAllMembersReady)
+	g.Expect(condition(etcd, druidv1alpha1.ConditionTypeReady).Reason).To(Equal(druidv1alpha1.ReasonQuorate))
+	g.Expect(memberByName(etcd, "etcd-main-1").LastTransitionTime).To(Equal(healthySince), "a member whose status holds keeps its transition time")
+
+	// A member whose pod is not ready goes NotReady/PodNotReady as soon as its lease expires.
+	setPodReady(t, ns, "etcd-main-1", false)
+	s.stop("etcd-main-1")
+	expectMember(t, ns, "etcd-main-1", druidv1alpha1.EtcdMemberStatusNotReady, druidv1alpha1.MemberReasonPodNotReady)
+
+	// Quorum lost: two of three members NotReady.
+	etcd = expectCondition(t, ns, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonQuorumLost)
+	g.Expect(etcd.Status.ClusterSize).To(Equal(ptr.To(int32(3))), "a cluster that lost quorum keeps its size")
+	g.Expect(memberByName(etcd, "etcd-main-0").Status).To(Equal(druidv1alpha1.EtcdMemberStatusReady))
+}
+
+// Warning events on a member's data volume turn DataVolumesReady False.
+func TestDataVolumeWarnings(t *testing.T) {
+	ns := env.CreateNamespace(t)
+	createEtcd(t, ns, 1)
+	waitReconciled(t, ns)
+	expectCondition(t, ns, druidv1alpha1.ConditionTypeDataVolumesReady, druidv1alpha1.ConditionTrue, druidv1alpha1.ReasonNoWarningsForDataVolume)
+	NewWithT(t).Expect(env.Client.Create(ctx, &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: "pvc-warning", Namespace: ns},
+		InvolvedObject: corev1.ObjectReference{Kind: "PersistentVolumeClaim", Name: "etcd-main-etcd-main-0", Namespace: ns},
+		Type:           corev1.EventTypeWarning, Reason: "ProvisioningFailed", Message: "storageclass not found",
+		FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1,
+	})).To(Succeed())
+	etcd := expectCondition(t, ns, druidv1alpha1.ConditionTypeDataVolumesReady, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonWarningsForDataVolume)
+	NewWithT(t).Expect(condition(etcd, druidv1alpha1.ConditionTypeDataVolumesReady).Message).To(ContainSubstring("ProvisioningFailed"))
+}
+
+// With spec.replicas 0 every condition is NotChecked.
+func TestHibernatedEtcdIsNotChecked(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	createSecret(t, ns, "etcd-backup", "accessKeyID")
+	createEtcd(t, ns, 0, withS3Store)
+	waitReconciled(t, ns)
+	etcd := expectCondition(t, ns, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionUnknown, druidv1alpha1.ReasonNotChecked)
+	for _, ct := range []druidv1alpha1.ConditionType{druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionTypeAllMembersUpdated,
+		druidv1alpha1.ConditionTypeBackupReady, druidv1alpha1.ConditionTypeDataVolumesReady} {
+		g.Expect(condition(etcd, ct)).NotTo(BeNil(), string(ct))
+		g.Expect(condition(etcd, ct).Reason).To(Equal(druidv1alpha1.ReasonNotChecked), string(ct))
+	}
+}
