@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -18,7 +19,13 @@ import (
 // may be deleted; Destroy sets it so that deletion protection lets the Etcd go.
 const ConfirmDeletionAnnotation = "confirmation.gardener.cloud/deletion"
 
+// Deploy retries on write conflicts: druid updates the status all the time, and the optimistic lock of the
+// patch would otherwise fail many Deploys for no reason.
 func (e *etcd) Deploy(ctx context.Context) error {
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error { return e.deploy(ctx) })
+}
+
+func (e *etcd) deploy(ctx context.Context) error {
 	log := e.logger(ctx)
 	existing, err := e.getExisting(ctx)
 	if err != nil {
@@ -144,6 +151,10 @@ func (e *etcd) write(ctx context.Context, existing, desired *druidv1alpha1.Etcd)
 }
 
 func (e *etcd) Scale(ctx context.Context, replicas int32) error {
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error { return e.scale(ctx, replicas) })
+}
+
+func (e *etcd) scale(ctx context.Context, replicas int32) error {
 	existing, err := e.getExisting(ctx)
 	if err != nil {
 		return err

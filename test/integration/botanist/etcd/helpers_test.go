@@ -124,3 +124,10 @@ func deleteAndWaitGone(t *testing.T, obj client.Object) {
 		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj))
 	}, timeout, interval).Should(BeTrue(), "%s still exists", obj.GetName())
 }
+
+func clientKey(obj client.Object) client.ObjectKey { return client.ObjectKeyFromObject(obj) }
+
+func secretExists(namespace, name string) bool {
+	err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, &corev1.Secret{})
+	return !apierrors.IsNotFound(err)
+}

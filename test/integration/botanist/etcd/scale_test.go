@@ -1,0 +1,85 @@
+package etcd_test
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
+)
+
+func peerTLS(namespace, role string) *druidv1alpha1.PeerTLSConfig {
+	return &druidv1alpha1.PeerTLSConfig{TLSConfig: druidv1alpha1.TLSConfig{
+		TLSCASecretRef:     caRef("ca-etcd-peer", namespace),
+		ServerTLSSecretRef: corev1.SecretReference{Name: "etcd-peer-server-" + role, Namespace: namespace},
+	}}
+}
+
+func TestScaleFromOneToThreeEnablesPeerTLSAndKeepsTheRest(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newShoot(t)
+	g.Expect(etcd.New(env.Client, s.namespace, s.mainValues()).Deploy(ctx)).To(Succeed())
+	before := getEtcd(g, s.namespace, "etcd-main")
+	g.Expect(before.Spec.Etcd.PeerUrlTLS).To(BeNil())
+	g.Expect(reconcileAsDruid(ctx, clientKey(before))).To(Succeed())
+
+	// Scale knows nothing about the backup: it must not need to.
+	g.Expect(etcd.New(env.Client, s.namespace, values(etcd.RoleMain)).Scale(ctx, 3)).To(Succeed())
+	after := getEtcd(g, s.namespace, "etcd-main")
+	g.Expect(after.Spec.Replicas).To(Equal(int32(3)))
+	g.Expect(after.Spec.Etcd.PeerUrlTLS).To(Equal(peerTLS(s.namespace, "main")))
+	g.Expect(after.Spec.Annotations).To(HaveKey(etcd.PeerTLSChecksumAnnotation))
+	g.Expect(after.Annotations).To(HaveKeyWithValue("gardener.cloud/operation", "reconcile"))
+	g.Expect(getSecret(g, s.namespace, "etcd-peer-server-main").Data).To(HaveKey("tls.crt"))
+	g.Expect(after.Spec.Backup).To(Equal(before.Spec.Backup))
+	g.Expect(after.Spec.Etcd.ClientUrlTLS).To(Equal(before.Spec.Etcd.ClientUrlTLS))
+
+	// Even numbers never reach the apiserver.
+	g.Expect(etcd.New(env.Client, s.namespace, values(etcd.RoleMain)).Scale(ctx, 2)).To(MatchError(ContainSubstring("spec.replicas")))
+	g.Expect(getEtcd(g, s.namespace, "etcd-main").Spec.Replicas).To(Equal(int32(3)))
+}
+
+func TestScaleOfAMissingEtcdFails(t *testing.T) {
+	namespace := env.CreateNamespace(t)
+	err := etcd.New(env.Client, namespace, values(etcd.RoleMain)).Scale(context.Background(), 3)
+	NewWithT(t).Expect(err).To(MatchError(ContainSubstring("does not exist, deploy it first")))
+}
+
+// non-HA → HA is one Deploy: three members and peer TLS, with the peer secrets created for it.
+func TestHighAvailabilityDeployCreatesThePeerSecretsAndScalesASingleMember(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := env.CreateNamespace(t)
+	g.Expect(etcd.New(env.Client, namespace, values(etcd.RoleEvents)).Deploy(ctx)).To(Succeed())
+	single := getEtcd(g, namespace, "etcd-events")
+	g.Expect(single.Spec.Replicas).To(Equal(int32(1)))
+	g.Expect(secretExists(namespace, "etcd-peer-server-events")).To(BeFalse())
+
+	ha := values(etcd.RoleEvents)
+	ha.HighAvailability = true
+	g.Expect(etcd.New(env.Client, namespace, ha).Deploy(ctx)).To(Succeed())
+	multi := getEtcd(g, namespace, "etcd-events")
+	g.Expect(multi.Spec.Replicas).To(Equal(int32(3)))
+	g.Expect(multi.Spec.Etcd.PeerUrlTLS).To(Equal(peerTLS(namespace, "events")))
+	g.Expect(getSecret(g, namespace, "ca-etcd-peer").Data).To(HaveKey("bundle.crt"))
+	g.Expect(getSecret(g, namespace, "etcd-peer-server-events").Data).To(HaveKey("tls.key"))
+
+	// A fresh HA etcd starts with three members; explicit replicas still win.
+	ha.Role, ha.Replicas = etcd.RoleMain, nil
+	g.Expect(etcd.New(env.Client, namespace, ha).Deploy(ctx)).To(Succeed())
+	g.Expect(getEtcd(g, namespace, "etcd-main").Spec.Replicas).To(Equal(int32(3)))
+	ha.Replicas = ptr.To[int32](5)
+	g.Expect(etcd.New(env.Client, namespace, ha).Deploy(ctx)).To(Succeed())
+	g.Expect(getEtcd(g, namespace, "etcd-main").Spec.Replicas).To(Equal(int32(5)))
+
+	// Dropping HA from the values does not switch peer TLS off or shrink the cluster.
+	g.Expect(etcd.New(env.Client, namespace, values(etcd.RoleEvents)).Deploy(ctx)).To(Succeed())
+	kept := getEtcd(g, namespace, "etcd-events")
+	g.Expect(kept.Spec.Replicas).To(Equal(int32(3)))
+	g.Expect(kept.Spec.Etcd.PeerUrlTLS).NotTo(BeNil())
+}

@@ -1,0 +1,92 @@
+package etcd_test
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
+)
+
+// sidecar is an HTTPS server standing in for backup-restore: it presents etcd-server-main and accepts only
+// clients with a certificate of ca-etcd, like the sidecar configured from the Etcd's backup TLS.
+func sidecar(t *testing.T, namespace string, handler http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	g := NewWithT(t)
+	server := getSecret(g, namespace, "etcd-server-main")
+	cert, err := tls.X509KeyPair(server.Data["tls.crt"], server.Data["tls.key"])
+	g.Expect(err).NotTo(HaveOccurred())
+	clientCAs := x509.NewCertPool()
+	g.Expect(clientCAs.AppendCertsFromPEM(getSecret(g, namespace, "ca-etcd").Data["bundle.crt"])).To(BeTrue())
+	s := httptest.NewUnstartedServer(handler)
+	s.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: clientCAs, ClientAuth: tls.RequireAndVerifyClientCert}
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// transportTo keeps the cluster DNS name in the URL (the server certificate is verified against it) and
+// dials the test server instead.
+func transportTo(namespace string, s *httptest.Server) etcd.SnapshotTransport {
+	return etcd.SnapshotTransport{
+		BaseURL: "https://etcd-main-client." + namespace + ":8080",
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, s.Listener.Addr().String())
+		},
+	}
+}
+
+func TestSnapshotAsksTheSidecarOverMutualTLS(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := env.CreateNamespace(t)
+	_, err := etcd.NewTLSSecrets(env.Client, namespace, etcd.TLSValues{Role: etcd.RoleMain}).Ensure(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	requests := make(chan string, 10)
+	s := sidecar(t, namespace, func(w http.ResponseWriter, r *http.Request) {
+		requests <- r.Method + " " + r.URL.RequestURI() + " by " + r.TLS.PeerCertificates[0].Subject.CommonName
+		_, _ = w.Write([]byte(`{"kind":"Full","snapName":"Full-00000000-00000042-1"}`))
+	})
+	v := values(etcd.RoleMain)
+	v.SnapshotTransport = transportTo(namespace, s)
+	answer, err := etcd.New(env.Client, namespace, v).Snapshot(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(answer).To(ContainSubstring("Full-00000000-00000042-1"))
+	g.Expect(requests).To(HaveLen(1))
+	g.Expect(<-requests).To(Equal("GET /snapshot/full?final=true by etcd-client"))
+}
+
+func TestSnapshotFailsOnUntrustedServersAndErrorAnswers(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := env.CreateNamespace(t)
+	_, err := etcd.NewTLSSecrets(env.Client, namespace, etcd.TLSValues{Role: etcd.RoleMain}).Ensure(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	// A server with a certificate ca-etcd did not sign is not the sidecar.
+	impostor := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("{}")) }))
+	t.Cleanup(impostor.Close)
+	v := values(etcd.RoleMain)
+	v.SnapshotTransport = transportTo(namespace, impostor)
+	_, err = etcd.New(env.Client, namespace, v).Snapshot(ctx)
+	g.Expect(err).To(MatchError(ContainSubstring("certificate")))
+
+	failing := sidecar(t, namespace, func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "etcd is not reachable", http.StatusServiceUnavailable)
+	})
+	v.SnapshotTransport = transportTo(namespace, failing)
+	_, err = etcd.New(env.Client, namespace, v).Snapshot(ctx)
+	g.Expect(err).To(MatchError(ContainSubstring("503 Service Unavailable: etcd is not reachable")))
+
+	// Without the client certificate there is nothing to authenticate with.
+	g.Expect(env.Client.Delete(ctx, getSecret(g, namespace, "etcd-client"))).To(Succeed())
+	_, err = etcd.New(env.Client, namespace, v).Snapshot(ctx)
+	g.Expect(err).To(MatchError(ContainSubstring("etcd-client is missing")))
+}
