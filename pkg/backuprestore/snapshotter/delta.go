@@ -1,0 +1,234 @@
+package snapshotter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotformat"
+)
+
+// errDeltaGap reports buffered events that do not continue the store's last revision; storing them
+// would make a snap stream with a gap, so a full snapshot is taken instead.
+var errDeltaGap = errors.New("buffered events do not continue the stored revision")
+
+// progressPoll is how often TakeDelta asks the watch for a progress notification while it waits.
+const progressPoll = 50 * time.Millisecond
+
+// eventOverhead approximates the bytes of an event beyond its key and value (revisions, version,
+// lease, the event and buffer structs).
+const eventOverhead = 128
+
+// eventSize is what an event costs in the buffer, for the memory limit.
+func eventSize(ev *mvccpb.Event) int64 {
+	return int64(len(ev.Kv.Key)+len(ev.Kv.Value)) + eventOverhead
+}
+
+// watchLoop keeps a watch on every key from the revision after the last stored or buffered one. A
+// compacted start revision cannot be watched any more: a full snapshot replaces the lost events.
+func (s *Snapshotter) watchLoop(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := s.watch(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		var compacted *compactedError
+		if errors.As(err, &compacted) {
+			s.log.Info("Watch revision was compacted, taking a full snapshot", "revision", compacted.rev)
+			if _, err := s.TakeFull(ctx, false); err == nil {
+				continue
+			}
+		} else {
+			s.log.Error(err, "Watch for delta snapshots ended, restarting")
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(retryDelay):
+		}
+	}
+}
+
+type compactedError struct{ rev int64 }
+
+func (e *compactedError) Error() string {
+	return fmt.Sprintf("revision compacted (compact revision %d)", e.rev)
+}
+
+func (s *Snapshotter) watch(ctx context.Context) error {
+	s.bufMu.Lock()
+	from := s.watchedRev + 1
+	s.bufMu.Unlock()
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	for resp := range s.cli.Watch(wctx, "", clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithProgressNotify()) {
+		if resp.CompactRevision != 0 {
+			return &compactedError{rev: resp.CompactRevision}
+		}
+		if err := resp.Err(); err != nil {
+			return err
+		}
+		s.observe(resp)
+	}
+	return fmt.Errorf("watch from revision %d closed", from)
+}
+
+// observe buffers the events of a watch response (dropping revisions already stored) and signals a
+// cut when the buffer reaches the memory limit.
+func (s *Snapshotter) observe(resp clientv3.WatchResponse) {
+	now := s.now()
+	s.bufMu.Lock()
+	for _, e := range resp.Events {
+		ev := (*mvccpb.Event)(e)
+		if ev.Kv.ModRevision <= s.lastRev {
+			continue
+		}
+		s.events = append(s.events, bufferedEvent{ev: ev, observed: now})
+		s.bufSize += eventSize(ev)
+		s.advanceWatched(ev.Kv.ModRevision)
+	}
+	if resp.IsProgressNotify() {
+		s.advanceWatched(resp.Header.Revision)
+	}
+	full := s.bufSize >= s.cfg.DeltaSnapshotMemoryLimit
+	s.bufMu.Unlock()
+	if full {
+		select {
+		case s.cutNow <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// deltaLoop cuts a delta every period and whenever the memory limit is reached.
+func (s *Snapshotter) deltaLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.DeltaSnapshotPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-s.cutNow:
+		}
+		s.opMu.Lock()
+		_, err := s.cutDeltaLocked(ctx)
+		if errors.Is(err, errDeltaGap) {
+			_, err = s.takeFullLocked(ctx, false)
+		}
+		s.opMu.Unlock()
+		if err != nil {
+			s.log.Error(err, "Delta snapshot failed")
+		}
+	}
+}
+
+// TakeDelta stores every revision etcd had when it was called (waiting for the watch to deliver them)
+// as a delta snapshot. It returns nil without error when there was nothing new.
+func (s *Snapshotter) TakeDelta(ctx context.Context) (*snapshot.Snapshot, error) {
+	resp, err := s.cli.Get(ctx, "health", clientv3.WithCountOnly())
+	if err != nil {
+		return nil, fmt.Errorf("current revision: %w", err)
+	}
+	if err := s.waitWatched(ctx, resp.Header.Revision); err != nil {
+		return nil, err
+	}
+	s.opMu.Lock()
+	defer s.opMu.Unlock()
+	return s.cutDeltaLocked(ctx)
+}
+
+// waitWatched waits until the watch has delivered every revision up to rev.
+func (s *Snapshotter) waitWatched(ctx context.Context, rev int64) error {
+	t := time.NewTicker(progressPoll)
+	defer t.Stop()
+	for {
+		s.bufMu.Lock()
+		reached, progress := s.watchedRev >= rev, s.progress
+		s.bufMu.Unlock()
+		if reached {
+			return nil
+		}
+		_ = s.cli.RequestProgress(ctx)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the watch to reach revision %d: %w", rev, ctx.Err())
+		case <-progress:
+		case <-t.C:
+		}
+	}
+}
+
+// cutDeltaLocked stores the buffered events as one delta snapshot; opMu must be held. An empty buffer
+// stores nothing, but when etcd is indeed still at the stored revision the delta lease is renewed:
+// the backup is as current as it can be.
+func (s *Snapshotter) cutDeltaLocked(ctx context.Context) (*snapshot.Snapshot, error) {
+	s.bufMu.Lock()
+	events, size, stored := s.events, s.bufSize, s.lastRev
+	s.events, s.bufSize = nil, 0
+	s.bufMu.Unlock()
+	if len(events) == 0 {
+		s.renewIfCurrent(ctx, stored)
+		return nil, nil
+	}
+	first, last := events[0].ev.Kv.ModRevision, events[len(events)-1].ev.Kv.ModRevision
+	if first != stored+1 {
+		return nil, fmt.Errorf("%w: first buffered revision %d, stored revision %d", errDeltaGap, first, stored)
+	}
+	start := time.Now()
+	snap := snapshot.NewIncr(first, last, s.now(), s.cfg.Compression)
+	if err := s.saveDelta(ctx, snap, events); err != nil {
+		s.bufMu.Lock()
+		s.events, s.bufSize = append(events, s.events...), s.bufSize+size
+		s.bufMu.Unlock()
+		s.metrics.failed(string(snapshot.KindIncr), time.Since(start))
+		return nil, err
+	}
+	s.setStored(last)
+	s.metrics.succeeded(snap, size, time.Since(start))
+	s.log.Info("Took delta snapshot", "snapshot", snap.SnapName, "revision", last, "events", len(events))
+	if err := s.leases.Update(ctx, snapshot.KindIncr, last); err != nil {
+		s.log.Error(err, "Could not renew the delta snapshot lease", "revision", last)
+	}
+	return snap, nil
+}
+
+// saveDelta encodes the events into the upload as it proceeds: no second copy of the delta.
+func (s *Snapshotter) saveDelta(ctx context.Context, snap *snapshot.Snapshot, events []bufferedEvent) error {
+	pr, pw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		zw, err := snapshot.NewCompressor(pw, s.cfg.Compression)
+		if err == nil {
+			enc := snapshotformat.NewDeltaEncoder(zw)
+			for _, e := range events {
+				if err = enc.Encode(e.ev, e.observed); err != nil {
+					break
+				}
+			}
+			err = errors.Join(err, enc.Close(), zw.Close())
+		}
+		pw.CloseWithError(err)
+	}()
+	err := s.store.Save(ctx, snap, pr)
+	pr.CloseWithError(errors.New("upload ended"))
+	<-done
+	return err
+}
+
+// renewIfCurrent renews the delta lease when etcd's revision is still the stored one.
+func (s *Snapshotter) renewIfCurrent(ctx context.Context, stored int64) {
+	resp, err := s.cli.Get(ctx, "health", clientv3.WithCountOnly())
+	if err != nil || resp.Header.Revision != stored {
+		return
+	}
+	if err := s.leases.Update(ctx, snapshot.KindIncr, stored); err != nil {
+		s.log.Error(err, "Could not renew the delta snapshot lease", "revision", stored)
+	}
+}

@@ -1,0 +1,84 @@
+package snapshotter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/boltstream"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotformat"
+)
+
+// TakeFull takes a full snapshot now (final marks the last one of a cluster shut down on purpose) and
+// returns it once it is in the store. Buffered delta events are stored first, so that the deltas
+// before the new full snapshot stay a complete chain.
+func (s *Snapshotter) TakeFull(ctx context.Context, final bool) (*snapshot.Snapshot, error) {
+	s.opMu.Lock()
+	defer s.opMu.Unlock()
+	return s.takeFullLocked(ctx, final)
+}
+
+func (s *Snapshotter) takeFullLocked(ctx context.Context, final bool) (*snapshot.Snapshot, error) {
+	if _, err := s.cutDeltaLocked(ctx); err != nil {
+		s.log.Error(err, "Could not store buffered events before the full snapshot; the full snapshot covers them")
+	}
+	start := time.Now()
+	snap, size, err := s.streamFull(ctx, final)
+	if err != nil {
+		s.metrics.failed(string(snapshot.KindFull), time.Since(start))
+		s.log.Error(err, "Full snapshot failed")
+		return nil, err
+	}
+	s.setStored(snap.LastRevision)
+	s.metrics.succeeded(snap, size, time.Since(start))
+	s.log.Info("Took full snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision, "bytes", size, "took", time.Since(start))
+	if err := s.leases.Update(ctx, snapshot.KindFull, snap.LastRevision); err != nil {
+		s.log.Error(err, "Could not renew snapshot leases", "revision", snap.LastRevision)
+	}
+	return snap, nil
+}
+
+// streamFull is the pipeline etcd → checksum verification → revision scan → compression → store. The
+// checksum trailer is verified and kept (a stored full snapshot is etcd's stream as sent); a corrupted
+// stream fails the upload, which then leaves no object. The name, and so the revision, is decided
+// only after the last byte, from the bytes themselves.
+func (s *Snapshotter) streamFull(ctx context.Context, final bool) (*snapshot.Snapshot, int64, error) {
+	created := s.now()
+	rc, err := s.cli.Snapshot(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("starting etcd snapshot: %w", err)
+	}
+	defer rc.Close()
+	verified := snapshotformat.NewFullSnapshotReader(rc, "etcd snapshot stream", true)
+	scanner := boltstream.NewScanner()
+	pr, pw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		zw, err := snapshot.NewCompressor(pw, s.cfg.Compression)
+		if err == nil {
+			_, err = io.Copy(zw, io.TeeReader(verified, scanner))
+			err = errors.Join(err, zw.Close())
+		}
+		pw.CloseWithError(err)
+	}()
+	snap, err := s.stager.SaveStaged(ctx, pr, func() (*snapshot.Snapshot, error) {
+		rev, err := scanner.Revision()
+		if err != nil {
+			return nil, fmt.Errorf("revision of the snapshot: %w", err)
+		}
+		if last := s.LastRevision(); rev < last {
+			return nil, fmt.Errorf("snapshot revision %d is below the stored revision %d: etcd is behind its backups", rev, last)
+		}
+		return snapshot.NewFull(rev, created, s.cfg.Compression, final), nil
+	})
+	pr.CloseWithError(errors.New("upload ended")) // unblocks the compressor if the upload failed early
+	<-done
+	if err != nil {
+		return nil, 0, err
+	}
+	return snap, verified.DatabaseSize(), nil
+}

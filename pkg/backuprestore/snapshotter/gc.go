@@ -1,0 +1,120 @@
+package snapshotter
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+)
+
+// Retention windows of the Exponential policy, counted back from the start of the current hour.
+const (
+	hourlyWindow = 24 * time.Hour
+	dailyWindow  = 7 * 24 * time.Hour
+	weeklyWindow = 4 * 7 * 24 * time.Hour
+	week         = 7 * 24 * time.Hour
+)
+
+// Garbage selects the snapshots cfg's policy deletes from snaps at now. Whatever the policy, the latest
+// snap stream (the newest full snapshot and everything after it) is kept, and legacy v1 snapshots are
+// left alone (their layout is read-only). Deltas are worth keeping only together with the full snapshot
+// they continue:
+//   - Exponential keeps every snapshot created in the current hour; of older full snapshots the newest
+//     per hour for 24 hours, per day for 7 days and per week for 4 weeks; older deltas are deleted
+//     (point-in-time restore is offered within the current hour and the latest stream only).
+//   - LimitBased keeps the newest MaxBackups full snapshots and the deltas after the oldest kept one.
+func Garbage(cfg Config, snaps []*snapshot.Snapshot, now time.Time) []*snapshot.Snapshot {
+	var fulls []*snapshot.Snapshot
+	for _, s := range snaps {
+		if s.Kind == snapshot.KindFull && s.Layout() == snapshot.LayoutV2 {
+			fulls = append(fulls, s)
+		}
+	}
+	if len(fulls) == 0 {
+		return nil // only deltas from revision 1: all of them are the latest stream
+	}
+	snapshot.SortByLastRevision(fulls)
+	latest := fulls[len(fulls)-1]
+	var keepFull func(*snapshot.Snapshot) bool
+	var keepDelta func(*snapshot.Snapshot) bool
+	switch cfg.GarbageCollectionPolicy {
+	case GCLimitBased:
+		kept := fulls[max(0, len(fulls)-max(1, cfg.MaxBackups)):]
+		oldest := kept[0]
+		keepFull = func(s *snapshot.Snapshot) bool { return slices.Contains(kept, s) }
+		keepDelta = func(s *snapshot.Snapshot) bool { return s.LastRevision > oldest.LastRevision }
+	default:
+		hour := now.UTC().Truncate(time.Hour)
+		kept := exponentialFulls(fulls, hour)
+		keepFull = func(s *snapshot.Snapshot) bool { return kept[s] }
+		keepDelta = func(s *snapshot.Snapshot) bool { return !s.CreatedOn.Before(hour) }
+	}
+	var out []*snapshot.Snapshot
+	for _, s := range snaps {
+		switch {
+		case s.Layout() != snapshot.LayoutV2, s == latest, s.LastRevision > latest.LastRevision:
+		case s.Kind == snapshot.KindFull && !keepFull(s):
+			out = append(out, s)
+		case s.Kind == snapshot.KindIncr && !keepDelta(s):
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// exponentialFulls picks the full snapshots the Exponential policy keeps.
+func exponentialFulls(fulls []*snapshot.Snapshot, hour time.Time) map[*snapshot.Snapshot]bool {
+	newestPerBucket := map[int64]*snapshot.Snapshot{}
+	kept := map[*snapshot.Snapshot]bool{}
+	for _, s := range fulls {
+		created := s.CreatedOn.UTC()
+		var bucket int64
+		switch age := hour.Sub(created); {
+		case !created.Before(hour):
+			kept[s] = true
+			continue
+		case age <= hourlyWindow:
+			bucket = created.Truncate(time.Hour).Unix()
+		case age <= dailyWindow:
+			bucket = created.Truncate(24*time.Hour).Unix() + 1 // +1: never equal to an hour bucket
+		case age <= weeklyWindow:
+			bucket = created.Truncate(week).Unix() + 2
+		default:
+			continue
+		}
+		if cur, ok := newestPerBucket[bucket]; !ok || s.CreatedOn.After(cur.CreatedOn) ||
+			(s.CreatedOn.Equal(cur.CreatedOn) && s.LastRevision > cur.LastRevision) {
+			newestPerBucket[bucket] = s
+		}
+	}
+	for _, s := range newestPerBucket {
+		kept[s] = true
+	}
+	return kept
+}
+
+// collectGarbage deletes what Garbage selects from the store.
+func (s *Snapshotter) collectGarbage(ctx context.Context) error {
+	start := time.Now()
+	snaps, err := s.store.List(ctx)
+	if err != nil {
+		s.metrics.failed("GC", time.Since(start))
+		return err
+	}
+	var errs []error
+	for _, snap := range Garbage(s.cfg, snaps, s.now()) {
+		if err := s.store.Delete(ctx, snap); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		s.metrics.gcDeleted.Inc()
+		s.log.V(1).Info("Garbage-collected snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision)
+	}
+	if err := errors.Join(errs...); err != nil {
+		s.metrics.failed("GC", time.Since(start))
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,71 @@
+package snapshotter
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+)
+
+// Metrics make backup health visible to monitoring: the BackupReady condition of druid is derived from
+// the leases, but an operator needs to see why (failures, durations, sizes) and when it went wrong.
+type Metrics struct {
+	latestRevision *prometheus.GaugeVec
+	latestTime     *prometheus.GaugeVec
+	failures       *prometheus.CounterVec
+	duration       *prometheus.HistogramVec
+	bytes          *prometheus.CounterVec
+	gcDeleted      prometheus.Counter
+}
+
+// NewMetrics creates the metrics and registers them with reg (nil: not registered, e.g. in tests that
+// run several snapshotters).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		latestRevision: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "etcdbr", Subsystem: "snapshot", Name: "latest_revision",
+			Help: "Last revision of the latest successful snapshot, by kind (Full, Incr).",
+		}, []string{"kind"}),
+		latestTime: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "etcdbr", Subsystem: "snapshot", Name: "latest_timestamp_seconds",
+			Help: "Unix time of the latest successful snapshot, by kind.",
+		}, []string{"kind"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "etcdbr", Subsystem: "snapshot", Name: "failures_total",
+			Help: "Failed snapshot attempts, by kind (Full, Incr, GC).",
+		}, []string{"kind"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: "etcdbr", Subsystem: "snapshot", Name: "duration_seconds",
+			Help:    "Duration of snapshot attempts, by kind and outcome.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 4, 10),
+		}, []string{"kind", "succeeded"}),
+		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "etcdbr", Subsystem: "snapshot", Name: "bytes_total",
+			Help: "Uncompressed bytes of successful snapshots, by kind.",
+		}, []string{"kind"}),
+		gcDeleted: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "etcdbr", Subsystem: "snapshot", Name: "gc_deleted_total",
+			Help: "Snapshots deleted by garbage collection.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.latestRevision, m.latestTime, m.failures, m.duration, m.bytes, m.gcDeleted)
+	}
+	return m
+}
+
+// succeeded records a snapshot written to the store.
+func (m *Metrics) succeeded(snap *snapshot.Snapshot, size int64, took time.Duration) {
+	kind := string(snap.Kind)
+	m.latestRevision.WithLabelValues(kind).Set(float64(snap.LastRevision))
+	m.latestTime.WithLabelValues(kind).Set(float64(snap.CreatedOn.Unix()))
+	m.duration.WithLabelValues(kind, "true").Observe(took.Seconds())
+	m.bytes.WithLabelValues(kind).Add(float64(size))
+}
+
+// failed records a failed attempt of kind (a snapshot.Kind or "GC").
+func (m *Metrics) failed(kind string, took time.Duration) {
+	m.failures.WithLabelValues(kind).Inc()
+	m.duration.WithLabelValues(kind, "false").Observe(took.Seconds())
+}
