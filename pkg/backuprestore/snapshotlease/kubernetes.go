@@ -1,4 +1,5 @@
-package snapshotter
+// Package snapshotlease publishes backup progress in the snapshot leases druid creates for an Etcd.
+package snapshotlease
 
 import (
 	"context"
@@ -13,24 +14,11 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 )
 
-// LeaseUpdater publishes backup progress, so that druid can judge BackupReady without reaching the
-// sidecar: after every successful full or delta snapshot (and after an empty delta period, which is
-// progress too) it is told the kind and the last revision now safely stored.
-type LeaseUpdater interface {
-	Update(ctx context.Context, kind snapshot.Kind, lastRevision int64) error
-}
-
-// NoLeases is the LeaseUpdater when snapshot lease renewal is disabled (or Kubernetes is absent).
-type NoLeases struct{}
-
-// Update implements LeaseUpdater.
-func (NoLeases) Update(context.Context, snapshot.Kind, int64) error { return nil }
-
-// KubernetesLeases renews the coordination.k8s.io/v1 Leases druid created for the Etcd
+// Kubernetes renews the coordination.k8s.io/v1 Leases druid created for the Etcd
 // (--full-snapshot-lease-name, --delta-snapshot-lease-name): holderIdentity is the last stored revision
 // in decimal, renewTime now. A full snapshot renews the delta lease too, because it covers every
 // revision a delta would.
-type KubernetesLeases struct {
+type Kubernetes struct {
 	Client    kubernetes.Interface
 	Namespace string
 	FullName  string
@@ -39,8 +27,8 @@ type KubernetesLeases struct {
 	Now func() time.Time
 }
 
-// Update implements LeaseUpdater.
-func (k *KubernetesLeases) Update(ctx context.Context, kind snapshot.Kind, lastRevision int64) error {
+// Update implements snapshotter.LeaseUpdater.
+func (k *Kubernetes) Update(ctx context.Context, kind snapshot.Kind, lastRevision int64) error {
 	names := []string{k.DeltaName}
 	if kind == snapshot.KindFull {
 		names = []string{k.FullName, k.DeltaName}
@@ -53,7 +41,7 @@ func (k *KubernetesLeases) Update(ctx context.Context, kind snapshot.Kind, lastR
 	return nil
 }
 
-func (k *KubernetesLeases) renew(ctx context.Context, name string, lastRevision int64) error {
+func (k *Kubernetes) renew(ctx context.Context, name string, lastRevision int64) error {
 	now := time.Now
 	if k.Now != nil {
 		now = k.Now

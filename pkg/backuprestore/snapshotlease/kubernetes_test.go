@@ -1,0 +1,67 @@
+package snapshotlease
+
+import (
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+)
+
+var env *envtest.Env
+
+func TestMain(m *testing.M) { envtest.Main(m, &env) }
+
+func TestUpdateRenewsLeasesByName(t *testing.T) {
+	ctx := t.Context()
+	ns := env.CreateNamespace(t)
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	for _, name := range []string{"etcd-main-full-snapshot", "etcd-main-delta-snapshot"} {
+		if _, err := cs.CoordinationV1().Leases(ns).Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	k := &Kubernetes{Client: cs, Namespace: ns, FullName: "etcd-main-full-snapshot", DeltaName: "etcd-main-delta-snapshot", Now: func() time.Time { return now }}
+
+	holder := func(name string) (string, time.Time) {
+		t.Helper()
+		l, err := cs.CoordinationV1().Leases(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Spec.HolderIdentity == nil || l.Spec.RenewTime == nil {
+			return "", time.Time{}
+		}
+		return *l.Spec.HolderIdentity, l.Spec.RenewTime.UTC()
+	}
+
+	if err := k.Update(ctx, snapshot.KindIncr, 41); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := holder("etcd-main-full-snapshot"); h != "" {
+		t.Fatalf("a delta renewed the full snapshot lease: %q", h)
+	}
+	if h, at := holder("etcd-main-delta-snapshot"); h != "41" || !at.Equal(now) {
+		t.Fatalf("delta lease = %q at %s, want 41 at %s", h, at, now)
+	}
+
+	now = now.Add(time.Minute)
+	if err := k.Update(ctx, snapshot.KindFull, 1234567890123); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"etcd-main-full-snapshot", "etcd-main-delta-snapshot"} {
+		if h, at := holder(name); h != "1234567890123" || !at.Equal(now) {
+			t.Fatalf("%s = %q at %s after a full snapshot, want 1234567890123 at %s", name, h, at, now)
+		}
+	}
+
+	k.DeltaName = "missing"
+	if err := k.Update(ctx, snapshot.KindIncr, 50); err == nil {
+		t.Fatal("renewing a lease that does not exist: want an error")
+	}
+}
