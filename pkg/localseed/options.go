@@ -1,0 +1,88 @@
+package localseed
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/go-logr/logr"
+)
+
+// BinDirEnv overrides where the control-plane and S3 binaries (built by `make tools`) are looked up.
+const BinDirEnv = "GARDENER_ETCD_BIN_DIR"
+
+// Options configure a local seed. The zero value plus Images is a 3-node seed in a fresh temp directory.
+type Options struct {
+	// Nodes is the number of process nodes (default 3), named <prefix>-node-a, -b, ... in zones a, b, ...
+	Nodes int
+	// StateDir holds everything of the instance (PKI, etcd data, logs, pods, volumes). It must not exist
+	// or be empty: Stop removes it. Default: a new directory under os.TempDir().
+	StateDir string
+	// Images maps container images to local binaries, e.g. "etcd-wrapper:latest" → /…/bin/etcd-wrapper.
+	Images map[string]string
+	// S3 starts versitygw on the pod bridge, reachable from host and pods.
+	S3 bool
+	// BinDir holds kube-apiserver, kube-controller-manager, kube-scheduler, etcd and versitygw; default
+	// $GARDENER_ETCD_BIN_DIR, else the bin/ directory above the working directory or the executable.
+	BinDir string
+	// RestartBackoff is the first delay before restarting a crashed container (default 2 s), doubled per
+	// crash up to MaxRestartBackoff (default 2 min). Shorter than the kubelet's 10 s/5 min on purpose:
+	// the seed exists to watch etcd members restart.
+	RestartBackoff, MaxRestartBackoff time.Duration
+	// Log receives the seed's structured logs (default: discard).
+	Log logr.Logger
+}
+
+func (o *Options) defaults() error {
+	if o.Nodes == 0 {
+		o.Nodes = 3
+	}
+	if o.Nodes < 0 || o.Nodes > 26 {
+		return fmt.Errorf("nodes must be between 1 and 26, got %d", o.Nodes)
+	}
+	if o.RestartBackoff == 0 {
+		o.RestartBackoff = 2 * time.Second
+	}
+	if o.MaxRestartBackoff == 0 {
+		o.MaxRestartBackoff = 2 * time.Minute
+	}
+	if o.Log.GetSink() == nil {
+		o.Log = logr.Discard()
+	}
+	if o.BinDir == "" {
+		dir, err := findBinDir()
+		if err != nil {
+			return err
+		}
+		o.BinDir = dir
+	}
+	return nil
+}
+
+func findBinDir() (string, error) {
+	if dir := os.Getenv(BinDirEnv); dir != "" {
+		return dir, nil
+	}
+	var starts []string
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	if exe, err := os.Executable(); err == nil {
+		starts = append(starts, filepath.Dir(exe))
+	}
+	for _, dir := range starts {
+		for {
+			if _, err := os.Stat(filepath.Join(dir, "bin", "kube-apiserver")); err == nil {
+				return filepath.Join(dir, "bin"), nil
+			}
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				break
+			}
+			dir = parent
+		}
+	}
+	return "", errors.New("bin/kube-apiserver not found above the working directory or the executable: run `make tools` or set " + BinDirEnv)
+}

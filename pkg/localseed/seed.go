@@ -1,0 +1,229 @@
+// Package localseed is the project's embedded local seed: a real Kubernetes control plane (etcd,
+// kube-apiserver, kube-controller-manager, kube-scheduler as host processes) plus process nodes that run
+// pods as processes in their own network namespaces, an optional S3 server, and a clean teardown. It is
+// what `gardener-etcd local up` and the e2e suites run on, on machines without Docker or a kubelet.
+//
+// It needs root (network and mount namespaces) and iproute2. See ARCHITECTURE.md, "The local seed".
+package localseed
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/hostsfile"
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/node"
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/podnet"
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/provisioner"
+)
+
+// Seed is a running local seed.
+type Seed struct {
+	opts       Options
+	prefix     string
+	stateDir   string
+	network    *podnet.Network
+	cp         *controlPlane
+	restConfig *rest.Config
+	s3         *S3
+	nodeNames  []string
+
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	stopped bool
+}
+
+// Start brings a local seed up: pod network, PKI, control plane, StorageClass, nodes and S3. On error
+// everything started so far is torn down again.
+func Start(ctx context.Context, opts Options) (*Seed, error) {
+	if os.Geteuid() != 0 {
+		return nil, errors.New("the local seed needs root: it creates network and mount namespaces")
+	}
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	s := &Seed{opts: opts, prefix: newPrefix()}
+	if err := s.prepareStateDir(); err != nil {
+		return nil, err
+	}
+	log := opts.Log.WithValues("seed", s.prefix)
+	if err := s.start(ctx); err != nil {
+		log.Error(err, "Start failed, tearing down")
+		if stopErr := s.Stop(context.WithoutCancel(ctx)); stopErr != nil {
+			err = errors.Join(err, fmt.Errorf("teardown after failed start: %w", stopErr))
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Seed) start(ctx context.Context) error {
+	log := s.opts.Log.WithValues("seed", s.prefix)
+	begin := time.Now()
+	network, err := podnet.Create(ctx, log, s.prefix)
+	if err != nil {
+		return err
+	}
+	s.network = network
+	bridgeIP := net.IP(network.Gateway.AsSlice())
+	p, err := generatePKI(filepath.Join(s.stateDir, "pki"), net.ParseIP("10.96.0.1"), bridgeIP)
+	if err != nil {
+		return err
+	}
+	server := "https://" + net.JoinHostPort(bridgeIP.String(), strconv.Itoa(apiserverPort))
+	s.restConfig = restConfig(server, p)
+	if err := writeKubeconfig(s.Kubeconfig(), server, p); err != nil {
+		return err
+	}
+	s.cp = &controlPlane{binDir: s.opts.BinDir, stateDir: s.stateDir, pki: p, bridgeIP: bridgeIP,
+		kubeconfig: s.Kubeconfig(), server: server}
+	if err := s.cp.start(ctx, s.restConfig); err != nil {
+		return err
+	}
+	log.Info("Control plane ready", "duration", time.Since(begin).String(), "server", server)
+	if s.opts.S3 {
+		if err := s.startS3(ctx); err != nil {
+			return err
+		}
+	}
+	return s.startNodes(ctx)
+}
+
+// startNodes starts the shared informers (hosts files, volume provisioning) and the process nodes.
+func (s *Seed) startNodes(ctx context.Context) error {
+	log := s.opts.Log.WithValues("seed", s.prefix)
+	client, err := kubernetes.NewForConfig(s.restConfig)
+	if err != nil {
+		return fmt.Errorf("creating client: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	factory := informers.NewSharedInformerFactory(client, 0)
+	hosts := hostsfile.New(log.WithName("hosts"), factory)
+	prov := &provisioner.Provisioner{Client: client, Dir: filepath.Join(s.stateDir, "volumes"), Nodes: map[string]bool{}, Log: log.WithName("provisioner")}
+	for i := range s.opts.Nodes {
+		name := fmt.Sprintf("%s-node-%c", s.prefix, 'a'+i)
+		s.nodeNames = append(s.nodeNames, name)
+		prov.Nodes[name] = true
+	}
+	if err := prov.EnsureStorageClass(ctx); err != nil {
+		return err
+	}
+	prov.Register(runCtx, factory)
+	factory.Start(runCtx.Done())
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("informer cache for %v did not sync", typ)
+		}
+	}
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); hosts.Run(runCtx) }()
+	for i, name := range s.nodeNames {
+		n := node.New(node.Config{
+			Name: name, Zone: string(rune('a' + i)), Client: client, Network: s.network, Hosts: hosts,
+			Images: s.opts.Images, StateDir: filepath.Join(s.stateDir, "nodes", name), LogDir: filepath.Join(s.stateDir, "logs", "pods"),
+			APIServerHost: s.network.Gateway.String(), APIServerPort: apiserverPort,
+			RestartBackoff: s.opts.RestartBackoff, MaxRestartBackoff: s.opts.MaxRestartBackoff,
+			Log: log.WithName("node").WithValues("node", name),
+		})
+		if err := n.Register(ctx); err != nil {
+			return err
+		}
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); n.Run(runCtx) }()
+	}
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); <-runCtx.Done(); factory.Shutdown() }()
+	return nil
+}
+
+// Kubeconfig is the path of the admin kubeconfig (embedded credentials).
+func (s *Seed) Kubeconfig() string { return filepath.Join(s.stateDir, "kubeconfig") }
+
+// RESTConfig is an admin client configuration; callers may modify the copy.
+func (s *Seed) RESTConfig() *rest.Config { return rest.CopyConfig(s.restConfig) }
+
+// StateDir is the instance's directory (logs under logs/, per-pod container logs under logs/pods/).
+func (s *Seed) StateDir() string { return s.stateDir }
+
+// Prefix names every network namespace, link and node of the instance.
+func (s *Seed) Prefix() string { return s.prefix }
+
+// NodeNames are the names of the process nodes.
+func (s *Seed) NodeNames() []string { return append([]string(nil), s.nodeNames...) }
+
+// S3 describes the S3 server, nil unless Options.S3.
+func (s *Seed) S3() *S3 { return s.s3 }
+
+// BridgeIP is the host's address on the pod network, where the apiserver and S3 listen.
+func (s *Seed) BridgeIP() string { return s.network.Gateway.String() }
+
+// Stop tears everything down: pods (graceful, short), nodes, S3, control plane, network namespaces,
+// links and the state directory. It is idempotent.
+func (s *Seed) Stop(ctx context.Context) error {
+	if s.stopped {
+		return nil
+	}
+	s.stopped = true
+	var errs []error
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.wg.Wait()
+	if s.cp != nil {
+		if err := s.cp.stop(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := podnet.Cleanup(ctx, s.prefix); err != nil {
+		errs = append(errs, err)
+	}
+	if err := os.RemoveAll(s.stateDir); err != nil {
+		errs = append(errs, fmt.Errorf("removing state dir: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// prepareStateDir creates the state directory (which must be new or empty) and records the instance in
+// it, so that Down can find the leftovers of a crashed instance.
+func (s *Seed) prepareStateDir() error {
+	dir := s.opts.StateDir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "gardener-etcd-localseed-")
+		if err != nil {
+			return fmt.Errorf("creating state dir: %w", err)
+		}
+		dir = tmp
+	} else if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("state dir %s is not empty (run Down on it first if it holds a crashed instance)", dir)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	s.stateDir = abs
+	if err := os.MkdirAll(filepath.Join(abs, "logs"), 0o755); err != nil {
+		return fmt.Errorf("creating state dir: %w", err)
+	}
+	return writeInstance(abs, instance{Prefix: s.prefix, PID: os.Getpid()})
+}
+
+// newPrefix returns "ls" and 5 random hex digits: short enough for interface names, unique enough for
+// concurrent instances, recognisable in `ip link`/`ip netns` output.
+func newPrefix() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return "ls" + hex.EncodeToString(b)[:5]
+}

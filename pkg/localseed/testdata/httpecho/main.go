@@ -1,0 +1,78 @@
+// Command httpecho is the local seed tests' pod program: it serves its hostname on :8080, fetches peers by
+// name, toggles its readiness, persists a value under /data, exits on request and records SIGTERM.
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+func main() {
+	var unready atomic.Bool
+	hostname, _ := os.Hostname()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, hostname) })
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if unready.Load() {
+			http.Error(w, "unready", http.StatusServiceUnavailable)
+		}
+	})
+	mux.HandleFunc("/unready", func(http.ResponseWriter, *http.Request) { unready.Store(true) })
+	mux.HandleFunc("/ready", func(http.ResponseWriter, *http.Request) { unready.Store(false) })
+	mux.HandleFunc("/peer", func(w http.ResponseWriter, r *http.Request) {
+		client := &http.Client{Timeout: 5 * time.Second}
+		resp, err := client.Get("http://" + r.URL.Query().Get("host") + ":8080/")
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(w, resp.Body)
+	})
+	mux.HandleFunc("/write", func(w http.ResponseWriter, r *http.Request) {
+		if err := os.WriteFile("/data/value", []byte(r.URL.Query().Get("v")), 0o644); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+		}
+	})
+	mux.HandleFunc("/read", func(w http.ResponseWriter, _ *http.Request) {
+		data, err := os.ReadFile("/data/value")
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		_, _ = w.Write(data)
+	})
+	mux.HandleFunc("/exit", func(http.ResponseWriter, *http.Request) {
+		code, _ := strconv.Atoi(os.Getenv("EXIT_CODE"))
+		go func() { time.Sleep(50 * time.Millisecond); os.Exit(code) }()
+	})
+	mux.HandleFunc("/env", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, os.Getenv(r.URL.Query().Get("name"))) })
+	mux.HandleFunc("/file", func(w http.ResponseWriter, r *http.Request) {
+		data, err := os.ReadFile(r.URL.Query().Get("path"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		_, _ = w.Write(data)
+	})
+	mux.HandleFunc("/uid", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, os.Getuid()) })
+
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGTERM)
+	go func() {
+		<-signals
+		_ = os.WriteFile("/data/sigterm", []byte(hostname), 0o644)
+		os.Exit(0)
+	}()
+	if err := http.ListenAndServe(":8080", mux); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
