@@ -151,7 +151,11 @@ func (s *Snapshotter) resume(ctx context.Context) error {
 		s.log.Info("Continuing backups from the store", "revision", stream.LastRevision(), "snapshot", stream.Full.SnapName)
 		return nil
 	}
-	s.log.Info("No usable snap stream in the store, taking a full snapshot first", "reason", fmt.Sprint(err))
+	reason := "no full snapshot"
+	if err != nil {
+		reason = err.Error()
+	}
+	s.log.Info("No usable snap stream in the store, taking a full snapshot first", "reason", reason)
 	for {
 		if _, err := s.TakeFull(ctx, false); err == nil {
 			return nil
