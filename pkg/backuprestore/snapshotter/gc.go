@@ -95,8 +95,9 @@ func exponentialFulls(fulls []*snapshot.Snapshot, hour time.Time) map[*snapshot.
 	return kept
 }
 
-// collectGarbage deletes what Garbage selects from the store.
-func (s *Snapshotter) collectGarbage(ctx context.Context) error {
+// CollectGarbage deletes what Garbage selects from the store now (it also runs every
+// GarbageCollectionPeriod).
+func (s *Snapshotter) CollectGarbage(ctx context.Context) error {
 	start := time.Now()
 	snaps, err := s.store.List(ctx)
 	if err != nil {

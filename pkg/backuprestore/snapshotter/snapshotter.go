@@ -206,7 +206,7 @@ func (s *Snapshotter) gcLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := s.collectGarbage(ctx); err != nil {
+			if err := s.CollectGarbage(ctx); err != nil {
 				s.log.Error(err, "Garbage collection failed")
 			}
 		}

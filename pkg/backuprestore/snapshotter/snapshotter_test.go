@@ -1,0 +1,243 @@
+package snapshotter
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
+	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+)
+
+// leaseSpy records lease updates.
+type leaseSpy struct {
+	mu      sync.Mutex
+	updates []string
+}
+
+func (l *leaseSpy) Update(_ context.Context, kind snapshot.Kind, rev int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.updates = append(l.updates, fmt.Sprintf("%s/%d", kind, rev))
+	return nil
+}
+
+func (l *leaseSpy) has(u string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, x := range l.updates {
+		if x == u {
+			return true
+		}
+	}
+	return false
+}
+
+func start(t *testing.T, cli *clientv3.Client, store *backuptest.Store, mutate func(*Config), leases LeaseUpdater) *Snapshotter {
+	t.Helper()
+	cfg := Default()
+	cfg.Schedule, cfg.DeltaSnapshotPeriod, cfg.GarbageCollectionPeriod = "", time.Hour, 0
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	s, err := New(Options{Config: cfg, Client: cli, Store: store.SnapStore, Leases: leases, Log: logr.Discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+func putN(t *testing.T, cli *clientv3.Client, prefix string, n, size int) int64 {
+	t.Helper()
+	var rev int64
+	for i := range n {
+		resp, err := cli.Put(t.Context(), fmt.Sprintf("%s%d", prefix, i), strings.Repeat("v", size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rev = resp.Header.Revision
+	}
+	return rev
+}
+
+func listStore(t *testing.T, store *backuptest.Store) []*snapshot.Snapshot {
+	t.Helper()
+	snaps, err := store.List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snaps
+}
+
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestNewLeaderContinuesFromTheStoreWithoutGap(t *testing.T) {
+	cluster := etcdserver.StartCluster(t, 3, nil)
+	cli := cluster.Client(t)
+	store := backuptest.Local(t)
+	first := start(t, cli, store, nil, nil)
+	putN(t, cli, "a", 20, 10)
+	d1, err := first.TakeDelta(t.Context())
+	if err != nil || d1 == nil {
+		t.Fatalf("TakeDelta: %v, %v", d1, err)
+	}
+	first.Stop()
+	// The leader's member dies; writes go on without a backup leader.
+	cluster.Leader().Stop()
+	cli = cluster.Client(t)
+	eventually(t, 30*time.Second, "a new etcd leader", func() bool { return cluster.Leader() != nil })
+	want := putN(t, cli, "b", 15, 10)
+
+	second := start(t, cli, store, nil, nil)
+	d2, err := second.TakeDelta(t.Context())
+	if err != nil || d2 == nil {
+		t.Fatalf("TakeDelta: %v, %v", d2, err)
+	}
+	if d2.StartRevision != d1.LastRevision+1 || d2.LastRevision != want {
+		t.Fatalf("new leader's delta %s does not continue %s up to %d", d2.SnapName, d1.SnapName, want)
+	}
+	stream, err := snapshot.LatestStream(listStore(t, store))
+	if err != nil || len(stream.Deltas) != 2 || len(stream.Dropped) != 0 || stream.LastRevision() != want {
+		t.Fatalf("stream = %+v, %v", stream, err)
+	}
+}
+
+func TestCompactedWatchRevisionTakesAFullSnapshot(t *testing.T) {
+	cli := etcdserver.Start(t).Client(t)
+	store := backuptest.Local(t)
+	first := start(t, cli, store, nil, nil)
+	stored := first.LastRevision()
+	first.Stop()
+	rev := putN(t, cli, "k", 30, 10)
+	if _, err := cli.Compact(t.Context(), rev); err != nil {
+		t.Fatal(err)
+	}
+	start(t, cli, store, func(c *Config) { c.DeltaSnapshotPeriod = time.Second }, nil)
+	eventually(t, 30*time.Second, "a full snapshot replacing the compacted revisions", func() bool {
+		stream, err := snapshot.LatestStream(listStore(t, store))
+		return err == nil && stream.Full != nil && stream.Full.LastRevision == rev && stream.Full.LastRevision > stored
+	})
+}
+
+func TestDeltasAreCutOnMemoryLimitAndPeriodAndNotWhenEmpty(t *testing.T) {
+	cli := etcdserver.Start(t).Client(t)
+	store := backuptest.Local(t)
+	spy := &leaseSpy{}
+	s := start(t, cli, store, func(c *Config) { c.DeltaSnapshotMemoryLimit = 8 << 10 }, spy)
+	// Memory limit: ~300 bytes per event, the period is an hour: only the limit can cut.
+	rev := putN(t, cli, "m", 60, 200)
+	eventually(t, 30*time.Second, "a delta cut by the memory limit", func() bool {
+		for _, sn := range listStore(t, store) {
+			if sn.Kind == snapshot.KindIncr {
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := s.TakeDelta(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if s.LastRevision() != rev {
+		t.Fatalf("stored revision %d, want %d", s.LastRevision(), rev)
+	}
+	before := len(listStore(t, store))
+	// Nothing new: no object, but the delta lease is renewed with the stored revision.
+	d, err := s.TakeDelta(t.Context())
+	if err != nil || d != nil {
+		t.Fatalf("empty TakeDelta = %v, %v; want nothing", d, err)
+	}
+	if got := len(listStore(t, store)); got != before {
+		t.Fatalf("an empty delta wrote an object: %d → %d", before, got)
+	}
+	if !spy.has(fmt.Sprintf("Incr/%d", rev)) {
+		t.Fatalf("lease updates %v lack Incr/%d", spy.updates, rev)
+	}
+
+	// Period: a second snapshotter with a 1s period cuts without being asked.
+	s.Stop()
+	rev = putN(t, cli, "p", 5, 10)
+	start(t, cli, store, func(c *Config) { c.DeltaSnapshotPeriod = time.Second }, nil)
+	eventually(t, 30*time.Second, "a delta cut by the period", func() bool {
+		stream, err := snapshot.LatestStream(listStore(t, store))
+		return err == nil && stream.LastRevision() == rev
+	})
+}
+
+func TestFullSnapshotMetricsAndLeases(t *testing.T) {
+	cli := etcdserver.Start(t).Client(t)
+	store := backuptest.S3(t)
+	spy := &leaseSpy{}
+	s := start(t, cli, store, nil, spy)
+	rev := putN(t, cli, "k", 10, 100)
+	full, err := s.TakeFull(t.Context(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.LastRevision != rev || !full.IsFinal || !strings.HasSuffix(full.SnapName, ".gz.final") {
+		t.Fatalf("full snapshot %s, want revision %d, final, gzip", full.SnapName, rev)
+	}
+	if got := testutil.ToFloat64(s.metrics.latestRevision.WithLabelValues("Full")); got != float64(rev) {
+		t.Fatalf("latest full revision metric = %v, want %d", got, rev)
+	}
+	if got := testutil.ToFloat64(s.metrics.latestRevision.WithLabelValues("Incr")); got != float64(rev) {
+		t.Fatalf("latest delta revision metric = %v, want %d (buffered events were flushed first)", got, rev)
+	}
+	if !spy.has(fmt.Sprintf("Full/%d", rev)) {
+		t.Fatalf("lease updates %v lack Full/%d", spy.updates, rev)
+	}
+	stream, err := snapshot.LatestStream(listStore(t, store))
+	if err != nil || stream.Full.SnapName != full.SnapName {
+		t.Fatalf("latest stream %+v, %v", stream, err)
+	}
+}
+
+func TestGarbageCollectionOnTheStore(t *testing.T) {
+	cli := etcdserver.Start(t).Client(t)
+	store := backuptest.Local(t)
+	s := start(t, cli, store, func(c *Config) { c.GarbageCollectionPolicy, c.MaxBackups = GCLimitBased, 2 }, nil)
+	for i := range 3 {
+		putN(t, cli, fmt.Sprintf("r%d-", i), 3, 10)
+		if _, err := s.TakeDelta(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.TakeFull(t.Context(), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.CollectGarbage(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var fulls, deltas int
+	for _, sn := range listStore(t, store) {
+		if sn.Kind == snapshot.KindFull {
+			fulls++
+		} else {
+			deltas++
+		}
+	}
+	// 4 fulls (initial + 3) and 3 deltas: the newest 2 fulls stay, with the one delta after the older.
+	if fulls != 2 || deltas != 1 {
+		t.Fatalf("after GC: %d fulls, %d deltas; want 2 and 1", fulls, deltas)
+	}
+}
