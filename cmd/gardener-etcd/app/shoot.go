@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
@@ -84,23 +83,28 @@ func (o *shootOptions) finish(ctx context.Context, out io.Writer, c client.Clien
 }
 
 // deployRetrying retries Deploy while secrets are missing, which is how the shoot flow waits for the
-// BackupEntry controller to write etcd-backup; any other error ends it.
+// BackupEntry controller to write etcd-backup; any other error ends it. The timeout bounds the retrying, not
+// one Deploy, so a slow Deploy is never cut off half-way.
 func (o *shootOptions) deployRetrying(ctx context.Context, out io.Writer, component etcd.Interface, name string) error {
+	deadline := time.Now().Add(o.timeout)
 	var lastMissing error
-	err := wait.PollUntilContextTimeout(ctx, o.pollInterval, o.timeout, true, func(ctx context.Context) (bool, error) {
+	for {
 		err := component.Deploy(ctx)
 		var missing *etcd.MissingSecretError
-		if errors.As(err, &missing) {
-			if lastMissing == nil || lastMissing.Error() != err.Error() {
-				fmt.Fprintf(out, "  %v\n", err)
-			}
-			lastMissing = err
-			return false, nil
+		if !errors.As(err, &missing) {
+			return err
 		}
-		return err == nil, err
-	})
-	if wait.Interrupted(err) && lastMissing != nil {
-		return fmt.Errorf("deploying %s: still missing after %s: %w", name, o.timeout, lastMissing)
+		if lastMissing == nil || lastMissing.Error() != err.Error() {
+			fmt.Fprintf(out, "  %v\n", err)
+		}
+		lastMissing = err
+		if time.Now().After(deadline) {
+			return fmt.Errorf("deploying %s: still missing after %s: %w", name, o.timeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), err)
+		case <-time.After(o.pollInterval):
+		}
 	}
-	return err
 }

@@ -64,20 +64,20 @@ func (e *etcd) waitForBackupEntry(ctx context.Context, cfg *BackupConfig) (backu
 	var notReady string
 	err := wait.PollUntilContextTimeout(ctx, e.values.WaitInterval, e.values.WaitTimeout, true, func(ctx context.Context) (bool, error) {
 		if err := e.client.Get(ctx, client.ObjectKey{Name: cfg.BackupEntryName}, be); err != nil {
+			notReady = "reading it failed: " + err.Error() // transient: look again
 			if apierrors.IsNotFound(err) {
 				notReady = "it does not exist"
-				return false, nil
 			}
-			return false, err
+			return false, nil
 		}
 		notReady = backupEntryNotReady(be)
 		return notReady == "", nil
 	})
 	if err != nil {
-		if wait.Interrupted(err) {
-			return backupStore{}, fmt.Errorf("BackupEntry %s not reconciled after %s: %s", cfg.BackupEntryName, e.values.WaitTimeout, notReady)
+		if ctx.Err() != nil {
+			return backupStore{}, fmt.Errorf("waiting for BackupEntry %s: %w (%s)", cfg.BackupEntryName, ctx.Err(), notReady)
 		}
-		return backupStore{}, fmt.Errorf("reading BackupEntry %s: %w", cfg.BackupEntryName, err)
+		return backupStore{}, fmt.Errorf("BackupEntry %s not reconciled after %s: %s", cfg.BackupEntryName, e.values.WaitTimeout, notReady)
 	}
 	return e.storeFromEntry(be, cfg)
 }

@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -56,12 +57,14 @@ func (e *etcd) Wait(ctx context.Context) error {
 	var reasons []string
 	err := wait.PollUntilContextTimeout(ctx, e.values.WaitInterval, e.values.WaitTimeout, true, func(ctx context.Context) (bool, error) {
 		obj, err := e.Get(ctx)
-		if apierrors.IsNotFound(err) {
+		switch {
+		case apierrors.IsNotFound(err):
 			last, reasons = nil, []string{"it does not exist"}
 			return false, nil
-		}
-		if err != nil {
-			return false, err
+		case err != nil:
+			// Transient (apiserver, client rate limit near the deadline): keep the last state, look again.
+			reasons = append(withoutReadErrors(reasons), readErrorPrefix+err.Error())
+			return false, nil
 		}
 		last, reasons = obj, Unready(obj)
 		return len(reasons) == 0, nil
@@ -73,7 +76,23 @@ func (e *etcd) Wait(ctx context.Context) error {
 	if !wait.Interrupted(err) {
 		return fmt.Errorf("waiting for Etcd %s/%s: %w", e.namespace, e.name(), err)
 	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("waiting for Etcd %s/%s: %w: %s", e.namespace, e.name(), ctx.Err(), describeUnready(last, reasons))
+	}
 	return fmt.Errorf("Etcd %s/%s not ready after %s: %s", e.namespace, e.name(), e.values.WaitTimeout, describeUnready(last, reasons))
+}
+
+// readErrorPrefix marks a reason that records a failed read rather than the Etcd's state.
+const readErrorPrefix = "reading it failed: "
+
+func withoutReadErrors(reasons []string) []string {
+	out := reasons[:0:0]
+	for _, r := range reasons {
+		if !strings.HasPrefix(r, readErrorPrefix) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // describeUnready renders the missing parts, the last errors and the conditions of the last observed Etcd.
@@ -98,20 +117,25 @@ func describeUnready(etcd *druidv1alpha1.Etcd, reasons []string) string {
 // WaitCleanup polls until the Etcd is gone; on timeout it says what holds it (finalizers).
 func (e *etcd) WaitCleanup(ctx context.Context) error {
 	var last *druidv1alpha1.Etcd
+	var readErr error
 	err := wait.PollUntilContextTimeout(ctx, e.values.WaitInterval, e.values.WaitTimeout, true, func(ctx context.Context) (bool, error) {
 		obj, err := e.Get(ctx)
-		if apierrors.IsNotFound(err) {
+		switch {
+		case apierrors.IsNotFound(err):
 			return true, nil
+		case err != nil:
+			readErr = err // transient: look again
+		default:
+			last, readErr = obj, nil
 		}
-		last = obj
-		return false, err
+		return false, nil
 	})
 	if err == nil {
 		e.logger(ctx).Info("Etcd is gone")
 		return nil
 	}
-	if !wait.Interrupted(err) || last == nil {
-		return fmt.Errorf("waiting for Etcd %s/%s to be deleted: %w", e.namespace, e.name(), err)
+	if !wait.Interrupted(err) || last == nil || ctx.Err() != nil {
+		return fmt.Errorf("waiting for Etcd %s/%s to be deleted: %w", e.namespace, e.name(), errors.Join(err, readErr))
 	}
 	state := "it is not being deleted"
 	if last.DeletionTimestamp != nil {

@@ -6,9 +6,12 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -119,4 +122,50 @@ func TestShootSnapshotCommandThroughALocalAddress(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(out).To(ContainSubstring("Requesting a full snapshot of etcd-main in " + namespace))
 	g.Expect(out).To(ContainSubstring(`Snapshot taken: {"snapName":"Full-00000000-00000007-1"}`))
+}
+
+// syncBuffer lets the test read the output of a command still running in another goroutine.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// The shoot flow retries Deploy until etcd-backup exists; the CLI does the same and says what it waits for.
+func TestShootDeployRetriesUntilTheBackupSecretExists(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := env.CreateNamespace(t)
+	runDruid(t, namespace)
+	// An entry reconciled by an older extension (type gcp: no controller here) whose secret is not there yet.
+	entry := legacyEntry(t, namespace, "gcp")
+
+	var out syncBuffer
+	cmd := app.NewRootCommand(&out, &out)
+	cmd.SetArgs([]string{"shoot", "deploy", "--role", "main", "--backup-entry", entry, "--namespace", namespace,
+		"--kubeconfig", writeKubeconfig(t), "--timeout", "30s", "--poll-interval", "100ms"})
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+
+	g.Eventually(out.String, timeout, interval).Should(ContainSubstring("secret " + namespace + "/etcd-backup is missing"))
+	g.Expect(etcdExists(namespace, "etcd-main")).To(BeFalse())
+	g.Expect(env.Client.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "etcd-backup", Namespace: namespace},
+		Data:       map[string][]byte{"bucketName": []byte("gcs-bucket")},
+	})).To(Succeed())
+	g.Eventually(done, timeout).Should(Receive(BeNil()))
+	t.Log(out.String())
+	g.Expect(out.String()).To(MatchRegexp(row("etcd-main", "True", "True", "True", "1/1", "etcd-main-0:Ready:Leader").String()))
+	g.Expect(*getEtcd(g, namespace, "etcd-main").Spec.Backup.Store.Container).To(Equal("gcs-bucket"))
 }

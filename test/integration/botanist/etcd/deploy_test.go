@@ -86,21 +86,7 @@ func TestDeployFallsBackToEtcdBackupForEntriesOfOlderExtensions(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	namespace := env.CreateNamespace(t)
-	entry := namespace + "--0a1b2c3d"
-	// Type gcp: no controller of this suite touches it, the test plays the older extension.
-	be := &extensionsv1alpha1.BackupEntry{
-		ObjectMeta: metav1.ObjectMeta{Name: entry},
-		Spec: extensionsv1alpha1.BackupEntrySpec{
-			DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "gcp"},
-			Region:      "europe-west1", BucketName: "gcs-bucket",
-			SecretRef: corev1.SecretReference{Name: "entry-" + entry, Namespace: "garden"},
-		},
-	}
-	g.Expect(env.Client.Create(ctx, be)).To(Succeed())
-	t.Cleanup(func() { _ = env.Client.Delete(ctx, be) })
-	be.Status.ObservedGeneration = be.Generation
-	be.Status.LastOperation = &extensionsv1alpha1.LastOperation{Type: extensionsv1alpha1.LastOperationTypeCreate, State: extensionsv1alpha1.LastOperationStateSucceeded, LastUpdateTime: metav1.Now()}
-	g.Expect(env.Client.Status().Update(ctx, be)).To(Succeed())
+	entry := legacyEntry(t, namespace, "gcp")
 	g.Expect(env.Client.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "etcd-backup", Namespace: namespace},
 		Data:       map[string][]byte{"bucketName": []byte("gcs-bucket"), "serviceaccount.json": []byte("{}")},
@@ -227,4 +213,27 @@ func TestDeployIsIdempotentAndKeepsWhatIsAlreadyOnTheObject(t *testing.T) {
 	kept = getEtcd(g, s.namespace, "etcd-main")
 	g.Expect(kept.Spec.StorageCapacity.String()).To(Equal("40Gi"))
 	g.Expect(*kept.Spec.Backup.FullSnapshotSchedule).To(Equal("15 2 * * *"))
+}
+
+// legacyEntry creates a BackupEntry as an older extension leaves it: reconciled, but without
+// status.etcdBackupSecretRef. Its type has no controller in this suite, so the test plays the extension.
+func legacyEntry(t *testing.T, namespace, providerType string) string {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	entry := namespace + "--0a1b2c3d"
+	be := &extensionsv1alpha1.BackupEntry{
+		ObjectMeta: metav1.ObjectMeta{Name: entry},
+		Spec: extensionsv1alpha1.BackupEntrySpec{
+			DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: providerType},
+			Region:      "europe-west1", BucketName: "gcs-bucket",
+			SecretRef: corev1.SecretReference{Name: "entry-" + entry, Namespace: "garden"},
+		},
+	}
+	g.Expect(env.Client.Create(ctx, be)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, be) })
+	be.Status.ObservedGeneration = be.Generation
+	be.Status.LastOperation = &extensionsv1alpha1.LastOperation{Type: extensionsv1alpha1.LastOperationTypeCreate, State: extensionsv1alpha1.LastOperationStateSucceeded, LastUpdateTime: metav1.Now()}
+	g.Expect(env.Client.Status().Update(ctx, be)).To(Succeed())
+	return entry
 }
