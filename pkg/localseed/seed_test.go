@@ -131,6 +131,13 @@ func TestSeed(t *testing.T) {
 		for _, host := range []string{"echo-1.echo." + ns + ".svc", "echo-2.echo." + ns + ".svc.cluster.local"} {
 			want := strings.SplitN(host, ".", 2)[0]
 			if got := httpGet(t, "http://"+from+":8080/peer?host="+host); got != want {
+				hosts, _ := filepath.Glob(filepath.Join(stateDir, "nodes", "*", "pods", ns+"_echo-0_*", "hosts"))
+				for _, h := range hosts {
+					data, _ := os.ReadFile(h)
+					t.Logf("hosts file of echo-0:\n%s", data)
+				}
+				t.Logf("pod IPs: echo-1 %s, echo-2 %s", pods["echo-1"].Status.PodIP, pods["echo-2"].Status.PodIP)
+				t.Logf("/etc/hosts as echo-0 sees it:\n%s", httpGet(t, "http://"+from+":8080/file?path=/etc/hosts"))
 				t.Fatalf("peer %s answered %q", host, got)
 			}
 		}
