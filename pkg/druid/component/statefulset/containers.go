@@ -1,8 +1,6 @@
 package statefulset
 
 import (
-	"path"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -62,17 +60,8 @@ func readinessProbe(etcd *druidv1alpha1.Etcd) *corev1.Probe {
 // its member.
 func backupRestoreContainer(etcd *druidv1alpha1.Etcd, image string) corev1.Container {
 	env := podEnv()
-	provider := storageProvider(etcd)
-	if store := etcd.Spec.Backup.Store; store != nil && store.SecretRef != nil && store.SecretRef.Name != "" {
-		if name, ok := credentialsEnv[provider]; ok {
-			value := BackupSecretMountPath
-			if provider == druidv1alpha1.StorageProviderGCS {
-				value = path.Join(BackupSecretMountPath, "serviceaccount.json")
-			}
-			env = append(env, corev1.EnvVar{Name: name, Value: value})
-		}
-	}
-	if provider == druidv1alpha1.StorageProviderLocal {
+	env = append(env, StoreCredentialsEnv(etcd.Spec.Backup.Store, BackupSecretMountPath, "")...)
+	if storageProvider(etcd) == druidv1alpha1.StorageProviderLocal {
 		// The Local store root is $HOME/<container>; pin HOME so that it matches the mount for any uid.
 		env = append(env, corev1.EnvVar{Name: "HOME", Value: LocalHome})
 	}

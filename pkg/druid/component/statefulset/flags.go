@@ -63,16 +63,7 @@ func storeArgs(etcd *druidv1alpha1.Etcd) []string {
 		"--full-snapshot-lease-name=" + etcd.FullSnapshotLeaseName(),
 		"--delta-snapshot-lease-name=" + etcd.DeltaSnapshotLeaseName(),
 	}
-	if provider := storageProvider(etcd); provider != "" {
-		args = append(args, "--storage-provider="+string(provider))
-	}
-	if store.Container != nil && *store.Container != "" {
-		args = append(args, "--store-container="+*store.Container)
-	}
-	args = append(args, "--store-prefix="+store.Prefix)
-	if store.EndpointOverride != nil && *store.EndpointOverride != "" {
-		args = append(args, "--store-endpoint-override="+*store.EndpointOverride)
-	}
+	args = append(args, StoreLocationArgs(store, "")...)
 	if backup.FullSnapshotSchedule != nil && *backup.FullSnapshotSchedule != "" {
 		args = append(args, "--schedule="+*backup.FullSnapshotSchedule)
 	}

@@ -48,22 +48,10 @@ const (
 	LocalHome = "/home/nonroot"
 )
 
-// storageProvider returns the canonical provider of the store, or "" without a store or provider.
+// storageProvider returns the canonical provider of the Etcd's store, or "" without a store or provider.
 func storageProvider(etcd *druidv1alpha1.Etcd) druidv1alpha1.StorageProvider {
-	store := etcd.Spec.Backup.Store
-	if store == nil || store.Provider == nil {
-		return ""
-	}
-	if canonical, ok := canonicalProviders[*store.Provider]; ok {
-		return canonical
-	}
-	return *store.Provider
+	return CanonicalProvider(etcd.Spec.Backup.Store)
 }
 
 // localContainer is the Local provider's container directory name.
-func localContainer(etcd *druidv1alpha1.Etcd) string {
-	if c := etcd.Spec.Backup.Store.Container; c != nil && *c != "" {
-		return *c
-	}
-	return DefaultLocalContainer
-}
+func localContainer(etcd *druidv1alpha1.Etcd) string { return LocalContainer(etcd.Spec.Backup.Store) }

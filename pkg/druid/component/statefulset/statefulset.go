@@ -166,25 +166,7 @@ func (o *operator) allMembersPeerTLSEnabled(ctx context.Context, etcd *druidv1al
 // localHostPath returns the node directory of the Local provider: the backup secret's hostPath, or the
 // reference's default. It is empty for other providers.
 func (o *operator) localHostPath(ctx context.Context, etcd *druidv1alpha1.Etcd) (string, error) {
-	store := etcd.Spec.Backup.Store
-	if storageProvider(etcd) != druidv1alpha1.StorageProviderLocal {
-		return "", nil
-	}
-	if store.SecretRef == nil || store.SecretRef.Name == "" {
-		return DefaultLocalHostPath, nil
-	}
-	namespace := store.SecretRef.Namespace
-	if namespace == "" {
-		namespace = etcd.Namespace
-	}
-	secret := &corev1.Secret{}
-	if err := o.client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: store.SecretRef.Name}, secret); err != nil {
-		return "", fmt.Errorf("backup secret %s/%s: %w", namespace, store.SecretRef.Name, err)
-	}
-	if hostPath := string(secret.Data[LocalHostPathKey]); hostPath != "" {
-		return hostPath, nil
-	}
-	return DefaultLocalHostPath, nil
+	return LocalHostPath(ctx, o.client, etcd.Spec.Backup.Store, etcd.Namespace)
 }
 
 // TriggerDelete deletes the StatefulSet (its pods follow through the garbage collector; the PVCs stay).

@@ -1,0 +1,105 @@
+package statefulset
+
+import (
+	"context"
+	"fmt"
+	"path"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+// The helpers below work on one StoreSpec, so that every pod that runs etcdbrctl against a store (the
+// sidecar, the compaction Job, the copy-backups Job with a source and a target store) addresses it with the
+// same flags, credentials and Local directory.
+
+// CanonicalProvider returns the provider name the sidecar's --storage-provider flag expects for the store
+// (Gardener's aliases mapped), or "" without a store or provider.
+func CanonicalProvider(store *druidv1alpha1.StoreSpec) druidv1alpha1.StorageProvider {
+	if store == nil || store.Provider == nil {
+		return ""
+	}
+	if canonical, ok := canonicalProviders[*store.Provider]; ok {
+		return canonical
+	}
+	return *store.Provider
+}
+
+// StoreLocationArgs are the flags that locate a store: --<p>storage-provider, --<p>store-container,
+// --<p>store-prefix and --<p>store-endpoint-override with p = flagPrefix ("" for the store a command works
+// on, "source-" for the store `etcdbrctl copy` reads from). Unset optional values are left out.
+func StoreLocationArgs(store *druidv1alpha1.StoreSpec, flagPrefix string) []string {
+	var args []string
+	if provider := CanonicalProvider(store); provider != "" {
+		args = append(args, "--"+flagPrefix+"storage-provider="+string(provider))
+	}
+	if store.Container != nil && *store.Container != "" {
+		args = append(args, "--"+flagPrefix+"store-container="+*store.Container)
+	}
+	args = append(args, "--"+flagPrefix+"store-prefix="+store.Prefix)
+	if store.EndpointOverride != nil && *store.EndpointOverride != "" {
+		args = append(args, "--"+flagPrefix+"store-endpoint-override="+*store.EndpointOverride)
+	}
+	return args
+}
+
+// StoreCredentialsEnv is the environment variable through which etcdbrctl finds the store's mounted secret
+// (mountPath), named envPrefix + the provider's variable (e.g. SOURCE_AWS_APPLICATION_CREDENTIALS for the
+// copy source). Empty without a secret or for providers that need none (Local).
+func StoreCredentialsEnv(store *druidv1alpha1.StoreSpec, mountPath, envPrefix string) []corev1.EnvVar {
+	if store == nil || store.SecretRef == nil || store.SecretRef.Name == "" {
+		return nil
+	}
+	provider := CanonicalProvider(store)
+	name, ok := credentialsEnv[provider]
+	if !ok {
+		return nil
+	}
+	value := mountPath
+	if provider == druidv1alpha1.StorageProviderGCS {
+		value = path.Join(mountPath, "serviceaccount.json")
+	}
+	return []corev1.EnvVar{{Name: envPrefix + name, Value: value}}
+}
+
+// LocalContainer is the Local provider's container directory name of the store.
+func LocalContainer(store *druidv1alpha1.StoreSpec) string {
+	if store.Container != nil && *store.Container != "" {
+		return *store.Container
+	}
+	return DefaultLocalContainer
+}
+
+// LocalStoreVolume is the hostPath volume of a Local store (hostPath from LocalHostPath) and its mount at
+// $HOME/<container>, where etcdbrctl (with HOME=LocalHome) looks for the Local store.
+func LocalStoreVolume(name, hostPath string, store *druidv1alpha1.StoreSpec) (corev1.Volume, corev1.VolumeMount) {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+			Path: path.Join(hostPath, LocalContainer(store)), Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}},
+		corev1.VolumeMount{Name: name, MountPath: path.Join(LocalHome, LocalContainer(store))}
+}
+
+// LocalHostPath returns the node directory of a Local store: the backup secret's hostPath, or the
+// reference's default. It is empty for other providers. A secret reference without namespace points into
+// namespace.
+func LocalHostPath(ctx context.Context, reader client.Reader, store *druidv1alpha1.StoreSpec, namespace string) (string, error) {
+	if CanonicalProvider(store) != druidv1alpha1.StorageProviderLocal {
+		return "", nil
+	}
+	if store.SecretRef == nil || store.SecretRef.Name == "" {
+		return DefaultLocalHostPath, nil
+	}
+	if store.SecretRef.Namespace != "" {
+		namespace = store.SecretRef.Namespace
+	}
+	secret := &corev1.Secret{}
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: store.SecretRef.Name}, secret); err != nil {
+		return "", fmt.Errorf("backup secret %s/%s: %w", namespace, store.SecretRef.Name, err)
+	}
+	if hostPath := string(secret.Data[LocalHostPathKey]); hostPath != "" {
+		return hostPath, nil
+	}
+	return DefaultLocalHostPath, nil
+}
