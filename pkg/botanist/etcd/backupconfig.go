@@ -61,12 +61,15 @@ type backupStore struct {
 // the extension reconciled it, so waiting here is what makes the Etcd's first write already complete.
 func (e *etcd) waitForBackupEntry(ctx context.Context, cfg *BackupConfig) (backupStore, error) {
 	be := &extensionsv1alpha1.BackupEntry{}
-	var notReady string
+	// notReady is the state of the last successful read; a failed read (transient) does not overwrite it.
+	notReady, readErr := "", ""
 	err := wait.PollUntilContextTimeout(ctx, e.values.WaitInterval, e.values.WaitTimeout, true, func(ctx context.Context) (bool, error) {
+		readErr = ""
 		if err := e.client.Get(ctx, client.ObjectKey{Name: cfg.BackupEntryName}, be); err != nil {
-			notReady = "reading it failed: " + err.Error() // transient: look again
 			if apierrors.IsNotFound(err) {
 				notReady = "it does not exist"
+			} else {
+				readErr = err.Error()
 			}
 			return false, nil
 		}
@@ -74,6 +77,9 @@ func (e *etcd) waitForBackupEntry(ctx context.Context, cfg *BackupConfig) (backu
 		return notReady == "", nil
 	})
 	if err != nil {
+		if notReady == "" {
+			notReady = "reading it failed: " + readErr
+		}
 		if ctx.Err() != nil {
 			return backupStore{}, fmt.Errorf("waiting for BackupEntry %s: %w (%s)", cfg.BackupEntryName, ctx.Err(), notReady)
 		}

@@ -27,7 +27,8 @@ const (
 	RoleEvents = "events"
 )
 
-// Class tells how much the etcd matters; it decides the default storage and whether it is backed up.
+// Class tells how much the etcd matters; it decides the default storage capacity. (Whether an etcd is backed
+// up follows from its role: only main is.)
 type Class string
 
 const (

@@ -22,9 +22,11 @@ func (e *etcd) RolloutPeerCA(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tlsSecrets := e.tlsSecrets(true)
+	peerTLS := existing != nil && existing.Spec.Etcd.PeerUrlTLS != nil
+	// Without peer TLS no peer certificate is issued: only the CA is rotated.
+	tlsSecrets := e.tlsSecrets(peerTLS)
 	rollout := func(phase PeerCARotationPhase) error { return nil }
-	if existing != nil && existing.Spec.Etcd.PeerUrlTLS != nil {
+	if peerTLS {
 		rollout = func(phase PeerCARotationPhase) error {
 			log.Info("Rolling out the peer CA rotation step", "phase", phase)
 			if err := e.Deploy(ctx); err != nil {

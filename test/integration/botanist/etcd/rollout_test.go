@@ -91,3 +91,23 @@ func TestRolloutPeerCATrustsTheNewCABeforeSigningWithItAndDropsTheOldLast(t *tes
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(phase).To(Equal(etcd.PeerCARotationIdle))
 }
+
+// Without peer TLS in use nobody presents a peer certificate, so the rotation needs no rollout at all.
+func TestRolloutPeerCAWithoutPeerTLSRotatesTheSecretsAtOnce(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := env.CreateNamespace(t)
+	v := values(etcd.RoleEvents)
+	g.Expect(etcd.New(env.Client, namespace, v).Deploy(ctx)).To(Succeed())
+	oldCA := parsePEM(t, getSecret(g, namespace, "ca-etcd-peer").Data["ca.crt"])[0]
+	v.PeerCARolloutWait = func(context.Context, etcd.PeerCARotationPhase) error {
+		t.Error("no rollout expected for an etcd without peer TLS")
+		return nil
+	}
+	g.Expect(etcd.New(env.Client, namespace, v).RolloutPeerCA(ctx)).To(Succeed())
+	bundle := parsePEM(t, getSecret(g, namespace, "ca-etcd-peer").Data["bundle.crt"])
+	g.Expect(bundle).To(HaveLen(1))
+	g.Expect(bundle[0].Equal(oldCA)).To(BeFalse())
+	g.Expect(getEtcd(g, namespace, "etcd-events").Spec.Etcd.PeerUrlTLS).To(BeNil())
+	g.Expect(secretExists(namespace, "etcd-peer-server-events")).To(BeFalse())
+}
