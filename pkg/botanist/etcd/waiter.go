@@ -79,7 +79,7 @@ func (e *etcd) Wait(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("waiting for Etcd %s/%s: %w: %s", e.namespace, e.name(), ctx.Err(), describeUnready(last, reasons))
 	}
-	return fmt.Errorf("Etcd %s/%s not ready after %s: %s", e.namespace, e.name(), e.values.WaitTimeout, describeUnready(last, reasons))
+	return fmt.Errorf("etcd %s/%s not ready after %s: %s", e.namespace, e.name(), e.values.WaitTimeout, describeUnready(last, reasons))
 }
 
 // readErrorPrefix marks a reason that records a failed read rather than the Etcd's state.
@@ -141,5 +141,5 @@ func (e *etcd) WaitCleanup(ctx context.Context) error {
 	if last.DeletionTimestamp != nil {
 		state = fmt.Sprintf("deletion requested at %s, finalizers %v", last.DeletionTimestamp.UTC().Format("15:04:05"), last.Finalizers)
 	}
-	return fmt.Errorf("Etcd %s/%s still exists after %s: %s", e.namespace, e.name(), e.values.WaitTimeout, state)
+	return fmt.Errorf("etcd %s/%s still exists after %s: %s", e.namespace, e.name(), e.values.WaitTimeout, state)
 }
