@@ -30,9 +30,12 @@ type shoot struct {
 	entry     string
 }
 
-// newShoot creates what the shoot flow creates before the etcds: the namespace, a BackupBucket and the
+// newShoot creates what the shoot flow creates before the etcds: the namespace, a local BackupBucket and the
 // shoot's BackupEntry. It does not wait for the entry: Deploy does.
-func newShoot(t *testing.T) shoot {
+func newShoot(t *testing.T) shoot { return newShootWith(t, "local", nil) }
+
+// newShootWith is newShoot with a provider type and the credentials of the bucket and entry secrets.
+func newShootWith(t *testing.T, providerType string, credentials map[string][]byte) shoot {
 	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -41,22 +44,22 @@ func newShoot(t *testing.T) shoot {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.namespace}}
 	g.Expect(env.Client.Create(ctx, ns)).To(Succeed())
 
-	bucketSecret := createGardenSecret(t, "bucket-"+s.bucket)
+	bucketSecret := createGardenSecret(t, "bucket-"+s.bucket, credentials)
 	bb := &extensionsv1alpha1.BackupBucket{
 		ObjectMeta: metav1.ObjectMeta{Name: s.bucket},
 		Spec: extensionsv1alpha1.BackupBucketSpec{
-			DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "local"},
-			Region:      "local",
+			DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: providerType},
+			Region:      "us-east-1",
 			SecretRef:   corev1.SecretReference{Name: bucketSecret, Namespace: "garden"},
 		},
 	}
 	g.Expect(env.Client.Create(ctx, bb)).To(Succeed())
-	entrySecret := createGardenSecret(t, "entry-"+s.entry)
+	entrySecret := createGardenSecret(t, "entry-"+s.entry, credentials)
 	be := &extensionsv1alpha1.BackupEntry{
 		ObjectMeta: metav1.ObjectMeta{Name: s.entry},
 		Spec: extensionsv1alpha1.BackupEntrySpec{
-			DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "local"},
-			Region:      "local",
+			DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: providerType},
+			Region:      "us-east-1",
 			BucketName:  s.bucket,
 			SecretRef:   corev1.SecretReference{Name: entrySecret, Namespace: "garden"},
 		},
@@ -71,9 +74,9 @@ func newShoot(t *testing.T) shoot {
 	return s
 }
 
-func createGardenSecret(t *testing.T, name string) string {
+func createGardenSecret(t *testing.T, name string, data map[string][]byte) string {
 	t.Helper()
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "garden"}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "garden"}, Data: data}
 	NewWithT(t).Expect(env.Client.Create(context.Background(), secret)).To(Succeed())
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), secret) })
 	return name
