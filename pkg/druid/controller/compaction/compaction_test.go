@@ -1,0 +1,99 @@
+package compaction
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+func TestConfigDefaultsAndValidation(t *testing.T) {
+	g := NewWithT(t)
+	disabled := Config{}
+	g.Expect(disabled.Validate()).To(Succeed(), "a disabled controller needs no image")
+
+	cfg := Config{EnableBackupCompaction: true}
+	cfg.Default()
+	g.Expect(cfg).To(Equal(Config{EnableBackupCompaction: true, Workers: 3, EventsThreshold: 1_000_000,
+		ActiveDeadline: 3 * time.Hour, RetryBackoff: 5 * time.Minute, MaxRetryBackoff: 2 * time.Hour}))
+	g.Expect(cfg.Validate()).To(MatchError(ContainSubstring("backupRestoreImage must be set")))
+
+	cfg.BackupRestoreImage = "img"
+	g.Expect(cfg.Validate()).To(Succeed())
+
+	bad := cfg
+	bad.Workers, bad.EventsThreshold, bad.MaxRetryBackoff = -1, -5, time.Minute
+	err := bad.Validate()
+	g.Expect(err).To(MatchError(ContainSubstring("workers")))
+	g.Expect(err).To(MatchError(ContainSubstring("eventsThreshold")))
+	g.Expect(err).To(MatchError(ContainSubstring("retryBackoff")))
+}
+
+func TestBackoffDoublesUpToTheCap(t *testing.T) {
+	cfg := Config{RetryBackoff: time.Minute, MaxRetryBackoff: 10 * time.Minute}
+	var got []time.Duration
+	for failures := 1; failures <= 6; failures++ {
+		got = append(got, cfg.backoff(failures))
+	}
+	NewWithT(t).Expect(got).To(Equal([]time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 10 * time.Minute, 10 * time.Minute}))
+}
+
+func TestLeaseRevisionAndDeltaEvents(t *testing.T) {
+	g := NewWithT(t)
+	lease := func(holder *string) *coordinationv1.Lease {
+		return &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{HolderIdentity: holder}}
+	}
+	for holder, want := range map[string]int64{"0": 0, "1234567": 1234567} {
+		rev, ok := leaseRevision(lease(ptr.To(holder)))
+		g.Expect(ok).To(BeTrue(), holder)
+		g.Expect(rev).To(Equal(want))
+	}
+	for _, holder := range []*string{nil, ptr.To(""), ptr.To("abc"), ptr.To("-3"), ptr.To("12:Leader")} {
+		_, ok := leaseRevision(lease(holder))
+		g.Expect(ok).To(BeFalse(), "%v", holder)
+	}
+	g.Expect(deltaEvents(100, 1100)).To(Equal(int64(1000)))
+	g.Expect(deltaEvents(2000, 1100)).To(BeZero(), "a full snapshot newer than the last delta leaves nothing to replay")
+}
+
+func TestLocalStoreJobMountsTheHostDirectoryAtHome(t *testing.T) {
+	g := NewWithT(t)
+	etcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "shoot"}}
+	etcd.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p", Provider: ptr.To(druidv1alpha1.StorageProviderLocal)}
+	druidv1alpha1.SetDefaults(etcd)
+
+	job := newJob(etcd, jobInput{image: "img", activeDeadline: time.Hour, localHostPath: "/srv/buckets"})
+	pod := job.Spec.Template.Spec
+	g.Expect(pod.Volumes).To(ContainElement(corev1.Volume{Name: "local-backup", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+		Path: "/srv/buckets/default.bkp", Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}}))
+	g.Expect(pod.Containers[0].VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: "local-backup", MountPath: "/home/nonroot/default.bkp"}))
+	g.Expect(pod.Containers[0].Env).To(ContainElement(corev1.EnvVar{Name: "HOME", Value: "/home/nonroot"}))
+	g.Expect(pod.Containers[0].Args).To(ContainElement("--storage-provider=Local"))
+}
+
+func TestOutcomeOfReadsTerminalConditionsOnly(t *testing.T) {
+	g := NewWithT(t)
+	job := &batchv1.Job{}
+	out, _ := outcomeOf(job)
+	g.Expect(out).To(Equal(jobRunning))
+
+	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionFalse}}
+	out, _ = outcomeOf(job)
+	g.Expect(out).To(Equal(jobRunning), "a False condition is not an outcome")
+
+	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded"}}
+	out, cond := outcomeOf(job)
+	g.Expect(out).To(Equal(jobFailed))
+	g.Expect(cond.Reason).To(Equal("DeadlineExceeded"))
+
+	job.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	out, _ = outcomeOf(job)
+	g.Expect(out).To(Equal(jobSucceeded))
+}

@@ -1,0 +1,98 @@
+package compaction
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Defaults of the compaction controller.
+const (
+	// DefaultWorkers is how many Etcds are looked at in parallel; each look is a few cache reads.
+	DefaultWorkers = 3
+	// DefaultEventsThreshold applies when an Etcd sets no spec.backup.snapshotCompaction.eventsThreshold:
+	// a million delta events is where restoring from the snapshots (replaying every event) starts to take
+	// minutes, while compacting more often would mostly re-upload unchanged data.
+	DefaultEventsThreshold = int64(1_000_000)
+	// DefaultActiveDeadline bounds one compaction Job: a restore, compaction, defragmentation and upload of
+	// an 8Gi database fits comfortably; a Job beyond it is stuck and is failed by the Job controller.
+	DefaultActiveDeadline = 3 * time.Hour
+	// DefaultRetryBackoff is the wait after a failed compaction before the next Job; it doubles with each
+	// consecutive failure up to DefaultMaxRetryBackoff, so a broken store is not hammered by Jobs that each
+	// download every snapshot.
+	DefaultRetryBackoff = 5 * time.Minute
+	// DefaultMaxRetryBackoff caps the wait between failed compactions.
+	DefaultMaxRetryBackoff = 2 * time.Hour
+)
+
+// Config configures the compaction controller.
+type Config struct {
+	// EnableBackupCompaction turns the controller on. It is opt-in (false by default, as in the deployed
+	// druid): each compaction runs a Job that restores the whole database, which a landscape must budget for.
+	EnableBackupCompaction bool
+	// Workers is the controller's MaxConcurrentReconciles.
+	Workers int
+	// BackupRestoreImage runs `etcdbrctl compact` unless an Etcd pins spec.backup.image.
+	BackupRestoreImage string
+	// EventsThreshold is the default of spec.backup.snapshotCompaction.eventsThreshold.
+	EventsThreshold int64
+	// ActiveDeadline is the Job's activeDeadlineSeconds.
+	ActiveDeadline time.Duration
+	// RetryBackoff is the wait after the first failed compaction of an Etcd; it doubles per failure.
+	RetryBackoff time.Duration
+	// MaxRetryBackoff caps the wait.
+	MaxRetryBackoff time.Duration
+}
+
+// Default fills every zero field with its default; EnableBackupCompaction and the image stay as given.
+func (c *Config) Default() {
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.EventsThreshold == 0 {
+		c.EventsThreshold = DefaultEventsThreshold
+	}
+	if c.ActiveDeadline == 0 {
+		c.ActiveDeadline = DefaultActiveDeadline
+	}
+	if c.RetryBackoff == 0 {
+		c.RetryBackoff = DefaultRetryBackoff
+	}
+	if c.MaxRetryBackoff == 0 {
+		c.MaxRetryBackoff = DefaultMaxRetryBackoff
+	}
+}
+
+// Validate rejects a configuration the controller cannot run with, naming every offending field. A
+// disabled controller needs nothing.
+func (c Config) Validate() error {
+	if !c.EnableBackupCompaction {
+		return nil
+	}
+	var errs []error
+	if c.Workers < 1 {
+		errs = append(errs, fmt.Errorf("compaction controller: workers must be at least 1, got %d", c.Workers))
+	}
+	if c.BackupRestoreImage == "" {
+		errs = append(errs, errors.New("compaction controller: backupRestoreImage must be set"))
+	}
+	if c.EventsThreshold < 1 {
+		errs = append(errs, fmt.Errorf("compaction controller: eventsThreshold must be at least 1, got %d", c.EventsThreshold))
+	}
+	if c.ActiveDeadline < time.Second {
+		errs = append(errs, fmt.Errorf("compaction controller: activeDeadline must be at least 1s, got %s", c.ActiveDeadline))
+	}
+	if c.RetryBackoff <= 0 || c.MaxRetryBackoff < c.RetryBackoff {
+		errs = append(errs, fmt.Errorf("compaction controller: need 0 < retryBackoff (%s) <= maxRetryBackoff (%s)", c.RetryBackoff, c.MaxRetryBackoff))
+	}
+	return errors.Join(errs...)
+}
+
+// backoff is the wait after the given number of consecutive failures (at least 1).
+func (c Config) backoff(failures int) time.Duration {
+	d := c.RetryBackoff
+	for i := 1; i < failures && d < c.MaxRetryBackoff; i++ {
+		d *= 2
+	}
+	return min(d, c.MaxRetryBackoff)
+}

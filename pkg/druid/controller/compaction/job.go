@@ -1,0 +1,184 @@
+package compaction
+
+import (
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
+)
+
+// Names and paths of the compaction Job.
+const (
+	// ComponentCompactionJob is the app.kubernetes.io/component label value of compaction Jobs and pods.
+	ComponentCompactionJob = "etcd-compactor"
+	// ContainerCompactor is the Job's only container.
+	ContainerCompactor = "compactor"
+	// DataMountPath holds the temporary etcd the compaction restores into; an emptyDir, because the result
+	// is uploaded and nothing of it is kept.
+	DataMountPath = "/var/etcd/data"
+	// BackoffLimit lets the Job controller retry a failed pod once (a transient store error) before the
+	// Job fails; further retries are the controller's, with back-off.
+	BackoffLimit = int32(1)
+
+	volumeData         = "compaction-data"
+	volumeBackupSecret = "etcd-backup"
+	volumeLocalStore   = "local-backup"
+)
+
+// networkPolicyLabels let the compaction pod reach DNS and the object store through a Gardener seed's
+// network policies, as the etcd pods do.
+var networkPolicyLabels = map[string]string{
+	"networking.gardener.cloud/to-dns":              "allowed",
+	"networking.gardener.cloud/to-private-networks": "allowed",
+	"networking.gardener.cloud/to-public-networks":  "allowed",
+}
+
+// jobInput is everything the Job depends on besides the (defaulted) Etcd.
+type jobInput struct {
+	image          string
+	activeDeadline time.Duration
+	// localHostPath is the Local store's node directory; empty for other providers.
+	localHostPath string
+}
+
+// CompactArgs are the arguments of `etcdbrctl compact` for the Etcd: restore the latest full and delta
+// snapshots into a temporary data dir, compact and defragment, upload a new full snapshot, and renew the full
+// snapshot lease with its revision (which brings the delta events below the threshold). Store location and
+// compression are the sidecar's, so the new snapshot lands where the sidecar looks.
+func CompactArgs(etcd *druidv1alpha1.Etcd) []string {
+	backup := etcd.Spec.Backup
+	args := []string{
+		"compact",
+		"--data-dir=" + DataMountPath + "/compaction.etcd",
+		"--enable-snapshot-lease-renewal=true",
+		"--full-snapshot-lease-name=" + etcd.FullSnapshotLeaseName(),
+		"--delta-snapshot-lease-name=" + etcd.DeltaSnapshotLeaseName(),
+	}
+	args = append(args, statefulset.StoreLocationArgs(backup.Store, "")...)
+	if c := backup.SnapshotCompression; c != nil && c.Enabled != nil && *c.Enabled {
+		args = append(args, "--compress-snapshots=true")
+		if c.Policy != nil {
+			args = append(args, "--compression-policy="+string(*c.Policy))
+		}
+	}
+	if backup.EtcdSnapshotTimeout != nil {
+		args = append(args, "--etcd-snapshot-timeout="+backup.EtcdSnapshotTimeout.Duration.String())
+	}
+	if etcd.Spec.Etcd.EtcdDefragTimeout != nil {
+		args = append(args, "--etcd-defrag-timeout="+etcd.Spec.Etcd.EtcdDefragTimeout.Duration.String())
+	}
+	return args
+}
+
+// newJob renders the compaction Job `<n>-compactor` for a defaulted Etcd with a store. The Job carries the
+// managed labels and the Etcd as controller owner (it goes with the Etcd); its pod deliberately lacks
+// app.kubernetes.io/part-of, which together with managed-by is the selector of the etcd Services, PDB and
+// StatefulSet — a compaction pod must never receive client traffic or count as a member.
+func newJob(etcd *druidv1alpha1.Etcd, in jobInput) *batchv1.Job {
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: etcd.CompactionJobName(), Namespace: etcd.Namespace}}
+	component.ApplyManagedMeta(job, etcd, ComponentCompactionJob)
+
+	podLabels := map[string]string{
+		druidv1alpha1.LabelManagedByKey: druidv1alpha1.LabelManagedByValue,
+		druidv1alpha1.LabelComponentKey: ComponentCompactionJob,
+		druidv1alpha1.LabelAppNameKey:   job.Name,
+	}
+	for k, v := range networkPolicyLabels {
+		podLabels[k] = v
+	}
+
+	store := etcd.Spec.Backup.Store
+	volumes := []corev1.Volume{{Name: volumeData, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	mounts := []corev1.VolumeMount{{Name: volumeData, MountPath: DataMountPath}}
+	env := []corev1.EnvVar{{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}
+	if store.SecretRef != nil && store.SecretRef.Name != "" {
+		volumes = append(volumes, corev1.Volume{Name: volumeBackupSecret, VolumeSource: corev1.VolumeSource{
+			Secret: &corev1.SecretVolumeSource{SecretName: store.SecretRef.Name, DefaultMode: ptr.To(corev1.SecretVolumeSourceDefaultMode)}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: volumeBackupSecret, MountPath: statefulset.BackupSecretMountPath, ReadOnly: true})
+		env = append(env, statefulset.StoreCredentialsEnv(store, statefulset.BackupSecretMountPath, "")...)
+	}
+	if statefulset.CanonicalProvider(store) == druidv1alpha1.StorageProviderLocal {
+		vol, mount := statefulset.LocalStoreVolume(volumeLocalStore, in.localHostPath, store)
+		volumes, mounts = append(volumes, vol), append(mounts, mount)
+		env = append(env, corev1.EnvVar{Name: "HOME", Value: statefulset.LocalHome})
+	}
+
+	var resources corev1.ResourceRequirements
+	if c := etcd.Spec.Backup.SnapshotCompaction; c != nil && c.Resources != nil {
+		resources = *c.Resources.DeepCopy()
+	}
+	uid := druidv1alpha1.DefaultRunAsUser
+	job.Spec = batchv1.JobSpec{
+		BackoffLimit:          ptr.To(BackoffLimit),
+		ActiveDeadlineSeconds: ptr.To(int64(in.activeDeadline / time.Second)),
+		Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+			Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				// The etcd pods' service account may renew the snapshot leases, which the compactor does.
+				ServiceAccountName: etcd.ServiceAccountName(),
+				PriorityClassName:  ptr.Deref(etcd.Spec.PriorityClassName, ""),
+				SecurityContext: &corev1.PodSecurityContext{
+					RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(uid), RunAsGroup: ptr.To(uid), FSGroup: ptr.To(uid),
+				},
+				Containers: []corev1.Container{{
+					Name:            ContainerCompactor,
+					Image:           in.image,
+					ImagePullPolicy: corev1.PullIfNotPresent,
+					Args:            CompactArgs(etcd),
+					Env:             env,
+					Resources:       resources,
+					VolumeMounts:    mounts,
+					SecurityContext: &corev1.SecurityContext{
+						AllowPrivilegeEscalation: ptr.To(false),
+						Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+					},
+				}},
+				Volumes: volumes,
+			},
+		},
+	}
+	return job
+}
+
+// jobImage is the Etcd's pinned backup-restore image or the configured one.
+func jobImage(etcd *druidv1alpha1.Etcd, configured string) string {
+	if etcd.Spec.Backup.Image != nil && *etcd.Spec.Backup.Image != "" {
+		return *etcd.Spec.Backup.Image
+	}
+	return configured
+}
+
+// jobOutcome is where a compaction Job stands.
+type jobOutcome int
+
+const (
+	jobRunning jobOutcome = iota
+	jobSucceeded
+	jobFailed
+)
+
+// outcomeOf reads the Job's terminal conditions (Complete, Failed) as the Job controller sets them; the
+// failure condition is returned for its reason and message.
+func outcomeOf(job *batchv1.Job) (jobOutcome, *batchv1.JobCondition) {
+	for i := range job.Status.Conditions {
+		c := &job.Status.Conditions[i]
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return jobSucceeded, c
+		case batchv1.JobFailed:
+			return jobFailed, c
+		}
+	}
+	return jobRunning, nil
+}
