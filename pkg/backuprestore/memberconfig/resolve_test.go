@@ -102,7 +102,7 @@ func TestSingleMemberWithoutTLS(t *testing.T) {
 	g.Expect(ec.ClusterState).To(Equal(embed.ClusterStateFlagNew))
 	g.Expect(ec.Dir).To(Equal("/var/etcd/data/new.etcd"))
 	g.Expect(ec.ListenClientUrls[0].String()).To(Equal("http://0.0.0.0:2379"))
-	g.Expect(ec.QuotaBackendBytes).To(Equal(int64(2 << 30)), "keys the sidecar does not resolve pass through")
+	g.Expect(ec.QuotaBackendBytes).To(Equal(int64(2<<30)), "keys the sidecar does not resolve pass through")
 	g.Expect(ec.AutoCompactionMode).To(Equal("periodic"))
 	g.Expect(ec.ClientTLSInfo.Empty()).To(BeTrue())
 	g.Expect(ec.Validate()).To(Succeed())
