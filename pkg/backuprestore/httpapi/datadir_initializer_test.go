@@ -1,0 +1,31 @@
+package httpapi
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+)
+
+func TestDataDirOnlyInitializer(t *testing.T) {
+	g := NewWithT(t)
+	root := t.TempDir()
+
+	g.Expect(DataDirOnlyInitializer{DataDir: filepath.Join(root, "missing")}.Initialize(t.Context(), ModeFull)).To(Succeed(), "a fresh member")
+	empty := filepath.Join(root, "empty")
+	g.Expect(os.Mkdir(empty, 0o700)).To(Succeed())
+	g.Expect(DataDirOnlyInitializer{DataDir: empty}.Initialize(t.Context(), ModeSanity)).To(Succeed())
+
+	real := filepath.Join(root, "etcd")
+	m := etcdserver.StartMember(t, etcdserver.MemberConfig{Name: "m0", DataDir: real})
+	m.Stop()
+	g.Expect(DataDirOnlyInitializer{DataDir: real}.Initialize(t.Context(), ModeFull)).To(Succeed(), "a data dir etcd wrote")
+
+	junk := filepath.Join(root, "junk")
+	g.Expect(os.MkdirAll(filepath.Join(junk, "member", "wal"), 0o700)).To(Succeed())
+	err := DataDirOnlyInitializer{DataDir: junk}.Initialize(t.Context(), ModeFull)
+	g.Expect(err).To(MatchError(ContainSubstring("member/snap/db")))
+}

@@ -1,0 +1,165 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// HeaderInitializationError carries the reason of a Failed initialization next to the plain-text status,
+// which must stay exactly "Failed" for wrappers that compare the body.
+const HeaderInitializationError = "X-Initialization-Error"
+
+// Options are the server's collaborators. Only Initializer and Config are required.
+type Options struct {
+	Initializer Initializer
+	// Config renders this member's etcd configuration (YAML) for GET /config.
+	Config func(ctx context.Context) ([]byte, error)
+	// Health reports GET /healthz; nil means healthy whenever the process serves.
+	Health func(ctx context.Context) bool
+	// Snapshotter takes snapshots on the backup leader; nil answers the snapshot endpoints with 503.
+	Snapshotter Snapshotter
+	// Leader tells which sidecar is the backup leader; nil means this one always is.
+	Leader LeaderResolver
+	// ForwardClient reaches the backup leader's sidecar (with its CA when sidecars serve TLS); nil means a
+	// client with a 10 minute timeout, enough for a full snapshot of a large database.
+	ForwardClient *http.Client
+	// Gatherer serves GET /metrics; nil means prometheus.DefaultGatherer.
+	Gatherer prometheus.Gatherer
+	Log      logr.Logger
+}
+
+// Server serves the API. It is an http.Handler so that tests and callers choose how to listen.
+type Server struct {
+	opts Options
+	ctx  context.Context
+	init initialization
+	mux  *http.ServeMux
+}
+
+// New builds the server. ctx bounds the background initializations it starts; it should live as long as
+// the process.
+func New(ctx context.Context, opts Options) *Server {
+	if opts.ForwardClient == nil {
+		opts.ForwardClient = &http.Client{Timeout: 10 * time.Minute}
+	}
+	if opts.Gatherer == nil {
+		opts.Gatherer = prometheus.DefaultGatherer
+	}
+	s := &Server{opts: opts, ctx: ctx, mux: http.NewServeMux()}
+	s.mux.HandleFunc("GET /initialization/status", s.handleInitStatus)
+	s.mux.HandleFunc("GET /initialization/start", s.handleInitStart)
+	s.mux.HandleFunc("GET /config", s.handleConfig)
+	s.mux.HandleFunc("GET /healthz", s.handleHealthz)
+	s.mux.HandleFunc("GET /snapshot/full", s.handleSnapshot)
+	s.mux.HandleFunc("GET /snapshot/delta", s.handleSnapshot)
+	s.mux.HandleFunc("GET /snapshot/latest", s.handleSnapshot)
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{}))
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Serve answers on l until ctx ends, with TLS when certFile and keyFile are set (--server-cert,
+// --server-key); the certificate is read once at start. Running requests get a few seconds to finish.
+func (s *Server) Serve(ctx context.Context, l net.Listener, certFile, keyFile string) error {
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() {
+		if certFile != "" || keyFile != "" {
+			errc <- srv.ServeTLS(l, certFile, keyFile)
+			return
+		}
+		errc <- srv.Serve(l)
+	}()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("sidecar HTTP server: %w", err)
+	case <-ctx.Done():
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdownCtx)
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}
+
+func (s *Server) handleInitStatus(w http.ResponseWriter, _ *http.Request) {
+	status, err := s.init.read()
+	if err != nil {
+		w.Header().Set(HeaderInitializationError, sanitizeHeader(err.Error()))
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte(status))
+}
+
+func (s *Server) handleInitStart(w http.ResponseWriter, r *http.Request) {
+	mode, err := ParseMode(r.URL.Query().Get("mode"))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	started := s.init.start(s.ctx, s.opts.Initializer, mode, func(err error) {
+		if err != nil {
+			s.opts.Log.Error(err, "Initialization failed", "mode", mode)
+			return
+		}
+		s.opts.Log.Info("Initialization succeeded", "mode", mode)
+	})
+	if started {
+		s.opts.Log.Info("Initialization started", "mode", mode)
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func (s *Server) handleConfig(w http.ResponseWriter, r *http.Request) {
+	out, err := s.opts.Config(r.Context())
+	if err != nil {
+		s.opts.Log.Error(err, "Rendering the etcd configuration")
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/yaml")
+	_, _ = w.Write(out)
+}
+
+func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
+	healthy := s.opts.Health == nil || s.opts.Health(r.Context())
+	code := http.StatusOK
+	if !healthy {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, map[string]bool{"health": healthy})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// sanitizeHeader keeps an error message usable as a header value (no line breaks, bounded length).
+func sanitizeHeader(s string) string {
+	out := make([]rune, 0, len(s))
+	for _, r := range s {
+		if r == '\n' || r == '\r' {
+			r = ' '
+		}
+		out = append(out, r)
+		if len(out) >= 1024 {
+			break
+		}
+	}
+	return string(out)
+}

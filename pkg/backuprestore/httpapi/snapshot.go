@@ -1,0 +1,132 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+)
+
+// HeaderForwardedBy marks a snapshot request one sidecar forwarded to the backup leader. A sidecar that
+// receives a forwarded request but is not the leader (leadership moved meanwhile) answers 503 instead of
+// forwarding again, so two sidecars with different views of the leader cannot bounce a request forever.
+const HeaderForwardedBy = "X-Forwarded-By-Sidecar"
+
+// Snapshotter takes snapshots on demand and lists the latest ones.
+type Snapshotter interface {
+	// TakeFull takes a full snapshot; final marks the last one of a cluster shut down on purpose.
+	TakeFull(ctx context.Context, final bool) (*snapshot.Snapshot, error)
+	// TakeDelta cuts a delta snapshot of the revisions not yet stored.
+	TakeDelta(ctx context.Context) (*snapshot.Snapshot, error)
+	// Latest lists the newest full snapshot and the deltas after it.
+	Latest(ctx context.Context) (*LatestSnapshots, error)
+}
+
+// LatestSnapshots is the body of GET /snapshot/latest.
+type LatestSnapshots struct {
+	FullSnapshot   *snapshot.Snapshot   `json:"fullSnapshot"`
+	DeltaSnapshots []*snapshot.Snapshot `json:"deltaSnapshots"`
+}
+
+// Leader names the backup leader's sidecar.
+type Leader struct {
+	// Self is set when this sidecar is the backup leader.
+	Self bool
+	// URL is the base URL of the leader's sidecar (scheme://host:port) when it is another one.
+	URL string
+}
+
+// LeaderResolver finds the backup leader at the time of a request.
+type LeaderResolver interface {
+	BackupLeader(ctx context.Context) (Leader, error)
+}
+
+// ErrSnapshotsNotConfigured is reported while no Snapshotter is wired in (no store configured, or the
+// snapshotter is not part of this build's sidecar yet).
+var ErrSnapshotsNotConfigured = errors.New("snapshots are not available: this sidecar runs without a snapshotter")
+
+func (s *Server) handleSnapshot(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Leader != nil {
+		leader, err := s.opts.Leader.BackupLeader(r.Context())
+		if err != nil {
+			http.Error(w, fmt.Sprintf("finding the backup leader: %v", err), http.StatusServiceUnavailable)
+			return
+		}
+		if !leader.Self {
+			if r.Header.Get(HeaderForwardedBy) != "" {
+				http.Error(w, "this sidecar is not the backup leader either; retry", http.StatusServiceUnavailable)
+				return
+			}
+			s.forward(w, r, leader.URL)
+			return
+		}
+	}
+	if s.opts.Snapshotter == nil {
+		http.Error(w, ErrSnapshotsNotConfigured.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	var (
+		result any
+		err    error
+	)
+	switch r.URL.Path {
+	case "/snapshot/full":
+		final, perr := parseFinal(r.URL.Query().Get("final"))
+		if perr != nil {
+			http.Error(w, perr.Error(), http.StatusBadRequest)
+			return
+		}
+		result, err = s.opts.Snapshotter.TakeFull(r.Context(), final)
+	case "/snapshot/delta":
+		result, err = s.opts.Snapshotter.TakeDelta(r.Context())
+	default:
+		result, err = s.opts.Snapshotter.Latest(r.Context())
+	}
+	if err != nil {
+		s.opts.Log.Error(err, "Snapshot request failed", "path", r.URL.Path)
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	writeJSON(w, http.StatusOK, result)
+}
+
+func parseFinal(v string) (bool, error) {
+	if v == "" {
+		return false, nil
+	}
+	final, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("final=%q is not a boolean", v)
+	}
+	return final, nil
+}
+
+// forward replays the request on the leader's sidecar and copies its answer.
+func (s *Server) forward(w http.ResponseWriter, r *http.Request, leaderURL string) {
+	target := leaderURL + r.URL.Path
+	if r.URL.RawQuery != "" {
+		target += "?" + r.URL.RawQuery
+	}
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, target, nil)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	req.Header.Set(HeaderForwardedBy, "true")
+	resp, err := s.opts.ForwardClient.Do(req)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("forwarding to the backup leader %s: %v", leaderURL, err), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	s.opts.Log.V(1).Info("Forwarded snapshot request to the backup leader", "path", r.URL.Path, "leader", leaderURL, "status", resp.StatusCode)
+	if ct := resp.Header.Get("Content-Type"); ct != "" {
+		w.Header().Set("Content-Type", ct)
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+}

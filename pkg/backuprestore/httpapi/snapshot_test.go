@@ -1,0 +1,119 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+)
+
+// recordingSnapshotter answers with snapshots named after the calls it received.
+type recordingSnapshotter struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (r *recordingSnapshotter) record(call string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, call)
+}
+
+func (r *recordingSnapshotter) TakeFull(_ context.Context, final bool) (*snapshot.Snapshot, error) {
+	r.record("full")
+	return snapshot.NewFull(42, time.Unix(1700000000, 0), snapshot.CompressionNone, final), nil
+}
+
+func (r *recordingSnapshotter) TakeDelta(context.Context) (*snapshot.Snapshot, error) {
+	r.record("delta")
+	return snapshot.NewIncr(43, 50, time.Unix(1700000060, 0), snapshot.CompressionNone), nil
+}
+
+func (r *recordingSnapshotter) Latest(context.Context) (*LatestSnapshots, error) {
+	r.record("latest")
+	return &LatestSnapshots{
+		FullSnapshot:   snapshot.NewFull(42, time.Unix(1700000000, 0), snapshot.CompressionNone, false),
+		DeltaSnapshots: []*snapshot.Snapshot{snapshot.NewIncr(43, 50, time.Unix(1700000060, 0), snapshot.CompressionNone)},
+	}, nil
+}
+
+type fixedLeader Leader
+
+func (f fixedLeader) BackupLeader(context.Context) (Leader, error) { return Leader(f), nil }
+
+func TestSnapshotsWithoutSnapshotterAnswer503(t *testing.T) {
+	g := NewWithT(t)
+	srv := newTestServer(t, Options{})
+	for _, path := range []string{"/snapshot/full", "/snapshot/delta", "/snapshot/latest"} {
+		code, _, body := get(t, srv.Client(), srv.URL+path)
+		g.Expect(code).To(Equal(http.StatusServiceUnavailable), path)
+		g.Expect(body).To(ContainSubstring("without a snapshotter"))
+	}
+}
+
+func TestSnapshotsOnTheLeader(t *testing.T) {
+	g := NewWithT(t)
+	snaps := &recordingSnapshotter{}
+	srv := newTestServer(t, Options{Snapshotter: snaps, Leader: fixedLeader{Self: true}})
+
+	code, _, body := get(t, srv.Client(), srv.URL+"/snapshot/full?final=true")
+	g.Expect(code).To(Equal(http.StatusOK))
+	full := decode[snapshot.Snapshot](t, body)
+	g.Expect(full.IsFinal).To(BeTrue())
+	g.Expect(full.SnapName).To(Equal("Full-00000000-00000042-1700000000.final"))
+
+	code, _, body = get(t, srv.Client(), srv.URL+"/snapshot/delta")
+	g.Expect(code).To(Equal(http.StatusOK))
+	g.Expect(decode[snapshot.Snapshot](t, body).LastRevision).To(Equal(int64(50)))
+
+	code, _, body = get(t, srv.Client(), srv.URL+"/snapshot/latest")
+	g.Expect(code).To(Equal(http.StatusOK))
+	latest := decode[map[string]any](t, body)
+	g.Expect(latest).To(HaveKey("fullSnapshot"))
+	g.Expect(latest["deltaSnapshots"]).To(HaveLen(1))
+
+	code, _, _ = get(t, srv.Client(), srv.URL+"/snapshot/full?final=maybe")
+	g.Expect(code).To(Equal(http.StatusBadRequest))
+	g.Expect(snaps.calls).To(Equal([]string{"full", "delta", "latest"}))
+}
+
+func TestFollowerForwardsSnapshotRequestsToTheLeader(t *testing.T) {
+	g := NewWithT(t)
+	leaderSnaps, followerSnaps := &recordingSnapshotter{}, &recordingSnapshotter{}
+	leader := newTestServer(t, Options{Snapshotter: leaderSnaps, Leader: fixedLeader{Self: true}})
+	follower := newTestServer(t, Options{Snapshotter: followerSnaps, Leader: fixedLeader{URL: leader.URL}})
+
+	code, header, body := get(t, follower.Client(), follower.URL+"/snapshot/full?final=true")
+	g.Expect(code).To(Equal(http.StatusOK))
+	g.Expect(header.Get("Content-Type")).To(Equal("application/json"))
+	g.Expect(decode[snapshot.Snapshot](t, body).IsFinal).To(BeTrue(), "the query reaches the leader")
+	get(t, follower.Client(), follower.URL+"/snapshot/delta")
+	g.Expect(leaderSnaps.calls).To(Equal([]string{"full", "delta"}))
+	g.Expect(followerSnaps.calls).To(BeEmpty())
+
+	// Two sidecars that each believe the other leads must not bounce a request between them.
+	var a, b string
+	bSrv := newTestServer(t, Options{Snapshotter: followerSnaps, Leader: leaderAt(&a)})
+	aSrv := newTestServer(t, Options{Snapshotter: followerSnaps, Leader: leaderAt(&b)})
+	a, b = aSrv.URL, bSrv.URL
+	code, _, body = get(t, aSrv.Client(), aSrv.URL+"/snapshot/full")
+	g.Expect(code).To(Equal(http.StatusServiceUnavailable))
+	g.Expect(body).To(ContainSubstring("not the backup leader"))
+
+	gone := newTestServer(t, Options{})
+	gone.Close()
+	orphan := newTestServer(t, Options{Leader: fixedLeader{URL: gone.URL}})
+	code, _, _ = get(t, orphan.Client(), orphan.URL+"/snapshot/latest")
+	g.Expect(code).To(Equal(http.StatusBadGateway))
+}
+
+type pointerLeader struct{ url *string }
+
+func (p pointerLeader) BackupLeader(context.Context) (Leader, error) { return Leader{URL: *p.url}, nil }
+
+func leaderAt(url *string) LeaderResolver { return pointerLeader{url} }
