@@ -1,0 +1,95 @@
+package storeflags
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
+)
+
+// CredentialsEnv names, per canonical provider, the variable holding the path of the mounted backup
+// secret (the names the deployed sidecar reads and druid sets). GCS's variable points at the
+// serviceaccount.json file inside the secret directory rather than at the directory.
+var CredentialsEnv = map[snapstore.Provider]string{
+	snapstore.ProviderS3:  "AWS_APPLICATION_CREDENTIALS",
+	snapstore.ProviderABS: "AZURE_APPLICATION_CREDENTIALS",
+	snapstore.ProviderGCS: "GOOGLE_APPLICATION_CREDENTIALS",
+}
+
+// Store binds one store's flags. Create it with Bind; after the flags are parsed, Config resolves the
+// credentials directory from the environment.
+type Store struct {
+	flagPrefix, envPrefix string
+	provider              string
+	cfg                   *snapstore.Config
+	// LookupEnv reads the environment; nil means os.LookupEnv. Tests replace it.
+	LookupEnv func(string) (string, bool)
+}
+
+// Bind registers --<flagPrefix>storage-provider, --<flagPrefix>store-container,
+// --<flagPrefix>store-prefix, --<flagPrefix>store-endpoint-override and
+// --<flagPrefix>store-secret-dir on fs, writing into cfg. The credentials directory is looked up in
+// envPrefix + the provider's variable unless --<flagPrefix>store-secret-dir is given. Upload tuning
+// (--min-chunk-size, --max-parallel-chunk-uploads) is bound only for the unprefixed (written) store.
+func Bind(fs *pflag.FlagSet, cfg *snapstore.Config, flagPrefix, envPrefix string) *Store {
+	s := &Store{flagPrefix: flagPrefix, envPrefix: envPrefix, cfg: cfg}
+	what := "the store"
+	if flagPrefix != "" {
+		what = "the " + flagPrefix[:len(flagPrefix)-1] + " store"
+	}
+	fs.StringVar(&s.provider, flagPrefix+"storage-provider", string(cfg.Provider),
+		"object store provider of "+what+" (Local, S3, ABS, GCS or an alias such as aws); empty means no store")
+	fs.StringVar(&cfg.Container, flagPrefix+"store-container", cfg.Container,
+		"bucket of "+what+" (Local: directory below $HOME); empty means the secret's bucketName")
+	fs.StringVar(&cfg.Prefix, flagPrefix+"store-prefix", cfg.Prefix, "path of the cluster's snapshots inside the container of "+what)
+	fs.StringVar(&cfg.EndpointOverride, flagPrefix+"store-endpoint-override", cfg.EndpointOverride,
+		"endpoint of "+what+" (S3-compatible servers, emulators); overrides the secret's endpoint")
+	fs.StringVar(&cfg.SecretDir, flagPrefix+"store-secret-dir", cfg.SecretDir,
+		"directory of the mounted backup secret of "+what+"; default: the provider's "+envPrefix+"*_APPLICATION_CREDENTIALS variable")
+	if flagPrefix == "" {
+		fs.IntVar(&cfg.Upload.ChunkSize, "min-chunk-size", cfg.Upload.ChunkSize, "part size in bytes of multipart uploads (0: default)")
+		fs.IntVar(&cfg.Upload.MaxParallelChunks, "max-parallel-chunk-uploads", cfg.Upload.MaxParallelChunks, "parts uploaded concurrently (0: default)")
+	}
+	return s
+}
+
+// Configured tells whether a provider was given, i.e. whether the command has a store at all (the
+// sidecar runs without one when the Etcd has no backup store).
+func (s *Store) Configured() bool { return s.provider != "" }
+
+// Config completes and returns the bound configuration: the provider and, unless given by flag, the
+// credentials directory from the provider's environment variable.
+func (s *Store) Config() (snapstore.Config, error) {
+	if s.provider == "" {
+		return snapstore.Config{}, fmt.Errorf("--%sstorage-provider is required", s.flagPrefix)
+	}
+	s.cfg.Provider = druidv1alpha1.StorageProvider(s.provider)
+	provider, err := snapstore.CanonicalProvider(s.cfg.Provider)
+	if err != nil {
+		return snapstore.Config{}, fmt.Errorf("--%sstorage-provider: %w", s.flagPrefix, err)
+	}
+	if s.cfg.SecretDir == "" {
+		if name, ok := CredentialsEnv[provider]; ok {
+			if v, ok := s.lookup(s.envPrefix + name); ok && v != "" {
+				s.cfg.SecretDir = v
+				if provider == snapstore.ProviderGCS {
+					if info, err := os.Stat(v); err == nil && !info.IsDir() {
+						s.cfg.SecretDir = filepath.Dir(v)
+					}
+				}
+			}
+		}
+	}
+	return *s.cfg, nil
+}
+
+func (s *Store) lookup(name string) (string, bool) {
+	if s.LookupEnv != nil {
+		return s.LookupEnv(name)
+	}
+	return os.LookupEnv(name)
+}
