@@ -1,0 +1,36 @@
+package copybackupstask
+
+import (
+	"errors"
+	"fmt"
+)
+
+// DefaultWorkers is how many tasks are reconciled in parallel; tasks are rare (control-plane migrations).
+const DefaultWorkers = 3
+
+// Config configures the EtcdCopyBackupsTask controller.
+type Config struct {
+	// Workers is the controller's MaxConcurrentReconciles.
+	Workers int
+	// BackupRestoreImage runs `etcdbrctl copy` in the worker Jobs.
+	BackupRestoreImage string
+}
+
+// Default fills unset fields with their defaults.
+func (c *Config) Default() {
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
+	}
+}
+
+// Validate rejects a configuration the controller cannot run with, naming every offending field.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Workers < 1 {
+		errs = append(errs, fmt.Errorf("copy-backups-task controller: workers must be at least 1, got %d", c.Workers))
+	}
+	if c.BackupRestoreImage == "" {
+		errs = append(errs, errors.New("copy-backups-task controller: backupRestoreImage must be set"))
+	}
+	return errors.Join(errs...)
+}
