@@ -21,7 +21,6 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
 )
 
 const kind = component.KindStatefulSet
@@ -49,18 +48,9 @@ func emptyStatefulSet(etcd *druidv1alpha1.Etcd) *appsv1.StatefulSet {
 // component.RequeueError (see DecideReplicas).
 func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 	logger := log.FromContext(ctx).WithValues("etcd", client.ObjectKeyFromObject(etcd))
-	data, err := configmap.Render(etcd)
+	desired, checksum, err := desiredTemplate(ctx, o.client, o.images, etcd)
 	if err != nil {
-		return component.WrapError(err, component.OperationSync, kind, "rendering the etcd configuration for its checksum")
-	}
-	hostPath, err := o.localHostPath(ctx, etcd)
-	if err != nil {
-		return component.WrapError(err, component.OperationSync, kind, "reading the Local provider's host path from the backup secret")
-	}
-	desired := podTemplate(etcd, renderInput{images: o.images, configChecksum: configmap.Checksum(data), localHostPath: hostPath})
-	checksum, err := templateChecksum(desired)
-	if err != nil {
-		return component.WrapError(err, component.OperationSync, kind, "computing the pod template checksum")
+		return err
 	}
 
 	sts := emptyStatefulSet(etcd)
@@ -161,12 +151,6 @@ func (o *operator) allMembersPeerTLSEnabled(ctx context.Context, etcd *druidv1al
 		}
 	}
 	return true, nil
-}
-
-// localHostPath returns the node directory of the Local provider: the backup secret's hostPath, or the
-// reference's default. It is empty for other providers.
-func (o *operator) localHostPath(ctx context.Context, etcd *druidv1alpha1.Etcd) (string, error) {
-	return LocalHostPath(ctx, o.client, etcd.Spec.Backup.Store, etcd.Namespace)
 }
 
 // TriggerDelete deletes the StatefulSet (its pods follow through the garbage collector; the PVCs stay).

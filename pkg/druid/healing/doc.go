@@ -1,0 +1,34 @@
+// Package healing classifies an Etcd's observed state into the cases 1–13 of seed 002's "Decision table
+// for etcd-druid based on the status" and says, as a list of Actions, what druid should do about it.
+// Decide is a pure function of what the status flow observed and computed, so the whole table is tested
+// without an apiserver; the Etcd controller's status flow applies the actions (see package
+// controller/etcd, healing.go and quorumrecovery.go).
+//
+// Who does what:
+//   - Cases 2–8 (stale member statuses and conditions) are answered by the status write itself: the
+//     status flow recomputes members and conditions from the leases every period. Decide still names them,
+//     so that logs and tests show which row of the table applied.
+//   - Case 9 (minority NotReady past the grace period): delete those members' pods, never more than a
+//     minority and only pods that had the grace period to come back.
+//   - Case 10 (quorum lost, majority NotReady past the grace period): scale the StatefulSet to 0, wait for
+//     the pods to be gone, recreate the member leases empty, clear the members, set clusterSize to
+//     spec.replicas and scale back, so that the members bootstrap again and the sidecars restore from the
+//     backup. Only with a backup store whose BackupReady is not False; otherwise Decide asks to report that
+//     manual action is needed. Druid never wipes a cluster that has no backup to come back from.
+//   - Case 11 (scale-up) belongs to the spec flow: it raises the StatefulSet's replicas (after the peer-TLS
+//     gate) and creates the new, empty member leases; the new members join as learners. Decide only names it.
+//   - Case 12 (scale-down): the spec flow lowers the StatefulSet's replicas — the StatefulSet removes the
+//     highest ordinals — and deletes their member leases. Once the StatefulSet is at spec.replicas, the
+//     status flow completes it: leases of ordinals ≥ spec.replicas are deleted and status.clusterSize is
+//     set to spec.replicas, also when the remaining members could not reach the old cluster's quorum.
+//   - Case 13 (superfluous status entries): members with ordinal ≥ spec.replicas while the StatefulSet runs
+//     exactly spec.replicas lose their status entry and their lease.
+//
+// Contract with the backup-restore sidecar (its backup leader): etcd members whose pod ordinal is ≥
+// status.clusterSize are superfluous and the leader removes them from the etcd cluster (MemberRemove).
+// Druid lowers clusterSize only after it lowered the StatefulSet's replicas and deleted the members'
+// leases, so a member the leader removes never comes back by itself.
+//
+// Rolling changes (any change of the StatefulSet's pod template) are held back by the spec flow while
+// AllMembersReady or BackupReady is False (see RollingUpdateAllowed).
+package healing

@@ -1,0 +1,130 @@
+package healing
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/utils/ptr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
+)
+
+// quorumLossRecoveryInProgress continues a case 10 recovery that an earlier round started: the marker on
+// the StatefulSet says so, whatever the members look like meanwhile (they vanish as the pods go).
+func quorumLossRecoveryInProgress(in Input) []Action {
+	phase := in.Observed.StatefulSet.Annotations[QuorumLossRecoveryAnnotation]
+	if phase == "" {
+		return nil
+	}
+	return []Action{{Case: CaseQuorumLost, Kind: KindContinueQuorumRecovery, Replicas: in.Observed.Etcd.Spec.Replicas,
+		Message: "quorum-loss recovery in progress (" + phase + ")"}}
+}
+
+// quorumLost is case 10: Ready is False and at least half of the cluster has been NotReady past the grace
+// period, so the members did not heal by themselves. The cluster is bootstrapped again from the backup —
+// only when a backup store is configured and BackupReady is not False; otherwise the operator is told.
+func quorumLost(in Input) []Action {
+	if !conditionIs(in.Computed, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionFalse) {
+		return nil
+	}
+	failed := notReadyPastGrace(in)
+	size := clusterSize(in)
+	if len(failed) == 0 || 2*int32(len(failed)) < size {
+		return nil
+	}
+	etcd := in.Observed.Etcd
+	what := fmt.Sprintf("quorum lost: %d of %d members NotReady for longer than %s (%s)", len(failed), size,
+		in.Thresholds.NotReady, strings.Join(names(failed), ", "))
+	switch {
+	case etcd.Spec.Backup.Store == nil:
+		return []Action{{Case: CaseQuorumLost, Kind: KindManualInterventionRequired, Members: names(failed),
+			Message: what + "; no backup store is configured, so druid does not bootstrap the cluster again: manual action needed"}}
+	case conditionIs(in.Computed, druidv1alpha1.ConditionTypeBackupReady, druidv1alpha1.ConditionFalse):
+		return []Action{{Case: CaseQuorumLost, Kind: KindManualInterventionRequired, Members: names(failed),
+			Message: what + "; BackupReady is False, so a restore could lose data: manual action needed"}}
+	}
+	return []Action{{Case: CaseQuorumLost, Kind: KindStartQuorumRecovery, Members: names(failed), Replicas: etcd.Spec.Replicas,
+		Message: what + "; bootstrapping the cluster again from the backup"}}
+}
+
+// minorityNotReady is case 9: the cluster is quorate and a minority of members has been NotReady past the
+// grace period; deleting their pods restarts them (they rejoin, or re-register as new members).
+//
+// Safety: nothing is deleted unless the Ready members alone reach the quorum (deleting pods never touches
+// them); at most clusterSize - quorum pods are deleted per round; a pod younger than the NotReady grace
+// period (e.g. the replacement of a pod deleted earlier) gets its chance first; pods already terminating
+// and members without a pod are skipped. BackupReady is deliberately not required: the members' data
+// volumes survive the pod deletion, so the restart puts no data at risk.
+func minorityNotReady(in Input) []Action {
+	if !conditionIs(in.Computed, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionTrue) {
+		return nil
+	}
+	size := clusterSize(in)
+	quorum := health.Quorum(size)
+	if countReady(in.Computed.Members) < quorum {
+		return nil
+	}
+	limit := int(size - quorum)
+	etcd := in.Observed.Etcd
+	var victims []string
+	for _, m := range notReadyPastGrace(in) {
+		if len(victims) == limit {
+			break
+		}
+		ordinal, ok := etcd.OrdinalOf(m.Name)
+		if !ok {
+			continue
+		}
+		pod := in.Observed.Pods[etcd.PodName(ordinal)]
+		if pod == nil || pod.DeletionTimestamp != nil || in.Now.Sub(pod.CreationTimestamp.Time) < in.Thresholds.NotReady {
+			continue
+		}
+		victims = append(victims, m.Name)
+	}
+	if len(victims) == 0 {
+		return nil
+	}
+	return []Action{{Case: CaseMinorityNotReady, Kind: KindDeletePods, Members: victims, Message: fmt.Sprintf(
+		"%s NotReady for longer than %s in a quorate cluster: deleting the pod(s) to restart them", strings.Join(victims, ", "), in.Thresholds.NotReady)}}
+}
+
+// scaleUp is case 11: spec.replicas is above the current cluster size. The spec flow does the work (raise
+// the StatefulSet's replicas after the peer-TLS gate, create the new leases); the status flow only names it.
+func scaleUp(in Input) []Action {
+	desired, current := in.Observed.Etcd.Spec.Replicas, ptr.Deref(in.Observed.Etcd.Status.ClusterSize, 0)
+	if current == 0 || desired <= current {
+		return nil
+	}
+	return []Action{{Case: CaseScaleUp, Kind: KindScaleUpBySpecFlow, Replicas: desired, Message: fmt.Sprintf(
+		"scale-up from %d to %d members is done by the spec reconcile", current, desired)}}
+}
+
+// scaleDown is case 12: spec.replicas is below the recorded cluster size and the spec flow has lowered the
+// StatefulSet to spec.replicas (the highest ordinals are gone or going). The status flow deletes any lease
+// of an ordinal ≥ spec.replicas that is left and records the new cluster size, which tells the sidecar's
+// backup leader to remove those members from etcd.
+func scaleDown(in Input) []Action {
+	desired, current := in.Observed.Etcd.Spec.Replicas, ptr.Deref(in.Observed.Etcd.Status.ClusterSize, 0)
+	if desired >= current || ptr.Deref(in.Observed.StatefulSet.Spec.Replicas, 1) != desired {
+		return nil
+	}
+	return []Action{{Case: CaseScaleDown, Kind: KindCompleteScaleDown, Replicas: desired, Members: leasesAtOrAbove(in, int(desired)),
+		Message: fmt.Sprintf("scale-down from %d to %d members: the StatefulSet runs %d replicas", current, desired, desired)}}
+}
+
+// superfluousMembers is case 13: the StatefulSet runs exactly spec.replicas, yet member leases (and with
+// them status entries) exist for ordinals ≥ spec.replicas. They are removed. A scale-down in progress
+// (case 12) is left to scaleDown.
+func superfluousMembers(in Input) []Action {
+	desired := in.Observed.Etcd.Spec.Replicas
+	if ptr.Deref(in.Observed.StatefulSet.Spec.Replicas, 1) != desired || ptr.Deref(in.Observed.Etcd.Status.ClusterSize, 0) > desired {
+		return nil
+	}
+	extra := leasesAtOrAbove(in, int(desired))
+	if len(extra) == 0 {
+		return nil
+	}
+	return []Action{{Case: CaseSuperfluousMembers, Kind: KindRemoveSuperfluousMembers, Replicas: desired, Members: extra,
+		Message: fmt.Sprintf("members %s are beyond spec.replicas %d: removing their status entries and leases", strings.Join(extra, ", "), desired)}}
+}
