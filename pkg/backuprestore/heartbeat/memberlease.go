@@ -1,0 +1,105 @@
+package heartbeat
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/go-logr/logr"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/member"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
+)
+
+// AnnotationTLSEnabled is the member lease annotation druid reads before scaling up.
+const AnnotationTLSEnabled = "member.etcd.gardener.cloud/tls-enabled"
+
+// Roles in holderIdentity.
+const (
+	RoleLeader = "Leader"
+	RoleMember = "Member"
+)
+
+// HolderIdentity formats the member lease's holderIdentity.
+func HolderIdentity(l *member.Local) string {
+	role := RoleMember
+	if l.Leader {
+		role = RoleLeader
+	}
+	return fmt.Sprintf("%x:%x:%s", l.Member.ID, l.ClusterID, role)
+}
+
+// PeerTLSEnabled is the annotation value for a member: whether the cluster knows it by https peer URLs only.
+func PeerTLSEnabled(l *member.Local) bool { return memberconfig.AllHTTPS(l.Member.PeerURLs) }
+
+// MemberLease renews the lease named after the member (druid creates it empty).
+type MemberLease struct {
+	Kubernetes kubernetes.Interface
+	Namespace  string
+	// Name is the lease name, which is the etcd member name.
+	Name string
+	// Etcd and LocalEndpoint reach the local member.
+	Etcd          *clientv3.Client
+	LocalEndpoint string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	Log logr.Logger
+}
+
+// Renew reads the local member's state from etcd and writes it into the lease.
+func (m *MemberLease) Renew(ctx context.Context) error {
+	local, err := member.LocalMember(ctx, m.Etcd, m.LocalEndpoint)
+	if err != nil {
+		return err
+	}
+	now := time.Now
+	if m.Now != nil {
+		now = m.Now
+	}
+	holder := HolderIdentity(local)
+	tls := strconv.FormatBool(PeerTLSEnabled(local))
+	leases := m.Kubernetes.CoordinationV1().Leases(m.Namespace)
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		lease, err := leases.Get(ctx, m.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		renew := metav1.NewMicroTime(now())
+		lease.Spec.HolderIdentity, lease.Spec.RenewTime = &holder, &renew
+		if lease.Annotations[AnnotationTLSEnabled] != tls {
+			m.Log.Info("Peer TLS state of the member changed", "member", m.Name, "tlsEnabled", tls)
+		}
+		if lease.Annotations == nil {
+			lease.Annotations = map[string]string{}
+		}
+		lease.Annotations[AnnotationTLSEnabled] = tls
+		_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("renewing member lease %s/%s: %w", m.Namespace, m.Name, err)
+	}
+	return nil
+}
+
+// Run calls renew now and then every interval until ctx ends; failures are logged and retried at the
+// next beat.
+func Run(ctx context.Context, interval time.Duration, renew func(context.Context) error, log logr.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if err := renew(ctx); err != nil && ctx.Err() == nil {
+			log.Error(err, "Heartbeat failed; retrying at the next beat")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
