@@ -104,3 +104,29 @@ func (c *Cluster) Stop() {
 		m.Stop()
 	}
 }
+
+// StartMembers starts the given members concurrently (members of a new multi-member cluster must start
+// together to elect a leader) and waits until every one is ready. Unlike StartCluster, the caller chooses
+// names, URLs, data directories and cluster state, e.g. to restart members of a cluster on their data
+// directories or to start a cluster from configurations an initializer produced. Each configuration
+// should carry its URLs (FreeURL) and its InitialCluster.
+func StartMembers(t testing.TB, cfgs ...MemberConfig) []*Member {
+	t.Helper()
+	members := make([]*Member, 0, len(cfgs))
+	for _, cfg := range cfgs {
+		m, err := startMember(t, cfg)
+		if err != nil {
+			t.Fatalf("starting etcd member %s: %v", cfg.Name, err)
+		}
+		members = append(members, m)
+	}
+	for _, m := range members {
+		if err := m.waitReady(); err != nil {
+			t.Fatalf("etcd member %s: %v", m.Config.Name, err)
+		}
+	}
+	return members
+}
+
+// Stopped tells whether Stop was called.
+func (m *Member) Stopped() bool { return m.stopped }

@@ -1,0 +1,158 @@
+package initializer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
+)
+
+// act runs the action of case c.
+func (i *Initializer) act(ctx context.Context, c Case, f Facts) (State, error) {
+	switch c {
+	case CaseBootstrapFirst, CaseBootstrapFollowing:
+		return i.bootstrapFresh(c, f)
+	case CaseRestartValid, CaseNonQuorateValid:
+		return i.reuseData(c)
+	case CaseQuorateInvalidData, CaseQuorateInvalidMetadata:
+		return i.rejoinAsLearner(ctx, c, f.Cluster)
+	case CaseNonQuorateFirstRestore:
+		return i.restoreAsFirstMember(ctx, f)
+	case CaseNonQuorateFollowingWait:
+		return i.waitForQuorumAndJoin(ctx)
+	}
+	return State{}, fmt.Errorf("no action for %s", c)
+}
+
+// bootstrapFresh (cases 1 and 2): etcd creates the member from the template's initial-cluster of all n
+// members and state new. Only an owner marker of another Etcd can be in the way; it is moved aside.
+func (i *Initializer) bootstrapFresh(c Case, f Facts) (State, error) {
+	if !f.Data.OwnerOK {
+		if err := i.moveDataAside(f.Data); err != nil {
+			return State{}, err
+		}
+	}
+	if err := writeMarker(i.opts.DataDir, i.opts.Owner); err != nil {
+		return State{}, err
+	}
+	return State{Case: c, ClusterState: memberconfig.ClusterStateNew}, nil
+}
+
+// reuseData (cases 3 and 6): the data is valid; etcd restarts from it and ignores initial-cluster. Data
+// written before owner markers existed is adopted.
+func (i *Initializer) reuseData(c Case) (State, error) {
+	if err := writeMarker(i.opts.DataDir, i.opts.Owner); err != nil {
+		return State{}, err
+	}
+	return State{Case: c, ClusterState: memberconfig.ClusterStateNew}, nil
+}
+
+func (i *Initializer) moveDataAside(d DataFacts) error {
+	aside, err := moveAside(i.opts.DataDir)
+	if err != nil {
+		return err
+	}
+	if aside != "" {
+		i.log.Info("Moved the data directory aside", "to", aside, "problem", d.Problem)
+	}
+	return nil
+}
+
+// rejoinAsLearner (cases 4 and 5, and case 8 once the cluster is quorate): the member's old identity
+// is removed from the cluster, its data moved aside, and it is added back as a learner to start empty
+// with state existing; it catches up from the leader's raft snapshot and is promoted once it has
+// (package member). A learner added by an earlier attempt that never started is reused, so that a
+// retried initialization does not pile up learners (etcd allows one).
+func (i *Initializer) rejoinAsLearner(ctx context.Context, c Case, cluster ClusterFacts) (State, error) {
+	cli, err := i.prober.client()
+	if err != nil {
+		return State{}, err
+	}
+	defer cli.Close()
+	self := i.opts.Member
+	pending := false
+	for _, m := range cluster.Members {
+		if m.Name != self.Name && !memberconfig.SameURLs(m.PeerURLs, self.PeerURLs) {
+			continue
+		}
+		if m.IsLearner && !m.Started {
+			pending = true
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, i.opts.ProbeTimeout)
+		_, err := cli.MemberRemove(rctx, m.ID)
+		cancel()
+		if err != nil {
+			return State{}, fmt.Errorf("removing the old member %x: %w", m.ID, err)
+		}
+		i.log.Info("Removed this member's old identity from the cluster", "memberID", fmt.Sprintf("%x", m.ID))
+	}
+	if err := i.moveDataAside(InspectDataDir(i.opts.DataDir, i.opts.Owner, false)); err != nil {
+		return State{}, err
+	}
+	if err := writeMarker(i.opts.DataDir, i.opts.Owner); err != nil {
+		return State{}, err
+	}
+	if !pending {
+		actx, cancel := context.WithTimeout(ctx, i.opts.ProbeTimeout)
+		resp, err := cli.MemberAddAsLearner(actx, self.PeerURLs)
+		cancel()
+		if err != nil {
+			return State{}, fmt.Errorf("adding this member as a learner: %w", err)
+		}
+		i.log.Info("Added this member as a learner", "memberID", fmt.Sprintf("%x", resp.Member.GetID()))
+	}
+	lctx, cancel := context.WithTimeout(ctx, i.opts.ProbeTimeout)
+	defer cancel()
+	list, err := cli.MemberList(lctx)
+	if err != nil {
+		return State{}, fmt.Errorf("listing members after the learner was added: %w", err)
+	}
+	var members []Member
+	for _, m := range list.Members {
+		members = append(members, Member{ID: m.GetID(), Name: m.GetName(), PeerURLs: m.GetPeerURLs(), IsLearner: m.GetIsLearner()})
+	}
+	return State{Case: c, ClusterState: memberconfig.ClusterStateExisting, JoinMembers: clusterMembers(members)}, nil
+}
+
+// waitForQuorumAndJoin (case 8): a member without valid data that may not restore alone waits until a
+// quorate cluster answers (e.g. the first member restored it), then decides again with the new facts
+// — which joins it as a learner, or reuses data if the cluster turned out to be its own. It never
+// bootstraps: while waiting, it must not become a one-member cluster of its own.
+func (i *Initializer) waitForQuorumAndJoin(ctx context.Context) (State, error) {
+	deadline := time.Now().Add(i.opts.QuorumWait)
+	i.log.Info("Waiting for a quorate cluster to join", "timeout", i.opts.QuorumWait)
+	for {
+		f, err := i.Observe(ctx)
+		if err != nil {
+			return State{}, err
+		}
+		if f.Cluster.Quorate {
+			c := Decide(f)
+			if c == CaseNonQuorateFollowingWait || c == CaseNonQuorateFirstRestore {
+				return State{}, fmt.Errorf("unexpected decision %s for a quorate cluster", c)
+			}
+			i.log.Info("Cluster is quorate again", "case", c.String())
+			st, err := i.act(ctx, c, f)
+			st.Case = CaseNonQuorateFollowingWait
+			return st, err
+		}
+		if time.Now().After(deadline) {
+			return State{}, errors.New("no quorate cluster to join and not allowed to restore alone; retry later")
+		}
+		select {
+		case <-ctx.Done():
+			return State{}, ctx.Err()
+		case <-time.After(i.opts.PollInterval):
+		}
+	}
+}
+
+// dataDirEmpty tells whether the data directory is absent or empty.
+func dataDirEmpty(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	return errors.Is(err, os.ErrNotExist) || (err == nil && len(entries) == 0)
+}

@@ -1,0 +1,126 @@
+package initializer
+
+import "fmt"
+
+// Case is a row of seed 002's initialization decision table.
+type Case int
+
+// The eight cases of the table. Their actions are in actions.go.
+const (
+	// CaseUnknown is the zero value: nothing was decided yet.
+	CaseUnknown Case = iota
+	// CaseBootstrapFirst: first member of a fresh cluster; start new with all n peers.
+	CaseBootstrapFirst
+	// CaseBootstrapFollowing: a following member of a fresh cluster; start new with all n peers.
+	CaseBootstrapFollowing
+	// CaseRestartValid: an existing member of a quorate cluster with valid metadata and data; reuse.
+	CaseRestartValid
+	// CaseQuorateInvalidData: valid metadata, invalid data, quorate cluster; rejoin as a learner.
+	CaseQuorateInvalidData
+	// CaseQuorateInvalidMetadata: no valid metadata (or not this cluster's), quorate cluster; rejoin as a
+	// learner.
+	CaseQuorateInvalidMetadata
+	// CaseNonQuorateValid: valid metadata and data, no quorum; reuse, the member is needed for quorum.
+	CaseNonQuorateValid
+	// CaseNonQuorateFirstRestore: first member, no valid data, nobody answers, backups exist: restore full
+	// + deltas, take a new full snapshot, start as a one-member cluster.
+	CaseNonQuorateFirstRestore
+	// CaseNonQuorateFollowingWait: no valid data and no quorum, not allowed to restore alone: wait for a
+	// quorate cluster, then join it as a learner.
+	CaseNonQuorateFollowingWait
+)
+
+var caseNames = map[Case]string{
+	CaseUnknown:                 "unknown",
+	CaseBootstrapFirst:          "1 bootstrap first member",
+	CaseBootstrapFollowing:      "2 bootstrap following member",
+	CaseRestartValid:            "3 restart with valid data",
+	CaseQuorateInvalidData:      "4 quorate, invalid data",
+	CaseQuorateInvalidMetadata:  "5 quorate, invalid metadata",
+	CaseNonQuorateValid:         "6 non-quorate, valid data",
+	CaseNonQuorateFirstRestore:  "7 non-quorate, first member restores",
+	CaseNonQuorateFollowingWait: "8 non-quorate, wait and join",
+}
+
+// String names the case with its number in the seed's table.
+func (c Case) String() string {
+	if s, ok := caseNames[c]; ok {
+		return s
+	}
+	return fmt.Sprintf("case(%d)", int(c))
+}
+
+// Facts are everything the decision depends on, observed during one initialization.
+type Facts struct {
+	// ClusterSize is the number of members in the template's initial-cluster.
+	ClusterSize int
+	// Ordinal is this member's StatefulSet ordinal; 0 is the first member.
+	Ordinal int
+	Data    DataFacts
+	Cluster ClusterFacts
+	Backup  BackupFacts
+}
+
+// BackupFacts describe the store.
+type BackupFacts struct {
+	// Exists is set when the store holds at least one snapshot.
+	Exists bool
+	// LastRevision is the last revision the store holds.
+	LastRevision int64
+}
+
+// Decide maps facts to the case of the table. It is pure so that the table can be tested row by row;
+// the comments name the facts each row needs.
+func Decide(f Facts) Case {
+	if f.ClusterSize <= 1 {
+		return decideSingle(f)
+	}
+	d, c := f.Data, f.Cluster
+	metadataOK := d.MetadataValid && d.OwnerOK
+	if c.Quorate {
+		if metadataOK && d.ClusterID == c.ClusterID && c.hasMemberID(d.MemberID) {
+			if d.DataValid {
+				return CaseRestartValid
+			}
+			return CaseQuorateInvalidData
+		}
+		// A bootstrap member the cluster knows from its initial-cluster but that never started is still
+		// part of the fresh bootstrap: it starts new like its peers did.
+		if c.Self != nil && !c.Self.Started && !c.Self.IsLearner && !d.HasMember {
+			return CaseBootstrapFollowing
+		}
+		return CaseQuorateInvalidMetadata
+	}
+	if metadataOK && d.DataValid {
+		return CaseNonQuorateValid
+	}
+	// No valid data and no quorum. Bootstrapping fresh is only right for a cluster that never held
+	// data: nothing in the store, nothing on this disk, and no answering member with writes.
+	fresh := !f.Backup.Exists && !d.HasMember && c.MaxRevision <= 1
+	switch {
+	case fresh && f.Ordinal == 0:
+		return CaseBootstrapFirst
+	case fresh:
+		return CaseBootstrapFollowing
+	case f.Ordinal == 0 && f.Backup.Exists && !c.Reachable:
+		return CaseNonQuorateFirstRestore
+	default:
+		return CaseNonQuorateFollowingWait
+	}
+}
+
+// decideSingle is the table for a one-member cluster: there is no peer to ask, so the store decides
+// whether local data is good enough: data behind the latest backup is replaced by a restore.
+func decideSingle(f Facts) Case {
+	d := f.Data
+	valid := d.MetadataValid && d.DataValid && d.OwnerOK
+	if valid && (!f.Backup.Exists || d.Revision >= f.Backup.LastRevision) {
+		return CaseRestartValid
+	}
+	if !f.Backup.Exists && !d.HasMember {
+		return CaseBootstrapFirst
+	}
+	// Invalid or stale data: restore (or, without backups, start empty after moving the data aside —
+	// a single member has nobody else to get data from).
+	return CaseNonQuorateFirstRestore
+}

@@ -1,0 +1,209 @@
+package initializer
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
+	"github.com/go-logr/logr"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Defaults of Options.
+const (
+	DefaultProbeTimeout = 5 * time.Second
+	DefaultQuorumWait   = 3 * time.Minute
+	DefaultPollInterval = 2 * time.Second
+)
+
+// Options describe the member and its surroundings.
+type Options struct {
+	// Member is this member's identity (name, peer and client URLs) as memberconfig resolved it.
+	Member memberconfig.Member
+	// InitialCluster is the template's initial-cluster: every replica; its length is the cluster size.
+	InitialCluster memberconfig.InitialCluster
+	// DataDir is etcd's data directory.
+	DataDir string
+	// ClusterToken is etcd's initial-cluster-token (used when a restore builds a member).
+	ClusterToken string
+	// Owner ("namespace/etcd") is written to a marker in the data directory; data marked for another
+	// owner is never used. Empty disables the safe-guard.
+	Owner string
+	// ClusterEndpoints are client URLs that reach the other members (their client URLs or the client
+	// service); this member's own client URLs are ignored.
+	ClusterEndpoints []string
+	// ClientTLS is the client TLS configuration for ClusterEndpoints (nil: plain).
+	ClientTLS *tls.Config
+	// Store holds the backups; nil means backups are not configured.
+	Store snapstore.SnapStore
+	// TakeFullSnapshot uploads a full snapshot of the etcd behind cli after a case-7 restore; nil takes
+	// none (the backup leader's snapshotter then continues from the restored revision).
+	TakeFullSnapshot func(ctx context.Context, cli *clientv3.Client) error
+	// ProbeTimeout bounds each request to another member; 0 means DefaultProbeTimeout.
+	ProbeTimeout time.Duration
+	// QuorumWait is how long case 8 waits for a quorate cluster before failing (the wrapper retries);
+	// 0 means DefaultQuorumWait.
+	QuorumWait time.Duration
+	// PollInterval is how often case 8 asks again; 0 means DefaultPollInterval.
+	PollInterval time.Duration
+	Log          logr.Logger
+}
+
+// State is what the last successful initialization tells the configuration endpoint: how etcd must
+// start. memberconfig.Resolve(template, pod, State().JoinMembers) renders it.
+type State struct {
+	// Case is the decision taken.
+	Case Case
+	// ClusterState is memberconfig.ClusterStateNew or ClusterStateExisting.
+	ClusterState string
+	// JoinMembers are the cluster's members (self included, possibly unnamed) when the member joins a
+	// running cluster as a learner; nil otherwise.
+	JoinMembers []memberconfig.ClusterMember
+}
+
+// StateProvider is implemented by Initializer for the /config handler.
+type StateProvider interface {
+	State() State
+}
+
+// Initializer runs the decision table; it implements httpapi.Initializer.
+type Initializer struct {
+	opts   Options
+	log    logr.Logger
+	prober prober
+
+	mu    sync.Mutex
+	state State
+}
+
+var _ httpapi.Initializer = (*Initializer)(nil)
+
+// New validates the options.
+func New(opts Options) (*Initializer, error) {
+	if opts.Member.Name == "" || len(opts.Member.PeerURLs) == 0 {
+		return nil, errors.New("initializer: member name and peer URLs are required")
+	}
+	if opts.DataDir == "" {
+		return nil, errors.New("initializer: data dir is required")
+	}
+	if !slices.ContainsFunc(opts.InitialCluster, func(m memberconfig.ClusterMember) bool { return m.Name == opts.Member.Name }) {
+		return nil, fmt.Errorf("initializer: member %s is not in initial-cluster %s", opts.Member.Name, opts.InitialCluster)
+	}
+	opts.ProbeTimeout = cmp(opts.ProbeTimeout, DefaultProbeTimeout)
+	opts.QuorumWait = cmp(opts.QuorumWait, DefaultQuorumWait)
+	opts.PollInterval = cmp(opts.PollInterval, DefaultPollInterval)
+	var others []string
+	for _, ep := range opts.ClusterEndpoints {
+		if !slices.Contains(opts.Member.ClientURLs, ep) {
+			others = append(others, ep)
+		}
+	}
+	return &Initializer{
+		opts: opts, log: opts.Log.WithName("initializer").WithValues("member", opts.Member.Name),
+		prober: prober{endpoints: others, tls: opts.ClientTLS, timeout: opts.ProbeTimeout},
+	}, nil
+}
+
+func cmp(v, def time.Duration) time.Duration {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// State returns the outcome of the last successful Initialize.
+func (i *Initializer) State() State {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.state
+}
+
+// Initialize implements httpapi.Initializer: observe, decide, act.
+func (i *Initializer) Initialize(ctx context.Context, mode httpapi.Mode) error {
+	start := time.Now()
+	if mode == httpapi.ModeSanity {
+		d := InspectDataDir(i.opts.DataDir, i.opts.Owner, false)
+		if d.HasMember && d.DataValid && d.OwnerOK {
+			i.log.Info("Sanity check passed, reusing the data directory")
+			i.setState(State{Case: CaseRestartValid, ClusterState: memberconfig.ClusterStateNew})
+			return nil
+		}
+		i.log.Info("Sanity check failed, running the full initialization", "problem", d.Problem)
+	}
+	facts, err := i.Observe(ctx)
+	if err != nil {
+		return err
+	}
+	c := Decide(facts)
+	i.log.Info("Initialization decided", "case", c.String(), "clusterSize", facts.ClusterSize,
+		"ordinal", facts.Ordinal, "reachable", facts.Cluster.Reachable, "quorate", facts.Cluster.Quorate,
+		"metadataValid", facts.Data.MetadataValid, "dataValid", facts.Data.DataValid, "ownerOK", facts.Data.OwnerOK,
+		"dataProblem", facts.Data.Problem, "backup", facts.Backup.Exists, "revision", facts.Data.Revision,
+		"backupRevision", facts.Backup.LastRevision)
+	st, err := i.act(ctx, c, facts)
+	if err != nil {
+		return fmt.Errorf("initialization (%s): %w", c, err)
+	}
+	i.setState(st)
+	i.log.Info("Initialization done", "case", st.Case.String(), "clusterState", st.ClusterState, "took", time.Since(start))
+	return nil
+}
+
+func (i *Initializer) setState(s State) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.state = s
+}
+
+// Observe gathers the facts of a full initialization.
+func (i *Initializer) Observe(ctx context.Context) (Facts, error) {
+	f := Facts{ClusterSize: len(i.opts.InitialCluster), Ordinal: Ordinal(i.opts.Member.Name)}
+	f.Data = InspectDataDir(i.opts.DataDir, i.opts.Owner, true)
+	if f.ClusterSize > 1 {
+		f.Cluster = i.prober.probe(ctx, i.opts.Member)
+	}
+	b, err := i.backupFacts(ctx)
+	if err != nil {
+		return f, err
+	}
+	f.Backup = b
+	return f, nil
+}
+
+func (i *Initializer) backupFacts(ctx context.Context) (BackupFacts, error) {
+	if i.opts.Store == nil {
+		return BackupFacts{}, nil
+	}
+	snaps, err := i.opts.Store.List(ctx)
+	if err != nil {
+		// Deciding without knowing the backups could bootstrap an empty cluster over existing backups.
+		return BackupFacts{}, fmt.Errorf("listing backups: %w", err)
+	}
+	if len(snaps) == 0 {
+		return BackupFacts{}, nil
+	}
+	return BackupFacts{Exists: true, LastRevision: snaps[len(snaps)-1].LastRevision}, nil
+}
+
+// Ordinal parses the StatefulSet ordinal from a member name (<etcd>-<i> or <prefix>-<etcd>-<i>); -1
+// when the name has none.
+func Ordinal(name string) int {
+	idx := strings.LastIndexByte(name, '-')
+	if idx < 0 {
+		return -1
+	}
+	n, err := strconv.Atoi(name[idx+1:])
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
+}
