@@ -48,7 +48,9 @@ func Create(ctx context.Context, log logr.Logger, prefix string) (*Network, erro
 	n := &Network{Prefix: prefix, Bridge: BridgeName(prefix), log: log, used: map[netip.Addr]bool{}}
 	// nf_call_* off: with br_netfilter loaded, bridged pod-to-pod frames would otherwise traverse the
 	// host's iptables FORWARD chain, whose policy is often DROP; this bridge only carries local traffic.
-	if _, err := ip(ctx, "link", "add", n.Bridge, "type", "bridge",
+	// The bridge's MAC is set explicitly: otherwise the kernel gives it the lowest MAC of its ports, so
+	// the gateway's MAC would change as pods come and go and every pod's ARP entry for it would go stale.
+	if _, err := ip(ctx, "link", "add", n.Bridge, "address", bridgeMAC, "type", "bridge",
 		"nf_call_iptables", "0", "nf_call_ip6tables", "0", "nf_call_arptables", "0"); err != nil {
 		return nil, fmt.Errorf("creating bridge: %w", err)
 	}

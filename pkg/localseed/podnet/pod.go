@@ -23,7 +23,7 @@ type Pod struct {
 }
 
 // AddPod creates a namespace called `<prefix>-<id>` with loopback up, eth0 addressed from the pool
-// and a default route via the bridge.
+// (with the MAC derived from the address, see MAC) and a default route via the bridge.
 func (n *Network) AddPod(ctx context.Context, id string) (*Pod, error) {
 	addr, err := n.allocate()
 	if err != nil {
@@ -33,7 +33,7 @@ func (n *Network) AddPod(ctx context.Context, id string) (*Pod, error) {
 	p.NetNSPath = filepath.Join(netnsDir, p.NetNS)
 	steps := [][]string{
 		{"netns", "add", p.NetNS},
-		{"link", "add", p.HostVeth, "type", "veth", "peer", "name", "eth0", "netns", p.NetNS},
+		{"link", "add", p.HostVeth, "type", "veth", "peer", "name", "eth0", "address", MAC(addr), "netns", p.NetNS},
 		{"link", "set", p.HostVeth, "master", n.Bridge, "up"},
 		{"-n", p.NetNS, "link", "set", "lo", "up"},
 		{"-n", p.NetNS, "addr", "add", netip.PrefixFrom(addr, n.Subnet.Bits()).String(), "dev", "eth0"},
