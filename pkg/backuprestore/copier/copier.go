@@ -1,0 +1,138 @@
+package copier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
+)
+
+// DefaultPollInterval is how often the source is listed while waiting for the final snapshot.
+const DefaultPollInterval = 10 * time.Second
+
+// ErrFinalSnapshotTimeout reports that the source's latest full snapshot did not become final in time.
+var ErrFinalSnapshotTimeout = errors.New("timed out waiting for a final full snapshot in the source store")
+
+// Options configure one copy.
+type Options struct {
+	Source, Target snapstore.SnapStore
+	// MaxBackups is the number of newest full snapshots copied (--max-backups-to-copy); < 1 means all.
+	MaxBackups int
+	// MaxBackupAge excludes full snapshots older than this many days (--max-backup-age); < 0 means none
+	// is too old.
+	MaxBackupAge int
+	// WaitForFinalSnapshot delays the copy until the source's latest full snapshot is final
+	// (--wait-for-final-snapshot).
+	WaitForFinalSnapshot bool
+	// WaitForFinalSnapshotTimeout bounds the wait (--wait-for-final-snapshot-timeout); 0 means until ctx ends.
+	WaitForFinalSnapshotTimeout time.Duration
+	// PollInterval is how often the source is listed while waiting; 0 means DefaultPollInterval.
+	PollInterval time.Duration
+	Log          logr.Logger
+	// Now is the clock the ages are measured with; nil means time.Now.
+	Now func() time.Time
+}
+
+// Result describes a completed copy.
+type Result struct {
+	// Copied are the snapshots written to the target, Skipped those it held already.
+	Copied, Skipped []*snapshot.Snapshot
+}
+
+// Copy copies the selected snapshots (see the package documentation) from Source to Target.
+func Copy(ctx context.Context, opts Options) (Result, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultPollInterval
+	}
+	log := opts.Log.WithName("copier")
+	if opts.WaitForFinalSnapshot {
+		if err := waitForFinal(ctx, opts, log); err != nil {
+			return Result{}, err
+		}
+	}
+	snaps, err := opts.Source.List(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("listing the source store: %w", err)
+	}
+	selected := Select(snaps, opts.MaxBackups, opts.MaxBackupAge, opts.Now())
+	present, err := targetNames(ctx, opts.Target)
+	if err != nil {
+		return Result{}, err
+	}
+	log.Info("Copying backups", "selected", len(selected), "inSource", len(snaps))
+	var res Result
+	for _, snap := range selected {
+		dst := inV2(snap)
+		if present[dst.SnapName] {
+			res.Skipped = append(res.Skipped, snap)
+			continue
+		}
+		start := time.Now()
+		size, err := copyVerified(ctx, opts.Source, opts.Target, snap, dst)
+		if err != nil {
+			return res, fmt.Errorf("copying %s: %w", snap, err)
+		}
+		res.Copied = append(res.Copied, snap)
+		log.Info("Copied snapshot", "snapshot", dst.SnapName, "revision", snap.LastRevision, "bytes", size, "took", time.Since(start))
+	}
+	log.Info("Copy complete", "copied", len(res.Copied), "skipped", len(res.Skipped))
+	return res, nil
+}
+
+// Select picks, from a listing, the newest full snapshots (at most maxBackups unless < 1, none created more
+// than maxAgeDays before now unless < 0) and every delta after the oldest picked one, in revision order.
+func Select(snaps []*snapshot.Snapshot, maxBackups, maxAgeDays int, now time.Time) []*snapshot.Snapshot {
+	var fulls []*snapshot.Snapshot
+	for _, s := range snaps {
+		if s.Kind == snapshot.KindFull && (maxAgeDays < 0 || !s.CreatedOn.Before(now.Add(-time.Duration(maxAgeDays)*24*time.Hour))) {
+			fulls = append(fulls, s)
+		}
+	}
+	snapshot.SortByLastRevision(fulls)
+	slices.Reverse(fulls)
+	if maxBackups >= 1 && len(fulls) > maxBackups {
+		fulls = fulls[:maxBackups]
+	}
+	if len(fulls) == 0 {
+		return nil
+	}
+	oldest := fulls[len(fulls)-1].LastRevision
+	selected := fulls
+	for _, s := range snaps {
+		if s.Kind == snapshot.KindIncr && s.LastRevision > oldest {
+			selected = append(selected, s)
+		}
+	}
+	snapshot.SortByLastRevision(selected)
+	return selected
+}
+
+// inV2 is the snapshot as the target stores it: legacy v1 snapshots move to the v2 layout unchanged.
+func inV2(s *snapshot.Snapshot) *snapshot.Snapshot {
+	c := *s
+	c.SnapDir = ""
+	return &c
+}
+
+func targetNames(ctx context.Context, target snapstore.SnapStore) (map[string]bool, error) {
+	snaps, err := target.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the target store: %w", err)
+	}
+	names := make(map[string]bool, len(snaps))
+	for _, s := range snaps {
+		if s.Layout() == snapshot.LayoutV2 {
+			names[s.SnapName] = true
+		}
+	}
+	return names, nil
+}
