@@ -1,0 +1,154 @@
+package member_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	. "github.com/onsi/gomega"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/heartbeat"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/member"
+	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/testpki"
+)
+
+var env *envtest.Env
+
+func TestMain(m *testing.M) { envtest.Main(m, &env) }
+
+// embeddedRestarter restarts one embedded member the way the wrapper restarts the etcd container: stop
+// the server, start it again from the same data dir with the configuration of the pod, which now listens
+// on https peer URLs.
+type embeddedRestarter struct {
+	t        *testing.T
+	member   *etcdserver.Member
+	peerURL  url.URL
+	tls      func(*embed.Config)
+	restarts atomic.Int32
+}
+
+func (r *embeddedRestarter) RestartEtcd(context.Context) error {
+	r.restarts.Add(1)
+	old := r.member
+	old.Stop()
+	r.member = etcdserver.StartMember(r.t, etcdserver.MemberConfig{
+		Name: old.Config.Name, DataDir: old.Config.DataDir, ClientURL: old.Config.ClientURL, PeerURL: r.peerURL,
+		InitialCluster: old.Config.InitialCluster, Configure: r.tls,
+	})
+	return nil
+}
+
+// writer keeps writing through the given members and counts failures, to show the cluster stays writable.
+func writer(t *testing.T, endpoints []string) (stop func() (ok, failed int)) {
+	cli := etcdserver.NewClient(t, endpoints...)
+	ctx, cancel := context.WithCancel(t.Context())
+	var okN, failedN int
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; ctx.Err() == nil; i++ {
+			putCtx, putCancel := context.WithTimeout(ctx, 5*time.Second)
+			_, err := cli.Put(putCtx, fmt.Sprintf("load/%d", i), "v")
+			putCancel()
+			switch {
+			case err == nil:
+				okN++
+			case ctx.Err() == nil:
+				failedN++
+				t.Logf("write %d failed: %v", i, err)
+			}
+			time.Sleep(10 * time.Millisecond) // pacing only; nothing waits on it
+		}
+	})
+	return func() (int, int) { cancel(); wg.Wait(); return okN, failedN }
+}
+
+func TestPeerURLSwitchToHTTPSFlipsTheLeaseAnnotation(t *testing.T) {
+	g := NewWithT(t)
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	ns := env.CreateNamespace(t)
+	ca := testpki.NewCA(t)
+	pair := ca.Issue(t, "peer")
+	// Every member can dial https peers (peer TLS configured) but all start on http peer URLs, like a
+	// cluster whose pods already mount the peer certificates.
+	withPeerTLS := func(c *embed.Config) { c.PeerTLSInfo = ca.TLSInfo(pair) }
+	c := etcdserver.StartCluster(t, 3, withPeerTLS)
+
+	var switching *etcdserver.Member
+	var others []string
+	for _, m := range c.Members {
+		if switching == nil && m != c.Leader() {
+			switching = m
+			continue
+		}
+		others = append(others, m.Endpoint())
+	}
+	leases := map[string]*heartbeat.MemberLease{}
+	for _, m := range c.Members {
+		_, err := cs.CoordinationV1().Leases(ns).Create(t.Context(), &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: m.Config.Name}}, metav1.CreateOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		leases[m.Config.Name] = &heartbeat.MemberLease{Kubernetes: cs, Namespace: ns, Name: m.Config.Name,
+			Etcd: m.Client(t), LocalEndpoint: m.Endpoint(), Log: testr.New(t)}
+	}
+	annotation := func(name string) string {
+		g.Expect(leases[name].Renew(t.Context())).To(Succeed())
+		l, err := cs.CoordinationV1().Leases(ns).Get(t.Context(), name, metav1.GetOptions{})
+		g.Expect(err).NotTo(HaveOccurred())
+		return l.Annotations[heartbeat.AnnotationTLSEnabled]
+	}
+	g.Expect(annotation(switching.Config.Name)).To(Equal("false"))
+
+	httpsPeer := switching.Config.PeerURL
+	httpsPeer.Scheme = "https"
+	restarter := &embeddedRestarter{t: t, member: switching, peerURL: httpsPeer, tls: withPeerTLS}
+	sidecarClient := switching.Client(t) // the sidecar talks to its own member only (--endpoints=<n>-local)
+	sw := &member.PeerURLSwitch{Client: sidecarClient, LocalEndpoint: switching.Endpoint(), Restarter: restarter, PollInterval: 100 * time.Millisecond, Log: testr.New(t)}
+
+	stopWriter := writer(t, others)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	switched, err := sw.Ensure(ctx, []string{httpsPeer.String()})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(switched).To(BeTrue())
+	g.Expect(restarter.restarts.Load()).To(Equal(int32(1)))
+
+	// The restarted member takes part in the cluster again: it sees writes made through the others.
+	_, err = etcdserver.NewClient(t, others...).Put(ctx, "after-switch", "1")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func() int {
+		resp, err := sidecarClient.Get(ctx, "after-switch", clientv3.WithSerializable())
+		if err != nil {
+			return 0
+		}
+		return len(resp.Kvs)
+	}, 30*time.Second, 100*time.Millisecond).Should(Equal(1))
+	ok, failed := stopWriter()
+	g.Expect(failed).To(BeZero(), "the cluster stays writable while one member switches")
+	g.Expect(ok).To(BeNumerically(">", 0))
+
+	g.Expect(annotation(switching.Config.Name)).To(Equal("true"))
+	for _, m := range c.Members {
+		if m != switching {
+			g.Expect(annotation(m.Config.Name)).To(Equal("false"), m.Config.Name)
+		}
+	}
+	local, err := member.LocalMember(ctx, sidecarClient, switching.Endpoint())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(local.Member.PeerURLs).To(Equal([]string{httpsPeer.String()}))
+
+	switched, err = sw.Ensure(ctx, []string{httpsPeer.String()})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(switched).To(BeFalse(), "nothing to do once the cluster agrees")
+	g.Expect(restarter.restarts.Load()).To(Equal(int32(1)), "no second restart")
+}
