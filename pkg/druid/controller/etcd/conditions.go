@@ -31,3 +31,26 @@ const (
 	actionReconcile = "Reconcile"
 	actionDelete    = "Delete"
 )
+
+// QuorumLossRecovery is druid's own condition (not part of the upstream API) for seed 002's case 10: True
+// while druid bootstraps a cluster that lost its quorum again from the backup, False with reason
+// ManualInterventionRequired when it may not (no backup store, or BackupReady False), and False with
+// reason Completed once the members were started again.
+const (
+	ConditionTypeQuorumLossRecovery  druidv1alpha1.ConditionType = "QuorumLossRecovery"
+	ReasonRecoveryInProgress                                     = "InProgress"
+	ReasonRecoveryCompleted                                      = "Completed"
+	ReasonManualInterventionRequired                             = "ManualInterventionRequired"
+)
+
+// Event reasons of the decision-table healing.
+const (
+	EventReasonMemberPodDeleted           = "MemberPodDeleted"
+	EventReasonQuorumLossRecovery         = "QuorumLossRecovery"
+	EventReasonManualInterventionRequired = "ManualInterventionRequired"
+	EventReasonScaledDown                 = "ScaledDown"
+	EventReasonSuperfluousMembersRemoved  = "SuperfluousMembersRemoved"
+	EventReasonRollingUpdateHeldBack      = "RollingUpdateHeldBack"
+	EventReasonPodDisruptionBudgetUpdated = "PodDisruptionBudgetUpdated"
+	actionHeal                            = "Heal"
+)

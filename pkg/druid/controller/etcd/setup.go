@@ -21,6 +21,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/operators"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/poddisruptionbudget"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/secretref"
@@ -61,15 +62,16 @@ func AddToManager(ctx context.Context, mgr manager.Manager, cfg config.EtcdContr
 		return err
 	}
 
+	images := statefulset.Images{Etcd: cfg.Images.EtcdWrapper, BackupRestore: cfg.Images.BackupRestore}
 	r := &Reconciler{
 		client:   mgr.GetClient(),
 		reader:   mgr.GetAPIReader(),
 		recorder: mgr.GetEventRecorder("etcd-druid"),
-		registry: operators.New(mgr.GetClient(), operators.Options{Images: statefulset.Images{
-			Etcd: cfg.Images.EtcdWrapper, BackupRestore: cfg.Images.BackupRestore,
-		}}),
-		config: cfg,
-		clock:  clock.RealClock{},
+		// The PDB's minAvailable follows seed 002: raised while AllMembersReady or BackupReady is False.
+		registry: operators.New(mgr.GetClient(), operators.Options{Images: images, PDBMinAvailable: poddisruptionbudget.Seed002Policy}),
+		images:   images,
+		config:   cfg,
+		clock:    clock.RealClock{},
 	}
 	for _, opt := range opts {
 		opt(r)

@@ -35,7 +35,8 @@ type specRun struct {
 	op         druidv1alpha1.LastOperation
 }
 
-// specSteps is the spec flow: record operation → finalizer → secrets → components → success → annotation.
+// specSteps is the spec flow: hold during a quorum-loss recovery → record operation → finalizer → secrets →
+// hold a rolling update of an unhealthy cluster → components → success → annotation.
 func (r *Reconciler) specSteps(etcd *druidv1alpha1.Etcd) []flow.Step {
 	run := &specRun{r: r, etcd: etcd, target: defaulted(etcd), generation: etcd.Generation, op: druidv1alpha1.LastOperation{
 		Type:  druidv1alpha1.LastOperationTypeReconcile,
@@ -45,9 +46,11 @@ func (r *Reconciler) specSteps(etcd *druidv1alpha1.Etcd) []flow.Step {
 		run.op.Type = druidv1alpha1.LastOperationTypeCreate
 	}
 	return []flow.Step{
+		{Name: "holdDuringQuorumLossRecovery", Run: run.holdDuringQuorumLossRecovery},
 		{Name: "recordOperationStart", Run: run.recordStart},
 		{Name: "ensureFinalizer", Run: run.ensureFinalizer},
 		{Name: "checkReferencedSecrets", Run: run.checkSecrets},
+		{Name: "holdRollingUpdate", Run: run.holdRollingUpdate},
 		{Name: "syncComponents", Run: run.syncComponents},
 		{Name: "recordSuccess", Run: run.recordSuccess},
 		{Name: "removeOperationAnnotation", Run: run.removeOperationAnnotation},

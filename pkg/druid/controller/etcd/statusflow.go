@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -19,14 +20,24 @@ type statusRun struct {
 	r        *Reconciler
 	etcd     *druidv1alpha1.Etcd
 	observed health.Observed
+	// before is the stored Etcd before this flow's status write (for the PodDisruptionBudget toggle).
+	before *druidv1alpha1.Etcd
+	// healErr and the requeue are what the healing step reports once the status is written.
+	healErr       error
+	requeueAfter  time.Duration
+	requeueReason string
 }
 
-// statusSteps is the status flow (the custodian): observe → compute and write.
+// statusSteps is the status flow (the custodian): observe → heal (decision table) → compute and write →
+// toggle the PodDisruptionBudget → report healing errors or requeues.
 func (r *Reconciler) statusSteps(etcd *druidv1alpha1.Etcd) []flow.Step {
 	run := &statusRun{r: r, etcd: etcd}
 	return []flow.Step{
 		{Name: "observe", Run: run.observe},
+		{Name: "heal", Run: run.heal},
 		{Name: "writeStatus", Run: run.write},
+		{Name: "togglePodDisruptionBudget", Run: run.togglePodDisruptionBudget},
+		{Name: "reportHealing", Run: run.reportHealing},
 	}
 }
 
@@ -46,6 +57,7 @@ func (s *statusRun) write(ctx context.Context) flow.Result {
 		return flow.Continue()
 	}
 	logStatusChanges(ctx, s.etcd.Status, computed)
+	s.before = s.etcd.DeepCopy()
 	if err := s.r.patchStatus(ctx, s.etcd, func(st *druidv1alpha1.EtcdStatus) { *st = computed }); err != nil {
 		return flow.Fail(err)
 	}

@@ -1,0 +1,152 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/memberlease"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/healing"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
+)
+
+// The quorum-loss recovery (seed 002 case 10) runs over several status flows:
+//
+//  1. start: scale the StatefulSet to 0 and mark it with healing.QuorumLossRecoveryAnnotation (one write);
+//  2. until no member pod exists (read from the apiserver, not the cache): wait;
+//  3. delete every member lease and create them again empty, clear status.members and set
+//     status.clusterSize to spec.replicas — the members bootstrap a new cluster, and their sidecars restore
+//     it from the backup;
+//  4. scale the StatefulSet back to spec.replicas and remove the marker (one write).
+//
+// Each step is idempotent and the marker changes together with the replicas, so a druid that restarts at
+// any point resumes at the right step. The spec flow holds back while the marker is set.
+const (
+	recoveryPhaseWaitingForPods = "waiting-for-pods-to-terminate"
+	recoveryPollPeriod          = 2 * time.Second
+)
+
+// startQuorumLossRecovery is step 1.
+func (s *statusRun) startQuorumLossRecovery(ctx context.Context, a healing.Action) error {
+	if err := s.scaleStatefulSet(ctx, 0, recoveryPhaseWaitingForPods); err != nil {
+		return err
+	}
+	log.FromContext(ctx).Info("Quorum lost: scaled the StatefulSet to 0 to bootstrap the cluster again from the backup", "members", a.Members)
+	s.r.recorder.Eventf(s.etcd, nil, "Warning", EventReasonQuorumLossRecovery, actionHeal,
+		"%s; step 1/3: scaled the StatefulSet to 0", a.Message)
+	s.recordRecovery(druidv1alpha1.LastOperationStateProcessing, druidv1alpha1.ConditionTrue, ReasonRecoveryInProgress,
+		"quorum-loss recovery: scaled the StatefulSet to 0, waiting for the member pods to terminate")
+	s.requeue(recoveryPollPeriod, "waiting for the member pods to terminate")
+	return nil
+}
+
+// continueQuorumLossRecovery drives steps 2 to 4.
+func (s *statusRun) continueQuorumLossRecovery(ctx context.Context, a healing.Action) error {
+	logger := log.FromContext(ctx)
+	if ptr.Deref(s.observed.StatefulSet.Spec.Replicas, 1) != 0 {
+		if err := s.scaleStatefulSet(ctx, 0, recoveryPhaseWaitingForPods); err != nil {
+			return err
+		}
+	}
+	pods := &corev1.PodList{}
+	if err := s.r.reader.List(ctx, pods, client.InNamespace(s.etcd.Namespace), client.MatchingLabels(s.etcd.ManagedLabels())); err != nil {
+		return fmt.Errorf("listing member pods: %w", err)
+	}
+	if n := len(pods.Items); n > 0 {
+		logger.V(1).Info("Waiting for member pods to terminate", "pods", n)
+		s.recordRecovery(druidv1alpha1.LastOperationStateProcessing, druidv1alpha1.ConditionTrue, ReasonRecoveryInProgress,
+			fmt.Sprintf("quorum-loss recovery: StatefulSet at 0 replicas, waiting for %d member pod(s) to terminate", n))
+		s.requeue(recoveryPollPeriod, "waiting for the member pods to terminate")
+		return nil
+	}
+
+	leases, err := s.recreateMemberLeases(ctx, a.Replicas)
+	if err != nil {
+		return err
+	}
+	st := &s.observed.Etcd.Status
+	st.Members = nil
+	st.ClusterSize = ptr.To(a.Replicas)
+	s.observed.MemberLeases = leases
+	logger.Info("Member pods gone: member leases recreated, members cleared", "clusterSize", a.Replicas)
+	s.r.recorder.Eventf(s.etcd, nil, "Normal", EventReasonQuorumLossRecovery, actionHeal,
+		"step 2/3: member pods gone; recreated %d empty member leases, cleared the members, clusterSize %d", len(leases), a.Replicas)
+
+	if err := s.scaleStatefulSet(ctx, a.Replicas, ""); err != nil {
+		return err
+	}
+	logger.Info("Scaled the StatefulSet back: members bootstrap and restore from the backup", "replicas", a.Replicas)
+	s.r.recorder.Eventf(s.etcd, nil, "Normal", EventReasonQuorumLossRecovery, actionHeal,
+		"step 3/3: scaled the StatefulSet back to %d; the members bootstrap a new cluster and restore it from the backup", a.Replicas)
+	s.recordRecovery(druidv1alpha1.LastOperationStateSucceeded, druidv1alpha1.ConditionFalse, ReasonRecoveryCompleted,
+		fmt.Sprintf("quorum-loss recovery: scaled the StatefulSet back to %d, members bootstrapping from the backup", a.Replicas))
+	return nil
+}
+
+// scaleStatefulSet writes replicas and the recovery marker (removed when phase is empty) in one patch,
+// guarded by the resourceVersion read by the status flow.
+func (s *statusRun) scaleStatefulSet(ctx context.Context, replicas int32, phase string) error {
+	sts := s.observed.StatefulSet
+	base := sts.DeepCopy()
+	sts.Spec.Replicas = ptr.To(replicas)
+	if phase == "" {
+		delete(sts.Annotations, healing.QuorumLossRecoveryAnnotation)
+	} else {
+		metav1.SetMetaDataAnnotation(&sts.ObjectMeta, healing.QuorumLossRecoveryAnnotation, phase)
+	}
+	if err := s.r.client.Patch(ctx, sts, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("scaling statefulset %s to %d: %w", sts.Name, replicas, err)
+	}
+	return nil
+}
+
+// recreateMemberLeases deletes every member lease of the Etcd and creates the leases of ordinals below
+// replicas again, empty: no holder, no renewal, so that no member counts as bootstrapped until its sidecar
+// renews it. A lease that still exists after the deletion fails the step (it is retried).
+func (s *statusRun) recreateMemberLeases(ctx context.Context, replicas int32) ([]coordinationv1.Lease, error) {
+	etcd := s.observed.Etcd
+	if err := s.r.client.DeleteAllOf(ctx, &coordinationv1.Lease{}, client.InNamespace(etcd.Namespace), memberlease.Selector(etcd)); err != nil {
+		return nil, fmt.Errorf("deleting the member leases: %w", err)
+	}
+	leases := make([]coordinationv1.Lease, 0, replicas)
+	for i := 0; i < int(replicas); i++ {
+		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: etcd.MemberLeaseName(i), Namespace: etcd.Namespace}}
+		component.ApplyManagedMeta(lease, etcd, druidv1alpha1.ComponentMemberLease)
+		if err := s.r.client.Create(ctx, lease); err != nil {
+			return nil, fmt.Errorf("creating member lease %s: %w", lease.Name, err)
+		}
+		leases = append(leases, *lease)
+	}
+	return leases, nil
+}
+
+// recordRecovery puts the recovery's progress into lastOperation and the QuorumLossRecovery condition of
+// the status the flow writes next.
+func (s *statusRun) recordRecovery(state druidv1alpha1.LastOperationState, cs druidv1alpha1.ConditionStatus, reason, description string) {
+	now := s.r.clock.Now()
+	st := &s.observed.Etcd.Status
+	runID := string(uuid.NewUUID())
+	if c := health.FindCondition(st.Conditions, ConditionTypeQuorumLossRecovery); c != nil && c.Status == druidv1alpha1.ConditionTrue && st.LastOperation != nil {
+		runID = st.LastOperation.RunID // one recovery, one run ID across its steps
+	}
+	st.LastOperation = &druidv1alpha1.LastOperation{Type: druidv1alpha1.LastOperationTypeReconcile, State: state,
+		Description: description, RunID: runID, LastUpdateTime: metav1.NewTime(now)}
+	st.Conditions = health.SetCondition(st.Conditions, druidv1alpha1.Condition{Type: ConditionTypeQuorumLossRecovery,
+		Status: cs, Reason: reason, Message: description}, now)
+}
+
+// quorumLossRecoveryInProgress tells whether the StatefulSet carries the recovery marker.
+func quorumLossRecoveryInProgress(sts *appsv1.StatefulSet) bool {
+	return sts != nil && sts.Annotations[healing.QuorumLossRecoveryAnnotation] != ""
+}
