@@ -1,24 +1,18 @@
-// Command gardener-extension-backup is the backup provider extension: BackupBucket and BackupEntry controllers and the etcd-backup secret relay (wired in a later issue).
+// Command gardener-extension-backup is the backup provider extension: BackupBucket and BackupEntry
+// controllers, the etcd-backup secret relay and the EnsureETCD webhook (see package app).
 package main
 
 import (
 	"fmt"
 	"os"
 
-	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/version"
+	"github.com/gardener-etcd/gardener-etcd/cmd/gardener-extension-backup/app"
 )
 
 func main() {
-	root := &cobra.Command{
-		Use:           "gardener-extension-backup",
-		Short:         "Gardener provider extension for BackupBuckets and BackupEntries",
-		Version:       version.Get(),
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	if err := root.Execute(); err != nil {
+	if err := app.NewCommand().ExecuteContext(ctrl.SetupSignalHandler()); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}

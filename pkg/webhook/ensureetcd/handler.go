@@ -1,0 +1,50 @@
+package ensureetcd
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+// Handler answers admission requests for Etcds with a JSON patch that applies Config.
+type Handler struct {
+	Config Config
+}
+
+var _ admission.Handler = &Handler{}
+
+// Handle implements admission.Handler. Etcds with other names and operations other than create and update
+// pass unchanged: the webhook must never block what it does not own.
+func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	defaults, ok := h.Config.For(req.Name)
+	if !ok || (req.Operation != admissionv1.Create && req.Operation != admissionv1.Update) {
+		return admission.Allowed("not an etcd the extension defaults")
+	}
+	etcd := &druidv1alpha1.Etcd{}
+	if err := json.Unmarshal(req.Object.Raw, etcd); err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	var old *druidv1alpha1.Etcd
+	if req.Operation == admissionv1.Update {
+		old = &druidv1alpha1.Etcd{}
+		if err := json.Unmarshal(req.OldObject.Raw, old); err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
+	}
+	Mutate(etcd, old, defaults)
+	mutated, err := json.Marshal(etcd)
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	resp := admission.PatchResponseFromRaw(req.Object.Raw, mutated)
+	if len(resp.Patches) > 0 {
+		logf.FromContext(ctx).V(1).Info("Applied provider defaults", "etcd", req.Namespace+"/"+req.Name, "operation", req.Operation)
+	}
+	return resp
+}
