@@ -1,0 +1,81 @@
+package wrapper
+
+import (
+	"errors"
+	"time"
+
+	"github.com/spf13/pflag"
+	"go.uber.org/zap"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
+)
+
+// Options are the flags of `etcd-wrapper start-etcd`; druid passes them (statefulset.EtcdWrapperArgs).
+type Options struct {
+	// BackupRestoreHostPort is the sidecar's host:port (the pod's `<n>-local` hostAlias).
+	BackupRestoreHostPort string
+	// BackupRestoreTLSEnabled makes the wrapper call the sidecar over https, trusting
+	// BackupRestoreCACertBundlePath.
+	BackupRestoreTLSEnabled       bool
+	BackupRestoreCACertBundlePath string
+	// EtcdServerName is the name etcd's client certificate is valid for, used when the readiness check
+	// talks to etcd over TLS via 127.0.0.1.
+	EtcdServerName string
+	// EtcdClientCertPath and EtcdClientKeyPath authenticate the readiness check to etcd.
+	EtcdClientCertPath string
+	EtcdClientKeyPath  string
+	// WrapperPort serves /readyz and /stop.
+	WrapperPort int
+	// MarkerDir holds the clean-exit marker; it must survive container restarts (the data volume).
+	MarkerDir string
+	// PollInterval paces the status polls of the sidecar.
+	PollInterval time.Duration
+	// EtcdLogger, when set, replaces etcd's own logger (tests silence it).
+	EtcdLogger *zap.Logger
+	// ListenHost is the address the wrapper port binds to; empty means all interfaces (the kubelet probes
+	// the pod IP).
+	ListenHost string
+}
+
+// DefaultOptions are the defaults of the flags druid does not pass.
+func DefaultOptions() Options {
+	return Options{
+		WrapperPort:  9095,
+		MarkerDir:    configmap.DataVolumeMountPath,
+		PollInterval: time.Second,
+	}
+}
+
+// AddFlags binds the options to flags.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.BackupRestoreHostPort, "backup-restore-host-port", o.BackupRestoreHostPort, "host:port of the backup-restore sidecar")
+	fs.BoolVar(&o.BackupRestoreTLSEnabled, "backup-restore-tls-enabled", o.BackupRestoreTLSEnabled, "call the sidecar over https")
+	fs.StringVar(&o.BackupRestoreCACertBundlePath, "backup-restore-ca-cert-bundle-path", o.BackupRestoreCACertBundlePath, "CA bundle that verifies the sidecar's certificate")
+	fs.StringVar(&o.EtcdServerName, "etcd-server-name", o.EtcdServerName, "server name etcd's certificate is valid for")
+	fs.StringVar(&o.EtcdClientCertPath, "etcd-client-cert-path", o.EtcdClientCertPath, "client certificate for talking to etcd")
+	fs.StringVar(&o.EtcdClientKeyPath, "etcd-client-key-path", o.EtcdClientKeyPath, "client key for talking to etcd")
+	fs.IntVar(&o.WrapperPort, "etcd-wrapper-port", o.WrapperPort, "port of /readyz and /stop")
+	fs.StringVar(&o.MarkerDir, "clean-exit-marker-dir", o.MarkerDir, "directory on the data volume that keeps the clean-exit marker across container restarts")
+	fs.DurationVar(&o.PollInterval, "sidecar-poll-interval", o.PollInterval, "interval of the sidecar status polls")
+}
+
+// Validate rejects options the wrapper cannot run with.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.BackupRestoreHostPort == "" {
+		errs = append(errs, errors.New("--backup-restore-host-port is required"))
+	}
+	if o.BackupRestoreTLSEnabled && o.BackupRestoreCACertBundlePath == "" {
+		errs = append(errs, errors.New("--backup-restore-ca-cert-bundle-path is required with --backup-restore-tls-enabled"))
+	}
+	if (o.EtcdClientCertPath == "") != (o.EtcdClientKeyPath == "") {
+		errs = append(errs, errors.New("--etcd-client-cert-path and --etcd-client-key-path go together"))
+	}
+	if o.WrapperPort <= 0 || o.WrapperPort > 65535 {
+		errs = append(errs, errors.New("--etcd-wrapper-port must be a TCP port"))
+	}
+	if o.PollInterval <= 0 {
+		errs = append(errs, errors.New("--sidecar-poll-interval must be positive"))
+	}
+	return errors.Join(errs...)
+}

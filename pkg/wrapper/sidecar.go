@@ -1,0 +1,114 @@
+package wrapper
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
+)
+
+// sidecar is the wrapper's client of the backup-restore sidecar's HTTP API.
+type sidecar struct {
+	base   string
+	client *http.Client
+}
+
+func newSidecar(o Options) (*sidecar, error) {
+	scheme := "http"
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	if o.BackupRestoreTLSEnabled {
+		scheme = "https"
+		pem, err := os.ReadFile(o.BackupRestoreCACertBundlePath)
+		if err != nil {
+			return nil, fmt.Errorf("reading the sidecar's CA bundle: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("no certificate in the sidecar's CA bundle %s", o.BackupRestoreCACertBundlePath)
+		}
+		transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	return &sidecar{base: scheme + "://" + o.BackupRestoreHostPort, client: &http.Client{Timeout: 30 * time.Second, Transport: transport}}, nil
+}
+
+func (s *sidecar) get(ctx context.Context, path string) (*http.Response, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+path, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return resp, body, fmt.Errorf("GET %s: %s: %s", path, resp.Status, strings.TrimSpace(string(body)))
+	}
+	return resp, body, nil
+}
+
+// initialize runs the sidecar's initialization in mode and waits for its outcome. Unreachable sidecars
+// (still starting) are waited for; a Failed initialization ends the wait with the sidecar's reason.
+func (s *sidecar) initialize(ctx context.Context, mode httpapi.Mode, interval time.Duration, log logr.Logger) error {
+	requested := false
+	for {
+		resp, body, err := s.get(ctx, "/initialization/status")
+		if err != nil {
+			log.V(1).Info("Sidecar not answering yet", "error", err.Error())
+		} else {
+			switch status := httpapi.Status(body); status {
+			case httpapi.StatusNew:
+				// Also after our request: the outcome was read by someone else; ask again.
+				if _, _, err := s.get(ctx, "/initialization/start?mode="+string(mode)); err != nil {
+					log.Info("Requesting initialization failed; retrying", "error", err.Error())
+				} else {
+					requested = true
+					log.Info("Requested initialization", "mode", mode)
+				}
+			case httpapi.StatusSuccessful:
+				if requested {
+					return nil
+				}
+			case httpapi.StatusFailed:
+				if requested {
+					reason := resp.Header.Get(httpapi.HeaderInitializationError)
+					if reason == "" {
+						reason = "no reason given"
+					}
+					return fmt.Errorf("the sidecar failed to initialize the data directory: %s", reason)
+				}
+			case httpapi.StatusProgress:
+			default:
+				log.Info("Unknown initialization status", "status", status)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(errors.New("waiting for the sidecar's initialization"), ctx.Err())
+		case <-time.After(interval):
+		}
+	}
+}
+
+// config fetches etcd's configuration for this member.
+func (s *sidecar) config(ctx context.Context) ([]byte, error) {
+	_, body, err := s.get(ctx, "/config")
+	if err != nil {
+		return nil, fmt.Errorf("fetching etcd's configuration from the sidecar: %w", err)
+	}
+	return body, nil
+}

@@ -1,0 +1,145 @@
+package wrapper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
+)
+
+// wrapper holds the state /readyz and /stop look at.
+type wrapper struct {
+	mu     sync.Mutex
+	etcd   *embed.Etcd
+	client *clientv3.Client
+	stop   chan struct{}
+	once   sync.Once
+}
+
+// Run initializes through the sidecar, runs etcd and returns when it stopped: nil after a graceful stop
+// (ctx cancelled, i.e. SIGTERM, or POST /stop), an error otherwise. The process should exit with 0 only
+// for nil.
+func Run(ctx context.Context, o Options, log logr.Logger) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	w := &wrapper{stop: make(chan struct{})}
+	l, err := net.Listen("tcp", net.JoinHostPort(o.ListenHost, strconv.Itoa(o.WrapperPort)))
+	if err != nil {
+		return fmt.Errorf("wrapper port: %w", err)
+	}
+	srv := &http.Server{Handler: w.handler(log), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	defer func() {
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdownCtx)
+	}()
+
+	graceful, err := consumeCleanExit(o.MarkerDir)
+	if err != nil {
+		return err
+	}
+	mode := httpapi.ModeFull
+	if graceful {
+		mode = httpapi.ModeSanity
+	}
+	sc, err := newSidecar(o)
+	if err != nil {
+		return err
+	}
+	if err := sc.initialize(ctx, mode, o.PollInterval, log); err != nil {
+		if ctx.Err() != nil {
+			log.Info("Terminated before etcd started")
+			return nil
+		}
+		return err
+	}
+	config, err := sc.config(ctx)
+	if err != nil {
+		return err
+	}
+	e, cfg, err := startEtcd(config, o.EtcdLogger)
+	if err != nil {
+		return err
+	}
+	log.Info("Started etcd", "member", cfg.Name, "dataDir", cfg.Dir, "clusterState", cfg.ClusterState)
+	cli, err := localClient(cfg, o)
+	if err != nil {
+		e.Close()
+		return err
+	}
+	defer cli.Close()
+	w.mu.Lock()
+	w.etcd, w.client = e, cli
+	w.mu.Unlock()
+
+	select {
+	case err := <-e.Err():
+		e.Close()
+		return fmt.Errorf("etcd failed: %w", err)
+	case <-e.Server.StopNotify():
+		e.Close()
+		return fmt.Errorf("etcd stopped by itself (e.g. removed from the cluster)")
+	case <-ctx.Done():
+		log.Info("Stopping etcd on termination signal")
+	case <-w.stop:
+		log.Info("Stopping etcd on request")
+	}
+	e.Close()
+	log.Info("etcd stopped gracefully")
+	return markCleanExit(o.MarkerDir)
+}
+
+func (w *wrapper) handler(log logr.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /readyz", func(rw http.ResponseWriter, r *http.Request) {
+		if err := w.ready(r.Context()); err != nil {
+			http.Error(rw, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = rw.Write([]byte("ok"))
+	})
+	mux.HandleFunc("POST /stop", func(rw http.ResponseWriter, _ *http.Request) {
+		w.mu.Lock()
+		running := w.etcd != nil
+		w.mu.Unlock()
+		if !running {
+			http.Error(rw, "etcd is not running yet", http.StatusConflict)
+			return
+		}
+		log.Info("Received a stop request")
+		w.once.Do(func() { close(w.stop) })
+		_, _ = rw.Write([]byte("stopping"))
+	})
+	return mux
+}
+
+// ready: etcd has joined its cluster (published itself, ReadyNotify) and answers reads.
+func (w *wrapper) ready(ctx context.Context) error {
+	w.mu.Lock()
+	e, cli := w.etcd, w.client
+	w.mu.Unlock()
+	if e == nil {
+		return errors.New("etcd is not running yet")
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	default:
+		return errors.New("etcd has not joined its cluster yet")
+	}
+	if err := serves(ctx, cli); err != nil {
+		return fmt.Errorf("etcd does not serve: %w", err)
+	}
+	return nil
+}
