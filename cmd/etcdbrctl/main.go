@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gardener-etcd/gardener-etcd/cmd/etcdbrctl/app"
 	"github.com/gardener-etcd/gardener-etcd/pkg/version"
 )
 
@@ -18,6 +19,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.AddCommand(app.ToolCommands()...)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)

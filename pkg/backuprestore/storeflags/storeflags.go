@@ -76,8 +76,9 @@ func (s *Store) Config() (snapstore.Config, error) {
 		if name, ok := CredentialsEnv[provider]; ok {
 			if v, ok := s.lookup(s.envPrefix + name); ok && v != "" {
 				s.cfg.SecretDir = v
+				// GCS's variable names serviceaccount.json (druid sets it so); a directory is accepted too.
 				if provider == snapstore.ProviderGCS {
-					if info, err := os.Stat(v); err == nil && !info.IsDir() {
+					if info, err := os.Stat(v); err != nil || !info.IsDir() {
 						s.cfg.SecretDir = filepath.Dir(v)
 					}
 				}

@@ -1,0 +1,119 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/compactor"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotlease"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/storeflags"
+)
+
+// compactOptions are the flags of `etcdbrctl compact`, as druid's compaction Job passes them
+// (pkg/druid/controller/compaction.CompactArgs).
+type compactOptions struct {
+	store           snapstore.Config
+	storeFlags      *storeflags.Store
+	compression     *storeflags.Compression
+	dataDir         string
+	renewLeases     bool
+	fullLease       string
+	deltaLease      string
+	snapTimeout     time.Duration
+	defragTimeout   time.Duration
+	quotaBytes      int64
+	namespaceEnvVar string
+}
+
+func newCompactCommand() (*cobra.Command, *compactOptions) {
+	o := &compactOptions{namespaceEnvVar: "POD_NAMESPACE"}
+	cmd := &cobra.Command{
+		Use:   "compact",
+		Short: "Replace the latest full snapshot and its deltas by one new full snapshot at the same revision",
+		Long: "Restores the latest snap stream into --data-dir, starts a private etcd on it on loopback, compacts at the\n" +
+			"head revision, defragments, stores a new full snapshot and (with --enable-snapshot-lease-renewal) renews\n" +
+			"the snapshot leases in $POD_NAMESPACE with its revision. Run by druid's compaction Job.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	fs := cmd.Flags()
+	o.storeFlags = storeflags.Bind(fs, &o.store, "", "")
+	o.compression = storeflags.BindCompression(fs)
+	fs.StringVar(&o.dataDir, "data-dir", "/var/etcd/data/compaction.etcd", "scratch data directory (removed before and after)")
+	fs.BoolVar(&o.renewLeases, "enable-snapshot-lease-renewal", false, "renew the full and delta snapshot leases with the new snapshot's revision")
+	fs.StringVar(&o.fullLease, "full-snapshot-lease-name", "full-snapshot-revisions", "full snapshot lease")
+	fs.StringVar(&o.deltaLease, "delta-snapshot-lease-name", "delta-snapshot-revisions", "delta snapshot lease")
+	fs.DurationVar(&o.snapTimeout, "etcd-snapshot-timeout", compactor.DefaultSnapshotTimeout, "timeout of taking and uploading the new full snapshot")
+	fs.DurationVar(&o.defragTimeout, "etcd-defrag-timeout", compactor.DefaultDefragTimeout, "timeout of the defragmentation")
+	fs.Int64Var(&o.quotaBytes, "embedded-etcd-quota-bytes", compactor.DefaultQuotaBytes, "backend quota of the private etcd")
+	return cmd, o
+}
+
+// compactorOptions completes everything but the store from the flags and the environment.
+func (o *compactOptions) compactorOptions() (compactor.Options, error) {
+	compression, err := o.compression.Compression()
+	if err != nil {
+		return compactor.Options{}, err
+	}
+	opts := compactor.Options{
+		DataDir: o.dataDir, Compression: compression, SnapshotTimeout: o.snapTimeout,
+		DefragTimeout: o.defragTimeout, QuotaBytes: o.quotaBytes, Leases: snapshotter.NoLeases{},
+	}
+	if o.renewLeases {
+		leases, err := o.leases()
+		if err != nil {
+			return compactor.Options{}, err
+		}
+		opts.Leases = leases
+	}
+	return opts, nil
+}
+
+func (o *compactOptions) leases() (*snapshotlease.Kubernetes, error) {
+	ns := os.Getenv(o.namespaceEnvVar)
+	if ns == "" {
+		return nil, fmt.Errorf("snapshot lease renewal needs the namespace in $%s", o.namespaceEnvVar)
+	}
+	if o.fullLease == "" || o.deltaLease == "" {
+		return nil, errors.New("snapshot lease renewal needs --full-snapshot-lease-name and --delta-snapshot-lease-name")
+	}
+	rc, err := config.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client for snapshot lease renewal: %w", err)
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	return &snapshotlease.Kubernetes{Client: cs, Namespace: ns, FullName: o.fullLease, DeltaName: o.deltaLease}, nil
+}
+
+func (o *compactOptions) run(cmd *cobra.Command) error {
+	log := toolLogger(cmd)
+	opts, err := o.compactorOptions()
+	if err != nil {
+		return err
+	}
+	store, err := openStore(cmd.Context(), o.storeFlags, log)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	opts.Store, opts.Log = store, log
+	res, err := compactor.Compact(cmd.Context(), opts)
+	if err != nil {
+		return err
+	}
+	return printJSON(cmd.OutOrStdout(), map[string]any{
+		"snapshot": res.Snapshot, "compactedDeltas": len(res.Restore.Deltas),
+		"dbSizeBefore": res.DBSizeBefore, "dbSizeAfter": res.DBSizeAfter,
+	})
+}

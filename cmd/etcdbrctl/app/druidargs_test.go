@@ -1,0 +1,150 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotlease"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/compaction"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/copybackupstask"
+)
+
+// setEnv applies the environment druid renders for a Job's container.
+func setEnv(t *testing.T, env []corev1.EnvVar) {
+	t.Helper()
+	for _, e := range env {
+		t.Setenv(e.Name, e.Value)
+	}
+}
+
+// TestCompactAcceptsDruidJobArgs parses the arguments and credentials variable of druid's compaction Job
+// for an S3 store with compression, timeouts and lease renewal.
+func TestCompactAcceptsDruidJobArgs(t *testing.T) {
+	etcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "shoot--a--b"}}
+	etcd.Spec.Backup.Store = &druidv1alpha1.StoreSpec{
+		Provider: ptr.To(druidv1alpha1.StorageProviderAWS), Container: ptr.To("bucket-1"), Prefix: "shoot--a--b--uid/etcd-main",
+		EndpointOverride: ptr.To("http://s3.local:9000"), SecretRef: &corev1.SecretReference{Name: "etcd-backup"},
+	}
+	etcd.Spec.Backup.SnapshotCompression = &druidv1alpha1.CompressionSpec{Enabled: ptr.To(true), Policy: ptr.To(druidv1alpha1.ZlibCompression)}
+	etcd.Spec.Backup.EtcdSnapshotTimeout = &metav1.Duration{Duration: 7 * time.Minute}
+	etcd.Spec.Etcd.EtcdDefragTimeout = &metav1.Duration{Duration: 9 * time.Minute}
+	args := compaction.CompactArgs(etcd)
+	setEnv(t, statefulset.StoreCredentialsEnv(etcd.Spec.Backup.Store, statefulset.BackupSecretMountPath, ""))
+	t.Setenv("POD_NAMESPACE", etcd.Namespace)
+	t.Setenv("KUBECONFIG", writeKubeconfig(t))
+
+	cmd, o := newCompactCommand()
+	parse(t, cmd, args)
+	cfg, err := o.storeFlags.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Provider != druidv1alpha1.StorageProviderS3 || cfg.Container != "bucket-1" || cfg.Prefix != "shoot--a--b--uid/etcd-main" ||
+		cfg.EndpointOverride != "http://s3.local:9000" || cfg.SecretDir != statefulset.BackupSecretMountPath {
+		t.Errorf("store config %+v", cfg)
+	}
+	opts, err := o.compactorOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.DataDir != compaction.DataMountPath+"/compaction.etcd" || opts.Compression != snapshot.CompressionZlib ||
+		opts.SnapshotTimeout != 7*time.Minute || opts.DefragTimeout != 9*time.Minute {
+		t.Errorf("compactor options %+v", opts)
+	}
+	leases, ok := opts.Leases.(*snapshotlease.Kubernetes)
+	if !ok || leases.Namespace != etcd.Namespace || leases.FullName != "etcd-main-full-snap" || leases.DeltaName != "etcd-main-delta-snap" {
+		t.Errorf("leases %#v, want the Etcd's snapshot leases in its namespace", opts.Leases)
+	}
+}
+
+// TestCopyAcceptsDruidJobArgs parses the arguments and credentials variables of druid's copy-backups Job
+// with an S3 target and a GCS source (whose variable names the serviceaccount.json file).
+func TestCopyAcceptsDruidJobArgs(t *testing.T) {
+	task := &druidv1alpha1.EtcdCopyBackupsTask{ObjectMeta: metav1.ObjectMeta{Name: "copy", Namespace: "shoot--a--b"}}
+	task.Spec.TargetStore = druidv1alpha1.StoreSpec{Provider: ptr.To(druidv1alpha1.StorageProviderS3), Container: ptr.To("target-bucket"),
+		Prefix: "new/etcd-main", SecretRef: &corev1.SecretReference{Name: "target-backup"}}
+	task.Spec.SourceStore = druidv1alpha1.StoreSpec{Provider: ptr.To(druidv1alpha1.StorageProviderGCP), Container: ptr.To("source-bucket"),
+		Prefix: "old/etcd-main", EndpointOverride: ptr.To("http://gcs.local:4443"), SecretRef: &corev1.SecretReference{Name: "source-backup"}}
+	task.Spec.MaxBackupAge = ptr.To(uint32(3))
+	task.Spec.MaxBackups = ptr.To(uint32(2))
+	task.Spec.WaitForFinalSnapshot = &druidv1alpha1.WaitForFinalSnapshotSpec{Enabled: true, Timeout: &metav1.Duration{Duration: 5 * time.Minute}}
+	args := copybackupstask.CopyArgs(task)
+	setEnv(t, statefulset.StoreCredentialsEnv(&task.Spec.TargetStore, copybackupstask.TargetSecretMountPath, ""))
+	setEnv(t, statefulset.StoreCredentialsEnv(&task.Spec.SourceStore, copybackupstask.SourceSecretMountPath, copybackupstask.SourceEnvPrefix))
+
+	cmd, o := newCopyCommand()
+	parse(t, cmd, args)
+	target, err := o.targetFlags.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	source, err := o.sourceFlags.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target.Provider != druidv1alpha1.StorageProviderS3 || target.Container != "target-bucket" || target.Prefix != "new/etcd-main" ||
+		target.SecretDir != copybackupstask.TargetSecretMountPath {
+		t.Errorf("target %+v", target)
+	}
+	if source.Provider != druidv1alpha1.StorageProviderGCS || source.Container != "source-bucket" || source.Prefix != "old/etcd-main" ||
+		source.EndpointOverride != "http://gcs.local:4443" || source.SecretDir != copybackupstask.SourceSecretMountPath {
+		t.Errorf("source %+v", source)
+	}
+	opts := o.copierOptions()
+	if opts.MaxBackups != 2 || opts.MaxBackupAge != 3 || !opts.WaitForFinalSnapshot || opts.WaitForFinalSnapshotTimeout != 5*time.Minute {
+		t.Errorf("copier options %+v", opts)
+	}
+}
+
+// TestCopyDefaultsWithoutLimits: a task without limits and without waiting copies everything at once.
+func TestCopyDefaultsWithoutLimits(t *testing.T) {
+	task := &druidv1alpha1.EtcdCopyBackupsTask{ObjectMeta: metav1.ObjectMeta{Name: "copy"}}
+	task.Spec.TargetStore = druidv1alpha1.StoreSpec{Provider: ptr.To(druidv1alpha1.StorageProviderLocal), Prefix: "new"}
+	task.Spec.SourceStore = druidv1alpha1.StoreSpec{Provider: ptr.To(druidv1alpha1.StorageProviderLocal), Prefix: "old"}
+	cmd, o := newCopyCommand()
+	parse(t, cmd, copybackupstask.CopyArgs(task))
+	if opts := o.copierOptions(); opts.MaxBackups != -1 || opts.MaxBackupAge != -1 || opts.WaitForFinalSnapshot {
+		t.Errorf("copier options %+v, want no limits and no waiting", opts)
+	}
+}
+
+// parse checks that args start with the command's name and parses the rest as its flags.
+func parse(t *testing.T, cmd interface {
+	Name() string
+	ParseFlags([]string) error
+}, args []string) {
+	t.Helper()
+	if len(args) == 0 || args[0] != cmd.Name() {
+		t.Fatalf("druid's arguments %v do not start with %q", args, cmd.Name())
+	}
+	if err := cmd.ParseFlags(args[1:]); err != nil {
+		t.Fatalf("parsing %v: %v", args, err)
+	}
+}
+
+// writeKubeconfig points the Kubernetes client at a server that is never contacted: parsing builds the
+// lease client but does not use it.
+func writeKubeconfig(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "kubeconfig")
+	data := `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: x}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
