@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/podnet"
 )
@@ -47,8 +48,12 @@ func Down(ctx context.Context, stateDir string) error {
 		return fmt.Errorf("invalid instance record in %s", abs)
 	}
 	var errs []error
-	for _, pid := range processesMentioning(abs) {
+	pids := processesMentioning(abs)
+	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if err := waitGone(ctx, pids); err != nil {
+		errs = append(errs, err)
 	}
 	if err := podnet.Cleanup(ctx, in.Prefix); err != nil {
 		errs = append(errs, err)
@@ -74,4 +79,32 @@ func processesMentioning(marker string) []int {
 		}
 	}
 	return pids
+}
+
+// waitGone waits until the processes have exited (or are zombies waiting for their reaper), so that
+// nothing writes into the state directory while it is removed.
+func waitGone(ctx context.Context, pids []int) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	for _, pid := range pids {
+		for alive(pid) {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("process %d still alive after SIGKILL", pid)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+// alive reports a process that exists and is not a zombie.
+func alive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name in parentheses, which may itself contain ") ".
+	i := strings.LastIndex(string(data), ") ")
+	return i >= 0 && i+2 < len(data) && data[i+2] != 'Z' && data[i+2] != 'X'
 }

@@ -2,6 +2,7 @@ package localseed
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -128,21 +129,31 @@ func TestSeed(t *testing.T) {
 
 	t.Run("pod to pod by headless-service FQDN and service name", func(t *testing.T) {
 		from := pods["echo-0"].Status.PodIP
+		// Peers are published in the hosts files before they are reported Ready, so this normally
+		// succeeds at the first attempt; the bound covers Go's resolver, which re-reads /etc/hosts at
+		// most every 5 s.
 		for _, host := range []string{"echo-1.echo." + ns + ".svc", "echo-2.echo." + ns + ".svc.cluster.local"} {
 			want := strings.SplitN(host, ".", 2)[0]
-			if got := httpGet(t, "http://"+from+":8080/peer?host="+host); got != want {
-				hosts, _ := filepath.Glob(filepath.Join(stateDir, "nodes", "*", "pods", ns+"_echo-0_*", "hosts"))
-				for _, h := range hosts {
-					data, _ := os.ReadFile(h)
-					t.Logf("hosts file of echo-0:\n%s", data)
-				}
-				t.Logf("pod IPs: echo-1 %s, echo-2 %s", pods["echo-1"].Status.PodIP, pods["echo-2"].Status.PodIP)
-				t.Logf("/etc/hosts as echo-0 sees it:\n%s", httpGet(t, "http://"+from+":8080/file?path=/etc/hosts"))
-				t.Fatalf("peer %s answered %q", host, got)
-			}
+			eventually(t, 15*time.Second, func() (bool, string) {
+				got, err := tryGet("http://" + from + ":8080/peer?host=" + host)
+				return err == nil && got == want, fmt.Sprintf("peer %s answered %q (%v)", host, got, err)
+			}, func() { dumpHosts(t, stateDir, ns, from) })
 		}
-		if got := httpGet(t, "http://"+from+":8080/peer?host=echo"); !strings.HasPrefix(got, "echo-") {
-			t.Fatalf("service name echo answered %q", got)
+		eventually(t, 15*time.Second, func() (bool, string) {
+			got, err := tryGet("http://" + from + ":8080/peer?host=echo")
+			return err == nil && strings.HasPrefix(got, "echo-"), fmt.Sprintf("service name echo answered %q (%v)", got, err)
+		}, func() { dumpHosts(t, stateDir, ns, from) })
+	})
+
+	t.Run("a name missing from the hosts file fails fast", func(t *testing.T) {
+		begin := time.Now()
+		got, err := tryGet("http://" + pods["echo-0"].Status.PodIP + ":8080/peer?host=missing.echo." + ns + ".svc")
+		// No DNS server answers in a pod: the query to its own loopback is refused at once.
+		if err != nil || !strings.Contains(got, "lookup missing.echo."+ns+".svc") {
+			t.Fatalf("lookup of a missing name answered %q (%v), want a failed lookup", got, err)
+		}
+		if d := time.Since(begin); d > 3*time.Second {
+			t.Fatalf("lookup of a missing name took %s: the pod's resolver waits for an unreachable DNS server", d)
 		}
 	})
 
@@ -192,7 +203,12 @@ func TestSeed(t *testing.T) {
 		}
 		recreated := time.Now()
 		p := waitForPod(ctx, t, client, ns, "echo-0", func(p *corev1.Pod) bool { return p.UID != old.UID && isReady(p) })
-		t.Logf("DURATION deleted pod replaced and Ready: %s", time.Since(recreated).Round(time.Millisecond))
+		took := time.Since(recreated)
+		t.Logf("DURATION deleted pod replaced and Ready: %s (address %s, before %s)", took.Round(time.Millisecond), p.Status.PodIP, old.Status.PodIP)
+		// About a second normally; a stale neighbour entry for a reused address once made it 26-59 s.
+		if took > 15*time.Second {
+			t.Errorf("replacing a deleted pod took %s", took)
+		}
 		if got := httpGet(t, "http://"+p.Status.PodIP+":8080/read"); got != "persisted" {
 			t.Fatalf("data after pod re-creation = %q", got)
 		}
@@ -333,6 +349,47 @@ func waitForPod(ctx context.Context, t *testing.T, client kubernetes.Interface, 
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// eventually polls cond every 200 ms until it holds or timeout passes; then it runs dump and fails
+// with cond's last message.
+func eventually(t *testing.T, timeout time.Duration, cond func() (bool, string), dump func()) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, msg := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			dump()
+			t.Fatalf("after %s: %s", timeout, msg)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// dumpHosts logs a pod's hosts file as the node wrote it and as the container sees it.
+func dumpHosts(t *testing.T, stateDir, ns, podIP string) {
+	hosts, _ := filepath.Glob(filepath.Join(stateDir, "nodes", "*", "pods", ns+"_*", "hosts"))
+	for _, h := range hosts {
+		data, _ := os.ReadFile(h)
+		t.Logf("%s:\n%s", h, data)
+	}
+	got, err := tryGet("http://" + podIP + ":8080/file?path=/etc/hosts")
+	t.Logf("/etc/hosts as %s sees it (%v):\n%s", podIP, err, got)
+}
+
+// tryGet returns the body of a GET, or the error.
+func tryGet(url string) (string, error) {
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return string(body), err
 }
 
 func httpGet(t *testing.T, url string) string {

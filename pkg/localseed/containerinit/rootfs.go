@@ -43,8 +43,11 @@ func assembleRoot(spec Spec) (string, error) {
 			return "", err
 		}
 	}
-	if spec.HostsFile != "" {
-		if err := b.bind(Mount{Source: spec.HostsFile, Target: "/etc/hosts", ReadOnly: true}); err != nil {
+	for source, target := range map[string]string{spec.HostsFile: "/etc/hosts", spec.ResolvConf: "/etc/resolv.conf"} {
+		if source == "" {
+			continue
+		}
+		if err := b.bind(Mount{Source: source, Target: target, ReadOnly: true}); err != nil {
 			return "", err
 		}
 	}

@@ -1,6 +1,6 @@
 // Package containerinit turns a process of the local seed into a pod's container: it joins the pod's
 // network namespace, assembles a private root from bind mounts (host root plus the pod's volumes at their
-// mountPath, the pod's hosts file at /etc/hosts), drops privileges and execs the container's binary.
+// mountPath, the pod's hosts file and resolv.conf under /etc), drops privileges and execs the container's binary.
 //
 // It works by re-executing the seed binary itself (the Go "reexec" pattern): Command returns an
 // invocation of os.Executable with the spec path in the environment, and this package's init function,
@@ -37,6 +37,8 @@ type Spec struct {
 	Hostname string `json:"hostname"`
 	// HostsFile is bind-mounted over /etc/hosts; the node rewrites it in place when endpoints change.
 	HostsFile string `json:"hostsFile"`
+	// ResolvConf is bind-mounted over /etc/resolv.conf.
+	ResolvConf string `json:"resolvConf,omitempty"`
 	// RootDir is an empty directory where the container root is assembled (a tmpfs is mounted on it).
 	RootDir string `json:"rootDir"`
 	// Mounts are applied in order of target depth.

@@ -96,7 +96,6 @@ func (w *podWorker) envFromData(ctx context.Context, ns string, from corev1.EnvF
 }
 
 func (w *podWorker) envValueFrom(ctx context.Context, pod *corev1.Pod, from *corev1.EnvVarSource) (string, error) {
-	client := w.n.cfg.Client.CoreV1()
 	switch {
 	case from.FieldRef != nil:
 		return w.fieldValue(pod, from.FieldRef.FieldPath)
@@ -104,7 +103,7 @@ func (w *podWorker) envValueFrom(ctx context.Context, pod *corev1.Pod, from *cor
 		return resourceValue(pod, from.ResourceFieldRef)
 	case from.ConfigMapKeyRef != nil:
 		ref := from.ConfigMapKeyRef
-		cm, err := client.ConfigMaps(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		cm, err := w.n.cfg.Client.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		if err == nil {
 			if v, ok := cm.Data[ref.Key]; ok {
 				return v, nil
@@ -117,7 +116,7 @@ func (w *podWorker) envValueFrom(ctx context.Context, pod *corev1.Pod, from *cor
 		return "", err
 	case from.SecretKeyRef != nil:
 		ref := from.SecretKeyRef
-		s, err := client.Secrets(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+		s, err := w.n.cfg.Client.CoreV1().Secrets(pod.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 		if err == nil {
 			if v, ok := s.Data[ref.Key]; ok {
 				return string(v), nil

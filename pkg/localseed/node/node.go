@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -112,11 +113,13 @@ func (n *Node) podChanged(ctx context.Context, pod *corev1.Pod) {
 		w.update(pod)
 		return
 	}
+	if pod.DeletionTimestamp != nil {
+		// Nothing of the pod runs here (it finished, its worker is gone, or it is deleted before it
+		// started): never start it, remove the object like the kubelet does.
+		go n.forceDelete(ctx, pod)
+		return
+	}
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-		if pod.DeletionTimestamp != nil {
-			// A finished pod of an earlier seed run, or one whose worker is gone: nothing runs, remove it.
-			go n.forceDelete(ctx, pod)
-		}
 		return
 	}
 	w := newPodWorker(n, pod)
@@ -141,10 +144,24 @@ func (n *Node) podDeleted(pod *corev1.Pod) {
 	}
 }
 
+// forceDelete removes a pod object whose processes are gone (grace 0, only this UID), retrying
+// transient errors: a lingering object would keep its StatefulSet from creating the replacement.
 func (n *Node) forceDelete(ctx context.Context, pod *corev1.Pod) {
 	zero := int64(0)
-	_ = n.cfg.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
-		GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &pod.UID}})
+	opts := metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &pod.UID}}
+	err := wait.ExponentialBackoffWithContext(ctx, wait.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 8, Cap: 5 * time.Second},
+		func(ctx context.Context) (bool, error) {
+			err := n.cfg.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, opts)
+			// NotFound: gone already; Conflict: the UID precondition failed, the name belongs to a successor.
+			if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+				return true, nil
+			}
+			n.cfg.Log.Info("Removing pod object failed, retrying", "pod", pod.Namespace+"/"+pod.Name, "error", err.Error())
+			return false, nil
+		})
+	if err != nil {
+		n.cfg.Log.Error(err, "Removing pod object failed", "pod", pod.Namespace+"/"+pod.Name)
+	}
 }
 
 func (n *Node) podDir(pod *corev1.Pod) string {

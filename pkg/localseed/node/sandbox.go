@@ -30,7 +30,6 @@ func (w *podWorker) prepareSandbox(ctx context.Context) error {
 		w.net = created
 		w.mu.Unlock()
 		netPod = created
-		w.markDirty()
 	}
 	hostname := pod.Spec.Hostname
 	if hostname == "" {
@@ -38,15 +37,40 @@ func (w *podWorker) prepareSandbox(ctx context.Context) error {
 	}
 	if err := w.n.cfg.Hosts.Register(pod.UID, hostsfile.Pod{
 		Namespace: pod.Namespace, Name: pod.Name, Hostname: hostname, Subdomain: pod.Spec.Subdomain,
-		IP: netPod.IP.String(), HostAliases: pod.Spec.HostAliases, Path: w.hostsPath(),
+		IP: netPod.IP.String(), Labels: pod.Labels, HostAliases: pod.Spec.HostAliases, Path: w.hostsPath(),
 	}); err != nil {
 		return fmt.Errorf("writing hosts file: %w", err)
 	}
+	if err := writeResolvConf(w.resolvConfPath()); err != nil {
+		return err
+	}
+	// The pod IP is reported only now that every hosts file that should list the pod does.
+	w.markDirty()
 	_, err := w.prepareVolumes(ctx)
 	return err
 }
 
 func (w *podWorker) hostsPath() string { return filepath.Join(w.dir, "hosts") }
+
+func (w *podWorker) resolvConfPath() string { return filepath.Join(w.dir, "resolv.conf") }
+
+// resolvConf is every pod's /etc/resolv.conf. The seed runs no DNS server: names resolve from the hosts
+// file only. Without it the host's resolv.conf would apply, whose servers are unreachable from a pod
+// network, so a name missing from the hosts file would hang until the resolver's 5 s timeouts (times
+// attempts, times servers) ran out. 127.0.0.1 is the pod's own loopback, where nothing listens on
+// port 53: the query is refused at once and the lookup fails fast ("connection refused"); timeout:1
+// attempts:1 bound it should a pod ever run something there.
+const resolvConf = `# Managed by the gardener-etcd local seed: names resolve from /etc/hosts only; no DNS server runs.
+nameserver 127.0.0.1
+options timeout:1 attempts:1
+`
+
+func writeResolvConf(path string) error {
+	if err := os.WriteFile(path, []byte(resolvConf), 0o644); err != nil {
+		return fmt.Errorf("writing resolv.conf: %w", err)
+	}
+	return nil
+}
 
 func (w *podWorker) volumeDir(name string) string { return filepath.Join(w.dir, "volumes", name) }
 

@@ -46,7 +46,8 @@ func (r *containerRunner) start(ctx context.Context) (*proc.Process, string, str
 	}
 	path, argv := commandLine(r.c, binary, values)
 	spec := containerinit.Spec{
-		NetNSPath: w.net.NetNSPath, Hostname: hostnameOf(pod), HostsFile: w.hostsPath(), RootDir: root,
+		NetNSPath: w.net.NetNSPath, Hostname: hostnameOf(pod), HostsFile: w.hostsPath(),
+		ResolvConf: w.resolvConfPath(), RootDir: root,
 		Mounts: mounts, WorkingDir: r.c.WorkingDir, Path: path, Args: argv, Env: env,
 	}
 	spec.UID, spec.GID, spec.Groups = credentials(pod, r.c)

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/hostsfile"
 )
 
 // statusDebounce coalesces the status changes of one moment (several containers starting) into one write.
@@ -47,6 +50,11 @@ func (w *podWorker) syncStatus(ctx context.Context) error {
 			return nil
 		}
 		status := w.computeStatus(pod)
+		// Hosts files first: who sees the pod Ready in the API must be able to resolve it.
+		if err := w.n.cfg.Hosts.SetStatus(pod.UID, hostsfile.Status{Ready: isReady(status),
+			Terminating: pod.DeletionTimestamp != nil, Labels: pod.Labels}); err != nil {
+			return fmt.Errorf("publishing the pod in the hosts files: %w", err)
+		}
 		if sameJSON(status, pod.Status) {
 			return nil
 		}
@@ -56,6 +64,16 @@ func (w *podWorker) syncStatus(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// isReady reports the Ready condition of a status.
+func isReady(s corev1.PodStatus) bool {
+	for _, c := range s.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // computeStatus derives phase, conditions and container statuses from the runners.

@@ -1,0 +1,145 @@
+package localseed
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/podnet"
+)
+
+// The crash test re-executes its own binary as the seed that crashes; these variables tell the child
+// where to put its state and which binary its pod runs.
+const (
+	crashChildStateEnv = "LOCALSEED_TEST_CRASH_CHILD_STATE_DIR"
+	crashChildImageEnv = "LOCALSEED_TEST_CRASH_CHILD_IMAGE"
+	crashChildReady    = "CRASH CHILD READY"
+)
+
+// TestDownAfterCrash starts a seed with a running pod in a child process, kills it with SIGKILL (no
+// teardown runs) and checks that Down removes every process, network namespace, link, mount and the
+// state directory.
+func TestDownAfterCrash(t *testing.T) {
+	if dir := os.Getenv(crashChildStateEnv); dir != "" {
+		runCrashChild(t, dir, os.Getenv(crashChildImageEnv))
+		return
+	}
+	skipUnlessRoot(t)
+	stateDir := filepath.Join(t.TempDir(), "state")
+	bin := buildHTTPEcho(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+
+	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestDownAfterCrash$", "-test.v")
+	child.Env = append(os.Environ(), crashChildStateEnv+"="+stateDir, crashChildImageEnv+"="+bin)
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	child.Stderr = child.Stdout
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	t.Cleanup(func() {
+		if !killed {
+			_ = child.Process.Kill()
+			_ = child.Wait()
+		}
+		if _, err := os.Stat(filepath.Join(stateDir, instanceFile)); err == nil {
+			_ = Down(context.Background(), stateDir)
+		}
+	})
+	waitForLine(t, stdout, crashChildReady, 3*time.Minute)
+
+	data, err := os.ReadFile(filepath.Join(stateDir, instanceFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in instance
+	if err := json.Unmarshal(data, &in); err != nil {
+		t.Fatal(err)
+	}
+	if netns, links := podnet.Leftovers(in.Prefix); len(netns) == 0 || len(links) == 0 {
+		t.Fatalf("the child seed should have a pod network: namespaces %v, links %v", netns, links)
+	}
+	if pids := processesMentioning(stateDir); len(pids) == 0 {
+		t.Fatal("the child seed should have control-plane processes")
+	}
+
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+	killed = true
+	begin := time.Now()
+	if err := Down(ctx, stateDir); err != nil {
+		t.Fatalf("Down: %v", err)
+	}
+	t.Logf("DURATION Down after SIGKILL: %s", time.Since(begin).Round(time.Millisecond))
+	assertNothingLeft(t, stateDir, in.Prefix)
+	if err := Down(ctx, stateDir); err == nil {
+		t.Error("Down on a removed state dir must fail: it holds no instance")
+	}
+}
+
+// waitForLine reads r until a line equals want, failing after timeout.
+func waitForLine(t *testing.T, r interface{ Read([]byte) (int, error) }, want string, timeout time.Duration) {
+	t.Helper()
+	found := make(chan bool, 1)
+	go func() {
+		scanner := bufio.NewScanner(r)
+		for scanner.Scan() {
+			t.Log("child: " + scanner.Text())
+			if scanner.Text() == want {
+				found <- true
+				// Keep draining, so the child never blocks on a full pipe.
+				for scanner.Scan() {
+				}
+				return
+			}
+		}
+		found <- false
+	}()
+	select {
+	case ok := <-found:
+		if !ok {
+			t.Fatalf("the child exited before printing %q", want)
+		}
+	case <-time.After(timeout):
+		t.Fatalf("the child did not print %q within %s", want, timeout)
+	}
+}
+
+// runCrashChild is the crashing seed: it starts a one-node seed with a running pod, reports it and
+// waits to be killed.
+func runCrashChild(t *testing.T, stateDir, image string) {
+	ctx := context.Background()
+	seed, err := Start(ctx, Options{StateDir: stateDir, Nodes: 1, Images: map[string]string{testImage: image}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := kubernetes.NewForConfigOrDie(seed.RESTConfig())
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "victim", Namespace: "default"}, Spec: corev1.PodSpec{
+		TerminationGracePeriodSeconds: ptr.To(int64(1)),
+		Containers:                    []corev1.Container{{Name: "echo", Image: testImage}},
+		Volumes:                       []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+	}}
+	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForPod(ctx, t, client, "default", "victim", isReady)
+	fmt.Println(crashChildReady)
+	select {}
+}
