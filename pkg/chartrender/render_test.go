@@ -1,0 +1,224 @@
+package chartrender_test
+
+import (
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"github.com/spf13/pflag"
+	"helm.sh/helm/v4/pkg/chart/v2/lint"
+	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/gardener-etcd/gardener-etcd/charts"
+	extapp "github.com/gardener-etcd/gardener-etcd/cmd/gardener-extension-backup/app"
+	"github.com/gardener-etcd/gardener-etcd/pkg/chartrender"
+	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/ensureetcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/etcdvalidation"
+	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/protection"
+)
+
+const caPEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+
+func chartDir(t *testing.T, name string) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "charts", name)
+}
+
+// TestLint runs Helm's linter (what `helm lint` runs) on both charts with defaults and a variant.
+func TestLint(t *testing.T) {
+	for _, name := range []string{charts.EtcdDruid, charts.ExtensionBackup} {
+		for variant, values := range map[string]map[string]any{
+			"defaults":          nil,
+			"webhooks disabled": {"webhooks": map[string]any{"enabled": false}},
+		} {
+			t.Run(name+"/"+variant, func(t *testing.T) {
+				result := lint.RunAll(chartDir(t, name), values, "garden")
+				for _, m := range result.Messages {
+					if m.Severity >= support.ErrorSev {
+						t.Errorf("lint error: %s", m)
+					} else {
+						t.Logf("lint: %s", m)
+					}
+				}
+			})
+		}
+	}
+}
+
+func render(t *testing.T, name, release string, values map[string]any) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := chartrender.RenderEmbedded(name, chartrender.Release{Name: release, Namespace: "garden"}, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+func find[T any](t *testing.T, objs []*unstructured.Unstructured, kind, name string) *T {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			typed := new(T)
+			if err := k8sruntime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(o.Object, typed, true); err != nil {
+				t.Fatalf("%s %s: %v", kind, name, err)
+			}
+			return typed
+		}
+	}
+	return nil
+}
+
+func kinds(objs []*unstructured.Unstructured) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.GetKind()+"/"+o.GetName())
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestDruidDefaults: the objects of a seed bootstrap, druid hardened and auto-reconcile off, and webhook
+// configurations identical to what the Go builders produce (the chart's copy must not drift).
+func TestDruidDefaults(t *testing.T) {
+	g := NewWithT(t)
+	objs := render(t, charts.EtcdDruid, "etcd-druid", map[string]any{"webhooks": map[string]any{"caBundle": caPEM}})
+	g.Expect(kinds(objs)).To(Equal([]string{
+		"ClusterRole/etcd-druid", "ClusterRoleBinding/etcd-druid", "Deployment/etcd-druid",
+		"PodDisruptionBudget/etcd-druid", "Service/etcd-druid", "ServiceAccount/etcd-druid",
+		"ValidatingWebhookConfiguration/etcd-druid-components-protection", "ValidatingWebhookConfiguration/etcd-druid-validation",
+	}))
+	deploy := find[appsv1.Deployment](t, objs, "Deployment", "etcd-druid")
+	pod := deploy.Spec.Template.Spec
+	c := pod.Containers[0]
+	g.Expect(c.Args).To(ContainElements(
+		"--enable-etcd-spec-auto-reconcile=false",
+		"--reconciler-service-account=system:serviceaccount:garden:etcd-druid",
+		"--leader-election=true", "--leader-election-namespace=garden",
+		"--health-probe-bind-address=:8081", "--webhook-port=9443",
+	))
+	g.Expect(*pod.SecurityContext.RunAsUser).To(Equal(int64(65532)))
+	g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
+	g.Expect(*c.SecurityContext.ReadOnlyRootFilesystem).To(BeTrue())
+	g.Expect(c.LivenessProbe.HTTPGet.Port.StrVal).To(Equal("health"))
+	g.Expect(c.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"))
+	g.Expect(c.Resources.Requests).NotTo(BeEmpty())
+	g.Expect(pod.Volumes[0].Secret.SecretName).To(Equal("etcd-druid-webhook-server"))
+
+	svc := admissionregistrationv1.ServiceReference{Name: "etcd-druid", Namespace: "garden"}
+	for _, want := range []*admissionregistrationv1.ValidatingWebhookConfiguration{
+		etcdvalidation.WebhookConfiguration(svc, []byte(caPEM)),
+		protection.WebhookConfiguration(svc, []byte(caPEM)),
+	} {
+		got := find[admissionregistrationv1.ValidatingWebhookConfiguration](t, objs, "ValidatingWebhookConfiguration", want.Name)
+		g.Expect(got).NotTo(BeNil())
+		normalizeValidating(got)
+		normalizeValidating(want)
+		g.Expect(got.Webhooks).To(Equal(want.Webhooks), want.Name)
+	}
+}
+
+// normalizeValidating drops what only one side sets: the port (the chart names 443, the builder leaves the
+// apiserver's default of 443).
+func normalizeValidating(cfg *admissionregistrationv1.ValidatingWebhookConfiguration) {
+	for i := range cfg.Webhooks {
+		if s := cfg.Webhooks[i].ClientConfig.Service; s != nil && s.Port != nil && *s.Port == 443 {
+			s.Port = nil
+		}
+	}
+}
+
+// TestDruidVariant: webhooks off removes their configuration, port and certificate volume; the feature flags
+// and replicas follow the values.
+func TestDruidVariant(t *testing.T) {
+	g := NewWithT(t)
+	objs := render(t, charts.EtcdDruid, "druid", map[string]any{
+		"replicas":            2,
+		"webhooks":            map[string]any{"enabled": false},
+		"controllers":         map[string]any{"etcd": map[string]any{"enableEtcdSpecAutoReconcile": true, "workers": 7}},
+		"podDisruptionBudget": map[string]any{"enabled": false},
+		"image":               map[string]any{"tag": "v9.9.9"},
+	})
+	g.Expect(kinds(objs)).To(Equal([]string{"ClusterRole/druid", "ClusterRoleBinding/druid", "Deployment/druid", "Service/druid", "ServiceAccount/druid"}))
+	deploy := find[appsv1.Deployment](t, objs, "Deployment", "druid")
+	c := deploy.Spec.Template.Spec.Containers[0]
+	g.Expect(*deploy.Spec.Replicas).To(Equal(int32(2)))
+	g.Expect(c.Image).To(HaveSuffix(":v9.9.9"))
+	g.Expect(c.Args).To(ContainElements("--enable-etcd-spec-auto-reconcile=true", "--enable-webhooks=false", "--etcd-workers=7"))
+	g.Expect(strings.Join(c.Args, " ")).NotTo(ContainSubstring("--webhook-cert-dir"))
+	g.Expect(deploy.Spec.Template.Spec.Volumes).To(BeEmpty())
+}
+
+// TestExtensionDefaults: the mutating webhook equals the Go builder and the rendered args are accepted by
+// the binary's own flag set and validation, so chart and binary cannot drift apart.
+func TestExtensionDefaults(t *testing.T) {
+	g := NewWithT(t)
+	objs := render(t, charts.ExtensionBackup, "gardener-extension-backup", map[string]any{
+		"webhooks":   map[string]any{"caBundle": caPEM},
+		"ensureETCD": map[string]any{"main": map[string]any{"storageClass": "fast", "storageCapacity": "25Gi"}},
+	})
+	g.Expect(kinds(objs)).To(Equal([]string{
+		"ClusterRole/gardener-extension-backup", "ClusterRoleBinding/gardener-extension-backup",
+		"Deployment/gardener-extension-backup", "MutatingWebhookConfiguration/gardener-extension-backup-ensure-etcd",
+		"PodDisruptionBudget/gardener-extension-backup", "Role/gardener-extension-backup-leader-election",
+		"RoleBinding/gardener-extension-backup-leader-election", "Service/gardener-extension-backup",
+		"ServiceAccount/gardener-extension-backup",
+	}))
+	got := find[admissionregistrationv1.MutatingWebhookConfiguration](t, objs, "MutatingWebhookConfiguration", ensureetcd.ConfigurationName)
+	want := ensureetcd.WebhookConfiguration(admissionregistrationv1.ServiceReference{Name: "gardener-extension-backup", Namespace: "garden"}, []byte(caPEM))
+	got.Webhooks[0].ClientConfig.Service.Port = nil
+	g.Expect(got.Webhooks).To(Equal(want.Webhooks))
+
+	deploy := find[appsv1.Deployment](t, objs, "Deployment", "gardener-extension-backup")
+	c := deploy.Spec.Template.Spec.Containers[0]
+	g.Expect(*deploy.Spec.Template.Spec.SecurityContext.RunAsUser).To(Equal(int64(65532)))
+	g.Expect(*c.SecurityContext.ReadOnlyRootFilesystem).To(BeTrue())
+	opts := parseExtensionArgs(t, c.Args)
+	g.Expect(opts.ProviderTypes).To(Equal([]string{"local", "s3"}))
+	g.Expect(opts.LocalRoot).To(Equal("/var/lib/gardener-etcd/backups"))
+	g.Expect(opts.WebhookCertDir).To(Equal(c.VolumeMounts[0].MountPath))
+	cfg, err := opts.EnsureETCDConfig()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.Main.StorageClassName).To(Equal("fast"))
+	g.Expect(cfg.Main.StorageCapacity.String()).To(Equal("25Gi"))
+	g.Expect(cfg.Events.StorageClassName).To(BeEmpty())
+}
+
+// TestExtensionVariant: s3 only needs no host directory; webhooks off drop their configuration.
+func TestExtensionVariant(t *testing.T) {
+	g := NewWithT(t)
+	objs := render(t, charts.ExtensionBackup, "backup", map[string]any{
+		"providerTypes":  []any{"s3"},
+		"webhooks":       map[string]any{"enabled": false},
+		"leaderElection": map[string]any{"enabled": false},
+	})
+	g.Expect(kinds(objs)).NotTo(ContainElement(HavePrefix("MutatingWebhookConfiguration/")))
+	g.Expect(kinds(objs)).NotTo(ContainElement(HavePrefix("Role/")))
+	deploy := find[appsv1.Deployment](t, objs, "Deployment", "backup")
+	c := deploy.Spec.Template.Spec.Containers[0]
+	opts := parseExtensionArgs(t, c.Args)
+	g.Expect(opts.ProviderTypes).To(Equal([]string{"s3"}))
+	g.Expect(opts.LocalRoot).To(BeEmpty())
+	g.Expect(opts.EnableWebhooks).To(BeFalse())
+	g.Expect(deploy.Spec.Template.Spec.Volumes).To(BeEmpty())
+}
+
+func parseExtensionArgs(t *testing.T, args []string) *extapp.Options {
+	t.Helper()
+	opts := extapp.NewOptions()
+	fs := pflag.NewFlagSet("gardener-extension-backup", pflag.ContinueOnError)
+	opts.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("the binary rejects the chart's args %v: %v", args, err)
+	}
+	if err := opts.Validate(); err != nil {
+		t.Fatalf("the chart's args do not validate: %v", err)
+	}
+	return opts
+}
