@@ -1,4 +1,5 @@
-// Command etcdbrctl is the backup-restore sidecar and its tools (server, snapshot, restore, compact, copy), which later issues fill in.
+// Command etcdbrctl is the backup-restore sidecar (`server`) and, as the other subcommands land, its
+// tools (snapshot, restore, compact, copy).
 package main
 
 import (
@@ -7,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gardener-etcd/gardener-etcd/cmd/etcdbrctl/app"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/sidecar"
 	"github.com/gardener-etcd/gardener-etcd/pkg/version"
 )
 
@@ -19,7 +20,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(app.ToolCommands()...)
+	root.AddCommand(sidecar.NewCommand(sidecar.Run))
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)

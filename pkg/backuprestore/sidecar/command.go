@@ -1,0 +1,35 @@
+package sidecar
+
+import (
+	"context"
+	"os/signal"
+	"syscall"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/zapr"
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+)
+
+// NewCommand is `etcdbrctl server`. run is Run in production; tests pass their own to see the parsed
+// options.
+func NewCommand(run func(ctx context.Context, o Options, log logr.Logger) error) *cobra.Command {
+	opts := DefaultOptions()
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run the backup-restore sidecar of an etcd member",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			zl, err := zap.NewProduction()
+			if err != nil {
+				return err
+			}
+			defer func() { _ = zl.Sync() }()
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return run(ctx, opts, zapr.NewLogger(zl).WithName("etcdbrctl"))
+		},
+	}
+	opts.AddFlags(cmd.Flags())
+	return cmd
+}

@@ -1,0 +1,138 @@
+package sidecar
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
+)
+
+func etcdSpec(customize func(*druidv1alpha1.Etcd)) *druidv1alpha1.Etcd {
+	e := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "shoot--p--s"}}
+	e.Spec.Replicas = 3
+	if customize != nil {
+		customize(e)
+	}
+	druidv1alpha1.SetDefaults(e)
+	return e
+}
+
+// parse runs `etcdbrctl server` with args and returns the options it would run with.
+func parse(t *testing.T, args []string) (Options, error) {
+	t.Helper()
+	var got Options
+	cmd := NewCommand(func(_ context.Context, o Options, _ logr.Logger) error {
+		got = o
+		return o.Validate()
+	})
+	if args[0] != "server" {
+		t.Fatalf("druid's args start with %q, want the server subcommand", args[0])
+	}
+	cmd.SetArgs(args[1:])
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	err := cmd.ExecuteContext(t.Context())
+	return got, err
+}
+
+func TestAcceptsTheArgumentsDruidGenerates(t *testing.T) {
+	tls := func(e *druidv1alpha1.Etcd) {
+		e.Spec.Etcd.ClientUrlTLS = &druidv1alpha1.TLSConfig{
+			TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: corev1.SecretReference{Name: "ca"}},
+			ServerTLSSecretRef: corev1.SecretReference{Name: "server"},
+			ClientTLSSecretRef: corev1.SecretReference{Name: "client"},
+		}
+		e.Spec.Backup.TLS = &druidv1alpha1.TLSConfig{
+			TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: corev1.SecretReference{Name: "br-ca"}},
+			ServerTLSSecretRef: corev1.SecretReference{Name: "br-server"},
+			ClientTLSSecretRef: corev1.SecretReference{Name: "br-client"},
+		}
+	}
+	s3Store := func(e *druidv1alpha1.Etcd) {
+		e.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "shoot--p--s/etcd-main", Provider: ptr.To(druidv1alpha1.StorageProvider("aws")),
+			Container: ptr.To("bucket"), SecretRef: &corev1.SecretReference{Name: "etcd-backup"}, EndpointOverride: ptr.To("http://127.0.0.1:7070")}
+		e.Spec.Backup.FullSnapshotSchedule = ptr.To("0 */6 * * *")
+		e.Spec.Backup.DeltaSnapshotPeriod = &metav1.Duration{Duration: 5 * time.Minute}
+		e.Spec.Backup.DeltaSnapshotMemoryLimit = ptr.To(resource.MustParse("100Mi"))
+		e.Spec.Backup.GarbageCollectionPolicy = ptr.To(druidv1alpha1.GarbageCollectionPolicyLimitBased)
+		e.Spec.Backup.MaxBackupsLimitBasedGC = ptr.To(int32(5))
+		e.Spec.Backup.GarbageCollectionPeriod = &metav1.Duration{Duration: 12 * time.Hour}
+		e.Spec.Backup.SnapshotCompression = &druidv1alpha1.CompressionSpec{Enabled: ptr.To(true), Policy: ptr.To(druidv1alpha1.ZlibCompression)}
+		e.Spec.Etcd.DefragmentationSchedule = ptr.To("0 3 * * *")
+	}
+	for name, tc := range map[string]struct {
+		etcd  *druidv1alpha1.Etcd
+		check func(g Gomega, o Options)
+	}{
+		"defaults without store": {etcdSpec(nil), func(g Gomega, o Options) {
+			g.Expect(o.EnableMemberLeaseRenewal).To(BeTrue())
+			g.Expect(o.InsecureTransport).To(BeTrue())
+			g.Expect(o.Endpoints).To(Equal([]string{"http://etcd-main-local:2379"}))
+			g.Expect(o.ServiceEndpoints).To(Equal([]string{"http://etcd-main-client.shoot--p--s.svc:2379"}))
+			g.Expect(o.DataDir).To(Equal("/var/etcd/data/new.etcd"))
+			g.Expect(o.StorageProvider).To(BeEmpty())
+			g.Expect(o.EnableSnapshotLeaseRenewal).To(BeFalse())
+		}},
+		"TLS everywhere": {etcdSpec(tls), func(g Gomega, o Options) {
+			g.Expect(o.InsecureTransport).To(BeFalse())
+			g.Expect(o.Endpoints).To(Equal([]string{"https://etcd-main-local:2379"}))
+			g.Expect(o.CACert).To(Equal("/var/etcd/ssl/ca/ca.crt"))
+			g.Expect(o.Cert).To(Equal("/var/etcd/ssl/client/tls.crt"))
+			g.Expect(o.ServerCert).To(Equal("/var/etcdbr/ssl/server/tls.crt"))
+			g.Expect(o.ServerKey).To(Equal("/var/etcdbr/ssl/server/tls.key"))
+		}},
+		"S3 store with every backup option": {etcdSpec(s3Store), func(g Gomega, o Options) {
+			g.Expect(o.StorageProvider).To(Equal("S3"))
+			g.Expect(o.StoreContainer).To(Equal("bucket"))
+			g.Expect(o.StorePrefix).To(Equal("shoot--p--s/etcd-main"))
+			g.Expect(o.StoreEndpointOverride).To(Equal("http://127.0.0.1:7070"))
+			g.Expect(o.EnableSnapshotLeaseRenewal).To(BeTrue())
+			g.Expect(o.FullSnapshotLeaseName).To(Equal("etcd-main-full-snap"))
+			g.Expect(o.DeltaSnapshotLeaseName).To(Equal("etcd-main-delta-snap"))
+			g.Expect(o.Schedule).To(Equal("0 */6 * * *"))
+			g.Expect(o.DeltaSnapshotPeriod).To(Equal(5 * time.Minute))
+			g.Expect(o.DeltaSnapshotMemoryLimit).To(Equal(int64(100 << 20)))
+			g.Expect(o.GarbageCollectionPolicy).To(Equal("LimitBased"))
+			g.Expect(o.MaxBackups).To(Equal(5))
+			g.Expect(o.GarbageCollectionPeriod).To(Equal(12 * time.Hour))
+			g.Expect(o.CompressSnapshots).To(BeTrue())
+			g.Expect(o.CompressionPolicy).To(Equal("zlib"))
+			g.Expect(o.DefragmentationSchedule).To(Equal("0 3 * * *"))
+		}},
+		"Local store, single member, custom ports": {etcdSpec(func(e *druidv1alpha1.Etcd) {
+			e.Spec.Replicas = 1
+			e.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p", Provider: ptr.To(druidv1alpha1.StorageProviderLocal)}
+			e.Spec.Backup.Port = ptr.To(int32(8081))
+			e.Spec.Etcd.ClientPort = ptr.To(int32(12379))
+			e.Spec.Etcd.HeartbeatDuration = &metav1.Duration{Duration: 15 * time.Second}
+		}), func(g Gomega, o Options) {
+			g.Expect(o.StorageProvider).To(Equal("Local"))
+			g.Expect(o.ServerPort).To(Equal(8081))
+			g.Expect(o.Endpoints).To(Equal([]string{"http://etcd-main-local:12379"}))
+			g.Expect(o.HeartbeatDuration).To(Equal(15 * time.Second))
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			o, err := parse(t, statefulset.BackupRestoreArgs(tc.etcd))
+			g.Expect(err).NotTo(HaveOccurred())
+			tc.check(g, o)
+		})
+	}
+}
+
+func TestRejectsInconsistentFlags(t *testing.T) {
+	g := NewWithT(t)
+	_, err := parse(t, []string{"server", "--server-cert=/c", "--garbage-collection-policy=Forever", "--schedule=every hour"})
+	g.Expect(err).To(MatchError(And(ContainSubstring("--server-key"), ContainSubstring("Forever"), ContainSubstring("--schedule"))))
+	_, err = parse(t, []string{"server", "--no-such-flag"})
+	g.Expect(err).To(HaveOccurred())
+}
