@@ -1,4 +1,6 @@
-// Command etcd-wrapper is the etcd container: it waits for the sidecar's initialization and starts embedded etcd with the served configuration (filled in by a later issue).
+// Command etcd-wrapper is the etcd container of an etcd pod: `start-etcd` waits for the backup-restore
+// sidecar's initialization and runs embedded etcd with the configuration the sidecar serves (package
+// wrapper).
 package main
 
 import (
@@ -8,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/version"
+	"github.com/gardener-etcd/gardener-etcd/pkg/wrapper"
 )
 
 func main() {
@@ -18,6 +21,7 @@ func main() {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.AddCommand(newStartEtcdCommand(wrapper.Run))
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
