@@ -38,8 +38,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	if err != nil {
 		return fmt.Errorf("resolving this member's etcd configuration: %w", err)
 	}
-	log = log.WithValues("member", cfg.Member.Name)
-	log.Info("Resolved member", "pod", pod, "peerURLs", cfg.Member.PeerURLs, "storageProvider", o.StorageProvider)
+	log.Info("Resolved member", "member", cfg.Member.Name, "pod", pod, "peerURLs", cfg.Member.PeerURLs, "storageProvider", o.StorageProvider)
 
 	cli, err := o.etcdClient()
 	if err != nil {
@@ -71,7 +70,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		if err != nil {
 			return err
 		}
-		lease := &heartbeat.MemberLease{Kubernetes: kube, Namespace: namespace, Name: cfg.Member.Name, Etcd: cli, LocalEndpoint: endpoint, Log: log.WithName("heartbeat")}
+		lease := &heartbeat.MemberLease{Kubernetes: kube, Namespace: namespace, Name: cfg.Member.Name, Etcd: cli, LocalEndpoint: endpoint, Log: log.WithName("heartbeat").WithValues("member", cfg.Member.Name)}
 		go heartbeat.Run(ctx, o.HeartbeatDuration, lease.Renew, log.WithName("heartbeat"))
 	}
 	if o.EnableSnapshotLeaseRenewal {
