@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 )
 
 // act runs the action of case c.
@@ -82,11 +83,12 @@ func (i *Initializer) rejoinAsLearner(ctx context.Context, c Case, cluster Clust
 			pending = true
 			continue
 		}
-		rctx, cancel := context.WithTimeout(ctx, i.opts.ProbeTimeout)
-		_, err := cli.MemberRemove(rctx, m.ID)
-		cancel()
+		err := i.retryReconfig(ctx, fmt.Sprintf("removing the old member %x", m.ID), func(ctx context.Context) error {
+			_, err := cli.MemberRemove(ctx, m.ID)
+			return memberGone(err)
+		})
 		if err != nil {
-			return State{}, fmt.Errorf("removing the old member %x: %w", m.ID, err)
+			return State{}, err
 		}
 		i.log.Info("Removed this member's old identity from the cluster", "memberID", fmt.Sprintf("%x", m.ID))
 	}
@@ -97,13 +99,21 @@ func (i *Initializer) rejoinAsLearner(ctx context.Context, c Case, cluster Clust
 		return State{}, err
 	}
 	if !pending {
-		actx, cancel := context.WithTimeout(ctx, i.opts.ProbeTimeout)
-		resp, err := cli.MemberAddAsLearner(actx, self.PeerURLs)
-		cancel()
+		var id uint64
+		err := i.retryReconfig(ctx, "adding this member as a learner", func(ctx context.Context) error {
+			resp, err := cli.MemberAddAsLearner(ctx, self.PeerURLs)
+			if err == nil {
+				id = resp.Member.GetID()
+			}
+			if errors.Is(err, rpctypes.ErrPeerURLExist) || errors.Is(err, rpctypes.ErrGRPCPeerURLExist) {
+				return nil // an earlier attempt's add went through although its answer was lost
+			}
+			return err
+		})
 		if err != nil {
-			return State{}, fmt.Errorf("adding this member as a learner: %w", err)
+			return State{}, err
 		}
-		i.log.Info("Added this member as a learner", "memberID", fmt.Sprintf("%x", resp.Member.GetID()))
+		i.log.Info("Added this member as a learner", "memberID", fmt.Sprintf("%x", id))
 	}
 	lctx, cancel := context.WithTimeout(ctx, i.opts.ProbeTimeout)
 	defer cancel()

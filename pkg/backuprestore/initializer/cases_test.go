@@ -1,0 +1,248 @@
+package initializer
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
+	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+)
+
+// requireSameData compares node i's keyspace at rev with node 0's, read from each member alone.
+func (h *harness) requireSameData(i, ref int, rev int64) {
+	h.t.Helper()
+	want := backuptest.StateAt(h.t, h.nodes[ref].etcd.Client(h.t), rev)
+	got := backuptest.StateAt(h.t, h.nodes[i].etcd.Client(h.t), rev)
+	if d := backuptest.Diff(want, got); len(d) > 0 {
+		h.t.Fatalf("%s differs from %s at revision %d: %v", h.nodes[i].name, h.nodes[ref].name, rev, d[:min(5, len(d))])
+	}
+	if len(want.KVs) == 0 {
+		h.t.Fatal("empty keyspace compared")
+	}
+}
+
+func memberIDs(t *testing.T, h *harness) []uint64 {
+	resp, err := h.client().MemberList(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []uint64
+	for _, m := range resp.Members {
+		ids = append(ids, m.GetID())
+	}
+	return ids
+}
+
+// Cases 1, 2, 3 and 6 on one cluster: a fresh bootstrap, a restart with valid data while the cluster
+// is quorate, and a restart of a member needed for quorum.
+func TestBootstrapRestartAndNonQuorateRestart(t *testing.T) {
+	h := newHarness(t, 3)
+	h.bootstrap() // cases 1 and 2
+	for _, nd := range h.nodes {
+		if got, _ := os.ReadFile(filepath.Join(nd.dataDir, markerFile)); strings.TrimSpace(string(got)) != testOwner {
+			t.Fatalf("%s: owner marker %q", nd.name, got)
+		}
+	}
+	rev := putN(t, h.client(), "a/", 50)
+
+	// Case 3: member 1 restarts while 0 and 2 keep quorum.
+	h.stop(1)
+	id1 := uint64(h.nodes[1].etcd.Etcd.Server.MemberID())
+	h.initialize(1, CaseRestartValid)
+	h.start(1)
+	if got := uint64(h.nodes[1].etcd.Etcd.Server.MemberID()); got != id1 {
+		t.Fatalf("member 1 restarted with ID %x, want its old %x", got, id1)
+	}
+	h.requireSameData(1, 0, rev)
+
+	// Case 6: members 1 and 2 are down, 0 alone answers without quorum; 2's valid data is reused.
+	h.stop(1, 2)
+	h.initialize(2, CaseNonQuorateValid)
+	h.initialize(1, CaseNonQuorateValid)
+	h.start(1, 2)
+	rev = putN(t, h.client(), "b/", 10)
+	h.requireSameData(2, 0, rev)
+	if ids := memberIDs(t, h); len(ids) != 3 {
+		t.Fatalf("members after the restarts: %v", ids)
+	}
+}
+
+// Case 5: a member of a 3-member cluster whose data dir is wiped is removed, re-added as a learner,
+// started with state existing, promoted, and ends with the same data.
+func TestWipedMemberRejoinsAsLearner(t *testing.T) {
+	h := newHarness(t, 3)
+	h.bootstrap()
+	putN(t, h.client(), "k/", 200)
+	old := uint64(h.nodes[2].etcd.Etcd.Server.MemberID())
+	h.stop(2)
+	if err := os.RemoveAll(h.nodes[2].dataDir); err != nil {
+		t.Fatal(err)
+	}
+
+	st := h.initialize(2, CaseQuorateInvalidMetadata)
+	if st.ClusterState != "existing" || len(st.JoinMembers) != 3 {
+		t.Fatalf("state %+v, want existing with 3 members", st)
+	}
+	if ids := memberIDs(t, h); slices.Contains(ids, old) || len(ids) != 3 {
+		t.Fatalf("members %x still hold the old ID %x or miss the learner", ids, old)
+	}
+	h.start(2)
+	h.promote(2)
+	rev := putN(t, h.client(), "after/", 20)
+	h.requireSameData(2, 0, rev)
+}
+
+// Case 4: valid WAL metadata but a database that does not open: the old identity is removed, the data
+// moved aside (kept for inspection), the member rejoins as a learner.
+func TestCorruptDatabaseRejoinsAsLearner(t *testing.T) {
+	h := newHarness(t, 3)
+	h.bootstrap()
+	putN(t, h.client(), "k/", 100)
+	old := uint64(h.nodes[1].etcd.Etcd.Server.MemberID())
+	h.stop(1)
+	if err := os.Truncate(dbPath(h.nodes[1].dataDir), 100); err != nil {
+		t.Fatal(err)
+	}
+
+	h.initialize(1, CaseQuorateInvalidData)
+	if _, err := os.Stat(walDir(h.nodes[1].dataDir + ".invalid")); err != nil {
+		t.Fatalf("the bad data dir was not kept aside: %v", err)
+	}
+	if ids := memberIDs(t, h); slices.Contains(ids, old) {
+		t.Fatalf("old member ID %x still in %x", old, ids)
+	}
+	h.start(1)
+	h.promote(1)
+	rev := putN(t, h.client(), "after/", 20)
+	h.requireSameData(1, 0, rev)
+}
+
+// A member without data must never bootstrap next to a running, non-quorate cluster: with backups in
+// the store, the first member waits instead of restoring a cluster of its own; without any, it waits
+// too because the answering peer has data.
+func TestMemberWithoutDataNeverBootstrapsBesideANonQuorateCluster(t *testing.T) {
+	for _, withBackup := range []bool{true, false} {
+		t.Run(map[bool]string{true: "backups", false: "no backups"}[withBackup], func(t *testing.T) {
+			h := newHarness(t, 3)
+			h.bootstrap()
+			if withBackup {
+				h.store = backuptest.Local(t).SnapStore
+				if err := h.initializer(0, nil).opts.TakeFullSnapshot(t.Context(), h.nodes[1].etcd.Client(t)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			putN(t, h.client(), "k/", 10)
+			h.stop(0, 2)
+			if err := os.RemoveAll(h.nodes[0].dataDir); err != nil {
+				t.Fatal(err)
+			}
+			in := h.initializer(0, func(o *Options) { o.QuorumWait = 2 * time.Second })
+			f, err := in.Observe(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := Decide(f); c != CaseNonQuorateFollowingWait {
+				t.Fatalf("decided %s with facts %+v", c, f)
+			}
+			if err := in.Initialize(t.Context(), httpapi.ModeFull); err == nil {
+				t.Fatal("initialization succeeded without a quorate cluster to join")
+			}
+			if !dataDirEmpty(h.nodes[0].dataDir) {
+				t.Fatal("the data dir was populated while waiting")
+			}
+		})
+	}
+}
+
+// Cases 7 and 8: all three data dirs are lost, backups (full + deltas) are in the store. Member 1
+// starts first and waits; member 0 restores everything up to the last delta, takes a new full snapshot
+// and starts as a one-member cluster; member 1 then joins as a learner, member 2 too (case 5).
+func TestTotalLossRestoresFromBackups(t *testing.T) {
+	for _, kind := range backuptest.Kinds {
+		store := kind(t)
+		t.Run(store.Name, func(t *testing.T) {
+			h := newHarness(t, 3)
+			h.bootstrap()
+			h.store = store.SnapStore
+			// The snapshotter talks to one member, as the backup leader's sidecar does to its own etcd.
+			cli := h.nodes[0].etcd.Client(t)
+			s := startSnapshotter(t, cli, store)
+			putN(t, cli, "full/", 50)
+			if _, err := s.TakeFull(t.Context(), false); err != nil {
+				t.Fatal(err)
+			}
+			putN(t, cli, "d1/", 50)
+			takeDelta(t, s)
+			if _, err := cli.Delete(t.Context(), "full/0001"); err != nil {
+				t.Fatal(err)
+			}
+			last := putN(t, cli, "d2/", 50)
+			if d := takeDelta(t, s); d.LastRevision != last {
+				t.Fatalf("last delta ends at %d, want %d", d.LastRevision, last)
+			}
+			want := backuptest.StateAt(t, cli, last)
+			s.Stop()
+			h.stop(0, 1, 2)
+			for _, nd := range h.nodes {
+				if err := os.RemoveAll(nd.dataDir); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			// Member 1 comes first: it has nobody to join and may not restore alone.
+			waited := make(chan error, 1)
+			in1 := h.initializer(1, nil)
+			go func() { waited <- in1.Initialize(context.Background(), httpapi.ModeFull) }()
+
+			h.initialize(0, CaseNonQuorateFirstRestore)
+			snaps, err := store.List(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(snaps, func(s *snapshot.Snapshot) bool { return s.Kind == snapshot.KindFull && s.LastRevision == last }) {
+				t.Fatalf("no full snapshot at revision %d after the restore in %d snapshots", last, len(snaps))
+			}
+			h.start(0)
+			if ids := memberIDs(t, h); len(ids) != 1 {
+				t.Fatalf("restored cluster has members %x, want one", ids)
+			}
+			if d := backuptest.Diff(want, backuptest.StateAt(t, h.nodes[0].etcd.Client(t), last)); len(d) > 0 {
+				t.Fatalf("restored data differs: %v", d[:min(5, len(d))])
+			}
+
+			select {
+			case err := <-waited:
+				if err != nil {
+					t.Fatalf("member 1: %v", err)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("member 1 did not join the restored cluster")
+			}
+			if st := in1.State(); st.Case != CaseNonQuorateFollowingWait || st.ClusterState != "existing" {
+				t.Fatalf("member 1 state %+v", st)
+			}
+			h.nodes[1].lastInitalized = in1.State()
+			h.start(1)
+			h.promote(1)
+			h.initialize(2, CaseQuorateInvalidMetadata)
+			h.start(2)
+			h.promote(2)
+			rev := putN(t, h.client(), "new/", 10)
+			h.requireSameData(1, 0, rev)
+			h.requireSameData(2, 0, rev)
+			if ids := memberIDs(t, h); len(ids) != 3 {
+				t.Fatalf("members %x, want 3", ids)
+			}
+		})
+	}
+}
+
+// etcdserverMember is a guard that the harness' nodes are test/etcdserver members.
+var _ = etcdserver.MemberConfig{}

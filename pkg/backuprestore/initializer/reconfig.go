@@ -1,0 +1,43 @@
+package initializer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+)
+
+// retryReconfig runs a membership change until it succeeds or QuorumWait passes. etcd's strict
+// reconfiguration check rejects changes for a while after members (re)connect ("unhealthy cluster",
+// "not enough started members") and refuses a second learner until the first is promoted; both pass
+// by themselves, so they are waited out instead of failing the initialization.
+func (i *Initializer) retryReconfig(ctx context.Context, what string, op func(ctx context.Context) error) error {
+	deadline := time.Now().Add(i.opts.QuorumWait)
+	for {
+		octx, cancel := context.WithTimeout(ctx, i.opts.ProbeTimeout)
+		err := op(octx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		i.log.Info("Membership change refused for now, retrying", "change", what, "reason", err.Error())
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w", what, errors.Join(ctx.Err(), err))
+		case <-time.After(i.opts.PollInterval):
+		}
+	}
+}
+
+// memberGone treats removing a member that is no longer there (an earlier attempt removed it) as done.
+func memberGone(err error) error {
+	if errors.Is(err, rpctypes.ErrMemberNotFound) || errors.Is(err, rpctypes.ErrGRPCMemberNotFound) {
+		return nil
+	}
+	return err
+}
