@@ -21,6 +21,37 @@ const instanceFile = "instance.json"
 type instance struct {
 	Prefix string `json:"prefix"`
 	PID    int    `json:"pid"`
+	// StartTime is the seed process's start time (clock ticks after boot, /proc/<pid>/stat field 22),
+	// so that a PID reused by an unrelated process after a crash is never mistaken for the seed.
+	StartTime uint64 `json:"startTime"`
+}
+
+// Instance describes the local seed recorded in a state directory.
+type Instance struct {
+	// Prefix names the instance's network namespaces, links and nodes.
+	Prefix string
+	// PID is the process that runs the seed.
+	PID       int
+	startTime uint64
+}
+
+// LookupInstance reads the instance record of stateDir; it fails when the directory holds none.
+func LookupInstance(stateDir string) (*Instance, error) {
+	data, err := os.ReadFile(filepath.Join(stateDir, instanceFile))
+	if err != nil {
+		return nil, fmt.Errorf("%s holds no local seed instance: %w", stateDir, err)
+	}
+	var in instance
+	if err := json.Unmarshal(data, &in); err != nil || !strings.HasPrefix(in.Prefix, "ls") {
+		return nil, fmt.Errorf("invalid instance record in %s", stateDir)
+	}
+	return &Instance{Prefix: in.Prefix, PID: in.PID, startTime: in.StartTime}, nil
+}
+
+// Running reports whether the recorded seed process still runs (same PID and start time, not a zombie).
+func (i *Instance) Running() bool {
+	start, ok := processStartTime(i.PID)
+	return ok && start == i.startTime && alive(i.PID)
 }
 
 func writeInstance(dir string, in instance) error {
@@ -39,13 +70,9 @@ func Down(ctx context.Context, stateDir string) error {
 	if err != nil {
 		return err
 	}
-	data, err := os.ReadFile(filepath.Join(abs, instanceFile))
+	in, err := LookupInstance(abs)
 	if err != nil {
-		return fmt.Errorf("%s holds no local seed instance: %w", abs, err)
-	}
-	var in instance
-	if err := json.Unmarshal(data, &in); err != nil || !strings.HasPrefix(in.Prefix, "ls") {
-		return fmt.Errorf("invalid instance record in %s", abs)
+		return err
 	}
 	var errs []error
 	pids := processesMentioning(abs)
@@ -100,11 +127,57 @@ func waitGone(ctx context.Context, pids []int) error {
 
 // alive reports a process that exists and is not a zombie.
 func alive(pid int) bool {
+	fields := statFields(pid)
+	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
+}
+
+// processStartTime is field 22 of /proc/<pid>/stat.
+func processStartTime(pid int) (uint64, bool) {
+	fields := statFields(pid)
+	if len(fields) < 20 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(fields[19], 10, 64)
+	return v, err == nil
+}
+
+// statFields are the fields of /proc/<pid>/stat after the command name (field 3, the state, first);
+// the name is skipped by its last ")" because it may contain spaces and parentheses itself.
+func statFields(pid int) []string {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return false
+		return nil
 	}
-	// The state follows the command name in parentheses, which may itself contain ") ".
-	i := strings.LastIndex(string(data), ") ")
-	return i >= 0 && i+2 < len(data) && data[i+2] != 'Z' && data[i+2] != 'X'
+	i := strings.LastIndex(string(data), ")")
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(data[i+1:]))
+}
+
+// Leftovers describes what of an instance still exists: processes naming its state dir, network
+// namespaces and links of its prefix, mounts below either, and the state dir itself. It is empty after
+// a clean teardown, which tests (and the e2e suite) assert.
+func Leftovers(stateDir, prefix string) []string {
+	var left []string
+	if pids := processesMentioning(stateDir); len(pids) > 0 {
+		left = append(left, fmt.Sprintf("processes %v", pids))
+	}
+	netns, links := podnet.Leftovers(prefix)
+	if len(netns) > 0 {
+		left = append(left, fmt.Sprintf("network namespaces %v", netns))
+	}
+	if len(links) > 0 {
+		left = append(left, fmt.Sprintf("links %v", links))
+	}
+	mounts, _ := os.ReadFile("/proc/self/mountinfo")
+	for _, line := range strings.Split(string(mounts), "\n") {
+		if strings.Contains(line, stateDir) || strings.Contains(line, "/run/netns/"+prefix+"-") {
+			left = append(left, "mount "+line)
+		}
+	}
+	if _, err := os.Stat(stateDir); !os.IsNotExist(err) {
+		left = append(left, fmt.Sprintf("state dir %s (%v)", stateDir, err))
+	}
+	return left
 }

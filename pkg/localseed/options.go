@@ -61,6 +61,10 @@ func (o *Options) defaults() error {
 	return nil
 }
 
+// DefaultBinDir is where Options.BinDir defaults to: $GARDENER_ETCD_BIN_DIR, else the first bin/ with a
+// kube-apiserver above the working directory or the executable.
+func DefaultBinDir() (string, error) { return findBinDir() }
+
 func findBinDir() (string, error) {
 	if dir := os.Getenv(BinDirEnv); dir != "" {
 		return dir, nil

@@ -171,7 +171,8 @@ func (s *Seed) S3() *S3 { return s.s3 }
 func (s *Seed) BridgeIP() string { return s.network.Gateway.String() }
 
 // Stop tears everything down: pods (graceful, short), nodes, S3, control plane, network namespaces,
-// links and the state directory. It is idempotent.
+// links and the state directory. It is idempotent. When something could not be removed the state
+// directory stays with its instance record, for Down.
 func (s *Seed) Stop(ctx context.Context) error {
 	if s.stopped {
 		return nil
@@ -187,8 +188,12 @@ func (s *Seed) Stop(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 	}
+	// The control plane's processes are gone even when stopping them reported an error (killed after
+	// the grace period); namespaces and links may not be.
 	if err := podnet.Cleanup(ctx, s.prefix); err != nil {
+		// The instance record stays, so that Down can find and remove what is left.
 		errs = append(errs, err)
+		return fmt.Errorf("stopping the local seed (run Down on %s for the leftovers): %w", s.stateDir, errors.Join(errs...))
 	}
 	if err := os.RemoveAll(s.stateDir); err != nil {
 		errs = append(errs, fmt.Errorf("removing state dir: %w", err))
@@ -217,7 +222,8 @@ func (s *Seed) prepareStateDir() error {
 	if err := os.MkdirAll(filepath.Join(abs, "logs"), 0o755); err != nil {
 		return fmt.Errorf("creating state dir: %w", err)
 	}
-	return writeInstance(abs, instance{Prefix: s.prefix, PID: os.Getpid()})
+	start, _ := processStartTime(os.Getpid())
+	return writeInstance(abs, instance{Prefix: s.prefix, PID: os.Getpid(), StartTime: start})
 }
 
 // newPrefix returns "ls" and 5 random hex digits: short enough for interface names, unique enough for

@@ -20,8 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
-
-	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/podnet"
 )
 
 const testImage = "httpecho:test"
@@ -240,21 +238,8 @@ func TestSeed(t *testing.T) {
 
 func assertNothingLeft(t *testing.T, stateDir, prefix string) {
 	t.Helper()
-	if pids := processesMentioning(stateDir); len(pids) > 0 {
-		t.Errorf("processes left: %v", pids)
-	}
-	netns, links := podnet.Leftovers(prefix)
-	if len(netns) > 0 || len(links) > 0 {
-		t.Errorf("network namespaces %v and links %v left", netns, links)
-	}
-	mounts, _ := os.ReadFile("/proc/self/mountinfo")
-	for _, line := range strings.Split(string(mounts), "\n") {
-		if strings.Contains(line, stateDir) || strings.Contains(line, "/run/netns/"+prefix) {
-			t.Errorf("mount left: %s", line)
-		}
-	}
-	if _, err := os.Stat(stateDir); !os.IsNotExist(err) {
-		t.Errorf("state dir %s left (%v)", stateDir, err)
+	for _, left := range Leftovers(stateDir, prefix) {
+		t.Errorf("left behind: %s", left)
 	}
 }
 

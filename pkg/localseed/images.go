@@ -1,0 +1,31 @@
+package localseed
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// projectBinaries are the project's own images: `make build` puts a binary of the same name into bin/.
+var projectBinaries = []string{"etcd-wrapper", "etcdbrctl", "etcd-druid", "gardener-extension-backup"}
+
+// imageRegistry is where the charts and druid's defaults take the project's images from.
+const imageRegistry = "ghcr.io/gardener-etcd/"
+
+// ProjectImages maps the project's images to the binaries in binDir, under every name the charts and
+// users are likely to write (with and without registry, with and without the tag "latest"), since the
+// nodes match images exactly. Binaries that do not exist (yet) are returned in missing and not mapped,
+// so that pods using them report ErrImagePull instead of failing at exec.
+func ProjectImages(binDir string) (images map[string]string, missing []string) {
+	images = map[string]string{}
+	for _, name := range projectBinaries {
+		bin := filepath.Join(binDir, name)
+		if _, err := os.Stat(bin); err != nil {
+			missing = append(missing, bin)
+			continue
+		}
+		for _, image := range []string{name, name + ":latest", imageRegistry + name, imageRegistry + name + ":latest"} {
+			images[image] = bin
+		}
+	}
+	return images, missing
+}
