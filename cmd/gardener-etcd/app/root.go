@@ -38,6 +38,7 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 	root.PersistentFlags().StringVar(&g.kubeconfig, "kubeconfig", "", "path to the kubeconfig of the seed (default: $KUBECONFIG, then ~/.kube/config)")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log what the components do (to stderr)")
 	root.AddCommand(newShootCommand(g))
+	root.AddCommand(newSeedCommand(g))
 	root.AddCommand(newLocalCommand(g))
 	return root
 }
