@@ -41,7 +41,11 @@ func (s *Snapshotter) watchLoop(ctx context.Context) {
 		var compacted *compactedError
 		if errors.As(err, &compacted) {
 			s.log.Info("Watch revision was compacted, taking a full snapshot", "revision", compacted.rev)
-			if _, err := s.TakeFull(ctx, false); err == nil {
+			// Not TakeFull: the watch is down, so there is nothing to wait for before the snapshot.
+			s.opMu.Lock()
+			_, err := s.takeFullLocked(ctx, false)
+			s.opMu.Unlock()
+			if err == nil {
 				continue
 			}
 		} else {
@@ -131,16 +135,21 @@ func (s *Snapshotter) deltaLoop(ctx context.Context) {
 // TakeDelta stores every revision etcd had when it was called (waiting for the watch to deliver them)
 // as a delta snapshot. It returns nil without error when there was nothing new.
 func (s *Snapshotter) TakeDelta(ctx context.Context) (*snapshot.Snapshot, error) {
-	resp, err := s.cli.Get(ctx, "health", clientv3.WithCountOnly())
-	if err != nil {
-		return nil, fmt.Errorf("current revision: %w", err)
-	}
-	if err := s.waitWatched(ctx, resp.Header.Revision); err != nil {
+	if err := s.waitForCurrentRevision(ctx); err != nil {
 		return nil, err
 	}
 	s.opMu.Lock()
 	defer s.opMu.Unlock()
 	return s.cutDeltaLocked(ctx)
+}
+
+// waitForCurrentRevision waits until the watch has delivered every revision etcd has now.
+func (s *Snapshotter) waitForCurrentRevision(ctx context.Context) error {
+	resp, err := s.cli.Get(ctx, "health", clientv3.WithCountOnly())
+	if err != nil {
+		return fmt.Errorf("current revision: %w", err)
+	}
+	return s.waitWatched(ctx, resp.Header.Revision)
 }
 
 // waitWatched waits until the watch has delivered every revision up to rev.

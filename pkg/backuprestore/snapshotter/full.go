@@ -16,9 +16,27 @@ import (
 // returns it once it is in the store. Buffered delta events are stored first, so that the deltas
 // before the new full snapshot stay a complete chain.
 func (s *Snapshotter) TakeFull(ctx context.Context, final bool) (*snapshot.Snapshot, error) {
+	s.catchUpWatch(ctx)
 	s.opMu.Lock()
 	defer s.opMu.Unlock()
 	return s.takeFullLocked(ctx, final)
+}
+
+// watchCatchUpTimeout bounds how long a full snapshot waits for the delta watch (see catchUpWatch).
+const watchCatchUpTimeout = 5 * time.Second
+
+// catchUpWatch waits, for at most watchCatchUpTimeout, until the watch has delivered every revision etcd
+// has now, so that the delta stored before a full snapshot ends where the full snapshot begins. It is best
+// effort: whatever the watch has not delivered yet is in the full snapshot anyway.
+func (s *Snapshotter) catchUpWatch(ctx context.Context) {
+	if !s.watching.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, watchCatchUpTimeout)
+	defer cancel()
+	if err := s.waitForCurrentRevision(ctx); err != nil {
+		s.log.V(1).Info("Delta watch did not catch up before the full snapshot; the full snapshot covers the rest", "error", err.Error())
+	}
 }
 
 func (s *Snapshotter) takeFullLocked(ctx context.Context, final bool) (*snapshot.Snapshot, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -45,8 +46,10 @@ type Snapshotter struct {
 	stager  snapstore.StagedSaver
 	leases  LeaseUpdater
 	metrics *Metrics
-	log     logr.Logger
-	now     func() time.Time
+	// watching is true once the delta watch runs; only then is there a watch for a full snapshot to wait for.
+	watching atomic.Bool
+	log      logr.Logger
+	now      func() time.Time
 
 	// opMu serialises snapshot operations (full snapshots and delta cuts), so the revision bookkeeping
 	// below changes in one place at a time.
@@ -115,6 +118,7 @@ func (s *Snapshotter) Start(ctx context.Context) error {
 		s.cron.Start()
 	}
 	if s.cfg.DeltaSnapshotPeriod > 0 {
+		s.watching.Store(true)
 		s.wg.Go(func() { s.watchLoop(ctx) })
 		s.wg.Go(func() { s.deltaLoop(ctx) })
 	}
@@ -157,7 +161,10 @@ func (s *Snapshotter) resume(ctx context.Context) error {
 	}
 	s.log.Info("No usable snap stream in the store, taking a full snapshot first", "reason", reason)
 	for {
-		if _, err := s.TakeFull(ctx, false); err == nil {
+		s.opMu.Lock()
+		_, err := s.takeFullLocked(ctx, false)
+		s.opMu.Unlock()
+		if err == nil {
 			return nil
 		}
 		select {

@@ -1,4 +1,4 @@
-package snapshotter
+package snapshotter_test
 
 import (
 	"context"
@@ -9,10 +9,11 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 )
@@ -41,14 +42,19 @@ func (l *leaseSpy) has(u string) bool {
 	return false
 }
 
-func start(t *testing.T, cli *clientv3.Client, store *backuptest.Store, mutate func(*Config), leases LeaseUpdater) *Snapshotter {
+func start(t *testing.T, cli *clientv3.Client, store *backuptest.Store, mutate func(*snapshotter.Config), leases snapshotter.LeaseUpdater) *snapshotter.Snapshotter {
 	t.Helper()
-	cfg := Default()
+	return startWithMetrics(t, cli, store, mutate, leases, nil)
+}
+
+func startWithMetrics(t *testing.T, cli *clientv3.Client, store *backuptest.Store, mutate func(*snapshotter.Config), leases snapshotter.LeaseUpdater, metrics *snapshotter.Metrics) *snapshotter.Snapshotter {
+	t.Helper()
+	cfg := snapshotter.Default()
 	cfg.Schedule, cfg.DeltaSnapshotPeriod, cfg.GarbageCollectionPeriod = "", time.Hour, 0
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	s, err := New(Options{Config: cfg, Client: cli, Store: store.SnapStore, Leases: leases, Log: logr.Discard()})
+	s, err := snapshotter.New(snapshotter.Options{Config: cfg, Client: cli, Store: store.SnapStore, Leases: leases, Metrics: metrics, Log: logr.Discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +139,7 @@ func TestCompactedWatchRevisionTakesAFullSnapshot(t *testing.T) {
 	if _, err := cli.Compact(t.Context(), rev); err != nil {
 		t.Fatal(err)
 	}
-	start(t, cli, store, func(c *Config) { c.DeltaSnapshotPeriod = time.Second }, nil)
+	start(t, cli, store, func(c *snapshotter.Config) { c.DeltaSnapshotPeriod = time.Second }, nil)
 	eventually(t, 30*time.Second, "a full snapshot replacing the compacted revisions", func() bool {
 		stream, err := snapshot.LatestStream(listStore(t, store))
 		return err == nil && stream.Full != nil && stream.Full.LastRevision == rev && stream.Full.LastRevision > stored
@@ -144,7 +150,7 @@ func TestDeltasAreCutOnMemoryLimitAndPeriodAndNotWhenEmpty(t *testing.T) {
 	cli := etcdserver.Start(t).Client(t)
 	store := backuptest.Local(t)
 	spy := &leaseSpy{}
-	s := start(t, cli, store, func(c *Config) { c.DeltaSnapshotMemoryLimit = 8 << 10 }, spy)
+	s := start(t, cli, store, func(c *snapshotter.Config) { c.DeltaSnapshotMemoryLimit = 8 << 10 }, spy)
 	// Memory limit: ~300 bytes per event, the period is an hour: only the limit can cut.
 	rev := putN(t, cli, "m", 60, 200)
 	eventually(t, 30*time.Second, "a delta cut by the memory limit", func() bool {
@@ -177,7 +183,7 @@ func TestDeltasAreCutOnMemoryLimitAndPeriodAndNotWhenEmpty(t *testing.T) {
 	// Period: a second snapshotter with a 1s period cuts without being asked.
 	s.Stop()
 	rev = putN(t, cli, "p", 5, 10)
-	start(t, cli, store, func(c *Config) { c.DeltaSnapshotPeriod = time.Second }, nil)
+	start(t, cli, store, func(c *snapshotter.Config) { c.DeltaSnapshotPeriod = time.Second }, nil)
 	eventually(t, 30*time.Second, "a delta cut by the period", func() bool {
 		stream, err := snapshot.LatestStream(listStore(t, store))
 		return err == nil && stream.LastRevision() == rev
@@ -188,7 +194,8 @@ func TestFullSnapshotMetricsAndLeases(t *testing.T) {
 	cli := etcdserver.Start(t).Client(t)
 	store := backuptest.S3(t)
 	spy := &leaseSpy{}
-	s := start(t, cli, store, nil, spy)
+	registry := prometheus.NewRegistry()
+	s := startWithMetrics(t, cli, store, nil, spy, snapshotter.NewMetrics(registry))
 	rev := putN(t, cli, "k", 10, 100)
 	full, err := s.TakeFull(t.Context(), true)
 	if err != nil {
@@ -197,10 +204,10 @@ func TestFullSnapshotMetricsAndLeases(t *testing.T) {
 	if full.LastRevision != rev || !full.IsFinal || !strings.HasSuffix(full.SnapName, ".gz.final") {
 		t.Fatalf("full snapshot %s, want revision %d, final, gzip", full.SnapName, rev)
 	}
-	if got := testutil.ToFloat64(s.metrics.latestRevision.WithLabelValues("Full")); got != float64(rev) {
+	if got := latestRevision(t, registry, "Full"); got != float64(rev) {
 		t.Fatalf("latest full revision metric = %v, want %d", got, rev)
 	}
-	if got := testutil.ToFloat64(s.metrics.latestRevision.WithLabelValues("Incr")); got != float64(rev) {
+	if got := latestRevision(t, registry, "Incr"); got != float64(rev) {
 		t.Fatalf("latest delta revision metric = %v, want %d (buffered events were flushed first)", got, rev)
 	}
 	if !spy.has(fmt.Sprintf("Full/%d", rev)) {
@@ -215,7 +222,7 @@ func TestFullSnapshotMetricsAndLeases(t *testing.T) {
 func TestGarbageCollectionOnTheStore(t *testing.T) {
 	cli := etcdserver.Start(t).Client(t)
 	store := backuptest.Local(t)
-	s := start(t, cli, store, func(c *Config) { c.GarbageCollectionPolicy, c.MaxBackups = GCLimitBased, 2 }, nil)
+	s := start(t, cli, store, func(c *snapshotter.Config) { c.GarbageCollectionPolicy, c.MaxBackups = snapshotter.GCLimitBased, 2 }, nil)
 	for i := range 3 {
 		putN(t, cli, fmt.Sprintf("r%d-", i), 3, 10)
 		if _, err := s.TakeDelta(t.Context()); err != nil {
@@ -240,4 +247,27 @@ func TestGarbageCollectionOnTheStore(t *testing.T) {
 	if fulls != 2 || deltas != 1 {
 		t.Fatalf("after GC: %d fulls, %d deltas; want 2 and 1", fulls, deltas)
 	}
+}
+
+// latestRevision reads etcdbr_snapshot_latest_revision{kind} as a scrape would.
+func latestRevision(t *testing.T, registry *prometheus.Registry, kind string) float64 {
+	t.Helper()
+	families, err := registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, family := range families {
+		if family.GetName() != "etcdbr_snapshot_latest_revision" {
+			continue
+		}
+		for _, metric := range family.GetMetric() {
+			for _, label := range metric.GetLabel() {
+				if label.GetName() == "kind" && label.GetValue() == kind {
+					return metric.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("etcdbr_snapshot_latest_revision{kind=%q} not exported", kind)
+	return 0
 }
