@@ -1,0 +1,103 @@
+package sidecar
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
+	"go.uber.org/zap"
+)
+
+// envFullSnapshotMiB sets the database size of BenchmarkFullSnapshot (default 1024 MiB).
+const envFullSnapshotMiB = "GARDENER_ETCD_BENCH_FULL_SNAPSHOT_MIB"
+
+// BenchmarkFullSnapshot compares our full snapshot pipeline into S3 (versitygw) with gzip on against a
+// plain Maintenance.Snapshot into a local file, on the same ≥ 1 GiB database in the same run. Run with
+//
+//	go test ./test/bench/sidecar -run '^$' -bench BenchmarkFullSnapshot -benchtime 1x -timeout 60m
+func BenchmarkFullSnapshot(b *testing.B) {
+	size := int64(envInt(envFullSnapshotMiB, 1024)) << 20
+	store := startS3(b)
+	_, endpoint := startEtcd(b, true)
+	start := time.Now()
+	dbSize := fill(b, endpoint, size)
+	b.Logf("generated a %d MiB database in %s", dbSize>>20, time.Since(start).Round(time.Second))
+
+	var base, ours, local snapshotResult
+	for b.Loop() {
+		base = runSnapshot(b, "snapshot-baseline", snapshotParams{Endpoint: endpoint, File: filepath.Join(b.TempDir(), "snapshot.db")})
+		ours = runSnapshot(b, "snapshot-ours", snapshotParams{Endpoint: endpoint, Store: store(fmt.Sprintf("full-%d", time.Now().UnixNano()))})
+		// The same pipeline into a Local store tells the pipeline's cost from the S3 server's.
+		local = runSnapshot(b, "snapshot-ours", snapshotParams{Endpoint: endpoint, Store: snapstore.Config{
+			Provider: druidv1alpha1.StorageProviderLocal, Container: "bkp", Prefix: "full", LocalRoot: b.TempDir()}})
+	}
+	mb := float64(dbSize) / 1e6
+	baseRate, oursRate := mb/base.Seconds, mb/ours.Seconds
+	b.ReportMetric(oursRate, "ours-MB/s")
+	b.ReportMetric(baseRate, "baseline-MB/s")
+	b.ReportMetric(oursRate/baseRate, "ratio")
+	b.ReportMetric(mb/local.Seconds, "ours-local-MB/s")
+	b.ReportMetric(ours.PeakRSSMiB, "ours-peakRSS-MiB")
+	b.ReportMetric(base.PeakRSSMiB, "baseline-peakRSS-MiB")
+	fmt.Printf("full snapshot of a %.0f MB database (revision %d):\n", mb, ours.Revision)
+	fmt.Printf("  ours (gzip → S3):                 %7.2fs %7.1f MB/s  peak RSS %6.1f MiB  %s\n", ours.Seconds, oursRate, ours.PeakRSSMiB, ours.Object)
+	fmt.Printf("  ours (gzip → Local store):        %7.2fs %7.1f MB/s  peak RSS %6.1f MiB\n", local.Seconds, mb/local.Seconds, local.PeakRSSMiB)
+	fmt.Printf("  baseline (Maintenance.Snapshot):  %7.2fs %7.1f MB/s  peak RSS %6.1f MiB\n", base.Seconds, baseRate, base.PeakRSSMiB)
+	fmt.Printf("  ratio ours/baseline: %.2fx (target >= 0.8x)\n", oursRate/baseRate)
+}
+
+func runSnapshot(b *testing.B, mode string, p snapshotParams) snapshotResult {
+	b.Helper()
+	var res snapshotResult
+	startChild(b, mode, p, &struct{}{}).finish(b, &res)
+	return res
+}
+
+// fill writes Kubernetes-object-like values until etcd's database reaches size bytes, and returns its size.
+func fill(b *testing.B, endpoint string, size int64) int64 {
+	b.Helper()
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cli.Close()
+	const valueSize, workers, batch = 32 << 10, 8, 2048
+	values := make([]string, 64)
+	for i := range values {
+		values[i] = objectValue(i, valueSize)
+	}
+	ctx := context.Background()
+	for next := 0; ; next += batch {
+		status, err := cli.Status(ctx, endpoint)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if status.DbSize >= size {
+			return status.DbSize
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, workers)
+		for w := range workers {
+			wg.Go(func() {
+				for i := next + w; i < next+batch; i += workers {
+					if _, err := cli.Put(ctx, fmt.Sprintf("/registry/configmaps/shoot--bench/object-%08d", i), values[i%len(values)]); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+}
