@@ -83,12 +83,17 @@ func (s *statusRun) requeue(after time.Duration, reason string) {
 
 // deleteNotReadyMemberPods is case 9: the pods of a minority of members that stayed NotReady past the
 // grace period are deleted (with a UID precondition, so that a replacement created meanwhile survives);
-// the StatefulSet recreates them and the members rejoin. One Warning event per pod.
-func (s *statusRun) deleteNotReadyMemberPods(ctx context.Context, a healing.Action) error {
+// the StatefulSet recreates them and the members rejoin. One Warning event per pod (the pod is the event's
+// related object, so the recorder does not fold the deletions of different pods into one series).
+func (s *statusRun) deleteNotReadyMemberPods(ctx context.Context, _ healing.Action) error {
+	a, pods, confirmed, err := s.confirmFromAPIServer(ctx, healing.KindDeletePods)
+	if err != nil || !confirmed {
+		return err
+	}
 	etcd := s.observed.Etcd
 	for _, member := range a.Members {
 		ordinal, _ := etcd.OrdinalOf(member)
-		pod := s.observed.Pods[etcd.PodName(ordinal)]
+		pod := pods[etcd.PodName(ordinal)]
 		if pod == nil {
 			continue
 		}
@@ -100,7 +105,7 @@ func (s *statusRun) deleteNotReadyMemberPods(ctx context.Context, a healing.Acti
 			return fmt.Errorf("deleting pod %s of NotReady member %s: %w", pod.Name, member, err)
 		}
 		log.FromContext(ctx).Info("Deleted the pod of a NotReady member", "member", member, "pod", pod.Name)
-		s.r.recorder.Eventf(s.etcd, nil, "Warning", EventReasonMemberPodDeleted, actionHeal,
+		s.r.recorder.Eventf(s.etcd, pod, "Warning", EventReasonMemberPodDeleted, "DeletePod",
 			"deleted pod %s: member %s NotReady for longer than %s in a quorate cluster; the StatefulSet recreates it",
 			pod.Name, member, s.r.config.EtcdMemberNotReadyThreshold)
 	}

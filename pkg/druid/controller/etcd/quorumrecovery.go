@@ -30,7 +30,8 @@ import (
 //     it from the backup;
 //  4. scale the StatefulSet back to spec.replicas and remove the marker (one write).
 //
-// Each step is idempotent and the marker changes together with the replicas, so a druid that restarts at
+// Each step has its own event action, because the events recorder folds events that differ only in their
+// message into one series. Each step is idempotent and the marker changes together with the replicas, so a druid that restarts at
 // any point resumes at the right step. The spec flow holds back while the marker is set.
 const (
 	recoveryPhaseWaitingForPods = "waiting-for-pods-to-terminate"
@@ -39,11 +40,16 @@ const (
 
 // startQuorumLossRecovery is step 1.
 func (s *statusRun) startQuorumLossRecovery(ctx context.Context, a healing.Action) error {
+	a, _, confirmed, err := s.confirmFromAPIServer(ctx, healing.KindStartQuorumRecovery)
+	if err != nil || !confirmed {
+		log.FromContext(ctx).V(1).Info("Quorum loss not confirmed by the apiserver's leases and pods", "error", err)
+		return err
+	}
 	if err := s.scaleStatefulSet(ctx, 0, recoveryPhaseWaitingForPods); err != nil {
 		return err
 	}
 	log.FromContext(ctx).Info("Quorum lost: scaled the StatefulSet to 0 to bootstrap the cluster again from the backup", "members", a.Members)
-	s.r.recorder.Eventf(s.etcd, nil, "Warning", EventReasonQuorumLossRecovery, actionHeal,
+	s.r.recorder.Eventf(s.etcd, nil, "Warning", EventReasonQuorumLossRecovery, "ScaleToZero",
 		"%s; step 1/3: scaled the StatefulSet to 0", a.Message)
 	s.recordRecovery(druidv1alpha1.LastOperationStateProcessing, druidv1alpha1.ConditionTrue, ReasonRecoveryInProgress,
 		"quorum-loss recovery: scaled the StatefulSet to 0, waiting for the member pods to terminate")
@@ -80,14 +86,14 @@ func (s *statusRun) continueQuorumLossRecovery(ctx context.Context, a healing.Ac
 	st.ClusterSize = ptr.To(a.Replicas)
 	s.observed.MemberLeases = leases
 	logger.Info("Member pods gone: member leases recreated, members cleared", "clusterSize", a.Replicas)
-	s.r.recorder.Eventf(s.etcd, nil, "Normal", EventReasonQuorumLossRecovery, actionHeal,
+	s.r.recorder.Eventf(s.etcd, nil, "Normal", EventReasonQuorumLossRecovery, "RecreateMemberLeases",
 		"step 2/3: member pods gone; recreated %d empty member leases, cleared the members, clusterSize %d", len(leases), a.Replicas)
 
 	if err := s.scaleStatefulSet(ctx, a.Replicas, ""); err != nil {
 		return err
 	}
 	logger.Info("Scaled the StatefulSet back: members bootstrap and restore from the backup", "replicas", a.Replicas)
-	s.r.recorder.Eventf(s.etcd, nil, "Normal", EventReasonQuorumLossRecovery, actionHeal,
+	s.r.recorder.Eventf(s.etcd, nil, "Normal", EventReasonQuorumLossRecovery, "ScaleBack",
 		"step 3/3: scaled the StatefulSet back to %d; the members bootstrap a new cluster and restore it from the backup", a.Replicas)
 	s.recordRecovery(druidv1alpha1.LastOperationStateSucceeded, druidv1alpha1.ConditionFalse, ReasonRecoveryCompleted,
 		fmt.Sprintf("quorum-loss recovery: scaled the StatefulSet back to %d, members bootstrapping from the backup", a.Replicas))

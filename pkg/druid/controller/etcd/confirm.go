@@ -1,0 +1,46 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/memberlease"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/healing"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
+)
+
+// confirmFromAPIServer decides again on the member leases and pods read from the apiserver instead of the
+// cache and returns the action of the same kind with the pods it was decided on, or false when the fresh
+// picture no longer asks for it.
+// Destructive actions (deleting pods, wiping a cluster) are confirmed this way: the cache can lag behind
+// by the very writes that ended the situation — most notably the leases a quorum-loss recovery has just
+// recreated, which a lagging cache still shows as the old, long-expired ones.
+func (s *statusRun) confirmFromAPIServer(ctx context.Context, kind healing.Kind) (healing.Action, map[string]*corev1.Pod, bool, error) {
+	fresh := s.observed
+	etcd := s.observed.Etcd
+	leases := &coordinationv1.LeaseList{}
+	if err := s.r.reader.List(ctx, leases, client.InNamespace(etcd.Namespace), memberlease.Selector(etcd)); err != nil {
+		return healing.Action{}, nil, false, fmt.Errorf("listing member leases: %w", err)
+	}
+	fresh.MemberLeases = leases.Items
+	pods := &corev1.PodList{}
+	if err := s.r.reader.List(ctx, pods, client.InNamespace(etcd.Namespace), client.MatchingLabels(etcd.ManagedLabels())); err != nil {
+		return healing.Action{}, nil, false, fmt.Errorf("listing member pods: %w", err)
+	}
+	fresh.Pods = map[string]*corev1.Pod{}
+	for i := range pods.Items {
+		fresh.Pods[pods.Items[i].Name] = &pods.Items[i]
+	}
+	now := s.r.clock.Now()
+	th := s.r.thresholds()
+	for _, a := range healing.Decide(healing.Input{Observed: fresh, Computed: health.ComputeStatus(fresh, th, now), Thresholds: th, Now: now}) {
+		if a.Kind == kind {
+			return a, fresh.Pods, true, nil
+		}
+	}
+	return healing.Action{}, nil, false, nil
+}

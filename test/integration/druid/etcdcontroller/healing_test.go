@@ -1,0 +1,244 @@
+package etcdcontroller_test
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/healing"
+)
+
+// Case 9: one of three members stays NotReady past the grace period (2 s unknown + 3 s not-ready in this
+// suite): exactly its pod is deleted, with a Warning event; the healthy members' pods are untouched, and
+// the replacement pod gets its own grace period before it could be deleted again.
+func TestMinorityNotReadyPodIsDeleted(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	s := healthyCluster(t, ns, 3)
+	healthy := map[string]types.UID{"etcd-main-0": podUID(g, ns, "etcd-main-0"), "etcd-main-1": podUID(g, ns, "etcd-main-1")}
+
+	failMember(t, ns, s, 2)
+	g.Eventually(exists(ns, "etcd-main-2", &corev1.Pod{})).WithTimeout(timeout).WithPolling(poll).Should(Satisfy(isNotFound))
+	g.Eventually(func(g Gomega) {
+		events := etcdEvents(g, ns, etcdcontroller.EventReasonMemberPodDeleted)
+		g.Expect(events).To(HaveLen(1))
+		g.Expect(events[0].Type).To(Equal(corev1.EventTypeWarning))
+		g.Expect(events[0].Message).To(ContainSubstring("etcd-main-2"))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+
+	// The StatefulSet controller recreates the pod; it is not ready yet and must not be deleted right away.
+	// (Creation timestamps have second precision, so a pod may look up to 1 s older than it is; the check
+	// stays well inside the 3 s grace period.)
+	createPod(t, ns, 2, false)
+	replacement := podUID(g, ns, "etcd-main-2")
+	g.Consistently(func(g Gomega) {
+		for name, uid := range healthy {
+			g.Expect(podUID(g, ns, name)).To(Equal(uid), name)
+		}
+		g.Expect(podUID(g, ns, "etcd-main-2")).To(Equal(replacement))
+	}).WithTimeout(time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+
+	// The member comes back.
+	setPodReady(t, ns, "etcd-main-2", true)
+	s.resume("etcd-main-2", holder(2))
+	expectCondition(t, ns, druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionTrue, druidv1alpha1.ReasonAllMembersReady)
+	g.Expect(etcdEvents(g, ns, etcdcontroller.EventReasonMemberPodDeleted)).To(HaveLen(1))
+}
+
+// Case 10: two of three members NotReady past the grace period with a backup store: the StatefulSet goes to
+// 0 (marked), nothing else happens while pods exist; once they are gone the leases are recreated empty,
+// the members cleared, clusterSize reset to spec.replicas and the StatefulSet scaled back to 3.
+func TestQuorumLossRecovery(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	createSecret(t, ns, "etcd-backup", "accessKeyID")
+	s := healthyCluster(t, ns, 3, withS3Store)
+	oldLeases := map[string]types.UID{}
+	for _, name := range []string{"etcd-main-0", "etcd-main-1", "etcd-main-2"} {
+		oldLeases[name] = memberLease(g, ns, name).UID
+	}
+
+	failMember(t, ns, s, 1)
+	failMember(t, ns, s, 2)
+	expectCondition(t, ns, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonQuorumLost)
+
+	// Step 1: scaled to 0 and marked.
+	g.Eventually(func(g Gomega) {
+		sts := statefulSet(g, ns)
+		g.Expect(sts.Spec.Replicas).To(Equal(ptr.To(int32(0))))
+		g.Expect(sts.Annotations).To(HaveKey(healing.QuorumLossRecoveryAnnotation))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	etcd := expectCondition(t, ns, etcdcontroller.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionTrue, etcdcontroller.ReasonRecoveryInProgress)
+	g.Expect(etcd.Status.LastOperation.Description).To(ContainSubstring("quorum-loss recovery"))
+
+	// Step 2 waits while pods exist: leases untouched, StatefulSet stays at 0.
+	g.Eventually(func(g Gomega) string { return getEtcd(g, ns).Status.LastOperation.Description }).
+		WithTimeout(timeout).WithPolling(poll).Should(ContainSubstring("waiting for 3 member pod(s) to terminate"))
+	g.Consistently(func(g Gomega) {
+		for name, uid := range oldLeases {
+			g.Expect(memberLease(g, ns, name).UID).To(Equal(uid), name)
+		}
+		g.Expect(statefulSet(g, ns).Spec.Replicas).To(Equal(ptr.To(int32(0))))
+		g.Expect(getEtcd(g, ns).Status.LastOperation.Description).To(ContainSubstring("waiting for 3 member pod(s)"))
+	}).WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+
+	// The StatefulSet controller terminates the pods; the last sidecar dies with its pod.
+	s.stop("etcd-main-0")
+	deletePods(t, ns, "etcd-main-0", "etcd-main-1", "etcd-main-2")
+
+	// Steps 3 and 4.
+	g.Eventually(func(g Gomega) {
+		sts := statefulSet(g, ns)
+		g.Expect(sts.Spec.Replicas).To(Equal(ptr.To(int32(3))))
+		g.Expect(sts.Annotations).NotTo(HaveKey(healing.QuorumLossRecoveryAnnotation))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	for name, uid := range oldLeases {
+		lease := memberLease(g, ns, name)
+		g.Expect(lease.UID).NotTo(Equal(uid), "lease %s recreated", name)
+		g.Expect(lease.Spec.RenewTime).To(BeNil(), "lease %s empty", name)
+		g.Expect(lease.Spec.HolderIdentity).To(BeNil(), "lease %s empty", name)
+	}
+	etcd = expectCondition(t, ns, etcdcontroller.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, etcdcontroller.ReasonRecoveryCompleted)
+	g.Expect(etcd.Status.Members).To(BeEmpty())
+	g.Expect(etcd.Status.ClusterSize).To(Equal(ptr.To(int32(3))))
+	g.Expect(etcd.Status.LastOperation.State).To(Equal(druidv1alpha1.LastOperationStateSucceeded))
+	g.Expect(etcd.Status.LastOperation.Description).To(ContainSubstring("scaled the StatefulSet back to 3"))
+	g.Eventually(func(g Gomega) []corev1.Event { return etcdEvents(g, ns, etcdcontroller.EventReasonQuorumLossRecovery) }).
+		WithTimeout(timeout).WithPolling(poll).Should(HaveLen(3), "one event per step")
+
+	// The members bootstrap again: their sidecars renew the new leases and the cluster is quorate.
+	for i := 0; i < 3; i++ {
+		createPod(t, ns, i, true)
+	}
+	setStatefulSetRolledOut(t, ns, 3)
+	startSidecars(t, ns, map[string]string{"etcd-main-0": holder(0), "etcd-main-1": holder(1), "etcd-main-2": holder(2)})
+	expectCondition(t, ns, druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionTrue, druidv1alpha1.ReasonAllMembersReady)
+}
+
+// Case 10 without a backup store: druid never wipes the members; it reports that manual action is needed.
+func TestQuorumLossWithoutBackupNeedsManualAction(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	s := healthyCluster(t, ns, 3)
+	lease0 := memberLease(g, ns, "etcd-main-0").UID
+	failMember(t, ns, s, 1)
+	failMember(t, ns, s, 2)
+
+	etcd := expectCondition(t, ns, etcdcontroller.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, etcdcontroller.ReasonManualInterventionRequired)
+	g.Expect(condition(etcd, etcdcontroller.ConditionTypeQuorumLossRecovery).Message).To(ContainSubstring("no backup store"))
+	g.Eventually(func(g Gomega) []corev1.Event {
+		return warningEvents(g, ns, etcdcontroller.EventReasonManualInterventionRequired)
+	}).WithTimeout(timeout).WithPolling(poll).ShouldNot(BeEmpty())
+	g.Consistently(func(g Gomega) {
+		g.Expect(statefulSet(g, ns).Spec.Replicas).To(Equal(ptr.To(int32(3))))
+		g.Expect(memberLease(g, ns, "etcd-main-0").UID).To(Equal(lease0))
+	}).WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+}
+
+// Case 12: a healthy 5-member cluster scaled down to 3: the StatefulSet goes to 3 replicas, the leases of
+// ordinals 3 and 4 are deleted and clusterSize becomes 3 while the cluster stays quorate.
+func TestScaleDownFiveToThree(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	s := healthyCluster(t, ns, 5)
+	g.Expect(getEtcd(g, ns).Status.ClusterSize).To(Equal(ptr.To(int32(5))))
+
+	updateEtcd(t, ns, func(e *druidv1alpha1.Etcd) {
+		e.Spec.Replicas = 3
+		e.Annotations = map[string]string{druidv1alpha1.GardenerOperationAnnotation: druidv1alpha1.OperationReconcile}
+	})
+	g.Eventually(func(g Gomega) *int32 { return statefulSet(g, ns).Spec.Replicas }).
+		WithTimeout(timeout).WithPolling(poll).Should(Equal(ptr.To(int32(3))))
+	// The StatefulSet controller removes the highest ordinals; their sidecars stop with them.
+	s.stop("etcd-main-3")
+	s.stop("etcd-main-4")
+	deletePods(t, ns, "etcd-main-3", "etcd-main-4")
+	setStatefulSetRolledOut(t, ns, 3)
+
+	for _, name := range []string{"etcd-main-3", "etcd-main-4"} {
+		g.Eventually(exists(ns, name, &coordinationv1.Lease{})).WithTimeout(timeout).WithPolling(poll).Should(Satisfy(isNotFound), name)
+	}
+	waitReconciled(t, ns)
+	g.Eventually(func(g Gomega) {
+		etcd := getEtcd(g, ns)
+		g.Expect(etcd.Status.ClusterSize).To(Equal(ptr.To(int32(3))))
+		g.Expect(etcd.Status.Members).To(HaveLen(3))
+		g.Expect(condition(etcd, druidv1alpha1.ConditionTypeReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
+		g.Expect(condition(etcd, druidv1alpha1.ConditionTypeAllMembersReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+}
+
+// Rolling changes wait for a healthy cluster: with AllMembersReady False, a new etcd image is not written
+// into the StatefulSet (lastOperation Requeue with the reason, event RollingUpdateHeldBack); once the member
+// is back, the change rolls out and the reconcile succeeds.
+func TestTemplateChangeHeldBackWhileNotAllMembersReady(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	s := healthyCluster(t, ns, 3)
+	failMember(t, ns, s, 2)
+	expectCondition(t, ns, druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonNotAllMembersReady)
+	before := statefulSet(g, ns).Annotations
+
+	updateEtcd(t, ns, func(e *druidv1alpha1.Etcd) {
+		e.Spec.Etcd.Image = ptr.To("example.org/etcd-wrapper:v2")
+		e.Annotations = map[string]string{druidv1alpha1.GardenerOperationAnnotation: druidv1alpha1.OperationReconcile}
+	})
+	g.Eventually(func(g Gomega) {
+		op := getEtcd(g, ns).Status.LastOperation
+		g.Expect(op.State).To(Equal(druidv1alpha1.LastOperationStateRequeue))
+		g.Expect(op.Description).To(ContainSubstring("AllMembersReady is False"))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		sts := statefulSet(g, ns)
+		g.Expect(sts.Annotations).To(Equal(before))
+		g.Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("example.org/etcd-wrapper:v1"))
+		g.Expect(getEtcd(g, ns).Annotations).To(HaveKey(druidv1alpha1.GardenerOperationAnnotation))
+	}).WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+	g.Expect(etcdEvents(g, ns, etcdcontroller.EventReasonRollingUpdateHeldBack)).NotTo(BeEmpty())
+
+	// The member recovers (its pod may have been deleted by case 9 meanwhile and comes back ready).
+	if err := exists(ns, "etcd-main-2", &corev1.Pod{})(); isNotFound(err) {
+		createPod(t, ns, 2, true)
+	} else {
+		setPodReady(t, ns, "etcd-main-2", true)
+	}
+	s.resume("etcd-main-2", holder(2))
+	g.Eventually(func(g Gomega) string { return statefulSet(g, ns).Spec.Template.Spec.Containers[0].Image }).
+		WithTimeout(timeout).WithPolling(poll).Should(Equal("example.org/etcd-wrapper:v2"))
+	waitReconciled(t, ns)
+}
+
+// Seed 002's PodDisruptionBudget: minAvailable is the quorum (3 of 5) while all members are ready, the
+// number of Ready members (4) as soon as one is not — without a spec reconcile — and the quorum again
+// once the member is back.
+func TestPodDisruptionBudgetFollowsAllMembersReady(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	s := healthyCluster(t, ns, 5)
+	minAvailable := func(g Gomega) int32 {
+		pdb := &policyv1.PodDisruptionBudget{}
+		g.Expect(exists(ns, etcdName, pdb)()).To(Succeed())
+		return pdb.Spec.MinAvailable.IntVal
+	}
+	g.Eventually(minAvailable).WithTimeout(timeout).WithPolling(poll).Should(Equal(int32(3)))
+
+	failMember(t, ns, s, 4)
+	g.Eventually(minAvailable).WithTimeout(timeout).WithPolling(poll).Should(Equal(int32(4)))
+	g.Expect(getEtcd(g, ns).Status.ObservedGeneration).To(Equal(ptr.To(int64(1))), "no spec reconcile involved")
+
+	setPodReady(t, ns, "etcd-main-4", true)
+	s.resume("etcd-main-4", holder(4))
+	g.Eventually(minAvailable).WithTimeout(timeout).WithPolling(poll).Should(Equal(int32(3)))
+	g.Eventually(func(g Gomega) []corev1.Event {
+		return etcdEvents(g, ns, etcdcontroller.EventReasonPodDisruptionBudgetUpdated)
+	}).
+		WithTimeout(timeout).WithPolling(poll).ShouldNot(BeEmpty())
+}
