@@ -1,5 +1,5 @@
 // Package charts_test applies the rendered charts to a real apiserver: every object must pass the
-
+// apiserver's strict validation (field types, RBAC rules, webhook configurations incl. CEL match conditions).
 package charts_test
 
 import (
