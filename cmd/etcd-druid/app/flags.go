@@ -1,0 +1,63 @@
+package app
+
+import (
+	"github.com/spf13/pflag"
+)
+
+// bindFlags binds every setting of c to a flag of fs. The same binding serves the command line and the
+// re-application of the flags that were set on top of a --config file (see applySetFlags).
+func bindFlags(fs *pflag.FlagSet, c *Config) {
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", c.Kubeconfig, "path of a kubeconfig (default: in-cluster or $KUBECONFIG)")
+	fs.BoolVar(&c.LeaderElection, "leader-election", c.LeaderElection, "elect a leader among druid replicas (Lease "+LeaderElectionID+")")
+	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", c.LeaderElectionNamespace, "namespace of the leader election Lease (default: druid's namespace)")
+	fs.StringVar(&c.MetricsBindAddress, "metrics-bind-address", c.MetricsBindAddress, `address of the metrics endpoint ("0" disables it)`)
+	fs.StringVar(&c.HealthProbeBindAddress, "health-probe-bind-address", c.HealthProbeBindAddress, `address of /healthz and /readyz ("0" disables them)`)
+	fs.DurationVar(&c.GracefulShutdownTimeout, "graceful-shutdown-timeout", c.GracefulShutdownTimeout, "how long running reconciles may take after SIGTERM")
+
+	e := &c.Etcd
+	fs.IntVar(&e.Workers, "etcd-workers", e.Workers, "Etcds reconciled in parallel")
+	fs.BoolVar(&e.EnableEtcdSpecAutoReconcile, "enable-etcd-spec-auto-reconcile", e.EnableEtcdSpecAutoReconcile,
+		"reconcile every spec change; when false only Etcds annotated gardener.cloud/operation=reconcile are")
+	fs.DurationVar(&e.StatusSyncPeriod, "etcd-status-sync-period", e.StatusSyncPeriod, "how often each Etcd's status is refreshed without events")
+	fs.DurationVar(&e.EtcdMemberUnknownThreshold, "etcd-member-unknown-threshold", e.EtcdMemberUnknownThreshold, "lease age after which a member is Unknown")
+	fs.DurationVar(&e.EtcdMemberNotReadyThreshold, "etcd-member-notready-threshold", e.EtcdMemberNotReadyThreshold,
+		"how long a member stays Unknown before it is NotReady; also the grace period before druid acts on a NotReady member")
+	fs.StringVar(&e.Images.EtcdWrapper, "etcd-wrapper-image", e.Images.EtcdWrapper, "image of the etcd container (etcd-wrapper)")
+	fs.StringVar(&e.Images.BackupRestore, "backup-restore-image", e.Images.BackupRestore, "image of the backup-restore container and of the compaction and copy Jobs")
+
+	fs.IntVar(&c.Secret.Workers, "secret-workers", c.Secret.Workers, "Secrets reconciled in parallel by the secret finalizer controller")
+	fs.BoolVar(&c.Compaction.EnableBackupCompaction, "enable-backup-compaction", c.Compaction.EnableBackupCompaction, "run compaction Jobs when delta snapshots pile up")
+	fs.IntVar(&c.Compaction.Workers, "compaction-workers", c.Compaction.Workers, "Etcds looked at in parallel by the compaction controller")
+	fs.Int64Var(&c.Compaction.EventsThreshold, "compaction-events-threshold", c.Compaction.EventsThreshold, "delta events since the last full snapshot that trigger a compaction")
+	fs.DurationVar(&c.Compaction.ActiveDeadline, "compaction-active-deadline", c.Compaction.ActiveDeadline, "activeDeadlineSeconds of a compaction Job")
+	fs.IntVar(&c.CopyBackupsTask.Workers, "copy-backups-task-workers", c.CopyBackupsTask.Workers, "EtcdCopyBackupsTasks reconciled in parallel")
+
+	w := &c.Webhooks
+	fs.BoolVar(&w.Enabled, "enable-webhooks", w.Enabled, "serve the Etcd validation and component protection webhooks")
+	fs.StringVar(&w.Host, "webhook-host", w.Host, "address the webhook server binds to (default: every interface)")
+	fs.IntVar(&w.Port, "webhook-port", w.Port, "port of the webhook server")
+	fs.StringVar(&w.CertDir, "webhook-cert-dir", w.CertDir, "directory with tls.crt and tls.key of the webhook server")
+	fs.StringVar(&w.ReconcilerServiceAccount, "reconciler-service-account", w.ReconcilerServiceAccount,
+		"druid's own user (system:serviceaccount:<namespace>:<name>), allowed to change the components")
+	fs.StringSliceVar(&w.ExemptServiceAccounts, "exempt-service-accounts", w.ExemptServiceAccounts, "further users allowed to change druid's components")
+}
+
+// applySetFlags copies the flags that were set on the command line (set) onto c, so that they win over
+// the --config file while unset flags leave the file's values alone.
+func applySetFlags(set *pflag.FlagSet, c *Config) error {
+	bound := pflag.NewFlagSet("apply", pflag.ContinueOnError)
+	bindFlags(bound, c)
+	var err error
+	set.Visit(func(f *pflag.Flag) {
+		target := bound.Lookup(f.Name)
+		if target == nil || err != nil {
+			return // flags that are not settings (--config, logging)
+		}
+		if from, ok := f.Value.(pflag.SliceValue); ok {
+			err = target.Value.(pflag.SliceValue).Replace(from.GetSlice())
+			return
+		}
+		err = target.Value.Set(f.Value.String())
+	})
+	return err
+}

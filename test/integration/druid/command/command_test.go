@@ -1,0 +1,111 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-etcd/gardener-etcd/cmd/etcd-druid/app"
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+const (
+	timeout = 60 * time.Second
+	poll    = 200 * time.Millisecond
+)
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// The command, started with flags like the chart passes them, elects itself leader, reports ready only
+// with its webhook server up, reconciles an Etcd into a StatefulSet, protects it through its webhook, and on cancellation (what SIGTERM does in main) returns without error and releases
+// the leader election Lease.
+func TestCommandReconcilesAndShutsDownCleanly(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.CreateNamespace(t)
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	g.Expect(os.WriteFile(kubeconfig, env.KubeConfig, 0o600)).To(Succeed())
+	probe := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+	wh := env.WebhookInstallOptions
+
+	cmd := app.NewCommand()
+	cmd.SetArgs([]string{
+		"--kubeconfig=" + kubeconfig,
+		"--leader-election", "--leader-election-namespace=" + ns,
+		"--metrics-bind-address=0", "--health-probe-bind-address=" + probe,
+		"--etcd-wrapper-image=example.org/etcd-wrapper:v1", "--backup-restore-image=example.org/etcdbrctl:v1",
+		"--etcd-workers=2", "--etcd-status-sync-period=2s",
+		"--enable-webhooks", "--webhook-host=" + wh.LocalServingHost, "--webhook-port=" + strconv.Itoa(wh.LocalServingPort),
+		"--webhook-cert-dir=" + wh.LocalServingCertDir,
+		"--reconciler-service-account=system:serviceaccount:garden:etcd-druid",
+		"--graceful-shutdown-timeout=10s", "--zap-log-level=error",
+	})
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(runCtx) }()
+
+	g.Eventually(func(g Gomega) {
+		for _, path := range []string{"/healthz", "/readyz"} {
+			resp, err := http.Get("http://" + probe + path)
+			g.Expect(err).NotTo(HaveOccurred())
+			_ = resp.Body.Close()
+			g.Expect(resp.StatusCode).To(Equal(http.StatusOK), path)
+		}
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+
+	lease := &coordinationv1.Lease{}
+	g.Eventually(func(g Gomega) string {
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: app.LeaderElectionID}, lease)).To(Succeed())
+		return ptr.Deref(lease.Spec.HolderIdentity, "")
+	}).WithTimeout(timeout).WithPolling(poll).ShouldNot(BeEmpty())
+
+	etcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: ns},
+		Spec: druidv1alpha1.EtcdSpec{Labels: map[string]string{"role": "main"}, Replicas: 1}}
+	g.Expect(env.Client.Create(ctx, etcd)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		sts := &appsv1.StatefulSet{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "etcd-main"}, sts)).To(Succeed())
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(etcd), etcd)).To(Succeed())
+		g.Expect(etcd.Status.ObservedGeneration).To(Equal(ptr.To(etcd.Generation)))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+
+	// The protection webhook the command serves denies anyone but druid deleting a component.
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: ns}}
+	err := env.Client.Delete(ctx, sts)
+	g.Expect(err).To(HaveOccurred(), "deleting druid's StatefulSet as someone else")
+	g.Expect(err.Error()).To(ContainSubstring(druidv1alpha1.DisableEtcdComponentProtectionAnnotation))
+
+	cancel()
+	select {
+	case err := <-done:
+		g.Expect(err).NotTo(HaveOccurred())
+	case <-time.After(30 * time.Second):
+		t.Fatal("the command did not return within 30s of cancellation")
+	}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: app.LeaderElectionID}, lease)).To(Succeed())
+	g.Expect(ptr.Deref(lease.Spec.HolderIdentity, "")).To(BeEmpty(), fmt.Sprintf("lease released on shutdown: %+v", lease.Spec))
+	_, err = http.Get("http://" + probe + "/healthz")
+	g.Expect(err).To(HaveOccurred(), "the probe server is stopped")
+}
