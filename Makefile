@@ -47,6 +47,21 @@ test-unit: ## Unit tests only (no binaries needed; integration packages skip the
 test-integration: tools ## Unit and integration tests against the real apiserver, etcd and S3 server.
 	go test $(GO_TEST_FLAGS) ./...
 
+# Benchmarks print their own figures and ratios against a baseline measured in the same run; they generate
+# their data when they run and are never part of `make test`.
+BENCH_FLAGS ?= -run '^$$' -benchtime 1x -timeout 60m
+
+.PHONY: bench
+bench: bench-restore bench-sidecar ## All benchmarks.
+
+.PHONY: bench-restore
+bench-restore: tools ## Restore of a full snapshot + 200,000 delta revisions vs one-transaction-per-revision replay.
+	go test ./pkg/backuprestore/restorer $(BENCH_FLAGS) -bench BenchmarkRestore
+
+.PHONY: bench-sidecar
+bench-sidecar: tools ## Full snapshot of 1 GiB to S3 vs Maintenance.Snapshot to a file; delta snapshotting memory and write throughput.
+	go test ./test/bench/sidecar $(BENCH_FLAGS) -bench .
+
 .PHONY: clean
 clean: ## Remove bin/ (the tool cache in ~/.cache/gardener-etcd stays).
 	rm -rf $(BIN)
