@@ -1,5 +1,5 @@
-// Command etcdbrctl is the backup-restore sidecar (`server`) and, as the other subcommands land, its
-// tools (snapshot, restore, compact, copy).
+// Command etcdbrctl is the backup-restore sidecar (`server`) and its tools (snapshot, restore, compact,
+// copy).
 package main
 
 import (
@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gardener-etcd/gardener-etcd/cmd/etcdbrctl/app"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/sidecar"
 	"github.com/gardener-etcd/gardener-etcd/pkg/version"
 )
@@ -21,6 +22,7 @@ func main() {
 		SilenceErrors: true,
 	}
 	root.AddCommand(sidecar.NewCommand(sidecar.Run))
+	root.AddCommand(app.ToolCommands()...)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)

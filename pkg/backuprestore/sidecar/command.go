@@ -15,11 +15,15 @@ import (
 // options.
 func NewCommand(run func(ctx context.Context, o Options, log logr.Logger) error) *cobra.Command {
 	opts := DefaultOptions()
+	var bound *boundFlags
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run the backup-restore sidecar of an etcd member",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := bound.complete(&opts); err != nil {
+				return err
+			}
 			zl, err := zap.NewProduction()
 			if err != nil {
 				return err
@@ -30,6 +34,6 @@ func NewCommand(run func(ctx context.Context, o Options, log logr.Logger) error)
 			return run(ctx, opts, zapr.NewLogger(zl).WithName("etcdbrctl"))
 		},
 	}
-	opts.AddFlags(cmd.Flags())
+	bound = opts.AddFlags(cmd.Flags())
 	return cmd
 }

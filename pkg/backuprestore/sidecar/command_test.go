@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 )
 
@@ -78,7 +79,7 @@ func TestAcceptsTheArgumentsDruidGenerates(t *testing.T) {
 			g.Expect(o.Endpoints).To(Equal([]string{"http://etcd-main-local:2379"}))
 			g.Expect(o.ServiceEndpoints).To(Equal([]string{"http://etcd-main-client.shoot--p--s.svc:2379"}))
 			g.Expect(o.DataDir).To(Equal("/var/etcd/data/new.etcd"))
-			g.Expect(o.StorageProvider).To(BeEmpty())
+			g.Expect(o.Store.Provider).To(BeEmpty())
 			g.Expect(o.EnableSnapshotLeaseRenewal).To(BeFalse())
 		}},
 		"TLS everywhere": {etcdSpec(tls), func(g Gomega, o Options) {
@@ -90,10 +91,10 @@ func TestAcceptsTheArgumentsDruidGenerates(t *testing.T) {
 			g.Expect(o.ServerKey).To(Equal("/var/etcdbr/ssl/server/tls.key"))
 		}},
 		"S3 store with every backup option": {etcdSpec(s3Store), func(g Gomega, o Options) {
-			g.Expect(o.StorageProvider).To(Equal("S3"))
-			g.Expect(o.StoreContainer).To(Equal("bucket"))
-			g.Expect(o.StorePrefix).To(Equal("shoot--p--s/etcd-main"))
-			g.Expect(o.StoreEndpointOverride).To(Equal("http://127.0.0.1:7070"))
+			g.Expect(o.Store.Provider).To(BeEquivalentTo("S3"))
+			g.Expect(o.Store.Container).To(Equal("bucket"))
+			g.Expect(o.Store.Prefix).To(Equal("shoot--p--s/etcd-main"))
+			g.Expect(o.Store.EndpointOverride).To(Equal("http://127.0.0.1:7070"))
 			g.Expect(o.EnableSnapshotLeaseRenewal).To(BeTrue())
 			g.Expect(o.FullSnapshotLeaseName).To(Equal("etcd-main-full-snap"))
 			g.Expect(o.DeltaSnapshotLeaseName).To(Equal("etcd-main-delta-snap"))
@@ -103,8 +104,7 @@ func TestAcceptsTheArgumentsDruidGenerates(t *testing.T) {
 			g.Expect(o.GarbageCollectionPolicy).To(Equal("LimitBased"))
 			g.Expect(o.MaxBackups).To(Equal(5))
 			g.Expect(o.GarbageCollectionPeriod).To(Equal(12 * time.Hour))
-			g.Expect(o.CompressSnapshots).To(BeTrue())
-			g.Expect(o.CompressionPolicy).To(Equal("zlib"))
+			g.Expect(o.Compression).To(Equal(snapshot.CompressionZlib))
 			g.Expect(o.DefragmentationSchedule).To(Equal("0 3 * * *"))
 		}},
 		"Local store, single member, custom ports": {etcdSpec(func(e *druidv1alpha1.Etcd) {
@@ -114,7 +114,7 @@ func TestAcceptsTheArgumentsDruidGenerates(t *testing.T) {
 			e.Spec.Etcd.ClientPort = ptr.To(int32(12379))
 			e.Spec.Etcd.HeartbeatDuration = &metav1.Duration{Duration: 15 * time.Second}
 		}), func(g Gomega, o Options) {
-			g.Expect(o.StorageProvider).To(Equal("Local"))
+			g.Expect(o.Store.Provider).To(BeEquivalentTo("Local"))
 			g.Expect(o.ServerPort).To(Equal(8081))
 			g.Expect(o.Endpoints).To(Equal([]string{"http://etcd-main-local:12379"}))
 			g.Expect(o.HeartbeatDuration).To(Equal(15 * time.Second))

@@ -1,14 +1,15 @@
-// Package sidecar wires `etcdbrctl server`, the backup-restore container of an etcd pod: it resolves the
-// member's configuration from druid's template (memberconfig), serves the HTTP API the etcd wrapper and
-// druid use (httpapi), renews the member lease (heartbeat), switches the member's peer URLs and promotes a
-// learner once etcd runs (member).
-//
-// Parts that belong to other components are behind interfaces and not wired here yet, with behaviour a
-// caller can rely on in the meantime:
-//   - initialization uses httpapi.DataDirOnlyInitializer (checks the data dir's shape; no restore, no
-//     learner join), until the seed 002 decision table is plugged in as the Initializer;
-//   - snapshots: the snapshot endpoints answer 503 "without a snapshotter", and the store, schedule,
-//     garbage-collection, compression and snapshot-lease flags are accepted and validated but not acted
-//     on, until the snapshotter is started on the backup leader;
-//   - defragmentation: --defragmentation-schedule is accepted and validated, no defragmentation runs.
+// Package sidecar wires `etcdbrctl server`, the backup-restore container of an etcd pod, from the
+// packages that do the work:
+//   - /config: the member's configuration resolved from druid's template (memberconfig), with the member
+//     list of the running cluster when the last initialization added this member as a learner;
+//   - /initialization/*: seed 002's decision table (initializer) at every etcd start, restoring from the
+//     store (restorer) when the table says so and taking a full snapshot of restored data;
+//   - the backup leader (leader: the sidecar of the raft leader) runs, per leadership term, the
+//     snapshotter when a store is configured (full snapshots on --schedule, deltas, garbage collection,
+//     snapshot leases with --enable-snapshot-lease-renewal), the removal of members beyond the cluster
+//     size (scaledown) and defragmentation on --defragmentation-schedule followed by a full snapshot;
+//   - /snapshot/full|delta|latest: served by the leader's snapshotter and the store; followers forward
+//     to the leader's sidecar (httpapi). Without a store they answer 503 "without a snapshotter";
+//   - member lease renewal (heartbeat), learner promotion and the in-place peer URL switch once etcd runs
+//     (member).
 package sidecar

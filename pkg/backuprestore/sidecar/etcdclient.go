@@ -11,17 +11,23 @@ import (
 	"go.uber.org/zap"
 )
 
+// clientTLS is the TLS configuration for etcd's client URLs (nil with --insecure-transport). The
+// initializer and defragmentation open connections of their own to other members with it.
+func (o *Options) clientTLS() (*tls.Config, error) {
+	if o.InsecureTransport {
+		return nil, nil
+	}
+	info := transport.TLSInfo{TrustedCAFile: o.CACert, CertFile: o.Cert, KeyFile: o.Key}
+	c, err := info.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("TLS for etcd: %w", err)
+	}
+	return c, nil
+}
+
 // etcdClient connects to the local member (--endpoints) with the sidecar's client certificate unless
 // --insecure-transport. It does not block: etcd may not run yet when the sidecar starts.
-func (o *Options) etcdClient() (*clientv3.Client, error) {
-	var tlsConfig *tls.Config
-	if !o.InsecureTransport {
-		info := transport.TLSInfo{TrustedCAFile: o.CACert, CertFile: o.Cert, KeyFile: o.Key}
-		var err error
-		if tlsConfig, err = info.ClientConfig(); err != nil {
-			return nil, fmt.Errorf("TLS for etcd: %w", err)
-		}
-	}
+func (o *Options) etcdClient(tlsConfig *tls.Config) (*clientv3.Client, error) {
 	return clientv3.New(clientv3.Config{Endpoints: o.Endpoints, TLS: tlsConfig, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 }
 

@@ -8,7 +8,14 @@ import (
 
 	"github.com/robfig/cron/v3"
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/kubernetes"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/defrag"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/leader"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/storeflags"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
 )
 
@@ -36,20 +43,33 @@ type Options struct {
 	DeltaSnapshotLeaseName     string
 	HeartbeatDuration          time.Duration
 
-	// Store and snapshots (accepted for the snapshotter; see the package documentation).
-	StorageProvider          string
-	StoreContainer           string
-	StorePrefix              string
-	StoreEndpointOverride    string
+	// Store is where snapshots go and restores come from (--storage-provider, --store-*); an empty
+	// Provider means the Etcd has no backup store: no snapshots, and a member without data starts empty.
+	Store snapstore.Config
+	// Compression of new snapshots (--compress-snapshots, --compression-policy); none if empty.
+	Compression              snapshot.Compression
 	Schedule                 string
 	DeltaSnapshotPeriod      time.Duration
 	DeltaSnapshotMemoryLimit int64
 	GarbageCollectionPolicy  string
 	MaxBackups               int
 	GarbageCollectionPeriod  time.Duration
-	CompressSnapshots        bool
-	CompressionPolicy        string
-	DefragmentationSchedule  string
+	// SnapshotTimeout bounds one full or delta snapshot requested over HTTP or taken after a
+	// defragmentation (--etcd-snapshot-timeout).
+	SnapshotTimeout time.Duration
+
+	// Work of the backup leader besides snapshots.
+	DefragmentationSchedule string
+	DefragTimeout           time.Duration
+	// ReelectionPeriod is how often the sidecar asks its member whether it is the raft leader.
+	ReelectionPeriod time.Duration
+
+	// SidecarURLOf maps the backup leader's client URL to the base URL of its sidecar, where a follower
+	// forwards snapshot requests; nil means the same host with this sidecar's scheme and port, as in a
+	// pod. Not a flag: tests run several sidecars on one host.
+	SidecarURLOf func(clientURL string) (string, error)
+	// Kubernetes renews the leases; nil means the pod's service account (or $KUBECONFIG). Not a flag.
+	Kubernetes kubernetes.Interface
 
 	// EtcdWrapperURL is where POST /stop restarts etcd; empty means http://<host of the first endpoint>:9095.
 	EtcdWrapperURL string
@@ -69,12 +89,15 @@ func DefaultOptions() Options {
 		GarbageCollectionPolicy:  "Exponential",
 		MaxBackups:               7,
 		GarbageCollectionPeriod:  time.Minute,
-		CompressionPolicy:        "gzip",
+		SnapshotTimeout:          15 * time.Minute,
+		DefragTimeout:            defrag.DefaultTimeout,
+		ReelectionPeriod:         leader.DefaultReelectionPeriod,
 	}
 }
 
-// AddFlags binds the options to flags.
-func (o *Options) AddFlags(fs *pflag.FlagSet) {
+// AddFlags binds the options to flags. The store and compression flags are shared with the other etcdbrctl
+// commands and reach o through the returned binding's complete, after parsing.
+func (o *Options) AddFlags(fs *pflag.FlagSet) *boundFlags {
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "etcd's data directory")
 	fs.StringSliceVar(&o.Endpoints, "endpoints", o.Endpoints, "client URL of the local etcd member")
 	fs.StringSliceVar(&o.ServiceEndpoints, "service-endpoints", o.ServiceEndpoints, "client URL of the cluster's client service")
@@ -93,22 +116,58 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.DeltaSnapshotLeaseName, "delta-snapshot-lease-name", o.DeltaSnapshotLeaseName, "lease of the last delta snapshot")
 	fs.DurationVar(&o.HeartbeatDuration, "k8s-heartbeat-duration", o.HeartbeatDuration, "member lease renewal period")
 
-	fs.StringVar(&o.StorageProvider, "storage-provider", o.StorageProvider, "snapshot store provider (Local, S3, ABS, GCS, ...); empty: no backups")
-	fs.StringVar(&o.StoreContainer, "store-container", o.StoreContainer, "bucket or container of the store")
-	fs.StringVar(&o.StorePrefix, "store-prefix", o.StorePrefix, "prefix of the snapshots in the store")
-	fs.StringVar(&o.StoreEndpointOverride, "store-endpoint-override", o.StoreEndpointOverride, "endpoint of an S3-compatible or emulated store")
 	fs.StringVar(&o.Schedule, "schedule", o.Schedule, "cron schedule of full snapshots")
-	fs.DurationVar(&o.DeltaSnapshotPeriod, "delta-snapshot-period", o.DeltaSnapshotPeriod, "period of delta snapshots")
+	fs.DurationVar(&o.DeltaSnapshotPeriod, "delta-snapshot-period", o.DeltaSnapshotPeriod, "period of delta snapshots (0: none)")
 	fs.Int64Var(&o.DeltaSnapshotMemoryLimit, "delta-snapshot-memory-limit", o.DeltaSnapshotMemoryLimit, "bytes of events buffered before a delta snapshot is cut")
 	fs.StringVar(&o.GarbageCollectionPolicy, "garbage-collection-policy", o.GarbageCollectionPolicy, "Exponential or LimitBased")
 	fs.IntVar(&o.MaxBackups, "max-backups", o.MaxBackups, "full snapshots kept by LimitBased garbage collection")
-	fs.DurationVar(&o.GarbageCollectionPeriod, "garbage-collection-period", o.GarbageCollectionPeriod, "period of garbage collection")
-	fs.BoolVar(&o.CompressSnapshots, "compress-snapshots", o.CompressSnapshots, "compress snapshots")
-	fs.StringVar(&o.CompressionPolicy, "compression-policy", o.CompressionPolicy, "gzip, lzw or zlib")
+	fs.DurationVar(&o.GarbageCollectionPeriod, "garbage-collection-period", o.GarbageCollectionPeriod, "period of garbage collection (0: none)")
+	fs.DurationVar(&o.SnapshotTimeout, "etcd-snapshot-timeout", o.SnapshotTimeout, "timeout of one snapshot taken on request or after defragmentation")
+	fs.DurationVar(&o.DefragTimeout, "etcd-defrag-timeout", o.DefragTimeout, "timeout of defragmenting one member")
+	fs.DurationVar(&o.ReelectionPeriod, "reelection-period", o.ReelectionPeriod, "how often the backup leader is determined again")
 	fs.StringVar(&o.DefragmentationSchedule, "defragmentation-schedule", o.DefragmentationSchedule, "cron schedule of defragmentation")
 
 	fs.StringVar(&o.EtcdWrapperURL, "etcd-wrapper-url", o.EtcdWrapperURL, "base URL of the etcd wrapper (POST /stop restarts etcd)")
+	return &boundFlags{store: storeflags.Bind(fs, &o.Store, "", ""), compression: storeflags.BindCompression(fs)}
 }
+
+// boundFlags are the flags shared with the other etcdbrctl commands (package storeflags); they resolve
+// into Options only after parsing, because the store's credentials come from the environment.
+type boundFlags struct {
+	store       *storeflags.Store
+	compression *storeflags.Compression
+}
+
+// complete writes the parsed shared flags into o.
+func (b *boundFlags) complete(o *Options) error {
+	c, err := b.compression.Compression()
+	if err != nil {
+		return err
+	}
+	o.Compression = c
+	if !b.store.Configured() {
+		o.Store = snapstore.Config{}
+		return nil
+	}
+	o.Store, err = b.store.Config()
+	return err
+}
+
+// snapshotterConfig is the snapshotter's configuration from the flags.
+func (o *Options) snapshotterConfig() snapshotter.Config {
+	return snapshotter.Config{
+		Schedule:                 o.Schedule,
+		DeltaSnapshotPeriod:      o.DeltaSnapshotPeriod,
+		DeltaSnapshotMemoryLimit: o.DeltaSnapshotMemoryLimit,
+		GarbageCollectionPolicy:  snapshotter.GCPolicy(o.GarbageCollectionPolicy),
+		MaxBackups:               o.MaxBackups,
+		GarbageCollectionPeriod:  o.GarbageCollectionPeriod,
+		Compression:              o.Compression,
+	}
+}
+
+// hasStore tells whether backups are configured.
+func (o *Options) hasStore() bool { return o.Store.Provider != "" }
 
 // Validate rejects inconsistent options before anything starts.
 func (o *Options) Validate() error {
@@ -133,22 +192,15 @@ func (o *Options) Validate() error {
 	if o.EnableSnapshotLeaseRenewal && (o.FullSnapshotLeaseName == "" || o.DeltaSnapshotLeaseName == "") {
 		errs = append(errs, errors.New("--enable-snapshot-lease-renewal needs --full-snapshot-lease-name and --delta-snapshot-lease-name"))
 	}
-	switch o.GarbageCollectionPolicy {
-	case "Exponential", "LimitBased":
-	default:
-		errs = append(errs, fmt.Errorf("--garbage-collection-policy %q: want Exponential or LimitBased", o.GarbageCollectionPolicy))
+	if err := o.snapshotterConfig().Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("snapshot flags (--schedule, --delta-snapshot-*, --garbage-collection-*, --max-backups): %w", err))
 	}
-	switch o.CompressionPolicy {
-	case "gzip", "lzw", "zlib":
-	default:
-		errs = append(errs, fmt.Errorf("--compression-policy %q: want gzip, lzw or zlib", o.CompressionPolicy))
+	if o.SnapshotTimeout <= 0 || o.DefragTimeout <= 0 || o.ReelectionPeriod <= 0 {
+		errs = append(errs, errors.New("--etcd-snapshot-timeout, --etcd-defrag-timeout and --reelection-period must be positive"))
 	}
-	for flag, schedule := range map[string]string{"--schedule": o.Schedule, "--defragmentation-schedule": o.DefragmentationSchedule} {
-		if schedule == "" {
-			continue
-		}
-		if _, err := cron.ParseStandard(schedule); err != nil {
-			errs = append(errs, fmt.Errorf("%s %q: %w", flag, schedule, err))
+	if o.DefragmentationSchedule != "" {
+		if _, err := cron.ParseStandard(o.DefragmentationSchedule); err != nil {
+			errs = append(errs, fmt.Errorf("--defragmentation-schedule %q: %w", o.DefragmentationSchedule, err))
 		}
 	}
 	return errors.Join(errs...)

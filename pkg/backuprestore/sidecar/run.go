@@ -10,14 +10,21 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/heartbeat"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/initializer"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/leader"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/member"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotlease"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 )
 
 // Environment variables the StatefulSet sets through the downward API.
@@ -26,8 +33,8 @@ const (
 	EnvPodNamespace = "POD_NAMESPACE"
 )
 
-// Run serves until ctx ends. It fails fast when the template does not describe this pod, so that a
-// misconfiguration shows in the container status instead of in every request.
+// Run serves until ctx ends. It fails fast when the template does not describe this pod or the store
+// cannot be opened, so that a misconfiguration shows in the container status instead of in every request.
 func Run(ctx context.Context, o Options, log logr.Logger) error {
 	if err := o.Validate(); err != nil {
 		return err
@@ -38,21 +45,55 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	if err != nil {
 		return fmt.Errorf("resolving this member's etcd configuration: %w", err)
 	}
-	log.Info("Resolved member", "member", cfg.Member.Name, "pod", pod, "peerURLs", cfg.Member.PeerURLs, "storageProvider", o.StorageProvider)
+	log.Info("Resolved member", "member", cfg.Member.Name, "pod", pod, "peerURLs", cfg.Member.PeerURLs, "storageProvider", o.Store.Provider)
 
-	cli, err := o.etcdClient()
+	clientTLS, err := o.clientTLS()
+	if err != nil {
+		return err
+	}
+	cli, err := o.etcdClient(clientTLS)
 	if err != nil {
 		return err
 	}
 	defer cli.Close()
 	endpoint := o.Endpoints[0]
 
-	api := httpapi.New(ctx, httpapi.Options{
-		Initializer: httpapi.DataDirOnlyInitializer{DataDir: o.DataDir},
-		Config:      served.Serve,
-		Health:      etcdHealthy(cli, endpoint),
-		Log:         log.WithName("http"),
-	})
+	var store snapstore.SnapStore
+	if o.hasStore() {
+		if store, err = snapstore.New(ctx, o.Store, log.WithName("snapstore")); err != nil {
+			return fmt.Errorf("opening the store %s %s/%s: %w", o.Store.Provider, o.Store.Container, o.Store.Prefix, err)
+		}
+		defer store.Close()
+	}
+	var kube kubernetes.Interface
+	if o.EnableMemberLeaseRenewal || (o.EnableSnapshotLeaseRenewal && store != nil) {
+		if kube, err = o.kubernetesClient(); err != nil {
+			return err
+		}
+	}
+
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	bl := &backupLeader{opts: &o, cli: cli, endpoint: endpoint, clientTLS: clientTLS, templatePath: served.templatePath,
+		store: store, leases: snapshotter.NoLeases{}, metrics: snapshotter.NewMetrics(registry), log: log.WithName("backup-leader")}
+	if o.EnableSnapshotLeaseRenewal && store != nil {
+		bl.leases = &snapshotlease.Kubernetes{Client: kube, Namespace: namespace, FullName: o.FullSnapshotLeaseName, DeltaName: o.DeltaSnapshotLeaseName}
+	}
+	elector, err := leader.New(leader.Options{Client: cli, Endpoint: endpoint, ReelectionPeriod: o.ReelectionPeriod,
+		Callbacks: leader.Callbacks{OnStartedLeading: bl.lead}, Log: log})
+	if err != nil {
+		return err
+	}
+
+	initer := &decisionInitializer{served: served, dataDir: o.DataDir, owner: ownerOf(namespace, pod), serviceEndpoints: o.ServiceEndpoints,
+		clientTLS: clientTLS, store: store, log: log}
+	apiOpts := httpapi.Options{Initializer: initer, Config: served.Serve, Health: etcdHealthy(cli, endpoint), Gatherer: registry, Log: log.WithName("http")}
+	if store != nil {
+		initer.fullSnapshot = initializer.FullSnapshotWith(o.snapshotterConfig(), store, log)
+		apiOpts.Snapshotter = &leaderSnapshots{leader: bl, store: store}
+		apiOpts.Leader = electedLeader{elector: elector, sidecarURL: o.sidecarURL()}
+	}
+	api := httpapi.New(ctx, apiOpts)
 	l, err := net.Listen("tcp", ":"+strconv.Itoa(o.ServerPort))
 	if err != nil {
 		return fmt.Errorf("HTTP API port: %w", err)
@@ -63,27 +104,38 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		return err
 	}
 	sw := &member.PeerURLSwitch{Client: cli, LocalEndpoint: endpoint, Restarter: member.WrapperRestarter{URL: wrapperURL}, Log: log.WithName("member")}
+	done := make(chan struct{})
+	defer func() { <-done }() // the elector ends its term (the snapshotter) before the store closes
+	go func() { defer close(done); elector.Run(ctx) }()
 	go membershipLoop(ctx, served, cli, endpoint, sw, time.Second, log.WithName("member"))
 
 	if o.EnableMemberLeaseRenewal {
-		kube, err := kubernetesClient()
-		if err != nil {
-			return err
-		}
 		lease := &heartbeat.MemberLease{Kubernetes: kube, Namespace: namespace, Name: cfg.Member.Name, Etcd: cli, LocalEndpoint: endpoint, Log: log.WithName("heartbeat").WithValues("member", cfg.Member.Name)}
 		go heartbeat.Run(ctx, o.HeartbeatDuration, lease.Renew, log.WithName("heartbeat"))
-	}
-	if o.EnableSnapshotLeaseRenewal {
-		log.Info("Snapshot leases are renewed by the snapshotter, which this sidecar does not run yet",
-			"fullSnapshotLease", o.FullSnapshotLeaseName, "deltaSnapshotLease", o.DeltaSnapshotLeaseName)
 	}
 
 	log.Info("Serving the sidecar API", "port", o.ServerPort, "tls", o.ServerCert != "")
 	return api.Serve(ctx, l, o.ServerCert, o.ServerKey)
 }
 
-// kubernetesClient uses the pod's service account, or $KUBECONFIG when run outside a cluster.
-func kubernetesClient() (kubernetes.Interface, error) {
+// sidecarURL is where a follower finds the backup leader's sidecar.
+func (o *Options) sidecarURL() func(string) (string, error) {
+	if o.SidecarURLOf != nil {
+		return o.SidecarURLOf
+	}
+	scheme := "http"
+	if o.ServerCert != "" {
+		scheme = "https"
+	}
+	return sameHostSidecar(scheme, o.ServerPort)
+}
+
+// kubernetesClient is Options.Kubernetes, else the pod's service account, else $KUBECONFIG when run
+// outside a cluster.
+func (o *Options) kubernetesClient() (kubernetes.Interface, error) {
+	if o.Kubernetes != nil {
+		return o.Kubernetes, nil
+	}
 	cfg, err := rest.InClusterConfig()
 	if errors.Is(err, rest.ErrNotInCluster) {
 		cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), nil).ClientConfig()

@@ -15,6 +15,7 @@ type servedConfig struct {
 	pod          string
 
 	mu     sync.Mutex
+	join   []memberconfig.ClusterMember // set by the initializer when the member joins as a learner
 	last   *memberconfig.Config
 	notify chan struct{} // signalled after every successful serve
 }
@@ -23,13 +24,25 @@ func newServedConfig(templatePath, pod string) *servedConfig {
 	return &servedConfig{templatePath: templatePath, pod: pod, notify: make(chan struct{}, 1)}
 }
 
-// resolve reads the current template and resolves this member.
+// resolve reads the current template and resolves this member, as a joining learner when the last
+// initialization added it to a running cluster.
 func (s *servedConfig) resolve() (*memberconfig.Config, error) {
 	t, err := memberconfig.LoadTemplate(s.templatePath)
 	if err != nil {
 		return nil, err
 	}
-	return memberconfig.Resolve(t, s.pod, nil)
+	s.mu.Lock()
+	join := s.join
+	s.mu.Unlock()
+	return memberconfig.Resolve(t, s.pod, join)
+}
+
+// setJoin records the members of the cluster the last initialization joined this member to (nil: the
+// member starts from its own data or bootstraps).
+func (s *servedConfig) setJoin(members []memberconfig.ClusterMember) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.join = members
 }
 
 // Serve implements httpapi.Options.Config.

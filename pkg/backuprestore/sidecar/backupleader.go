@@ -1,0 +1,138 @@
+package sidecar
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/defrag"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/scaledown"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
+)
+
+// startRetryDelay paces new attempts to start the snapshotter (store or etcd unavailable).
+const startRetryDelay = 5 * time.Second
+
+// backupLeader is the work only the backup leader does (seed 002, "Work-flows only on the leading
+// member"), run for one leadership term at a time by the leader.Elector: the snapshotter (when a store
+// is configured), the removal of members beyond the cluster size and scheduled defragmentation. The
+// snapshotter of the current term is published for the HTTP API (see snapshots.go).
+type backupLeader struct {
+	opts      *Options
+	cli       *clientv3.Client
+	endpoint  string
+	clientTLS *tls.Config
+	// templatePath gives the cluster size, read at the start of each term.
+	templatePath string
+	// store is nil without backups.
+	store   snapstore.SnapStore
+	leases  snapshotter.LeaseUpdater
+	metrics *snapshotter.Metrics
+	log     logr.Logger
+
+	mu     sync.Mutex
+	active *snapshotter.Snapshotter // nil while not leading or while the snapshotter starts
+}
+
+// lead runs one term; it returns after ctx (the term) ended and everything it started stopped.
+func (b *backupLeader) lead(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { b.cleanupMembers(ctx) })
+	if b.opts.DefragmentationSchedule != "" {
+		wg.Go(func() {
+			_ = defrag.Schedule(ctx, b.opts.DefragmentationSchedule, defrag.Options{
+				Client: b.cli, ClientTLS: b.clientTLS, Timeout: b.opts.DefragTimeout,
+				AfterDefrag: b.fullSnapshotAfterDefrag, Log: b.log.WithName("defrag"),
+			})
+		})
+	}
+	if b.store != nil {
+		wg.Go(func() { b.runSnapshotter(ctx) })
+	}
+	wg.Wait()
+}
+
+// runSnapshotter starts a snapshotter for the term (retrying until it could resume from the store) and
+// stops it when the term ends.
+func (b *backupLeader) runSnapshotter(ctx context.Context) {
+	var s *snapshotter.Snapshotter
+	for {
+		var err error
+		s, err = snapshotter.New(snapshotter.Options{
+			Config: b.opts.snapshotterConfig(), Client: b.cli, Store: b.store, Leases: b.leases, Metrics: b.metrics, Log: b.log,
+		})
+		if err == nil {
+			err = s.Start(ctx)
+		}
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		b.log.Error(err, "Starting the snapshotter failed, retrying", "in", startRetryDelay)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(startRetryDelay):
+		}
+	}
+	b.setActive(s)
+	<-ctx.Done()
+	b.setActive(nil)
+	s.Stop()
+}
+
+func (b *backupLeader) setActive(s *snapshotter.Snapshotter) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.active = s
+}
+
+// snapshotter is the running snapshotter of the current term, nil if there is none.
+func (b *backupLeader) snapshotter() *snapshotter.Snapshotter {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.active
+}
+
+// fullSnapshotAfterDefrag takes a full snapshot once every member was defragmented: the database is at
+// its smallest, and the next restore starts from it.
+func (b *backupLeader) fullSnapshotAfterDefrag(ctx context.Context) error {
+	s := b.snapshotter()
+	if s == nil {
+		return nil // no store, or the term is ending
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.opts.SnapshotTimeout)
+	defer cancel()
+	_, err := s.TakeFull(ctx, false)
+	return err
+}
+
+// cleanupMembers removes members beyond the template's cluster size (after a scale-down) for the term.
+func (b *backupLeader) cleanupMembers(ctx context.Context) {
+	t, err := memberconfig.LoadTemplate(b.templatePath)
+	var ic memberconfig.InitialCluster
+	if err == nil {
+		ic, err = t.InitialCluster()
+	}
+	if err == nil && len(ic) == 0 {
+		err = errors.New("the template's initial-cluster is empty")
+	}
+	if err != nil {
+		b.log.Error(err, "Not removing superfluous members this term: cluster size unknown")
+		return
+	}
+	local, err := waitForLocalMember(ctx, b.cli, b.endpoint, time.Second)
+	if err != nil {
+		return // term ended
+	}
+	scaledown.Run(ctx, scaledown.Options{Client: b.cli, ClusterSize: len(ic), LocalMemberID: local.Member.ID, Log: b.log}, scaledown.DefaultPeriod)
+}
