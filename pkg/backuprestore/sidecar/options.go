@@ -68,6 +68,9 @@ type Options struct {
 	// forwards snapshot requests; nil means the same host with this sidecar's scheme and port, as in a
 	// pod. Not a flag: tests run several sidecars on one host.
 	SidecarURLOf func(clientURL string) (string, error)
+	// Pod, Namespace and TemplatePath identify the member; empty means $POD_NAME, $POD_NAMESPACE and
+	// memberconfig.TemplatePath(). Not flags: tests run several pods in one process.
+	Pod, Namespace, TemplatePath string
 	// Kubernetes renews the leases; nil means the pod's service account (or $KUBECONFIG). Not a flag.
 	Kubernetes kubernetes.Interface
 

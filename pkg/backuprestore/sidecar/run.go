@@ -39,8 +39,8 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	pod, namespace := os.Getenv(EnvPodName), os.Getenv(EnvPodNamespace)
-	served := newServedConfig(memberconfig.TemplatePath(), pod)
+	pod, namespace, templatePath := o.identity()
+	served := newServedConfig(templatePath, pod)
 	cfg, err := served.resolve()
 	if err != nil {
 		return fmt.Errorf("resolving this member's etcd configuration: %w", err)
@@ -116,6 +116,21 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 
 	log.Info("Serving the sidecar API", "port", o.ServerPort, "tls", o.ServerCert != "")
 	return api.Serve(ctx, l, o.ServerCert, o.ServerKey)
+}
+
+// identity is the pod, its namespace and the template path, from Options or the environment.
+func (o *Options) identity() (pod, namespace, templatePath string) {
+	pod, namespace, templatePath = o.Pod, o.Namespace, o.TemplatePath
+	if pod == "" {
+		pod = os.Getenv(EnvPodName)
+	}
+	if namespace == "" {
+		namespace = os.Getenv(EnvPodNamespace)
+	}
+	if templatePath == "" {
+		templatePath = memberconfig.TemplatePath()
+	}
+	return pod, namespace, templatePath
 }
 
 // sidecarURL is where a follower finds the backup leader's sidecar.

@@ -1,0 +1,278 @@
+package sidecar
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	"go.uber.org/zap"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/sidecar"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
+	"github.com/gardener-etcd/gardener-etcd/pkg/wrapper"
+	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+)
+
+const (
+	etcdName      = "etcd-main"
+	fullLease     = "etcd-main-full-snap"
+	deltaLease    = "etcd-main-delta-snap"
+	storePrefix   = "etcd-main"
+	storeBucket   = "bkp"
+	deltaPeriod   = time.Second
+	reelectPeriod = 200 * time.Millisecond
+)
+
+// cluster is an Etcd of n pods in one namespace with one Local store.
+type cluster struct {
+	t         *testing.T
+	namespace string
+	kube      kubernetes.Interface
+	store     snapstore.Config
+	pods      []*pod
+}
+
+// pod is one etcd pod: its identity and volumes survive restarts of its containers.
+type pod struct {
+	t            *testing.T
+	name         string
+	client, peer url.URL
+	dataDir      string
+	sidecar      sidecar.Options
+	wrapper      wrapper.Options
+
+	mu          sync.Mutex
+	stopSidecar func()
+	stopWrapper func()
+}
+
+func freePort(t *testing.T) int {
+	u := etcdserver.FreeURL(t)
+	_, port, _ := net.SplitHostPort(u.Host)
+	p, _ := strconv.Atoi(port)
+	return p
+}
+
+func newCluster(t *testing.T, n int) *cluster {
+	t.Helper()
+	c := &cluster{t: t, namespace: env.CreateNamespace(t), kube: kubernetes.NewForConfigOrDie(env.Config)}
+	c.store = snapstore.Config{Provider: druidv1alpha1.StorageProviderLocal, Container: storeBucket, Prefix: storePrefix, LocalRoot: t.TempDir()}
+	for _, name := range []string{fullLease, deltaLease} {
+		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.namespace}}
+		if _, err := c.kube.CoordinationV1().Leases(c.namespace).Create(t.Context(), lease, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		dir := t.TempDir()
+		p := &pod{t: t, name: fmt.Sprintf("%s-%d", etcdName, i), client: etcdserver.FreeURL(t), peer: etcdserver.FreeURL(t),
+			dataDir: filepath.Join(dir, "new.etcd")}
+		wrapperPort := freePort(t)
+		o := sidecar.DefaultOptions()
+		o.Pod, o.Namespace, o.TemplatePath = p.name, c.namespace, filepath.Join(dir, "etcd.conf.yaml")
+		o.Endpoints, o.DataDir = []string{p.client.String()}, p.dataDir
+		o.ServerPort = freePort(t)
+		o.EtcdWrapperURL = "http://127.0.0.1:" + strconv.Itoa(wrapperPort)
+		o.Store, o.Compression = c.store, snapshot.CompressionGzip
+		// No cron full snapshots: the test decides when full snapshots happen besides the first one.
+		o.Schedule, o.DeltaSnapshotPeriod, o.ReelectionPeriod = "", deltaPeriod, reelectPeriod
+		o.EnableSnapshotLeaseRenewal, o.FullSnapshotLeaseName, o.DeltaSnapshotLeaseName = true, fullLease, deltaLease
+		o.Kubernetes = c.kube
+		o.SidecarURLOf = c.sidecarURLOf
+		p.sidecar = o
+		w := wrapper.DefaultOptions()
+		w.BackupRestoreHostPort = "127.0.0.1:" + strconv.Itoa(o.ServerPort)
+		w.WrapperPort, w.ListenHost, w.MarkerDir = wrapperPort, "127.0.0.1", dir
+		w.PollInterval, w.EtcdLogger = 50*time.Millisecond, zap.NewNop()
+		p.wrapper = w
+		c.pods = append(c.pods, p)
+	}
+	for _, p := range c.pods {
+		c.writeTemplate(p)
+	}
+	t.Cleanup(func() {
+		for _, p := range c.pods {
+			p.stop()
+		}
+	})
+	return c
+}
+
+// writeTemplate writes druid's template for the Etcd with the test's addresses; listen URLs are the
+// pod's own, as every pod has its own network namespace in a real cluster.
+func (c *cluster) writeTemplate(p *pod) {
+	e := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: etcdName, Namespace: c.namespace}}
+	e.Spec.Replicas = int32(len(c.pods))
+	druidv1alpha1.SetDefaults(e)
+	tmpl := configmap.NewTemplate(e)
+	tmpl.DataDir = p.dataDir
+	tmpl.ListenClientURLs, tmpl.ListenPeerURLs = p.client.String(), p.peer.String()
+	tmpl.AdvertiseClientURLs, tmpl.InitialAdvertisePeerURLs = map[string][]string{}, map[string][]string{}
+	var initial []string
+	for _, o := range c.pods {
+		tmpl.AdvertiseClientURLs[o.name] = []string{o.client.String()}
+		tmpl.InitialAdvertisePeerURLs[o.name] = []string{o.peer.String()}
+		initial = append(initial, o.name+"="+o.peer.String())
+	}
+	tmpl.InitialCluster = strings.Join(initial, ",")
+	out, err := yaml.Marshal(tmpl)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if err := os.WriteFile(p.sidecar.TemplatePath, out, 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// sidecarURLOf maps a member's client URL to its sidecar (all pods share 127.0.0.1 here).
+func (c *cluster) sidecarURLOf(clientURL string) (string, error) {
+	for _, p := range c.pods {
+		if p.client.String() == clientURL {
+			return p.sidecarURL(), nil
+		}
+	}
+	return "", fmt.Errorf("no pod has client URL %s", clientURL)
+}
+
+func (p *pod) sidecarURL() string { return "http://127.0.0.1:" + strconv.Itoa(p.sidecar.ServerPort) }
+
+// start runs both containers; the wrapper is restarted whenever it exits, like by the kubelet.
+func (p *pod) start() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	sctx, scancel := context.WithCancel(context.Background())
+	sdone := make(chan struct{})
+	go func() {
+		defer close(sdone)
+		if err := sidecar.Run(sctx, p.sidecar, testr.New(p.t).WithName(p.name+"/sidecar")); err != nil {
+			p.t.Errorf("%s sidecar: %v", p.name, err)
+		}
+	}()
+	p.stopSidecar = func() { scancel(); <-sdone }
+	p.stopWrapper = p.startWrapper()
+}
+
+func (p *pod) startWrapper() func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			if err := wrapper.Run(ctx, p.wrapper, testr.New(p.t).WithName(p.name+"/wrapper")); err != nil && ctx.Err() == nil {
+				p.t.Logf("%s wrapper exited: %v; restarting", p.name, err)
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// stopEtcd stops the etcd container only (the member goes away, its sidecar keeps running).
+func (p *pod) stopEtcd() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopWrapper != nil {
+		p.stopWrapper()
+		p.stopWrapper = nil
+	}
+}
+
+// stop ends the pod like a deletion: both containers get SIGTERM.
+func (p *pod) stop() {
+	p.stopEtcd()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopSidecar != nil {
+		p.stopSidecar()
+		p.stopSidecar = nil
+	}
+}
+
+func (p *pod) ready() bool {
+	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(p.wrapper.WrapperPort) + "/readyz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// get calls the pod's sidecar and returns the status code and body.
+func (p *pod) get(path string) (int, []byte, error) {
+	resp, err := http.Get(p.sidecarURL() + path)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, body, err
+}
+
+// getJSON calls the sidecar and decodes a 200 answer into v.
+func (p *pod) getJSON(path string, v any) error {
+	code, body, err := p.get(path)
+	if err != nil {
+		return err
+	}
+	if code != http.StatusOK {
+		return fmt.Errorf("GET %s: %d %s", path, code, body)
+	}
+	return json.Unmarshal(body, v)
+}
+
+// snapshots lists the store.
+func (c *cluster) snapshots() []*snapshot.Snapshot {
+	c.t.Helper()
+	s, err := snapstore.New(c.t.Context(), c.store, testr.New(c.t))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer s.Close()
+	snaps, err := s.List(c.t.Context())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return snaps
+}
+
+// lastOf is the snapshot of kind with the highest last revision, nil if none.
+func lastOf(snaps []*snapshot.Snapshot, kind snapshot.Kind) *snapshot.Snapshot {
+	var last *snapshot.Snapshot
+	for _, s := range snaps {
+		if s.Kind == kind && (last == nil || s.LastRevision >= last.LastRevision) {
+			last = s
+		}
+	}
+	return last
+}
+
+// leaseHolder is the holder identity of a snapshot lease ("" when never renewed).
+func (c *cluster) leaseHolder(name string) string {
+	l, err := c.kube.CoordinationV1().Leases(c.namespace).Get(c.t.Context(), name, metav1.GetOptions{})
+	if err != nil || l.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *l.Spec.HolderIdentity
+}
