@@ -17,6 +17,7 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/gardener-etcd/gardener-etcd/charts"
+	druidapp "github.com/gardener-etcd/gardener-etcd/cmd/etcd-druid/app"
 	extapp "github.com/gardener-etcd/gardener-etcd/cmd/gardener-extension-backup/app"
 	"github.com/gardener-etcd/gardener-etcd/pkg/chartrender"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/ensureetcd"
@@ -103,6 +104,10 @@ func TestDruidDefaults(t *testing.T) {
 		"--leader-election=true", "--leader-election-namespace=garden",
 		"--health-probe-bind-address=:8081", "--webhook-port=9443",
 	))
+	cfg := parseDruidArgs(t, c.Args)
+	g.Expect(cfg.Etcd.EnableEtcdSpecAutoReconcile).To(BeFalse(), "Gardener triggers reconciles with the operation annotation")
+	g.Expect(cfg.Webhooks.Enabled).To(BeTrue())
+	g.Expect(cfg.Webhooks.ReconcilerServiceAccount).To(Equal("system:serviceaccount:garden:etcd-druid"))
 	g.Expect(*pod.SecurityContext.RunAsUser).To(Equal(int64(65532)))
 	g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
 	g.Expect(*c.SecurityContext.ReadOnlyRootFilesystem).To(BeTrue())
@@ -153,6 +158,27 @@ func TestDruidVariant(t *testing.T) {
 	g.Expect(c.Args).To(ContainElements("--enable-etcd-spec-auto-reconcile=true", "--enable-webhooks=false", "--etcd-workers=7"))
 	g.Expect(strings.Join(c.Args, " ")).NotTo(ContainSubstring("--webhook-cert-dir"))
 	g.Expect(deploy.Spec.Template.Spec.Volumes).To(BeEmpty())
+	cfg := parseDruidArgs(t, c.Args)
+	g.Expect(cfg.Etcd.EnableEtcdSpecAutoReconcile).To(BeTrue())
+	g.Expect(cfg.Webhooks.Enabled).To(BeFalse())
+}
+
+// parseDruidArgs parses the chart's args with etcd-druid's own flag set and validates the resulting
+// configuration, so that the chart and the binary cannot drift apart.
+func parseDruidArgs(t *testing.T, args []string) druidapp.Config {
+	t.Helper()
+	cmd := druidapp.NewCommand()
+	if err := cmd.Flags().Parse(args); err != nil {
+		t.Fatalf("etcd-druid rejects the chart's args %v: %v", args, err)
+	}
+	cfg, err := druidapp.ResolveConfig(cmd.Flags(), "")
+	if err != nil {
+		t.Fatalf("resolving etcd-druid's configuration from the chart's args: %v", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("the chart's args do not validate: %v", err)
+	}
+	return cfg
 }
 
 // TestExtensionDefaults: the mutating webhook equals the Go builder and the rendered args are accepted by

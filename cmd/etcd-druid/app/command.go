@@ -56,7 +56,8 @@ func NewCommand() *cobra.Command {
 }
 
 // ResolveConfig builds the configuration from the defaults, the --config file (when given) and the flags
-// set on the command line, in that order of precedence from low to high.
+// set on the command line, in that order of precedence from low to high, and completes the fields that derive
+// from others, so that the result is exactly what Run validates and runs.
 func ResolveConfig(fs *pflag.FlagSet, configFile string) (Config, error) {
 	cfg := DefaultConfig()
 	if configFile != "" {
@@ -67,6 +68,7 @@ func ResolveConfig(fs *pflag.FlagSet, configFile string) (Config, error) {
 	if err := applySetFlags(fs, &cfg); err != nil {
 		return cfg, fmt.Errorf("applying flags: %w", err)
 	}
+	cfg.complete()
 	return cfg, nil
 }
 
