@@ -59,12 +59,16 @@ func (s *Snapshotter) takeFullLocked(ctx context.Context, final bool) (*snapshot
 	return snap, nil
 }
 
-// streamFull is the pipeline etcd → checksum verification → revision scan → compression → store. The
+// streamFull is the pipeline etcd → checksum verification → revision scan → compression → store, its
+// stages overlapping on separate goroutines (see compressStream). The
 // checksum trailer is verified and kept (a stored full snapshot is etcd's stream as sent); a corrupted
 // stream fails the upload, which then leaves no object. The name, and so the revision, is decided
 // only after the last byte, from the bytes themselves.
 func (s *Snapshotter) streamFull(ctx context.Context, final bool) (*snapshot.Snapshot, int64, error) {
 	created := s.now()
+	// Cancelled when the upload fails, so that a stage blocked reading etcd's stream returns.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	rc, err := s.cli.Snapshot(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("starting etcd snapshot: %w", err)
@@ -76,12 +80,7 @@ func (s *Snapshotter) streamFull(ctx context.Context, final bool) (*snapshot.Sna
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		zw, err := snapshot.NewCompressor(pw, s.cfg.Compression)
-		if err == nil {
-			_, err = io.Copy(zw, io.TeeReader(verified, scanner))
-			err = errors.Join(err, zw.Close())
-		}
-		pw.CloseWithError(err)
+		pw.CloseWithError(compressStream(pw, verified, scanner, s.cfg.Compression))
 	}()
 	snap, err := s.stager.SaveStaged(ctx, pr, func() (*snapshot.Snapshot, error) {
 		rev, err := scanner.Revision()
@@ -93,6 +92,9 @@ func (s *Snapshotter) streamFull(ctx context.Context, final bool) (*snapshot.Sna
 		}
 		return snapshot.NewFull(rev, created, s.cfg.Compression, final), nil
 	})
+	if err != nil {
+		cancel()
+	}
 	pr.CloseWithError(errors.New("upload ended")) // unblocks the compressor if the upload failed early
 	<-done
 	if err != nil {
