@@ -69,11 +69,11 @@ func (s *Snapshotter) streamFull(ctx context.Context, final bool) (*snapshot.Sna
 	// Cancelled when the upload fails, so that a stage blocked reading etcd's stream returns.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	rc, err := s.cli.Snapshot(ctx)
+	// Cancelling ctx (deferred above) also ends the stream.
+	rc, err := openSnapshot(ctx, s.cli)
 	if err != nil {
 		return nil, 0, fmt.Errorf("starting etcd snapshot: %w", err)
 	}
-	defer rc.Close()
 	verified := snapshotformat.NewFullSnapshotReader(rc, "etcd snapshot stream", true)
 	scanner := boltstream.NewScanner()
 	pr, pw := io.Pipe()
