@@ -130,7 +130,7 @@ func (b *backupLeader) cleanupMembers(ctx context.Context) {
 		b.log.Error(err, "Not removing superfluous members this term: cluster size unknown")
 		return
 	}
-	local, err := waitForLocalMember(ctx, b.cli, b.endpoint, time.Second)
+	local, err := waitForLocalMember(ctx, b.cli, nil, b.endpoint, time.Second, b.log)
 	if err != nil {
 		return // term ended
 	}

@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 )
 
 // clientTLS is the TLS configuration for etcd's client URLs (nil with --insecure-transport). The
@@ -29,6 +32,26 @@ func (o *Options) clientTLS() (*tls.Config, error) {
 // --insecure-transport. It does not block: etcd may not run yet when the sidecar starts.
 func (o *Options) etcdClient(tlsConfig *tls.Config) (*clientv3.Client, error) {
 	return clientv3.New(clientv3.Config{Endpoints: o.Endpoints, TLS: tlsConfig, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+}
+
+// clusterClient reaches the other members: their advertised client URLs from the template, else the
+// client service (--service-endpoints), else the local member (a single-member cluster has no other).
+func (o *Options) clusterClient(templatePath string, own []string, tlsConfig *tls.Config) (*clientv3.Client, error) {
+	var others []string
+	if t, err := memberconfig.LoadTemplate(templatePath); err == nil {
+		for _, u := range t.AllClientURLs() {
+			if !slices.Contains(own, u) && !slices.Contains(o.Endpoints, u) {
+				others = append(others, u)
+			}
+		}
+	}
+	if len(others) == 0 {
+		others = o.ServiceEndpoints
+	}
+	if len(others) == 0 {
+		others = o.Endpoints
+	}
+	return clientv3.New(clientv3.Config{Endpoints: others, TLS: tlsConfig, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 }
 
 // etcdHealthy is the sidecar's /healthz: the local member answers its status.

@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -10,9 +11,14 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/member"
 )
 
+// promoteTimeout bounds one promotion attempt; the loop tries again after retryDelay.
+const promoteTimeout = 2 * time.Minute
+
 // membershipLoop runs after each configuration served to etcd: once the local member answers, it promotes
-// it if it is a learner and switches its peer URLs to the served ones.
-func membershipLoop(ctx context.Context, served *servedConfig, cli *clientv3.Client, endpoint string, sw *member.PeerURLSwitch, interval time.Duration, log logr.Logger) {
+// it if it is a learner and switches its peer URLs to the served ones. The promotion goes through
+// clusterCli (the other members): a learner refuses membership requests itself, and etcd's client would
+// retry that refusal on the only endpoint it has until its context ends.
+func membershipLoop(ctx context.Context, served *servedConfig, cli, clusterCli *clientv3.Client, endpoint string, sw *member.PeerURLSwitch, interval time.Duration, log logr.Logger) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -20,13 +26,15 @@ func membershipLoop(ctx context.Context, served *servedConfig, cli *clientv3.Cli
 		case <-served.notify:
 		}
 		cfg := served.Last()
-		local, err := waitForLocalMember(ctx, cli, endpoint, interval)
+		local, err := waitForLocalMember(ctx, cli, clusterCli, endpoint, interval, log)
 		if err != nil {
 			return // ctx ended
 		}
 		err = nil
 		if local.Member.IsLearner {
-			err = member.PromoteLearner(ctx, cli, local.Member.ID, interval, log)
+			pctx, cancel := context.WithTimeout(ctx, promoteTimeout)
+			err = member.PromoteLearner(pctx, clusterCli, local.Member.ID, interval, log)
+			cancel()
 		}
 		if err == nil {
 			_, err = sw.Ensure(ctx, cfg.Member.PeerURLs)
@@ -46,18 +54,43 @@ func membershipLoop(ctx context.Context, served *servedConfig, cli *clientv3.Cli
 // retryDelay paces retries of a failed promotion or peer URL switch.
 const retryDelay = 10 * time.Second
 
-func waitForLocalMember(ctx context.Context, cli *clientv3.Client, endpoint string, interval time.Duration) (*member.Local, error) {
+// waitForLocalMember asks until the local member answers who it is. A learner answers Status but refuses
+// even a serializable member list, so the list then comes from the other members (clusterCli).
+func waitForLocalMember(ctx context.Context, cli, clusterCli *clientv3.Client, endpoint string, interval time.Duration, log logr.Logger) (*member.Local, error) {
 	for {
 		reqCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		local, err := member.LocalMember(reqCtx, cli, endpoint)
+		if err != nil && clusterCli != nil {
+			local, err = learnerMember(reqCtx, cli, clusterCli, endpoint)
+		}
 		cancel()
 		if err == nil {
 			return local, nil
 		}
+		log.V(1).Info("Local member does not answer yet", "error", err.Error())
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-time.After(interval):
 		}
 	}
+}
+
+// learnerMember finds the local member (by the ID its Status reports) in the member list of the others.
+func learnerMember(ctx context.Context, cli, clusterCli *clientv3.Client, endpoint string) (*member.Local, error) {
+	status, err := cli.Status(ctx, endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("status of the local member at %s: %w", endpoint, err)
+	}
+	list, err := clusterCli.MemberList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing members through the other members: %w", err)
+	}
+	id := status.Header.MemberId
+	for _, m := range list.Members {
+		if m.ID == id {
+			return &member.Local{Member: m, ClusterID: status.Header.ClusterId, Leader: status.Leader == id}, nil
+		}
+	}
+	return nil, fmt.Errorf("local member %x is not in the member list", id)
 }

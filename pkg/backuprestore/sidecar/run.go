@@ -107,7 +107,12 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	done := make(chan struct{})
 	defer func() { <-done }() // the elector ends its term (the snapshotter) before the store closes
 	go func() { defer close(done); elector.Run(ctx) }()
-	go membershipLoop(ctx, served, cli, endpoint, sw, time.Second, log.WithName("member"))
+	clusterCli, err := o.clusterClient(served.templatePath, cfg.Member.ClientURLs, clientTLS)
+	if err != nil {
+		return err
+	}
+	defer clusterCli.Close()
+	go membershipLoop(ctx, served, cli, clusterCli, endpoint, sw, time.Second, log.WithName("member"))
 
 	if o.EnableMemberLeaseRenewal {
 		lease := &heartbeat.MemberLease{Kubernetes: kube, Namespace: namespace, Name: cfg.Member.Name, Etcd: cli, LocalEndpoint: endpoint, Log: log.WithName("heartbeat").WithValues("member", cfg.Member.Name)}
