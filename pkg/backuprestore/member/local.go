@@ -19,7 +19,8 @@ type Local struct {
 }
 
 // LocalMember asks the member at endpoint who it is (Status) and looks it up in a serializable member
-// list, which a learner can answer too.
+// list. A learner refuses even a serializable member list, so for a learner this fails: look it up (and
+// promote it) through a client to the voting members instead, as the sidecar does.
 func LocalMember(ctx context.Context, cli *clientv3.Client, endpoint string) (*Local, error) {
 	status, err := cli.Status(ctx, endpoint)
 	if err != nil {
