@@ -161,7 +161,7 @@ func (o *Options) kubernetesClient() (kubernetes.Interface, error) {
 		cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), nil).ClientConfig()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("Kubernetes client for lease renewal: %w", err)
+		return nil, fmt.Errorf("creating the Kubernetes client for lease renewal: %w", err)
 	}
 	return kubernetes.NewForConfig(cfg)
 }

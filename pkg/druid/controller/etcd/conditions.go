@@ -36,11 +36,13 @@ const (
 // while druid bootstraps a cluster that lost its quorum again from the backup, False with reason
 // ManualInterventionRequired when it may not (no backup store, or BackupReady False), and False with
 // reason Completed once the members were started again.
+const ConditionTypeQuorumLossRecovery druidv1alpha1.ConditionType = "QuorumLossRecovery"
+
+// Reasons of the QuorumLossRecovery condition.
 const (
-	ConditionTypeQuorumLossRecovery  druidv1alpha1.ConditionType = "QuorumLossRecovery"
-	ReasonRecoveryInProgress                                     = "InProgress"
-	ReasonRecoveryCompleted                                      = "Completed"
-	ReasonManualInterventionRequired                             = "ManualInterventionRequired"
+	ReasonRecoveryInProgress         = "InProgress"
+	ReasonRecoveryCompleted          = "Completed"
+	ReasonManualInterventionRequired = "ManualInterventionRequired"
 )
 
 // Event reasons of the decision-table healing.
