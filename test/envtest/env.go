@@ -46,6 +46,9 @@ func newScheme() *runtime.Scheme {
 type Options struct {
 	// Webhooks are registered with the apiserver and served by the test (see envtest.WebhookInstallOptions).
 	Webhooks envtest.WebhookInstallOptions
+	// APIServerFlags are set on kube-apiserver's command line (name without dashes → value), e.g. a
+	// service-cluster-ip-range wider than envtest's /24 for benchmarks with hundreds of Services.
+	APIServerFlags map[string]string
 }
 
 // Env is a running control plane.
@@ -86,6 +89,9 @@ func Start(opts Options) (*Env, error) {
 	}
 	if assets != binDir {
 		e.wrapperDir = assets
+	}
+	for name, value := range opts.APIServerFlags {
+		e.Environment.ControlPlane.GetAPIServer().Configure().Set(name, value)
 	}
 	if e.Config, err = e.Environment.Start(); err != nil {
 		_ = e.Stop()
