@@ -17,6 +17,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/memberlease"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/flow"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/healing"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
@@ -28,7 +29,8 @@ import (
 //  3. delete every member lease and create them again empty, clear status.members and set
 //     status.clusterSize to spec.replicas — the members bootstrap a new cluster, and their sidecars restore
 //     it from the backup;
-//  4. scale the StatefulSet back to spec.replicas and remove the marker (one write).
+//  4. after the status of step 3 is written: scale the StatefulSet back to spec.replicas and remove the
+//     marker (one write).
 //
 // Each step has its own event action, because the events recorder folds events that differ only in their
 // message into one series. Each step is idempotent and the marker changes together with the replicas, so a druid that restarts at
@@ -60,7 +62,25 @@ func (s *statusRun) startQuorumLossRecovery(ctx context.Context, a healing.Actio
 // continueQuorumLossRecovery drives steps 2 to 4.
 func (s *statusRun) continueQuorumLossRecovery(ctx context.Context, a healing.Action) error {
 	logger := log.FromContext(ctx)
-	if ptr.Deref(s.observed.StatefulSet.Spec.Replicas, 1) != 0 {
+	// The cache can still show the marker after the previous flow finished the recovery; acting on that
+	// would delete the leases the members are already renewing. The stored StatefulSet decides.
+	sts := &appsv1.StatefulSet{}
+	if err := s.r.reader.Get(ctx, client.ObjectKeyFromObject(s.observed.StatefulSet), sts); err != nil {
+		return fmt.Errorf("reading statefulset %s: %w", s.observed.StatefulSet.Name, err)
+	}
+	if !quorumLossRecoveryInProgress(sts) {
+		logger.V(1).Info("Quorum-loss recovery already finished; the cache lags behind")
+		s.requeue(recoveryPollPeriod, "the cache lags behind the finished quorum-loss recovery")
+		return nil
+	}
+	s.observed.StatefulSet = sts
+	// Step 3 ends with a status write that must not fail on a cached Etcd's stale resourceVersion (step 3
+	// would then run again): the flow continues from the stored Etcd.
+	if err := s.r.reader.Get(ctx, client.ObjectKeyFromObject(s.etcd), s.etcd); err != nil {
+		return fmt.Errorf("reading etcd %s: %w", s.etcd.Name, err)
+	}
+	s.observed.Etcd = defaulted(s.etcd)
+	if ptr.Deref(sts.Spec.Replicas, 1) != 0 {
 		if err := s.scaleStatefulSet(ctx, 0, recoveryPhaseWaitingForPods); err != nil {
 			return err
 		}
@@ -88,16 +108,30 @@ func (s *statusRun) continueQuorumLossRecovery(ctx context.Context, a healing.Ac
 	logger.Info("Member pods gone: member leases recreated, members cleared", "clusterSize", a.Replicas)
 	s.r.recorder.Eventf(s.etcd, nil, "Normal", EventReasonQuorumLossRecovery, "RecreateMemberLeases",
 		"step 2/3: member pods gone; recreated %d empty member leases, cleared the members, clusterSize %d", len(leases), a.Replicas)
-
-	if err := s.scaleStatefulSet(ctx, a.Replicas, ""); err != nil {
-		return err
-	}
-	logger.Info("Scaled the StatefulSet back: members bootstrap and restore from the backup", "replicas", a.Replicas)
-	s.r.recorder.Eventf(s.etcd, nil, "Normal", EventReasonQuorumLossRecovery, "ScaleBack",
-		"step 3/3: scaled the StatefulSet back to %d; the members bootstrap a new cluster and restore it from the backup", a.Replicas)
 	s.recordRecovery(druidv1alpha1.LastOperationStateSucceeded, druidv1alpha1.ConditionFalse, ReasonRecoveryCompleted,
 		fmt.Sprintf("quorum-loss recovery: scaled the StatefulSet back to %d, members bootstrapping from the backup", a.Replicas))
+	s.scaleBackTo = ptr.To(a.Replicas)
 	return nil
+}
+
+// finishQuorumLossRecovery is step 4; the status flow runs it after the status write. Scaling back only
+// once the status says the recovery completed keeps the two consistent: if the status write fails (e.g. a
+// conflict), the StatefulSet keeps the marker and the next flow repeats step 3, which is idempotent; if
+// the StatefulSet write fails, the marker stays too and the next flow repeats steps 3 and 4. Scaling back
+// first instead would lose the completion whenever the status write that follows it fails, and leave the
+// condition saying "in progress" for good.
+func (s *statusRun) finishQuorumLossRecovery(ctx context.Context) flow.Result {
+	if s.scaleBackTo == nil {
+		return flow.Continue()
+	}
+	replicas := *s.scaleBackTo
+	if err := s.scaleStatefulSet(ctx, replicas, ""); err != nil {
+		return flow.Fail(err)
+	}
+	log.FromContext(ctx).Info("Scaled the StatefulSet back: members bootstrap and restore from the backup", "replicas", replicas)
+	s.r.recorder.Eventf(s.etcd, nil, "Normal", EventReasonQuorumLossRecovery, "ScaleBack",
+		"step 3/3: scaled the StatefulSet back to %d; the members bootstrap a new cluster and restore it from the backup", replicas)
+	return flow.Continue()
 }
 
 // scaleStatefulSet writes replicas and the recovery marker (removed when phase is empty) in one patch,

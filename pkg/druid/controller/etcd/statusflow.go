@@ -23,19 +23,22 @@ type statusRun struct {
 	// before is the stored Etcd before this flow's status write (for the PodDisruptionBudget toggle).
 	before *druidv1alpha1.Etcd
 	// healErr and the requeue are what the healing step reports once the status is written.
-	healErr       error
+	healErr error
+	// scaleBackTo is set by the quorum-loss recovery's step 3: the replicas step 4 restores after the write.
+	scaleBackTo   *int32
 	requeueAfter  time.Duration
 	requeueReason string
 }
 
 // statusSteps is the status flow (the custodian): observe → heal (decision table) → compute and write →
-// toggle the PodDisruptionBudget → report healing errors or requeues.
+// finish a quorum-loss recovery → toggle the PodDisruptionBudget → report healing errors or requeues.
 func (r *Reconciler) statusSteps(etcd *druidv1alpha1.Etcd) []flow.Step {
 	run := &statusRun{r: r, etcd: etcd}
 	return []flow.Step{
 		{Name: "observe", Run: run.observe},
 		{Name: "heal", Run: run.heal},
 		{Name: "writeStatus", Run: run.write},
+		{Name: "finishQuorumLossRecovery", Run: run.finishQuorumLossRecovery},
 		{Name: "togglePodDisruptionBudget", Run: run.togglePodDisruptionBudget},
 		{Name: "reportHealing", Run: run.reportHealing},
 	}

@@ -1,6 +1,7 @@
 package etcdcontroller_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -111,8 +112,16 @@ func TestQuorumLossRecovery(t *testing.T) {
 	g.Expect(etcd.Status.ClusterSize).To(Equal(ptr.To(int32(3))))
 	g.Expect(etcd.Status.LastOperation.State).To(Equal(druidv1alpha1.LastOperationStateSucceeded))
 	g.Expect(etcd.Status.LastOperation.Description).To(ContainSubstring("scaled the StatefulSet back to 3"))
-	g.Eventually(func(g Gomega) []corev1.Event { return etcdEvents(g, ns, etcdcontroller.EventReasonQuorumLossRecovery) }).
-		WithTimeout(timeout).WithPolling(poll).Should(HaveLen(3), "one event per step")
+	// One event per step (a step retried after a failed write may report twice, which is fine).
+	g.Eventually(func(g Gomega) []string {
+		var actions []string
+		for _, e := range etcdEvents(g, ns, etcdcontroller.EventReasonQuorumLossRecovery) {
+			if !slices.Contains(actions, e.Action) {
+				actions = append(actions, e.Action)
+			}
+		}
+		return actions
+	}).WithTimeout(timeout).WithPolling(poll).Should(ConsistOf("ScaleToZero", "RecreateMemberLeases", "ScaleBack"))
 
 	// The members bootstrap again: their sidecars renew the new leases and the cluster is quorate.
 	for i := 0; i < 3; i++ {
