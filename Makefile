@@ -52,7 +52,7 @@ test-integration: tools ## Unit and integration tests against the real apiserver
 BENCH_FLAGS ?= -run '^$$' -benchtime 1x -timeout 60m
 
 .PHONY: bench
-bench: bench-restore bench-sidecar ## All benchmarks.
+bench: bench-restore bench-sidecar bench-druid ## All benchmarks.
 
 .PHONY: bench-restore
 bench-restore: tools ## Restore of a full snapshot + 200,000 delta revisions vs one-transaction-per-revision replay.
@@ -61,6 +61,10 @@ bench-restore: tools ## Restore of a full snapshot + 200,000 delta revisions vs 
 .PHONY: bench-sidecar
 bench-sidecar: tools ## Full snapshot of 1 GiB to S3 vs Maintenance.Snapshot to a file; delta snapshotting memory and write throughput.
 	go test ./test/bench/sidecar $(BENCH_FLAGS) -bench .
+
+.PHONY: bench-druid
+bench-druid: tools ## 500 Etcds created at once on envtest: time until all StatefulSets exist, druid's peak heap (DRUID_BENCH_ETCDS=N).
+	go test ./test/bench/druid $(BENCH_FLAGS) -bench BenchmarkEtcdCreationBurst
 
 .PHONY: clean
 clean: ## Remove bin/ (the tool cache in ~/.cache/gardener-etcd stays).
