@@ -52,7 +52,13 @@ func TestCrashedTestBinaryLeavesNoProcess(t *testing.T) {
 	}
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashedTestBinaryLeavesNoProcess$")
-	cmd.Env = append(os.Environ(), crashChildEnv+"=1")
+	// KUBEBUILDER_ASSETS as the Makefile exports it: envtest prefers it over its asset directory, which once
+	// bypassed the wrapper.
+	binDir, err := BinDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = append(os.Environ(), crashChildEnv+"=1", "KUBEBUILDER_ASSETS="+binDir)
 	out, err := cmd.Output()
 	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 3 {
 		t.Fatalf("child should have started a control plane and exited with 3, got %v; output:\n%s", err, out)

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -90,6 +91,13 @@ func Start(opts Options) (*Env, error) {
 	if assets != binDir {
 		e.wrapperDir = assets
 	}
+	// Explicit paths: envtest prefers $KUBEBUILDER_ASSETS (which the Makefile exports) over
+	// BinaryAssetsDirectory, which would start the real binaries without the parent-death wrapper.
+	e.Environment.ControlPlane.GetAPIServer().Path = filepath.Join(assets, "kube-apiserver")
+	if e.Environment.ControlPlane.Etcd == nil {
+		e.Environment.ControlPlane.Etcd = &envtest.Etcd{}
+	}
+	e.Environment.ControlPlane.Etcd.Path = filepath.Join(assets, "etcd")
 	for name, value := range opts.APIServerFlags {
 		e.Environment.ControlPlane.GetAPIServer().Configure().Set(name, value)
 	}
