@@ -67,6 +67,13 @@ func (s *Scanner) Write(p []byte) (int, error) {
 		size := s.pageSize
 		if size == 0 {
 			size = pageHeaderSize + metaSize // enough to learn the page size from meta page 0
+		} else if len(s.cur) == 0 && len(p) >= size {
+			// A whole page in p: handled in place, without collecting it first (page keeps no
+			// reference to its argument).
+			s.page(p[:size])
+			p = p[size:]
+			s.pos++
+			continue
 		}
 		take := min(size-len(s.cur), len(p))
 		s.cur = append(s.cur, p[:take]...)
@@ -95,7 +102,7 @@ func (s *Scanner) learnPageSize() {
 	s.cur = append(make([]byte, 0, ps), s.cur...)
 }
 
-// page handles the whole page at position s.pos.
+// page handles the whole page at position s.pos. It copies what it keeps: p may be the caller's buffer.
 func (s *Scanner) page(p []byte) {
 	if s.pos < 2 {
 		if m, err := parseMeta(p); err == nil {

@@ -9,7 +9,8 @@ import (
 	"io"
 )
 
-// fullReadChunk is how much is read from the source per call; the reader's memory is about twice this.
+// fullReadChunk is the size of the reader's own buffer, used only for reads too small to be served in
+// place (see Read).
 const fullReadChunk = 64 << 10
 
 // FullSnapshotReader streams a full snapshot (etcd's Maintenance.Snapshot format) while verifying
@@ -22,10 +23,10 @@ type FullSnapshotReader struct {
 	name        string
 	keepTrailer bool
 	hash        hash.Hash
-	buf         []byte // held-back tail (checksumSize bytes) followed by newly read bytes
-	held        int    // bytes of buf holding data not yet released
-	out         []byte // released bytes not yet returned
-	outBuf      []byte
+	tail        [checksumSize]byte // held-back bytes: the trailer, unless more follows
+	held        int                // bytes of tail in use
+	out         []byte             // bytes released but not returned yet (small reads)
+	small       []byte             // buffer for reads too small to be served in place
 	done        bool
 	err         error // returned once out is drained after done
 	size        int64 // database bytes hashed so far
@@ -40,8 +41,6 @@ func NewFullSnapshotReader(src io.Reader, name string, keepTrailer bool) *FullSn
 		name:        name,
 		keepTrailer: keepTrailer,
 		hash:        sha256.New(),
-		buf:         make([]byte, checksumSize+fullReadChunk),
-		outBuf:      make([]byte, fullReadChunk),
 	}
 }
 
@@ -51,13 +50,23 @@ func (f *FullSnapshotReader) DatabaseSize() int64 {
 	return f.size
 }
 
-// Read implements io.Reader.
+// Read implements io.Reader. The source is read straight into p (the held-back bytes are moved in
+// front of it), so each byte is copied once on its way through; only reads of p too small to hold
+// more than the held-back window go through a buffer of the reader's own.
 func (f *FullSnapshotReader) Read(p []byte) (int, error) {
+	if len(f.out) == 0 && !f.done && len(p) > 2*checksumSize {
+		return f.readInto(p)
+	}
 	for len(f.out) == 0 {
 		if f.done {
 			return 0, f.err
 		}
-		if err := f.fill(); err != nil {
+		if f.small == nil {
+			f.small = make([]byte, fullReadChunk)
+		}
+		n, err := f.readInto(f.small)
+		f.out = f.small[:n]
+		if err != nil && n == 0 {
 			return 0, err
 		}
 	}
@@ -66,42 +75,50 @@ func (f *FullSnapshotReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// fill reads one chunk from the source and releases everything but the last checksumSize bytes.
-func (f *FullSnapshotReader) fill() error {
-	n, err := f.src.Read(f.buf[f.held:])
-	f.held += n
-	if release := f.held - checksumSize; release > 0 {
-		f.hash.Write(f.buf[:release])
+// readInto fills buf with the held-back bytes followed by what one read of the source returns, and
+// releases (hashes) all but the last checksumSize bytes of it, which it holds back again. It returns
+// the number of released bytes at the start of buf, which at the end include the verified trailer if
+// it is kept. buf must be longer than checksumSize.
+func (f *FullSnapshotReader) readInto(buf []byte) (int, error) {
+	for {
+		h := copy(buf, f.tail[:f.held])
+		n, err := f.src.Read(buf[h:])
+		total := h + n
+		release := max(total-checksumSize, 0)
+		f.hash.Write(buf[:release])
 		f.size += int64(release)
-		f.out = f.outBuf[:copy(f.outBuf, f.buf[:release])]
-		f.held = copy(f.buf, f.buf[release:f.held])
+		f.held = copy(f.tail[:], buf[release:total])
+		switch {
+		case errors.Is(err, io.EOF):
+			if f.finish() && f.keepTrailer {
+				return total, nil // buf[release:total] is the trailer
+			}
+			if release == 0 {
+				return 0, f.err
+			}
+			return release, nil
+		case err != nil:
+			f.done, f.err = true, fmt.Errorf("reading full snapshot %s: %w", f.name, err)
+			return release, f.err
+		case release > 0:
+			return release, nil
+		}
 	}
-	switch {
-	case errors.Is(err, io.EOF):
-		f.finish()
-		return nil
-	case err != nil:
-		return fmt.Errorf("reading full snapshot %s: %w", f.name, err)
-	}
-	return nil
 }
 
-// finish checks the trailer once the source is exhausted.
-func (f *FullSnapshotReader) finish() {
+// finish checks the trailer once the source is exhausted and reports whether it matched.
+func (f *FullSnapshotReader) finish() bool {
 	f.done = true
 	f.err = io.EOF
 	if f.held < checksumSize {
 		f.err = fmt.Errorf("full snapshot %s (%d bytes) is %w", f.name, f.size+int64(f.held), ErrTruncated)
-		return
+		return false
 	}
-	trailer := f.buf[:checksumSize]
-	if sum := f.hash.Sum(nil); !bytes.Equal(sum, trailer) {
-		f.err = fmt.Errorf("full snapshot %s is corrupted: %w (computed %x, stored %x)", f.name, ErrChecksumMismatch, sum, trailer)
-		return
+	if sum := f.hash.Sum(nil); !bytes.Equal(sum, f.tail[:]) {
+		f.err = fmt.Errorf("full snapshot %s is corrupted: %w (computed %x, stored %x)", f.name, ErrChecksumMismatch, sum, f.tail[:])
+		return false
 	}
-	if f.keepTrailer {
-		f.out = append(f.out, trailer...)
-	}
+	return true
 }
 
 // VerifyFullSnapshot reads src to the end and reports whether its trailer matches; it returns the

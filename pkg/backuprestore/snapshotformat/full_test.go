@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,6 +60,34 @@ func TestFullSnapshotReaderOnRealSnapshot(t *testing.T) {
 		}
 		if !bytes.Equal(got, stream) {
 			t.Fatal("pass-through changed the stream")
+		}
+	})
+
+	t.Run("reads of any size, served in place or through the reader's buffer", func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(3, 4))
+		for _, keep := range []bool{false, true} {
+			want := stream
+			if !keep {
+				want = stream[:len(stream)-sha256.Size]
+			}
+			// The source returns pieces of random size; the consumer asks for random sizes, from a
+			// single byte to more than the held-back window.
+			r := NewFullSnapshotReader(iotest.HalfReader(bytes.NewReader(stream)), snap.SnapName, keep)
+			var got []byte
+			for {
+				buf := make([]byte, 1+rng.IntN(3*sha256.Size+9000*rng.IntN(2)))
+				n, err := r.Read(buf)
+				got = append(got, buf[:n]...)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatalf("keepTrailer %v: %v", keep, err)
+				}
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("keepTrailer %v: got %d bytes, want %d", keep, len(got), len(want))
+			}
 		}
 	})
 

@@ -78,6 +78,7 @@ func runEtcdChild(t *testing.T) {
 const envCPUProfile = "GARDENER_ETCD_BENCH_CPUPROFILE"
 
 type snapshotParams struct {
+	Label    string // names the CPU profile (envCPUProfile)
 	Endpoint string
 	File     string           // baseline: where the snapshot goes
 	Store    snapstore.Config // ours
@@ -85,9 +86,12 @@ type snapshotParams struct {
 
 type snapshotResult struct {
 	Seconds, PeakRSSMiB float64
-	Bytes               int64
-	Revision            int64
-	Object              string
+	CPUSeconds          float64 // user + system time of the snapshot process during the snapshot
+	// Filled in by the parent: CPU time of etcd and of the S3 server from the child's start to its end.
+	EtcdCPUSeconds, S3CPUSeconds float64
+	Bytes                        int64
+	Revision                     int64
+	Object                       string
 }
 
 // runSnapshotChild takes one full snapshot: the baseline streams Maintenance.Snapshot into a file and
@@ -99,7 +103,7 @@ func runSnapshotChild(t *testing.T, mode string) {
 	report(tagReady, struct{}{})
 	ctx := context.Background()
 	if prof := os.Getenv(envCPUProfile); prof != "" {
-		f, err := os.Create(prof + "." + mode)
+		f, err := os.Create(prof + "." + p.Label)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +112,7 @@ func runSnapshotChild(t *testing.T, mode string) {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	start := time.Now()
+	start, startCPU := time.Now(), processCPUSeconds(t)
 	var res snapshotResult
 	if mode == "snapshot-baseline" {
 		rc, err := cli.Snapshot(ctx)
@@ -152,6 +156,7 @@ func runSnapshotChild(t *testing.T, mode string) {
 		res.Bytes, res.Revision, res.Object = status.DbSize, snap.LastRevision, snap.SnapName
 	}
 	res.Seconds, res.PeakRSSMiB = time.Since(start).Seconds(), peakRSSMiB(t)
+	res.CPUSeconds = processCPUSeconds(t) - startCPU
 	report(tagResult, res)
 }
 

@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,7 +10,9 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // The child protocol: the parent re-executes this test binary running only TestSidecarBenchChild with the
@@ -146,4 +149,59 @@ func envInt(name string, def int) int {
 		return v
 	}
 	return def
+}
+
+// processCPUSeconds is the user + system time this process has used so far.
+func processCPUSeconds(t *testing.T) float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// clockTicks is USER_HZ, the unit of the times in /proc/<pid>/stat (100 on every Linux platform Go
+// supports).
+const clockTicks = 100
+
+// cpuSecondsOf is the user + system time process pid has used so far, all its threads included; 0 when it
+// cannot be read (the figure is informational).
+func cpuSecondsOf(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name (which may contain spaces) start after the last ')'.
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return float64(utime+stime) / clockTicks
+}
+
+// childPID finds the process started by this one whose command name is comm (e.g. the S3 server, whose
+// process the s3server helpers do not expose), or 0.
+func childPID(comm string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		open, end := bytes.IndexByte(data, '('), bytes.LastIndexByte(data, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		fields := strings.Fields(string(data[end+1:]))
+		if string(data[open+1:end]) == comm && len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) {
+			return pid
+		}
+	}
+	return 0
 }
