@@ -34,6 +34,7 @@ type Scanner struct {
 	cur      []byte // bytes of the page at position pos collected so far
 	pos      uint64 // position (page id) of the page being collected
 	pending  []*assembly
+	spare    []byte // buffer of a finished assembly, for the next one
 	err      error
 
 	kind     []byte  // per page id
@@ -129,9 +130,18 @@ func (s *Scanner) page(p []byte) {
 	if s.pos+uint64(h.overflow) >= uint64(len(s.kind)) || need > maxAssembledPage {
 		return // cannot be a live page; a live one would be missing and reported by Revision
 	}
-	buf := make([]byte, len(p), need)
-	copy(buf, p)
-	s.pending = append(s.pending, &assembly{id: h.id, buf: buf, need: need})
+	s.pending = append(s.pending, &assembly{id: h.id, buf: append(s.assemblyBuffer(need), p...), need: need})
+}
+
+// assemblyBuffer returns an empty buffer of at least size bytes capacity, reusing the one of the last
+// finished assembly: databases with large values consist mostly of multi-page pages, assembled one
+// after the other.
+func (s *Scanner) assemblyBuffer(size int) []byte {
+	if buf := s.spare; cap(buf) >= size {
+		s.spare = nil
+		return buf[:0]
+	}
+	return make([]byte, 0, size)
 }
 
 // feedPending appends the page to every multi-page page being assembled and records finished ones.
@@ -141,6 +151,9 @@ func (s *Scanner) feedPending(p []byte) {
 		a.buf = append(a.buf, p...)
 		if len(a.buf) == a.need {
 			s.record(a.id, a.buf)
+			if cap(a.buf) > cap(s.spare) {
+				s.spare = a.buf // record keeps no reference to the page
+			}
 			continue
 		}
 		kept = append(kept, a)

@@ -31,10 +31,13 @@ type StagedSaver interface {
 
 // SaveStaged implements StagedSaver.
 func (s *blobStore) SaveStaged(ctx context.Context, r io.Reader, name func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
-	staging := path.Join(s.prefix, stagingDir, strconv.FormatInt(time.Now().UnixNano(), 10))
-	if _, err := s.stream(ctx, staging, r); err != nil {
+	start := time.Now()
+	staging := path.Join(s.prefix, stagingDir, strconv.FormatInt(start.UnixNano(), 10))
+	n, err := s.stream(ctx, staging, r)
+	if err != nil {
 		return nil, err
 	}
+	uploaded := time.Now()
 	// The staging object goes whatever happens next; a background context so that a cancelled
 	// snapshot still cleans up.
 	defer func() {
@@ -53,7 +56,8 @@ func (s *blobStore) SaveStaged(ctx context.Context, r io.Reader, name func() (*s
 	if err := s.bucket.Copy(ctx, key, staging, nil); err != nil {
 		return nil, errors.Join(s.wrap(err, "copying staged upload to", key), s.bucket.Delete(context.WithoutCancel(ctx), key))
 	}
-	s.log.Info("Saved snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision)
+	s.log.Info("Saved snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision, "bytes", n,
+		"upload", uploaded.Sub(start).Round(time.Millisecond), "copy", time.Since(uploaded).Round(time.Millisecond))
 	return snap, nil
 }
 

@@ -134,7 +134,7 @@ func runSnapshotChild(t *testing.T, mode string) {
 		_ = rc.Close()
 		res.Bytes, res.Object = n, p.File
 	} else {
-		store, err := snapstore.New(ctx, p.Store, logr.Discard())
+		store, err := snapstore.New(ctx, p.Store, stderrLogger())
 		if err != nil {
 			t.Fatal(err)
 		}
