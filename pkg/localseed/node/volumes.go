@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -74,8 +75,12 @@ func (w *podWorker) volumeSource(ctx context.Context, pod *corev1.Pod, v corev1.
 	return dir, writeVolume(dir, files, pod.Spec.SecurityContext)
 }
 
-// writeVolume writes the files (in place, so running containers see updates) owned by root and the
-// pod's fsGroup, group-readable when an fsGroup is set, like the kubelet.
+// writeVolume writes the files owned by root and the pod's fsGroup, group-readable when an fsGroup is set,
+// like the kubelet. Every container start renders the pod's volumes again while its other containers run
+// and read them, so a file is replaced atomically (written beside it, then renamed over it) and only when
+// its content changed: a reader sees the old or the new file, never a truncated one. Containers mount the
+// volume directory, so they see the renamed file; a subPath mount of a single file keeps the old one, as
+// with the kubelet.
 func writeVolume(dir string, files []volumeFile, sc *corev1.PodSecurityContext) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -90,21 +95,50 @@ func writeVolume(dir string, files []volumeFile, sc *corev1.PodSecurityContext) 
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(path, f.data, f.mode); err != nil {
-			return err
-		}
 		mode := f.mode
 		if gid >= 0 {
 			mode |= 0o440
-			if err := os.Chown(path, 0, gid); err != nil {
-				return err
-			}
 		}
-		if err := os.Chmod(path, mode); err != nil {
+		if err := replaceFile(path, f.data, mode, gid); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// replaceFile makes path hold data with mode (and group gid unless negative): in place when only the
+// metadata differs, else by renaming a new file over it.
+func replaceFile(path string, data []byte, mode os.FileMode, gid int) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return setOwnerAndMode(path, mode, gid)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if closeErr := tmp.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = setOwnerAndMode(tmp.Name(), mode, gid)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+	}
+	return err
+}
+
+func setOwnerAndMode(path string, mode os.FileMode, gid int) error {
+	if gid >= 0 {
+		if err := os.Chown(path, 0, gid); err != nil {
+			return err
+		}
+	}
+	return os.Chmod(path, mode)
 }
 
 func fileMode(item, def *int32) os.FileMode {
