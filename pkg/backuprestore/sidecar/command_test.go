@@ -89,6 +89,7 @@ func TestAcceptsTheArgumentsDruidGenerates(t *testing.T) {
 			g.Expect(o.Cert).To(Equal("/var/etcd/ssl/client/tls.crt"))
 			g.Expect(o.ServerCert).To(Equal("/var/etcdbr/ssl/server/tls.crt"))
 			g.Expect(o.ServerKey).To(Equal("/var/etcdbr/ssl/server/tls.key"))
+			g.Expect(o.ServerCACert).To(Equal("/var/etcdbr/ssl/ca/ca.crt"))
 		}},
 		"S3 store with every backup option": {etcdSpec(s3Store), func(g Gomega, o Options) {
 			g.Expect(o.Store.Provider).To(BeEquivalentTo("S3"))

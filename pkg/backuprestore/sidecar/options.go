@@ -35,6 +35,9 @@ type Options struct {
 	ServerPort int
 	ServerCert string
 	ServerKey  string
+	// ServerCACert verifies the other sidecars' HTTP API certificates when a follower forwards a snapshot
+	// request to the backup leader (--server-cacert); the system roots when empty.
+	ServerCACert string
 
 	// Leases.
 	EnableMemberLeaseRenewal   bool
@@ -112,6 +115,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) *boundFlags {
 	fs.IntVar(&o.ServerPort, "server-port", o.ServerPort, "port of the HTTP API")
 	fs.StringVar(&o.ServerCert, "server-cert", o.ServerCert, "certificate of the HTTP API (enables TLS)")
 	fs.StringVar(&o.ServerKey, "server-key", o.ServerKey, "key of the HTTP API")
+	fs.StringVar(&o.ServerCACert, "server-cacert", o.ServerCACert, "CA bundle that verifies the backup leader's HTTP API certificate when forwarding to it")
 
 	fs.BoolVar(&o.EnableMemberLeaseRenewal, "enable-member-lease-renewal", o.EnableMemberLeaseRenewal, "renew the member lease (needs Kubernetes)")
 	fs.BoolVar(&o.EnableSnapshotLeaseRenewal, "enable-snapshot-lease-renewal", o.EnableSnapshotLeaseRenewal, "renew the snapshot leases (needs Kubernetes)")

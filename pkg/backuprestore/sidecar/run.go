@@ -92,6 +92,9 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		initer.fullSnapshot = initializer.FullSnapshotWith(o.snapshotterConfig(), store, log)
 		apiOpts.Snapshotter = &leaderSnapshots{leader: bl, store: store}
 		apiOpts.Leader = electedLeader{elector: elector, sidecarURL: o.sidecarURL()}
+		if apiOpts.ForwardClient, err = o.forwardClient(); err != nil {
+			return err
+		}
 	}
 	api := httpapi.New(ctx, apiOpts)
 	l, err := net.Listen("tcp", ":"+strconv.Itoa(o.ServerPort))

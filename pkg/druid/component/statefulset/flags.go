@@ -39,10 +39,12 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd) []string {
 	} else {
 		args = append(args, "--insecure-transport=true")
 	}
-	if spec.Backup.TLS != nil {
+	if tls := spec.Backup.TLS; tls != nil {
+		// The CA also verifies the backup leader's sidecar when this one forwards a snapshot request to it.
 		args = append(args,
 			"--server-cert="+configmap.BackupServerTLSMountPath+"/"+configmap.TLSCertKey,
-			"--server-key="+configmap.BackupServerTLSMountPath+"/"+configmap.TLSKeyKey)
+			"--server-key="+configmap.BackupServerTLSMountPath+"/"+configmap.TLSKeyKey,
+			"--server-cacert="+configmap.BackupCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
 	}
 	if s := spec.Etcd.DefragmentationSchedule; s != nil && *s != "" {
 		args = append(args, "--defragmentation-schedule="+*s)

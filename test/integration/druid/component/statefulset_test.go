@@ -174,6 +174,7 @@ func TestBackupRestoreFlagsForS3Store(t *testing.T) {
 		"--key=/var/etcd/ssl/client/tls.key",
 		"--server-cert=/var/etcdbr/ssl/server/tls.crt",
 		"--server-key=/var/etcdbr/ssl/server/tls.key",
+		"--server-cacert=/var/etcdbr/ssl/ca/ca.crt",
 		"--defragmentation-schedule=0 3 * * *",
 		"--enable-snapshot-lease-renewal=true",
 		"--full-snapshot-lease-name=etcd-main-full-snap",
