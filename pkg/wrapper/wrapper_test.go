@@ -25,6 +25,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/freeport"
 	"github.com/gardener-etcd/gardener-etcd/test/testpki"
 )
 
@@ -70,12 +71,7 @@ type tlsSetup struct {
 	sidecar testpki.Pair
 }
 
-func freePort(t *testing.T) int {
-	u := etcdserver.FreeURL(t)
-	_, port, _ := net.SplitHostPort(u.Host)
-	p, _ := strconv.Atoi(port)
-	return p
-}
+func freePort(t *testing.T) int { return freeport.Port(t) }
 
 func newPod(t *testing.T, tls *tlsSetup) *pod {
 	t.Helper()

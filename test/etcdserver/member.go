@@ -2,7 +2,6 @@ package etcdserver
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"testing"
@@ -11,6 +10,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+
+	"github.com/gardener-etcd/gardener-etcd/test/freeport"
 )
 
 // readyTimeout bounds the wait for a member to join a cluster with a leader; a busy 2-core machine
@@ -144,14 +145,8 @@ func NewClient(t testing.TB, endpoints ...string) *clientv3.Client {
 	return cli
 }
 
-// FreeURL returns http://127.0.0.1:<port> for a port that was free when probed. Another process can
-// take it before etcd binds; Start and StartCluster retry on that race.
+// FreeURL returns http://127.0.0.1:<port> for a port reserved for this test binary (package freeport).
 func FreeURL(t testing.TB) url.URL {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("probing a free port: %v", err)
-	}
-	defer l.Close()
-	return url.URL{Scheme: "http", Host: l.Addr().String()}
+	return url.URL{Scheme: "http", Host: freeport.Addr(t)}
 }

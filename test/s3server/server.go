@@ -10,9 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gardener-etcd/gardener-etcd/test/freeport"
 )
 
 // Default credentials and region of test servers; any value works, tests just need to agree.
@@ -194,10 +197,9 @@ func (s *Server) ObjectPath(bucket, key string) string {
 }
 
 func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.Reserve()
 	if err != nil {
-		return "", fmt.Errorf("probing a free port: %w", err)
+		return "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), nil
 }

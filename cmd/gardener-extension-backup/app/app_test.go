@@ -28,21 +28,14 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/ensureetcd"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhookcert"
 	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/freeport"
 )
 
 var env *envtest.Env
 
 func TestMain(m *testing.M) { envtest.Main(m, &env) }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return freeport.Port(t) }
 
 // TestCommandRunsAndShutsDownCleanly executes the real command against envtest: the controllers reconcile a
 // local BackupBucket, the webhook server (with a certificate from the flags' cert dir) defaults an Etcd through

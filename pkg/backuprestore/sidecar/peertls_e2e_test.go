@@ -2,7 +2,6 @@ package sidecar
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -26,15 +25,11 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
 	"github.com/gardener-etcd/gardener-etcd/pkg/wrapper"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/freeport"
 	"github.com/gardener-etcd/gardener-etcd/test/testpki"
 )
 
-func freePort(t *testing.T) int {
-	u := etcdserver.FreeURL(t)
-	_, port, _ := net.SplitHostPort(u.Host)
-	p, _ := strconv.Atoi(port)
-	return p
-}
+func freePort(t *testing.T) int { return freeport.Port(t) }
 
 // localPod is a single-member etcd pod run in-process: druid's template with test ports, the sidecar
 // (Run) and a "kubelet" that restarts the wrapper whenever it exits.

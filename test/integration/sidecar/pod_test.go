@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -30,6 +29,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
 	"github.com/gardener-etcd/gardener-etcd/pkg/wrapper"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/freeport"
 )
 
 const (
@@ -65,12 +65,7 @@ type pod struct {
 	stopWrapper func()
 }
 
-func freePort(t *testing.T) int {
-	u := etcdserver.FreeURL(t)
-	_, port, _ := net.SplitHostPort(u.Host)
-	p, _ := strconv.Atoi(port)
-	return p
-}
+func freePort(t *testing.T) int { return freeport.Port(t) }
 
 func newCluster(t *testing.T, n int) *cluster {
 	t.Helper()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/cmd/etcd-druid/app"
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/test/freeport"
 )
 
 const (
@@ -27,15 +28,7 @@ const (
 	poll    = 200 * time.Millisecond
 )
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return freeport.Port(t) }
 
 // The command, started with flags like the chart passes them, elects itself leader, reports ready only
 // with its webhook server up, reconciles an Etcd into a StatefulSet, protects it through its webhook, and on cancellation (what SIGTERM does in main) returns without error and releases
