@@ -25,6 +25,8 @@ type blobStore struct {
 	log      logr.Logger
 	// beforeWrite lets a provider tune its driver's writer (see gocloud's WriterOptions.BeforeWrite).
 	beforeWrite func(as func(any) bool) error
+	// copyObject, if set, replaces the bucket's Copy for staged uploads of size bytes (see SaveStaged).
+	copyObject func(ctx context.Context, dst, src string, size int64) error
 }
 
 func newBlobStore(bucket *blob.Bucket, provider, location, prefix string, upload UploadOptions, log logr.Logger) *blobStore {

@@ -139,6 +139,7 @@ func openS3(ctx context.Context, cfg s3Config, prefix string, upload UploadOptio
 	}
 	store := newBlobStore(bucket, string(ProviderS3), cfg.bucket, prefix, upload, log)
 	store.beforeWrite = boundUploadMemory(uploadClient(client, cfg.plainHTTP()), upload, cfg.plainHTTP())
+	store.copyObject = s3Copier{client: client, bucket: cfg.bucket, concurrency: upload.MaxParallelChunks}.copy
 	return store, nil
 }
 

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/go-logr/logr/testr"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
@@ -105,5 +107,49 @@ func TestS3UploadOverPlainHTTPIsUnsignedWithCRC32(t *testing.T) {
 	}
 	if snaps := list(t, store); len(snaps) != 1 || snaps[0].SnapName != snap.SnapName {
 		t.Fatalf("store holds %v after the failed upload, want only %s", keys(snaps), snap.SnapName)
+	}
+}
+
+// TestS3StagedCopyInParts saves a staged upload too large for one CopyObject (with the limit lowered
+// from S3's 5 GiB) and checks the copy in parts is complete, and that a failed part copy leaves
+// neither the snapshot nor a multipart upload behind.
+func TestS3StagedCopyInParts(t *testing.T) {
+	srv := s3server.Start(t)
+	srv.CreateBucket(t, "copy")
+	store := openS3ForTest(t, srv, "copy", "etcd", UploadOptions{ChunkSize: 5 << 20, MaxParallelChunks: 3}).(*blobStore)
+	copier := s3Copier{client: srv.Client(), bucket: "copy", concurrency: 3, maxSingle: 20 << 20, partSize: 5 << 20}
+	store.copyObject = copier.copy
+
+	data := fullSnapshotBytes(23<<20+17, 9) // four whole parts and a short one
+	snap := snapshot.NewFull(50, time.Unix(1700000000, 0), snapshot.CompressionNone, false)
+	saved, err := store.SaveStaged(t.Context(), bytes.NewReader(data), func() (*snapshot.Snapshot, error) { return snap, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fetch(t, store, saved); !bytes.Equal(got, data) {
+		t.Fatalf("fetched %d bytes differ from the %d saved", len(got), len(data))
+	}
+	head, err := srv.Client().HeadObject(t.Context(), &s3.HeadObjectInput{Bucket: aws.String("copy"), Key: aws.String(snap.Key("etcd"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if etag := strings.Trim(aws.ToString(head.ETag), `"`); !strings.HasSuffix(etag, "-5") {
+		t.Fatalf("snapshot has ETag %q, want one of a multipart upload of 5 parts", etag)
+	}
+
+	// A part copy that fails (its source is gone) fails the copy and cleans up.
+	err = copier.copy(t.Context(), "etcd/v2/Full-00000000-00000060-1700000000", "etcd/staging/missing", int64(len(data)))
+	if err == nil {
+		t.Fatal("copying a missing source succeeded")
+	}
+	out, err := srv.Client().ListMultipartUploads(t.Context(), &s3.ListMultipartUploadsInput{Bucket: aws.String("copy")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Uploads) != 0 {
+		t.Fatalf("%d multipart uploads left after a failed copy", len(out.Uploads))
+	}
+	if snaps := list(t, store); len(snaps) != 1 || snaps[0].SnapName != snap.SnapName {
+		t.Fatalf("store holds %v, want only %s", keys(snaps), snap.SnapName)
 	}
 }

@@ -53,7 +53,11 @@ func (s *blobStore) SaveStaged(ctx context.Context, r io.Reader, name func() (*s
 		return nil, fmt.Errorf("saving %s: %w", snap, ErrReadOnlyLayout)
 	}
 	key := snap.Key(s.prefix)
-	if err := s.bucket.Copy(ctx, key, staging, nil); err != nil {
+	copyObject := func(ctx context.Context, dst, src string, _ int64) error { return s.bucket.Copy(ctx, dst, src, nil) }
+	if s.copyObject != nil {
+		copyObject = s.copyObject
+	}
+	if err := copyObject(ctx, key, staging, n); err != nil {
 		return nil, errors.Join(s.wrap(err, "copying staged upload to", key), s.bucket.Delete(context.WithoutCancel(ctx), key))
 	}
 	s.log.Info("Saved snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision, "bytes", n,
