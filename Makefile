@@ -35,6 +35,10 @@ lint: tools ## gofmt, go vet and staticcheck.
 build: ## Build every binary of cmd/ into bin/.
 	go build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
+.PHONY: demo
+demo: tools build ## (root) The whole workflow on the local seed with a summary; DEMO_FLAGS=--keep keeps the seed running.
+	$(BIN)/gardener-etcd demo $(DEMO_FLAGS)
+
 .PHONY: test
 test: tools verify lint ## Everything CI runs: tools, generated-file and lint checks, unit and integration tests.
 	go test $(GO_TEST_FLAGS) ./...

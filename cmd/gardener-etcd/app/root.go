@@ -40,6 +40,7 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 	root.AddCommand(newShootCommand(g))
 	root.AddCommand(newSeedCommand(g))
 	root.AddCommand(newLocalCommand(g))
+	root.AddCommand(newDemoCommand(g))
 	return root
 }
 
