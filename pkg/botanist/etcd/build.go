@@ -39,7 +39,6 @@ const (
 var (
 	defaultQuota               = resource.MustParse("8Gi")
 	deltaSnapshotMemoryLimit   = resource.MustParse("100Mi")
-	deltaSnapshotPeriod        = 5 * time.Minute
 	garbageCollectionPeriod    = 12 * time.Hour
 	defaultStorageByClass      = map[Class]resource.Quantity{ClassImportant: resource.MustParse("25Gi"), ClassNormal: resource.MustParse("10Gi")}
 	autoCompactionRetention    = "30m"
@@ -117,7 +116,7 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 	spec.Backup.Store = p.store
 	if p.store != nil {
 		spec.Backup.FullSnapshotSchedule = ptr.To(p.fullSnapshot)
-		spec.Backup.DeltaSnapshotPeriod = &metav1.Duration{Duration: deltaSnapshotPeriod}
+		spec.Backup.DeltaSnapshotPeriod = &metav1.Duration{Duration: e.deltaSnapshotPeriod()}
 		spec.Backup.DeltaSnapshotMemoryLimit = ptr.To(deltaSnapshotMemoryLimit)
 		spec.Backup.GarbageCollectionPolicy = ptr.To(druidv1alpha1.GarbageCollectionPolicyExponential)
 		spec.Backup.GarbageCollectionPeriod = &metav1.Duration{Duration: garbageCollectionPeriod}
@@ -179,4 +178,12 @@ func mergeMaps(into, from map[string]string) map[string]string {
 		into[k] = v
 	}
 	return into
+}
+
+// deltaSnapshotPeriod is Values.DeltaSnapshotPeriod, else DefaultDeltaSnapshotPeriod.
+func (e *etcd) deltaSnapshotPeriod() time.Duration {
+	if e.values.DeltaSnapshotPeriod > 0 {
+		return e.values.DeltaSnapshotPeriod
+	}
+	return DefaultDeltaSnapshotPeriod
 }

@@ -85,6 +85,10 @@ type Values struct {
 	// FullSnapshotSchedule is a cron schedule; nil keeps the existing one or derives a daily one in the
 	// maintenance window.
 	FullSnapshotSchedule *string
+	// DeltaSnapshotPeriod is how often the main etcd's sidecar uploads a delta snapshot (DefaultDeltaSnapshotPeriod
+	// when zero). It also bounds what a quorum-loss recovery loses, and BackupReady turns False after three
+	// periods without a snapshot; end-to-end tests shorten it to see both within minutes.
+	DeltaSnapshotPeriod time.Duration
 	// HighAvailability runs three members with peer TLS.
 	HighAvailability bool
 	// BackupConfig names the BackupEntry whose store the main etcd backs up to; nil keeps the existing store.
@@ -115,6 +119,8 @@ const (
 	DefaultWaitTimeout       = 5 * time.Minute
 	DefaultWaitInterval      = 5 * time.Second
 	DefaultPriorityClassName = "gardener-system-500"
+	// DefaultDeltaSnapshotPeriod is Gardener's delta snapshot period.
+	DefaultDeltaSnapshotPeriod = 5 * time.Minute
 )
 
 type etcd struct {

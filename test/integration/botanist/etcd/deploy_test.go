@@ -237,3 +237,15 @@ func legacyEntry(t *testing.T, namespace, providerType string) string {
 	g.Expect(env.Client.Status().Update(ctx, be)).To(Succeed())
 	return entry
 }
+
+// Values.DeltaSnapshotPeriod replaces Gardener's five minutes (the e2e suite needs delta snapshots within
+// seconds); Deploy keeps writing the value it is given.
+func TestDeployWritesTheConfiguredDeltaSnapshotPeriod(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newShoot(t)
+	v := s.mainValues()
+	v.DeltaSnapshotPeriod = 10 * time.Second
+	g.Expect(etcd.New(env.Client, s.namespace, v).Deploy(ctx)).To(Succeed())
+	g.Expect(getEtcd(g, s.namespace, "etcd-main").Spec.Backup.DeltaSnapshotPeriod.Duration).To(Equal(10 * time.Second))
+}
