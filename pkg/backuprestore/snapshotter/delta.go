@@ -145,11 +145,11 @@ func (s *Snapshotter) TakeDelta(ctx context.Context) (*snapshot.Snapshot, error)
 
 // waitForCurrentRevision waits until the watch has delivered every revision etcd has now.
 func (s *Snapshotter) waitForCurrentRevision(ctx context.Context) error {
-	resp, err := s.cli.Get(ctx, "health", clientv3.WithCountOnly())
+	rev, err := s.currentRevision(ctx)
 	if err != nil {
-		return fmt.Errorf("current revision: %w", err)
+		return err
 	}
-	return s.waitWatched(ctx, resp.Header.Revision)
+	return s.waitWatched(ctx, rev)
 }
 
 // waitWatched waits until the watch has delivered every revision up to rev.

@@ -28,7 +28,7 @@ import (
 //     and garbage to collect); snapshotCodec leaves the blob in its buffer (see there).
 //
 // The bytes are etcd's stream unchanged; its checksum is verified downstream as before.
-func openSnapshot(ctx context.Context, cli *clientv3.Client) (io.Reader, error) {
+func openSnapshot(ctx context.Context, cli *clientv3.Client) (*snapshotStream, error) {
 	stream, err := pb.NewMaintenanceClient(cli.ActiveConnection()).Snapshot(ctx, &pb.SnapshotRequest{},
 		grpc.ForceCodecV2(&snapshotCodec{}), grpc.WaitForReady(true))
 	if err != nil {
@@ -42,9 +42,35 @@ type snapshotStream struct {
 	ctx    context.Context
 	stream pb.Maintenance_SnapshotClient
 	rest   []byte
+	// started is set once a message was asked for; err is what receiveFirst could not receive.
+	started bool
+	err     error
+}
+
+// receiveFirst receives the stream's first message ahead of Read (see expectedRevision); an error is kept
+// for Read to return.
+func (s *snapshotStream) receiveFirst() error {
+	if s.started {
+		return nil
+	}
+	s.started = true
+	resp, err := s.stream.Recv()
+	if err != nil {
+		if err != io.EOF {
+			err = clientv3.ContextError(s.ctx, err)
+		}
+		s.err = err
+		return err
+	}
+	s.rest = resp.GetBlob()
+	return nil
 }
 
 func (s *snapshotStream) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	s.started = true
 	for len(s.rest) == 0 {
 		resp, err := s.stream.Recv()
 		if err == io.EOF {

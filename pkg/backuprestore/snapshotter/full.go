@@ -7,9 +7,12 @@ import (
 	"io"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/boltstream"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotformat"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 )
 
 // TakeFull takes a full snapshot now (final marks the last one of a cluster shut down on purpose) and
@@ -44,7 +47,13 @@ func (s *Snapshotter) takeFullLocked(ctx context.Context, final bool) (*snapshot
 		s.log.Error(err, "Could not store buffered events before the full snapshot; the full snapshot covers them")
 	}
 	start := time.Now()
-	snap, size, err := s.streamFull(ctx, final)
+	snap, size, err := s.streamFull(ctx, final, false)
+	if errors.Is(err, snapstore.ErrUnexpectedName) {
+		// The revision read around the stream's start disagreed with the bytes: nothing was stored; the
+		// staged upload names the snapshot from the bytes alone.
+		s.log.Error(err, "Full snapshot revision was mispredicted; taking it again, staged")
+		snap, size, err = s.streamFull(ctx, final, true)
+	}
 	if err != nil {
 		s.metrics.failed(string(snapshot.KindFull), time.Since(start))
 		s.log.Error(err, "Full snapshot failed")
@@ -62,17 +71,26 @@ func (s *Snapshotter) takeFullLocked(ctx context.Context, final bool) (*snapshot
 // streamFull is the pipeline etcd → checksum verification → revision scan → compression → store, its
 // stages overlapping on separate goroutines (see compressStream). The
 // checksum trailer is verified and kept (a stored full snapshot is etcd's stream as sent); a corrupted
-// stream fails the upload, which then leaves no object. The name, and so the revision, is decided
-// only after the last byte, from the bytes themselves.
-func (s *Snapshotter) streamFull(ctx context.Context, final bool) (*snapshot.Snapshot, int64, error) {
+// stream fails the upload, which then leaves no object. The name, and so the revision, is confirmed
+// only after the last byte, from the bytes themselves: when the revision is known in advance (see
+// expectedRevision) the upload goes straight to its key and completes only if the bytes agree, else it is
+// staged and copied to its key (staged forces the latter).
+func (s *Snapshotter) streamFull(ctx context.Context, final, staged bool) (*snapshot.Snapshot, int64, error) {
 	created := s.now()
 	// Cancelled when the upload fails, so that a stage blocked reading etcd's stream returns.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	before, beforeErr := s.currentRevision(ctx)
 	// Cancelling ctx (deferred above) also ends the stream.
 	rc, err := openSnapshot(ctx, s.cli)
 	if err != nil {
 		return nil, 0, fmt.Errorf("starting etcd snapshot: %w", err)
+	}
+	var expected *snapshot.Snapshot
+	if !staged && beforeErr == nil {
+		if rev, ok := s.expectedRevision(ctx, rc, before); ok {
+			expected = snapshot.NewFull(rev, created, s.cfg.Compression, final)
+		}
 	}
 	verified := snapshotformat.NewFullSnapshotReader(rc, "etcd snapshot stream", true)
 	scanner := boltstream.NewScanner()
@@ -82,7 +100,7 @@ func (s *Snapshotter) streamFull(ctx context.Context, final bool) (*snapshot.Sna
 		defer close(done)
 		pw.CloseWithError(compressStream(pw, verified, scanner, s.cfg.Compression))
 	}()
-	snap, err := s.stager.SaveStaged(ctx, pr, func() (*snapshot.Snapshot, error) {
+	name := func() (*snapshot.Snapshot, error) {
 		rev, err := scanner.Revision()
 		if err != nil {
 			return nil, fmt.Errorf("revision of the snapshot: %w", err)
@@ -91,7 +109,13 @@ func (s *Snapshotter) streamFull(ctx context.Context, final bool) (*snapshot.Sna
 			return nil, fmt.Errorf("snapshot revision %d is below the stored revision %d: etcd is behind its backups", rev, last)
 		}
 		return snapshot.NewFull(rev, created, s.cfg.Compression, final), nil
-	})
+	}
+	var snap *snapshot.Snapshot
+	if expected != nil {
+		snap, err = s.stager.SaveExpected(ctx, pr, expected, name)
+	} else {
+		snap, err = s.stager.SaveStaged(ctx, pr, name)
+	}
 	if err != nil {
 		cancel()
 	}
@@ -101,4 +125,29 @@ func (s *Snapshotter) streamFull(ctx context.Context, final bool) (*snapshot.Sna
 		return nil, 0, err
 	}
 	return snap, verified.DatabaseSize(), nil
+}
+
+// currentRevision is etcd's revision now (a linearizable read).
+func (s *Snapshotter) currentRevision(ctx context.Context) (int64, error) {
+	resp, err := s.cli.Get(ctx, "health", clientv3.WithCountOnly())
+	if err != nil {
+		return 0, fmt.Errorf("current revision: %w", err)
+	}
+	return resp.Header.Revision, nil
+}
+
+// expectedRevision tells the revision of a snapshot stream before its bytes do, when no write came in
+// while it was opened. etcd opens the snapshot's read transaction before it sends the first message,
+// after committing every applied write; so with before read (linearizably) ahead of the request and the
+// same revision read again once the first message arrived, the snapshot holds exactly the revisions up
+// to before. A busy etcd often moves on in between; then the revision stays unknown (staged upload).
+func (s *Snapshotter) expectedRevision(ctx context.Context, stream *snapshotStream, before int64) (int64, bool) {
+	if err := stream.receiveFirst(); err != nil {
+		return 0, false // the stream's reader reports the error
+	}
+	after, err := s.currentRevision(ctx)
+	if err != nil || after != before || before < s.LastRevision() {
+		return 0, false
+	}
+	return before, true
 }

@@ -93,7 +93,7 @@ func (s *blobStore) Save(ctx context.Context, snap *snapshot.Snapshot, r io.Read
 		return fmt.Errorf("saving %s: %w", snap, ErrReadOnlyLayout)
 	}
 	key := snap.Key(s.prefix)
-	n, err := s.stream(ctx, key, r)
+	n, err := s.stream(ctx, key, r, nil)
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,7 @@ func runConformance(t *testing.T, h harness) {
 	t.Run("failed source leaves no object", func(t *testing.T) { testFailedSave(t, h) })
 	t.Run("corrupted objects are detected", func(t *testing.T) { testCorruption(t, h) })
 	t.Run("staged save is named after the upload", func(t *testing.T) { testStagedSave(t, h) })
+	t.Run("expected save completes only when the bytes confirm the name", func(t *testing.T) { testExpectedSave(t, h) })
 }
 
 // fullSnapshotBytes makes contents in the full-snapshot format: a payload and its sha256 trailer.

@@ -57,6 +57,57 @@ func testStagedSave(t *testing.T, h harness) {
 	h.assertNoLeftovers(t, store)
 }
 
+// testExpectedSave: a confirmed name is stored straight under its key (nothing staged); a name the bytes
+// contradict, a failing naming or a failing source leave no object at all.
+func testExpectedSave(t *testing.T, h harness) {
+	store := h.open(t, "expected", UploadOptions{ChunkSize: 5 << 20, MaxParallelChunks: 2})
+	stager := store.(StagedSaver)
+	data := fullSnapshotBytes(64<<10, 9)
+	created := time.Unix(1700000000, 0)
+	expected := snapshot.NewFull(42, created, snapshot.CompressionNone, false)
+	var consumed bool
+	snap, err := stager.SaveExpected(t.Context(), &readTracker{r: bytes.NewReader(data), eof: &consumed}, expected, func() (*snapshot.Snapshot, error) {
+		if !consumed {
+			t.Error("name called before the source was exhausted")
+		}
+		return snapshot.NewFull(42, created, snapshot.CompressionNone, false), nil
+	})
+	if err != nil {
+		t.Fatalf("SaveExpected: %v", err)
+	}
+	if got := keys(list(t, store)); len(got) != 1 || got[0] != expected.RelativeKey() || snap.RelativeKey() != expected.RelativeKey() {
+		t.Fatalf("listed %v, want only %s", got, expected.RelativeKey())
+	}
+	if !bytes.Equal(fetch(t, store, snap), data) {
+		t.Fatal("stored object differs from the source")
+	}
+	assertOnlyObjects(t, h, store, 1)
+
+	other := snapshot.NewFull(43, created.Add(time.Minute), snapshot.CompressionNone, false)
+	_, err = stager.SaveExpected(t.Context(), bytes.NewReader(data), other, func() (*snapshot.Snapshot, error) {
+		return snapshot.NewFull(44, created.Add(time.Minute), snapshot.CompressionNone, false), nil
+	})
+	if !errors.Is(err, ErrUnexpectedName) {
+		t.Fatalf("SaveExpected with contradicting bytes: err = %v, want ErrUnexpectedName", err)
+	}
+	boom := errors.New("revision unknown")
+	if _, err = stager.SaveExpected(t.Context(), bytes.NewReader(data), other, func() (*snapshot.Snapshot, error) { return nil, boom }); !errors.Is(err, boom) {
+		t.Fatalf("SaveExpected with failing name: err = %v", err)
+	}
+	_, err = stager.SaveExpected(t.Context(), io.MultiReader(bytes.NewReader(data), errAfter{boom}), other, func() (*snapshot.Snapshot, error) {
+		t.Error("name called for a failed upload")
+		return nil, nil
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("SaveExpected with failing source: err = %v", err)
+	}
+	assertOnlyObjects(t, h, store, 1)
+	if err := store.Delete(t.Context(), snap); err != nil {
+		t.Fatal(err)
+	}
+	h.assertNoLeftovers(t, store)
+}
+
 // assertOnlyObjects checks the store's whole location (staging area included) holds want objects.
 func assertOnlyObjects(t *testing.T, h harness, store SnapStore, want int) {
 	t.Helper()
