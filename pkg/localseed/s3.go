@@ -2,6 +2,7 @@ package localseed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -13,6 +14,9 @@ import (
 
 // s3Port is fixed: the server binds the instance's own bridge address.
 const s3Port = 9000
+
+// s3Component names the S3 server among the control-plane components and its log file.
+const s3Component = "versitygw"
 
 // S3 describes the seed's S3 server, for BackupBucket secrets and tests.
 type S3 struct {
@@ -37,18 +41,61 @@ func (s *Seed) startS3(ctx context.Context) error {
 	if err := os.MkdirAll(s3.Dir, 0o700); err != nil {
 		return fmt.Errorf("creating S3 backend dir: %w", err)
 	}
-	p, err := proc.Start(proc.Spec{Path: bin, LogPath: filepath.Join(s.stateDir, "logs", "versitygw.log"), Args: []string{
+	s.s3Spec = proc.Spec{Path: bin, LogPath: filepath.Join(s.stateDir, "logs", "versitygw.log"), Args: []string{
 		"--access", s3.AccessKey, "--secret", s3.SecretKey, "--region", s3.Region,
 		"--port", net.JoinHostPort(s.network.Gateway.String(), strconv.Itoa(s3Port)), "--health", "/health", "--quiet",
 		"posix", s3.Dir,
-	}})
-	if err != nil {
-		return err
-	}
-	s.cp.components = append(s.cp.components, component{name: "versitygw", p: p})
-	if err := waitReady(ctx, "versitygw", p, s.cp.logPath("versitygw"), httpReady(s3.Endpoint+"/health", nil)); err != nil {
+	}}
+	if err := s.runS3(ctx, s3.Endpoint); err != nil {
 		return err
 	}
 	s.s3 = s3
 	return nil
+}
+
+// runS3 starts versitygw from s.s3Spec as a control-plane component (so Stop ends it) and waits until it
+// answers its health check.
+func (s *Seed) runS3(ctx context.Context, endpoint string) error {
+	p, err := proc.Start(s.s3Spec)
+	if err != nil {
+		return err
+	}
+	s.cp.components = append(s.cp.components, component{name: s3Component, p: p})
+	return waitReady(ctx, s3Component, p, s.cp.logPath(s3Component), httpReady(endpoint+"/health", nil))
+}
+
+// StopS3 stops the S3 server, as a backup store outage: its address refuses connections until StartS3.
+// The stored objects stay. Stopping a stopped server does nothing.
+func (s *Seed) StopS3() error {
+	s.s3Mu.Lock()
+	defer s.s3Mu.Unlock()
+	if s.s3 == nil {
+		return errors.New("the local seed runs without its S3 server")
+	}
+	for i, c := range s.cp.components {
+		if c.name == s3Component {
+			s.cp.components = append(s.cp.components[:i], s.cp.components[i+1:]...)
+			if err := c.p.Stop(componentStopGrace); err != nil {
+				return fmt.Errorf("stopping %s: %w", s3Component, err)
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// StartS3 starts the S3 server again after StopS3, on the same address with the same objects, and
+// returns once it answers. Starting a running server does nothing.
+func (s *Seed) StartS3(ctx context.Context) error {
+	s.s3Mu.Lock()
+	defer s.s3Mu.Unlock()
+	if s.s3 == nil {
+		return errors.New("the local seed runs without its S3 server")
+	}
+	for _, c := range s.cp.components {
+		if c.name == s3Component {
+			return nil
+		}
+	}
+	return s.runS3(ctx, s.s3.Endpoint)
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/hostsfile"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/node"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/podnet"
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/proc"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/provisioner"
 )
 
@@ -38,7 +39,10 @@ type Seed struct {
 	cp         *controlPlane
 	restConfig *rest.Config
 	s3         *S3
-	nodeNames  []string
+	// s3Spec starts the S3 server; kept so that StartS3 can bring it back after StopS3 (s3Mu).
+	s3Spec    proc.Spec
+	s3Mu      sync.Mutex
+	nodeNames []string
 
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup

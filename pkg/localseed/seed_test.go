@@ -99,6 +99,34 @@ func TestSeed(t *testing.T) {
 		_ = resp.Body.Close()
 	})
 
+	t.Run("S3 stops and starts again with its objects", func(t *testing.T) {
+		marker := filepath.Join(seed.S3().Dir, "outage-test")
+		if err := os.MkdirAll(marker, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := seed.StopS3(); err != nil {
+			t.Fatalf("StopS3: %v", err)
+		}
+		if _, err := tryGet(seed.S3().Endpoint + "/health"); err == nil {
+			t.Fatal("S3 still answers after StopS3")
+		}
+		if err := seed.StopS3(); err != nil {
+			t.Fatalf("StopS3 on a stopped server: %v", err)
+		}
+		if err := seed.StartS3(ctx); err != nil {
+			t.Fatalf("StartS3: %v", err)
+		}
+		if err := seed.StartS3(ctx); err != nil {
+			t.Fatalf("StartS3 on a running server: %v", err)
+		}
+		if _, err := tryGet(seed.S3().Endpoint + "/health"); err != nil {
+			t.Fatalf("S3 does not answer after StartS3: %v", err)
+		}
+		if _, err := os.Stat(marker); err != nil {
+			t.Fatalf("the S3 backend lost its data: %v", err)
+		}
+	})
+
 	ns := "echo"
 	_, err = client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	if err != nil {
