@@ -29,7 +29,9 @@ lint: tools ## gofmt, go vet and staticcheck.
 	@unformatted=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
+	go vet -tags e2e ./test/e2e/...
 	$(BIN)/staticcheck ./...
+	$(BIN)/staticcheck -tags e2e ./test/e2e/...
 
 .PHONY: build
 build: ## Build every binary of cmd/ into bin/.
@@ -38,6 +40,10 @@ build: ## Build every binary of cmd/ into bin/.
 .PHONY: demo
 demo: tools build ## (root) The whole workflow on the local seed with a summary; DEMO_FLAGS=--keep keeps the seed running.
 	$(BIN)/gardener-etcd demo $(DEMO_FLAGS)
+
+.PHONY: e2e
+e2e: tools build ## (root) End-to-end suite on the local seed (test/e2e, build tag e2e; tens of minutes); E2E_FLAGS adds e.g. -ginkgo.focus=scale-up.
+	go test -tags e2e -count=1 -timeout 60m -v ./test/e2e/... -ginkgo.v -ginkgo.no-color $(E2E_FLAGS)
 
 .PHONY: test
 test: tools verify lint ## Everything CI runs: tools, generated-file and lint checks, unit and integration tests.

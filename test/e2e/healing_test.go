@@ -1,0 +1,76 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"strconv"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/demo"
+)
+
+// Scenario 3: a member whose pod is deleted comes back with its data; a member whose volume is wiped and
+// whose pod is killed rejoins as a new member (a learner, promoted once caught up) and ends up with the
+// same keys as the others.
+var _ = Describe("member healing", func() {
+	It("brings back a deleted member pod and a member whose data was wiped", func(ctx SpecContext) {
+		env := newShoot(ctx, "healing", 0)
+		deployMain(ctx, env, 3)
+		_, err := demo.WriteData(ctx, env, etcd.RoleMain, 100)
+		Expect(err).NotTo(HaveOccurred())
+		obj := getEtcd(ctx, env, etcd.RoleMain)
+
+		By("deleting the pod of member 1")
+		measure("member pod deleted → Ready", func() {
+			uid := deletePod(ctx, env, obj.PodName(1))
+			waitReplaced(ctx, env, obj.PodName(1), uid)
+			Expect(demo.WaitMembers(ctx, env, etcd.RoleMain, 3, true)).To(Succeed())
+		})
+		expectKeysOnEveryMember(ctx, env, etcd.RoleMain, demo.DemoKeyPrefix, 3, nil)
+
+		By("wiping the volume of member 2 and killing its pod")
+		oldID := memberID(getEtcd(ctx, env, etcd.RoleMain), obj.PodName(2))
+		Expect(oldID).NotTo(BeEmpty())
+		measure("member data wiped → rejoined and promoted", func() {
+			wipeMemberData(ctx, env, etcd.RoleMain, 2)
+			uid := deletePod(ctx, env, obj.PodName(2))
+			waitReplaced(ctx, env, obj.PodName(2), uid)
+			// The rejoined member has a new etcd member ID (the old identity was removed, a learner added).
+			Eventually(func() string { return memberID(getEtcd(ctx, env, etcd.RoleMain), obj.PodName(2)) }).
+				WithTimeout(waitTimeout).WithPolling(pollInterval).ShouldNot(Or(BeEmpty(), Equal(oldID)))
+			Expect(demo.WaitMembers(ctx, env, etcd.RoleMain, 3, true)).To(Succeed())
+			// Promoted: no learner is left in etcd's member list.
+			Eventually(func(g Gomega) {
+				members := memberList(ctx, env, etcd.RoleMain)
+				g.Expect(members.Members).To(HaveLen(3))
+				for _, m := range members.Members {
+					g.Expect(m.IsLearner).To(BeFalse(), "member %s (%x) is still a learner", m.Name, m.ID)
+				}
+			}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
+		})
+		members := memberList(ctx, env, etcd.RoleMain)
+		ids := []string{}
+		for _, m := range members.Members {
+			ids = append(ids, strconv.FormatUint(m.ID, 16))
+		}
+		Expect(ids).NotTo(ContainElement(oldID), "the wiped member's old identity is still in the cluster")
+		count := expectKeysOnEveryMember(ctx, env, etcd.RoleMain, demo.DemoKeyPrefix, 3, nil)
+		Expect(count).To(Equal(100))
+		fmt.Fprintf(GinkgoWriter, "member 2: %s → %s\n", oldID, memberID(getEtcd(ctx, env, etcd.RoleMain), obj.PodName(2)))
+	})
+})
+
+// memberID is the ID druid reports for the member pod name, "" when it reports none.
+func memberID(obj *druidv1alpha1.Etcd, name string) string {
+	for _, m := range obj.Status.Members {
+		if m.Name == name && m.ID != nil {
+			return *m.ID
+		}
+	}
+	return ""
+}

@@ -1,0 +1,55 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/demo"
+)
+
+// Scenario 2 (seeds 000/001): a single member scales to three with peer TLS switched on in place while a
+// client keeps writing. The first member restarts at most twice (the peer-TLS rollout and the peer URL
+// update), every member lease says tls-enabled, and no acknowledged write is lost.
+var _ = Describe("scale-up", func() {
+	It("scales 1 → 3 with peer TLS while a client writes", func(ctx SpecContext) {
+		env := newShoot(ctx, "scaleup", 0)
+		measure("bootstrap 1 member", func() { deployMain(ctx, env, 1) })
+		_, err := demo.WriteData(ctx, env, etcd.RoleMain, 100)
+		Expect(err).NotTo(HaveOccurred())
+
+		restarts := trackRestarts(ctx, env, etcd.RoleMain)
+		w := startWriter(ctx, env, etcd.RoleMain, "/e2e/scaleup/")
+		measure("scale-up 1 → 3 with peer TLS", func() {
+			_, err := demo.ScaleMain(ctx, env, 3)
+			Expect(err).NotTo(HaveOccurred())
+		})
+		// A few acknowledged writes on the three-member cluster, then stop.
+		acksAfterScale := w.ackedCount() + 20
+		Eventually(w.ackedCount).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeNumerically(">=", acksAfterScale))
+		acked, failures, gap := w.stop()
+		total, detail := restarts.stop()
+		fmt.Fprintf(GinkgoWriter, "writer: %d acknowledged, %d failed attempts, longest gap %s\nrestarts: %d (%s)\n", len(acked), failures, gap, total, detail)
+		AddReportEntry("scale-up writes", fmt.Sprintf("%d acknowledged, %d failed, longest gap %s; member restarts %d (%s)", len(acked), failures, gap, total, detail))
+
+		Expect(total).To(BeNumerically("<=", 2), "member restarts: %s", detail)
+
+		obj := getEtcd(ctx, env, etcd.RoleMain)
+		for _, name := range obj.MemberLeaseNames() {
+			lease := &coordinationv1.Lease{}
+			Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: name}, lease)).To(Succeed())
+			Expect(lease.Annotations).To(HaveKeyWithValue(druidv1alpha1.TLSEnabledAnnotation, "true"), "member lease %s", name)
+		}
+
+		expectKeysOnEveryMember(ctx, env, etcd.RoleMain, "/e2e/scaleup/", 3, acked)
+		_, err = demo.CheckData(ctx, env, etcd.RoleMain, 100)
+		Expect(err).NotTo(HaveOccurred())
+	})
+})

@@ -1,0 +1,152 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/demo"
+)
+
+// fastDeltaSnapshots is the delta snapshot period of scenarios that wait for a delta snapshot or for
+// BackupReady to turn False (three periods without a snapshot); Gardener's five minutes would make them
+// wait for a quarter of an hour.
+const fastDeltaSnapshots = 10 * time.Second
+
+// newShoot creates the shoot namespace shoot--e2e--<name> with its BackupEntry on the suite's seed and
+// registers its removal: the Etcds are destroyed (their pods stop, which frees the two cores for the next
+// scenario) and the namespace and BackupEntry deleted. A failed scenario first prints its pods' logs.
+func newShoot(ctx context.Context, name string, deltaSnapshotPeriod time.Duration) *demo.Env {
+	env := *base
+	env.Namespace = "shoot--e2e--" + name
+	env.BackupEntryName = ""
+	env.WrittenRevision = 0
+	env.DeltaSnapshotPeriod = deltaSnapshotPeriod
+	_, err := demo.CreateShoot(ctx, &env)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx SpecContext) {
+		if CurrentSpecReport().Failed() {
+			printPodLogs(env.Namespace)
+			printEtcdStatus(ctx, &env)
+		}
+		removeShoot(ctx, &env)
+	}, NodeTimeout(8*time.Minute))
+	return &env
+}
+
+// removeShoot destroys both Etcds (botanist), waits until druid removed them, and deletes the BackupEntry
+// and the namespace without waiting for them.
+func removeShoot(ctx context.Context, env *demo.Env) {
+	for _, role := range []string{etcd.RoleMain, etcd.RoleEvents} {
+		c := demo.Component(env, role)
+		Expect(c.Destroy(ctx)).To(Succeed())
+		Expect(c.WaitCleanup(ctx)).To(Succeed())
+	}
+	entry := &extensionsv1alpha1.BackupEntry{ObjectMeta: metav1.ObjectMeta{Name: env.BackupEntryName}}
+	Expect(client.IgnoreNotFound(env.Client.Delete(ctx, entry))).To(Succeed())
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: env.Namespace}}
+	Expect(client.IgnoreNotFound(env.Client.Delete(ctx, ns))).To(Succeed())
+}
+
+// deployMain deploys etcd-main through botanist with replicas members from scratch (peer TLS when more
+// than one), backed up to the shoot's BackupEntry, and waits until druid reports every member ready.
+func deployMain(ctx context.Context, env *demo.Env, replicas int32) {
+	values := etcd.Values{Role: etcd.RoleMain, Replicas: ptr.To(replicas), HighAvailability: replicas > 1,
+		BackupConfig: &etcd.BackupConfig{BackupEntryName: env.BackupEntryName}, DeltaSnapshotPeriod: env.DeltaSnapshotPeriod,
+		WaitTimeout: env.Timeout, WaitInterval: env.Interval}
+	c := etcd.New(env.Client, env.Namespace, values)
+	Expect(c.Deploy(ctx)).To(Succeed())
+	Expect(c.Wait(ctx)).To(Succeed())
+	Expect(demo.WaitMembers(ctx, env, etcd.RoleMain, int(replicas), replicas > 1)).To(Succeed())
+}
+
+// getEtcd reads the Etcd of role.
+func getEtcd(ctx context.Context, env *demo.Env, role string) *druidv1alpha1.Etcd {
+	obj := &druidv1alpha1.Etcd{}
+	Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: etcd.Name(role)}, obj)).To(Succeed())
+	return obj
+}
+
+// condition is the Etcd's condition of type t, nil when it has none.
+func condition(obj *druidv1alpha1.Etcd, t druidv1alpha1.ConditionType) *druidv1alpha1.Condition {
+	for i := range obj.Status.Conditions {
+		if obj.Status.Conditions[i].Type == t {
+			return &obj.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// expectCondition waits until the Etcd of role has condition t with status (and reason, unless empty).
+func expectCondition(ctx context.Context, env *demo.Env, role string, t druidv1alpha1.ConditionType, status druidv1alpha1.ConditionStatus, reason string) *druidv1alpha1.Condition {
+	return expectConditionWithin(ctx, env, waitTimeout, role, t, status, reason)
+}
+
+// expectConditionWithin is expectCondition with its own timeout.
+func expectConditionWithin(ctx context.Context, env *demo.Env, timeout time.Duration, role string, t druidv1alpha1.ConditionType, status druidv1alpha1.ConditionStatus, reason string) *druidv1alpha1.Condition {
+	var got *druidv1alpha1.Condition
+	Eventually(func(g Gomega) {
+		obj := &druidv1alpha1.Etcd{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: etcd.Name(role)}, obj)).To(Succeed())
+		got = condition(obj, t)
+		g.Expect(got).NotTo(BeNil(), "no condition %s", t)
+		g.Expect(got.Status).To(Equal(status), "condition %s: %s", t, got.Message)
+		if reason != "" {
+			g.Expect(got.Reason).To(Equal(reason), "condition %s: %s", t, got.Message)
+		}
+	}).WithContext(ctx).WithTimeout(timeout).WithPolling(pollInterval).Should(Succeed())
+	return got
+}
+
+// printEtcdStatus prints the Etcds' status of a failed scenario.
+func printEtcdStatus(ctx context.Context, env *demo.Env) {
+	for _, role := range []string{etcd.RoleMain, etcd.RoleEvents} {
+		fmt.Fprintf(GinkgoWriter, "%s\n", demo.EtcdLine(ctx, env, role))
+		obj := &druidv1alpha1.Etcd{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: etcd.Name(role)}, obj); err != nil {
+			if !apierrors.IsNotFound(err) {
+				fmt.Fprintf(GinkgoWriter, "  %v\n", err)
+			}
+			continue
+		}
+		for _, c := range obj.Status.Conditions {
+			fmt.Fprintf(GinkgoWriter, "  %s=%s %s: %s\n", c.Type, c.Status, c.Reason, c.Message)
+		}
+		for _, e := range obj.Status.LastErrors {
+			fmt.Fprintf(GinkgoWriter, "  last error %s: %s\n", e.Code, e.Description)
+		}
+	}
+}
+
+// printPodLogs prints the tail of every container log of the namespace's pods and of druid.
+func printPodLogs(namespace string) {
+	for _, ns := range []string{namespace, demo.GardenNamespace} {
+		dir := filepath.Join(seed.StateDir(), "logs", "pods", ns)
+		_ = filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+			if err != nil || info.IsDir() {
+				return nil
+			}
+			data, _ := os.ReadFile(path)
+			if len(data) > 4000 {
+				data = data[len(data)-4000:]
+			}
+			fmt.Fprintf(GinkgoWriter, "---- %s\n%s\n", path, data)
+			return nil
+		})
+	}
+}
