@@ -8,6 +8,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -80,6 +82,40 @@ func deletePods(t *testing.T, ns string, names ...string) {
 		pod.Name, pod.Namespace = name, ns
 		if err := env.Client.Delete(ctx, pod); err != nil && !apierrors.IsNotFound(err) {
 			t.Fatalf("deleting pod %s: %v", name, err)
+		}
+	}
+}
+
+// createClaim creates a bound-looking 1Gi claim; the apiserver's volume protection gives it its finalizer.
+func createClaim(t *testing.T, ns, name string) {
+	t.Helper()
+	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: corev1.PersistentVolumeClaimSpec{
+		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+	}}
+	if err := env.Client.Create(ctx, pvc); err != nil {
+		t.Fatalf("creating claim %s: %v", name, err)
+	}
+}
+
+func claim(g Gomega, ns, name string) *corev1.PersistentVolumeClaim {
+	pvc := &corev1.PersistentVolumeClaim{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pvc)).To(Succeed())
+	return pvc
+}
+
+// releaseClaims does what the controller manager's volume protection does once no pod uses a deleted
+// claim: it removes the finalizers, so the claims go.
+func releaseClaims(t *testing.T, ns string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		pvc := &corev1.PersistentVolumeClaim{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pvc); err != nil {
+			t.Fatalf("reading claim %s: %v", name, err)
+		}
+		pvc.Finalizers = nil
+		if err := env.Client.Update(ctx, pvc); err != nil {
+			t.Fatalf("releasing claim %s: %v", name, err)
 		}
 	}
 }

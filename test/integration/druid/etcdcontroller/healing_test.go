@@ -55,8 +55,9 @@ func TestMinorityNotReadyPodIsDeleted(t *testing.T) {
 }
 
 // Case 10: two of three members NotReady past the grace period with a backup store: the StatefulSet goes to
-// 0 (marked), nothing else happens while pods exist; once they are gone the leases are recreated empty,
-// the members cleared, clusterSize reset to spec.replicas and the StatefulSet scaled back to 3.
+// 0 (marked), nothing else happens while pods exist; once they are gone the members' data volumes are
+// deleted (and waited for), then the leases are recreated empty, the members cleared, clusterSize reset to
+// spec.replicas and the StatefulSet scaled back to 3.
 func TestQuorumLossRecovery(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)
@@ -65,6 +66,11 @@ func TestQuorumLossRecovery(t *testing.T) {
 	oldLeases := map[string]types.UID{}
 	for _, name := range []string{"etcd-main-0", "etcd-main-1", "etcd-main-2"} {
 		oldLeases[name] = memberLease(g, ns, name).UID
+	}
+
+	memberVolumes := []string{"etcd-main-etcd-main-0", "etcd-main-etcd-main-1", "etcd-main-etcd-main-2"}
+	for _, name := range append(slices.Clone(memberVolumes), "unrelated-data") {
+		createClaim(t, ns, name)
 	}
 
 	failMember(t, ns, s, 1)
@@ -95,7 +101,23 @@ func TestQuorumLossRecovery(t *testing.T) {
 	s.stop("etcd-main-0")
 	deletePods(t, ns, "etcd-main-0", "etcd-main-1", "etcd-main-2")
 
-	// Steps 3 and 4.
+	// Step 3: the member volumes are deleted; while the volume protection holds them (the controller
+	// manager removes it once no pod uses a claim), the StatefulSet stays at 0 and the leases stay.
+	g.Eventually(func(g Gomega) {
+		for _, name := range memberVolumes {
+			g.Expect(claim(g, ns, name).DeletionTimestamp).NotTo(BeNil(), name)
+		}
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	g.Eventually(func(g Gomega) string { return getEtcd(g, ns).Status.LastOperation.Description }).
+		WithTimeout(timeout).WithPolling(poll).Should(ContainSubstring("waiting for 3 data volume(s) to be deleted"))
+	g.Expect(statefulSet(g, ns).Spec.Replicas).To(Equal(ptr.To(int32(0))))
+	for name, uid := range oldLeases {
+		g.Expect(memberLease(g, ns, name).UID).To(Equal(uid), name)
+	}
+	g.Expect(claim(g, ns, "unrelated-data").DeletionTimestamp).To(BeNil(), "a claim of no member is kept")
+	releaseClaims(t, ns, memberVolumes...)
+
+	// Steps 4 and 5.
 	g.Eventually(func(g Gomega) {
 		sts := statefulSet(g, ns)
 		g.Expect(sts.Spec.Replicas).To(Equal(ptr.To(int32(3))))
@@ -121,7 +143,7 @@ func TestQuorumLossRecovery(t *testing.T) {
 			}
 		}
 		return actions
-	}).WithTimeout(timeout).WithPolling(poll).Should(ConsistOf("ScaleToZero", "RecreateMemberLeases", "ScaleBack"))
+	}).WithTimeout(timeout).WithPolling(poll).Should(ConsistOf("ScaleToZero", "DeleteMemberVolume", "RecreateMemberLeases", "ScaleBack"))
 
 	// The members bootstrap again: their sidecars renew the new leases and the cluster is quorate.
 	for i := 0; i < 3; i++ {
