@@ -9,11 +9,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-etcd/gardener-etcd/charts"
+	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/druid"
 	"github.com/gardener-etcd/gardener-etcd/pkg/chartrender"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhookcert"
 )
@@ -76,19 +76,9 @@ func BootstrapBackupExtension(ctx context.Context, env *Env) (string, error) {
 	return podSummary(ctx, env, GardenNamespace, "app.kubernetes.io/name="+ExtensionName)
 }
 
-// apply server-side applies a typed object (with its GVK set) or an unstructured one.
+// apply server-side applies obj as the demo.
 func apply(ctx context.Context, c client.Client, obj runtime.Object) error {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-		if err != nil {
-			return err
-		}
-		u = &unstructured.Unstructured{Object: content}
-		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
-		unstructured.RemoveNestedField(u.Object, "status")
-	}
-	return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldOwner), client.ForceOwnership)
+	return druid.Apply(ctx, c, obj, fieldOwner)
 }
 
 func waitCRDsEstablished(ctx context.Context, env *Env, crds []*apiextensionsv1.CustomResourceDefinition) error {

@@ -96,6 +96,13 @@ func (b *bootstrap) ensureWebhookCertificate(ctx context.Context) (*webhookcert.
 
 // apply server-side applies obj (typed with its GVK set, or unstructured) under FieldOwner.
 func (b *bootstrap) apply(ctx context.Context, obj runtime.Object) error {
+	return Apply(ctx, b.client, obj, FieldOwner)
+}
+
+// Apply server-side applies obj (typed with its GVK set, or unstructured) as owner, taking over fields
+// other owners hold. A typed object loses its zero creationTimestamp and its status, which an apply
+// request must not carry.
+func Apply(ctx context.Context, c client.Client, obj runtime.Object, owner string) error {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
@@ -106,5 +113,5 @@ func (b *bootstrap) apply(ctx context.Context, obj runtime.Object) error {
 		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 		unstructured.RemoveNestedField(u.Object, "status")
 	}
-	return b.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(FieldOwner), client.ForceOwnership)
+	return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(owner), client.ForceOwnership)
 }
