@@ -46,11 +46,11 @@ func (p *uploadPathSpy) SaveExpected(ctx context.Context, r io.Reader, expected 
 	return p.stager.SaveExpected(ctx, r, expected, name)
 }
 
-// A full snapshot of an etcd that nobody writes to knows its revision before the first byte and is
-// uploaded straight to its key: no staged object, no server-side copy.
-func TestFullSnapshotOfAQuietEtcdGoesStraightToItsKey(t *testing.T) {
+// fullSnapshotAfterWrites writes 50 keys into a new etcd backed up to store, forgets the uploads of the
+// snapshotter's start and takes one full snapshot; it returns it with the revision of the last write.
+func fullSnapshotAfterWrites(t *testing.T, store *backuptest.Store, spy *uploadPathSpy) (*snapshot.Snapshot, int64) {
+	t.Helper()
 	cli := etcdserver.Start(t).Client(t)
-	store, spy := spyOn(backuptest.S3(t), false)
 	s := start(t, cli, store, nil, nil)
 	rev := putN(t, cli, "k", 50, 100)
 	spy.reset()
@@ -58,6 +58,14 @@ func TestFullSnapshotOfAQuietEtcdGoesStraightToItsKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return full, rev
+}
+
+// A full snapshot of an etcd that nobody writes to knows its revision before the first byte and is
+// uploaded straight to its key: no staged object, no server-side copy.
+func TestFullSnapshotOfAQuietEtcdGoesStraightToItsKey(t *testing.T) {
+	store, spy := spyOn(backuptest.S3(t), false)
+	full, rev := fullSnapshotAfterWrites(t, store, spy)
 	if full.LastRevision != rev {
 		t.Fatalf("full snapshot %s, want revision %d", full.SnapName, rev)
 	}
@@ -69,15 +77,8 @@ func TestFullSnapshotOfAQuietEtcdGoesStraightToItsKey(t *testing.T) {
 // When the predicted name turns out wrong, nothing is stored under it and the snapshot is taken again,
 // staged, under the name its bytes give.
 func TestMispredictedFullSnapshotIsTakenAgainStaged(t *testing.T) {
-	cli := etcdserver.Start(t).Client(t)
 	store, spy := spyOn(backuptest.Local(t), true)
-	s := start(t, cli, store, nil, nil)
-	rev := putN(t, cli, "k", 50, 100)
-	spy.reset()
-	full, err := s.TakeFull(t.Context(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	full, rev := fullSnapshotAfterWrites(t, store, spy)
 	if full.LastRevision != rev || spy.expected.Load() != 1 || spy.staged.Load() != 1 {
 		t.Fatalf("full snapshot %s after %d straight and %d staged uploads; want revision %d after one of each",
 			full.SnapName, spy.expected.Load(), spy.staged.Load(), rev)
