@@ -12,10 +12,11 @@ import (
 )
 
 const (
-	allReady = druidv1alpha1.ConditionTypeAllMembersReady
-	ready    = druidv1alpha1.ConditionTypeReady
-	isTrue   = druidv1alpha1.ConditionTrue
-	isFalse  = druidv1alpha1.ConditionFalse
+	allReady    = druidv1alpha1.ConditionTypeAllMembersReady
+	ready       = druidv1alpha1.ConditionTypeReady
+	backupReady = druidv1alpha1.ConditionTypeBackupReady
+	isTrue      = druidv1alpha1.ConditionTrue
+	isFalse     = druidv1alpha1.ConditionFalse
 )
 
 func ago(d time.Duration) time.Time { return now.Add(-d) }
@@ -126,6 +127,35 @@ func TestDecide(t *testing.T) {
 				return newCluster(3).withStore().backupFailing().renew(1, ago(20*time.Minute)).renew(2, ago(20*time.Minute)).settle(ago(10 * time.Minute))
 			},
 			actions: []string{"10 ManualInterventionRequired etcd-main-1,etcd-main-2"}},
+		{name: "10 quorum lost, BackupReady False only since the loss (no snapshots without quorum): bootstrap again",
+			cluster: func() *cluster {
+				return newCluster(3).withStore().snapshotsAt(ago(2*time.Hour), ago(20*time.Minute+15*time.Second)).lose(ago(20*time.Minute), ago(10*time.Minute), 1, 2)
+			},
+			actions:    []string{"10 StartQuorumRecovery etcd-main-1,etcd-main-2"},
+			conditions: map[druidv1alpha1.ConditionType]druidv1alpha1.ConditionStatus{ready: isFalse, backupReady: isFalse}},
+		{name: "10 quorum lost, the backup was already stale when quorum was lost: manual action",
+			cluster: func() *cluster {
+				return newCluster(3).withStore().snapshotsAt(ago(2*time.Hour), ago(25*time.Minute)).lose(ago(20*time.Minute), ago(10*time.Minute), 1, 2)
+			},
+			actions: []string{"10 ManualInterventionRequired etcd-main-1,etcd-main-2"}},
+		{name: "10 three of five lost one after the other, backup current at the last loss: bootstrap again",
+			cluster: func() *cluster {
+				return newCluster(5).withStore().snapshotsAt(ago(2*time.Hour), ago(20*time.Minute+15*time.Second)).
+					lose(ago(40*time.Minute), ago(30*time.Minute), 3).lose(ago(20*time.Minute), ago(10*time.Minute), 1, 2)
+			},
+			actions: []string{"10 StartQuorumRecovery etcd-main-1,etcd-main-2,etcd-main-3"}},
+		{name: "10 three of five lost, backups stopped while the remaining four were still quorate: manual action",
+			cluster: func() *cluster {
+				return newCluster(5).withStore().snapshotsAt(ago(2*time.Hour), ago(39*time.Minute)).
+					lose(ago(40*time.Minute), ago(30*time.Minute), 3).lose(ago(20*time.Minute), ago(10*time.Minute), 1, 2)
+			},
+			actions: []string{"10 ManualInterventionRequired etcd-main-1,etcd-main-2,etcd-main-3"}},
+		{name: "10 leases of the lost members stale but their pods Ready (etcd may serve): only BackupReady now counts",
+			cluster: func() *cluster {
+				return newCluster(3).withStore().snapshotsAt(ago(2*time.Hour), ago(20*time.Minute+15*time.Second)).lose(ago(20*time.Minute), ago(10*time.Minute), 1, 2).
+					pod(1, true, time.Hour).pod(2, true, time.Hour)
+			},
+			actions: []string{"10 ManualInterventionRequired etcd-main-1,etcd-main-2"}},
 		{name: "10 quorum lost, not yet past the grace period: members may still heal",
 			cluster: func() *cluster {
 				return newCluster(3).withStore().renew(1, ago(20*time.Minute)).renew(2, ago(20*time.Minute)).settle(ago(time.Minute))
@@ -181,4 +211,21 @@ func TestDecide(t *testing.T) {
 func TestDecideScaleDownCarriesTargetSize(t *testing.T) {
 	actions := Decide(newCluster(5).settle(now).specReplicas(3).stsReplicas(3).input())
 	NewWithT(t).Expect(actions).To(ConsistOf(HaveField("Replicas", int32(3))))
+}
+
+// The case 10 messages name the moment the backup was judged at, so that an operator can check it against
+// the snapshots in the store.
+func TestQuorumLossMessageNamesTheMomentTheBackupWasJudgedAt(t *testing.T) {
+	g := NewWithT(t)
+	lostAt := ago(20 * time.Minute).UTC().Format(time.RFC3339)
+	current := Decide(newCluster(3).withStore().snapshotsAt(ago(2*time.Hour), ago(20*time.Minute+15*time.Second)).
+		lose(ago(20*time.Minute), ago(10*time.Minute), 1, 2).input())
+	g.Expect(current).To(HaveLen(1))
+	g.Expect(current[0].Message).To(And(ContainSubstring("only because a cluster without quorum takes no snapshots"),
+		ContainSubstring(lostAt), HaveSuffix("bootstrapping the cluster again from the backup")))
+	stale := Decide(newCluster(3).withStore().snapshotsAt(ago(2*time.Hour), ago(25*time.Minute)).
+		lose(ago(20*time.Minute), ago(10*time.Minute), 1, 2).input())
+	g.Expect(stale).To(HaveLen(1))
+	g.Expect(stale[0].Message).To(And(ContainSubstring("already not True when the cluster last had quorum ("+lostAt),
+		ContainSubstring("older than 1m0s"), HaveSuffix("manual action needed")))
 }

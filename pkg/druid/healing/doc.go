@@ -13,8 +13,11 @@
 //   - Case 10 (quorum lost, majority NotReady past the grace period): scale the StatefulSet to 0, wait for
 //     the pods to be gone, recreate the member leases empty, clear the members, set clusterSize to
 //     spec.replicas and scale back, so that the members bootstrap again and the sidecars restore from the
-//     backup. Only with a backup store whose BackupReady is not False; otherwise Decide asks to report that
-//     manual action is needed. Druid never wipes a cluster that has no backup to come back from.
+//     backup. Only with a backup store that holds every acknowledged write: BackupReady is not False, or it
+//     is False only because a cluster without quorum takes no snapshots — the backup was current when the
+//     cluster last had quorum and the lost members' pods are not Ready (backupatloss.go). Otherwise Decide
+//     asks to report that manual action is needed. Druid never wipes a cluster that has no backup to come
+//     back from.
 //   - Case 11 (scale-up) belongs to the spec flow: it raises the StatefulSet's replicas (after the peer-TLS
 //     gate) and creates the new, empty member leases; the new members join as learners. Decide only names it.
 //   - Case 12 (scale-down): the spec flow lowers the StatefulSet's replicas — the StatefulSet removes the

@@ -87,10 +87,23 @@ func (c *cluster) withStore() *cluster {
 
 // backupFailing records a full snapshot two days ago and nothing since: BackupReady is False.
 func (c *cluster) backupFailing() *cluster {
-	old := &metav1.MicroTime{Time: now.Add(-48 * time.Hour)}
-	c.snapshot.Full = &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("100"), RenewTime: old}}
-	c.snapshot.Delta = &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("200"), RenewTime: old}}
+	return c.snapshotsAt(now.Add(-48*time.Hour), now.Add(-48*time.Hour))
+}
+
+// snapshotsAt records the last full snapshot at full and the last delta snapshot at delta.
+func (c *cluster) snapshotsAt(full, delta time.Time) *cluster {
+	c.snapshot.Full = &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("100"), RenewTime: &metav1.MicroTime{Time: full}}}
+	c.snapshot.Delta = &coordinationv1.Lease{Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("200"), RenewTime: &metav1.MicroTime{Time: delta}}}
 	return c
+}
+
+// lose makes the members of the ordinals stop renewing at t and their pods unready, as when their etcd
+// containers stopped at t; the status flow last looked at settledAt.
+func (c *cluster) lose(t, settledAt time.Time, ordinals ...int) *cluster {
+	for _, i := range ordinals {
+		c.renew(i, t).pod(i, false, time.Hour)
+	}
+	return c.settle(settledAt)
 }
 
 func (c *cluster) stsReplicas(n int32) *cluster {

@@ -3,6 +3,7 @@ package healing
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/utils/ptr"
 
@@ -23,7 +24,8 @@ func quorumLossRecoveryInProgress(in Input) []Action {
 
 // quorumLost is case 10: Ready is False and at least half of the cluster has been NotReady past the grace
 // period, so the members did not heal by themselves. The cluster is bootstrapped again from the backup —
-// only when a backup store is configured and BackupReady is not False; otherwise the operator is told.
+// only when a backup store is configured and the backup holds every acknowledged write: BackupReady is not
+// False, or it was True when the cluster lost its quorum (backupAtQuorumLoss); otherwise the operator is told.
 func quorumLost(in Input) []Action {
 	if !conditionIs(in.Computed, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionFalse) {
 		return nil
@@ -41,8 +43,17 @@ func quorumLost(in Input) []Action {
 		return []Action{{Case: CaseQuorumLost, Kind: KindManualInterventionRequired, Members: names(failed),
 			Message: what + "; no backup store is configured, so druid does not bootstrap the cluster again: manual action needed"}}
 	case conditionIs(in.Computed, druidv1alpha1.ConditionTypeBackupReady, druidv1alpha1.ConditionFalse):
-		return []Action{{Case: CaseQuorumLost, Kind: KindManualInterventionRequired, Members: names(failed),
-			Message: what + "; BackupReady is False, so a restore could lose data: manual action needed"}}
+		backup, lostAt, judged := backupAtQuorumLoss(in, failed, size)
+		if !judged || backup.Status != druidv1alpha1.ConditionTrue {
+			why := "; BackupReady is False, so a restore could lose data: manual action needed"
+			if judged {
+				why = fmt.Sprintf("; BackupReady is False and was already not True when the cluster last had quorum (%s: %s), so a restore could lose data: manual action needed",
+					lostAt.UTC().Format(time.RFC3339), backup.Message)
+			}
+			return []Action{{Case: CaseQuorumLost, Kind: KindManualInterventionRequired, Members: names(failed), Message: what + why}}
+		}
+		what += fmt.Sprintf("; BackupReady is False only because a cluster without quorum takes no snapshots: when it last had quorum (%s) the backup was current (%s)",
+			lostAt.UTC().Format(time.RFC3339), backup.Message)
 	}
 	return []Action{{Case: CaseQuorumLost, Kind: KindStartQuorumRecovery, Members: names(failed), Replicas: etcd.Spec.Replicas,
 		Message: what + "; bootstrapping the cluster again from the backup"}}

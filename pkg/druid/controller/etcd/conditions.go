@@ -34,8 +34,8 @@ const (
 
 // QuorumLossRecovery is druid's own condition (not part of the upstream API) for seed 002's case 10: True
 // while druid bootstraps a cluster that lost its quorum again from the backup, False with reason
-// ManualInterventionRequired when it may not (no backup store, or BackupReady False), and False with
-// reason Completed once the members were started again.
+// ManualInterventionRequired when it may not (no backup store, or a backup that was not current when the
+// cluster lost its quorum), and False with reason Completed once the members were started again.
 const ConditionTypeQuorumLossRecovery druidv1alpha1.ConditionType = "QuorumLossRecovery"
 
 // Reasons of the QuorumLossRecovery condition.
