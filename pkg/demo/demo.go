@@ -14,15 +14,10 @@ import (
 	"io"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/apis"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed"
 )
 
@@ -41,14 +36,7 @@ const (
 )
 
 // Scheme knows the built-in kinds, CRDs and both project API groups.
-var Scheme = func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(apiextensionsv1.AddToScheme(s))
-	utilruntime.Must(druidv1alpha1.AddToScheme(s))
-	utilruntime.Must(extensionsv1alpha1.AddToScheme(s))
-	return s
-}()
+var Scheme = apis.NewScheme()
 
 // Env is a running local seed and what the steps share.
 type Env struct {

@@ -10,18 +10,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/gardener-etcd/gardener-etcd/charts"
-	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/apis"
 )
 
 // The apiserver of a busy 2-core machine needs longer than envtest's 20 s default when several suites start
@@ -32,16 +27,7 @@ const (
 )
 
 // Scheme knows the Kubernetes built-in types, apiextensions and both project API groups.
-var Scheme = newScheme()
-
-func newScheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(apiextensionsv1.AddToScheme(s))
-	utilruntime.Must(druidv1alpha1.AddToScheme(s))
-	utilruntime.Must(extensionsv1alpha1.AddToScheme(s))
-	return s
-}
+var Scheme = apis.NewScheme()
 
 // Options tune the environment. The zero value installs every CRD of the project and no webhooks.
 type Options struct {

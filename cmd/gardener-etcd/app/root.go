@@ -9,16 +9,12 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/apis"
 	"github.com/gardener-etcd/gardener-etcd/pkg/version"
 )
 
@@ -71,11 +67,5 @@ func (g *globalOptions) context(cmd *cobra.Command) context.Context {
 	return logf.IntoContext(cmd.Context(), log)
 }
 
-// scheme knows the built-in kinds (secrets, namespaces) and both project API groups.
-var scheme = func() *runtime.Scheme {
-	s := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(druidv1alpha1.AddToScheme(s))
-	utilruntime.Must(extensionsv1alpha1.AddToScheme(s))
-	return s
-}()
+// scheme knows the built-in kinds, CRDs and both project API groups.
+var scheme = apis.NewScheme()
