@@ -5,9 +5,10 @@
 //
 // Leadership is observed, not held: when the raft leader changes, the old sidecar notices at its next
 // poll (or at once, when its member stops answering), so two sidecars may both believe they lead for up
-// to one ReelectionPeriod. The work the leader does tolerates that: the snapshotter never writes an
-// overlapping or gapped delta, garbage collection deletes idempotently, defragmentation and member
-// cleanup re-check the cluster before every step.
+// to one ReelectionPeriod. The work the leader does tolerates that: the snapshotter never writes a gapped
+// delta (an overlapping one only in the narrow race of a flush after a quorum loss, which restores
+// tolerate), garbage collection deletes idempotently, defragmentation and member cleanup re-check the
+// cluster before every step.
 package leader
 
 import (

@@ -143,6 +143,33 @@ func (s *Snapshotter) TakeDelta(ctx context.Context) (*snapshot.Snapshot, error)
 	return s.cutDeltaLocked(ctx)
 }
 
+// Flush stores the revisions the watch delivered but no delta holds yet, without asking etcd anything;
+// call it after Stop. It exists for a term that ended because the cluster has no leader (see the
+// sidecar's backup leader): a cluster without quorum commits nothing more and no other sidecar backs it
+// up, so these acknowledged writes would otherwise be lost if the cluster is bootstrapped again from the
+// backup. If the store already goes past the stored revision, another backup leader continued the
+// deltas (and reads these revisions from etcd itself): nothing is stored twice.
+func (s *Snapshotter) Flush(ctx context.Context) (*snapshot.Snapshot, error) {
+	s.opMu.Lock()
+	defer s.opMu.Unlock()
+	s.bufMu.Lock()
+	pending, stored := len(s.events), s.lastRev
+	s.bufMu.Unlock()
+	if pending == 0 {
+		return nil, nil
+	}
+	snaps, err := s.store.List(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing the store before storing %d buffered revisions: %w", pending, err)
+	}
+	if stream, err := snapshot.LatestStream(snaps); err == nil && stream.LastRevision() > stored {
+		s.log.Info("Not storing the buffered revisions: another backup leader continued the deltas",
+			"storedRevision", stored, "storeRevision", stream.LastRevision())
+		return nil, nil
+	}
+	return s.cutDeltaLocked(ctx)
+}
+
 // waitForCurrentRevision waits until the watch has delivered every revision etcd has now.
 func (s *Snapshotter) waitForCurrentRevision(ctx context.Context) error {
 	rev, err := s.currentRevision(ctx)

@@ -182,6 +182,14 @@ func (s *Snapshotter) LastRevision() int64 {
 	return s.lastRev
 }
 
+// WatchedRevision is the revision up to which the delta watch delivered every event: each one is stored
+// or buffered for the next delta. Together with LastRevision it shows how much a Flush would store.
+func (s *Snapshotter) WatchedRevision() int64 {
+	s.bufMu.Lock()
+	defer s.bufMu.Unlock()
+	return s.watchedRev
+}
+
 // setStored records that the store holds every revision up to rev and drops buffered events it covers.
 func (s *Snapshotter) setStored(rev int64) {
 	s.bufMu.Lock()

@@ -271,3 +271,62 @@ func latestRevision(t *testing.T, registry *prometheus.Registry, kind string) fl
 	t.Fatalf("etcdbr_snapshot_latest_revision{kind=%q} not exported", kind)
 	return 0
 }
+
+// watchedUpTo waits until the delta watch of s delivered revision rev.
+func watchedUpTo(t *testing.T, s *snapshotter.Snapshotter, rev int64) {
+	t.Helper()
+	eventually(t, 10*time.Second, fmt.Sprintf("the watch to deliver revision %d", rev), func() bool { return s.WatchedRevision() >= rev })
+}
+
+// A term that ended because the cluster lost its leader stores its buffer without asking etcd, which
+// answers nothing that needs a quorum any more.
+func TestFlushStoresTheBufferWithoutEtcd(t *testing.T) {
+	cluster := etcdserver.StartCluster(t, 1, nil)
+	cli := cluster.Client(t)
+	store := backuptest.Local(t)
+	leases := &leaseSpy{}
+	s := start(t, cli, store, nil, leases)
+	stored := s.LastRevision()
+	want := putN(t, cli, "a", 10, 10)
+	watchedUpTo(t, s, want)
+	s.Stop()
+	cluster.Leader().Stop()
+
+	snap, err := s.Flush(t.Context())
+	if err != nil || snap == nil {
+		t.Fatalf("Flush: %v, %v", snap, err)
+	}
+	if snap.StartRevision != stored+1 || snap.LastRevision != want {
+		t.Fatalf("flushed %s, want revisions %d to %d", snap.SnapName, stored+1, want)
+	}
+	if !leases.has(fmt.Sprintf("%s/%d", snapshot.KindIncr, want)) {
+		t.Fatalf("delta lease not renewed to %d: %v", want, leases.updates)
+	}
+	if again, err := s.Flush(t.Context()); err != nil || again != nil {
+		t.Fatalf("second Flush stored %v, %v; nothing was left", again, err)
+	}
+}
+
+// If another backup leader continued the deltas meanwhile, it stored these revisions itself: the old
+// term's buffer is not stored a second time.
+func TestFlushLeavesTheDeltasToALeaderThatContinued(t *testing.T) {
+	cluster := etcdserver.StartCluster(t, 1, nil)
+	cli := cluster.Client(t)
+	store := backuptest.Local(t)
+	first := start(t, cli, store, nil, nil)
+	want := putN(t, cli, "a", 10, 10)
+	watchedUpTo(t, first, want)
+	first.Stop()
+
+	second := start(t, cli, store, nil, nil)
+	if d, err := second.TakeDelta(t.Context()); err != nil || d == nil || d.LastRevision != want {
+		t.Fatalf("TakeDelta of the new leader: %v, %v", d, err)
+	}
+	if snap, err := first.Flush(t.Context()); err != nil || snap != nil {
+		t.Fatalf("Flush after another leader continued stored %v, %v", snap, err)
+	}
+	stream, err := snapshot.LatestStream(listStore(t, store))
+	if err != nil || len(stream.Deltas) != 1 || len(stream.Dropped) != 0 || stream.LastRevision() != want {
+		t.Fatalf("stream = %+v, %v; want the new leader's delta only", stream, err)
+	}
+}

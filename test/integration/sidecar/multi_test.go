@@ -44,6 +44,22 @@ func (c *cluster) lastDeltaRevision() int64 {
 	return 0
 }
 
+// leaderIndex waits for a raft leader and returns the index of its pod.
+func (c *cluster) leaderIndex(cli *clientv3.Client) int {
+	c.t.Helper()
+	leader := -1
+	NewWithT(c.t).Eventually(func() int {
+		for i, p := range c.pods {
+			st, err := cli.Status(c.t.Context(), p.client.String())
+			if err == nil && st.Leader == st.Header.MemberId {
+				leader = i
+			}
+		}
+		return leader
+	}, 30*time.Second, 200*time.Millisecond).ShouldNot(Equal(-1))
+	return leader
+}
+
 // uncovered returns the revisions in (from, to] that no delta in snaps covers.
 func uncovered(snaps []*snapshot.Snapshot, from, to int64) []int64 {
 	var missing []int64
@@ -79,16 +95,7 @@ func TestThreeMembersNewBackupLeaderContinuesDeltas(t *testing.T) {
 	rev := putRetrying(t, cli, "a/", 30)
 	g.Eventually(c.lastDeltaRevision, time.Minute, 200*time.Millisecond).Should(Equal(rev))
 
-	leaderIdx := -1
-	g.Eventually(func() int {
-		for i, p := range c.pods {
-			st, err := cli.Status(t.Context(), p.client.String())
-			if err == nil && st.Leader == st.Header.MemberId {
-				leaderIdx = i
-			}
-		}
-		return leaderIdx
-	}, 30*time.Second, 200*time.Millisecond).ShouldNot(Equal(-1))
+	leaderIdx := c.leaderIndex(cli)
 	follower := c.pods[(leaderIdx+1)%3]
 
 	// A follower's sidecar forwards to the backup leader's, which takes the snapshot.
