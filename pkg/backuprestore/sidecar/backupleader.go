@@ -37,6 +37,11 @@ type backupLeader struct {
 	metrics *snapshotter.Metrics
 	log     logr.Logger
 
+	// stopping is closed when the sidecar shuts down. A term that ends with it flushes nothing: the pod is
+	// being deleted or the cluster stopped, and the revisions stay in the members' volumes for whoever
+	// leads next.
+	stopping <-chan struct{}
+
 	mu     sync.Mutex
 	active *snapshotter.Snapshotter // nil while not leading or while the snapshotter starts
 }
@@ -91,8 +96,13 @@ func (b *backupLeader) runSnapshotter(ctx context.Context) {
 	b.flushIfLeaderless(s)
 }
 
-// flushTimeout bounds storing what a leaderless term's snapshotter still buffered.
-const flushTimeout = 30 * time.Second
+// flushTimeout bounds storing what a leaderless term's snapshotter still buffered; leaderCheckTimeout
+// bounds asking the local member whether the cluster has a leader (a stopped member must not hold up
+// the end of the term, e.g. on shutdown).
+const (
+	flushTimeout       = 30 * time.Second
+	leaderCheckTimeout = 5 * time.Second
+)
 
 // flushIfLeaderless stores the revisions the ended term's snapshotter buffered when the term ended because
 // the cluster has no leader, i.e. lost its quorum: druid may bootstrap such a cluster again from the
@@ -100,12 +110,19 @@ const flushTimeout = 30 * time.Second
 // only if this sidecar stores them now. While another member leads (or the local member does not answer,
 // so one may), its sidecar continues the deltas from the store and finds these revisions in etcd.
 func (b *backupLeader) flushIfLeaderless(s *snapshotter.Snapshotter) {
-	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
-	defer cancel()
-	status, err := b.cli.Status(ctx, b.endpoint)
+	select {
+	case <-b.stopping:
+		return
+	default:
+	}
+	check, cancelCheck := context.WithTimeout(context.Background(), leaderCheckTimeout)
+	status, err := b.cli.Status(check, b.endpoint)
+	cancelCheck()
 	if err != nil || status.Leader != 0 {
 		return
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+	defer cancel()
 	snap, err := s.Flush(ctx)
 	switch {
 	case err != nil:
