@@ -80,17 +80,7 @@ func uncovered(snaps []*snapshot.Snapshot, from, to int64) []int64 {
 func TestThreeMembersNewBackupLeaderContinuesDeltas(t *testing.T) {
 	g := NewWithT(t)
 	c := newCluster(t, 3)
-	for _, p := range c.pods {
-		p.start()
-	}
-	for _, p := range c.pods {
-		g.Eventually(p.ready, 3*time.Minute, 200*time.Millisecond).Should(BeTrue(), p.name)
-	}
-	var endpoints []string
-	for _, p := range c.pods {
-		endpoints = append(endpoints, p.client.String())
-	}
-	cli := etcdserver.NewClient(t, endpoints...)
+	cli := c.startAll()
 
 	rev := putRetrying(t, cli, "a/", 30)
 	g.Eventually(c.lastDeltaRevision, time.Minute, 200*time.Millisecond).Should(Equal(rev))

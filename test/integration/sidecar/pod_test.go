@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
+	. "github.com/onsi/gomega"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,6 +112,20 @@ func newCluster(t *testing.T, n int) *cluster {
 		}
 	})
 	return c
+}
+
+// startAll starts every pod, waits until each is ready and returns a client of the whole cluster.
+func (c *cluster) startAll() *clientv3.Client {
+	c.t.Helper()
+	for _, p := range c.pods {
+		p.start()
+	}
+	var endpoints []string
+	for _, p := range c.pods {
+		NewWithT(c.t).Eventually(p.ready, 3*time.Minute, 200*time.Millisecond).Should(BeTrue(), p.name)
+		endpoints = append(endpoints, p.client.String())
+	}
+	return etcdserver.NewClient(c.t, endpoints...)
 }
 
 // writeTemplate writes druid's template for the Etcd with the test's addresses; listen URLs are the

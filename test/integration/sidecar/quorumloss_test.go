@@ -8,7 +8,6 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 )
 
 // TestBackupLeaderStoresBufferedRevisionsWhenQuorumIsLost: with a delta period far longer than the test,
@@ -20,16 +19,8 @@ func TestBackupLeaderStoresBufferedRevisionsWhenQuorumIsLost(t *testing.T) {
 	c := newCluster(t, 3)
 	for _, p := range c.pods {
 		p.sidecar.DeltaSnapshotPeriod = time.Hour
-		p.start()
 	}
-	for _, p := range c.pods {
-		g.Eventually(p.ready, 3*time.Minute, 200*time.Millisecond).Should(BeTrue(), p.name)
-	}
-	var endpoints []string
-	for _, p := range c.pods {
-		endpoints = append(endpoints, p.client.String())
-	}
-	cli := etcdserver.NewClient(t, endpoints...)
+	cli := c.startAll()
 	g.Eventually(c.leaseHolder, time.Minute, 200*time.Millisecond).WithArguments(fullLease).ShouldNot(BeEmpty(), "the first full snapshot")
 	full := lastOf(c.snapshots(), snapshot.KindFull)
 	rev := putRetrying(t, cli, "acked/", 20)

@@ -20,15 +20,7 @@ import (
 func TestWipedMemberRejoinsAsLearnerAndIsPromoted(t *testing.T) {
 	g := NewWithT(t)
 	c := newCluster(t, 3)
-	for _, p := range c.pods {
-		p.start()
-	}
-	var endpoints []string
-	for _, p := range c.pods {
-		g.Eventually(p.ready, 3*time.Minute, 200*time.Millisecond).Should(BeTrue(), p.name)
-		endpoints = append(endpoints, p.client.String())
-	}
-	cli := etcdserver.NewClient(t, endpoints...)
+	cli := c.startAll()
 	putRetrying(t, cli, "a/", 40)
 	want, _ := allKeys(t, cli)
 	before, err := cli.MemberList(t.Context())
