@@ -20,8 +20,8 @@ var _ = Describe("bootstrap", func() {
 		measure("bootstrap 3 members", func() { deployMain(ctx, env, 3) })
 
 		obj := getEtcd(ctx, env, etcd.RoleMain)
-		Expect(condition(obj, druidv1alpha1.ConditionTypeReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
-		Expect(condition(obj, druidv1alpha1.ConditionTypeAllMembersReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
+		Expect(druidv1alpha1.FindCondition(obj.Status.Conditions, druidv1alpha1.ConditionTypeReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
+		Expect(druidv1alpha1.FindCondition(obj.Status.Conditions, druidv1alpha1.ConditionTypeAllMembersReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
 		Expect(obj.Status.Members).To(HaveLen(3))
 		roles := map[druidv1alpha1.EtcdRole]int{}
 		statusIDs := map[string]bool{}

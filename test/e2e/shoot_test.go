@@ -82,16 +82,6 @@ func getEtcd(ctx context.Context, env *demo.Env, role string) *druidv1alpha1.Etc
 	return obj
 }
 
-// condition is the Etcd's condition of type t, nil when it has none.
-func condition(obj *druidv1alpha1.Etcd, t druidv1alpha1.ConditionType) *druidv1alpha1.Condition {
-	for i := range obj.Status.Conditions {
-		if obj.Status.Conditions[i].Type == t {
-			return &obj.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
 // expectCondition waits until the Etcd of role has condition t with status (and reason, unless empty).
 func expectCondition(ctx context.Context, env *demo.Env, role string, t druidv1alpha1.ConditionType, status druidv1alpha1.ConditionStatus, reason string) *druidv1alpha1.Condition {
 	return expectConditionWithin(ctx, env, waitTimeout, role, t, status, reason)
@@ -103,7 +93,7 @@ func expectConditionWithin(ctx context.Context, env *demo.Env, timeout time.Dura
 	Eventually(func(g Gomega) {
 		obj := &druidv1alpha1.Etcd{}
 		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: etcd.Name(role)}, obj)).To(Succeed())
-		got = condition(obj, t)
+		got = druidv1alpha1.FindCondition(obj.Status.Conditions, t)
 		g.Expect(got).NotTo(BeNil(), "no condition %s", t)
 		g.Expect(got.Status).To(Equal(status), "condition %s: %s", t, got.Message)
 		if reason != "" {

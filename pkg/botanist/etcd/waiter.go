@@ -32,22 +32,13 @@ func Unready(etcd *druidv1alpha1.Etcd) []string {
 	if etcd.Spec.Replicas == 0 {
 		return reasons
 	}
-	if c := condition(etcd, druidv1alpha1.ConditionTypeAllMembersUpdated); c == nil || c.Status != druidv1alpha1.ConditionTrue {
+	if c := druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeAllMembersUpdated); c == nil || c.Status != druidv1alpha1.ConditionTrue {
 		reasons = append(reasons, "condition AllMembersUpdated is not True")
 	}
 	if s.Ready == nil || !*s.Ready {
 		reasons = append(reasons, "status.ready is not true")
 	}
 	return reasons
-}
-
-func condition(etcd *druidv1alpha1.Etcd, t druidv1alpha1.ConditionType) *druidv1alpha1.Condition {
-	for i := range etcd.Status.Conditions {
-		if etcd.Status.Conditions[i].Type == t {
-			return &etcd.Status.Conditions[i]
-		}
-	}
-	return nil
 }
 
 // Wait polls until the Etcd is ready. On timeout the error carries what was still missing, druid's last

@@ -96,7 +96,7 @@ func countReady(members []druidv1alpha1.EtcdMemberStatus) int32 {
 }
 
 func conditionIs(status druidv1alpha1.EtcdStatus, t druidv1alpha1.ConditionType, s druidv1alpha1.ConditionStatus) bool {
-	c := health.FindCondition(status.Conditions, t)
+	c := druidv1alpha1.FindCondition(status.Conditions, t)
 	return c != nil && c.Status == s
 }
 

@@ -7,7 +7,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
 
 // RollingUpdateAllowed tells whether the spec flow may change the pod template of sts now, judged by the
@@ -26,11 +25,11 @@ func RollingUpdateAllowed(status druidv1alpha1.EtcdStatus, sts *appsv1.StatefulS
 	if sts == nil || ptr.Deref(sts.Spec.Replicas, 1) == 0 {
 		return true, "no member pod runs"
 	}
-	if c := health.FindCondition(status.Conditions, druidv1alpha1.ConditionTypeReady); c != nil && c.Status == druidv1alpha1.ConditionFalse {
+	if c := druidv1alpha1.FindCondition(status.Conditions, druidv1alpha1.ConditionTypeReady); c != nil && c.Status == druidv1alpha1.ConditionFalse {
 		return true, "quorum is lost already; the new pod template may be needed to recover"
 	}
 	for _, t := range []druidv1alpha1.ConditionType{druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionTypeBackupReady} {
-		if c := health.FindCondition(status.Conditions, t); c != nil && c.Status == druidv1alpha1.ConditionFalse {
+		if c := druidv1alpha1.FindCondition(status.Conditions, t); c != nil && c.Status == druidv1alpha1.ConditionFalse {
 			return false, fmt.Sprintf("rolling update of the members held back while %s is False (%s: %s)", t, c.Reason, c.Message)
 		}
 	}

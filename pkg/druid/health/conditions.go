@@ -48,16 +48,6 @@ func RemoveCondition(conditions []druidv1alpha1.Condition, t druidv1alpha1.Condi
 	return out
 }
 
-// FindCondition returns the condition of type t, or nil.
-func FindCondition(conditions []druidv1alpha1.Condition, t druidv1alpha1.ConditionType) *druidv1alpha1.Condition {
-	for i := range conditions {
-		if conditions[i].Type == t {
-			return &conditions[i]
-		}
-	}
-	return nil
-}
-
 func condition(t druidv1alpha1.ConditionType, s druidv1alpha1.ConditionStatus, reason, message string) druidv1alpha1.Condition {
 	return druidv1alpha1.Condition{Type: t, Status: s, Reason: reason, Message: message}
 }

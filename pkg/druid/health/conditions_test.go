@@ -129,5 +129,5 @@ func TestSetConditionKeepsTransitionTimeWhileStatusHolds(t *testing.T) {
 	conds = SetCondition(conds, druidv1alpha1.Condition{Type: "Ready", Status: "False", Reason: "QuorumLost"}, t2)
 	g.Expect(conds[0].LastTransitionTime.Time).To(Equal(t2))
 	g.Expect(RemoveCondition(conds, "Ready")).To(HaveLen(1))
-	g.Expect(FindCondition(conds, "Other")).NotTo(BeNil())
+	g.Expect(druidv1alpha1.FindCondition(conds, "Other")).NotTo(BeNil())
 }

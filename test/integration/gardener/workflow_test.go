@@ -90,7 +90,7 @@ func runWorkflow(t *testing.T, providerType string, credentials map[string][]byt
 	// Druid sees the Etcd asking for a reconcile while a referenced secret is missing: no StatefulSet.
 	startDruid(t)
 	g.Eventually(func(g Gomega) {
-		c := condition(getEtcd(g, namespace), etcdcontroller.ConditionTypeSecretsReady)
+		c := druidv1alpha1.FindCondition(getEtcd(g, namespace).Status.Conditions, etcdcontroller.ConditionTypeSecretsReady)
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Status).To(Equal(druidv1alpha1.ConditionFalse))
 		g.Expect(c.Message).To(ContainSubstring(clientSecret))
@@ -103,7 +103,7 @@ func runWorkflow(t *testing.T, providerType string, credentials map[string][]byt
 	g.Expect(etcd.New(env.Client, namespace, values).Deploy(ctx)).To(Succeed())
 	g.Eventually(func() error { return env.Client.Get(ctx, stsKey, sts) }, timeout, interval).Should(Succeed())
 	g.Eventually(func(g Gomega) {
-		c := condition(getEtcd(g, namespace), etcdcontroller.ConditionTypeSecretsReady)
+		c := druidv1alpha1.FindCondition(getEtcd(g, namespace).Status.Conditions, etcdcontroller.ConditionTypeSecretsReady)
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Status).To(Equal(druidv1alpha1.ConditionTrue))
 	}, timeout, interval).Should(Succeed())
@@ -114,15 +114,6 @@ func getEtcd(g Gomega, namespace string) *druidv1alpha1.Etcd {
 	obj := &druidv1alpha1.Etcd{}
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: etcd.Name(etcd.RoleMain)}, obj)).To(Succeed())
 	return obj
-}
-
-func condition(e *druidv1alpha1.Etcd, t druidv1alpha1.ConditionType) *druidv1alpha1.Condition {
-	for i := range e.Status.Conditions {
-		if e.Status.Conditions[i].Type == t {
-			return &e.Status.Conditions[i]
-		}
-	}
-	return nil
 }
 
 // usesSecret tells whether the pod template mounts the secret or reads it through env.

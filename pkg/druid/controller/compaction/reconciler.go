@@ -247,7 +247,7 @@ func (r *Reconciler) setCondition(ctx context.Context, etcd *druidv1alpha1.Etcd,
 // backoffRemaining is how long to wait before the next Job after failed ones: the back-off for the
 // consecutive failures, counted from the failure time recorded in the condition.
 func (r *Reconciler) backoffRemaining(etcd *druidv1alpha1.Etcd) time.Duration {
-	cond := health.FindCondition(etcd.Status.Conditions, ConditionTypeLastSnapshotCompactionSucceeded)
+	cond := druidv1alpha1.FindCondition(etcd.Status.Conditions, ConditionTypeLastSnapshotCompactionSucceeded)
 	if cond == nil || cond.Status != druidv1alpha1.ConditionFalse {
 		return 0
 	}

@@ -86,7 +86,7 @@ func finished(task *druidv1alpha1.EtcdCopyBackupsTask) bool {
 		return false
 	}
 	for _, t := range []druidv1alpha1.ConditionType{druidv1alpha1.EtcdCopyBackupsTaskSucceeded, druidv1alpha1.EtcdCopyBackupsTaskFailed} {
-		if c := health.FindCondition(task.Status.Conditions, t); c != nil && c.Status == druidv1alpha1.ConditionTrue {
+		if c := druidv1alpha1.FindCondition(task.Status.Conditions, t); c != nil && c.Status == druidv1alpha1.ConditionTrue {
 			return true
 		}
 	}
@@ -134,7 +134,7 @@ func (r *Reconciler) mirror(ctx context.Context, task *druidv1alpha1.EtcdCopyBac
 	before := task.DeepCopy()
 	now := r.Clock.Now()
 	status := &task.Status
-	if prev := health.FindCondition(status.Conditions, druidv1alpha1.EtcdCopyBackupsTaskFailed); failed.Status == druidv1alpha1.ConditionTrue &&
+	if prev := druidv1alpha1.FindCondition(status.Conditions, druidv1alpha1.EtcdCopyBackupsTaskFailed); failed.Status == druidv1alpha1.ConditionTrue &&
 		(prev == nil || prev.Status != druidv1alpha1.ConditionTrue) {
 		log.FromContext(ctx).Info("Copy-backups worker job failed", "job", job.Name, "reason", failed.Reason)
 		r.Recorder.Eventf(task, job, corev1.EventTypeWarning, EventReasonJobFailed, "Copy", "%s", failed.Message)

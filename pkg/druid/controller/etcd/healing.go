@@ -116,7 +116,7 @@ func (s *statusRun) deleteNotReadyMemberPods(ctx context.Context, _ healing.Acti
 // so in the QuorumLossRecovery condition and, when that condition is new, in a Warning event.
 func (s *statusRun) reportManualIntervention(ctx context.Context, a healing.Action) {
 	st := &s.observed.Etcd.Status
-	if c := health.FindCondition(st.Conditions, ConditionTypeQuorumLossRecovery); c == nil || c.Reason != ReasonManualInterventionRequired {
+	if c := druidv1alpha1.FindCondition(st.Conditions, ConditionTypeQuorumLossRecovery); c == nil || c.Reason != ReasonManualInterventionRequired {
 		log.FromContext(ctx).Info("Quorum lost and no usable backup: manual intervention required", "members", a.Members)
 		s.r.recorder.Eventf(s.etcd, nil, "Warning", EventReasonManualInterventionRequired, actionHeal, "%s", a.Message)
 	}
@@ -128,7 +128,7 @@ func (s *statusRun) reportManualIntervention(ctx context.Context, a healing.Acti
 // members came back, or someone repaired the cluster).
 func (s *statusRun) clearManualIntervention() {
 	st := &s.observed.Etcd.Status
-	if c := health.FindCondition(st.Conditions, ConditionTypeQuorumLossRecovery); c != nil && c.Reason == ReasonManualInterventionRequired {
+	if c := druidv1alpha1.FindCondition(st.Conditions, ConditionTypeQuorumLossRecovery); c != nil && c.Reason == ReasonManualInterventionRequired {
 		st.Conditions = health.RemoveCondition(st.Conditions, ConditionTypeQuorumLossRecovery)
 	}
 }

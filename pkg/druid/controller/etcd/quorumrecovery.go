@@ -234,7 +234,7 @@ func (s *statusRun) recordRecovery(state druidv1alpha1.LastOperationState, cs dr
 	now := s.r.clock.Now()
 	st := &s.observed.Etcd.Status
 	runID := string(uuid.NewUUID())
-	if c := health.FindCondition(st.Conditions, ConditionTypeQuorumLossRecovery); c != nil && c.Status == druidv1alpha1.ConditionTrue && st.LastOperation != nil {
+	if c := druidv1alpha1.FindCondition(st.Conditions, ConditionTypeQuorumLossRecovery); c != nil && c.Status == druidv1alpha1.ConditionTrue && st.LastOperation != nil {
 		runID = st.LastOperation.RunID // one recovery, one run ID across its steps
 	}
 	st.LastOperation = &druidv1alpha1.LastOperation{Type: druidv1alpha1.LastOperationTypeReconcile, State: state,

@@ -92,7 +92,7 @@ func (s *specRun) checkSecrets(ctx context.Context) flow.Result {
 	now := s.r.clock.Now()
 	if len(missing) == 0 {
 		err := s.r.patchStatus(ctx, s.etcd, func(st *druidv1alpha1.EtcdStatus) {
-			if c := health.FindCondition(st.Conditions, ConditionTypeSecretsReady); c != nil && c.Status == druidv1alpha1.ConditionTrue {
+			if c := druidv1alpha1.FindCondition(st.Conditions, ConditionTypeSecretsReady); c != nil && c.Status == druidv1alpha1.ConditionTrue {
 				return
 			}
 			st.Conditions = health.SetCondition(st.Conditions, druidv1alpha1.Condition{Type: ConditionTypeSecretsReady,

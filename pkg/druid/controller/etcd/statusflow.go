@@ -80,7 +80,7 @@ func logStatusChanges(ctx context.Context, old, updated druidv1alpha1.EtcdStatus
 		}
 	}
 	for _, c := range updated.Conditions {
-		if prev := health.FindCondition(old.Conditions, c.Type); prev == nil || prev.Status != c.Status {
+		if prev := druidv1alpha1.FindCondition(old.Conditions, c.Type); prev == nil || prev.Status != c.Status {
 			logger.Info("Condition changed", "condition", c.Type, "status", c.Status, "reason", c.Reason, "message", c.Message)
 		}
 	}

@@ -22,7 +22,6 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/snapshotlease"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/compaction"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
 
 const (
@@ -143,7 +142,7 @@ func compactionCondition(etcd *druidv1alpha1.Etcd) func(g Gomega) *druidv1alpha1
 	return func(g Gomega) *druidv1alpha1.Condition {
 		stored := &druidv1alpha1.Etcd{}
 		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(etcd), stored)).To(Succeed())
-		return health.FindCondition(stored.Status.Conditions, compaction.ConditionTypeLastSnapshotCompactionSucceeded)
+		return druidv1alpha1.FindCondition(stored.Status.Conditions, compaction.ConditionTypeLastSnapshotCompactionSucceeded)
 	}
 }
 

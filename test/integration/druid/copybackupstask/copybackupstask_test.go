@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
 
 const (
@@ -97,7 +96,7 @@ func status(task *druidv1alpha1.EtcdCopyBackupsTask) func(g Gomega) druidv1alpha
 
 func haveCondition(t druidv1alpha1.ConditionType, s druidv1alpha1.ConditionStatus, reason string) OmegaMatcher {
 	return WithTransform(func(st druidv1alpha1.EtcdCopyBackupsTaskStatus) *druidv1alpha1.Condition {
-		return health.FindCondition(st.Conditions, t)
+		return druidv1alpha1.FindCondition(st.Conditions, t)
 	}, And(Not(BeNil()), HaveField("Status", s), HaveField("Reason", reason)))
 }
 

@@ -164,7 +164,7 @@ func TestQuorumLossWithoutBackupNeedsManualAction(t *testing.T) {
 	failMember(t, ns, s, 2)
 
 	etcd := expectCondition(t, ns, etcdcontroller.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, etcdcontroller.ReasonManualInterventionRequired)
-	g.Expect(condition(etcd, etcdcontroller.ConditionTypeQuorumLossRecovery).Message).To(ContainSubstring("no backup store"))
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, etcdcontroller.ConditionTypeQuorumLossRecovery).Message).To(ContainSubstring("no backup store"))
 	g.Eventually(func(g Gomega) []corev1.Event {
 		return warningEvents(g, ns, etcdcontroller.EventReasonManualInterventionRequired)
 	}).WithTimeout(timeout).WithPolling(poll).ShouldNot(BeEmpty())
@@ -202,8 +202,8 @@ func TestScaleDownFiveToThree(t *testing.T) {
 		etcd := getEtcd(g, ns)
 		g.Expect(etcd.Status.ClusterSize).To(Equal(ptr.To(int32(3))))
 		g.Expect(etcd.Status.Members).To(HaveLen(3))
-		g.Expect(condition(etcd, druidv1alpha1.ConditionTypeReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
-		g.Expect(condition(etcd, druidv1alpha1.ConditionTypeAllMembersReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
+		g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
+		g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeAllMembersReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 }
 

@@ -57,22 +57,13 @@ func updateEtcd(t *testing.T, namespace string, change func(*druidv1alpha1.Etcd)
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 }
 
-func condition(etcd *druidv1alpha1.Etcd, t druidv1alpha1.ConditionType) *druidv1alpha1.Condition {
-	for i := range etcd.Status.Conditions {
-		if etcd.Status.Conditions[i].Type == t {
-			return &etcd.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
 // expectCondition waits until the Etcd's condition has status and reason, and returns the Etcd.
 func expectCondition(t *testing.T, namespace string, ct druidv1alpha1.ConditionType, status druidv1alpha1.ConditionStatus, reason string) *druidv1alpha1.Etcd {
 	t.Helper()
 	var etcd *druidv1alpha1.Etcd
 	NewWithT(t).Eventually(func(g Gomega) {
 		etcd = getEtcd(g, namespace)
-		c := condition(etcd, ct)
+		c := druidv1alpha1.FindCondition(etcd.Status.Conditions, ct)
 		g.Expect(c).NotTo(BeNil(), "condition %s", ct)
 		g.Expect(string(c.Status)+"/"+c.Reason).To(Equal(string(status)+"/"+reason), "condition %s: %s", ct, c.Message)
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())

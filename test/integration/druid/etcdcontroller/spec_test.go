@@ -31,7 +31,7 @@ func TestCreationProducesEveryComponent(t *testing.T) {
 	g.Expect(etcd.Status.LastOperation.Type).To(Equal(druidv1alpha1.LastOperationTypeCreate))
 	g.Expect(etcd.Status.LastOperation.RunID).NotTo(BeEmpty())
 	g.Expect(etcd.Status.LastErrors).To(BeEmpty())
-	g.Expect(condition(etcd, etcdcontroller.ConditionTypeSecretsReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, etcdcontroller.ConditionTypeSecretsReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
 
 	for name, obj := range map[string]client.Object{
 		"etcd-main":                           &corev1.ServiceAccount{},
@@ -57,7 +57,7 @@ func TestCreationProducesEveryComponent(t *testing.T) {
 
 	// The status flow runs too: no member has renewed its lease yet.
 	etcd = expectCondition(t, ns, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionUnknown, druidv1alpha1.ReasonNoMembersInStatus)
-	g.Expect(condition(etcd, druidv1alpha1.ConditionTypeBackupReady).Status).To(Equal(druidv1alpha1.ConditionUnknown))
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeBackupReady).Status).To(Equal(druidv1alpha1.ConditionUnknown))
 	g.Expect(etcd.Status.Selector).To(Equal(ptr.To("app.kubernetes.io/managed-by=etcd-druid,app.kubernetes.io/part-of=etcd-main")))
 	g.Expect(etcd.Status.Etcd).NotTo(BeNil())
 	g.Expect(etcd.Status.Etcd.Name).To(Equal("etcd-main"))
@@ -75,8 +75,8 @@ func TestMissingSecretBlocksStatefulSetUntilItAppears(t *testing.T) {
 	createEtcd(t, ns, 1, withClientTLS)
 
 	etcd := expectCondition(t, ns, etcdcontroller.ConditionTypeSecretsReady, druidv1alpha1.ConditionFalse, etcdcontroller.ReasonSecretsMissing)
-	g.Expect(condition(etcd, etcdcontroller.ConditionTypeSecretsReady).Message).To(ContainSubstring(ns + "/etcd-server"))
-	g.Expect(condition(etcd, etcdcontroller.ConditionTypeSecretsReady).Message).To(ContainSubstring("spec.etcd.clientUrlTls.serverTLSSecretRef"))
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, etcdcontroller.ConditionTypeSecretsReady).Message).To(ContainSubstring(ns + "/etcd-server"))
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, etcdcontroller.ConditionTypeSecretsReady).Message).To(ContainSubstring("spec.etcd.clientUrlTls.serverTLSSecretRef"))
 	g.Expect(etcd.Status.LastErrors).To(ConsistOf(HaveField("Code", druidv1alpha1.ErrorCode("ERR_SECRETS_MISSING"))))
 	g.Expect(etcd.Status.LastOperation.State).To(Equal(druidv1alpha1.LastOperationStateError))
 	g.Expect(etcd.Status.ObservedGeneration).To(BeNil())
@@ -88,7 +88,7 @@ func TestMissingSecretBlocksStatefulSetUntilItAppears(t *testing.T) {
 	// A secret without the key still counts as missing, and says which key.
 	createSecret(t, ns, "etcd-server", "tls.crt")
 	NewWithT(t).Eventually(func(g Gomega) string {
-		return condition(getEtcd(g, ns), etcdcontroller.ConditionTypeSecretsReady).Message
+		return druidv1alpha1.FindCondition(getEtcd(g, ns).Status.Conditions, etcdcontroller.ConditionTypeSecretsReady).Message
 	}).WithTimeout(timeout).WithPolling(poll).Should(ContainSubstring(`has no data for key(s) "tls.key"`))
 	g.Expect(exists(ns, etcdName, &appsv1.StatefulSet{})()).NotTo(Succeed())
 
@@ -103,7 +103,7 @@ func TestMissingSecretBlocksStatefulSetUntilItAppears(t *testing.T) {
 	etcd = waitReconciled(t, ns)
 	g.Expect(exists(ns, etcdName, &appsv1.StatefulSet{})()).To(Succeed())
 	g.Expect(etcd.Status.LastErrors).To(BeEmpty())
-	g.Expect(condition(etcd, etcdcontroller.ConditionTypeSecretsReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, etcdcontroller.ConditionTypeSecretsReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
 	g.Expect(etcd.Generation).To(Equal(before.Generation), "the Etcd's spec was not touched")
 	g.Expect(etcd.Annotations).To(Equal(before.Annotations), "nobody annotated the Etcd")
 }

@@ -101,10 +101,10 @@ func TestStatusFromMemberLeases(t *testing.T) {
 
 	// Healthy: all leases fresh.
 	etcd := expectCondition(t, ns, druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionTrue, druidv1alpha1.ReasonAllMembersReady)
-	g.Expect(condition(etcd, druidv1alpha1.ConditionTypeReady).Reason).To(Equal(druidv1alpha1.ReasonQuorate))
-	g.Expect(condition(etcd, druidv1alpha1.ConditionTypeAllMembersUpdated).Status).To(Equal(druidv1alpha1.ConditionTrue))
-	g.Expect(condition(etcd, druidv1alpha1.ConditionTypeDataVolumesReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
-	g.Expect(condition(etcd, druidv1alpha1.ConditionTypeBackupReady)).To(BeNil(), "no store, no BackupReady")
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeReady).Reason).To(Equal(druidv1alpha1.ReasonQuorate))
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeAllMembersUpdated).Status).To(Equal(druidv1alpha1.ConditionTrue))
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeDataVolumesReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeBackupReady)).To(BeNil(), "no store, no BackupReady")
 	g.Expect(etcd.Status.Members).To(HaveLen(3))
 	g.Expect(memberByName(etcd, "etcd-main-0").ID).To(Equal(ptr.To("8e9e05c52164694d")))
 	g.Expect(memberByName(etcd, "etcd-main-0").Role).To(Equal(ptr.To(druidv1alpha1.EtcdRoleLeader)))
@@ -122,7 +122,7 @@ func TestStatusFromMemberLeases(t *testing.T) {
 	expectMember(t, ns, "etcd-main-2", druidv1alpha1.EtcdMemberStatusUnknown, druidv1alpha1.MemberReasonLeaseExpired)
 	expectMember(t, ns, "etcd-main-2", druidv1alpha1.EtcdMemberStatusNotReady, druidv1alpha1.MemberReasonUnknownGracePeriodExceeded)
 	etcd = expectCondition(t, ns, druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonNotAllMembersReady)
-	g.Expect(condition(etcd, druidv1alpha1.ConditionTypeReady).Reason).To(Equal(druidv1alpha1.ReasonQuorate))
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeReady).Reason).To(Equal(druidv1alpha1.ReasonQuorate))
 	g.Expect(memberByName(etcd, "etcd-main-1").LastTransitionTime).To(Equal(healthySince), "a member whose status holds keeps its transition time")
 
 	// A member whose pod is not ready goes NotReady/PodNotReady as soon as its lease expires.
@@ -149,7 +149,7 @@ func TestDataVolumeWarnings(t *testing.T) {
 		FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1,
 	})).To(Succeed())
 	etcd := expectCondition(t, ns, druidv1alpha1.ConditionTypeDataVolumesReady, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonWarningsForDataVolume)
-	NewWithT(t).Expect(condition(etcd, druidv1alpha1.ConditionTypeDataVolumesReady).Message).To(ContainSubstring("ProvisioningFailed"))
+	NewWithT(t).Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeDataVolumesReady).Message).To(ContainSubstring("ProvisioningFailed"))
 }
 
 // With spec.replicas 0 every condition is NotChecked.
@@ -162,7 +162,7 @@ func TestHibernatedEtcdIsNotChecked(t *testing.T) {
 	etcd := expectCondition(t, ns, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionUnknown, druidv1alpha1.ReasonNotChecked)
 	for _, ct := range []druidv1alpha1.ConditionType{druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionTypeAllMembersUpdated,
 		druidv1alpha1.ConditionTypeBackupReady, druidv1alpha1.ConditionTypeDataVolumesReady} {
-		g.Expect(condition(etcd, ct)).NotTo(BeNil(), string(ct))
-		g.Expect(condition(etcd, ct).Reason).To(Equal(druidv1alpha1.ReasonNotChecked), string(ct))
+		g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, ct)).NotTo(BeNil(), string(ct))
+		g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, ct).Reason).To(Equal(druidv1alpha1.ReasonNotChecked), string(ct))
 	}
 }
