@@ -4,25 +4,20 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed"
+	"github.com/gardener-etcd/gardener-etcd/test/localseedtest"
 )
 
 // TestDemo runs the whole demo on a local seed with the project's binaries built from this checkout: druid
 // and the extension as pods, etcd-main backed up to S3 and scaled to three members with peer TLS, keys on
 // every member, a final full snapshot; then the seed stops and leaves nothing behind.
 func TestDemo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a local seed: integration test")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("the local seed needs root (network and mount namespaces)")
-	}
+	localseedtest.SkipUnlessPossible(t)
 	binDir := binDirWithProjectBinaries(t)
 	t.Setenv(localseed.BinDirEnv, binDir)
 
@@ -36,7 +31,7 @@ func TestDemo(t *testing.T) {
 	stateDir, prefix := env.Seed.StateDir(), env.Seed.Prefix()
 	PrintSummary(context.Background(), &out, env, timer.Steps)
 	if err != nil {
-		dumpContainerLogs(t, filepath.Join(stateDir, "logs", "pods"))
+		localseedtest.LogTails(t, filepath.Join(stateDir, "logs", "pods"), 3000)
 	}
 	if stopErr := env.Seed.Stop(context.Background()); stopErr != nil {
 		t.Errorf("stopping the seed: %v", stopErr)
@@ -68,18 +63,4 @@ func binDirWithProjectBinaries(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
-}
-
-// dumpContainerLogs logs the tail of every container log, so a failed run shows what the pods said.
-func dumpContainerLogs(t *testing.T, dir string) {
-	_ = filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			data, _ := os.ReadFile(path)
-			if len(data) > 3000 {
-				data = data[len(data)-3000:]
-			}
-			t.Logf("log %s:\n%s", path, data)
-		}
-		return nil
-	})
 }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/podnet"
+	"github.com/gardener-etcd/gardener-etcd/test/localseedtest"
 )
 
 // The crash test re-executes its own binary as the seed that crashes; these variables tell the child
@@ -35,7 +36,7 @@ func TestDownAfterCrash(t *testing.T) {
 		runCrashChild(t, dir, os.Getenv(crashChildImageEnv))
 		return
 	}
-	skipUnlessRoot(t)
+	localseedtest.SkipUnlessPossible(t)
 	stateDir := filepath.Join(t.TempDir(), "state")
 	bin := buildHTTPEcho(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

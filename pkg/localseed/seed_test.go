@@ -20,35 +20,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/gardener-etcd/gardener-etcd/test/localseedtest"
 )
 
 const testImage = "httpecho:test"
 
 // podLogDir is dumped when a wait fails, so a failing test shows the containers' output.
 var podLogDir string
-
-func dumpPodLogs(t *testing.T) {
-	_ = filepath.Walk(podLogDir, func(path string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			data, _ := os.ReadFile(path)
-			if len(data) > 2000 {
-				data = data[len(data)-2000:]
-			}
-			t.Logf("log %s:\n%s", path, data)
-		}
-		return nil
-	})
-}
-
-func skipUnlessRoot(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a local seed (control plane, namespaces): integration test")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("the local seed needs root (network and mount namespaces)")
-	}
-}
 
 // buildHTTPEcho compiles the test pod program.
 func buildHTTPEcho(t *testing.T) string {
@@ -63,7 +42,7 @@ func buildHTTPEcho(t *testing.T) string {
 
 // TestSeed runs one seed through the whole pod lifecycle and checks that Stop leaves nothing behind.
 func TestSeed(t *testing.T) {
-	skipUnlessRoot(t)
+	localseedtest.SkipUnlessPossible(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	bin := buildHTTPEcho(t)
@@ -337,7 +316,7 @@ func waitForPods(ctx context.Context, t *testing.T, client kubernetes.Interface,
 				for _, p := range list.Items {
 					t.Logf("pod %s: %+v", p.Name, p.Status)
 				}
-				dumpPodLogs(t)
+				localseedtest.LogTails(t, podLogDir, 2000)
 				t.Fatalf("%d of %d pods in %s reached the condition", len(matching), n, ns)
 			}
 		}
@@ -357,7 +336,7 @@ func waitForPod(ctx context.Context, t *testing.T, client kubernetes.Interface, 
 			if p != nil {
 				t.Logf("pod %s: %+v", name, p.Status)
 			}
-			dumpPodLogs(t)
+			localseedtest.LogTails(t, podLogDir, 2000)
 			t.Fatalf("pod %s/%s did not reach the condition (%v)", ns, name, err)
 		}
 		time.Sleep(200 * time.Millisecond)

@@ -27,6 +27,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/demo"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed"
+	"github.com/gardener-etcd/gardener-etcd/test/localseedtest"
 )
 
 // Time limits of the suite's waits.
@@ -47,12 +48,7 @@ var (
 
 // TestE2E skips (never fails) without root or the tools of `make tools`, and under -short.
 func TestE2E(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end suite on a local seed: not with -short")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("the local seed needs root (network and mount namespaces)")
-	}
+	localseedtest.SkipUnlessPossible(t)
 	// The seed runs the project's binaries built from this checkout, never stale ones in bin/.
 	binDir := t.TempDir()
 	if err := demo.BuildBinDir(binDir); errors.Is(err, demo.ErrToolsMissing) {

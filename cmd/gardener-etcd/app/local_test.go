@@ -16,18 +16,14 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed"
+	"github.com/gardener-etcd/gardener-etcd/test/localseedtest"
 )
 
 // TestLocalUpDetachAndDown runs the real binary: `local up --detach` returns with a ready seed running
 // in the background, its kubeconfig and S3 endpoint work, a second `up` is refused, and `local down`
 // stops it and leaves nothing behind. The binary is built because --detach re-executes itself.
 func TestLocalUpDetachAndDown(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a local seed: integration test")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("the local seed needs root (network and mount namespaces)")
-	}
+	localseedtest.SkipUnlessPossible(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	bin := filepath.Join(t.TempDir(), "gardener-etcd")
@@ -149,12 +145,7 @@ func fieldAfter(out, label string) string {
 
 // TestLocalUpForegroundInterrupted: `local up` without --detach serves until SIGINT, then tears down.
 func TestLocalUpForegroundInterrupted(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a local seed: integration test")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("the local seed needs root (network and mount namespaces)")
-	}
+	localseedtest.SkipUnlessPossible(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	bin := filepath.Join(t.TempDir(), "gardener-etcd")
