@@ -10,15 +10,16 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/apis"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed"
+	"github.com/gardener-etcd/gardener-etcd/pkg/waitreason"
 )
 
 // Names the demo uses in the seed.
@@ -104,24 +105,9 @@ func (t *Timer) Run(name string, fn func() (string, error)) error {
 // poll calls check every env.Interval until it returns "" (done), up to env.Timeout. check returns why it is
 // not done yet; read errors are retried. The timeout error carries the last reason.
 func poll(ctx context.Context, env *Env, what string, check func(ctx context.Context) (string, error)) error {
-	last := "not checked yet"
-	err := wait.PollUntilContextTimeout(ctx, env.Interval, env.Timeout, true, func(ctx context.Context) (bool, error) {
-		reason, err := check(ctx)
-		if err != nil {
-			// Not found yet or transient; a read cut off by the deadline must not replace the last reason.
-			if ctx.Err() == nil {
-				last = err.Error()
-			}
-			return false, nil
-		}
-		last = reason
-		return reason == "", nil
-	})
-	if err != nil {
-		if ctx.Err() != nil && context.Cause(ctx) != context.DeadlineExceeded {
-			return context.Cause(ctx)
-		}
+	last, err := waitreason.Poll(ctx, env.Interval, env.Timeout, check)
+	if errors.Is(err, waitreason.ErrNotDone) {
 		return fmt.Errorf("waiting for %s: not done after %s: %s", what, env.Timeout, last)
 	}
-	return nil
+	return err
 }

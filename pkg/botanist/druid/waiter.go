@@ -9,36 +9,20 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-etcd/gardener-etcd/charts"
+	"github.com/gardener-etcd/gardener-etcd/pkg/waitreason"
 )
 
 // Wait polls until every druid CRD is Established and the Deployment is rolled out and Available. On timeout
 // the error says what was still missing, so a failed bootstrap is diagnosable from its message alone.
 func (b *bootstrap) Wait(ctx context.Context) error {
-	var lastReason string
-	err := wait.PollUntilContextTimeout(ctx, b.values.WaitInterval, b.values.WaitTimeout, true, func(ctx context.Context) (bool, error) {
-		reason, err := b.notReady(ctx)
-		if err != nil {
-			// Transient read errors are retried until the timeout; a read cut off by the timeout itself
-			// must not replace the last real reason.
-			if ctx.Err() == nil {
-				lastReason = err.Error()
-			}
-			return false, nil
-		}
-		lastReason = reason
-		return reason == "", nil
-	})
-	if err != nil {
-		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return ctx.Err()
-		}
-		return fmt.Errorf("etcd-druid in %s not ready after %s: %s", b.namespace, b.values.WaitTimeout.Round(time.Second), lastReason)
+	last, err := waitreason.Poll(ctx, b.values.WaitInterval, b.values.WaitTimeout, b.notReady)
+	if errors.Is(err, waitreason.ErrNotDone) {
+		return fmt.Errorf("etcd-druid in %s not ready after %s: %s", b.namespace, b.values.WaitTimeout.Round(time.Second), last)
 	}
-	return nil
+	return err
 }
 
 // notReady returns why the bootstrap is not ready yet, or "" when it is.
