@@ -26,6 +26,12 @@ func (s *Scanner) Revision() (int64, error) {
 			m = other
 		}
 	}
+	// bbolt's Tx.WriteTo streams every page below the high-water mark. A shorter stream may still hold
+	// every page the walk below reaches (small databases, pages reused from the freelist), so the walk
+	// alone does not prove it complete.
+	if s.pos < m.highWater {
+		return 0, fmt.Errorf("incomplete bbolt database: the stream ends after %d of its %d pages", s.pos, m.highWater)
+	}
 	buckets := map[string][]byte{}
 	err := s.walkLeaves(m.root, 0, func(id uint64) {
 		for name, v := range s.buckets[id] {
