@@ -1,47 +1,40 @@
 package backuptest
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
+	"bytes"
+	"io"
 	"sync/atomic"
 	"testing"
 
 	"github.com/go-logr/logr"
 
-	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
-	"github.com/gardener-etcd/gardener-etcd/test/s3server"
 )
 
 // Prefix is the store prefix the tests use.
 const Prefix = "etcd-main"
 
-// Store is a store under test together with a way to reach its objects behind its back.
+// Store is a store under test with a name for subtests.
 type Store struct {
 	snapstore.SnapStore
-	// Name is "Local" or "S3", for subtest names.
+	// Name is the provider's name, for subtest names.
 	Name string
-	// ObjectPath is the file holding a snapshot's object, for corrupting it.
-	ObjectPath func(snap *snapshot.Snapshot) string
 }
 
-// Kinds are the store constructors every round-trip test runs on.
+// Kinds are the store constructors every round-trip test runs on: one directory store and one object
+// store. AllProviders adds every other provider whose server starts here, for the tests that must show
+// a feature works on each of them.
 var Kinds = []func(t *testing.T) *Store{Local, S3}
+
+// AllProviders are the constructors of a store on every provider whose test server is available; the
+// constructors skip the test (with the reason) when a server cannot start on this machine.
+var AllProviders = []func(t *testing.T) *Store{Local, S3}
 
 // Local opens a directory store in a temporary directory.
 func Local(t *testing.T) *Store {
 	t.Helper()
-	root := t.TempDir()
-	s, err := snapstore.New(t.Context(), snapstore.Config{Provider: druidv1alpha1.StorageProviderLocal, Container: "bkp", Prefix: Prefix, LocalRoot: root}, logr.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return &Store{SnapStore: s, Name: "Local", ObjectPath: func(snap *snapshot.Snapshot) string {
-		return filepath.Join(root, "bkp", filepath.FromSlash(snap.Key(Prefix)))
-	}}
+	return open(t, "Local", LocalLocation(t).Config)
 }
 
 var buckets atomic.Int32
@@ -49,42 +42,49 @@ var buckets atomic.Int32
 // S3 opens a store on a fresh bucket of a versitygw server started for the test.
 func S3(t *testing.T) *Store {
 	t.Helper()
-	srv := s3server.Start(t)
-	bucket := fmt.Sprintf("bkp-%d", buckets.Add(1))
-	srv.CreateBucket(t, bucket)
-	secret := t.TempDir()
-	for k, v := range map[string]string{
-		"accessKeyID": srv.AccessKey, "secretAccessKey": srv.SecretKey, "region": srv.Region,
-		"endpoint": srv.Endpoint, "s3ForcePathStyle": "true",
-	} {
-		if err := os.WriteFile(filepath.Join(secret, k), []byte(v), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, err := snapstore.New(t.Context(), snapstore.Config{Provider: druidv1alpha1.StorageProviderS3, Container: bucket, Prefix: Prefix, SecretDir: secret}, logr.Discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return &Store{SnapStore: s, Name: "S3", ObjectPath: func(snap *snapshot.Snapshot) string {
-		return srv.ObjectPath(bucket, snap.Key(Prefix))
-	}}
+	return open(t, "S3", S3Location(t).Config)
 }
 
-// FlipByte inverts one byte of a file in place.
-func FlipByte(t *testing.T, path string, offset int64) {
+func open(t *testing.T, name string, cfg snapstore.Config) *Store {
 	t.Helper()
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	s, err := snapstore.New(t.Context(), cfg, logr.Discard())
+	if err != nil {
+		t.Fatalf("opening the %s store: %v", name, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return &Store{SnapStore: s, Name: name}
+}
+
+// FlipByte corrupts a stored snapshot: it inverts the byte at offset of the object, rewriting the object
+// through the store itself, so that it works on every provider. Flipping the same byte again repairs it.
+func FlipByte(t *testing.T, store snapstore.SnapStore, snap *snapshot.Snapshot, offset int64) {
+	t.Helper()
+	flip(t, store, snap, func(int64) int64 { return offset })
+}
+
+// FlipMiddleByte inverts the byte in the middle of a stored snapshot (see FlipByte).
+func FlipMiddleByte(t *testing.T, store snapstore.SnapStore, snap *snapshot.Snapshot) {
+	t.Helper()
+	flip(t, store, snap, func(size int64) int64 { return size / 2 })
+}
+
+func flip(t *testing.T, store snapstore.SnapStore, snap *snapshot.Snapshot, offset func(size int64) int64) {
+	t.Helper()
+	r, err := store.Fetch(t.Context(), snap)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	b := make([]byte, 1)
-	if _, err := f.ReadAt(b, offset); err != nil {
-		t.Fatal(err)
+	data, err := io.ReadAll(r)
+	_ = r.Close()
+	if err != nil {
+		t.Fatalf("reading %s: %v", snap, err)
 	}
-	b[0] ^= 0xff
-	if _, err := f.WriteAt(b, offset); err != nil {
-		t.Fatal(err)
+	at := offset(int64(len(data)))
+	if at < 0 || at >= int64(len(data)) {
+		t.Fatalf("offset %d is outside %s (%d bytes)", at, snap, len(data))
+	}
+	data[at] ^= 0xff
+	if err := store.Save(t.Context(), snap, bytes.NewReader(data)); err != nil {
+		t.Fatalf("rewriting %s: %v", snap, err)
 	}
 }

@@ -130,7 +130,7 @@ func TestCopyRejectsCorruptedObject(t *testing.T) {
 	if victim.Kind != snapshot.KindIncr {
 		t.Fatalf("expected the newest object to be a delta, got %s", victim)
 	}
-	backuptest.FlipByte(t, h.source.ObjectPath(victim), 40)
+	backuptest.FlipByte(t, h.source, victim, 40)
 	target := backuptest.S3(t)
 	_, err = copier.Copy(t.Context(), copier.Options{Source: h.source.SnapStore, Target: target.SnapStore, MaxBackups: 1, MaxBackupAge: -1, Log: testr.New(t)})
 	if err == nil || !strings.Contains(err.Error(), victim.SnapName) {

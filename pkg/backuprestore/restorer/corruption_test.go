@@ -46,12 +46,7 @@ func TestCorruptedObjectIsRejectedAndDataDirUntouched(t *testing.T) {
 				t.Fatalf("stream = %+v, %v", stream, err)
 			}
 			for _, victim := range []*snapshot.Snapshot{delta, stream.Full} {
-				path := store.ObjectPath(victim)
-				info, err := os.Stat(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				backuptest.FlipByte(t, path, info.Size()/2)
+				backuptest.FlipMiddleByte(t, store, victim)
 
 				parent := t.TempDir()
 				absent := filepath.Join(parent, "absent")
@@ -75,7 +70,7 @@ func TestCorruptedObjectIsRejectedAndDataDirUntouched(t *testing.T) {
 				if entries, _ := os.ReadDir(empty); len(entries) != 0 {
 					t.Fatalf("the empty data dir was written to: %v", entries)
 				}
-				backuptest.FlipByte(t, path, info.Size()/2) // repair for the next victim
+				backuptest.FlipMiddleByte(t, store, victim) // repair for the next victim
 			}
 			// Repaired, the store restores again, proving the failures were the corruption's.
 			if _, err := restorer.Restore(t.Context(), restoreOptions(store, filepath.Join(t.TempDir(), "ok"), t)); err != nil {
