@@ -2,6 +2,7 @@ package s3server
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,6 +56,9 @@ type Options struct {
 	// TLS serves HTTPS with a fresh self-signed certificate for 127.0.0.1 (see Server.CACertPEM),
 	// for testing custom CAs and certificate verification.
 	TLS bool
+	// Region is the region the server signs for; empty means DefaultRegion. Providers that derive the
+	// region themselves (OSS from its endpoint, ECS's fixed one) need theirs.
+	Region string
 }
 
 // Start runs a plain-HTTP server for t and stops it at the end of the test.
@@ -109,7 +113,7 @@ func tryStart(bin string, opts Options) (*Server, error) {
 		Endpoint:  "http://" + addr,
 		AccessKey: DefaultAccessKey,
 		SecretKey: DefaultSecretKey,
-		Region:    DefaultRegion,
+		Region:    cmp.Or(opts.Region, DefaultRegion),
 		Dir:       filepath.Join(tmp, "data"),
 		exited:    make(chan struct{}),
 		tmp:       tmp,

@@ -11,13 +11,15 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/go-logr/logr"
 	"gocloud.dev/blob/azureblob"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
 // Keys of the ABS backup secret.
 const (
-	absKeyStorageAccount = "storageAccount"
-	absKeyStorageKey     = "storageKey"
-	absKeyDomain         = "domain"
+	absKeyStorageAccount = backupsecret.KeyStorageAccount
+	absKeyStorageKey     = backupsecret.KeyStorageKey
+	absKeyDomain         = backupsecret.KeyDomain
 )
 
 // defaultABSDomain is the public Azure cloud's blob domain; sovereign clouds set the domain key.

@@ -2,6 +2,7 @@ package snapstore
 
 import (
 	"fmt"
+	"slices"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
@@ -32,6 +33,10 @@ type Config struct {
 	EndpointOverride string
 	// SecretDir is the mounted backup secret: one file per key. Not needed for Local.
 	SecretDir string
+	// SecretValues are backup secret keys handed over as values instead of files (the deployed druid
+	// passes ECS its keys as environment variables, see backupsecret.ECSKeyEnv); they take precedence
+	// over files of SecretDir.
+	SecretValues map[string]string
 	// LocalRoot is the directory holding the Local provider's containers; empty means $HOME, as the
 	// deployed sidecar (the node's host path is mounted at the home directory of the sidecar's user).
 	LocalRoot string
@@ -68,23 +73,24 @@ const (
 	ProviderS3    Provider = Provider(druidv1alpha1.StorageProviderS3)
 	ProviderABS   Provider = Provider(druidv1alpha1.StorageProviderABS)
 	ProviderGCS   Provider = Provider(druidv1alpha1.StorageProviderGCS)
+	ProviderOSS   Provider = Provider(druidv1alpha1.StorageProviderOSS)
+	ProviderECS   Provider = Provider(druidv1alpha1.StorageProviderECS)
+	ProviderOCS   Provider = Provider(druidv1alpha1.StorageProviderOCS)
 )
 
-// CanonicalProvider resolves aliases (aws → S3, azure → ABS, gcp → GCS) so that every resource written
-// by existing landscapes keeps working, and rejects providers that are not implemented.
+// implemented are the canonical providers New can open.
+var implemented = []Provider{ProviderLocal, ProviderS3, ProviderABS, ProviderGCS, ProviderOSS, ProviderECS, ProviderOCS}
+
+// CanonicalProvider resolves aliases (druidv1alpha1.CanonicalStorageProvider: aws → S3, alicloud → OSS,
+// dell → ECS, …) so that every resource written by existing landscapes keeps working, and rejects
+// providers that are unknown or not implemented.
 func CanonicalProvider(p druidv1alpha1.StorageProvider) (Provider, error) {
-	switch p {
-	case druidv1alpha1.StorageProviderLocal:
-		return ProviderLocal, nil
-	case druidv1alpha1.StorageProviderS3, druidv1alpha1.StorageProviderAWS:
-		return ProviderS3, nil
-	case druidv1alpha1.StorageProviderABS, druidv1alpha1.StorageProviderAzure:
-		return ProviderABS, nil
-	case druidv1alpha1.StorageProviderGCS, druidv1alpha1.StorageProviderGCP:
-		return ProviderGCS, nil
-	case "":
+	if p == "" {
 		return "", fmt.Errorf("no storage provider configured")
-	default:
-		return "", fmt.Errorf("storage provider %q is not supported (supported: Local, S3/aws, ABS/azure, GCS/gcp)", p)
 	}
+	canonical, ok := druidv1alpha1.CanonicalStorageProvider(p)
+	if ok && slices.Contains(implemented, Provider(canonical)) {
+		return Provider(canonical), nil
+	}
+	return "", fmt.Errorf("storage provider %q is not supported (supported: Local, S3/aws, ABS/azure, GCS/gcp, OSS/alicloud, ECS/dell, OCS/openshift)", p)
 }

@@ -23,13 +23,14 @@ import (
 func TestCanonicalProvider(t *testing.T) {
 	valid := map[druidv1alpha1.StorageProvider]Provider{
 		"Local": ProviderLocal, "S3": ProviderS3, "aws": ProviderS3, "ABS": ProviderABS, "azure": ProviderABS, "GCS": ProviderGCS, "gcp": ProviderGCS,
+		"OSS": ProviderOSS, "alicloud": ProviderOSS, "ECS": ProviderECS, "dell": ProviderECS, "OCS": ProviderOCS, "openshift": ProviderOCS,
 	}
 	for in, want := range valid {
 		if got, err := CanonicalProvider(in); err != nil || got != want {
 			t.Errorf("CanonicalProvider(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, in := range []druidv1alpha1.StorageProvider{"", "s3", "Swift", "OSS", "local"} {
+	for _, in := range []druidv1alpha1.StorageProvider{"", "s3", "Swift", "oss", "local", "ftp"} {
 		if got, err := CanonicalProvider(in); err == nil {
 			t.Errorf("CanonicalProvider(%q) = %q, want an error", in, got)
 		}
@@ -45,7 +46,7 @@ func s3Secret() map[string]string {
 
 func TestS3ConfigFromSecret(t *testing.T) {
 	dir := writeSecretDir(t, s3Secret())
-	c, err := s3ConfigFrom(Config{Container: "bkt", SecretDir: dir}, secretDir{dir})
+	c, err := s3ConfigFrom(Config{Container: "bkt", SecretDir: dir}, secretDir{dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,21 +56,21 @@ func TestS3ConfigFromSecret(t *testing.T) {
 		t.Fatalf("got %+v, want %+v", c, want)
 	}
 
-	c, err = s3ConfigFrom(Config{Container: "bkt", EndpointOverride: "http://127.0.0.1:1234"}, secretDir{dir})
+	c, err = s3ConfigFrom(Config{Container: "bkt", EndpointOverride: "http://127.0.0.1:1234"}, secretDir{dir: dir})
 	if err != nil || c.endpoint != "http://127.0.0.1:1234" {
 		t.Fatalf("endpoint override: %q, %v", c.endpoint, err)
 	}
 
 	withBucket := s3Secret()
 	withBucket["bucketName"] = "from-gardener"
-	c, err = s3ConfigFrom(Config{}, secretDir{writeSecretDir(t, withBucket)})
+	c, err = s3ConfigFrom(Config{}, secretDir{dir: writeSecretDir(t, withBucket)})
 	if err != nil || c.bucket != "from-gardener" {
 		t.Fatalf("bucketName fallback: %q, %v", c.bucket, err)
 	}
 
 	withCA := s3Secret()
 	withCA["trustedCaCert"] = string(selfSignedCertPEM(t))
-	if c, err := s3ConfigFrom(Config{Container: "b"}, secretDir{writeSecretDir(t, withCA)}); err != nil || len(c.trustedCACert) == 0 {
+	if c, err := s3ConfigFrom(Config{Container: "b"}, secretDir{dir: writeSecretDir(t, withCA)}); err != nil || len(c.trustedCACert) == 0 {
 		t.Fatalf("trusted CA: %v", err)
 	} else if _, err := c.client(); err != nil {
 		t.Fatalf("client with trusted CA: %v", err)
@@ -90,12 +91,12 @@ func TestS3ConfigErrorsNameKeyAndDirectory(t *testing.T) {
 	for key, value := range bad {
 		secret := s3Secret()
 		secret[key] = value
-		_, err := s3ConfigFrom(Config{Container: "b"}, secretDir{writeSecretDir(t, secret)})
+		_, err := s3ConfigFrom(Config{Container: "b"}, secretDir{dir: writeSecretDir(t, secret)})
 		if err == nil || !strings.Contains(err.Error(), key) {
 			t.Errorf("%s=%q: err = %v, want one naming the key", key, value, err)
 		}
 	}
-	if _, err := s3ConfigFrom(Config{}, secretDir{writeSecretDir(t, s3Secret())}); err == nil || !strings.Contains(err.Error(), "bucketName") {
+	if _, err := s3ConfigFrom(Config{}, secretDir{dir: writeSecretDir(t, s3Secret())}); err == nil || !strings.Contains(err.Error(), "bucketName") {
 		t.Errorf("no container: err = %v, want one mentioning bucketName", err)
 	}
 	if _, err := New(t.Context(), Config{Provider: "aws", Container: "b"}, testr.New(t)); err == nil || !strings.Contains(err.Error(), "secret directory") {
@@ -112,29 +113,29 @@ func absSecret() map[string]string {
 }
 
 func TestABSConfig(t *testing.T) {
-	c, err := absConfigFrom(Config{Container: "bkt"}, secretDir{writeSecretDir(t, absSecret())})
+	c, err := absConfigFrom(Config{Container: "bkt"}, secretDir{dir: writeSecretDir(t, absSecret())})
 	if err != nil || c.containerURL != "https://acct.blob.core.windows.net/bkt" {
 		t.Fatalf("default domain: %q, %v", c.containerURL, err)
 	}
 	sovereign := absSecret()
 	sovereign["domain"] = "blob.core.chinacloudapi.cn"
-	if c, err := absConfigFrom(Config{Container: "bkt"}, secretDir{writeSecretDir(t, sovereign)}); err != nil || c.containerURL != "https://acct.blob.core.chinacloudapi.cn/bkt" {
+	if c, err := absConfigFrom(Config{Container: "bkt"}, secretDir{dir: writeSecretDir(t, sovereign)}); err != nil || c.containerURL != "https://acct.blob.core.chinacloudapi.cn/bkt" {
 		t.Fatalf("domain key: %q, %v", c.containerURL, err)
 	}
-	if c, err := absConfigFrom(Config{Container: "bkt", EndpointOverride: "http://127.0.0.1:10000/"}, secretDir{writeSecretDir(t, absSecret())}); err != nil || c.containerURL != "http://127.0.0.1:10000/acct/bkt" {
+	if c, err := absConfigFrom(Config{Container: "bkt", EndpointOverride: "http://127.0.0.1:10000/"}, secretDir{dir: writeSecretDir(t, absSecret())}); err != nil || c.containerURL != "http://127.0.0.1:10000/acct/bkt" {
 		t.Fatalf("emulator endpoint: %q, %v", c.containerURL, err)
 	}
 	for _, key := range []string{"storageAccount", "storageKey"} {
 		secret := absSecret()
 		delete(secret, key)
 		dir := writeSecretDir(t, secret)
-		if _, err := absConfigFrom(Config{Container: "b"}, secretDir{dir}); err == nil || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), dir) {
+		if _, err := absConfigFrom(Config{Container: "b"}, secretDir{dir: dir}); err == nil || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), dir) {
 			t.Errorf("secret without %s: err = %v", key, err)
 		}
 	}
 	notBase64 := absSecret()
 	notBase64["storageKey"] = "not base64!"
-	if _, err := absConfigFrom(Config{Container: "b"}, secretDir{writeSecretDir(t, notBase64)}); err == nil || !strings.Contains(err.Error(), "base64") {
+	if _, err := absConfigFrom(Config{Container: "b"}, secretDir{dir: writeSecretDir(t, notBase64)}); err == nil || !strings.Contains(err.Error(), "base64") {
 		t.Errorf("bad storageKey: err = %v", err)
 	}
 	// The whole store is constructible (the alias included) without reaching Azure.
@@ -147,7 +148,7 @@ func TestABSConfig(t *testing.T) {
 
 func TestGCSConfig(t *testing.T) {
 	dir := writeSecretDir(t, map[string]string{"serviceaccount.json": serviceAccountJSON(t)})
-	c, err := gcsConfigFrom(Config{Container: "bkt"}, secretDir{dir})
+	c, err := gcsConfigFrom(Config{Container: "bkt"}, secretDir{dir: dir})
 	if err != nil || c.bucket != "bkt" || len(c.serviceAccount) == 0 {
 		t.Fatalf("gcs config: %+v, %v", c, err)
 	}
@@ -158,11 +159,11 @@ func TestGCSConfig(t *testing.T) {
 	_ = store.Close()
 
 	empty := writeSecretDir(t, map[string]string{})
-	if _, err := gcsConfigFrom(Config{Container: "bkt"}, secretDir{empty}); err == nil || !strings.Contains(err.Error(), "serviceaccount.json") || !strings.Contains(err.Error(), empty) {
+	if _, err := gcsConfigFrom(Config{Container: "bkt"}, secretDir{dir: empty}); err == nil || !strings.Contains(err.Error(), "serviceaccount.json") || !strings.Contains(err.Error(), empty) {
 		t.Errorf("missing key: err = %v", err)
 	}
 	broken := writeSecretDir(t, map[string]string{"serviceaccount.json": `{"type":"authorized_user"}`})
-	if _, err := gcsConfigFrom(Config{Container: "bkt"}, secretDir{broken}); err == nil || !strings.Contains(err.Error(), "serviceaccount.json") {
+	if _, err := gcsConfigFrom(Config{Container: "bkt"}, secretDir{dir: broken}); err == nil || !strings.Contains(err.Error(), "serviceaccount.json") {
 		t.Errorf("wrong credential type: err = %v", err)
 	}
 	// An emulator needs no credentials.
@@ -175,7 +176,7 @@ func TestGCSConfig(t *testing.T) {
 
 func TestLocalConfig(t *testing.T) {
 	root := t.TempDir()
-	c, err := localConfigFrom(Config{LocalRoot: root}, secretDir{writeSecretDir(t, map[string]string{"bucketName": "from-secret", "hostPath": "/etc/gardener/local-backupbuckets"})})
+	c, err := localConfigFrom(Config{LocalRoot: root}, secretDir{dir: writeSecretDir(t, map[string]string{"bucketName": "from-secret", "hostPath": "/etc/gardener/local-backupbuckets"})})
 	if err != nil || c.dir != filepath.Join(root, "from-secret") {
 		t.Fatalf("bucketName fallback: %q, %v", c.dir, err)
 	}

@@ -9,10 +9,12 @@ import (
 	"gocloud.dev/gcp"
 	"golang.org/x/oauth2/google"
 	"google.golang.org/api/option"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
 // gcsKeyServiceAccount is the GCS backup secret's key holding a service account key file.
-const gcsKeyServiceAccount = "serviceaccount.json"
+const gcsKeyServiceAccount = backupsecret.KeyServiceAccount
 
 // gcsScope is the least OAuth scope that can list, read, write and delete objects.
 const gcsScope = "https://www.googleapis.com/auth/devstorage.read_write"

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/go-logr/logr"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
 // New opens the store cfg describes. Credentials are read once, here; a store is cheap to keep for the
@@ -14,7 +16,7 @@ func New(ctx context.Context, cfg Config, log logr.Logger) (SnapStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	secret := secretDir{dir: cfg.SecretDir}
+	secret := secretDir{dir: cfg.SecretDir, values: cfg.SecretValues}
 	upload := cfg.Upload.withDefaults()
 	log = log.WithName("snapstore")
 	switch provider {
@@ -26,6 +28,18 @@ func New(ctx context.Context, cfg Config, log logr.Logger) (SnapStore, error) {
 		return openLocal(lc, cfg.Prefix, upload, log)
 	case ProviderS3:
 		sc, err := s3ConfigFrom(cfg, secret)
+		if err != nil {
+			return nil, err
+		}
+		return openS3(ctx, sc, cfg.Prefix, upload, log)
+	case ProviderOSS:
+		oc, err := ossConfigFrom(cfg, secret)
+		if err != nil {
+			return nil, err
+		}
+		return openS3(ctx, oc, cfg.Prefix, upload, log)
+	case ProviderECS, ProviderOCS:
+		sc, err := s3CompatibleConfigFrom(cfg, secret, provider)
 		if err != nil {
 			return nil, err
 		}
@@ -53,7 +67,7 @@ func containerFrom(cfg Config, secret secretDir, provider Provider, fallback str
 	if cfg.Container != "" {
 		return cfg.Container, nil
 	}
-	name, ok, err := secret.optional(secretKeyBucketName)
+	name, ok, err := secret.optional(backupsecret.KeyBucketName)
 	if err != nil {
 		return "", err
 	}
@@ -63,6 +77,6 @@ func containerFrom(cfg Config, secret secretDir, provider Provider, fallback str
 	if fallback != "" {
 		return fallback, nil
 	}
-	return "", fmt.Errorf("storage provider %s needs a container: set --store-container or key %q in the backup secret in %s",
-		provider, secretKeyBucketName, secret.dir)
+	return "", fmt.Errorf("storage provider %s needs a container: set --store-container or key %q in the backup secret %s",
+		provider, backupsecret.KeyBucketName, secret)
 }

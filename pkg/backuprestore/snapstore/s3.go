@@ -20,21 +20,15 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	"github.com/go-logr/logr"
 	"gocloud.dev/blob/s3blob"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
-// Keys of the S3 backup secret.
-const (
-	s3KeyAccessKeyID        = "accessKeyID"
-	s3KeySecretAccessKey    = "secretAccessKey"
-	s3KeyRegion             = "region"
-	s3KeyEndpoint           = "endpoint"
-	s3KeyForcePathStyle     = "s3ForcePathStyle"
-	s3KeyInsecureSkipVerify = "insecureSkipVerify"
-	s3KeyTrustedCACert      = "trustedCaCert"
-)
-
-// s3Config is the resolved configuration of an S3 (or S3-compatible) store.
+// s3Config is the resolved configuration of a store reached through the S3 API: S3 itself and the
+// S3-compatible providers (ECS, OCS, OSS), each of which resolves it from its own secret format
+// (s3ConfigFrom, s3CompatibleConfigFrom, ossConfigFrom); openS3 opens any of them.
 type s3Config struct {
+	provider           Provider // for logs and errors
 	bucket             string
 	region             string
 	endpoint           string // empty: AWS
@@ -43,46 +37,58 @@ type s3Config struct {
 	forcePathStyle     bool
 	insecureSkipVerify bool
 	trustedCACert      []byte // PEM, added to the system roots
+	// maxSingleCopy is the largest object the server copies with one CopyObject; 0 means S3's limit.
+	maxSingleCopy int64
 }
 
+// s3ConfigFrom resolves an S3 store from the S3 secret format.
 func s3ConfigFrom(cfg Config, secret secretDir) (s3Config, error) {
 	if err := secret.checkDir(ProviderS3); err != nil {
 		return s3Config{}, err
 	}
-	var c s3Config
+	c := s3Config{provider: ProviderS3}
 	var err error
 	if c.bucket, err = containerFrom(cfg, secret, ProviderS3, ""); err != nil {
 		return s3Config{}, err
 	}
-	for key, dst := range map[string]*string{s3KeyAccessKeyID: &c.accessKeyID, s3KeySecretAccessKey: &c.secretAccessKey, s3KeyRegion: &c.region} {
-		if *dst, err = secret.required(key); err != nil {
-			return s3Config{}, err
-		}
+	if err := secret.requiredInto(map[string]*string{
+		backupsecret.KeyAccessKeyID: &c.accessKeyID, backupsecret.KeySecretAccessKey: &c.secretAccessKey, backupsecret.KeyRegion: &c.region,
+	}); err != nil {
+		return s3Config{}, err
 	}
-	if c.endpoint, _, err = secret.optional(s3KeyEndpoint); err != nil {
+	if c.endpoint, _, err = secret.optional(backupsecret.KeyEndpoint); err != nil {
 		return s3Config{}, err
 	}
 	if cfg.EndpointOverride != "" {
 		c.endpoint = cfg.EndpointOverride
 	}
-	if c.endpoint != "" && !strings.Contains(c.endpoint, "://") {
-		c.endpoint = "https://" + c.endpoint
-	}
-	if c.forcePathStyle, err = secret.boolean(s3KeyForcePathStyle); err != nil {
+	c.endpoint = withScheme(c.endpoint, false)
+	if c.forcePathStyle, err = secret.boolean(backupsecret.KeyS3ForcePathStyle); err != nil {
 		return s3Config{}, err
 	}
-	if c.insecureSkipVerify, err = secret.boolean(s3KeyInsecureSkipVerify); err != nil {
+	if c.insecureSkipVerify, err = secret.boolean(backupsecret.KeyInsecureSkipVerify); err != nil {
 		return s3Config{}, err
 	}
-	if c.trustedCACert, _, err = secret.raw(s3KeyTrustedCACert); err != nil {
+	if c.trustedCACert, _, err = secret.raw(backupsecret.KeyTrustedCACert); err != nil {
 		return s3Config{}, err
 	}
 	if len(c.trustedCACert) > 0 {
 		if _, err := c.rootCAs(); err != nil {
-			return s3Config{}, fmt.Errorf("key %q of the backup secret in %s: %w", s3KeyTrustedCACert, secret.dir, err)
+			return s3Config{}, fmt.Errorf("key %q of the backup secret %s: %w", backupsecret.KeyTrustedCACert, secret, err)
 		}
 	}
 	return c, nil
+}
+
+// withScheme completes an endpoint given as host[:port] with https://, or http:// when plain.
+func withScheme(endpoint string, plain bool) string {
+	if endpoint == "" || strings.Contains(endpoint, "://") {
+		return endpoint
+	}
+	if plain {
+		return "http://" + endpoint
+	}
+	return "https://" + endpoint
 }
 
 // rootCAs is the system pool plus the trusted CA of the secret.
@@ -129,17 +135,17 @@ func (c s3Config) client() (*s3.Client, error) {
 func openS3(ctx context.Context, cfg s3Config, prefix string, upload UploadOptions, log logr.Logger) (SnapStore, error) {
 	client, err := cfg.client()
 	if err != nil {
-		return nil, fmt.Errorf("configuring S3 client for bucket %s: %w", cfg.bucket, err)
+		return nil, fmt.Errorf("configuring %s client for bucket %s: %w", cfg.provider, cfg.bucket, err)
 	}
 	bucket, err := s3blob.OpenBucket(ctx, client, cfg.bucket, &s3blob.Options{
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("opening S3 bucket %s: %w", cfg.bucket, err)
+		return nil, fmt.Errorf("opening %s bucket %s: %w", cfg.provider, cfg.bucket, err)
 	}
-	store := newBlobStore(bucket, string(ProviderS3), cfg.bucket, prefix, upload, log)
+	store := newBlobStore(bucket, string(cfg.provider), cfg.bucket, prefix, upload, log)
 	store.beforeWrite = boundUploadMemory(uploadClient(client, cfg.plainHTTP()), upload, cfg.plainHTTP())
-	store.copyObject = s3Copier{client: client, bucket: cfg.bucket, concurrency: upload.MaxParallelChunks}.copy
+	store.copyObject = s3Copier{client: client, bucket: cfg.bucket, concurrency: upload.MaxParallelChunks, maxSingle: cfg.maxSingleCopy}.copy
 	return store, nil
 }
 

@@ -4,22 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// Keys of the backup secret shared by several providers.
-const (
-	// secretKeyBucketName is added by Gardener to every backup secret.
-	secretKeyBucketName = "bucketName"
-)
-
-// secretDir reads the backup secret as mounted by Kubernetes: one file per key. Values of scalar keys
-// are trimmed, as secrets created with `echo` commonly end in a newline.
+// secretDir reads the backup secret as mounted by Kubernetes: one file per key, or values handed over
+// otherwise (Config.SecretValues), which win. Values of scalar keys are trimmed, as secrets created with
+// `echo` commonly end in a newline. The keys are those of package backupsecret.
 type secretDir struct {
-	dir string
+	dir    string
+	values map[string]string
 }
 
 // required returns a key's trimmed value or an error naming the key and the directory.
@@ -29,9 +27,22 @@ func (s secretDir) required(key string) (string, error) {
 		return "", err
 	}
 	if !ok || v == "" {
-		return "", fmt.Errorf("backup secret in %s lacks the required key %q", s.dir, key)
+		return "", fmt.Errorf("backup secret %s lacks the required key %q", s, key)
 	}
 	return v, nil
+}
+
+// requiredInto reads required keys into their destinations, in sorted key order so that the first
+// missing key reported does not vary.
+func (s secretDir) requiredInto(dsts map[string]*string) error {
+	for _, key := range slices.Sorted(maps.Keys(dsts)) {
+		v, err := s.required(key)
+		if err != nil {
+			return err
+		}
+		*dsts[key] = v
+	}
+	return nil
 }
 
 // optional returns a key's trimmed value and whether the key exists.
@@ -42,6 +53,9 @@ func (s secretDir) optional(key string) (string, bool, error) {
 
 // raw returns a key's bytes unchanged (certificates, JSON documents).
 func (s secretDir) raw(key string) ([]byte, bool, error) {
+	if v, ok := s.values[key]; ok {
+		return []byte(v), true, nil
+	}
 	if s.dir == "" {
 		return nil, false, nil
 	}
@@ -70,6 +84,9 @@ func (s secretDir) boolean(key string) (bool, error) {
 
 // checkDir fails early with a clear message when a provider needs the secret but it is not mounted.
 func (s secretDir) checkDir(provider Provider) error {
+	if s.dir == "" && len(s.values) > 0 {
+		return nil
+	}
 	if s.dir == "" {
 		return fmt.Errorf("storage provider %s needs the backup secret directory, none configured", provider)
 	}
@@ -81,4 +98,12 @@ func (s secretDir) checkDir(provider Provider) error {
 		return fmt.Errorf("backup secret path %s for %s is not a directory", s.dir, provider)
 	}
 	return nil
+}
+
+// String names the secret in errors: its directory, or the values' origin.
+func (s secretDir) String() string {
+	if s.dir == "" && len(s.values) > 0 {
+		return "given as values (environment)"
+	}
+	return "in " + s.dir
 }

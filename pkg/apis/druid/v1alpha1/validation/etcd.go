@@ -166,20 +166,12 @@ func ValidateStore(s *druidv1alpha1.StoreSpec, fld *field.Path) field.ErrorList 
 			"must be 3 to 63 lower-case letters, digits, '.', '-' or '_', starting and ending with a letter or digit"))
 	}
 	if s.Provider != nil {
-		errs = append(errs, validateEnum(*s.Provider, fld.Child("provider"), knownProviders...)...)
+		errs = append(errs, validateEnum(*s.Provider, fld.Child("provider"), druidv1alpha1.KnownStorageProviders()...)...)
 	}
 	if s.SecretRef != nil && s.SecretRef.Name == "" {
 		errs = append(errs, field.Required(fld.Child("secretRef", "name"), "the name of the backup secret"))
 	}
 	return errs
-}
-
-var knownProviders = []druidv1alpha1.StorageProvider{
-	druidv1alpha1.StorageProviderLocal, druidv1alpha1.StorageProviderS3, druidv1alpha1.StorageProviderAWS,
-	druidv1alpha1.StorageProviderABS, druidv1alpha1.StorageProviderAzure, druidv1alpha1.StorageProviderGCS,
-	druidv1alpha1.StorageProviderGCP, druidv1alpha1.StorageProviderSwift, druidv1alpha1.StorageProviderOpenStack,
-	druidv1alpha1.StorageProviderOSS, druidv1alpha1.StorageProviderAlicloud, druidv1alpha1.StorageProviderECS,
-	druidv1alpha1.StorageProviderDell, druidv1alpha1.StorageProviderOCS, druidv1alpha1.StorageProviderOpenShift,
 }
 
 func validateImmutable[T comparable](newValue, oldValue *T, fld *field.Path) field.ErrorList {
