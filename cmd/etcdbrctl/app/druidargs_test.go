@@ -1,6 +1,7 @@
 package app
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,8 +22,30 @@ import (
 // setEnv applies the environment druid renders for a Job's container.
 func setEnv(t *testing.T, env []corev1.EnvVar) {
 	t.Helper()
+	setEnvFromSecret(t, env, nil)
+}
+
+// setEnvFromSecret applies the environment like the kubelet, taking secretKeyRef values from secret (a
+// missing optional key leaves its variable unset; a missing required one fails the test, as the kubelet
+// would not start the container).
+func setEnvFromSecret(t *testing.T, env []corev1.EnvVar, secret map[string]string) {
+	t.Helper()
 	for _, e := range env {
-		t.Setenv(e.Name, e.Value)
+		if e.ValueFrom == nil {
+			t.Setenv(e.Name, e.Value)
+			continue
+		}
+		ref := e.ValueFrom.SecretKeyRef
+		if ref == nil {
+			t.Fatalf("variable %s has an unexpected source %+v", e.Name, e.ValueFrom)
+		}
+		v, ok := secret[ref.Key]
+		switch {
+		case ok:
+			t.Setenv(e.Name, v)
+		case !ptr.Deref(ref.Optional, false):
+			t.Fatalf("variable %s needs key %q of secret %s, which is missing", e.Name, ref.Key, ref.Name)
+		}
 	}
 }
 
@@ -102,6 +125,38 @@ func TestCopyAcceptsDruidJobArgs(t *testing.T) {
 	opts := o.copierOptions()
 	if opts.MaxBackups != 2 || opts.MaxBackupAge != 3 || !opts.WaitForFinalSnapshot || opts.WaitForFinalSnapshotTimeout != 5*time.Minute {
 		t.Errorf("copier options %+v", opts)
+	}
+}
+
+// TestCopyAcceptsDruidJobArgsForS3CompatibleProviders: an OSS target (alias alicloud) finds its mounted
+// secret through ALICLOUD_APPLICATION_CREDENTIALS; an ECS source (alias dell) gets its secret's keys as
+// SOURCE_ECS_* variables from the secret, as the deployed druid passes them, and none from a directory.
+func TestCopyAcceptsDruidJobArgsForS3CompatibleProviders(t *testing.T) {
+	task := &druidv1alpha1.EtcdCopyBackupsTask{ObjectMeta: metav1.ObjectMeta{Name: "copy", Namespace: "shoot--a--b"}}
+	task.Spec.TargetStore = druidv1alpha1.StoreSpec{Provider: ptr.To(druidv1alpha1.StorageProviderAlicloud), Container: ptr.To("target-bucket"),
+		Prefix: "new/etcd-main", SecretRef: &corev1.SecretReference{Name: "target-backup"}}
+	task.Spec.SourceStore = druidv1alpha1.StoreSpec{Provider: ptr.To(druidv1alpha1.StorageProviderDell), Container: ptr.To("source-bucket"),
+		Prefix: "old/etcd-main", SecretRef: &corev1.SecretReference{Name: "source-backup"}}
+	setEnv(t, statefulset.StoreCredentialsEnv(&task.Spec.TargetStore, copybackupstask.TargetSecretMountPath, ""))
+	setEnvFromSecret(t, statefulset.StoreCredentialsEnv(&task.Spec.SourceStore, copybackupstask.SourceSecretMountPath, copybackupstask.SourceEnvPrefix),
+		map[string]string{"endpoint": "https://ecs.example.com:9021", "accessKeyID": "AK", "secretAccessKey": "SK", "insecureSkipVerify": "true"})
+
+	cmd, o := newCopyCommand()
+	parse(t, cmd, copybackupstask.CopyArgs(task))
+	target, err := o.targetFlags.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	source, err := o.sourceFlags.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target.Provider != druidv1alpha1.StorageProviderOSS || target.SecretDir != copybackupstask.TargetSecretMountPath || target.SecretValues != nil {
+		t.Errorf("target %+v", target)
+	}
+	want := map[string]string{"endpoint": "https://ecs.example.com:9021", "accessKeyID": "AK", "secretAccessKey": "SK", "insecureSkipVerify": "true"}
+	if source.Provider != druidv1alpha1.StorageProviderECS || source.SecretDir != "" || !maps.Equal(source.SecretValues, want) {
+		t.Errorf("source %+v, want the ECS keys as values %v", source, want)
 	}
 }
 

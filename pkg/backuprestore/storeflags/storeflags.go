@@ -9,16 +9,8 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
-
-// CredentialsEnv names, per canonical provider, the variable holding the path of the mounted backup
-// secret (the names the deployed sidecar reads and druid sets). GCS's variable points at the
-// serviceaccount.json file inside the secret directory rather than at the directory.
-var CredentialsEnv = map[snapstore.Provider]string{
-	snapstore.ProviderS3:  "AWS_APPLICATION_CREDENTIALS",
-	snapstore.ProviderABS: "AZURE_APPLICATION_CREDENTIALS",
-	snapstore.ProviderGCS: "GOOGLE_APPLICATION_CREDENTIALS",
-}
 
 // Store binds one store's flags. Create it with Bind; after the flags are parsed, Config resolves the
 // credentials directory from the environment.
@@ -42,14 +34,14 @@ func Bind(fs *pflag.FlagSet, cfg *snapstore.Config, flagPrefix, envPrefix string
 		what = "the " + flagPrefix[:len(flagPrefix)-1] + " store"
 	}
 	fs.StringVar(&s.provider, flagPrefix+"storage-provider", string(cfg.Provider),
-		"object store provider of "+what+" (Local, S3, ABS, GCS or an alias such as aws); empty means no store")
+		"object store provider of "+what+" (Local, S3, ABS, GCS, OSS, ECS, OCS or an alias such as aws); empty means no store")
 	fs.StringVar(&cfg.Container, flagPrefix+"store-container", cfg.Container,
 		"bucket of "+what+" (Local: directory below $HOME); empty means the secret's bucketName")
 	fs.StringVar(&cfg.Prefix, flagPrefix+"store-prefix", cfg.Prefix, "path of the cluster's snapshots inside the container of "+what)
 	fs.StringVar(&cfg.EndpointOverride, flagPrefix+"store-endpoint-override", cfg.EndpointOverride,
 		"endpoint of "+what+" (S3-compatible servers, emulators); overrides the secret's endpoint")
 	fs.StringVar(&cfg.SecretDir, flagPrefix+"store-secret-dir", cfg.SecretDir,
-		"directory of the mounted backup secret of "+what+"; default: the provider's "+envPrefix+"*_APPLICATION_CREDENTIALS variable")
+		"directory of the mounted backup secret of "+what+"; default: the provider's "+envPrefix+"*_APPLICATION_CREDENTIALS variable (ECS: its keys in "+envPrefix+"ECS_ENDPOINT, …)")
 	if flagPrefix == "" {
 		fs.IntVar(&cfg.Upload.ChunkSize, "min-chunk-size", cfg.Upload.ChunkSize, "part size in bytes of multipart uploads (0: default)")
 		fs.IntVar(&cfg.Upload.MaxParallelChunks, "max-parallel-chunk-uploads", cfg.Upload.MaxParallelChunks, "parts uploaded concurrently (0: default)")
@@ -72,8 +64,11 @@ func (s *Store) Config() (snapstore.Config, error) {
 	if err != nil {
 		return snapstore.Config{}, fmt.Errorf("--%sstorage-provider: %w", s.flagPrefix, err)
 	}
+	if provider == snapstore.ProviderECS {
+		s.cfg.SecretValues = s.ecsKeysFromEnv()
+	}
 	if s.cfg.SecretDir == "" {
-		if name, ok := CredentialsEnv[provider]; ok {
+		if name, ok := backupsecret.CredentialsEnv[druidv1alpha1.StorageProvider(provider)]; ok {
 			if v, ok := s.lookup(s.envPrefix + name); ok && v != "" {
 				s.cfg.SecretDir = v
 				// GCS's variable names serviceaccount.json (druid sets it so); a directory is accepted too.
@@ -86,6 +81,21 @@ func (s *Store) Config() (snapstore.Config, error) {
 		}
 	}
 	return *s.cfg, nil
+}
+
+// ecsKeysFromEnv reads the ECS secret keys the deployed druid passes as variables of their own
+// (backupsecret.ECSKeyEnv); nil when none is set.
+func (s *Store) ecsKeysFromEnv() map[string]string {
+	var values map[string]string
+	for _, k := range backupsecret.ECSKeyEnv {
+		if v, ok := s.lookup(s.envPrefix + k.Env); ok && v != "" {
+			if values == nil {
+				values = map[string]string{}
+			}
+			values[k.Key] = v
+		}
+	}
+	return values
 }
 
 func (s *Store) lookup(name string) (string, bool) {

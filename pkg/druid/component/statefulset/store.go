@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
 // The helpers below work on one StoreSpec, so that every pod that runs etcdbrctl against a store (the
@@ -22,7 +23,7 @@ func CanonicalProvider(store *druidv1alpha1.StoreSpec) druidv1alpha1.StorageProv
 	if store == nil || store.Provider == nil {
 		return ""
 	}
-	if canonical, ok := canonicalProviders[*store.Provider]; ok {
+	if canonical, ok := druidv1alpha1.CanonicalStorageProvider(*store.Provider); ok {
 		return canonical
 	}
 	return *store.Provider
@@ -46,21 +47,32 @@ func StoreLocationArgs(store *druidv1alpha1.StoreSpec, flagPrefix string) []stri
 	return args
 }
 
-// StoreCredentialsEnv is the environment variable through which etcdbrctl finds the store's mounted secret
-// (mountPath), named envPrefix + the provider's variable (e.g. SOURCE_AWS_APPLICATION_CREDENTIALS for the
-// copy source). Empty without a secret or for providers that need none (Local).
+// StoreCredentialsEnv are the environment variables through which etcdbrctl finds the store's credentials,
+// as the deployed druid sets them (backupsecret): the variable naming the mounted secret (mountPath), named
+// envPrefix + the provider's variable (e.g. SOURCE_AWS_APPLICATION_CREDENTIALS for the copy source); for
+// ECS, which has no such variable, one variable per secret key taken from the secret itself. Empty without
+// a secret or for providers that need none (Local).
 func StoreCredentialsEnv(store *druidv1alpha1.StoreSpec, mountPath, envPrefix string) []corev1.EnvVar {
 	if store == nil || store.SecretRef == nil || store.SecretRef.Name == "" {
 		return nil
 	}
 	provider := CanonicalProvider(store)
-	name, ok := credentialsEnv[provider]
+	if provider == druidv1alpha1.StorageProviderECS {
+		env := make([]corev1.EnvVar, 0, len(backupsecret.ECSKeyEnv))
+		for _, k := range backupsecret.ECSKeyEnv {
+			env = append(env, corev1.EnvVar{Name: envPrefix + k.Env, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: store.SecretRef.Name}, Key: k.Key, Optional: ptr.To(k.Optional),
+			}}})
+		}
+		return env
+	}
+	name, ok := backupsecret.CredentialsEnv[provider]
 	if !ok {
 		return nil
 	}
 	value := mountPath
 	if provider == druidv1alpha1.StorageProviderGCS {
-		value = path.Join(mountPath, "serviceaccount.json")
+		value = path.Join(mountPath, backupsecret.KeyServiceAccount)
 	}
 	return []corev1.EnvVar{{Name: envPrefix + name, Value: value}}
 }
