@@ -26,9 +26,6 @@ type BackupConfig struct {
 // legacyBackupSecretName is the secret older extensions write without naming it in the BackupEntry status.
 const legacyBackupSecretName = "etcd-backup"
 
-// backupSecretKeyBucketName is the key of the backup secret that names the bucket (the Etcd's container).
-const backupSecretKeyBucketName = "bucketName"
-
 // providerByEntryType maps the provider types of BackupEntries (extension names) to the store providers the
 // backup-restore sidecar understands.
 var providerByEntryType = map[string]druidv1alpha1.StorageProvider{

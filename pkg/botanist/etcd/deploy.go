@@ -13,6 +13,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1/validation"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
 // ConfirmDeletionAnnotation is Gardener's confirmation that an object protected against accidental deletion
@@ -40,12 +41,12 @@ func (e *etcd) deploy(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	secrets, err := e.checkSecrets(ctx, requiredSecrets(e.values.Role, p.peerTLS, storeSecretName(store)))
+	secrets, err := e.checkSecrets(ctx, requiredSecrets(e.values.Role, p.peerTLS, store))
 	if err != nil {
 		return err
 	}
 	if store != nil {
-		store.Container = ptr.To(string(secrets[store.SecretRef.Name].Data[backupSecretKeyBucketName]))
+		store.Container = ptr.To(string(secrets[store.SecretRef.Name].Data[backupsecret.KeyBucketName]))
 	}
 	p.store = store
 	if p.peerTLS {
@@ -168,7 +169,7 @@ func (e *etcd) scale(ctx context.Context, replicas int32) error {
 		if err := e.ensureTLSSecrets(ctx, true); err != nil {
 			return err
 		}
-		secrets, err := e.checkSecrets(ctx, requiredSecrets(e.values.Role, true, storeSecretName(existing.Spec.Backup.Store)))
+		secrets, err := e.checkSecrets(ctx, requiredSecrets(e.values.Role, true, existing.Spec.Backup.Store))
 		if err != nil {
 			return err
 		}

@@ -7,14 +7,21 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
 // MissingSecret is one secret an Etcd would reference that is absent (Keys nil) or lacks keys.
 type MissingSecret struct {
 	Name string
-	// Keys are the missing data keys; nil when the whole secret is missing.
+	// Keys are the missing data keys; nil when the whole secret is missing. Where a secret may hold one
+	// of several key sets (Swift's password or application credential), the entry names the alternatives.
 	Keys []string
+	// Provider is the storage provider whose keys a backup secret lacks; empty for other secrets.
+	Provider druidv1alpha1.StorageProvider
 }
 
 // MissingSecretError says that the Etcd was not written because secrets it would reference are missing or
@@ -34,7 +41,11 @@ func (e *MissingSecretError) Error() string {
 			parts = append(parts, fmt.Sprintf("secret %s/%s is missing", e.Namespace, m.Name))
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("secret %s/%s lacks key(s) %s", e.Namespace, m.Name, strings.Join(m.Keys, ", ")))
+		provider := ""
+		if m.Provider != "" {
+			provider = fmt.Sprintf(" (backup secret of provider %s)", m.Provider)
+		}
+		parts = append(parts, fmt.Sprintf("secret %s/%s%s lacks key(s) %s", e.Namespace, m.Name, provider, strings.Join(m.Keys, ", ")))
 	}
 	return fmt.Sprintf("%s not written, retry later: %s", e.Etcd, strings.Join(parts, "; "))
 }
@@ -42,27 +53,33 @@ func (e *MissingSecretError) Error() string {
 // Retriable marks the error as one that goes away by itself once the secrets are written.
 func (e *MissingSecretError) Retriable() bool { return true }
 
-// secretRequirement is a secret the Etcd references and the keys druid reads from it.
+// secretRequirement is a secret the Etcd references and what druid and the pods read from it.
 type secretRequirement struct {
-	name string
-	keys []string
+	name     string
+	required []backupsecret.Requirement
+	// provider is the canonical storage provider of the backup secret; empty for other secrets.
+	provider druidv1alpha1.StorageProvider
 }
 
-// requiredSecrets are the secrets of an Etcd with the given TLS names and backup secret ("" without store).
-func requiredSecrets(role string, peerTLS bool, backupSecret string) []secretRequirement {
-	leaf := []string{DataKeyCertificate, DataKeyPrivateKey}
+// requiredSecrets are the secrets of an Etcd with the given TLS names and backup store (nil without one).
+// The backup secret must hold its provider's keys (backupsecret.Required), which the sidecar reads, and
+// bucketName, which becomes the Etcd's container.
+func requiredSecrets(role string, peerTLS bool, store *druidv1alpha1.StoreSpec) []secretRequirement {
+	leaf := backupsecret.Keys(DataKeyCertificate, DataKeyPrivateKey)
 	reqs := []secretRequirement{
-		{name: CASecretName, keys: []string{DataKeyCABundle}},
-		{name: ServerSecretName(role), keys: leaf},
-		{name: ClientSecretName, keys: leaf},
+		{name: CASecretName, required: backupsecret.Keys(DataKeyCABundle)},
+		{name: ServerSecretName(role), required: leaf},
+		{name: ClientSecretName, required: leaf},
 	}
 	if peerTLS {
 		reqs = append(reqs,
-			secretRequirement{name: PeerCASecretName, keys: []string{DataKeyCABundle}},
-			secretRequirement{name: PeerServerSecretName(role), keys: leaf})
+			secretRequirement{name: PeerCASecretName, required: backupsecret.Keys(DataKeyCABundle)},
+			secretRequirement{name: PeerServerSecretName(role), required: leaf})
 	}
-	if backupSecret != "" {
-		reqs = append(reqs, secretRequirement{name: backupSecret, keys: []string{backupSecretKeyBucketName}})
+	if name := storeSecretName(store); name != "" {
+		provider, _ := druidv1alpha1.CanonicalStorageProvider(ptr.Deref(store.Provider, ""))
+		reqs = append(reqs, secretRequirement{name: name, provider: provider,
+			required: append(backupsecret.Required(provider), backupsecret.Keys(backupsecret.KeyBucketName)...)})
 	}
 	return reqs
 }
@@ -81,14 +98,8 @@ func (e *etcd) checkSecrets(ctx context.Context, reqs []secretRequirement) (map[
 			}
 			return nil, fmt.Errorf("reading secret %s/%s: %w", e.namespace, req.name, err)
 		}
-		var keys []string
-		for _, k := range req.keys {
-			if len(secret.Data[k]) == 0 {
-				keys = append(keys, k)
-			}
-		}
-		if keys != nil {
-			missing = append(missing, MissingSecret{Name: req.name, Keys: keys})
+		if unmet := backupsecret.Unmet(req.required, backupsecret.InData(secret.Data)); len(unmet) > 0 {
+			missing = append(missing, MissingSecret{Name: req.name, Keys: keyNames(unmet), Provider: req.provider})
 			continue
 		}
 		found[req.name] = secret
@@ -97,4 +108,17 @@ func (e *etcd) checkSecrets(ctx context.Context, reqs []secretRequirement) (map[
 		return nil, &MissingSecretError{Namespace: e.namespace, Etcd: e.name(), Missing: missing}
 	}
 	return found, nil
+}
+
+// keyNames names unmet requirements: a single key by its name, alternatives as backupsecret spells them.
+func keyNames(reqs []backupsecret.Requirement) []string {
+	names := make([]string, len(reqs))
+	for i, r := range reqs {
+		if len(r.AnyOf) == 1 && len(r.AnyOf[0]) == 1 {
+			names[i] = r.AnyOf[0][0]
+			continue
+		}
+		names[i] = r.String()
+	}
+	return names
 }

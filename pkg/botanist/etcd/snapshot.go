@@ -12,6 +12,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
 // SnapshotTransport says how Snapshot reaches the backup-restore sidecar. The zero value uses the client
@@ -64,8 +66,8 @@ func (e *etcd) Snapshot(ctx context.Context) (string, error) {
 
 func (e *etcd) snapshotHTTPClient(ctx context.Context) (*http.Client, error) {
 	secrets, err := e.checkSecrets(ctx, []secretRequirement{
-		{name: CASecretName, keys: []string{DataKeyCABundle}},
-		{name: ClientSecretName, keys: []string{DataKeyCertificate, DataKeyPrivateKey}},
+		{name: CASecretName, required: backupsecret.Keys(DataKeyCABundle)},
+		{name: ClientSecretName, required: backupsecret.Keys(DataKeyCertificate, DataKeyPrivateKey)},
 	})
 	if err != nil {
 		return nil, err

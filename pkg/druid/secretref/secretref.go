@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
 // Data keys of TLS secrets (shared/reference/druid-api.md): server and client certificates live under tls.crt
@@ -17,8 +18,6 @@ import (
 const (
 	TLSCertKey = "tls.crt"
 	TLSKeyKey  = "tls.key"
-	// LocalHostPathKey is the key of the backup secret that names the Local provider's node directory.
-	LocalHostPathKey = "hostPath"
 )
 
 // Reference is one Secret an Etcd references.
@@ -29,8 +28,12 @@ type Reference struct {
 	// Field is the spec path of the reference (e.g. spec.etcd.clientUrlTls.serverTLSSecretRef), so that a
 	// message can tell the operator what to fix.
 	Field string
-	// Keys are the data keys the pods read from the secret; empty when any content will do.
-	Keys []string
+	// Required is what the secret must hold for the pods to start and work (data keys, or alternatives of
+	// keys); empty when any content will do.
+	Required []backupsecret.Requirement
+	// Provider is the canonical storage provider of a backup store's secret, whose required keys are the
+	// provider's (backupsecret.RequiredFor); empty for other secrets.
+	Provider druidv1alpha1.StorageProvider
 }
 
 // Key is "<namespace>/<name>", the value under which the Etcd is indexed (see IndexName).
@@ -42,10 +45,11 @@ func Key(namespace, name string) string { return namespace + "/" + name }
 // Of lists every Secret the Etcd references, in spec order: the CA, server and client secrets of
 // spec.etcd.clientUrlTls, spec.etcd.peerUrlTls and spec.backup.tls, the backup store's secretRef and
 // spec.etcd.authSecretRef. References with an empty name are skipped; the same secret may appear more than
-// once under different fields.
+// once under different fields. The backup secret must hold its provider's keys (backupsecret.RequiredFor),
+// and bucketName when the store names no container.
 func Of(etcd *druidv1alpha1.Etcd) []Reference {
 	var refs []Reference
-	add := func(ref corev1.SecretReference, field string, keys ...string) {
+	add := func(ref corev1.SecretReference, field string, provider druidv1alpha1.StorageProvider, required []backupsecret.Requirement) {
 		if ref.Name == "" {
 			return
 		}
@@ -53,15 +57,15 @@ func Of(etcd *druidv1alpha1.Etcd) []Reference {
 		if namespace == "" {
 			namespace = etcd.Namespace
 		}
-		refs = append(refs, Reference{Namespace: namespace, Name: ref.Name, Field: field, Keys: keys})
+		refs = append(refs, Reference{Namespace: namespace, Name: ref.Name, Field: field, Required: required, Provider: provider})
 	}
 	addTLS := func(tls *druidv1alpha1.TLSConfig, field string) {
 		if tls == nil {
 			return
 		}
-		add(tls.TLSCASecretRef.SecretReference, field+".tlsCASecretRef", ptr.Deref(tls.TLSCASecretRef.DataKey, druidv1alpha1.DefaultCADataKey))
-		add(tls.ServerTLSSecretRef, field+".serverTLSSecretRef", TLSCertKey, TLSKeyKey)
-		add(tls.ClientTLSSecretRef, field+".clientTLSSecretRef", TLSCertKey, TLSKeyKey)
+		add(tls.TLSCASecretRef.SecretReference, field+".tlsCASecretRef", "", backupsecret.Keys(ptr.Deref(tls.TLSCASecretRef.DataKey, druidv1alpha1.DefaultCADataKey)))
+		add(tls.ServerTLSSecretRef, field+".serverTLSSecretRef", "", backupsecret.Keys(TLSCertKey, TLSKeyKey))
+		add(tls.ClientTLSSecretRef, field+".clientTLSSecretRef", "", backupsecret.Keys(TLSCertKey, TLSKeyKey))
 	}
 
 	addTLS(etcd.Spec.Etcd.ClientUrlTLS, "spec.etcd.clientUrlTls")
@@ -70,14 +74,12 @@ func Of(etcd *druidv1alpha1.Etcd) []Reference {
 	}
 	addTLS(etcd.Spec.Backup.TLS, "spec.backup.tls")
 	if store := etcd.Spec.Backup.Store; store != nil && store.SecretRef != nil {
-		var keys []string
-		if store.Provider != nil && *store.Provider == druidv1alpha1.StorageProviderLocal {
-			keys = append(keys, LocalHostPathKey)
-		}
-		add(*store.SecretRef, "spec.backup.store.secretRef", keys...)
+		provider, _ := druidv1alpha1.CanonicalStorageProvider(ptr.Deref(store.Provider, ""))
+		add(*store.SecretRef, "spec.backup.store.secretRef", provider,
+			backupsecret.RequiredFor(provider, ptr.Deref(store.Container, "") != ""))
 	}
 	if ref := etcd.Spec.Etcd.AuthSecretRef; ref != nil {
-		add(*ref, "spec.etcd.authSecretRef")
+		add(*ref, "spec.etcd.authSecretRef", "", nil)
 	}
 	return refs
 }

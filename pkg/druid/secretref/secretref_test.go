@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
 func tlsConfig(prefix string) *druidv1alpha1.TLSConfig {
@@ -46,16 +47,17 @@ func TestOfListsEveryReferenceWithFieldAndKeys(t *testing.T) {
 	etcd.Spec.Etcd.ClientUrlTLS.TLSCASecretRef.DataKey = ptr.To("bundle.crt")
 
 	g.Expect(Of(etcd)).To(Equal([]Reference{
-		{Namespace: "shoot", Name: "client-ca", Field: "spec.etcd.clientUrlTls.tlsCASecretRef", Keys: []string{"bundle.crt"}},
-		{Namespace: "shoot", Name: "client-server", Field: "spec.etcd.clientUrlTls.serverTLSSecretRef", Keys: []string{"tls.crt", "tls.key"}},
-		{Namespace: "shoot", Name: "client-client", Field: "spec.etcd.clientUrlTls.clientTLSSecretRef", Keys: []string{"tls.crt", "tls.key"}},
-		{Namespace: "shoot", Name: "peer-ca", Field: "spec.etcd.peerUrlTls.tlsCASecretRef", Keys: []string{"ca.crt"}},
-		{Namespace: "shoot", Name: "peer-server", Field: "spec.etcd.peerUrlTls.serverTLSSecretRef", Keys: []string{"tls.crt", "tls.key"}},
-		{Namespace: "shoot", Name: "peer-client", Field: "spec.etcd.peerUrlTls.clientTLSSecretRef", Keys: []string{"tls.crt", "tls.key"}},
-		{Namespace: "shoot", Name: "backup-ca", Field: "spec.backup.tls.tlsCASecretRef", Keys: []string{"ca.crt"}},
-		{Namespace: "shoot", Name: "backup-server", Field: "spec.backup.tls.serverTLSSecretRef", Keys: []string{"tls.crt", "tls.key"}},
-		{Namespace: "shoot", Name: "backup-client", Field: "spec.backup.tls.clientTLSSecretRef", Keys: []string{"tls.crt", "tls.key"}},
-		{Namespace: "shoot", Name: "etcd-backup", Field: "spec.backup.store.secretRef", Keys: []string{"hostPath"}},
+		{Namespace: "shoot", Name: "client-ca", Field: "spec.etcd.clientUrlTls.tlsCASecretRef", Required: backupsecret.Keys("bundle.crt")},
+		{Namespace: "shoot", Name: "client-server", Field: "spec.etcd.clientUrlTls.serverTLSSecretRef", Required: backupsecret.Keys("tls.crt", "tls.key")},
+		{Namespace: "shoot", Name: "client-client", Field: "spec.etcd.clientUrlTls.clientTLSSecretRef", Required: backupsecret.Keys("tls.crt", "tls.key")},
+		{Namespace: "shoot", Name: "peer-ca", Field: "spec.etcd.peerUrlTls.tlsCASecretRef", Required: backupsecret.Keys("ca.crt")},
+		{Namespace: "shoot", Name: "peer-server", Field: "spec.etcd.peerUrlTls.serverTLSSecretRef", Required: backupsecret.Keys("tls.crt", "tls.key")},
+		{Namespace: "shoot", Name: "peer-client", Field: "spec.etcd.peerUrlTls.clientTLSSecretRef", Required: backupsecret.Keys("tls.crt", "tls.key")},
+		{Namespace: "shoot", Name: "backup-ca", Field: "spec.backup.tls.tlsCASecretRef", Required: backupsecret.Keys("ca.crt")},
+		{Namespace: "shoot", Name: "backup-server", Field: "spec.backup.tls.serverTLSSecretRef", Required: backupsecret.Keys("tls.crt", "tls.key")},
+		{Namespace: "shoot", Name: "backup-client", Field: "spec.backup.tls.clientTLSSecretRef", Required: backupsecret.Keys("tls.crt", "tls.key")},
+		// Local's hostPath has a default, and Local's container too: nothing is required.
+		{Namespace: "shoot", Name: "etcd-backup", Field: "spec.backup.store.secretRef", Provider: druidv1alpha1.StorageProviderLocal},
 		{Namespace: "other", Name: "auth", Field: "spec.etcd.authSecretRef"},
 	}))
 }
@@ -71,9 +73,14 @@ func TestOfSkipsUnsetReferences(t *testing.T) {
 	etcd.Spec.Etcd.ClientUrlTLS.ClientTLSSecretRef = corev1.SecretReference{}
 	g.Expect(Keys(etcd)).To(Equal([]string{"ns/c-ca", "ns/c-server"}))
 
-	// The S3 backup secret needs no particular key here (the sidecar validates its content).
+	// The S3 backup secret must hold S3's keys, and bucketName as long as the store names no container.
 	etcd.Spec.Backup.Store.SecretRef = &corev1.SecretReference{Name: "b"}
-	g.Expect(Of(etcd)).To(ContainElement(Reference{Namespace: "ns", Name: "b", Field: "spec.backup.store.secretRef"}))
+	g.Expect(Of(etcd)).To(ContainElement(Reference{Namespace: "ns", Name: "b", Field: "spec.backup.store.secretRef", Provider: druidv1alpha1.StorageProviderS3,
+		Required: backupsecret.Keys("accessKeyID", "secretAccessKey", "region", "bucketName")}))
+	etcd.Spec.Backup.Store.Container = ptr.To("bucket")
+	etcd.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProviderAlicloud)
+	g.Expect(Of(etcd)).To(ContainElement(Reference{Namespace: "ns", Name: "b", Field: "spec.backup.store.secretRef", Provider: druidv1alpha1.StorageProviderOSS,
+		Required: backupsecret.Keys("storageEndpoint", "accessKeyID", "accessKeySecret")}))
 }
 
 func TestKeysAreSortedAndDistinct(t *testing.T) {

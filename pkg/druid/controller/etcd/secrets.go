@@ -3,17 +3,19 @@ package etcd
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/secretref"
 )
 
 // missingSecrets checks every requirement and describes each missing secret or key, e.g.
-// `secret shoot/etcd-server (spec.etcd.clientUrlTls.serverTLSSecretRef) has no key "tls.key"`.
+// `secret shoot/etcd-server (spec.etcd.clientUrlTls.serverTLSSecretRef) has no data for key(s) "tls.key"`, or
+// for the backup secret `secret shoot/etcd-backup (spec.backup.store.secretRef, provider OSS) has no data
+// for key(s) "accessKeySecret"`.
 func missingSecrets(ctx context.Context, reader client.Reader, reqs []secretref.Reference) ([]string, error) {
 	var missing []string
 	for _, req := range reqs {
@@ -26,14 +28,12 @@ func missingSecrets(ctx context.Context, reader client.Reader, reqs []secretref.
 		if err != nil {
 			return nil, fmt.Errorf("reading secret %s: %w", req.Key(), err)
 		}
-		var keys []string
-		for _, k := range req.Keys {
-			if len(secret.Data[k]) == 0 {
-				keys = append(keys, fmt.Sprintf("%q", k))
+		if unmet := backupsecret.Unmet(req.Required, backupsecret.InData(secret.Data)); len(unmet) > 0 {
+			where := req.Field
+			if req.Provider != "" {
+				where += ", provider " + string(req.Provider)
 			}
-		}
-		if len(keys) > 0 {
-			missing = append(missing, fmt.Sprintf("secret %s (%s) has no data for key(s) %s", req.Key(), req.Field, strings.Join(keys, ", ")))
+			missing = append(missing, fmt.Sprintf("secret %s (%s) has no data for key(s) %s", req.Key(), where, backupsecret.Describe(unmet)))
 		}
 	}
 	return missing, nil

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/secretref"
 )
 
@@ -17,15 +18,26 @@ func TestMissingSecrets(t *testing.T) {
 	c := fake.NewClientBuilder().WithObjects(
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "complete", Namespace: "ns"}, Data: map[string][]byte{"tls.crt": []byte("c"), "tls.key": []byte("k")}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "no-key", Namespace: "ns"}, Data: map[string][]byte{"tls.crt": []byte("c"), "tls.key": nil}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "swift-app-cred", Namespace: "ns"}, Data: map[string][]byte{
+			"authURL": []byte("u"), "domainName": []byte("d"), "tenantName": []byte("t"), "region": []byte("r"),
+			"applicationCredentialID": []byte("id"), "applicationCredentialSecret": []byte("s")}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "swift-half", Namespace: "ns"}, Data: map[string][]byte{
+			"authURL": []byte("u"), "domainName": []byte("d"), "tenantName": []byte("t"), "region": []byte("r"), "username": []byte("u")}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "oss", Namespace: "ns"}, Data: map[string][]byte{"storageEndpoint": []byte("e"), "accessKeyID": []byte("a")}},
 	).Build()
 	missing, err := missingSecrets(context.Background(), c, []secretref.Reference{
-		{Namespace: "ns", Name: "complete", Field: "a", Keys: []string{"tls.crt", "tls.key"}},
-		{Namespace: "ns", Name: "no-key", Field: "b", Keys: []string{"tls.crt", "tls.key"}},
+		{Namespace: "ns", Name: "complete", Field: "a", Required: backupsecret.Keys("tls.crt", "tls.key")},
+		{Namespace: "ns", Name: "no-key", Field: "b", Required: backupsecret.Keys("tls.crt", "tls.key")},
 		{Namespace: "ns", Name: "absent", Field: "c"},
+		{Namespace: "ns", Name: "swift-app-cred", Field: "d", Provider: "Swift", Required: backupsecret.Required("Swift")},
+		{Namespace: "ns", Name: "swift-half", Field: "e", Provider: "Swift", Required: backupsecret.Required("openstack")},
+		{Namespace: "ns", Name: "oss", Field: "f", Provider: "OSS", Required: backupsecret.RequiredFor("alicloud", false)},
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(missing).To(Equal([]string{
 		`secret ns/no-key (b) has no data for key(s) "tls.key"`,
 		`secret ns/absent (c) not found`,
+		`secret ns/swift-half (e, provider Swift) has no data for key(s) ("username" and "password") or ("applicationCredentialID" and "applicationCredentialSecret") or ("username" and "applicationCredentialName" and "applicationCredentialSecret")`,
+		`secret ns/oss (f, provider OSS) has no data for key(s) "accessKeySecret", "bucketName"`,
 	}))
 }

@@ -162,9 +162,36 @@ func TestDeployRefusesABackupSecretWithoutBucketName(t *testing.T) {
 	err := etcd.New(env.Client, s.namespace, s.mainValues()).Deploy(ctx)
 	var missing *etcd.MissingSecretError
 	g.Expect(errors.As(err, &missing)).To(BeTrue(), "want a *MissingSecretError, got %v", err)
-	g.Expect(missing.Missing).To(Equal([]etcd.MissingSecret{{Name: "etcd-backup", Keys: []string{"bucketName"}}}))
-	g.Expect(err.Error()).To(ContainSubstring("etcd-backup lacks key(s) bucketName"))
+	g.Expect(missing.Missing).To(Equal([]etcd.MissingSecret{{Name: "etcd-backup", Keys: []string{"bucketName"}, Provider: druidv1alpha1.StorageProviderLocal}}))
+	g.Expect(err.Error()).To(ContainSubstring("etcd-backup (backup secret of provider Local) lacks key(s) bucketName"))
 	g.Expect(etcdExists(s.namespace, "etcd-main")).To(BeFalse())
+}
+
+// A backup secret without its provider's keys (here OSS, chosen through BackupConfig.Provider, on the secret
+// of a local BackupEntry) stops Deploy naming provider and keys; once the keys are there, Deploy writes the
+// Etcd with that provider.
+func TestDeployRefusesABackupSecretWithoutItsProvidersKeys(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newShoot(t)
+	v := s.mainValues()
+	v.BackupConfig.Provider = ptr.To(druidv1alpha1.StorageProviderAlicloud)
+
+	err := etcd.New(env.Client, s.namespace, v).Deploy(ctx)
+	var missing *etcd.MissingSecretError
+	g.Expect(errors.As(err, &missing)).To(BeTrue(), "want a *MissingSecretError, got %v", err)
+	g.Expect(missing.Missing).To(Equal([]etcd.MissingSecret{{Name: "etcd-backup", Provider: druidv1alpha1.StorageProviderOSS,
+		Keys: []string{"storageEndpoint", "accessKeyID", "accessKeySecret"}}}))
+	g.Expect(err.Error()).To(ContainSubstring("etcd-backup (backup secret of provider OSS) lacks key(s) storageEndpoint, accessKeyID, accessKeySecret"))
+	g.Expect(etcdExists(s.namespace, "etcd-main")).To(BeFalse())
+
+	secret := getSecret(g, s.namespace, "etcd-backup")
+	secret.Data["storageEndpoint"] = []byte("oss-eu-central-1.aliyuncs.com")
+	secret.Data["accessKeyID"] = []byte("AK")
+	secret.Data["accessKeySecret"] = []byte("SK")
+	g.Expect(env.Client.Update(ctx, secret)).To(Succeed())
+	g.Expect(etcd.New(env.Client, s.namespace, v).Deploy(ctx)).To(Succeed())
+	g.Expect(*getEtcd(g, s.namespace, "etcd-main").Spec.Backup.Store.Provider).To(Equal(druidv1alpha1.StorageProviderOSS))
 }
 
 func TestDeployIsIdempotentAndKeepsWhatIsAlreadyOnTheObject(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 func TestDeletionRemovesEverythingAndTheFinalizer(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)
-	createSecret(t, ns, "etcd-backup", "accessKeyID")
+	createSecret(t, ns, "etcd-backup", "accessKeyID", "secretAccessKey", "region")
 	createEtcd(t, ns, 3, withS3Store)
 	etcd := waitReconciled(t, ns)
 	g.Expect(exists(ns, etcdName, &appsv1.StatefulSet{})()).To(Succeed())

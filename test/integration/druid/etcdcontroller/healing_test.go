@@ -61,7 +61,7 @@ func TestMinorityNotReadyPodIsDeleted(t *testing.T) {
 func TestQuorumLossRecovery(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)
-	createSecret(t, ns, "etcd-backup", "accessKeyID")
+	createSecret(t, ns, "etcd-backup", "accessKeyID", "secretAccessKey", "region")
 	s := healthyCluster(t, ns, 3, withS3Store)
 	oldLeases := map[string]types.UID{}
 	for _, name := range []string{"etcd-main-0", "etcd-main-1", "etcd-main-2"} {

@@ -23,7 +23,7 @@ import (
 func TestCreationProducesEveryComponent(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)
-	createSecret(t, ns, "etcd-backup", "accessKeyID", "secretAccessKey")
+	createSecret(t, ns, "etcd-backup", "accessKeyID", "secretAccessKey", "region")
 	createEtcd(t, ns, 3, withS3Store)
 
 	etcd := waitReconciled(t, ns)

@@ -156,7 +156,7 @@ func TestDataVolumeWarnings(t *testing.T) {
 func TestHibernatedEtcdIsNotChecked(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)
-	createSecret(t, ns, "etcd-backup", "accessKeyID")
+	createSecret(t, ns, "etcd-backup", "accessKeyID", "secretAccessKey", "region")
 	createEtcd(t, ns, 0, withS3Store)
 	waitReconciled(t, ns)
 	etcd := expectCondition(t, ns, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionUnknown, druidv1alpha1.ReasonNotChecked)
