@@ -39,22 +39,63 @@ func LocalLocation(t *testing.T) Location {
 // --<prefix>store-secret-dir; tests of the credentials variables set those instead.
 func S3Location(t *testing.T) Location {
 	t.Helper()
-	srv := s3server.Start(t)
+	return s3APILocation(t, druidv1alpha1.StorageProviderAWS, s3server.DefaultRegion, false, func(srv *s3server.Server) map[string]string {
+		return map[string]string{"accessKeyID": srv.AccessKey, "secretAccessKey": srv.SecretKey, "region": srv.Region,
+			"endpoint": srv.Endpoint, "s3ForcePathStyle": "true"}
+	})
+}
+
+// OSSLocation is S3Location with an OSS secret (storageEndpoint, accessKeyID, accessKeySecret). The secret
+// names a real regional endpoint, whose region the server signs for, and --store-endpoint-override sends
+// the requests to versitygw (see snapstore's TestOSSConformance for the addressing).
+func OSSLocation(t *testing.T) Location {
+	t.Helper()
+	return s3APILocation(t, druidv1alpha1.StorageProviderAlicloud, "cn-hangzhou", true, func(srv *s3server.Server) map[string]string {
+		return map[string]string{"storageEndpoint": "oss-cn-hangzhou.aliyuncs.com", "accessKeyID": srv.AccessKey, "accessKeySecret": srv.SecretKey}
+	})
+}
+
+// ECSLocation is S3Location with an ECS secret (endpoint, accessKeyID, secretAccessKey); ECS signs for
+// its fixed region US-Standard.
+func ECSLocation(t *testing.T) Location {
+	t.Helper()
+	return s3APILocation(t, druidv1alpha1.StorageProviderDell, "US-Standard", false, func(srv *s3server.Server) map[string]string {
+		return map[string]string{"endpoint": srv.Endpoint, "accessKeyID": srv.AccessKey, "secretAccessKey": srv.SecretKey}
+	})
+}
+
+// OCSLocation is S3Location with an OCS secret (endpoint, accessKeyID, secretAccessKey, region).
+func OCSLocation(t *testing.T) Location {
+	t.Helper()
+	return s3APILocation(t, druidv1alpha1.StorageProviderOpenShift, "noobaa", false, func(srv *s3server.Server) map[string]string {
+		return map[string]string{"endpoint": srv.Endpoint, "accessKeyID": srv.AccessKey, "secretAccessKey": srv.SecretKey, "region": srv.Region}
+	})
+}
+
+// s3APILocation starts a versitygw server signing for region, creates a fresh bucket and writes the
+// provider's secret (keys); overrideEndpoint passes the server's address as the endpoint override.
+func s3APILocation(t *testing.T, provider druidv1alpha1.StorageProvider, region string, overrideEndpoint bool, keys func(*s3server.Server) map[string]string) Location {
+	t.Helper()
+	srv := s3server.StartWithOptions(t, s3server.Options{Region: region})
 	bucket := fmt.Sprintf("bkp-%d", buckets.Add(1))
 	srv.CreateBucket(t, bucket)
 	secret := t.TempDir()
-	for k, v := range map[string]string{
-		"accessKeyID": srv.AccessKey, "secretAccessKey": srv.SecretKey, "region": srv.Region,
-		"endpoint": srv.Endpoint, "s3ForcePathStyle": "true",
-	} {
+	for k, v := range keys(srv) {
 		if err := os.WriteFile(filepath.Join(secret, k), []byte(v), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cfg := snapstore.Config{Provider: druidv1alpha1.StorageProviderS3, Container: bucket, Prefix: Prefix, SecretDir: secret}
+	cfg := snapstore.Config{Provider: provider, Container: bucket, Prefix: Prefix, SecretDir: secret}
+	if overrideEndpoint {
+		cfg.EndpointOverride = srv.Endpoint
+	}
 	return Location{Config: cfg, Args: func(p string) []string {
-		return []string{"--" + p + "storage-provider=aws", "--" + p + "store-container=" + bucket, "--" + p + "store-prefix=" + Prefix,
+		args := []string{"--" + p + "storage-provider=" + string(provider), "--" + p + "store-container=" + bucket, "--" + p + "store-prefix=" + Prefix,
 			"--" + p + "store-secret-dir=" + secret}
+		if overrideEndpoint {
+			args = append(args, "--"+p+"store-endpoint-override="+srv.Endpoint)
+		}
+		return args
 	}}
 }
 

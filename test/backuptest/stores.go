@@ -29,7 +29,7 @@ var Kinds = []func(t *testing.T) *Store{Local, S3}
 
 // AllProviders are the constructors of a store on every provider whose test server is available; the
 // constructors skip the test (with the reason) when a server cannot start on this machine.
-var AllProviders = []func(t *testing.T) *Store{Local, S3}
+var AllProviders = []func(t *testing.T) *Store{Local, S3, OSS, ECS, OCS}
 
 // Local opens a directory store in a temporary directory.
 func Local(t *testing.T) *Store {
@@ -43,6 +43,24 @@ var buckets atomic.Int32
 func S3(t *testing.T) *Store {
 	t.Helper()
 	return open(t, "S3", S3Location(t).Config)
+}
+
+// OSS opens a store with an OSS secret on a fresh bucket of a versitygw server (OSS's S3-compatible API).
+func OSS(t *testing.T) *Store {
+	t.Helper()
+	return open(t, "OSS", OSSLocation(t).Config)
+}
+
+// ECS opens a store with an ECS secret on a fresh bucket of a versitygw server.
+func ECS(t *testing.T) *Store {
+	t.Helper()
+	return open(t, "ECS", ECSLocation(t).Config)
+}
+
+// OCS opens a store with an OCS secret on a fresh bucket of a versitygw server.
+func OCS(t *testing.T) *Store {
+	t.Helper()
+	return open(t, "OCS", OCSLocation(t).Config)
 }
 
 func open(t *testing.T, name string, cfg snapstore.Config) *Store {

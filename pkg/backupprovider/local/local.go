@@ -13,13 +13,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
 // Type is the provider type of this provider (spec.type).
 const Type = "local"
 
 // DataKeyHostPath is the key of the etcd backup secret that holds the root directory of the buckets.
-const DataKeyHostPath = "hostPath"
+const DataKeyHostPath = backupsecret.KeyHostPath
 
 // DefaultRoot is where buckets live when neither the bucket nor the entry configures a directory; it is the
 // default of the sidecar's Local snapstore as well.

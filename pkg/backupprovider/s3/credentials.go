@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
 // Type is the provider type of this provider (spec.type).
@@ -17,11 +19,11 @@ const Type = "s3"
 
 // Keys of the bucket, entry and etcd backup secrets.
 const (
-	DataKeyAccessKeyID     = "accessKeyID"
-	DataKeySecretAccessKey = "secretAccessKey"
-	DataKeyRegion          = "region"
-	DataKeyEndpoint        = "endpoint"
-	DataKeyForcePathStyle  = "s3ForcePathStyle"
+	DataKeyAccessKeyID     = backupsecret.KeyAccessKeyID
+	DataKeySecretAccessKey = backupsecret.KeySecretAccessKey
+	DataKeyRegion          = backupsecret.KeyRegion
+	DataKeyEndpoint        = backupsecret.KeyEndpoint
+	DataKeyForcePathStyle  = backupsecret.KeyS3ForcePathStyle
 )
 
 // connection is how to reach the store, read from a secret.
