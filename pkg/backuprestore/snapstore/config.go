@@ -20,7 +20,7 @@ const (
 // command line (--storage-provider, --store-container, --store-prefix, --store-endpoint-override),
 // the credentials from SecretDir.
 type Config struct {
-	// Provider is the provider name or one of its aliases (aws, azure, gcp).
+	// Provider is the provider name or one of its aliases (aws, azure, gcp, openstack).
 	Provider druidv1alpha1.StorageProvider
 	// Container is the bucket, or for Local the directory below LocalRoot. Empty means the secret's
 	// bucketName key, then (Local only) DefaultLocalContainer.
@@ -68,9 +68,10 @@ const (
 	ProviderS3    Provider = Provider(druidv1alpha1.StorageProviderS3)
 	ProviderABS   Provider = Provider(druidv1alpha1.StorageProviderABS)
 	ProviderGCS   Provider = Provider(druidv1alpha1.StorageProviderGCS)
+	ProviderSwift Provider = Provider(druidv1alpha1.StorageProviderSwift)
 )
 
-// CanonicalProvider resolves aliases (aws → S3, azure → ABS, gcp → GCS) so that every resource written
+// CanonicalProvider resolves aliases (aws → S3, azure → ABS, gcp → GCS, openstack → Swift) so that every resource written
 // by existing landscapes keeps working, and rejects providers that are not implemented.
 func CanonicalProvider(p druidv1alpha1.StorageProvider) (Provider, error) {
 	switch p {
@@ -82,9 +83,11 @@ func CanonicalProvider(p druidv1alpha1.StorageProvider) (Provider, error) {
 		return ProviderABS, nil
 	case druidv1alpha1.StorageProviderGCS, druidv1alpha1.StorageProviderGCP:
 		return ProviderGCS, nil
+	case druidv1alpha1.StorageProviderSwift, druidv1alpha1.StorageProviderOpenStack:
+		return ProviderSwift, nil
 	case "":
 		return "", fmt.Errorf("no storage provider configured")
 	default:
-		return "", fmt.Errorf("storage provider %q is not supported (supported: Local, S3/aws, ABS/azure, GCS/gcp)", p)
+		return "", fmt.Errorf("storage provider %q is not supported (supported: Local, S3/aws, ABS/azure, GCS/gcp, Swift/openstack)", p)
 	}
 }

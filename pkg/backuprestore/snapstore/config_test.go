@@ -23,13 +23,14 @@ import (
 func TestCanonicalProvider(t *testing.T) {
 	valid := map[druidv1alpha1.StorageProvider]Provider{
 		"Local": ProviderLocal, "S3": ProviderS3, "aws": ProviderS3, "ABS": ProviderABS, "azure": ProviderABS, "GCS": ProviderGCS, "gcp": ProviderGCS,
+		"Swift": ProviderSwift, "openstack": ProviderSwift,
 	}
 	for in, want := range valid {
 		if got, err := CanonicalProvider(in); err != nil || got != want {
 			t.Errorf("CanonicalProvider(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, in := range []druidv1alpha1.StorageProvider{"", "s3", "Swift", "OSS", "local"} {
+	for _, in := range []druidv1alpha1.StorageProvider{"", "s3", "swift", "OSS", "local"} {
 		if got, err := CanonicalProvider(in); err == nil {
 			t.Errorf("CanonicalProvider(%q) = %q, want an error", in, got)
 		}
