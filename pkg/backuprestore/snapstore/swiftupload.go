@@ -212,9 +212,10 @@ func (u *swiftUpload) segments(ctx context.Context, r io.Reader, first []byte) (
 			break
 		}
 		total += int64(len(data))
+		segment := data // data is refilled while the segment uploads
 		g.Go(func() error {
-			defer func() { buffers <- data[:0] }()
-			return u.putSegment(gctx, n, data)
+			defer func() { buffers <- segment[:0] }()
+			return u.putSegment(gctx, n, segment)
 		})
 		if len(data) < cap(data) { // the source ended inside this segment
 			break
