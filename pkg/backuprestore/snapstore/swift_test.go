@@ -120,7 +120,7 @@ func TestSwiftConformance(t *testing.T) {
 	t.Run("listing follows every page", func(t *testing.T) { testSwiftListingPages(t, f) })
 	t.Run("dynamic large objects of the deployed sidecar are read and deleted", func(t *testing.T) { testSwiftDeployedLayout(t, f) })
 	t.Run("endpoint override replaces the storage URL", func(t *testing.T) { testSwiftEndpointOverride(t, f) })
-	t.Run("a token that expired is renewed", func(t *testing.T) { testSwiftReauth(t, f) })
+	t.Run("a refused token is renewed by logging in again", func(t *testing.T) { testSwiftReauth(t, f) })
 	t.Run("wrong credentials fail at New naming the auth URL", func(t *testing.T) { testSwiftWrongKey(t, f) })
 }
 
