@@ -15,9 +15,10 @@ import (
 // secret (the names the deployed sidecar reads and druid sets). GCS's variable points at the
 // serviceaccount.json file inside the secret directory rather than at the directory.
 var CredentialsEnv = map[snapstore.Provider]string{
-	snapstore.ProviderS3:  "AWS_APPLICATION_CREDENTIALS",
-	snapstore.ProviderABS: "AZURE_APPLICATION_CREDENTIALS",
-	snapstore.ProviderGCS: "GOOGLE_APPLICATION_CREDENTIALS",
+	snapstore.ProviderS3:    "AWS_APPLICATION_CREDENTIALS",
+	snapstore.ProviderABS:   "AZURE_APPLICATION_CREDENTIALS",
+	snapstore.ProviderGCS:   "GOOGLE_APPLICATION_CREDENTIALS",
+	snapstore.ProviderSwift: "OPENSTACK_APPLICATION_CREDENTIALS",
 }
 
 // Store binds one store's flags. Create it with Bind; after the flags are parsed, Config resolves the
@@ -42,7 +43,7 @@ func Bind(fs *pflag.FlagSet, cfg *snapstore.Config, flagPrefix, envPrefix string
 		what = "the " + flagPrefix[:len(flagPrefix)-1] + " store"
 	}
 	fs.StringVar(&s.provider, flagPrefix+"storage-provider", string(cfg.Provider),
-		"object store provider of "+what+" (Local, S3, ABS, GCS or an alias such as aws); empty means no store")
+		"object store provider of "+what+" (Local, S3, ABS, GCS, Swift or an alias such as aws); empty means no store")
 	fs.StringVar(&cfg.Container, flagPrefix+"store-container", cfg.Container,
 		"bucket of "+what+" (Local: directory below $HOME); empty means the secret's bucketName")
 	fs.StringVar(&cfg.Prefix, flagPrefix+"store-prefix", cfg.Prefix, "path of the cluster's snapshots inside the container of "+what)
