@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestServerLifecycle(t *testing.T) {
+func TestSwiftServerLifecycle(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping the Swift server under -short")
 	}
