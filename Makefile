@@ -57,6 +57,16 @@ test-unit: ## Unit tests only (no binaries needed; integration packages skip the
 test-integration: tools ## Unit and integration tests against the real apiserver, etcd and S3 server.
 	go test $(GO_TEST_FLAGS) ./...
 
+# Object stores whose test servers come from the system's packages rather than from `tools`. Each provider
+# adds an install script (hack/stores/install-<provider>.sh) and its test pattern here; `make test` runs
+# the same tests but skips those whose server is not installed.
+STORE_TESTS := TestSwift|TestAllProviders
+
+.PHONY: test-stores
+test-stores: tools ## (root, Debian) Install the object-store servers (OpenStack Swift) and run the store tests against them.
+	hack/stores/install-swift.sh
+	go test $(GO_TEST_FLAGS) -run '$(STORE_TESTS)' ./pkg/backuprestore/snapstore/ ./pkg/backuprestore/storeflags/ ./test/backuptest/ ./test/swiftserver/
+
 # Benchmarks print their own figures and ratios against a baseline measured in the same run; they generate
 # their data when they run and are never part of `make test`.
 BENCH_FLAGS ?= -run '^$$' -benchtime 1x -timeout 60m

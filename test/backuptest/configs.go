@@ -11,6 +11,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/test/s3server"
+	"github.com/gardener-etcd/gardener-etcd/test/swiftserver"
 )
 
 // Location is a store as a command line sees it: the configuration etcdbrctl's store flags and
@@ -96,6 +97,27 @@ func s3APILocation(t *testing.T, provider druidv1alpha1.StorageProvider, region 
 			args = append(args, "--"+p+"store-endpoint-override="+srv.Endpoint)
 		}
 		return args
+	}}
+}
+
+// SwiftLocation is a fresh container on an OpenStack Swift started for the test (TempAuth; see
+// test/swiftserver, which skips the test when Swift is not installed), with its backup secret written as a
+// directory. Args pass the secret with --<prefix>store-secret-dir.
+func SwiftLocation(t *testing.T) Location {
+	t.Helper()
+	srv := swiftserver.Start(t)
+	container := fmt.Sprintf("bkp-%d", buckets.Add(1))
+	srv.CreateContainer(t, container)
+	secret := t.TempDir()
+	for k, v := range map[string]string{"authURL": srv.AuthURL, "username": srv.User, "password": srv.Key} {
+		if err := os.WriteFile(filepath.Join(secret, k), []byte(v), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := snapstore.Config{Provider: druidv1alpha1.StorageProviderSwift, Container: container, Prefix: Prefix, SecretDir: secret}
+	return Location{Config: cfg, Args: func(p string) []string {
+		return []string{"--" + p + "storage-provider=openstack", "--" + p + "store-container=" + container, "--" + p + "store-prefix=" + Prefix,
+			"--" + p + "store-secret-dir=" + secret}
 	}}
 }
 

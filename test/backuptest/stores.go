@@ -29,7 +29,7 @@ var Kinds = []func(t *testing.T) *Store{Local, S3}
 
 // AllProviders are the constructors of a store on every provider whose test server is available; the
 // constructors skip the test (with the reason) when a server cannot start on this machine.
-var AllProviders = []func(t *testing.T) *Store{Local, S3, OSS, ECS, OCS}
+var AllProviders = []func(t *testing.T) *Store{Local, S3, Swift, OSS, ECS, OCS}
 
 // Local opens a directory store in a temporary directory.
 func Local(t *testing.T) *Store {
@@ -61,6 +61,13 @@ func ECS(t *testing.T) *Store {
 func OCS(t *testing.T) *Store {
 	t.Helper()
 	return open(t, "OCS", OCSLocation(t).Config)
+}
+
+// Swift opens a store on a fresh container of an OpenStack Swift started for the test; it skips the test
+// when Swift is not installed (hack/stores/install-swift.sh installs it).
+func Swift(t *testing.T) *Store {
+	t.Helper()
+	return open(t, "Swift", SwiftLocation(t).Config)
 }
 
 func open(t *testing.T, name string, cfg snapstore.Config) *Store {

@@ -21,7 +21,7 @@ const (
 // command line (--storage-provider, --store-container, --store-prefix, --store-endpoint-override),
 // the credentials from SecretDir.
 type Config struct {
-	// Provider is the provider name or one of its aliases (aws, azure, gcp).
+	// Provider is the provider name or one of its aliases (aws, azure, gcp, openstack).
 	Provider druidv1alpha1.StorageProvider
 	// Container is the bucket, or for Local the directory below LocalRoot. Empty means the secret's
 	// bucketName key, then (Local only) DefaultLocalContainer.
@@ -76,13 +76,14 @@ const (
 	ProviderOSS   Provider = Provider(druidv1alpha1.StorageProviderOSS)
 	ProviderECS   Provider = Provider(druidv1alpha1.StorageProviderECS)
 	ProviderOCS   Provider = Provider(druidv1alpha1.StorageProviderOCS)
+	ProviderSwift Provider = Provider(druidv1alpha1.StorageProviderSwift)
 )
 
 // implemented are the canonical providers New can open.
-var implemented = []Provider{ProviderLocal, ProviderS3, ProviderABS, ProviderGCS, ProviderOSS, ProviderECS, ProviderOCS}
+var implemented = []Provider{ProviderLocal, ProviderS3, ProviderABS, ProviderGCS, ProviderSwift, ProviderOSS, ProviderECS, ProviderOCS}
 
 // CanonicalProvider resolves aliases (druidv1alpha1.CanonicalStorageProvider: aws → S3, alicloud → OSS,
-// dell → ECS, …) so that every resource written by existing landscapes keeps working, and rejects
+// dell → ECS, openstack → Swift, …) so that every resource written by existing landscapes keeps working, and rejects
 // providers that are unknown or not implemented.
 func CanonicalProvider(p druidv1alpha1.StorageProvider) (Provider, error) {
 	if p == "" {
@@ -92,5 +93,5 @@ func CanonicalProvider(p druidv1alpha1.StorageProvider) (Provider, error) {
 	if ok && slices.Contains(implemented, Provider(canonical)) {
 		return Provider(canonical), nil
 	}
-	return "", fmt.Errorf("storage provider %q is not supported (supported: Local, S3/aws, ABS/azure, GCS/gcp, OSS/alicloud, ECS/dell, OCS/openshift)", p)
+	return "", fmt.Errorf("storage provider %q is not supported (supported: Local, S3/aws, ABS/azure, GCS/gcp, Swift/openstack, OSS/alicloud, ECS/dell, OCS/openshift)", p)
 }

@@ -24,13 +24,14 @@ func TestCanonicalProvider(t *testing.T) {
 	valid := map[druidv1alpha1.StorageProvider]Provider{
 		"Local": ProviderLocal, "S3": ProviderS3, "aws": ProviderS3, "ABS": ProviderABS, "azure": ProviderABS, "GCS": ProviderGCS, "gcp": ProviderGCS,
 		"OSS": ProviderOSS, "alicloud": ProviderOSS, "ECS": ProviderECS, "dell": ProviderECS, "OCS": ProviderOCS, "openshift": ProviderOCS,
+		"Swift": ProviderSwift, "openstack": ProviderSwift,
 	}
 	for in, want := range valid {
 		if got, err := CanonicalProvider(in); err != nil || got != want {
 			t.Errorf("CanonicalProvider(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, in := range []druidv1alpha1.StorageProvider{"", "s3", "Swift", "oss", "local", "ftp"} {
+	for _, in := range []druidv1alpha1.StorageProvider{"", "s3", "swift", "oss", "local", "ftp"} {
 		if got, err := CanonicalProvider(in); err == nil {
 			t.Errorf("CanonicalProvider(%q) = %q, want an error", in, got)
 		}

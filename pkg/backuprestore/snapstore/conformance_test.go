@@ -33,6 +33,9 @@ type harness struct {
 	assertNoLeftovers func(t *testing.T, store SnapStore)
 	// assertChunked checks the object was uploaded in parts (nil when the provider has no parts).
 	assertChunked func(t *testing.T, store SnapStore, key string)
+	// allObjects lists every object of the store's location, staging and segments included; nil for
+	// stores on gocloud.dev buckets, which are listed through the bucket.
+	allObjects func(t *testing.T, store SnapStore) []string
 }
 
 // runConformance is the behaviour every provider must show.

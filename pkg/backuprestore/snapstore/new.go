@@ -56,6 +56,12 @@ func New(ctx context.Context, cfg Config, log logr.Logger) (SnapStore, error) {
 			return nil, err
 		}
 		return openGCS(ctx, gc, cfg.Prefix, upload, log)
+	case ProviderSwift:
+		sc, err := swiftConfigFrom(cfg, secret)
+		if err != nil {
+			return nil, err
+		}
+		return openSwift(ctx, sc, cfg.Prefix, upload, log)
 	default:
 		return nil, fmt.Errorf("storage provider %s has no implementation", provider)
 	}

@@ -34,7 +34,7 @@ func Bind(fs *pflag.FlagSet, cfg *snapstore.Config, flagPrefix, envPrefix string
 		what = "the " + flagPrefix[:len(flagPrefix)-1] + " store"
 	}
 	fs.StringVar(&s.provider, flagPrefix+"storage-provider", string(cfg.Provider),
-		"object store provider of "+what+" (Local, S3, ABS, GCS, OSS, ECS, OCS or an alias such as aws); empty means no store")
+		"object store provider of "+what+" (Local, S3, ABS, GCS, Swift, OSS, ECS, OCS or an alias such as aws); empty means no store")
 	fs.StringVar(&cfg.Container, flagPrefix+"store-container", cfg.Container,
 		"bucket of "+what+" (Local: directory below $HOME); empty means the secret's bucketName")
 	fs.StringVar(&cfg.Prefix, flagPrefix+"store-prefix", cfg.Prefix, "path of the cluster's snapshots inside the container of "+what)
