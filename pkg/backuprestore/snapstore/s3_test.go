@@ -76,8 +76,8 @@ func TestS3Conformance(t *testing.T) {
 				t.Fatalf("putting %s: %v", key, err)
 			}
 		},
-		corrupt: func(t *testing.T, store SnapStore, key string, offset int64) {
-			flipByteInFile(t, srv.ObjectPath(store.(*blobStore).location, key), offset)
+		rewrite: func(t *testing.T, store SnapStore, key string, edit func([]byte) []byte) {
+			rewriteFile(t, srv.ObjectPath(store.(*blobStore).location, key), edit)
 		},
 		assertNoLeftovers: func(t *testing.T, store SnapStore) {
 			bucket := store.(*blobStore).location
