@@ -12,7 +12,7 @@ GO_TEST_FLAGS ?= -count=1 -timeout=30m
 all: build
 
 .PHONY: tools
-tools: ## Build (first time only) and link kube-apiserver, kube-controller-manager, kube-scheduler, etcd, versitygw, controller-gen, staticcheck into bin/.
+tools: ## Build (first time only) and link kube-apiserver, kube-controller-manager, kube-scheduler, etcd, versitygw, fake-gcs-server, controller-gen, staticcheck and Azurite (npm) into bin/.
 	@hack/tools/install.sh
 
 .PHONY: generate

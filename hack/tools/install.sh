@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Builds the pinned tools (Kubernetes control plane, etcd, versitygw, controller-gen, staticcheck) from the Go
-# module proxy into a version-stamped cache outside the clone and links them into bin/.
+# Builds the pinned tools (Kubernetes control plane, etcd, versitygw, fake-gcs-server, controller-gen,
+# staticcheck) from the Go module proxy, and installs Azurite from the npm registry, into a version-stamped
+# cache outside the clone and links them into bin/.
 #
 # Each directory under hack/tools is its own Go module pinning one tool set. The cache key is a hash of that
 # module's files and the Go version, so a second run only compares stamps and relinks (seconds), and a
 # changed pin builds into a new directory instead of overwriting binaries a running test may use.
 #
-# Usage: hack/tools/install.sh [tool-module ...]   (default: all of them)
+# Azurite (the Azure Blob Storage emulator the ABS tests run against) is a Node.js package: it needs node
+# and npm on the PATH. Without them this script says so and goes on; the ABS tests then skip.
+#
+# Usage: hack/tools/install.sh [tool-module ... | azurite]   (default: all of them)
 # Env:   GARDENER_ETCD_TOOLS_CACHE overrides the cache root.
 set -euo pipefail
 
@@ -66,14 +70,40 @@ install_module() {
 	done
 }
 
+# azurite_version pins the Azure Storage emulator; its blob service is linked as bin/azurite-blob.
+azurite_version=3.37.0
+
+install_azurite() {
+	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+		echo ">> WARNING: node and npm are not on the PATH, so Azurite (the ABS emulator) is not installed and the" >&2
+		echo ">> ABS tests will skip. Install Node.js 18 or newer with npm (Debian: apt-get install nodejs npm)." >&2
+		rm -f "$bin_dir/azurite-blob"
+		return 0
+	fi
+	local target="$cache_root/azurite-$azurite_version"
+	if [ ! -f "$target/.complete" ]; then
+		echo ">> installing azurite@$azurite_version into $target (first time only)"
+		local start=$SECONDS staging="$target.tmp.$$"
+		rm -rf "$staging" && mkdir -p "$staging"
+		npm install --prefix "$staging" --no-audit --no-fund --loglevel=error "azurite@$azurite_version"
+		touch "$staging/.complete"
+		mv -T "$staging" "$target" 2>/dev/null || rm -rf "$staging"
+		echo ">> installed azurite in $((SECONDS - start))s"
+	fi
+	ln -sfn "$target/node_modules/.bin/azurite-blob" "$bin_dir/azurite-blob"
+}
+
 modules=("$@")
 if [ ${#modules[@]} -eq 0 ]; then
-	modules=(controller-gen staticcheck etcd kube versitygw)
+	modules=(controller-gen staticcheck etcd kube versitygw fake-gcs-server azurite)
 fi
 
 # One build at a time per cache: parallel make targets and CI must not build the same stamp twice.
 exec 9>"$cache_root/.lock"
 flock 9
 for m in "${modules[@]}"; do
-	install_module "$m"
+	case "$m" in
+	azurite) install_azurite ;;
+	*) install_module "$m" ;;
+	esac
 done

@@ -10,6 +10,8 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
+	"github.com/gardener-etcd/gardener-etcd/test/azurite"
+	"github.com/gardener-etcd/gardener-etcd/test/gcsserver"
 	"github.com/gardener-etcd/gardener-etcd/test/s3server"
 	"github.com/gardener-etcd/gardener-etcd/test/swiftserver"
 )
@@ -21,7 +23,7 @@ type Location struct {
 	Config snapstore.Config
 	// Args are the store flags with flagPrefix applied (e.g. "source-").
 	Args func(flagPrefix string) []string
-	// Home is the HOME a command needs for a Local store (LocalRoot); empty for S3.
+	// Home is the HOME a command needs for a Local store (LocalRoot); empty for the others.
 	Home string
 }
 
@@ -80,12 +82,7 @@ func s3APILocation(t *testing.T, provider druidv1alpha1.StorageProvider, region 
 	srv := s3server.StartWithOptions(t, s3server.Options{Region: region})
 	bucket := fmt.Sprintf("bkp-%d", buckets.Add(1))
 	srv.CreateBucket(t, bucket)
-	secret := t.TempDir()
-	for k, v := range keys(srv) {
-		if err := os.WriteFile(filepath.Join(secret, k), []byte(v), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	secret := secretDir(t, keys(srv))
 	cfg := snapstore.Config{Provider: provider, Container: bucket, Prefix: Prefix, SecretDir: secret}
 	if overrideEndpoint {
 		cfg.EndpointOverride = srv.Endpoint
@@ -108,17 +105,55 @@ func SwiftLocation(t *testing.T) Location {
 	srv := swiftserver.Start(t)
 	container := fmt.Sprintf("bkp-%d", buckets.Add(1))
 	srv.CreateContainer(t, container)
-	secret := t.TempDir()
-	for k, v := range map[string]string{"authURL": srv.AuthURL, "username": srv.User, "password": srv.Key} {
-		if err := os.WriteFile(filepath.Join(secret, k), []byte(v), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	secret := secretDir(t, map[string]string{"authURL": srv.AuthURL, "username": srv.User, "password": srv.Key})
 	cfg := snapstore.Config{Provider: druidv1alpha1.StorageProviderSwift, Container: container, Prefix: Prefix, SecretDir: secret}
 	return Location{Config: cfg, Args: func(p string) []string {
 		return []string{"--" + p + "storage-provider=openstack", "--" + p + "store-container=" + container, "--" + p + "store-prefix=" + Prefix,
 			"--" + p + "store-secret-dir=" + secret}
 	}}
+}
+
+// ABSLocation is a fresh container on an Azurite server started for the test, reached through the
+// endpoint override with the account's shared key in a backup secret directory. Without Node.js the test
+// is skipped (see azurite.Start).
+func ABSLocation(t *testing.T) Location {
+	t.Helper()
+	srv := azurite.Start(t)
+	container := fmt.Sprintf("bkp-%d", buckets.Add(1))
+	srv.CreateContainer(t, container)
+	secret := secretDir(t, map[string]string{"storageAccount": srv.Account, "storageKey": srv.Key})
+	cfg := snapstore.Config{Provider: druidv1alpha1.StorageProviderABS, Container: container, Prefix: Prefix,
+		EndpointOverride: srv.Endpoint, SecretDir: secret}
+	return Location{Config: cfg, Args: func(p string) []string {
+		return []string{"--" + p + "storage-provider=azure", "--" + p + "store-container=" + container, "--" + p + "store-prefix=" + Prefix,
+			"--" + p + "store-endpoint-override=" + srv.Endpoint, "--" + p + "store-secret-dir=" + secret}
+	}}
+}
+
+// GCSLocation is a fresh bucket on a fake-gcs-server started for the test, reached through the endpoint
+// override without credentials (an emulator needs no service account).
+func GCSLocation(t *testing.T) Location {
+	t.Helper()
+	srv := gcsserver.Start(t)
+	bucket := fmt.Sprintf("bkp-%d", buckets.Add(1))
+	srv.CreateBucket(t, bucket)
+	cfg := snapstore.Config{Provider: druidv1alpha1.StorageProviderGCS, Container: bucket, Prefix: Prefix, EndpointOverride: srv.Endpoint}
+	return Location{Config: cfg, Args: func(p string) []string {
+		return []string{"--" + p + "storage-provider=gcp", "--" + p + "store-container=" + bucket, "--" + p + "store-prefix=" + Prefix,
+			"--" + p + "store-endpoint-override=" + srv.Endpoint}
+	}}
+}
+
+// secretDir writes a backup secret the way Kubernetes mounts it: one file per key.
+func secretDir(t *testing.T, keys map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for k, v := range keys {
+		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // Open opens the location's store for the test.

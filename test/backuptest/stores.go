@@ -3,6 +3,9 @@ package backuptest
 import (
 	"bytes"
 	"io"
+	"reflect"
+	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -29,7 +32,18 @@ var Kinds = []func(t *testing.T) *Store{Local, S3}
 
 // AllProviders are the constructors of a store on every provider whose test server is available; the
 // constructors skip the test (with the reason) when a server cannot start on this machine.
-var AllProviders = []func(t *testing.T) *Store{Local, S3, Swift, OSS, ECS, OCS}
+var AllProviders = []func(t *testing.T) *Store{Local, S3, ABS, GCS, Swift, OSS, ECS, OCS}
+
+// ForEach runs test in a subtest per constructor, named after the constructor (Local, S3, ABS, ...), with
+// the store opened inside the subtest: a provider whose server cannot run here skips its subtest only.
+func ForEach(t *testing.T, constructors []func(t *testing.T) *Store, test func(t *testing.T, store *Store)) {
+	t.Helper()
+	for _, newStore := range constructors {
+		name := runtime.FuncForPC(reflect.ValueOf(newStore).Pointer()).Name()
+		name = name[strings.LastIndex(name, ".")+1:]
+		t.Run(name, func(t *testing.T) { test(t, newStore(t)) })
+	}
+}
 
 // Local opens a directory store in a temporary directory.
 func Local(t *testing.T) *Store {
@@ -68,6 +82,19 @@ func OCS(t *testing.T) *Store {
 func Swift(t *testing.T) *Store {
 	t.Helper()
 	return open(t, "Swift", SwiftLocation(t).Config)
+}
+
+// ABS opens a store on a fresh container of an Azurite server started for the test (skipped without
+// Node.js).
+func ABS(t *testing.T) *Store {
+	t.Helper()
+	return open(t, "ABS", ABSLocation(t).Config)
+}
+
+// GCS opens a store on a fresh bucket of a fake-gcs-server started for the test.
+func GCS(t *testing.T) *Store {
+	t.Helper()
+	return open(t, "GCS", GCSLocation(t).Config)
 }
 
 func open(t *testing.T, name string, cfg snapstore.Config) *Store {

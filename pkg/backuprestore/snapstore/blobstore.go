@@ -1,8 +1,8 @@
 package snapstore
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -27,6 +27,8 @@ type blobStore struct {
 	beforeWrite func(as func(any) bool) error
 	// copyObject, if set, replaces the bucket's Copy for staged uploads of size bytes (see SaveStaged).
 	copyObject func(ctx context.Context, dst, src string, size int64) error
+	// listPageSize, if set, replaces defaultListPageSize; tests lower it to list in many pages.
+	listPageSize int
 }
 
 func newBlobStore(bucket *blob.Bucket, provider, location, prefix string, upload UploadOptions, log logr.Logger) *blobStore {
@@ -40,30 +42,35 @@ func newBlobStore(bucket *blob.Bucket, provider, location, prefix string, upload
 	}
 }
 
+// defaultListPageSize is how many objects one listing request asks for: the most every provider
+// returns in a page (S3's and gocloud's default).
+const defaultListPageSize = 1000
+
 // List implements SnapStore.
 func (s *blobStore) List(ctx context.Context) ([]*snapshot.Snapshot, error) {
 	var snaps []*snapshot.Snapshot
+	pageSize := cmp.Or(s.listPageSize, defaultListPageSize)
 	for _, layout := range []snapshot.Layout{snapshot.LayoutV2, snapshot.LayoutV1} {
 		listPrefix := path.Join(s.prefix, string(layout)) + "/"
-		it := s.bucket.List(&blob.ListOptions{Prefix: listPrefix})
-		for {
-			obj, err := it.Next(ctx)
-			if errors.Is(err, io.EOF) {
-				break
-			}
+		for token := blob.FirstPageToken; len(token) > 0; {
+			var page []*blob.ListObject
+			var err error
+			page, token, err = s.bucket.ListPage(ctx, token, pageSize, &blob.ListOptions{Prefix: listPrefix})
 			if err != nil {
 				return nil, fmt.Errorf("listing %s in %s %s: %w", listPrefix, s.provider, s.location, err)
 			}
-			if obj.IsDir {
-				continue
+			for _, obj := range page {
+				if obj.IsDir {
+					continue
+				}
+				snap, err := snapshot.ParseRelativeKey(s.relativeKey(obj.Key))
+				if err != nil {
+					s.log.V(1).Info("Ignoring object that is not a snapshot", "key", obj.Key, "reason", err.Error())
+					continue
+				}
+				snap.Prefix = s.prefix
+				snaps = append(snaps, snap)
 			}
-			snap, err := snapshot.ParseRelativeKey(s.relativeKey(obj.Key))
-			if err != nil {
-				s.log.V(1).Info("Ignoring object that is not a snapshot", "key", obj.Key, "reason", err.Error())
-				continue
-			}
-			snap.Prefix = s.prefix
-			snaps = append(snaps, snap)
 		}
 	}
 	snapshot.SortByLastRevision(snaps)

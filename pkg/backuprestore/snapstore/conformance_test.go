@@ -26,8 +26,9 @@ type harness struct {
 	// putRaw writes an object below the shared location bypassing the store (legacy v1 objects,
 	// foreign objects).
 	putRaw func(t *testing.T, key string, data []byte)
-	// corrupt flips one byte of a stored object in the backend, bypassing the store.
-	corrupt func(t *testing.T, store SnapStore, key string, offset int64)
+	// rewrite replaces a stored object's contents with edit(contents) in the backend, bypassing the
+	// store: how the tests corrupt and truncate objects behind the store's back.
+	rewrite func(t *testing.T, store SnapStore, key string, edit func([]byte) []byte)
 	// assertNoLeftovers checks the backend holds no staging data of failed uploads (temporary files,
 	// unfinished multipart uploads).
 	assertNoLeftovers func(t *testing.T, store SnapStore)
@@ -48,6 +49,9 @@ func runConformance(t *testing.T, h harness) {
 	t.Run("corrupted objects are detected", func(t *testing.T) { testCorruption(t, h) })
 	t.Run("staged save is named after the upload", func(t *testing.T) { testStagedSave(t, h) })
 	t.Run("expected save completes only when the bytes confirm the name", func(t *testing.T) { testExpectedSave(t, h) })
+	t.Run("listing is sorted by last revision across pages and layouts", func(t *testing.T) { testListingOrder(t, h) })
+	t.Run("truncated objects are detected", func(t *testing.T) { testTruncation(t, h) })
+	t.Run("objects named as the deployed sidecar names them are listed and read", func(t *testing.T) { testDeployedLayout(t, h) })
 }
 
 // fullSnapshotBytes makes contents in the full-snapshot format: a payload and its sha256 trailer.
@@ -285,8 +289,8 @@ func testCorruption(t *testing.T, h harness) {
 		deltaData := deltaBytes(t, 11, 30, c)
 		save(t, store, full, fullData)
 		save(t, store, delta, deltaData)
-		h.corrupt(t, store, full.Key("corrupt/etcd-main"), int64(len(fullData)/2))
-		h.corrupt(t, store, delta.Key("corrupt/etcd-main"), int64(len(deltaData)/2))
+		h.rewrite(t, store, full.Key("corrupt/etcd-main"), flipByteAt(int64(len(fullData)/2)))
+		h.rewrite(t, store, delta.Key("corrupt/etcd-main"), flipByteAt(int64(len(deltaData)/2)))
 
 		rc, err := store.Fetch(t.Context(), delta)
 		if err != nil {
@@ -320,20 +324,22 @@ func testCorruption(t *testing.T, h harness) {
 	}
 }
 
-// flipByteInFile corrupts a backend file in place.
-func flipByteInFile(t *testing.T, path string, offset int64) {
+// flipByteAt is a rewrite edit that inverts some bits of the byte at offset.
+func flipByteAt(offset int64) func([]byte) []byte {
+	return func(data []byte) []byte {
+		data[offset] ^= 0x10
+		return data
+	}
+}
+
+// rewriteFile is rewrite for backends that keep an object as a file.
+func rewriteFile(t *testing.T, path string, edit func([]byte) []byte) {
 	t.Helper()
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	data, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("opening backend file of the object: %v", err)
+		t.Fatalf("reading the backend file of the object: %v", err)
 	}
-	defer f.Close()
-	b := []byte{0}
-	if _, err := f.ReadAt(b, offset); err != nil {
-		t.Fatal(err)
-	}
-	b[0] ^= 0x10
-	if _, err := f.WriteAt(b, offset); err != nil {
-		t.Fatal(err)
+	if err := os.WriteFile(path, edit(data), 0o644); err != nil {
+		t.Fatalf("rewriting the backend file of the object: %v", err)
 	}
 }

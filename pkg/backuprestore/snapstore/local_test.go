@@ -47,8 +47,8 @@ func TestLocalConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
-		corrupt: func(t *testing.T, store SnapStore, key string, offset int64) {
-			flipByteInFile(t, filepath.Join(store.(*blobStore).location, filepath.FromSlash(key)), offset)
+		rewrite: func(t *testing.T, store SnapStore, key string, edit func([]byte) []byte) {
+			rewriteFile(t, filepath.Join(store.(*blobStore).location, filepath.FromSlash(key)), edit)
 		},
 		assertNoLeftovers: func(t *testing.T, store SnapStore) {
 			var files []string

@@ -84,8 +84,8 @@ func s3Harness(t *testing.T, srv *s3server.Server, open func(t *testing.T, bucke
 				t.Fatalf("putting %s: %v", key, err)
 			}
 		},
-		corrupt: func(t *testing.T, store SnapStore, key string, offset int64) {
-			flipByteInFile(t, srv.ObjectPath(store.(*blobStore).location, key), offset)
+		rewrite: func(t *testing.T, store SnapStore, key string, edit func([]byte) []byte) {
+			rewriteFile(t, srv.ObjectPath(store.(*blobStore).location, key), edit)
 		},
 		assertNoLeftovers: func(t *testing.T, store SnapStore) {
 			bucket := store.(*blobStore).location

@@ -1,6 +1,7 @@
 package snapstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -103,34 +104,66 @@ func (s *blobStore) SaveExpected(ctx context.Context, r io.Reader, expected *sna
 // stream uploads r to key and returns the bytes uploaded; a failing r or upload leaves no object. If
 // beforeComplete is set, it runs once r is exhausted and before the upload completes (the object becomes
 // visible); its error aborts the upload.
+//
+// The driver reads r itself (Bucket.Upload) instead of being written to: a failure of the source then
+// reaches the driver as a read error, after the upload's context is cancelled, so that no driver can
+// complete the object with the bytes read so far. Writing through a blob.Writer instead crashes the
+// azureblob driver when its upload fails (its Close dereferences the pipe its upload goroutine has
+// cleared; gocloud.dev v0.47.0).
 func (s *blobStore) stream(ctx context.Context, key string, r io.Reader, beforeComplete func() error) (int64, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := s.bucket.NewWriter(wctx, key, &blob.WriterOptions{
+	src := &uploadSource{r: r, beforeComplete: beforeComplete, abort: cancel}
+	err := s.bucket.Upload(wctx, key, src, &blob.WriterOptions{
 		ContentType:                 "application/octet-stream",
 		DisableContentTypeDetection: true,
 		BufferSize:                  s.upload.ChunkSize,
 		MaxConcurrency:              s.upload.MaxParallelChunks,
 		BeforeWrite:                 s.beforeWrite,
 	})
-	if err != nil {
-		return 0, s.wrap(err, "opening upload of", key)
+	switch {
+	case src.sourceErr != nil:
+		return src.n, s.wrap(src.sourceErr, fmt.Sprintf("uploading (after %d bytes)", src.n), key)
+	case src.completeErr != nil:
+		return src.n, src.completeErr
+	case err != nil:
+		return src.n, s.wrap(err, fmt.Sprintf("uploading (%d bytes)", src.n), key)
 	}
-	n, err := w.ReadFrom(r)
-	if err != nil {
-		cancel()
-		_ = w.Close()
-		return n, s.wrap(err, fmt.Sprintf("uploading (after %d bytes)", n), key)
+	return src.n, nil
+}
+
+// uploadSource is the reader a driver uploads from. It counts the bytes, runs beforeComplete when the
+// source is exhausted, and on a failure of either cancels the upload before handing the error to the
+// driver, so that the failure is never taken for the end of the data.
+type uploadSource struct {
+	r              io.Reader
+	beforeComplete func() error
+	abort          context.CancelFunc
+
+	n           int64
+	sourceErr   error // the source failed
+	completeErr error // beforeComplete failed
+}
+
+func (u *uploadSource) Read(p []byte) (int, error) {
+	if err := cmp.Or(u.sourceErr, u.completeErr); err != nil {
+		return 0, err
 	}
-	if beforeComplete != nil {
-		if err := beforeComplete(); err != nil {
-			cancel()
-			_ = w.Close()
-			return n, err
+	n, err := u.r.Read(p)
+	u.n += int64(n)
+	switch {
+	case errors.Is(err, io.EOF):
+		if u.beforeComplete != nil {
+			check := u.beforeComplete
+			u.beforeComplete = nil
+			if u.completeErr = check(); u.completeErr != nil {
+				u.abort()
+				return n, u.completeErr
+			}
 		}
+	case err != nil:
+		u.sourceErr = err
+		u.abort()
 	}
-	if err := w.Close(); err != nil {
-		return n, s.wrap(err, "completing upload of", key)
-	}
-	return n, nil
+	return n, err
 }
