@@ -55,7 +55,7 @@ func TestSwiftConfigSelectsAuthentication(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := writeSecretDir(t, tc.secret)
-			c, err := swiftConfigFrom(Config{Container: "bkp"}, secretDir{dir})
+			c, err := swiftConfigFrom(Config{Container: "bkp"}, secretDir{dir: dir})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +73,7 @@ func TestSwiftConfigSelectsAuthentication(t *testing.T) {
 
 func TestSwiftConfigRegionContainerAndEndpoint(t *testing.T) {
 	dir := writeSecretDir(t, keystoneSecret())
-	c, err := swiftConfigFrom(Config{SecretDir: dir}, secretDir{dir})
+	c, err := swiftConfigFrom(Config{SecretDir: dir}, secretDir{dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestSwiftConfigRegionContainerAndEndpoint(t *testing.T) {
 	if c.container != "bkp-from-secret" || c.endpoint != "" {
 		t.Fatalf("container %q endpoint %q, want the secret's bucketName and the catalog's endpoint", c.container, c.endpoint)
 	}
-	c, err = swiftConfigFrom(Config{Container: "flag", EndpointOverride: "https://swift.internal/v1/AUTH_p"}, secretDir{writeSecretDir(t, without(keystoneSecret(), "region"))})
+	c, err = swiftConfigFrom(Config{Container: "flag", EndpointOverride: "https://swift.internal/v1/AUTH_p"}, secretDir{dir: writeSecretDir(t, without(keystoneSecret(), "region"))})
 	if err != nil || c.container != "flag" || c.endpoint != "https://swift.internal/v1/AUTH_p" || c.endpointOpts().Region != "" {
 		t.Fatalf("flags: %+v, %v", c, err)
 	}
@@ -114,7 +114,7 @@ func TestSwiftConfigErrorsNameKeyAndDirectory(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := writeSecretDir(t, tc.secret)
-			_, err := swiftConfigFrom(Config{Container: "bkp"}, secretDir{dir})
+			_, err := swiftConfigFrom(Config{Container: "bkp"}, secretDir{dir: dir})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), dir) {
 				t.Fatalf("err = %v, want one naming %s and %s", err, tc.want, dir)
 			}
@@ -123,7 +123,7 @@ func TestSwiftConfigErrorsNameKeyAndDirectory(t *testing.T) {
 	if _, err := swiftConfigFrom(Config{Container: "bkp"}, secretDir{}); err == nil || !strings.Contains(err.Error(), "Swift") {
 		t.Fatalf("no secret directory: err = %v", err)
 	}
-	if _, err := swiftConfigFrom(Config{}, secretDir{writeSecretDir(t, without(keystoneSecret(), "bucketName"))}); err == nil || !strings.Contains(err.Error(), "bucketName") {
+	if _, err := swiftConfigFrom(Config{}, secretDir{dir: writeSecretDir(t, without(keystoneSecret(), "bucketName"))}); err == nil || !strings.Contains(err.Error(), "bucketName") {
 		t.Fatalf("no container: err = %v", err)
 	}
 }
