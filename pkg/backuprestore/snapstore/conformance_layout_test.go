@@ -57,7 +57,7 @@ func testListingOrder(t *testing.T, h harness) {
 		t.Fatalf("List = %v\nwant %v", got, want)
 	}
 	// The same in pages of three objects: the provider's continuation tokens are followed in both layouts.
-	store.(*blobStore).listPageSize = 3
+	setListPageSize(t, store, 3)
 	if got := keys(list(t, store)); !slices.Equal(got, want) {
 		t.Fatalf("List in pages of 3 = %v\nwant %v", got, want)
 	}
@@ -181,5 +181,18 @@ func testDeployedLayout(t *testing.T, h harness) {
 	stream, err := snapshot.LatestStream(listed)
 	if err != nil || stream.Full == nil || !stream.Full.IsFinal || len(stream.Deltas) != 0 || stream.LastRevision() != 90 {
 		t.Fatalf("LatestStream = %+v, %v; want the final full snapshot alone", stream, err)
+	}
+}
+
+// setListPageSize makes a store list in pages of n objects, to follow continuation across pages.
+func setListPageSize(t *testing.T, store SnapStore, n int) {
+	t.Helper()
+	switch s := store.(type) {
+	case *blobStore:
+		s.listPageSize = n
+	case *swiftStore:
+		s.listLimit = n
+	default:
+		t.Fatalf("no list page size for %T", store)
 	}
 }

@@ -121,7 +121,6 @@ func TestSwiftConformance(t *testing.T) {
 		allObjects: func(t *testing.T, store SnapStore) []string { return containerObjects(t, store.(*swiftStore)) },
 	})
 	t.Run("large objects are replaced and deleted with their segments", func(t *testing.T) { testSwiftSegmentLifecycle(t, f) })
-	t.Run("listing follows every page", func(t *testing.T) { testSwiftListingPages(t, f) })
 	t.Run("dynamic large objects of the deployed sidecar are read and deleted", func(t *testing.T) { testSwiftDeployedLayout(t, f) })
 	t.Run("endpoint override replaces the storage URL", func(t *testing.T) { testSwiftEndpointOverride(t, f) })
 	t.Run("a refused token is renewed by logging in again", func(t *testing.T) { testSwiftReauth(t, f) })
@@ -170,21 +169,6 @@ func testSwiftSegmentLifecycle(t *testing.T, f *swiftFixture) {
 	}
 	if got := containerObjects(t, store); len(got) != 0 {
 		t.Fatalf("after deleting every snapshot, container holds %v", got)
-	}
-}
-
-// testSwiftListingPages: with pages of 7 names, List still returns all 40 snapshots in revision order.
-func testSwiftListingPages(t *testing.T, f *swiftFixture) {
-	store := f.open(t, f.newContainer(t), "paged", UploadOptions{})
-	store.listLimit = 7
-	var want []string
-	for i := range int64(40) {
-		snap := snapshot.NewIncr(10*i+1, 10*i+10, time.Unix(1700000000+i, 0), snapshot.CompressionNone)
-		putRawSwift(t, store, snap.Key("paged"), []byte("x"), "")
-		want = append(want, snap.RelativeKey())
-	}
-	if got := keys(list(t, store)); !slices.Equal(got, want) {
-		t.Fatalf("List over pages of 7 = %v, want %v", got, want)
 	}
 }
 
