@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotformat"
@@ -17,54 +17,40 @@ import (
 // match its name): applying it would silently lose or reorder writes.
 var ErrDiscontinuous = errors.New("delta snapshot breaks revision continuity")
 
-// plan is a verified snap stream, downloaded into the work directory.
-type plan struct {
-	stream     snapshot.Stream
-	dbPath     string   // the full snapshot's database, trailer stripped
-	deltaPaths []string // the deltas as stored (compressed), in stream order
-	// revisions counts the revisions the deltas add on top of the full snapshot, for progress.
-	revisions int64
+// Deltas are read one object at a time by a goroutine that fetches, decompresses, decodes and
+// checksums them while the replay writes the events it decoded before: eventBatchSize events per
+// hand-over, at most eventBatchesAhead batches ahead, so memory does not depend on the size of a delta.
+const (
+	eventBatchSize    = 512
+	eventBatchesAhead = 8
+)
+
+// eventBatch is a run of events of delta number delta; end marks its last batch, sent once the delta
+// was read to its end and its checksum matched.
+type eventBatch struct {
+	delta  int
+	events []*mvccpb.Event
+	end    bool
+	err    error
 }
 
-// download fetches the latest snap stream into work and verifies all of it before anything is applied.
-func (r *restore) download(ctx context.Context) (*plan, error) {
+// latestStream lists the store and picks the snap stream to restore.
+func (r *restore) latestStream(ctx context.Context) (snapshot.Stream, error) {
 	snaps, err := r.opts.Store.List(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("listing the store: %w", err)
+		return snapshot.Stream{}, fmt.Errorf("listing the store: %w", err)
 	}
 	stream, err := snapshot.LatestStream(snaps)
 	if err != nil {
-		return nil, err
+		return snapshot.Stream{}, err
 	}
 	if stream.IsEmpty() {
-		return nil, ErrNoSnapshots
+		return snapshot.Stream{}, ErrNoSnapshots
 	}
 	for _, d := range stream.Dropped {
 		r.log.Info("Ignoring delta covered by another delta", "snapshot", d.SnapName, "revision", d.LastRevision)
 	}
-	p := &plan{stream: stream, dbPath: filepath.Join(r.work, "db")}
-	applied := int64(0)
-	if stream.Full != nil {
-		if err := r.downloadFull(ctx, stream.Full, p.dbPath); err != nil {
-			return nil, err
-		}
-		applied = stream.Full.LastRevision
-	}
-	for i, d := range stream.Deltas {
-		path := filepath.Join(r.work, "delta-"+strconv.Itoa(i))
-		if err := r.downloadRaw(ctx, d, path); err != nil {
-			return nil, err
-		}
-		n, err := r.checkDelta(d, path, applied)
-		if err != nil {
-			return nil, err
-		}
-		p.deltaPaths = append(p.deltaPaths, path)
-		p.revisions += n
-		applied = d.LastRevision
-	}
-	r.log.Info("Verified snap stream", "revision", applied, "deltas", len(stream.Deltas), "deltaRevisions", p.revisions)
-	return p, nil
+	return stream, nil
 }
 
 // downloadFull writes the full snapshot's database to path, verifying etcd's checksum on the way.
@@ -79,69 +65,129 @@ func (r *restore) downloadFull(ctx context.Context, snap *snapshot.Snapshot, pat
 		return err
 	}
 	defer db.Close()
-	return writeFile(path, db, snap)
-}
-
-// downloadRaw stores an object as it is in the store (still compressed).
-func (r *restore) downloadRaw(ctx context.Context, snap *snapshot.Snapshot, path string) error {
-	raw, err := r.opts.Store.Fetch(ctx, snap)
-	if err != nil {
-		return err
-	}
-	defer raw.Close()
-	return writeFile(path, raw, snap)
-}
-
-func writeFile(path string, src io.Reader, snap *snapshot.Snapshot) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, src); err != nil {
+	if _, err := io.Copy(f, db); err != nil {
 		_ = f.Close()
 		return fmt.Errorf("downloading %s: %w", snap, err)
 	}
 	return f.Close()
 }
 
-// openDelta decompresses and checksums a downloaded delta.
-func (r *restore) openDelta(snap *snapshot.Snapshot, path string) (*snapshotformat.Delta, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+// applyDeltas replays the deltas in order. Each delta's events must continue the revision the
+// database is at when it starts: events at or below it are skipped (an overlap), the first new
+// revision is the next one, revisions grow by one, and the events start and end at the revisions its
+// name claims. Events are applied before their delta's checksum is known; a delta that turns out
+// corrupted fails the restore, whose work directory, database included, is then thrown away.
+func (r *restore) applyDeltas(ctx context.Context, rp *replayer, deltas []*snapshot.Snapshot, progress *progress) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan eventBatch, eventBatchesAhead)
+	go r.readDeltas(ctx, deltas, batches)
+	defer func() {
+		cancel()
+		for range batches { // let the reader end
+		}
+	}()
+	applied, first := rp.revision(), int64(0)
+	for b := range batches {
+		if b.err != nil {
+			return b.err
+		}
+		snap := deltas[b.delta]
+		for _, ev := range b.events {
+			rev := ev.Kv.ModRevision
+			if first == 0 {
+				first = rev
+			}
+			if rev <= applied {
+				rp.skipped++
+				continue
+			}
+			if rev != rp.revision() && rev != rp.revision()+1 {
+				return r.explain(ctx, snap, fmt.Errorf("%w: %s has revision %d after %d", ErrDiscontinuous, snap, rev, rp.revision()))
+			}
+			if err := rp.apply(rev, ev); err != nil {
+				return r.explain(ctx, snap, fmt.Errorf("applying %s: %w", snap, err))
+			}
+		}
+		progress.applied(rp.revision())
+		if !b.end {
+			continue
+		}
+		if first != snap.StartRevision || rp.revision() != snap.LastRevision {
+			return fmt.Errorf("%w: %s holds revisions %d..%d, its name says %d..%d",
+				ErrDiscontinuous, snap, first, rp.revision(), snap.StartRevision, snap.LastRevision)
+		}
+		applied, first = rp.revision(), 0
 	}
-	defer f.Close()
-	return snapshotformat.OpenDelta(f, snap, r.opts.MaxDeltaSize)
+	return ctx.Err()
 }
 
-// checkDelta verifies a delta's checksum and that its events continue revision applied: events at or
-// below applied are skipped (overlap), the first new revision is applied+1, revisions grow by one, and
-// the events end at the revision the name claims. It returns the number of new revisions.
-func (r *restore) checkDelta(snap *snapshot.Snapshot, path string, applied int64) (int64, error) {
-	delta, err := r.openDelta(snap, path)
-	if err != nil {
-		return 0, err
+// readDeltas sends the events of every delta in order, then closes out. It stops at the first error,
+// which it sends.
+func (r *restore) readDeltas(ctx context.Context, deltas []*snapshot.Snapshot, out chan<- eventBatch) {
+	defer close(out)
+	send := func(b eventBatch) bool {
+		select {
+		case out <- b:
+			return true
+		case <-ctx.Done():
+			return false
+		}
 	}
-	cur, first := applied, int64(0)
+	for i, snap := range deltas {
+		err := r.streamDelta(ctx, snap, func(events []*mvccpb.Event) bool {
+			return send(eventBatch{delta: i, events: events})
+		})
+		if err != nil {
+			send(eventBatch{delta: i, err: err})
+			return
+		}
+		if !send(eventBatch{delta: i, end: true}) {
+			return
+		}
+	}
+}
+
+// streamDelta fetches one delta and hands its events to emit in batches; it returns nil once the
+// delta was read to its end and its checksum matched.
+func (r *restore) streamDelta(ctx context.Context, snap *snapshot.Snapshot, emit func([]*mvccpb.Event) bool) error {
+	raw, err := r.opts.Store.Fetch(ctx, snap)
+	if err != nil {
+		return err
+	}
+	defer raw.Close()
+	delta, err := snapshotformat.OpenDeltaStream(raw, snap, r.opts.MaxDeltaSize)
+	if err != nil {
+		return err
+	}
+	defer delta.Close()
+	batch := make([]*mvccpb.Event, 0, eventBatchSize)
 	for ev, err := range delta.Events() {
 		if err != nil {
-			return 0, err
+			return err
 		}
-		rev := ev.EtcdEvent.Kv.ModRevision
-		if first == 0 {
-			first = rev
+		if batch = append(batch, ev); len(batch) == eventBatchSize {
+			if !emit(batch) {
+				return ctx.Err()
+			}
+			batch = make([]*mvccpb.Event, 0, eventBatchSize)
 		}
-		switch {
-		case rev <= applied:
-			continue
-		case rev != cur && rev != cur+1:
-			return 0, fmt.Errorf("%w: %s has revision %d after %d", ErrDiscontinuous, snap, rev, cur)
-		}
-		cur = rev
 	}
-	if first != snap.StartRevision || cur != snap.LastRevision {
-		return 0, fmt.Errorf("%w: %s holds revisions %d..%d, its name says %d..%d",
-			ErrDiscontinuous, snap, first, cur, snap.StartRevision, snap.LastRevision)
+	if len(batch) > 0 && !emit(batch) {
+		return ctx.Err()
 	}
-	return cur - applied, nil
+	return ctx.Err()
+}
+
+// explain returns why snap could not be applied: its corruption if it is corrupted (the checksum at
+// its end had not been reached when its events went wrong), else err.
+func (r *restore) explain(ctx context.Context, snap *snapshot.Snapshot, err error) error {
+	if cerr := r.streamDelta(ctx, snap, func([]*mvccpb.Event) bool { return true }); cerr != nil && ctx.Err() == nil {
+		return cerr
+	}
+	return err
 }
