@@ -18,7 +18,7 @@ import (
 // replayCommitBytes is how much is written to the database between commits. A bbolt write
 // transaction holds the pages it changed in memory until it commits, so this bounds the replay's
 // memory whatever the number of revisions (records, their nodes and the pages written at the commit:
-// about three times this); commits are cheap without fsync, and 16 MiB was not faster than 4.
+// about three times this); commits are cheap without fsync.
 const replayCommitBytes = 4 << 20
 
 // tombstoneMark ends the bucket key of a deletion (see mvcc.IsTombstone, checked in init).
@@ -54,7 +54,7 @@ type replayer struct {
 	leases   map[int64]bool
 	leaseTTL int64
 	rev      int64 // the database's revision
-	sub      int64 // the next sub revision of rev
+	sub      int64 // the sub revision of the last change written at rev
 	written  int   // bytes since the last commit
 	missing  int
 	skipped  int64
