@@ -15,7 +15,7 @@ type State struct {
 }
 
 // StateAt reads the whole keyspace as of rev (0: now).
-func StateAt(t *testing.T, cli *clientv3.Client, rev int64) State {
+func StateAt(t testing.TB, cli *clientv3.Client, rev int64) State {
 	t.Helper()
 	opts := []clientv3.OpOption{clientv3.WithPrefix()}
 	if rev > 0 {

@@ -2,10 +2,13 @@ package restorer_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -17,22 +20,96 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
+	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 )
 
 // Benchmark workload: a full snapshot of benchKeys keys, then revisions over the same keys (one put
-// per revision). BENCH_RESTORE_REVISIONS overrides the number of delta revisions.
+// per revision). BENCH_RESTORE_REVISIONS ("20000,200000") overrides the sizes measured.
 const (
 	benchKeys      = 10000
 	benchValueSize = 256
 	benchWriters   = 32
 )
 
-func benchRevisions() int {
-	if n, err := strconv.Atoi(os.Getenv("BENCH_RESTORE_REVISIONS")); err == nil && n > 0 {
-		return n
+// benchCacheEnv names a directory where generated workloads are kept and reused by later runs (the 2M
+// workload takes minutes to write through etcd); unset, each run generates its own in a temporary
+// directory.
+const benchCacheEnv = "BENCH_RESTORE_CACHE"
+
+func benchSizes(b *testing.B) []int {
+	spec := os.Getenv("BENCH_RESTORE_REVISIONS")
+	if spec == "" {
+		return []int{20000, 200000, 2000000}
 	}
-	return 200000
+	var sizes []int
+	for f := range strings.SplitSeq(spec, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			b.Fatalf("BENCH_RESTORE_REVISIONS: %q is not a positive number", f)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
+}
+
+// benchWorkload is a generated store and the source's keyspace at its last revision, which every
+// restore of it must reproduce key by key.
+type benchWorkload struct {
+	Root   string // the directory store's root
+	Stream snapshot.Stream
+	Want   backuptest.State
+}
+
+// loadOrGenerateWorkload returns the workload of the given size, from the cache when there is one.
+func loadOrGenerateWorkload(b *testing.B, revisions int) benchWorkload {
+	b.Helper()
+	cache := os.Getenv(benchCacheEnv)
+	if cache == "" {
+		root := b.TempDir()
+		stream, want := generateBenchStore(b, root, revisions)
+		return benchWorkload{Root: root, Stream: stream, Want: want}
+	}
+	root := filepath.Join(cache, strconv.Itoa(revisions))
+	wantPath := filepath.Join(root, "want.json")
+	if data, err := os.ReadFile(wantPath); err == nil {
+		w := benchWorkload{Root: root}
+		if err := json.Unmarshal(data, &w.Want); err != nil {
+			b.Fatalf("%s: %v", wantPath, err)
+		}
+		w.Stream = listBenchStream(b, root)
+		return w
+	}
+	if err := os.RemoveAll(root); err != nil { // an interrupted generation
+		b.Fatal(err)
+	}
+	stream, want := generateBenchStore(b, root, revisions)
+	data, err := json.Marshal(want)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(wantPath, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return benchWorkload{Root: root, Stream: stream, Want: want}
+}
+
+func listBenchStream(b *testing.B, root string) snapshot.Stream {
+	b.Helper()
+	store, err := openLocalStore(b.Context(), root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	snaps, err := store.List(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	stream, err := snapshot.LatestStream(snaps)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return stream
 }
 
 // openLocalStore opens the benchmark's directory store.
@@ -41,8 +118,9 @@ func openLocalStore(ctx context.Context, root string) (snapstore.SnapStore, erro
 }
 
 // generateBenchStore backs up the workload into a directory store below root with the real
-// snapshotter. The source etcd runs without fsync: only the backup's contents matter here.
-func generateBenchStore(b *testing.B, root string, revisions int) snapshot.Stream {
+// snapshotter and returns its stream and the source's keyspace at the last revision. The source etcd
+// runs without fsync: only the backup's contents matter here.
+func generateBenchStore(b *testing.B, root string, revisions int) (snapshot.Stream, backuptest.State) {
 	b.Helper()
 	ctx := b.Context()
 	src := etcdserver.StartCluster(b, 1, func(c *embed.Config) { c.UnsafeNoFsync = true; c.QuotaBackendBytes = 8 << 30 })
@@ -99,13 +177,6 @@ func generateBenchStore(b *testing.B, root string, revisions int) snapshot.Strea
 		b.Fatal(err)
 	}
 	s.Stop()
-	snaps, err := store.List(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	stream, err := snapshot.LatestStream(snaps)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return stream
+	stream := listBenchStream(b, root)
+	return stream, backuptest.StateAt(b, cli, stream.LastRevision())
 }

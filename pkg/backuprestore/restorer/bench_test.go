@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,62 +18,130 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/restorer"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
+	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
+	"github.com/gardener-etcd/gardener-etcd/test/benchproc"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 )
 
 // Each side of the benchmark runs in its own process (this test binary, re-executed) so that its
 // peak RSS is its own.
 const (
-	benchChildMode  = "GARDENER_ETCD_BENCH_RESTORE_MODE"
-	benchChildStore = "GARDENER_ETCD_BENCH_RESTORE_STORE"
-	benchResultTag  = "BENCH-RESULT "
+	benchChildMode    = "GARDENER_ETCD_BENCH_RESTORE_MODE"
+	benchChildStore   = "GARDENER_ETCD_BENCH_RESTORE_STORE"
+	benchChildDataDir = "GARDENER_ETCD_BENCH_RESTORE_DATADIR"
+	benchResultTag    = "BENCH-RESULT "
+	// benchProfileEnv, when set, makes our side write <value>.<revisions>.cpu and .heap profiles.
+	benchProfileEnv = "GARDENER_ETCD_BENCH_PROFILE"
+	// benchTxnMaxEnv bounds the sizes the one-transaction-per-revision baseline runs for (default
+	// 200000): at about 5,000 revisions/s it would take minutes for 2M revisions.
+	benchTxnMaxEnv = "BENCH_RESTORE_TXN_MAX"
+)
+
+// The sides of the benchmark.
+const (
+	modeOurs       = "ours"
+	modeTxn        = "txn-baseline"
+	modeDecompress = "decompress-floor"
 )
 
 type benchResult struct {
-	Mode      string  `json:"mode"`
-	Seconds   float64 `json:"seconds"`
-	Revisions int64   `json:"revisions"`
-	Final     int64   `json:"final"`
-	PeakRSSKB int64   `json:"peakRSSKB"`
+	Mode       string          `json:"mode"`
+	Seconds    float64         `json:"seconds"`
+	CPUSeconds float64         `json:"cpuSeconds"`
+	Revisions  int64           `json:"revisions"`
+	Final      int64           `json:"final"`
+	Memory     benchproc.Peaks `json:"memory"`
 }
 
-// BenchmarkRestore compares our restore of a full snapshot + delta revisions with the deployed
-// sidecar's approach (one transaction per revision through an embedded etcd), end to end: both start
-// from the store and end with a data directory at the last revision. Run with
+func (r benchResult) rate() float64 { return float64(r.Revisions) / r.Seconds }
+
+// BenchmarkRestore measures our restore of a full snapshot + 20k, 200k and 2M delta revisions
+// (BENCH_RESTORE_REVISIONS overrides) against two baselines of the same run: the deployed sidecar's
+// approach (one transaction per revision through an embedded etcd, up to BENCH_RESTORE_TXN_MAX
+// revisions) and the decompression of the deltas alone, the floor of any restore. Every side starts
+// from the store; ours ends with a member data directory that is then started and compared key by key
+// with the source. Run with
 //
 //	go test ./pkg/backuprestore/restorer -run '^$' -bench BenchmarkRestore -benchtime 1x -timeout 60m
 func BenchmarkRestore(b *testing.B) {
-	root := b.TempDir()
-	revisions := benchRevisions()
-	start := time.Now()
-	stream := generateBenchStore(b, root, revisions)
-	b.Logf("generated %s + %d deltas up to revision %d in %s", stream.Full.SnapName, len(stream.Deltas), stream.LastRevision(), time.Since(start).Round(time.Second))
-	var ours, base benchResult
-	for b.Loop() {
-		ours = runBenchChild(b, "ours", root)
-		base = runBenchChild(b, "baseline", root)
+	txnMax := int64(200000)
+	if n, err := strconv.ParseInt(os.Getenv(benchTxnMaxEnv), 10, 64); err == nil {
+		txnMax = n
 	}
-	for _, r := range []benchResult{ours, base} {
-		if r.Final != stream.LastRevision() {
-			b.Fatalf("%s ended at revision %d, want %d", r.Mode, r.Final, stream.LastRevision())
+	type row struct {
+		w     benchWorkload
+		sides []benchResult
+	}
+	var rows []row
+	for _, revisions := range benchSizes(b) {
+		b.Run(strconv.Itoa(revisions), func(b *testing.B) {
+			start := time.Now()
+			w := loadOrGenerateWorkload(b, revisions)
+			b.Logf("workload: %s + %d deltas up to revision %d (%s)", w.Stream.Full.SnapName, len(w.Stream.Deltas),
+				w.Stream.LastRevision(), time.Since(start).Round(time.Second))
+			var sides []benchResult
+			for b.Loop() {
+				sides = []benchResult{runOursVerified(b, w), runBenchChild(b, modeDecompress, w.Root, "")}
+				if int64(revisions) <= txnMax {
+					sides = append(sides, runBenchChild(b, modeTxn, w.Root, filepath.Join(b.TempDir(), "data")))
+				}
+			}
+			for _, r := range sides {
+				if r.Mode != modeDecompress && r.Final != w.Stream.LastRevision() {
+					b.Fatalf("%s ended at revision %d, want %d", r.Mode, r.Final, w.Stream.LastRevision())
+				}
+			}
+			b.ReportMetric(sides[0].rate(), "ours-rev/s")
+			b.ReportMetric(sides[0].Memory.RSS, "ours-peakRSS-MiB")
+			rows = append(rows, row{w: w, sides: sides})
+		})
+	}
+	fmt.Printf("restore of a full snapshot (%d keys, %d-byte values) + delta revisions, one put each; peak RSS = VmHWM, its parts sampled;\n"+
+		"rev/cpu-s (revisions per CPU second of the side's process) depends far less on the machine's load than wall rev/s:\n",
+		benchKeys, benchValueSize)
+	fmt.Printf("%9s %-16s %8s %8s %10s %10s %9s %8s %8s %8s  %s\n", "revisions", "side", "wall s", "cpu s", "rev/s", "rev/cpu-s",
+		"peak RSS", "anon", "file", "Go heap", "ratio")
+	for _, r := range rows {
+		ours := r.sides[0]
+		for _, s := range r.sides {
+			ratio := ""
+			switch s.Mode {
+			case modeTxn:
+				ratio = fmt.Sprintf("ours %.1fx faster", ours.rate()/s.rate())
+			case modeDecompress:
+				ratio = fmt.Sprintf("ours takes %.1fx the floor", ours.Seconds/s.Seconds)
+			}
+			fmt.Printf("%9d %-16s %8.2f %8.2f %10.0f %10.0f %8.0fM %7.0fM %7.0fM %7.0fM  %s\n", ours.Revisions, s.Mode, s.Seconds, s.CPUSeconds,
+				s.rate(), float64(s.Revisions)/s.CPUSeconds, s.Memory.RSS, s.Memory.Anon, s.Memory.File, s.Memory.GoHeap, ratio)
 		}
 	}
-	oursRate, baseRate := float64(ours.Revisions)/ours.Seconds, float64(base.Revisions)/base.Seconds
-	b.ReportMetric(oursRate, "ours-rev/s")
-	b.ReportMetric(baseRate, "baseline-rev/s")
-	b.ReportMetric(oursRate/baseRate, "speedup")
-	b.ReportMetric(float64(ours.PeakRSSKB)/1024, "ours-peakRSS-MiB")
-	b.ReportMetric(float64(base.PeakRSSKB)/1024, "baseline-peakRSS-MiB")
-	fmt.Printf("restore of %d delta revisions (%d keys, %d-byte values):\n", ours.Revisions, benchKeys, benchValueSize)
-	fmt.Printf("  ours:     %8.2fs %10.0f rev/s  peak RSS %6.0f MiB\n", ours.Seconds, oursRate, float64(ours.PeakRSSKB)/1024)
-	fmt.Printf("  baseline: %8.2fs %10.0f rev/s  peak RSS %6.0f MiB\n", base.Seconds, baseRate, float64(base.PeakRSSKB)/1024)
-	fmt.Printf("  speedup:  %.1fx\n", oursRate/baseRate)
 }
 
-func runBenchChild(b *testing.B, mode, root string) benchResult {
+// runOursVerified restores with our restorer in a child process, then starts the restored member and
+// compares its keyspace with the source's.
+func runOursVerified(b *testing.B, w benchWorkload) benchResult {
+	b.Helper()
+	dataDir := filepath.Join(b.TempDir(), "data")
+	r := runBenchChild(b, modeOurs, w.Root, dataDir)
+	peer := etcdserver.FreeURL(b)
+	m := etcdserver.StartMember(b, etcdserver.MemberConfig{Name: "m0", DataDir: dataDir, PeerURL: peer, InitialCluster: "m0=" + peer.String()})
+	got := backuptest.StateAt(b, m.Client(b), 0)
+	m.Stop()
+	if diff := backuptest.Diff(w.Want, got); len(diff) > 0 {
+		b.Fatalf("restored keyspace differs from the source (%d differences):\n%s", len(diff), strings.Join(diff[:min(len(diff), 20)], "\n"))
+	}
+	if err := os.RemoveAll(dataDir); err != nil {
+		b.Fatal(err)
+	}
+	return r
+}
+
+func runBenchChild(b *testing.B, mode, root, dataDir string) benchResult {
 	b.Helper()
 	cmd := exec.CommandContext(b.Context(), os.Args[0], "-test.run=^TestBenchRestoreChild$", "-test.timeout=60m")
-	cmd.Env = append(os.Environ(), benchChildMode+"="+mode, benchChildStore+"="+root)
+	cmd.Env = append(os.Environ(), benchChildMode+"="+mode, benchChildStore+"="+root, benchChildDataDir+"="+dataDir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		b.Fatalf("%s child: %v\n%s", mode, err, out)
@@ -91,7 +162,7 @@ func runBenchChild(b *testing.B, mode, root string) benchResult {
 
 // TestBenchRestoreChild is one side of BenchmarkRestore; it does nothing in a normal test run.
 func TestBenchRestoreChild(t *testing.T) {
-	mode, root := os.Getenv(benchChildMode), os.Getenv(benchChildStore)
+	mode, root, dataDir := os.Getenv(benchChildMode), os.Getenv(benchChildStore), os.Getenv(benchChildDataDir)
 	if mode == "" {
 		t.Skip("only run by BenchmarkRestore")
 	}
@@ -100,36 +171,102 @@ func TestBenchRestoreChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	dataDir := filepath.Join(t.TempDir(), "data")
 	peer := etcdserver.FreeURL(t)
-	start := time.Now()
+	stopProfile := startBenchProfile(t, mode)
+	sampler := benchproc.StartSampler(20 * time.Millisecond)
+	start, startCPU := time.Now(), cpuSeconds(t)
 	var r benchResult
 	switch mode {
-	case "ours":
+	case modeOurs:
 		res, err := restorer.Restore(t.Context(), restorer.Options{Store: store, DataDir: dataDir, Name: "m0", ClusterToken: "bench",
 			InitialCluster: "m0=" + peer.String(), InitialAdvertisePeerURLs: []string{peer.String()}, Log: logr.Discard()})
 		if err != nil {
 			t.Fatal(err)
 		}
 		r = benchResult{Revisions: res.AppliedRevisions, Final: res.Revision}
-	case "baseline":
+	case modeTxn:
 		r = baselineRestore(t, store, dataDir, peer.String())
+	case modeDecompress:
+		r = decompressDeltas(t, store)
+	default:
+		t.Fatalf("unknown mode %q", mode)
 	}
-	r.Mode, r.Seconds, r.PeakRSSKB = mode, time.Since(start).Seconds(), peakRSSKB(t)
+	r.Mode, r.Seconds, r.CPUSeconds = mode, time.Since(start).Seconds(), cpuSeconds(t)-startCPU
+	if r.Memory, err = sampler.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	stopProfile(r.Revisions)
 	line, _ := json.Marshal(r)
 	fmt.Println(benchResultTag + string(line))
 }
 
-func peakRSSKB(t *testing.T) int64 {
-	data, err := os.ReadFile("/proc/self/status")
+// decompressDeltas fetches and decompresses every delta of the latest stream into nothing: the
+// least work any restore of them does.
+func decompressDeltas(t *testing.T, store snapstore.SnapStore) benchResult {
+	ctx := t.Context()
+	snaps, err := store.List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb
-		}
+	stream, err := snapshot.LatestStream(snaps)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return 0
+	for _, d := range stream.Deltas {
+		raw, err := store.Fetch(ctx, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, err := snapshot.NewDecompressor(raw, d.Compression())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(io.Discard, dec); err != nil {
+			t.Fatal(err)
+		}
+		_, _ = dec.Close(), raw.Close()
+	}
+	return benchResult{Revisions: stream.LastRevision() - stream.Full.LastRevision, Final: stream.LastRevision()}
+}
+
+// startBenchProfile starts a CPU profile of our side when benchProfileEnv is set; the returned
+// function stops it and writes a heap profile.
+func startBenchProfile(t *testing.T, mode string) func(revisions int64) {
+	prefix := os.Getenv(benchProfileEnv)
+	if prefix == "" || mode != modeOurs {
+		return func(int64) {}
+	}
+	cpu := prefix + ".tmp.cpu"
+	f, err := os.Create(cpu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		t.Fatal(err)
+	}
+	return func(revisions int64) {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+		name := prefix + "." + strconv.FormatInt(revisions, 10)
+		if err := os.Rename(cpu, name+".cpu"); err != nil {
+			t.Fatal(err)
+		}
+		h, err := os.Create(name + ".heap")
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		if err := pprof.Lookup("allocs").WriteTo(h, 0); err != nil {
+			t.Fatal(err)
+		}
+		_ = h.Close()
+	}
+}
+
+func cpuSeconds(t *testing.T) float64 {
+	s, err := benchproc.CPUSeconds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

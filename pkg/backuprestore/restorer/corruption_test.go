@@ -30,22 +30,26 @@ func TestCorruptedObjectIsRejectedAndDataDirUntouched(t *testing.T) {
 		t.Run(store.Name, func(t *testing.T) {
 			src := etcdserver.Start(t).Client(t)
 			s := newSnapshotter(t, src, store, logr.Discard())
-			for i := range 20 {
-				if _, err := src.Put(t.Context(), fmt.Sprintf("k%d", i), strings.Repeat("v", 100)); err != nil {
-					t.Fatal(err)
+			// Two deltas: a corrupted second one is found after the first was replayed (into the work
+			// directory only).
+			for d := range 2 {
+				for i := range 20 {
+					if _, err := src.Put(t.Context(), fmt.Sprintf("k%d", i), strings.Repeat("v", 100+d)); err != nil {
+						t.Fatal(err)
+					}
 				}
+				takeDelta(t, s)
 			}
-			delta := takeDelta(t, s)
 			s.Stop()
 			snaps, err := store.List(t.Context())
 			if err != nil {
 				t.Fatal(err)
 			}
 			stream, err := snapshot.LatestStream(snaps)
-			if err != nil || stream.Full == nil || len(stream.Deltas) != 1 {
+			if err != nil || stream.Full == nil || len(stream.Deltas) != 2 {
 				t.Fatalf("stream = %+v, %v", stream, err)
 			}
-			for _, victim := range []*snapshot.Snapshot{delta, stream.Full} {
+			for _, victim := range []*snapshot.Snapshot{stream.Deltas[0], stream.Deltas[1], stream.Full} {
 				backuptest.FlipMiddleByte(t, store, victim)
 
 				parent := t.TempDir()

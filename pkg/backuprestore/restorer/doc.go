@@ -2,15 +2,21 @@
 // the newest full snapshot plus every delta after it.
 //
 // It avoids the deployed sidecar's defects:
-//   - nothing is applied before everything is verified: every object's checksum, the revision
-//     continuity of the stream (full snapshot revision + 1 = first delta start, contiguous deltas,
-//     events of partly overlapping deltas at or below the applied revision skipped);
-//   - the target data directory is untouched until the restore is complete: everything happens in a
-//     temporary directory next to it, renamed into place at the end;
-//   - deltas are applied fast and without losing keys: straight into the restored bbolt database
-//     through etcd's own mvcc store, one write transaction per revision (so revisions, create and
-//     mod revisions and versions are etcd's own computation) but committed in large batches without
-//     fsync, with a lessor that is never promoted and therefore never expires a lease mid-replay;
+//   - nothing reaches the data directory before everything is verified: every object's checksum, the
+//     revision continuity of the stream (full snapshot revision + 1 = first delta start, contiguous
+//     deltas, events of partly overlapping deltas at or below the applied revision skipped). The
+//     whole restore happens in a temporary directory next to the data directory, renamed into place at
+//     the end; any error removes it, so the data directory stays absent or empty;
+//   - each object is read once: the full snapshot is streamed into a file while its checksum is
+//     checked, each delta is decompressed, decoded and checksummed in one pass while the events
+//     decoded before are written (a corrupted delta fails the restore when its trailer is reached,
+//     and its events only ever reached the temporary directory);
+//   - deltas are applied fast, in memory that does not grow with their number or size: the full
+//     snapshot first becomes a member data directory through etcd's own etcdutl snapshot restore
+//     (WAL, raft snapshot, membership of the initial cluster), then the delta events are written
+//     straight into that member's bbolt database, as the records etcd's mvcc store writes (same
+//     bucket keys, same protobuf, create revisions and versions by the store's rules), committed in
+//     large batches without fsync and synced once;
 //   - the final revision is checked against the last delta's.
 //
 // Leases: leases in the full snapshot are restored with their TTL; etcd refreshes every lease to its
@@ -20,7 +26,4 @@
 // while their owner keeps the lease alive and disappear after that TTL otherwise — as in the source.
 // Keys whose lease expired in the source before the last delta were deleted there; those deletions
 // are in the deltas and are applied.
-//
-// The member data directory (WAL, raft snapshot, membership) is then built by etcd's own
-// etcdutl snapshot restore for the given member name, initial cluster and cluster token.
 package restorer

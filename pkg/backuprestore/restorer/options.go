@@ -35,8 +35,8 @@ type Options struct {
 	// MissingLeaseTTL is the TTL (seconds precision) of leases created for keys whose lease no
 	// snapshot holds; 0 means DefaultMissingLeaseTTL.
 	MissingLeaseTTL time.Duration
-	// MaxDeltaSize bounds one decompressed delta held in memory for verification; 0 means the
-	// snapshotformat default.
+	// MaxDeltaSize bounds the decompressed size of one delta (deltas are streamed, not held in
+	// memory; the bound refuses a foreign or runaway object); 0 means the snapshotformat default.
 	MaxDeltaSize int64
 	// ProgressInterval is how often progress is logged; 0 means DefaultProgressInterval.
 	ProgressInterval time.Duration

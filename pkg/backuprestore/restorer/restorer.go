@@ -9,9 +9,13 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"go.etcd.io/etcd/api/v3/mvccpb"
 	etcdutlsnapshot "go.etcd.io/etcd/etcdutl/v3/snapshot"
+	"go.etcd.io/etcd/server/v3/lease"
+	"go.etcd.io/etcd/server/v3/storage/backend"
+	"go.etcd.io/etcd/server/v3/storage/mvcc"
 	"go.uber.org/zap"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 )
 
 // restore is one run of Restore.
@@ -37,21 +41,45 @@ func Restore(ctx context.Context, opts Options) (Result, error) {
 	}
 	defer os.RemoveAll(work)
 	r := &restore{opts: opts, log: opts.Log.WithName("restorer"), work: work}
-
-	p, err := r.download(ctx)
+	res, err := r.run(ctx)
 	if err != nil {
 		return Result{}, fmt.Errorf("restoring %s: %w", opts.DataDir, err)
-	}
-	res, err := r.replay(ctx, p)
-	if err != nil {
-		return Result{}, fmt.Errorf("restoring %s: %w", opts.DataDir, err)
-	}
-	if err := r.buildMember(p.dbPath); err != nil {
-		return Result{}, fmt.Errorf("restoring %s: building the member data directory: %w", opts.DataDir, err)
 	}
 	res.Duration = time.Since(start)
 	r.log.Info("Restored data directory", "dataDir", opts.DataDir, "revision", res.Revision,
 		"deltaRevisions", res.AppliedRevisions, "took", res.Duration)
+	return res, nil
+}
+
+// run builds the member data directory in the work directory from the full snapshot, replays the
+// deltas into its database and moves it into place once everything was read and verified.
+func (r *restore) run(ctx context.Context) (Result, error) {
+	stream, err := r.latestStream(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	dbPath := filepath.Join(r.work, "db")
+	if stream.Full != nil {
+		if err := r.downloadFull(ctx, stream.Full, dbPath); err != nil {
+			return Result{}, err
+		}
+	} else if err := createEmptyDatabase(dbPath); err != nil {
+		return Result{}, fmt.Errorf("creating an empty database: %w", err)
+	}
+	member := filepath.Join(r.work, "data")
+	if err := r.buildMember(dbPath, member); err != nil {
+		return Result{}, fmt.Errorf("building the member data directory: %w", err)
+	}
+	if err := os.Remove(dbPath); err != nil { // the member holds its own copy
+		return Result{}, err
+	}
+	res, err := r.replay(ctx, stream, filepath.Join(member, "member", "snap", "db"))
+	if err != nil {
+		return Result{}, err
+	}
+	if err := install(member, r.opts.DataDir); err != nil {
+		return Result{}, fmt.Errorf("moving the restored member into place: %w", err)
+	}
 	return res, nil
 }
 
@@ -70,100 +98,71 @@ func checkTarget(dir string) error {
 	return nil
 }
 
-// replay applies the verified deltas on top of the full snapshot's database.
-func (r *restore) replay(ctx context.Context, p *plan) (Result, error) {
-	rp := openReplayer(p.dbPath, r.opts.MissingLeaseTTL)
-	res := Result{Full: p.stream.Full, Deltas: p.stream.Deltas}
+// replay applies the deltas on top of the full snapshot's data in the member database at dbPath.
+func (r *restore) replay(ctx context.Context, stream snapshot.Stream, dbPath string) (Result, error) {
+	rp, err := openReplayer(dbPath, r.opts.MissingLeaseTTL)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Full: stream.Full, Deltas: stream.Deltas}
 	base := rp.revision()
-	if p.stream.Full != nil && base < p.stream.Full.LastRevision {
-		_ = rp.close()
-		return Result{}, fmt.Errorf("full snapshot %s holds revision %d only", p.stream.Full, base)
+	if stream.Full != nil && base < stream.Full.LastRevision {
+		rp.abort()
+		return Result{}, fmt.Errorf("full snapshot %s holds revision %d only", stream.Full, base)
 	}
 	// A full snapshot of the deployed sidecar may hold revisions past the one in its name; what it
 	// holds already is skipped like an overlap.
-	progress := newProgress(r.log, base, p.stream.LastRevision(), r.opts.ProgressInterval)
-	for i, d := range p.stream.Deltas {
-		if err := ctx.Err(); err != nil {
-			_ = rp.close()
-			return Result{}, err
-		}
-		if err := r.applyDelta(rp, d.String(), i, p, progress); err != nil {
-			_ = rp.close()
-			return Result{}, err
-		}
+	progress := newProgress(r.log, base, stream.LastRevision(), r.opts.ProgressInterval)
+	if err := r.applyDeltas(ctx, rp, stream.Deltas, progress); err != nil {
+		rp.abort()
+		return Result{}, err
 	}
 	res.Revision, res.AppliedRevisions = rp.revision(), rp.revision()-base
 	res.SkippedEvents, res.MissingLeases = rp.skipped, rp.missing
 	if err := rp.close(); err != nil {
 		return Result{}, fmt.Errorf("closing the replayed database: %w", err)
 	}
-	if want := p.stream.LastRevision(); res.Revision != want {
+	if want := stream.LastRevision(); res.Revision != want {
 		return Result{}, fmt.Errorf("replay ended at revision %d, the last delta ends at %d", res.Revision, want)
 	}
+	r.log.Info("Replayed delta snapshots", "revision", res.Revision, "deltas", len(stream.Deltas),
+		"deltaRevisions", res.AppliedRevisions, "skippedEvents", res.SkippedEvents, "missingLeases", res.MissingLeases)
 	return res, nil
 }
 
-// applyDelta replays one delta, grouping its events by revision.
-func (r *restore) applyDelta(rp *replayer, name string, i int, p *plan, progress *progress) error {
-	delta, err := r.openDelta(p.stream.Deltas[i], p.deltaPaths[i])
-	if err != nil {
-		return err
-	}
-	var group []*mvccpb.Event
-	var groupRev int64
-	flush := func() error {
-		if len(group) == 0 {
-			return nil
-		}
-		if err := rp.apply(groupRev, group); err != nil {
-			return fmt.Errorf("applying %s: %w", name, err)
-		}
-		progress.applied(groupRev)
-		group = group[:0]
-		return nil
-	}
-	applied := rp.revision()
-	for ev, err := range delta.Events() {
-		if err != nil {
-			return err
-		}
-		rev := ev.EtcdEvent.Kv.ModRevision
-		if rev <= applied {
-			rp.skipped++
-			continue
-		}
-		if rev != groupRev {
-			if err := flush(); err != nil {
-				return err
-			}
-			groupRev = rev
-		}
-		group = append(group, ev.EtcdEvent)
-	}
-	return flush()
-}
-
-// buildMember lets etcd's own restore turn the database into a member data directory (WAL, raft
-// snapshot, membership of the initial cluster) in the work directory, then renames it into place.
-func (r *restore) buildMember(dbPath string) error {
-	out := filepath.Join(r.work, "data")
-	err := etcdutlsnapshot.NewV3(zap.NewNop()).Restore(etcdutlsnapshot.RestoreConfig{
+// buildMember lets etcd's own restore turn the full snapshot's database into a member data directory
+// (WAL, raft snapshot, membership of the initial cluster) at out. It runs before the deltas are
+// replayed into the member's database: etcd's restore maps the whole database into memory, which is
+// then only as large as the full snapshot, and it copies no replayed data. The deltas add key
+// revisions and leases only, which neither the WAL nor the membership refer to.
+func (r *restore) buildMember(dbPath, out string) error {
+	return etcdutlsnapshot.NewV3(zap.NewNop()).Restore(etcdutlsnapshot.RestoreConfig{
 		SnapshotPath:        dbPath,
 		Name:                r.opts.Name,
 		OutputDataDir:       out,
 		PeerURLs:            r.opts.InitialAdvertisePeerURLs,
 		InitialCluster:      r.opts.InitialCluster,
 		InitialClusterToken: r.opts.ClusterToken,
-		SkipHashCheck:       true, // the checksum was verified on download; the replayed file has none
+		SkipHashCheck:       true, // the checksum was verified on download; the file has none
 	})
-	if err != nil {
+}
+
+// install moves the finished member directory to the data directory. An empty target directory is
+// replaced by rename(2); checkTarget made sure it is empty.
+func install(member, dataDir string) error {
+	if err := os.Rename(member, dataDir); err != nil {
 		return err
 	}
-	// An empty target directory is replaced by rename(2); checkTarget made sure it is empty.
-	if err := os.Rename(out, r.opts.DataDir); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(r.opts.DataDir))
+	return syncDir(filepath.Dir(dataDir))
+}
+
+// createEmptyDatabase writes the database of an empty etcd (for a store holding deltas from revision 1
+// only) with etcd's own store.
+func createEmptyDatabase(path string) error {
+	be := backend.NewDefaultBackend(zap.NewNop(), path)
+	kv := mvcc.NewStore(zap.NewNop(), be, &lease.FakeLessor{}, mvcc.StoreConfig{})
+	be.ForceCommit()
+	return errors.Join(kv.Close(), be.Close())
 }
 
 func syncDir(dir string) error {

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"runtime"
 
@@ -77,4 +78,19 @@ func (p *parallelGzip) fail(err error) {
 		p.err = err
 		p.zw.Reset(io.Discard)
 	}
+}
+
+// NewReadAheadDecompressor is NewDecompressor for a consumer with work of its own on the contents
+// (decoding deltas): gzip is decompressed on a goroutine of its own, up to blocks blocks of blockSize
+// bytes ahead of the reads, so the two overlap. The other codecs are serial, as NewDecompressor's.
+// Close stops the goroutine; it does not close r.
+func NewReadAheadDecompressor(r io.Reader, c Compression, blockSize, blocks int) (io.ReadCloser, error) {
+	if c != CompressionGzip {
+		return NewDecompressor(r, c)
+	}
+	zr, err := pgzip.NewReaderN(r, blockSize, blocks)
+	if err != nil {
+		return nil, fmt.Errorf("opening gzip stream: %w", err)
+	}
+	return zr, nil
 }

@@ -18,8 +18,11 @@ const fullReadChunk = 64 << 10
 // stripped the reader yields exactly the bbolt database. The final Read returns an error wrapping
 // ErrChecksumMismatch (or ErrTruncated) instead of io.EOF when the contents are corrupted: a consumer
 // that treats any error as failure never accepts a corrupted database.
+//
+// The delta format has the same trailer, so deltas are read through it as well (see DeltaStream).
 type FullSnapshotReader struct {
 	src         io.Reader
+	kind        string // "full snapshot" or "delta snapshot", for errors
 	name        string
 	keepTrailer bool
 	hash        hash.Hash
@@ -36,8 +39,13 @@ type FullSnapshotReader struct {
 // checksum is passed through after it was verified (for uploading the stream as it came from etcd);
 // without, only the database is returned (for writing a member's db file).
 func NewFullSnapshotReader(src io.Reader, name string, keepTrailer bool) *FullSnapshotReader {
+	return newTrailerReader(src, "full snapshot", name, keepTrailer)
+}
+
+func newTrailerReader(src io.Reader, kind, name string, keepTrailer bool) *FullSnapshotReader {
 	return &FullSnapshotReader{
 		src:         src,
+		kind:        kind,
 		name:        name,
 		keepTrailer: keepTrailer,
 		hash:        sha256.New(),
@@ -98,7 +106,7 @@ func (f *FullSnapshotReader) readInto(buf []byte) (int, error) {
 			}
 			return release, nil
 		case err != nil:
-			f.done, f.err = true, fmt.Errorf("reading full snapshot %s: %w", f.name, err)
+			f.done, f.err = true, fmt.Errorf("reading %s %s: %w", f.kind, f.name, err)
 			return release, f.err
 		case release > 0:
 			return release, nil
@@ -111,11 +119,11 @@ func (f *FullSnapshotReader) finish() bool {
 	f.done = true
 	f.err = io.EOF
 	if f.held < checksumSize {
-		f.err = fmt.Errorf("full snapshot %s (%d bytes) is %w", f.name, f.size+int64(f.held), ErrTruncated)
+		f.err = fmt.Errorf("%s %s (%d bytes) is %w", f.kind, f.name, f.size+int64(f.held), ErrTruncated)
 		return false
 	}
 	if sum := f.hash.Sum(nil); !bytes.Equal(sum, f.tail[:]) {
-		f.err = fmt.Errorf("full snapshot %s is corrupted: %w (computed %x, stored %x)", f.name, ErrChecksumMismatch, sum, f.tail[:])
+		f.err = fmt.Errorf("%s %s is corrupted: %w (computed %x, stored %x)", f.kind, f.name, ErrChecksumMismatch, sum, f.tail[:])
 		return false
 	}
 	return true

@@ -10,9 +10,9 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/gardener-etcd/gardener-etcd/test/benchproc"
 )
 
 // The child protocol: the parent re-executes this test binary running only TestSidecarBenchChild with the
@@ -130,17 +130,11 @@ func waitForStdinEOF() { _, _ = io.Copy(io.Discard, os.Stdin) }
 
 // peakRSSMiB is this process's high-water resident set size.
 func peakRSSMiB(t *testing.T) float64 {
-	data, err := os.ReadFile("/proc/self/status")
+	rss, err := benchproc.PeakRSSMiB()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return float64(kb) / 1024
-		}
-	}
-	return 0
+	return rss
 }
 
 // envInt reads a positive integer setting, or def.
@@ -153,11 +147,11 @@ func envInt(name string, def int) int {
 
 // processCPUSeconds is the user + system time this process has used so far.
 func processCPUSeconds(t *testing.T) float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	s, err := benchproc.CPUSeconds()
+	if err != nil {
 		t.Fatal(err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	return s
 }
 
 // clockTicks is USER_HZ, the unit of the times in /proc/<pid>/stat (100 on every Linux platform Go
