@@ -1,6 +1,7 @@
 package initializer
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,8 +64,8 @@ func TestInitializeRefusesWhileEtcdRunsOnTheDataDir(t *testing.T) {
 			for _, mode := range []httpapi.Mode{httpapi.ModeFull, httpapi.ModeSanity} {
 				in := h.initializer(0, nil)
 				err := in.Initialize(t.Context(), mode)
-				if err == nil {
-					t.Fatalf("%s initialization succeeded while etcd runs on the data dir", mode)
+				if !errors.Is(err, ErrDataDirInUse) {
+					t.Fatalf("%s initialization while etcd runs on the data dir: %v, want %v", mode, err, ErrDataDirInUse)
 				}
 				if got := siblings(t, h.nodes[0].dataDir); len(got) > 0 {
 					t.Fatalf("%s initialization moved data beside the data dir: %v", mode, got)
