@@ -121,3 +121,26 @@ func TestMovedAsideDataDirsAreAllKept(t *testing.T) {
 		t.Fatalf("moved-aside dirs hold owners %v, want %v", found, owners)
 	}
 }
+
+// Finding 1 for three members: an initialization of a running member decided "quorate, invalid data"
+// (the database lock held by its own etcd) and removed the member from the cluster to re-add it as an
+// empty learner. It must refuse and leave the membership alone.
+func TestInitializeOfARunningMemberLeavesTheClusterAlone(t *testing.T) {
+	h := newHarness(t, 3)
+	h.bootstrap()
+	putN(t, h.client(), "k/", 50)
+	before := memberIDs(t, h)
+	err := h.initializer(1, nil).Initialize(t.Context(), httpapi.ModeFull)
+	if !errors.Is(err, ErrDataDirInUse) {
+		t.Fatalf("initialization of a running member: %v, want %v", err, ErrDataDirInUse)
+	}
+	if after := memberIDs(t, h); !slices.Equal(before, after) {
+		t.Fatalf("members changed from %x to %x", before, after)
+	}
+	if got := siblings(t, h.nodes[1].dataDir); len(got) > 0 {
+		t.Fatalf("data moved beside the data dir: %v", got)
+	}
+	if n := countKeys(t, h.nodes[1].etcd.Client(t)); n != 50 {
+		t.Fatalf("member 1 serves %d keys, want 50", n)
+	}
+}
