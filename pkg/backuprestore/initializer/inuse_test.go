@@ -105,6 +105,9 @@ func TestMovedAsideDataDirsAreAllKept(t *testing.T) {
 	if len(aside) != 2 {
 		t.Fatalf("moved-aside dirs %v, want one per move", aside)
 	}
+	if listed := MovedAside(dataDir); len(listed) != 2 || filepath.Base(listed[0]) != aside[0] || filepath.Base(listed[1]) != aside[1] {
+		t.Fatalf("MovedAside (what the member lease reports) = %v, want %v", listed, aside)
+	}
 	var found []string
 	for _, name := range aside {
 		got, err := os.ReadFile(filepath.Join(filepath.Dir(dataDir), name, markerFile))
