@@ -17,13 +17,35 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 )
 
-// wrapper holds the state /readyz and /stop look at.
+// Phase is what the wrapper does, served as plain text on GET /phase.
+type Phase string
+
+const (
+	// PhaseWaitingForInitialization: etcd has not been started by this wrapper and the wrapper waits for
+	// the sidecar's initialization. Only in this phase may the sidecar initialize (touch the data dir).
+	PhaseWaitingForInitialization Phase = "WaitingForInitialization"
+	// PhaseStartingEtcd: the initialization succeeded; the wrapper fetches the configuration and starts etcd.
+	PhaseStartingEtcd Phase = "StartingEtcd"
+	// PhaseRunning: etcd runs on the data directory.
+	PhaseRunning Phase = "Running"
+	// PhaseStopped: etcd stopped; the wrapper process is about to end.
+	PhaseStopped Phase = "Stopped"
+)
+
+// wrapper holds the state /readyz, /phase and /stop look at.
 type wrapper struct {
 	mu     sync.Mutex
+	phase  Phase
 	etcd   *embed.Etcd
 	client *clientv3.Client
 	stop   chan struct{}
 	once   sync.Once
+}
+
+func (w *wrapper) setPhase(p Phase) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.phase = p
 }
 
 // Run initializes through the sidecar, runs etcd and returns when it stopped: nil after a graceful stop
@@ -33,7 +55,8 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	w := &wrapper{stop: make(chan struct{})}
+	w := &wrapper{stop: make(chan struct{}), phase: PhaseWaitingForInitialization}
+	defer w.setPhase(PhaseStopped)
 	l, err := net.Listen("tcp", net.JoinHostPort(o.ListenHost, strconv.Itoa(o.WrapperPort)))
 	if err != nil {
 		return fmt.Errorf("wrapper port: %w", err)
@@ -65,6 +88,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		}
 		return err
 	}
+	w.setPhase(PhaseStartingEtcd)
 	config, err := sc.config(ctx)
 	if err != nil {
 		return err
@@ -81,7 +105,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	}
 	defer cli.Close()
 	w.mu.Lock()
-	w.etcd, w.client = e, cli
+	w.etcd, w.client, w.phase = e, cli, PhaseRunning
 	w.mu.Unlock()
 
 	select {
@@ -110,7 +134,15 @@ func (w *wrapper) handler(log logr.Logger) http.Handler {
 		}
 		_, _ = rw.Write([]byte("ok"))
 	})
-	mux.HandleFunc("POST /stop", func(rw http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET /phase", func(rw http.ResponseWriter, _ *http.Request) {
+		w.mu.Lock()
+		phase := w.phase
+		w.mu.Unlock()
+		rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = rw.Write([]byte(phase))
+	})
+	// Stopping etcd is for the sidecar of this pod only (the peer URL switch): loopback callers.
+	mux.Handle("POST /stop", httpapi.Restrict(httpapi.PodOnly, http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
 		w.mu.Lock()
 		running := w.etcd != nil
 		w.mu.Unlock()
@@ -121,7 +153,7 @@ func (w *wrapper) handler(log logr.Logger) http.Handler {
 		log.Info("Received a stop request")
 		w.once.Do(func() { close(w.stop) })
 		_, _ = rw.Write([]byte("stopping"))
-	})
+	})))
 	return mux
 }
 

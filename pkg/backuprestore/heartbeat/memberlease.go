@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -18,6 +19,11 @@ import (
 
 // AnnotationTLSEnabled is the member lease annotation druid reads before scaling up.
 const AnnotationTLSEnabled = "member.etcd.gardener.cloud/tls-enabled"
+
+// AnnotationMovedAside lists (comma-separated) the data directories the sidecar's initializer moved aside
+// and keeps on the volume, e.g. /var/etcd/data/new.etcd.invalid-20260102T150405Z; absent when there are
+// none.
+const AnnotationMovedAside = "member.etcd.gardener.cloud/moved-aside-data-dirs"
 
 // Roles in holderIdentity.
 const (
@@ -46,6 +52,9 @@ type MemberLease struct {
 	// Etcd and LocalEndpoint reach the local member.
 	Etcd          *clientv3.Client
 	LocalEndpoint string
+	// MovedAside lists the data directories the initializer moved aside and kept (nil: none reported);
+	// they appear in AnnotationMovedAside so that an operator finds data that is not served.
+	MovedAside func() []string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	Log logr.Logger
@@ -63,6 +72,10 @@ func (m *MemberLease) Renew(ctx context.Context) error {
 	}
 	holder := HolderIdentity(local)
 	tls := strconv.FormatBool(PeerTLSEnabled(local))
+	var aside []string
+	if m.MovedAside != nil {
+		aside = m.MovedAside()
+	}
 	leases := m.Kubernetes.CoordinationV1().Leases(m.Namespace)
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		lease, err := leases.Get(ctx, m.Name, metav1.GetOptions{})
@@ -78,6 +91,11 @@ func (m *MemberLease) Renew(ctx context.Context) error {
 			lease.Annotations = map[string]string{}
 		}
 		lease.Annotations[AnnotationTLSEnabled] = tls
+		if len(aside) > 0 {
+			lease.Annotations[AnnotationMovedAside] = strings.Join(aside, ",")
+		} else {
+			delete(lease.Annotations, AnnotationMovedAside)
+		}
 		_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
 		return err
 	})

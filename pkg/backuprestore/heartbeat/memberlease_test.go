@@ -117,3 +117,21 @@ func TestRenewReportsAMissingLease(t *testing.T) {
 		t.Fatal("renewing a lease druid did not create: want an error")
 	}
 }
+
+// The data directories the initializer moved aside are listed on the lease while they exist, so that an
+// operator finds data the member does not serve; the annotation goes once they are gone.
+func TestMovedAsideDataDirsAreListedOnTheLease(t *testing.T) {
+	g := NewWithT(t)
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	ns := env.CreateNamespace(t)
+	m := etcdserver.Start(t).Members[0]
+	emptyLease(t, cs, ns, "etcd-main-0")
+	aside := []string{"/var/etcd/data/new.etcd.invalid-20261124T010203Z", "/var/etcd/data/new.etcd.invalid-20261124T010203Z-2"}
+	ml := &MemberLease{Kubernetes: cs, Namespace: ns, Name: "etcd-main-0", Etcd: m.Client(t), LocalEndpoint: m.Endpoint(),
+		MovedAside: func() []string { return aside }, Log: testr.New(t)}
+	g.Expect(ml.Renew(t.Context())).To(Succeed())
+	g.Expect(getLease(t, cs, ns, "etcd-main-0").Annotations).To(HaveKeyWithValue(AnnotationMovedAside, aside[0]+","+aside[1]))
+	aside = nil
+	g.Expect(ml.Renew(t.Context())).To(Succeed())
+	g.Expect(getLease(t, cs, ns, "etcd-main-0").Annotations).NotTo(HaveKey(AnnotationMovedAside))
+}

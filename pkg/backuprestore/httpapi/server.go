@@ -34,7 +34,14 @@ type Options struct {
 	ForwardClient *http.Client
 	// Gatherer serves GET /metrics; nil means prometheus.DefaultGatherer.
 	Gatherer prometheus.Gatherer
-	Log      logr.Logger
+	// InitializationGuard refuses to start an initialization while that is not safe (etcd runs on the
+	// data directory, the etcd wrapper does not wait for one): its error is answered with 409 Conflict and
+	// the status stays as it was. nil starts whenever the status is New (tests of the API alone).
+	InitializationGuard func(ctx context.Context) error
+	// ClientCAFile is the backup-restore CA: with TLS, clients presenting a certificate it verifies may
+	// call the snapshot endpoints from outside the pod (see Access).
+	ClientCAFile string
+	Log          logr.Logger
 }
 
 // Server serves the API. It is an http.Handler so that tests and callers choose how to listen.
@@ -55,13 +62,15 @@ func New(ctx context.Context, opts Options) *Server {
 		opts.Gatherer = prometheus.DefaultGatherer
 	}
 	s := &Server{opts: opts, ctx: ctx, mux: http.NewServeMux()}
-	s.mux.HandleFunc("GET /initialization/status", s.handleInitStatus)
-	s.mux.HandleFunc("GET /initialization/start", s.handleInitStart)
+	// Who may call what: see Access. Reading a final initialization status consumes it, so it is the
+	// wrapper's alone like the start.
+	s.mux.Handle("GET /initialization/status", Restrict(PodOnly, http.HandlerFunc(s.handleInitStatus)))
+	s.mux.Handle("GET /initialization/start", Restrict(PodOnly, http.HandlerFunc(s.handleInitStart)))
 	s.mux.HandleFunc("GET /config", s.handleConfig)
 	s.mux.HandleFunc("GET /healthz", s.handleHealthz)
-	s.mux.HandleFunc("GET /snapshot/full", s.handleSnapshot)
-	s.mux.HandleFunc("GET /snapshot/delta", s.handleSnapshot)
-	s.mux.HandleFunc("GET /snapshot/latest", s.handleSnapshot)
+	s.mux.Handle("GET /snapshot/full", Restrict(PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))
+	s.mux.Handle("GET /snapshot/delta", Restrict(PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))
+	s.mux.Handle("GET /snapshot/latest", Restrict(PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{}))
 	return s
 }
@@ -70,13 +79,21 @@ func New(ctx context.Context, opts Options) *Server {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 // Serve answers on l until ctx ends, with TLS when certFile and keyFile are set (--server-cert,
-// --server-key); the certificate is read once at start. Running requests get a few seconds to finish.
+// --server-key), verifying client certificates of Options.ClientCAFile when clients offer one; the files
+// are read once at start. Running requests get a few seconds to finish.
 func (s *Server) Serve(ctx context.Context, l net.Listener, certFile, keyFile string) error {
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	if certFile != "" || keyFile != "" {
+		cfg, err := ServerTLS(certFile, keyFile, s.opts.ClientCAFile)
+		if err != nil {
+			return fmt.Errorf("sidecar HTTP server: %w", err)
+		}
+		srv.TLSConfig = cfg
+	}
 	errc := make(chan error, 1)
 	go func() {
-		if certFile != "" || keyFile != "" {
-			errc <- srv.ServeTLS(l, certFile, keyFile)
+		if srv.TLSConfig != nil {
+			errc <- srv.ServeTLS(l, "", "")
 			return
 		}
 		errc <- srv.Serve(l)
@@ -109,6 +126,13 @@ func (s *Server) handleInitStart(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
+	}
+	if s.opts.InitializationGuard != nil {
+		if err := s.opts.InitializationGuard(r.Context()); err != nil {
+			s.opts.Log.Info("Initialization refused", "mode", mode, "reason", err.Error(), "caller", r.RemoteAddr)
+			http.Error(w, "initialization refused: "+err.Error(), http.StatusConflict)
+			return
+		}
 	}
 	started := s.init.start(s.ctx, s.opts.Initializer, mode, func(err error) {
 		if err != nil {

@@ -51,13 +51,19 @@ func (i *Initializer) reuseData(c Case) (State, error) {
 	return State{Case: c, ClusterState: memberconfig.ClusterStateNew}, nil
 }
 
+// moveDataAside moves the data directory aside (never deleting anything), after checking once more
+// that no etcd runs on it.
 func (i *Initializer) moveDataAside(d DataFacts) error {
-	aside, err := moveAside(i.opts.DataDir)
+	if err := CheckNotInUse(i.opts.DataDir); err != nil {
+		return err
+	}
+	aside, err := moveAside(i.opts.DataDir, time.Now())
 	if err != nil {
 		return err
 	}
 	if aside != "" {
-		i.log.Info("Moved the data directory aside", "to", aside, "problem", d.Problem)
+		i.log.Info("Moved the data directory aside; it is kept for inspection and listed on the member lease",
+			"to", aside, "problem", d.Problem)
 	}
 	return nil
 }

@@ -112,7 +112,11 @@ func TestCorruptDatabaseRejoinsAsLearner(t *testing.T) {
 	}
 
 	h.initialize(1, CaseQuorateInvalidData)
-	if _, err := os.Stat(walDir(h.nodes[1].dataDir + ".invalid")); err != nil {
+	aside := MovedAside(h.nodes[1].dataDir)
+	if len(aside) != 1 {
+		t.Fatalf("moved-aside dirs %v, want one", aside)
+	}
+	if _, err := os.Stat(walDir(aside[0])); err != nil {
 		t.Fatalf("the bad data dir was not kept aside: %v", err)
 	}
 	if ids := memberIDs(t, h); slices.Contains(ids, old) {

@@ -27,8 +27,14 @@
 //     that finds nobody, no data and (for ordinal > 0, or without backups) a fresh cluster bootstraps,
 //     and then always with the full initial-cluster of n members, which cannot elect a leader alone.
 //     A reachable but non-quorate cluster that has data (revision > 1) makes a member without data wait.
-//   - Invalid data is never deleted: it is moved aside to <data-dir>.invalid (the previous one is
-//     replaced), on the same volume, for an operator to inspect.
+//   - Invalid data is never deleted: it is moved aside to <data-dir>.invalid-<UTC time> (a name never
+//     used before; nothing moved aside earlier is replaced), on the same volume, for an operator to
+//     inspect; the sidecar lists the kept directories on the member lease (MovedAside).
+//   - Nothing is done while etcd runs on the data directory (its bbolt or WAL locks are held,
+//     CheckNotInUse): Initialize fails with ErrDataDirInUse before looking at anything.
+//   - The revision a directory holds is what etcd serves once started on it: when the WAL holds requests
+//     after the database's consistent index (a crash left the database behind) and the single-member
+//     decision compares with the backup, the WAL is replayed by a throwaway etcd on a copy (walreplay.go).
 //
 // Sanity mode (the wrapper asks for it after a graceful exit of etcd) checks only the structure and the
 // owner marker and then reuses the data without probing the cluster: the data on disk was written

@@ -130,6 +130,9 @@ func (i *Initializer) State() State {
 // Initialize implements httpapi.Initializer: observe, decide, act.
 func (i *Initializer) Initialize(ctx context.Context, mode httpapi.Mode) error {
 	start := time.Now()
+	if err := CheckNotInUse(i.opts.DataDir); err != nil {
+		return err
+	}
 	if mode == httpapi.ModeSanity {
 		d := InspectDataDir(i.opts.DataDir, i.opts.Owner, false)
 		if d.HasMember && d.DataValid && d.OwnerOK {
@@ -176,6 +179,16 @@ func (i *Initializer) Observe(ctx context.Context) (Facts, error) {
 		return f, err
 	}
 	f.Backup = b
+	if f.ClusterSize <= 1 && f.Data.DataValid && f.Data.WALAhead && b.Exists && f.Data.Revision < b.LastRevision {
+		// The single-member decision compares revisions; the database alone would understate what this
+		// member holds after a crash.
+		rev, err := replayedRevision(ctx, i.opts.DataDir, i.opts.Member, i.opts.ClusterToken)
+		if err != nil {
+			return f, fmt.Errorf("the database lags its WAL and the revision etcd would serve is unknown, so the data is neither reused nor restored over: %w", err)
+		}
+		i.log.Info("Replayed the WAL on a copy of the data: the database lagged it", "databaseRevision", f.Data.Revision, "revision", rev)
+		f.Data.Revision = rev
+	}
 	return f, nil
 }
 

@@ -67,7 +67,11 @@ func TestSingleMemberRevisionCheckAndOwnerGuard(t *testing.T) {
 	if err := in.Initialize(t.Context(), httpapi.ModeSanity); err != nil || in.State().Case != CaseNonQuorateFirstRestore {
 		t.Fatalf("foreign owner: %v, %s", err, in.State().Case)
 	}
-	if got, _ := os.ReadFile(filepath.Join(h.nodes[0].dataDir+".invalid", markerFile)); string(got) != "other/etcd-main\n" {
+	aside := MovedAside(h.nodes[0].dataDir)
+	if len(aside) != 2 {
+		t.Fatalf("moved-aside dirs %v, want the stale copy and the foreign data", aside)
+	}
+	if got, _ := os.ReadFile(filepath.Join(aside[1], markerFile)); string(got) != "other/etcd-main\n" {
 		t.Fatalf("foreign data not kept aside: marker %q", got)
 	}
 	h.nodes[0].lastInitalized = in.State()

@@ -19,7 +19,7 @@ import (
 // to start etcd. It resolves the member from the template anew on each call, because druid's rolling
 // updates change the template (peer URLs, cluster size) between etcd starts, and the decision must be
 // taken for the configuration etcd is about to get. The outcome that matters to etcd's start — the
-// member list of a cluster it joins as a learner — is handed to the /config handler.
+// member list of a cluster it joins as a learner — fixes the configuration /config serves next.
 type decisionInitializer struct {
 	served           *servedConfig
 	dataDir          string
@@ -57,13 +57,12 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode httpapi.Mode)
 	if err != nil {
 		return err
 	}
-	// A failed or new initialization must not leave an old join list for the next /config.
-	d.served.setJoin(nil)
+	// A failed or new initialization must not leave an old join list or configuration for /config.
+	d.served.reset()
 	if err := in.Initialize(ctx, mode); err != nil {
 		return err
 	}
-	d.served.setJoin(in.State().JoinMembers)
-	return nil
+	return d.served.prepare(in.State().JoinMembers)
 }
 
 // ownerOf is the owner marker of the data directory: "<namespace>/<etcd>", the Etcd being the pod name

@@ -14,7 +14,7 @@ import (
 // promoteTimeout bounds one promotion attempt; the loop tries again after retryDelay.
 const promoteTimeout = 2 * time.Minute
 
-// membershipLoop runs after each configuration served to etcd: once the local member answers, it promotes
+// membershipLoop runs after each successful initialization: once the local member answers, it promotes
 // it if it is a learner and switches its peer URLs to the served ones. The promotion goes through
 // clusterCli (the other members): a learner refuses membership requests itself, and etcd's client would
 // retry that refusal on the only endpoint it has until its context ends.
@@ -26,6 +26,9 @@ func membershipLoop(ctx context.Context, served *servedConfig, cli, clusterCli *
 		case <-served.notify:
 		}
 		cfg := served.Last()
+		if cfg == nil {
+			continue // a new initialization started meanwhile; it signals again when it succeeds
+		}
 		local, err := waitForLocalMember(ctx, cli, clusterCli, endpoint, interval, log)
 		if err != nil {
 			return // ctx ended

@@ -100,12 +100,8 @@ func (p *localPod) ready() bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// TestSingleMemberPeerTLSEnablement is the sidecar's part of seeds 000/001 end to end: a running
-// single-member cluster with http peer URLs gets the https template (the pod restart of druid's rolling
-// update), the sidecar updates the member's peer URL and restarts etcd once through the wrapper, and the
-// member ends up with an https peer URL (the lease annotation "true"), data intact.
-func TestSingleMemberPeerTLSEnablement(t *testing.T) {
-	g := NewWithT(t)
+// newLocalPod prepares a single-member pod (etcd-main-0 in namespace ns) with free ports; run starts it.
+func newLocalPod(t *testing.T) *localPod {
 	dir := t.TempDir()
 	p := &localPod{t: t, templatePath: filepath.Join(dir, "etcd.conf.yaml"), clientURL: etcdserver.FreeURL(t), dataDir: filepath.Join(dir, "new.etcd")}
 	p.peerHostPort = etcdserver.FreeURL(t).Host
@@ -126,6 +122,16 @@ func TestSingleMemberPeerTLSEnablement(t *testing.T) {
 	p.wrapper.MarkerDir = dir
 	p.wrapper.PollInterval = 50 * time.Millisecond
 	p.wrapper.EtcdLogger = zap.NewNop()
+	return p
+}
+
+// TestSingleMemberPeerTLSEnablement is the sidecar's part of seeds 000/001 end to end: a running
+// single-member cluster with http peer URLs gets the https template (the pod restart of druid's rolling
+// update), the sidecar updates the member's peer URL and restarts etcd once through the wrapper, and the
+// member ends up with an https peer URL (the lease annotation "true"), data intact.
+func TestSingleMemberPeerTLSEnablement(t *testing.T) {
+	g := NewWithT(t)
+	p := newLocalPod(t)
 
 	cli := etcdserver.NewClient(t, p.clientURL.String())
 	peerTLS := func(ctx context.Context) (bool, []string) {

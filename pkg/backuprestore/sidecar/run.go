@@ -86,9 +86,14 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		return err
 	}
 
+	wrapperURL, err := o.wrapperURL()
+	if err != nil {
+		return err
+	}
 	initer := &decisionInitializer{served: served, dataDir: o.DataDir, owner: ownerOf(namespace, pod), serviceEndpoints: o.ServiceEndpoints,
 		clientTLS: clientTLS, store: store, log: log}
-	apiOpts := httpapi.Options{Initializer: initer, Config: served.Serve, Health: etcdHealthy(cli, endpoint), Gatherer: registry, Log: log.WithName("http")}
+	apiOpts := httpapi.Options{Initializer: initer, Config: served.Serve, Health: etcdHealthy(cli, endpoint), Gatherer: registry,
+		InitializationGuard: initializationGuard(o.DataDir, wrapperURL), ClientCAFile: o.ServerCACert, Log: log.WithName("http")}
 	if store != nil {
 		initer.fullSnapshot = initializer.FullSnapshotWith(o.snapshotterConfig(), store, log)
 		apiOpts.Snapshotter = &leaderSnapshots{leader: bl, store: store}
@@ -103,10 +108,6 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		return fmt.Errorf("HTTP API port: %w", err)
 	}
 
-	wrapperURL, err := o.wrapperURL()
-	if err != nil {
-		return err
-	}
 	sw := &member.PeerURLSwitch{Client: cli, LocalEndpoint: endpoint, Restarter: member.WrapperRestarter{URL: wrapperURL}, Log: log.WithName("member")}
 	done := make(chan struct{})
 	defer func() { <-done }() // the elector ends its term (the snapshotter) before the store closes
@@ -119,7 +120,8 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	go membershipLoop(ctx, served, cli, clusterCli, endpoint, sw, time.Second, log.WithName("member"))
 
 	if o.EnableMemberLeaseRenewal {
-		lease := &heartbeat.MemberLease{Kubernetes: kube, Namespace: namespace, Name: cfg.Member.Name, Etcd: cli, LocalEndpoint: endpoint, Log: log.WithName("heartbeat").WithValues("member", cfg.Member.Name)}
+		lease := &heartbeat.MemberLease{Kubernetes: kube, Namespace: namespace, Name: cfg.Member.Name, Etcd: cli, LocalEndpoint: endpoint,
+			MovedAside: func() []string { return initializer.MovedAside(o.DataDir) }, Log: log.WithName("heartbeat").WithValues("member", cfg.Member.Name)}
 		go heartbeat.Run(ctx, o.HeartbeatDuration, lease.Renew, log.WithName("heartbeat"))
 	}
 

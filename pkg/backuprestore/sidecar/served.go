@@ -7,17 +7,19 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 )
 
-// servedConfig renders the member's configuration on each GET /config and remembers the last one it
-// served: that is the configuration the running etcd was started with, and the peer URL switch must act on
-// it rather than on a template that changed since (see package member).
+// servedConfig holds the configuration the next etcd start gets. A successful initialization fixes it
+// (prepare): the decision was taken for exactly that configuration, the wrapper fetches it with GET
+// /config right after, and the membership loop (promotion, peer URL switch) acts on it once that etcd
+// answers. GET /config itself changes nothing: before the first initialization of this sidecar process
+// it renders the current template, after one it serves the prepared configuration.
 type servedConfig struct {
 	templatePath string
 	pod          string
 
-	mu     sync.Mutex
-	join   []memberconfig.ClusterMember // set by the initializer when the member joins as a learner
-	last   *memberconfig.Config
-	notify chan struct{} // signalled after every successful serve
+	mu       sync.Mutex
+	join     []memberconfig.ClusterMember // set by the initializer when the member joins as a learner
+	prepared *memberconfig.Config
+	notify   chan struct{} // signalled after every successful initialization
 }
 
 func newServedConfig(templatePath, pod string) *servedConfig {
@@ -37,29 +39,42 @@ func (s *servedConfig) resolve() (*memberconfig.Config, error) {
 	return memberconfig.Resolve(t, s.pod, join)
 }
 
-// setJoin records the members of the cluster the last initialization joined this member to (nil: the
-// member starts from its own data or bootstraps).
-func (s *servedConfig) setJoin(members []memberconfig.ClusterMember) {
+// reset forgets the outcome of the last initialization when a new one starts: a failed one must not
+// leave an old join list or configuration behind.
+func (s *servedConfig) reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.join = members
+	s.join, s.prepared = nil, nil
 }
 
-// Serve implements httpapi.Options.Config.
-func (s *servedConfig) Serve(context.Context) ([]byte, error) {
+// prepare fixes the configuration of the next etcd start after a successful initialization: the members
+// of the cluster it joins (nil: the member starts from its own data or bootstraps) and the current
+// template. It wakes the membership loop.
+func (s *servedConfig) prepare(join []memberconfig.ClusterMember) error {
+	s.mu.Lock()
+	s.join = join
+	s.mu.Unlock()
 	cfg, err := s.resolve()
 	if err != nil {
-		return nil, err
-	}
-	out, err := cfg.YAML()
-	if err != nil {
-		return nil, err
+		return err
 	}
 	s.mu.Lock()
-	s.last = cfg
+	s.prepared = cfg
 	s.mu.Unlock()
 	s.signal()
-	return out, nil
+	return nil
+}
+
+// Serve implements httpapi.Options.Config; it has no side effects.
+func (s *servedConfig) Serve(context.Context) ([]byte, error) {
+	cfg := s.Last()
+	if cfg == nil {
+		var err error
+		if cfg, err = s.resolve(); err != nil {
+			return nil, err
+		}
+	}
+	return cfg.YAML()
 }
 
 // signal wakes the membership loop; signals coalesce.
@@ -70,9 +85,9 @@ func (s *servedConfig) signal() {
 	}
 }
 
-// Last is the configuration served most recently, nil before the first.
+// Last is the configuration prepared by the last successful initialization, nil before the first.
 func (s *servedConfig) Last() *memberconfig.Config {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.last
+	return s.prepared
 }

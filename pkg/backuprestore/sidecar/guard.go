@@ -1,0 +1,59 @@
+package sidecar
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/initializer"
+	"github.com/gardener-etcd/gardener-etcd/pkg/wrapper"
+)
+
+// wrapperPhaseTimeout bounds asking the etcd wrapper for its phase (it answers from memory).
+const wrapperPhaseTimeout = 5 * time.Second
+
+// initializationGuard is httpapi.Options.InitializationGuard: an initialization may only start while no
+// etcd runs on the data directory (its locks are free) and the etcd wrapper of this pod says it waits for
+// one. The wrapper starts etcd only after an initialization it requested succeeded, so together they
+// keep the initializer away from a directory etcd uses or is about to use. A wrapper that cannot be asked
+// refuses too.
+func initializationGuard(dataDir, wrapperURL string) func(ctx context.Context) error {
+	client := &http.Client{Timeout: wrapperPhaseTimeout}
+	return func(ctx context.Context) error {
+		if err := initializer.CheckNotInUse(dataDir); err != nil {
+			return err
+		}
+		phase, err := wrapperPhase(ctx, client, wrapperURL)
+		if err != nil {
+			return err
+		}
+		if phase != wrapper.PhaseWaitingForInitialization {
+			return fmt.Errorf("the etcd wrapper at %s does not wait for an initialization (phase %q)", wrapperURL, phase)
+		}
+		return nil
+	}
+}
+
+// wrapperPhase asks the etcd wrapper for its phase (GET /phase).
+func wrapperPhase(ctx context.Context, client *http.Client, wrapperURL string) (wrapper.Phase, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(wrapperURL, "/")+"/phase", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("asking the etcd wrapper whether it waits for an initialization: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	if err != nil {
+		return "", fmt.Errorf("reading the etcd wrapper's phase: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("the etcd wrapper at %s answers GET /phase with %s", wrapperURL, resp.Status)
+	}
+	return wrapper.Phase(strings.TrimSpace(string(body))), nil
+}

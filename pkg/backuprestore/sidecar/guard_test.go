@@ -1,0 +1,42 @@
+package sidecar
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/wrapper"
+)
+
+// The guard admits an initialization only when the wrapper says it waits for one; a wrapper in another
+// phase or one that does not answer refuses it. (The data-dir lock half is tested against real etcd in
+// TestInitializationStartOnARunningMemberIsRefused and in package initializer.)
+func TestInitializationGuardAsksTheWrapper(t *testing.T) {
+	g := NewWithT(t)
+	dataDir := filepath.Join(t.TempDir(), "new.etcd")
+	for phase, admitted := range map[wrapper.Phase]bool{
+		wrapper.PhaseWaitingForInitialization: true,
+		wrapper.PhaseStartingEtcd:             false,
+		wrapper.PhaseRunning:                  false,
+		wrapper.PhaseStopped:                  false,
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/phase" {
+				http.NotFound(w, r)
+				return
+			}
+			_, _ = w.Write([]byte(phase))
+		}))
+		err := initializationGuard(dataDir, srv.URL)(t.Context())
+		srv.Close()
+		if admitted {
+			g.Expect(err).NotTo(HaveOccurred(), string(phase))
+		} else {
+			g.Expect(err).To(MatchError(ContainSubstring(string(phase))))
+		}
+	}
+	g.Expect(initializationGuard(dataDir, "http://127.0.0.1:1")(t.Context())).To(MatchError(ContainSubstring("asking the etcd wrapper")))
+}
