@@ -19,7 +19,9 @@ const wrapperPhaseTimeout = 5 * time.Second
 // etcd runs on the data directory (its locks are free) and the etcd wrapper of this pod says it waits for
 // one. The wrapper starts etcd only after an initialization it requested succeeded, so together they
 // keep the initializer away from a directory etcd uses or is about to use. A wrapper that cannot be asked
-// refuses too.
+// refuses too. The deployed etcd-wrapper images have no /phase (404): with them the data-dir locks alone
+// decide, so that a landscape can run our sidecar beside its wrapper while the two are switched one at a
+// time.
 func initializationGuard(dataDir, wrapperURL string) func(ctx context.Context) error {
 	client := &http.Client{Timeout: wrapperPhaseTimeout}
 	return func(ctx context.Context) error {
@@ -30,14 +32,18 @@ func initializationGuard(dataDir, wrapperURL string) func(ctx context.Context) e
 		if err != nil {
 			return err
 		}
-		if phase != wrapper.PhaseWaitingForInitialization {
+		if phase != wrapper.PhaseWaitingForInitialization && phase != phaseUnknown {
 			return fmt.Errorf("the etcd wrapper at %s does not wait for an initialization (phase %q)", wrapperURL, phase)
 		}
 		return nil
 	}
 }
 
-// wrapperPhase asks the etcd wrapper for its phase (GET /phase).
+// phaseUnknown is the phase of a wrapper that has no /phase endpoint (the deployed etcd-wrapper).
+const phaseUnknown wrapper.Phase = ""
+
+// wrapperPhase asks the etcd wrapper for its phase (GET /phase); a wrapper without the endpoint has
+// phaseUnknown.
 func wrapperPhase(ctx context.Context, client *http.Client, wrapperURL string) (wrapper.Phase, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(wrapperURL, "/")+"/phase", nil)
 	if err != nil {
@@ -51,6 +57,9 @@ func wrapperPhase(ctx context.Context, client *http.Client, wrapperURL string) (
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1024))
 	if err != nil {
 		return "", fmt.Errorf("reading the etcd wrapper's phase: %w", err)
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		return phaseUnknown, nil
 	}
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("the etcd wrapper at %s answers GET /phase with %s", wrapperURL, resp.Status)
