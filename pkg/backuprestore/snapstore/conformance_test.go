@@ -34,6 +34,8 @@ type harness struct {
 	assertNoLeftovers func(t *testing.T, store SnapStore)
 	// assertChunked checks the object was uploaded in parts (nil when the provider has no parts).
 	assertChunked func(t *testing.T, store SnapStore, key string)
+	// largeObjectSize, if set, replaces largeObjectSize() for an emulator too slow for the default.
+	largeObjectSize int64
 }
 
 // runConformance is the behaviour every provider must show.
