@@ -95,8 +95,8 @@ func tryStart(bin, key string) (*Server, error) {
 		Args: []string{
 			"--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(port),
 			"--inMemoryPersistence", "--silent",
-			// The Go SDK may speak a newer service version than this Azurite release knows; the
-			// operations the store uses are the same in both.
+			// The Go SDK (azblob v1.8.3) asks for service version 2026-12-06, newer than this Azurite's
+			// 2026-06-06, which it would refuse; the operations the store uses are the same in both.
 			"--skipApiVersionCheck",
 			// Accounts are addressed by the first path segment only, whatever the host name.
 			"--disableProductStyleUrl",

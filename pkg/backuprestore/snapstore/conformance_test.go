@@ -37,6 +37,8 @@ type harness struct {
 	// allObjects lists every object of the store's location, staging and segments included; nil for
 	// stores on gocloud.dev buckets, which are listed through the bucket.
 	allObjects func(t *testing.T, store SnapStore) []string
+	// largeObjectSize, if set, replaces largeObjectSize() for an emulator too slow for the default.
+	largeObjectSize int64
 }
 
 // runConformance is the behaviour every provider must show.
