@@ -238,7 +238,7 @@ func (s *Server) waitReady() error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("Swift not ready after %s (last: %v): %s", startTimeout, last, s.logTails())
+			return fmt.Errorf("the Swift servers are not ready after %s (last: %v): %s", startTimeout, last, s.logTails())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
