@@ -63,12 +63,13 @@ func restoreAndCompare(t *testing.T, loc backuptest.Location, want backuptest.St
 	}
 }
 
-// TestRestoreCLI restores a full snapshot plus deltas through `etcdbrctl restore` on Local and S3.
+// TestRestoreCLI restores a full snapshot plus deltas through `etcdbrctl restore` on Local, S3 and Swift
+// (skipped when Swift is not installed).
 func TestRestoreCLI(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		loc  func(*testing.T) backuptest.Location
-	}{{"Local", backuptest.LocalLocation}, {"S3", backuptest.S3Location}} {
+	}{{"Local", backuptest.LocalLocation}, {"S3", backuptest.S3Location}, {"Swift", backuptest.SwiftLocation}} {
 		t.Run(tc.name, func(t *testing.T) {
 			loc := tc.loc(t)
 			if loc.Home != "" {

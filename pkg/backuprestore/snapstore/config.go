@@ -45,7 +45,8 @@ type Config struct {
 }
 
 // UploadOptions tunes uploads of large snapshots. Memory held by an upload is about
-// ChunkSize × (MaxParallelChunks + 1) for S3 regardless of the snapshot size.
+// ChunkSize × (MaxParallelChunks + 1) for S3 regardless of the snapshot size, and for Swift up to
+// snapshots of 250 chunks (its segments then double in size every 250, see swiftSegmentSize).
 type UploadOptions struct {
 	// ChunkSize is the part size in bytes (--min-chunk-size); 0 means DefaultChunkSize.
 	ChunkSize int

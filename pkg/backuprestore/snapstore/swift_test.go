@@ -2,7 +2,9 @@ package snapstore
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -121,6 +123,7 @@ func TestSwiftConformance(t *testing.T) {
 		allObjects: func(t *testing.T, store SnapStore) []string { return containerObjects(t, store.(*swiftStore)) },
 	})
 	t.Run("large objects are replaced and deleted with their segments", func(t *testing.T) { testSwiftSegmentLifecycle(t, f) })
+	t.Run("a cancelled large upload leaves no segment", func(t *testing.T) { testSwiftCancelledUpload(t, f) })
 	t.Run("dynamic large objects of the deployed sidecar are read and deleted", func(t *testing.T) { testSwiftDeployedLayout(t, f) })
 	t.Run("endpoint override replaces the storage URL", func(t *testing.T) { testSwiftEndpointOverride(t, f) })
 	t.Run("a refused token is renewed by logging in again", func(t *testing.T) { testSwiftReauth(t, f) })
@@ -169,6 +172,38 @@ func testSwiftSegmentLifecycle(t *testing.T, f *swiftFixture) {
 	}
 	if got := containerObjects(t, store); len(got) != 0 {
 		t.Fatalf("after deleting every snapshot, container holds %v", got)
+	}
+}
+
+// cancelAfter reads from r and cancels once n bytes have been read, as a sidecar shutting down mid-upload.
+type cancelAfter struct {
+	r      io.Reader
+	n      int64
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if c.n -= int64(n); c.n <= 0 {
+		c.cancel()
+	}
+	return n, err
+}
+
+// testSwiftCancelledUpload: cancelling the context while segments upload fails the save and still deletes
+// every segment (the clean-up does not use the cancelled context).
+func testSwiftCancelledUpload(t *testing.T, f *swiftFixture) {
+	const chunk = 1 << 20
+	store := f.open(t, f.newContainer(t), "cancel", UploadOptions{ChunkSize: chunk, MaxParallelChunks: 2})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	snap := snapshot.NewFull(5, time.Unix(1700000000, 0), snapshot.CompressionNone, false)
+	src := &cancelAfter{r: io.LimitReader(newGenerator(9), 8*chunk), n: 3 * chunk, cancel: cancel}
+	if err := store.Save(ctx, snap, src); err == nil {
+		t.Fatal("Save with a context cancelled mid-upload succeeded")
+	}
+	if got := containerObjects(t, store); len(got) != 0 {
+		t.Fatalf("a cancelled upload left %v", got)
 	}
 }
 
