@@ -85,7 +85,7 @@ func (s *specRun) ensureFinalizer(ctx context.Context) flow.Result {
 
 // checkSecrets stops the flow before any component is synced when a referenced secret or key is missing.
 func (s *specRun) checkSecrets(ctx context.Context) flow.Result {
-	missing, err := missingSecrets(ctx, s.r.client, secretref.Of(s.target))
+	missing, err := missingSecrets(ctx, s.r.reader, secretref.Of(s.target))
 	if err != nil {
 		return flow.Fail(err)
 	}
