@@ -56,7 +56,7 @@ func TestObjectsThatLostDruidsLabelAreSyncedAgain(t *testing.T) {
 	updateEtcd(t, ns, func(e *druidv1alpha1.Etcd) {
 		e.Annotations = map[string]string{druidv1alpha1.GardenerOperationAnnotation: druidv1alpha1.OperationReconcile}
 	})
-	Eventually(func(g Gomega) {
+	g.Eventually(func(g Gomega) {
 		e := getEtcd(g, ns)
 		g.Expect(e.Annotations).NotTo(HaveKey(druidv1alpha1.GardenerOperationAnnotation), "the spec reconcile finished")
 		g.Expect(e.Status.LastOperation.State).To(Equal(druidv1alpha1.LastOperationStateSucceeded), "%+v %+v", e.Status.LastOperation, e.Status.LastErrors)
