@@ -16,7 +16,7 @@ import (
 // Priority and Fairness guards the rest).
 const (
 	DefaultClientQPS   float32 = 500
-	DefaultClientBurst         = 1000
+	DefaultClientBurst int     = 1000
 )
 
 // ClientConnection is the rate limit of druid's requests to the apiserver, whatever way the kubeconfig
