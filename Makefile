@@ -88,7 +88,7 @@ bench-sidecar: tools ## Full snapshot of 1 GiB to S3 vs Maintenance.Snapshot to 
 	go test ./test/bench/sidecar $(BENCH_FLAGS) -bench .
 
 .PHONY: bench-druid
-bench-druid: tools ## 500 Etcds created at once on envtest: time until all StatefulSets exist, druid's peak heap (DRUID_BENCH_ETCDS=N).
+bench-druid: tools ## Bursts of 50, 500 and 1,000 Etcds on envtest (DRUID_BENCH_SIZES=50,500): time to all StatefulSets, druid CPU and peak RSS, apiserver+etcd CPU and apiserver requests per Etcd.
 	go test ./test/bench/druid $(BENCH_FLAGS) -bench BenchmarkEtcdCreationBurst
 
 .PHONY: clean

@@ -8,8 +8,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -39,7 +37,7 @@ func NewCommand() *cobra.Command {
 			}
 			ctx := log.IntoContext(cmd.Context(), zap.New(zap.UseFlagOptions(&zapOpts)))
 			log.SetLogger(log.FromContext(ctx))
-			restConfig, err := restConfigFor(cfg.Kubeconfig)
+			restConfig, err := restConfigFor(cfg)
 			if err != nil {
 				return err
 			}
@@ -70,18 +68,6 @@ func ResolveConfig(fs *pflag.FlagSet, configFile string) (Config, error) {
 	}
 	cfg.complete()
 	return cfg, nil
-}
-
-// restConfigFor loads the kubeconfig at path, or the in-cluster / $KUBECONFIG configuration.
-func restConfigFor(path string) (*rest.Config, error) {
-	if path == "" {
-		return ctrl.GetConfig()
-	}
-	c, err := clientcmd.BuildConfigFromFlags("", path)
-	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig %s: %w", path, err)
-	}
-	return c, nil
 }
 
 // Run validates cfg, builds the manager with every controller and webhook, and runs it until ctx ends.

@@ -31,6 +31,8 @@ const (
 type Config struct {
 	// Kubeconfig is the path of a kubeconfig; empty means in-cluster or $KUBECONFIG.
 	Kubeconfig string
+	// ClientConnection is the client-side rate limit towards the apiserver.
+	ClientConnection ClientConnection
 	// LeaderElection makes only one druid replica reconcile at a time.
 	LeaderElection bool
 	// LeaderElectionNamespace holds the leader election Lease; empty means druid's own namespace.
@@ -78,6 +80,7 @@ func DefaultConfig() Config {
 		HealthProbeBindAddress:  DefaultHealthProbeBindAddress,
 		GracefulShutdownTimeout: DefaultGracefulShutdownTimeout,
 		Webhooks:                WebhookConfig{Port: DefaultWebhookPort},
+		ClientConnection:        ClientConnection{QPS: DefaultClientQPS, Burst: DefaultClientBurst},
 	}
 	c.Etcd.Default()
 	c.Secret.Default()
@@ -99,7 +102,7 @@ func (c *Config) complete() {
 
 // Validate checks the whole configuration at start-up, naming every problem at once.
 func (c Config) Validate() error {
-	errs := []error{c.Etcd.Validate(), c.Secret.Validate(), c.Compaction.Validate(), c.CopyBackupsTask.Validate()}
+	errs := []error{c.ClientConnection.Validate(), c.Etcd.Validate(), c.Secret.Validate(), c.Compaction.Validate(), c.CopyBackupsTask.Validate()}
 	if c.GracefulShutdownTimeout < 0 {
 		errs = append(errs, fmt.Errorf("gracefulShutdownTimeout must not be negative, got %s", c.GracefulShutdownTimeout))
 	}

@@ -10,6 +10,7 @@ import (
 )
 
 const testFile = `
+clientConnection: {qps: 50, burst: 60}
 leaderElection: {enabled: false, namespace: garden}
 images: {etcdWrapper: wrapper:v1, backupRestore: brctl:v1}
 controllers:
@@ -35,8 +36,9 @@ func resolve(t *testing.T, file string, args ...string) (Config, error) {
 // keep the file's values.
 func TestConfigPrecedence(t *testing.T) {
 	g := NewWithT(t)
-	cfg, err := resolve(t, testFile, "--etcd-workers=7", "--exempt-service-accounts=x,y", "--enable-etcd-spec-auto-reconcile")
+	cfg, err := resolve(t, testFile, "--etcd-workers=7", "--exempt-service-accounts=x,y", "--enable-etcd-spec-auto-reconcile", "--kube-api-burst=70")
 	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.ClientConnection).To(Equal(ClientConnection{QPS: 50, Burst: 70}), "file's qps, flag's burst")
 	g.Expect(cfg.Etcd.Workers).To(Equal(7), "flag beats file")
 	g.Expect(cfg.Webhooks.ExemptServiceAccounts).To(Equal([]string{"x", "y"}), "slice flag replaces the file's list")
 	g.Expect(cfg.Etcd.EnableEtcdSpecAutoReconcile).To(BeTrue())
@@ -74,11 +76,12 @@ func TestUnknownFileKeyIsRejected(t *testing.T) {
 
 func TestValidateNamesEveryProblem(t *testing.T) {
 	g := NewWithT(t)
-	cfg, err := resolve(t, "", "--etcd-workers=0", "--enable-webhooks")
+	cfg, err := resolve(t, "", "--etcd-workers=0", "--enable-webhooks", "--kube-api-qps=0")
 	g.Expect(err).NotTo(HaveOccurred())
 	cfg.Etcd.Workers = 0 // Default() would otherwise restore it in AddToManager; Validate must still see it
 	err = cfg.Validate()
 	g.Expect(err).To(MatchError(ContainSubstring("workers must be at least 1")))
 	g.Expect(err).To(MatchError(ContainSubstring("images.etcdWrapper must be set")))
 	g.Expect(err).To(MatchError(ContainSubstring("reconcilerServiceAccount must be set")))
+	g.Expect(err).To(MatchError(ContainSubstring("clientConnection.qps must be positive")), "client-go would silently use 5 QPS")
 }

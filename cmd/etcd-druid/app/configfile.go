@@ -12,6 +12,7 @@ import (
 // File is the schema of the --config YAML file. Every field is optional; a missing one keeps its default
 // (or what a flag says). Durations are Go duration strings ("15s", "5m").
 //
+//	clientConnection: {qps: 500, burst: 1000}
 //	leaderElection: {enabled: true, namespace: garden}
 //	metricsBindAddress: ":8080"
 //	healthProbeBindAddress: ":8081"
@@ -25,6 +26,10 @@ import (
 //	webhooks: {enabled: true, port: 9443, certDir: /etc/webhook/certs,
 //	           reconcilerServiceAccount: system:serviceaccount:garden:etcd-druid, exemptServiceAccounts: []}
 type File struct {
+	ClientConnection *struct {
+		QPS   *float32 `json:"qps,omitempty"`
+		Burst int      `json:"burst,omitempty"`
+	} `json:"clientConnection,omitempty"`
 	LeaderElection *struct {
 		Enabled   *bool  `json:"enabled,omitempty"`
 		Namespace string `json:"namespace,omitempty"`
@@ -82,6 +87,12 @@ func loadFile(path string, c *Config) error {
 }
 
 func (f File) applyTo(c *Config) {
+	if cc := f.ClientConnection; cc != nil {
+		if cc.QPS != nil {
+			c.ClientConnection.QPS = *cc.QPS
+		}
+		setInt(&c.ClientConnection.Burst, cc.Burst)
+	}
 	if le := f.LeaderElection; le != nil {
 		setBool(&c.LeaderElection, le.Enabled)
 		setString(&c.LeaderElectionNamespace, le.Namespace)

@@ -8,6 +8,8 @@ import (
 // re-application of the flags that were set on top of a --config file (see applySetFlags).
 func bindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", c.Kubeconfig, "path of a kubeconfig (default: in-cluster or $KUBECONFIG)")
+	fs.Float32Var(&c.ClientConnection.QPS, "kube-api-qps", c.ClientConnection.QPS, "sustained requests per second to the apiserver (negative: no client-side limit)")
+	fs.IntVar(&c.ClientConnection.Burst, "kube-api-burst", c.ClientConnection.Burst, "requests that may go to the apiserver at once above --kube-api-qps")
 	fs.BoolVar(&c.LeaderElection, "leader-election", c.LeaderElection, "elect a leader among druid replicas (Lease "+LeaderElectionID+")")
 	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", c.LeaderElectionNamespace, "namespace of the leader election Lease (default: druid's namespace)")
 	fs.StringVar(&c.MetricsBindAddress, "metrics-bind-address", c.MetricsBindAddress, `address of the metrics endpoint ("0" disables it)`)

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
@@ -15,7 +14,7 @@ import (
 // should look like, so a package provides just those two functions and shares the create-or-patch,
 // deletion, existence and error-code handling here.
 type SingleObject[T client.Object] struct {
-	Client client.Client
+	Client Clients
 	Kind   Kind
 	// Component is the object's app.kubernetes.io/component label value.
 	Component string
@@ -30,8 +29,7 @@ var _ Operator = &SingleObject[client.Object]{}
 
 // Sync creates or patches the object; an unchanged object is not written.
 func (o *SingleObject[T]) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
-	obj := o.Empty(etcd)
-	result, err := controllerutil.CreateOrPatch(ctx, o.Client, obj, func() error {
+	obj, result, err := CreateOrPatch(ctx, o.Client, func() T { return o.Empty(etcd) }, func(obj T) error {
 		ApplyManagedMeta(obj, etcd, o.Component)
 		return o.Desired(etcd, obj)
 	})

@@ -1,23 +1,33 @@
-// Package druid benchmarks druid's Etcd controller at landscape scale on envtest: how long until every
-// Etcd of a burst has its StatefulSet, and the controller's peak Go heap meanwhile.
+// Package druid benchmarks etcd-druid at landscape scale on envtest: bursts of Etcds created at once, and
+// for each burst how long until every Etcd has its StatefulSet, what druid spent (CPU, peak RSS) and what
+// it cost the apiserver (requests by verb and resource from the apiserver's apiserver_request_total, and
+// the CPU time of kube-apiserver and etcd).
 //
 // Run (not part of `go test`; the control plane only starts under -bench):
 //
-//	go test ./test/bench/druid/ -run x -bench BenchmarkEtcdCreationBurst -benchtime 1x -timeout 30m
+//	go test ./test/bench/druid/ -run '^$' -bench BenchmarkEtcdCreationBurst -benchtime 1x -timeout 60m
 //
-// One iteration creates 50 Etcds (the scaling baseline) and then 500, each with its four secrets (client
-// TLS CA, server and client certificates, S3 backup credentials), and reports for both bursts the time
-// to create the objects (the apiserver's share, a baseline measured in the same run), the time until all
-// StatefulSets exist, the peak heap, and the ratios 500/50 and "all StatefulSets"/"objects created".
+// DRUID_BENCH_SIZES sets the bursts (default "50,500,1000"); DRUID_BENCH_BINARY runs a druid built
+// elsewhere (e.g. from main) instead of building cmd/etcd-druid of this checkout.
+//
+// Every burst gets a fresh control plane and a fresh druid process, so that the figures of one burst do
+// not carry the objects or the memory of the previous one. druid runs as its own process (found through
+// $KUBECONFIG, leader election off, 10 Etcd workers), so that its CPU time and RSS are its own. One Etcd
+// is reconciled first (warm-up, and proof that druid runs); then the burst's Etcds are created with their
+// four secrets each by 8 parallel clients, and the measurement window runs until every StatefulSet exists
+// and every Etcd reports its generation as observed. The baseline of the same run is the time the
+// apiserver took to create the burst's objects; the benchmark's own requests are counted on its client
+// and taken out of the apiserver's counts.
 package druid
 
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
-	"runtime"
-	"runtime/metrics"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,114 +37,161 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
-	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/secret"
 	"github.com/gardener-etcd/gardener-etcd/test/envtest"
 )
 
-// controllerConfig is druid's default configuration apart from the workers, which a landscape with
-// hundreds of Etcds raises.
-var controllerConfig = config.EtcdController{
-	Workers: 10,
-	Images:  config.Images{EtcdWrapper: "example.org/etcd-wrapper:v1", BackupRestore: "example.org/etcdbrctl:v1"},
-}
-
-const creators = 8 // parallel clients creating the burst, like many Gardener shoot reconciles at once
+const (
+	creators = 8  // parallel clients creating the burst, like many Gardener shoot reconciles at once
+	workers  = 10 // druid's --etcd-workers: a landscape with hundreds of Etcds raises the default of 3
+)
 
 func BenchmarkEtcdCreationBurst(b *testing.B) {
-	env, stop := startDruid(b)
-	defer stop()
-	largeN := 500
-	if v, err := strconv.Atoi(os.Getenv("DRUID_BENCH_ETCDS")); err == nil && v > 0 {
-		largeN = v
+	log.SetLogger(logr.Discard())
+	sizes, err := burstSizes()
+	if err != nil {
+		b.Fatal(err)
+	}
+	bin, err := druidBinary(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
 	}
 	for i := 0; i < b.N; i++ {
-		small := runBurst(b, env, fmt.Sprintf("bench-%d-small", i), largeN/10)
-		printBurst(small)
-		large := runBurst(b, env, fmt.Sprintf("bench-%d-large", i), largeN)
-		printBurst(large)
-		fmt.Printf("scaling %d vs %d: time %.1fx for 10x the Etcds, heap growth %.1fx\n", large.n, small.n,
-			large.allStatefulSets.Seconds()/small.allStatefulSets.Seconds(), float64(large.peakHeap-large.idleHeap)/float64(max(small.peakHeap-small.idleHeap, 1)))
-		b.ReportMetric(large.allStatefulSets.Seconds(), "s-to-all-statefulsets")
-		b.ReportMetric(large.created.Seconds(), "s-to-create")
-		b.ReportMetric(mib(large.peakHeap), "MiB-peak-heap")
-		b.ReportMetric(large.allStatefulSets.Seconds()/small.allStatefulSets.Seconds(), "x-time-10x-etcds")
+		var results []burst
+		for _, n := range sizes {
+			r := runBurst(b, bin, n)
+			printBurst(r)
+			results = append(results, r)
+		}
+		printTable(results)
+		last := results[len(results)-1]
+		b.ReportMetric(last.allStatefulSets.Seconds(), "s-to-all-statefulsets")
+		b.ReportMetric(last.allStatefulSets.Seconds()/last.created.Seconds(), "x-creation-time")
+		b.ReportMetric(last.controlPlaneCPUPerEtcdMs(), "ms-apiserver+etcd-CPU/etcd")
+		b.ReportMetric(mib(last.druidPeakRSS), "MiB-druid-peak-RSS")
 	}
 }
 
-func printBurst(r burst) {
-	fmt.Printf("%4d Etcds: objects created in %6.1fs, all StatefulSets after %6.1fs (%.1fx the creation), %5.1f ms/Etcd, peak heap %6.1f MiB (%.1f MiB above the idle controller)\n",
-		r.n, r.created.Seconds(), r.allStatefulSets.Seconds(), r.allStatefulSets.Seconds()/r.created.Seconds(),
-		float64(r.allStatefulSets.Milliseconds())/float64(r.n), mib(r.peakHeap), mib(r.peakHeap-r.idleHeap))
+func burstSizes() ([]int, error) {
+	spec := os.Getenv("DRUID_BENCH_SIZES")
+	if spec == "" {
+		spec = "50,500,1000"
+	}
+	var sizes []int
+	for _, f := range strings.Split(spec, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("DRUID_BENCH_SIZES=%q: %q is not a positive number of Etcds", spec, f)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes, nil
 }
+
+// burst is what one burst measured.
+type burst struct {
+	n               int
+	created         time.Duration // the baseline: the apiserver creating the burst's objects
+	allStatefulSets time.Duration
+	allObserved     time.Duration // end of the window: every Etcd reports its generation as observed
+	druidCPU        float64
+	druidPeakRSS    uint64
+	controlPlaneCPU float64 // kube-apiserver + etcd, CPU seconds in the window
+	requests        requestCounts
+}
+
+func (r burst) controlPlaneCPUPerEtcdMs() float64 { return r.controlPlaneCPU * 1000 / float64(r.n) }
 
 func mib(bytes uint64) float64 { return float64(bytes) / (1 << 20) }
 
-// startDruid starts envtest and a manager with the Etcd and secret finalizer controllers, as druid runs.
-func startDruid(b *testing.B) (*envtest.Env, func()) {
+// runBurst starts a control plane and druid, creates n Etcds at once and measures until all of them are
+// reconciled.
+func runBurst(b *testing.B, bin string, n int) burst {
 	b.Helper()
-	log.SetLogger(logr.Discard())
+	ctx := context.Background()
 	// envtest's default service range is a /24: 254 ClusterIPs, fewer than one client Service per Etcd.
 	env, err := envtest.Start(envtest.Options{APIServerFlags: map[string]string{"service-cluster-ip-range": "10.0.0.0/16"}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	mgr, err := ctrl.NewManager(env.Config, etcdcontroller.NewManagerOptions(ctrl.Options{
-		Scheme: envtest.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
-	}))
-	if err == nil {
-		err = etcdcontroller.AddToManager(ctx, mgr, controllerConfig)
-	}
-	if err == nil {
-		err = secret.AddToManager(ctx, mgr, secret.Config{})
-	}
+	defer func() { _ = env.Stop() }()
+	apiserverPID, etcdPID, err := env.ControlPlanePIDs()
 	if err != nil {
-		cancel()
-		_ = env.Stop()
 		b.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
-		}
-	}()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		b.Fatal("cache did not sync")
-	}
-	return env, func() { cancel(); <-done; _ = env.Stop() }
-}
-
-type burst struct {
-	n               int
-	created         time.Duration
-	allStatefulSets time.Duration
-	idleHeap        uint64
-	peakHeap        uint64
-}
-
-// runBurst creates n Etcds with their secrets in a new namespace and waits until n StatefulSets exist.
-func runBurst(b *testing.B, env *envtest.Env, namespace string, n int) burst {
-	b.Helper()
-	ctx := context.Background()
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
+	dir := b.TempDir()
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
 		b.Fatal(err)
 	}
-	runtime.GC()
-	r := burst{n: n, idleHeap: heapBytes()}
-	sampler := startHeapSampler()
+	druid, err := startDruidProcess(bin, kubeconfig, filepath.Join(dir, "druid.log"), workers)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer druid.stop()
+
+	counting := newCountingTransport(nil)
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = -1, 0 // the benchmark's clients are not what is measured
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counting.next = rt; return counting })
+	c, err := client.New(cfg, client.Options{Scheme: envtest.Scheme})
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	// Warm-up: one Etcd reconciled proves that druid runs and has synced its caches.
+	createBurst(b, ctx, c, "warm-up", 1)
+	waitReconciled(b, ctx, c, druid, "warm-up", 1, time.Now())
+
+	namespace := fmt.Sprintf("burst-%d", n)
+	ownBefore := counting.snapshot()
+	metricsBefore, err := env.APIServerMetrics(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cpuBefore := mustCPU(b, apiserverPID) + mustCPU(b, etcdPID)
+	druidCPUBefore := mustCPU(b, druid.cmd.Process.Pid)
 
 	start := time.Now()
+	r := burst{n: n, created: createBurst(b, ctx, c, namespace, n)}
+	r.allStatefulSets, r.allObserved = waitReconciled(b, ctx, c, druid, namespace, n, start)
+
+	r.controlPlaneCPU = mustCPU(b, apiserverPID) + mustCPU(b, etcdPID) - cpuBefore
+	r.druidCPU = mustCPU(b, druid.cmd.Process.Pid) - druidCPUBefore
+	if r.druidPeakRSS, err = peakRSSBytes(druid.cmd.Process.Pid); err != nil {
+		b.Fatal(err)
+	}
+	metricsAfter, err := env.APIServerMetrics(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	own := counting.snapshot().minus(ownBefore)
+	r.requests = apiserverRequests(metricsAfter).minus(apiserverRequests(metricsBefore)).minus(own)
+	return r
+}
+
+func mustCPU(b *testing.B, pid int) float64 {
+	b.Helper()
+	s, err := cpuSeconds(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// createBurst creates the namespace and n Etcds with their secrets through creators parallel clients and
+// returns how long that took.
+func createBurst(b *testing.B, ctx context.Context, c client.Client, namespace string, n int) time.Duration {
+	b.Helper()
+	start := time.Now()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
+		b.Fatal(err)
+	}
 	var failed atomic.Value
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -144,7 +201,7 @@ func runBurst(b *testing.B, env *envtest.Env, namespace string, n int) burst {
 			defer wg.Done()
 			for i := range next {
 				for _, obj := range objectsOf(namespace, i) {
-					if err := env.Client.Create(ctx, obj); err != nil {
+					if err := c.Create(ctx, obj); err != nil {
 						failed.Store(err)
 					}
 				}
@@ -156,35 +213,59 @@ func runBurst(b *testing.B, env *envtest.Env, namespace string, n int) burst {
 	}
 	close(next)
 	wg.Wait()
-	r.created = time.Since(start)
 	if err, _ := failed.Load().(error); err != nil {
 		b.Fatal(err)
 	}
+	return time.Since(start)
+}
 
-	deadline := time.Now().Add(20 * time.Minute)
+// waitReconciled waits until the namespace has n StatefulSets and then until its n Etcds report their
+// generation as observed, and returns both times since start.
+func waitReconciled(b *testing.B, ctx context.Context, c client.Client, druid *druidProcess, namespace string, n int, start time.Time) (allStatefulSets, allObserved time.Duration) {
+	b.Helper()
+	deadline := start.Add(20 * time.Minute)
 	lastReport := time.Now()
-	for {
+	for allStatefulSets == 0 {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("StatefulSetList"))
-		if err := env.Client.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
 			b.Fatal(err)
 		}
 		if len(list.Items) == n {
+			allStatefulSets = time.Since(start)
 			break
+		}
+		if err := druid.alive(); err != nil {
+			b.Fatal(err)
 		}
 		if time.Since(lastReport) > 30*time.Second {
 			fmt.Printf("  %s: %d of %d StatefulSets after %s\n", namespace, len(list.Items), n, time.Since(start).Round(time.Second))
-			describeLagging(ctx, env, namespace, list.Items)
 			lastReport = time.Now()
 		}
 		if time.Now().After(deadline) {
-			b.Fatalf("only %d of %d StatefulSets after 20 minutes", len(list.Items), n)
+			b.Fatalf("%s: only %d of %d StatefulSets after 20 minutes; druid log %s", namespace, len(list.Items), n, druid.logPath)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond)
 	}
-	r.allStatefulSets = time.Since(start)
-	r.peakHeap = sampler.stop()
-	return r
+	for {
+		etcds := &druidv1alpha1.EtcdList{}
+		if err := c.List(ctx, etcds, client.InNamespace(namespace)); err != nil {
+			b.Fatal(err)
+		}
+		pending := 0
+		for _, e := range etcds.Items {
+			if e.Status.ObservedGeneration == nil || *e.Status.ObservedGeneration != e.Generation {
+				pending++
+			}
+		}
+		if pending == 0 {
+			return allStatefulSets, time.Since(start)
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%s: %d Etcds without observedGeneration after 20 minutes; druid log %s", namespace, pending, druid.logPath)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // objectsOf are the secrets and the Etcd of Etcd number i, secrets first as Gardener creates them.
@@ -219,66 +300,31 @@ func objectsOf(namespace string, i int) []client.Object {
 	}
 }
 
-// heapSampler records the peak of the live heap objects every 20 ms.
-type heapSampler struct {
-	peak atomic.Uint64
-	done chan struct{}
-	wg   sync.WaitGroup
-}
-
-func startHeapSampler() *heapSampler {
-	s := &heapSampler{done: make(chan struct{})}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		ticker := time.NewTicker(20 * time.Millisecond)
-		defer ticker.Stop()
-		for {
-			if h := heapBytes(); h > s.peak.Load() {
-				s.peak.Store(h)
-			}
-			select {
-			case <-s.done:
-				return
-			case <-ticker.C:
-			}
-		}
-	}()
-	return s
-}
-
-func (s *heapSampler) stop() uint64 {
-	close(s.done)
-	s.wg.Wait()
-	return s.peak.Load()
-}
-
-// heapBytes is the memory occupied by heap objects (live and not yet swept), as runtime/metrics reports it.
-func heapBytes() uint64 {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(sample)
-	return sample[0].Value.Uint64()
-}
-
-// describeLagging prints the state of up to three Etcds that have no StatefulSet yet, to tell a slow
-// controller from a stuck one.
-func describeLagging(ctx context.Context, env *envtest.Env, namespace string, have []metav1.PartialObjectMetadata) {
-	done := map[string]bool{}
-	for _, m := range have {
-		done[m.Name] = true
+func printBurst(r burst) {
+	total, notFound := r.requests.sum()
+	fmt.Printf("%d Etcds: objects created in %.1fs (baseline), all StatefulSets after %.1fs (%.2fx the creation), all observed after %.1fs; "+
+		"druid %.1f CPU-s, peak RSS %.0f MiB; apiserver+etcd %.1f CPU-s = %.0f ms/Etcd; %.1f requests/Etcd (%.1f answered 404):\n",
+		r.n, r.created.Seconds(), r.allStatefulSets.Seconds(), r.allStatefulSets.Seconds()/r.created.Seconds(), r.allObserved.Seconds(),
+		r.druidCPU, mib(r.druidPeakRSS), r.controlPlaneCPU, r.controlPlaneCPUPerEtcdMs(), total/float64(r.n), notFound/float64(r.n))
+	for _, line := range r.requests.lines(r.n) {
+		fmt.Println("    " + line)
 	}
-	etcds := &druidv1alpha1.EtcdList{}
-	if err := env.Client.List(ctx, etcds, client.InNamespace(namespace)); err != nil {
-		fmt.Println("  listing Etcds:", err)
-		return
+}
+
+// printTable prints one row per burst; the per-Etcd cost of the larger bursts is compared with the first.
+func printTable(results []burst) {
+	fmt.Println()
+	fmt.Printf("%6s %9s %9s %8s %8s %9s %11s %9s %8s %8s %8s %8s %8s\n", "Etcds", "create-s", "all-sts-s", "x-create",
+		"druid-s", "RSS-MiB", "cp-ms/Etcd", "x-first", "req/Etcd", "GET", "LIST", "POST", "PATCH")
+	first := results[0]
+	for _, r := range results {
+		total, _ := r.requests.sum()
+		verbs := r.requests.perVerb()
+		per := func(v string) float64 { return verbs[v] / float64(r.n) }
+		fmt.Printf("%6d %9.1f %9.1f %8.2f %8.1f %9.0f %11.1f %9.2f %8.1f %8.1f %8.1f %8.1f %8.1f\n", r.n, r.created.Seconds(),
+			r.allStatefulSets.Seconds(), r.allStatefulSets.Seconds()/r.created.Seconds(), r.druidCPU, mib(r.druidPeakRSS),
+			r.controlPlaneCPUPerEtcdMs(), r.controlPlaneCPUPerEtcdMs()/first.controlPlaneCPUPerEtcdMs(), total/float64(r.n),
+			per("GET"), per("LIST"), per("POST"), per("PATCH")+per("APPLY"))
 	}
-	shown := 0
-	for _, e := range etcds.Items {
-		if done[e.Name] || shown == 3 {
-			continue
-		}
-		shown++
-		fmt.Printf("    %s: finalizers %v, observedGeneration %v, lastOperation %+v, lastErrors %+v\n",
-			e.Name, e.Finalizers, e.Status.ObservedGeneration, e.Status.LastOperation, e.Status.LastErrors)
-	}
+	fmt.Println("(cp-ms/Etcd: kube-apiserver + etcd CPU per Etcd; x-first: that cost relative to the first burst; x-create: time to all StatefulSets over the creation baseline)")
 }

@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
@@ -22,7 +21,7 @@ const (
 
 // New returns the client Service operator. Annotations and labels of spec.etcd.clientService are added to
 // the Service (the managed labels win on conflict); annotations others put on the Service are kept.
-func New(c client.Client) component.Operator {
+func New(c component.Clients) component.Operator {
 	return &component.SingleObject[*corev1.Service]{
 		Client:    c,
 		Kind:      component.KindClientService,

@@ -5,7 +5,6 @@ package configmap
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
@@ -13,7 +12,7 @@ import (
 
 // New returns the ConfigMap operator: it renders the template and creates or patches the ConfigMap; data
 // under other keys is replaced.
-func New(c client.Client) component.Operator {
+func New(c component.Clients) component.Operator {
 	return &component.SingleObject[*corev1.ConfigMap]{
 		Client:    c,
 		Kind:      component.KindConfigMap,

@@ -10,7 +10,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
@@ -20,11 +19,11 @@ import (
 const kind = component.KindMemberLease
 
 type operator struct {
-	client client.Client
+	client component.Clients
 }
 
 // New returns the member Lease operator.
-func New(c client.Client) component.Operator {
+func New(c component.Clients) component.Operator {
 	return &operator{client: c}
 }
 
@@ -44,15 +43,17 @@ func Selector(etcd *druidv1alpha1.Etcd) client.MatchingLabels {
 func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 	logger := log.FromContext(ctx).WithValues("etcd", client.ObjectKeyFromObject(etcd))
 	for i := 0; i < int(etcd.Spec.Replicas); i++ {
-		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: etcd.MemberLeaseName(i), Namespace: etcd.Namespace}}
-		result, err := controllerutil.CreateOrPatch(ctx, o.client, lease, func() error {
+		name := etcd.MemberLeaseName(i)
+		_, result, err := component.CreateOrPatch(ctx, o.client, func() *coordinationv1.Lease {
+			return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: etcd.Namespace}}
+		}, func(lease *coordinationv1.Lease) error {
 			component.ApplyManagedMeta(lease, etcd, druidv1alpha1.ComponentMemberLease)
 			return nil
 		})
 		if err != nil {
-			return component.WrapError(err, component.OperationSync, kind, "syncing member lease %s", lease.Name)
+			return component.WrapError(err, component.OperationSync, kind, "syncing member lease %s", name)
 		}
-		logger.V(1).Info("Synced member lease", "member", lease.Name, "result", result)
+		logger.V(1).Info("Synced member lease", "member", name, "result", result)
 	}
 	superfluous, err := o.leasesAtOrAbove(ctx, etcd, int(etcd.Spec.Replicas))
 	if err != nil {

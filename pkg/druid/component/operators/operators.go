@@ -3,8 +3,6 @@
 package operators
 
 import (
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/clientservice"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
@@ -26,8 +24,9 @@ type Options struct {
 	PDBMinAvailable poddisruptionbudget.MinAvailablePolicy
 }
 
-// New returns the registry of all operators, writing through c.
-func New(c client.Client, opts Options) component.Registry {
+// New returns the registry of all operators, writing through c and reading through c's cache (c.Live
+// when a create finds an object the cache did not show).
+func New(c component.Clients, opts Options) component.Registry {
 	var pdbOpts []poddisruptionbudget.Option
 	if opts.PDBMinAvailable != nil {
 		pdbOpts = append(pdbOpts, poddisruptionbudget.WithMinAvailablePolicy(opts.PDBMinAvailable))

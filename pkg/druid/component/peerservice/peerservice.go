@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
@@ -17,7 +16,7 @@ import (
 const PortNamePeer = "peer"
 
 // New returns the peer Service operator. clusterIP None is set on creation only: it is immutable afterwards.
-func New(c client.Client) component.Operator {
+func New(c component.Clients) component.Operator {
 	return &component.SingleObject[*corev1.Service]{
 		Client:    c,
 		Kind:      component.KindPeerService,

@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
@@ -29,7 +28,7 @@ func WithMinAvailablePolicy(policy MinAvailablePolicy) Option {
 // New returns the PodDisruptionBudget operator; without options minAvailable follows QuorumPolicy. With the
 // Etcd annotation resources.druid.gardener.cloud/allow-unhealthy-pod-eviction the PDB lets unhealthy pods be
 // evicted (AlwaysAllow), so that a crash-looping member cannot block a node drain forever.
-func New(c client.Client, opts ...Option) component.Operator {
+func New(c component.Clients, opts ...Option) component.Operator {
 	o := &options{minAvailable: QuorumPolicy}
 	for _, opt := range opts {
 		opt(o)

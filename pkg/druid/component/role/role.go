@@ -7,14 +7,13 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 )
 
 // New returns the Role operator; rules added by hand are overwritten.
-func New(c client.Client) component.Operator {
+func New(c component.Clients) component.Operator {
 	return &component.SingleObject[*rbacv1.Role]{
 		Client:    c,
 		Kind:      component.KindRole,

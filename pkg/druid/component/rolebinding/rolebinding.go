@@ -5,7 +5,6 @@ package rolebinding
 import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
@@ -13,7 +12,7 @@ import (
 
 // New returns the RoleBinding operator. The roleRef of an existing binding is immutable; it only ever
 // points at the Role of the same name, so it never needs to change.
-func New(c client.Client) component.Operator {
+func New(c component.Clients) component.Operator {
 	return &component.SingleObject[*rbacv1.RoleBinding]{
 		Client:    c,
 		Kind:      component.KindRoleBinding,

@@ -5,14 +5,13 @@ package serviceaccount
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 )
 
 // New returns the ServiceAccount operator.
-func New(c client.Client) component.Operator {
+func New(c component.Clients) component.Operator {
 	return &component.SingleObject[*corev1.ServiceAccount]{
 		Client:    c,
 		Kind:      component.KindServiceAccount,

@@ -9,7 +9,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
@@ -19,11 +18,11 @@ import (
 const kind = component.KindSnapshotLease
 
 type operator struct {
-	client client.Client
+	client component.Clients
 }
 
 // New returns the snapshot Lease operator.
-func New(c client.Client) component.Operator {
+func New(c component.Clients) component.Operator {
 	return &operator{client: c}
 }
 
@@ -42,15 +41,17 @@ func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 		err := component.DeleteIgnoringNotFound(ctx, o.client, emptyLeases(etcd)...)
 		return component.WrapError(err, component.OperationSync, kind, "deleting snapshot leases of an Etcd without backup store")
 	}
-	for _, lease := range emptyLeases(etcd) {
-		result, err := controllerutil.CreateOrPatch(ctx, o.client, lease, func() error {
+	for _, name := range []string{etcd.FullSnapshotLeaseName(), etcd.DeltaSnapshotLeaseName()} {
+		_, result, err := component.CreateOrPatch(ctx, o.client, func() *coordinationv1.Lease {
+			return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: etcd.Namespace}}
+		}, func(lease *coordinationv1.Lease) error {
 			component.ApplyManagedMeta(lease, etcd, druidv1alpha1.ComponentSnapshotLease)
 			return nil
 		})
 		if err != nil {
-			return component.WrapError(err, component.OperationSync, kind, "syncing snapshot lease %s", lease.GetName())
+			return component.WrapError(err, component.OperationSync, kind, "syncing snapshot lease %s", name)
 		}
-		logger.V(1).Info("Synced snapshot lease", "name", lease.GetName(), "result", result)
+		logger.V(1).Info("Synced snapshot lease", "name", name, "result", result)
 	}
 	return nil
 }

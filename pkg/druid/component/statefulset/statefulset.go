@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
@@ -30,12 +29,12 @@ const kind = component.KindStatefulSet
 const PodTemplateChecksumAnnotation = "druid.gardener.cloud/pod-template-checksum"
 
 type operator struct {
-	client client.Client
+	client component.Clients
 	images Images
 }
 
 // New returns the StatefulSet operator with the images of druid's configuration.
-func New(c client.Client, images Images) component.Operator {
+func New(c component.Clients, images Images) component.Operator {
 	return &operator{client: c, images: images}
 }
 
@@ -53,9 +52,8 @@ func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 		return err
 	}
 
-	sts := emptyStatefulSet(etcd)
 	var decision ReplicaDecision
-	result, err := controllerutil.CreateOrPatch(ctx, o.client, sts, func() error {
+	sts, result, err := component.CreateOrPatch(ctx, o.client, func() *appsv1.StatefulSet { return emptyStatefulSet(etcd) }, func(sts *appsv1.StatefulSet) error {
 		in, err := o.replicaInput(ctx, etcd, sts)
 		if err != nil {
 			return err

@@ -9,7 +9,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/fields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
@@ -18,8 +17,8 @@ import (
 )
 
 // Observe reads everything the status is derived from: the StatefulSet, its pods, the member and snapshot
-// leases (all from the label-limited cache) and the warning events of the data volumes (from the
-// apiserver). The healing actions built on the status flow call it to act on the same picture.
+// leases and the warning events of the data volumes, all from the cache. The healing actions built on the
+// status flow call it to act on the same picture.
 func (r *Reconciler) Observe(ctx context.Context, etcd *druidv1alpha1.Etcd) (health.Observed, error) {
 	o := health.Observed{Etcd: defaulted(etcd), Pods: map[string]*corev1.Pod{}}
 	sts := &appsv1.StatefulSet{}
@@ -75,8 +74,9 @@ func (r *Reconciler) optionalLease(ctx context.Context, namespace, name string) 
 }
 
 // dataVolumeWarnings returns "<pvc>: <reason>: <message>" for every Warning event on the PVCs of the
-// StatefulSet's members (`<claim template>-<statefulset>-<ordinal>`). Events are read from the apiserver
-// with one field-selected list per Etcd, not cached: druid never needs a cluster-wide event informer.
+// StatefulSet's members (`<claim template>-<statefulset>-<ordinal>`). Events come from the cache, whose
+// event informer holds only warnings about PVCs (CacheOptions): the status flow runs for every Etcd every
+// StatusSyncPeriod, and a list from the apiserver each time would cost it a request per Etcd and period.
 // Events expire with the apiserver's event TTL, which bounds how long an old warning is reported.
 func (r *Reconciler) dataVolumeWarnings(ctx context.Context, etcd *druidv1alpha1.Etcd, sts *appsv1.StatefulSet) ([]string, error) {
 	if sts == nil || sts.Spec.Replicas == nil || *sts.Spec.Replicas == 0 {
@@ -87,16 +87,13 @@ func (r *Reconciler) dataVolumeWarnings(ctx context.Context, etcd *druidv1alpha1
 		claims[fmt.Sprintf("%s-%s-%d", etcd.VolumeClaimTemplateName(), sts.Name, i)] = true
 	}
 	list := &corev1.EventList{}
-	err := r.reader.List(ctx, list, client.InNamespace(etcd.Namespace), client.MatchingFieldsSelector{Selector: fields.SelectorFromSet(fields.Set{
-		"involvedObject.kind": "PersistentVolumeClaim",
-		"type":                corev1.EventTypeWarning,
-	})})
+	err := r.client.List(ctx, list, client.InNamespace(etcd.Namespace))
 	if err != nil {
 		return nil, fmt.Errorf("listing events of the data volumes: %w", err)
 	}
 	var warnings []string
 	for _, e := range list.Items {
-		if claims[e.InvolvedObject.Name] {
+		if e.Type == corev1.EventTypeWarning && e.InvolvedObject.Kind == "PersistentVolumeClaim" && claims[e.InvolvedObject.Name] {
 			warnings = append(warnings, fmt.Sprintf("%s: %s: %s", e.InvolvedObject.Name, e.Reason, e.Message))
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/operators"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/poddisruptionbudget"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
@@ -51,8 +52,8 @@ func WithClock(c clock.PassiveClock) Option {
 }
 
 // AddToManager registers the Etcd controller with mgr. The manager must have been created with
-// CacheOptions and ClientOptions, so that leases, pods and StatefulSets are cached only when druid manages
-// them and secrets are never cached. cfg is defaulted and validated here.
+// CacheOptions and ClientOptions, so that the kinds druid creates are cached only when druid manages them
+// and secrets are never cached with their data. cfg is defaulted and validated here.
 func AddToManager(ctx context.Context, mgr manager.Manager, cfg config.EtcdController, opts ...Option) error {
 	cfg.Default()
 	if err := cfg.Validate(); err != nil {
@@ -68,7 +69,7 @@ func AddToManager(ctx context.Context, mgr manager.Manager, cfg config.EtcdContr
 		reader:   mgr.GetAPIReader(),
 		recorder: mgr.GetEventRecorder("etcd-druid"),
 		// The PDB's minAvailable follows seed 002: raised while AllMembersReady or BackupReady is False.
-		registry: operators.New(mgr.GetClient(), operators.Options{Images: images, PDBMinAvailable: poddisruptionbudget.Seed002Policy}),
+		registry: operators.New(component.Clients{Client: mgr.GetClient(), Live: mgr.GetAPIReader()}, operators.Options{Images: images, PDBMinAvailable: poddisruptionbudget.Seed002Policy}),
 		images:   images,
 		config:   cfg,
 		clock:    clock.RealClock{},

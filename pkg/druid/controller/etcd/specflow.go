@@ -33,6 +33,9 @@ type specRun struct {
 	target     *druidv1alpha1.Etcd
 	generation int64
 	op         druidv1alpha1.LastOperation
+	// secretsPresent is set once checkSecrets found every referenced secret and key: the SecretsReady=True
+	// condition then goes out with the run's next status write instead of costing a write of its own.
+	secretsPresent bool
 }
 
 // specSteps is the spec flow: hold during a quorum-loss recovery → record operation → finalizer → secrets →
@@ -59,8 +62,27 @@ func (r *Reconciler) specSteps(etcd *druidv1alpha1.Etcd) []flow.Step {
 
 func (s *specRun) record(ctx context.Context, state druidv1alpha1.LastOperationState, description string, lastErrors ...druidv1alpha1.LastError) error {
 	op := s.op
-	op.State, op.Description = state, description
-	return s.r.setLastOperation(ctx, s.etcd, op, lastErrors...)
+	op.State, op.Description, op.LastUpdateTime = state, description, metav1.NewTime(s.r.clock.Now())
+	return s.patchStatus(ctx, func(st *druidv1alpha1.EtcdStatus) {
+		st.LastOperation = &op
+		if op.State == druidv1alpha1.LastOperationStateError {
+			st.LastErrors = lastErrors
+		}
+	})
+}
+
+// patchStatus writes the Etcd's status with mutate applied, and with SecretsReady=True once the secrets
+// were found present.
+func (s *specRun) patchStatus(ctx context.Context, mutate func(*druidv1alpha1.EtcdStatus)) error {
+	return s.r.patchStatus(ctx, s.etcd, func(st *druidv1alpha1.EtcdStatus) {
+		if s.secretsPresent {
+			if c := druidv1alpha1.FindCondition(st.Conditions, ConditionTypeSecretsReady); c == nil || c.Status != druidv1alpha1.ConditionTrue {
+				st.Conditions = health.SetCondition(st.Conditions, druidv1alpha1.Condition{Type: ConditionTypeSecretsReady,
+					Status: druidv1alpha1.ConditionTrue, Reason: ReasonAllSecretsPresent, Message: "every referenced secret exists with the keys the spec needs"}, s.r.clock.Now())
+			}
+		}
+		mutate(st)
+	})
 }
 
 func (s *specRun) recordStart(ctx context.Context) flow.Result {
@@ -85,22 +107,13 @@ func (s *specRun) ensureFinalizer(ctx context.Context) flow.Result {
 
 // checkSecrets stops the flow before any component is synced when a referenced secret or key is missing.
 func (s *specRun) checkSecrets(ctx context.Context) flow.Result {
-	missing, err := missingSecrets(ctx, s.r.client, secretref.Of(s.target))
+	missing, err := missingSecrets(ctx, s.r.reader, secretref.Of(s.target))
 	if err != nil {
 		return flow.Fail(err)
 	}
 	now := s.r.clock.Now()
 	if len(missing) == 0 {
-		err := s.r.patchStatus(ctx, s.etcd, func(st *druidv1alpha1.EtcdStatus) {
-			if c := druidv1alpha1.FindCondition(st.Conditions, ConditionTypeSecretsReady); c != nil && c.Status == druidv1alpha1.ConditionTrue {
-				return
-			}
-			st.Conditions = health.SetCondition(st.Conditions, druidv1alpha1.Condition{Type: ConditionTypeSecretsReady,
-				Status: druidv1alpha1.ConditionTrue, Reason: ReasonAllSecretsPresent, Message: "every referenced secret exists with the keys the spec needs"}, now)
-		})
-		if err != nil {
-			return flow.Fail(err)
-		}
+		s.secretsPresent = true // written with the next status write of the run (recordSuccess at the latest)
 		return flow.Continue()
 	}
 
@@ -145,7 +158,7 @@ func (s *specRun) syncComponents(ctx context.Context) flow.Result {
 
 func (s *specRun) recordSuccess(ctx context.Context) flow.Result {
 	now := metav1.NewTime(s.r.clock.Now())
-	err := s.r.patchStatus(ctx, s.etcd, func(st *druidv1alpha1.EtcdStatus) {
+	err := s.patchStatus(ctx, func(st *druidv1alpha1.EtcdStatus) {
 		st.ObservedGeneration = &s.generation
 		st.LastErrors = nil
 		op := s.op

@@ -34,7 +34,7 @@ func AddToManager(ctx context.Context, mgr manager.Manager, cfg Config) error {
 	if err := secretref.AddIndex(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	r := &Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder(ControllerName)}
+	r := &Reconciler{Client: mgr.GetClient(), SecretMetadata: mgr.GetCache(), Recorder: mgr.GetEventRecorder(ControllerName)}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&corev1.Secret{}, builder.OnlyMetadata, builder.WithPredicates(finalizerOrDeletionChanged())).

@@ -38,8 +38,12 @@ const (
 // Reconciler adds or removes druid's finalizer on one Secret per call.
 type Reconciler struct {
 	// Client reads Etcds through the cache with the secretref.IndexName index and patches Secret metadata.
-	Client   client.Client
-	Recorder events.EventRecorder
+	Client client.Client
+	// SecretMetadata reads Secret metadata from the manager's cache (its metadata-only informer): druid's
+	// client reads every Secret from the apiserver (etcd.ClientOptions), and a live read per Secret event
+	// would cost a request for every Secret of the seed at each start.
+	SecretMetadata client.Reader
+	Recorder       events.EventRecorder
 }
 
 // emptySecretMeta is the metadata-only Secret object the controller reads and patches.
@@ -53,7 +57,7 @@ func emptySecretMeta(key types.NamespacedName) *metav1.PartialObjectMetadata {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx).WithValues("secret", req.NamespacedName)
 	secret := emptySecretMeta(req.NamespacedName)
-	if err := r.Client.Get(ctx, req.NamespacedName, secret); err != nil {
+	if err := r.SecretMetadata.Get(ctx, req.NamespacedName, secret); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))

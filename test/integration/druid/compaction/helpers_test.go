@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/snapshotlease"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/compaction"
 )
@@ -61,7 +62,7 @@ func createEtcd(t *testing.T, namespace string, threshold *int64) *druidv1alpha1
 	g.Expect(env.Client.Create(ctx, etcd)).To(Succeed())
 	defaulted := etcd.DeepCopy()
 	druidv1alpha1.SetDefaults(defaulted)
-	g.Expect(snapshotlease.New(env.Client).Sync(ctx, defaulted)).To(Succeed())
+	g.Expect(snapshotlease.New(component.Uncached(env.Client)).Sync(ctx, defaulted)).To(Succeed())
 	return etcd
 }
 

@@ -63,7 +63,7 @@ func newRegistry(t *testing.T) (component.Registry, *writeCounter) {
 		t.Fatal(err)
 	}
 	counter := &writeCounter{}
-	return operators.New(counter.client(watching), operators.Options{Images: testImages}), counter
+	return operators.New(component.Uncached(counter.client(watching)), operators.Options{Images: testImages}), counter
 }
 
 // createEtcd stores an Etcd named etcd-main in namespace (so that it has a UID for owner references) and
