@@ -86,7 +86,7 @@ func Describe(reqs []Requirement) string {
 
 // Required lists what the backup secret of a provider (name or alias) must hold for the sidecar to open
 // the store; nil for Local (whose hostPath has a default) and for unknown providers. KeyBucketName is not
-// included: it is needed only where no container is configured (see RequiredFor).
+// included: it is needed only where no container is configured (see RequiredForStore).
 func Required(provider druidv1alpha1.StorageProvider) []Requirement {
 	canonical, _ := druidv1alpha1.CanonicalStorageProvider(provider)
 	switch canonical {
@@ -112,12 +112,20 @@ func Required(provider druidv1alpha1.StorageProvider) []Requirement {
 	return nil
 }
 
-// RequiredFor is Required plus KeyBucketName when the store has no container and is not Local (Local
-// falls back to its default container): the sidecar then takes the bucket from the secret.
-func RequiredFor(provider druidv1alpha1.StorageProvider, containerConfigured bool) []Requirement {
-	reqs := Required(provider)
-	canonical, _ := druidv1alpha1.CanonicalStorageProvider(provider)
-	if !containerConfigured && canonical != druidv1alpha1.StorageProviderLocal {
+// RequiredForStore is what the backup secret of store must hold for the sidecar: Required, except that a
+// GCS store with an endpoint override (an emulator) needs no service account, as the sidecar accepts; plus
+// KeyBucketName when the store names no container and is not Local (Local falls back to its default
+// container), since the sidecar then takes the bucket from the secret.
+func RequiredForStore(store *druidv1alpha1.StoreSpec) []Requirement {
+	if store == nil || store.Provider == nil {
+		return nil
+	}
+	canonical, _ := druidv1alpha1.CanonicalStorageProvider(*store.Provider)
+	var reqs []Requirement
+	if canonical != druidv1alpha1.StorageProviderGCS || store.EndpointOverride == nil || *store.EndpointOverride == "" {
+		reqs = Required(canonical)
+	}
+	if (store.Container == nil || *store.Container == "") && canonical != druidv1alpha1.StorageProviderLocal {
 		reqs = append(reqs, Keys(KeyBucketName)...)
 	}
 	return reqs

@@ -48,16 +48,25 @@ func TestSwiftAlternatives(t *testing.T) {
 }
 
 // bucketName is required where the sidecar would take the container from the secret: not for Local, which
-// has a default container, nor when the store names one.
-func TestRequiredForAddsBucketNameWithoutContainer(t *testing.T) {
-	if got := Describe(RequiredFor("OSS", false)); got != `"storageEndpoint", "accessKeyID", "accessKeySecret", "bucketName"` {
-		t.Errorf("OSS without container: %s", got)
+// has a default container, nor when the store names one. A GCS emulator needs no service account.
+func TestRequiredForStore(t *testing.T) {
+	store := func(provider druidv1alpha1.StorageProvider, container, endpoint string) *druidv1alpha1.StoreSpec {
+		return &druidv1alpha1.StoreSpec{Provider: &provider, Container: &container, EndpointOverride: &endpoint}
 	}
-	if got := Describe(RequiredFor("OSS", true)); got != `"storageEndpoint", "accessKeyID", "accessKeySecret"` {
-		t.Errorf("OSS with container: %s", got)
-	}
-	if got := RequiredFor("Local", false); len(got) != 0 {
-		t.Errorf("Local: %s", Describe(got))
+	for name, tc := range map[string]struct {
+		store *druidv1alpha1.StoreSpec
+		want  string
+	}{
+		"OSS without container": {store("alicloud", "", ""), `"storageEndpoint", "accessKeyID", "accessKeySecret", "bucketName"`},
+		"OSS with container":    {store("OSS", "b", ""), `"storageEndpoint", "accessKeyID", "accessKeySecret"`},
+		"Local":                 {store("Local", "", ""), ""},
+		"GCS":                   {store("gcp", "b", ""), `"serviceaccount.json"`},
+		"GCS emulator":          {store("GCS", "b", "http://127.0.0.1:4443"), ""},
+		"no provider":           {&druidv1alpha1.StoreSpec{}, ""},
+	} {
+		if got := Describe(RequiredForStore(tc.store)); got != tc.want {
+			t.Errorf("%s: %s, want %s", name, got, tc.want)
+		}
 	}
 }
 

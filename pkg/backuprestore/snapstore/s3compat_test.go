@@ -1,10 +1,12 @@
 package snapstore
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/go-logr/logr/testr"
 
@@ -192,5 +194,42 @@ func TestOSSAddressing(t *testing.T) {
 	}
 	if got, want := resolve(t, c), "http://127.0.0.1:9000/etcd-backups"; got != want {
 		t.Fatalf("OSS request URL with an IP endpoint %s, want %s", got, want)
+	}
+}
+
+// openS3 copies staged uploads with the provider's CopyObject limit (OSS's is 1 GiB, ossMaxSingleCopy):
+// above it the copy is a multipart upload of copied parts. The limit is lowered here to keep the object
+// small; a copy in parts of a 12 MiB object is one 256 MiB-sized part, so its ETag ends in "-1", which
+// neither a CopyObject nor the 5 MiB-part upload produces.
+func TestStagedCopyHonoursTheProvidersCopyLimit(t *testing.T) {
+	srv := s3server.Start(t)
+	srv.CreateBucket(t, "limit")
+	data := fullSnapshotBytes(12<<20, 3)
+	for i, tc := range []struct {
+		limit   int64
+		inParts bool
+	}{{0, false}, {6 << 20, true}} {
+		cfg := s3Config{provider: ProviderOSS, bucket: "limit", region: srv.Region, endpoint: srv.Endpoint, accessKeyID: srv.AccessKey,
+			secretAccessKey: srv.SecretKey, forcePathStyle: true, maxSingleCopy: tc.limit}
+		store, err := openS3(t.Context(), cfg, "etcd", UploadOptions{}.withDefaults(), testr.New(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = store.Close() })
+		snap := snapshot.NewFull(int64(10+i), time.Unix(1700000000, 0), snapshot.CompressionNone, false)
+		saved, err := store.(StagedSaver).SaveStaged(t.Context(), bytes.NewReader(data), func() (*snapshot.Snapshot, error) { return snap, nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fetch(t, store, saved); !bytes.Equal(got, data) {
+			t.Fatalf("limit %d: fetched %d bytes differ from the %d saved", tc.limit, len(got), len(data))
+		}
+		head, err := srv.Client().HeadObject(t.Context(), &s3.HeadObjectInput{Bucket: aws.String("limit"), Key: aws.String(snap.Key("etcd"))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if etag := strings.Trim(aws.ToString(head.ETag), `"`); strings.HasSuffix(etag, "-1") != tc.inParts {
+			t.Fatalf("limit %d: snapshot ETag %q; copied in parts: %v, want %v", tc.limit, etag, !tc.inParts, tc.inParts)
+		}
 	}
 }

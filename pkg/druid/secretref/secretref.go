@@ -32,7 +32,7 @@ type Reference struct {
 	// keys); empty when any content will do.
 	Required []backupsecret.Requirement
 	// Provider is the canonical storage provider of a backup store's secret, whose required keys are the
-	// provider's (backupsecret.RequiredFor); empty for other secrets.
+	// provider's (backupsecret.RequiredForStore); empty for other secrets.
 	Provider druidv1alpha1.StorageProvider
 }
 
@@ -45,8 +45,8 @@ func Key(namespace, name string) string { return namespace + "/" + name }
 // Of lists every Secret the Etcd references, in spec order: the CA, server and client secrets of
 // spec.etcd.clientUrlTls, spec.etcd.peerUrlTls and spec.backup.tls, the backup store's secretRef and
 // spec.etcd.authSecretRef. References with an empty name are skipped; the same secret may appear more than
-// once under different fields. The backup secret must hold its provider's keys (backupsecret.RequiredFor),
-// and bucketName when the store names no container.
+// once under different fields. The backup secret must hold what the sidecar reads
+// (backupsecret.RequiredForStore): its provider's keys, and bucketName when the store names no container.
 func Of(etcd *druidv1alpha1.Etcd) []Reference {
 	var refs []Reference
 	add := func(ref corev1.SecretReference, field string, provider druidv1alpha1.StorageProvider, required []backupsecret.Requirement) {
@@ -75,8 +75,7 @@ func Of(etcd *druidv1alpha1.Etcd) []Reference {
 	addTLS(etcd.Spec.Backup.TLS, "spec.backup.tls")
 	if store := etcd.Spec.Backup.Store; store != nil && store.SecretRef != nil {
 		provider, _ := druidv1alpha1.CanonicalStorageProvider(ptr.Deref(store.Provider, ""))
-		add(*store.SecretRef, "spec.backup.store.secretRef", provider,
-			backupsecret.RequiredFor(provider, ptr.Deref(store.Container, "") != ""))
+		add(*store.SecretRef, "spec.backup.store.secretRef", provider, backupsecret.RequiredForStore(store))
 	}
 	if ref := etcd.Spec.Etcd.AuthSecretRef; ref != nil {
 		add(*ref, "spec.etcd.authSecretRef", "", nil)

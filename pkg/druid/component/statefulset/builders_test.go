@@ -78,6 +78,30 @@ func TestGCSCredentialsPointAtTheServiceAccountFile(t *testing.T) {
 	g.Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "GOOGLE_APPLICATION_CREDENTIALS", Value: "/var/etcd-backup/serviceaccount.json"}))
 }
 
+// ECS gets its secret's keys as variables of their own, as the deployed druid passes them (the deployed
+// sidecar reads no directory for ECS); the optional ones stay unset when the key is absent.
+func TestECSCredentialsAreVariablesFromTheSecret(t *testing.T) {
+	g := NewWithT(t)
+	e := newEtcd(func(e *druidv1alpha1.Etcd) {
+		e.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p", Provider: ptr.To(druidv1alpha1.StorageProviderDell), SecretRef: &corev1.SecretReference{Name: "b"}}
+	})
+	fromSecret := func(env, key string, optional bool) corev1.EnvVar {
+		return corev1.EnvVar{Name: env, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "b"}, Key: key, Optional: ptr.To(optional)}}}
+	}
+	c := backupRestoreContainer(e, "img")
+	g.Expect(c.Env).To(ContainElements(
+		fromSecret("ECS_ENDPOINT", "endpoint", false),
+		fromSecret("ECS_ACCESS_KEY_ID", "accessKeyID", false),
+		fromSecret("ECS_SECRET_ACCESS_KEY", "secretAccessKey", false),
+		fromSecret("ECS_DISABLE_SSL", "disableSSL", true),
+		fromSecret("ECS_INSECURE_SKIP_VERIFY", "insecureSkipVerify", true),
+	))
+	for _, v := range c.Env {
+		g.Expect(v.Name).NotTo(HaveSuffix("_APPLICATION_CREDENTIALS"))
+	}
+}
+
 func TestExponentialGCPassesNoMaxBackups(t *testing.T) {
 	g := NewWithT(t)
 	e := newEtcd(func(e *druidv1alpha1.Etcd) {

@@ -7,8 +7,10 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/secretref"
 )
@@ -31,7 +33,7 @@ func TestMissingSecrets(t *testing.T) {
 		{Namespace: "ns", Name: "absent", Field: "c"},
 		{Namespace: "ns", Name: "swift-app-cred", Field: "d", Provider: "Swift", Required: backupsecret.Required("Swift")},
 		{Namespace: "ns", Name: "swift-half", Field: "e", Provider: "Swift", Required: backupsecret.Required("openstack")},
-		{Namespace: "ns", Name: "oss", Field: "f", Provider: "OSS", Required: backupsecret.RequiredFor("alicloud", false)},
+		{Namespace: "ns", Name: "oss", Field: "f", Provider: "OSS", Required: backupsecret.RequiredForStore(&druidv1alpha1.StoreSpec{Provider: ptr.To(druidv1alpha1.StorageProviderAlicloud)})},
 	})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(missing).To(Equal([]string{

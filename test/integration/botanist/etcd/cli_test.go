@@ -162,7 +162,7 @@ func TestShootDeployRetriesUntilTheBackupSecretExists(t *testing.T) {
 	g.Expect(etcdExists(namespace, "etcd-main")).To(BeFalse())
 	g.Expect(env.Client.Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "etcd-backup", Namespace: namespace},
-		Data:       map[string][]byte{"bucketName": []byte("gcs-bucket")},
+		Data:       map[string][]byte{"bucketName": []byte("gcs-bucket"), "serviceaccount.json": []byte("{}")},
 	})).To(Succeed())
 	g.Eventually(done, timeout).Should(Receive(BeNil()))
 	t.Log(out.String())

@@ -191,7 +191,7 @@ func TestDeployRefusesABackupSecretWithoutItsProvidersKeys(t *testing.T) {
 	secret.Data["accessKeySecret"] = []byte("SK")
 	g.Expect(env.Client.Update(ctx, secret)).To(Succeed())
 	g.Expect(etcd.New(env.Client, s.namespace, v).Deploy(ctx)).To(Succeed())
-	g.Expect(*getEtcd(g, s.namespace, "etcd-main").Spec.Backup.Store.Provider).To(Equal(druidv1alpha1.StorageProviderOSS))
+	g.Expect(*getEtcd(g, s.namespace, "etcd-main").Spec.Backup.Store.Provider).To(Equal(druidv1alpha1.StorageProviderAlicloud), "the configured name, which druid resolves")
 }
 
 func TestDeployIsIdempotentAndKeepsWhatIsAlreadyOnTheObject(t *testing.T) {
