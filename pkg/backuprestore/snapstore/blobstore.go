@@ -27,6 +27,10 @@ type blobStore struct {
 	beforeWrite func(as func(any) bool) error
 	// copyObject, if set, replaces the bucket's Copy for staged uploads of size bytes (see SaveStaged).
 	copyObject func(ctx context.Context, dst, src string, size int64) error
+	// readErrorFailsUpload tells that the driver fails an upload whose source returns an error by
+	// itself, after its requests in flight have been answered; stream then leaves its context alone
+	// (see stream).
+	readErrorFailsUpload bool
 	// listPageSize, if set, replaces defaultListPageSize; tests lower it to list in many pages.
 	listPageSize int
 }

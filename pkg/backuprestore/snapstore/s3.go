@@ -144,6 +144,9 @@ func openS3(ctx context.Context, cfg s3Config, prefix string, upload UploadOptio
 		return nil, fmt.Errorf("opening %s bucket %s: %w", cfg.provider, cfg.bucket, err)
 	}
 	store := newBlobStore(bucket, string(cfg.provider), cfg.bucket, prefix, upload, log)
+	// The transfer manager fails an upload whose source fails (no PutObject, or an abort once the
+	// parts in flight are answered): cancelling it as well would abandon those parts (see stream).
+	store.readErrorFailsUpload = true
 	store.beforeWrite = boundUploadMemory(uploadClient(client, cfg.plainHTTP()), upload, cfg.plainHTTP())
 	store.copyObject = s3Copier{client: client, bucket: cfg.bucket, concurrency: upload.MaxParallelChunks, maxSingle: cfg.maxSingleCopy}.copy
 	return store, nil
@@ -204,8 +207,8 @@ func boundUploadMemory(client *s3.Client, upload UploadOptions, plainHTTP bool) 
 			if plainHTTP {
 				o.ChecksumAlgorithm = tmtypes.ChecksumAlgorithmCrc32
 			}
-			// Save cancels the upload's context when its source fails; the abort of the multipart
-			// upload needs a context of its own or the parts stay in the bucket.
+			// When the caller cancels the upload's context, the abort of the multipart upload needs
+			// a context of its own or the parts stay in the bucket.
 			o.FailTimeout = abortTimeout
 		})
 		return nil

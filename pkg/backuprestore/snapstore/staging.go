@@ -107,13 +107,20 @@ func (s *blobStore) SaveExpected(ctx context.Context, r io.Reader, expected *sna
 //
 // The driver reads r itself (Bucket.Upload) instead of being written to: a failure of the source then
 // reaches the driver as a read error, after the upload's context is cancelled, so that no driver can
-// complete the object with the bytes read so far. Writing through a blob.Writer instead crashes the
-// azureblob driver when its upload fails (its Close dereferences the pipe its upload goroutine has
+// complete the object with the bytes read so far. A driver that fails the upload on the read error by
+// itself (readErrorFailsUpload: S3's transfer manager) keeps its context instead: cancelling it
+// abandons the parts in flight, which the server may still store after the driver has aborted the
+// multipart upload, leaving their bytes (and on versitygw the upload) behind. Writing through a
+// blob.Writer instead crashes the azureblob driver when its upload fails (its Close dereferences the pipe its upload goroutine has
 // cleared; gocloud.dev v0.47.0).
 func (s *blobStore) stream(ctx context.Context, key string, r io.Reader, beforeComplete func() error) (int64, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	src := &uploadSource{r: r, beforeComplete: beforeComplete, abort: cancel}
+	abort := cancel
+	if s.readErrorFailsUpload {
+		abort = func() {}
+	}
+	src := &uploadSource{r: r, beforeComplete: beforeComplete, abort: abort}
 	err := s.bucket.Upload(wctx, key, src, &blob.WriterOptions{
 		ContentType:                 "application/octet-stream",
 		DisableContentTypeDetection: true,
@@ -133,8 +140,9 @@ func (s *blobStore) stream(ctx context.Context, key string, r io.Reader, beforeC
 }
 
 // uploadSource is the reader a driver uploads from. It counts the bytes, runs beforeComplete when the
-// source is exhausted, and on a failure of either cancels the upload before handing the error to the
-// driver, so that the failure is never taken for the end of the data.
+// source is exhausted, and on a failure of either calls abort (cancels the upload, unless the driver
+// fails it on the error by itself) before handing the error to the driver, so that the failure is
+// never taken for the end of the data.
 type uploadSource struct {
 	r              io.Reader
 	beforeComplete func() error

@@ -296,7 +296,7 @@ func objectsOf(namespace string, i int) []client.Object {
 	}
 	return []client.Object{
 		secretNamed("ca", "bundle.crt"), secretNamed("server", "tls.crt", "tls.key"), secretNamed("client", "tls.crt", "tls.key"),
-		secretNamed("backup", "accessKeyID", "secretAccessKey"), etcd,
+		secretNamed("backup", "accessKeyID", "secretAccessKey", "region"), etcd,
 	}
 }
 
