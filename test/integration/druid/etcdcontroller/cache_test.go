@@ -42,7 +42,7 @@ func managedObjects() []struct {
 func TestObjectsThatLostDruidsLabelAreSyncedAgain(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)
-	createSecret(t, ns, "etcd-backup", "accessKeyID", "secretAccessKey")
+	createSecret(t, ns, "etcd-backup", "accessKeyID", "secretAccessKey", "region")
 	createEtcd(t, ns, 1, withS3Store)
 	waitReconciled(t, ns)
 
@@ -72,7 +72,7 @@ func TestObjectsThatLostDruidsLabelAreSyncedAgain(t *testing.T) {
 func TestCreationReadsNothingMissingFromTheAPIServer(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)
-	createSecret(t, ns, "etcd-backup", "accessKeyID", "secretAccessKey")
+	createSecret(t, ns, "etcd-backup", "accessKeyID", "secretAccessKey", "region")
 	before := notFoundGets(g)
 	createEtcd(t, ns, 1, withS3Store)
 	waitReconciled(t, ns)
