@@ -67,7 +67,7 @@ type Process struct {
 	name   string
 	cmd    *exec.Cmd
 	exited chan struct{}
-	log    syncBuffer
+	log    SyncBuffer
 }
 
 // Start runs spec and returns once Ready reports nil; a server that exits or is not ready within a minute
@@ -184,19 +184,20 @@ func environWithout(prefixes []string) []string {
 	return env
 }
 
-// syncBuffer collects a child's output, which the test may read while the child writes.
-type syncBuffer struct {
+// SyncBuffer collects output written by one goroutine (a child process, a running command) that a test
+// reads from another.
+type SyncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *syncBuffer) String() string {
+func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
-	"sync"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -18,6 +17,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/cmd/gardener-etcd/app"
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
+	"github.com/gardener-etcd/gardener-etcd/test/childproc"
 )
 
 // writeKubeconfig writes a kubeconfig for the test apiserver, so the CLI is tested through its real flag.
@@ -124,24 +124,6 @@ func TestShootSnapshotCommandThroughALocalAddress(t *testing.T) {
 	g.Expect(out).To(ContainSubstring(`Snapshot taken: {"snapName":"Full-00000000-00000007-1"}`))
 }
 
-// syncBuffer lets the test read the output of a command still running in another goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // The shoot flow retries Deploy until etcd-backup exists; the CLI does the same and says what it waits for.
 func TestShootDeployRetriesUntilTheBackupSecretExists(t *testing.T) {
 	g := NewWithT(t)
@@ -151,7 +133,7 @@ func TestShootDeployRetriesUntilTheBackupSecretExists(t *testing.T) {
 	// An entry reconciled by an older extension (type gcp: no controller here) whose secret is not there yet.
 	entry := legacyEntry(t, namespace, "gcp")
 
-	var out syncBuffer
+	var out childproc.SyncBuffer
 	cmd := app.NewRootCommand(&out, &out)
 	cmd.SetArgs([]string{"shoot", "deploy", "--role", "main", "--backup-entry", entry, "--namespace", namespace,
 		"--kubeconfig", writeKubeconfig(t), "--timeout", "30s", "--poll-interval", "100ms"})
