@@ -49,16 +49,7 @@ func Start(t testing.TB) *Server {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skipf("Azurite (the ABS emulator) needs Node.js, which is not on the PATH: %v", err)
 	}
-	s, err := StartProcess()
-	if err != nil {
-		t.Fatalf("starting Azurite: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.Stop(); err != nil {
-			t.Errorf("stopping Azurite: %v", err)
-		}
-	})
-	return s
+	return childproc.ForTest(t, "Azurite", StartProcess)
 }
 
 // StartProcess runs a server outside a test's lifetime; the caller must Stop it.
@@ -69,15 +60,7 @@ func StartProcess() (*Server, error) {
 	}
 	key := make([]byte, 64)
 	_, _ = rand.Read(key)
-	var lastErr error
-	for range 3 { // a reserved port can still be taken by a process that does not reserve; retry that race
-		s, err := tryStart(bin, base64.StdEncoding.EncodeToString(key))
-		if err == nil {
-			return s, nil
-		}
-		lastErr = err
-	}
-	return nil, lastErr
+	return childproc.StartRetrying(func() (*Server, error) { return tryStart(bin, base64.StdEncoding.EncodeToString(key)) })
 }
 
 func tryStart(bin, key string) (*Server, error) {

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -201,4 +202,36 @@ func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// startAttempts is how often StartRetrying tries: a port reserved with test/freeport can still be taken by
+// a process that does not reserve ports, and the next attempt gets another one.
+const startAttempts = 3
+
+// StartRetrying runs start until it succeeds, at most startAttempts times, and returns the last error.
+func StartRetrying[S any](start func() (S, error)) (S, error) {
+	var s S
+	var err error
+	for range startAttempts {
+		if s, err = start(); err == nil {
+			return s, nil
+		}
+	}
+	return s, err
+}
+
+// ForTest starts a server with start for t and stops it when the test ends; what names the server in
+// failures.
+func ForTest[S interface{ Stop() error }](t testing.TB, what string, start func() (S, error)) S {
+	t.Helper()
+	s, err := start()
+	if err != nil {
+		t.Fatalf("starting %s: %v", what, err)
+	}
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Errorf("stopping %s: %v", what, err)
+		}
+	})
+	return s
 }

@@ -38,16 +38,7 @@ type Server struct {
 // Start runs a server for t and stops it at the end of the test.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	s, err := StartProcess()
-	if err != nil {
-		t.Fatalf("starting the GCS server: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.Stop(); err != nil {
-			t.Errorf("stopping the GCS server: %v", err)
-		}
-	})
-	return s
+	return childproc.ForTest(t, "the GCS server", StartProcess)
 }
 
 // StartProcess runs a server outside a test's lifetime; the caller must Stop it.
@@ -56,15 +47,7 @@ func StartProcess() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	var lastErr error
-	for range 3 { // a reserved port can still be taken by a process that does not reserve; retry that race
-		s, err := tryStart(bin)
-		if err == nil {
-			return s, nil
-		}
-		lastErr = err
-	}
-	return nil, lastErr
+	return childproc.StartRetrying(func() (*Server, error) { return tryStart(bin) })
 }
 
 func tryStart(bin string) (*Server, error) {
