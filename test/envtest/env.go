@@ -47,6 +47,7 @@ type Env struct {
 	Client client.Client
 
 	wrapperDir string
+	tempDirs   []string
 }
 
 // Start starts etcd and kube-apiserver and installs the CRDs. Call Stop when done.
@@ -104,7 +105,20 @@ func (e *Env) Stop() error {
 	if e.wrapperDir != "" {
 		_ = os.RemoveAll(e.wrapperDir)
 	}
+	for _, dir := range e.tempDirs {
+		_ = os.RemoveAll(dir)
+	}
 	return err
+}
+
+// TempDir creates a directory that lives as long as the control plane and is removed by Stop: package-wide
+// state a TestMain setup needs (MainWith exits the process, so a deferred removal there never runs).
+func (e *Env) TempDir(pattern string) (string, error) {
+	dir, err := os.MkdirTemp("", pattern)
+	if err == nil {
+		e.tempDirs = append(e.tempDirs, dir)
+	}
+	return dir, err
 }
 
 // Main runs a package's tests against one shared control plane: call it from TestMain. It stores the

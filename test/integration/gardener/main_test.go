@@ -36,12 +36,6 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	var err error
-	if localRoot, err = os.MkdirTemp("", "gardener-workflow-local-"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	defer os.RemoveAll(localRoot)
 	envtest.MainWith(m, &env, envtest.Options{}, startExtension)
 }
 
@@ -53,6 +47,10 @@ func startExtension(ctx context.Context, e *envtest.Env) error {
 		logger = ctrl.Log
 	}
 	log.SetLogger(logger)
+	var err error
+	if localRoot, err = e.TempDir("gardener-workflow-local-"); err != nil {
+		return err
+	}
 	if err := e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "garden"}}); err != nil {
 		return err
 	}
