@@ -41,6 +41,9 @@ const (
 	KindContinueQuorumRecovery Kind = "ContinueQuorumRecovery"
 	// KindManualInterventionRequired: quorum is lost but there is no usable backup; tell the operator.
 	KindManualInterventionRequired Kind = "ManualInterventionRequired"
+	// KindLeaseRenewalSuspected: enough leases are stale for case 10, but a member counted as lost may
+	// still serve (its pod or its etcd container is Ready); tell the operator, start nothing.
+	KindLeaseRenewalSuspected Kind = "LeaseRenewalSuspected"
 	// KindScaleUpBySpecFlow: a scale-up is pending; the spec flow does it (case 11), nothing to do here.
 	KindScaleUpBySpecFlow Kind = "ScaleUpBySpecFlow"
 	// KindCompleteScaleDown: the StatefulSet is down at Replicas; delete the leases of Members and set
@@ -73,8 +76,3 @@ type Input struct {
 	Thresholds health.Thresholds
 	Now        time.Time
 }
-
-// QuorumLossRecoveryAnnotation marks, on the StatefulSet, a case 10 recovery in progress. It lives on the
-// object that is scaled, so that the marker and the replica count change in one write: a druid that
-// restarts mid-recovery finds the marker exactly when the StatefulSet was scaled to 0 for the recovery.
-const QuorumLossRecoveryAnnotation = "druid.gardener.cloud/quorum-loss-recovery"

@@ -23,18 +23,10 @@ import (
 // cluster's members. Until then a quorum of members renewed; after it fewer did, and those are the members
 // case 10 counts as lost.
 //
-// ok is false when the past cannot be judged: fewer than a quorum of members ever renewed, or a lost
-// member's pod is Ready. A Ready pod means etcd answers there, so the stale leases may only say that the
-// sidecars cannot reach the API server while the cluster keeps accepting writes; then only the current
-// BackupReady can speak for the backup.
-func backupAtQuorumLoss(in Input, lost []druidv1alpha1.EtcdMemberStatus, size int32) (backup druidv1alpha1.Condition, lostAt time.Time, ok bool) {
+// ok is false when the past cannot be judged: fewer than a quorum of members ever renewed. (Stale leases
+// of members whose etcd may still serve never get here: quorumLost stops at maybeServing.)
+func backupAtQuorumLoss(in Input, size int32) (backup druidv1alpha1.Condition, lostAt time.Time, ok bool) {
 	etcd := in.Observed.Etcd
-	for _, m := range lost {
-		ordinal, found := etcd.OrdinalOf(m.Name)
-		if !found || health.PodReady(in.Observed.Pods[etcd.PodName(ordinal)]) {
-			return druidv1alpha1.Condition{}, time.Time{}, false
-		}
-	}
 	var renewals []time.Time
 	for _, l := range in.Observed.MemberLeases {
 		if ordinal, found := etcd.OrdinalOf(l.Name); found && int32(ordinal) < size && l.Spec.RenewTime != nil {

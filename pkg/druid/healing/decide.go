@@ -46,7 +46,7 @@ func Decide(in Input) []Action {
 func pinkOfHealth(in Input) bool {
 	etcd, c := in.Observed.Etcd, in.Computed
 	replicas := etcd.Spec.Replicas
-	if replicas == 0 || in.Observed.StatefulSet == nil || in.Observed.StatefulSet.Annotations[QuorumLossRecoveryAnnotation] != "" {
+	if replicas == 0 || in.Observed.StatefulSet == nil || RecoveryPhaseOf(in.Observed.StatefulSet) != RecoveryIdle {
 		return false
 	}
 	if int32(len(c.Members)) != replicas || ptr.Deref(etcd.Status.ClusterSize, 0) != replicas ||

@@ -113,18 +113,18 @@ func TestDecide(t *testing.T) {
 			actions: []string{"2 WriteStatus etcd-main-2"}},
 		{name: "10 quorum lost with a backup: scale to 0 and bootstrap again",
 			cluster: func() *cluster {
-				return newCluster(3).withStore().renew(1, ago(20*time.Minute)).renew(2, ago(20*time.Minute)).settle(ago(10 * time.Minute))
+				return newCluster(3).withStore().lose(ago(20*time.Minute), ago(10*time.Minute), 1, 2)
 			},
 			actions:    []string{"10 StartQuorumRecovery etcd-main-1,etcd-main-2"},
 			conditions: map[druidv1alpha1.ConditionType]druidv1alpha1.ConditionStatus{ready: isFalse}},
 		{name: "10 quorum lost without a backup store: manual action",
 			cluster: func() *cluster {
-				return newCluster(3).renew(1, ago(20*time.Minute)).renew(2, ago(20*time.Minute)).settle(ago(10 * time.Minute))
+				return newCluster(3).lose(ago(20*time.Minute), ago(10*time.Minute), 1, 2)
 			},
 			actions: []string{"10 ManualInterventionRequired etcd-main-1,etcd-main-2"}},
 		{name: "10 quorum lost with BackupReady False: manual action",
 			cluster: func() *cluster {
-				return newCluster(3).withStore().backupFailing().renew(1, ago(20*time.Minute)).renew(2, ago(20*time.Minute)).settle(ago(10 * time.Minute))
+				return newCluster(3).withStore().backupFailing().lose(ago(20*time.Minute), ago(10*time.Minute), 1, 2)
 			},
 			actions: []string{"10 ManualInterventionRequired etcd-main-1,etcd-main-2"}},
 		{name: "10 quorum lost, BackupReady False only since the loss (no snapshots without quorum): bootstrap again",
@@ -150,12 +150,30 @@ func TestDecide(t *testing.T) {
 					lose(ago(40*time.Minute), ago(30*time.Minute), 3).lose(ago(20*time.Minute), ago(10*time.Minute), 1, 2)
 			},
 			actions: []string{"10 ManualInterventionRequired etcd-main-1,etcd-main-2,etcd-main-3"}},
-		{name: "10 leases of the lost members stale but their pods Ready (etcd may serve): only BackupReady now counts",
+		// Issue 12 finding 2: stale leases alone never start the recovery while a "lost" member may serve.
+		{name: "10 leases stale but every pod Ready, backup current: suspect the lease renewal, no recovery",
+			cluster: func() *cluster {
+				return newCluster(3).withStore().snapshotsAt(ago(2*time.Hour), ago(time.Minute)).renew(1, ago(20*time.Minute)).renew(2, ago(20*time.Minute)).settle(ago(10 * time.Minute))
+			},
+			actions:    []string{"10 LeaseRenewalSuspected etcd-main-1,etcd-main-2"},
+			conditions: map[druidv1alpha1.ConditionType]druidv1alpha1.ConditionStatus{ready: isFalse, backupReady: isTrue}},
+		{name: "10 leases stale but every pod Ready, no backup store: suspect the lease renewal, not manual action",
+			cluster: func() *cluster {
+				return newCluster(3).renew(1, ago(20*time.Minute)).renew(2, ago(20*time.Minute)).settle(ago(10 * time.Minute))
+			},
+			actions: []string{"10 LeaseRenewalSuspected etcd-main-1,etcd-main-2"}},
+		{name: "10 leases of the lost members stale, one of their pods Ready: no recovery",
 			cluster: func() *cluster {
 				return newCluster(3).withStore().snapshotsAt(ago(2*time.Hour), ago(20*time.Minute+15*time.Second)).lose(ago(20*time.Minute), ago(10*time.Minute), 1, 2).
-					pod(1, true, time.Hour).pod(2, true, time.Hour)
+					pod(2, true, time.Hour)
 			},
-			actions: []string{"10 ManualInterventionRequired etcd-main-1,etcd-main-2"}},
+			actions: []string{"10 LeaseRenewalSuspected etcd-main-1,etcd-main-2"}},
+		{name: "10 a lost member's pod not Ready but its etcd container Ready (sidecar down): no recovery",
+			cluster: func() *cluster {
+				c := newCluster(3).withStore().lose(ago(20*time.Minute), ago(10*time.Minute), 1, 2)
+				return c.etcdContainerReady(2)
+			},
+			actions: []string{"10 LeaseRenewalSuspected etcd-main-1,etcd-main-2"}},
 		{name: "10 quorum lost, not yet past the grace period: members may still heal",
 			cluster: func() *cluster {
 				return newCluster(3).withStore().renew(1, ago(20*time.Minute)).renew(2, ago(20*time.Minute)).settle(ago(time.Minute))
@@ -164,7 +182,7 @@ func TestDecide(t *testing.T) {
 		{name: "10 recovery in progress is continued whatever the members say",
 			cluster: func() *cluster {
 				c := newCluster(3).withStore().renew(1, ago(20*time.Minute)).renew(2, ago(20*time.Minute)).settle(ago(10 * time.Minute)).stsReplicas(0)
-				c.sts.Annotations[QuorumLossRecoveryAnnotation] = "waiting-for-pods"
+				c.sts.Annotations[QuorumLossRecoveryAnnotation] = string(RecoveryDeletingVolumes)
 				return c
 			},
 			actions: []string{"10 ContinueQuorumRecovery"}},

@@ -80,6 +80,15 @@ func (c *cluster) pod(i int, ready bool, age time.Duration) *cluster {
 	return c
 }
 
+// etcdContainerReady marks the etcd container of ordinal i ready while the pod stays as it is, as when
+// etcd serves and only the backup-restore sidecar (which renews the lease) is down.
+func (c *cluster) etcdContainerReady(i int) *cluster {
+	pod := c.pods[c.etcd.PodName(i)]
+	pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses,
+		corev1.ContainerStatus{Name: "etcd", Ready: true}, corev1.ContainerStatus{Name: "backup-restore", Ready: false})
+	return c
+}
+
 func (c *cluster) withStore() *cluster {
 	c.etcd.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p", Provider: ptr.To(druidv1alpha1.StorageProviderS3)}
 	return c

@@ -5,27 +5,30 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
 
 // quorumLossRecoveryInProgress continues a case 10 recovery that an earlier round started: the marker on
 // the StatefulSet says so, whatever the members look like meanwhile (they vanish as the pods go).
 func quorumLossRecoveryInProgress(in Input) []Action {
-	phase := in.Observed.StatefulSet.Annotations[QuorumLossRecoveryAnnotation]
-	if phase == "" {
+	phase := RecoveryPhaseOf(in.Observed.StatefulSet)
+	if phase == RecoveryIdle {
 		return nil
 	}
 	return []Action{{Case: CaseQuorumLost, Kind: KindContinueQuorumRecovery, Replicas: in.Observed.Etcd.Spec.Replicas,
-		Message: "quorum-loss recovery in progress (" + phase + ")"}}
+		Message: fmt.Sprintf("quorum-loss recovery in progress (%s, %s)", StepLabel(phase.Step()), phase)}}
 }
 
 // quorumLost is case 10: Ready is False and at least half of the cluster has been NotReady past the grace
 // period, so the members did not heal by themselves. The cluster is bootstrapped again from the backup —
-// only when a backup store is configured and the backup holds every acknowledged write: BackupReady is not
-// False, or it was True when the cluster lost its quorum (backupAtQuorumLoss); otherwise the operator is told.
+// only when no member counted as lost may still serve (mayServe), a backup store is configured and the
+// backup holds every acknowledged write: BackupReady is not False, or it was True when the cluster lost
+// its quorum (backupAtQuorumLoss); otherwise the operator is told.
 func quorumLost(in Input) []Action {
 	if !conditionIs(in.Computed, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionFalse) {
 		return nil
@@ -38,12 +41,17 @@ func quorumLost(in Input) []Action {
 	etcd := in.Observed.Etcd
 	what := fmt.Sprintf("quorum lost: %d of %d members NotReady for longer than %s (%s)", len(failed), size,
 		in.Thresholds.NotReady, strings.Join(names(failed), ", "))
+	if serving := maybeServing(in, failed); len(serving) > 0 {
+		return []Action{{Case: CaseQuorumLost, Kind: KindLeaseRenewalSuspected, Members: names(failed), Message: fmt.Sprintf(
+			"member leases stale (%s) but the pod or etcd container of %s is Ready: etcd may still serve, so the lease renewals are suspect, not the quorum; druid does not bootstrap the cluster again",
+			strings.Join(names(failed), ", "), strings.Join(serving, ", "))}}
+	}
 	switch {
 	case etcd.Spec.Backup.Store == nil:
 		return []Action{{Case: CaseQuorumLost, Kind: KindManualInterventionRequired, Members: names(failed),
 			Message: what + "; no backup store is configured, so druid does not bootstrap the cluster again: manual action needed"}}
 	case conditionIs(in.Computed, druidv1alpha1.ConditionTypeBackupReady, druidv1alpha1.ConditionFalse):
-		backup, lostAt, judged := backupAtQuorumLoss(in, failed, size)
+		backup, lostAt, judged := backupAtQuorumLoss(in, size)
 		if !judged || backup.Status != druidv1alpha1.ConditionTrue {
 			why := "; BackupReady is False, so a restore could lose data: manual action needed"
 			if judged {
@@ -138,4 +146,36 @@ func superfluousMembers(in Input) []Action {
 	}
 	return []Action{{Case: CaseSuperfluousMembers, Kind: KindRemoveSuperfluousMembers, Replicas: desired, Members: extra,
 		Message: fmt.Sprintf("members %s are beyond spec.replicas %d: removing their status entries and leases", strings.Join(extra, ", "), desired)}}
+}
+
+// maybeServing are the members among lost whose etcd may still answer: the pod is Ready, or the etcd
+// container is (the pod is not Ready when only the backup-restore sidecar — the one that renews the lease —
+// is down). Readiness is what druid can see of etcd without credentials of its own; a stale lease next to
+// a Ready etcd says that the renewals stopped (sidecar, API server, druid's webhook), not that the member
+// lost its data or its peers, and wiping the volumes then would lose acknowledged writes.
+func maybeServing(in Input, lost []druidv1alpha1.EtcdMemberStatus) []string {
+	etcd := in.Observed.Etcd
+	var serving []string
+	for _, m := range lost {
+		ordinal, ok := etcd.OrdinalOf(m.Name)
+		if !ok {
+			continue
+		}
+		if pod := in.Observed.Pods[etcd.PodName(ordinal)]; health.PodReady(pod) || etcdContainerReady(pod) {
+			serving = append(serving, m.Name)
+		}
+	}
+	return serving
+}
+
+func etcdContainerReady(pod *corev1.Pod) bool {
+	if pod == nil {
+		return false
+	}
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.Name == statefulset.ContainerEtcd {
+			return c.Ready
+		}
+	}
+	return false
 }

@@ -1,7 +1,7 @@
 // Package memberlease manages the member Leases `<n>-<i>` (one per member, `<prefix>-<n>-<i>` with
-// spec.memberNamePrefix). Druid only creates them empty and removes those of members that no longer exist;
-// their holderIdentity, renewTime and the tls-enabled annotation belong to the member's sidecar, and the
-// status flow reads member health from them.
+// spec.memberNamePrefix). Druid only creates them empty and removes those of members that no longer exist
+// (Sync, and Healer for the heal flow); their holderIdentity, renewTime and the tls-enabled annotation
+// belong to the member's sidecar, and the status flow reads member health from them.
 package memberlease
 
 import (

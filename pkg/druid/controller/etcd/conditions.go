@@ -43,6 +43,10 @@ const (
 	ReasonRecoveryInProgress         = "InProgress"
 	ReasonRecoveryCompleted          = "Completed"
 	ReasonManualInterventionRequired = "ManualInterventionRequired"
+	// ReasonLeaseRenewalSuspected: enough member leases are stale for a quorum loss, but a "lost" member's
+	// pod (or its etcd container) is Ready, so etcd may still serve: druid suspects the lease renewals
+	// (sidecar, API server, webhook) and does not start the recovery.
+	ReasonLeaseRenewalSuspected = "LeaseRenewalSuspected"
 )
 
 // Event reasons of the decision-table healing.
@@ -50,6 +54,7 @@ const (
 	EventReasonMemberPodDeleted           = "MemberPodDeleted"
 	EventReasonQuorumLossRecovery         = "QuorumLossRecovery"
 	EventReasonManualInterventionRequired = "ManualInterventionRequired"
+	EventReasonLeaseRenewalSuspected      = "LeaseRenewalSuspected"
 	EventReasonScaledDown                 = "ScaledDown"
 	EventReasonSuperfluousMembersRemoved  = "SuperfluousMembersRemoved"
 	EventReasonRollingUpdateHeldBack      = "RollingUpdateHeldBack"

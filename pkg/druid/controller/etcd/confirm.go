@@ -18,25 +18,26 @@ import (
 // picture no longer asks for it.
 // Destructive actions (deleting pods, wiping a cluster) are confirmed this way: the cache can lag behind
 // by the very writes that ended the situation — most notably the leases a quorum-loss recovery has just
-// recreated, which a lagging cache still shows as the old, long-expired ones.
-func (s *statusRun) confirmFromAPIServer(ctx context.Context, kind healing.Kind) (healing.Action, map[string]*corev1.Pod, bool, error) {
-	fresh := s.observed
-	etcd := s.observed.Etcd
+// recreated, which a lagging cache still shows as the old, long-expired ones — and a pod that turned
+// Ready again must keep its member out of a quorum-loss recovery.
+func (h *healRun) confirmFromAPIServer(ctx context.Context, kind healing.Kind) (healing.Action, map[string]*corev1.Pod, bool, error) {
+	fresh := h.input.Observed
+	etcd := fresh.Etcd
 	leases := &coordinationv1.LeaseList{}
-	if err := s.r.reader.List(ctx, leases, client.InNamespace(etcd.Namespace), memberlease.Selector(etcd)); err != nil {
+	if err := h.r.reader.List(ctx, leases, client.InNamespace(etcd.Namespace), memberlease.Selector(etcd)); err != nil {
 		return healing.Action{}, nil, false, fmt.Errorf("listing member leases: %w", err)
 	}
 	fresh.MemberLeases = leases.Items
 	pods := &corev1.PodList{}
-	if err := s.r.reader.List(ctx, pods, client.InNamespace(etcd.Namespace), client.MatchingLabels(etcd.ManagedLabels())); err != nil {
+	if err := h.r.reader.List(ctx, pods, client.InNamespace(etcd.Namespace), client.MatchingLabels(etcd.ManagedLabels())); err != nil {
 		return healing.Action{}, nil, false, fmt.Errorf("listing member pods: %w", err)
 	}
 	fresh.Pods = map[string]*corev1.Pod{}
 	for i := range pods.Items {
 		fresh.Pods[pods.Items[i].Name] = &pods.Items[i]
 	}
-	now := s.r.clock.Now()
-	th := s.r.thresholds()
+	now := h.r.clock.Now()
+	th := h.r.thresholds()
 	for _, a := range healing.Decide(healing.Input{Observed: fresh, Computed: health.ComputeStatus(fresh, th, now), Thresholds: th, Now: now}) {
 		if a.Kind == kind {
 			return a, fresh.Pods, true, nil

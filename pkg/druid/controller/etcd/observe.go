@@ -17,8 +17,8 @@ import (
 )
 
 // Observe reads everything the status is derived from: the StatefulSet, its pods, the member and snapshot
-// leases and the warning events of the data volumes, all from the cache. The healing actions built on the
-// status flow call it to act on the same picture.
+// leases and the warning events of the data volumes, all from the cache. The status flow observes once
+// per reconcile; the heal flow acts on the same observation.
 func (r *Reconciler) Observe(ctx context.Context, etcd *druidv1alpha1.Etcd) (health.Observed, error) {
 	o := health.Observed{Etcd: defaulted(etcd), Pods: map[string]*corev1.Pod{}}
 	sts := &appsv1.StatefulSet{}

@@ -11,7 +11,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/flow"
 )
 
-// togglePodDisruptionBudget re-syncs the PodDisruptionBudget when the status write changed the
+// togglePodDisruptionBudget re-syncs the PodDisruptionBudget when this reconcile's status writes changed the
 // minAvailable that poddisruptionbudget.Seed002Policy derives from the conditions (AllMembersReady,
 // BackupReady, the number of Ready members). The spec flow syncs the PDB too, but it does not run when
 // only the health changes; seed 002 wants evictions blocked as soon as the cluster degrades. Comparing the
@@ -19,21 +19,21 @@ import (
 //
 // Only Etcds that had a spec reconcile (observedGeneration set) get their PDB touched here, so that an
 // Etcd held back by missing secrets still has no component at all.
-func (s *statusRun) togglePodDisruptionBudget(ctx context.Context) flow.Result {
-	if s.before == nil || s.etcd.Status.ObservedGeneration == nil {
+func (h *healRun) togglePodDisruptionBudget(ctx context.Context) flow.Result {
+	if h.etcd.Status.ObservedGeneration == nil {
 		return flow.Continue()
 	}
-	before := poddisruptionbudget.Seed002Policy(defaulted(s.before))
-	target := defaulted(s.etcd)
+	before := poddisruptionbudget.Seed002Policy(h.before)
+	target := defaulted(h.etcd)
 	after := poddisruptionbudget.Seed002Policy(target)
 	if before == after {
 		return flow.Continue()
 	}
-	if err := s.r.registry.Get(component.KindPodDisruptionBudget).Sync(ctx, target); err != nil {
+	if err := h.r.registry.Get(component.KindPodDisruptionBudget).Sync(ctx, target); err != nil {
 		return flow.Fail(fmt.Errorf("toggling the PodDisruptionBudget's minAvailable: %w", err))
 	}
 	log.FromContext(ctx).Info("PodDisruptionBudget minAvailable changed with the cluster's health", "from", before, "to", after)
-	s.r.recorder.Eventf(s.etcd, nil, "Normal", EventReasonPodDisruptionBudgetUpdated, actionHeal,
+	h.r.recorder.Eventf(h.etcd, nil, "Normal", EventReasonPodDisruptionBudgetUpdated, actionHeal,
 		"PodDisruptionBudget minAvailable %d → %d (AllMembersReady/BackupReady changed)", before, after)
 	return flow.Continue()
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -16,166 +15,126 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/memberlease"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/flow"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/healing"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
 
-// The quorum-loss recovery (seed 002 case 10) runs over several status flows:
+// The quorum-loss recovery (seed 002 case 10) runs over several heal flows, one step or more per flow,
+// as the phases of healing.QuorumLossRecoveryPhase (which lists the five steps). The phase is the value of
+// the marker on the StatefulSet and moves forward only after a step's work is done, so a druid that
+// restarts at any point resumes at the step the stored StatefulSet names. Each step has its own event
+// action, because the events recorder folds events that differ only in their message into one series.
+// The spec flow holds back while the marker is set (rollinggate.go).
 //
-//  1. start: scale the StatefulSet to 0 and mark it with healing.QuorumLossRecoveryAnnotation (one write);
-//  2. until no member pod exists (read from the apiserver, not the cache): wait;
-//  3. delete the members' data volumes (PVCs of the StatefulSet's claim templates) and wait until they are
-//     gone: a minority member that kept its data would otherwise restart into the old membership and wait
-//     for peers that no longer exist, while the wiped majority waits for it — nobody would restore. What
-//     the minority held beyond the last delta snapshot is lost, as seed 002 accepts for case 10;
-//  4. delete every member lease and create them again empty, clear status.members and set
-//     status.clusterSize to spec.replicas — the members bootstrap a new cluster, and their sidecars restore
-//     it from the backup;
-//  5. after the status of step 4 is written: scale the StatefulSet back to spec.replicas and remove the
-//     marker (one write).
-//
-// Each step has its own event action, because the events recorder folds events that differ only in their
-// message into one series. Each step is idempotent and the marker changes together with the replicas, so a druid that restarts at
-// any point resumes at the right step. The spec flow holds back while the marker is set.
-const (
-	recoveryPhaseWaitingForPods = "waiting-for-pods-to-terminate"
-	recoveryPollPeriod          = 2 * time.Second
-)
+// Why step 3 deletes the data volumes: a minority member that kept its data would restart into the old
+// membership and wait for peers that no longer exist, while the wiped majority waits for it — nobody
+// would restore. What the minority held beyond the last delta snapshot is lost, as seed 002 accepts for
+// case 10.
 
-// startQuorumLossRecovery is step 1.
-func (s *statusRun) startQuorumLossRecovery(ctx context.Context, a healing.Action) error {
-	a, _, confirmed, err := s.confirmFromAPIServer(ctx, healing.KindStartQuorumRecovery)
+// recoveryPollPeriod is how often a recovery that waits (for pods, for volumes) looks again.
+const recoveryPollPeriod = 2 * time.Second
+
+// startQuorumLossRecovery is step 1: confirmed against the apiserver's leases and pods, scale the
+// StatefulSet to 0 and mark it WaitingForPods, in one write.
+func (h *healRun) startQuorumLossRecovery(ctx context.Context) error {
+	a, _, confirmed, err := h.confirmFromAPIServer(ctx, healing.KindStartQuorumRecovery)
 	if err != nil || !confirmed {
 		log.FromContext(ctx).V(1).Info("Quorum loss not confirmed by the apiserver's leases and pods", "error", err)
 		return err
 	}
-	if err := s.scaleStatefulSet(ctx, 0, recoveryPhaseWaitingForPods); err != nil {
+	if err := h.setRecoveryPhase(ctx, h.input.Observed.StatefulSet, 0, healing.RecoveryWaitingForPods); err != nil {
 		return err
 	}
-	log.FromContext(ctx).Info("Quorum lost: scaled the StatefulSet to 0 to bootstrap the cluster again from the backup", "members", a.Members)
-	s.r.recorder.Eventf(s.etcd, nil, "Warning", EventReasonQuorumLossRecovery, "ScaleToZero",
-		"%s; step 1/3: scaled the StatefulSet to 0", a.Message)
-	s.recordRecovery(druidv1alpha1.LastOperationStateProcessing, druidv1alpha1.ConditionTrue, ReasonRecoveryInProgress,
-		"quorum-loss recovery: scaled the StatefulSet to 0, waiting for the member pods to terminate")
-	s.requeue(recoveryPollPeriod, "waiting for the member pods to terminate")
+	log.FromContext(ctx).Info("Quorum lost: "+healing.StepLabel(1)+" scaled the StatefulSet to 0 to bootstrap the cluster again from the backup", "members", a.Members)
+	h.r.recorder.Eventf(h.etcd, nil, "Warning", EventReasonQuorumLossRecovery, "ScaleToZero",
+		"%s; %s: scaled the StatefulSet to 0", a.Message, healing.StepLabel(1))
+	h.recordRecovery(druidv1alpha1.LastOperationStateProcessing, druidv1alpha1.ConditionTrue, ReasonRecoveryInProgress,
+		recoveryProgress(2, "scaled the StatefulSet to 0, waiting for the member pods to terminate"))
+	h.requeue(recoveryPollPeriod, "waiting for the member pods to terminate")
 	return nil
 }
 
-// continueQuorumLossRecovery drives steps 2 to 4.
-func (s *statusRun) continueQuorumLossRecovery(ctx context.Context, a healing.Action) error {
+// continueQuorumLossRecovery drives steps 2 to 4 from the phase on the stored StatefulSet; step 5 follows
+// the status write (finishQuorumLossRecovery).
+func (h *healRun) continueQuorumLossRecovery(ctx context.Context, a healing.Action) error {
 	logger := log.FromContext(ctx)
 	// The cache can still show the marker after the previous flow finished the recovery; acting on that
 	// would delete the leases the members are already renewing. The stored StatefulSet decides.
 	sts := &appsv1.StatefulSet{}
-	if err := s.r.reader.Get(ctx, client.ObjectKeyFromObject(s.observed.StatefulSet), sts); err != nil {
-		return fmt.Errorf("reading statefulset %s: %w", s.observed.StatefulSet.Name, err)
+	if err := h.r.reader.Get(ctx, client.ObjectKeyFromObject(h.input.Observed.StatefulSet), sts); err != nil {
+		return fmt.Errorf("reading statefulset %s: %w", h.input.Observed.StatefulSet.Name, err)
 	}
-	if !quorumLossRecoveryInProgress(sts) {
+	phase := healing.RecoveryPhaseOf(sts)
+	if phase == healing.RecoveryIdle {
 		logger.V(1).Info("Quorum-loss recovery already finished; the cache lags behind")
-		s.requeue(recoveryPollPeriod, "the cache lags behind the finished quorum-loss recovery")
+		h.requeue(recoveryPollPeriod, "the cache lags behind the finished quorum-loss recovery")
 		return nil
 	}
-	s.observed.StatefulSet = sts
-	// Step 3 ends with a status write that must not fail on a cached Etcd's stale resourceVersion (step 3
+	// Step 4 ends with a status write that must not fail on a cached Etcd's stale resourceVersion (step 4
 	// would then run again): the flow continues from the stored Etcd.
-	if err := s.r.reader.Get(ctx, client.ObjectKeyFromObject(s.etcd), s.etcd); err != nil {
-		return fmt.Errorf("reading etcd %s: %w", s.etcd.Name, err)
+	if err := h.r.reader.Get(ctx, client.ObjectKeyFromObject(h.etcd), h.etcd); err != nil {
+		return fmt.Errorf("reading etcd %s: %w", h.etcd.Name, err)
 	}
-	s.observed.Etcd = defaulted(s.etcd)
+	h.adjust(func(o *health.Observed) { o.Etcd, o.StatefulSet = defaulted(h.etcd), sts })
 	if ptr.Deref(sts.Spec.Replicas, 1) != 0 {
-		if err := s.scaleStatefulSet(ctx, 0, recoveryPhaseWaitingForPods); err != nil {
+		// Someone scaled the StatefulSet up mid-recovery: back to 0, and wait for the pods again.
+		phase = healing.RecoveryWaitingForPods
+		if err := h.setRecoveryPhase(ctx, sts, 0, phase); err != nil {
 			return err
 		}
 	}
+	logger = logger.WithValues("phase", phase)
+	ctx = log.IntoContext(ctx, logger)
+
+	if phase == healing.RecoveryWaitingForPods {
+		done, err := h.waitForMemberPodsGone(ctx)
+		if err != nil || !done {
+			return err
+		}
+		phase = healing.RecoveryDeletingVolumes
+		if err := h.setRecoveryPhase(ctx, sts, 0, phase); err != nil {
+			return err
+		}
+	}
+	if phase == healing.RecoveryDeletingVolumes {
+		done, err := h.deleteMemberVolumes(ctx, sts)
+		if err != nil || !done {
+			return err
+		}
+		phase = healing.RecoveryResettingMembers
+		if err := h.setRecoveryPhase(ctx, sts, 0, phase); err != nil {
+			return err
+		}
+	}
+	return h.resetMembers(ctx, a.Replicas)
+}
+
+// waitForMemberPodsGone is step 2: done once no member pod exists (read from the apiserver, not the cache).
+func (h *healRun) waitForMemberPodsGone(ctx context.Context) (bool, error) {
 	pods := &corev1.PodList{}
-	if err := s.r.reader.List(ctx, pods, client.InNamespace(s.etcd.Namespace), client.MatchingLabels(s.etcd.ManagedLabels())); err != nil {
-		return fmt.Errorf("listing member pods: %w", err)
+	if err := h.r.reader.List(ctx, pods, client.InNamespace(h.etcd.Namespace), client.MatchingLabels(h.etcd.ManagedLabels())); err != nil {
+		return false, fmt.Errorf("listing member pods: %w", err)
 	}
-	if n := len(pods.Items); n > 0 {
-		logger.V(1).Info("Waiting for member pods to terminate", "pods", n)
-		s.recordRecovery(druidv1alpha1.LastOperationStateProcessing, druidv1alpha1.ConditionTrue, ReasonRecoveryInProgress,
-			fmt.Sprintf("quorum-loss recovery: StatefulSet at 0 replicas, waiting for %d member pod(s) to terminate", n))
-		s.requeue(recoveryPollPeriod, "waiting for the member pods to terminate")
-		return nil
+	n := len(pods.Items)
+	if n == 0 {
+		return true, nil
 	}
-
-	volumes, err := s.deleteMemberVolumes(ctx, sts)
-	if err != nil {
-		return err
-	}
-	if len(volumes) > 0 {
-		logger.Info("Waiting for the member data volumes to be deleted", "pvcs", volumes)
-		s.recordRecovery(druidv1alpha1.LastOperationStateProcessing, druidv1alpha1.ConditionTrue, ReasonRecoveryInProgress,
-			fmt.Sprintf("quorum-loss recovery: member pods gone, waiting for %d data volume(s) to be deleted: %s", len(volumes), strings.Join(volumes, ", ")))
-		s.requeue(recoveryPollPeriod, "waiting for the member data volumes to be deleted")
-		return nil
-	}
-
-	leases, err := s.recreateMemberLeases(ctx, a.Replicas)
-	if err != nil {
-		return err
-	}
-	st := &s.observed.Etcd.Status
-	st.Members = nil
-	st.ClusterSize = ptr.To(a.Replicas)
-	s.observed.MemberLeases = leases
-	logger.Info("Member pods gone: member leases recreated, members cleared", "clusterSize", a.Replicas)
-	s.r.recorder.Eventf(s.etcd, nil, "Normal", EventReasonQuorumLossRecovery, "RecreateMemberLeases",
-		"step 2/3: member pods and data volumes gone; recreated %d empty member leases, cleared the members, clusterSize %d", len(leases), a.Replicas)
-	s.recordRecovery(druidv1alpha1.LastOperationStateSucceeded, druidv1alpha1.ConditionFalse, ReasonRecoveryCompleted,
-		fmt.Sprintf("quorum-loss recovery: scaled the StatefulSet back to %d, members bootstrapping from the backup", a.Replicas))
-	s.scaleBackTo = ptr.To(a.Replicas)
-	return nil
+	log.FromContext(ctx).V(1).Info("Waiting for member pods to terminate", "pods", n)
+	h.recordRecovery(druidv1alpha1.LastOperationStateProcessing, druidv1alpha1.ConditionTrue, ReasonRecoveryInProgress,
+		recoveryProgress(2, fmt.Sprintf("StatefulSet at 0 replicas, waiting for %d member pod(s) to terminate", n)))
+	h.requeue(recoveryPollPeriod, "waiting for the member pods to terminate")
+	return false, nil
 }
 
-// finishQuorumLossRecovery is step 4; the status flow runs it after the status write. Scaling back only
-// once the status says the recovery completed keeps the two consistent: if the status write fails (e.g. a
-// conflict), the StatefulSet keeps the marker and the next flow repeats step 3, which is idempotent; if
-// the StatefulSet write fails, the marker stays too and the next flow repeats steps 3 and 4. Scaling back
-// first instead would lose the completion whenever the status write that follows it fails, and leave the
-// condition saying "in progress" for good.
-func (s *statusRun) finishQuorumLossRecovery(ctx context.Context) flow.Result {
-	if s.scaleBackTo == nil {
-		return flow.Continue()
-	}
-	replicas := *s.scaleBackTo
-	if err := s.scaleStatefulSet(ctx, replicas, ""); err != nil {
-		return flow.Fail(err)
-	}
-	log.FromContext(ctx).Info("Scaled the StatefulSet back: members bootstrap and restore from the backup", "replicas", replicas)
-	s.r.recorder.Eventf(s.etcd, nil, "Normal", EventReasonQuorumLossRecovery, "ScaleBack",
-		"step 3/3: scaled the StatefulSet back to %d; the members bootstrap a new cluster and restore it from the backup", replicas)
-	return flow.Continue()
-}
-
-// scaleStatefulSet writes replicas and the recovery marker (removed when phase is empty) in one patch,
-// guarded by the resourceVersion read by the status flow.
-func (s *statusRun) scaleStatefulSet(ctx context.Context, replicas int32, phase string) error {
-	sts := s.observed.StatefulSet
-	base := sts.DeepCopy()
-	sts.Spec.Replicas = ptr.To(replicas)
-	if phase == "" {
-		delete(sts.Annotations, healing.QuorumLossRecoveryAnnotation)
-	} else {
-		metav1.SetMetaDataAnnotation(&sts.ObjectMeta, healing.QuorumLossRecoveryAnnotation, phase)
-	}
-	if err := s.r.client.Patch(ctx, sts, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("scaling statefulset %s to %d: %w", sts.Name, replicas, err)
-	}
-	return nil
-}
-
-// deleteMemberVolumes deletes the data volume claims of the StatefulSet's members (named
-// <claim template>-<statefulset>-<ordinal>, whatever the ordinal) that are not being deleted yet, and
-// returns the names of those that still exist, deleting or not. It reads from the apiserver: a cached
-// claim that is already gone would hold the recovery back for a poll period.
-func (s *statusRun) deleteMemberVolumes(ctx context.Context, sts *appsv1.StatefulSet) ([]string, error) {
+// deleteMemberVolumes is step 3: it deletes the data volume claims of the StatefulSet's members (named
+// <claim template>-<statefulset>-<ordinal>, whatever the ordinal) that are not being deleted yet, and is
+// done once none is left. It reads from the apiserver: a cached claim that is already gone would hold the
+// recovery back for a poll period.
+func (h *healRun) deleteMemberVolumes(ctx context.Context, sts *appsv1.StatefulSet) (bool, error) {
 	claims := &corev1.PersistentVolumeClaimList{}
-	if err := s.r.reader.List(ctx, claims, client.InNamespace(sts.Namespace)); err != nil {
-		return nil, fmt.Errorf("listing the member data volumes: %w", err)
+	if err := h.r.reader.List(ctx, claims, client.InNamespace(sts.Namespace)); err != nil {
+		return false, fmt.Errorf("listing the member data volumes: %w", err)
 	}
 	var remaining []string
 	for i := range claims.Items {
@@ -187,14 +146,69 @@ func (s *statusRun) deleteMemberVolumes(ctx context.Context, sts *appsv1.Statefu
 		if claim.DeletionTimestamp != nil {
 			continue
 		}
-		if err := s.r.client.Delete(ctx, claim, client.Preconditions{UID: &claim.UID}); client.IgnoreNotFound(err) != nil {
-			return nil, fmt.Errorf("deleting data volume %s: %w", claim.Name, err)
+		if err := h.r.client.Delete(ctx, claim, client.Preconditions{UID: &claim.UID}); client.IgnoreNotFound(err) != nil {
+			return false, fmt.Errorf("deleting data volume %s: %w", claim.Name, err)
 		}
-		log.FromContext(ctx).Info("Deleted a member data volume for the quorum-loss recovery", "pvc", claim.Name)
-		s.r.recorder.Eventf(s.etcd, nil, "Warning", EventReasonQuorumLossRecovery, "DeleteMemberVolume",
-			"step 2/3: deleted data volume %s; the cluster is bootstrapped again from the backup", claim.Name)
+		log.FromContext(ctx).Info("Deleted a member data volume for the quorum-loss recovery", "step", healing.StepLabel(3), "pvc", claim.Name)
+		h.r.recorder.Eventf(h.etcd, nil, "Warning", EventReasonQuorumLossRecovery, "DeleteMemberVolume",
+			"%s: deleted data volume %s; the cluster is bootstrapped again from the backup", healing.StepLabel(3), claim.Name)
 	}
-	return remaining, nil
+	if len(remaining) == 0 {
+		return true, nil
+	}
+	log.FromContext(ctx).Info("Waiting for the member data volumes to be deleted", "pvcs", remaining)
+	h.recordRecovery(druidv1alpha1.LastOperationStateProcessing, druidv1alpha1.ConditionTrue, ReasonRecoveryInProgress,
+		recoveryProgress(3, fmt.Sprintf("member pods gone, waiting for %d data volume(s) to be deleted: %s", len(remaining), strings.Join(remaining, ", "))))
+	h.requeue(recoveryPollPeriod, "waiting for the member data volumes to be deleted")
+	return false, nil
+}
+
+// resetMembers is step 4: every member lease is recreated empty (through the member Lease operator), the
+// members are cleared and clusterSize is spec.replicas — the members bootstrap a new cluster, and their
+// sidecars restore it from the backup. The completion goes into the status written next; step 5 follows it.
+func (h *healRun) resetMembers(ctx context.Context, replicas int32) error {
+	leases, err := h.r.memberLeases().Reset(ctx, h.outcome.observed.Etcd, replicas)
+	if err != nil {
+		return err
+	}
+	h.adjust(func(o *health.Observed) {
+		o.Etcd.Status.Members = nil
+		o.Etcd.Status.ClusterSize = ptr.To(replicas)
+		o.MemberLeases = leases
+	})
+	log.FromContext(ctx).Info(healing.StepLabel(4)+": member pods and data volumes gone; member leases recreated, members cleared", "clusterSize", replicas)
+	h.r.recorder.Eventf(h.etcd, nil, "Normal", EventReasonQuorumLossRecovery, "RecreateMemberLeases",
+		"%s: member pods and data volumes gone; recreated %d empty member leases, cleared the members, clusterSize %d", healing.StepLabel(4), len(leases), replicas)
+	h.recordRecovery(druidv1alpha1.LastOperationStateSucceeded, druidv1alpha1.ConditionFalse, ReasonRecoveryCompleted,
+		recoveryProgress(5, fmt.Sprintf("scaled the StatefulSet back to %d, members bootstrapping from the backup", replicas)))
+	h.outcome.scaleBackTo = ptr.To(replicas)
+	return nil
+}
+
+// finishQuorumLossRecovery is step 5; the heal flow runs it after the status write. Scaling back only
+// once the status says the recovery completed keeps the two consistent: if the status write fails (e.g. a
+// conflict), the StatefulSet keeps the marker at ResettingMembers and the next flow repeats step 4, which
+// is idempotent; if the StatefulSet write fails, the marker stays too and the next flow repeats steps 4
+// and 5. Scaling back first instead would lose the completion whenever the status write that follows it
+// fails, and leave the condition saying "in progress" for good.
+func (h *healRun) finishQuorumLossRecovery(ctx context.Context) flow.Result {
+	if h.outcome.scaleBackTo == nil {
+		return flow.Continue()
+	}
+	replicas := *h.outcome.scaleBackTo
+	if err := h.setRecoveryPhase(ctx, h.outcome.observed.StatefulSet, replicas, healing.RecoveryIdle); err != nil {
+		return flow.Fail(err)
+	}
+	log.FromContext(ctx).Info(healing.StepLabel(5)+": scaled the StatefulSet back: members bootstrap and restore from the backup", "replicas", replicas)
+	h.r.recorder.Eventf(h.etcd, nil, "Normal", EventReasonQuorumLossRecovery, "ScaleBack",
+		"%s: scaled the StatefulSet back to %d; the members bootstrap a new cluster and restore it from the backup", healing.StepLabel(5), replicas)
+	return flow.Continue()
+}
+
+// setRecoveryPhase writes replicas and the phase marker (removed for Idle) in one write through the
+// StatefulSet operator, guarded by the resourceVersion sts was read with.
+func (h *healRun) setRecoveryPhase(ctx context.Context, sts *appsv1.StatefulSet, replicas int32, phase healing.QuorumLossRecoveryPhase) error {
+	return h.r.statefulSets().ScaleWithMarker(ctx, sts, replicas, healing.QuorumLossRecoveryAnnotation, string(phase))
 }
 
 // isMemberVolume tells whether a claim name is one the StatefulSet creates for a member.
@@ -208,42 +222,29 @@ func isMemberVolume(sts *appsv1.StatefulSet, name string) bool {
 	return false
 }
 
-// recreateMemberLeases deletes every member lease of the Etcd and creates the leases of ordinals below
-// replicas again, empty: no holder, no renewal, so that no member counts as bootstrapped until its sidecar
-// renews it. A lease that still exists after the deletion fails the step (it is retried).
-func (s *statusRun) recreateMemberLeases(ctx context.Context, replicas int32) ([]coordinationv1.Lease, error) {
-	etcd := s.observed.Etcd
-	if err := s.r.client.DeleteAllOf(ctx, &coordinationv1.Lease{}, client.InNamespace(etcd.Namespace), memberlease.Selector(etcd)); err != nil {
-		return nil, fmt.Errorf("deleting the member leases: %w", err)
-	}
-	leases := make([]coordinationv1.Lease, 0, replicas)
-	for i := 0; i < int(replicas); i++ {
-		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: etcd.MemberLeaseName(i), Namespace: etcd.Namespace}}
-		component.ApplyManagedMeta(lease, etcd, druidv1alpha1.ComponentMemberLease)
-		if err := s.r.client.Create(ctx, lease); err != nil {
-			return nil, fmt.Errorf("creating member lease %s: %w", lease.Name, err)
-		}
-		leases = append(leases, *lease)
-	}
-	return leases, nil
+// recoveryProgress is the lastOperation description and condition message of a recovery at step.
+func recoveryProgress(step int, what string) string {
+	return fmt.Sprintf("quorum-loss recovery %s: %s", healing.StepLabel(step), what)
 }
 
 // recordRecovery puts the recovery's progress into lastOperation and the QuorumLossRecovery condition of
-// the status the flow writes next.
-func (s *statusRun) recordRecovery(state druidv1alpha1.LastOperationState, cs druidv1alpha1.ConditionStatus, reason, description string) {
-	now := s.r.clock.Now()
-	st := &s.observed.Etcd.Status
-	runID := string(uuid.NewUUID())
-	if c := druidv1alpha1.FindCondition(st.Conditions, ConditionTypeQuorumLossRecovery); c != nil && c.Status == druidv1alpha1.ConditionTrue && st.LastOperation != nil {
-		runID = st.LastOperation.RunID // one recovery, one run ID across its steps
-	}
-	st.LastOperation = &druidv1alpha1.LastOperation{Type: druidv1alpha1.LastOperationTypeReconcile, State: state,
-		Description: description, RunID: runID, LastUpdateTime: metav1.NewTime(now)}
-	st.Conditions = health.SetCondition(st.Conditions, druidv1alpha1.Condition{Type: ConditionTypeQuorumLossRecovery,
-		Status: cs, Reason: reason, Message: description}, now)
+// the status the heal flow writes next.
+func (h *healRun) recordRecovery(state druidv1alpha1.LastOperationState, cs druidv1alpha1.ConditionStatus, reason, description string) {
+	now := h.r.clock.Now()
+	h.adjust(func(o *health.Observed) {
+		st := &o.Etcd.Status
+		runID := string(uuid.NewUUID())
+		if c := druidv1alpha1.FindCondition(st.Conditions, ConditionTypeQuorumLossRecovery); c != nil && c.Status == druidv1alpha1.ConditionTrue && st.LastOperation != nil {
+			runID = st.LastOperation.RunID // one recovery, one run ID across its steps
+		}
+		st.LastOperation = &druidv1alpha1.LastOperation{Type: druidv1alpha1.LastOperationTypeReconcile, State: state,
+			Description: description, RunID: runID, LastUpdateTime: metav1.NewTime(now)}
+		st.Conditions = health.SetCondition(st.Conditions, druidv1alpha1.Condition{Type: ConditionTypeQuorumLossRecovery,
+			Status: cs, Reason: reason, Message: description}, now)
+	})
 }
 
 // quorumLossRecoveryInProgress tells whether the StatefulSet carries the recovery marker.
 func quorumLossRecoveryInProgress(sts *appsv1.StatefulSet) bool {
-	return sts != nil && sts.Annotations[healing.QuorumLossRecoveryAnnotation] != ""
+	return healing.RecoveryPhaseOf(sts) != healing.RecoveryIdle
 }

@@ -25,7 +25,7 @@ import (
 // else holding on to an Etcd's resources) can release them synchronously.
 type DeletionHook func(ctx context.Context, etcd *druidv1alpha1.Etcd) error
 
-// Reconciler runs the deletion, spec and status flows for one Etcd per call.
+// Reconciler runs the deletion, spec, status and heal flows for one Etcd per call.
 type Reconciler struct {
 	client   client.Client
 	reader   client.Reader
@@ -37,9 +37,10 @@ type Reconciler struct {
 	hooks    []DeletionHook
 }
 
-// Reconcile runs the deletion flow for an Etcd being deleted; otherwise the spec flow when one is due and
+// Reconcile runs the deletion flow for an Etcd being deleted; otherwise the spec flow when one is due,
 // then the status flow, which also runs when the spec flow failed, so that the status keeps reporting the
-// cluster's health. It requeues after StatusSyncPeriod (or earlier when a flow asks for it).
+// cluster's health, and after a successful status flow the heal flow on the status flow's observation.
+// It requeues after StatusSyncPeriod (or earlier when a flow asks for it).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx).WithValues("etcd", req.NamespacedName)
 	ctx = log.IntoContext(ctx, logger)
@@ -71,12 +72,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 
-	statusResult := flow.Run(ctx, logger.WithName("status"), r.statusSteps(etcd))
-	if statusResult.Failed() && apierrors.IsNotFound(statusResult.Err()) {
-		// The Etcd disappeared between the flows (e.g. the deletion finished); nothing left to do.
-		return ctrl.Result{}, nil
+	status := r.newStatusRun(etcd)
+	statusResult := flow.Run(ctx, logger.WithName("status"), status.steps())
+	healResult := flow.Continue()
+	if !statusResult.Failed() {
+		healResult = flow.Run(ctx, logger.WithName("heal"), r.newHealRun(etcd, status).steps())
 	}
-	result, err := flow.Combine(r.config.StatusSyncPeriod, specResult, statusResult)
+	for _, res := range []flow.Result{statusResult, healResult} {
+		if res.Failed() && apierrors.IsNotFound(res.Err()) {
+			// The Etcd disappeared between the flows (e.g. the deletion finished); nothing left to do.
+			return ctrl.Result{}, nil
+		}
+	}
+	result, err := flow.Combine(r.config.StatusSyncPeriod, specResult, statusResult, healResult)
 	if apierrors.IsConflict(err) {
 		// The cache lagged behind a write; start over soon from the newer object, without an error back-off.
 		logger.V(1).Info("Conflict writing the Etcd, reconciling again", "error", err.Error())

@@ -28,7 +28,7 @@ func (s *specRun) existingStatefulSet(ctx context.Context) (*appsv1.StatefulSet,
 	return sts, nil
 }
 
-// holdDuringQuorumLossRecovery keeps the spec flow from syncing anything while the status flow bootstraps
+// holdDuringQuorumLossRecovery keeps the spec flow from syncing anything while the heal flow bootstraps
 // the cluster again (seed 002 case 10): the StatefulSet sync would scale the members back up before their
 // pods are gone and their leases recreated. It runs before the operation is recorded, so lastOperation
 // keeps telling the recovery's progress; the spec reconcile runs once the recovery is done.
@@ -38,7 +38,7 @@ func (s *specRun) holdDuringQuorumLossRecovery(ctx context.Context) flow.Result 
 		return flow.Fail(err)
 	}
 	if quorumLossRecoveryInProgress(sts) {
-		log.FromContext(ctx).Info("Spec reconcile waits for the quorum-loss recovery", "phase", sts.Annotations[healing.QuorumLossRecoveryAnnotation])
+		log.FromContext(ctx).Info("Spec reconcile waits for the quorum-loss recovery", "phase", healing.RecoveryPhaseOf(sts))
 		return flow.RequeueAfter(recoveryPollPeriod, "quorum-loss recovery in progress")
 	}
 	return flow.Continue()

@@ -15,32 +15,29 @@ import (
 // but the conditions' lastUpdateTime would change.
 const heartbeatPeriods = 4
 
-// statusRun is the state of one status flow.
+// statusRun is one status flow: observe → compute → write. It has no effect but the status write; what
+// the observation asks druid to do about the cluster is the heal flow's (healflow.go), which runs on the
+// same observation afterwards.
 type statusRun struct {
-	r        *Reconciler
-	etcd     *druidv1alpha1.Etcd
+	r    *Reconciler
+	etcd *druidv1alpha1.Etcd
+	// observed is what the status is derived from; its Etcd carries the status as stored before the write.
 	observed health.Observed
-	// before is the stored Etcd before this flow's status write (for the PodDisruptionBudget toggle).
-	before *druidv1alpha1.Etcd
-	// healErr and the requeue are what the healing step reports once the status is written.
-	healErr error
-	// scaleBackTo is set by the quorum-loss recovery's step 3: the replicas step 4 restores after the write.
-	scaleBackTo   *int32
-	requeueAfter  time.Duration
-	requeueReason string
+	computed druidv1alpha1.EtcdStatus
+	now      time.Time
 }
 
-// statusSteps is the status flow (the custodian): observe → heal (decision table) → compute and write →
-// finish a quorum-loss recovery → toggle the PodDisruptionBudget → report healing errors or requeues.
-func (r *Reconciler) statusSteps(etcd *druidv1alpha1.Etcd) []flow.Step {
-	run := &statusRun{r: r, etcd: etcd}
+func (r *Reconciler) newStatusRun(etcd *druidv1alpha1.Etcd) *statusRun {
+	return &statusRun{r: r, etcd: etcd}
+}
+
+// steps are the status flow: read the StatefulSet, pods, leases and PVC warnings; derive members,
+// conditions and replica counts (package health); write the status when it changed.
+func (s *statusRun) steps() []flow.Step {
 	return []flow.Step{
-		{Name: "observe", Run: run.observe},
-		{Name: "heal", Run: run.heal},
-		{Name: "writeStatus", Run: run.write},
-		{Name: "finishQuorumLossRecovery", Run: run.finishQuorumLossRecovery},
-		{Name: "togglePodDisruptionBudget", Run: run.togglePodDisruptionBudget},
-		{Name: "reportHealing", Run: run.reportHealing},
+		{Name: "observe", Run: s.observe},
+		{Name: "compute", Run: s.compute},
+		{Name: "writeStatus", Run: s.write},
 	}
 }
 
@@ -53,18 +50,24 @@ func (s *statusRun) observe(ctx context.Context) flow.Result {
 	return flow.Continue()
 }
 
-func (s *statusRun) write(ctx context.Context) flow.Result {
-	now := s.r.clock.Now()
-	computed := health.ComputeStatus(s.observed, s.r.thresholds(), now)
-	if onlyHeartbeatsDiffer(s.etcd.Status, computed, now, heartbeatPeriods*s.r.config.StatusSyncPeriod) {
-		return flow.Continue()
-	}
-	logStatusChanges(ctx, s.etcd.Status, computed)
-	s.before = s.etcd.DeepCopy()
-	if err := s.r.patchStatus(ctx, s.etcd, func(st *druidv1alpha1.EtcdStatus) { *st = computed }); err != nil {
-		return flow.Fail(err)
-	}
+func (s *statusRun) compute(context.Context) flow.Result {
+	s.now = s.r.clock.Now()
+	s.computed = health.ComputeStatus(s.observed, s.r.thresholds(), s.now)
 	return flow.Continue()
+}
+
+func (s *statusRun) write(ctx context.Context) flow.Result {
+	return flowResultOf(s.r.writeComputedStatus(ctx, s.etcd, s.computed, s.now))
+}
+
+// writeComputedStatus writes computed as etcd's status unless it differs from the stored one only in
+// heartbeats that are not due yet. The status and heal flows write through it.
+func (r *Reconciler) writeComputedStatus(ctx context.Context, etcd *druidv1alpha1.Etcd, computed druidv1alpha1.EtcdStatus, now time.Time) error {
+	if onlyHeartbeatsDiffer(etcd.Status, computed, now, heartbeatPeriods*r.config.StatusSyncPeriod) {
+		return nil
+	}
+	logStatusChanges(ctx, etcd.Status, computed)
+	return r.patchStatus(ctx, etcd, func(st *druidv1alpha1.EtcdStatus) { *st = computed })
 }
 
 // logStatusChanges logs member and condition transitions, the facts an operator looks for in druid's log.

@@ -154,6 +154,54 @@ func TestQuorumLossRecovery(t *testing.T) {
 	expectCondition(t, ns, druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionTrue, druidv1alpha1.ReasonAllMembersReady)
 }
 
+// Issue 12 finding 2: two of three leases go stale past the grace periods while every member pod stays
+// Ready (etcd serving, only the lease renewals stopped — e.g. a druid webhook outage), with a backup
+// store. Druid must not start the quorum-loss recovery: the StatefulSet stays at 3 without the marker, no
+// data volume and no lease is deleted. It says why in the QuorumLossRecovery condition and a Warning
+// event, and drops the condition once the leases are renewed again.
+func TestQuorumLossRecoveryNotStartedWhileMemberPodsReady(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	createSecret(t, ns, "etcd-backup", "accessKeyID", "secretAccessKey", "region")
+	s := healthyCluster(t, ns, 3, withS3Store)
+	oldLeases := map[string]types.UID{}
+	for _, name := range []string{"etcd-main-0", "etcd-main-1", "etcd-main-2"} {
+		oldLeases[name] = memberLease(g, ns, name).UID
+	}
+	memberVolumes := []string{"etcd-main-etcd-main-0", "etcd-main-etcd-main-1", "etcd-main-etcd-main-2"}
+	for _, name := range memberVolumes {
+		createClaim(t, ns, name)
+	}
+
+	s.stop("etcd-main-1")
+	s.stop("etcd-main-2")
+	expectCondition(t, ns, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonQuorumLost)
+	etcd := expectCondition(t, ns, etcdcontroller.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, etcdcontroller.ReasonLeaseRenewalSuspected)
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, etcdcontroller.ConditionTypeQuorumLossRecovery).Message).
+		To(And(ContainSubstring("etcd-main-1"), ContainSubstring("etcd-main-2"), ContainSubstring("Ready")))
+	g.Eventually(func(g Gomega) []corev1.Event {
+		return warningEvents(g, ns, etcdcontroller.EventReasonLeaseRenewalSuspected)
+	}).WithTimeout(timeout).WithPolling(poll).ShouldNot(BeEmpty())
+	g.Consistently(func(g Gomega) {
+		sts := statefulSet(g, ns)
+		g.Expect(sts.Spec.Replicas).To(Equal(ptr.To(int32(3))))
+		g.Expect(sts.Annotations).NotTo(HaveKey(healing.QuorumLossRecoveryAnnotation))
+		for _, name := range memberVolumes {
+			g.Expect(claim(g, ns, name).DeletionTimestamp).To(BeNil(), name)
+		}
+		for name, uid := range oldLeases {
+			g.Expect(memberLease(g, ns, name).UID).To(Equal(uid), name)
+		}
+	}).WithTimeout(3 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+
+	s.resume("etcd-main-1", holder(1))
+	s.resume("etcd-main-2", holder(2))
+	expectCondition(t, ns, druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionTrue, druidv1alpha1.ReasonAllMembersReady)
+	g.Eventually(func(g Gomega) *druidv1alpha1.Condition {
+		return druidv1alpha1.FindCondition(getEtcd(g, ns).Status.Conditions, etcdcontroller.ConditionTypeQuorumLossRecovery)
+	}).WithTimeout(timeout).WithPolling(poll).Should(BeNil())
+}
+
 // Case 10 without a backup store: druid never wipes the members; it reports that manual action is needed.
 func TestQuorumLossWithoutBackupNeedsManualAction(t *testing.T) {
 	g := NewWithT(t)

@@ -1,0 +1,75 @@
+package healing
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+)
+
+// QuorumLossRecoveryAnnotation marks, on the StatefulSet, a case 10 recovery in progress; its value is the
+// QuorumLossRecoveryPhase. It lives on the object that is scaled, so that the marker and the replica count
+// change in one write: a druid that restarts mid-recovery finds the marker exactly when the StatefulSet was
+// scaled to 0 for the recovery, and resumes at the phase it names.
+const QuorumLossRecoveryAnnotation = "druid.gardener.cloud/quorum-loss-recovery"
+
+// QuorumLossRecoveryPhase is how far a quorum-loss recovery (case 10) got. The recovery has five steps,
+// numbered the same in code, logs, events ("step n/5") and docs:
+//
+//  1. scale the StatefulSet to 0 and mark it (→ WaitingForPods);
+//  2. WaitingForPods: wait until no member pod exists (→ DeletingVolumes);
+//  3. DeletingVolumes: delete the members' data volumes and wait until they are gone (→ ResettingMembers);
+//  4. ResettingMembers: recreate the member leases empty, clear status.members, set status.clusterSize to
+//     spec.replicas and record the completion in the status;
+//  5. scale the StatefulSet back to spec.replicas and remove the marker (→ Idle).
+//
+// Every step is idempotent and only ever moves the phase forward after its own work is done, so a druid
+// that restarts at any point repeats at most the step it was in. Step 5 runs only after step 4's status
+// write: if that write fails the phase stays ResettingMembers and step 4 runs again.
+type QuorumLossRecoveryPhase string
+
+const (
+	// RecoveryIdle: no recovery in progress (no marker).
+	RecoveryIdle QuorumLossRecoveryPhase = ""
+	// RecoveryWaitingForPods is step 2: the StatefulSet is at 0, its pods are terminating.
+	RecoveryWaitingForPods QuorumLossRecoveryPhase = "WaitingForPods"
+	// RecoveryDeletingVolumes is step 3: the pods are gone, the members' data volumes are being deleted.
+	RecoveryDeletingVolumes QuorumLossRecoveryPhase = "DeletingVolumes"
+	// RecoveryResettingMembers is step 4 (followed by step 5): pods and volumes are gone, the leases and
+	// the status start over.
+	RecoveryResettingMembers QuorumLossRecoveryPhase = "ResettingMembers"
+)
+
+// RecoverySteps is the number of steps of the quorum-loss recovery.
+const RecoverySteps = 5
+
+// Step is the number of the step the phase stands for (0 for Idle).
+func (p QuorumLossRecoveryPhase) Step() int {
+	switch p {
+	case RecoveryIdle:
+		return 0
+	case RecoveryWaitingForPods:
+		return 2
+	case RecoveryDeletingVolumes:
+		return 3
+	case RecoveryResettingMembers:
+		return 4
+	}
+	return 2
+}
+
+// RecoveryPhaseOf reads the phase of the quorum-loss recovery from the StatefulSet's marker. A marker of
+// an unknown value (an older druid wrote "waiting-for-pods-to-terminate") reads as WaitingForPods: step 2
+// checks the world before anything moves on, so starting there is always safe.
+func RecoveryPhaseOf(sts *appsv1.StatefulSet) QuorumLossRecoveryPhase {
+	if sts == nil {
+		return RecoveryIdle
+	}
+	switch p := QuorumLossRecoveryPhase(sts.Annotations[QuorumLossRecoveryAnnotation]); p {
+	case RecoveryIdle, RecoveryWaitingForPods, RecoveryDeletingVolumes, RecoveryResettingMembers:
+		return p
+	}
+	return RecoveryWaitingForPods
+}
+
+// StepLabel is "step n/5", the way logs, events and the status name a step of the recovery.
+func StepLabel(step int) string { return fmt.Sprintf("step %d/%d", step, RecoverySteps) }
