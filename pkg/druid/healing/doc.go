@@ -1,8 +1,8 @@
 // Package healing classifies an Etcd's observed state into the cases 1–13 of seed 002's "Decision table
 // for etcd-druid based on the status" and says, as a list of Actions, what druid should do about it.
 // Decide is a pure function of what the status flow observed and computed, so the whole table is tested
-// without an apiserver; the Etcd controller's status flow applies the actions (see package
-// controller/etcd, healing.go and quorumrecovery.go).
+// without an apiserver; the Etcd controller's heal flow applies the actions (see package controller/etcd,
+// healflow.go, healing.go and quorumrecovery.go).
 //
 // Who does what:
 //   - Cases 2–8 (stale member statuses and conditions) are answered by the status write itself: the
@@ -10,14 +10,16 @@
 //     so that logs and tests show which row of the table applied.
 //   - Case 9 (minority NotReady past the grace period): delete those members' pods, never more than a
 //     minority and only pods that had the grace period to come back.
-//   - Case 10 (quorum lost, majority NotReady past the grace period): scale the StatefulSet to 0, wait for
-//     the pods to be gone, recreate the member leases empty, clear the members, set clusterSize to
-//     spec.replicas and scale back, so that the members bootstrap again and the sidecars restore from the
-//     backup. Only with a backup store that holds every acknowledged write: BackupReady is not False, or it
-//     is False only because a cluster without quorum takes no snapshots — the backup was current when the
-//     cluster last had quorum and the lost members' pods are not Ready (backupatloss.go). Otherwise Decide
-//     asks to report that manual action is needed. Druid never wipes a cluster that has no backup to come
-//     back from.
+//   - Case 10 (quorum lost, majority NotReady past the grace period): the quorum-loss recovery, five steps
+//     (QuorumLossRecoveryPhase): scale the StatefulSet to 0, wait for the pods to be gone, delete the
+//     members' data volumes, recreate the member leases empty, clear the members and set clusterSize to
+//     spec.replicas, scale back — the members bootstrap again and the sidecars restore from the backup.
+//     Never while a lost member's pod or etcd container is Ready: etcd may still serve, the stale leases
+//     then point at the lease renewals, and Decide asks to report that (LeaseRenewalSuspected). Only with
+//     a backup store that holds every acknowledged write: BackupReady is not False, or it is False only
+//     because a cluster without quorum takes no snapshots — the backup was current when the cluster last
+//     had quorum (backupatloss.go). Otherwise Decide asks to report that manual action is needed. Druid
+//     never wipes a cluster that has no backup to come back from.
 //   - Case 11 (scale-up) belongs to the spec flow: it raises the StatefulSet's replicas (after the peer-TLS
 //     gate) and creates the new, empty member leases; the new members join as learners. Decide only names it.
 //   - Case 12 (scale-down): the spec flow lowers the StatefulSet's replicas — the StatefulSet removes the

@@ -42,7 +42,8 @@ const (
 // RecoverySteps is the number of steps of the quorum-loss recovery.
 const RecoverySteps = 5
 
-// Step is the number of the step the phase stands for (0 for Idle).
+// Step is the number of the step the phase stands for (0 for Idle; a value RecoveryPhaseOf does not know
+// counts as step 2, as RecoveryPhaseOf reads it).
 func (p QuorumLossRecoveryPhase) Step() int {
 	switch p {
 	case RecoveryIdle:

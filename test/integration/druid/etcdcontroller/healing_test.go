@@ -154,6 +154,56 @@ func TestQuorumLossRecovery(t *testing.T) {
 	expectCondition(t, ns, druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionTrue, druidv1alpha1.ReasonAllMembersReady)
 }
 
+// A druid that restarts mid-recovery resumes at the phase the StatefulSet's marker names: here a
+// recovery that had reached step 3 (StatefulSet at 0, pods gone, phase DeletingVolumes) is picked up at
+// step 3 — the volumes are deleted, then steps 4 and 5 run — and step 1 is not repeated.
+func TestQuorumLossRecoveryResumesAtTheMarkedPhase(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	createSecret(t, ns, "etcd-backup", "accessKeyID", "secretAccessKey", "region")
+	s := healthyCluster(t, ns, 3, withS3Store)
+	memberVolumes := []string{"etcd-main-etcd-main-0", "etcd-main-etcd-main-1", "etcd-main-etcd-main-2"}
+	for _, name := range memberVolumes {
+		createClaim(t, ns, name)
+	}
+	// What the previous druid left behind after step 2: no member runs, the StatefulSet is at 0 and marked.
+	for _, name := range []string{"etcd-main-0", "etcd-main-1", "etcd-main-2"} {
+		s.stop(name)
+	}
+	deletePods(t, ns, "etcd-main-0", "etcd-main-1", "etcd-main-2")
+	g.Eventually(func(g Gomega) {
+		sts := statefulSet(g, ns)
+		sts.Spec.Replicas = ptr.To(int32(0))
+		sts.Annotations[healing.QuorumLossRecoveryAnnotation] = string(healing.RecoveryDeletingVolumes)
+		g.Expect(env.Client.Update(ctx, sts)).To(Succeed())
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		for _, name := range memberVolumes {
+			g.Expect(claim(g, ns, name).DeletionTimestamp).NotTo(BeNil(), name)
+		}
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	g.Expect(statefulSet(g, ns).Annotations).To(HaveKeyWithValue(healing.QuorumLossRecoveryAnnotation, string(healing.RecoveryDeletingVolumes)))
+	releaseClaims(t, ns, memberVolumes...)
+
+	g.Eventually(func(g Gomega) {
+		sts := statefulSet(g, ns)
+		g.Expect(sts.Spec.Replicas).To(Equal(ptr.To(int32(3))))
+		g.Expect(sts.Annotations).NotTo(HaveKey(healing.QuorumLossRecoveryAnnotation))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	etcd := expectCondition(t, ns, etcdcontroller.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, etcdcontroller.ReasonRecoveryCompleted)
+	g.Expect(etcd.Status.Members).To(BeEmpty())
+	g.Eventually(func(g Gomega) []string {
+		var steps []string
+		for _, e := range etcdEvents(g, ns, etcdcontroller.EventReasonQuorumLossRecovery) {
+			if !slices.Contains(steps, e.Action) {
+				steps = append(steps, e.Action)
+			}
+		}
+		return steps
+	}).WithTimeout(timeout).WithPolling(poll).Should(ConsistOf("DeleteMemberVolume", "RecreateMemberLeases", "ScaleBack"))
+}
+
 // Issue 12 finding 2: two of three leases go stale past the grace periods while every member pod stays
 // Ready (etcd serving, only the lease renewals stopped — e.g. a druid webhook outage), with a backup
 // store. Druid must not start the quorum-loss recovery: the StatefulSet stays at 3 without the marker, no
