@@ -204,6 +204,34 @@ func TestQuorumLossRecoveryResumesAtTheMarkedPhase(t *testing.T) {
 	}).WithTimeout(timeout).WithPolling(poll).Should(ConsistOf("DeleteMemberVolume", "RecreateMemberLeases", "ScaleBack"))
 }
 
+// A StatefulSet scaled up while the marker is set (by hand, or by a writer outside druid) sends the
+// recovery back to step 2: druid scales to 0 again and marks WaitingForPods; nothing of steps 3–5 runs
+// while the pods exist — no volume deleted, no lease reset.
+func TestQuorumLossRecoveryScaledUpMidwayGoesBackToWaitingForPods(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	createSecret(t, ns, "etcd-backup", "accessKeyID", "secretAccessKey", "region")
+	healthyCluster(t, ns, 3, withS3Store)
+	lease0 := memberLease(g, ns, "etcd-main-0").UID
+	createClaim(t, ns, "etcd-main-etcd-main-0")
+	g.Eventually(func(g Gomega) {
+		sts := statefulSet(g, ns)
+		sts.Annotations[healing.QuorumLossRecoveryAnnotation] = string(healing.RecoveryResettingMembers)
+		g.Expect(env.Client.Update(ctx, sts)).To(Succeed())
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		sts := statefulSet(g, ns)
+		g.Expect(sts.Spec.Replicas).To(Equal(ptr.To(int32(0))))
+		g.Expect(sts.Annotations).To(HaveKeyWithValue(healing.QuorumLossRecoveryAnnotation, string(healing.RecoveryWaitingForPods)))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		g.Expect(claim(g, ns, "etcd-main-etcd-main-0").DeletionTimestamp).To(BeNil())
+		g.Expect(memberLease(g, ns, "etcd-main-0").UID).To(Equal(lease0))
+		g.Expect(statefulSet(g, ns).Annotations).To(HaveKeyWithValue(healing.QuorumLossRecoveryAnnotation, string(healing.RecoveryWaitingForPods)))
+	}).WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+}
+
 // Issue 12 finding 2: two of three leases go stale past the grace periods while every member pod stays
 // Ready (etcd serving, only the lease renewals stopped — e.g. a druid webhook outage), with a backup
 // store. Druid must not start the quorum-loss recovery: the StatefulSet stays at 3 without the marker, no
