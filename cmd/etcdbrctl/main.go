@@ -23,6 +23,7 @@ func main() {
 	}
 	root.AddCommand(sidecar.NewCommand(sidecar.Run))
 	root.AddCommand(app.ToolCommands()...)
+	root.AddCommand(app.SurvivingDataCommands()...)
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)

@@ -36,22 +36,6 @@ func replayedRevision(ctx context.Context, dataDir string, self memberconfig.Mem
 	if db.members != 1 {
 		return 0, fmt.Errorf("the data directory's membership has %d members: its WAL cannot be replayed alone", db.members)
 	}
-	scratch, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dataDir)), "."+filepath.Base(dataDir)+".wal-replay-")
-	if err != nil {
-		return 0, fmt.Errorf("creating the scratch directory for the WAL replay: %w", err)
-	}
-	defer os.RemoveAll(scratch) // only the copy: the data directory is untouched
-	if err := os.CopyFS(memberDir(scratch), os.DirFS(memberDir(dataDir))); err != nil {
-		return 0, fmt.Errorf("copying the member directory for the WAL replay: %w", err)
-	}
-	if err := os.Chmod(scratch, 0o700); err != nil {
-		return 0, err
-	}
-
-	cfg := embed.NewConfig()
-	cfg.Name, cfg.Dir = self.Name, scratch
-	loop := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls, cfg.ListenPeerUrls = []url.URL{loop}, []url.URL{loop}, []url.URL{loop}
 	var adv []url.URL
 	for _, p := range self.PeerURLs {
 		u, err := url.Parse(p)
@@ -60,25 +44,66 @@ func replayedRevision(ctx context.Context, dataDir string, self memberconfig.Mem
 		}
 		adv = append(adv, *u)
 	}
-	cfg.AdvertisePeerUrls = adv
-	cfg.InitialCluster = memberconfig.InitialCluster{{Name: self.Name, PeerURLs: self.PeerURLs}}.String()
-	cfg.InitialClusterToken = token
+	e, scratch, err := startOnCopy(ctx, dataDir, filepath.Dir(filepath.Clean(dataDir)), func(cfg *embed.Config) {
+		cfg.Name, cfg.AdvertisePeerUrls = self.Name, adv
+		cfg.InitialCluster = memberconfig.InitialCluster{{Name: self.Name, PeerURLs: self.PeerURLs}}.String()
+		cfg.InitialClusterToken = token
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(scratch) // only the copy: the data directory is untouched
+	defer e.Close()
+	return e.Server.KV().Rev(), nil
+}
+
+// startOnCopy copies dataDir's member directory into a new directory below scratchParent and starts a
+// throwaway embedded etcd on the copy, listening on loopback ports of its own (configure adjusts its
+// configuration), and returns once it is ready: every entry of the WAL is then applied. The caller
+// closes the etcd and removes the returned scratch directory; on error nothing is left behind. The
+// original directory is only read.
+func startOnCopy(ctx context.Context, dataDir, scratchParent string, configure func(*embed.Config)) (*embed.Etcd, string, error) {
+	scratch, err := os.MkdirTemp(scratchParent, "."+filepath.Base(filepath.Clean(dataDir))+".wal-replay-")
+	if err != nil {
+		return nil, "", fmt.Errorf("creating the scratch directory for the WAL replay: %w", err)
+	}
+	e, err := startEtcdOnCopy(ctx, dataDir, scratch, configure)
+	if err != nil {
+		_ = os.RemoveAll(scratch) // only the copy
+		return nil, "", err
+	}
+	return e, scratch, nil
+}
+
+func startEtcdOnCopy(ctx context.Context, dataDir, scratch string, configure func(*embed.Config)) (*embed.Etcd, error) {
+	if err := os.CopyFS(memberDir(scratch), os.DirFS(memberDir(dataDir))); err != nil {
+		return nil, fmt.Errorf("copying the member directory for the WAL replay: %w", err)
+	}
+	if err := os.Chmod(scratch, 0o700); err != nil {
+		return nil, err
+	}
+	cfg := embed.NewConfig()
+	cfg.Dir = scratch
+	loop := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls, cfg.ListenPeerUrls = []url.URL{loop}, []url.URL{loop}, []url.URL{loop}
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	configure(cfg)
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		return 0, fmt.Errorf("starting a throwaway etcd on a copy of the data: %w", err)
+		return nil, fmt.Errorf("starting a throwaway etcd on a copy of the data: %w", err)
 	}
-	defer e.Close()
 	// Ready means the member published itself through raft, which is applied after every entry the WAL
 	// held; leases cannot have expired yet (a new leader extends them), so no revocation is counted.
 	select {
 	case <-e.Server.ReadyNotify():
-	case err := <-e.Err():
-		return 0, fmt.Errorf("throwaway etcd on a copy of the data: %w", err)
+		return e, nil
+	case err = <-e.Err():
+		err = fmt.Errorf("throwaway etcd on a copy of the data: %w", err)
 	case <-time.After(replayReadyTimeout):
-		return 0, errors.New("throwaway etcd on a copy of the data did not become ready")
+		err = errors.New("throwaway etcd on a copy of the data did not become ready")
 	case <-ctx.Done():
-		return 0, ctx.Err()
+		err = ctx.Err()
 	}
-	return e.Server.KV().Rev(), nil
+	e.Close()
+	return nil, err
 }
