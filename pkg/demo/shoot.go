@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
-	s3provider "github.com/gardener-etcd/gardener-etcd/pkg/backupprovider/s3"
+	s3provider "github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/s3"
 )
 
 // CreateShoot creates the shoot's control-plane namespace, the S3 credentials in the garden namespace, a

@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	s3provider "github.com/gardener-etcd/gardener-etcd/pkg/backupprovider/s3"
+	s3provider "github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/s3"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed"
 )
 

@@ -22,10 +22,10 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupbucket"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupentry"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider/builtin"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupbucket"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupentry"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/builtin"
 	"github.com/gardener-etcd/gardener-etcd/pkg/version"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/ensureetcd"
 )
@@ -131,9 +131,9 @@ func (o *Options) Run(ctx context.Context, cfg *rest.Config) error {
 }
 
 // providers are the built-in providers restricted to the enabled types.
-func (o *Options) providers() backupprovider.Registry {
+func (o *Options) providers() provider.Registry {
 	all := builtin.Providers(o.LocalRoot)
-	enabled := backupprovider.Registry{}
+	enabled := provider.Registry{}
 	for t, p := range all {
 		if slices.Contains(o.ProviderTypes, t) {
 			enabled[t] = p

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider/builtin"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/builtin"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/ensureetcd"
 )
 

@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupbucket"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupentry"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupbucket"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupentry"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
 	"github.com/gardener-etcd/gardener-etcd/test/envtest"

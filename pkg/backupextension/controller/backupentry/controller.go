@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/extension/operation"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/operation"
 )
 
 // AddToManager registers the BackupEntry controller with the manager. Besides BackupEntries it watches the

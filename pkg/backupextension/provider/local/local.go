@@ -12,7 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
@@ -37,7 +37,7 @@ type Provider struct {
 	defaultRoot string
 }
 
-var _ backupprovider.Provider = (*Provider)(nil)
+var _ provider.Provider = (*Provider)(nil)
 
 // New returns the provider; defaultRoot is used when an object configures no root (DefaultRoot when empty).
 func New(defaultRoot string) *Provider {
@@ -49,26 +49,26 @@ func New(defaultRoot string) *Provider {
 
 // EnsureBucket creates the bucket directory and reports the root in the provider status, from where gardenlet
 // hands it to the entries.
-func (p *Provider) EnsureBucket(_ context.Context, req backupprovider.BucketRequest) (backupprovider.BucketResult, error) {
+func (p *Provider) EnsureBucket(_ context.Context, req provider.BucketRequest) (provider.BucketResult, error) {
 	root, dir, err := p.bucketDir(req)
 	if err != nil {
-		return backupprovider.BucketResult{}, err
+		return provider.BucketResult{}, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return backupprovider.BucketResult{}, fmt.Errorf("creating bucket directory %s: %w", dir, err)
+		return provider.BucketResult{}, fmt.Errorf("creating bucket directory %s: %w", dir, err)
 	}
 	status, err := json.Marshal(Config{HostPath: root})
 	if err != nil {
-		return backupprovider.BucketResult{}, err
+		return provider.BucketResult{}, err
 	}
-	return backupprovider.BucketResult{
+	return provider.BucketResult{
 		GeneratedSecretData: map[string][]byte{DataKeyHostPath: []byte(root)},
 		ProviderStatus:      &runtime.RawExtension{Raw: status},
 	}, nil
 }
 
 // DeleteBucket removes the bucket directory with everything in it.
-func (p *Provider) DeleteBucket(_ context.Context, req backupprovider.BucketRequest) error {
+func (p *Provider) DeleteBucket(_ context.Context, req provider.BucketRequest) error {
 	_, dir, err := p.bucketDir(req)
 	if err != nil {
 		return err
@@ -80,7 +80,7 @@ func (p *Provider) DeleteBucket(_ context.Context, req backupprovider.BucketRequ
 }
 
 // EtcdSecretData adds the root directory as `hostPath`.
-func (p *Provider) EtcdSecretData(req backupprovider.EntryRequest) (map[string][]byte, error) {
+func (p *Provider) EtcdSecretData(req provider.EntryRequest) (map[string][]byte, error) {
 	root, err := p.entryRoot(req)
 	if err != nil {
 		return nil, err
@@ -89,15 +89,15 @@ func (p *Provider) EtcdSecretData(req backupprovider.EntryRequest) (map[string][
 }
 
 // DeleteEntry removes `<root>/<bucket>/<entry>`.
-func (p *Provider) DeleteEntry(_ context.Context, req backupprovider.EntryRequest) error {
+func (p *Provider) DeleteEntry(_ context.Context, req provider.EntryRequest) error {
 	root, err := p.entryRoot(req)
 	if err != nil {
 		return err
 	}
-	if err := backupprovider.ValidatePathSegment("bucket", req.BucketName); err != nil {
+	if err := provider.ValidatePathSegment("bucket", req.BucketName); err != nil {
 		return err
 	}
-	if err := backupprovider.ValidatePathSegment("backup entry", req.Name); err != nil {
+	if err := provider.ValidatePathSegment("backup entry", req.Name); err != nil {
 		return err
 	}
 	dir := filepath.Join(root, req.BucketName, req.Name)
@@ -107,8 +107,8 @@ func (p *Provider) DeleteEntry(_ context.Context, req backupprovider.EntryReques
 	return nil
 }
 
-func (p *Provider) bucketDir(req backupprovider.BucketRequest) (root, dir string, err error) {
-	if err := backupprovider.ValidatePathSegment("bucket", req.Name); err != nil {
+func (p *Provider) bucketDir(req provider.BucketRequest) (root, dir string, err error) {
+	if err := provider.ValidatePathSegment("bucket", req.Name); err != nil {
 		return "", "", err
 	}
 	root, err = p.root(req.ProviderConfig)
@@ -119,7 +119,7 @@ func (p *Provider) bucketDir(req backupprovider.BucketRequest) (root, dir string
 }
 
 // entryRoot prefers the entry's own configuration, then what the bucket reported, then the default.
-func (p *Provider) entryRoot(req backupprovider.EntryRequest) (string, error) {
+func (p *Provider) entryRoot(req provider.EntryRequest) (string, error) {
 	for _, raw := range []*runtime.RawExtension{req.ProviderConfig, req.BucketProviderStatus} {
 		cfg, err := decode(raw)
 		if err != nil {

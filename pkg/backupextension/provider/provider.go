@@ -1,8 +1,8 @@
-// Package backupprovider is the seam between the BackupBucket/BackupEntry controllers and the object stores
+// Package provider is the seam between the BackupBucket/BackupEntry controllers and the object stores
 // they manage. The controllers own the extension conventions and the etcd backup secret; a Provider only
 // knows its store: create and delete buckets, name the keys the etcd sidecar needs, and delete an entry's
 // objects.
-package backupprovider
+package provider
 
 import (
 	"context"

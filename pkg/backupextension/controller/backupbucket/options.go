@@ -5,8 +5,8 @@
 package backupbucket
 
 import (
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider/builtin"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/builtin"
 )
 
 // ControllerName names the controller in logs, metrics and events.
@@ -21,7 +21,7 @@ func GeneratedSecretName(bucket string) string { return "generated-bucket-" + bu
 // Options configure the controller.
 type Options struct {
 	// Providers are the provider types the controller handles (the built-in local and s3 when nil).
-	Providers backupprovider.Registry
+	Providers provider.Registry
 	// LocalRoot is the default directory of local buckets, used when Providers is nil.
 	LocalRoot string
 	// GeneratedSecretNamespace is where generated bucket secrets are written (DefaultGeneratedSecretNamespace

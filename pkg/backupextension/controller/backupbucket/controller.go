@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/extension/operation"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/operation"
 )
 
 // AddToManager registers the BackupBucket controller with the manager.

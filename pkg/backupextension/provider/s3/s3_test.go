@@ -10,8 +10,8 @@ import (
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	. "github.com/onsi/gomega"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider/s3"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/s3"
 	"github.com/gardener-etcd/gardener-etcd/test/s3server"
 )
 
@@ -52,7 +52,7 @@ func TestBucketLifecycleAndEntryDeletionOnARealS3Server(t *testing.T) {
 	ctx := context.Background()
 	srv := s3server.Start(t)
 	p := s3.New()
-	bucket := backupprovider.BucketRequest{Name: "seed-backups", Region: srv.Region, Credentials: credentialsOf(srv)}
+	bucket := provider.BucketRequest{Name: "seed-backups", Region: srv.Region, Credentials: credentialsOf(srv)}
 
 	result, err := p.EnsureBucket(ctx, bucket)
 	g.Expect(err).NotTo(HaveOccurred())
@@ -64,7 +64,7 @@ func TestBucketLifecycleAndEntryDeletionOnARealS3Server(t *testing.T) {
 	put(t, srv, "seed-backups", "shoot--a--b--uid/etcd-main/v2/Full-1")
 	put(t, srv, "seed-backups", "shoot--a--b--uid/etcd-main/v2/Incr-2")
 	put(t, srv, "seed-backups", "shoot--a--b--uid2/etcd-main/v2/Full-1")
-	entry := backupprovider.EntryRequest{Name: "shoot--a--b--uid", BucketName: "seed-backups", Region: srv.Region, Credentials: credentialsOf(srv)}
+	entry := provider.EntryRequest{Name: "shoot--a--b--uid", BucketName: "seed-backups", Region: srv.Region, Credentials: credentialsOf(srv)}
 	g.Expect(p.DeleteEntry(ctx, entry)).To(Succeed())
 	g.Expect(keys(t, srv, "seed-backups")).To(Equal([]string{"shoot--a--b--uid2/etcd-main/v2/Full-1"}), "a prefix sharing the entry's name stays")
 	g.Expect(p.DeleteEntry(ctx, entry)).To(Succeed(), "deleting an empty entry is fine")
@@ -78,7 +78,7 @@ func TestBucketLifecycleAndEntryDeletionOnARealS3Server(t *testing.T) {
 
 func TestEnsureBucketRejectsIncompleteCredentials(t *testing.T) {
 	g := NewWithT(t)
-	_, err := s3.New().EnsureBucket(context.Background(), backupprovider.BucketRequest{
+	_, err := s3.New().EnsureBucket(context.Background(), provider.BucketRequest{
 		Name: "b", Region: "eu-west-1", Credentials: map[string][]byte{s3.DataKeyAccessKeyID: []byte("id")},
 	})
 	g.Expect(err).To(MatchError(ContainSubstring("secretAccessKey")))
@@ -87,8 +87,8 @@ func TestEnsureBucketRejectsIncompleteCredentials(t *testing.T) {
 func TestEtcdSecretDataAddsRegionOnlyWhenMissing(t *testing.T) {
 	g := NewWithT(t)
 	p := s3.New()
-	g.Expect(p.EtcdSecretData(backupprovider.EntryRequest{Region: "eu-west-1"})).
+	g.Expect(p.EtcdSecretData(provider.EntryRequest{Region: "eu-west-1"})).
 		To(Equal(map[string][]byte{s3.DataKeyRegion: []byte("eu-west-1")}))
-	g.Expect(p.EtcdSecretData(backupprovider.EntryRequest{Region: "eu-west-1", Credentials: map[string][]byte{s3.DataKeyRegion: []byte("x")}})).
+	g.Expect(p.EtcdSecretData(provider.EntryRequest{Region: "eu-west-1", Credentials: map[string][]byte{s3.DataKeyRegion: []byte("x")}})).
 		To(BeEmpty())
 }

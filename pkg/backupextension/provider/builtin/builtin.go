@@ -3,14 +3,14 @@
 package builtin
 
 import (
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider/local"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider/s3"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/local"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/s3"
 )
 
 // Providers returns the local and s3 providers; localRoot is the default directory of local buckets.
-func Providers(localRoot string) backupprovider.Registry {
-	return backupprovider.Registry{
+func Providers(localRoot string) provider.Registry {
+	return provider.Registry{
 		local.Type: local.New(localRoot),
 		s3.Type:    s3.New(),
 	}

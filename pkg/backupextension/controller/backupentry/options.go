@@ -8,8 +8,8 @@ package backupentry
 import (
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider/builtin"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/builtin"
 )
 
 // ControllerName names the controller in logs, metrics and events.
@@ -23,7 +23,7 @@ const DefaultNamespaceRetryInterval = 30 * time.Second
 // Options configure the controller.
 type Options struct {
 	// Providers are the provider types the controller handles (the built-in local and s3 when nil).
-	Providers backupprovider.Registry
+	Providers provider.Registry
 	// LocalRoot is the default directory of local buckets, used when Providers is nil.
 	LocalRoot string
 	// NamespaceRetryInterval is DefaultNamespaceRetryInterval when zero.

@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider"
-	"github.com/gardener-etcd/gardener-etcd/pkg/extension/operation"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/operation"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
 )
 
 // Reconciler reconciles BackupBuckets.
@@ -50,7 +50,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return r.runner.Reconcile(ctx, bb, func(ctx context.Context) error { return r.ensure(ctx, bb, provider) })
 }
 
-func (r *Reconciler) ensure(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, provider backupprovider.Provider) error {
+func (r *Reconciler) ensure(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, provider provider.Provider) error {
 	request, err := r.bucketRequest(ctx, bb)
 	if err != nil {
 		return err
@@ -68,7 +68,7 @@ func (r *Reconciler) ensure(ctx context.Context, bb *extensionsv1alpha1.BackupBu
 	return nil
 }
 
-func (r *Reconciler) delete(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, provider backupprovider.Provider) error {
+func (r *Reconciler) delete(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, provider provider.Provider) error {
 	request, err := r.bucketRequest(ctx, bb)
 	if err != nil {
 		return err
@@ -83,16 +83,16 @@ func (r *Reconciler) delete(ctx context.Context, bb *extensionsv1alpha1.BackupBu
 	return nil
 }
 
-func (r *Reconciler) bucketRequest(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) (backupprovider.BucketRequest, error) {
+func (r *Reconciler) bucketRequest(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) (provider.BucketRequest, error) {
 	secret := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: bb.Spec.SecretRef.Namespace, Name: bb.Spec.SecretRef.Name}
 	if err := r.APIReader.Get(ctx, key, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			return backupprovider.BucketRequest{}, fmt.Errorf("bucket secret %s does not exist", key)
+			return provider.BucketRequest{}, fmt.Errorf("bucket secret %s does not exist", key)
 		}
-		return backupprovider.BucketRequest{}, fmt.Errorf("reading bucket secret %s: %w", key, err)
+		return provider.BucketRequest{}, fmt.Errorf("reading bucket secret %s: %w", key, err)
 	}
-	return backupprovider.BucketRequest{
+	return provider.BucketRequest{
 		Name:           bb.Name,
 		Region:         bb.Spec.Region,
 		ProviderConfig: bb.Spec.ProviderConfig,

@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider"
-	"github.com/gardener-etcd/gardener-etcd/pkg/extension/operation"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/operation"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
 )
 
 // Reconciler reconciles BackupEntries.
@@ -48,7 +48,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return r.runner.Reconcile(ctx, be, func(ctx context.Context) error { return r.ensure(ctx, be, provider) })
 }
 
-func (r *Reconciler) ensure(ctx context.Context, be *extensionsv1alpha1.BackupEntry, provider backupprovider.Provider) error {
+func (r *Reconciler) ensure(ctx context.Context, be *extensionsv1alpha1.BackupEntry, provider provider.Provider) error {
 	namespace, err := ShootNamespace(be.Name)
 	if err != nil {
 		return err
@@ -72,7 +72,7 @@ func (r *Reconciler) ensure(ctx context.Context, be *extensionsv1alpha1.BackupEn
 	return nil
 }
 
-func (r *Reconciler) delete(ctx context.Context, be *extensionsv1alpha1.BackupEntry, provider backupprovider.Provider) error {
+func (r *Reconciler) delete(ctx context.Context, be *extensionsv1alpha1.BackupEntry, provider provider.Provider) error {
 	if namespace, err := ShootNamespace(be.Name); err == nil {
 		if err := r.deleteEtcdBackupSecret(ctx, be, namespace); err != nil {
 			return err
@@ -85,16 +85,16 @@ func (r *Reconciler) delete(ctx context.Context, be *extensionsv1alpha1.BackupEn
 	return provider.DeleteEntry(ctx, request)
 }
 
-func (r *Reconciler) entryRequest(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (backupprovider.EntryRequest, error) {
+func (r *Reconciler) entryRequest(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (provider.EntryRequest, error) {
 	secret := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: be.Spec.SecretRef.Namespace, Name: be.Spec.SecretRef.Name}
 	if err := r.APIReader.Get(ctx, key, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			return backupprovider.EntryRequest{}, fmt.Errorf("backup entry secret %s does not exist", key)
+			return provider.EntryRequest{}, fmt.Errorf("backup entry secret %s does not exist", key)
 		}
-		return backupprovider.EntryRequest{}, fmt.Errorf("reading backup entry secret %s: %w", key, err)
+		return provider.EntryRequest{}, fmt.Errorf("reading backup entry secret %s: %w", key, err)
 	}
-	return backupprovider.EntryRequest{
+	return provider.EntryRequest{
 		Name:                 be.Name,
 		BucketName:           be.Spec.BucketName,
 		Region:               be.Spec.Region,

@@ -10,38 +10,38 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
 )
 
 // Provider manages buckets and entries on an S3-compatible endpoint.
 type Provider struct{}
 
-var _ backupprovider.Provider = Provider{}
+var _ provider.Provider = Provider{}
 
 // New returns the S3 provider; it holds no state because every request brings its own credentials.
 func New() Provider { return Provider{} }
 
 // EnsureBucket creates the bucket when it is missing and returns the connection data for the generated secret.
-func (Provider) EnsureBucket(ctx context.Context, req backupprovider.BucketRequest) (backupprovider.BucketResult, error) {
+func (Provider) EnsureBucket(ctx context.Context, req provider.BucketRequest) (provider.BucketResult, error) {
 	conn, err := connectionFrom(req.Credentials, req.Region)
 	if err != nil {
-		return backupprovider.BucketResult{}, err
+		return provider.BucketResult{}, err
 	}
 	c := conn.client()
 	exists, err := bucketExists(ctx, c, req.Name)
 	if err != nil {
-		return backupprovider.BucketResult{}, err
+		return provider.BucketResult{}, err
 	}
 	if !exists {
 		if err := createBucket(ctx, c, req.Name, conn.region); err != nil {
-			return backupprovider.BucketResult{}, err
+			return provider.BucketResult{}, err
 		}
 	}
-	return backupprovider.BucketResult{GeneratedSecretData: conn.secretData()}, nil
+	return provider.BucketResult{GeneratedSecretData: conn.secretData()}, nil
 }
 
 // DeleteBucket deletes every object and then the bucket.
-func (Provider) DeleteBucket(ctx context.Context, req backupprovider.BucketRequest) error {
+func (Provider) DeleteBucket(ctx context.Context, req provider.BucketRequest) error {
 	conn, err := connectionFrom(req.Credentials, req.Region)
 	if err != nil {
 		return err
@@ -57,7 +57,7 @@ func (Provider) DeleteBucket(ctx context.Context, req backupprovider.BucketReque
 }
 
 // EtcdSecretData adds the region when the entry secret has none, since the sidecar needs one to sign requests.
-func (Provider) EtcdSecretData(req backupprovider.EntryRequest) (map[string][]byte, error) {
+func (Provider) EtcdSecretData(req provider.EntryRequest) (map[string][]byte, error) {
 	if len(req.Credentials[DataKeyRegion]) > 0 || req.Region == "" {
 		return nil, nil
 	}
@@ -65,8 +65,8 @@ func (Provider) EtcdSecretData(req backupprovider.EntryRequest) (map[string][]by
 }
 
 // DeleteEntry deletes every object under `<entry>/`.
-func (Provider) DeleteEntry(ctx context.Context, req backupprovider.EntryRequest) error {
-	if err := backupprovider.ValidatePathSegment("backup entry", req.Name); err != nil {
+func (Provider) DeleteEntry(ctx context.Context, req provider.EntryRequest) error {
+	if err := provider.ValidatePathSegment("backup entry", req.Name); err != nil {
 		return err
 	}
 	conn, err := connectionFrom(req.Credentials, req.Region)
