@@ -5,8 +5,7 @@
 package backupbucket
 
 import (
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/builtin"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller"
 )
 
 // ControllerName names the controller in logs, metrics and events.
@@ -20,26 +19,16 @@ func GeneratedSecretName(bucket string) string { return "generated-bucket-" + bu
 
 // Options configure the controller.
 type Options struct {
-	// Providers are the provider types the controller handles (the built-in local and s3 when nil).
-	Providers provider.Registry
-	// LocalRoot is the default directory of local buckets, used when Providers is nil.
-	LocalRoot string
+	// Options are the settings every extension controller has (providers, parallelism).
+	controller.Options
 	// GeneratedSecretNamespace is where generated bucket secrets are written (DefaultGeneratedSecretNamespace
 	// when empty).
 	GeneratedSecretNamespace string
-	// MaxConcurrentReconciles bounds parallel reconciles (1 when zero).
-	MaxConcurrentReconciles int
 }
 
 func (o Options) withDefaults() Options {
-	if o.Providers == nil {
-		o.Providers = builtin.Providers(o.LocalRoot)
-	}
 	if o.GeneratedSecretNamespace == "" {
 		o.GeneratedSecretNamespace = DefaultGeneratedSecretNamespace
-	}
-	if o.MaxConcurrentReconciles == 0 {
-		o.MaxConcurrentReconciles = 1
 	}
 	return o
 }

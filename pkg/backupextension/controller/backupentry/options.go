@@ -8,8 +8,7 @@ package backupentry
 import (
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/builtin"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller"
 )
 
 // ControllerName names the controller in logs, metrics and events.
@@ -22,25 +21,15 @@ const DefaultNamespaceRetryInterval = 30 * time.Second
 
 // Options configure the controller.
 type Options struct {
-	// Providers are the provider types the controller handles (the built-in local and s3 when nil).
-	Providers provider.Registry
-	// LocalRoot is the default directory of local buckets, used when Providers is nil.
-	LocalRoot string
+	// Options are the settings every extension controller has (providers, parallelism).
+	controller.Options
 	// NamespaceRetryInterval is DefaultNamespaceRetryInterval when zero.
 	NamespaceRetryInterval time.Duration
-	// MaxConcurrentReconciles bounds parallel reconciles (1 when zero).
-	MaxConcurrentReconciles int
 }
 
 func (o Options) withDefaults() Options {
-	if o.Providers == nil {
-		o.Providers = builtin.Providers(o.LocalRoot)
-	}
 	if o.NamespaceRetryInterval == 0 {
 		o.NamespaceRetryInterval = DefaultNamespaceRetryInterval
-	}
-	if o.MaxConcurrentReconciles == 0 {
-		o.MaxConcurrentReconciles = 1
 	}
 	return o
 }

@@ -27,9 +27,9 @@ func etcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, credentials, provi
 
 // writeEtcdBackupSecret writes the secret and marks it as created by this entry. A secret another entry
 // created is taken over: the entry being reconciled is the current one for the namespace.
-func (r *Reconciler) writeEtcdBackupSecret(ctx context.Context, be *extensionsv1alpha1.BackupEntry, namespace string, data map[string][]byte) (*corev1.SecretReference, error) {
+func (a *actuator) writeEtcdBackupSecret(ctx context.Context, be *extensionsv1alpha1.BackupEntry, namespace string, data map[string][]byte) (*corev1.SecretReference, error) {
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: EtcdBackupSecretNameFor(be.Name), Namespace: namespace}}
-	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, secret, func() error {
+	_, err := controllerutil.CreateOrUpdate(ctx, a.Client, secret, func() error {
 		if previous := secret.Annotations[CreatedByAnnotation]; previous != "" && previous != be.Name {
 			logf.FromContext(ctx).Info("Taking over the etcd backup secret from another backup entry", "previousEntry", previous)
 		}
@@ -39,7 +39,7 @@ func (r *Reconciler) writeEtcdBackupSecret(ctx context.Context, be *extensionsv1
 		return nil
 	})
 	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-		return nil, r.retryLater(fmt.Errorf("shoot namespace %q is being deleted", namespace))
+		return nil, a.retryLater(fmt.Errorf("shoot namespace %q is being deleted", namespace))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("writing the etcd backup secret %s: %w", client.ObjectKeyFromObject(secret), err)
@@ -49,10 +49,10 @@ func (r *Reconciler) writeEtcdBackupSecret(ctx context.Context, be *extensionsv1
 
 // deleteEtcdBackupSecret removes the secret only when this entry created it: after a shoot is deleted and a
 // new one with the same name is created, the old entry expires while the new shoot's etcd uses the secret.
-func (r *Reconciler) deleteEtcdBackupSecret(ctx context.Context, be *extensionsv1alpha1.BackupEntry, namespace string) error {
+func (a *actuator) deleteEtcdBackupSecret(ctx context.Context, be *extensionsv1alpha1.BackupEntry, namespace string) error {
 	secret := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: namespace, Name: EtcdBackupSecretNameFor(be.Name)}
-	if err := r.APIReader.Get(ctx, key, secret); err != nil {
+	if err := a.APIReader.Get(ctx, key, secret); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -63,7 +63,7 @@ func (r *Reconciler) deleteEtcdBackupSecret(ctx context.Context, be *extensionsv
 		return nil
 	}
 	// Preconditions make sure a secret replaced by a new entry since the read above is not deleted.
-	if err := r.Client.Delete(ctx, secret, client.Preconditions{UID: &secret.UID, ResourceVersion: &secret.ResourceVersion}); client.IgnoreNotFound(err) != nil {
+	if err := a.Client.Delete(ctx, secret, client.Preconditions{UID: &secret.UID, ResourceVersion: &secret.ResourceVersion}); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting the etcd backup secret %s: %w", key, err)
 	}
 	return nil

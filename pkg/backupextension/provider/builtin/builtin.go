@@ -3,6 +3,9 @@
 package builtin
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/local"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/s3"
@@ -14,4 +17,21 @@ func Providers(localRoot string) provider.Registry {
 		local.Type: local.New(localRoot),
 		s3.Type:    s3.New(),
 	}
+}
+
+// Types are the built-in provider types, sorted.
+func Types() []string {
+	return slices.Sorted(maps.Keys(Providers("")))
+}
+
+// Enabled returns the built-in providers of the given types only; unknown types are ignored (callers
+// validate them against Types).
+func Enabled(localRoot string, types []string) provider.Registry {
+	enabled := provider.Registry{}
+	for t, p := range Providers(localRoot) {
+		if slices.Contains(types, t) {
+			enabled[t] = p
+		}
+	}
+	return enabled
 }
