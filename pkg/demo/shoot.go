@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupentry"
 	s3provider "github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/s3"
 )
 
@@ -34,15 +35,15 @@ func CreateShoot(ctx context.Context, env *Env) (string, error) {
 		s3provider.DataKeyEndpoint:        []byte(s3.Endpoint),
 		s3provider.DataKeyForcePathStyle:  []byte("true"),
 	}
-	secretRef := corev1.SecretReference{Name: "backup-s3", Namespace: GardenNamespace}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretRef.Name, Namespace: secretRef.Namespace}, Data: credentials}
-	if err := env.Client.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
-		return "", fmt.Errorf("creating secret %s/%s: %w", secretRef.Namespace, secretRef.Name, err)
+	// The secrets are where gardenlet relays them; the extension accepts no other source for an entry.
+	bucketSecret, err := createGardenSecret(ctx, env, "bucket-"+BucketName, credentials)
+	if err != nil {
+		return "", err
 	}
 	bucket := &extensionsv1alpha1.BackupBucket{
 		ObjectMeta: metav1.ObjectMeta{Name: BucketName},
 		Spec: extensionsv1alpha1.BackupBucketSpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "s3"},
-			Region: Region, SecretRef: secretRef},
+			Region: Region, SecretRef: bucketSecret},
 	}
 	if err := env.Client.Create(ctx, bucket); err != nil && !apierrors.IsAlreadyExists(err) {
 		return "", fmt.Errorf("creating BackupBucket %s: %w", BucketName, err)
@@ -50,10 +51,14 @@ func CreateShoot(ctx context.Context, env *Env) (string, error) {
 	if env.BackupEntryName == "" {
 		env.BackupEntryName = env.Namespace + "--" + string(uuid.NewUUID())
 	}
+	entrySecret, err := createGardenSecret(ctx, env, backupentry.EntrySecretName(env.BackupEntryName), credentials)
+	if err != nil {
+		return "", err
+	}
 	entry := &extensionsv1alpha1.BackupEntry{
 		ObjectMeta: metav1.ObjectMeta{Name: env.BackupEntryName},
 		Spec: extensionsv1alpha1.BackupEntrySpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "s3"},
-			Region: Region, BucketName: BucketName, SecretRef: secretRef},
+			Region: Region, BucketName: BucketName, SecretRef: entrySecret},
 	}
 	if err := env.Client.Create(ctx, entry); err != nil && !apierrors.IsAlreadyExists(err) {
 		return "", fmt.Errorf("creating BackupEntry %s: %w", env.BackupEntryName, err)
@@ -68,6 +73,15 @@ func CreateShoot(ctx context.Context, env *Env) (string, error) {
 	}
 	return fmt.Sprintf("namespace %s, BackupBucket %s (s3 at %s), BackupEntry %s → secret %s/%s", env.Namespace, BucketName,
 		s3.Endpoint, entry.Name, entry.Status.EtcdBackupSecretRef.Namespace, entry.Status.EtcdBackupSecretRef.Name), nil
+}
+
+// createGardenSecret creates (or keeps) a secret of the garden namespace and returns its reference.
+func createGardenSecret(ctx context.Context, env *Env, name string, data map[string][]byte) (corev1.SecretReference, error) {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: GardenNamespace}, Data: data}
+	if err := env.Client.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		return corev1.SecretReference{}, fmt.Errorf("creating secret %s/%s: %w", GardenNamespace, name, err)
+	}
+	return corev1.SecretReference{Name: name, Namespace: GardenNamespace}, nil
 }
 
 // waitExtensionSucceeded waits until the extension reconciled obj (a BackupBucket or BackupEntry) at its

@@ -63,7 +63,12 @@ func (a *actuator) Delete(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 	return p.DeleteEntry(ctx, request)
 }
 
+// entryRequest reads the entry secret, the only source Gardener's contract allows (validateSecretRef); both
+// operations go through it, so neither copies nor uses the credentials of a secret the entry may not name.
 func (a *actuator) entryRequest(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (provider.EntryRequest, error) {
+	if err := validateSecretRef(be); err != nil {
+		return provider.EntryRequest{}, err
+	}
 	secret := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: be.Spec.SecretRef.Namespace, Name: be.Spec.SecretRef.Name}
 	if err := a.APIReader.Get(ctx, key, secret); err != nil {
