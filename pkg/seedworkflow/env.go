@@ -1,12 +1,13 @@
-// Package demo is the whole Gardener ⇄ druid workflow on the local seed, as steps that the
-// `gardener-etcd demo` command runs in order and that end-to-end suites reuse one by one: start the seed,
-// bootstrap etcd-druid and the backup extension from their charts as pods, create a shoot namespace with a
-// BackupBucket and BackupEntry on the seed's S3 server, deploy etcd-main (backed up) and etcd-events through
-// pkg/botanist/etcd, write keys over TLS, scale etcd-main to three members with peer TLS, and take a full
-// snapshot through the sidecar.
+// Package seedworkflow is the whole Gardener ⇄ druid workflow on the local seed, as steps: the toolkit the
+// end-to-end suite (test/e2e) builds its scenarios from, one step at a time, and that the
+// `gardener-etcd demo` command (`make demo`) runs in order: start the seed, bootstrap etcd-druid and the
+// backup extension from their charts as pods, create a shoot namespace with a BackupBucket and BackupEntry on
+// the seed's S3 server (their secrets where gardenlet relays them), deploy etcd-main (backed up) and
+// etcd-events through pkg/botanist/etcd, write keys over TLS, scale etcd-main to three members with peer TLS,
+// and take a full snapshot through the sidecar.
 //
 // Every step takes an *Env (the seed and its clients) and waits on conditions, never on time.
-package demo
+package seedworkflow
 
 import (
 	"context"
