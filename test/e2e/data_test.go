@@ -12,7 +12,7 @@ import (
 	. "github.com/onsi/gomega"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/demo"
+	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
 // etcdClientPort is the members' client port.
@@ -20,12 +20,12 @@ const etcdClientPort = 2379
 
 // keysPerMember reads the keys under prefix from every member on its own (linearizable, so a member
 // answers only once it caught up with the leader), by pod name.
-func keysPerMember(ctx context.Context, env *demo.Env, role, prefix string) map[string]map[string]bool {
-	ips, err := demo.MemberIPs(ctx, env, role)
+func keysPerMember(ctx context.Context, env *seedworkflow.Env, role, prefix string) map[string]map[string]bool {
+	ips, err := seedworkflow.MemberIPs(ctx, env, role)
 	Expect(err).NotTo(HaveOccurred())
 	out := map[string]map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(ips)) {
-		cli, err := demo.EtcdClientFor(ctx, env, role, "https://"+net.JoinHostPort(ips[name], strconv.Itoa(etcdClientPort)))
+		cli, err := seedworkflow.EtcdClientFor(ctx, env, role, "https://"+net.JoinHostPort(ips[name], strconv.Itoa(etcdClientPort)))
 		Expect(err).NotTo(HaveOccurred())
 		resp, err := cli.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 		_ = cli.Close()
@@ -41,7 +41,7 @@ func keysPerMember(ctx context.Context, env *demo.Env, role, prefix string) map[
 
 // expectKeysOnEveryMember asserts that each of want members holds every key of acked under prefix and
 // that all members hold the same number of keys there; it returns that number.
-func expectKeysOnEveryMember(ctx context.Context, env *demo.Env, role, prefix string, members int, acked []string) int {
+func expectKeysOnEveryMember(ctx context.Context, env *seedworkflow.Env, role, prefix string, members int, acked []string) int {
 	perMember := keysPerMember(ctx, env, role, prefix)
 	Expect(perMember).To(HaveLen(members), "members with a pod IP")
 	count := -1
@@ -62,8 +62,8 @@ func expectKeysOnEveryMember(ctx context.Context, env *demo.Env, role, prefix st
 }
 
 // memberList is the cluster's member list as one member reports it (linearizable).
-func memberList(ctx context.Context, env *demo.Env, role string) *clientv3.MemberListResponse {
-	cli, err := demo.EtcdClient(ctx, env, role)
+func memberList(ctx context.Context, env *seedworkflow.Env, role string) *clientv3.MemberListResponse {
+	cli, err := seedworkflow.EtcdClient(ctx, env, role)
 	Expect(err).NotTo(HaveOccurred())
 	defer cli.Close()
 	resp, err := cli.MemberList(ctx)

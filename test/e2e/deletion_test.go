@@ -21,7 +21,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
-	"github.com/gardener-etcd/gardener-etcd/pkg/demo"
+	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
 // Scenario 8: deleting the Etcds (botanist Destroy) removes every object druid made for them and the
@@ -31,7 +31,7 @@ import (
 var _ = Describe("deletion", func() {
 	It("removes every object druid made when the Etcds are destroyed", func(ctx SpecContext) {
 		env := newShoot(ctx, "deletion", 0)
-		_, err := demo.DeployEtcds(ctx, env)
+		_, err := seedworkflow.DeployEtcds(ctx, env)
 		Expect(err).NotTo(HaveOccurred())
 		before := druidObjects(ctx, env)
 		for _, kind := range []string{"StatefulSet", "Service", "ConfigMap", "Lease", "ServiceAccount", "Role", "RoleBinding", "PodDisruptionBudget"} {
@@ -51,10 +51,10 @@ var _ = Describe("deletion", func() {
 
 		measure("destroy etcd-main and etcd-events", func() {
 			for _, role := range []string{etcd.RoleMain, etcd.RoleEvents} {
-				Expect(demo.Component(env, role).Destroy(ctx)).To(Succeed())
+				Expect(seedworkflow.Component(env, role).Destroy(ctx)).To(Succeed())
 			}
 			for _, role := range []string{etcd.RoleMain, etcd.RoleEvents} {
-				Expect(demo.Component(env, role).WaitCleanup(ctx)).To(Succeed())
+				Expect(seedworkflow.Component(env, role).WaitCleanup(ctx)).To(Succeed())
 			}
 		})
 		Expect(druidObjects(ctx, env)).To(BeEmpty(), "objects druid made are left")
@@ -81,7 +81,7 @@ var _ = Describe("deletion", func() {
 })
 
 // druidObjects lists the objects in the shoot namespace that carry druid's managed-by label, by kind.
-func druidObjects(ctx context.Context, env *demo.Env) map[string][]string {
+func druidObjects(ctx context.Context, env *seedworkflow.Env) map[string][]string {
 	lists := map[string]client.ObjectList{
 		"StatefulSet": &appsv1.StatefulSetList{}, "Service": &corev1.ServiceList{}, "ConfigMap": &corev1.ConfigMapList{},
 		"Lease": &coordinationv1.LeaseList{}, "ServiceAccount": &corev1.ServiceAccountList{}, "Role": &rbacv1.RoleList{},
@@ -102,7 +102,7 @@ func druidObjects(ctx context.Context, env *demo.Env) map[string][]string {
 }
 
 // secretsWithDruidFinalizer names the secrets of the namespace that druid's secret controller protects.
-func secretsWithDruidFinalizer(ctx context.Context, env *demo.Env) []string {
+func secretsWithDruidFinalizer(ctx context.Context, env *seedworkflow.Env) []string {
 	secrets := &corev1.SecretList{}
 	Expect(env.Client.List(ctx, secrets, client.InNamespace(env.Namespace))).To(Succeed())
 	var names []string

@@ -11,7 +11,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
-	"github.com/gardener-etcd/gardener-etcd/pkg/demo"
+	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
 // Scenario 3: a member whose pod is deleted comes back with its data; a member whose volume is wiped and
@@ -21,7 +21,7 @@ var _ = Describe("member healing", func() {
 	It("brings back a deleted member pod and a member whose data was wiped", func(ctx SpecContext) {
 		env := newShoot(ctx, "healing", 0)
 		deployMain(ctx, env, 3)
-		_, err := demo.WriteData(ctx, env, etcd.RoleMain, 100)
+		_, err := seedworkflow.WriteData(ctx, env, etcd.RoleMain, 100)
 		Expect(err).NotTo(HaveOccurred())
 		obj := getEtcd(ctx, env, etcd.RoleMain)
 
@@ -29,9 +29,9 @@ var _ = Describe("member healing", func() {
 		measure("member pod deleted → Ready", func() {
 			uid := deletePod(ctx, env, obj.PodName(1))
 			waitReplaced(ctx, env, obj.PodName(1), uid)
-			Expect(demo.WaitMembers(ctx, env, etcd.RoleMain, 3, true)).To(Succeed())
+			Expect(seedworkflow.WaitMembers(ctx, env, etcd.RoleMain, 3, true)).To(Succeed())
 		})
-		expectKeysOnEveryMember(ctx, env, etcd.RoleMain, demo.DemoKeyPrefix, 3, nil)
+		expectKeysOnEveryMember(ctx, env, etcd.RoleMain, seedworkflow.DemoKeyPrefix, 3, nil)
 
 		By("wiping the volume of member 2 and killing its pod")
 		oldID := memberID(getEtcd(ctx, env, etcd.RoleMain), obj.PodName(2))
@@ -43,7 +43,7 @@ var _ = Describe("member healing", func() {
 			// The rejoined member has a new etcd member ID (the old identity was removed, a learner added).
 			Eventually(func() string { return memberID(getEtcd(ctx, env, etcd.RoleMain), obj.PodName(2)) }).
 				WithTimeout(waitTimeout).WithPolling(pollInterval).ShouldNot(Or(BeEmpty(), Equal(oldID)))
-			Expect(demo.WaitMembers(ctx, env, etcd.RoleMain, 3, true)).To(Succeed())
+			Expect(seedworkflow.WaitMembers(ctx, env, etcd.RoleMain, 3, true)).To(Succeed())
 			// Promoted: no learner is left in etcd's member list.
 			Eventually(func(g Gomega) {
 				members := memberList(ctx, env, etcd.RoleMain)
@@ -59,7 +59,7 @@ var _ = Describe("member healing", func() {
 			ids = append(ids, strconv.FormatUint(m.ID, 16))
 		}
 		Expect(ids).NotTo(ContainElement(oldID), "the wiped member's old identity is still in the cluster")
-		count := expectKeysOnEveryMember(ctx, env, etcd.RoleMain, demo.DemoKeyPrefix, 3, nil)
+		count := expectKeysOnEveryMember(ctx, env, etcd.RoleMain, seedworkflow.DemoKeyPrefix, 3, nil)
 		Expect(count).To(Equal(100))
 		fmt.Fprintf(GinkgoWriter, "member 2: %s → %s\n", oldID, memberID(getEtcd(ctx, env, etcd.RoleMain), obj.PodName(2)))
 	})

@@ -23,7 +23,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
-	"github.com/gardener-etcd/gardener-etcd/pkg/demo"
+	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
 // memberSelector selects the member pods of role's Etcd by druid's labels.
@@ -41,7 +41,7 @@ type restartTracker struct {
 	cancel   context.CancelFunc
 }
 
-func trackRestarts(ctx context.Context, env *demo.Env, role string) *restartTracker {
+func trackRestarts(ctx context.Context, env *seedworkflow.Env, role string) *restartTracker {
 	cs, err := kubernetes.NewForConfig(env.Seed.RESTConfig())
 	Expect(err).NotTo(HaveOccurred())
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -98,7 +98,7 @@ func (t *restartTracker) stop() (int, string) {
 }
 
 // memberPod reads a member pod.
-func memberPod(ctx context.Context, env *demo.Env, name string) *corev1.Pod {
+func memberPod(ctx context.Context, env *seedworkflow.Env, name string) *corev1.Pod {
 	pod := &corev1.Pod{}
 	Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: name}, pod)).To(Succeed())
 	return pod
@@ -107,7 +107,7 @@ func memberPod(ctx context.Context, env *demo.Env, name string) *corev1.Pod {
 // wipeMemberData deletes everything in the member's volume, as if its disk had been replaced: the
 // directory of the PV bound to the member's claim (the local seed's provisioner keeps one directory per PV,
 // named in the PV's spec.local.path) is emptied while the member runs; the caller then kills the pod.
-func wipeMemberData(ctx context.Context, env *demo.Env, role string, ordinal int) {
+func wipeMemberData(ctx context.Context, env *seedworkflow.Env, role string, ordinal int) {
 	obj := getEtcd(ctx, env, role)
 	claimName := fmt.Sprintf("%s-%s-%d", obj.VolumeClaimTemplateName(), obj.Name, ordinal)
 	pvc := &corev1.PersistentVolumeClaim{}
@@ -127,14 +127,14 @@ func wipeMemberData(ctx context.Context, env *demo.Env, role string, ordinal int
 }
 
 // deletePod deletes a member pod (gracefully) and returns its UID, to wait for the replacement.
-func deletePod(ctx context.Context, env *demo.Env, name string) types.UID {
+func deletePod(ctx context.Context, env *seedworkflow.Env, name string) types.UID {
 	pod := memberPod(ctx, env, name)
 	Expect(env.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})).To(Succeed())
 	return pod.UID
 }
 
 // waitReplaced waits until the pod name runs again as a new incarnation (not uid) and is Ready.
-func waitReplaced(ctx context.Context, env *demo.Env, name string, uid types.UID) {
+func waitReplaced(ctx context.Context, env *seedworkflow.Env, name string, uid types.UID) {
 	Eventually(func(g Gomega) {
 		pod := &corev1.Pod{}
 		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: name}, pod)).To(Succeed())

@@ -14,8 +14,8 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
-	"github.com/gardener-etcd/gardener-etcd/pkg/demo"
 	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
 // Druid starts a quorum-loss recovery once the lost members have been NotReady past its grace period: their
@@ -39,7 +39,7 @@ var _ = Describe("quorum loss", func() {
 		deployMain(ctx, env, 3)
 		leader := leaderOrdinal(ctx, env, etcd.RoleMain)
 		const keys = 100
-		_, err := demo.WriteData(ctx, env, etcd.RoleMain, keys)
+		_, err := seedworkflow.WriteData(ctx, env, etcd.RoleMain, keys)
 		Expect(err).NotTo(HaveOccurred())
 		obj := getEtcd(ctx, env, etcd.RoleMain)
 		var followers []int
@@ -61,17 +61,17 @@ var _ = Describe("quorum loss", func() {
 			By("BackupReady turned False without quorum: " + stale.Message)
 			expectConditionWithin(ctx, env, recoveryTimeout, etcd.RoleMain, etcdcontroller.ConditionTypeQuorumLossRecovery,
 				druidv1alpha1.ConditionFalse, etcdcontroller.ReasonRecoveryCompleted)
-			Expect(demo.WaitMembers(ctx, env, etcd.RoleMain, 3, true)).To(Succeed())
+			Expect(seedworkflow.WaitMembers(ctx, env, etcd.RoleMain, 3, true)).To(Succeed())
 			expectCondition(ctx, env, etcd.RoleMain, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionTrue, "")
 		})
-		present := expectKeysOnEveryMember(ctx, env, etcd.RoleMain, demo.DemoKeyPrefix, 3, nil)
+		present := expectKeysOnEveryMember(ctx, env, etcd.RoleMain, seedworkflow.DemoKeyPrefix, 3, nil)
 		AddReportEntry("quorum loss data", fmt.Sprintf("%d acknowledged, %d present after the recovery", keys, present))
 		Expect(present).To(Equal(keys), "every acknowledged write")
 	})
 })
 
 // leaderOrdinal waits until the Etcd status names exactly one Leader and returns its ordinal.
-func leaderOrdinal(ctx context.Context, env *demo.Env, role string) int {
+func leaderOrdinal(ctx context.Context, env *seedworkflow.Env, role string) int {
 	leader := -1
 	Eventually(func(g Gomega) {
 		obj := &druidv1alpha1.Etcd{}

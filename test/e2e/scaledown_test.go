@@ -10,7 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
-	"github.com/gardener-etcd/gardener-etcd/pkg/demo"
+	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
 // maxWriteGapDuringScaleDown bounds the time without an acknowledged write while two of five members
@@ -23,12 +23,12 @@ var _ = Describe("scale-down", func() {
 	It("scales 5 → 3 keeping quorum and data", func(ctx SpecContext) {
 		env := newShoot(ctx, "scaledown", 0)
 		measure("bootstrap 5 members", func() { deployMain(ctx, env, 5) })
-		_, err := demo.WriteData(ctx, env, etcd.RoleMain, 100)
+		_, err := seedworkflow.WriteData(ctx, env, etcd.RoleMain, 100)
 		Expect(err).NotTo(HaveOccurred())
 
 		w := startWriter(ctx, env, etcd.RoleMain, "/e2e/scaledown/")
 		measure("scale-down 5 → 3", func() {
-			_, err := demo.ScaleMain(ctx, env, 3)
+			_, err := seedworkflow.ScaleMain(ctx, env, 3)
 			Expect(err).NotTo(HaveOccurred())
 			Eventually(func() int { return len(memberList(ctx, env, etcd.RoleMain).Members) }).
 				WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal(3))
@@ -40,7 +40,7 @@ var _ = Describe("scale-down", func() {
 		Expect(gap).To(BeNumerically("<", maxWriteGapDuringScaleDown), "writes stalled: the cluster lost its quorum")
 
 		expectKeysOnEveryMember(ctx, env, etcd.RoleMain, "/e2e/scaledown/", 3, acked)
-		_, err = demo.CheckData(ctx, env, etcd.RoleMain, 100)
+		_, err = seedworkflow.CheckData(ctx, env, etcd.RoleMain, 100)
 		Expect(err).NotTo(HaveOccurred())
 	})
 })

@@ -12,7 +12,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
-	"github.com/gardener-etcd/gardener-etcd/pkg/demo"
+	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
 // Scenario 2 (seeds 000/001): a single member scales to three with peer TLS switched on in place while a
@@ -22,13 +22,13 @@ var _ = Describe("scale-up", func() {
 	It("scales 1 → 3 with peer TLS while a client writes", func(ctx SpecContext) {
 		env := newShoot(ctx, "scaleup", 0)
 		measure("bootstrap 1 member", func() { deployMain(ctx, env, 1) })
-		_, err := demo.WriteData(ctx, env, etcd.RoleMain, 100)
+		_, err := seedworkflow.WriteData(ctx, env, etcd.RoleMain, 100)
 		Expect(err).NotTo(HaveOccurred())
 
 		restarts := trackRestarts(ctx, env, etcd.RoleMain)
 		w := startWriter(ctx, env, etcd.RoleMain, "/e2e/scaleup/")
 		measure("scale-up 1 → 3 with peer TLS", func() {
-			_, err := demo.ScaleMain(ctx, env, 3)
+			_, err := seedworkflow.ScaleMain(ctx, env, 3)
 			Expect(err).NotTo(HaveOccurred())
 		})
 		// A few acknowledged writes on the three-member cluster, then stop.
@@ -49,7 +49,7 @@ var _ = Describe("scale-up", func() {
 		}
 
 		expectKeysOnEveryMember(ctx, env, etcd.RoleMain, "/e2e/scaleup/", 3, acked)
-		_, err = demo.CheckData(ctx, env, etcd.RoleMain, 100)
+		_, err = seedworkflow.CheckData(ctx, env, etcd.RoleMain, 100)
 		Expect(err).NotTo(HaveOccurred())
 	})
 })

@@ -17,8 +17,8 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
-	"github.com/gardener-etcd/gardener-etcd/pkg/demo"
 	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
 // Scenario 5 (seeds 003/004): both gates against a missing TLS secret. Gardener's side refuses to write an
@@ -40,7 +40,7 @@ var _ = Describe("missing TLS secret", func() {
 		Expect(apierrors.IsNotFound(env.Client.Get(ctx, stsKey, &druidv1alpha1.Etcd{}))).To(BeTrue(), "an Etcd was written")
 
 		By("druid's side: the client secret disappears between botanist's check and the Etcd's creation")
-		withWatch, err := client.NewWithWatch(env.Seed.RESTConfig(), client.Options{Scheme: demo.Scheme})
+		withWatch, err := client.NewWithWatch(env.Seed.RESTConfig(), client.Options{Scheme: seedworkflow.Scheme})
 		Expect(err).NotTo(HaveOccurred())
 		racing := interceptor.NewClient(withWatch, interceptor.Funcs{
 			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
@@ -64,8 +64,8 @@ var _ = Describe("missing TLS secret", func() {
 		By("the secret is re-issued by a Deploy that owns the TLS secrets")
 		measure("secret created → Etcd ready", func() {
 			Expect(etcd.New(env.Client, env.Namespace, values).Deploy(ctx)).To(Succeed())
-			Expect(demo.Component(env, etcd.RoleEvents).Wait(ctx)).To(Succeed())
-			Expect(demo.WaitMembers(ctx, env, etcd.RoleEvents, 1, false)).To(Succeed())
+			Expect(seedworkflow.Component(env, etcd.RoleEvents).Wait(ctx)).To(Succeed())
+			Expect(seedworkflow.WaitMembers(ctx, env, etcd.RoleEvents, 1, false)).To(Succeed())
 		})
 		expectCondition(ctx, env, etcd.RoleEvents, etcdcontroller.ConditionTypeSecretsReady, druidv1alpha1.ConditionTrue, "")
 		Expect(env.Client.Get(ctx, stsKey, &appsv1.StatefulSet{})).To(Succeed())

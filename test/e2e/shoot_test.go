@@ -20,7 +20,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
-	"github.com/gardener-etcd/gardener-etcd/pkg/demo"
+	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
 // fastDeltaSnapshots is the delta snapshot period of scenarios that wait for a delta snapshot or for
@@ -31,13 +31,13 @@ const fastDeltaSnapshots = 10 * time.Second
 // newShoot creates the shoot namespace shoot--e2e--<name> with its BackupEntry on the suite's seed and
 // registers its removal: the Etcds are destroyed (their pods stop, which frees the two cores for the next
 // scenario) and the namespace and BackupEntry deleted. A failed scenario first prints its pods' logs.
-func newShoot(ctx context.Context, name string, deltaSnapshotPeriod time.Duration) *demo.Env {
+func newShoot(ctx context.Context, name string, deltaSnapshotPeriod time.Duration) *seedworkflow.Env {
 	env := *base
 	env.Namespace = "shoot--e2e--" + name
 	env.BackupEntryName = ""
 	env.WrittenRevision = 0
 	env.DeltaSnapshotPeriod = deltaSnapshotPeriod
-	_, err := demo.CreateShoot(ctx, &env)
+	_, err := seedworkflow.CreateShoot(ctx, &env)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func(ctx SpecContext) {
 		if CurrentSpecReport().Failed() {
@@ -51,9 +51,9 @@ func newShoot(ctx context.Context, name string, deltaSnapshotPeriod time.Duratio
 
 // removeShoot destroys both Etcds (botanist), waits until druid removed them, and deletes the BackupEntry
 // and the namespace without waiting for them.
-func removeShoot(ctx context.Context, env *demo.Env) {
+func removeShoot(ctx context.Context, env *seedworkflow.Env) {
 	for _, role := range []string{etcd.RoleMain, etcd.RoleEvents} {
-		c := demo.Component(env, role)
+		c := seedworkflow.Component(env, role)
 		Expect(c.Destroy(ctx)).To(Succeed())
 		Expect(c.WaitCleanup(ctx)).To(Succeed())
 	}
@@ -65,30 +65,30 @@ func removeShoot(ctx context.Context, env *demo.Env) {
 
 // deployMain deploys etcd-main through botanist with replicas members from scratch (peer TLS when more
 // than one), backed up to the shoot's BackupEntry, and waits until druid reports every member ready.
-func deployMain(ctx context.Context, env *demo.Env, replicas int32) {
+func deployMain(ctx context.Context, env *seedworkflow.Env, replicas int32) {
 	values := etcd.Values{Role: etcd.RoleMain, Replicas: ptr.To(replicas), HighAvailability: replicas > 1,
 		BackupConfig: &etcd.BackupConfig{BackupEntryName: env.BackupEntryName}, DeltaSnapshotPeriod: env.DeltaSnapshotPeriod,
 		WaitTimeout: env.Timeout, WaitInterval: env.Interval}
 	c := etcd.New(env.Client, env.Namespace, values)
 	Expect(c.Deploy(ctx)).To(Succeed())
 	Expect(c.Wait(ctx)).To(Succeed())
-	Expect(demo.WaitMembers(ctx, env, etcd.RoleMain, int(replicas), replicas > 1)).To(Succeed())
+	Expect(seedworkflow.WaitMembers(ctx, env, etcd.RoleMain, int(replicas), replicas > 1)).To(Succeed())
 }
 
 // getEtcd reads the Etcd of role.
-func getEtcd(ctx context.Context, env *demo.Env, role string) *druidv1alpha1.Etcd {
+func getEtcd(ctx context.Context, env *seedworkflow.Env, role string) *druidv1alpha1.Etcd {
 	obj := &druidv1alpha1.Etcd{}
 	Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: etcd.Name(role)}, obj)).To(Succeed())
 	return obj
 }
 
 // expectCondition waits until the Etcd of role has condition t with status (and reason, unless empty).
-func expectCondition(ctx context.Context, env *demo.Env, role string, t druidv1alpha1.ConditionType, status druidv1alpha1.ConditionStatus, reason string) *druidv1alpha1.Condition {
+func expectCondition(ctx context.Context, env *seedworkflow.Env, role string, t druidv1alpha1.ConditionType, status druidv1alpha1.ConditionStatus, reason string) *druidv1alpha1.Condition {
 	return expectConditionWithin(ctx, env, waitTimeout, role, t, status, reason)
 }
 
 // expectConditionWithin is expectCondition with its own timeout.
-func expectConditionWithin(ctx context.Context, env *demo.Env, timeout time.Duration, role string, t druidv1alpha1.ConditionType, status druidv1alpha1.ConditionStatus, reason string) *druidv1alpha1.Condition {
+func expectConditionWithin(ctx context.Context, env *seedworkflow.Env, timeout time.Duration, role string, t druidv1alpha1.ConditionType, status druidv1alpha1.ConditionStatus, reason string) *druidv1alpha1.Condition {
 	var got *druidv1alpha1.Condition
 	Eventually(func(g Gomega) {
 		obj := &druidv1alpha1.Etcd{}
@@ -104,9 +104,9 @@ func expectConditionWithin(ctx context.Context, env *demo.Env, timeout time.Dura
 }
 
 // printEtcdStatus prints the Etcds' status of a failed scenario.
-func printEtcdStatus(ctx context.Context, env *demo.Env) {
+func printEtcdStatus(ctx context.Context, env *seedworkflow.Env) {
 	for _, role := range []string{etcd.RoleMain, etcd.RoleEvents} {
-		fmt.Fprintf(GinkgoWriter, "%s\n", demo.EtcdLine(ctx, env, role))
+		fmt.Fprintf(GinkgoWriter, "%s\n", seedworkflow.EtcdLine(ctx, env, role))
 		obj := &druidv1alpha1.Etcd{}
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: etcd.Name(role)}, obj); err != nil {
 			if !apierrors.IsNotFound(err) {
@@ -125,7 +125,7 @@ func printEtcdStatus(ctx context.Context, env *demo.Env) {
 
 // printPodLogs prints the tail of every container log of the namespace's pods and of druid.
 func printPodLogs(namespace string) {
-	for _, ns := range []string{namespace, demo.GardenNamespace} {
+	for _, ns := range []string{namespace, seedworkflow.GardenNamespace} {
 		dir := filepath.Join(seed.StateDir(), "logs", "pods", ns)
 		_ = filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
 			if err != nil || info.IsDir() {

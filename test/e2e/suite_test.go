@@ -25,8 +25,8 @@ import (
 	. "github.com/onsi/gomega"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/demo"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed"
+	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 	"github.com/gardener-etcd/gardener-etcd/test/localseedtest"
 )
 
@@ -41,7 +41,7 @@ const (
 var (
 	// seed is the one local seed of the suite; base is its Env with druid and the extension bootstrapped.
 	seed *localseed.Seed
-	base *demo.Env
+	base *seedworkflow.Env
 	// seedLog receives the seed's structured logs; it outlives the seed for a post-mortem.
 	seedLog *os.File
 )
@@ -51,7 +51,7 @@ func TestE2E(t *testing.T) {
 	localseedtest.SkipUnlessPossible(t)
 	// The seed runs the project's binaries built from this checkout, never stale ones in bin/.
 	binDir := t.TempDir()
-	if err := demo.BuildBinDir(binDir); errors.Is(err, demo.ErrToolsMissing) {
+	if err := seedworkflow.BuildBinDir(binDir); errors.Is(err, seedworkflow.ErrToolsMissing) {
 		t.Skip(err)
 	} else if err != nil {
 		t.Fatal(err)
@@ -69,16 +69,16 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	fmt.Fprintf(GinkgoWriter, "seed log: %s\n", seedLog.Name())
 	measure("start the local seed", func() {
-		seed, err = demo.StartSeed(ctx, demo.Options{Nodes: 3, Log: fileLogger(seedLog)})
+		seed, err = seedworkflow.StartSeed(ctx, seedworkflow.Options{Nodes: 3, Log: fileLogger(seedLog)})
 		Expect(err).NotTo(HaveOccurred())
 	})
-	base, err = demo.NewEnv(seed, waitTimeout)
+	base, err = seedworkflow.NewEnv(seed, waitTimeout)
 	Expect(err).NotTo(HaveOccurred())
 	base.Interval = pollInterval
 	measure("bootstrap etcd-druid and the backup extension", func() {
-		_, err := demo.BootstrapDruid(ctx, base)
+		_, err := seedworkflow.BootstrapDruid(ctx, base)
 		Expect(err).NotTo(HaveOccurred())
-		_, err = demo.BootstrapBackupExtension(ctx, base)
+		_, err = seedworkflow.BootstrapBackupExtension(ctx, base)
 		Expect(err).NotTo(HaveOccurred())
 	})
 }, NodeTimeout(10*time.Minute))

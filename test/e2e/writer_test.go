@@ -10,14 +10,14 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/demo"
+	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
 // writer is a client that keeps writing while a scenario disturbs the cluster. It records every key whose
 // Put was acknowledged: those must survive whatever the scenario does. A failed Put is not an error (the
 // cluster may be restarting a member); the writer reconnects to the members' current pod IPs and goes on.
 type writer struct {
-	env    *demo.Env
+	env    *seedworkflow.Env
 	role   string
 	prefix string
 
@@ -35,7 +35,7 @@ type writer struct {
 const writePace = 50 * time.Millisecond
 
 // startWriter starts writing keys <prefix>NNNNNNN into role's etcd until stop.
-func startWriter(ctx context.Context, env *demo.Env, role, prefix string) *writer {
+func startWriter(ctx context.Context, env *seedworkflow.Env, role, prefix string) *writer {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	w := &writer{env: env, role: role, prefix: prefix, cancel: cancel, done: make(chan struct{}), lastAck: time.Now()}
 	go w.run(ctx)
@@ -60,7 +60,7 @@ func (w *writer) run(ctx context.Context) {
 		}
 		if cli == nil {
 			var err error
-			if cli, err = demo.EtcdClient(ctx, w.env, w.role); err != nil {
+			if cli, err = seedworkflow.EtcdClient(ctx, w.env, w.role); err != nil {
 				w.failed()
 				continue
 			}

@@ -14,7 +14,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/demo"
+	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
 func newDemoCommand(g *globalOptions) *cobra.Command {
@@ -45,13 +45,13 @@ torn down, or kept running with --keep until Ctrl-C or "gardener-etcd local down
 				log = zap.New(zap.WriteTo(cmd.ErrOrStderr()), zap.ConsoleEncoder())
 			}
 			ctx = logf.IntoContext(ctx, log)
-			env, timer, runErr := demo.Run(ctx, demo.Options{StateDir: o.stateDir, Nodes: o.nodes, Timeout: timeout, Keys: keys, Out: out, Log: log})
+			env, timer, runErr := seedworkflow.Run(ctx, seedworkflow.Options{StateDir: o.stateDir, Nodes: o.nodes, Timeout: timeout, Keys: keys, Out: out, Log: log})
 			if env == nil {
 				return runErr
 			}
 			// The summary and the teardown run also when the run was interrupted.
 			final := context.WithoutCancel(ctx)
-			demo.PrintSummary(final, out, env, timer.Steps)
+			seedworkflow.PrintSummary(final, out, env, timer.Steps)
 			if runErr != nil {
 				fmt.Fprintf(out, "\nThe demo failed: %v\n", runErr)
 			}

@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	s3provider "github.com/gardener-etcd/gardener-etcd/pkg/backupprovider/s3"
+	s3provider "github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/s3"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed"
 )
 
@@ -151,8 +151,8 @@ func printSeed(out io.Writer, seed *localseed.Seed, stateDir string, missing []s
 		fmt.Fprintf(out, "S3:          %s (path-style, region %s)\n", s3.Endpoint, s3.Region)
 		fmt.Fprintf(out, "  access key %s, secret key %s; buckets are directories of %s\n", s3.AccessKey, s3.SecretKey, s3.Dir)
 		fmt.Fprintf(out, "  AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s aws --endpoint-url %s s3 ls\n", s3.AccessKey, s3.SecretKey, s3.Endpoint)
-		fmt.Fprintln(out, "  secret for a BackupBucket of type s3 (kubectl with the kubeconfig above):")
-		fmt.Fprintf(out, "  kubectl create secret generic backup-s3 -n garden --from-literal=%s=%s --from-literal=%s=%s \\\n"+
+		fmt.Fprintln(out, "  secret for a BackupBucket <bucket> of type s3 (kubectl with the kubeconfig above; a BackupEntry's is garden/entry-<entry>):")
+		fmt.Fprintf(out, "  kubectl create secret generic bucket-<bucket> -n garden --from-literal=%s=%s --from-literal=%s=%s \\\n"+
 			"    --from-literal=%s=%s --from-literal=%s=%s --from-literal=%s=true\n",
 			s3provider.DataKeyAccessKeyID, s3.AccessKey, s3provider.DataKeySecretAccessKey, s3.SecretKey,
 			s3provider.DataKeyRegion, s3.Region, s3provider.DataKeyEndpoint, s3.Endpoint, s3provider.DataKeyForcePathStyle)

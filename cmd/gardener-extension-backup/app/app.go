@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -22,10 +21,10 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupbucket"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupentry"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider/builtin"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupbucket"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupentry"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/builtin"
 	"github.com/gardener-etcd/gardener-etcd/pkg/version"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/ensureetcd"
 )
@@ -98,11 +97,11 @@ func (o *Options) Run(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
-	providers := o.providers()
-	if err := backupbucket.AddToManager(mgr, backupbucket.Options{Providers: providers, MaxConcurrentReconciles: o.Workers}); err != nil {
+	common := controller.Options{Providers: builtin.Enabled(o.LocalRoot, o.ProviderTypes), MaxConcurrentReconciles: o.Workers}
+	if err := backupbucket.AddToManager(mgr, backupbucket.Options{Options: common}); err != nil {
 		return fmt.Errorf("adding the BackupBucket controller: %w", err)
 	}
-	if err := backupentry.AddToManager(mgr, backupentry.Options{Providers: providers, MaxConcurrentReconciles: o.Workers}); err != nil {
+	if err := backupentry.AddToManager(mgr, backupentry.Options{Options: common}); err != nil {
 		return fmt.Errorf("adding the BackupEntry controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
@@ -128,16 +127,4 @@ func (o *Options) Run(ctx context.Context, cfg *rest.Config) error {
 	}
 	log.Info("Stopped")
 	return nil
-}
-
-// providers are the built-in providers restricted to the enabled types.
-func (o *Options) providers() backupprovider.Registry {
-	all := builtin.Providers(o.LocalRoot)
-	enabled := backupprovider.Registry{}
-	for t, p := range all {
-		if slices.Contains(o.ProviderTypes, t) {
-			enabled[t] = p
-		}
-	}
-	return enabled
 }

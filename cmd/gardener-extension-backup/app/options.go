@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupprovider/builtin"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/builtin"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/ensureetcd"
 )
 
@@ -57,7 +57,7 @@ func NewOptions() *Options {
 		MetricsBindAddress:     DefaultMetricsBindAddress,
 		HealthProbeBindAddress: DefaultHealthProbeBindAddress,
 		Workers:                DefaultWorkers,
-		ProviderTypes:          supportedTypes(),
+		ProviderTypes:          builtin.Types(),
 		EnableWebhooks:         true,
 		WebhookPort:            DefaultWebhookPort,
 		storage:                map[string]*storageFlags{"main": {}, "events": {}},
@@ -74,7 +74,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "address of /healthz and /readyz (0 disables them)")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "parallel reconciles per controller")
 	fs.StringVar(&o.LocalRoot, "local-root", o.LocalRoot, "directory holding the buckets of provider type local")
-	fs.StringSliceVar(&o.ProviderTypes, "provider-types", o.ProviderTypes, "provider types this instance handles ("+strings.Join(supportedTypes(), ", ")+")")
+	fs.StringSliceVar(&o.ProviderTypes, "provider-types", o.ProviderTypes, "provider types this instance handles ("+strings.Join(builtin.Types(), ", ")+")")
 	fs.BoolVar(&o.EnableWebhooks, "enable-webhooks", o.EnableWebhooks, "serve the EnsureETCD webhook")
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "port of the webhook server")
 	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", o.WebhookCertDir, "directory with tls.crt and tls.key of the webhook server")
@@ -120,8 +120,8 @@ func (o *Options) Validate() error {
 		errs = append(errs, errors.New("--provider-types must name at least one provider type"))
 	}
 	for _, t := range o.ProviderTypes {
-		if !slices.Contains(supportedTypes(), t) {
-			errs = append(errs, fmt.Errorf("--provider-types: unknown provider type %q (supported: %s)", t, strings.Join(supportedTypes(), ", ")))
+		if !slices.Contains(builtin.Types(), t) {
+			errs = append(errs, fmt.Errorf("--provider-types: unknown provider type %q (supported: %s)", t, strings.Join(builtin.Types(), ", ")))
 		}
 	}
 	if slices.Contains(o.ProviderTypes, "local") && o.LocalRoot == "" {
@@ -134,13 +134,4 @@ func (o *Options) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-func supportedTypes() []string {
-	var types []string
-	for t := range builtin.Providers("") {
-		types = append(types, t)
-	}
-	slices.Sort(types)
-	return types
 }

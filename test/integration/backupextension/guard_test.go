@@ -6,7 +6,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupentry"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupentry"
 )
 
 // An old BackupEntry of a deleted shoot expires after a new shoot with the same name got its namespace and

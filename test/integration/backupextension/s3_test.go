@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupentry"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupentry"
 	"github.com/gardener-etcd/gardener-etcd/test/s3server"
 )
 

@@ -23,8 +23,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupbucket"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupentry"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupbucket"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupentry"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
 	"github.com/gardener-etcd/gardener-etcd/test/envtest"
@@ -63,10 +64,10 @@ func startExtension(ctx context.Context, e *envtest.Env) error {
 	if err != nil {
 		return err
 	}
-	if err := backupbucket.AddToManager(mgr, backupbucket.Options{LocalRoot: localRoot}); err != nil {
+	if err := backupbucket.AddToManager(mgr, backupbucket.Options{Options: controller.Options{LocalRoot: localRoot}}); err != nil {
 		return err
 	}
-	if err := backupentry.AddToManager(mgr, backupentry.Options{LocalRoot: localRoot}); err != nil {
+	if err := backupentry.AddToManager(mgr, backupentry.Options{Options: controller.Options{LocalRoot: localRoot}}); err != nil {
 		return err
 	}
 	go func() {

@@ -19,8 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupbucket"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupentry"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupbucket"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupentry"
 	"github.com/gardener-etcd/gardener-etcd/test/envtest"
 )
 
@@ -70,11 +71,11 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "manager:", err)
 		return 1
 	}
-	if err := backupbucket.AddToManager(mgr, backupbucket.Options{LocalRoot: localRoot}); err != nil {
+	if err := backupbucket.AddToManager(mgr, backupbucket.Options{Options: controller.Options{LocalRoot: localRoot}}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := backupentry.AddToManager(mgr, backupentry.Options{LocalRoot: localRoot}); err != nil {
+	if err := backupentry.AddToManager(mgr, backupentry.Options{Options: controller.Options{LocalRoot: localRoot}}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

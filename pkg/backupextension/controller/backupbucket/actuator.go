@@ -1,0 +1,93 @@
+package backupbucket
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
+)
+
+// actuator creates and deletes the bucket of a BackupBucket.
+type actuator struct {
+	// Client writes the generated secret.
+	Client client.Client
+	// APIReader reads secrets directly, so the controller neither caches every secret of the seed nor acts
+	// on a stale copy of a credential gardenlet just rotated.
+	APIReader client.Reader
+	// Options configure the namespace of the generated secrets.
+	Options Options
+}
+
+// Ensure creates the bucket and writes the generated secret.
+func (a *actuator) Ensure(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, p provider.Provider) error {
+	request, err := a.bucketRequest(ctx, bb)
+	if err != nil {
+		return err
+	}
+	result, err := p.EnsureBucket(ctx, request)
+	if err != nil {
+		return err
+	}
+	ref, err := a.writeGeneratedSecret(ctx, bb, result.GeneratedSecretData)
+	if err != nil {
+		return err
+	}
+	bb.Status.GeneratedSecretRef = ref
+	bb.Status.ProviderStatus = result.ProviderStatus
+	return nil
+}
+
+// Delete deletes the bucket and the generated secret.
+func (a *actuator) Delete(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, p provider.Provider) error {
+	request, err := a.bucketRequest(ctx, bb)
+	if err != nil {
+		return err
+	}
+	if err := p.DeleteBucket(ctx, request); err != nil {
+		return err
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: GeneratedSecretName(bb.Name), Namespace: a.Options.GeneratedSecretNamespace}}
+	if err := a.Client.Delete(ctx, secret); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting the generated secret %s: %w", client.ObjectKeyFromObject(secret), err)
+	}
+	return nil
+}
+
+func (a *actuator) bucketRequest(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) (provider.BucketRequest, error) {
+	secret := &corev1.Secret{}
+	key := client.ObjectKey{Namespace: bb.Spec.SecretRef.Namespace, Name: bb.Spec.SecretRef.Name}
+	if err := a.APIReader.Get(ctx, key, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return provider.BucketRequest{}, fmt.Errorf("bucket secret %s does not exist", key)
+		}
+		return provider.BucketRequest{}, fmt.Errorf("reading bucket secret %s: %w", key, err)
+	}
+	return provider.BucketRequest{
+		Name:           bb.Name,
+		Region:         bb.Spec.Region,
+		ProviderConfig: bb.Spec.ProviderConfig,
+		Credentials:    secret.Data,
+	}, nil
+}
+
+// writeGeneratedSecret writes the generated bucket secret, owned by the BackupBucket so that it also goes
+// away if the bucket object is removed without the controller.
+func (a *actuator) writeGeneratedSecret(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, data map[string][]byte) (*corev1.SecretReference, error) {
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: GeneratedSecretName(bb.Name), Namespace: a.Options.GeneratedSecretNamespace}}
+	_, err := controllerutil.CreateOrUpdate(ctx, a.Client, secret, func() error {
+		secret.Type = corev1.SecretTypeOpaque
+		secret.Data = data
+		return controllerutil.SetOwnerReference(bb, secret, a.Client.Scheme())
+	})
+	if err != nil {
+		return nil, fmt.Errorf("writing the generated secret %s: %w", client.ObjectKeyFromObject(secret), err)
+	}
+	return &corev1.SecretReference{Name: secret.Name, Namespace: secret.Namespace}, nil
+}

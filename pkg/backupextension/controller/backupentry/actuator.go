@@ -1,0 +1,109 @@
+package backupentry
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/operation"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
+)
+
+// actuator writes and removes the etcd backup secret of a BackupEntry and deletes its bucket data.
+type actuator struct {
+	// Client reads BackupEntries from the cache and writes the etcd backup secrets.
+	Client client.Client
+	// APIReader reads secrets and namespaces directly: the controller must not cache every secret of the seed,
+	// and must see a namespace that was just created or started terminating.
+	APIReader client.Reader
+	// Options configure retry intervals.
+	Options Options
+}
+
+// Ensure writes the etcd backup secret into the shoot namespace and reports it in the status.
+func (a *actuator) Ensure(ctx context.Context, be *extensionsv1alpha1.BackupEntry, p provider.Provider) error {
+	namespace, err := ShootNamespace(be.Name)
+	if err != nil {
+		return err
+	}
+	request, err := a.entryRequest(ctx, be)
+	if err != nil {
+		return err
+	}
+	providerData, err := p.EtcdSecretData(request)
+	if err != nil {
+		return err
+	}
+	if err := a.shootNamespaceUsable(ctx, namespace); err != nil {
+		return err
+	}
+	ref, err := a.writeEtcdBackupSecret(ctx, be, namespace, etcdBackupSecretData(be, request.Credentials, providerData))
+	if err != nil {
+		return err
+	}
+	be.Status.EtcdBackupSecretRef = ref
+	return nil
+}
+
+// Delete removes the etcd backup secret (only if this entry wrote it) and the entry's objects in the bucket.
+func (a *actuator) Delete(ctx context.Context, be *extensionsv1alpha1.BackupEntry, p provider.Provider) error {
+	if namespace, err := ShootNamespace(be.Name); err == nil {
+		if err := a.deleteEtcdBackupSecret(ctx, be, namespace); err != nil {
+			return err
+		}
+	}
+	request, err := a.entryRequest(ctx, be)
+	if err != nil {
+		return err
+	}
+	return p.DeleteEntry(ctx, request)
+}
+
+// entryRequest reads the entry secret, the only source Gardener's contract allows (validateSecretRef); both
+// operations go through it, so neither copies nor uses the credentials of a secret the entry may not name.
+func (a *actuator) entryRequest(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (provider.EntryRequest, error) {
+	if err := validateSecretRef(be); err != nil {
+		return provider.EntryRequest{}, err
+	}
+	secret := &corev1.Secret{}
+	key := client.ObjectKey{Namespace: be.Spec.SecretRef.Namespace, Name: be.Spec.SecretRef.Name}
+	if err := a.APIReader.Get(ctx, key, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return provider.EntryRequest{}, fmt.Errorf("backup entry secret %s does not exist", key)
+		}
+		return provider.EntryRequest{}, fmt.Errorf("reading backup entry secret %s: %w", key, err)
+	}
+	return provider.EntryRequest{
+		Name:                 be.Name,
+		BucketName:           be.Spec.BucketName,
+		Region:               be.Spec.Region,
+		ProviderConfig:       be.Spec.ProviderConfig,
+		BucketProviderStatus: be.Spec.BackupBucketProviderStatus,
+		Credentials:          secret.Data,
+	}, nil
+}
+
+// shootNamespaceUsable turns a missing or terminating shoot namespace into a RetryLaterError: the entry is
+// usually created before its namespace's etcd needs the secret, and an entry of a shoot being deleted has
+// nowhere to write it.
+func (a *actuator) shootNamespaceUsable(ctx context.Context, name string) error {
+	ns := &corev1.Namespace{}
+	if err := a.APIReader.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil {
+		if apierrors.IsNotFound(err) {
+			return a.retryLater(fmt.Errorf("shoot namespace %q does not exist yet", name))
+		}
+		return fmt.Errorf("reading shoot namespace %q: %w", name, err)
+	}
+	if ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
+		return a.retryLater(fmt.Errorf("shoot namespace %q is being deleted", name))
+	}
+	return nil
+}
+
+func (a *actuator) retryLater(err error) error {
+	return &operation.RetryLaterError{Err: err, After: a.Options.NamespaceRetryInterval}
+}

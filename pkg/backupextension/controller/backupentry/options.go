@@ -1,0 +1,35 @@
+// Package backupentry is the BackupEntry controller of the backup extension. For every entry it writes the
+// etcd backup secret into the shoot's control-plane namespace (the entry credentials, `bucketName` and the
+// provider's keys), exposes that secret's reference in status.etcdBackupSecretRef so the Gardener side need
+// not guess its name (seeds 003/004), and on deletion removes the secret — only if this entry wrote it — and
+// the entry's objects in the bucket.
+package backupentry
+
+import (
+	"time"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller"
+)
+
+// ControllerName names the controller in logs, metrics and events.
+const ControllerName = "backupentry"
+
+// DefaultNamespaceRetryInterval is how long the controller waits before it looks again for a shoot namespace
+// that is missing or being deleted. Creation of the namespace triggers a reconcile on its own, so this is
+// only the safety net.
+const DefaultNamespaceRetryInterval = 30 * time.Second
+
+// Options configure the controller.
+type Options struct {
+	// Options are the settings every extension controller has (providers, parallelism).
+	controller.Options
+	// NamespaceRetryInterval is DefaultNamespaceRetryInterval when zero.
+	NamespaceRetryInterval time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.NamespaceRetryInterval == 0 {
+		o.NamespaceRetryInterval = DefaultNamespaceRetryInterval
+	}
+	return o
+}

@@ -1,0 +1,63 @@
+package seedworkflow
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/druid"
+)
+
+// BootstrapDruid installs the druid CRDs and etcd-druid from its chart (the chart's images, which the local
+// seed maps to bin/) and waits until the Deployment is available, i.e. its pod runs on a process node and
+// serves its webhooks.
+func BootstrapDruid(ctx context.Context, env *Env) (string, error) {
+	if err := ensurePriorityClass(ctx, env); err != nil {
+		return "", err
+	}
+	component := druid.New(env.Client, GardenNamespace, druid.Values{WaitTimeout: env.Timeout, WaitInterval: env.Interval})
+	if err := component.Deploy(ctx); err != nil {
+		return "", err
+	}
+	if err := component.Wait(ctx); err != nil {
+		return "", err
+	}
+	return podSummary(ctx, env, GardenNamespace, "app.kubernetes.io/name="+druid.Name)
+}
+
+// ensurePriorityClass creates the priority class etcd pods ask for; Gardener creates it in every seed, and
+// the apiserver rejects pods of an unknown class.
+func ensurePriorityClass(ctx context.Context, env *Env) error {
+	pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: PriorityClassName}, Value: 999998500,
+		Description: "Gardener's control-plane components of shoots (etcd)"}
+	if err := env.Client.Create(ctx, pc); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating priority class %s: %w", PriorityClassName, err)
+	}
+	return nil
+}
+
+// podSummary describes the pods of a selector as "name on node (ip)".
+func podSummary(ctx context.Context, env *Env, namespace, selector string) (string, error) {
+	pods := &corev1.PodList{}
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		return "", err
+	}
+	if err := env.Client.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return "", fmt.Errorf("listing pods in %s: %w", namespace, err)
+	}
+	out := ""
+	for _, p := range pods.Items {
+		if out != "" {
+			out += ", "
+		}
+		out += fmt.Sprintf("pod %s on %s (%s)", p.Name, p.Spec.NodeName, p.Status.PodIP)
+	}
+	return out, nil
+}

@@ -1,0 +1,153 @@
+package seedworkflow
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
+)
+
+// BackupObject is one object in the demo bucket.
+type BackupObject struct {
+	Key  string
+	Size int64
+}
+
+// ListBackups lists the objects of the demo bucket on the seed's S3 server.
+func ListBackups(ctx context.Context, env *Env) ([]BackupObject, error) {
+	s3 := env.Seed.S3()
+	c := awss3.New(awss3.Options{
+		Region:                     s3.Region,
+		Credentials:                credentials.NewStaticCredentialsProvider(s3.AccessKey, s3.SecretKey, ""),
+		BaseEndpoint:               aws.String(s3.Endpoint),
+		UsePathStyle:               true,
+		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
+		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
+	})
+	var objects []BackupObject
+	pages := awss3.NewListObjectsV2Paginator(c, &awss3.ListObjectsV2Input{Bucket: aws.String(BucketName)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing bucket %s: %w", BucketName, err)
+		}
+		for _, o := range page.Contents {
+			objects = append(objects, BackupObject{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size)})
+		}
+	}
+	return objects, nil
+}
+
+// PrintSummary prints the steps with their durations, the Etcds' conditions and members, the backup objects
+// and how to reach the seed.
+func PrintSummary(ctx context.Context, out io.Writer, env *Env, steps []StepResult) {
+	fmt.Fprintln(out)
+	fmt.Fprintln(out, "Summary")
+	fmt.Fprintln(out, "=======")
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	var total time.Duration
+	for _, s := range steps {
+		fmt.Fprintf(w, "  %s\t%s\n", s.Name, s.Duration.Round(100*time.Millisecond))
+		total += s.Duration
+	}
+	fmt.Fprintf(w, "  total\t%s\n", total.Round(100*time.Millisecond))
+	_ = w.Flush()
+
+	for _, role := range []string{etcd.RoleMain, etcd.RoleEvents} {
+		obj, err := Component(env, role).Get(ctx)
+		if err != nil {
+			fmt.Fprintf(out, "\n%s: %v\n", etcd.Name(role), err)
+			continue
+		}
+		printEtcd(out, env.Namespace, obj, containerRestarts(ctx, env, role))
+	}
+
+	fmt.Fprintf(out, "\nBackups in bucket %s (%s):\n", BucketName, env.Seed.S3().Endpoint)
+	if objects, err := ListBackups(ctx, env); err != nil {
+		fmt.Fprintf(out, "  %v\n", err)
+	} else {
+		w = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		for _, o := range objects {
+			fmt.Fprintf(w, "  %s\t%d bytes\n", o.Key, o.Size)
+		}
+		_ = w.Flush()
+		if len(objects) == 0 {
+			fmt.Fprintln(out, "  (none)")
+		}
+	}
+
+	kubeconfig := env.Seed.Kubeconfig()
+	fmt.Fprintf(out, "\nThe seed:\n  export KUBECONFIG=%s\n", kubeconfig)
+	fmt.Fprintf(out, "  kubectl get etcd,pods,pvc -n %s\n", env.Namespace)
+	fmt.Fprintf(out, "  kubectl get backupbucket,backupentry\n")
+	fmt.Fprintf(out, "  gardener-etcd --kubeconfig %s shoot snapshot -n %s   (from inside the seed network)\n", kubeconfig, env.Namespace)
+	fmt.Fprintf(out, "  container logs: %s/logs/pods/\n", env.Seed.StateDir())
+}
+
+// containerRestarts are the restarts of each member pod's containers ("etcd 1, backup-restore 0"): the
+// peer-TLS switch restarts etcd in place.
+func containerRestarts(ctx context.Context, env *Env, role string) map[string]string {
+	pods := &corev1.PodList{}
+	if err := env.Client.List(ctx, pods, client.InNamespace(env.Namespace), memberSelector(role)); err != nil {
+		return nil
+	}
+	restarts := map[string]string{}
+	for _, p := range pods.Items {
+		var parts []string
+		for _, c := range p.Status.ContainerStatuses {
+			parts = append(parts, fmt.Sprintf("%s %d", c.Name, c.RestartCount))
+		}
+		restarts[p.Name] = strings.Join(parts, ", ")
+	}
+	return restarts
+}
+
+func printEtcd(out io.Writer, namespace string, obj *druidv1alpha1.Etcd, restarts map[string]string) {
+	ready := "unknown"
+	if obj.Status.Ready != nil {
+		ready = fmt.Sprint(*obj.Status.Ready)
+	}
+	fmt.Fprintf(out, "\nEtcd %s/%s: replicas %d, ready %d, ready=%s", namespace, obj.Name, obj.Spec.Replicas, obj.Status.ReadyReplicas, ready)
+	if obj.Status.PeerUrlTLSEnabled != nil {
+		fmt.Fprintf(out, ", peer TLS %v", *obj.Status.PeerUrlTLSEnabled)
+	}
+	fmt.Fprintln(out)
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "  CONDITION\tSTATUS\tREASON\tMESSAGE")
+	for _, c := range obj.Status.Conditions {
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, oneLine(c.Message, 80))
+	}
+	fmt.Fprintln(w, "  MEMBER\tSTATUS\tROLE\tID\tCONTAINER RESTARTS")
+	for _, m := range obj.Status.Members {
+		role := "-"
+		if m.Role != nil {
+			role = string(*m.Role)
+		}
+		id := "-"
+		if m.ID != nil {
+			id = *m.ID
+		}
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", m.Name, m.Status, role, id, restarts[m.Name])
+	}
+	_ = w.Flush()
+}
+
+// oneLine shortens s to max runes on one line.
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}
