@@ -79,6 +79,7 @@ func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBu
 		rule(updateAndDelete, "rbac.authorization.k8s.io", "roles", "rolebindings"),
 		rule(updateAndDelete, "apps", "statefulsets"),
 		rule(updateAndDelete, "policy", "poddisruptionbudgets"),
+		rule(updateAndDelete, "networking.k8s.io", "networkpolicies"),
 		rule(updateAndDelete, "batch", "jobs"),
 		rule(updateAndDelete, "coordination.k8s.io", "leases"),
 		rule([]admissionregistrationv1.OperationType{admissionregistrationv1.Update}, "", "pods"),

@@ -7,6 +7,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/clientservice"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/memberlease"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/networkpolicy"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/peerservice"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/poddisruptionbudget"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/role"
@@ -38,6 +39,7 @@ func New(c component.Clients, opts Options) component.Registry {
 		component.KindMemberLease:         memberlease.New(c),
 		component.KindSnapshotLease:       snapshotlease.New(c),
 		component.KindPodDisruptionBudget: poddisruptionbudget.New(c, pdbOpts...),
+		component.KindNetworkPolicy:       networkpolicy.New(c),
 		component.KindClientService:       clientservice.New(c),
 		component.KindPeerService:         peerservice.New(c),
 		component.KindConfigMap:           configmap.New(c),
