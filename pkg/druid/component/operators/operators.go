@@ -15,12 +15,15 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/serviceaccount"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/snapshotlease"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
 // Options configure the operators that have settings of their own.
 type Options struct {
 	// Images are druid's configured container images.
 	Images statefulset.Images
+	// LocalBackup limits the node directories a Local backup store may mount (nil list: the default).
+	LocalBackup config.LocalBackup
 	// PDBMinAvailable overrides the PodDisruptionBudget's minAvailable policy (default: quorum).
 	PDBMinAvailable poddisruptionbudget.MinAvailablePolicy
 }
@@ -43,7 +46,7 @@ func New(c component.Clients, opts Options) component.Registry {
 		component.KindClientService:       clientservice.New(c),
 		component.KindPeerService:         peerservice.New(c),
 		component.KindConfigMap:           configmap.New(c),
-		component.KindStatefulSet:         statefulset.New(c, opts.Images),
+		component.KindStatefulSet:         statefulset.New(c, opts.Images, opts.LocalBackup),
 	})
 	if err != nil {
 		// Every kind is listed above; a failure here is a programming error caught by the tests.
