@@ -116,6 +116,7 @@ func TestDruidDefaults(t *testing.T) {
 	g.Expect(cfg.Etcd.EnableEtcdSpecAutoReconcile).To(BeFalse(), "Gardener triggers reconciles with the operation annotation")
 	g.Expect(cfg.Webhooks.Enabled).To(BeTrue())
 	g.Expect(cfg.LeaderElection).To(BeTrue(), "the replicas elect one leader")
+	g.Expect(cfg.Etcd.LocalBackup.AllowedHostPaths).To(BeNil(), "druid's default directory")
 	g.Expect(cfg.Webhooks.ReconcilerServiceAccount).To(Equal("system:serviceaccount:garden:etcd-druid"))
 	g.Expect(*pod.SecurityContext.RunAsUser).To(Equal(int64(65532)))
 	g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
@@ -158,6 +159,7 @@ func TestDruidVariant(t *testing.T) {
 		"controllers":         map[string]any{"etcd": map[string]any{"enableEtcdSpecAutoReconcile": true, "workers": 7}},
 		"podDisruptionBudget": map[string]any{"enabled": false},
 		"image":               map[string]any{"tag": "v9.9.9"},
+		"localBackup":         map[string]any{"allowedHostPaths": []any{"/srv/a", "/srv/b"}},
 	})
 	g.Expect(kinds(objs)).To(Equal([]string{"ClusterRole/druid", "ClusterRoleBinding/druid", "Deployment/druid", "Service/druid", "ServiceAccount/druid"}))
 	deploy := find[appsv1.Deployment](t, objs, "Deployment", "druid")
@@ -170,6 +172,7 @@ func TestDruidVariant(t *testing.T) {
 	cfg := parseDruidArgs(t, c.Args)
 	g.Expect(cfg.Etcd.EnableEtcdSpecAutoReconcile).To(BeTrue())
 	g.Expect(cfg.Webhooks.Enabled).To(BeFalse())
+	g.Expect(cfg.Etcd.LocalBackup.AllowedHostPaths).To(Equal([]string{"/srv/a", "/srv/b"}))
 }
 
 // parseDruidArgs parses the chart's args with etcd-druid's own flag set and validates the resulting
