@@ -13,6 +13,7 @@ import (
 	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
@@ -98,6 +99,13 @@ func TestDruidDefaults(t *testing.T) {
 	deploy := find[appsv1.Deployment](t, objs, "Deployment", "etcd-druid")
 	pod := deploy.Spec.Template.Spec
 	c := pod.Containers[0]
+	// HA by default: two replicas, one leader, both serving the webhooks, on different nodes if possible,
+	// and at most one of them voluntarily disrupted.
+	g.Expect(*deploy.Spec.Replicas).To(Equal(int32(2)))
+	g.Expect(pod.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].PodAffinityTerm.LabelSelector.MatchLabels).
+		To(Equal(deploy.Spec.Selector.MatchLabels))
+	pdb := find[policyv1.PodDisruptionBudget](t, objs, "PodDisruptionBudget", "etcd-druid")
+	g.Expect(pdb.Spec.MaxUnavailable.IntValue()).To(Equal(1))
 	g.Expect(c.Args).To(ContainElements(
 		"--enable-etcd-spec-auto-reconcile=false",
 		"--reconciler-service-account=system:serviceaccount:garden:etcd-druid",
@@ -107,6 +115,8 @@ func TestDruidDefaults(t *testing.T) {
 	cfg := parseDruidArgs(t, c.Args)
 	g.Expect(cfg.Etcd.EnableEtcdSpecAutoReconcile).To(BeFalse(), "Gardener triggers reconciles with the operation annotation")
 	g.Expect(cfg.Webhooks.Enabled).To(BeTrue())
+	g.Expect(cfg.LeaderElection).To(BeTrue(), "the replicas elect one leader")
+	g.Expect(cfg.Etcd.LocalBackup.AllowedHostPaths).To(BeNil(), "druid's default directory")
 	g.Expect(cfg.Webhooks.ReconcilerServiceAccount).To(Equal("system:serviceaccount:garden:etcd-druid"))
 	g.Expect(*pod.SecurityContext.RunAsUser).To(Equal(int64(65532)))
 	g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
@@ -149,6 +159,7 @@ func TestDruidVariant(t *testing.T) {
 		"controllers":         map[string]any{"etcd": map[string]any{"enableEtcdSpecAutoReconcile": true, "workers": 7}},
 		"podDisruptionBudget": map[string]any{"enabled": false},
 		"image":               map[string]any{"tag": "v9.9.9"},
+		"localBackup":         map[string]any{"allowedHostPaths": []any{"/srv/a", "/srv/b"}},
 	})
 	g.Expect(kinds(objs)).To(Equal([]string{"ClusterRole/druid", "ClusterRoleBinding/druid", "Deployment/druid", "Service/druid", "ServiceAccount/druid"}))
 	deploy := find[appsv1.Deployment](t, objs, "Deployment", "druid")
@@ -161,6 +172,7 @@ func TestDruidVariant(t *testing.T) {
 	cfg := parseDruidArgs(t, c.Args)
 	g.Expect(cfg.Etcd.EnableEtcdSpecAutoReconcile).To(BeTrue())
 	g.Expect(cfg.Webhooks.Enabled).To(BeFalse())
+	g.Expect(cfg.Etcd.LocalBackup.AllowedHostPaths).To(Equal([]string{"/srv/a", "/srv/b"}))
 }
 
 // parseDruidArgs parses the chart's args with etcd-druid's own flag set and validates the resulting

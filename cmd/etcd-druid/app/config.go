@@ -90,7 +90,8 @@ func DefaultConfig() Config {
 }
 
 // complete fills what derives from other fields: the Jobs of the compaction and copy-backups controllers
-// run the backup-restore image unless they got their own.
+// run the backup-restore image unless they got their own, and mount Local stores within the Etcd
+// controller's limit.
 func (c *Config) complete() {
 	if c.Compaction.BackupRestoreImage == "" {
 		c.Compaction.BackupRestoreImage = c.Etcd.Images.BackupRestore
@@ -98,6 +99,9 @@ func (c *Config) complete() {
 	if c.CopyBackupsTask.BackupRestoreImage == "" {
 		c.CopyBackupsTask.BackupRestoreImage = c.Etcd.Images.BackupRestore
 	}
+	// One limit for every pod druid mounts a Local store into.
+	c.Compaction.LocalBackup = c.Etcd.LocalBackup
+	c.CopyBackupsTask.LocalBackup = c.Etcd.LocalBackup
 }
 
 // Validate checks the whole configuration at start-up, naming every problem at once.

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
 const testFile = `
@@ -84,4 +86,26 @@ func TestValidateNamesEveryProblem(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("images.etcdWrapper must be set")))
 	g.Expect(err).To(MatchError(ContainSubstring("reconcilerServiceAccount must be set")))
 	g.Expect(err).To(MatchError(ContainSubstring("clientConnection.qps must be positive")), "client-go would silently use 5 QPS")
+}
+
+// TestLocalBackupAllowedHostPaths: the flag limits every controller that mounts Local stores; without it
+// only the default directory is allowed, and the root directory is no allowed directory.
+func TestLocalBackupAllowedHostPaths(t *testing.T) {
+	g := NewWithT(t)
+	cfg, err := resolve(t, "", "--local-backup-allowed-host-paths=/srv/a,/srv/b")
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, lb := range []config.LocalBackup{cfg.Etcd.LocalBackup, cfg.Compaction.LocalBackup, cfg.CopyBackupsTask.LocalBackup} {
+		g.Expect(lb.AllowedHostPaths).To(Equal([]string{"/srv/a", "/srv/b"}))
+	}
+	g.Expect(cfg.Etcd.LocalBackup.Check("/srv/b/bucket")).To(Succeed())
+	g.Expect(cfg.Compaction.LocalBackup.Check(config.DefaultLocalBackupHostPath)).NotTo(Succeed())
+
+	cfg, err = resolve(t, "")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.CopyBackupsTask.LocalBackup.Check(config.DefaultLocalBackupHostPath)).To(Succeed())
+	g.Expect(cfg.CopyBackupsTask.LocalBackup.Check("/")).NotTo(Succeed())
+
+	cfg, err = resolve(t, "", "--local-backup-allowed-host-paths=/")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.Validate()).To(MatchError(ContainSubstring(`allowedHostPaths entry "/"`)))
 }

@@ -2,6 +2,8 @@ package app
 
 import (
 	"github.com/spf13/pflag"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
 // bindFlags binds every setting of c to a flag of fs. The same binding serves the command line and the
@@ -26,6 +28,8 @@ func bindFlags(fs *pflag.FlagSet, c *Config) {
 		"how long a member stays Unknown before it is NotReady; also the grace period before druid acts on a NotReady member")
 	fs.StringVar(&e.Images.EtcdWrapper, "etcd-wrapper-image", e.Images.EtcdWrapper, "image of the etcd container (etcd-wrapper)")
 	fs.StringVar(&e.Images.BackupRestore, "backup-restore-image", e.Images.BackupRestore, "image of the backup-restore container and of the compaction and copy Jobs")
+	fs.StringSliceVar(&e.LocalBackup.AllowedHostPaths, "local-backup-allowed-host-paths", e.LocalBackup.AllowedHostPaths,
+		"node directories a Local backup store's hostPath may name, with everything below them (default "+config.DefaultLocalBackupHostPath+"; empty refuses the Local provider)")
 
 	fs.IntVar(&c.Secret.Workers, "secret-workers", c.Secret.Workers, "Secrets reconciled in parallel by the secret finalizer controller")
 	fs.BoolVar(&c.Compaction.EnableBackupCompaction, "enable-backup-compaction", c.Compaction.EnableBackupCompaction, "run compaction Jobs when delta snapshots pile up")

@@ -19,6 +19,10 @@ const DefaultPollInterval = 10 * time.Second
 // ErrFinalSnapshotTimeout reports that the source's latest full snapshot did not become final in time.
 var ErrFinalSnapshotTimeout = errors.New("timed out waiting for a final full snapshot in the source store")
 
+// ErrWrittenAfterFinal reports that the source was backed up beyond its final full snapshot while the copy
+// ran: the source cluster was not shut down, and the copy misses its latest writes.
+var ErrWrittenAfterFinal = errors.New("the source store was written to after its final full snapshot; the copy is incomplete")
+
 // Options configure one copy.
 type Options struct {
 	Source, Target snapstore.SnapStore
@@ -54,8 +58,10 @@ func Copy(ctx context.Context, opts Options) (Result, error) {
 		opts.PollInterval = DefaultPollInterval
 	}
 	log := opts.Log.WithName("copier")
+	var final *snapshot.Snapshot
 	if opts.WaitForFinalSnapshot {
-		if err := waitForFinal(ctx, opts, log); err != nil {
+		var err error
+		if final, err = waitForFinal(ctx, opts, log); err != nil {
 			return Result{}, err
 		}
 	}
@@ -83,6 +89,11 @@ func Copy(ctx context.Context, opts Options) (Result, error) {
 		}
 		res.Copied = append(res.Copied, snap)
 		log.Info("Copied snapshot", "snapshot", dst.SnapName, "revision", snap.LastRevision, "bytes", size, "took", time.Since(start))
+	}
+	if final != nil {
+		if err := checkStillFinal(ctx, opts, final); err != nil {
+			return res, err
+		}
 	}
 	log.Info("Copy complete", "copied", len(res.Copied), "skipped", len(res.Skipped))
 	return res, nil

@@ -3,8 +3,10 @@ package copier_test
 import (
 	"context"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -206,4 +208,55 @@ func (l *listSpy) List(ctx context.Context) ([]*snapshot.Snapshot, error) {
 	default:
 	}
 	return snaps, err
+}
+
+// TestCopyIgnoresAFinalSnapshotFollowedByWrites: a final full snapshot after which the source backed up
+// more writes (an early or stray `final=true` while the cluster still serves) does not release the copy;
+// it times out instead of copying a history that misses those writes.
+func TestCopyIgnoresAFinalSnapshotFollowedByWrites(t *testing.T) {
+	h := newHistory(t)
+	target := backuptest.Local(t)
+	early := backuptest.TakeFull(t, h.snap, true)
+	backuptest.Churn(t, h.etcd.Client(t), 100)
+	backuptest.TakeDelta(t, h.snap)
+
+	_, err := copier.Copy(t.Context(), copier.Options{Source: h.source.SnapStore, Target: target.SnapStore, MaxBackups: 1, MaxBackupAge: -1,
+		WaitForFinalSnapshot: true, WaitForFinalSnapshotTimeout: 300 * time.Millisecond, PollInterval: 20 * time.Millisecond, Log: testr.New(t)})
+	if !errors.Is(err, copier.ErrFinalSnapshotTimeout) || !strings.Contains(err.Error(), early.SnapName) {
+		t.Fatalf("Copy = %v, want %v naming %s", err, copier.ErrFinalSnapshotTimeout, early.SnapName)
+	}
+	if got, _ := target.List(t.Context()); len(got) != 0 {
+		t.Fatalf("copied %v although the final snapshot was followed by writes", names(got))
+	}
+}
+
+// TestCopyFailsWhenTheSourceIsWrittenDuringTheCopy: writes backed up after the final snapshot while the copy
+// runs make the copy fail with ErrWrittenAfterFinal, naming the later snapshot, instead of succeeding with a
+// target that misses them.
+func TestCopyFailsWhenTheSourceIsWrittenDuringTheCopy(t *testing.T) {
+	h := newHistory(t)
+	target := backuptest.Local(t)
+	backuptest.TakeFull(t, h.snap, true)
+	var later *snapshot.Snapshot
+	writer := &saveHook{SnapStore: target.SnapStore, before: func() {
+		backuptest.Churn(t, h.etcd.Client(t), 200)
+		later = backuptest.TakeDelta(t, h.snap)
+	}}
+	_, err := copier.Copy(t.Context(), copier.Options{Source: h.source.SnapStore, Target: writer, MaxBackups: 1, MaxBackupAge: -1,
+		WaitForFinalSnapshot: true, WaitForFinalSnapshotTimeout: time.Minute, PollInterval: 20 * time.Millisecond, Log: testr.New(t)})
+	if !errors.Is(err, copier.ErrWrittenAfterFinal) || later == nil || !strings.Contains(err.Error(), later.SnapName) {
+		t.Fatalf("Copy = %v, want %v naming the later delta", err, copier.ErrWrittenAfterFinal)
+	}
+}
+
+// saveHook runs before once, before the first upload to the wrapped store.
+type saveHook struct {
+	snapstore.SnapStore
+	before func()
+	once   sync.Once
+}
+
+func (s *saveHook) Save(ctx context.Context, snap *snapshot.Snapshot, r io.Reader) error {
+	s.once.Do(s.before)
+	return s.SnapStore.Save(ctx, snap, r)
 }

@@ -13,5 +13,7 @@
 //
 // When: with WaitForFinalSnapshot the copy starts only once the source's latest full snapshot is marked
 // final, i.e. the source cluster was shut down and took its last snapshot, so nothing written before the
-// move is missing from the copy.
+// move is missing from the copy. A final snapshot is only what it says when nothing follows it: one that the
+// source backed up later revisions after does not release the copy, and later revisions that appear while
+// the copy runs fail it (ErrWrittenAfterFinal) instead of reporting an incomplete copy as done.
 package copier

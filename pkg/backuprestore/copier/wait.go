@@ -10,9 +10,12 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 )
 
-// waitForFinal lists the source until its latest full snapshot is final. Listing errors are retried
-// (the source may be briefly unreachable); the last one is reported on timeout.
-func waitForFinal(ctx context.Context, opts Options, log logr.Logger) error {
+// waitForFinal lists the source until its latest full snapshot is final and nothing was backed up after it,
+// and returns that snapshot. A final snapshot followed by later revisions was taken while the cluster still
+// took writes (a stray or early `/snapshot/full?final=true`): it does not release the copy, which waits for
+// a final snapshot of the cluster shut down on purpose. Listing errors are retried (the source may be
+// briefly unreachable); the last one is reported on timeout.
+func waitForFinal(ctx context.Context, opts Options, log logr.Logger) (*snapshot.Snapshot, error) {
 	if opts.WaitForFinalSnapshotTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opts.WaitForFinalSnapshotTimeout)
@@ -28,25 +31,53 @@ func waitForFinal(ctx context.Context, opts Options, log logr.Logger) error {
 			lastErr = err
 		default:
 			full := latestFull(snaps)
-			if full != nil && full.IsFinal {
-				log.Info("Source has a final full snapshot", "snapshot", full.SnapName)
-				return nil
-			}
 			if full != nil {
 				latest = full.SnapName
+			}
+			if full != nil && full.IsFinal {
+				after := backedUpAfter(snaps, full)
+				if after == nil {
+					log.Info("Source has a final full snapshot", "snapshot", full.SnapName)
+					return full, nil
+				}
+				log.Info("Ignoring a final full snapshot: the source was written to after it", "snapshot", full.SnapName, "later", after.SnapName)
 			}
 		}
 		log.Info("Waiting for a final full snapshot in the source store", "latest", latest)
 		select {
 		case <-ctx.Done():
 			if opts.WaitForFinalSnapshotTimeout > 0 && ctx.Err() == context.DeadlineExceeded {
-				return fmt.Errorf("%w after %s (latest full snapshot: %s, last listing error: %v)",
+				return nil, fmt.Errorf("%w after %s (latest full snapshot: %s, last listing error: %v)",
 					ErrFinalSnapshotTimeout, opts.WaitForFinalSnapshotTimeout, latest, lastErr)
 			}
-			return ctx.Err()
+			return nil, ctx.Err()
 		case <-t.C:
 		}
 	}
+}
+
+// backedUpAfter returns a snapshot of the listing that holds revisions after final's, or nil.
+func backedUpAfter(snaps []*snapshot.Snapshot, final *snapshot.Snapshot) *snapshot.Snapshot {
+	for _, s := range snaps {
+		if s.LastRevision > final.LastRevision {
+			return s
+		}
+	}
+	return nil
+}
+
+// checkStillFinal lists the source once more after the copy: a snapshot with revisions after final means the
+// source took writes after its "final" snapshot, so the copy misses them and must not count as complete.
+func checkStillFinal(ctx context.Context, opts Options, final *snapshot.Snapshot) error {
+	snaps, err := opts.Source.List(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the source store after the copy: %w", err)
+	}
+	if after := backedUpAfter(snaps, final); after != nil {
+		return fmt.Errorf("%w: %s holds revisions up to %d, after the final snapshot %s (revision %d)",
+			ErrWrittenAfterFinal, after.SnapName, after.LastRevision, final.SnapName, final.LastRevision)
+	}
+	return nil
 }
 
 // latestFull is the full snapshot a restore of the listing would start from.

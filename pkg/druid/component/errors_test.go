@@ -70,7 +70,7 @@ func TestRegistryOrderAndCompleteness(t *testing.T) {
 		kinds = append(kinds, reg.Kind)
 	}
 	g.Expect(kinds).To(Equal([]Kind{KindServiceAccount, KindRole, KindRoleBinding, KindMemberLease, KindSnapshotLease,
-		KindPodDisruptionBudget, KindClientService, KindPeerService, KindConfigMap, KindStatefulSet}))
+		KindPodDisruptionBudget, KindNetworkPolicy, KindClientService, KindPeerService, KindConfigMap, KindStatefulSet}))
 
 	delete(ops, KindConfigMap)
 	_, err = NewRegistry(ops)

@@ -20,6 +20,7 @@ const (
 	KindMemberLease         Kind = "MemberLease"
 	KindSnapshotLease       Kind = "SnapshotLease"
 	KindPodDisruptionBudget Kind = "PodDisruptionBudget"
+	KindNetworkPolicy       Kind = "NetworkPolicy"
 	KindClientService       Kind = "ClientService"
 	KindPeerService         Kind = "PeerService"
 	KindConfigMap           Kind = "ConfigMap"
@@ -27,8 +28,9 @@ const (
 )
 
 // SyncOrder is the order of shared/reference/druid-components.md: identities and RBAC first (the pods need
-// them to renew leases), then the leases the sidecar renews, the PDB, the Services, the ConfigMap the pods
-// read, and the StatefulSet last so that every pod starts with all it depends on in place.
+// them to renew leases), then the leases the sidecar renews, the PDB, the NetworkPolicy, the Services, the
+// ConfigMap the pods read, and the StatefulSet last so that every pod starts with all it depends on in place
+// (including the limits on who may reach it).
 var SyncOrder = []Kind{
 	KindServiceAccount,
 	KindRole,
@@ -36,6 +38,7 @@ var SyncOrder = []Kind{
 	KindMemberLease,
 	KindSnapshotLease,
 	KindPodDisruptionBudget,
+	KindNetworkPolicy,
 	KindClientService,
 	KindPeerService,
 	KindConfigMap,
@@ -49,6 +52,7 @@ var codeNames = map[Kind]string{
 	KindMemberLease:         "MEMBER_LEASE",
 	KindSnapshotLease:       "SNAPSHOT_LEASE",
 	KindPodDisruptionBudget: "POD_DISRUPTION_BUDGET",
+	KindNetworkPolicy:       "NETWORK_POLICY",
 	KindClientService:       "CLIENT_SERVICE",
 	KindPeerService:         "PEER_SERVICE",
 	KindConfigMap:           "CONFIGMAP",

@@ -47,6 +47,9 @@ type EtcdController struct {
 	EtcdMemberNotReadyThreshold time.Duration
 	// Images are passed to the StatefulSet component.
 	Images Images
+	// LocalBackup limits the node directories a Local backup store may mount (the compaction and
+	// copy-backups controllers get the same limit).
+	LocalBackup LocalBackup
 }
 
 // Default fills every zero field with its default; it never overrides a set value, so that a partly
@@ -88,5 +91,6 @@ func (c EtcdController) Validate() error {
 	if c.Images.BackupRestore == "" {
 		errs = append(errs, errors.New("etcd controller: images.backupRestore must be set"))
 	}
+	errs = append(errs, c.LocalBackup.Validate())
 	return errors.Join(errs...)
 }

@@ -22,7 +22,8 @@ var _ admission.Validator[*druidv1alpha1.Etcd] = EtcdValidator{}
 
 // ValidateCreate checks a new Etcd.
 func (EtcdValidator) ValidateCreate(_ context.Context, etcd *druidv1alpha1.Etcd) (admission.Warnings, error) {
-	return etcdWarnings(etcd), invalid("Etcd", etcd.Name, validation.ValidateEtcd(etcd))
+	errs := append(validation.ValidateEtcd(etcd), foreignSecretRefs(etcd, nil)...)
+	return etcdWarnings(etcd), invalid("Etcd", etcd.Name, errs)
 }
 
 // ValidateUpdate checks an updated Etcd, including its immutable fields. An Etcd that is being deleted is
@@ -31,7 +32,8 @@ func (EtcdValidator) ValidateUpdate(_ context.Context, oldEtcd, newEtcd *druidv1
 	if newEtcd.DeletionTimestamp != nil {
 		return nil, nil
 	}
-	return etcdWarnings(newEtcd), invalid("Etcd", newEtcd.Name, validation.ValidateEtcdUpdate(newEtcd, oldEtcd))
+	errs := append(validation.ValidateEtcdUpdate(newEtcd, oldEtcd), foreignSecretRefs(newEtcd, oldEtcd)...)
+	return etcdWarnings(newEtcd), invalid("Etcd", newEtcd.Name, errs)
 }
 
 // ValidateDelete allows every deletion: the deletion flow is what protects data (final snapshot, finalizers).
@@ -61,15 +63,17 @@ var _ admission.Validator[*druidv1alpha1.EtcdCopyBackupsTask] = CopyBackupsTaskV
 
 // ValidateCreate checks a new copy task.
 func (CopyBackupsTaskValidator) ValidateCreate(_ context.Context, task *druidv1alpha1.EtcdCopyBackupsTask) (admission.Warnings, error) {
-	return nil, invalid("EtcdCopyBackupsTask", task.Name, validation.ValidateEtcdCopyBackupsTask(task))
+	errs := append(validation.ValidateEtcdCopyBackupsTask(task), foreignCopyTaskSecretRefs(task, nil)...)
+	return nil, invalid("EtcdCopyBackupsTask", task.Name, errs)
 }
 
 // ValidateUpdate checks an updated copy task.
-func (CopyBackupsTaskValidator) ValidateUpdate(_ context.Context, _, task *druidv1alpha1.EtcdCopyBackupsTask) (admission.Warnings, error) {
+func (CopyBackupsTaskValidator) ValidateUpdate(_ context.Context, oldTask, task *druidv1alpha1.EtcdCopyBackupsTask) (admission.Warnings, error) {
 	if task.DeletionTimestamp != nil {
 		return nil, nil
 	}
-	return nil, invalid("EtcdCopyBackupsTask", task.Name, validation.ValidateEtcdCopyBackupsTask(task))
+	errs := append(validation.ValidateEtcdCopyBackupsTask(task), foreignCopyTaskSecretRefs(task, oldTask)...)
+	return nil, invalid("EtcdCopyBackupsTask", task.Name, errs)
 }
 
 // ValidateDelete allows every deletion.

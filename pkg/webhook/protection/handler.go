@@ -37,75 +37,140 @@ type Handler struct {
 
 var _ admission.Handler = &Handler{}
 
-// Handle implements admission.Handler.
+// Handle implements admission.Handler. On UPDATE it judges the object before and after the change, so that
+// relabelling an object out of druid's hands (and then deleting or scaling it) is refused like the change
+// itself.
 func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
 	log := logf.FromContext(ctx).WithValues("resource", req.Resource.Resource, "subResource", req.SubResource,
 		"namespace", req.Namespace, "name", req.Name, "operation", req.Operation, "user", req.UserInfo.Username)
 
-	meta, err := h.objectMeta(ctx, req)
+	metas, err := h.objectMetas(ctx, req)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return admission.Allowed("the object is gone")
 		}
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
-	if meta.Labels[druidv1alpha1.LabelManagedByKey] != druidv1alpha1.LabelManagedByValue {
-		return admission.Allowed("not managed by etcd-druid")
+	etcdNames := parentEtcds(metas)
+	if len(etcdNames) == 0 {
+		return admission.Allowed("not managed by etcd-druid for an Etcd")
 	}
-	etcdName := meta.Labels[druidv1alpha1.LabelPartOfKey]
-	if etcdName == "" {
-		return admission.Allowed("no parent Etcd")
+	if labelsOnlyGuarded(req) && !labelsRemovedOrChanged(metas) {
+		return admission.Allowed("only label changes of pods and PVCs are guarded")
 	}
 
 	user := req.UserInfo.Username
 	if user == h.ReconcilerServiceAccount || slices.Contains(h.ExemptServiceAccounts, user) {
 		return admission.Allowed("exempt user")
 	}
-	if req.Kind.Kind == "Lease" && req.Operation == admissionv1.Update &&
-		user == serviceaccount.MakeUsername(req.Namespace, etcdName) {
+	if req.Kind.Kind == "Lease" && req.Operation == admissionv1.Update && len(etcdNames) == 1 &&
+		user == serviceaccount.MakeUsername(req.Namespace, etcdNames[0]) && !labelsRemovedOrChanged(metas) && !labelsAdded(metas) {
 		return admission.Allowed("the etcd members renew their own leases")
 	}
 
-	etcd := &druidv1alpha1.Etcd{}
-	if err := h.Reader.Get(ctx, client.ObjectKey{Namespace: req.Namespace, Name: etcdName}, etcd); err != nil {
-		if apierrors.IsNotFound(err) {
-			return admission.Allowed("the parent Etcd is gone")
+	for _, etcdName := range etcdNames {
+		protected, err := h.protects(ctx, req.Namespace, etcdName)
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
 		}
-		return admission.Errored(http.StatusInternalServerError, err)
+		if !protected {
+			continue
+		}
+		log.Info("Denied a change to a druid-managed object")
+		return admission.Denied(fmt.Sprintf(
+			"%s %s/%s is managed by etcd-druid for Etcd %s and may not be changed or deleted by %s; "+
+				"to change it anyway, annotate the Etcd with %s",
+			describe(req), req.Namespace, req.Name, etcdName, user, druidv1alpha1.DisableEtcdComponentProtectionAnnotation))
 	}
-	if etcd.DeletionTimestamp != nil {
-		return admission.Allowed("the parent Etcd is being deleted")
-	}
-	if _, disabled := etcd.Annotations[druidv1alpha1.DisableEtcdComponentProtectionAnnotation]; disabled {
-		return admission.Allowed("component protection is disabled on the parent Etcd")
-	}
-
-	log.Info("Denied a change to a druid-managed object")
-	return admission.Denied(fmt.Sprintf(
-		"%s %s/%s is managed by etcd-druid for Etcd %s and may not be changed or deleted by %s; "+
-			"to change it anyway, annotate the Etcd with %s",
-		describe(req), req.Namespace, req.Name, etcdName, user, druidv1alpha1.DisableEtcdComponentProtectionAnnotation))
+	return admission.Allowed("no parent Etcd protects the object")
 }
 
-// objectMeta returns the metadata that decides: the old object for deletions, the new one for updates, and
-// the StatefulSet itself for its scale subresource (a Scale carries no labels).
-func (h *Handler) objectMeta(ctx context.Context, req admission.Request) (metav1.ObjectMeta, error) {
+// protects tells whether the Etcd exists, is not being deleted and has its component protection on.
+func (h *Handler) protects(ctx context.Context, namespace, name string) (bool, error) {
+	etcd := &druidv1alpha1.Etcd{}
+	if err := h.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, etcd); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil // the parent Etcd is gone: its leftovers can be cleaned up
+		}
+		return false, err
+	}
+	if etcd.DeletionTimestamp != nil {
+		return false, nil
+	}
+	_, disabled := etcd.Annotations[druidv1alpha1.DisableEtcdComponentProtectionAnnotation]
+	return !disabled, nil
+}
+
+// objectMetas returns the metadata that decides: the old object for deletions, the old and the new one for
+// updates (old first), and the StatefulSet itself for its scale subresource (a Scale carries no labels).
+func (h *Handler) objectMetas(ctx context.Context, req admission.Request) ([]metav1.ObjectMeta, error) {
 	if req.SubResource == "scale" {
 		sts := &appsv1.StatefulSet{}
 		err := h.Reader.Get(ctx, client.ObjectKey{Namespace: req.Namespace, Name: req.Name}, sts)
-		return sts.ObjectMeta, err
+		return []metav1.ObjectMeta{sts.ObjectMeta}, err
 	}
-	raw := req.Object.Raw
-	if req.Operation == admissionv1.Delete || len(raw) == 0 {
-		raw = req.OldObject.Raw
+	var raws [][]byte
+	switch req.Operation {
+	case admissionv1.Delete:
+		raws = [][]byte{req.OldObject.Raw}
+	case admissionv1.Update:
+		raws = [][]byte{req.OldObject.Raw, req.Object.Raw}
+	default:
+		raws = [][]byte{req.Object.Raw}
 	}
-	var object struct {
-		Metadata metav1.ObjectMeta `json:"metadata"`
+	var metas []metav1.ObjectMeta
+	for _, raw := range raws {
+		if len(raw) == 0 {
+			continue
+		}
+		var object struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		}
+		if err := json.Unmarshal(raw, &object); err != nil {
+			return nil, fmt.Errorf("decoding the object's metadata: %w", err)
+		}
+		metas = append(metas, object.Metadata)
 	}
-	if err := json.Unmarshal(raw, &object); err != nil {
-		return metav1.ObjectMeta{}, fmt.Errorf("decoding the object's metadata: %w", err)
+	return metas, nil
+}
+
+// parentEtcds are the distinct Etcds that the objects in metas belong to as druid-managed components.
+func parentEtcds(metas []metav1.ObjectMeta) []string {
+	var names []string
+	for _, meta := range metas {
+		if meta.Labels[druidv1alpha1.LabelManagedByKey] != druidv1alpha1.LabelManagedByValue {
+			continue
+		}
+		if name := meta.Labels[druidv1alpha1.LabelPartOfKey]; name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
 	}
-	return object.Metadata, nil
+	return names
+}
+
+// labelsOnlyGuarded: on pods and PVCs only the labels are guarded on UPDATE; everything else about them is
+// kube-controller-manager's and the kubelet's business (see OnlyLabelChangesOfPodsAndPVCsCondition).
+func labelsOnlyGuarded(req admission.Request) bool {
+	return req.Operation == admissionv1.Update && req.SubResource == "" &&
+		(req.Kind.Kind == "Pod" || req.Kind.Kind == "PersistentVolumeClaim")
+}
+
+// labelsRemovedOrChanged tells whether an update (metas = old, new) removes a label or changes its value.
+func labelsRemovedOrChanged(metas []metav1.ObjectMeta) bool {
+	if len(metas) != 2 {
+		return false
+	}
+	for key, value := range metas[0].Labels {
+		if newValue, ok := metas[1].Labels[key]; !ok || newValue != value {
+			return true
+		}
+	}
+	return false
+}
+
+// labelsAdded tells whether an update (metas = old, new) adds a label.
+func labelsAdded(metas []metav1.ObjectMeta) bool {
+	return len(metas) == 2 && len(metas[1].Labels) > len(metas[0].Labels)
 }
 
 func describe(req admission.Request) string {

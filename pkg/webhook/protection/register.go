@@ -25,8 +25,27 @@ func AddToManager(mgr manager.Manager, reconcilerServiceAccount string, exempt [
 	}})
 }
 
-// WebhookConfiguration routes UPDATE and DELETE of every kind druid manages (and DELETE of PVCs), limited
-// to objects labelled as managed by druid, and scaling of any StatefulSet to the protection webhook.
+// Match conditions of the components webhook (CEL, evaluated by the apiserver before it calls druid).
+// Requests they exclude never reach druid, so they succeed while druid's webhook server is down.
+const (
+	// SkipLeaseRenewalsCondition lets the etcd pods' service account (named like the Etcd, the leases'
+	// part-of label) renew its member and snapshot leases without calling druid, as long as the labels
+	// stay as they are: a druid outage must never make leases stale (a stale lease reads as a lost member).
+	SkipLeaseRenewalsCondition = `!(request.resource.resource == 'leases' && request.operation == 'UPDATE' && ` +
+		`has(oldObject.metadata.labels) && has(object.metadata.labels) && 'app.kubernetes.io/part-of' in oldObject.metadata.labels && ` +
+		`request.userInfo.username == 'system:serviceaccount:' + request.namespace + ':' + oldObject.metadata.labels['app.kubernetes.io/part-of'] && ` +
+		`object.metadata.labels == oldObject.metadata.labels)`
+	// OnlyLabelChangesOfPodsAndPVCsCondition sends UPDATEs of pods and PVCs only when they remove or change
+	// a label: relabelling takes a member out of druid's hands, while kube-controller-manager's own updates
+	// (binding a PVC, adopting a pod) must not depend on druid.
+	OnlyLabelChangesOfPodsAndPVCsCondition = `!(request.resource.resource in ['pods', 'persistentvolumeclaims'] && request.operation == 'UPDATE') || ` +
+		`(has(oldObject.metadata.labels) && oldObject.metadata.labels.exists(k, !has(object.metadata.labels) || !(k in object.metadata.labels) || object.metadata.labels[k] != oldObject.metadata.labels[k]))`
+)
+
+// WebhookConfiguration routes UPDATE and DELETE of every kind druid manages (and UPDATE of PVCs and pods
+// that changes their labels, and DELETE of PVCs), limited to objects labelled as managed by druid before or
+// after the change, and scaling of any StatefulSet to the protection webhook. Lease renewals of the etcd
+// pods are excluded (SkipLeaseRenewalsCondition).
 func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBundle []byte) *admissionregistrationv1.ValidatingWebhookConfiguration {
 	svc := service
 	svc.Path = ptr.To(Path)
@@ -55,18 +74,24 @@ func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBu
 	managedByDruid := &metav1.LabelSelector{MatchLabels: map[string]string{
 		druidv1alpha1.LabelManagedByKey: druidv1alpha1.LabelManagedByValue,
 	}}
+	components := webhook("protect.etcd-components.druid.gardener.cloud", managedByDruid, admissionregistrationv1.Fail,
+		rule(updateAndDelete, "", "serviceaccounts", "services", "configmaps", "persistentvolumeclaims"),
+		rule(updateAndDelete, "rbac.authorization.k8s.io", "roles", "rolebindings"),
+		rule(updateAndDelete, "apps", "statefulsets"),
+		rule(updateAndDelete, "policy", "poddisruptionbudgets"),
+		rule(updateAndDelete, "networking.k8s.io", "networkpolicies"),
+		rule(updateAndDelete, "batch", "jobs"),
+		rule(updateAndDelete, "coordination.k8s.io", "leases"),
+		rule([]admissionregistrationv1.OperationType{admissionregistrationv1.Update}, "", "pods"),
+	)
+	components.MatchConditions = []admissionregistrationv1.MatchCondition{
+		{Name: "skip-etcd-lease-renewals", Expression: SkipLeaseRenewalsCondition},
+		{Name: "only-label-changes-of-pods-and-pvcs", Expression: OnlyLabelChangesOfPodsAndPVCsCondition},
+	}
 	return &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{
-			webhook("protect.etcd-components.druid.gardener.cloud", managedByDruid, admissionregistrationv1.Fail,
-				rule(updateAndDelete, "", "serviceaccounts", "services", "configmaps"),
-				rule(updateAndDelete, "rbac.authorization.k8s.io", "roles", "rolebindings"),
-				rule(updateAndDelete, "apps", "statefulsets"),
-				rule(updateAndDelete, "policy", "poddisruptionbudgets"),
-				rule(updateAndDelete, "batch", "jobs"),
-				rule(updateAndDelete, "coordination.k8s.io", "leases"),
-				rule([]admissionregistrationv1.OperationType{admissionregistrationv1.Delete}, "", "persistentvolumeclaims"),
-			),
+			components,
 			// The apiserver matches an object selector against the Scale object, which carries no labels, so
 			// the scale subresource gets a webhook of its own; the handler looks up the StatefulSet's labels.
 			// Without a selector it sees every StatefulSet of the seed, so it fails open: an unreachable druid

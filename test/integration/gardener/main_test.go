@@ -97,6 +97,8 @@ func startDruid(t *testing.T) {
 		Workers:          2,
 		StatusSyncPeriod: time.Second,
 		Images:           config.Images{EtcdWrapper: "example.org/etcd-wrapper:v1", BackupRestore: "example.org/etcdbrctl:v1"},
+		// The backup extension's Local buckets live below the suite's temporary root.
+		LocalBackup: config.LocalBackup{AllowedHostPaths: []string{localRoot}},
 	}); err != nil {
 		cancel()
 		t.Fatal(err)

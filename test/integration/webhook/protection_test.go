@@ -3,8 +3,10 @@ package webhook
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -16,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/protection"
 )
 
 const mallory = "mallory@example.com"
@@ -132,4 +135,104 @@ func TestProtectionStepsAsideWhenDisabledOrOrphaned(t *testing.T) {
 		Labels: map[string]string{druidv1alpha1.LabelManagedByKey: druidv1alpha1.LabelManagedByValue, druidv1alpha1.LabelPartOfKey: "etcd-gone"}}}
 	g.Expect(clientAs(t, druidUser).Create(ctx, orphan)).To(Succeed())
 	g.Expect(others.Delete(ctx, orphan)).To(Succeed(), "components of an Etcd that no longer exists can be cleaned up")
+}
+
+// TestProtectionJudgesTheObjectBeforeTheUpdate checks that relabelling a component out of druid's hands is
+// refused like changing it, so that a relabel-then-delete (or -scale) cannot get around the protection,
+// for every kind including PVCs and the etcd pods, and that updates of pods and PVCs that keep their labels
+// still pass.
+func TestProtectionJudgesTheObjectBeforeTheUpdate(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newProtectedSetup(t)
+	others := clientAs(t, mallory)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: s.etcd.Name + "-0", Namespace: s.etcd.Namespace, Labels: s.etcd.ManagedLabels()},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "etcd-wrapper"}}},
+	}
+	g.Expect(clientAs(t, druidUser).Create(ctx, pod)).To(Succeed())
+
+	for _, obj := range []client.Object{s.configMap, s.lease, s.statefulSet, s.pvc, pod} {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+		relabelled := obj.DeepCopyObject().(client.Object)
+		labels := relabelled.GetLabels()
+		delete(labels, druidv1alpha1.LabelManagedByKey)
+		relabelled.SetLabels(labels)
+		err := others.Update(ctx, relabelled)
+		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "removing the managed-by label of %T denied, got %v", obj, err)
+
+		relabelled = obj.DeepCopyObject().(client.Object)
+		labels = relabelled.GetLabels()
+		labels[druidv1alpha1.LabelPartOfKey] = "some-other-etcd"
+		relabelled.SetLabels(labels)
+		err = others.Update(ctx, relabelled)
+		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "moving %T to another Etcd denied, got %v", obj, err)
+	}
+
+	// Scaling after a refused relabel is still refused: the StatefulSet kept its labels.
+	scale := &autoscalingv1.Scale{}
+	g.Expect(others.SubResource("scale").Get(ctx, s.statefulSet, scale)).To(Succeed())
+	scale.Spec.Replicas = 0
+	g.Expect(apierrors.IsForbidden(others.SubResource("scale").Update(ctx, s.statefulSet, client.WithSubResourceBody(scale)))).To(BeTrue())
+	g.Expect(apierrors.IsForbidden(others.Delete(ctx, s.pvc))).To(BeTrue())
+
+	// Updates of pods and PVCs that keep their labels are kube-controller-manager's business.
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(s.pvc), s.pvc)).To(Succeed())
+	metav1.SetMetaDataAnnotation(&s.pvc.ObjectMeta, "pv.kubernetes.io/bind-completed", "yes")
+	g.Expect(others.Update(ctx, s.pvc)).To(Succeed(), "a PVC update that keeps the labels")
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+	pod.Labels["statefulset.kubernetes.io/pod-name"] = pod.Name
+	g.Expect(others.Update(ctx, pod)).To(Succeed(), "a pod update that only adds a label")
+
+	// Nothing was relabelled.
+	for _, obj := range []client.Object{s.configMap, s.lease, s.statefulSet, s.pvc, pod} {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj)).To(Succeed())
+		g.Expect(obj.GetLabels()).To(HaveKeyWithValue(druidv1alpha1.LabelManagedByKey, druidv1alpha1.LabelManagedByValue))
+		g.Expect(obj.GetLabels()).To(HaveKeyWithValue(druidv1alpha1.LabelPartOfKey, s.etcd.Name))
+	}
+}
+
+// TestLeaseRenewalsDoNotNeedDruid checks that the etcd pods' service account renews its member and snapshot
+// leases while druid's webhook server is unreachable: a configuration like druid's (same rules, selector and
+// match conditions, failurePolicy Fail) pointing at a closed port, limited to this test's namespace. Others'
+// changes fail there, which shows the webhook is in the path.
+func TestLeaseRenewalsDoNotNeedDruid(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newProtectedSetup(t)
+	snapshotLease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: s.etcd.FullSnapshotLeaseName(), Namespace: s.etcd.Namespace,
+		Labels: s.etcd.ComponentLabels(druidv1alpha1.ComponentSnapshotLease, s.etcd.FullSnapshotLeaseName())}}
+	g.Expect(clientAs(t, druidUser).Create(ctx, snapshotLease)).To(Succeed())
+
+	down := protection.WebhookConfiguration(admissionregistrationv1.ServiceReference{}, nil)
+	down.Name = "druid-down-" + s.etcd.Namespace
+	closedPort := "https://127.0.0.1:1" + protection.Path
+	for i := range down.Webhooks {
+		down.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &closedPort}
+		down.Webhooks[i].FailurePolicy = ptr.To(admissionregistrationv1.Fail)
+		down.Webhooks[i].NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: s.etcd.Namespace}}
+	}
+	g.Expect(env.Client.Create(ctx, down)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), down) })
+
+	// The apiserver picks the configuration up asynchronously: wait until druid's own changes fail.
+	g.Eventually(func() error {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(s.configMap), s.configMap)).To(Succeed())
+		s.configMap.Data["probe"] = time.Now().String()
+		return clientAs(t, druidUser).Update(ctx, s.configMap)
+	}).WithTimeout(30 * time.Second).Should(MatchError(ContainSubstring("failed calling webhook")))
+
+	etcdPods := clientAs(t, "system:serviceaccount:"+s.etcd.Namespace+":"+s.etcd.ServiceAccountName())
+	for _, lease := range []*coordinationv1.Lease{s.lease, snapshotLease} {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(lease), lease)).To(Succeed())
+		lease.Spec.HolderIdentity = ptr.To("42")
+		lease.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
+		g.Expect(etcdPods.Update(ctx, lease)).To(Succeed(), "renewing %s with druid down", lease.Name)
+	}
+
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(s.lease), s.lease)).To(Succeed())
+	s.lease.Spec.HolderIdentity = ptr.To("from-mallory")
+	g.Expect(clientAs(t, mallory).Update(ctx, s.lease)).To(MatchError(ContainSubstring("failed calling webhook")), "others still go through the (failing) webhook")
+	delete(s.lease.Labels, druidv1alpha1.LabelPartOfKey)
+	g.Expect(etcdPods.Update(ctx, s.lease)).To(MatchError(ContainSubstring("failed calling webhook")), "relabelling is no renewal")
 }

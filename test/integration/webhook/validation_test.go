@@ -1,12 +1,14 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -27,11 +29,13 @@ func exampleEtcd(t *testing.T) *druidv1alpha1.Etcd {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The example's secret references name its namespace; secrets live in the Etcd's own namespace.
+	namespace := env.CreateNamespace(t)
+	data = bytes.ReplaceAll(data, []byte("namespace: shoot--dev--demo"), []byte("namespace: "+namespace))
 	etcd := &druidv1alpha1.Etcd{}
 	if err := yaml.UnmarshalStrict(data, etcd); err != nil {
 		t.Fatal(err)
 	}
-	etcd.Namespace = env.CreateNamespace(t)
 	return etcd
 }
 
@@ -66,6 +70,61 @@ func TestValidationWebhookRejectsWhatTheSchemaCannot(t *testing.T) {
 		etcd.Spec.Backup.FullSnapshotSchedule = ptr.To("at four")
 		g.Expect(apierrors.IsInvalid(env.Client.Update(ctx, etcd))).To(BeTrue())
 	})
+}
+
+// TestValidationWebhookKeepsSecretRefsInTheEtcdsNamespace checks that no secret reference of an Etcd or a
+// copy task points into another namespace, on CREATE and on an UPDATE that changes the reference.
+func TestValidationWebhookKeepsSecretRefsInTheEtcdsNamespace(t *testing.T) {
+	ctx := context.Background()
+	for fld, point := range map[string]func(*druidv1alpha1.Etcd, string){
+		"spec.backup.store.secretRef.namespace":               func(e *druidv1alpha1.Etcd, ns string) { e.Spec.Backup.Store.SecretRef.Namespace = ns },
+		"spec.etcd.clientUrlTls.serverTLSSecretRef.namespace": func(e *druidv1alpha1.Etcd, ns string) { e.Spec.Etcd.ClientUrlTLS.ServerTLSSecretRef.Namespace = ns },
+		"spec.etcd.clientUrlTls.tlsCASecretRef.namespace":     func(e *druidv1alpha1.Etcd, ns string) { e.Spec.Etcd.ClientUrlTLS.TLSCASecretRef.Namespace = ns },
+		"spec.etcd.peerUrlTls.clientTLSSecretRef.namespace":   func(e *druidv1alpha1.Etcd, ns string) { setPeerClientRef(e, ns) },
+		"spec.etcd.authSecretRef.namespace": func(e *druidv1alpha1.Etcd, ns string) {
+			e.Spec.Etcd.AuthSecretRef = &corev1.SecretReference{Name: "auth", Namespace: ns}
+		},
+		"spec.backup.tls.serverTLSSecretRef.namespace": func(e *druidv1alpha1.Etcd, ns string) { e.Spec.Backup.TLS.ServerTLSSecretRef.Namespace = ns },
+	} {
+		t.Run(fld, func(t *testing.T) {
+			g := NewWithT(t)
+			etcd := exampleEtcd(t)
+			point(etcd, "kube-system")
+			err := env.Client.Create(ctx, etcd)
+			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+			g.Expect(err.Error()).To(ContainSubstring(fld))
+
+			point(etcd, etcd.Namespace)
+			g.Expect(env.Client.Create(ctx, etcd)).To(Succeed(), "the own namespace is fine")
+			point(etcd, "kube-system")
+			err = env.Client.Update(ctx, etcd)
+			g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "changing the reference to another namespace, got %v", err)
+			g.Expect(err.Error()).To(ContainSubstring(fld))
+		})
+	}
+
+	t.Run("copy task stores", func(t *testing.T) {
+		g := NewWithT(t)
+		namespace := env.CreateNamespace(t)
+		task := &druidv1alpha1.EtcdCopyBackupsTask{
+			ObjectMeta: metav1.ObjectMeta{Name: "copy", Namespace: namespace},
+			Spec: druidv1alpha1.EtcdCopyBackupsTaskSpec{
+				SourceStore: druidv1alpha1.StoreSpec{Prefix: "a/etcd-main", Provider: ptr.To(druidv1alpha1.StorageProviderS3),
+					SecretRef: &corev1.SecretReference{Name: "source", Namespace: "garden"}},
+				TargetStore: druidv1alpha1.StoreSpec{Prefix: "b/etcd-main", Provider: ptr.To(druidv1alpha1.StorageProviderS3),
+					SecretRef: &corev1.SecretReference{Name: "target"}},
+			},
+		}
+		err := env.Client.Create(ctx, task)
+		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		g.Expect(err.Error()).To(ContainSubstring("spec.sourceStore.secretRef.namespace"))
+		task.Spec.SourceStore.SecretRef.Namespace = namespace
+		g.Expect(env.Client.Create(ctx, task)).To(Succeed())
+	})
+}
+
+func setPeerClientRef(e *druidv1alpha1.Etcd, namespace string) {
+	e.Spec.Etcd.PeerUrlTLS.ClientTLSSecretRef = corev1.SecretReference{Name: "peer-client", Namespace: namespace}
 }
 
 func TestValidationWebhookRejectsACopyTaskOntoItsSource(t *testing.T) {

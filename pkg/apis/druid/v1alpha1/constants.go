@@ -52,6 +52,7 @@ const (
 	ComponentRole           = "etcd-role"
 	ComponentRoleBinding    = "etcd-role-binding"
 	ComponentServiceAccount = "etcd-service-account"
+	ComponentNetworkPolicy  = "etcd-network-policy"
 )
 
 // Condition types of an Etcd.

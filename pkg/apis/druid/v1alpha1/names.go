@@ -31,6 +31,9 @@ func (e *Etcd) ConfigMapName() string { return e.Name + "-config" }
 // PDBName is the PodDisruptionBudget of the members.
 func (e *Etcd) PDBName() string { return e.Name }
 
+// NetworkPolicyName is the NetworkPolicy that limits who may reach the members' ports.
+func (e *Etcd) NetworkPolicyName() string { return e.Name }
+
 // FullSnapshotLeaseName is the lease the sidecar renews after each full snapshot.
 func (e *Etcd) FullSnapshotLeaseName() string { return e.Name + "-full-snap" }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/clientservice"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/memberlease"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/networkpolicy"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/peerservice"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/poddisruptionbudget"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/role"
@@ -14,12 +15,15 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/serviceaccount"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/snapshotlease"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
 // Options configure the operators that have settings of their own.
 type Options struct {
 	// Images are druid's configured container images.
 	Images statefulset.Images
+	// LocalBackup limits the node directories a Local backup store may mount (nil list: the default).
+	LocalBackup config.LocalBackup
 	// PDBMinAvailable overrides the PodDisruptionBudget's minAvailable policy (default: quorum).
 	PDBMinAvailable poddisruptionbudget.MinAvailablePolicy
 }
@@ -38,10 +42,11 @@ func New(c component.Clients, opts Options) component.Registry {
 		component.KindMemberLease:         memberlease.New(c),
 		component.KindSnapshotLease:       snapshotlease.New(c),
 		component.KindPodDisruptionBudget: poddisruptionbudget.New(c, pdbOpts...),
+		component.KindNetworkPolicy:       networkpolicy.New(c),
 		component.KindClientService:       clientservice.New(c),
 		component.KindPeerService:         peerservice.New(c),
 		component.KindConfigMap:           configmap.New(c),
-		component.KindStatefulSet:         statefulset.New(c, opts.Images),
+		component.KindStatefulSet:         statefulset.New(c, opts.Images, opts.LocalBackup),
 	})
 	if err != nil {
 		// Every kind is listed above; a failure here is a programming error caught by the tests.

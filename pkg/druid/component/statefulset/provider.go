@@ -3,6 +3,7 @@ package statefulset
 import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
 // Local provider facts (shared/reference/backup-restore.md).
@@ -10,7 +11,7 @@ const (
 	// LocalHostPathKey is the backup secret key naming the node directory that holds the buckets.
 	LocalHostPathKey = backupsecret.KeyHostPath
 	// DefaultLocalHostPath is used when the backup secret has no hostPath.
-	DefaultLocalHostPath = "/etc/gardener/local-backupbuckets"
+	DefaultLocalHostPath = config.DefaultLocalBackupHostPath
 	// DefaultLocalContainer is the sidecar's container when spec.backup.store.container is unset.
 	DefaultLocalContainer = "default.bkp"
 	// LocalHome is HOME of uid 65532; the sidecar's Local store root is $HOME/<container>.

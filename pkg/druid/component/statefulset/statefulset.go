@@ -20,6 +20,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
 const kind = component.KindStatefulSet
@@ -29,13 +30,15 @@ const kind = component.KindStatefulSet
 const PodTemplateChecksumAnnotation = "druid.gardener.cloud/pod-template-checksum"
 
 type operator struct {
-	client component.Clients
-	images Images
+	client      component.Clients
+	images      Images
+	localBackup config.LocalBackup
 }
 
-// New returns the StatefulSet operator with the images of druid's configuration.
-func New(c component.Clients, images Images) component.Operator {
-	return &operator{client: c, images: images}
+// New returns the StatefulSet operator with the images of druid's configuration and the node directories a
+// Local backup store may mount.
+func New(c component.Clients, images Images, localBackup config.LocalBackup) component.Operator {
+	return &operator{client: c, images: images, localBackup: localBackup}
 }
 
 func emptyStatefulSet(etcd *druidv1alpha1.Etcd) *appsv1.StatefulSet {
@@ -47,7 +50,7 @@ func emptyStatefulSet(etcd *druidv1alpha1.Etcd) *appsv1.StatefulSet {
 // component.RequeueError (see DecideReplicas).
 func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 	logger := log.FromContext(ctx).WithValues("etcd", client.ObjectKeyFromObject(etcd))
-	desired, checksum, err := desiredTemplate(ctx, o.client, o.images, etcd)
+	desired, checksum, err := desiredTemplate(ctx, o.client, o.images, o.localBackup, etcd)
 	if err != nil {
 		return err
 	}

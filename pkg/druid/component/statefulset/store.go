@@ -11,6 +11,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
 // The helpers below work on one StoreSpec, so that every pod that runs etcdbrctl against a store (the
@@ -94,24 +95,37 @@ func LocalStoreVolume(name, hostPath string, store *druidv1alpha1.StoreSpec) (co
 }
 
 // LocalHostPath returns the node directory of a Local store: the backup secret's hostPath, or the
-// reference's default. It is empty for other providers. A secret reference without namespace points into
-// namespace.
-func LocalHostPath(ctx context.Context, reader client.Reader, store *druidv1alpha1.StoreSpec, namespace string) (string, error) {
+// reference's default, refused unless allowed permits it (it is mounted into the pods). It is empty for
+// other providers. A secret reference without namespace points into namespace.
+func LocalHostPath(ctx context.Context, reader client.Reader, store *druidv1alpha1.StoreSpec, namespace string, allowed config.LocalBackup) (string, error) {
+	hostPath, source, err := localHostPath(ctx, reader, store, namespace)
+	if err != nil || hostPath == "" {
+		return hostPath, err
+	}
+	if err := allowed.Check(hostPath); err != nil {
+		return "", fmt.Errorf("%s: %w", source, err)
+	}
+	return hostPath, nil
+}
+
+// localHostPath is LocalHostPath without the check, with where the path came from for messages.
+func localHostPath(ctx context.Context, reader client.Reader, store *druidv1alpha1.StoreSpec, namespace string) (string, string, error) {
 	if CanonicalProvider(store) != druidv1alpha1.StorageProviderLocal {
-		return "", nil
+		return "", "", nil
 	}
 	if store.SecretRef == nil || store.SecretRef.Name == "" {
-		return DefaultLocalHostPath, nil
+		return DefaultLocalHostPath, "the default Local host path", nil
 	}
 	if store.SecretRef.Namespace != "" {
 		namespace = store.SecretRef.Namespace
 	}
 	secret := &corev1.Secret{}
 	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: store.SecretRef.Name}, secret); err != nil {
-		return "", fmt.Errorf("backup secret %s/%s: %w", namespace, store.SecretRef.Name, err)
+		return "", "", fmt.Errorf("backup secret %s/%s: %w", namespace, store.SecretRef.Name, err)
 	}
+	source := fmt.Sprintf("backup secret %s/%s, key %s", namespace, store.SecretRef.Name, LocalHostPathKey)
 	if hostPath := string(secret.Data[LocalHostPathKey]); hostPath != "" {
-		return hostPath, nil
+		return hostPath, source, nil
 	}
-	return DefaultLocalHostPath, nil
+	return DefaultLocalHostPath, source + " (empty: the default)", nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
 // Defaults of the compaction controller.
@@ -34,6 +36,8 @@ type Config struct {
 	Workers int
 	// BackupRestoreImage runs `etcdbrctl compact` unless an Etcd pins spec.backup.image.
 	BackupRestoreImage string
+	// LocalBackup limits the node directories a Local store may mount.
+	LocalBackup config.LocalBackup
 	// EventsThreshold is the default of spec.backup.snapshotCompaction.eventsThreshold.
 	EventsThreshold int64
 	// ActiveDeadline is the Job's activeDeadlineSeconds.
@@ -85,6 +89,7 @@ func (c Config) Validate() error {
 	if c.RetryBackoff <= 0 || c.MaxRetryBackoff < c.RetryBackoff {
 		errs = append(errs, fmt.Errorf("compaction controller: need 0 < retryBackoff (%s) <= maxRetryBackoff (%s)", c.RetryBackoff, c.MaxRetryBackoff))
 	}
+	errs = append(errs, c.LocalBackup.Validate())
 	return errors.Join(errs...)
 }
 

@@ -151,7 +151,7 @@ func (r *Reconciler) deltaEvents(ctx context.Context, etcd *druidv1alpha1.Etcd) 
 func (r *Reconciler) createJob(ctx context.Context, etcd *druidv1alpha1.Etcd, events, threshold int64) error {
 	defaulted := etcd.DeepCopy()
 	druidv1alpha1.SetDefaults(defaulted)
-	hostPath, err := statefulset.LocalHostPath(ctx, r.Client, defaulted.Spec.Backup.Store, etcd.Namespace)
+	hostPath, err := statefulset.LocalHostPath(ctx, r.Client, defaulted.Spec.Backup.Store, etcd.Namespace, r.Config.LocalBackup)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package copybackupstask
 import (
 	"errors"
 	"fmt"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
 // DefaultWorkers is how many tasks are reconciled in parallel; tasks are rare (control-plane migrations).
@@ -14,6 +16,8 @@ type Config struct {
 	Workers int
 	// BackupRestoreImage runs `etcdbrctl copy` in the worker Jobs.
 	BackupRestoreImage string
+	// LocalBackup limits the node directories a Local source or target store may mount.
+	LocalBackup config.LocalBackup
 }
 
 // Default fills unset fields with their defaults.
@@ -32,5 +36,6 @@ func (c Config) Validate() error {
 	if c.BackupRestoreImage == "" {
 		errs = append(errs, errors.New("copy-backups-task controller: backupRestoreImage must be set"))
 	}
+	errs = append(errs, c.LocalBackup.Validate())
 	return errors.Join(errs...)
 }

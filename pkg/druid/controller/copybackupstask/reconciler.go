@@ -96,10 +96,10 @@ func finished(task *druidv1alpha1.EtcdCopyBackupsTask) bool {
 func (r *Reconciler) createJob(ctx context.Context, task *druidv1alpha1.EtcdCopyBackupsTask) error {
 	var paths localHostPaths
 	var err error
-	if paths.target, err = statefulset.LocalHostPath(ctx, r.Client, &task.Spec.TargetStore, task.Namespace); err != nil {
+	if paths.target, err = statefulset.LocalHostPath(ctx, r.Client, &task.Spec.TargetStore, task.Namespace, r.Config.LocalBackup); err != nil {
 		return err
 	}
-	if paths.source, err = statefulset.LocalHostPath(ctx, r.Client, &task.Spec.SourceStore, task.Namespace); err != nil {
+	if paths.source, err = statefulset.LocalHostPath(ctx, r.Client, &task.Spec.SourceStore, task.Namespace, r.Config.LocalBackup); err != nil {
 		return err
 	}
 	job := newJob(task, r.Config.BackupRestoreImage, paths)

@@ -69,7 +69,7 @@ func AddToManager(ctx context.Context, mgr manager.Manager, cfg config.EtcdContr
 		reader:   mgr.GetAPIReader(),
 		recorder: mgr.GetEventRecorder("etcd-druid"),
 		// The PDB's minAvailable follows seed 002: raised while AllMembersReady or BackupReady is False.
-		registry: operators.New(component.Clients{Client: mgr.GetClient(), Live: mgr.GetAPIReader()}, operators.Options{Images: images, PDBMinAvailable: poddisruptionbudget.Seed002Policy}),
+		registry: operators.New(component.Clients{Client: mgr.GetClient(), Live: mgr.GetAPIReader()}, operators.Options{Images: images, LocalBackup: cfg.LocalBackup, PDBMinAvailable: poddisruptionbudget.Seed002Policy}),
 		images:   images,
 		config:   cfg,
 		clock:    clock.RealClock{},

@@ -58,8 +58,9 @@ func markAvailable(g Gomega) {
 	ctx := context.Background()
 	deploy := &appsv1.Deployment{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: druid.Name}, deploy)).To(Succeed())
+	replicas := *deploy.Spec.Replicas
 	deploy.Status = appsv1.DeploymentStatus{
-		ObservedGeneration: deploy.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+		ObservedGeneration: deploy.Generation, Replicas: replicas, UpdatedReplicas: replicas, ReadyReplicas: replicas, AvailableReplicas: replicas,
 		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable",
 			LastUpdateTime: metav1.Now(), LastTransitionTime: metav1.Now()}},
 	}

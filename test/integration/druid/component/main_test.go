@@ -19,6 +19,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/operators"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/test/envtest"
 )
 
@@ -28,6 +29,10 @@ func TestMain(m *testing.M) { envtest.Main(m, &env) }
 
 // testImages stand in for druid's configured images.
 var testImages = statefulset.Images{Etcd: "example.org/etcd-wrapper:v1", BackupRestore: "example.org/etcdbrctl:v1"}
+
+// testLocalBackup is druid's configured limit for Local stores in these tests: the default directory and
+// /srv/buckets.
+var testLocalBackup = config.LocalBackup{AllowedHostPaths: []string{config.DefaultLocalBackupHostPath, "/srv/buckets"}}
 
 // writeCounter counts the writes that reach the apiserver, so that idempotency is asserted on what druid
 // sends and not only on what the apiserver kept.
@@ -63,7 +68,7 @@ func newRegistry(t *testing.T) (component.Registry, *writeCounter) {
 		t.Fatal(err)
 	}
 	counter := &writeCounter{}
-	return operators.New(component.Uncached(counter.client(watching)), operators.Options{Images: testImages}), counter
+	return operators.New(component.Uncached(counter.client(watching)), operators.Options{Images: testImages, LocalBackup: testLocalBackup}), counter
 }
 
 // createEtcd stores an Etcd named etcd-main in namespace (so that it has a UID for owner references) and

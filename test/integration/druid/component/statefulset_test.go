@@ -8,9 +8,11 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
@@ -223,4 +225,33 @@ func TestLocalProviderMountsTheHostPathFromTheBackupSecret(t *testing.T) {
 	g.Expect(br.Args).To(ContainElements("--storage-provider=Local", "--store-container=bkp", "--store-prefix=etcd-main"))
 	g.Expect(br.Args).To(ContainElement("--insecure-transport=true"))
 	g.Expect(br.Args).To(ContainElement("--endpoints=http://etcd-main-local:2379"))
+}
+
+// TestLocalProviderRefusesHostPathsDruidDoesNotAllow: a backup secret naming the node's root, or any
+// directory outside druid's configured ones, gets no StatefulSet (nothing mounts it); the sync error names
+// the secret, its key and the allowed directories.
+func TestLocalProviderRefusesHostPathsDruidDoesNotAllow(t *testing.T) {
+	for hostPath, want := range map[string]string{
+		"/":                          "would mount the node's whole filesystem",
+		"/var/lib/kubelet":           "not below a directory druid allows for the Local backup provider (/etc/gardener/local-backupbuckets, /srv/buckets",
+		"/srv/buckets/../../etc/foo": "not below a directory druid allows",
+	} {
+		t.Run(hostPath, func(t *testing.T) {
+			g := NewWithT(t)
+			ns := env.CreateNamespace(t)
+			g.Expect(env.Client.Create(context.Background(), &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Name: "etcd-backup", Namespace: ns},
+				Data:       map[string][]byte{"hostPath": []byte(hostPath)},
+			})).To(Succeed())
+			etcd := createEtcd(t, ns, 1, func(e *druidv1alpha1.Etcd) {
+				e.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Provider: ptr.To(druidv1alpha1.StorageProviderLocal), Container: ptr.To("bkp"),
+					Prefix: "etcd-main", SecretRef: &corev1.SecretReference{Name: "etcd-backup"}}
+			})
+			registry, _ := newRegistry(t)
+			err := registry.Get(component.KindStatefulSet).Sync(context.Background(), etcd)
+			g.Expect(err).To(MatchError(ContainSubstring(want)))
+			g.Expect(err.Error()).To(ContainSubstring("backup secret " + ns + "/etcd-backup, key hostPath"))
+			g.Expect(apierrors.IsNotFound(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "etcd-main"}, &appsv1.StatefulSet{}))).To(BeTrue(), "no StatefulSet")
+		})
+	}
 }
