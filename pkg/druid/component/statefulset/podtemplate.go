@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // renderInput is everything the pod template depends on besides the Etcd itself.
@@ -37,7 +38,7 @@ func podTemplate(etcd *druidv1alpha1.Etcd, in renderInput) corev1.PodTemplateSpe
 	annotations[druidv1alpha1.ConfigMapChecksumAnnotation] = in.configChecksum
 
 	spec := corev1.PodSpec{
-		HostAliases:                   []corev1.HostAlias{{IP: "127.0.0.1", Hostnames: []string{LocalHostName(etcd)}}},
+		HostAliases:                   []corev1.HostAlias{{IP: "127.0.0.1", Hostnames: []string{etcdpod.LocalHostName(etcd.Name)}}},
 		ServiceAccountName:            etcd.ServiceAccountName(),
 		DeprecatedServiceAccount:      etcd.ServiceAccountName(),
 		Affinity:                      etcd.Spec.SchedulingConstraints.Affinity.DeepCopy(),
