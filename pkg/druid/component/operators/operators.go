@@ -14,12 +14,13 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/serviceaccount"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/snapshotlease"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
 // Options configure the operators that have settings of their own.
 type Options struct {
 	// Images are druid's configured container images.
-	Images statefulset.Images
+	Images config.Images
 	// PDBMinAvailable overrides the PodDisruptionBudget's minAvailable policy (default: quorum).
 	PDBMinAvailable poddisruptionbudget.MinAvailablePolicy
 }

@@ -20,6 +20,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
 const kind = component.KindStatefulSet
@@ -30,11 +31,11 @@ const PodTemplateChecksumAnnotation = "druid.gardener.cloud/pod-template-checksu
 
 type operator struct {
 	client component.Clients
-	images Images
+	images config.Images
 }
 
 // New returns the StatefulSet operator with the images of druid's configuration.
-func New(c component.Clients, images Images) component.Operator {
+func New(c component.Clients, images config.Images) component.Operator {
 	return &operator{client: c, images: images}
 }
 

@@ -54,7 +54,7 @@ func (s *specRun) holdRollingUpdate(ctx context.Context) flow.Result {
 	if err != nil || sts == nil {
 		return flowResultOf(err)
 	}
-	desired, err := statefulset.DesiredTemplateChecksum(ctx, s.r.client, s.r.images, s.target)
+	desired, err := statefulset.DesiredTemplateChecksum(ctx, s.r.client, s.r.config.Images, s.target)
 	if err != nil {
 		return flow.Fail(err)
 	}

@@ -18,7 +18,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/operators"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/test/envtest"
 )
 
@@ -27,7 +27,7 @@ var env *envtest.Env
 func TestMain(m *testing.M) { envtest.Main(m, &env) }
 
 // testImages stand in for druid's configured images.
-var testImages = statefulset.Images{Etcd: "example.org/etcd-wrapper:v1", BackupRestore: "example.org/etcdbrctl:v1"}
+var testImages = config.Images{EtcdWrapper: "example.org/etcd-wrapper:v1", BackupRestore: "example.org/etcdbrctl:v1"}
 
 // writeCounter counts the writes that reach the apiserver, so that idempotency is asserted on what druid
 // sends and not only on what the apiserver kept.
