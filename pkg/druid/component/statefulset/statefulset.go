@@ -43,14 +43,18 @@ func emptyStatefulSet(etcd *druidv1alpha1.Etcd) *appsv1.StatefulSet {
 	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: etcd.StatefulSetName(), Namespace: etcd.Namespace}}
 }
 
-// Sync creates or patches the StatefulSet. During a scale-up with peer TLS that is not active on every
+// Sync creates or patches the StatefulSet, with the pod template handed over by WithRendered or rendered
+// here. During a scale-up with peer TLS that is not active on every
 // existing member yet, it patches the template at the current replica count and returns a
 // component.RequeueError (see DecideReplicas).
 func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 	logger := log.FromContext(ctx).WithValues("etcd", client.ObjectKeyFromObject(etcd))
-	desired, checksum, err := desiredTemplate(ctx, o.client, o.images, etcd)
-	if err != nil {
-		return err
+	desired := renderedFor(ctx, etcd)
+	if desired == nil {
+		var err error
+		if desired, err = Render(ctx, o.client, o.images, etcd); err != nil {
+			return err
+		}
 	}
 
 	var decision ReplicaDecision
@@ -60,7 +64,7 @@ func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 			return err
 		}
 		decision = DecideReplicas(in)
-		mutate(sts, etcd, desired, checksum, decision.Replicas)
+		mutate(sts, etcd, desired.template, desired.Checksum, decision.Replicas)
 		return nil
 	})
 	if err != nil {
