@@ -44,9 +44,8 @@ func emptyStatefulSet(etcd *druidv1alpha1.Etcd) *appsv1.StatefulSet {
 }
 
 // Sync creates or patches the StatefulSet, with the pod template handed over by WithRendered or rendered
-// here. During a scale-up with peer TLS that is not active on every
-// existing member yet, it patches the template at the current replica count and returns a
-// component.RequeueError (see DecideReplicas).
+// here. During a scale-up with peer TLS that is not active on every existing member yet, it patches the
+// template at the current replica count and returns a component.RequeueError (see DecideReplicas).
 func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 	logger := log.FromContext(ctx).WithValues("etcd", client.ObjectKeyFromObject(etcd))
 	desired := renderedFor(ctx, etcd)
