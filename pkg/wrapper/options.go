@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // Options are the flags of `etcd-wrapper start-etcd`; druid passes them (statefulset.EtcdWrapperArgs).
@@ -40,8 +40,8 @@ type Options struct {
 // DefaultOptions are the defaults of the flags druid does not pass.
 func DefaultOptions() Options {
 	return Options{
-		WrapperPort:  9095,
-		MarkerDir:    configmap.DataVolumeMountPath,
+		WrapperPort:  int(etcdpod.DefaultWrapperPort),
+		MarkerDir:    etcdpod.DataVolumeMountPath,
 		PollInterval: time.Second,
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/member"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 	"github.com/gardener-etcd/gardener-etcd/test/freeport"
 	"github.com/gardener-etcd/gardener-etcd/test/testpki"
@@ -84,7 +85,7 @@ func newPod(t *testing.T, tls *tlsSetup) *pod {
 	peerURL := etcdserver.FreeURL(t)
 	if tls != nil {
 		p.clientURL.Scheme = "https"
-		tmpl.ClientTransportSecurity = &configmap.SecurityConfig{CertFile: tls.etcd.CertFile, KeyFile: tls.etcd.KeyFile, ClientCertAuth: true, TrustedCAFile: tls.ca.CertFile}
+		tmpl.ClientTransportSecurity = &etcdpod.SecurityConfig{CertFile: tls.etcd.CertFile, KeyFile: tls.etcd.KeyFile, ClientCertAuth: true, TrustedCAFile: tls.ca.CertFile}
 	}
 	tmpl.DataDir = p.dataDir
 	tmpl.ListenClientURLs, tmpl.ListenPeerURLs = p.clientURL.String(), peerURL.String()

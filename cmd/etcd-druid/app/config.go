@@ -10,15 +10,12 @@ import (
 	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/compaction"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/copybackupstask"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/secret"
 )
 
 // LeaderElectionID is the name of the Lease the druid replicas elect their leader with.
 const LeaderElectionID = "druid-leader-election"
 
-// Defaults of the process-level settings (the controllers' defaults live in their own packages).
+// Defaults of the process-level settings (the controllers' defaults live in pkg/druid/config).
 const (
 	DefaultMetricsBindAddress      = ":8080"
 	DefaultHealthProbeBindAddress  = ":8081"
@@ -47,11 +44,11 @@ type Config struct {
 	// Etcd configures the Etcd controller, including the images and the member grace periods.
 	Etcd config.EtcdController
 	// Secret configures the secret finalizer controller (always on).
-	Secret secret.Config
+	Secret config.SecretController
 	// Compaction configures the compaction controller (off unless EnableBackupCompaction).
-	Compaction compaction.Config
+	Compaction config.CompactionController
 	// CopyBackupsTask configures the EtcdCopyBackupsTask controller (always on).
-	CopyBackupsTask copybackupstask.Config
+	CopyBackupsTask config.CopyBackupsTaskController
 	// Webhooks configures the validation and protection webhooks.
 	Webhooks WebhookConfig
 }

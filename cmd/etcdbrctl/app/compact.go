@@ -15,6 +15,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/storeflags"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // compactOptions are the flags of `etcdbrctl compact`, as druid's compaction Job passes them
@@ -34,7 +35,7 @@ type compactOptions struct {
 }
 
 func newCompactCommand() (*cobra.Command, *compactOptions) {
-	o := &compactOptions{namespaceEnvVar: "POD_NAMESPACE"}
+	o := &compactOptions{namespaceEnvVar: etcdpod.EnvPodNamespace}
 	cmd := &cobra.Command{
 		Use:   "compact",
 		Short: "Replace the latest full snapshot and its deltas by one new full snapshot at the same revision",

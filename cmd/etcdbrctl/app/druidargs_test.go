@@ -17,6 +17,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/compaction"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/copybackupstask"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // setEnv applies the environment druid renders for a Job's container.
@@ -61,7 +62,7 @@ func TestCompactAcceptsDruidJobArgs(t *testing.T) {
 	etcd.Spec.Backup.EtcdSnapshotTimeout = &metav1.Duration{Duration: 7 * time.Minute}
 	etcd.Spec.Etcd.EtcdDefragTimeout = &metav1.Duration{Duration: 9 * time.Minute}
 	args := compaction.CompactArgs(etcd)
-	setEnv(t, statefulset.StoreCredentialsEnv(etcd.Spec.Backup.Store, statefulset.BackupSecretMountPath, ""))
+	setEnv(t, statefulset.StoreCredentialsEnv(etcd.Spec.Backup.Store, etcdpod.BackupSecretMountPath, ""))
 	t.Setenv("POD_NAMESPACE", etcd.Namespace)
 	t.Setenv("KUBECONFIG", writeKubeconfig(t))
 
@@ -72,7 +73,7 @@ func TestCompactAcceptsDruidJobArgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Provider != druidv1alpha1.StorageProviderS3 || cfg.Container != "bucket-1" || cfg.Prefix != "shoot--a--b--uid/etcd-main" ||
-		cfg.EndpointOverride != "http://s3.local:9000" || cfg.SecretDir != statefulset.BackupSecretMountPath {
+		cfg.EndpointOverride != "http://s3.local:9000" || cfg.SecretDir != etcdpod.BackupSecretMountPath {
 		t.Errorf("store config %+v", cfg)
 	}
 	opts, err := o.compactorOptions()

@@ -1,6 +1,7 @@
 package memberconfig
 
 import (
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	"slices"
 	"sort"
 )
@@ -11,7 +12,7 @@ const keyInitialClusterToken = "initial-cluster-token"
 // InitialCluster is the template's initial-cluster: every replica of the Etcd; its length is the cluster
 // size the initializer and the scale-down cleanup work with.
 func (t Template) InitialCluster() (InitialCluster, error) {
-	return ParseInitialCluster(t.str(keyInitialCluster))
+	return ParseInitialCluster(t.str(etcdpod.KeyInitialCluster))
 }
 
 // ClusterToken is etcd's initial-cluster-token, which a restore must reuse so that the restored member
@@ -23,7 +24,7 @@ func (t Template) ClusterToken() string { return t.str(keyInitialClusterToken) }
 // only reaches members that are ready, which a recovering cluster may not be).
 func (t Template) AllClientURLs() []string {
 	var out []string
-	switch v := t[keyAdvertiseClientURLs].(type) {
+	switch v := t[etcdpod.KeyAdvertiseClientURLs].(type) {
 	case string:
 		out = splitURLs(v)
 	case map[string]any:
@@ -33,7 +34,7 @@ func (t Template) AllClientURLs() []string {
 		}
 		sort.Strings(pods)
 		for _, pod := range pods {
-			if urls, err := stringList(v[pod], keyAdvertiseClientURLs); err == nil {
+			if urls, err := stringList(v[pod], etcdpod.KeyAdvertiseClientURLs); err == nil {
 				out = append(out, urls...)
 			}
 		}

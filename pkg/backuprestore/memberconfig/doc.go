@@ -1,5 +1,5 @@
 // Package memberconfig turns the etcd configuration template that druid writes into the ConfigMap
-// (pkg/druid/component/configmap) into the concrete configuration of one member, the YAML the sidecar
+// (pkg/etcdpod.ConfigTemplate, rendered by pkg/druid/component/configmap) into the concrete configuration of one member, the YAML the sidecar
 // serves on GET /config and the etcd wrapper feeds to embed.ConfigFromFile.
 //
 // The template is shared by all members of an Etcd, so three of its keys cannot be used as they are: `name`

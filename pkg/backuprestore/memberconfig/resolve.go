@@ -2,6 +2,7 @@ package memberconfig
 
 import (
 	"fmt"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	"maps"
 	"strings"
 
@@ -33,25 +34,25 @@ func Resolve(t Template, pod string, joinMembers []ClusterMember) (*Config, erro
 	if pod == "" {
 		return nil, fmt.Errorf("no pod name: POD_NAME must be set")
 	}
-	peerURLs, err := t.urlsOf(keyAdvertisePeerURLs, pod)
+	peerURLs, err := t.urlsOf(etcdpod.KeyInitialAdvertisePeerURLs, pod)
 	if err != nil {
 		return nil, err
 	}
-	clientURLs, err := t.urlsOf(keyAdvertiseClientURLs, pod)
+	clientURLs, err := t.urlsOf(etcdpod.KeyAdvertiseClientURLs, pod)
 	if err != nil {
 		return nil, err
 	}
-	for key, urls := range map[string][]string{keyAdvertisePeerURLs: peerURLs, keyAdvertiseClientURLs: clientURLs} {
+	for key, urls := range map[string][]string{etcdpod.KeyInitialAdvertisePeerURLs: peerURLs, etcdpod.KeyAdvertiseClientURLs: clientURLs} {
 		if err := validURLs(key, urls); err != nil {
 			return nil, err
 		}
 	}
-	for _, key := range []string{keyListenPeerURLs, keyListenClientURLs} {
+	for _, key := range []string{etcdpod.KeyListenPeerURLs, etcdpod.KeyListenClientURLs} {
 		if err := validURLs(key, splitURLs(t.str(key))); err != nil {
 			return nil, err
 		}
 	}
-	templateCluster, err := ParseInitialCluster(t.str(keyInitialCluster))
+	templateCluster, err := ParseInitialCluster(t.str(etcdpod.KeyInitialCluster))
 	if err != nil {
 		return nil, err
 	}
@@ -61,16 +62,16 @@ func Resolve(t Template, pod string, joinMembers []ClusterMember) (*Config, erro
 	}
 
 	cfg := &Config{Member: Member{Name: name, PeerURLs: peerURLs, ClientURLs: clientURLs}, values: maps.Clone(t)}
-	cfg.values[keyName] = name
-	cfg.values[keyAdvertisePeerURLs] = strings.Join(peerURLs, ",")
-	cfg.values[keyAdvertiseClientURLs] = strings.Join(clientURLs, ",")
+	cfg.values[etcdpod.KeyName] = name
+	cfg.values[etcdpod.KeyInitialAdvertisePeerURLs] = strings.Join(peerURLs, ",")
+	cfg.values[etcdpod.KeyAdvertiseClientURLs] = strings.Join(clientURLs, ",")
 	if joinMembers != nil {
 		cfg.Joining = true
-		cfg.values[keyInitialCluster] = JoinCluster(joinMembers, name, peerURLs).String()
-		cfg.values[keyInitialClusterState] = ClusterStateExisting
+		cfg.values[etcdpod.KeyInitialCluster] = JoinCluster(joinMembers, name, peerURLs).String()
+		cfg.values[etcdpod.KeyInitialClusterState] = ClusterStateExisting
 	} else {
-		cfg.values[keyInitialCluster] = templateCluster.String()
-		cfg.values[keyInitialClusterState] = ClusterStateNew
+		cfg.values[etcdpod.KeyInitialCluster] = templateCluster.String()
+		cfg.values[etcdpod.KeyInitialClusterState] = ClusterStateNew
 	}
 	return cfg, nil
 }
@@ -89,10 +90,10 @@ func (c *Config) YAML() ([]byte, error) {
 func (c *Config) DataDir() string { return Template(c.values).DataDir() }
 
 // InitialCluster is the rendered initial-cluster.
-func (c *Config) InitialCluster() string { return Template(c.values).str(keyInitialCluster) }
+func (c *Config) InitialCluster() string { return Template(c.values).str(etcdpod.KeyInitialCluster) }
 
 // ClusterState is the rendered initial-cluster-state.
-func (c *Config) ClusterState() string { return Template(c.values).str(keyInitialClusterState) }
+func (c *Config) ClusterState() string { return Template(c.values).str(etcdpod.KeyInitialClusterState) }
 
 // PeerTLS tells whether the member advertises https peer URLs only, i.e. whether peer TLS is configured
 // for it (the state the member lease annotation reports once the cluster agrees).

@@ -14,6 +14,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 func newEtcd(replicas int32, tls bool, prefix string) *druidv1alpha1.Etcd {
@@ -45,11 +46,11 @@ func templateFile(t *testing.T, e *druidv1alpha1.Etcd) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), configmap.ConfigKey)
-	if err := os.WriteFile(path, []byte(data[configmap.ConfigKey]), 0o600); err != nil {
+	path := filepath.Join(t.TempDir(), etcdpod.ConfigFileName)
+	if err := os.WriteFile(path, []byte(data[etcdpod.ConfigFileName]), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(EnvConfigPath, path)
+	t.Setenv(etcdpod.EnvConfigPath, path)
 	return path
 }
 

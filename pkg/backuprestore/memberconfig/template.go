@@ -6,21 +6,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
-)
-
-// The keys of the template that differ per member.
-const (
-	keyName                = "name"
-	keyDataDir             = "data-dir"
-	keyInitialCluster      = "initial-cluster"
-	keyInitialClusterState = "initial-cluster-state"
-	keyAdvertisePeerURLs   = "initial-advertise-peer-urls"
-	keyAdvertiseClientURLs = "advertise-client-urls"
-	keyListenPeerURLs      = "listen-peer-urls"
-	keyListenClientURLs    = "listen-client-urls"
-	keyClientTLS           = "client-transport-security"
-	keyPeerTLS             = "peer-transport-security"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // Cluster states of etcd's initial-cluster-state.
@@ -29,19 +15,13 @@ const (
 	ClusterStateExisting = "existing"
 )
 
-// EnvConfigPath names the environment variable that overrides DefaultTemplatePath (tests and local runs
-// outside a pod).
-const EnvConfigPath = "ETCD_CONF"
-
-// DefaultTemplatePath is where the StatefulSet mounts the ConfigMap's template.
-const DefaultTemplatePath = configmap.ConfigMountPath + "/" + configmap.ConfigKey
-
-// TemplatePath is the template file of this process: $ETCD_CONF, else DefaultTemplatePath.
+// TemplatePath is the template file of this process: $ETCD_CONF (etcdpod.EnvConfigPath), else where the
+// StatefulSet mounts it (etcdpod.ConfigFilePath).
 func TemplatePath() string {
-	if p := os.Getenv(EnvConfigPath); p != "" {
+	if p := os.Getenv(etcdpod.EnvConfigPath); p != "" {
 		return p
 	}
-	return DefaultTemplatePath
+	return etcdpod.ConfigFilePath
 }
 
 // Template is the parsed configuration template: etcd's YAML keys with the per-member maps still in it.
@@ -67,7 +47,7 @@ func ParseTemplate(data []byte) (Template, error) {
 }
 
 // DataDir is the template's data-dir.
-func (t Template) DataDir() string { return t.str(keyDataDir) }
+func (t Template) DataDir() string { return t.str(etcdpod.KeyDataDir) }
 
 func (t Template) str(key string) string {
 	s, _ := t[key].(string)

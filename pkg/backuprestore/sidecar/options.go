@@ -16,7 +16,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/storeflags"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // Options are the flags of `etcdbrctl server` (shared/reference/backup-restore.md); druid passes them
@@ -84,10 +84,10 @@ type Options struct {
 // DefaultOptions are the values used for flags druid does not pass.
 func DefaultOptions() Options {
 	return Options{
-		DataDir:                  configmap.DataDir,
-		Endpoints:                []string{"http://127.0.0.1:2379"},
+		DataDir:                  etcdpod.DataDir,
+		Endpoints:                []string{fmt.Sprintf("http://127.0.0.1:%d", etcdpod.DefaultClientPort)},
 		InsecureTransport:        true,
-		ServerPort:               8080,
+		ServerPort:               int(etcdpod.DefaultBackupPort),
 		HeartbeatDuration:        30 * time.Second,
 		Schedule:                 "0 */1 * * *",
 		DeltaSnapshotPeriod:      20 * time.Second,
@@ -222,5 +222,5 @@ func (o *Options) wrapperURL() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return "http://" + u.Hostname() + ":9095", nil
+	return fmt.Sprintf("http://%s:%d", u.Hostname(), etcdpod.DefaultWrapperPort), nil
 }

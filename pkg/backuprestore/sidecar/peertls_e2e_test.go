@@ -21,8 +21,8 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/heartbeat"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/member"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	"github.com/gardener-etcd/gardener-etcd/pkg/wrapper"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 	"github.com/gardener-etcd/gardener-etcd/test/freeport"
@@ -44,12 +44,12 @@ type localPod struct {
 	wrapperExits atomic.Int32
 }
 
-func (p *localPod) writeTemplate(peerTLS *configmap.SecurityConfig) string {
+func (p *localPod) writeTemplate(peerTLS *etcdpod.SecurityConfig) string {
 	e := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "ns"}}
 	e.Spec.Replicas = 1
 	druidv1alpha1.SetDefaults(e)
 	tmpl := configmap.NewTemplate(e)
-	scheme := configmap.Scheme(peerTLS != nil)
+	scheme := etcdpod.Scheme(peerTLS != nil)
 	peerURL := scheme + "://" + p.peerHostPort
 	tmpl.DataDir = p.dataDir
 	tmpl.ListenClientURLs, tmpl.ListenPeerURLs = p.clientURL.String(), peerURL
@@ -105,9 +105,9 @@ func newLocalPod(t *testing.T) *localPod {
 	dir := t.TempDir()
 	p := &localPod{t: t, templatePath: filepath.Join(dir, "etcd.conf.yaml"), clientURL: etcdserver.FreeURL(t), dataDir: filepath.Join(dir, "new.etcd")}
 	p.peerHostPort = etcdserver.FreeURL(t).Host
-	t.Setenv(memberconfig.EnvConfigPath, p.templatePath)
-	t.Setenv(EnvPodName, "etcd-main-0")
-	t.Setenv(EnvPodNamespace, "ns")
+	t.Setenv(etcdpod.EnvConfigPath, p.templatePath)
+	t.Setenv(etcdpod.EnvPodName, "etcd-main-0")
+	t.Setenv(etcdpod.EnvPodNamespace, "ns")
 
 	wrapperPort := freePort(t)
 	p.sidecar = DefaultOptions()
@@ -156,7 +156,7 @@ func TestSingleMemberPeerTLSEnablement(t *testing.T) {
 	// druid's rolling update: new template with https peer URLs and the peer certificates mounted.
 	ca := testpki.NewCA(t)
 	pair := ca.Issue(t, "peer")
-	httpsPeer := p.writeTemplate(&configmap.SecurityConfig{CertFile: pair.CertFile, KeyFile: pair.KeyFile, TrustedCAFile: ca.CertFile, ClientCertAuth: true})
+	httpsPeer := p.writeTemplate(&etcdpod.SecurityConfig{CertFile: pair.CertFile, KeyFile: pair.KeyFile, TrustedCAFile: ca.CertFile, ClientCertAuth: true})
 	stop = p.run()
 	defer stop()
 	g.Eventually(func() []string { _, urls := peerTLS(t.Context()); return urls }, time.Minute, 100*time.Millisecond).Should(Equal([]string{httpsPeer}))

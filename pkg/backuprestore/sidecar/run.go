@@ -25,12 +25,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotlease"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
-)
-
-// Environment variables the StatefulSet sets through the downward API.
-const (
-	EnvPodName      = "POD_NAME"
-	EnvPodNamespace = "POD_NAMESPACE"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // Run serves until ctx ends. It fails fast when the template does not describe this pod or the store
@@ -133,10 +128,10 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 func (o *Options) identity() (pod, namespace, templatePath string) {
 	pod, namespace, templatePath = o.Pod, o.Namespace, o.TemplatePath
 	if pod == "" {
-		pod = os.Getenv(EnvPodName)
+		pod = os.Getenv(etcdpod.EnvPodName)
 	}
 	if namespace == "" {
-		namespace = os.Getenv(EnvPodNamespace)
+		namespace = os.Getenv(etcdpod.EnvPodNamespace)
 	}
 	if templatePath == "" {
 		templatePath = memberconfig.TemplatePath()

@@ -12,7 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/member"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 	"github.com/gardener-etcd/gardener-etcd/test/testpki"
 )
@@ -94,7 +94,7 @@ func TestGetConfigChangesNothing(t *testing.T) {
 	// The template changes while the pod runs (druid's next rolling update is not there yet).
 	ca := testpki.NewCA(t)
 	pair := ca.Issue(t, "peer")
-	p.writeTemplate(&configmap.SecurityConfig{CertFile: pair.CertFile, KeyFile: pair.KeyFile, TrustedCAFile: ca.CertFile, ClientCertAuth: true})
+	p.writeTemplate(&etcdpod.SecurityConfig{CertFile: pair.CertFile, KeyFile: pair.KeyFile, TrustedCAFile: ca.CertFile, ClientCertAuth: true})
 	code, _ := do(t, http.MethodGet, p.sidecarURL()+"/config")
 	g.Expect(code).To(Equal(http.StatusOK))
 

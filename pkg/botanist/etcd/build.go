@@ -11,14 +11,15 @@ import (
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // Wire values of the Etcd spec Gardener writes (shared/reference/gardener.md, druid-api.md).
 const (
-	clientPort  int32 = 2379
-	serverPort  int32 = 2380
-	wrapperPort int32 = 9095
-	backupPort  int32 = 8080
+	clientPort  = etcdpod.DefaultClientPort
+	serverPort  = etcdpod.DefaultServerPort
+	wrapperPort = etcdpod.DefaultWrapperPort
+	backupPort  = etcdpod.DefaultBackupPort
 
 	// PeerTLSChecksumAnnotation is a pod annotation (spec.annotations) with a hash of the peer CA bundle and
 	// the peer certificate. Members read both only at start, so a changed bundle or certificate must roll the

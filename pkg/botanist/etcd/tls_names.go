@@ -1,6 +1,10 @@
 package etcd
 
-import "net"
+import (
+	"net"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
+)
 
 // Names and data keys of the TLS secrets Gardener generates for the etcds of one control-plane namespace
 // (shared/reference/gardener.md). Existing kube-apiservers, monitoring stacks and Etcd resources address these
@@ -50,7 +54,7 @@ func PeerServerSecretName(role string) string { return "etcd-peer-server-" + rol
 func ServerDNSNames(role, namespace string) []string {
 	client := "etcd-" + role + "-client"
 	names := []string{
-		"etcd-" + role + "-local",
+		etcdpod.LocalHostName("etcd-" + role),
 		client,
 		client + "." + namespace,
 		client + "." + namespace + ".svc",

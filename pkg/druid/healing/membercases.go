@@ -9,8 +9,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // quorumLossRecoveryInProgress continues a case 10 recovery that an earlier round started: the marker on
@@ -173,7 +173,7 @@ func etcdContainerReady(pod *corev1.Pod) bool {
 		return false
 	}
 	for _, c := range pod.Status.ContainerStatuses {
-		if c.Name == statefulset.ContainerEtcd {
+		if c.Name == etcdpod.ContainerEtcd {
 			return c.Ready
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // Defaults of the Etcd API (shared/reference/druid-api.md). They are applied in code, not by the CRD, so that
@@ -14,10 +16,10 @@ const (
 	DefaultStorageCapacity          = "16Gi"
 	DefaultQuota                    = "8Gi"
 	DefaultSnapshotCount            = int64(10000)
-	DefaultServerPort               = int32(2380)
-	DefaultClientPort               = int32(2379)
-	DefaultWrapperPort              = int32(9095)
-	DefaultBackupPort               = int32(8080)
+	DefaultServerPort               = etcdpod.DefaultServerPort
+	DefaultClientPort               = etcdpod.DefaultClientPort
+	DefaultWrapperPort              = etcdpod.DefaultWrapperPort
+	DefaultBackupPort               = etcdpod.DefaultBackupPort
 	DefaultMetrics                  = Basic
 	DefaultEtcdDefragTimeout        = 15 * time.Minute
 	DefaultHeartbeatDuration        = 10 * time.Second

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 func newEtcd(replicas int32, peerTLS, clientTLS bool) *druidv1alpha1.Etcd {
@@ -43,7 +44,7 @@ func parse(t *testing.T, e *druidv1alpha1.Etcd) map[string]any {
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	NewWithT(t).Expect(data).To(HaveLen(1))
 	var out map[string]any
-	NewWithT(t).Expect(yaml.Unmarshal([]byte(data[ConfigKey]), &out)).To(Succeed())
+	NewWithT(t).Expect(yaml.Unmarshal([]byte(data[etcdpod.ConfigFileName]), &out)).To(Succeed())
 	return out
 }
 

@@ -21,7 +21,7 @@ import (
 // Options configure the operators that have settings of their own.
 type Options struct {
 	// Images are druid's configured container images.
-	Images statefulset.Images
+	Images config.Images
 	// LocalBackup limits the node directories a Local backup store may mount (nil list: the default).
 	LocalBackup config.LocalBackup
 	// PDBMinAvailable overrides the PodDisruptionBudget's minAvailable policy (default: quorum).

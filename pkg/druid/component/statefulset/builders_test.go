@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
 func newEtcd(customize ...func(*druidv1alpha1.Etcd)) *druidv1alpha1.Etcd {
@@ -115,14 +116,14 @@ func TestExponentialGCPassesNoMaxBackups(t *testing.T) {
 
 func TestTemplateChecksumFollowsTheSpec(t *testing.T) {
 	g := NewWithT(t)
-	in := renderInput{images: Images{Etcd: "e", BackupRestore: "b"}, configChecksum: "c"}
+	in := renderInput{images: config.Images{EtcdWrapper: "e", BackupRestore: "b"}, configChecksum: "c"}
 	a, err := templateChecksum(podTemplate(newEtcd(), in))
 	g.Expect(err).NotTo(HaveOccurred())
 	again, _ := templateChecksum(podTemplate(newEtcd(), in))
 	g.Expect(again).To(Equal(a))
 	other, _ := templateChecksum(podTemplate(newEtcd(func(e *druidv1alpha1.Etcd) { e.Spec.RunAsRoot = ptr.To(true) }), in))
 	g.Expect(other).NotTo(Equal(a))
-	in.images.Etcd = "e2"
+	in.images.EtcdWrapper = "e2"
 	newImage, _ := templateChecksum(podTemplate(newEtcd(), in))
 	g.Expect(newImage).NotTo(Equal(a), "a new druid image must roll the pods")
 }

@@ -12,29 +12,49 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
-// DesiredTemplateChecksum is the checksum Sync would record in PodTemplateChecksumAnnotation for the
-// defaulted etcd. Comparing it with the existing StatefulSet's annotation tells, before anything is synced,
-// whether a sync would roll the members — which the spec flow holds back while the cluster is unhealthy
-// (seed 002, "Rolling updates to etcd members").
-func DesiredTemplateChecksum(ctx context.Context, c client.Client, images Images, localBackup config.LocalBackup, etcd *druidv1alpha1.Etcd) (string, error) {
-	_, checksum, err := desiredTemplate(ctx, c, images, localBackup, etcd)
-	return checksum, err
+// Rendered is the pod template of one defaulted Etcd object and its checksum, the value Sync records in
+// PodTemplateChecksumAnnotation. Comparing Checksum with the existing StatefulSet's annotation tells,
+// before anything is synced, whether a sync would roll the members — which the spec flow holds back while
+// the cluster is unhealthy (seed 002, "Rolling updates to etcd members").
+type Rendered struct {
+	// etcd is the object the template was rendered from; Sync uses the rendering only for that object.
+	etcd     *druidv1alpha1.Etcd
+	template corev1.PodTemplateSpec
+	Checksum string
 }
 
-// desiredTemplate renders the pod template of etcd and its checksum.
-func desiredTemplate(ctx context.Context, c client.Client, images Images, localBackup config.LocalBackup, etcd *druidv1alpha1.Etcd) (corev1.PodTemplateSpec, string, error) {
+// Render renders the pod template of etcd: the ConfigMap data for its checksum, the Local provider's host
+// path (a read of the backup secret) and the template itself.
+func Render(ctx context.Context, c client.Reader, images config.Images, localBackup config.LocalBackup, etcd *druidv1alpha1.Etcd) (*Rendered, error) {
 	data, err := configmap.Render(etcd)
 	if err != nil {
-		return corev1.PodTemplateSpec{}, "", component.WrapError(err, component.OperationSync, kind, "rendering the etcd configuration for its checksum")
+		return nil, component.WrapError(err, component.OperationSync, kind, "rendering the etcd configuration for its checksum")
 	}
 	hostPath, err := LocalHostPath(ctx, c, etcd.Spec.Backup.Store, etcd.Namespace, localBackup)
 	if err != nil {
-		return corev1.PodTemplateSpec{}, "", component.WrapError(err, component.OperationSync, kind, "the Local provider's host path")
+		return nil, component.WrapError(err, component.OperationSync, kind, "the Local provider's host path")
 	}
 	template := podTemplate(etcd, renderInput{images: images, configChecksum: configmap.Checksum(data), localHostPath: hostPath})
 	checksum, err := templateChecksum(template)
 	if err != nil {
-		return corev1.PodTemplateSpec{}, "", component.WrapError(err, component.OperationSync, kind, "computing the pod template checksum")
+		return nil, component.WrapError(err, component.OperationSync, kind, "computing the pod template checksum")
 	}
-	return template, checksum, nil
+	return &Rendered{etcd: etcd, template: template, Checksum: checksum}, nil
+}
+
+type renderedKey struct{}
+
+// WithRendered hands r to the StatefulSet operator's Sync within ctx, so that a spec flow which rendered
+// the template already (to decide on a rolling update) does not render it a second time in the same run.
+// Sync takes it only for the very Etcd object it was rendered from and renders anew otherwise.
+func WithRendered(ctx context.Context, r *Rendered) context.Context {
+	return context.WithValue(ctx, renderedKey{}, r)
+}
+
+// renderedFor returns the rendering handed over through ctx for etcd, or nil.
+func renderedFor(ctx context.Context, etcd *druidv1alpha1.Etcd) *Rendered {
+	if r, ok := ctx.Value(renderedKey{}).(*Rendered); ok && r != nil && r.etcd == etcd {
+		return r
+	}
+	return nil
 }

@@ -5,29 +5,20 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-)
-
-// Container and port names of the pod template.
-const (
-	ContainerEtcd          = "etcd"
-	ContainerBackupRestore = "backup-restore"
-	portClient             = "client"
-	portServer             = "server"
-	portWrapper            = "wrapper"
-	portBackupRestore      = "backuprestore"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // etcdContainer runs the etcd wrapper, which starts etcd with the configuration the sidecar serves.
 func etcdContainer(etcd *druidv1alpha1.Etcd, image string) corev1.Container {
 	spec := etcd.Spec.Etcd
 	return withDefaults(corev1.Container{
-		Name:  ContainerEtcd,
+		Name:  etcdpod.ContainerEtcd,
 		Image: image,
 		Args:  EtcdWrapperArgs(etcd),
 		Ports: []corev1.ContainerPort{
-			{Name: portClient, ContainerPort: *spec.ClientPort, Protocol: corev1.ProtocolTCP},
-			{Name: portServer, ContainerPort: *spec.ServerPort, Protocol: corev1.ProtocolTCP},
-			{Name: portWrapper, ContainerPort: *spec.WrapperPort, Protocol: corev1.ProtocolTCP},
+			{Name: etcdpod.PortNameClient, ContainerPort: *spec.ClientPort, Protocol: corev1.ProtocolTCP},
+			{Name: etcdpod.PortNameServer, ContainerPort: *spec.ServerPort, Protocol: corev1.ProtocolTCP},
+			{Name: etcdpod.PortNameWrapper, ContainerPort: *spec.WrapperPort, Protocol: corev1.ProtocolTCP},
 		},
 		Env:            podEnv(),
 		Resources:      resources(spec.Resources),
@@ -60,16 +51,16 @@ func readinessProbe(etcd *druidv1alpha1.Etcd) *corev1.Probe {
 // its member.
 func backupRestoreContainer(etcd *druidv1alpha1.Etcd, image string) corev1.Container {
 	env := podEnv()
-	env = append(env, StoreCredentialsEnv(etcd.Spec.Backup.Store, BackupSecretMountPath, "")...)
+	env = append(env, StoreCredentialsEnv(etcd.Spec.Backup.Store, etcdpod.BackupSecretMountPath, "")...)
 	if storageProvider(etcd) == druidv1alpha1.StorageProviderLocal {
 		// The Local store root is $HOME/<container>; pin HOME so that it matches the mount for any uid.
-		env = append(env, corev1.EnvVar{Name: "HOME", Value: LocalHome})
+		env = append(env, corev1.EnvVar{Name: etcdpod.EnvHome, Value: etcdpod.LocalHome})
 	}
 	return withDefaults(corev1.Container{
-		Name:         ContainerBackupRestore,
+		Name:         etcdpod.ContainerBackupRestore,
 		Image:        image,
 		Args:         BackupRestoreArgs(etcd),
-		Ports:        []corev1.ContainerPort{{Name: portBackupRestore, ContainerPort: *etcd.Spec.Backup.Port, Protocol: corev1.ProtocolTCP}},
+		Ports:        []corev1.ContainerPort{{Name: etcdpod.PortNameBackupRestore, ContainerPort: *etcd.Spec.Backup.Port, Protocol: corev1.ProtocolTCP}},
 		Env:          env,
 		Resources:    resources(etcd.Spec.Backup.Resources),
 		VolumeMounts: backupRestoreMounts(etcd),
@@ -83,8 +74,8 @@ func podEnv() []corev1.EnvVar {
 		return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: p}}
 	}
 	return []corev1.EnvVar{
-		{Name: "POD_NAME", ValueFrom: field("metadata.name")},
-		{Name: "POD_NAMESPACE", ValueFrom: field("metadata.namespace")},
+		{Name: etcdpod.EnvPodName, ValueFrom: field("metadata.name")},
+		{Name: etcdpod.EnvPodNamespace, ValueFrom: field("metadata.namespace")},
 	}
 }
 

@@ -6,35 +6,32 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
-
-// LocalHostName is the name under which each container of a pod reaches the other one (hostAlias to
-// 127.0.0.1); the etcd server certificate must carry it.
-func LocalHostName(etcd *druidv1alpha1.Etcd) string { return etcd.Name + "-local" }
 
 // BackupRestoreArgs are the arguments of `etcdbrctl server` derived from the spec, with the flags of
 // shared/reference/backup-restore.md. Optional settings are only passed when set, so that the sidecar's own
 // defaults apply otherwise. The order is fixed, which keeps the pod template stable.
 func BackupRestoreArgs(etcd *druidv1alpha1.Etcd) []string {
 	spec := etcd.Spec
-	clientScheme := configmap.Scheme(spec.Etcd.ClientUrlTLS != nil)
+	clientScheme := etcdpod.Scheme(spec.Etcd.ClientUrlTLS != nil)
 	args := []string{
 		"server",
 		"--enable-member-lease-renewal=true",
 		"--k8s-heartbeat-duration=" + spec.Etcd.HeartbeatDuration.Duration.String(),
-		"--data-dir=" + configmap.DataDir,
-		fmt.Sprintf("--endpoints=%s://%s:%d", clientScheme, LocalHostName(etcd), *spec.Etcd.ClientPort),
+		"--data-dir=" + etcdpod.DataDir,
+		fmt.Sprintf("--endpoints=%s://%s:%d", clientScheme, etcdpod.LocalHostName(etcd.Name), *spec.Etcd.ClientPort),
 		fmt.Sprintf("--service-endpoints=%s://%s.%s.svc:%d", clientScheme, etcd.ClientServiceName(), etcd.Namespace, *spec.Etcd.ClientPort),
 		fmt.Sprintf("--server-port=%d", *spec.Backup.Port),
 	}
 	if tls := spec.Etcd.ClientUrlTLS; tls != nil {
 		args = append(args,
 			"--insecure-transport=false",
-			"--cacert="+configmap.ClientCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
+			"--cacert="+etcdpod.ClientCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
 		if tls.ClientTLSSecretRef.Name != "" {
 			args = append(args,
-				"--cert="+configmap.ClientTLSMountPath+"/"+configmap.TLSCertKey,
-				"--key="+configmap.ClientTLSMountPath+"/"+configmap.TLSKeyKey)
+				"--cert="+etcdpod.ClientTLSMountPath+"/"+etcdpod.TLSCertKey,
+				"--key="+etcdpod.ClientTLSMountPath+"/"+etcdpod.TLSKeyKey)
 		}
 	} else {
 		args = append(args, "--insecure-transport=true")
@@ -42,9 +39,9 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd) []string {
 	if tls := spec.Backup.TLS; tls != nil {
 		// The CA also verifies the backup leader's sidecar when this one forwards a snapshot request to it.
 		args = append(args,
-			"--server-cert="+configmap.BackupServerTLSMountPath+"/"+configmap.TLSCertKey,
-			"--server-key="+configmap.BackupServerTLSMountPath+"/"+configmap.TLSKeyKey,
-			"--server-cacert="+configmap.BackupCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
+			"--server-cert="+etcdpod.BackupServerTLSMountPath+"/"+etcdpod.TLSCertKey,
+			"--server-key="+etcdpod.BackupServerTLSMountPath+"/"+etcdpod.TLSKeyKey,
+			"--server-cacert="+etcdpod.BackupCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
 	}
 	if s := spec.Etcd.DefragmentationSchedule; s != nil && *s != "" {
 		args = append(args, "--defragmentation-schedule="+*s)
@@ -100,19 +97,19 @@ func EtcdWrapperArgs(etcd *druidv1alpha1.Etcd) []string {
 	spec := etcd.Spec
 	args := []string{
 		"start-etcd",
-		fmt.Sprintf("--backup-restore-host-port=%s:%d", LocalHostName(etcd), *spec.Backup.Port),
-		"--etcd-server-name=" + LocalHostName(etcd),
+		fmt.Sprintf("--backup-restore-host-port=%s:%d", etcdpod.LocalHostName(etcd.Name), *spec.Backup.Port),
+		"--etcd-server-name=" + etcdpod.LocalHostName(etcd.Name),
 		fmt.Sprintf("--etcd-wrapper-port=%d", *spec.Etcd.WrapperPort),
 	}
 	if tls := spec.Etcd.ClientUrlTLS; tls != nil && tls.ClientTLSSecretRef.Name != "" {
 		args = append(args,
-			"--etcd-client-cert-path="+configmap.ClientTLSMountPath+"/"+configmap.TLSCertKey,
-			"--etcd-client-key-path="+configmap.ClientTLSMountPath+"/"+configmap.TLSKeyKey)
+			"--etcd-client-cert-path="+etcdpod.ClientTLSMountPath+"/"+etcdpod.TLSCertKey,
+			"--etcd-client-key-path="+etcdpod.ClientTLSMountPath+"/"+etcdpod.TLSKeyKey)
 	}
 	if tls := spec.Backup.TLS; tls != nil {
 		args = append(args,
 			"--backup-restore-tls-enabled=true",
-			"--backup-restore-ca-cert-bundle-path="+configmap.BackupCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
+			"--backup-restore-ca-cert-bundle-path="+etcdpod.BackupCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
 	} else {
 		args = append(args, "--backup-restore-tls-enabled=false")
 	}

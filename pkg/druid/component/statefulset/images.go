@@ -1,27 +1,26 @@
 package statefulset
 
-import druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+import (
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+)
 
-// Images are the container images from druid's configuration. An Etcd may override each one
-// (spec.etcd.image, spec.backup.image); otherwise druid's configured images are used, so that upgrading
-// druid rolls out new images to every cluster that does not pin one.
-type Images struct {
-	// Etcd is the etcd wrapper image (container `etcd`).
-	Etcd string
-	// BackupRestore is the etcdbrctl image (container `backup-restore`).
-	BackupRestore string
-}
+// An Etcd may override each of druid's configured images (spec.etcd.image, spec.backup.image); otherwise
+// druid's images are used, so that upgrading druid rolls out new images to every cluster that does not
+// pin one.
 
-func (i Images) etcdImage(etcd *druidv1alpha1.Etcd) string {
+// etcdImage is the image of the `etcd` container (the etcd wrapper).
+func etcdImage(images config.Images, etcd *druidv1alpha1.Etcd) string {
 	if etcd.Spec.Etcd.Image != nil && *etcd.Spec.Etcd.Image != "" {
 		return *etcd.Spec.Etcd.Image
 	}
-	return i.Etcd
+	return images.EtcdWrapper
 }
 
-func (i Images) backupRestoreImage(etcd *druidv1alpha1.Etcd) string {
+// backupRestoreImage is the image of the `backup-restore` container (etcdbrctl).
+func backupRestoreImage(images config.Images, etcd *druidv1alpha1.Etcd) string {
 	if etcd.Spec.Backup.Image != nil && *etcd.Spec.Backup.Image != "" {
 		return *etcd.Spec.Backup.Image
 	}
-	return i.BackupRestore
+	return images.BackupRestore
 }

@@ -10,11 +10,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // renderInput is everything the pod template depends on besides the Etcd itself.
 type renderInput struct {
-	images Images
+	images config.Images
 	// configChecksum is configmap.Checksum of the rendered ConfigMap data.
 	configChecksum string
 	// localHostPath is the Local provider's node directory (from the backup secret); unused otherwise.
@@ -37,12 +39,12 @@ func podTemplate(etcd *druidv1alpha1.Etcd, in renderInput) corev1.PodTemplateSpe
 	annotations[druidv1alpha1.ConfigMapChecksumAnnotation] = in.configChecksum
 
 	spec := corev1.PodSpec{
-		HostAliases:                   []corev1.HostAlias{{IP: "127.0.0.1", Hostnames: []string{LocalHostName(etcd)}}},
+		HostAliases:                   []corev1.HostAlias{{IP: "127.0.0.1", Hostnames: []string{etcdpod.LocalHostName(etcd.Name)}}},
 		ServiceAccountName:            etcd.ServiceAccountName(),
 		DeprecatedServiceAccount:      etcd.ServiceAccountName(),
 		Affinity:                      etcd.Spec.SchedulingConstraints.Affinity.DeepCopy(),
 		SecurityContext:               securityContext(etcd),
-		Containers:                    []corev1.Container{etcdContainer(etcd, in.images.etcdImage(etcd)), backupRestoreContainer(etcd, in.images.backupRestoreImage(etcd))},
+		Containers:                    []corev1.Container{etcdContainer(etcd, etcdImage(in.images, etcd)), backupRestoreContainer(etcd, backupRestoreImage(in.images, etcd))},
 		Volumes:                       volumes(etcd, in.localHostPath),
 		RestartPolicy:                 corev1.RestartPolicyAlways,
 		DNSPolicy:                     corev1.DNSClusterFirst,

@@ -14,8 +14,6 @@ const (
 	DefaultLocalHostPath = config.DefaultLocalBackupHostPath
 	// DefaultLocalContainer is the sidecar's container when spec.backup.store.container is unset.
 	DefaultLocalContainer = "default.bkp"
-	// LocalHome is HOME of uid 65532; the sidecar's Local store root is $HOME/<container>.
-	LocalHome = "/home/nonroot"
 )
 
 // storageProvider returns the canonical provider of the Etcd's store, or "" without a store or provider.

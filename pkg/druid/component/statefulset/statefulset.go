@@ -31,13 +31,13 @@ const PodTemplateChecksumAnnotation = "druid.gardener.cloud/pod-template-checksu
 
 type operator struct {
 	client      component.Clients
-	images      Images
+	images      config.Images
 	localBackup config.LocalBackup
 }
 
 // New returns the StatefulSet operator with the images of druid's configuration and the node directories a
 // Local backup store may mount.
-func New(c component.Clients, images Images, localBackup config.LocalBackup) component.Operator {
+func New(c component.Clients, images config.Images, localBackup config.LocalBackup) component.Operator {
 	return &operator{client: c, images: images, localBackup: localBackup}
 }
 
@@ -45,14 +45,17 @@ func emptyStatefulSet(etcd *druidv1alpha1.Etcd) *appsv1.StatefulSet {
 	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: etcd.StatefulSetName(), Namespace: etcd.Namespace}}
 }
 
-// Sync creates or patches the StatefulSet. During a scale-up with peer TLS that is not active on every
-// existing member yet, it patches the template at the current replica count and returns a
-// component.RequeueError (see DecideReplicas).
+// Sync creates or patches the StatefulSet, with the pod template handed over by WithRendered or rendered
+// here. During a scale-up with peer TLS that is not active on every existing member yet, it patches the
+// template at the current replica count and returns a component.RequeueError (see DecideReplicas).
 func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 	logger := log.FromContext(ctx).WithValues("etcd", client.ObjectKeyFromObject(etcd))
-	desired, checksum, err := desiredTemplate(ctx, o.client, o.images, o.localBackup, etcd)
-	if err != nil {
-		return err
+	desired := renderedFor(ctx, etcd)
+	if desired == nil {
+		var err error
+		if desired, err = Render(ctx, o.client, o.images, o.localBackup, etcd); err != nil {
+			return err
+		}
 	}
 
 	var decision ReplicaDecision
@@ -62,7 +65,7 @@ func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 			return err
 		}
 		decision = DecideReplicas(in)
-		mutate(sts, etcd, desired, checksum, decision.Replicas)
+		mutate(sts, etcd, desired.template, desired.Checksum, decision.Replicas)
 		return nil
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // The helpers below work on one StoreSpec, so that every pod that runs etcdbrctl against a store (the
@@ -87,11 +88,11 @@ func LocalContainer(store *druidv1alpha1.StoreSpec) string {
 }
 
 // LocalStoreVolume is the hostPath volume of a Local store (hostPath from LocalHostPath) and its mount at
-// $HOME/<container>, where etcdbrctl (with HOME=LocalHome) looks for the Local store.
+// $HOME/<container>, where etcdbrctl (with HOME=etcdpod.LocalHome) looks for the Local store.
 func LocalStoreVolume(name, hostPath string, store *druidv1alpha1.StoreSpec) (corev1.Volume, corev1.VolumeMount) {
 	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 			Path: path.Join(hostPath, LocalContainer(store)), Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}},
-		corev1.VolumeMount{Name: name, MountPath: path.Join(LocalHome, LocalContainer(store))}
+		corev1.VolumeMount{Name: name, MountPath: path.Join(etcdpod.LocalHome, LocalContainer(store))}
 }
 
 // LocalHostPath returns the node directory of a Local store: the backup secret's hostPath, or the

@@ -7,7 +7,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // Volume names of the pod template. The peer TLS names matter beyond this file: the scale-up decision
@@ -26,9 +26,6 @@ const (
 	volumeLocalStore      = "local-backup"
 )
 
-// BackupSecretMountPath is where the backup secret is mounted, one file per key.
-const BackupSecretMountPath = "/var/etcd-backup"
-
 // secretVolume spells out the mode the apiserver would default, so that an unchanged spec compares equal.
 func secretVolume(name, secretName string) corev1.Volume {
 	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
@@ -39,7 +36,7 @@ func secretVolume(name, secretName string) corev1.Volume {
 func volumes(etcd *druidv1alpha1.Etcd, localHostPath string) []corev1.Volume {
 	vols := []corev1.Volume{{Name: volumeConfig, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: etcd.ConfigMapName()},
-		Items:                []corev1.KeyToPath{{Key: configmap.ConfigKey, Path: configmap.ConfigKey}},
+		Items:                []corev1.KeyToPath{{Key: etcdpod.ConfigFileName, Path: etcdpod.ConfigFileName}},
 		DefaultMode:          ptr.To(corev1.ConfigMapVolumeSourceDefaultMode),
 	}}}}
 	if tls := etcd.Spec.Etcd.ClientUrlTLS; tls != nil {
@@ -108,21 +105,21 @@ func etcdMounts(etcd *druidv1alpha1.Etcd) []corev1.VolumeMount {
 	mounts := []corev1.VolumeMount{dataMount(etcd)}
 	if tls := etcd.Spec.Etcd.ClientUrlTLS; tls != nil {
 		mounts = append(mounts,
-			corev1.VolumeMount{Name: volumeClientCA, MountPath: configmap.ClientCAMountPath},
-			corev1.VolumeMount{Name: volumeClientServerTLS, MountPath: configmap.ClientServerTLSMountPath})
+			corev1.VolumeMount{Name: volumeClientCA, MountPath: etcdpod.ClientCAMountPath},
+			corev1.VolumeMount{Name: volumeClientServerTLS, MountPath: etcdpod.ClientServerTLSMountPath})
 		if tls.ClientTLSSecretRef.Name != "" {
-			mounts = append(mounts, corev1.VolumeMount{Name: volumeClientTLS, MountPath: configmap.ClientTLSMountPath})
+			mounts = append(mounts, corev1.VolumeMount{Name: volumeClientTLS, MountPath: etcdpod.ClientTLSMountPath})
 		}
 	}
 	if etcd.Spec.Etcd.PeerUrlTLS != nil {
 		mounts = append(mounts,
-			corev1.VolumeMount{Name: VolumePeerCA, MountPath: configmap.PeerCAMountPath},
-			corev1.VolumeMount{Name: VolumePeerServerTLS, MountPath: configmap.PeerServerTLSMountPath})
+			corev1.VolumeMount{Name: VolumePeerCA, MountPath: etcdpod.PeerCAMountPath},
+			corev1.VolumeMount{Name: VolumePeerServerTLS, MountPath: etcdpod.PeerServerTLSMountPath})
 	}
 	if tls := etcd.Spec.Backup.TLS; tls != nil {
-		mounts = append(mounts, corev1.VolumeMount{Name: volumeBackupCA, MountPath: configmap.BackupCAMountPath})
+		mounts = append(mounts, corev1.VolumeMount{Name: volumeBackupCA, MountPath: etcdpod.BackupCAMountPath})
 		if tls.ClientTLSSecretRef.Name != "" {
-			mounts = append(mounts, corev1.VolumeMount{Name: volumeBackupClientTLS, MountPath: configmap.BackupClientTLSMountPath})
+			mounts = append(mounts, corev1.VolumeMount{Name: volumeBackupClientTLS, MountPath: etcdpod.BackupClientTLSMountPath})
 		}
 	}
 	return mounts
@@ -133,30 +130,30 @@ func etcdMounts(etcd *druidv1alpha1.Etcd) []corev1.VolumeMount {
 func backupRestoreMounts(etcd *druidv1alpha1.Etcd) []corev1.VolumeMount {
 	mounts := []corev1.VolumeMount{
 		dataMount(etcd),
-		{Name: volumeConfig, MountPath: configmap.ConfigMountPath},
+		{Name: volumeConfig, MountPath: etcdpod.ConfigMountPath},
 	}
 	if tls := etcd.Spec.Etcd.ClientUrlTLS; tls != nil {
-		mounts = append(mounts, corev1.VolumeMount{Name: volumeClientCA, MountPath: configmap.ClientCAMountPath})
+		mounts = append(mounts, corev1.VolumeMount{Name: volumeClientCA, MountPath: etcdpod.ClientCAMountPath})
 		if tls.ClientTLSSecretRef.Name != "" {
-			mounts = append(mounts, corev1.VolumeMount{Name: volumeClientTLS, MountPath: configmap.ClientTLSMountPath})
+			mounts = append(mounts, corev1.VolumeMount{Name: volumeClientTLS, MountPath: etcdpod.ClientTLSMountPath})
 		}
 	}
 	if etcd.Spec.Backup.TLS != nil {
 		mounts = append(mounts,
-			corev1.VolumeMount{Name: volumeBackupCA, MountPath: configmap.BackupCAMountPath},
-			corev1.VolumeMount{Name: volumeBackupServerTLS, MountPath: configmap.BackupServerTLSMountPath})
+			corev1.VolumeMount{Name: volumeBackupCA, MountPath: etcdpod.BackupCAMountPath},
+			corev1.VolumeMount{Name: volumeBackupServerTLS, MountPath: etcdpod.BackupServerTLSMountPath})
 	}
 	if store := etcd.Spec.Backup.Store; store != nil {
 		if store.SecretRef != nil && store.SecretRef.Name != "" {
-			mounts = append(mounts, corev1.VolumeMount{Name: volumeBackupSecret, MountPath: BackupSecretMountPath})
+			mounts = append(mounts, corev1.VolumeMount{Name: volumeBackupSecret, MountPath: etcdpod.BackupSecretMountPath})
 		}
 		if storageProvider(etcd) == druidv1alpha1.StorageProviderLocal {
-			mounts = append(mounts, corev1.VolumeMount{Name: volumeLocalStore, MountPath: path.Join(LocalHome, localContainer(etcd))})
+			mounts = append(mounts, corev1.VolumeMount{Name: volumeLocalStore, MountPath: path.Join(etcdpod.LocalHome, localContainer(etcd))})
 		}
 	}
 	return mounts
 }
 
 func dataMount(etcd *druidv1alpha1.Etcd) corev1.VolumeMount {
-	return corev1.VolumeMount{Name: etcd.VolumeClaimTemplateName(), MountPath: configmap.DataVolumeMountPath}
+	return corev1.VolumeMount{Name: etcd.VolumeClaimTemplateName(), MountPath: etcdpod.DataVolumeMountPath}
 }

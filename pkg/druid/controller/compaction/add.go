@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
 // ControllerName names the controller in logs, metrics and as the events' reporting controller.
@@ -23,7 +24,7 @@ const ControllerName = "etcd-compaction"
 // It watches Etcds (spec changes), snapshot leases and compaction Jobs. The manager's cache should be limited
 // to druid-labelled Leases and Jobs (app.kubernetes.io/managed-by=etcd-druid), so that druid never caches
 // every Lease or Job of the seed; both carry that label.
-func AddToManager(mgr manager.Manager, cfg Config) error {
+func AddToManager(mgr manager.Manager, cfg config.CompactionController) error {
 	cfg.Default()
 	if !cfg.EnableBackupCompaction {
 		return nil

@@ -14,37 +14,6 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
 
-func TestConfigDefaultsAndValidation(t *testing.T) {
-	g := NewWithT(t)
-	disabled := Config{}
-	g.Expect(disabled.Validate()).To(Succeed(), "a disabled controller needs no image")
-
-	cfg := Config{EnableBackupCompaction: true}
-	cfg.Default()
-	g.Expect(cfg).To(Equal(Config{EnableBackupCompaction: true, Workers: 3, EventsThreshold: 1_000_000,
-		ActiveDeadline: 3 * time.Hour, RetryBackoff: 5 * time.Minute, MaxRetryBackoff: 2 * time.Hour}))
-	g.Expect(cfg.Validate()).To(MatchError(ContainSubstring("backupRestoreImage must be set")))
-
-	cfg.BackupRestoreImage = "img"
-	g.Expect(cfg.Validate()).To(Succeed())
-
-	bad := cfg
-	bad.Workers, bad.EventsThreshold, bad.MaxRetryBackoff = -1, -5, time.Minute
-	err := bad.Validate()
-	g.Expect(err).To(MatchError(ContainSubstring("workers")))
-	g.Expect(err).To(MatchError(ContainSubstring("eventsThreshold")))
-	g.Expect(err).To(MatchError(ContainSubstring("retryBackoff")))
-}
-
-func TestBackoffDoublesUpToTheCap(t *testing.T) {
-	cfg := Config{RetryBackoff: time.Minute, MaxRetryBackoff: 10 * time.Minute}
-	var got []time.Duration
-	for failures := 1; failures <= 6; failures++ {
-		got = append(got, cfg.backoff(failures))
-	}
-	NewWithT(t).Expect(got).To(Equal([]time.Duration{time.Minute, 2 * time.Minute, 4 * time.Minute, 8 * time.Minute, 10 * time.Minute, 10 * time.Minute}))
-}
-
 func TestLeaseRevisionAndDeltaEvents(t *testing.T) {
 	g := NewWithT(t)
 	lease := func(holder *string) *coordinationv1.Lease {

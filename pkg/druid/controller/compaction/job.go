@@ -11,6 +11,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // Names and paths of the compaction Job.
@@ -96,18 +97,18 @@ func newJob(etcd *druidv1alpha1.Etcd, in jobInput) *batchv1.Job {
 	store := etcd.Spec.Backup.Store
 	volumes := []corev1.Volume{{Name: volumeData, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 	mounts := []corev1.VolumeMount{{Name: volumeData, MountPath: DataMountPath}}
-	env := []corev1.EnvVar{{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
+	env := []corev1.EnvVar{{Name: etcdpod.EnvPodNamespace, ValueFrom: &corev1.EnvVarSource{
 		FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}
 	if store.SecretRef != nil && store.SecretRef.Name != "" {
 		volumes = append(volumes, corev1.Volume{Name: volumeBackupSecret, VolumeSource: corev1.VolumeSource{
 			Secret: &corev1.SecretVolumeSource{SecretName: store.SecretRef.Name, DefaultMode: ptr.To(corev1.SecretVolumeSourceDefaultMode)}}})
-		mounts = append(mounts, corev1.VolumeMount{Name: volumeBackupSecret, MountPath: statefulset.BackupSecretMountPath, ReadOnly: true})
-		env = append(env, statefulset.StoreCredentialsEnv(store, statefulset.BackupSecretMountPath, "")...)
+		mounts = append(mounts, corev1.VolumeMount{Name: volumeBackupSecret, MountPath: etcdpod.BackupSecretMountPath, ReadOnly: true})
+		env = append(env, statefulset.StoreCredentialsEnv(store, etcdpod.BackupSecretMountPath, "")...)
 	}
 	if statefulset.CanonicalProvider(store) == druidv1alpha1.StorageProviderLocal {
 		vol, mount := statefulset.LocalStoreVolume(volumeLocalStore, in.localHostPath, store)
 		volumes, mounts = append(volumes, vol), append(mounts, mount)
-		env = append(env, corev1.EnvVar{Name: "HOME", Value: statefulset.LocalHome})
+		env = append(env, corev1.EnvVar{Name: etcdpod.EnvHome, Value: etcdpod.LocalHome})
 	}
 
 	var resources corev1.ResourceRequirements

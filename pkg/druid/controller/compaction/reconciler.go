@@ -25,6 +25,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
 
@@ -50,7 +51,7 @@ const (
 type Reconciler struct {
 	Client   client.Client
 	Recorder events.EventRecorder
-	Config   Config
+	Config   config.CompactionController
 	Clock    clock.PassiveClock
 
 	mu sync.Mutex
@@ -207,7 +208,7 @@ func (r *Reconciler) handleJob(ctx context.Context, etcd *druidv1alpha1.Etcd, jo
 		}
 		failures := r.setFailures(key, -1)
 		jobsFailed.WithLabelValues(etcd.Namespace, etcd.Name).Inc()
-		wait := r.Config.backoff(failures)
+		wait := r.Config.Backoff(failures)
 		logger.Info("Compaction job failed", "reason", reason, "message", message, "consecutiveFailures", failures, "retryIn", wait)
 		r.Recorder.Eventf(etcd, job, corev1.EventTypeWarning, EventReasonJobFailed, "Compact",
 			"compaction Job %s failed (%s): %s; retrying after %s at the earliest", job.Name, reason, message, wait)
@@ -252,7 +253,7 @@ func (r *Reconciler) backoffRemaining(etcd *druidv1alpha1.Etcd) time.Duration {
 		return 0
 	}
 	failures := max(r.failuresOf(client.ObjectKeyFromObject(etcd)), 1)
-	return cond.LastUpdateTime.Add(r.Config.backoff(failures)).Sub(r.Clock.Now())
+	return cond.LastUpdateTime.Add(r.Config.Backoff(failures)).Sub(r.Clock.Now())
 }
 
 // setFailures resets the count (n = 0) or increments it (n < 0) and returns the new count.

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
 // ControllerName names the controller in logs, metrics and as the events' reporting controller.
@@ -18,7 +19,7 @@ const ControllerName = "etcd-copy-backups-task"
 
 // AddToManager registers the EtcdCopyBackupsTask controller with mgr. Worker Jobs carry
 // app.kubernetes.io/managed-by=etcd-druid, so a manager cache limited to druid-labelled Jobs sees them.
-func AddToManager(mgr manager.Manager, cfg Config) error {
+func AddToManager(mgr manager.Manager, cfg config.CopyBackupsTaskController) error {
 	cfg.Default()
 	if err := cfg.Validate(); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // The worker Job's names and paths. The flags of `etcdbrctl copy` form the contract with the binary:
@@ -29,7 +30,7 @@ const (
 	// ContainerCopy is the Job's only container.
 	ContainerCopy = "copy-backups"
 	// TargetSecretMountPath holds the target store's credentials.
-	TargetSecretMountPath = statefulset.BackupSecretMountPath
+	TargetSecretMountPath = etcdpod.BackupSecretMountPath
 	// SourceSecretMountPath holds the source store's credentials.
 	SourceSecretMountPath = "/var/source-etcd-backup"
 	// SourceEnvPrefix prefixes the source store's credentials variable.
@@ -108,7 +109,7 @@ func newJob(task *druidv1alpha1.EtcdCopyBackupsTask, image string, hostPaths loc
 	addStore(&task.Spec.TargetStore, volumeTargetSecret, volumeTargetLocal, TargetSecretMountPath, "", hostPaths.target)
 	addStore(&task.Spec.SourceStore, volumeSourceSecret, volumeSourceLocal, SourceSecretMountPath, SourceEnvPrefix, hostPaths.source)
 	if hostPaths.target != "" || hostPaths.source != "" {
-		env = append(env, corev1.EnvVar{Name: "HOME", Value: statefulset.LocalHome})
+		env = append(env, corev1.EnvVar{Name: etcdpod.EnvHome, Value: etcdpod.LocalHome})
 	}
 
 	uid := druidv1alpha1.DefaultRunAsUser

@@ -14,7 +14,6 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/flow"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
@@ -31,7 +30,6 @@ type Reconciler struct {
 	reader   client.Reader
 	recorder events.EventRecorder
 	registry component.Registry
-	images   statefulset.Images
 	config   config.EtcdController
 	clock    clock.PassiveClock
 	hooks    []DeletionHook

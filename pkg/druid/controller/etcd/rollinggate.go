@@ -54,11 +54,12 @@ func (s *specRun) holdRollingUpdate(ctx context.Context) flow.Result {
 	if err != nil || sts == nil {
 		return flowResultOf(err)
 	}
-	desired, err := statefulset.DesiredTemplateChecksum(ctx, s.r.client, s.r.images, s.r.config.LocalBackup, s.target)
+	rendered, err := statefulset.Render(ctx, s.r.client, s.r.config.Images, s.r.config.LocalBackup, s.target)
 	if err != nil {
 		return flow.Fail(err)
 	}
-	if sts.Annotations[statefulset.PodTemplateChecksumAnnotation] == desired {
+	s.rendered = rendered // syncComponents hands it to the StatefulSet operator: one rendering per run
+	if sts.Annotations[statefulset.PodTemplateChecksumAnnotation] == rendered.Checksum {
 		return flow.Continue()
 	}
 	allowed, why := healing.RollingUpdateAllowed(s.etcd.Status, sts)

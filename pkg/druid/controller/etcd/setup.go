@@ -23,7 +23,6 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/operators"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/poddisruptionbudget"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/secretref"
 )
@@ -63,14 +62,12 @@ func AddToManager(ctx context.Context, mgr manager.Manager, cfg config.EtcdContr
 		return err
 	}
 
-	images := statefulset.Images{Etcd: cfg.Images.EtcdWrapper, BackupRestore: cfg.Images.BackupRestore}
 	r := &Reconciler{
 		client:   mgr.GetClient(),
 		reader:   mgr.GetAPIReader(),
 		recorder: mgr.GetEventRecorder("etcd-druid"),
 		// The PDB's minAvailable follows seed 002: raised while AllMembersReady or BackupReady is False.
-		registry: operators.New(component.Clients{Client: mgr.GetClient(), Live: mgr.GetAPIReader()}, operators.Options{Images: images, LocalBackup: cfg.LocalBackup, PDBMinAvailable: poddisruptionbudget.Seed002Policy}),
-		images:   images,
+		registry: operators.New(component.Clients{Client: mgr.GetClient(), Live: mgr.GetAPIReader()}, operators.Options{Images: cfg.Images, LocalBackup: cfg.LocalBackup, PDBMinAvailable: poddisruptionbudget.Seed002Policy}),
 		config:   cfg,
 		clock:    clock.RealClock{},
 	}

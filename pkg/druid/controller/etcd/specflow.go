@@ -14,6 +14,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/flow"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/secretref"
@@ -36,6 +37,9 @@ type specRun struct {
 	// secretsPresent is set once checkSecrets found every referenced secret and key: the SecretsReady=True
 	// condition then goes out with the run's next status write instead of costing a write of its own.
 	secretsPresent bool
+	// rendered is target's pod template once holdRollingUpdate rendered it (nil while no StatefulSet
+	// exists); syncComponents hands it to the StatefulSet operator so that a run renders it once.
+	rendered *statefulset.Rendered
 }
 
 // specSteps is the spec flow: hold during a quorum-loss recovery → record operation → finalizer → secrets →
@@ -138,6 +142,9 @@ func (s *specRun) checkSecrets(ctx context.Context) flow.Result {
 // peer-TLS scale-up gate) is not a failure: lastOperation says Requeue with the reason and the flow comes
 // back after the requested delay.
 func (s *specRun) syncComponents(ctx context.Context) flow.Result {
+	if s.rendered != nil {
+		ctx = statefulset.WithRendered(ctx, s.rendered)
+	}
 	err := s.r.registry.SyncAll(ctx, s.target)
 	if err == nil {
 		return flow.Continue()

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/secretref"
 )
 
@@ -26,7 +27,7 @@ const ControllerName = "etcd-secret-finalizer"
 // Etcd deletion flow needs no hook: once it removes druid's finalizer from the Etcd, the Etcd event brings
 // each of its secrets here and the finalizers go. The controller has no switch: without it nothing
 // stops a referenced TLS or backup secret from being deleted under a running cluster.
-func AddToManager(ctx context.Context, mgr manager.Manager, cfg Config) error {
+func AddToManager(ctx context.Context, mgr manager.Manager, cfg config.SecretController) error {
 	cfg.Default()
 	if err := cfg.Validate(); err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/compaction"
 	"github.com/gardener-etcd/gardener-etcd/test/envtest"
 )
@@ -50,7 +51,7 @@ func startManager(ctx context.Context, env *envtest.Env) error {
 	if err != nil {
 		return err
 	}
-	if err := compaction.AddToManager(mgr, compaction.Config{
+	if err := compaction.AddToManager(mgr, config.CompactionController{
 		EnableBackupCompaction: true,
 		BackupRestoreImage:     testImage,
 		ActiveDeadline:         30 * time.Minute,

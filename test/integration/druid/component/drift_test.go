@@ -29,7 +29,7 @@ func TestStatefulSetRestoresDriftAndRollsSpecChangesOnce(t *testing.T) {
 	g.Expect(env.Client.Update(ctx, sts)).To(Succeed())
 	g.Expect(op.Sync(ctx, etcd)).To(Succeed())
 	sts = get(t, ns, "etcd-main", &appsv1.StatefulSet{}).(*appsv1.StatefulSet)
-	g.Expect(container(g, sts, "etcd").Image).To(Equal(testImages.Etcd))
+	g.Expect(container(g, sts, "etcd").Image).To(Equal(testImages.EtcdWrapper))
 
 	etcd = updateEtcd(t, etcd, func(e *druidv1alpha1.Etcd) { e.Spec.Annotations = map[string]string{"rolled": "yes"} })
 	g.Expect(op.Sync(ctx, etcd)).To(Succeed())

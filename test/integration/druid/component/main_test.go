@@ -18,7 +18,6 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/operators"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/test/envtest"
 )
@@ -28,7 +27,7 @@ var env *envtest.Env
 func TestMain(m *testing.M) { envtest.Main(m, &env) }
 
 // testImages stand in for druid's configured images.
-var testImages = statefulset.Images{Etcd: "example.org/etcd-wrapper:v1", BackupRestore: "example.org/etcdbrctl:v1"}
+var testImages = config.Images{EtcdWrapper: "example.org/etcd-wrapper:v1", BackupRestore: "example.org/etcdbrctl:v1"}
 
 // testLocalBackup is druid's configured limit for Local stores in these tests: the default directory and
 // /srv/buckets.

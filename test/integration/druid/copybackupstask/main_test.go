@@ -18,6 +18,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/copybackupstask"
 	"github.com/gardener-etcd/gardener-etcd/test/envtest"
 )
@@ -44,7 +45,7 @@ func startManager(ctx context.Context, env *envtest.Env) error {
 	if err != nil {
 		return err
 	}
-	if err := copybackupstask.AddToManager(mgr, copybackupstask.Config{BackupRestoreImage: testImage}); err != nil {
+	if err := copybackupstask.AddToManager(mgr, config.CopyBackupsTaskController{BackupRestoreImage: testImage}); err != nil {
 		return err
 	}
 	go func() {

@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/secret"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/secretref"
 	"github.com/gardener-etcd/gardener-etcd/test/envtest"
@@ -30,7 +31,7 @@ func startManager(ctx context.Context, env *envtest.Env) error {
 	if err != nil {
 		return err
 	}
-	if err := secret.AddToManager(ctx, mgr, secret.Config{}); err != nil {
+	if err := secret.AddToManager(ctx, mgr, config.SecretController{}); err != nil {
 		return err
 	}
 	// The Etcd controller registers the same index; a second registration must not fail.

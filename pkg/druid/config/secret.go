@@ -1,26 +1,26 @@
-package secret
+package config
 
 import "fmt"
 
-// DefaultWorkers is how many Secrets are reconciled in parallel. Each reconcile is one index lookup and at
+// DefaultSecretWorkers is how many Secrets are reconciled in parallel. Each reconcile is one index lookup and at
 // most one metadata patch, so a few workers keep up with a whole seed.
-const DefaultWorkers = 3
+const DefaultSecretWorkers = 3
 
-// Config configures the secret finalizer controller.
-type Config struct {
+// SecretController configures the secret finalizer controller.
+type SecretController struct {
 	// Workers is the controller's MaxConcurrentReconciles.
 	Workers int
 }
 
 // Default fills unset fields with their defaults.
-func (c *Config) Default() {
+func (c *SecretController) Default() {
 	if c.Workers == 0 {
-		c.Workers = DefaultWorkers
+		c.Workers = DefaultSecretWorkers
 	}
 }
 
 // Validate rejects a configuration the controller cannot run with.
-func (c Config) Validate() error {
+func (c SecretController) Validate() error {
 	if c.Workers < 1 {
 		return fmt.Errorf("secret controller: workers must be at least 1, got %d", c.Workers)
 	}

@@ -1,34 +1,32 @@
-package copybackupstask
+package config
 
 import (
 	"errors"
 	"fmt"
-
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
-// DefaultWorkers is how many tasks are reconciled in parallel; tasks are rare (control-plane migrations).
-const DefaultWorkers = 3
+// DefaultCopyBackupsTaskWorkers is how many tasks are reconciled in parallel; tasks are rare (control-plane migrations).
+const DefaultCopyBackupsTaskWorkers = 3
 
-// Config configures the EtcdCopyBackupsTask controller.
-type Config struct {
+// CopyBackupsTaskController configures the EtcdCopyBackupsTask controller.
+type CopyBackupsTaskController struct {
 	// Workers is the controller's MaxConcurrentReconciles.
 	Workers int
 	// BackupRestoreImage runs `etcdbrctl copy` in the worker Jobs.
 	BackupRestoreImage string
 	// LocalBackup limits the node directories a Local source or target store may mount.
-	LocalBackup config.LocalBackup
+	LocalBackup LocalBackup
 }
 
 // Default fills unset fields with their defaults.
-func (c *Config) Default() {
+func (c *CopyBackupsTaskController) Default() {
 	if c.Workers == 0 {
-		c.Workers = DefaultWorkers
+		c.Workers = DefaultCopyBackupsTaskWorkers
 	}
 }
 
 // Validate rejects a configuration the controller cannot run with, naming every offending field.
-func (c Config) Validate() error {
+func (c CopyBackupsTaskController) Validate() error {
 	var errs []error
 	if c.Workers < 1 {
 		errs = append(errs, fmt.Errorf("copy-backups-task controller: workers must be at least 1, got %d", c.Workers))

@@ -1,34 +1,32 @@
-package compaction
+package config
 
 import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
 // Defaults of the compaction controller.
 const (
-	// DefaultWorkers is how many Etcds are looked at in parallel; each look is a few cache reads.
-	DefaultWorkers = 3
-	// DefaultEventsThreshold applies when an Etcd sets no spec.backup.snapshotCompaction.eventsThreshold:
+	// DefaultCompactionWorkers is how many Etcds are looked at in parallel; each look is a few cache reads.
+	DefaultCompactionWorkers = 3
+	// DefaultCompactionEventsThreshold applies when an Etcd sets no spec.backup.snapshotCompaction.eventsThreshold:
 	// a million delta events is where restoring from the snapshots (replaying every event) starts to take
 	// minutes, while compacting more often would mostly re-upload unchanged data.
-	DefaultEventsThreshold = int64(1_000_000)
-	// DefaultActiveDeadline bounds one compaction Job: a restore, compaction, defragmentation and upload of
+	DefaultCompactionEventsThreshold = int64(1_000_000)
+	// DefaultCompactionActiveDeadline bounds one compaction Job: a restore, compaction, defragmentation and upload of
 	// an 8Gi database fits comfortably; a Job beyond it is stuck and is failed by the Job controller.
-	DefaultActiveDeadline = 3 * time.Hour
-	// DefaultRetryBackoff is the wait after a failed compaction before the next Job; it doubles with each
-	// consecutive failure up to DefaultMaxRetryBackoff, so a broken store is not hammered by Jobs that each
+	DefaultCompactionActiveDeadline = 3 * time.Hour
+	// DefaultCompactionRetryBackoff is the wait after a failed compaction before the next Job; it doubles with each
+	// consecutive failure up to DefaultCompactionMaxRetryBackoff, so a broken store is not hammered by Jobs that each
 	// download every snapshot.
-	DefaultRetryBackoff = 5 * time.Minute
-	// DefaultMaxRetryBackoff caps the wait between failed compactions.
-	DefaultMaxRetryBackoff = 2 * time.Hour
+	DefaultCompactionRetryBackoff = 5 * time.Minute
+	// DefaultCompactionMaxRetryBackoff caps the wait between failed compactions.
+	DefaultCompactionMaxRetryBackoff = 2 * time.Hour
 )
 
-// Config configures the compaction controller.
-type Config struct {
+// CompactionController configures the compaction controller.
+type CompactionController struct {
 	// EnableBackupCompaction turns the controller on. It is opt-in (false by default, as in the deployed
 	// druid): each compaction runs a Job that restores the whole database, which a landscape must budget for.
 	EnableBackupCompaction bool
@@ -37,7 +35,7 @@ type Config struct {
 	// BackupRestoreImage runs `etcdbrctl compact` unless an Etcd pins spec.backup.image.
 	BackupRestoreImage string
 	// LocalBackup limits the node directories a Local store may mount.
-	LocalBackup config.LocalBackup
+	LocalBackup LocalBackup
 	// EventsThreshold is the default of spec.backup.snapshotCompaction.eventsThreshold.
 	EventsThreshold int64
 	// ActiveDeadline is the Job's activeDeadlineSeconds.
@@ -49,27 +47,27 @@ type Config struct {
 }
 
 // Default fills every zero field with its default; EnableBackupCompaction and the image stay as given.
-func (c *Config) Default() {
+func (c *CompactionController) Default() {
 	if c.Workers == 0 {
-		c.Workers = DefaultWorkers
+		c.Workers = DefaultCompactionWorkers
 	}
 	if c.EventsThreshold == 0 {
-		c.EventsThreshold = DefaultEventsThreshold
+		c.EventsThreshold = DefaultCompactionEventsThreshold
 	}
 	if c.ActiveDeadline == 0 {
-		c.ActiveDeadline = DefaultActiveDeadline
+		c.ActiveDeadline = DefaultCompactionActiveDeadline
 	}
 	if c.RetryBackoff == 0 {
-		c.RetryBackoff = DefaultRetryBackoff
+		c.RetryBackoff = DefaultCompactionRetryBackoff
 	}
 	if c.MaxRetryBackoff == 0 {
-		c.MaxRetryBackoff = DefaultMaxRetryBackoff
+		c.MaxRetryBackoff = DefaultCompactionMaxRetryBackoff
 	}
 }
 
 // Validate rejects a configuration the controller cannot run with, naming every offending field. A
 // disabled controller needs nothing.
-func (c Config) Validate() error {
+func (c CompactionController) Validate() error {
 	if !c.EnableBackupCompaction {
 		return nil
 	}
@@ -93,8 +91,8 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// backoff is the wait after the given number of consecutive failures (at least 1).
-func (c Config) backoff(failures int) time.Duration {
+// Backoff is the wait after the given number of consecutive failures (at least 1).
+func (c CompactionController) Backoff(failures int) time.Duration {
 	d := c.RetryBackoff
 	for i := 1; i < failures && d < c.MaxRetryBackoff; i++ {
 		d *= 2

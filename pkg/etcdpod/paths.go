@@ -1,16 +1,19 @@
-package configmap
+package etcdpod
 
-// Paths inside the etcd pod. The configuration template names the TLS files at these paths, and the
-// StatefulSet mounts the secrets there, so both packages take them from here.
+// Paths inside the etcd pod. The configuration template names the TLS files at these paths and the
+// StatefulSet mounts the secrets there.
 const (
-	// DataVolumeMountPath is where the member's PVC is mounted in both containers.
+	// DataVolumeMountPath is where the member's PVC is mounted in both containers; the wrapper keeps its
+	// marker files there.
 	DataVolumeMountPath = "/var/etcd/data"
 	// DataDir is etcd's data directory inside the data volume.
 	DataDir = DataVolumeMountPath + "/new.etcd"
-	// ConfigMountPath is the directory the ConfigMap is mounted at; the sidecar reads ConfigMountPath/ConfigKey.
+	// ConfigMountPath is the directory the ConfigMap is mounted at.
 	ConfigMountPath = "/var/etcd/config"
-	// ConfigKey is the ConfigMap key of the etcd configuration template, also its file name when mounted.
-	ConfigKey = "etcd.conf.yaml"
+	// ConfigFileName is the ConfigMap key of the etcd configuration template, also its file name when mounted.
+	ConfigFileName = "etcd.conf.yaml"
+	// ConfigFilePath is where the sidecar reads the template unless EnvConfigPath says otherwise.
+	ConfigFilePath = ConfigMountPath + "/" + ConfigFileName
 
 	// ClientCAMountPath holds the CA that verifies etcd's clients (spec.etcd.clientUrlTls.tlsCASecretRef).
 	ClientCAMountPath = "/var/etcd/ssl/ca"
@@ -22,15 +25,21 @@ const (
 	PeerCAMountPath = "/var/etcd/ssl/peer/ca"
 	// PeerServerTLSMountPath holds the member's peer certificate.
 	PeerServerTLSMountPath = "/var/etcd/ssl/peer/server"
-
 	// BackupCAMountPath holds the CA of the sidecar's HTTPS server (spec.backup.tls.tlsCASecretRef).
 	BackupCAMountPath = "/var/etcdbr/ssl/ca"
 	// BackupServerTLSMountPath holds the sidecar's HTTPS server certificate.
 	BackupServerTLSMountPath = "/var/etcdbr/ssl/server"
 	// BackupClientTLSMountPath holds the client certificate the wrapper uses to call the sidecar.
 	BackupClientTLSMountPath = "/var/etcdbr/ssl/client"
-
-	// TLSCertKey and TLSKeyKey are the keys of server and client certificate secrets (druid-api.md).
+	// TLSCertKey and TLSKeyKey are the keys of server and client certificate secrets, so also the file
+	// names in their mount directories.
 	TLSCertKey = "tls.crt"
 	TLSKeyKey  = "tls.key"
+
+	// BackupSecretMountPath is where the backup secret is mounted, one file per key; the provider's
+	// credentials variable points there.
+	BackupSecretMountPath = "/var/etcd-backup"
+	// LocalHome is HOME of uid 65532 in the images; a Local store's directory is mounted at
+	// LocalHome/<container>, where etcdbrctl looks for it.
+	LocalHome = "/home/nonroot"
 )

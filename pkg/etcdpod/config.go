@@ -1,0 +1,58 @@
+package etcdpod
+
+// ConfigTemplate is the etcd configuration template druid writes into the ConfigMap under ConfigFileName:
+// etcd's YAML config keys, plus per-member URL maps the sidecar resolves for its own member
+// (shared/reference/druid-components.md). Druid renders it from this struct; the sidecar reads the file
+// as a generic map (so that keys it does not know reach etcd unchanged) and finds the keys it resolves
+// by the Key constants below, which a test keeps equal to these json tags.
+type ConfigTemplate struct {
+	// Name is a placeholder (the Etcd name): the sidecar replaces it with its member's name.
+	Name          string `json:"name"`
+	DataDir       string `json:"data-dir"`
+	Metrics       string `json:"metrics"`
+	SnapshotCount int64  `json:"snapshot-count"`
+	// QuotaBackendBytes is spec.etcd.quota in bytes.
+	QuotaBackendBytes int64 `json:"quota-backend-bytes"`
+	// HeartbeatInterval and ElectionTimeout (milliseconds) are etcd's defaults, written out so that every
+	// member of a cluster is guaranteed to agree on them.
+	HeartbeatInterval int    `json:"heartbeat-interval"`
+	ElectionTimeout   int    `json:"election-timeout"`
+	ListenClientURLs  string `json:"listen-client-urls"`
+	ListenPeerURLs    string `json:"listen-peer-urls"`
+	// AdvertiseClientURLs and InitialAdvertisePeerURLs map each member's pod name to its URLs.
+	AdvertiseClientURLs      map[string][]string `json:"advertise-client-urls"`
+	InitialAdvertisePeerURLs map[string][]string `json:"initial-advertise-peer-urls"`
+	// InitialCluster lists every member `<member>=<peer URL>`; its size tells the sidecar single- vs multi-node.
+	InitialCluster          string          `json:"initial-cluster"`
+	InitialClusterToken     string          `json:"initial-cluster-token"`
+	InitialClusterState     string          `json:"initial-cluster-state"`
+	AutoCompactionMode      string          `json:"auto-compaction-mode"`
+	AutoCompactionRetention string          `json:"auto-compaction-retention"`
+	EnableGRPCGateway       bool            `json:"enable-grpc-gateway"`
+	ClientTransportSecurity *SecurityConfig `json:"client-transport-security,omitempty"`
+	PeerTransportSecurity   *SecurityConfig `json:"peer-transport-security,omitempty"`
+}
+
+// SecurityConfig is etcd's `*-transport-security` block.
+type SecurityConfig struct {
+	CertFile                  string `json:"cert-file"`
+	KeyFile                   string `json:"key-file"`
+	ClientCertAuth            bool   `json:"client-cert-auth"`
+	TrustedCAFile             string `json:"trusted-ca-file"`
+	AutoTLS                   bool   `json:"auto-tls"`
+	SkipClientSANVerification bool   `json:"skip-client-san-verification,omitempty"`
+}
+
+// Keys of ConfigTemplate that the sidecar resolves per member (its json tags).
+const (
+	KeyName                     = "name"
+	KeyDataDir                  = "data-dir"
+	KeyInitialCluster           = "initial-cluster"
+	KeyInitialClusterState      = "initial-cluster-state"
+	KeyInitialAdvertisePeerURLs = "initial-advertise-peer-urls"
+	KeyAdvertiseClientURLs      = "advertise-client-urls"
+	KeyListenPeerURLs           = "listen-peer-urls"
+	KeyListenClientURLs         = "listen-client-urls"
+	KeyClientTransportSecurity  = "client-transport-security"
+	KeyPeerTransportSecurity    = "peer-transport-security"
+)
