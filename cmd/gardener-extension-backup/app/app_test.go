@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,10 +38,18 @@ func TestMain(m *testing.M) { envtest.Main(m, &env) }
 
 func freePort(t *testing.T) int { return freeport.Port(t) }
 
+// commandStarted is set once the command ran in this test binary. controller-runtime keeps the names of
+// the controllers it built in a process-wide set (their metrics are labelled by name), so a second
+// command in the same process fails with "controller with name … already exists", as with -count=2.
+var commandStarted atomic.Bool
+
 // TestCommandRunsAndShutsDownCleanly executes the real command against envtest: the controllers reconcile a
 // local BackupBucket, the webhook server (with a certificate from the flags' cert dir) defaults an Etcd through
 // the apiserver, readyz answers, and cancelling the context ends the command without error.
 func TestCommandRunsAndShutsDownCleanly(t *testing.T) {
+	if commandStarted.Swap(true) {
+		t.Skip("the command already ran in this test binary; controller names are unique per process (-count > 1)")
+	}
 	g := NewWithT(t)
 	ctx := context.Background()
 	user, err := env.AddUser(ctrlenvtest.User{Name: "gardener-extension-backup", Groups: []string{"system:masters"}}, nil)
@@ -88,6 +97,11 @@ func TestCommandRunsAndShutsDownCleanly(t *testing.T) {
 	})
 
 	g.Eventually(func() (int, error) {
+		select {
+		case <-done:
+			StopTrying("the command returned before it was ready: " + stderr.String()).Wrap(cmdErr).Now()
+		default:
+		}
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort))
 		if err != nil {
 			return 0, err

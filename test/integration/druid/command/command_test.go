@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,10 +31,18 @@ const (
 
 func freePort(t *testing.T) int { return freeport.Port(t) }
 
+// commandStarted is set once the command ran in this test binary. controller-runtime keeps the names of
+// the controllers it built in a process-wide set (their metrics are labelled by name), so a second
+// command in the same process fails with "controller with name etcd already exists", as with -count=2.
+var commandStarted atomic.Bool
+
 // The command, started with flags like the chart passes them, elects itself leader, reports ready only
 // with its webhook server up, reconciles an Etcd into a StatefulSet, protects it through its webhook, and on cancellation (what SIGTERM does in main) returns without error and releases
 // the leader election Lease.
 func TestCommandReconcilesAndShutsDownCleanly(t *testing.T) {
+	if commandStarted.Swap(true) {
+		t.Skip("the command already ran in this test binary; controller names are unique per process (-count > 1)")
+	}
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := env.CreateNamespace(t)
@@ -60,6 +69,11 @@ func TestCommandReconcilesAndShutsDownCleanly(t *testing.T) {
 	go func() { done <- cmd.ExecuteContext(runCtx) }()
 
 	g.Eventually(func(g Gomega) {
+		select {
+		case err := <-done:
+			StopTrying("the command returned before it was ready").Wrap(err).Now()
+		default:
+		}
 		for _, path := range []string{"/healthz", "/readyz"} {
 			resp, err := http.Get("http://" + probe + path)
 			g.Expect(err).NotTo(HaveOccurred())

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
 )
 
 const (
@@ -70,7 +71,10 @@ func expectCondition(t *testing.T, namespace string, ct druidv1alpha1.ConditionT
 	return etcd
 }
 
-// waitReconciled waits until the current generation was reconciled successfully.
+// waitReconciled waits until the spec run of the current generation finished successfully. The run's
+// last step removes the operation annotation, after recordSuccess wrote observedGeneration: a status that
+// already says Succeeded while the annotation is still there belongs to a run that has not finished yet
+// (the window is one apiserver round trip, wide enough on a busy machine).
 func waitReconciled(t *testing.T, namespace string) *druidv1alpha1.Etcd {
 	t.Helper()
 	var etcd *druidv1alpha1.Etcd
@@ -79,6 +83,7 @@ func waitReconciled(t *testing.T, namespace string) *druidv1alpha1.Etcd {
 		g.Expect(etcd.Status.ObservedGeneration).To(Equal(ptr.To(etcd.Generation)))
 		g.Expect(etcd.Status.LastOperation).NotTo(BeNil())
 		g.Expect(etcd.Status.LastOperation.State).To(Equal(druidv1alpha1.LastOperationStateSucceeded))
+		g.Expect(etcdcontroller.HasReconcileAnnotation(etcd)).To(BeFalse(), "the run that succeeded has not removed the operation annotation yet")
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	return etcd
 }

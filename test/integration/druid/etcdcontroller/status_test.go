@@ -23,6 +23,11 @@ type sidecars struct {
 }
 
 func startSidecars(t *testing.T, namespace string, holders map[string]string) *sidecars {
+	return startSidecarsWithPeerTLS(t, namespace, holders, "false")
+}
+
+// startSidecarsWithPeerTLS is startSidecars with the members' peer TLS annotation set to tlsEnabled.
+func startSidecarsWithPeerTLS(t *testing.T, namespace string, holders map[string]string, tlsEnabled string) *sidecars {
 	s := &sidecars{holders: holders}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -45,7 +50,7 @@ func startSidecars(t *testing.T, namespace string, holders map[string]string) *s
 				}
 				lease.Spec.HolderIdentity = ptr.To(holder)
 				lease.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
-				metav1.SetMetaDataAnnotation(&lease.ObjectMeta, druidv1alpha1.TLSEnabledAnnotation, "false")
+				metav1.SetMetaDataAnnotation(&lease.ObjectMeta, druidv1alpha1.TLSEnabledAnnotation, tlsEnabled)
 				_ = env.Client.Update(ctx, lease)
 			}
 			select {
