@@ -12,7 +12,7 @@ GO_TEST_FLAGS ?= -count=1 -timeout=30m
 all: build
 
 .PHONY: tools
-tools: ## Build (first time only) and link kube-apiserver, kube-controller-manager, kube-scheduler, etcd, versitygw, fake-gcs-server, controller-gen, staticcheck and Azurite (npm) into bin/.
+tools: ## Build (first time only) and link kube-apiserver, kube-controller-manager, kube-scheduler, etcd, versitygw, fake-gcs-server, controller-gen, staticcheck, golangci-lint and Azurite (npm) into bin/.
 	@hack/tools/install.sh
 
 .PHONY: generate
@@ -25,13 +25,9 @@ verify: tools ## Fail when generated files or go.mod/go.sum are stale.
 	@go mod tidy -diff || (echo "go.mod/go.sum are not tidy: run 'go mod tidy'" >&2; exit 1)
 
 .PHONY: lint
-lint: tools ## gofmt, go vet and staticcheck.
-	@unformatted=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
-	  if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
-	go vet ./...
-	go vet -tags e2e ./test/e2e/...
-	$(BIN)/staticcheck ./...
-	$(BIN)/staticcheck -tags e2e ./test/e2e/...
+lint: tools ## golangci-lint with the curated set of .golangci.yml (goimports, vet, staticcheck, errcheck, gosec, …), also on the e2e suite.
+	$(BIN)/golangci-lint run ./...
+	$(BIN)/golangci-lint run --build-tags e2e ./test/e2e/...
 
 .PHONY: build
 build: ## Build every binary of cmd/ into bin/.
