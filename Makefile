@@ -42,12 +42,18 @@ e2e: tools build ## (root) End-to-end suite on the local seed (test/e2e, build t
 	go test -tags e2e -count=1 -timeout 60m -v ./test/e2e/... -ginkgo.v -ginkgo.no-color $(E2E_FLAGS)
 
 .PHONY: test
-test: tools verify lint ## Everything CI runs: tools, generated-file and lint checks, unit and integration tests.
+test: tools verify lint test-unit-nobin ## Everything CI runs: tools, generated-file and lint checks, unit tests without binaries, unit and integration tests.
 	go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-unit
 test-unit: ## Unit tests only (no binaries needed; integration packages skip themselves under -short).
 	go test $(GO_TEST_FLAGS) -short ./...
+
+.PHONY: test-unit-nobin
+test-unit-nobin: ## test-unit as on a clone where `make tools` never ran: the tests see an empty bin directory (docs/testing.md).
+	@empty=$$(mktemp -d) && trap 'rmdir "$$empty"' EXIT && \
+	  env -u VERSITYGW_BIN -u FAKE_GCS_SERVER_BIN -u AZURITE_BLOB_BIN KUBEBUILDER_ASSETS="$$empty" \
+	  go test $(GO_TEST_FLAGS) -short ./...
 
 .PHONY: test-integration
 test-integration: tools ## Unit and integration tests against the real apiserver, etcd and S3 server.
