@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the pinned tools (Kubernetes control plane, etcd, versitygw, fake-gcs-server, controller-gen,
-# staticcheck) from the Go module proxy, and installs Azurite from the npm registry, into a version-stamped
+# staticcheck, golangci-lint) from the Go module proxy, and installs Azurite from the npm registry, into a version-stamped
 # cache outside the clone and links them into bin/.
 #
 # Each directory under hack/tools is its own Go module pinning one tool set. The cache key is a hash of that
@@ -95,7 +95,7 @@ install_azurite() {
 
 modules=("$@")
 if [ ${#modules[@]} -eq 0 ]; then
-	modules=(controller-gen staticcheck etcd kube versitygw fake-gcs-server azurite)
+	modules=(controller-gen staticcheck golangci-lint etcd kube versitygw fake-gcs-server azurite)
 fi
 
 # One build at a time per cache: parallel make targets and CI must not build the same stamp twice.

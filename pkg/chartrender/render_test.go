@@ -28,7 +28,7 @@ import (
 
 const caPEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 
-func chartDir(t *testing.T, name string) string {
+func chartDir(_ *testing.T, name string) string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..", "charts", name)
 }

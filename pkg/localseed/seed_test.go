@@ -113,7 +113,7 @@ func TestSeed(t *testing.T) {
 	}
 	createEchoStatefulSet(ctx, t, client, ns)
 	podStart := time.Now()
-	pods := waitForPods(ctx, t, client, ns, 3, func(p *corev1.Pod) bool { return isReady(p) })
+	pods := waitForPods(ctx, t, client, ns, 3, isReady)
 	t.Logf("DURATION 3 StatefulSet pods (with PVCs) created to Ready: %s", time.Since(podStart).Round(time.Millisecond))
 
 	t.Run("pods have distinct IPs and serve their hostname", func(t *testing.T) {

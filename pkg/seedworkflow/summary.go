@@ -143,11 +143,11 @@ func printEtcd(out io.Writer, namespace string, obj *druidv1alpha1.Etcd, restart
 	_ = w.Flush()
 }
 
-// oneLine shortens s to max runes on one line.
-func oneLine(s string, max int) string {
+// oneLine shortens s to maxRunes runes on one line.
+func oneLine(s string, maxRunes int) string {
 	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > max {
-		return string(r[:max-1]) + "…"
+	if r := []rune(s); len(r) > maxRunes {
+		return string(r[:maxRunes-1]) + "…"
 	}
 	return s
 }

@@ -25,11 +25,28 @@ const (
 	stopTimeout  = 10 * time.Second
 )
 
-// FindBinary returns $<env> when set, else bin/<name> of the nearest enclosing directory that has one
-// (tests run in their package directory, somewhere below the repository root).
+// BinDirEnv names the directory the tool binaries are in: the Makefile sets it to bin/ (it is also where
+// the envtest harness looks). When it is set, FindBinary looks only there, so a run with it pointing at an
+// empty directory sees no tools at all, as on a clone where `make tools` never ran (`make test-unit-nobin`).
+const BinDirEnv = "KUBEBUILDER_ASSETS"
+
+// ErrNoBinary is wrapped by FindBinary's error when the binary is not installed; ForTest skips the test
+// then under -short, so that `make test-unit` passes without `make tools`.
+var ErrNoBinary = errors.New("not installed")
+
+// FindBinary returns $<env> when set, else <name> in $KUBEBUILDER_ASSETS when that is set, else bin/<name>
+// of the nearest enclosing directory that has one (tests run in their package directory, somewhere below
+// the repository root).
 func FindBinary(name, env string) (string, error) {
 	if p := os.Getenv(env); p != "" {
 		return p, nil
+	}
+	if dir := os.Getenv(BinDirEnv); dir != "" {
+		candidate := filepath.Join(dir, name)
+		if _, err := os.Stat(candidate); err != nil {
+			return "", fmt.Errorf("%s %w in %s=%s: install it with `make tools` or set %s", name, ErrNoBinary, BinDirEnv, dir, env)
+		}
+		return candidate, nil
 	}
 	dir, err := os.Getwd()
 	if err != nil {
@@ -42,9 +59,18 @@ func FindBinary(name, env string) (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("bin/%s not found above the working directory; install it with `make tools` or set %s", name, env)
+			return "", fmt.Errorf("bin/%s %w above the working directory: install it with `make tools` or set %s", name, ErrNoBinary, env)
 		}
 		dir = parent
+	}
+}
+
+// SkipIfShortAndMissing skips t when it runs under -short and err says a binary is not installed: unit
+// runs need no tools, while a full run without them fails, so that missing tools never pass unnoticed.
+func SkipIfShortAndMissing(t testing.TB, what string, err error) {
+	t.Helper()
+	if testing.Short() && errors.Is(err, ErrNoBinary) {
+		t.Skipf("%s needs a tool binary, and -short runs without `make tools`: %v", what, err)
 	}
 }
 
@@ -226,6 +252,7 @@ func ForTest[S interface{ Stop() error }](t testing.TB, what string, start func(
 	t.Helper()
 	s, err := start()
 	if err != nil {
+		SkipIfShortAndMissing(t, what, err)
 		t.Fatalf("starting %s: %v", what, err)
 	}
 	t.Cleanup(func() {

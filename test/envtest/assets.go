@@ -62,11 +62,11 @@ func wrapBinaries(binDir string) (string, error) {
 		return "", err
 	}
 	for _, name := range controlPlaneBinaries {
-		real, err := filepath.Abs(filepath.Join(binDir, name))
+		binary, err := filepath.Abs(filepath.Join(binDir, name))
 		if err != nil {
 			return "", err
 		}
-		script := fmt.Sprintf("#!/bin/sh\nexec %s --pdeathsig KILL -- %s \"$@\"\n", setpriv, real)
+		script := fmt.Sprintf("#!/bin/sh\nexec %s --pdeathsig KILL -- %s \"$@\"\n", setpriv, binary)
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
 			return "", err
 		}

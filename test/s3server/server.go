@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gardener-etcd/gardener-etcd/test/childproc"
 	"github.com/gardener-etcd/gardener-etcd/test/freeport"
 )
 
@@ -72,6 +73,7 @@ func StartWithOptions(t testing.TB, opts Options) *Server {
 	t.Helper()
 	s, err := StartProcess(opts)
 	if err != nil {
+		childproc.SkipIfShortAndMissing(t, "the S3 server", err)
 		t.Fatalf("starting S3 server: %v", err)
 	}
 	t.Cleanup(func() {
@@ -84,7 +86,7 @@ func StartWithOptions(t testing.TB, opts Options) *Server {
 
 // StartProcess runs a server outside a test's lifetime (e.g. from TestMain); the caller must Stop it.
 func StartProcess(opts Options) (*Server, error) {
-	bin, err := findBinary()
+	bin, err := childproc.FindBinary("versitygw", BinaryEnv)
 	if err != nil {
 		return nil, err
 	}

@@ -166,7 +166,7 @@ func (s *Server) buildRings(backends []backend) error {
 	if err != nil {
 		return err
 	}
-	args := append(python[1:], "-c", ringScript, s.tmp)
+	args := append(python[1:], "-c", ringScript, s.tmp) //nolint:gocritic // args is a new slice; python is not used after
 	for _, b := range backends {
 		args = append(args, fmt.Sprintf("%s=%d", b.name, b.port))
 	}

@@ -19,10 +19,10 @@ func TestDataDirOnlyInitializer(t *testing.T) {
 	g.Expect(os.Mkdir(empty, 0o700)).To(Succeed())
 	g.Expect(DataDirOnlyInitializer{DataDir: empty}.Initialize(t.Context(), ModeSanity)).To(Succeed())
 
-	real := filepath.Join(root, "etcd")
-	m := etcdserver.StartMember(t, etcdserver.MemberConfig{Name: "m0", DataDir: real})
+	realDir := filepath.Join(root, "etcd")
+	m := etcdserver.StartMember(t, etcdserver.MemberConfig{Name: "m0", DataDir: realDir})
 	m.Stop()
-	g.Expect(DataDirOnlyInitializer{DataDir: real}.Initialize(t.Context(), ModeFull)).To(Succeed(), "a data dir etcd wrote")
+	g.Expect(DataDirOnlyInitializer{DataDir: realDir}.Initialize(t.Context(), ModeFull)).To(Succeed(), "a data dir etcd wrote")
 
 	junk := filepath.Join(root, "junk")
 	g.Expect(os.MkdirAll(filepath.Join(junk, "member", "wal"), 0o700)).To(Succeed())

@@ -7,8 +7,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 )
 
 // act runs the action of case c.

@@ -7,9 +7,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 )
 
 // ClusterFacts describe the running cluster as the other members see it.

@@ -3,10 +3,11 @@ package initializer
 import (
 	"context"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/go-logr/logr"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 )
 
 // FullSnapshotWith returns an Options.TakeFullSnapshot that uploads one full snapshot with the

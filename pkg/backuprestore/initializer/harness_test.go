@@ -8,14 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/testr"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
-	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/testr"
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 const (

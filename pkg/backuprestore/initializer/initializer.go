@@ -11,11 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
-	"github.com/go-logr/logr"
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Defaults of Options.

@@ -7,11 +7,12 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/restorer"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/restorer"
 )
 
 // tempEtcdReadyTimeout bounds the start of the temporary etcd used for the post-restore snapshot; a

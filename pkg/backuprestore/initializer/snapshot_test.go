@@ -5,11 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
-	"github.com/go-logr/logr"
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // startSnapshotter runs a snapshotter whose deltas are cut on demand only.

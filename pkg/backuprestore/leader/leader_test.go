@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 	"github.com/go-logr/logr/testr"
+
+	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 )
 
 // recorder counts the active leadership terms of each sidecar.

@@ -18,11 +18,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/initializer"
 	"github.com/go-logr/logr"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/initializer"
 )
 
 // DefaultPeriod is how often the leader looks for superfluous members.

@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 	"github.com/go-logr/logr/testr"
+
+	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 )
 
 // startNamed starts n members named like StatefulSet pods.

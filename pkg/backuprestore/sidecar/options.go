@@ -103,7 +103,7 @@ func DefaultOptions() Options {
 
 // AddFlags binds the options to flags. The store and compression flags are shared with the other etcdbrctl
 // commands and reach o through the returned binding's complete, after parsing.
-func (o *Options) AddFlags(fs *pflag.FlagSet) *boundFlags {
+func (o *Options) AddFlags(fs *pflag.FlagSet) *boundFlags { //nolint:revive // the binding is opaque: callers only hand it back to this package
 	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "etcd's data directory")
 	fs.StringSliceVar(&o.Endpoints, "endpoints", o.Endpoints, "client URL of the local etcd member")
 	fs.StringSliceVar(&o.ServiceEndpoints, "service-endpoints", o.ServiceEndpoints, "client URL of the cluster's client service")

@@ -107,7 +107,7 @@ func TestDeltaEncoderMatchesWholeArrayFormat(t *testing.T) {
 			t.Fatal(err)
 		}
 		sum := sha256.Sum256(whole)
-		if want := append(whole, sum[:]...); !bytes.Equal(buf.Bytes(), want) {
+		if want := append(whole, sum[:]...); !bytes.Equal(buf.Bytes(), want) { //nolint:gocritic // want is a new slice; whole is not used after
 			t.Fatalf("%d events: encoder wrote\n%q\nwant\n%q", n, buf.Bytes(), want)
 		}
 	}

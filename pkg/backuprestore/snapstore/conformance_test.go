@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
+
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotformat"
-	"go.etcd.io/etcd/api/v3/mvccpb"
 )
 
 // harness adapts the conformance suite to one provider.

@@ -25,7 +25,7 @@ func (e *etcd) RolloutPeerCA(ctx context.Context) error {
 	peerTLS := existing != nil && existing.Spec.Etcd.PeerUrlTLS != nil
 	// Without peer TLS no peer certificate is issued: only the CA is rotated.
 	tlsSecrets := e.tlsSecrets(peerTLS)
-	rollout := func(phase PeerCARotationPhase) error { return nil }
+	rollout := func(PeerCARotationPhase) error { return nil }
 	if peerTLS {
 		rollout = func(phase PeerCARotationPhase) error {
 			log.Info("Rolling out the peer CA rotation step", "phase", phase)

@@ -127,7 +127,7 @@ func statuses(specs []corev1.Container, runners []*containerRunner, waitingReaso
 	return out
 }
 
-func phase(pod *corev1.Pod, initialized bool, inits, containers []*containerRunner) corev1.PodPhase {
+func phase(_ *corev1.Pod, initialized bool, inits, containers []*containerRunner) corev1.PodPhase {
 	for _, r := range inits {
 		if finished(r) && !r.succeeded() {
 			return corev1.PodFailed

@@ -26,7 +26,7 @@ func TestWriteVolumeNeverShowsAPartialFile(t *testing.T) {
 		defer wg.Done()
 		for !stop.Load() {
 			data, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
-			if err != nil || !(bytes.Equal(data, contents[0]) || bytes.Equal(data, contents[1])) {
+			if err != nil || (!bytes.Equal(data, contents[0]) && !bytes.Equal(data, contents[1])) {
 				torn.Add(1)
 			}
 		}

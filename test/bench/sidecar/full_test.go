@@ -13,9 +13,10 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"go.uber.org/zap"
+
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
-	"go.uber.org/zap"
 )
 
 // envFullSnapshotMiB sets the database size of BenchmarkFullSnapshot (default 1024 MiB).

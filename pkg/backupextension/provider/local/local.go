@@ -54,7 +54,7 @@ func (p *Provider) EnsureBucket(_ context.Context, req provider.BucketRequest) (
 	if err != nil {
 		return provider.BucketResult{}, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil { //nolint:gosec // the bucket is a hostPath the backup sidecar, another user, must traverse
 		return provider.BucketResult{}, fmt.Errorf("creating bucket directory %s: %w", dir, err)
 	}
 	status, err := json.Marshal(Config{HostPath: root})

@@ -115,7 +115,7 @@ func TestShootSnapshotCommandThroughALocalAddress(t *testing.T) {
 	namespace := env.CreateNamespace(t)
 	_, err := etcd.NewTLSSecrets(env.Client, namespace, etcd.TLSValues{Role: etcd.RoleMain}).Ensure(context.Background())
 	g.Expect(err).NotTo(HaveOccurred())
-	s := sidecar(t, namespace, func(w http.ResponseWriter, r *http.Request) {
+	s := sidecar(t, namespace, func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte(`{"snapName":"Full-00000000-00000007-1"}`))
 	})
 	out, err := gardenerEtcd(t, "shoot", "snapshot", "--namespace", namespace, "--kubeconfig", writeKubeconfig(t), "--url", s.URL)

@@ -100,9 +100,9 @@ func updateEtcd(t *testing.T, etcd *druidv1alpha1.Etcd, change func(*druidv1alph
 }
 
 func defaulted(etcd *druidv1alpha1.Etcd) *druidv1alpha1.Etcd {
-	copy := etcd.DeepCopy()
-	druidv1alpha1.SetDefaults(copy)
-	return copy
+	defaultedEtcd := etcd.DeepCopy()
+	druidv1alpha1.SetDefaults(defaultedEtcd)
+	return defaultedEtcd
 }
 
 func withPeerTLS(e *druidv1alpha1.Etcd) {
