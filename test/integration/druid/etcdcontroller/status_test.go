@@ -20,6 +20,8 @@ import (
 type sidecars struct {
 	mu      sync.Mutex
 	holders map[string]string
+	// tlsEnabled is the members' peer TLS annotation value, switched by setPeerTLS.
+	tlsEnabled string
 }
 
 func startSidecars(t *testing.T, namespace string, holders map[string]string) *sidecars {
@@ -28,7 +30,7 @@ func startSidecars(t *testing.T, namespace string, holders map[string]string) *s
 
 // startSidecarsWithPeerTLS is startSidecars with the members' peer TLS annotation set to tlsEnabled.
 func startSidecarsWithPeerTLS(t *testing.T, namespace string, holders map[string]string, tlsEnabled string) *sidecars {
-	s := &sidecars{holders: holders}
+	s := &sidecars{holders: holders, tlsEnabled: tlsEnabled}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	t.Cleanup(func() { cancel(); <-done })
@@ -42,6 +44,7 @@ func startSidecarsWithPeerTLS(t *testing.T, namespace string, holders map[string
 			for k, v := range s.holders {
 				alive[k] = v
 			}
+			tlsEnabled := s.tlsEnabled
 			s.mu.Unlock()
 			for name, holder := range alive {
 				lease := &coordinationv1.Lease{}
@@ -61,6 +64,14 @@ func startSidecarsWithPeerTLS(t *testing.T, namespace string, holders map[string
 		}
 	}()
 	return s
+}
+
+// setPeerTLS switches the peer TLS annotation the members report from their next renewal on, as the
+// sidecars do once etcd runs with https peer URLs.
+func (s *sidecars) setPeerTLS(tlsEnabled string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tlsEnabled = tlsEnabled
 }
 
 func (s *sidecars) stop(member string) {
