@@ -1,9 +1,10 @@
 package memberconfig
 
 import (
-	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	"slices"
 	"sort"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // The template keys that describe the whole cluster rather than one member.

@@ -2,9 +2,10 @@ package memberconfig
 
 import (
 	"fmt"
-	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	"maps"
 	"strings"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 
 	"sigs.k8s.io/yaml"
 )
