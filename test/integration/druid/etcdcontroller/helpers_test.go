@@ -7,7 +7,6 @@ import (
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -96,22 +95,6 @@ func statefulSet(g Gomega, namespace string) *appsv1.StatefulSet {
 	sts := &appsv1.StatefulSet{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: etcdName}, sts)).To(Succeed())
 	return sts
-}
-
-// renewLease writes the member lease as the member's sidecar does: holder identity, renew time and the
-// peer TLS annotation.
-func renewLease(t *testing.T, namespace, name, holder, tlsEnabled string, renewedAt time.Time) {
-	t.Helper()
-	NewWithT(t).Eventually(func(g Gomega) {
-		lease := &coordinationv1.Lease{}
-		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, lease)).To(Succeed())
-		lease.Spec.HolderIdentity = ptr.To(holder)
-		lease.Spec.RenewTime = &metav1.MicroTime{Time: renewedAt}
-		if tlsEnabled != "" {
-			metav1.SetMetaDataAnnotation(&lease.ObjectMeta, druidv1alpha1.TLSEnabledAnnotation, tlsEnabled)
-		}
-		g.Expect(env.Client.Update(ctx, lease)).To(Succeed())
-	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 }
 
 // createPod creates the pod of an ordinal with the StatefulSet's labels and sets its readiness, as the
