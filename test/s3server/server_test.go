@@ -8,10 +8,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/gardener-etcd/gardener-etcd/test/childproc"
 )
 
 func TestServerLifecycle(t *testing.T) {
 	s, err := StartProcess(Options{})
+	childproc.SkipIfShortAndMissing(t, "the S3 server test", err)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ package backupextension_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -32,7 +33,15 @@ var (
 // watch, not the periodic retry, triggers the reconcile.
 const namespaceRetryInterval = time.Hour
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
+// TestMain skips the package under -short, as envtest.Main does: unit runs need no binaries.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("envtest: skipping integration tests in -short mode")
+		os.Exit(0)
+	}
+	os.Exit(run(m))
+}
 
 func run(m *testing.M) int {
 	var err error
