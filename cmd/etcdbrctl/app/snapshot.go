@@ -60,9 +60,7 @@ func (o *snapshotOptions) run(cmd *cobra.Command) error {
 		return fmt.Errorf("etcd client: %w", err)
 	}
 	defer cli.Close()
-	cfg := snapshotter.Default()
-	cfg.Schedule, cfg.DeltaSnapshotPeriod, cfg.GarbageCollectionPeriod, cfg.Compression = "", 0, 0, compression
-	s, err := snapshotter.New(snapshotter.Options{Config: cfg, Client: cli, Store: store, Log: log})
+	s, err := snapshotter.New(snapshotter.Options{Config: snapshotter.OneShot(compression), Client: cli, Store: store, Log: log})
 	if err != nil {
 		return err
 	}

@@ -155,10 +155,7 @@ func compactAndDefrag(ctx context.Context, cli *clientv3.Client, endpoint string
 // revision moved (see the package documentation). The snapshotter renews no leases itself: they are
 // renewed here only once the snapshot is known to be good.
 func takeSnapshot(ctx context.Context, cli *clientv3.Client, opts Options, head int64) (*snapshot.Snapshot, error) {
-	cfg := snapshotter.Default()
-	cfg.Schedule, cfg.DeltaSnapshotPeriod, cfg.GarbageCollectionPeriod = "", 0, 0
-	cfg.Compression = opts.Compression
-	snapper, err := snapshotter.New(snapshotter.Options{Config: cfg, Client: cli, Store: opts.Store, Leases: snapshotter.NoLeases{}, Log: opts.Log, Now: opts.Now})
+	snapper, err := snapshotter.New(snapshotter.Options{Config: snapshotter.OneShot(opts.Compression), Client: cli, Store: opts.Store, Leases: snapshotter.NoLeases{}, Log: opts.Log, Now: opts.Now})
 	if err != nil {
 		return nil, err
 	}

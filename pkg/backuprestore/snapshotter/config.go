@@ -62,6 +62,15 @@ func Default() Config {
 	}
 }
 
+// OneShot is the configuration of a snapshotter that only takes the snapshots it is asked for (TakeFull),
+// compressed as given: no schedule, no delta snapshots, no garbage collection — for the tools that store one
+// full snapshot through the sidecar's own pipeline (etcdbrctl snapshot and preserve-data, the compactor).
+func OneShot(compression snapshot.Compression) Config {
+	cfg := Default()
+	cfg.Schedule, cfg.DeltaSnapshotPeriod, cfg.GarbageCollectionPeriod, cfg.Compression = "", 0, 0, compression
+	return cfg
+}
+
 // Validate rejects configurations that would silently not back up.
 func (c Config) Validate() error {
 	var errs []error

@@ -139,9 +139,7 @@ func runSnapshotChild(t *testing.T, mode string) {
 			t.Fatal(err)
 		}
 		defer store.Close()
-		cfg := snapshotter.Default()
-		cfg.Schedule, cfg.DeltaSnapshotPeriod, cfg.GarbageCollectionPeriod, cfg.Compression = "", 0, 0, snapshot.CompressionGzip
-		s, err := snapshotter.New(snapshotter.Options{Config: cfg, Client: cli, Store: store, Log: stderrLogger()})
+		s, err := snapshotter.New(snapshotter.Options{Config: snapshotter.OneShot(snapshot.CompressionGzip), Client: cli, Store: store, Log: stderrLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}
