@@ -33,6 +33,22 @@ lint: tools ## golangci-lint with the curated set of .golangci.yml (goimports, v
 build: ## Build every binary of cmd/ into bin/.
 	go build -ldflags "$(LDFLAGS)" -o $(BIN)/ ./cmd/...
 
+# The project's OCI images (etcd-druid, etcdbrctl, etcd-wrapper, gardener-extension-backup), built without a
+# container engine into OCI layouts under bin/images and tagged with VERSION; the same commit gives the same
+# digests (pkg/imagebuild). REGISTRY names them, and is where `make push` sends them.
+REGISTRY ?= ghcr.io/gardener-etcd
+SOURCE_URL ?= https://github.com/gardener-etcd/gardener-etcd
+IMAGES_DIR := $(BIN)/images
+
+.PHONY: images
+images: ## OCI images of every binary for linux/amd64 and linux/arm64, non-root, reproducible; prints "<image> sha256:<digest>" per image.
+	@SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct) go run ./hack/images build --dir $(IMAGES_DIR) --registry $(REGISTRY) \
+	  --version $(VERSION) --revision $$(git rev-parse HEAD) --source $(SOURCE_URL)
+
+.PHONY: push
+push: images ## Push the images of `make images` to REGISTRY=<host>/<path> (INSECURE=1 for a plain-HTTP registry); prints each by digest.
+	@go run ./hack/images push --dir $(IMAGES_DIR) --registry $(REGISTRY) $(if $(INSECURE),--insecure)
+
 .PHONY: demo
 demo: tools build ## (root) The whole workflow on the local seed with a summary; DEMO_FLAGS=--keep keeps the seed running.
 	$(BIN)/gardener-etcd demo $(DEMO_FLAGS)

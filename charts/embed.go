@@ -49,3 +49,18 @@ func CRDs(chartNames ...string) ([]*apiextensionsv1.CustomResourceDefinition, er
 	}
 	return crds, nil
 }
+
+// AppVersion is the appVersion of the named chart: the tag its images default to.
+func AppVersion(chart string) (string, error) {
+	data, err := FS.ReadFile(path.Join(chart, "Chart.yaml"))
+	if err != nil {
+		return "", err
+	}
+	var meta struct {
+		AppVersion string `json:"appVersion"`
+	}
+	if err := yaml.Unmarshal(data, &meta); err != nil || meta.AppVersion == "" {
+		return "", fmt.Errorf("chart %s has no appVersion (%v)", chart, err)
+	}
+	return meta.AppVersion, nil
+}

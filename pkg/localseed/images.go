@@ -3,6 +3,8 @@ package localseed
 import (
 	"os"
 	"path/filepath"
+
+	"github.com/gardener-etcd/gardener-etcd/charts"
 )
 
 // projectBinaries are the project's own images: `make build` puts a binary of the same name into bin/.
@@ -12,19 +14,25 @@ var projectBinaries = []string{"etcd-wrapper", "etcdbrctl", "etcd-druid", "garde
 const imageRegistry = "ghcr.io/gardener-etcd/"
 
 // ProjectImages maps the project's images to the binaries in binDir, under every name the charts and
-// users are likely to write (with and without registry, with and without the tag "latest"), since the
-// nodes match images exactly. Binaries that do not exist (yet) are returned in missing and not mapped,
-// so that pods using them report ErrImagePull instead of failing at exec.
+// users are likely to write (with and without registry; untagged, tagged "latest" or with the charts'
+// appVersion, their default tag), since the nodes match images exactly. Binaries that do not exist (yet)
+// are returned in missing and not mapped, so that pods using them report ErrImagePull instead of failing
+// at exec.
 func ProjectImages(binDir string) (images map[string]string, missing []string) {
 	images = map[string]string{}
+	tags := []string{"", ":latest"}
+	if version, err := charts.AppVersion(charts.EtcdDruid); err == nil {
+		tags = append(tags, ":"+version)
+	}
 	for _, name := range projectBinaries {
 		bin := filepath.Join(binDir, name)
 		if _, err := os.Stat(bin); err != nil {
 			missing = append(missing, bin)
 			continue
 		}
-		for _, image := range []string{name, name + ":latest", imageRegistry + name, imageRegistry + name + ":latest"} {
-			images[image] = bin
+		for _, tag := range tags {
+			images[name+tag] = bin
+			images[imageRegistry+name+tag] = bin
 		}
 	}
 	return images, missing

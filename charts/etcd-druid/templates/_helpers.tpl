@@ -31,3 +31,13 @@ clientConfig:
   caBundle: {{ . | b64enc }}
   {{- end }}
 {{- end -}}
+
+{{/* The component's own image: by digest when one is pinned, else by tag (default: the chart's appVersion,
+     the version `make images` tags a release with). */}}
+{{- define "etcd-druid.image" -}}
+{{- if .Values.image.digest -}}
+{{ .Values.image.repository }}@{{ .Values.image.digest }}
+{{- else -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+{{- end -}}

@@ -41,7 +41,7 @@ func newSeedCommand(g *globalOptions) *cobra.Command {
 		RunE:  o.runBootstrap,
 	}
 	bf := bootstrap.Flags()
-	bf.StringVar(&o.image, "image", "", "etcd-druid image repository[:tag] (default: the chart's)")
+	bf.StringVar(&o.image, "image", "", "etcd-druid image repository[:tag][@digest] (default: the chart's, tagged with its appVersion)")
 	bf.StringVar(&o.etcdWrapperImage, "etcd-wrapper-image", "", "etcd-wrapper image of the etcd pods (default: the chart's)")
 	bf.StringVar(&o.backupRestoreImage, "backup-restore-image", "", "etcdbrctl image of the etcd pods (default: the chart's)")
 	bf.BoolVar(&o.wait, "wait", true, "wait until the CRDs are established and druid is available")

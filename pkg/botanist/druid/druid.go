@@ -34,7 +34,7 @@ const (
 
 // Values configure the bootstrap.
 type Values struct {
-	// Image of etcd-druid as repository[:tag]; the chart's default when empty.
+	// Image of etcd-druid as repository[:tag][@digest] (a digest pins it); the chart's default when empty.
 	Image string
 	// EtcdWrapperImage and BackupRestoreImage are the images druid puts into etcd pods; chart defaults when empty.
 	EtcdWrapperImage   string

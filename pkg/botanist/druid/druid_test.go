@@ -6,16 +6,20 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
+
+	"github.com/gardener-etcd/gardener-etcd/charts"
 )
 
 func TestSplitImage(t *testing.T) {
-	for image, want := range map[string][2]string{
-		"etcd-druid":                        {"etcd-druid", ""},
-		"ghcr.io/x/etcd-druid:v1":           {"ghcr.io/x/etcd-druid", "v1"},
-		"registry.local:5000/etcd-druid":    {"registry.local:5000/etcd-druid", ""},
-		"registry.local:5000/etcd-druid:v2": {"registry.local:5000/etcd-druid", "v2"},
+	for image, want := range map[string][3]string{
+		"etcd-druid":                                    {"etcd-druid", "", ""},
+		"ghcr.io/x/etcd-druid:v1":                       {"ghcr.io/x/etcd-druid", "v1", ""},
+		"registry.local:5000/etcd-druid":                {"registry.local:5000/etcd-druid", "", ""},
+		"registry.local:5000/etcd-druid:v2":             {"registry.local:5000/etcd-druid", "v2", ""},
+		"registry.local:5000/etcd-druid@sha256:ab12":    {"registry.local:5000/etcd-druid", "", "sha256:ab12"},
+		"registry.local:5000/etcd-druid:v2@sha256:ab12": {"registry.local:5000/etcd-druid", "v2", "sha256:ab12"},
 	} {
-		if repo, tag := splitImage(image); repo != want[0] || tag != want[1] {
+		if repo, tag, digest := splitImage(image); repo != want[0] || tag != want[1] || digest != want[2] {
 			t.Errorf("%s: got %s %s, want %v", image, repo, tag, want)
 		}
 	}
@@ -66,4 +70,51 @@ func stringSlice(v any) []string {
 		out = append(out, s.(string))
 	}
 	return out
+}
+
+// TestChartImagesAreVersionedOrPinned: the chart's images default to its appVersion (never "latest"), the
+// etcd images follow druid's registry path, and a digest given with Values.Image pins druid's image.
+func TestChartImagesAreVersionedOrPinned(t *testing.T) {
+	version, err := charts.AppVersion(charts.EtcdDruid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		image     string
+		wantImage string
+		wantArgs  []string
+	}{
+		"defaults": {wantImage: "ghcr.io/gardener-etcd/etcd-druid:" + version, wantArgs: []string{
+			"--etcd-wrapper-image=ghcr.io/gardener-etcd/etcd-wrapper:" + version,
+			"--backup-restore-image=ghcr.io/gardener-etcd/etcdbrctl:" + version}},
+		"pinned by digest": {image: "registry.local:5000/x/etcd-druid:v7@sha256:0123", wantImage: "registry.local:5000/x/etcd-druid@sha256:0123",
+			wantArgs: []string{"--etcd-wrapper-image=registry.local:5000/x/etcd-wrapper:" + version}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := &bootstrap{namespace: "garden", values: Values{Image: tc.image}}
+			objs, err := b.render([]byte("CA"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range objs {
+				if o.GetKind() != "Deployment" {
+					continue
+				}
+				containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+				container := containers[0].(map[string]any)
+				if container["image"] != tc.wantImage {
+					t.Errorf("image %v, want %s", container["image"], tc.wantImage)
+				}
+				args := strings.Join(stringSlice(container["args"]), " ")
+				for _, want := range tc.wantArgs {
+					if !strings.Contains(args, want) {
+						t.Errorf("args %q lack %s", args, want)
+					}
+				}
+				if strings.Contains(args+container["image"].(string), ":latest") {
+					t.Errorf("an image is tagged latest: %s %s", container["image"], args)
+				}
+			}
+		})
+	}
 }

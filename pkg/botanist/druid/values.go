@@ -15,10 +15,13 @@ import (
 func (b *bootstrap) chartValues(caBundle []byte) map[string]any {
 	values := deepCopy(b.values.ChartValues)
 	if b.values.Image != "" {
-		repo, tag := splitImage(b.values.Image)
+		repo, tag, digest := splitImage(b.values.Image)
 		set(values, repo, "image", "repository")
 		if tag != "" {
 			set(values, tag, "image", "tag")
+		}
+		if digest != "" {
+			set(values, digest, "image", "digest")
 		}
 	}
 	if b.values.EtcdWrapperImage != "" {
@@ -70,11 +73,14 @@ func deepCopy(in map[string]any) map[string]any {
 	return out
 }
 
-// splitImage splits repository[:tag]; a colon before the last slash belongs to a registry port.
-func splitImage(image string) (repository, tag string) {
+// splitImage splits repository[:tag][@digest]; a colon before the last slash belongs to a registry port.
+func splitImage(image string) (repository, tag, digest string) {
+	if i := strings.Index(image, "@"); i >= 0 {
+		image, digest = image[:i], image[i+1:]
+	}
 	i := strings.LastIndex(image, ":")
 	if i < 0 || strings.Contains(image[i:], "/") {
-		return image, ""
+		return image, "", digest
 	}
-	return image[:i], image[i+1:]
+	return image[:i], image[i+1:], digest
 }

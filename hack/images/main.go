@@ -1,0 +1,109 @@
+// Command images builds the project's OCI images into OCI layouts (`make images`) and pushes them to a
+// registry (`make push`), with no container engine: see pkg/imagebuild.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/imagebuild"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "images:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		return errors.New("usage: images build|push [flags]")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	dir := fs.String("dir", "bin/images", "directory of the OCI layouts, one per image")
+	registry := fs.String("registry", "ghcr.io/gardener-etcd", "registry and path the images are named (and pushed) under")
+	switch args[0] {
+	case "build":
+		opts := imagebuild.Options{ModuleDir: "."}
+		fs.StringVar(&opts.Version, "version", "", "image tag and binary version (required)")
+		fs.StringVar(&opts.Revision, "revision", "", "commit of the source (label)")
+		fs.StringVar(&opts.Source, "source", "", "repository URL (label)")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if opts.Version == "" {
+			return errors.New("--version is required")
+		}
+		created, err := sourceDateEpoch()
+		if err != nil {
+			return err
+		}
+		opts.Created = created
+		return build(ctx, opts, *dir, *registry)
+	case "push":
+		insecure := fs.Bool("insecure", false, "allow a registry over plain HTTP")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return push(ctx, *dir, *registry, *insecure)
+	default:
+		return fmt.Errorf("unknown command %q: build or push", args[0])
+	}
+}
+
+// sourceDateEpoch reads SOURCE_DATE_EPOCH, the reproducible-builds convention for the one time a build
+// may record (`make images` sets the commit time).
+func sourceDateEpoch() (time.Time, error) {
+	value := os.Getenv("SOURCE_DATE_EPOCH")
+	if value == "" {
+		return time.Time{}, nil
+	}
+	seconds, err := strconv.ParseInt(value, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q: %w", value, err)
+	}
+	return time.Unix(seconds, 0), nil
+}
+
+func build(ctx context.Context, opts imagebuild.Options, dir, registry string) error {
+	for _, bin := range imagebuild.Project {
+		index, err := imagebuild.Build(ctx, opts, bin)
+		if err != nil {
+			return err
+		}
+		if err := imagebuild.WriteLayout(filepath.Join(dir, bin.Name), index, opts.Version); err != nil {
+			return err
+		}
+		digest, err := index.Digest()
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s/%s:%s %s\n", registry, bin.Name, opts.Version, digest)
+	}
+	return nil
+}
+
+func push(ctx context.Context, dir, registry string, insecure bool) error {
+	for _, bin := range imagebuild.Project {
+		index, tag, err := imagebuild.ReadLayout(filepath.Join(dir, bin.Name))
+		if err != nil {
+			return err
+		}
+		ref, err := imagebuild.Push(ctx, index, fmt.Sprintf("%s/%s:%s", registry, bin.Name, tag), insecure)
+		if err != nil {
+			return err
+		}
+		fmt.Println(ref)
+	}
+	return nil
+}

@@ -1,0 +1,34 @@
+package imagebuild
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// goBuild compiles the main package pkg (relative to dir, the module root) as a static binary for the
+// platform and returns its bytes. -trimpath and CGO_ENABLED=0 keep the build machine's paths and C
+// libraries out of it; the module's VCS stamp (revision, commit time, modified) stays, which depends on
+// the source only.
+func goBuild(ctx context.Context, dir, pkg, ldflags string, platform v1.Platform) ([]byte, error) {
+	out, err := os.MkdirTemp("", "imagebuild-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(out)
+	binary := filepath.Join(out, "bin")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", binary, pkg)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+platform.OS, "GOARCH="+platform.Architecture)
+	if platform.Variant != "" && platform.Architecture == "arm" {
+		cmd.Env = append(cmd.Env, "GOARM="+platform.Variant[1:])
+	}
+	if output, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go build %s for %s: %w\n%s", pkg, platform.String(), err, output)
+	}
+	return os.ReadFile(binary)
+}

@@ -1,0 +1,142 @@
+package imagebuild
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// DefaultPlatforms are the platforms every image is built for.
+var DefaultPlatforms = []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}}
+
+// Binary is one image: a main package of the module, named like its command.
+type Binary struct {
+	// Name is the image's name and the binary's path in it (/<Name>), its entrypoint.
+	Name string
+	// Package is the main package, e.g. "./cmd/etcd-druid".
+	Package string
+}
+
+// Options say what to build and how to label it.
+type Options struct {
+	// ModuleDir is the root of the module the packages belong to.
+	ModuleDir string
+	// Version is the image tag and the binaries' pkg/version stamp (`git describe`).
+	Version string
+	// Revision is the commit the source is at (label org.opencontainers.image.revision).
+	Revision string
+	// Source is the repository URL (label org.opencontainers.image.source).
+	Source string
+	// Created is the time of every file and of the image config: the commit time for reproducible builds.
+	// The zero time means the Unix epoch.
+	Created time.Time
+	// Platforms default to DefaultPlatforms.
+	Platforms []v1.Platform
+}
+
+// VersionVariable is the linker symbol the binaries report their version from.
+const VersionVariable = "github.com/gardener-etcd/gardener-etcd/pkg/version.Version"
+
+// Build compiles the binary for every platform and returns the OCI image index of its images.
+func Build(ctx context.Context, opts Options, bin Binary) (v1.ImageIndex, error) {
+	created := opts.Created
+	if created.IsZero() {
+		created = epoch
+	}
+	created = created.UTC().Truncate(time.Second)
+	platforms := opts.Platforms
+	if len(platforms) == 0 {
+		platforms = DefaultPlatforms
+	}
+	base, err := layerOf(rootfsEntries(), created)
+	if err != nil {
+		return nil, fmt.Errorf("root file system layer: %w", err)
+	}
+	ldflags := "-s -w -buildid= -X " + VersionVariable + "=" + opts.Version
+	index := emptyOCIIndex()
+	for _, platform := range platforms {
+		binary, err := goBuild(ctx, opts.ModuleDir, bin.Package, ldflags, platform)
+		if err != nil {
+			return nil, err
+		}
+		img, err := imageOf(bin.Name, binary, base, platform, created, opts)
+		if err != nil {
+			return nil, fmt.Errorf("image %s for %s: %w", bin.Name, platform.String(), err)
+		}
+		index = mutate.AppendManifests(index, mutate.IndexAddendum{
+			Add: img, Descriptor: v1.Descriptor{Platform: &platform},
+		})
+	}
+	return index, nil
+}
+
+// imageOf assembles one platform's image: the shared root file system, the binary, and a config that runs
+// the binary as the non-root user.
+func imageOf(name string, binary []byte, base v1.Layer, platform v1.Platform, created time.Time, opts Options) (v1.Image, error) {
+	top, err := layerOf(binaryEntries(name, binary), created)
+	if err != nil {
+		return nil, err
+	}
+	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
+	stamp := v1.Time{Time: created}
+	img, err = mutate.Append(img,
+		mutate.Addendum{Layer: base, History: v1.History{Created: stamp, CreatedBy: "gardener-etcd imagebuild: root file system"}},
+		mutate.Addendum{Layer: top, History: v1.History{Created: stamp, CreatedBy: "gardener-etcd imagebuild: /" + name}},
+	)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cfg = cfg.DeepCopy()
+	cfg.Created = stamp
+	cfg.OS, cfg.Architecture, cfg.Variant = platform.OS, platform.Architecture, platform.Variant
+	cfg.Config = v1.Config{
+		Entrypoint: []string{"/" + name},
+		User:       fmt.Sprintf("%d:%d", NonRootUID, NonRootUID),
+		WorkingDir: HomeDir,
+		Env: []string{
+			"PATH=/usr/local/bin:/usr/bin:/bin",
+			"HOME=" + HomeDir,
+			"SSL_CERT_FILE=" + CACertificatesPath,
+		},
+		Labels: Labels(name, opts),
+	}
+	return mutate.ConfigFile(img, cfg)
+}
+
+// Project are the images of this project.
+var Project = []Binary{
+	{Name: "etcd-druid", Package: "./cmd/etcd-druid"},
+	{Name: "etcdbrctl", Package: "./cmd/etcdbrctl"},
+	{Name: "etcd-wrapper", Package: "./cmd/etcd-wrapper"},
+	{Name: "gardener-extension-backup", Package: "./cmd/gardener-extension-backup"},
+}
+
+// emptyOCIIndex is an image index of OCI media type with nothing in it.
+func emptyOCIIndex() v1.ImageIndex {
+	return mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+}
+
+// Labels are the OCI annotations of an image's config (org.opencontainers.image.*).
+func Labels(name string, opts Options) map[string]string {
+	labels := map[string]string{
+		"org.opencontainers.image.title":   name,
+		"org.opencontainers.image.version": opts.Version,
+	}
+	if opts.Revision != "" {
+		labels["org.opencontainers.image.revision"] = opts.Revision
+	}
+	if opts.Source != "" {
+		labels["org.opencontainers.image.source"] = strings.TrimSuffix(opts.Source, ".git")
+	}
+	return labels
+}
