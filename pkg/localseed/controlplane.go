@@ -25,7 +25,7 @@ const (
 	// apiserverPort is fixed: the apiserver binds the instance's own bridge address, which no other
 	// instance uses.
 	apiserverPort = 6443
-	// serviceCIDR only feeds the apiserver's ClusterIP allocator; nothing routes it (no kube-proxy).
+	// serviceCIDR is the ClusterIP range; kube-proxy routes it on real nodes (process nodes have none).
 	serviceCIDR = "10.96.0.0/16"
 )
 
@@ -82,7 +82,11 @@ func (cp *controlPlane) start(ctx context.Context, restCfg *rest.Config) error {
 		"--tls-cert-file=" + p.servingCert, "--tls-private-key-file=" + p.servingKey, "--client-ca-file=" + p.caCert,
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + p.serviceAccPub, "--service-account-signing-key-file=" + p.serviceAccountKey,
-		"--service-cluster-ip-range=" + serviceCIDR, "--authorization-mode=RBAC",
+		"--service-cluster-ip-range=" + serviceCIDR,
+		// Real nodes authenticate as system:node:<name>: the Node authorizer and NodeRestriction confine each
+		// kubelet to its own node and pods; the apiserver reaches the kubelets (logs, exec) as admin.
+		"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
+		"--kubelet-client-certificate=" + p.adminCert, "--kubelet-client-key=" + p.adminKey,
 		"--enable-aggregator-routing=true", "--allow-privileged=true",
 	}, apiserverReady(restCfg)); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/kubeletnode"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/podnet"
 )
 
@@ -81,6 +82,15 @@ func Down(ctx context.Context, stateDir string) error {
 	}
 	if err := waitGone(ctx, pids); err != nil {
 		errs = append(errs, err)
+	}
+	// Real nodes: their containers (in the nodes' cgroups) and mounts go before the directory does, so
+	// that removing it never walks into a container's root file system or a volume.
+	nodeDirs, _ := filepath.Glob(filepath.Join(abs, "nodes", in.Prefix+"-node-*"))
+	for _, dir := range nodeDirs {
+		name := filepath.Base(dir)
+		if err := kubeletnode.Cleanup(ctx, name, filepath.Join("/run/netns", name), dir); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := podnet.Cleanup(ctx, in.Prefix); err != nil {
 		errs = append(errs, err)
@@ -169,6 +179,9 @@ func Leftovers(stateDir, prefix string) []string {
 	}
 	if len(links) > 0 {
 		left = append(left, fmt.Sprintf("links %v", links))
+	}
+	if cgroups, _ := filepath.Glob("/sys/fs/cgroup/*/" + prefix + "-*"); len(cgroups) > 0 {
+		left = append(left, fmt.Sprintf("cgroups %v", cgroups))
 	}
 	mounts, _ := os.ReadFile("/proc/self/mountinfo")
 	for _, line := range strings.Split(string(mounts), "\n") {

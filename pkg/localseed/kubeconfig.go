@@ -14,9 +14,14 @@ const contextName = "gardener-etcd-local"
 // writeKubeconfig writes an admin kubeconfig with embedded credentials to path, so that it keeps working
 // when copied elsewhere.
 func writeKubeconfig(path, server string, p *pki) error {
+	return writeKubeconfigWith(path, server, p.caPEM, p.adminCertPEM, p.adminKeyPEM)
+}
+
+// writeKubeconfigWith writes a kubeconfig for the client certificate and key.
+func writeKubeconfigWith(path, server string, caPEM, certPEM, keyPEM []byte) error {
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[contextName] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: p.caPEM}
-	cfg.AuthInfos[contextName] = &clientcmdapi.AuthInfo{ClientCertificateData: p.adminCertPEM, ClientKeyData: p.adminKeyPEM}
+	cfg.Clusters[contextName] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: caPEM}
+	cfg.AuthInfos[contextName] = &clientcmdapi.AuthInfo{ClientCertificateData: certPEM, ClientKeyData: keyPEM}
 	cfg.Contexts[contextName] = &clientcmdapi.Context{Cluster: contextName, AuthInfo: contextName}
 	cfg.CurrentContext = contextName
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {

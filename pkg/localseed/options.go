@@ -33,6 +33,13 @@ type Options struct {
 	RestartBackoff, MaxRestartBackoff time.Duration
 	// Log receives the seed's structured logs (default: discard).
 	Log logr.Logger
+	// RealNodes runs real Kubernetes nodes (kubelet, containerd, runc, CNI, kube-proxy, each node in its own
+	// network namespace) with CoreDNS and a registry on the seed, instead of process nodes; Images is then
+	// unused: pods pull from Registry().
+	RealNodes bool
+	// SourceDir is the project's source tree, which the seed builds its own images from (the sandbox image
+	// and CoreDNS) on real nodes; default: the parent of BinDir.
+	SourceDir string
 }
 
 func (o *Options) defaults() error {
@@ -57,6 +64,12 @@ func (o *Options) defaults() error {
 			return err
 		}
 		o.BinDir = dir
+	}
+	if o.SourceDir == "" {
+		o.SourceDir = filepath.Dir(o.BinDir)
+	}
+	if o.RealNodes && o.Nodes > maxRealNodes {
+		return fmt.Errorf("real nodes: at most %d, got %d", maxRealNodes, o.Nodes)
 	}
 	return nil
 }

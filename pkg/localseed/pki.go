@@ -27,6 +27,9 @@ type pki struct {
 	adminCert, adminKey              string
 	serviceAccountKey, serviceAccPub string
 	caPEM, adminCertPEM, adminKeyPEM []byte
+	// ca and caSigner issue the nodes' and kube-proxy's client certificates (clientKubeconfig).
+	ca       *x509.Certificate
+	caSigner crypto.Signer
 }
 
 // generatePKI writes a CA, the apiserver serving certificate (for every name and address a client may
@@ -46,7 +49,7 @@ func generatePKI(dir string, serviceIP, bridgeIP net.IP) (*pki, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.caPEM = pemCert(caCert.Raw)
+	p.caPEM, p.ca, p.caSigner = pemCert(caCert.Raw), caCert, caKey
 	if err := writeKeyPair(p.caCert, p.caKey, caCert.Raw, caKey); err != nil {
 		return nil, err
 	}

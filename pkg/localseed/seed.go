@@ -43,6 +43,8 @@ type Seed struct {
 	s3Spec    proc.Spec
 	s3Mu      sync.Mutex
 	nodeNames []string
+	// realNodes are the real nodes (Options.RealNodes), in start order.
+	realNodes []*realNode
 
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -101,6 +103,9 @@ func (s *Seed) start(ctx context.Context) error {
 		if err := s.startS3(ctx); err != nil {
 			return err
 		}
+	}
+	if s.opts.RealNodes {
+		return s.startRealNodes(ctx)
 	}
 	return s.startNodes(ctx)
 }
@@ -187,6 +192,9 @@ func (s *Seed) Stop(ctx context.Context) error {
 		s.cancel()
 	}
 	s.wg.Wait()
+	if err := s.stopRealNodes(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if s.cp != nil {
 		if err := s.cp.stop(); err != nil {
 			errs = append(errs, err)

@@ -111,7 +111,7 @@ func TestSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	createEchoStatefulSet(ctx, t, client, ns)
+	createEchoStatefulSet(ctx, t, client, ns, testImage, nil)
 	podStart := time.Now()
 	pods := waitForPods(ctx, t, client, ns, 3, isReady)
 	t.Logf("DURATION 3 StatefulSet pods (with PVCs) created to Ready: %s", time.Since(podStart).Round(time.Millisecond))
@@ -250,7 +250,9 @@ func assertNothingLeft(t *testing.T, stateDir, prefix string) {
 	}
 }
 
-func createEchoStatefulSet(ctx context.Context, t *testing.T, client kubernetes.Interface, ns string) {
+// createEchoStatefulSet creates 3 httpecho pods of image with a headless Service and a PVC each; harden
+// (nil: none) is the containers' security context.
+func createEchoStatefulSet(ctx context.Context, t *testing.T, client kubernetes.Interface, ns, image string, harden *corev1.SecurityContext) {
 	t.Helper()
 	labels := map[string]string{"app": "echo"}
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "echo", Namespace: ns}, Spec: corev1.ServiceSpec{
@@ -265,7 +267,7 @@ func createEchoStatefulSet(ctx context.Context, t *testing.T, client kubernetes.
 			TerminationGracePeriodSeconds: ptr.To(int64(10)),
 			SecurityContext:               &corev1.PodSecurityContext{RunAsUser: ptr.To(int64(65532)), FSGroup: ptr.To(int64(65532))},
 			Containers: []corev1.Container{{
-				Name: "echo", Image: testImage, Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
+				Name: "echo", Image: image, SecurityContext: harden, Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
 				Env: []corev1.EnvVar{
 					{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 					{Name: "GREETING", Value: "hello $(POD_NAME)"},

@@ -86,6 +86,18 @@ func Create(ctx context.Context, log logr.Logger, prefix string) (*Network, erro
 	return n, nil
 }
 
+// Overlaps reports whether candidate overlaps an address or route of the host, so that a range the seed
+// picks never captures traffic meant for something else.
+func Overlaps(candidate netip.Prefix) bool { return overlapsHost(candidate) }
+
+// RouteVia routes dst through an address on the bridge (a node's); the route goes with the bridge.
+func (n *Network) RouteVia(ctx context.Context, dst netip.Prefix, via netip.Addr) error {
+	if _, err := ip(ctx, "route", "replace", dst.String(), "via", via.String(), "dev", n.Bridge); err != nil {
+		return fmt.Errorf("routing %s via %s: %w", dst, via, err)
+	}
+	return nil
+}
+
 // Destroy deletes the bridge (pods must have been removed first).
 func (n *Network) Destroy(ctx context.Context) error {
 	if _, err := ip(ctx, "link", "del", n.Bridge); err != nil && linkExists(n.Bridge) {

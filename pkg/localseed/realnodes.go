@@ -1,0 +1,189 @@
+package localseed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/netip"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/kubeletnode"
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/podnet"
+)
+
+// maxRealNodes bounds the nodes of a seed: each gets a /24 of the instance's /16 pod range, numbered from 0.
+const maxRealNodes = 26
+
+// realNodeReadyTimeout bounds the wait for every node and the cluster DNS to be Ready.
+const realNodeReadyTimeout = 3 * time.Minute
+
+// realNode is one running node and the network namespace the seed made for it.
+type realNode struct {
+	name  string
+	netns *podnet.Pod
+	node  *kubeletnode.Node
+}
+
+// startRealNodes brings up the registry, the seed's own images, one real node per Options.Nodes (network
+// namespace on the bridge, pod range routed to it) and CoreDNS, and waits until all are Ready.
+func (s *Seed) startRealNodes(ctx context.Context) error {
+	log := s.opts.Log.WithValues("seed", s.prefix)
+	begin := time.Now()
+	if err := s.startRegistry(ctx); err != nil {
+		return err
+	}
+	images, err := s.pushSeedImages(ctx)
+	if err != nil {
+		return err
+	}
+	log.Info("Registry ready with the seed's images", "registry", s.Registry(), "duration", time.Since(begin).String())
+	podRange, err := choosePodRange()
+	if err != nil {
+		return err
+	}
+	server := s.restConfig.Host
+	proxyKubeconfig, err := s.cp.pki.clientKubeconfig("kube-proxy", server, "system:kube-proxy")
+	if err != nil {
+		return err
+	}
+	type planned struct {
+		name    string
+		netns   *podnet.Pod
+		podCIDR netip.Prefix
+	}
+	var plan []planned
+	for i := range s.opts.Nodes {
+		name := fmt.Sprintf("%s-node-%c", s.prefix, 'a'+i)
+		netns, err := s.network.AddPod(ctx, fmt.Sprintf("node-%c", 'a'+i))
+		if err != nil {
+			return err
+		}
+		s.realNodes = append(s.realNodes, &realNode{name: name, netns: netns})
+		s.nodeNames = append(s.nodeNames, name)
+		podCIDR := nodePodCIDR(podRange, i)
+		if err := s.network.RouteVia(ctx, podCIDR, netns.IP); err != nil {
+			return err
+		}
+		plan = append(plan, planned{name: name, netns: netns, podCIDR: podCIDR})
+	}
+	for i, p := range plan {
+		kubeconfig, err := s.cp.pki.clientKubeconfig("kubelet-"+p.name, server, "system:node:"+p.name, "system:nodes")
+		if err != nil {
+			return err
+		}
+		peers := map[netip.Prefix]netip.Addr{}
+		for _, other := range plan {
+			if other.name != p.name {
+				peers[other.podCIDR] = other.netns.IP
+			}
+		}
+		node, err := kubeletnode.Start(ctx, kubeletnode.Config{
+			Name: p.name, Zone: string(rune('a' + i)), BinDir: s.opts.BinDir,
+			StateDir: filepath.Join(s.stateDir, "nodes", p.name), NetNS: p.netns.NetNSPath,
+			NodeIP: p.netns.IP, PodCIDR: p.podCIDR, PeerRoutes: peers, ClusterCIDR: podRange,
+			KubeletKubeconfig: kubeconfig, KubeProxyKubeconfig: proxyKubeconfig, ClientCAFile: s.cp.pki.caCert,
+			ClusterDNS: netip.MustParseAddr(clusterDNSIP), ClusterDomain: clusterDomain,
+			PauseImage: images["pause"], Registry: s.Registry(), Log: log.WithValues("node", p.name),
+		})
+		if err != nil {
+			return err
+		}
+		s.realNodes[i].node = node
+	}
+	client, err := kubernetes.NewForConfig(s.restConfig)
+	if err != nil {
+		return err
+	}
+	if err := deployClusterDNS(ctx, client, images["coredns"]); err != nil {
+		return err
+	}
+	if err := s.waitRealNodesReady(ctx, client); err != nil {
+		return err
+	}
+	log.Info("Real nodes ready", "nodes", s.nodeNames, "podRange", podRange.String(), "duration", time.Since(begin).String())
+	return nil
+}
+
+// waitRealNodesReady waits until every node reports Ready and CoreDNS is available.
+func (s *Seed) waitRealNodesReady(ctx context.Context, client kubernetes.Interface) error {
+	var lastReason string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, realNodeReadyTimeout, true, func(ctx context.Context) (bool, error) {
+		for _, name := range s.nodeNames {
+			node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				lastReason = fmt.Sprintf("node %s: %v", name, err)
+				return false, nil
+			}
+			if !nodeReady(node) {
+				lastReason = fmt.Sprintf("node %s not Ready", name)
+				return false, nil
+			}
+		}
+		dns, err := client.AppsV1().Deployments(metav1.NamespaceSystem).Get(ctx, dnsName, metav1.GetOptions{})
+		if err != nil || dns.Status.AvailableReplicas < 1 {
+			lastReason = "CoreDNS not available"
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("real nodes not ready after %s (%s); logs under %s", realNodeReadyTimeout, lastReason, filepath.Join(s.stateDir, "nodes"))
+	}
+	return nil
+}
+
+func nodeReady(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// stopRealNodes stops every node (its pods, containerd, kubelet, kube-proxy, mounts and cgroups) and
+// removes its network namespace.
+func (s *Seed) stopRealNodes(ctx context.Context) error {
+	var errs []error
+	for i := len(s.realNodes) - 1; i >= 0; i-- {
+		n := s.realNodes[i]
+		if n.node != nil {
+			if err := n.node.Stop(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("node %s: %w", n.name, err))
+			}
+		} else if err := kubeletnode.Cleanup(ctx, n.name, n.netns.NetNSPath, filepath.Join(s.stateDir, "nodes", n.name)); err != nil {
+			errs = append(errs, err)
+		}
+		if err := s.network.RemovePod(ctx, n.netns); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.realNodes = nil
+	return errors.Join(errs...)
+}
+
+// choosePodRange picks the instance's pod range: a /16 of 10.0.0.0/8 that no host address or route
+// overlaps (the seed routes it to its nodes, so a second instance sees it taken).
+func choosePodRange() (netip.Prefix, error) {
+	for range 50 {
+		candidate := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(100 + rand.IntN(130)), 0, 0}), 16)
+		if !podnet.Overlaps(candidate) {
+			return candidate, nil
+		}
+	}
+	return netip.Prefix{}, errors.New("no free /16 for pods in 10.100.0.0-10.229.255.255")
+}
+
+// nodePodCIDR is node i's /24 of the pod range.
+func nodePodCIDR(podRange netip.Prefix, i int) netip.Prefix {
+	b := podRange.Addr().As4()
+	b[2] = byte(i)
+	return netip.PrefixFrom(netip.AddrFrom4(b), 24)
+}

@@ -1,0 +1,135 @@
+package localseed
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/imagebuild"
+	"github.com/gardener-etcd/gardener-etcd/test/localseedtest"
+)
+
+// hardened is the security context every pod of the project runs with; real nodes enforce it.
+var hardened = &corev1.SecurityContext{
+	RunAsNonRoot: ptr.To(true), ReadOnlyRootFilesystem: ptr.To(true), AllowPrivilegeEscalation: ptr.To(false),
+	Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+}
+
+// TestRealNodes runs pods on real nodes (kubelet, containerd, runc, CNI, kube-proxy, CoreDNS) from an image
+// pushed to the seed's registry, and checks that Stop leaves nothing behind.
+func TestRealNodes(t *testing.T) {
+	localseedtest.SkipUnlessPossible(t)
+	localseedtest.SkipUnlessRealNodeTools(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	begin := time.Now()
+	seed, err := Start(ctx, Options{RealNodes: true, Nodes: 2, Log: testr.NewWithOptions(t, testr.Options{Verbosity: 0})})
+	if err != nil {
+		t.Fatalf("starting seed: %v", err)
+	}
+	t.Logf("DURATION control plane + registry + seed images + 2 real nodes + CoreDNS: %s", time.Since(begin).Round(time.Millisecond))
+	stateDir, prefix := seed.StateDir(), seed.Prefix()
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			_ = seed.Stop(context.Background())
+		}
+	})
+	defer func() {
+		if t.Failed() {
+			localseedtest.LogTails(t, stateDir+"/nodes", 3000)
+		}
+	}()
+	client := kubernetes.NewForConfigOrDie(seed.RESTConfig())
+
+	t.Run("nodes are kubelets on containerd 2", func(t *testing.T) {
+		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil || len(nodes.Items) != 2 {
+			t.Fatalf("want 2 nodes, got %d (%v)", len(nodes.Items), err)
+		}
+		for _, n := range nodes.Items {
+			info := n.Status.NodeInfo
+			if !strings.HasPrefix(info.ContainerRuntimeVersion, "containerd://2.") || !strings.HasPrefix(info.KubeletVersion, "v1.") {
+				t.Errorf("node %s: runtime %q, kubelet %q", n.Name, info.ContainerRuntimeVersion, info.KubeletVersion)
+			}
+			if n.Labels["topology.kubernetes.io/zone"] == "" {
+				t.Errorf("node %s has no zone label", n.Name)
+			}
+		}
+	})
+
+	image, err := seed.PushImage(ctx, "../..", imagebuild.Binary{Name: "httpecho", Package: "./pkg/localseed/testdata/httpecho"})
+	if err != nil {
+		t.Fatalf("pushing the test image: %v", err)
+	}
+	ns := "echo"
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createEchoStatefulSet(ctx, t, client, ns, image, hardened)
+	podStart := time.Now()
+	pods := waitForPods(ctx, t, client, ns, 3, isReady)
+	t.Logf("DURATION 3 StatefulSet pods (image pull, PVCs) created to Ready: %s", time.Since(podStart).Round(time.Millisecond))
+
+	t.Run("pods run the pushed image by digest, non-root", func(t *testing.T) {
+		digest := image[strings.Index(image, "@")+1:]
+		for _, p := range pods {
+			if got := p.Status.ContainerStatuses[0].ImageID; !strings.HasSuffix(got, digest) {
+				t.Errorf("pod %s runs image %s, want %s", p.Name, got, digest)
+			}
+			if got := httpGet(t, "http://"+p.Status.PodIP+":8080/uid"); got != "65532" {
+				t.Errorf("pod %s runs as uid %q, want 65532", p.Name, got)
+			}
+		}
+	})
+
+	t.Run("pod to pod across nodes by name through CoreDNS, and through a ClusterIP Service", func(t *testing.T) {
+		clusterIP := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "echo-any", Namespace: ns}, Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": "echo"}, Ports: []corev1.ServicePort{{Name: "http", Port: 8080}}}}
+		if _, err := client.CoreV1().Services(ns).Create(ctx, clusterIP, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		from := pods["echo-0"].Status.PodIP
+		for host, want := range map[string]string{
+			"echo-1.echo." + ns + ".svc.cluster.local": "echo-1", // headless: the pod's own address
+			"echo-2.echo":                           "echo-2", // search path of the pod's resolv.conf
+			"echo-any." + ns + ".svc.cluster.local": "echo-",  // ClusterIP: kube-proxy picks any of the three
+		} {
+			eventually(t, 30*time.Second, func() (bool, string) {
+				got, err := tryGet("http://" + from + ":8080/peer?host=" + host)
+				return err == nil && strings.HasPrefix(got, want), host + ": " + got
+			}, func() {})
+		}
+	})
+
+	t.Run("unknown image", func(t *testing.T) {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "unknown", Namespace: ns},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: seed.Registry() + "/localseed/does-not-exist:1", SecurityContext: hardened}}}}
+		if _, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitForPod(ctx, t, client, ns, "unknown", func(p *corev1.Pod) bool {
+			if len(p.Status.ContainerStatuses) != 1 || p.Status.ContainerStatuses[0].State.Waiting == nil {
+				return false
+			}
+			reason := p.Status.ContainerStatuses[0].State.Waiting.Reason
+			return reason == "ErrImagePull" || reason == "ImagePullBackOff"
+		})
+	})
+
+	stopBegin := time.Now()
+	if err := seed.Stop(ctx); err != nil {
+		t.Fatalf("stopping seed: %v", err)
+	}
+	stopped = true
+	t.Logf("DURATION stop: %s", time.Since(stopBegin).Round(time.Millisecond))
+	assertNothingLeft(t, stateDir, prefix)
+}
