@@ -43,6 +43,8 @@ type Seed struct {
 	s3Spec    proc.Spec
 	s3Mu      sync.Mutex
 	nodeNames []string
+	// images are the project's images in the seed's registry (PushProjectImages), by name.
+	images map[string]string
 	// realNodes are the real nodes (Options.RealNodes), in start order.
 	realNodes []*realNode
 
@@ -60,7 +62,7 @@ func Start(ctx context.Context, opts Options) (*Seed, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
-	s := &Seed{opts: opts, prefix: newPrefix()}
+	s := &Seed{opts: opts, prefix: newPrefix(), images: map[string]string{}}
 	if err := s.prepareStateDir(); err != nil {
 		return nil, err
 	}

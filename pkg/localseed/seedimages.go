@@ -3,6 +3,7 @@ package localseed
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"runtime"
 
@@ -36,6 +37,28 @@ func (s *Seed) PushImage(ctx context.Context, moduleDir string, bin imagebuild.B
 		return "", err
 	}
 	return ref.String(), nil
+}
+
+// PushProjectImages builds the project's images (imagebuild.Project) for the host's platform from the source
+// tree and pushes them to the seed's registry; Images then names them by digest.
+func (s *Seed) PushProjectImages(ctx context.Context) error {
+	for _, bin := range imagebuild.Project {
+		ref, err := s.PushImage(ctx, s.opts.SourceDir, bin)
+		if err != nil {
+			return fmt.Errorf("image %s: %w", bin.Name, err)
+		}
+		s.images[bin.Name] = ref
+	}
+	return nil
+}
+
+// Images are the references by digest of the images pushed with PushProjectImages, by image name
+// (etcd-druid, etcdbrctl, etcd-wrapper, gardener-extension-backup); nil on process nodes.
+func (s *Seed) Images() map[string]string {
+	if len(s.images) == 0 {
+		return nil
+	}
+	return maps.Clone(s.images)
 }
 
 // pushSeedImages builds and pushes the sandbox and CoreDNS images.

@@ -21,7 +21,9 @@ func BootstrapDruid(ctx context.Context, env *Env) (string, error) {
 	if err := ensurePriorityClass(ctx, env); err != nil {
 		return "", err
 	}
-	component := druid.New(env.Client, GardenNamespace, druid.Values{WaitTimeout: env.Timeout, WaitInterval: env.Interval})
+	images := env.Seed.Images() // by digest on real nodes; nil (the chart's) on process nodes
+	component := druid.New(env.Client, GardenNamespace, druid.Values{WaitTimeout: env.Timeout, WaitInterval: env.Interval,
+		Image: images["etcd-druid"], EtcdWrapperImage: images["etcd-wrapper"], BackupRestoreImage: images["etcdbrctl"]})
 	if err := component.Deploy(ctx); err != nil {
 		return "", err
 	}

@@ -3,6 +3,7 @@ package seedworkflow
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -55,6 +56,7 @@ func BootstrapBackupExtension(ctx context.Context, env *Env) (string, error) {
 		return "", fmt.Errorf("writing secret %s: %w", secret.Name, err)
 	}
 	values := map[string]any{
+		"image":         extensionImageValues(env.Seed.Images()["gardener-extension-backup"]),
 		"providerTypes": []any{"s3"},
 		"webhooks":      map[string]any{"enabled": true, "caBundle": string(bundle.CACert), "secretName": ExtensionWebhookSecretName},
 	}
@@ -116,4 +118,14 @@ func WaitDeploymentAvailable(ctx context.Context, env *Env, namespace, name stri
 		}
 		return "", nil
 	})
+}
+
+// extensionImageValues pins the chart's image to ref (repository@digest, as pushed to the seed's registry);
+// an empty ref keeps the chart's.
+func extensionImageValues(ref string) map[string]any {
+	repository, digest, found := strings.Cut(ref, "@")
+	if !found {
+		return map[string]any{}
+	}
+	return map[string]any{"repository": repository, "digest": digest}
 }

@@ -32,13 +32,28 @@ type Options struct {
 	Out io.Writer
 	// Log receives the structured logs of the seed and the components.
 	Log logr.Logger
+	// RealNodes runs the seed on real nodes (kubelet, containerd, runc): the project's images are built
+	// and pushed to the seed's registry, and druid and the extension run them by digest.
+	RealNodes bool
 }
 
-// StartSeed starts a local seed with S3 whose nodes run the project's binaries from bin/ for its images.
+// StartSeed starts a local seed with S3. Process nodes run the project's binaries from bin/ for its
+// images; real nodes pull the images StartSeed built and pushed to the seed's registry (Seed.Images).
 func StartSeed(ctx context.Context, opts Options) (*localseed.Seed, error) {
 	binDir, err := localseed.DefaultBinDir()
 	if err != nil {
 		return nil, err
+	}
+	if opts.RealNodes {
+		seed, err := localseed.Start(ctx, localseed.Options{StateDir: opts.StateDir, Nodes: opts.Nodes, S3: true,
+			RealNodes: true, BinDir: binDir, Log: opts.Log})
+		if err != nil {
+			return nil, err
+		}
+		if err := seed.PushProjectImages(ctx); err != nil {
+			return nil, errors.Join(err, seed.Stop(context.WithoutCancel(ctx)))
+		}
+		return seed, nil
 	}
 	images, missing := localseed.ProjectImages(binDir)
 	if len(missing) > 0 {
@@ -56,7 +71,11 @@ func Run(ctx context.Context, opts Options) (*Env, *Timer, error) {
 	}
 	t := &Timer{Out: opts.Out}
 	var env *Env
-	err := t.Run("start the local seed (control plane, S3, process nodes)", func() (string, error) {
+	nodes := "process nodes"
+	if opts.RealNodes {
+		nodes = "real nodes, registry with the project's images"
+	}
+	err := t.Run("start the local seed (control plane, S3, "+nodes+")", func() (string, error) {
 		seed, err := StartSeed(ctx, opts)
 		if err != nil {
 			return "", err

@@ -45,7 +45,7 @@ torn down, or kept running with --keep until Ctrl-C or "gardener-etcd local down
 				log = zap.New(zap.WriteTo(cmd.ErrOrStderr()), zap.ConsoleEncoder())
 			}
 			ctx = logf.IntoContext(ctx, log)
-			env, timer, runErr := seedworkflow.Run(ctx, seedworkflow.Options{StateDir: o.stateDir, Nodes: o.nodes, Timeout: timeout, Keys: keys, Out: out, Log: log})
+			env, timer, runErr := seedworkflow.Run(ctx, seedworkflow.Options{StateDir: o.stateDir, Nodes: o.nodes, Timeout: timeout, Keys: keys, Out: out, Log: log, RealNodes: o.realNodes})
 			if env == nil {
 				return runErr
 			}
@@ -69,7 +69,8 @@ torn down, or kept running with --keep until Ctrl-C or "gardener-etcd local down
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.stateDir, "state-dir", defaultLocalStateDir(), "directory of the seed (kubeconfig, logs, volumes); removed at the end")
-	f.IntVar(&o.nodes, "nodes", 3, "number of process nodes (one etcd member per zone)")
+	f.IntVar(&o.nodes, "nodes", 3, "number of nodes (one etcd member per zone)")
+	f.BoolVar(&o.realNodes, "real-nodes", false, "run on real nodes (kubelet, containerd, runc) pulling the project's images from the seed's registry")
 	f.BoolVar(&keep, "keep", false, "keep the seed running after the summary, until interrupted or `local down`")
 	f.DurationVar(&timeout, "timeout", 5*time.Minute, "how long each step may wait")
 	f.IntVar(&keys, "keys", 100, "number of keys written into etcd-main")

@@ -26,7 +26,9 @@ type localOptions struct {
 	stateDir string
 	nodes    int
 	s3       bool
-	detach   bool
+	// realNodes runs kubelets, containerd and runc instead of process nodes.
+	realNodes bool
+	detach    bool
 	// detachedChild marks the background process `up --detach` starts (hidden flag).
 	detachedChild bool
 	timeout       time.Duration
@@ -64,7 +66,8 @@ running in the background until "gardener-etcd local down".`,
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&o.nodes, "nodes", 3, "number of process nodes (zones a, b, c, ...)")
+	f.IntVar(&o.nodes, "nodes", 3, "number of nodes (zones a, b, c, ...)")
+	f.BoolVar(&o.realNodes, "real-nodes", false, "real nodes (kubelet, containerd, runc, kube-proxy, CoreDNS) and a registry instead of process nodes")
 	f.BoolVar(&o.s3, "s3", false, "also start an S3 server (versitygw) for backups")
 	f.BoolVar(&o.detach, "detach", false, "start in the background and return once the seed is ready")
 	f.BoolVar(&o.detachedChild, detachedChildFlag, false, "")
@@ -103,7 +106,7 @@ func (o *localOptions) up(cmd *cobra.Command) error {
 	fmt.Fprintf(out, "Starting the local seed in %s (%d nodes) ...\n", o.stateDir, o.nodes)
 	begin := time.Now()
 	seed, err := localseed.Start(ctx, localseed.Options{StateDir: o.stateDir, Nodes: o.nodes, S3: o.s3,
-		Images: images, BinDir: binDir, Log: log})
+		Images: images, BinDir: binDir, Log: log, RealNodes: o.realNodes})
 	if err != nil {
 		return err
 	}
