@@ -6,9 +6,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
+
+// binaryFor returns the binary of bin for the platform: the prebuilt one (host platform only), or built.
+func binaryFor(ctx context.Context, dir string, bin Binary, ldflags string, platform v1.Platform) ([]byte, error) {
+	if bin.Prebuilt == "" {
+		return goBuild(ctx, dir, bin.Package, ldflags, platform)
+	}
+	if platform.OS != runtime.GOOS || platform.Architecture != runtime.GOARCH {
+		return nil, fmt.Errorf("prebuilt %s is for %s/%s, not %s", bin.Prebuilt, runtime.GOOS, runtime.GOARCH, platform.String())
+	}
+	return os.ReadFile(bin.Prebuilt)
+}
 
 // goBuild compiles the main package pkg (relative to dir, the module root) as a static binary for the
 // platform and returns its bytes. -trimpath and CGO_ENABLED=0 keep the build machine's paths and C

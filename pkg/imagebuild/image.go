@@ -21,6 +21,10 @@ type Binary struct {
 	Name string
 	// Package is the main package, e.g. "./cmd/etcd-druid".
 	Package string
+	// Prebuilt, when set, is a static binary for the host's platform to use instead of building Package
+	// (e.g. a tool `make tools` already built from its pinned module); Options.Platforms must then be the
+	// host's only.
+	Prebuilt string
 }
 
 // Options say what to build and how to label it.
@@ -61,7 +65,7 @@ func Build(ctx context.Context, opts Options, bin Binary) (v1.ImageIndex, error)
 	ldflags := "-s -w -buildid= -X " + VersionVariable + "=" + opts.Version
 	index := emptyOCIIndex()
 	for _, platform := range platforms {
-		binary, err := goBuild(ctx, opts.ModuleDir, bin.Package, ldflags, platform)
+		binary, err := binaryFor(ctx, opts.ModuleDir, bin, ldflags, platform)
 		if err != nil {
 			return nil, err
 		}

@@ -13,15 +13,14 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/version"
 )
 
-// seedImages are the images the seed itself runs on its nodes, built by the project: the sandbox image and
-// CoreDNS (from the pinned module in hack/tools/coredns).
-var seedImages = map[string]imagebuild.Binary{
-	"pause":   {Name: "pause", Package: "./cmd/pause"},
-	"coredns": {Name: "coredns", Package: "github.com/coredns/coredns"},
+// seedImages are the images the seed itself runs on its nodes, built by the project: the sandbox image from
+// cmd/pause, and CoreDNS as `make tools` built it from its pinned module (hack/tools/coredns).
+func (s *Seed) seedImages() []imagebuild.Binary {
+	return []imagebuild.Binary{
+		{Name: "pause", Package: "./cmd/pause"},
+		{Name: "coredns", Prebuilt: filepath.Join(s.opts.BinDir, "coredns")},
+	}
 }
-
-// seedImageModules says which module each seed image's package is built in, relative to the source tree.
-var seedImageModules = map[string]string{"pause": ".", "coredns": "hack/tools/coredns"}
 
 // PushImage builds bin from the module at moduleDir for the host's platform and pushes it to the seed's
 // registry as localseed/<name>; it returns the reference by digest that pods should use.
@@ -64,12 +63,12 @@ func (s *Seed) Images() map[string]string {
 // pushSeedImages builds and pushes the sandbox and CoreDNS images.
 func (s *Seed) pushSeedImages(ctx context.Context) (map[string]string, error) {
 	refs := map[string]string{}
-	for name, bin := range seedImages {
-		ref, err := s.PushImage(ctx, filepath.Join(s.opts.SourceDir, seedImageModules[name]), bin)
+	for _, bin := range s.seedImages() {
+		ref, err := s.PushImage(ctx, s.opts.SourceDir, bin)
 		if err != nil {
-			return nil, fmt.Errorf("seed image %s: %w", name, err)
+			return nil, fmt.Errorf("seed image %s: %w", bin.Name, err)
 		}
-		refs[name] = ref
+		refs[bin.Name] = ref
 	}
 	return refs, nil
 }
