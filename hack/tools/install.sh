@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Builds the pinned tools (Kubernetes control plane, etcd, versitygw, fake-gcs-server, controller-gen,
-# staticcheck, golangci-lint) from the Go module proxy, and installs Azurite from the npm registry, into a version-stamped
-# cache outside the clone and links them into bin/.
+# Builds the pinned tools (Kubernetes control plane and node components, etcd, versitygw, fake-gcs-server,
+# controller-gen, staticcheck, golangci-lint, and the node runtime: containerd, runc, CNI plugins, CoreDNS and the
+# distribution registry) from the Go module proxy, and installs Azurite from the npm registry, into a
+# version-stamped cache outside the clone and links them into bin/.
 #
 # Each directory under hack/tools is its own Go module pinning one tool set. The cache key is a hash of that
-# module's files and the Go version, so a second run only compares stamps and relinks (seconds), and a
-# changed pin builds into a new directory instead of overwriting binaries a running test may use.
+# module's files, the Go version and the module's build environment, tags and ldflags, so a second run only
+# compares stamps and relinks (seconds), and a changed pin builds into a new directory instead of overwriting
+# binaries a running test may use.
+#
+# A few node tools need Debian packages: runc builds against libseccomp (cgo), kubelet, kube-proxy and the CNI
+# portmap/bridge plugins call iptables, conntrack and ip at run time. As root this script installs whichever
+# are missing; otherwise it warns and goes on (and skips runc when libseccomp cannot be built against).
 #
 # Azurite (the Azure Blob Storage emulator the ABS tests run against) is a Node.js package: it needs node
 # and npm on the PATH. Without them this script says so and goes on; the ABS tests then skip.
@@ -34,31 +40,133 @@ packages_of() {
 	fi
 }
 
+# version_of prints the version a tools module's go.mod requires of module path $2.
+version_of() {
+	awk -v path="$2" '{for (i = 1; i < NF; i++) if ($i == path) {print $(i + 1); exit}}' "$1/go.mod"
+}
+
+# ldflags_of stamps the upstream version into binaries whose version variable is set at link time by the
+# upstream Makefiles (a plain `go build` would print "unknown" or a +unknown suffix). runc embeds its VERSION
+# file and CoreDNS has a constant, so they need none.
 ldflags_of() {
+	local module_dir="$tools_dir/$1"
 	case "$1" in
 	kube) echo "$kube_ldflags" ;;
+	containerd)
+		local pkg=github.com/containerd/containerd/v2
+		echo "-X $pkg/version.Version=$(version_of "$module_dir" "$pkg") -X $pkg/version.Package=$pkg"
+		;;
+	cni-plugins)
+		local pkg=github.com/containernetworking/plugins
+		echo "-X $pkg/pkg/utils/buildversion.BuildVersion=$(version_of "$module_dir" "$pkg")"
+		;;
+	registry)
+		local pkg=github.com/distribution/distribution/v3
+		echo "-X $pkg/version.version=$(version_of "$module_dir" "$pkg") -X $pkg/version.mainpkg=$pkg"
+		;;
+	*) echo "" ;;
+	esac
+}
+
+# env_of prints the build environment of a module. runc needs cgo for libseccomp (and the seccomp tag below);
+# the other node tools are built static without cgo so that they do not depend on the host's libc.
+# The modules that predate the node tools keep Go's default (empty here, so their stamps did not change).
+env_of() {
+	case "$1" in
+	runc) echo "CGO_ENABLED=1" ;;
+	containerd | cni-plugins | registry | coredns) echo "CGO_ENABLED=0" ;;
+	*) echo "" ;;
+	esac
+}
+
+# tags_of prints a module's build tags. containerd leaves out the btrfs (cgo), devmapper and zfs snapshotters:
+# the node uses overlayfs, and the others only add code and start-up noise.
+tags_of() {
+	case "$1" in
+	runc) echo "seccomp" ;;
+	containerd) echo "no_btrfs no_devmapper no_zfs" ;;
+	*) echo "" ;;
+	esac
+}
+
+# os_packages_of prints the Debian packages a module needs to build (libseccomp-dev) or that its binaries
+# call at run time (iptables, conntrack, ip).
+os_packages_of() {
+	case "$1" in
+	kube) echo "iptables conntrack iproute2" ;;
+	runc) echo "libseccomp-dev gcc libc6-dev pkg-config" ;;
+	cni-plugins) echo "iptables iproute2" ;;
 	*) echo "" ;;
 	esac
 }
 
 stamp_of() {
-	local module_dir=$1
+	local module_dir=$1 name
+	name=$(basename "$module_dir")
 	{
 		go env GOVERSION GOOS GOARCH
-		ldflags_of "$(basename "$module_dir")"
+		ldflags_of "$name"
+		# Only printed when set, so that the stamps of the modules without them stay what they were.
+		if [ -n "$(env_of "$name")$(tags_of "$name")" ]; then
+			echo "env: $(env_of "$name") tags: $(tags_of "$name")"
+		fi
 		cat "$module_dir"/go.mod "$module_dir"/go.sum "$module_dir"/*.go 2>/dev/null || true
 	} | sha256sum | cut -c1-16
 }
 
+# ensure_os_packages installs the Debian packages the given modules need and that are missing. Only root can;
+# anyone else gets a warning and the build goes on (runc is then skipped if it cannot be built, see
+# can_build).
+ensure_os_packages() {
+	local m pkg missing=()
+	for m in "$@"; do
+		for pkg in $(os_packages_of "$m"); do
+			if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" &&
+				[[ " ${missing[*]} " != *" $pkg "* ]]; then
+				missing+=("$pkg")
+			fi
+		done
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+		echo ">> WARNING: missing Debian packages: ${missing[*]}. Not root (or no apt-get), so not installing them:" >&2
+		echo ">> runc needs libseccomp-dev to build; kubelet, kube-proxy and the CNI plugins need iptables," >&2
+		echo ">> conntrack and iproute2 to run. Install them with: apt-get install ${missing[*]}" >&2
+		return 0
+	fi
+	echo ">> installing Debian packages: ${missing[*]}"
+	# A failed install (no mirror) must not fail the tools the existing tests need: warn, and let can_build
+	# skip what cannot be built.
+	if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" >/dev/null; }; then
+		echo ">> WARNING: apt-get could not install ${missing[*]}; going on without them" >&2
+	fi
+}
+
+# can_build says whether a module's build prerequisites outside Go are there: runc links libseccomp.
+can_build() {
+	case "$1" in
+	runc)
+		if ! command -v "${CC:-gcc}" >/dev/null || ! pkg-config --exists libseccomp 2>/dev/null; then
+			echo ">> WARNING: skipping runc: it needs a C compiler and libseccomp-dev (apt-get install libseccomp-dev)" >&2
+			return 1
+		fi
+		;;
+	esac
+	return 0
+}
+
 install_module() {
 	local name=$1 module_dir="$tools_dir/$1"
+	can_build "$name" || return 0
 	local target="$cache_root/$name-$(stamp_of "$module_dir")"
 	if [ ! -f "$target/.complete" ]; then
 		echo ">> building $name into $target (first time only)"
 		local start=$SECONDS staging="$target.tmp.$$"
 		rm -rf "$staging" && mkdir -p "$staging"
-		# shellcheck disable=SC2046 # the package list is meant to split
-		(cd "$module_dir" && go build -ldflags "$(ldflags_of "$name")" -o "$staging/" $(packages_of "$module_dir"))
+		# shellcheck disable=SC2046 # the environment and the package list are meant to split
+		(cd "$module_dir" && env $(env_of "$name") go build -tags "$(tags_of "$name")" \
+			-ldflags "$(ldflags_of "$name")" -o "$staging/" $(packages_of "$module_dir"))
 		touch "$staging/.complete"
 		# A concurrent run may have won the race; keep whichever finished first.
 		mv -T "$staging" "$target" 2>/dev/null || rm -rf "$staging"
@@ -95,12 +203,14 @@ install_azurite() {
 
 modules=("$@")
 if [ ${#modules[@]} -eq 0 ]; then
-	modules=(controller-gen staticcheck golangci-lint etcd kube versitygw fake-gcs-server azurite)
+	modules=(controller-gen staticcheck golangci-lint etcd kube versitygw fake-gcs-server azurite
+		containerd runc cni-plugins registry coredns)
 fi
 
 # One build at a time per cache: parallel make targets and CI must not build the same stamp twice.
 exec 9>"$cache_root/.lock"
 flock 9
+ensure_os_packages "${modules[@]}"
 for m in "${modules[@]}"; do
 	case "$m" in
 	azurite) install_azurite ;;
