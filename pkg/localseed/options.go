@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -37,8 +38,8 @@ type Options struct {
 	// network namespace) with CoreDNS and a registry on the seed, instead of process nodes; Images is then
 	// unused: pods pull from Registry().
 	RealNodes bool
-	// SourceDir is the project's source tree, which the seed builds its own images from (the sandbox image
-	// and CoreDNS) on real nodes; default: the parent of BinDir.
+	// SourceDir is the project's source tree, which the seed builds its own images from (the sandbox image)
+	// on real nodes; default: the module root above the working directory, else the parent of BinDir.
 	SourceDir string
 }
 
@@ -66,7 +67,7 @@ func (o *Options) defaults() error {
 		o.BinDir = dir
 	}
 	if o.SourceDir == "" {
-		o.SourceDir = filepath.Dir(o.BinDir)
+		o.SourceDir = findSourceDir(filepath.Dir(o.BinDir))
 	}
 	if o.RealNodes && o.Nodes > maxRealNodes {
 		return fmt.Errorf("real nodes: at most %d, got %d", maxRealNodes, o.Nodes)
@@ -102,4 +103,26 @@ func findBinDir() (string, error) {
 		}
 	}
 	return "", errors.New("bin/kube-apiserver not found above the working directory or the executable: run `make tools` or set " + BinDirEnv)
+}
+
+// modulePath names the project's module in its go.mod.
+const modulePath = "module github.com/gardener-etcd/gardener-etcd\n"
+
+// findSourceDir is the nearest directory at or above the working directory whose go.mod is the project's,
+// else fallback.
+func findSourceDir(fallback string) string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return fallback
+	}
+	for {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(data), modulePath) {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return fallback
+		}
+		dir = parent
+	}
 }

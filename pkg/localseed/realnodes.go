@@ -60,7 +60,7 @@ func (s *Seed) startRealNodes(ctx context.Context) error {
 	}
 	var plan []planned
 	for i := range s.opts.Nodes {
-		name := fmt.Sprintf("%s-node-%c", s.prefix, 'a'+i)
+		name := s.nodeName(i)
 		netns, err := s.network.AddPod(ctx, fmt.Sprintf("node-%c", 'a'+i))
 		if err != nil {
 			return err
@@ -99,6 +99,9 @@ func (s *Seed) startRealNodes(ctx context.Context) error {
 	}
 	client, err := kubernetes.NewForConfig(s.restConfig)
 	if err != nil {
+		return err
+	}
+	if _, err := s.startInformers(ctx, client, nil); err != nil {
 		return err
 	}
 	if err := deployClusterDNS(ctx, client, images["coredns"]); err != nil {

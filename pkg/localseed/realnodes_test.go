@@ -2,6 +2,7 @@ package localseed
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -44,8 +45,11 @@ func TestRealNodes(t *testing.T) {
 		}
 	})
 	defer func() {
-		if t.Failed() {
-			localseedtest.LogTails(t, stateDir+"/nodes", 3000)
+		if t.Failed() { // the nodes' own logs and the pods' logs, not their container file systems
+			for _, node := range seed.NodeNames() {
+				localseedtest.LogTails(t, filepath.Join(stateDir, "nodes", node, "logs"), 3000)
+				localseedtest.LogTails(t, filepath.Join(stateDir, "nodes", node, "pod-logs"), 3000)
+			}
 		}
 	}()
 	client := kubernetes.NewForConfigOrDie(seed.RESTConfig())
@@ -103,10 +107,12 @@ func TestRealNodes(t *testing.T) {
 			"echo-2.echo":                           "echo-2", // search path of the pod's resolv.conf
 			"echo-any." + ns + ".svc.cluster.local": "echo-",  // ClusterIP: kube-proxy picks any of the three
 		} {
-			eventually(t, 30*time.Second, func() (bool, string) {
+			asked := time.Now()
+			eventually(t, 10*time.Second, func() (bool, string) {
 				got, err := tryGet("http://" + from + ":8080/peer?host=" + host)
 				return err == nil && strings.HasPrefix(got, want), host + ": " + got
 			}, func() {})
+			t.Logf("%s answered after %s", host, time.Since(asked).Round(time.Millisecond))
 		}
 	})
 

@@ -112,6 +112,38 @@ func (s *Seed) start(ctx context.Context) error {
 	return s.startNodes(ctx)
 }
 
+// nodeName is the name of the seed's i-th node (zone a, b, ...).
+func (s *Seed) nodeName(i int) string { return fmt.Sprintf("%s-node-%c", s.prefix, 'a'+i) }
+
+// startInformers starts the seed's shared informers with the volume provisioner of its nodes registered, and
+// whatever register adds (the process nodes' hosts files); they run until Stop, as does the returned context.
+func (s *Seed) startInformers(ctx context.Context, client kubernetes.Interface, register func(informers.SharedInformerFactory)) (context.Context, error) {
+	log := s.opts.Log.WithValues("seed", s.prefix)
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	factory := informers.NewSharedInformerFactory(client, 0)
+	prov := &provisioner.Provisioner{Client: client, Dir: filepath.Join(s.stateDir, "volumes"), Nodes: map[string]bool{}, Log: log.WithName("provisioner")}
+	for i := range s.opts.Nodes {
+		prov.Nodes[s.nodeName(i)] = true
+	}
+	if err := prov.EnsureStorageClass(ctx); err != nil {
+		return nil, err
+	}
+	prov.Register(runCtx, factory)
+	if register != nil {
+		register(factory)
+	}
+	factory.Start(runCtx.Done())
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); <-runCtx.Done(); factory.Shutdown() }()
+	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			return nil, fmt.Errorf("informer cache for %v did not sync", typ)
+		}
+	}
+	return runCtx, nil
+}
+
 // startNodes starts the shared informers (hosts files, volume provisioning) and the process nodes.
 func (s *Seed) startNodes(ctx context.Context) error {
 	log := s.opts.Log.WithValues("seed", s.prefix)
@@ -119,25 +151,15 @@ func (s *Seed) startNodes(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("creating client: %w", err)
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.cancel = cancel
-	factory := informers.NewSharedInformerFactory(client, 0)
-	hosts := hostsfile.New(log.WithName("hosts"), factory)
-	prov := &provisioner.Provisioner{Client: client, Dir: filepath.Join(s.stateDir, "volumes"), Nodes: map[string]bool{}, Log: log.WithName("provisioner")}
-	for i := range s.opts.Nodes {
-		name := fmt.Sprintf("%s-node-%c", s.prefix, 'a'+i)
-		s.nodeNames = append(s.nodeNames, name)
-		prov.Nodes[name] = true
-	}
-	if err := prov.EnsureStorageClass(ctx); err != nil {
+	var hosts *hostsfile.Writer
+	runCtx, err := s.startInformers(ctx, client, func(factory informers.SharedInformerFactory) {
+		hosts = hostsfile.New(log.WithName("hosts"), factory)
+	})
+	if err != nil {
 		return err
 	}
-	prov.Register(runCtx, factory)
-	factory.Start(runCtx.Done())
-	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			return fmt.Errorf("informer cache for %v did not sync", typ)
-		}
+	for i := range s.opts.Nodes {
+		s.nodeNames = append(s.nodeNames, s.nodeName(i))
 	}
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); hosts.Run(runCtx) }()
@@ -155,8 +177,6 @@ func (s *Seed) startNodes(ctx context.Context) error {
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); n.Run(runCtx) }()
 	}
-	s.wg.Add(1)
-	go func() { defer s.wg.Done(); <-runCtx.Done(); factory.Shutdown() }()
 	return nil
 }
 

@@ -60,5 +60,12 @@ func (c Config) path(elem ...string) string {
 
 func (c Config) containerdSocket() string { return c.path("containerd", "containerd.sock") }
 
+// ShimSocketDir holds the node's shim sockets: short, because a shim socket is this directory plus 65
+// characters and a unix socket path has at most 107.
+func (c Config) ShimSocketDir() string { return filepath.Join(shimSocketRoot, c.Name) }
+
+// shimSocketRoot is the parent of every node's shim socket directory.
+const shimSocketRoot = "/run/gardener-etcd"
+
 // CgroupRoot is the node's cgroup parent: every pod cgroup of the node lives below it.
 func (c Config) CgroupRoot() string { return "/" + c.Name }
