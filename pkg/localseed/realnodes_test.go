@@ -108,7 +108,7 @@ func TestRealNodes(t *testing.T) {
 			"echo-any." + ns + ".svc.cluster.local": "echo-",  // ClusterIP: kube-proxy picks any of the three
 		} {
 			asked := time.Now()
-			eventually(t, 10*time.Second, func() (bool, string) {
+			eventually(t, 30*time.Second, func() (bool, string) {
 				got, err := tryGet("http://" + from + ":8080/peer?host=" + host)
 				return err == nil && strings.HasPrefix(got, want), host + ": " + got
 			}, func() {})
