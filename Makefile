@@ -50,11 +50,11 @@ push: images ## Push the images of `make images` to REGISTRY=<host>/<path> (INSE
 	@go run ./hack/images push --dir $(IMAGES_DIR) --registry $(REGISTRY) $(if $(INSECURE),--insecure)
 
 .PHONY: demo
-demo: tools build ## (root) The whole workflow on the local seed with a summary; DEMO_FLAGS=--keep keeps the seed running.
+demo: tools build images ## (root) The whole workflow on the local seed with a summary; DEMO_FLAGS=--keep keeps the seed running.
 	$(BIN)/gardener-etcd demo $(DEMO_FLAGS)
 
 .PHONY: e2e
-e2e: tools build ## (root) End-to-end suite on the local seed (test/e2e, build tag e2e; tens of minutes); E2E_FLAGS adds e.g. -ginkgo.focus=scale-up.
+e2e: tools build images ## (root) End-to-end suite on the local seed (test/e2e, build tag e2e; tens of minutes); E2E_FLAGS adds e.g. -ginkgo.focus=scale-up.
 	go test -tags e2e -count=1 -timeout 60m -v ./test/e2e/... -ginkgo.v -ginkgo.no-color $(E2E_FLAGS)
 
 .PHONY: test

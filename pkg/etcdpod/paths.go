@@ -8,6 +8,8 @@ const (
 	DataVolumeMountPath = "/var/etcd/data"
 	// DataDir is etcd's data directory inside the data volume.
 	DataDir = DataVolumeMountPath + "/new.etcd"
+	// TmpMountPath is a writable emptyDir in both containers, whose root file systems are read-only.
+	TmpMountPath = "/tmp"
 	// ConfigMountPath is the directory the ConfigMap is mounted at.
 	ConfigMountPath = "/var/etcd/config"
 	// ConfigFileName is the ConfigMap key of the etcd configuration template, also its file name when mounted.

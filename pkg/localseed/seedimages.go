@@ -38,15 +38,20 @@ func (s *Seed) PushImage(ctx context.Context, moduleDir string, bin imagebuild.B
 	return ref.String(), nil
 }
 
-// PushProjectImages builds the project's images (imagebuild.Project) for the host's platform from the source
-// tree and pushes them to the seed's registry; Images then names them by digest.
-func (s *Seed) PushProjectImages(ctx context.Context) error {
+// PushProjectImages pushes the project's images as `make images` wrote them (one OCI layout per image
+// under layoutDir, bin/images) to the seed's registry as gardener-etcd/<name>:<tag>, so that the seed runs
+// the very artifacts a real seed would; Images then names them by digest.
+func (s *Seed) PushProjectImages(ctx context.Context, layoutDir string) error {
 	for _, bin := range imagebuild.Project {
-		ref, err := s.PushImage(ctx, s.opts.SourceDir, bin)
+		index, tag, err := imagebuild.ReadLayout(filepath.Join(layoutDir, bin.Name))
 		if err != nil {
-			return fmt.Errorf("image %s: %w", bin.Name, err)
+			return err
 		}
-		s.images[bin.Name] = ref
+		ref, err := imagebuild.Push(ctx, index, fmt.Sprintf("%s/gardener-etcd/%s:%s", s.Registry(), bin.Name, tag), true)
+		if err != nil {
+			return err
+		}
+		s.images[bin.Name] = ref.String()
 	}
 	return nil
 }

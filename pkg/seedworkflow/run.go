@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"net"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,7 +39,8 @@ type Options struct {
 }
 
 // StartSeed starts a local seed with S3. Process nodes run the project's binaries from bin/ for its
-// images; real nodes pull the images StartSeed built and pushed to the seed's registry (Seed.Images).
+// images; real nodes pull the images of `make images` (bin/images), which StartSeed pushes to the seed's
+// registry (Seed.Images).
 func StartSeed(ctx context.Context, opts Options) (*localseed.Seed, error) {
 	binDir, err := localseed.DefaultBinDir()
 	if err != nil {
@@ -50,7 +52,7 @@ func StartSeed(ctx context.Context, opts Options) (*localseed.Seed, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := seed.PushProjectImages(ctx); err != nil {
+		if err := seed.PushProjectImages(ctx, filepath.Join(binDir, "images")); err != nil {
 			return nil, errors.Join(err, seed.Stop(context.WithoutCancel(ctx)))
 		}
 		return seed, nil

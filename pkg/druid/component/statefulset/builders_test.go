@@ -127,3 +127,28 @@ func TestTemplateChecksumFollowsTheSpec(t *testing.T) {
 	newImage, _ := templateChecksum(podTemplate(newEtcd(), in))
 	g.Expect(newImage).NotTo(Equal(a), "a new druid image must roll the pods")
 }
+
+// TestPodsAreHardened: both containers run without privilege escalation or capabilities on a read-only root
+// file system with a writable /tmp, under the runtime's seccomp profile; spec.runAsRoot keeps only the
+// seccomp profile.
+func TestPodsAreHardened(t *testing.T) {
+	g := NewWithT(t)
+	in := renderInput{images: config.Images{EtcdWrapper: "e", BackupRestore: "b"}, configChecksum: "c"}
+	spec := podTemplate(newEtcd(), in).Spec
+	g.Expect(spec.SecurityContext.SeccompProfile).To(Equal(&corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}))
+	g.Expect(*spec.SecurityContext.RunAsNonRoot).To(BeTrue())
+	g.Expect(spec.Volumes).To(ContainElement(corev1.Volume{Name: volumeTmp, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}))
+	g.Expect(spec.Containers).To(HaveLen(2))
+	for _, c := range spec.Containers {
+		sc := c.SecurityContext
+		g.Expect(sc).NotTo(BeNil(), c.Name)
+		g.Expect(*sc.ReadOnlyRootFilesystem).To(BeTrue(), c.Name)
+		g.Expect(*sc.AllowPrivilegeEscalation).To(BeFalse(), c.Name)
+		g.Expect(sc.Capabilities.Drop).To(Equal([]corev1.Capability{"ALL"}), c.Name)
+		g.Expect(c.VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: volumeTmp, MountPath: "/tmp"}), c.Name)
+	}
+	root := podTemplate(newEtcd(func(e *druidv1alpha1.Etcd) { e.Spec.RunAsRoot = ptr.To(true) }), in).Spec
+	g.Expect(root.SecurityContext.RunAsNonRoot).To(BeNil())
+	g.Expect(root.SecurityContext.SeccompProfile).NotTo(BeNil())
+	g.Expect(root.Containers[0].SecurityContext).To(BeNil())
+}

@@ -22,8 +22,9 @@ func etcdContainer(etcd *druidv1alpha1.Etcd, image string) corev1.Container {
 		},
 		Env:            podEnv(),
 		Resources:      resources(spec.Resources),
-		ReadinessProbe: readinessProbe(etcd),
-		VolumeMounts:   etcdMounts(etcd),
+		ReadinessProbe:  readinessProbe(etcd),
+		VolumeMounts:    etcdMounts(etcd),
+		SecurityContext: containerSecurityContext(etcd),
 	})
 }
 
@@ -62,8 +63,9 @@ func backupRestoreContainer(etcd *druidv1alpha1.Etcd, image string) corev1.Conta
 		Args:         BackupRestoreArgs(etcd),
 		Ports:        []corev1.ContainerPort{{Name: etcdpod.PortNameBackupRestore, ContainerPort: *etcd.Spec.Backup.Port, Protocol: corev1.ProtocolTCP}},
 		Env:          env,
-		Resources:    resources(etcd.Spec.Backup.Resources),
-		VolumeMounts: backupRestoreMounts(etcd),
+		Resources:       resources(etcd.Spec.Backup.Resources),
+		VolumeMounts:    backupRestoreMounts(etcd),
+		SecurityContext: containerSecurityContext(etcd),
 	})
 }
 

@@ -64,13 +64,34 @@ func podTemplate(etcd *druidv1alpha1.Etcd, in renderInput) corev1.PodTemplateSpe
 }
 
 // securityContext runs the pod as the non-root uid 65532 (HOME /home/nonroot in the images) unless
-// spec.runAsRoot asks otherwise; fsGroup makes the data volume writable for that uid.
+// spec.runAsRoot asks otherwise; fsGroup makes the data volume writable for that uid. Every pod gets the
+// runtime's default seccomp profile.
 func securityContext(etcd *druidv1alpha1.Etcd) *corev1.PodSecurityContext {
-	if etcd.Spec.RunAsRoot != nil && *etcd.Spec.RunAsRoot {
-		return &corev1.PodSecurityContext{}
+	seccomp := &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}
+	if runsAsRoot(etcd) {
+		return &corev1.PodSecurityContext{SeccompProfile: seccomp}
 	}
 	uid := druidv1alpha1.DefaultRunAsUser
-	return &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(uid), RunAsGroup: ptr.To(uid), FSGroup: ptr.To(uid)}
+	return &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(uid), RunAsGroup: ptr.To(uid), FSGroup: ptr.To(uid),
+		SeccompProfile: seccomp}
+}
+
+// containerSecurityContext hardens both containers: no privilege escalation, no capabilities and a
+// read-only root file system (they write only to their volumes and /tmp, an emptyDir). spec.runAsRoot
+// keeps the images' own defaults, for images that expect to run as root.
+func containerSecurityContext(etcd *druidv1alpha1.Etcd) *corev1.SecurityContext {
+	if runsAsRoot(etcd) {
+		return nil
+	}
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+}
+
+func runsAsRoot(etcd *druidv1alpha1.Etcd) bool {
+	return etcd.Spec.RunAsRoot != nil && *etcd.Spec.RunAsRoot
 }
 
 // templateChecksum identifies a rendered pod template. The StatefulSet keeps it in an annotation, so that

@@ -24,6 +24,8 @@ const (
 	volumeBackupClientTLS = "backup-restore-client-tls"
 	volumeBackupSecret    = "etcd-backup"
 	volumeLocalStore      = "local-backup"
+	// volumeTmp is each container's writable /tmp under a read-only root file system.
+	volumeTmp = "tmp"
 )
 
 // secretVolume spells out the mode the apiserver would default, so that an unchanged spec compares equal.
@@ -38,7 +40,7 @@ func volumes(etcd *druidv1alpha1.Etcd, localHostPath string) []corev1.Volume {
 		LocalObjectReference: corev1.LocalObjectReference{Name: etcd.ConfigMapName()},
 		Items:                []corev1.KeyToPath{{Key: etcdpod.ConfigFileName, Path: etcdpod.ConfigFileName}},
 		DefaultMode:          ptr.To(corev1.ConfigMapVolumeSourceDefaultMode),
-	}}}}
+	}}}, {Name: volumeTmp, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 	if tls := etcd.Spec.Etcd.ClientUrlTLS; tls != nil {
 		vols = append(vols,
 			secretVolume(volumeClientCA, tls.TLSCASecretRef.Name),
@@ -99,10 +101,15 @@ func PeerTLSVolumesUpToDate(existing []corev1.Volume, etcd *druidv1alpha1.Etcd) 
 	return true
 }
 
+// tmpMount gives a container a writable /tmp (the wrapper writes etcd's configuration there).
+func tmpMount() corev1.VolumeMount {
+	return corev1.VolumeMount{Name: volumeTmp, MountPath: etcdpod.TmpMountPath}
+}
+
 // etcdMounts are the etcd (wrapper) container's mounts: data, the TLS material named in the etcd
 // configuration, and what the wrapper needs to call the sidecar and to check etcd's health.
 func etcdMounts(etcd *druidv1alpha1.Etcd) []corev1.VolumeMount {
-	mounts := []corev1.VolumeMount{dataMount(etcd)}
+	mounts := []corev1.VolumeMount{dataMount(etcd), tmpMount()}
 	if tls := etcd.Spec.Etcd.ClientUrlTLS; tls != nil {
 		mounts = append(mounts,
 			corev1.VolumeMount{Name: volumeClientCA, MountPath: etcdpod.ClientCAMountPath},
@@ -130,6 +137,7 @@ func etcdMounts(etcd *druidv1alpha1.Etcd) []corev1.VolumeMount {
 func backupRestoreMounts(etcd *druidv1alpha1.Etcd) []corev1.VolumeMount {
 	mounts := []corev1.VolumeMount{
 		dataMount(etcd),
+		tmpMount(),
 		{Name: volumeConfig, MountPath: etcdpod.ConfigMountPath},
 	}
 	if tls := etcd.Spec.Etcd.ClientUrlTLS; tls != nil {
