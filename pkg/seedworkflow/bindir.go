@@ -1,13 +1,20 @@
 package seedworkflow
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/imagebuild"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed"
+	"github.com/gardener-etcd/gardener-etcd/pkg/version"
 )
 
 // ErrToolsMissing is wrapped by BuildBinDir when a binary of `make tools` is missing: suites skip rather
@@ -16,6 +23,10 @@ var ErrToolsMissing = errors.New("tools missing (make tools)")
 
 // seedTools are the control-plane and S3 binaries the local seed runs from its bin directory.
 var seedTools = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "versitygw"}
+
+// nodeTools are what real nodes run, linked when `make tools` built them (process nodes need none).
+var nodeTools = []string{"kubelet", "kube-proxy", "containerd", "containerd-shim-runc-v2", "runc", "bridge", "host-local",
+	"loopback", "portmap", "registry", "coredns"}
 
 // projectImages are the commands whose binaries the seed's nodes run for the project's images.
 var projectImages = []string{"etcd-wrapper", "etcdbrctl", "etcd-druid", "gardener-extension-backup"}
@@ -37,6 +48,13 @@ func BuildBinDir(dir string) error {
 			return err
 		}
 	}
+	for _, name := range nodeTools {
+		if target, err := filepath.EvalSymlinks(filepath.Join(tools, name)); err == nil {
+			if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+				return err
+			}
+		}
+	}
 	const module = "github.com/gardener-etcd/gardener-etcd/cmd/"
 	args := []string{"build", "-o", dir + "/"}
 	for _, name := range projectImages {
@@ -46,4 +64,34 @@ func BuildBinDir(dir string) error {
 		return fmt.Errorf("building the project's binaries: %w\n%s", err, out)
 	}
 	return nil
+}
+
+// BuildImages writes the project's images, built from this checkout for the host's platform, as OCI layouts
+// into <dir>/images, where StartSeed takes them from for real nodes. It runs `go build`, so the working
+// directory must be inside the module.
+func BuildImages(ctx context.Context, dir string) error {
+	moduleDir, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	opts := imagebuild.Options{ModuleDir: moduleDir, Version: version.Get(), Platforms: []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}}}
+	for _, bin := range imagebuild.Project {
+		index, err := imagebuild.Build(ctx, opts, bin)
+		if err != nil {
+			return err
+		}
+		if err := imagebuild.WriteLayout(filepath.Join(dir, "images", bin.Name), index, opts.Version); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// moduleRoot is the module's directory, as go reports it for the working directory.
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		return "", fmt.Errorf("finding the module root: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }

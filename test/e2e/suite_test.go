@@ -56,6 +56,11 @@ func TestE2E(t *testing.T) {
 	} else if err != nil {
 		t.Fatal(err)
 	}
+	if realNodes() {
+		if err := seedworkflow.BuildImages(t.Context(), binDir); err != nil {
+			t.Fatal(err)
+		}
+	}
 	t.Setenv(localseed.BinDirEnv, binDir)
 	// controller-runtime's clients log through the global logger; without one they print a warning.
 	logf.SetLogger(logr.Discard())
@@ -70,7 +75,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	fmt.Fprintf(GinkgoWriter, "seed log: %s\n", seedLog.Name())
 	measure("start the local seed", func() {
 		seed, err = seedworkflow.StartSeed(ctx, seedworkflow.Options{Nodes: 3, Log: fileLogger(seedLog),
-			RealNodes: os.Getenv("E2E_REAL_NODES") == "true"})
+			RealNodes: realNodes()})
 		Expect(err).NotTo(HaveOccurred())
 	})
 	base, err = seedworkflow.NewEnv(seed, waitTimeout)
@@ -176,3 +181,6 @@ func fileLogger(f *os.File) logr.Logger {
 		fmt.Fprintf(f, "%s %s %s\n", time.Now().Format("15:04:05.000"), prefix, args)
 	}, funcr.Options{Verbosity: 0})
 }
+
+// realNodes says whether the suite runs on real nodes (E2E_REAL_NODES=true) rather than process nodes.
+func realNodes() bool { return os.Getenv("E2E_REAL_NODES") == "true" }

@@ -20,8 +20,8 @@ func etcdContainer(etcd *druidv1alpha1.Etcd, image string) corev1.Container {
 			{Name: etcdpod.PortNameServer, ContainerPort: *spec.ServerPort, Protocol: corev1.ProtocolTCP},
 			{Name: etcdpod.PortNameWrapper, ContainerPort: *spec.WrapperPort, Protocol: corev1.ProtocolTCP},
 		},
-		Env:            podEnv(),
-		Resources:      resources(spec.Resources),
+		Env:             podEnv(),
+		Resources:       resources(spec.Resources),
 		ReadinessProbe:  readinessProbe(etcd),
 		VolumeMounts:    etcdMounts(etcd),
 		SecurityContext: containerSecurityContext(etcd),
@@ -58,11 +58,11 @@ func backupRestoreContainer(etcd *druidv1alpha1.Etcd, image string) corev1.Conta
 		env = append(env, corev1.EnvVar{Name: etcdpod.EnvHome, Value: etcdpod.LocalHome})
 	}
 	return withDefaults(corev1.Container{
-		Name:         etcdpod.ContainerBackupRestore,
-		Image:        image,
-		Args:         BackupRestoreArgs(etcd),
-		Ports:        []corev1.ContainerPort{{Name: etcdpod.PortNameBackupRestore, ContainerPort: *etcd.Spec.Backup.Port, Protocol: corev1.ProtocolTCP}},
-		Env:          env,
+		Name:            etcdpod.ContainerBackupRestore,
+		Image:           image,
+		Args:            BackupRestoreArgs(etcd),
+		Ports:           []corev1.ContainerPort{{Name: etcdpod.PortNameBackupRestore, ContainerPort: *etcd.Spec.Backup.Port, Protocol: corev1.ProtocolTCP}},
+		Env:             env,
 		Resources:       resources(etcd.Spec.Backup.Resources),
 		VolumeMounts:    backupRestoreMounts(etcd),
 		SecurityContext: containerSecurityContext(etcd),
