@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -64,6 +66,8 @@ func PrintSummary(ctx context.Context, out io.Writer, env *Env, steps []StepResu
 	fmt.Fprintf(w, "  total\t%s\n", total.Round(100*time.Millisecond))
 	_ = w.Flush()
 
+	printNodes(ctx, out, env)
+	printImages(ctx, out, env)
 	for _, role := range []string{etcd.RoleMain, etcd.RoleEvents} {
 		obj, err := Component(env, role).Get(ctx)
 		if err != nil {
@@ -92,7 +96,62 @@ func PrintSummary(ctx context.Context, out io.Writer, env *Env, steps []StepResu
 	fmt.Fprintf(out, "  kubectl get etcd,pods,pvc -n %s\n", env.Namespace)
 	fmt.Fprintf(out, "  kubectl get backupbucket,backupentry\n")
 	fmt.Fprintf(out, "  gardener-etcd --kubeconfig %s shoot snapshot -n %s   (from inside the seed network)\n", kubeconfig, env.Namespace)
-	fmt.Fprintf(out, "  container logs: %s/logs/pods/\n", env.Seed.StateDir())
+	if env.Seed.Registry() != "" {
+		fmt.Fprintf(out, "  node and container logs: %s/nodes/<node>/{logs,pod-logs}/\n", env.Seed.StateDir())
+	} else {
+		fmt.Fprintf(out, "  container logs: %s/logs/pods/\n", env.Seed.StateDir())
+	}
+}
+
+// printNodes is `kubectl get nodes -o wide` in short: which kubelet and container runtime each node runs.
+func printNodes(ctx context.Context, out io.Writer, env *Env) {
+	nodes := &corev1.NodeList{}
+	if err := env.Client.List(ctx, nodes); err != nil {
+		fmt.Fprintf(out, "\nNodes: %v\n", err)
+		return
+	}
+	fmt.Fprintln(out)
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "  NODE\tREADY\tZONE\tINTERNAL-IP\tKUBELET\tCONTAINER-RUNTIME")
+	for _, n := range nodes.Items {
+		ready, ip := "False", ""
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady {
+				ready = string(c.Status)
+			}
+		}
+		for _, a := range n.Status.Addresses {
+			if a.Type == corev1.NodeInternalIP {
+				ip = a.Address
+			}
+		}
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\n", n.Name, ready, n.Labels["topology.kubernetes.io/zone"], ip,
+			n.Status.NodeInfo.KubeletVersion, n.Status.NodeInfo.ContainerRuntimeVersion)
+	}
+	_ = w.Flush()
+}
+
+// printImages lists the images the etcd and druid pods run, by the digest the nodes pulled.
+func printImages(ctx context.Context, out io.Writer, env *Env) {
+	images := map[string]bool{}
+	for _, ns := range []string{env.Namespace, GardenNamespace} {
+		pods := &corev1.PodList{}
+		if err := env.Client.List(ctx, pods, client.InNamespace(ns)); err != nil {
+			continue
+		}
+		for _, p := range pods.Items {
+			for _, c := range p.Status.ContainerStatuses {
+				images[c.ImageID] = true
+			}
+		}
+	}
+	if len(images) == 0 {
+		return
+	}
+	fmt.Fprintln(out, "\nImages the pods run:")
+	for _, image := range slices.Sorted(maps.Keys(images)) {
+		fmt.Fprintf(out, "  %s\n", image)
+	}
 }
 
 // containerRestarts are the restarts of each member pod's containers ("etcd 1, backup-restore 0"): the
