@@ -37,7 +37,7 @@ func TestRealNodes(t *testing.T) {
 		t.Fatalf("starting seed: %v", err)
 	}
 	t.Logf("DURATION control plane + registry + seed images + 2 real nodes + CoreDNS: %s", time.Since(begin).Round(time.Millisecond))
-	stateDir, prefix := seed.StateDir(), seed.Prefix()
+	stateDir := seed.StateDir()
 	stopped := false
 	t.Cleanup(func() {
 		if !stopped {
@@ -75,13 +75,7 @@ func TestRealNodes(t *testing.T) {
 		t.Fatalf("pushing the test image: %v", err)
 	}
 	ns := "echo"
-	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	createEchoStatefulSet(ctx, t, client, ns, image, hardened)
-	podStart := time.Now()
-	pods := waitForPods(ctx, t, client, ns, 3, isReady)
-	t.Logf("DURATION 3 StatefulSet pods (image pull, PVCs) created to Ready: %s", time.Since(podStart).Round(time.Millisecond))
+	pods := startEchoPods(ctx, t, client, ns, image, hardened)
 
 	t.Run("pods run the pushed image by digest, non-root", func(t *testing.T) {
 		digest := image[strings.Index(image, "@")+1:]
@@ -116,26 +110,13 @@ func TestRealNodes(t *testing.T) {
 		}
 	})
 
-	t.Run("unknown image", func(t *testing.T) {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "unknown", Namespace: ns},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: seed.Registry() + "/localseed/does-not-exist:1", SecurityContext: hardened}}}}
-		if _, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		waitForPod(ctx, t, client, ns, "unknown", func(p *corev1.Pod) bool {
-			if len(p.Status.ContainerStatuses) != 1 || p.Status.ContainerStatuses[0].State.Waiting == nil {
-				return false
-			}
-			reason := p.Status.ContainerStatuses[0].State.Waiting.Reason
-			return reason == "ErrImagePull" || reason == "ImagePullBackOff"
-		})
+	t.Run("graceful deletion and data surviving the pod", func(t *testing.T) {
+		checkDataSurvivesPodDeletion(ctx, t, client, ns, pods["echo-0"])
 	})
 
-	stopBegin := time.Now()
-	if err := seed.Stop(ctx); err != nil {
-		t.Fatalf("stopping seed: %v", err)
-	}
-	stopped = true
-	t.Logf("DURATION stop: %s", time.Since(stopBegin).Round(time.Millisecond))
-	assertNothingLeft(t, stateDir, prefix)
+	t.Run("unknown image", func(t *testing.T) {
+		checkUnknownImage(ctx, t, client, ns, seed.Registry()+"/localseed/does-not-exist:1", "ErrImagePull", "ImagePullBackOff")
+	})
+
+	stopAndCheckNothingLeft(ctx, t, seed, &stopped)
 }

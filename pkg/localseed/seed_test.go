@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +54,7 @@ func TestSeed(t *testing.T) {
 		t.Fatalf("starting seed: %v", err)
 	}
 	t.Logf("DURATION control plane + nodes + S3 start: %s", time.Since(begin).Round(time.Millisecond))
-	stateDir, prefix := seed.StateDir(), seed.Prefix()
+	stateDir := seed.StateDir()
 	podLogDir = filepath.Join(stateDir, "logs", "pods")
 	stopped := false
 	t.Cleanup(func() {
@@ -107,14 +108,7 @@ func TestSeed(t *testing.T) {
 	})
 
 	ns := "echo"
-	_, err = client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	createEchoStatefulSet(ctx, t, client, ns, testImage, nil)
-	podStart := time.Now()
-	pods := waitForPods(ctx, t, client, ns, 3, isReady)
-	t.Logf("DURATION 3 StatefulSet pods (with PVCs) created to Ready: %s", time.Since(podStart).Round(time.Millisecond))
+	pods := startEchoPods(ctx, t, client, ns, testImage, nil)
 
 	t.Run("pods have distinct IPs and serve their hostname", func(t *testing.T) {
 		seen := map[string]bool{}
@@ -201,44 +195,78 @@ func TestSeed(t *testing.T) {
 	})
 
 	t.Run("graceful deletion and data surviving the pod", func(t *testing.T) {
-		old := pods["echo-0"]
-		httpGet(t, "http://"+old.Status.PodIP+":8080/write?v=persisted")
-		if err := client.CoreV1().Pods(ns).Delete(ctx, "echo-0", metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		recreated := time.Now()
-		p := waitForPod(ctx, t, client, ns, "echo-0", func(p *corev1.Pod) bool { return p.UID != old.UID && isReady(p) })
-		took := time.Since(recreated)
-		t.Logf("DURATION deleted pod replaced and Ready: %s (address %s, before %s)", took.Round(time.Millisecond), p.Status.PodIP, old.Status.PodIP)
-		// About a second normally; a stale neighbour entry for a reused address once made it 26-59 s.
-		if took > 15*time.Second {
-			t.Errorf("replacing a deleted pod took %s", took)
-		}
-		if got := httpGet(t, "http://"+p.Status.PodIP+":8080/read"); got != "persisted" {
-			t.Fatalf("data after pod re-creation = %q", got)
-		}
-		if got := httpGet(t, "http://"+p.Status.PodIP+":8080/file?path=/data/sigterm"); got != "echo-0" {
-			t.Fatalf("the deleted pod did not record SIGTERM: %q", got)
-		}
+		checkDataSurvivesPodDeletion(ctx, t, client, ns, pods["echo-0"])
 	})
 
 	t.Run("unknown image", func(t *testing.T) {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "unknown", Namespace: ns},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "does-not-exist:1"}}}}
-		if _, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		waitForPod(ctx, t, client, ns, "unknown", func(p *corev1.Pod) bool {
-			return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Waiting != nil &&
-				p.Status.ContainerStatuses[0].State.Waiting.Reason == "ErrImagePull"
-		})
+		checkUnknownImage(ctx, t, client, ns, "does-not-exist:1", "ErrImagePull")
 	})
 
+	stopAndCheckNothingLeft(ctx, t, seed, &stopped)
+}
+
+// startEchoPods creates namespace ns with the echo StatefulSet (see createEchoStatefulSet) and waits until
+// its 3 pods are Ready.
+func startEchoPods(ctx context.Context, t *testing.T, client kubernetes.Interface, ns, image string, harden *corev1.SecurityContext) map[string]*corev1.Pod {
+	t.Helper()
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createEchoStatefulSet(ctx, t, client, ns, image, harden)
+	podStart := time.Now()
+	pods := waitForPods(ctx, t, client, ns, 3, isReady)
+	t.Logf("DURATION 3 StatefulSet pods (with PVCs) created to Ready: %s", time.Since(podStart).Round(time.Millisecond))
+	return pods
+}
+
+// checkDataSurvivesPodDeletion writes into the volume of pod old, deletes it and checks that its
+// replacement is Ready soon, reads the value back, and that the old one was stopped with SIGTERM.
+func checkDataSurvivesPodDeletion(ctx context.Context, t *testing.T, client kubernetes.Interface, ns string, old *corev1.Pod) {
+	t.Helper()
+	httpGet(t, "http://"+old.Status.PodIP+":8080/write?v=persisted")
+	if err := client.CoreV1().Pods(ns).Delete(ctx, old.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	recreated := time.Now()
+	p := waitForPod(ctx, t, client, ns, old.Name, func(p *corev1.Pod) bool { return p.UID != old.UID && isReady(p) })
+	took := time.Since(recreated)
+	t.Logf("DURATION deleted pod replaced and Ready: %s (address %s, before %s)", took.Round(time.Millisecond), p.Status.PodIP, old.Status.PodIP)
+	// About a second normally; a stale neighbour entry for a reused address once made it 26-59 s.
+	if took > 15*time.Second {
+		t.Errorf("replacing a deleted pod took %s", took)
+	}
+	if got := httpGet(t, "http://"+p.Status.PodIP+":8080/read"); got != "persisted" {
+		t.Fatalf("data after pod re-creation = %q", got)
+	}
+	if got := httpGet(t, "http://"+p.Status.PodIP+":8080/file?path=/data/sigterm"); got != old.Name {
+		t.Fatalf("the deleted pod did not record SIGTERM: %q", got)
+	}
+}
+
+// checkUnknownImage creates a pod of an image that does not exist and waits until its container waits for
+// one of the reasons.
+func checkUnknownImage(ctx context.Context, t *testing.T, client kubernetes.Interface, ns, image string, reasons ...string) {
+	t.Helper()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "unknown", Namespace: ns},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: image}}}}
+	if _, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForPod(ctx, t, client, ns, "unknown", func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Waiting != nil &&
+			slices.Contains(reasons, p.Status.ContainerStatuses[0].State.Waiting.Reason)
+	})
+}
+
+// stopAndCheckNothingLeft stops the seed and fails for anything it left behind.
+func stopAndCheckNothingLeft(ctx context.Context, t *testing.T, seed *Seed, stopped *bool) {
+	t.Helper()
+	stateDir, prefix := seed.StateDir(), seed.Prefix()
 	stopBegin := time.Now()
 	if err := seed.Stop(ctx); err != nil {
 		t.Fatalf("stopping seed: %v", err)
 	}
-	stopped = true
+	*stopped = true
 	t.Logf("DURATION stop: %s", time.Since(stopBegin).Round(time.Millisecond))
 	assertNothingLeft(t, stateDir, prefix)
 }

@@ -182,5 +182,6 @@ func fileLogger(f *os.File) logr.Logger {
 	}, funcr.Options{Verbosity: 0})
 }
 
-// realNodes says whether the suite runs on real nodes (E2E_REAL_NODES=true) rather than process nodes.
-func realNodes() bool { return os.Getenv("E2E_REAL_NODES") == "true" }
+// realNodes says whether the suite runs on real nodes (the default) rather than process nodes
+// (E2E_REAL_NODES=false).
+func realNodes() bool { return os.Getenv("E2E_REAL_NODES") != "false" }

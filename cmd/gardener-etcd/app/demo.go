@@ -70,7 +70,7 @@ torn down, or kept running with --keep until Ctrl-C or "gardener-etcd local down
 	f := cmd.Flags()
 	f.StringVar(&o.stateDir, "state-dir", defaultLocalStateDir(), "directory of the seed (kubeconfig, logs, volumes); removed at the end")
 	f.IntVar(&o.nodes, "nodes", 3, "number of nodes (one etcd member per zone)")
-	f.BoolVar(&o.realNodes, "real-nodes", false, "run on real nodes (kubelet, containerd, runc) pulling the project's images from the seed's registry")
+	f.BoolVar(&o.realNodes, "real-nodes", true, "real nodes (kubelet, containerd, runc) pulling the images of `make images` from the seed's registry; false: process nodes")
 	f.BoolVar(&keep, "keep", false, "keep the seed running after the summary, until interrupted or `local down`")
 	f.DurationVar(&timeout, "timeout", 5*time.Minute, "how long each step may wait")
 	f.IntVar(&keys, "keys", 100, "number of keys written into etcd-main")

@@ -67,7 +67,7 @@ running in the background until "gardener-etcd local down".`,
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.nodes, "nodes", 3, "number of nodes (zones a, b, c, ...)")
-	f.BoolVar(&o.realNodes, "real-nodes", false, "real nodes (kubelet, containerd, runc, kube-proxy, CoreDNS) and a registry instead of process nodes")
+	f.BoolVar(&o.realNodes, "real-nodes", true, "real nodes (kubelet, containerd, runc, kube-proxy, CoreDNS) and a registry; false: process nodes")
 	f.BoolVar(&o.s3, "s3", false, "also start an S3 server (versitygw) for backups")
 	f.BoolVar(&o.detach, "detach", false, "start in the background and return once the seed is ready")
 	f.BoolVar(&o.detachedChild, detachedChildFlag, false, "")

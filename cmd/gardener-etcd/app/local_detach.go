@@ -43,9 +43,7 @@ func (o *localOptions) upDetached(cmd *cobra.Command) error {
 	if o.s3 {
 		args = append(args, "--s3")
 	}
-	if o.realNodes {
-		args = append(args, "--real-nodes")
-	}
+	args = append(args, "--real-nodes="+strconv.FormatBool(o.realNodes))
 	if o.verbose {
 		args = append(args, "--verbose")
 	}

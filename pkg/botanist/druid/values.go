@@ -75,9 +75,7 @@ func deepCopy(in map[string]any) map[string]any {
 
 // splitImage splits repository[:tag][@digest]; a colon before the last slash belongs to a registry port.
 func splitImage(image string) (repository, tag, digest string) {
-	if i := strings.Index(image, "@"); i >= 0 {
-		image, digest = image[:i], image[i+1:]
-	}
+	image, digest, _ = strings.Cut(image, "@")
 	i := strings.LastIndex(image, ":")
 	if i < 0 || strings.Contains(image[i:], "/") {
 		return image, "", digest
