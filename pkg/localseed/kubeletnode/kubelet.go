@@ -46,7 +46,6 @@ func (c Config) kubeletConfig() *kubeletv1beta1.KubeletConfiguration {
 		// Status every few seconds: the e2e scenarios watch nodes and pods come and go.
 		NodeStatusReportFrequency: metav1.Duration{Duration: 10 * time.Second},
 		SyncFrequency:             metav1.Duration{Duration: 10 * time.Second},
-		ShutdownGracePeriod:       metav1.Duration{},
 	}
 }
 

@@ -23,6 +23,7 @@ func (c Config) kubeProxyConfig() *kubeproxyv1alpha1.KubeProxyConfiguration {
 		MetricsBindAddress: "127.0.0.1:10249",
 		Mode:               "iptables",
 		ClusterCIDR:        c.ClusterCIDR.String(),
+		NodePortAddresses:  []string{"primary"}, // the node's own address, not every address of its namespace
 		OOMScoreAdj:        ptr.To[int32](0),
 		Conntrack: kubeproxyv1alpha1.KubeProxyConntrackConfiguration{
 			MaxPerCore: ptr.To[int32](0), Min: ptr.To[int32](0),
