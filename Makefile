@@ -45,6 +45,10 @@ images: ## OCI images of every binary for linux/amd64 and linux/arm64, non-root,
 	@SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct) go run ./hack/images build --dir $(IMAGES_DIR) --registry $(REGISTRY) \
 	  --version $(VERSION) --revision $$(git rev-parse HEAD) --source $(SOURCE_URL)
 
+.PHONY: inspect-images
+inspect-images: ## Per image of `make images`: platforms, manifest digests, user, entrypoint and OCI labels.
+	@go run ./hack/images inspect --dir $(IMAGES_DIR)
+
 .PHONY: push
 push: images ## Push the images of `make images` to REGISTRY=<host>/<path> (INSECURE=1 for a plain-HTTP registry); prints each by digest.
 	@go run ./hack/images push --dir $(IMAGES_DIR) --registry $(REGISTRY) $(if $(INSECURE),--insecure)

@@ -25,7 +25,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: images build|push [flags]")
+		return errors.New("usage: images build|push|inspect [flags]")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -56,8 +56,13 @@ func run(args []string) error {
 			return err
 		}
 		return push(ctx, *dir, *registry, *insecure)
+	case "inspect":
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return inspect(*dir)
 	default:
-		return fmt.Errorf("unknown command %q: build or push", args[0])
+		return fmt.Errorf("unknown command %q: build, push or inspect", args[0])
 	}
 }
 
@@ -104,6 +109,37 @@ func push(ctx context.Context, dir, registry string, insecure bool) error {
 			return err
 		}
 		fmt.Println(ref)
+	}
+	return nil
+}
+
+// inspect prints, per image of the layouts, each platform's manifest digest, user, entrypoint and labels.
+func inspect(dir string) error {
+	for _, bin := range imagebuild.Project {
+		index, tag, err := imagebuild.ReadLayout(filepath.Join(dir, bin.Name))
+		if err != nil {
+			return err
+		}
+		digest, err := index.Digest()
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s:%s %s\n", bin.Name, tag, digest)
+		manifest, err := index.IndexManifest()
+		if err != nil {
+			return err
+		}
+		for _, desc := range manifest.Manifests {
+			img, err := index.Image(desc.Digest)
+			if err != nil {
+				return err
+			}
+			cfg, err := img.ConfigFile()
+			if err != nil {
+				return err
+			}
+			fmt.Printf("  %s %s user=%s entrypoint=%v labels=%v\n", desc.Platform, desc.Digest, cfg.Config.User, cfg.Config.Entrypoint, cfg.Config.Labels)
+		}
 	}
 	return nil
 }
