@@ -24,8 +24,10 @@ func binaryFor(ctx context.Context, dir string, bin Binary, ldflags string, plat
 
 // goBuild compiles the main package pkg (relative to dir, the module root) as a static binary for the
 // platform and returns its bytes. -trimpath and CGO_ENABLED=0 keep the build machine's paths and C
-// libraries out of it; the module's VCS stamp (revision, commit time, modified) stays, which depends on
-// the source only.
+// libraries out of it, and the settings of the environment that change the code are pinned (GOFLAGS,
+// GOAMD64, GOARM64, GOEXPERIMENT); the toolchain is the one the module's go.mod selects. The module's VCS
+// stamp stays (revision, commit time, and "modified", which untracked files also set: a clean clone gives
+// the same bytes, a work tree with stray files does not).
 func goBuild(ctx context.Context, dir, pkg, ldflags string, platform v1.Platform) ([]byte, error) {
 	out, err := os.MkdirTemp("", "imagebuild-*")
 	if err != nil {
@@ -35,7 +37,8 @@ func goBuild(ctx context.Context, dir, pkg, ldflags string, platform v1.Platform
 	binary := filepath.Join(out, "bin")
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", ldflags, "-o", binary, pkg)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+platform.OS, "GOARCH="+platform.Architecture)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+platform.OS, "GOARCH="+platform.Architecture,
+		"GOFLAGS=", "GOAMD64=v1", "GOARM64=v8.0", "GOEXPERIMENT=")
 	if platform.Variant != "" && platform.Architecture == "arm" {
 		cmd.Env = append(cmd.Env, "GOARM="+platform.Variant[1:])
 	}

@@ -67,7 +67,7 @@ func writeInstance(dir string, in instance) error {
 // containers), network namespaces, links and the directory. It refuses directories without an instance
 // record, so it never deletes an unrelated directory.
 func Down(ctx context.Context, stateDir string) error {
-	abs, err := filepath.Abs(stateDir)
+	abs, err := resolvedPath(stateDir)
 	if err != nil {
 		return err
 	}
@@ -92,10 +92,13 @@ func Down(ctx context.Context, stateDir string) error {
 			errs = append(errs, err)
 		}
 	}
+	if err := kubeletnode.RestoreKernelTunables(kernelTunablesRecord(abs)); err != nil {
+		errs = append(errs, err)
+	}
 	if err := podnet.Cleanup(ctx, in.Prefix); err != nil {
 		errs = append(errs, err)
 	}
-	if err := os.RemoveAll(abs); err != nil {
+	if err := removeStateDir(abs); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -181,7 +184,7 @@ func Leftovers(stateDir, prefix string) []string {
 	if len(links) > 0 {
 		left = append(left, fmt.Sprintf("links %v", links))
 	}
-	if cgroups, _ := filepath.Glob("/sys/fs/cgroup/*/" + prefix + "-*"); len(cgroups) > 0 {
+	if cgroups := kubeletnode.CgroupsOf(prefix + "-*"); len(cgroups) > 0 {
 		left = append(left, fmt.Sprintf("cgroups %v", cgroups))
 	}
 	if sockets, _ := filepath.Glob(kubeletnode.Config{Name: prefix + "-*"}.ShimSocketDir()); len(sockets) > 0 {
@@ -197,4 +200,24 @@ func Leftovers(stateDir, prefix string) []string {
 		left = append(left, fmt.Sprintf("state dir %s (%v)", stateDir, err))
 	}
 	return left
+}
+
+// removeStateDir deletes the instance's directory, unless something is still mounted below it: a volume
+// or a container's root file system may be a bind mount of a host directory, and deleting through it
+// would delete host data. Then the directory and its instance record stay, for another Down.
+func removeStateDir(dir string) error {
+	if mounts := kubeletnode.MountsBelow(dir); len(mounts) > 0 {
+		return fmt.Errorf("not removing %s: still mounted below it: %v", dir, mounts)
+	}
+	return os.RemoveAll(dir)
+}
+
+// resolvedPath is the absolute path with every symbolic link resolved, as /proc/self/mountinfo names
+// mount points: the mounts below a state directory reached through a link are found only so.
+func resolvedPath(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
 }

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/mod/modfile"
 )
 
 // BinDirEnv overrides where the control-plane and S3 binaries (built by `make tools`) are looked up.
@@ -105,8 +105,8 @@ func findBinDir() (string, error) {
 	return "", errors.New("bin/kube-apiserver not found above the working directory or the executable: run `make tools` or set " + BinDirEnv)
 }
 
-// modulePath names the project's module in its go.mod.
-const modulePath = "module github.com/gardener-etcd/gardener-etcd\n"
+// modulePath is the project's module.
+const modulePath = "github.com/gardener-etcd/gardener-etcd"
 
 // findSourceDir is the nearest directory at or above the working directory whose go.mod is the project's,
 // else fallback.
@@ -116,7 +116,7 @@ func findSourceDir(fallback string) string {
 		return fallback
 	}
 	for {
-		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(data), modulePath) {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && modfile.ModulePath(data) == modulePath {
 			return dir
 		}
 		parent := filepath.Dir(dir)

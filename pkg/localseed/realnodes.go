@@ -18,6 +18,10 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/podnet"
 )
 
+// RealNodeTools are the binaries of `make tools` real nodes run, besides the control plane's.
+var RealNodeTools = []string{"kubelet", "kube-proxy", "containerd", "containerd-shim-runc-v2", "runc", "bridge", "host-local",
+	"loopback", "portmap", "registry", "coredns"}
+
 // maxRealNodes bounds the nodes of a seed: each gets a /24 of the instance's /16 pod range, numbered from 0.
 const maxRealNodes = 26
 
@@ -72,6 +76,9 @@ func (s *Seed) startRealNodes(ctx context.Context) error {
 			return err
 		}
 		plan = append(plan, planned{name: name, netns: netns, podCIDR: podCIDR})
+	}
+	if err := kubeletnode.SaveKernelTunables(s.kernelTunablesRecord()); err != nil {
+		return err
 	}
 	for i, p := range plan {
 		kubeconfig, err := s.cp.pki.clientKubeconfig("kubelet-"+p.name, server, "system:node:"+p.name, "system:nodes")
@@ -169,7 +176,17 @@ func (s *Seed) stopRealNodes(ctx context.Context) error {
 		}
 	}
 	s.realNodes = nil
+	if err := kubeletnode.RestoreKernelTunables(s.kernelTunablesRecord()); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// kernelTunablesRecord holds the host's kernel settings from before the first kubelet started.
+func (s *Seed) kernelTunablesRecord() string { return kernelTunablesRecord(s.stateDir) }
+
+func kernelTunablesRecord(stateDir string) string {
+	return filepath.Join(stateDir, "kernel-tunables.json")
 }
 
 // choosePodRange picks the instance's pod range: a /16 of 10.0.0.0/8 that no host address or route

@@ -28,7 +28,7 @@ var hardened = &corev1.SecurityContext{
 // pushed to the seed's registry, and checks that Stop leaves nothing behind.
 func TestRealNodes(t *testing.T) {
 	localseedtest.SkipUnlessPossible(t)
-	localseedtest.SkipUnlessRealNodeTools(t)
+	localseedtest.SkipUnlessRealNodeTools(t, RealNodeTools)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	begin := time.Now()

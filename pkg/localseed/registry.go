@@ -19,6 +19,8 @@ const registryComponent = "registry"
 
 // startRegistry runs a container registry (distribution) on the bridge address over plain HTTP: `make
 // images` output is pushed there and the nodes pull it by digest, as a real seed pulls from its registry.
+// Deleting is off. Pushing needs no credentials (any pod could push), but what is pulled by digest cannot
+// be replaced: a digest names its content.
 func (s *Seed) startRegistry(ctx context.Context) error {
 	bin := filepath.Join(s.opts.BinDir, "registry")
 	if _, err := os.Stat(bin); err != nil {
@@ -36,8 +38,6 @@ log:
 storage:
   filesystem:
     rootdirectory: %s
-  delete:
-    enabled: true
 http:
   addr: %s
 `, filepath.Join(dir, "data"), s.Registry())

@@ -229,7 +229,7 @@ func (s *Seed) Stop(ctx context.Context) error {
 		errs = append(errs, err)
 		return fmt.Errorf("stopping the local seed (run Down on %s for the leftovers): %w", s.stateDir, errors.Join(errs...))
 	}
-	if err := os.RemoveAll(s.stateDir); err != nil {
+	if err := removeStateDir(s.stateDir); err != nil {
 		errs = append(errs, fmt.Errorf("removing state dir: %w", err))
 	}
 	return errors.Join(errs...)
@@ -248,7 +248,10 @@ func (s *Seed) prepareStateDir() error {
 	} else if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return fmt.Errorf("state dir %s is not empty (run Down on it first if it holds a crashed instance)", dir)
 	}
-	abs, err := filepath.Abs(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating state dir: %w", err)
+	}
+	abs, err := resolvedPath(dir)
 	if err != nil {
 		return err
 	}

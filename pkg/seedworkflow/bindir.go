@@ -24,10 +24,6 @@ var ErrToolsMissing = errors.New("tools missing (make tools)")
 // seedTools are the control-plane and S3 binaries the local seed runs from its bin directory.
 var seedTools = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "versitygw"}
 
-// nodeTools are what real nodes run, linked when `make tools` built them (process nodes need none).
-var nodeTools = []string{"kubelet", "kube-proxy", "containerd", "containerd-shim-runc-v2", "runc", "bridge", "host-local",
-	"loopback", "portmap", "registry", "coredns"}
-
 // projectImages are the commands whose binaries the seed's nodes run for the project's images.
 var projectImages = []string{"etcd-wrapper", "etcdbrctl", "etcd-druid", "gardener-extension-backup"}
 
@@ -48,7 +44,8 @@ func BuildBinDir(dir string) error {
 			return err
 		}
 	}
-	for _, name := range nodeTools {
+	// What real nodes run, linked when `make tools` built it (process nodes need none of it).
+	for _, name := range localseed.RealNodeTools {
 		if target, err := filepath.EvalSymlinks(filepath.Join(tools, name)); err == nil {
 			if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
 				return err

@@ -3,7 +3,6 @@ package seedworkflow
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -120,12 +119,20 @@ func WaitDeploymentAvailable(ctx context.Context, env *Env, namespace, name stri
 	})
 }
 
-// extensionImageValues pins the chart's image to ref (repository@digest, as pushed to the seed's registry);
-// an empty ref keeps the chart's.
+// extensionImageValues are the chart's image values for ref (repository[:tag][@digest], as pushed to the
+// seed's registry); an empty ref keeps the chart's.
 func extensionImageValues(ref string) map[string]any {
-	repository, digest, found := strings.Cut(ref, "@")
-	if !found {
-		return map[string]any{}
+	values := map[string]any{}
+	if ref == "" {
+		return values
 	}
-	return map[string]any{"repository": repository, "digest": digest}
+	repository, tag, digest := druid.SplitImage(ref)
+	values["repository"] = repository
+	if tag != "" {
+		values["tag"] = tag
+	}
+	if digest != "" {
+		values["digest"] = digest
+	}
+	return values
 }

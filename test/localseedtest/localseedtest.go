@@ -35,15 +35,12 @@ func LogTails(t testing.TB, dir string, tailBytes int) {
 	})
 }
 
-// realNodeTools are the binaries of `make tools` a seed with real nodes runs.
-var realNodeTools = []string{"kubelet", "kube-proxy", "containerd", "containerd-shim-runc-v2", "runc", "bridge", "host-local", "portmap", "registry"}
-
-// SkipUnlessRealNodeTools skips t when `make tools` has not built the node binaries into the bin
+// SkipUnlessRealNodeTools skips t when `make tools` has not built the node binaries (tools) into the bin
 // directory (KUBEBUILDER_ASSETS, where the Makefile links them), naming the first that is missing.
-func SkipUnlessRealNodeTools(t testing.TB) {
+func SkipUnlessRealNodeTools(t testing.TB, tools []string) {
 	t.Helper()
 	dir := os.Getenv("KUBEBUILDER_ASSETS")
-	for _, name := range realNodeTools {
+	for _, name := range tools {
 		if _, err := os.Stat(filepath.Join(dir, name)); dir == "" || err != nil {
 			t.Skipf("%s missing in %q (KUBEBUILDER_ASSETS): run `make tools`", name, dir)
 		}

@@ -19,7 +19,7 @@ func TestSplitImage(t *testing.T) {
 		"registry.local:5000/etcd-druid@sha256:ab12":    {"registry.local:5000/etcd-druid", "", "sha256:ab12"},
 		"registry.local:5000/etcd-druid:v2@sha256:ab12": {"registry.local:5000/etcd-druid", "v2", "sha256:ab12"},
 	} {
-		if repo, tag, digest := splitImage(image); repo != want[0] || tag != want[1] || digest != want[2] {
+		if repo, tag, digest := SplitImage(image); repo != want[0] || tag != want[1] || digest != want[2] {
 			t.Errorf("%s: got %s %s, want %v", image, repo, tag, want)
 		}
 	}
@@ -87,8 +87,10 @@ func TestChartImagesAreVersionedOrPinned(t *testing.T) {
 		"defaults": {wantImage: "ghcr.io/gardener-etcd/etcd-druid:" + version, wantArgs: []string{
 			"--etcd-wrapper-image=ghcr.io/gardener-etcd/etcd-wrapper:" + version,
 			"--backup-restore-image=ghcr.io/gardener-etcd/etcdbrctl:" + version}},
-		"pinned by digest": {image: "registry.local:5000/x/etcd-druid:v7@sha256:0123", wantImage: "registry.local:5000/x/etcd-druid@sha256:0123",
+		"pinned by digest": {image: "registry.local:5000/x/etcd-druid@sha256:0123", wantImage: "registry.local:5000/x/etcd-druid@sha256:0123",
 			wantArgs: []string{"--etcd-wrapper-image=registry.local:5000/x/etcd-wrapper:" + version}},
+		"another tag": {image: "registry.local:5000/x/etcd-druid:v7", wantImage: "registry.local:5000/x/etcd-druid:v7",
+			wantArgs: []string{"--etcd-wrapper-image=registry.local:5000/x/etcd-wrapper:v7", "--backup-restore-image=registry.local:5000/x/etcdbrctl:v7"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			b := &bootstrap{namespace: "garden", values: Values{Image: tc.image}}

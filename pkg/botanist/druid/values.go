@@ -15,7 +15,7 @@ import (
 func (b *bootstrap) chartValues(caBundle []byte) map[string]any {
 	values := deepCopy(b.values.ChartValues)
 	if b.values.Image != "" {
-		repo, tag, digest := splitImage(b.values.Image)
+		repo, tag, digest := SplitImage(b.values.Image)
 		set(values, repo, "image", "repository")
 		if tag != "" {
 			set(values, tag, "image", "tag")
@@ -73,8 +73,9 @@ func deepCopy(in map[string]any) map[string]any {
 	return out
 }
 
-// splitImage splits repository[:tag][@digest]; a colon before the last slash belongs to a registry port.
-func splitImage(image string) (repository, tag, digest string) {
+// SplitImage splits repository[:tag][@digest] into the chart's image values; a colon before the last slash
+// belongs to a registry port.
+func SplitImage(image string) (repository, tag, digest string) {
 	image, digest, _ = strings.Cut(image, "@")
 	i := strings.LastIndex(image, ":")
 	if i < 0 || strings.Contains(image[i:], "/") {

@@ -17,8 +17,12 @@ import (
 // cgroupMountRoot is where the host mounts its cgroup hierarchies (v1 controllers, the v2 unified tree).
 const cgroupMountRoot = "/sys/fs/cgroup"
 
-// hierarchies are the mounted cgroup hierarchies (one directory each under cgroupMountRoot).
+// hierarchies are the mounted cgroup hierarchies: on a cgroup v2 host the one unified tree at
+// cgroupMountRoot, on a v1 or hybrid host one directory per hierarchy below it.
 func hierarchies() []string {
+	if _, err := os.Stat(filepath.Join(cgroupMountRoot, "cgroup.controllers")); err == nil {
+		return []string{cgroupMountRoot}
+	}
 	entries, err := os.ReadDir(cgroupMountRoot)
 	if err != nil {
 		return nil
@@ -54,6 +58,17 @@ func createCgroupRoot(name string) error {
 		}
 	}
 	return nil
+}
+
+// CgroupsOf lists the cgroup directories of the nodes whose names match pattern (filepath.Match), for
+// leftover checks.
+func CgroupsOf(pattern string) []string {
+	var dirs []string
+	for _, h := range hierarchies() {
+		matches, _ := filepath.Glob(filepath.Join(h, pattern))
+		dirs = append(dirs, matches...)
+	}
+	return dirs
 }
 
 // cgroupDirs lists the node's cgroup directories in every hierarchy, deepest first.

@@ -63,17 +63,24 @@ func (c Config) kubeletArgs(configPath string) []string {
 	}
 }
 
+// hostResolvConfs are where the host's resolver configuration is read from, best first: systemd-resolved's
+// list of the real upstream servers (its /etc/resolv.conf names 127.0.0.53, a loopback address the node's
+// network namespace does not have), then /etc/resolv.conf.
+var hostResolvConfs = []string{"/run/systemd/resolve/resolv.conf", "/etc/resolv.conf"}
+
 // writeKubeletFiles writes the kubelet configuration and the resolv.conf pods with dnsPolicy Default (and
-// CoreDNS, for names outside the cluster) get: the host's, since the node shares its resolver.
+// CoreDNS, for names outside the cluster) get: the host's upstream resolvers.
 func (c Config) writeKubeletFiles() (configPath string, err error) {
 	configPath = c.path("kubelet-config.json")
 	data, err := jsonOf(c.kubeletConfig())
 	if err != nil {
 		return "", err
 	}
-	resolv, err := os.ReadFile("/etc/resolv.conf")
-	if err != nil {
-		resolv = nil // no host resolver: pods resolve cluster names only
+	var resolv []byte // none found: pods resolve cluster names only
+	for _, path := range hostResolvConfs {
+		if resolv, err = os.ReadFile(path); err == nil {
+			break
+		}
 	}
 	for path, content := range map[string][]byte{configPath: data, c.path("resolv.conf"): resolv} {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

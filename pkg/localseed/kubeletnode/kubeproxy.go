@@ -11,8 +11,8 @@ import (
 )
 
 // kubeProxyConfig makes Services work on the node in iptables mode. Conntrack sizes and timeouts are left as
-// the kernel has them (zero), and the OOM score too: both are host-wide or need CAP_SYS_RESOURCE, which a
-// node sharing the host must not take.
+// the kernel has them (zero): they are host-wide. The OOM score adjustment is 0 rather than kube-proxy's
+// -999, which needs CAP_SYS_RESOURCE.
 func (c Config) kubeProxyConfig() *kubeproxyv1alpha1.KubeProxyConfiguration {
 	return &kubeproxyv1alpha1.KubeProxyConfiguration{
 		TypeMeta:           metav1.TypeMeta{APIVersion: "kubeproxy.config.k8s.io/v1alpha1", Kind: "KubeProxyConfiguration"},
