@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/imagebuild"
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/kubeletnode"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/podnet"
 	"github.com/gardener-etcd/gardener-etcd/test/localseedtest"
 )
@@ -31,18 +34,30 @@ const (
 // TestDownAfterCrash starts a seed with a running pod in a child process, kills it with SIGKILL (no
 // teardown runs) and checks that Down removes every process, network namespace, link, mount and the
 // state directory.
-func TestDownAfterCrash(t *testing.T) {
+func TestDownAfterCrash(t *testing.T) { crashAndDown(t, false) }
+
+// TestDownAfterCrashOnRealNodes does the same on a real node, whose containers, shims, cgroups, mounts and
+// changed kernel settings Down must also clean up.
+func TestDownAfterCrashOnRealNodes(t *testing.T) { crashAndDown(t, true) }
+
+func crashAndDown(t *testing.T, realNodes bool) {
 	if dir := os.Getenv(crashChildStateEnv); dir != "" {
-		runCrashChild(t, dir, os.Getenv(crashChildImageEnv))
+		runCrashChild(t, dir, os.Getenv(crashChildImageEnv), realNodes)
 		return
 	}
 	localseedtest.SkipUnlessPossible(t)
+	var bin string
+	if realNodes {
+		localseedtest.SkipUnlessRealNodeTools(t, RealNodeTools)
+		defer expectKernelSettingKept(t)()
+	} else {
+		bin = buildHTTPEcho(t)
+	}
 	stateDir := filepath.Join(t.TempDir(), "state")
-	bin := buildHTTPEcho(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 
-	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestDownAfterCrash$", "-test.v")
+	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v")
 	child.Env = append(os.Environ(), crashChildStateEnv+"="+stateDir, crashChildImageEnv+"="+bin)
 	stdout, err := child.StdoutPipe()
 	if err != nil {
@@ -77,6 +92,9 @@ func TestDownAfterCrash(t *testing.T) {
 	}
 	if pids := processesMentioning(stateDir); len(pids) == 0 {
 		t.Fatal("the child seed should have control-plane processes")
+	}
+	if cgroups := kubeletnode.CgroupsOf(in.Prefix + "-*"); realNodes && len(cgroups) == 0 {
+		t.Fatal("the child seed's real node should have cgroups")
 	}
 
 	if err := child.Process.Kill(); err != nil {
@@ -124,17 +142,24 @@ func waitForLine(t *testing.T, r interface{ Read([]byte) (int, error) }, want st
 }
 
 // runCrashChild is the crashing seed: it starts a one-node seed with a running pod, reports it and
-// waits to be killed.
-func runCrashChild(t *testing.T, stateDir, image string) {
+// waits to be killed. On process nodes the pod runs the binary image; on a real node the test image pushed
+// to the seed's registry.
+func runCrashChild(t *testing.T, stateDir, binary string, realNodes bool) {
 	ctx := context.Background()
-	seed, err := Start(ctx, Options{StateDir: stateDir, Nodes: 1, Images: map[string]string{testImage: image}})
+	seed, err := Start(ctx, Options{StateDir: stateDir, Nodes: 1, Images: map[string]string{testImage: binary}, RealNodes: realNodes})
 	if err != nil {
 		t.Fatal(err)
+	}
+	image := testImage
+	if realNodes {
+		if image, err = seed.PushImage(ctx, "../..", imagebuild.Binary{Name: "httpecho", Package: "./pkg/localseed/testdata/httpecho"}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	client := kubernetes.NewForConfigOrDie(seed.RESTConfig())
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "victim", Namespace: "default"}, Spec: corev1.PodSpec{
 		TerminationGracePeriodSeconds: ptr.To(int64(1)),
-		Containers:                    []corev1.Container{{Name: "echo", Image: testImage}},
+		Containers:                    []corev1.Container{{Name: "echo", Image: image}},
 		Volumes:                       []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 	}}
 	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
@@ -143,4 +168,60 @@ func runCrashChild(t *testing.T, stateDir, image string) {
 	waitForPod(ctx, t, client, "default", "victim", isReady)
 	fmt.Println(crashChildReady)
 	select {}
+}
+
+// kernelPanicSetting is one of the host-wide settings every kubelet changes (to 10).
+const kernelPanicSetting = "/proc/sys/kernel/panic"
+
+// expectKernelSettingKept sets kernel.panic to a value the kubelets change and returns the check, to run
+// after the seed is gone, that it has that value again; the host's own value is put back at the end.
+func expectKernelSettingKept(t *testing.T) func() {
+	t.Helper()
+	original, err := os.ReadFile(kernelPanicSetting)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.WriteFile(kernelPanicSetting, original, 0o644) })
+	if err := os.WriteFile(kernelPanicSetting, []byte("0"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		if got, _ := os.ReadFile(kernelPanicSetting); strings.TrimSpace(string(got)) != "0" {
+			t.Errorf("kernel.panic is %q after the seed, was 0 before it", strings.TrimSpace(string(got)))
+		}
+	}
+}
+
+// TestStateDirWithMountsIsKept: a directory with anything mounted below it (a volume, a container's root
+// file system, possibly a bind mount of host data) is never removed.
+func TestStateDirWithMountsIsKept(t *testing.T) {
+	localseedtest.SkipUnlessPossible(t)
+	dir := t.TempDir()
+	mounted := filepath.Join(dir, "nodes", "volume")
+	if err := os.MkdirAll(mounted, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "tmpfs", mounted).CombinedOutput(); err != nil {
+		t.Fatalf("mount: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", mounted).Run() })
+	if err := os.WriteFile(filepath.Join(mounted, "data"), []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := removeStateDir(dir); err == nil {
+		t.Fatal("removeStateDir removed a directory with a mount below it")
+	}
+	if data, err := os.ReadFile(filepath.Join(mounted, "data")); err != nil || string(data) != "keep" {
+		t.Fatalf("the mounted data is gone: %q %v", data, err)
+	}
+	if out, err := exec.Command("umount", mounted).CombinedOutput(); err != nil {
+		t.Fatalf("umount: %v: %s", err, out)
+	}
+	if err := removeStateDir(dir); err != nil {
+		t.Fatalf("removeStateDir without mounts: %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("%s still exists: %v", dir, err)
+	}
 }

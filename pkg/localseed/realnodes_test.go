@@ -2,6 +2,7 @@ package localseed
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,10 +30,18 @@ var hardened = &corev1.SecurityContext{
 func TestRealNodes(t *testing.T) {
 	localseedtest.SkipUnlessPossible(t)
 	localseedtest.SkipUnlessRealNodeTools(t, RealNodeTools)
+	checkKernelSetting := expectKernelSettingKept(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	begin := time.Now()
-	seed, err := Start(ctx, Options{RealNodes: true, Nodes: 2, Log: testr.NewWithOptions(t, testr.Options{Verbosity: 0})})
+	// The state directory is reached through a symbolic link: mountinfo names the resolved paths, so a
+	// teardown that compared the link's path would find no mount to detach.
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(t.TempDir(), link); err != nil {
+		t.Fatal(err)
+	}
+	seed, err := Start(ctx, Options{RealNodes: true, Nodes: 2, StateDir: filepath.Join(link, "state"),
+		Log: testr.NewWithOptions(t, testr.Options{Verbosity: 0})})
 	if err != nil {
 		t.Fatalf("starting seed: %v", err)
 	}
@@ -119,4 +128,5 @@ func TestRealNodes(t *testing.T) {
 	})
 
 	stopAndCheckNothingLeft(ctx, t, seed, &stopped)
+	checkKernelSetting()
 }
