@@ -169,7 +169,7 @@ func statFields(pid int) []string {
 }
 
 // Leftovers describes what of an instance still exists: processes naming its state dir, network
-// namespaces, links, cgroups and shim socket directories of its prefix, mounts below either, and the state
+// namespaces, links, cgroups and socket directories of its prefix, mounts below either, and the state
 // dir itself. (iptables rules and conntrack entries live in the nodes' network namespaces and go with them.) It is empty after
 // a clean teardown, which tests (and the e2e suite) assert.
 func Leftovers(stateDir, prefix string) []string {
@@ -187,8 +187,8 @@ func Leftovers(stateDir, prefix string) []string {
 	if cgroups := kubeletnode.CgroupsOf(prefix + "-*"); len(cgroups) > 0 {
 		left = append(left, fmt.Sprintf("cgroups %v", cgroups))
 	}
-	if sockets, _ := filepath.Glob(kubeletnode.Config{Name: prefix + "-*"}.ShimSocketDir()); len(sockets) > 0 {
-		left = append(left, fmt.Sprintf("shim socket directories %v", sockets))
+	if sockets, _ := filepath.Glob(kubeletnode.Config{Name: prefix + "-*"}.SocketDir()); len(sockets) > 0 {
+		left = append(left, fmt.Sprintf("socket directories %v", sockets))
 	}
 	mounts, _ := os.ReadFile("/proc/self/mountinfo")
 	for _, line := range strings.Split(string(mounts), "\n") {

@@ -22,6 +22,10 @@ import (
 var RealNodeTools = []string{"kubelet", "kube-proxy", "containerd", "containerd-shim-runc-v2", "runc", "bridge", "host-local",
 	"loopback", "portmap", "registry", "coredns"}
 
+// maxRealNodesStateDir bounds the state directory's path: the longest unix socket a kubelet makes below it,
+// <state>/nodes/<prefix>-node-a/kubelet/pod-resources/<10 digits>, must stay within 107 characters.
+const maxRealNodesStateDir = 107 - len("/nodes/ls12345-node-a/kubelet/pod-resources/1234567890") - 8
+
 // maxRealNodes bounds the nodes of a seed: each gets a /24 of the instance's /16 pod range, numbered from 0.
 const maxRealNodes = 26
 

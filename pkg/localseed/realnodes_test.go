@@ -130,3 +130,14 @@ func TestRealNodes(t *testing.T) {
 	stopAndCheckNothingLeft(ctx, t, seed, &stopped)
 	checkKernelSetting()
 }
+
+// TestRealNodesRefuseALongStateDir: a state dir whose path leaves no room for the kubelets' unix sockets is
+// refused up front, naming the limit, instead of kubelets that fail to bind and nodes that never get Ready.
+func TestRealNodesRefuseALongStateDir(t *testing.T) {
+	localseedtest.SkipUnlessPossible(t)
+	long := filepath.Join(t.TempDir(), strings.Repeat("d", maxRealNodesStateDir))
+	_, err := Start(context.Background(), Options{RealNodes: true, Nodes: 1, StateDir: long, BinDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "characters long") {
+		t.Fatalf("Start with a %d-character state dir: %v", len(long), err)
+	}
+}

@@ -255,6 +255,10 @@ func (s *Seed) prepareStateDir() error {
 	if err != nil {
 		return err
 	}
+	if s.opts.RealNodes && len(abs) > maxRealNodesStateDir {
+		return fmt.Errorf("state dir %s is %d characters long; real nodes need at most %d: the kubelets keep unix sockets "+
+			"below it, and a socket path has at most 107 characters (choose a shorter --state-dir)", abs, len(abs), maxRealNodesStateDir)
+	}
 	s.stateDir = abs
 	if err := os.MkdirAll(filepath.Join(abs, "logs"), 0o755); err != nil {
 		return fmt.Errorf("creating state dir: %w", err)

@@ -41,7 +41,7 @@ func newLocalCommand(g *globalOptions) *cobra.Command {
 	o := &localOptions{globalOptions: g}
 	cmd := &cobra.Command{
 		Use:   "local",
-		Short: "Run the local seed: a Kubernetes control plane and process nodes on this machine (needs root)",
+		Short: "Run the local seed: a Kubernetes control plane and real nodes (kubelet, containerd, runc) on this machine (needs root)",
 	}
 	cmd.PersistentFlags().StringVar(&o.stateDir, "state-dir", defaultLocalStateDir(), "directory of the instance (kubeconfig, logs, volumes); removed by down")
 	cmd.AddCommand(newLocalUpCommand(o), newLocalDownCommand(o))

@@ -17,7 +17,7 @@ import (
 
 // Cleanup removes everything a node named name may have left: the processes in its cgroups (containers)
 // and in its network namespace (containerd, shims, kubelet), every mount below its state directory
-// (container root file systems, pod network namespaces, volumes), its cgroups and its shim sockets. It is what Stop does
+// (container root file systems, pod network namespaces, volumes), its cgroups and its sockets. It is what Stop does
 // after the kubelet is gone, and what `local down` does for a crashed seed. Idempotent.
 func Cleanup(_ context.Context, name, netns, stateDir string) error {
 	var errs []error
@@ -33,7 +33,7 @@ func Cleanup(_ context.Context, name, netns, stateDir string) error {
 	if err := removeCgroups(name); err != nil {
 		errs = append(errs, err)
 	}
-	if err := os.RemoveAll(Config{Name: name}.ShimSocketDir()); err != nil {
+	if err := os.RemoveAll(Config{Name: name}.SocketDir()); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -58,14 +58,18 @@ func (c Config) path(elem ...string) string {
 	return filepath.Join(append([]string{c.StateDir}, elem...)...)
 }
 
-func (c Config) containerdSocket() string { return c.path("containerd", "containerd.sock") }
+// containerdSocket is containerd's API socket; the ttrpc socket is beside it with ".ttrpc".
+func (c Config) containerdSocket() string { return filepath.Join(c.SocketDir(), "containerd.sock") }
 
-// ShimSocketDir holds the node's shim sockets: short, because a shim socket is this directory plus 65
-// characters and a unix socket path has at most 107.
-func (c Config) ShimSocketDir() string { return filepath.Join(shimSocketRoot, c.Name) }
+// shimSocketDir holds the sockets of the node's shims, each this directory plus 65 characters.
+func (c Config) shimSocketDir() string { return filepath.Join(c.SocketDir(), "s") }
 
-// shimSocketRoot is the parent of every node's shim socket directory.
-const shimSocketRoot = "/run/gardener-etcd"
+// SocketDir holds the node's unix sockets (containerd's and its shims'). It is not below StateDir, which
+// may be any long path: a unix socket path has at most 107 characters.
+func (c Config) SocketDir() string { return filepath.Join(socketRoot, c.Name) }
+
+// socketRoot is the parent of every node's socket directory.
+const socketRoot = "/run/gardener-etcd"
 
 // CgroupRoot is the node's cgroup parent: every pod cgroup of the node lives below it.
 func (c Config) CgroupRoot() string { return "/" + c.Name }

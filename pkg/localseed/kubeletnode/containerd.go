@@ -10,7 +10,7 @@ import (
 )
 
 // containerdConfig is the node's containerd configuration (format version 4, containerd 2.3 and later): its
-// own root, state, sockets (the shims' too) and opt directory, NRI off (its socket is host-wide); the CRI
+// own root, state, sockets (the shims' too, in SocketDir) and opt directory, NRI off (its socket is host-wide); the CRI
 // runtime with runc from BinDir; CNI from BinDir with the node's own configuration directory; network
 // namespaces under the state directory (so that a teardown finds them); the seed's registry over plain HTTP
 // through a hosts directory.
@@ -22,7 +22,7 @@ func (c Config) containerdConfig() map[string]any {
 		"plugins": map[string]any{
 			"io.containerd.server.v1.grpc":  map[string]any{"address": c.containerdSocket()},
 			"io.containerd.server.v1.ttrpc": map[string]any{"address": c.containerdSocket() + ".ttrpc"},
-			"io.containerd.shim.v1.manager": map[string]any{"socket_dir": c.ShimSocketDir()},
+			"io.containerd.shim.v1.manager": map[string]any{"socket_dir": c.shimSocketDir()},
 			"io.containerd.internal.v1.opt": map[string]any{"path": c.path("containerd", "opt")},
 			"io.containerd.nri.v1.nri":      map[string]any{"disable": true},
 			"io.containerd.cri.v1.runtime": map[string]any{
