@@ -3,7 +3,6 @@ package kubeletnode
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/BurntSushi/toml"
@@ -101,13 +100,5 @@ func (c Config) writeContainerdFiles() (configPath string, err error) {
 		return "", err
 	}
 	files[c.path("cni", "net.d", "10-localseed.conflist")] = cni
-	for path, data := range files {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return "", err
-		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			return "", err
-		}
-	}
-	return configPath, nil
+	return configPath, writeFiles(files)
 }

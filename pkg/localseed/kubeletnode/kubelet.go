@@ -82,15 +82,20 @@ func (c Config) writeKubeletFiles() (configPath string, err error) {
 			break
 		}
 	}
-	for path, content := range map[string][]byte{configPath: data, c.path("resolv.conf"): resolv} {
+	return configPath, writeFiles(map[string][]byte{configPath: data, c.path("resolv.conf"): resolv})
+}
+
+// writeFiles writes each file (world-readable: configurations, no secrets), creating its directory.
+func writeFiles(files map[string][]byte) error {
+	for path, data := range files {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return "", err
+			return err
 		}
-		if err := os.WriteFile(path, content, 0o644); err != nil {
-			return "", err
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			return err
 		}
 	}
-	return configPath, nil
+	return nil
 }
 
 func jsonOf(v any) ([]byte, error) {

@@ -1,9 +1,6 @@
 package kubeletnode
 
 import (
-	"os"
-	"path/filepath"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	componentbasev1alpha1 "k8s.io/component-base/config/v1alpha1"
 	kubeproxyv1alpha1 "k8s.io/kube-proxy/config/v1alpha1"
@@ -38,8 +35,5 @@ func (c Config) writeKubeProxyConfig() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", err
-	}
-	return path, os.WriteFile(path, data, 0o644)
+	return path, writeFiles(map[string][]byte{path: data})
 }
