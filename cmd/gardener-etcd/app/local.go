@@ -96,7 +96,11 @@ func (o *localOptions) up(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	images, missing := localseed.ProjectImages(binDir)
+	var images map[string]string // process nodes run the project's binaries for its images
+	var missing []string
+	if !o.realNodes {
+		images, missing = localseed.ProjectImages(binDir)
+	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := logr.Discard()

@@ -30,7 +30,7 @@ func TestLocalUpDetachAndDown(t *testing.T) {
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/gardener-etcd/gardener-etcd/cmd/gardener-etcd").CombinedOutput(); err != nil {
 		t.Fatalf("building gardener-etcd: %v\n%s", err, out)
 	}
-	stateDir := filepath.Join(t.TempDir(), "state")
+	stateDir := shortStateDir(t)
 	run := func(args ...string) (string, error) {
 		out, err := exec.CommandContext(ctx, bin, append(args, "--state-dir", stateDir)...).CombinedOutput()
 		t.Logf("gardener-etcd %s:\n%s", strings.Join(args, " "), out)
@@ -152,7 +152,7 @@ func TestLocalUpForegroundInterrupted(t *testing.T) {
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/gardener-etcd/gardener-etcd/cmd/gardener-etcd").CombinedOutput(); err != nil {
 		t.Fatalf("building gardener-etcd: %v\n%s", err, out)
 	}
-	stateDir := filepath.Join(t.TempDir(), "state")
+	stateDir := shortStateDir(t)
 	up := exec.CommandContext(ctx, bin, "local", "up", "--nodes", "1", "--state-dir", stateDir)
 	var output strings.Builder
 	r, w, err := os.Pipe()
@@ -216,4 +216,16 @@ func TestLocalUpForegroundInterrupted(t *testing.T) {
 	for _, left := range localseed.Leftovers(stateDir, in.Prefix) {
 		t.Errorf("left behind: %s", left)
 	}
+}
+
+// shortStateDir is a new state directory short enough for real nodes (t.TempDir's path, named after the
+// test, leaves too little room for the kubelets' unix sockets). The seed removes it on down; whatever a
+// failed test left is for Down, which the tests' cleanups run.
+func shortStateDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ge-local-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
