@@ -89,6 +89,7 @@ func TestStatefulSetShape(t *testing.T) {
 	g.Expect(pod.TopologySpreadConstraints).To(HaveLen(1))
 	g.Expect(pod.SecurityContext.RunAsNonRoot).To(Equal(ptr.To(true)))
 	g.Expect(pod.SecurityContext.RunAsUser).To(Equal(ptr.To(int64(65532))))
+	g.Expect(pod.SecurityContext.SeccompProfile).To(Equal(&corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}))
 
 	etcdC := container(g, sts, "etcd")
 	g.Expect(etcdC.Image).To(Equal("example.org/pinned-etcd:v9"), "spec.etcd.image overrides druid's image")
@@ -100,6 +101,7 @@ func TestStatefulSetShape(t *testing.T) {
 	g.Expect(etcdC.ReadinessProbe.HTTPGet.Port).To(Equal(intstr.FromInt32(9095)))
 	g.Expect(mounts(etcdC)).To(Equal(map[string]string{
 		"etcd-main":                  "/var/etcd/data",
+		"tmp":                        "/tmp",
 		"client-url-ca-etcd":         "/var/etcd/ssl/ca",
 		"client-url-etcd-server-tls": "/var/etcd/ssl/server",
 		"client-url-etcd-client-tls": "/var/etcd/ssl/client",
@@ -112,11 +114,16 @@ func TestStatefulSetShape(t *testing.T) {
 	g.Expect(br.Args[0]).To(Equal("server"))
 	g.Expect(mounts(br)).To(HaveKeyWithValue("etcd-config-file", "/var/etcd/config"))
 	g.Expect(mounts(br)).To(HaveKeyWithValue("etcd-main", "/var/etcd/data"))
+	g.Expect(mounts(br)).To(HaveKeyWithValue("tmp", "/tmp"))
+	for _, c := range []corev1.Container{etcdC, br} {
+		g.Expect(c.SecurityContext.ReadOnlyRootFilesystem).To(Equal(ptr.To(true)), c.Name)
+	}
 	g.Expect(br.Env).To(ContainElements(
 		corev1.EnvVar{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 		corev1.EnvVar{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}))
 
 	vols := volumesByName(sts)
+	g.Expect(vols["tmp"].EmptyDir).NotTo(BeNil())
 	g.Expect(vols["etcd-config-file"].ConfigMap.Name).To(Equal("etcd-main-config"))
 	g.Expect(vols["etcd-config-file"].ConfigMap.Items).To(Equal([]corev1.KeyToPath{{Key: "etcd.conf.yaml", Path: "etcd.conf.yaml"}}))
 	g.Expect(vols["peer-url-ca-etcd"].Secret.SecretName).To(Equal("ca-etcd-peer"))
