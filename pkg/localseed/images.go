@@ -5,10 +5,8 @@ import (
 	"path/filepath"
 
 	"github.com/gardener-etcd/gardener-etcd/charts"
+	"github.com/gardener-etcd/gardener-etcd/pkg/imagebuild"
 )
-
-// projectBinaries are the project's own images: `make build` puts a binary of the same name into bin/.
-var projectBinaries = []string{"etcd-wrapper", "etcdbrctl", "etcd-druid", "gardener-extension-backup"}
 
 // imageRegistry is where the charts and druid's defaults take the project's images from.
 const imageRegistry = "ghcr.io/gardener-etcd/"
@@ -24,7 +22,8 @@ func ProjectImages(binDir string) (images map[string]string, missing []string) {
 	if version, err := charts.AppVersion(charts.EtcdDruid); err == nil {
 		tags = append(tags, ":"+version)
 	}
-	for _, name := range projectBinaries {
+	for _, bin := range imagebuild.Project { // `make build` puts a binary of the image's name into bin/
+		name := bin.Name
 		bin := filepath.Join(binDir, name)
 		if _, err := os.Stat(bin); err != nil {
 			missing = append(missing, bin)

@@ -24,9 +24,6 @@ var ErrToolsMissing = errors.New("tools missing (make tools)")
 // seedTools are the control-plane and S3 binaries the local seed runs from its bin directory.
 var seedTools = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "versitygw"}
 
-// projectImages are the commands whose binaries the seed's nodes run for the project's images.
-var projectImages = []string{"etcd-wrapper", "etcdbrctl", "etcd-druid", "gardener-extension-backup"}
-
 // BuildBinDir fills dir with the project's image binaries built from this checkout (never stale ones from
 // an earlier `make build`) and links the tools of `make tools` next to them, so that a test seed runs the
 // code under test. It runs `go build`, so the working directory must be inside the module.
@@ -54,8 +51,8 @@ func BuildBinDir(dir string) error {
 	}
 	const module = "github.com/gardener-etcd/gardener-etcd/cmd/"
 	args := []string{"build", "-o", dir + "/"}
-	for _, name := range projectImages {
-		args = append(args, module+name)
+	for _, bin := range imagebuild.Project {
+		args = append(args, module+bin.Name)
 	}
 	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("building the project's binaries: %w\n%s", err, out)
