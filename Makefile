@@ -58,7 +58,7 @@ demo: tools build images ## (root) The whole workflow on the local seed with a s
 	$(BIN)/gardener-etcd demo $(DEMO_FLAGS)
 
 .PHONY: e2e
-e2e: tools build images ## (root) End-to-end suite on the local seed's real nodes (test/e2e, build tag e2e; tens of minutes); E2E_FLAGS adds e.g. -ginkgo.focus=scale-up, E2E_REAL_NODES=false runs on process nodes.
+e2e: tools ## (root) End-to-end suite on the local seed's real nodes, with images built from the checkout (test/e2e, build tag e2e; tens of minutes); E2E_FLAGS adds e.g. -ginkgo.focus=scale-up.
 	go test -tags e2e -count=1 -timeout 60m -v ./test/e2e/... -ginkgo.v -ginkgo.no-color $(E2E_FLAGS)
 
 .PHONY: test

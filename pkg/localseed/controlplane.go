@@ -25,7 +25,7 @@ const (
 	// apiserverPort is fixed: the apiserver binds the instance's own bridge address, which no other
 	// instance uses.
 	apiserverPort = 6443
-	// serviceCIDR is the ClusterIP range; kube-proxy routes it on real nodes (process nodes have none).
+	// serviceCIDR is the ClusterIP range; kube-proxy routes it on the nodes.
 	serviceCIDR = "10.96.0.0/16"
 )
 

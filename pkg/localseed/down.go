@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/kubeletnode"
-	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/podnet"
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/seednet"
 )
 
 // instanceFile records an instance in its state dir.
@@ -63,8 +63,9 @@ func writeInstance(dir string, in instance) error {
 	return nil
 }
 
-// Down removes what a crashed instance left behind in stateDir: processes (control plane, S3 and pod
-// containers), network namespaces, links and the directory. It refuses directories without an instance
+// Down removes what a crashed instance left behind in stateDir: processes (control plane, registry, S3,
+// the nodes' components and containers), mounts, cgroups, network namespaces, links, changed kernel settings
+// and the directory. It refuses directories without an instance
 // record, so it never deletes an unrelated directory.
 func Down(ctx context.Context, stateDir string) error {
 	abs, err := resolvedPath(stateDir)
@@ -95,7 +96,7 @@ func Down(ctx context.Context, stateDir string) error {
 	if err := kubeletnode.RestoreKernelTunables(kernelTunablesRecord(abs)); err != nil {
 		errs = append(errs, err)
 	}
-	if err := podnet.Cleanup(ctx, in.Prefix); err != nil {
+	if err := seednet.Cleanup(ctx, in.Prefix); err != nil {
 		errs = append(errs, err)
 	}
 	if err := removeStateDir(abs); err != nil {
@@ -177,7 +178,7 @@ func Leftovers(stateDir, prefix string) []string {
 	if pids := processesMentioning(stateDir); len(pids) > 0 {
 		left = append(left, fmt.Sprintf("processes %v", pids))
 	}
-	netns, links := podnet.Leftovers(prefix)
+	netns, links := seednet.Leftovers(prefix)
 	if len(netns) > 0 {
 		left = append(left, fmt.Sprintf("network namespaces %v", netns))
 	}

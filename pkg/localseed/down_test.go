@@ -19,41 +19,30 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/imagebuild"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/kubeletnode"
-	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/podnet"
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/seednet"
 	"github.com/gardener-etcd/gardener-etcd/test/localseedtest"
 )
 
-// The crash test re-executes its own binary as the seed that crashes; these variables tell the child
-// where to put its state and which binary its pod runs.
+// The crash test re-executes its own binary as the seed that crashes; the variable tells the child where
+// to put its state.
 const (
 	crashChildStateEnv = "LOCALSEED_TEST_CRASH_CHILD_STATE_DIR"
-	crashChildImageEnv = "LOCALSEED_TEST_CRASH_CHILD_IMAGE"
 	crashChildReady    = "CRASH CHILD READY"
 )
 
-// TestDownAfterCrash starts a seed with a running pod in a child process, kills it with SIGKILL (no
-// teardown runs) and checks that Down removes every process, network namespace, link, mount and the
-// state directory.
-func TestDownAfterCrash(t *testing.T) { crashAndDown(t, false) }
-
-// TestDownAfterCrashOnRealNodes does the same on a real node, whose containers, shims, cgroups, mounts and
-// changed kernel settings Down must also clean up.
-func TestDownAfterCrashOnRealNodes(t *testing.T) { crashAndDown(t, true) }
-
-func crashAndDown(t *testing.T, realNodes bool) {
+// TestDownAfterCrash starts a one-node seed with a running pod in a child process, kills it with SIGKILL
+// (no teardown runs) and checks that Down removes every process (control plane, node components, container
+// shims and containers), network namespace, link, mount, cgroup and the state directory, and puts the kernel
+// settings the kubelet changed back.
+func TestDownAfterCrash(t *testing.T) {
 	if dir := os.Getenv(crashChildStateEnv); dir != "" {
-		runCrashChild(t, dir, os.Getenv(crashChildImageEnv), realNodes)
+		runCrashChild(t, dir)
 		return
 	}
 	localseedtest.SkipUnlessPossible(t)
-	var bin string
-	if realNodes {
-		localseedtest.SkipUnlessRealNodeTools(t, RealNodeTools)
-		defer expectKernelSettingKept(t)()
-	} else {
-		bin = buildHTTPEcho(t)
-	}
-	// Not below t.TempDir(): its path (named after the test) is too long for a real node's sockets.
+	localseedtest.SkipUnlessNodeTools(t, NodeTools)
+	defer expectKernelSettingKept(t)()
+	// Not below t.TempDir(): its path (named after the test) is too long for a node's sockets.
 	stateDir, err := os.MkdirTemp("", "ls-crash-")
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +52,7 @@ func crashAndDown(t *testing.T, realNodes bool) {
 	defer cancel()
 
 	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v")
-	child.Env = append(os.Environ(), crashChildStateEnv+"="+stateDir, crashChildImageEnv+"="+bin)
+	child.Env = append(os.Environ(), crashChildStateEnv+"="+stateDir)
 	stdout, err := child.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -92,14 +81,14 @@ func crashAndDown(t *testing.T, realNodes bool) {
 	if err := json.Unmarshal(data, &in); err != nil {
 		t.Fatal(err)
 	}
-	if netns, links := podnet.Leftovers(in.Prefix); len(netns) == 0 || len(links) == 0 {
+	if netns, links := seednet.Leftovers(in.Prefix); len(netns) == 0 || len(links) == 0 {
 		t.Fatalf("the child seed should have a pod network: namespaces %v, links %v", netns, links)
 	}
 	if pids := processesMentioning(stateDir); len(pids) == 0 {
 		t.Fatal("the child seed should have control-plane processes")
 	}
-	if cgroups := kubeletnode.CgroupsOf(in.Prefix + "-*"); realNodes && len(cgroups) == 0 {
-		t.Fatal("the child seed's real node should have cgroups")
+	if cgroups := kubeletnode.CgroupsOf(in.Prefix + "-*"); len(cgroups) == 0 {
+		t.Fatal("the child seed's node should have cgroups")
 	}
 
 	if err := child.Process.Kill(); err != nil {
@@ -146,20 +135,17 @@ func waitForLine(t *testing.T, r interface{ Read([]byte) (int, error) }, want st
 	}
 }
 
-// runCrashChild is the crashing seed: it starts a one-node seed with a running pod, reports it and
-// waits to be killed. On process nodes the pod runs the binary image; on a real node the test image pushed
-// to the seed's registry.
-func runCrashChild(t *testing.T, stateDir, binary string, realNodes bool) {
+// runCrashChild is the crashing seed: it starts a one-node seed with a running pod of the test image
+// pushed to the seed's registry, reports it and waits to be killed.
+func runCrashChild(t *testing.T, stateDir string) {
 	ctx := context.Background()
-	seed, err := Start(ctx, Options{StateDir: stateDir, Nodes: 1, Images: map[string]string{testImage: binary}, RealNodes: realNodes})
+	seed, err := Start(ctx, Options{StateDir: stateDir, Nodes: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	image := testImage
-	if realNodes {
-		if image, err = seed.PushImage(ctx, "../..", imagebuild.Binary{Name: "httpecho", Package: "./pkg/localseed/testdata/httpecho"}); err != nil {
-			t.Fatal(err)
-		}
+	image, err := seed.PushImage(ctx, "../..", imagebuild.Binary{Name: "httpecho", Package: "./pkg/localseed/testdata/httpecho"})
+	if err != nil {
+		t.Fatal(err)
 	}
 	client := kubernetes.NewForConfigOrDie(seed.RESTConfig())
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "victim", Namespace: "default"}, Spec: corev1.PodSpec{

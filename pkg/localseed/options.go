@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/go-logr/logr"
 	"golang.org/x/mod/modfile"
@@ -14,32 +13,24 @@ import (
 // BinDirEnv overrides where the control-plane and S3 binaries (built by `make tools`) are looked up.
 const BinDirEnv = "GARDENER_ETCD_BIN_DIR"
 
-// Options configure a local seed. The zero value plus Images is a 3-node seed in a fresh temp directory.
+// Options configure a local seed. The zero value is a 3-node seed in a fresh temp directory.
 type Options struct {
-	// Nodes is the number of process nodes (default 3), named <prefix>-node-a, -b, ... in zones a, b, ...
+	// Nodes is the number of nodes (default 3, at most 26), named <prefix>-node-a, -b, ... in zones a, b, ...
+	// Each is a real Kubernetes node: a kubelet, containerd, runc, CNI and kube-proxy in its own network
+	// namespace, pulling from the seed's registry (Registry), with CoreDNS for the cluster.
 	Nodes int
 	// StateDir holds everything of the instance (PKI, etcd data, logs, pods, volumes). It must not exist
 	// or be empty: Stop removes it. Default: a new directory under os.TempDir().
 	StateDir string
-	// Images maps container images to local binaries, e.g. "etcd-wrapper:latest" → /…/bin/etcd-wrapper.
-	Images map[string]string
 	// S3 starts versitygw on the pod bridge, reachable from host and pods.
 	S3 bool
-	// BinDir holds kube-apiserver, kube-controller-manager, kube-scheduler, etcd and versitygw; default
+	// BinDir holds the control plane's binaries, NodeTools and versitygw (`make tools`); default
 	// $GARDENER_ETCD_BIN_DIR, else the bin/ directory above the working directory or the executable.
 	BinDir string
-	// RestartBackoff is the first delay before restarting a crashed container (default 2 s), doubled per
-	// crash up to MaxRestartBackoff (default 2 min). Shorter than the kubelet's 10 s/5 min on purpose:
-	// the seed exists to watch etcd members restart.
-	RestartBackoff, MaxRestartBackoff time.Duration
 	// Log receives the seed's structured logs (default: discard).
 	Log logr.Logger
-	// RealNodes runs real Kubernetes nodes (kubelet, containerd, runc, CNI, kube-proxy, each node in its own
-	// network namespace) with CoreDNS and a registry on the seed, instead of process nodes; Images is then
-	// unused: pods pull from Registry().
-	RealNodes bool
-	// SourceDir is the project's source tree, which the seed builds its own images from (the sandbox image)
-	// on real nodes; default: the module root above the working directory, else the parent of BinDir.
+	// SourceDir is the project's source tree, which the seed builds its own images from (the sandbox image);
+	// default: the module root above the working directory, else the parent of BinDir.
 	SourceDir string
 }
 
@@ -47,14 +38,8 @@ func (o *Options) defaults() error {
 	if o.Nodes == 0 {
 		o.Nodes = 3
 	}
-	if o.Nodes < 0 || o.Nodes > 26 {
-		return fmt.Errorf("nodes must be between 1 and 26, got %d", o.Nodes)
-	}
-	if o.RestartBackoff == 0 {
-		o.RestartBackoff = 2 * time.Second
-	}
-	if o.MaxRestartBackoff == 0 {
-		o.MaxRestartBackoff = 2 * time.Minute
+	if o.Nodes < 0 || o.Nodes > maxNodes {
+		return fmt.Errorf("nodes must be between 1 and %d, got %d", maxNodes, o.Nodes)
 	}
 	if o.Log.GetSink() == nil {
 		o.Log = logr.Discard()
@@ -68,9 +53,6 @@ func (o *Options) defaults() error {
 	}
 	if o.SourceDir == "" {
 		o.SourceDir = findSourceDir(filepath.Dir(o.BinDir))
-	}
-	if o.RealNodes && o.Nodes > maxRealNodes {
-		return fmt.Errorf("real nodes: at most %d, got %d", maxRealNodes, o.Nodes)
 	}
 	return nil
 }

@@ -53,11 +53,7 @@ http:
 	return waitReady(ctx, registryComponent, p, s.cp.logPath(registryComponent), httpReady("http://"+s.Registry()+"/v2/", nil))
 }
 
-// Registry is the seed's registry (host:port on the bridge), reachable from the host and every node; empty
-// on process nodes.
+// Registry is the seed's registry (host:port on the bridge), reachable from the host and every node.
 func (s *Seed) Registry() string {
-	if !s.opts.RealNodes {
-		return ""
-	}
 	return net.JoinHostPort(s.network.Gateway.String(), strconv.Itoa(registryPort))
 }

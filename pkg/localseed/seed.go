@@ -1,9 +1,12 @@
-// Package localseed is the project's embedded local seed: a real Kubernetes control plane (etcd,
-// kube-apiserver, kube-controller-manager, kube-scheduler as host processes) plus process nodes that run
-// pods as processes in their own network namespaces, an optional S3 server, and a clean teardown. It is
-// what `gardener-etcd local up` and the e2e suites run on, on machines without Docker or a kubelet.
+// Package localseed is the project's embedded local seed, a launcher of real Kubernetes components: the
+// control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler as host processes), a
+// registry, real nodes (kubelet, containerd, runc, CNI and kube-proxy, each node in its own network
+// namespace), CoreDNS, a volume provisioner, an optional S3 server, and a teardown that leaves nothing
+// behind. It is what `gardener-etcd local up`, the demo and the e2e suites run on, on machines without
+// Docker.
 //
-// It needs root (network and mount namespaces) and iproute2. See ARCHITECTURE.md, "The local seed".
+// It needs root (network namespaces, mounts, cgroups), iproute2 and the tools of `make tools`. See
+// ARCHITECTURE.md, "The local seed", and docs/architecture-notes.md, "Real nodes".
 package localseed
 
 import (
@@ -23,11 +26,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/hostsfile"
-	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/node"
-	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/podnet"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/proc"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/provisioner"
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/seednet"
 )
 
 // Seed is a running local seed.
@@ -35,7 +36,7 @@ type Seed struct {
 	opts       Options
 	prefix     string
 	stateDir   string
-	network    *podnet.Network
+	network    *seednet.Network
 	cp         *controlPlane
 	restConfig *rest.Config
 	s3         *S3
@@ -45,8 +46,8 @@ type Seed struct {
 	nodeNames []string
 	// images are the project's images in the seed's registry (PushProjectImages), by name.
 	images map[string]string
-	// realNodes are the real nodes (Options.RealNodes), in start order.
-	realNodes []*realNode
+	// nodes are the seed's nodes, in start order.
+	nodes []*node
 
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -80,7 +81,7 @@ func Start(ctx context.Context, opts Options) (*Seed, error) {
 func (s *Seed) start(ctx context.Context) error {
 	log := s.opts.Log.WithValues("seed", s.prefix)
 	begin := time.Now()
-	network, err := podnet.Create(ctx, log, s.prefix)
+	network, err := seednet.Create(ctx, log, s.prefix)
 	if err != nil {
 		return err
 	}
@@ -106,18 +107,15 @@ func (s *Seed) start(ctx context.Context) error {
 			return err
 		}
 	}
-	if s.opts.RealNodes {
-		return s.startRealNodes(ctx)
-	}
 	return s.startNodes(ctx)
 }
 
 // nodeName is the name of the seed's i-th node (zone a, b, ...).
 func (s *Seed) nodeName(i int) string { return fmt.Sprintf("%s-node-%c", s.prefix, 'a'+i) }
 
-// startInformers starts the seed's shared informers with the volume provisioner of its nodes registered, and
-// whatever register adds (the process nodes' hosts files); they run until Stop, as does the returned context.
-func (s *Seed) startInformers(ctx context.Context, client kubernetes.Interface, register func(informers.SharedInformerFactory)) (context.Context, error) {
+// startInformers starts the seed's shared informers with the volume provisioner of its nodes registered;
+// they run until Stop.
+func (s *Seed) startInformers(ctx context.Context, client kubernetes.Interface) error {
 	log := s.opts.Log.WithValues("seed", s.prefix)
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
@@ -127,55 +125,16 @@ func (s *Seed) startInformers(ctx context.Context, client kubernetes.Interface, 
 		prov.Nodes[s.nodeName(i)] = true
 	}
 	if err := prov.EnsureStorageClass(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	prov.Register(runCtx, factory)
-	if register != nil {
-		register(factory)
-	}
 	factory.Start(runCtx.Done())
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); <-runCtx.Done(); factory.Shutdown() }()
 	for typ, ok := range factory.WaitForCacheSync(ctx.Done()) {
 		if !ok {
-			return nil, fmt.Errorf("informer cache for %v did not sync", typ)
+			return fmt.Errorf("informer cache for %v did not sync", typ)
 		}
-	}
-	return runCtx, nil
-}
-
-// startNodes starts the shared informers (hosts files, volume provisioning) and the process nodes.
-func (s *Seed) startNodes(ctx context.Context) error {
-	log := s.opts.Log.WithValues("seed", s.prefix)
-	client, err := kubernetes.NewForConfig(s.restConfig)
-	if err != nil {
-		return fmt.Errorf("creating client: %w", err)
-	}
-	var hosts *hostsfile.Writer
-	runCtx, err := s.startInformers(ctx, client, func(factory informers.SharedInformerFactory) {
-		hosts = hostsfile.New(log.WithName("hosts"), factory)
-	})
-	if err != nil {
-		return err
-	}
-	for i := range s.opts.Nodes {
-		s.nodeNames = append(s.nodeNames, s.nodeName(i))
-	}
-	s.wg.Add(1)
-	go func() { defer s.wg.Done(); hosts.Run(runCtx) }()
-	for i, name := range s.nodeNames {
-		n := node.New(node.Config{
-			Name: name, Zone: string(rune('a' + i)), Client: client, Network: s.network, Hosts: hosts,
-			Images: s.opts.Images, StateDir: filepath.Join(s.stateDir, "nodes", name), LogDir: filepath.Join(s.stateDir, "logs", "pods"),
-			APIServerHost: s.network.Gateway.String(), APIServerPort: apiserverPort,
-			RestartBackoff: s.opts.RestartBackoff, MaxRestartBackoff: s.opts.MaxRestartBackoff,
-			Log: log.WithName("node").WithValues("node", name),
-		})
-		if err := n.Register(ctx); err != nil {
-			return err
-		}
-		s.wg.Add(1)
-		go func() { defer s.wg.Done(); n.Run(runCtx) }()
 	}
 	return nil
 }
@@ -192,7 +151,7 @@ func (s *Seed) StateDir() string { return s.stateDir }
 // Prefix names every network namespace, link and node of the instance.
 func (s *Seed) Prefix() string { return s.prefix }
 
-// NodeNames are the names of the process nodes.
+// NodeNames are the names of the nodes, in zone order.
 func (s *Seed) NodeNames() []string { return append([]string(nil), s.nodeNames...) }
 
 // S3 describes the S3 server, nil unless Options.S3.
@@ -214,7 +173,7 @@ func (s *Seed) Stop(ctx context.Context) error {
 		s.cancel()
 	}
 	s.wg.Wait()
-	if err := s.stopRealNodes(ctx); err != nil {
+	if err := s.stopNodes(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	if s.cp != nil {
@@ -224,7 +183,7 @@ func (s *Seed) Stop(ctx context.Context) error {
 	}
 	// The control plane's processes are gone even when stopping them reported an error (killed after
 	// the grace period); namespaces and links may not be.
-	if err := podnet.Cleanup(ctx, s.prefix); err != nil {
+	if err := seednet.Cleanup(ctx, s.prefix); err != nil {
 		// The instance record stays, so that Down can find and remove what is left.
 		errs = append(errs, err)
 		return fmt.Errorf("stopping the local seed (run Down on %s for the leftovers): %w", s.stateDir, errors.Join(errs...))
@@ -255,9 +214,9 @@ func (s *Seed) prepareStateDir() error {
 	if err != nil {
 		return err
 	}
-	if s.opts.RealNodes && len(abs) > maxRealNodesStateDir {
-		return fmt.Errorf("state dir %s is %d characters long; real nodes need at most %d: the kubelets keep unix sockets "+
-			"below it, and a socket path has at most 107 characters (choose a shorter --state-dir)", abs, len(abs), maxRealNodesStateDir)
+	if len(abs) > maxStateDirLen {
+		return fmt.Errorf("state dir %s is %d characters long; the nodes need at most %d: the kubelets keep unix sockets "+
+			"below it, and a socket path has at most 107 characters (choose a shorter --state-dir)", abs, len(abs), maxStateDirLen)
 	}
 	s.stateDir = abs
 	if err := os.MkdirAll(filepath.Join(abs, "logs"), 0o755); err != nil {

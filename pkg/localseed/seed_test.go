@@ -2,11 +2,9 @@ package localseed
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,61 +20,69 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/imagebuild"
 	"github.com/gardener-etcd/gardener-etcd/test/localseedtest"
 )
 
-const testImage = "httpecho:test"
-
-// podLogDir is dumped when a wait fails, so a failing test shows the containers' output.
-var podLogDir string
-
-// buildHTTPEcho compiles the test pod program.
-func buildHTTPEcho(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "httpecho")
-	cmd := exec.Command("go", "build", "-o", bin, "./testdata/httpecho")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building httpecho: %v\n%s", err, out)
-	}
-	return bin
+// hardened is the security context every pod of the project runs with; the nodes enforce it.
+var hardened = &corev1.SecurityContext{
+	RunAsNonRoot: ptr.To(true), ReadOnlyRootFilesystem: ptr.To(true), AllowPrivilegeEscalation: ptr.To(false),
+	Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 }
 
-// TestSeed runs one seed through the whole pod lifecycle and checks that Stop leaves nothing behind.
+// TestSeed runs pods on the seed's nodes (kubelet, containerd, runc, CNI, kube-proxy, CoreDNS) from an image
+// pushed to the seed's registry, stops and restarts its S3 server, and checks that Stop leaves nothing behind.
 func TestSeed(t *testing.T) {
 	localseedtest.SkipUnlessPossible(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	localseedtest.SkipUnlessNodeTools(t, NodeTools)
+	checkKernelSetting := expectKernelSettingKept(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	bin := buildHTTPEcho(t)
-
 	begin := time.Now()
-	seed, err := Start(ctx, Options{Images: map[string]string{testImage: bin}, S3: true, Log: testr.NewWithOptions(t, testr.Options{Verbosity: 0})})
+	// The state directory is reached through a symbolic link: mountinfo names the resolved paths, so a
+	// teardown that compared the link's path would find no mount to detach.
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(t.TempDir(), link); err != nil {
+		t.Fatal(err)
+	}
+	seed, err := Start(ctx, Options{Nodes: 2, S3: true, StateDir: filepath.Join(link, "state"),
+		Log: testr.NewWithOptions(t, testr.Options{Verbosity: 0})})
 	if err != nil {
 		t.Fatalf("starting seed: %v", err)
 	}
-	t.Logf("DURATION control plane + nodes + S3 start: %s", time.Since(begin).Round(time.Millisecond))
+	t.Logf("DURATION control plane + S3 + registry + seed images + 2 nodes + CoreDNS: %s", time.Since(begin).Round(time.Millisecond))
 	stateDir := seed.StateDir()
-	podLogDir = filepath.Join(stateDir, "logs", "pods")
 	stopped := false
 	t.Cleanup(func() {
 		if !stopped {
 			_ = seed.Stop(context.Background())
 		}
 	})
+	defer func() {
+		if t.Failed() { // the nodes' own logs and the pods' logs, not their container file systems
+			for _, node := range seed.NodeNames() {
+				localseedtest.LogTails(t, filepath.Join(stateDir, "nodes", node, "logs"), 3000)
+				localseedtest.LogTails(t, filepath.Join(stateDir, "nodes", node, "pod-logs"), 3000)
+			}
+		}
+	}()
 	client := kubernetes.NewForConfigOrDie(seed.RESTConfig())
 
-	t.Run("control plane and nodes", func(t *testing.T) {
+	t.Run("nodes are kubelets on containerd 2", func(t *testing.T) {
 		nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil || len(nodes.Items) != 3 {
-			t.Fatalf("want 3 nodes, got %v (%v)", len(nodes.Items), err)
+		if err != nil || len(nodes.Items) != 2 {
+			t.Fatalf("want 2 nodes, got %d (%v)", len(nodes.Items), err)
 		}
-		if _, err := os.Stat(seed.Kubeconfig()); err != nil {
-			t.Fatalf("kubeconfig: %v", err)
+		for _, n := range nodes.Items {
+			info := n.Status.NodeInfo
+			if !strings.HasPrefix(info.ContainerRuntimeVersion, "containerd://2.") || !strings.HasPrefix(info.KubeletVersion, "v1.") {
+				t.Errorf("node %s: runtime %q, kubelet %q", n.Name, info.ContainerRuntimeVersion, info.KubeletVersion)
+			}
+			if n.Labels["topology.kubernetes.io/zone"] == "" {
+				t.Errorf("node %s has no zone label", n.Name)
+			}
 		}
-		resp, err := http.Get(seed.S3().Endpoint + "/health")
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("S3 health: %v %v", resp, err)
-		}
-		_ = resp.Body.Close()
 	})
 
 	t.Run("S3 stops and starts again with its objects", func(t *testing.T) {
@@ -107,90 +113,43 @@ func TestSeed(t *testing.T) {
 		}
 	})
 
+	image, err := seed.PushImage(ctx, "../..", imagebuild.Binary{Name: "httpecho", Package: "./pkg/localseed/testdata/httpecho"})
+	if err != nil {
+		t.Fatalf("pushing the test image: %v", err)
+	}
 	ns := "echo"
-	pods := startEchoPods(ctx, t, client, ns, testImage, nil)
+	pods := startEchoPods(ctx, t, client, ns, image, hardened)
 
-	t.Run("pods have distinct IPs and serve their hostname", func(t *testing.T) {
-		seen := map[string]bool{}
+	t.Run("pods run the pushed image by digest, non-root", func(t *testing.T) {
+		digest := image[strings.Index(image, "@")+1:]
 		for _, p := range pods {
-			if p.Status.PodIP == "" || seen[p.Status.PodIP] {
-				t.Fatalf("pod %s has no or a duplicate IP %q", p.Name, p.Status.PodIP)
-			}
-			seen[p.Status.PodIP] = true
-			if got := httpGet(t, "http://"+p.Status.PodIP+":8080/"); got != p.Name {
-				t.Fatalf("pod %s answered hostname %q", p.Name, got)
+			if got := p.Status.ContainerStatuses[0].ImageID; !strings.HasSuffix(got, digest) {
+				t.Errorf("pod %s runs image %s, want %s", p.Name, got, digest)
 			}
 			if got := httpGet(t, "http://"+p.Status.PodIP+":8080/uid"); got != "65532" {
-				t.Fatalf("pod %s runs as uid %q, want 65532", p.Name, got)
+				t.Errorf("pod %s runs as uid %q, want 65532", p.Name, got)
 			}
 		}
 	})
 
-	t.Run("pod to pod by headless-service FQDN and service name", func(t *testing.T) {
+	t.Run("pod to pod across nodes by name through CoreDNS, and through a ClusterIP Service", func(t *testing.T) {
+		clusterIP := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "echo-any", Namespace: ns}, Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": "echo"}, Ports: []corev1.ServicePort{{Name: "http", Port: 8080}}}}
+		if _, err := client.CoreV1().Services(ns).Create(ctx, clusterIP, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 		from := pods["echo-0"].Status.PodIP
-		// Peers are published in the hosts files before they are reported Ready, so this normally
-		// succeeds at the first attempt; the bound covers Go's resolver, which re-reads /etc/hosts at
-		// most every 5 s.
-		for _, host := range []string{"echo-1.echo." + ns + ".svc", "echo-2.echo." + ns + ".svc.cluster.local"} {
-			want := strings.SplitN(host, ".", 2)[0]
-			eventually(t, 15*time.Second, func() (bool, string) {
+		for host, want := range map[string]string{
+			"echo-1.echo." + ns + ".svc.cluster.local": "echo-1", // headless: the pod's own address
+			"echo-2.echo":                           "echo-2", // search path of the pod's resolv.conf
+			"echo-any." + ns + ".svc.cluster.local": "echo-",  // ClusterIP: kube-proxy picks any of the three
+		} {
+			asked := time.Now()
+			eventually(t, 30*time.Second, func() (bool, string) {
 				got, err := tryGet("http://" + from + ":8080/peer?host=" + host)
-				return err == nil && got == want, fmt.Sprintf("peer %s answered %q (%v)", host, got, err)
-			}, func() { dumpHosts(t, stateDir, ns, from) })
-		}
-		eventually(t, 15*time.Second, func() (bool, string) {
-			got, err := tryGet("http://" + from + ":8080/peer?host=echo")
-			return err == nil && strings.HasPrefix(got, "echo-"), fmt.Sprintf("service name echo answered %q (%v)", got, err)
-		}, func() { dumpHosts(t, stateDir, ns, from) })
-	})
-
-	t.Run("a name missing from the hosts file fails fast", func(t *testing.T) {
-		begin := time.Now()
-		got, err := tryGet("http://" + pods["echo-0"].Status.PodIP + ":8080/peer?host=missing.echo." + ns + ".svc")
-		// No DNS server answers in a pod: the query to its own loopback is refused at once.
-		if err != nil || !strings.Contains(got, "lookup missing.echo."+ns+".svc") {
-			t.Fatalf("lookup of a missing name answered %q (%v), want a failed lookup", got, err)
-		}
-		if d := time.Since(begin); d > 3*time.Second {
-			t.Fatalf("lookup of a missing name took %s: the pod's resolver waits for an unreachable DNS server", d)
-		}
-	})
-
-	t.Run("env, downward API and projected token", func(t *testing.T) {
-		ip := pods["echo-0"].Status.PodIP
-		if got := httpGet(t, "http://"+ip+":8080/env?name=POD_NAME"); got != "echo-0" {
-			t.Fatalf("POD_NAME = %q", got)
-		}
-		if got := httpGet(t, "http://"+ip+":8080/env?name=GREETING"); got != "hello echo-0" {
-			t.Fatalf("$(VAR) expansion: GREETING = %q", got)
-		}
-		if got := httpGet(t, "http://"+ip+":8080/env?name=KUBERNETES_SERVICE_HOST"); got != seed.BridgeIP() {
-			t.Fatalf("KUBERNETES_SERVICE_HOST = %q", got)
-		}
-		if got := httpGet(t, "http://"+ip+":8080/file?path=/var/run/secrets/kubernetes.io/serviceaccount/namespace"); got != ns {
-			t.Fatalf("projected namespace = %q", got)
-		}
-		if got := httpGet(t, "http://"+ip+":8080/file?path=/var/run/secrets/kubernetes.io/serviceaccount/token"); len(got) < 100 {
-			t.Fatalf("projected token = %q", got)
-		}
-	})
-
-	t.Run("readiness probe failure makes the pod NotReady", func(t *testing.T) {
-		ip := pods["echo-1"].Status.PodIP
-		httpGet(t, "http://"+ip+":8080/unready")
-		waitForPod(ctx, t, client, ns, "echo-1", func(p *corev1.Pod) bool { return !isReady(p) })
-		httpGet(t, "http://"+ip+":8080/ready")
-		waitForPod(ctx, t, client, ns, "echo-1", isReady)
-	})
-
-	t.Run("container exit restarts it with restartCount incremented", func(t *testing.T) {
-		httpGet(t, "http://"+pods["echo-2"].Status.PodIP+":8080/exit")
-		p := waitForPod(ctx, t, client, ns, "echo-2", func(p *corev1.Pod) bool {
-			return isReady(p) && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 1
-		})
-		last := p.Status.ContainerStatuses[0].LastTerminationState.Terminated
-		if last == nil || last.ExitCode != 3 {
-			t.Fatalf("last termination state %+v, want exit code 3", last)
+				return err == nil && strings.HasPrefix(got, want), host + ": " + got
+			}, func() {})
+			t.Logf("%s answered after %s", host, time.Since(asked).Round(time.Millisecond))
 		}
 	})
 
@@ -199,10 +158,22 @@ func TestSeed(t *testing.T) {
 	})
 
 	t.Run("unknown image", func(t *testing.T) {
-		checkUnknownImage(ctx, t, client, ns, "does-not-exist:1", "ErrImagePull")
+		checkUnknownImage(ctx, t, client, ns, seed.Registry()+"/localseed/does-not-exist:1", "ErrImagePull", "ImagePullBackOff")
 	})
 
 	stopAndCheckNothingLeft(ctx, t, seed, &stopped)
+	checkKernelSetting()
+}
+
+// TestRefuseALongStateDir: a state dir whose path leaves no room for the kubelets' unix sockets is
+// refused up front, naming the limit, instead of kubelets that fail to bind and nodes that never get Ready.
+func TestRefuseALongStateDir(t *testing.T) {
+	localseedtest.SkipUnlessPossible(t)
+	long := filepath.Join(t.TempDir(), strings.Repeat("d", maxStateDirLen))
+	_, err := Start(context.Background(), Options{Nodes: 1, StateDir: long, BinDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "characters long") {
+		t.Fatalf("Start with a %d-character state dir: %v", len(long), err)
+	}
 }
 
 // startEchoPods creates namespace ns with the echo StatefulSet (see createEchoStatefulSet) and waits until
@@ -296,11 +267,6 @@ func createEchoStatefulSet(ctx context.Context, t *testing.T, client kubernetes.
 			SecurityContext:               &corev1.PodSecurityContext{RunAsUser: ptr.To(int64(65532)), FSGroup: ptr.To(int64(65532))},
 			Containers: []corev1.Container{{
 				Name: "echo", Image: image, SecurityContext: harden, Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
-				Env: []corev1.EnvVar{
-					{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
-					{Name: "GREETING", Value: "hello $(POD_NAME)"},
-					{Name: "EXIT_CODE", Value: "3"},
-				},
 				ReadinessProbe: &corev1.Probe{PeriodSeconds: 1, FailureThreshold: 1,
 					ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}}},
 				LivenessProbe: &corev1.Probe{PeriodSeconds: 2, FailureThreshold: 3,
@@ -346,7 +312,6 @@ func waitForPods(ctx context.Context, t *testing.T, client kubernetes.Interface,
 				for _, p := range list.Items {
 					t.Logf("pod %s: %+v", p.Name, p.Status)
 				}
-				localseedtest.LogTails(t, podLogDir, 2000)
 				t.Fatalf("%d of %d pods in %s reached the condition", len(matching), n, ns)
 			}
 		}
@@ -366,7 +331,6 @@ func waitForPod(ctx context.Context, t *testing.T, client kubernetes.Interface, 
 			if p != nil {
 				t.Logf("pod %s: %+v", name, p.Status)
 			}
-			localseedtest.LogTails(t, podLogDir, 2000)
 			t.Fatalf("pod %s/%s did not reach the condition (%v)", ns, name, err)
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -389,17 +353,6 @@ func eventually(t *testing.T, timeout time.Duration, cond func() (bool, string),
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-// dumpHosts logs a pod's hosts file as the node wrote it and as the container sees it.
-func dumpHosts(t *testing.T, stateDir, ns, podIP string) {
-	hosts, _ := filepath.Glob(filepath.Join(stateDir, "nodes", "*", "pods", ns+"_*", "hosts"))
-	for _, h := range hosts {
-		data, _ := os.ReadFile(h)
-		t.Logf("%s:\n%s", h, data)
-	}
-	got, err := tryGet("http://" + podIP + ":8080/file?path=/etc/hosts")
-	t.Logf("/etc/hosts as %s sees it (%v):\n%s", podIP, err, got)
 }
 
 // tryGet returns the body of a GET, or the error.

@@ -57,7 +57,7 @@ func (s *Seed) PushProjectImages(ctx context.Context, layoutDir string) error {
 }
 
 // Images are the references by digest of the images pushed with PushProjectImages, by image name
-// (etcd-druid, etcdbrctl, etcd-wrapper, gardener-extension-backup); nil on process nodes.
+// (etcd-druid, etcdbrctl, etcd-wrapper, gardener-extension-backup); nil before PushProjectImages.
 func (s *Seed) Images() map[string]string {
 	if len(s.images) == 0 {
 		return nil

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -21,18 +22,20 @@ import (
 // than fail on a machine that has not built them.
 var ErrToolsMissing = errors.New("tools missing (make tools)")
 
-// seedTools are the control-plane and S3 binaries the local seed runs from its bin directory.
+// seedTools are the control-plane and S3 binaries the local seed runs from its bin directory (those of the
+// nodes, the registry and CoreDNS are localseed.NodeTools).
 var seedTools = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "versitygw"}
 
-// BuildBinDir fills dir with the project's image binaries built from this checkout (never stale ones from
-// an earlier `make build`) and links the tools of `make tools` next to them, so that a test seed runs the
-// code under test. It runs `go build`, so the working directory must be inside the module.
-func BuildBinDir(dir string) error {
+// BuildBinDir links the tools of `make tools` the local seed runs into dir and writes the project's images,
+// built from this checkout for the host's platform, as OCI layouts into <dir>/images, where StartSeed
+// pushes them from; so a test seed runs the code under test, never stale images of an earlier `make images`.
+// It runs `go build`, so the working directory must be inside the module.
+func BuildBinDir(ctx context.Context, dir string) error {
 	tools, err := localseed.DefaultBinDir()
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrToolsMissing, err)
 	}
-	for _, name := range seedTools {
+	for _, name := range append(slices.Clone(seedTools), localseed.NodeTools...) {
 		target, err := filepath.EvalSymlinks(filepath.Join(tools, name))
 		if err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrToolsMissing, name, err)
@@ -41,29 +44,6 @@ func BuildBinDir(dir string) error {
 			return err
 		}
 	}
-	// What real nodes run, linked when `make tools` built it (process nodes need none of it).
-	for _, name := range localseed.RealNodeTools {
-		if target, err := filepath.EvalSymlinks(filepath.Join(tools, name)); err == nil {
-			if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
-				return err
-			}
-		}
-	}
-	const module = "github.com/gardener-etcd/gardener-etcd/cmd/"
-	args := []string{"build", "-o", dir + "/"}
-	for _, bin := range imagebuild.Project {
-		args = append(args, module+bin.Name)
-	}
-	if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
-		return fmt.Errorf("building the project's binaries: %w\n%s", err, out)
-	}
-	return nil
-}
-
-// BuildImages writes the project's images, built from this checkout for the host's platform, as OCI layouts
-// into <dir>/images, where StartSeed takes them from for real nodes. It runs `go build`, so the working
-// directory must be inside the module.
-func BuildImages(ctx context.Context, dir string) error {
 	moduleDir, err := moduleRoot()
 	if err != nil {
 		return err

@@ -14,14 +14,13 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/druid"
 )
 
-// BootstrapDruid installs the druid CRDs and etcd-druid from its chart (the chart's images, which the local
-// seed maps to bin/) and waits until the Deployment is available, i.e. its pod runs on a process node and
-// serves its webhooks.
+// BootstrapDruid installs the druid CRDs and etcd-druid from its chart, with the images the seed's registry
+// holds (by digest), and waits until the Deployment is available, i.e. its pods run and serve the webhooks.
 func BootstrapDruid(ctx context.Context, env *Env) (string, error) {
 	if err := ensurePriorityClass(ctx, env); err != nil {
 		return "", err
 	}
-	images := env.Seed.Images() // by digest on real nodes; nil (the chart's) on process nodes
+	images := env.Seed.Images()
 	component := druid.New(env.Client, GardenNamespace, druid.Values{WaitTimeout: env.Timeout, WaitInterval: env.Interval,
 		Image: images["etcd-druid"], EtcdWrapperImage: images["etcd-wrapper"], BackupRestoreImage: images["etcdbrctl"]})
 	if err := component.Deploy(ctx); err != nil {

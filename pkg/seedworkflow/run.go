@@ -23,7 +23,7 @@ import (
 type Options struct {
 	// StateDir of the local seed (see localseed.Options).
 	StateDir string
-	// Nodes is the number of process nodes (at least 3 for the scale-up: one member per zone).
+	// Nodes is the number of nodes (at least 3 for the scale-up: one member per zone).
 	Nodes int
 	// Timeout bounds each wait.
 	Timeout time.Duration
@@ -33,36 +33,24 @@ type Options struct {
 	Out io.Writer
 	// Log receives the structured logs of the seed and the components.
 	Log logr.Logger
-	// RealNodes runs the seed on real nodes (kubelet, containerd, runc): the project's images are built
-	// and pushed to the seed's registry, and druid and the extension run them by digest.
-	RealNodes bool
 }
 
-// StartSeed starts a local seed with S3. Process nodes run the project's binaries from bin/ for its
-// images; real nodes pull the images of `make images` (bin/images), which StartSeed pushes to the seed's
-// registry (Seed.Images).
+// StartSeed starts a local seed with S3 and pushes the images of `make images` (bin/images) to its
+// registry (Seed.Images), which druid and the extension then run by digest.
 func StartSeed(ctx context.Context, opts Options) (*localseed.Seed, error) {
 	binDir, err := localseed.DefaultBinDir()
 	if err != nil {
 		return nil, err
 	}
-	if opts.RealNodes {
-		seed, err := localseed.Start(ctx, localseed.Options{StateDir: opts.StateDir, Nodes: opts.Nodes, S3: true,
-			RealNodes: true, BinDir: binDir, Log: opts.Log})
-		if err != nil {
-			return nil, err
-		}
-		if err := seed.PushProjectImages(ctx, filepath.Join(binDir, "images")); err != nil {
-			return nil, errors.Join(err, seed.Stop(context.WithoutCancel(ctx)))
-		}
-		return seed, nil
+	seed, err := localseed.Start(ctx, localseed.Options{StateDir: opts.StateDir, Nodes: opts.Nodes, S3: true,
+		BinDir: binDir, Log: opts.Log})
+	if err != nil {
+		return nil, err
 	}
-	images, missing := localseed.ProjectImages(binDir)
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("missing %s: run `make build` first", strings.Join(missing, ", "))
+	if err := seed.PushProjectImages(ctx, filepath.Join(binDir, "images")); err != nil {
+		return nil, errors.Join(err, seed.Stop(context.WithoutCancel(ctx)))
 	}
-	return localseed.Start(ctx, localseed.Options{StateDir: opts.StateDir, Nodes: opts.Nodes, S3: true,
-		Images: images, BinDir: binDir, Log: opts.Log})
+	return seed, nil
 }
 
 // Run starts the seed and runs every step. It returns the Env (nil when the seed did not start) also on
@@ -73,11 +61,7 @@ func Run(ctx context.Context, opts Options) (*Env, *Timer, error) {
 	}
 	t := &Timer{Out: opts.Out}
 	var env *Env
-	nodes := "process nodes"
-	if opts.RealNodes {
-		nodes = "real nodes, registry with the project's images"
-	}
-	err := t.Run("start the local seed (control plane, S3, "+nodes+")", func() (string, error) {
+	err := t.Run("start the local seed (control plane, S3, nodes, registry with the project's images)", func() (string, error) {
 		seed, err := StartSeed(ctx, opts)
 		if err != nil {
 			return "", err

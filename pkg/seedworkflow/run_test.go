@@ -13,12 +13,12 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/test/localseedtest"
 )
 
-// TestDemo runs the whole demo on a local seed with the project's binaries built from this checkout: druid
+// TestDemo runs the whole demo on a local seed with the project's images built from this checkout: druid
 // and the extension as pods, etcd-main backed up to S3 and scaled to three members with peer TLS, keys on
 // every member, a final full snapshot; then the seed stops and leaves nothing behind.
 func TestDemo(t *testing.T) {
 	localseedtest.SkipUnlessPossible(t)
-	binDir := binDirWithProjectBinaries(t)
+	binDir := binDirWithProjectImages(t)
 	t.Setenv(localseed.BinDirEnv, binDir)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
@@ -53,11 +53,11 @@ func TestDemo(t *testing.T) {
 	}
 }
 
-// binDirWithProjectBinaries is BuildBinDir in a temp dir; the test skips without the tools.
-func binDirWithProjectBinaries(t *testing.T) string {
+// binDirWithProjectImages is BuildBinDir in a temp dir; the test skips without the tools.
+func binDirWithProjectImages(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := BuildBinDir(dir); errors.Is(err, ErrToolsMissing) {
+	if err := BuildBinDir(t.Context(), dir); errors.Is(err, ErrToolsMissing) {
 		t.Skip(err)
 	} else if err != nil {
 		t.Fatal(err)

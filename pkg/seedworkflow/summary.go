@@ -18,6 +18,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed"
 )
 
 // BackupObject is one object in the demo bucket.
@@ -112,20 +113,18 @@ func printNodes(ctx context.Context, out io.Writer, env *Env) {
 	}
 	fmt.Fprintln(out)
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "  NODE\tREADY\tZONE\tINTERNAL-IP\tKUBELET\tCONTAINER-RUNTIME")
+	fmt.Fprintln(w, "  NODE\tSTATUS\tZONE\tINTERNAL-IP\tKUBELET\tCONTAINER-RUNTIME")
 	for _, n := range nodes.Items {
-		ready, ip := "False", ""
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady {
-				ready = string(c.Status)
-			}
+		status, ip := "NotReady", ""
+		if localseed.NodeReady(&n) {
+			status = "Ready"
 		}
 		for _, a := range n.Status.Addresses {
 			if a.Type == corev1.NodeInternalIP {
 				ip = a.Address
 			}
 		}
-		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\n", n.Name, ready, n.Labels["topology.kubernetes.io/zone"], ip,
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\n", n.Name, status, n.Labels["topology.kubernetes.io/zone"], ip,
 			n.Status.NodeInfo.KubeletVersion, n.Status.NodeInfo.ContainerRuntimeVersion)
 	}
 	_ = w.Flush()

@@ -1,7 +1,7 @@
 //go:build e2e
 
 // Package e2e runs the whole stack on one local seed: etcd-druid and the backup extension as pods, Etcds
-// deployed through the Gardener-side component, members running as processes in network namespaces and
+// deployed through the Gardener-side component, members running on the seed's nodes (kubelet, containerd, runc) and
 // backed up to the seed's S3 server. Every scenario gets its own shoot namespace on the one seed, and
 // prints its duration as `DURATION <scenario>: <d>`; the suite prints them all again at the end.
 //
@@ -49,17 +49,12 @@ var (
 // TestE2E skips (never fails) without root or the tools of `make tools`, and under -short.
 func TestE2E(t *testing.T) {
 	localseedtest.SkipUnlessPossible(t)
-	// The seed runs the project's binaries built from this checkout, never stale ones in bin/.
+	// The seed runs the project's images built from this checkout, never stale ones in bin/images.
 	binDir := t.TempDir()
-	if err := seedworkflow.BuildBinDir(binDir); errors.Is(err, seedworkflow.ErrToolsMissing) {
+	if err := seedworkflow.BuildBinDir(t.Context(), binDir); errors.Is(err, seedworkflow.ErrToolsMissing) {
 		t.Skip(err)
 	} else if err != nil {
 		t.Fatal(err)
-	}
-	if realNodes() {
-		if err := seedworkflow.BuildImages(t.Context(), binDir); err != nil {
-			t.Fatal(err)
-		}
 	}
 	t.Setenv(localseed.BinDirEnv, binDir)
 	// controller-runtime's clients log through the global logger; without one they print a warning.
@@ -74,8 +69,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	fmt.Fprintf(GinkgoWriter, "seed log: %s\n", seedLog.Name())
 	measure("start the local seed", func() {
-		seed, err = seedworkflow.StartSeed(ctx, seedworkflow.Options{Nodes: 3, Log: fileLogger(seedLog),
-			RealNodes: realNodes()})
+		seed, err = seedworkflow.StartSeed(ctx, seedworkflow.Options{Nodes: 3, Log: fileLogger(seedLog)})
 		Expect(err).NotTo(HaveOccurred())
 	})
 	base, err = seedworkflow.NewEnv(seed, waitTimeout)
@@ -181,7 +175,3 @@ func fileLogger(f *os.File) logr.Logger {
 		fmt.Fprintf(f, "%s %s %s\n", time.Now().Format("15:04:05.000"), prefix, args)
 	}, funcr.Options{Verbosity: 0})
 }
-
-// realNodes says whether the suite runs on real nodes (the default) rather than process nodes
-// (E2E_REAL_NODES=false).
-func realNodes() bool { return os.Getenv("E2E_REAL_NODES") != "false" }

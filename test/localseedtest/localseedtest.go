@@ -35,9 +35,9 @@ func LogTails(t testing.TB, dir string, tailBytes int) {
 	})
 }
 
-// SkipUnlessRealNodeTools skips t when `make tools` has not built the node binaries (tools) into the bin
+// SkipUnlessNodeTools skips t when `make tools` has not built the node binaries (tools) into the bin
 // directory (KUBEBUILDER_ASSETS, where the Makefile links them), naming the first that is missing.
-func SkipUnlessRealNodeTools(t testing.TB, tools []string) {
+func SkipUnlessNodeTools(t testing.TB, tools []string) {
 	t.Helper()
 	dir := os.Getenv("KUBEBUILDER_ASSETS")
 	for _, name := range tools {

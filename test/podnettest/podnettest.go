@@ -1,5 +1,5 @@
 // Package podnettest gives tests a caller in another pod: a network namespace of its own (made with
-// pkg/localseed/podnet, as the local seed makes pods) whose connections reach the host over a bridge and
+// pkg/localseed/seednet, as the local seed makes its nodes) whose connections reach the host over a bridge and
 // arrive from the pod's address, not from loopback. Servers that serve some endpoints to callers inside
 // their own pod only (loopback) are tested with it honestly: a second loopback address or the host's own
 // interface address would still be the same network namespace. It needs root.
@@ -20,7 +20,7 @@ import (
 	"github.com/go-logr/logr/testr"
 	"golang.org/x/sys/unix"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/podnet"
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/seednet"
 )
 
 // Caller is a pod whose connections tests open.
@@ -29,7 +29,7 @@ type Caller struct {
 	Host netip.Addr
 	// IP is the caller's own address, the remote address servers see.
 	IP  netip.Addr
-	pod *podnet.Pod
+	pod *seednet.Namespace
 }
 
 // SkipUnlessPossible skips t under -short and when it does not run as root (network namespaces).
@@ -49,19 +49,19 @@ func NewCaller(t *testing.T) *Caller {
 	SkipUnlessPossible(t)
 	ctx := context.Background()
 	prefix := fmt.Sprintf("pt%05d", time.Now().UnixNano()/1000%100000)
-	n, err := podnet.Create(ctx, testr.New(t), prefix)
+	n, err := seednet.Create(ctx, testr.New(t), prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := podnet.Cleanup(context.Background(), prefix); err != nil {
+		if err := seednet.Cleanup(context.Background(), prefix); err != nil {
 			t.Error(err)
 		}
-		if netns, links := podnet.Leftovers(prefix); len(netns)+len(links) > 0 {
+		if netns, links := seednet.Leftovers(prefix); len(netns)+len(links) > 0 {
 			t.Errorf("left behind: %v %v", netns, links)
 		}
 	})
-	p, err := n.AddPod(ctx, "caller")
+	p, err := n.AddNamespace(ctx, "caller")
 	if err != nil {
 		t.Fatal(err)
 	}

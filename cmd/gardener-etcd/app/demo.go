@@ -26,7 +26,7 @@ func newDemoCommand(g *globalOptions) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "The whole workflow on the local seed: druid and the backup extension as pods, etcd-main backed up to S3, scaled to 3 with peer TLS (needs root and make build)",
+		Short: "The whole workflow on the local seed: druid and the backup extension as pods, etcd-main backed up to S3, scaled to 3 with peer TLS (needs root, make tools and make images)",
 		Long: `Starts the local seed with its S3 server, bootstraps etcd-druid and the backup extension from their
 charts as pods, creates a shoot namespace with a BackupBucket and BackupEntry, deploys etcd-main (one
 member, backed up) and etcd-events through the Gardener-side component, writes keys over TLS, scales
@@ -45,7 +45,7 @@ torn down, or kept running with --keep until Ctrl-C or "gardener-etcd local down
 				log = zap.New(zap.WriteTo(cmd.ErrOrStderr()), zap.ConsoleEncoder())
 			}
 			ctx = logf.IntoContext(ctx, log)
-			env, timer, runErr := seedworkflow.Run(ctx, seedworkflow.Options{StateDir: o.stateDir, Nodes: o.nodes, Timeout: timeout, Keys: keys, Out: out, Log: log, RealNodes: o.realNodes})
+			env, timer, runErr := seedworkflow.Run(ctx, seedworkflow.Options{StateDir: o.stateDir, Nodes: o.nodes, Timeout: timeout, Keys: keys, Out: out, Log: log})
 			if env == nil {
 				return runErr
 			}
@@ -70,7 +70,6 @@ torn down, or kept running with --keep until Ctrl-C or "gardener-etcd local down
 	f := cmd.Flags()
 	f.StringVar(&o.stateDir, "state-dir", defaultLocalStateDir(), "directory of the seed (kubeconfig, logs, volumes); removed at the end")
 	f.IntVar(&o.nodes, "nodes", 3, "number of nodes (one etcd member per zone)")
-	f.BoolVar(&o.realNodes, "real-nodes", true, "real nodes (kubelet, containerd, runc) pulling the images of `make images` from the seed's registry; false: process nodes")
 	f.BoolVar(&keep, "keep", false, "keep the seed running after the summary, until interrupted or `local down`")
 	f.DurationVar(&timeout, "timeout", 5*time.Minute, "how long each step may wait")
 	f.IntVar(&keys, "keys", 100, "number of keys written into etcd-main")

@@ -26,9 +26,7 @@ type localOptions struct {
 	stateDir string
 	nodes    int
 	s3       bool
-	// realNodes runs kubelets, containerd and runc instead of process nodes.
-	realNodes bool
-	detach    bool
+	detach   bool
 	// detachedChild marks the background process `up --detach` starts (hidden flag).
 	detachedChild bool
 	timeout       time.Duration
@@ -52,10 +50,10 @@ func newLocalUpCommand(o *localOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start the local seed and keep it running until interrupted (or in the background with --detach)",
-		Long: `Starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler (from bin/, see make tools),
-process nodes that run pods as processes in their own network namespaces, and optionally an S3 server.
-The project's images (etcd-wrapper, etcdbrctl, etcd-druid, gardener-extension-backup) run the binaries
-make build puts into bin/. Without --detach the seed stops on SIGINT/SIGTERM; with --detach it keeps
+		Long: `Starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler, a registry, real nodes
+(kubelet, containerd, runc, CNI and kube-proxy, each in its own network namespace), CoreDNS and optionally
+an S3 server, all from bin/ (see make tools). Push the project's images to the registry it prints with
+make push REGISTRY=<registry>/<path> INSECURE=1. Without --detach the seed stops on SIGINT/SIGTERM; with --detach it keeps
 running in the background until "gardener-etcd local down".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -67,7 +65,6 @@ running in the background until "gardener-etcd local down".`,
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.nodes, "nodes", 3, "number of nodes (zones a, b, c, ...)")
-	f.BoolVar(&o.realNodes, "real-nodes", true, "real nodes (kubelet, containerd, runc, kube-proxy, CoreDNS) and a registry; false: process nodes")
 	f.BoolVar(&o.s3, "s3", false, "also start an S3 server (versitygw) for backups")
 	f.BoolVar(&o.detach, "detach", false, "start in the background and return once the seed is ready")
 	f.BoolVar(&o.detachedChild, detachedChildFlag, false, "")
@@ -96,11 +93,6 @@ func (o *localOptions) up(cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	var images map[string]string // process nodes run the project's binaries for its images
-	var missing []string
-	if !o.realNodes {
-		images, missing = localseed.ProjectImages(binDir)
-	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := logr.Discard()
@@ -110,11 +102,11 @@ func (o *localOptions) up(cmd *cobra.Command) error {
 	fmt.Fprintf(out, "Starting the local seed in %s (%d nodes) ...\n", o.stateDir, o.nodes)
 	begin := time.Now()
 	seed, err := localseed.Start(ctx, localseed.Options{StateDir: o.stateDir, Nodes: o.nodes, S3: o.s3,
-		Images: images, BinDir: binDir, Log: log, RealNodes: o.realNodes})
+		BinDir: binDir, Log: log})
 	if err != nil {
 		return err
 	}
-	printSeed(out, seed, o.stateDir, missing, time.Since(begin), o.detachedChild)
+	printSeed(out, seed, o.stateDir, time.Since(begin), o.detachedChild)
 	if o.detachedChild {
 		if err := o.detachOutput(out); err != nil {
 			_ = seed.Stop(context.Background())
@@ -148,12 +140,14 @@ func (o *localOptions) checkStateDir() error {
 }
 
 // printSeed tells the user where everything is and how to use it.
-func printSeed(out io.Writer, seed *localseed.Seed, stateDir string, missing []string, took time.Duration, detached bool) {
+func printSeed(out io.Writer, seed *localseed.Seed, stateDir string, took time.Duration, detached bool) {
 	fmt.Fprintf(out, "Local seed ready after %s.\n\n", took.Round(100*time.Millisecond))
 	fmt.Fprintf(out, "Kubeconfig:  %s\n", seed.Kubeconfig())
 	fmt.Fprintf(out, "  export KUBECONFIG=%s\n  kubectl get nodes\n", seed.Kubeconfig())
 	fmt.Fprintf(out, "Nodes:       %s (one zone each: a, b, ...)\n", strings.Join(seed.NodeNames(), ", "))
 	fmt.Fprintf(out, "API server:  https://%s:6443 (also reachable from pods)\n", seed.BridgeIP())
+	fmt.Fprintf(out, "Registry:    %s (plain HTTP; the nodes pull from it)\n", seed.Registry())
+	fmt.Fprintf(out, "  make push REGISTRY=%s/gardener-etcd INSECURE=1\n", seed.Registry())
 	if s3 := seed.S3(); s3 != nil {
 		fmt.Fprintf(out, "S3:          %s (path-style, region %s)\n", s3.Endpoint, s3.Region)
 		fmt.Fprintf(out, "  access key %s, secret key %s; buckets are directories of %s\n", s3.AccessKey, s3.SecretKey, s3.Dir)
@@ -165,9 +159,6 @@ func printSeed(out io.Writer, seed *localseed.Seed, stateDir string, missing []s
 			s3provider.DataKeyRegion, s3.Region, s3provider.DataKeyEndpoint, s3.Endpoint, s3provider.DataKeyForcePathStyle)
 	}
 	fmt.Fprintf(out, "Logs:        %s\n", filepath.Join(stateDir, "logs"))
-	for _, m := range missing {
-		fmt.Fprintf(out, "Note: %s is missing (run make build); pods with its image report ErrImagePull.\n", m)
-	}
 	if detached {
 		fmt.Fprintf(out, "Running in the background (pid %d); stop it with: gardener-etcd local down --state-dir %s\n", os.Getpid(), stateDir)
 	} else {

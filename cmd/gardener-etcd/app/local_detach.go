@@ -43,7 +43,6 @@ func (o *localOptions) upDetached(cmd *cobra.Command) error {
 	if o.s3 {
 		args = append(args, "--s3")
 	}
-	args = append(args, "--real-nodes="+strconv.FormatBool(o.realNodes))
 	if o.verbose {
 		args = append(args, "--verbose")
 	}

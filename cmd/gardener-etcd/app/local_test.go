@@ -74,7 +74,7 @@ func TestLocalUpDetachAndDown(t *testing.T) {
 			t.Fatalf("want 2 nodes, got %d", len(nodes.Items))
 		}
 		for _, n := range nodes.Items {
-			if !nodeReady(&n) {
+			if !localseed.NodeReady(&n) {
 				t.Errorf("node %s not Ready: %+v", n.Name, n.Status.Conditions)
 			}
 		}
@@ -120,15 +120,6 @@ func TestLocalUpDetachAndDown(t *testing.T) {
 	if out, err := run("local", "down"); err != nil || !strings.Contains(out, "No local seed") {
 		t.Errorf("down without a seed must succeed and say so (err %v)", err)
 	}
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // fieldAfter returns the first word after label on the line that starts with it.

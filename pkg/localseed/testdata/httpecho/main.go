@@ -1,5 +1,5 @@
 // Command httpecho is the local seed tests' pod program: it serves its hostname on :8080, fetches peers by
-// name, toggles its readiness, persists a value under /data, exits on request and records SIGTERM.
+// name, persists a value under /data, reads files and records SIGTERM.
 package main
 
 import (
@@ -8,24 +8,15 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
 
 func main() {
-	var unready atomic.Bool
 	hostname, _ := os.Hostname()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, hostname) })
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if unready.Load() {
-			http.Error(w, "unready", http.StatusServiceUnavailable)
-		}
-	})
-	mux.HandleFunc("/unready", func(http.ResponseWriter, *http.Request) { unready.Store(true) })
-	mux.HandleFunc("/ready", func(http.ResponseWriter, *http.Request) { unready.Store(false) })
+	mux.HandleFunc("/healthz", func(http.ResponseWriter, *http.Request) {})
 	mux.HandleFunc("/peer", func(w http.ResponseWriter, r *http.Request) {
 		client := &http.Client{Timeout: 5 * time.Second}
 		resp, err := client.Get("http://" + r.URL.Query().Get("host") + ":8080/")
@@ -49,11 +40,6 @@ func main() {
 		}
 		_, _ = w.Write(data)
 	})
-	mux.HandleFunc("/exit", func(http.ResponseWriter, *http.Request) {
-		code, _ := strconv.Atoi(os.Getenv("EXIT_CODE"))
-		go func() { time.Sleep(50 * time.Millisecond); os.Exit(code) }()
-	})
-	mux.HandleFunc("/env", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, os.Getenv(r.URL.Query().Get("name"))) })
 	mux.HandleFunc("/file", func(w http.ResponseWriter, r *http.Request) {
 		data, err := os.ReadFile(r.URL.Query().Get("path"))
 		if err != nil {

@@ -1,11 +1,13 @@
-// Package podnet gives every pod of the local seed its own network namespace with one private IP on a
-// per-instance host bridge, so pods bind 0.0.0.0:2379 like real pods and reach each other and the host.
+// Package seednet is the local seed's host network: one bridge per seed instance, with the host's address
+// on it (where the control plane and S3 listen), and named network namespaces attached to it, one per node
+// (its kubelet, containerd and pods live there) and one per test caller that must connect from outside the
+// host's namespace.
 //
 // It drives iproute2 (`ip`) rather than a netlink library on purpose: `ip netns add` creates and
 // bind-mounts named namespaces exactly as operators expect (so `ip netns exec` works for debugging),
 // and no goroutine of the seed ever has to switch its OS thread into another network namespace, which
-// in a Go program is easy to get subtly wrong. A pod costs a handful of `ip` invocations (~ms each).
-package podnet
+// in a Go program is easy to get subtly wrong. A namespace costs a handful of `ip` invocations (~ms each).
+package seednet
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package podnet
+package seednet
 
 import (
 	"context"
@@ -11,25 +11,25 @@ import (
 // netnsDir is where `ip netns add` bind-mounts named namespaces.
 const netnsDir = "/run/netns"
 
-// Pod is one pod's network sandbox.
-type Pod struct {
+// Namespace is a named network namespace attached to the bridge.
+type Namespace struct {
 	// NetNS is the namespace name; NetNSPath the file that holds it (for setns).
 	NetNS     string
 	NetNSPath string
-	// HostVeth is the bridge-side end of the pod's veth; the pod side is eth0.
+	// HostVeth is the bridge-side end of the namespace's veth; the pod side is eth0.
 	HostVeth string
-	// IP is the pod's address.
+	// IP is the namespace's address on the bridge.
 	IP netip.Addr
 }
 
-// AddPod creates a namespace called `<prefix>-<id>` with loopback up, eth0 addressed from the pool
+// AddNamespace creates a namespace called `<prefix>-<id>` with loopback up, eth0 addressed from the pool
 // (with the MAC derived from the address, see MAC) and a default route via the bridge.
-func (n *Network) AddPod(ctx context.Context, id string) (*Pod, error) {
+func (n *Network) AddNamespace(ctx context.Context, id string) (*Namespace, error) {
 	addr, err := n.allocate()
 	if err != nil {
 		return nil, err
 	}
-	p := &Pod{NetNS: n.Prefix + "-" + id, HostVeth: n.vethName(), IP: addr}
+	p := &Namespace{NetNS: n.Prefix + "-" + id, HostVeth: n.vethName(), IP: addr}
 	p.NetNSPath = filepath.Join(netnsDir, p.NetNS)
 	steps := [][]string{
 		{"netns", "add", p.NetNS},
@@ -42,18 +42,18 @@ func (n *Network) AddPod(ctx context.Context, id string) (*Pod, error) {
 	}
 	for _, step := range steps {
 		if _, err := ip(ctx, step...); err != nil {
-			_ = n.RemovePod(context.WithoutCancel(ctx), p)
-			return nil, fmt.Errorf("setting up the network of pod %s: %w", id, err)
+			_ = n.RemoveNamespace(context.WithoutCancel(ctx), p)
+			return nil, fmt.Errorf("setting up network namespace %s: %w", id, err)
 		}
 	}
-	n.log.V(1).Info("Pod network added", "netns", p.NetNS, "ip", addr.String(), "veth", p.HostVeth)
+	n.log.V(1).Info("Network namespace added", "netns", p.NetNS, "ip", addr.String(), "veth", p.HostVeth)
 	return p, nil
 }
 
-// RemovePod deletes the pod's veth and namespace and returns its address to the pool. Deleting the
+// RemoveNamespace deletes the namespace's veth and namespace and returns its address to the pool. Deleting the
 // namespace also deletes eth0 and with it the host end; the explicit link delete covers a namespace
 // still pinned by a lingering process.
-func (n *Network) RemovePod(ctx context.Context, p *Pod) error {
+func (n *Network) RemoveNamespace(ctx context.Context, p *Namespace) error {
 	var errs []error
 	if linkExists(p.HostVeth) {
 		if _, err := ip(ctx, "link", "del", p.HostVeth); err != nil && linkExists(p.HostVeth) {

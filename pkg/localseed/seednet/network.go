@@ -1,4 +1,4 @@
-package podnet
+package seednet
 
 import (
 	"context"
@@ -17,14 +17,14 @@ import (
 // candidate is also rejected when any host address or route overlaps it.
 var subnetBase = netip.MustParsePrefix("10.234.0.0/16")
 
-// Network is one instance's bridge and pod address pool.
+// Network is one instance's bridge and the address pool of the namespaces on it.
 type Network struct {
 	// Prefix names every link and namespace of this instance (at most 8 characters: interface names
 	// are limited to 15).
 	Prefix string
-	// Bridge is the host bridge all pod veths are attached to.
+	// Bridge is the host bridge all namespaces' veths are attached to.
 	Bridge string
-	// Subnet is the pod subnet; Gateway is the bridge's address in it, reachable from every pod.
+	// Subnet is the bridge's subnet; Gateway is the host's address in it, reachable from every namespace.
 	Subnet  netip.Prefix
 	Gateway netip.Addr
 
@@ -46,10 +46,10 @@ func Create(ctx context.Context, log logr.Logger, prefix string) (*Network, erro
 		return nil, err
 	}
 	n := &Network{Prefix: prefix, Bridge: BridgeName(prefix), log: log, used: map[netip.Addr]bool{}}
-	// nf_call_* off: with br_netfilter loaded, bridged pod-to-pod frames would otherwise traverse the
+	// nf_call_* off: with br_netfilter loaded, bridged frames between namespaces would otherwise traverse the
 	// host's iptables FORWARD chain, whose policy is often DROP; this bridge only carries local traffic.
 	// The bridge's MAC is set explicitly: otherwise the kernel gives it the lowest MAC of its ports, so
-	// the gateway's MAC would change as pods come and go and every pod's ARP entry for it would go stale.
+	// the gateway's MAC would change as namespaces come and go and every namespace's ARP entry for it would go stale.
 	if _, err := ip(ctx, "link", "add", n.Bridge, "address", bridgeMAC, "type", "bridge",
 		"nf_call_iptables", "0", "nf_call_ip6tables", "0", "nf_call_arptables", "0"); err != nil {
 		return nil, fmt.Errorf("creating bridge: %w", err)
@@ -82,7 +82,7 @@ func Create(ctx context.Context, log logr.Logger, prefix string) (*Network, erro
 		return nil, fmt.Errorf("bringing bridge up: %w", err)
 	}
 	n.used[n.Gateway] = true
-	log.Info("Pod network created", "bridge", n.Bridge, "subnet", n.Subnet.String())
+	log.Info("Seed network created", "bridge", n.Bridge, "subnet", n.Subnet.String())
 	return n, nil
 }
 
@@ -98,7 +98,7 @@ func (n *Network) RouteVia(ctx context.Context, dst netip.Prefix, via netip.Addr
 	return nil
 }
 
-// Destroy deletes the bridge (pods must have been removed first).
+// Destroy deletes the bridge (namespaces must have been removed first).
 func (n *Network) Destroy(ctx context.Context) error {
 	if _, err := ip(ctx, "link", "del", n.Bridge); err != nil && linkExists(n.Bridge) {
 		return fmt.Errorf("deleting bridge: %w", err)
@@ -115,7 +115,7 @@ func (n *Network) allocate() (netip.Addr, error) {
 			return a, nil
 		}
 	}
-	return netip.Addr{}, fmt.Errorf("pod subnet %s exhausted", n.Subnet)
+	return netip.Addr{}, fmt.Errorf("seed subnet %s exhausted", n.Subnet)
 }
 
 func (n *Network) release(a netip.Addr) {

@@ -15,33 +15,33 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/kubeletnode"
-	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/podnet"
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/seednet"
 )
 
-// RealNodeTools are the binaries of `make tools` real nodes run, besides the control plane's.
-var RealNodeTools = []string{"kubelet", "kube-proxy", "containerd", "containerd-shim-runc-v2", "runc", "bridge", "host-local",
+// NodeTools are the binaries of `make tools` the nodes run, besides the control plane's.
+var NodeTools = []string{"kubelet", "kube-proxy", "containerd", "containerd-shim-runc-v2", "runc", "bridge", "host-local",
 	"loopback", "portmap", "registry", "coredns"}
 
-// maxRealNodesStateDir bounds the state directory's path: the longest unix socket a kubelet makes below it,
+// maxStateDirLen bounds the state directory's path: the longest unix socket a kubelet makes below it,
 // <state>/nodes/<prefix>-node-a/kubelet/pod-resources/<10 digits>, must stay within 107 characters.
-const maxRealNodesStateDir = 107 - len("/nodes/ls12345-node-a/kubelet/pod-resources/1234567890") - 8
+const maxStateDirLen = 107 - len("/nodes/ls12345-node-a/kubelet/pod-resources/1234567890") - 8
 
-// maxRealNodes bounds the nodes of a seed: each gets a /24 of the instance's /16 pod range, numbered from 0.
-const maxRealNodes = 26
+// maxNodes bounds the nodes of a seed: each gets a /24 of the instance's /16 pod range, numbered from 0.
+const maxNodes = 26
 
-// realNodeReadyTimeout bounds the wait for every node and the cluster DNS to be Ready.
-const realNodeReadyTimeout = 3 * time.Minute
+// nodeReadyTimeout bounds the wait for every node and the cluster DNS to be Ready.
+const nodeReadyTimeout = 3 * time.Minute
 
-// realNode is one running node and the network namespace the seed made for it.
-type realNode struct {
+// node is one running node and the network namespace the seed made for it.
+type node struct {
 	name  string
-	netns *podnet.Pod
+	netns *seednet.Namespace
 	node  *kubeletnode.Node
 }
 
-// startRealNodes brings up the registry, the seed's own images, one real node per Options.Nodes (network
+// startNodes brings up the registry, the seed's own images, one node per Options.Nodes (network
 // namespace on the bridge, pod range routed to it) and CoreDNS, and waits until all are Ready.
-func (s *Seed) startRealNodes(ctx context.Context) error {
+func (s *Seed) startNodes(ctx context.Context) error {
 	log := s.opts.Log.WithValues("seed", s.prefix)
 	begin := time.Now()
 	if err := s.startRegistry(ctx); err != nil {
@@ -63,17 +63,17 @@ func (s *Seed) startRealNodes(ctx context.Context) error {
 	}
 	type planned struct {
 		name    string
-		netns   *podnet.Pod
+		netns   *seednet.Namespace
 		podCIDR netip.Prefix
 	}
 	var plan []planned
 	for i := range s.opts.Nodes {
 		name := s.nodeName(i)
-		netns, err := s.network.AddPod(ctx, fmt.Sprintf("node-%c", 'a'+i))
+		netns, err := s.network.AddNamespace(ctx, fmt.Sprintf("node-%c", 'a'+i))
 		if err != nil {
 			return err
 		}
-		s.realNodes = append(s.realNodes, &realNode{name: name, netns: netns})
+		s.nodes = append(s.nodes, &node{name: name, netns: netns})
 		s.nodeNames = append(s.nodeNames, name)
 		podCIDR := nodePodCIDR(podRange, i)
 		if err := s.network.RouteVia(ctx, podCIDR, netns.IP); err != nil {
@@ -106,36 +106,36 @@ func (s *Seed) startRealNodes(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.realNodes[i].node = node
+		s.nodes[i].node = node
 	}
 	client, err := kubernetes.NewForConfig(s.restConfig)
 	if err != nil {
 		return err
 	}
-	if _, err := s.startInformers(ctx, client, nil); err != nil {
+	if err := s.startInformers(ctx, client); err != nil {
 		return err
 	}
 	if err := deployClusterDNS(ctx, client, images["coredns"]); err != nil {
 		return err
 	}
-	if err := s.waitRealNodesReady(ctx, client); err != nil {
+	if err := s.waitNodesReady(ctx, client); err != nil {
 		return err
 	}
-	log.Info("Real nodes ready", "nodes", s.nodeNames, "podRange", podRange.String(), "duration", time.Since(begin).String())
+	log.Info("Nodes ready", "nodes", s.nodeNames, "podRange", podRange.String(), "duration", time.Since(begin).String())
 	return nil
 }
 
-// waitRealNodesReady waits until every node reports Ready and CoreDNS is available.
-func (s *Seed) waitRealNodesReady(ctx context.Context, client kubernetes.Interface) error {
+// waitNodesReady waits until every node reports Ready and CoreDNS is available.
+func (s *Seed) waitNodesReady(ctx context.Context, client kubernetes.Interface) error {
 	var lastReason string
-	err := wait.PollUntilContextTimeout(ctx, time.Second, realNodeReadyTimeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, time.Second, nodeReadyTimeout, true, func(ctx context.Context) (bool, error) {
 		for _, name := range s.nodeNames {
 			node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				lastReason = fmt.Sprintf("node %s: %v", name, err)
 				return false, nil
 			}
-			if !nodeReady(node) {
+			if !NodeReady(node) {
 				lastReason = fmt.Sprintf("node %s not Ready", name)
 				return false, nil
 			}
@@ -148,12 +148,13 @@ func (s *Seed) waitRealNodesReady(ctx context.Context, client kubernetes.Interfa
 		return true, nil
 	})
 	if err != nil {
-		return fmt.Errorf("real nodes not ready after %s (%s); logs under %s", realNodeReadyTimeout, lastReason, filepath.Join(s.stateDir, "nodes"))
+		return fmt.Errorf("nodes not ready after %s (%s); logs under %s", nodeReadyTimeout, lastReason, filepath.Join(s.stateDir, "nodes"))
 	}
 	return nil
 }
 
-func nodeReady(node *corev1.Node) bool {
+// NodeReady reports whether the node's kubelet says it is Ready.
+func NodeReady(node *corev1.Node) bool {
 	for _, c := range node.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			return c.Status == corev1.ConditionTrue
@@ -162,12 +163,12 @@ func nodeReady(node *corev1.Node) bool {
 	return false
 }
 
-// stopRealNodes stops every node (its pods, containerd, kubelet, kube-proxy, mounts and cgroups) and
+// stopNodes stops every node (its pods, containerd, kubelet, kube-proxy, mounts and cgroups) and
 // removes its network namespace.
-func (s *Seed) stopRealNodes(ctx context.Context) error {
+func (s *Seed) stopNodes(ctx context.Context) error {
 	var errs []error
-	for i := len(s.realNodes) - 1; i >= 0; i-- {
-		n := s.realNodes[i]
+	for i := len(s.nodes) - 1; i >= 0; i-- {
+		n := s.nodes[i]
 		if n.node != nil {
 			if err := n.node.Stop(ctx); err != nil {
 				errs = append(errs, fmt.Errorf("node %s: %w", n.name, err))
@@ -175,11 +176,11 @@ func (s *Seed) stopRealNodes(ctx context.Context) error {
 		} else if err := kubeletnode.Cleanup(ctx, n.name, n.netns.NetNSPath, filepath.Join(s.stateDir, "nodes", n.name)); err != nil {
 			errs = append(errs, err)
 		}
-		if err := s.network.RemovePod(ctx, n.netns); err != nil {
+		if err := s.network.RemoveNamespace(ctx, n.netns); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	s.realNodes = nil
+	s.nodes = nil
 	if err := kubeletnode.RestoreKernelTunables(s.kernelTunablesRecord()); err != nil {
 		errs = append(errs, err)
 	}
@@ -198,7 +199,7 @@ func kernelTunablesRecord(stateDir string) string {
 func choosePodRange() (netip.Prefix, error) {
 	for range 50 {
 		candidate := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(100 + rand.IntN(130)), 0, 0}), 16)
-		if !podnet.Overlaps(candidate) {
+		if !seednet.Overlaps(candidate) {
 			return candidate, nil
 		}
 	}

@@ -1,4 +1,4 @@
-package podnet
+package seednet
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package podnet
+package seednet
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 // listenIn opens a TCP listener inside the pod's network namespace: the socket stays in the namespace
 // it was created in after the thread switches back.
-func listenIn(t *testing.T, p *Pod) net.Listener {
+func listenIn(t *testing.T, p *Namespace) net.Listener {
 	t.Helper()
 	runtime.LockOSThread()
 	host, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
@@ -86,10 +86,10 @@ func TestReusedAddressReachableAtOnce(t *testing.T) {
 	})
 	// A pod that stays keeps the bridge's carrier up: a bridge without ports loses it, and the kernel
 	// flushes the neighbour entries of a device whose carrier goes down, which would hide the problem.
-	if _, err := n.AddPod(ctx, "bystander"); err != nil {
+	if _, err := n.AddNamespace(ctx, "bystander"); err != nil {
 		t.Fatal(err)
 	}
-	first, err := n.AddPod(ctx, "first")
+	first, err := n.AddNamespace(ctx, "first")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,10 +99,10 @@ func TestReusedAddressReachableAtOnce(t *testing.T) {
 		t.Fatalf("first pod: %v", err)
 	}
 	_ = l.Close()
-	if err := n.RemovePod(ctx, first); err != nil {
+	if err := n.RemoveNamespace(ctx, first); err != nil {
 		t.Fatal(err)
 	}
-	second, err := n.AddPod(ctx, "second")
+	second, err := n.AddNamespace(ctx, "second")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestReusedAddressReachableAtOnce(t *testing.T) {
 	if err := dial(addr); err != nil {
 		t.Fatalf("pod with the reused address unreachable: %v", err)
 	}
-	if err := n.RemovePod(ctx, second); err != nil {
+	if err := n.RemoveNamespace(ctx, second); err != nil {
 		t.Fatal(err)
 	}
 	if err := n.Destroy(ctx); err != nil {
