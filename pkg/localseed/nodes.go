@@ -32,8 +32,8 @@ const maxNodes = 26
 // nodeReadyTimeout bounds the wait for every node and the cluster DNS to be Ready.
 const nodeReadyTimeout = 3 * time.Minute
 
-// node is one running node and the network namespace the seed made for it.
-type node struct {
+// seedNode is one running node and the network namespace the seed made for it.
+type seedNode struct {
 	name  string
 	netns *seednet.Namespace
 	node  *kubeletnode.Node
@@ -73,7 +73,7 @@ func (s *Seed) startNodes(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.nodes = append(s.nodes, &node{name: name, netns: netns})
+		s.nodes = append(s.nodes, &seedNode{name: name, netns: netns})
 		s.nodeNames = append(s.nodeNames, name)
 		podCIDR := nodePodCIDR(podRange, i)
 		if err := s.network.RouteVia(ctx, podCIDR, netns.IP); err != nil {

@@ -47,7 +47,7 @@ type Seed struct {
 	// images are the project's images in the seed's registry (PushProjectImages), by name.
 	images map[string]string
 	// nodes are the seed's nodes, in start order.
-	nodes []*node
+	nodes []*seedNode
 
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
