@@ -212,3 +212,20 @@ func nodePodCIDR(podRange netip.Prefix, i int) netip.Prefix {
 	b[2] = byte(i)
 	return netip.PrefixFrom(netip.AddrFrom4(b), 24)
 }
+
+// LogDirs are the directories that hold the seed's logs: the control plane's, registry's and S3 server's
+// (<state>/logs) and, per node, its components' (nodes/<node>/logs) and its pods' (nodes/<node>/pod-logs,
+// as the kubelet writes them: <namespace>_<pod>_<uid>/<container>/<restart>.log).
+func (s *Seed) LogDirs() []string {
+	dirs := []string{filepath.Join(s.stateDir, "logs")}
+	for _, name := range s.nodeNames {
+		dirs = append(dirs, filepath.Join(s.stateDir, "nodes", name, "logs"), filepath.Join(s.stateDir, "nodes", name, "pod-logs"))
+	}
+	return dirs
+}
+
+// PodLogDirs are the log directories of namespace's pods on every node, one per pod.
+func (s *Seed) PodLogDirs(namespace string) []string {
+	dirs, _ := filepath.Glob(filepath.Join(s.stateDir, "nodes", "*", "pod-logs", namespace+"_*"))
+	return dirs
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +30,9 @@ func TestDemo(t *testing.T) {
 	stateDir, prefix := env.Seed.StateDir(), env.Seed.Prefix()
 	PrintSummary(context.Background(), &out, env, timer.Steps)
 	if err != nil {
-		localseedtest.LogTails(t, filepath.Join(stateDir, "logs", "pods"), 3000)
+		for _, dir := range env.Seed.LogDirs() {
+			localseedtest.LogTails(t, dir, 3000)
+		}
 	}
 	if stopErr := env.Seed.Stop(context.Background()); stopErr != nil {
 		t.Errorf("stopping the seed: %v", stopErr)

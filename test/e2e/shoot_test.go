@@ -43,6 +43,8 @@ func newShoot(ctx context.Context, name string, deltaSnapshotPeriod time.Duratio
 		if CurrentSpecReport().Failed() {
 			printPodLogs(env.Namespace)
 			printEtcdStatus(ctx, &env)
+			// The kubelets delete a pod's logs with the pod, so the whole files are kept before removeShoot.
+			keepLogs(seed.StateDir(), seed.PodLogDirs(env.Namespace))
 		}
 		removeShoot(ctx, &env)
 	}, NodeTimeout(8*time.Minute))
@@ -126,17 +128,18 @@ func printEtcdStatus(ctx context.Context, env *seedworkflow.Env) {
 // printPodLogs prints the tail of every container log of the namespace's pods and of druid.
 func printPodLogs(namespace string) {
 	for _, ns := range []string{namespace, seedworkflow.GardenNamespace} {
-		dir := filepath.Join(seed.StateDir(), "logs", "pods", ns)
-		_ = filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
-			if err != nil || info.IsDir() {
+		for _, dir := range seed.PodLogDirs(ns) {
+			_ = filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+				if err != nil || info.IsDir() {
+					return nil
+				}
+				data, _ := os.ReadFile(path)
+				if len(data) > 4000 {
+					data = data[len(data)-4000:]
+				}
+				fmt.Fprintf(GinkgoWriter, "---- %s\n%s\n", path, data)
 				return nil
-			}
-			data, _ := os.ReadFile(path)
-			if len(data) > 4000 {
-				data = data[len(data)-4000:]
-			}
-			fmt.Fprintf(GinkgoWriter, "---- %s\n%s\n", path, data)
-			return nil
-		})
+			})
+		}
 	}
 }

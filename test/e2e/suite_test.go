@@ -91,7 +91,7 @@ var _ = AfterSuite(func(ctx SpecContext) {
 	}
 	stateDir, prefix := seed.StateDir(), seed.Prefix()
 	if suiteFailed() {
-		keepLogs(stateDir)
+		keepLogs(stateDir, seed.LogDirs())
 	}
 	measure("stop the local seed", func() {
 		Expect(seed.Stop(ctx)).To(Succeed())
@@ -146,17 +146,24 @@ var _ = ReportAfterEach(func(report SpecReport) {
 
 // keepLogs copies the pods' and the control plane's logs out of the state directory before Stop removes
 // it, and says where they are.
-func keepLogs(stateDir string) {
+func keepLogs(stateDir string, dirs []string) {
 	dst, err := os.MkdirTemp("", "gardener-etcd-e2e-logs-")
 	if err != nil {
 		return
 	}
-	src := filepath.Join(stateDir, "logs")
+	for _, src := range dirs {
+		copyLogs(stateDir, src, dst)
+	}
+	fmt.Fprintf(GinkgoWriter, "logs of the failed run kept in %s\n", dst)
+}
+
+// copyLogs copies the files below src into dst, at their paths relative to stateDir.
+func copyLogs(stateDir, src, dst string) {
 	_ = filepath.Walk(src, func(path string, info os.FileInfo, err error) error {
 		if err != nil || info.IsDir() {
 			return nil
 		}
-		rel, _ := filepath.Rel(src, path)
+		rel, _ := filepath.Rel(stateDir, path)
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil
@@ -166,7 +173,6 @@ func keepLogs(stateDir string) {
 		_ = os.WriteFile(target, data, 0o644)
 		return nil
 	})
-	fmt.Fprintf(GinkgoWriter, "logs of the failed run kept in %s\n", dst)
 }
 
 // fileLogger writes the seed's logs as lines into f.
