@@ -38,6 +38,8 @@ type Reconciler struct {
 // Reconcile runs the deletion flow for an Etcd being deleted; otherwise the spec flow when one is due,
 // then the status flow, which also runs when the spec flow failed, so that the status keeps reporting the
 // cluster's health, and after a successful status flow the heal flow on the status flow's observation.
+// A successful spec run's result goes out with the status flow's write (one status write, not two), and
+// its operation annotation is removed after that write.
 // It requeues after StatusSyncPeriod (or earlier when a flow asks for it).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx).WithValues("etcd", req.NamespacedName)
@@ -54,6 +56,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return flow.Combine(0, flow.Run(ctx, logger.WithName("deletion"), r.deletionSteps(etcd)))
 	}
 
+	held := &heldStatus{}
+	var spec *specRun
 	specResult := flow.Continue()
 	wanted, why, err := r.specReconcileWanted(ctx, etcd)
 	if err != nil {
@@ -66,12 +70,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				"spec reconcile (%s) skipped: annotation %s is set; the status is still updated", why, druidv1alpha1.SuspendEtcdSpecReconcileAnnotation)
 		} else {
 			logger.V(1).Info("Running spec reconcile", "trigger", why)
-			specResult = flow.Run(ctx, logger.WithName("spec"), r.specSteps(etcd))
+			spec = r.newSpecRun(etcd, held)
+			specResult = flow.Run(ctx, logger.WithName("spec"), spec.steps())
 		}
 	}
 
-	status := r.newStatusRun(etcd)
+	status := r.newStatusRun(etcd, held, spec)
 	statusResult := flow.Run(ctx, logger.WithName("status"), status.steps())
+	if spec != nil && spec.succeeded { // the spec flow's last step held its success; nothing else ended it
+		specResult = spec.finish(log.IntoContext(ctx, logger.WithName("spec")))
+	}
 	healResult := flow.Continue()
 	if !statusResult.Failed() {
 		healResult = flow.Run(ctx, logger.WithName("heal"), r.newHealRun(etcd, status).steps())
