@@ -64,15 +64,15 @@ func (r *Reconciler) newSpecRun(etcd *druidv1alpha1.Etcd, held *heldStatus) *spe
 // steps are the spec flow: hold during a quorum-loss recovery → record operation → finalizer → secrets →
 // hold a rolling update of an unhealthy cluster → components → success (held for the status flow's
 // write). The operation annotation is removed by finish, after the status flow wrote the success.
-func (run *specRun) steps() []flow.Step {
+func (s *specRun) steps() []flow.Step {
 	return []flow.Step{
-		{Name: "holdDuringQuorumLossRecovery", Run: run.holdDuringQuorumLossRecovery},
-		{Name: "recordOperationStart", Run: run.recordStart},
-		{Name: "ensureFinalizer", Run: run.ensureFinalizer},
-		{Name: "checkReferencedSecrets", Run: run.checkSecrets},
-		{Name: "holdRollingUpdate", Run: run.holdRollingUpdate},
-		{Name: "syncComponents", Run: run.syncComponents},
-		{Name: "recordSuccess", Run: run.recordSuccess},
+		{Name: "holdDuringQuorumLossRecovery", Run: s.holdDuringQuorumLossRecovery},
+		{Name: "recordOperationStart", Run: s.recordStart},
+		{Name: "ensureFinalizer", Run: s.ensureFinalizer},
+		{Name: "checkReferencedSecrets", Run: s.checkSecrets},
+		{Name: "holdRollingUpdate", Run: s.holdRollingUpdate},
+		{Name: "syncComponents", Run: s.syncComponents},
+		{Name: "recordSuccess", Run: s.recordSuccess},
 	}
 }
 
