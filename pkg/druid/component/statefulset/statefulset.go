@@ -72,6 +72,7 @@ func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 		return component.WrapError(err, component.OperationSync, kind, "syncing statefulset %s", sts.Name)
 	}
 	logger.V(1).Info("Synced statefulset", "replicas", decision.Replicas, "result", result)
+	recordSynced(ctx, sts)
 	if decision.Requeue {
 		logger.Info("Scale-up held back", "reason", decision.Reason, "replicas", decision.Replicas, "desiredReplicas", etcd.Spec.Replicas)
 		return component.Requeue(component.DefaultRequeueAfter, "%s", decision.Reason)

@@ -5,10 +5,13 @@
 //     then remove the finalizer;
 //   - otherwise the spec flow, when a spec reconcile is due (see SpecReconcileWanted): record the operation,
 //     add the finalizer, check the referenced secrets, sync the components in registry order, record
-//     success, remove the operation annotation;
+//     success — held for the status flow's write, so that the success and the health the status flow
+//     observed go out in one status write (statuswrite.go) — and after that write remove the operation
+//     annotation;
 //   - and always the status flow: read the StatefulSet, pods, member and snapshot leases and PVC
 //     warnings, derive members, conditions and replica counts (package health) and write the status when
-//     it changed — observe → compute → write, nothing else (statusflow.go). It runs every
+//     it changed — observe → compute → write, nothing else (statusflow.go); after a spec flow it takes
+//     the StatefulSet as that flow wrote it when the cache has not seen the write yet. It runs every
 //     StatusSyncPeriod and on lease, pod and StatefulSet events;
 //   - after it, on the same observation, the heal flow (healflow.go): apply seed 002's decision table
 //     (package healing) — delete the pods of a minority of NotReady members, bootstrap a cluster that lost

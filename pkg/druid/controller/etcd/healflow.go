@@ -121,7 +121,7 @@ func (h *healRun) writeStatus(ctx context.Context) flow.Result {
 	}
 	now := h.r.clock.Now()
 	computed := health.ComputeStatus(h.outcome.observed, h.r.thresholds(), now)
-	return flowResultOf(h.r.writeComputedStatus(ctx, h.etcd, computed, now))
+	return flowResultOf(h.r.writeComputedStatus(ctx, h.etcd, nil, computed, now))
 }
 
 // report ends the heal flow with the actions' errors, or with the requeue an action asked for (e.g.

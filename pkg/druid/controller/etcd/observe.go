@@ -13,13 +13,15 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/memberlease"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
 
 // Observe reads everything the status is derived from: the StatefulSet, its pods, the member and snapshot
 // leases and the warning events of the data volumes, all from the cache. The status flow observes once
-// per reconcile; the heal flow acts on the same observation.
-func (r *Reconciler) Observe(ctx context.Context, etcd *druidv1alpha1.Etcd) (health.Observed, error) {
+// per reconcile; the heal flow acts on the same observation. synced is the StatefulSet as the spec flow of
+// the same reconcile wrote it (nil without one), taken when the cache has not seen that write yet.
+func (r *Reconciler) Observe(ctx context.Context, etcd *druidv1alpha1.Etcd, synced *appsv1.StatefulSet) (health.Observed, error) {
 	o := health.Observed{Etcd: defaulted(etcd), Pods: map[string]*corev1.Pod{}}
 	sts := &appsv1.StatefulSet{}
 	switch err := r.client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.StatefulSetName()}, sts); {
@@ -28,6 +30,7 @@ func (r *Reconciler) Observe(ctx context.Context, etcd *druidv1alpha1.Etcd) (hea
 	case !apierrors.IsNotFound(err):
 		return o, fmt.Errorf("reading statefulset: %w", err)
 	}
+	o.StatefulSet = statefulset.Newer(o.StatefulSet, synced)
 
 	pods := &corev1.PodList{}
 	if err := r.client.List(ctx, pods, client.InNamespace(etcd.Namespace), client.MatchingLabels(etcd.ManagedLabels())); err != nil {

@@ -38,6 +38,8 @@ type Reconciler struct {
 // Reconcile runs the deletion flow for an Etcd being deleted; otherwise the spec flow when one is due,
 // then the status flow, which also runs when the spec flow failed, so that the status keeps reporting the
 // cluster's health, and after a successful status flow the heal flow on the status flow's observation.
+// A successful spec run's result goes out with the status flow's write (one status write, not two), and
+// its operation annotation is removed after that write.
 // It requeues after StatusSyncPeriod (or earlier when a flow asks for it).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx).WithValues("etcd", req.NamespacedName)
@@ -54,6 +56,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return flow.Combine(0, flow.Run(ctx, logger.WithName("deletion"), r.deletionSteps(etcd)))
 	}
 
+	held := &heldStatus{}
+	var spec *specRun
 	specResult := flow.Continue()
 	wanted, why, err := r.specReconcileWanted(ctx, etcd)
 	if err != nil {
@@ -66,12 +70,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				"spec reconcile (%s) skipped: annotation %s is set; the status is still updated", why, druidv1alpha1.SuspendEtcdSpecReconcileAnnotation)
 		} else {
 			logger.V(1).Info("Running spec reconcile", "trigger", why)
-			specResult = flow.Run(ctx, logger.WithName("spec"), r.specSteps(etcd))
+			spec = r.newSpecRun(etcd, held)
+			specResult = flow.Run(ctx, logger.WithName("spec"), spec.steps())
 		}
 	}
 
-	status := r.newStatusRun(etcd)
+	status := r.newStatusRun(etcd, held, spec)
 	statusResult := flow.Run(ctx, logger.WithName("status"), status.steps())
+	if spec != nil && spec.succeeded { // the spec flow's last step held its success; nothing else ended it
+		specResult = spec.finish(log.IntoContext(ctx, logger.WithName("spec")))
+	}
 	healResult := flow.Continue()
 	if !statusResult.Failed() {
 		healResult = flow.Run(ctx, logger.WithName("heal"), r.newHealRun(etcd, status).steps())
@@ -98,9 +106,17 @@ const conflictRetryDelay = 200 * time.Millisecond
 // decides again on the stored object: the cache can lag behind druid's own writes (e.g. still show an
 // operation annotation the previous run removed), and a spec run on a stale spec would roll the
 // StatefulSet back. On a fresh read etcd is replaced with the stored object.
+//
+// An Etcd without lastOperation is taken from the cache as it is: druid has not run a spec flow on it
+// yet (every spec flow writes lastOperation before anything else, and only with it observedGeneration or
+// the annotation removal), so there is no write of druid's the cache could lag behind. Should the cache lag
+// behind someone else's (a spec edit right after the creation), the run's first write, recordStart's
+// Processing with the cached resourceVersion, fails with a conflict before anything is synced, and the
+// reconcile starts over from the newer object. That saves a read per new Etcd, a burst's worth of them.
 func (r *Reconciler) specReconcileWanted(ctx context.Context, etcd *druidv1alpha1.Etcd) (bool, string, error) {
-	if wanted, _ := SpecReconcileWanted(etcd, r.config.EnableEtcdSpecAutoReconcile); !wanted {
-		return false, "", nil
+	wanted, why := SpecReconcileWanted(etcd, r.config.EnableEtcdSpecAutoReconcile)
+	if !wanted || etcd.Status.LastOperation == nil {
+		return wanted, why, nil
 	}
 	if err := r.reader.Get(ctx, client.ObjectKeyFromObject(etcd), etcd); err != nil {
 		return false, "", err
@@ -108,7 +124,7 @@ func (r *Reconciler) specReconcileWanted(ctx context.Context, etcd *druidv1alpha
 	if !etcd.DeletionTimestamp.IsZero() {
 		return false, "", nil // the deletion flow takes over on the next reconcile
 	}
-	wanted, why := SpecReconcileWanted(etcd, r.config.EnableEtcdSpecAutoReconcile)
+	wanted, why = SpecReconcileWanted(etcd, r.config.EnableEtcdSpecAutoReconcile)
 	return wanted, why, nil
 }
 

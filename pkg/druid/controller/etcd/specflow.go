@@ -40,28 +40,56 @@ type specRun struct {
 	// rendered is target's pod template once holdRollingUpdate rendered it (nil while no StatefulSet
 	// exists); syncComponents hands it to the StatefulSet operator so that a run renders it once.
 	rendered *statefulset.Rendered
+	// held is the reconcile's status held for its next write: recordSuccess puts the run's success there,
+	// and the status flow writes it with what it observed (finish writes it when the status flow did not).
+	held *heldStatus
+	// succeeded is set by recordSuccess: finish then removes the operation annotation.
+	succeeded bool
+	// synced receives the StatefulSet as syncComponents left it, for the status flow that follows.
+	synced statefulset.Synced
 }
 
-// specSteps is the spec flow: hold during a quorum-loss recovery → record operation → finalizer → secrets →
-// hold a rolling update of an unhealthy cluster → components → success → annotation.
-func (r *Reconciler) specSteps(etcd *druidv1alpha1.Etcd) []flow.Step {
-	run := &specRun{r: r, etcd: etcd, target: defaulted(etcd), generation: etcd.Generation, op: druidv1alpha1.LastOperation{
+// newSpecRun starts a spec run of etcd whose status writes go through held.
+func (r *Reconciler) newSpecRun(etcd *druidv1alpha1.Etcd, held *heldStatus) *specRun {
+	run := &specRun{r: r, etcd: etcd, target: defaulted(etcd), generation: etcd.Generation, held: held, op: druidv1alpha1.LastOperation{
 		Type:  druidv1alpha1.LastOperationTypeReconcile,
 		RunID: string(uuid.NewUUID()),
 	}}
 	if etcd.Status.ObservedGeneration == nil {
 		run.op.Type = druidv1alpha1.LastOperationTypeCreate
 	}
+	return run
+}
+
+// steps are the spec flow: hold during a quorum-loss recovery → record operation → finalizer → secrets →
+// hold a rolling update of an unhealthy cluster → components → success (held for the status flow's
+// write). The operation annotation is removed by finish, after the status flow wrote the success.
+func (s *specRun) steps() []flow.Step {
 	return []flow.Step{
-		{Name: "holdDuringQuorumLossRecovery", Run: run.holdDuringQuorumLossRecovery},
-		{Name: "recordOperationStart", Run: run.recordStart},
-		{Name: "ensureFinalizer", Run: run.ensureFinalizer},
-		{Name: "checkReferencedSecrets", Run: run.checkSecrets},
-		{Name: "holdRollingUpdate", Run: run.holdRollingUpdate},
-		{Name: "syncComponents", Run: run.syncComponents},
-		{Name: "recordSuccess", Run: run.recordSuccess},
-		{Name: "removeOperationAnnotation", Run: run.removeOperationAnnotation},
+		{Name: "holdDuringQuorumLossRecovery", Run: s.holdDuringQuorumLossRecovery},
+		{Name: "recordOperationStart", Run: s.recordStart},
+		{Name: "ensureFinalizer", Run: s.ensureFinalizer},
+		{Name: "checkReferencedSecrets", Run: s.checkSecrets},
+		{Name: "holdRollingUpdate", Run: s.holdRollingUpdate},
+		{Name: "syncComponents", Run: s.syncComponents},
+		{Name: "recordSuccess", Run: s.recordSuccess},
 	}
+}
+
+// finish runs after the status flow of the same reconcile when the spec flow succeeded: it writes the held
+// success if the status flow failed before writing it, then removes the operation annotation.
+func (s *specRun) finish(ctx context.Context) flow.Result {
+	return flow.Run(ctx, log.FromContext(ctx), []flow.Step{
+		{Name: "writeHeldSuccess", Run: s.writeHeldSuccess},
+		{Name: "removeOperationAnnotation", Run: s.removeOperationAnnotation},
+	})
+}
+
+func (s *specRun) writeHeldSuccess(ctx context.Context) flow.Result {
+	if !s.held.pending() {
+		return flow.Continue()
+	}
+	return flowResultOf(s.r.patchStatus(ctx, s.etcd, s.held, func(*druidv1alpha1.EtcdStatus) {}))
 }
 
 func (s *specRun) record(ctx context.Context, state druidv1alpha1.LastOperationState, description string, lastErrors ...druidv1alpha1.LastError) error {
@@ -78,7 +106,12 @@ func (s *specRun) record(ctx context.Context, state druidv1alpha1.LastOperationS
 // patchStatus writes the Etcd's status with mutate applied, and with SecretsReady=True once the secrets
 // were found present.
 func (s *specRun) patchStatus(ctx context.Context, mutate func(*druidv1alpha1.EtcdStatus)) error {
-	return s.r.patchStatus(ctx, s.etcd, func(st *druidv1alpha1.EtcdStatus) {
+	return s.r.patchStatus(ctx, s.etcd, s.held, s.withSecretsReady(mutate))
+}
+
+// withSecretsReady is mutate that also sets SecretsReady=True once the secrets were found present.
+func (s *specRun) withSecretsReady(mutate func(*druidv1alpha1.EtcdStatus)) func(*druidv1alpha1.EtcdStatus) {
+	return func(st *druidv1alpha1.EtcdStatus) {
 		if s.secretsPresent {
 			if c := druidv1alpha1.FindCondition(st.Conditions, ConditionTypeSecretsReady); c == nil || c.Status != druidv1alpha1.ConditionTrue {
 				st.Conditions = health.SetCondition(st.Conditions, druidv1alpha1.Condition{Type: ConditionTypeSecretsReady,
@@ -86,7 +119,7 @@ func (s *specRun) patchStatus(ctx context.Context, mutate func(*druidv1alpha1.Et
 			}
 		}
 		mutate(st)
-	})
+	}
 }
 
 func (s *specRun) recordStart(ctx context.Context) flow.Result {
@@ -124,7 +157,7 @@ func (s *specRun) checkSecrets(ctx context.Context) flow.Result {
 	message := strings.Join(missing, "; ")
 	log.FromContext(ctx).Info("Referenced secrets missing, no component is synced", "missing", message)
 	s.r.recorder.Eventf(s.etcd, nil, "Warning", EventReasonSecretsMissing, actionReconcile, "no component synced: %s", message)
-	err = s.r.patchStatus(ctx, s.etcd, func(st *druidv1alpha1.EtcdStatus) {
+	err = s.r.patchStatus(ctx, s.etcd, s.held, func(st *druidv1alpha1.EtcdStatus) {
 		st.Conditions = health.SetCondition(st.Conditions, druidv1alpha1.Condition{Type: ConditionTypeSecretsReady,
 			Status: druidv1alpha1.ConditionFalse, Reason: ReasonSecretsMissing, Message: message}, now)
 		st.LastErrors = []druidv1alpha1.LastError{{Code: ErrorCodeSecretsMissing, Description: message, ObservedAt: metav1.NewTime(now)}}
@@ -145,6 +178,7 @@ func (s *specRun) syncComponents(ctx context.Context) flow.Result {
 	if s.rendered != nil {
 		ctx = statefulset.WithRendered(ctx, s.rendered)
 	}
+	ctx = statefulset.WithSynced(ctx, &s.synced)
 	err := s.r.registry.SyncAll(ctx, s.target)
 	if err == nil {
 		return flow.Continue()
@@ -163,19 +197,19 @@ func (s *specRun) syncComponents(ctx context.Context) flow.Result {
 	return flow.Fail(err)
 }
 
-func (s *specRun) recordSuccess(ctx context.Context) flow.Result {
+// recordSuccess holds the run's success (observedGeneration, lastOperation Succeeded, no lastErrors) for
+// the status flow's write, which follows in the same reconcile: one status write carries both.
+func (s *specRun) recordSuccess(context.Context) flow.Result {
 	now := metav1.NewTime(s.r.clock.Now())
-	err := s.patchStatus(ctx, func(st *druidv1alpha1.EtcdStatus) {
+	s.held.hold(s.etcd, s.withSecretsReady(func(st *druidv1alpha1.EtcdStatus) {
 		st.ObservedGeneration = &s.generation
 		st.LastErrors = nil
 		op := s.op
 		op.State, op.Description, op.LastUpdateTime = druidv1alpha1.LastOperationStateSucceeded,
 			fmt.Sprintf("%s of generation %d succeeded", s.op.Type, s.generation), now
 		st.LastOperation = &op
-	})
-	if err != nil {
-		return flow.Fail(err)
-	}
+	}))
+	s.succeeded = true
 	return flow.Continue()
 }
 

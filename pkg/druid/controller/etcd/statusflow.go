@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
@@ -25,10 +26,19 @@ type statusRun struct {
 	observed health.Observed
 	computed druidv1alpha1.EtcdStatus
 	now      time.Time
+	// held is what the spec flow of the same reconcile held for this write (its success).
+	held *heldStatus
+	// synced is the StatefulSet as that spec flow wrote it (nil without one), for a cache that lags.
+	synced *appsv1.StatefulSet
 }
 
-func (r *Reconciler) newStatusRun(etcd *druidv1alpha1.Etcd) *statusRun {
-	return &statusRun{r: r, etcd: etcd}
+// newStatusRun starts a status flow after spec, the spec run of the same reconcile (nil without one).
+func (r *Reconciler) newStatusRun(etcd *druidv1alpha1.Etcd, held *heldStatus, spec *specRun) *statusRun {
+	s := &statusRun{r: r, etcd: etcd, held: held}
+	if spec != nil {
+		s.synced = spec.synced.StatefulSet
+	}
+	return s
 }
 
 // steps are the status flow: read the StatefulSet, pods, leases and PVC warnings; derive members,
@@ -42,7 +52,7 @@ func (s *statusRun) steps() []flow.Step {
 }
 
 func (s *statusRun) observe(ctx context.Context) flow.Result {
-	observed, err := s.r.Observe(ctx, s.etcd)
+	observed, err := s.r.Observe(ctx, s.etcd, s.synced)
 	if err != nil {
 		return flow.Fail(err)
 	}
@@ -57,17 +67,18 @@ func (s *statusRun) compute(context.Context) flow.Result {
 }
 
 func (s *statusRun) write(ctx context.Context) flow.Result {
-	return flowResultOf(s.r.writeComputedStatus(ctx, s.etcd, s.computed, s.now))
+	return flowResultOf(s.r.writeComputedStatus(ctx, s.etcd, s.held, s.computed, s.now))
 }
 
 // writeComputedStatus writes computed as etcd's status unless it differs from the stored one only in
-// heartbeats that are not due yet. The status and heal flows write through it.
-func (r *Reconciler) writeComputedStatus(ctx context.Context, etcd *druidv1alpha1.Etcd, computed druidv1alpha1.EtcdStatus, now time.Time) error {
-	if onlyHeartbeatsDiffer(etcd.Status, computed, now, heartbeatPeriods*r.config.StatusSyncPeriod) {
+// heartbeats that are not due yet; a status held by the spec flow is always written (computed starts from
+// etcd's status, which holds it). The status and heal flows write through it.
+func (r *Reconciler) writeComputedStatus(ctx context.Context, etcd *druidv1alpha1.Etcd, held *heldStatus, computed druidv1alpha1.EtcdStatus, now time.Time) error {
+	if !held.pending() && onlyHeartbeatsDiffer(etcd.Status, computed, now, heartbeatPeriods*r.config.StatusSyncPeriod) {
 		return nil
 	}
 	logStatusChanges(ctx, etcd.Status, computed)
-	return r.patchStatus(ctx, etcd, func(st *druidv1alpha1.EtcdStatus) { *st = computed })
+	return r.patchStatus(ctx, etcd, held, func(st *druidv1alpha1.EtcdStatus) { *st = computed })
 }
 
 // logStatusChanges logs member and condition transitions, the facts an operator looks for in druid's log.

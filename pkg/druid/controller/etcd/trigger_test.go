@@ -1,11 +1,13 @@
 package etcd
 
 import (
+	"context"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
@@ -37,4 +39,45 @@ func TestSpecReconcileWanted(t *testing.T) {
 			NewWithT(t).Expect(got).To(Equal(tc.want))
 		})
 	}
+}
+
+// readsCounter is a client.Reader that answers every Get with stored and counts the reads: whether the
+// trigger reads the stored Etcd at all is the point, not what an apiserver would answer.
+type readsCounter struct {
+	client.Reader
+	stored *druidv1alpha1.Etcd
+	gets   int
+}
+
+func (r *readsCounter) Get(_ context.Context, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	r.gets++
+	r.stored.DeepCopyInto(obj.(*druidv1alpha1.Etcd))
+	return nil
+}
+
+// A new Etcd (no lastOperation: druid never ran a spec flow on it) is decided on as cached; once druid
+// wrote to it, a due spec reconcile is decided again on the stored object, which may say "not due" (the
+// cache lagged the previous run's observedGeneration).
+func TestSpecReconcileWantedReadsTheStoredEtcdOnceDruidWroteIt(t *testing.T) {
+	g := NewWithT(t)
+	fresh := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
+	reconciled := fresh.DeepCopy()
+	reconciled.Status = druidv1alpha1.EtcdStatus{ObservedGeneration: ptr.To(int64(1)),
+		LastOperation: &druidv1alpha1.LastOperation{State: druidv1alpha1.LastOperationStateSucceeded}}
+	processing := fresh.DeepCopy()
+	processing.Status.LastOperation = &druidv1alpha1.LastOperation{State: druidv1alpha1.LastOperationStateProcessing}
+
+	reader := &readsCounter{stored: reconciled}
+	r := &Reconciler{reader: reader}
+	wanted, _, err := r.specReconcileWanted(context.Background(), fresh.DeepCopy())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(wanted).To(BeTrue())
+	g.Expect(reader.gets).To(BeZero(), "a new Etcd is not read again")
+
+	cached := processing.DeepCopy()
+	wanted, _, err = r.specReconcileWanted(context.Background(), cached)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(reader.gets).To(Equal(1))
+	g.Expect(wanted).To(BeFalse(), "the stored Etcd is reconciled already")
+	g.Expect(cached.Status.ObservedGeneration).To(Equal(ptr.To(int64(1))), "the cached copy is replaced with the stored object")
 }

@@ -70,10 +70,10 @@ func expectCondition(t *testing.T, namespace string, ct druidv1alpha1.ConditionT
 	return etcd
 }
 
-// waitReconciled waits until the spec run of the current generation finished successfully. The run's
-// last step removes the operation annotation, after recordSuccess wrote observedGeneration: a status that
-// already says Succeeded while the annotation is still there belongs to a run that has not finished yet
-// (the window is one apiserver round trip, wide enough on a busy machine).
+// waitReconciled waits until the spec run of the current generation finished successfully. The run
+// removes the operation annotation last, after the status write that carries observedGeneration: a status
+// that already says Succeeded while the annotation is still there belongs to a run that has not finished
+// yet (the window is one apiserver round trip, wide enough on a busy machine).
 func waitReconciled(t *testing.T, namespace string) *druidv1alpha1.Etcd {
 	t.Helper()
 	var etcd *druidv1alpha1.Etcd
