@@ -40,7 +40,7 @@ func runJob(t *testing.T, ns, name string, exitCode int32, message string) {
 	g := NewWithT(t)
 	job := waitForJob(t, ns, name)
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name + "-pod", Namespace: ns, Labels: job.Spec.Template.Labels,
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-" + string(job.UID)[:5], Namespace: ns, Labels: job.Spec.Template.Labels,
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptr.To(true)}}},
 		Spec: *job.Spec.Template.Spec.DeepCopy(),
 	}

@@ -8,7 +8,9 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
@@ -120,9 +122,10 @@ func TestQuorumLossRecoveryStopsWhenASurvivingVolumeCannotBeRead(t *testing.T) {
 		g.Expect(c.Reason).To(Equal(etcdcontroller.ReasonManualInterventionRequired))
 	}).WithTimeout(3 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 
-	// The operator fixed the volume and deletes the failed Job: druid runs it again.
+	// The operator fixed the volume and deletes the failed Job (as kubectl does, in the background): druid
+	// runs it again.
 	failed := waitForJob(t, ns, revisionJobName(1))
-	g.Expect(env.Client.Delete(ctx, failed)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, failed, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		job := &batchv1.Job{}
 		g.Expect(exists(ns, revisionJobName(1), job)()).To(Succeed())
