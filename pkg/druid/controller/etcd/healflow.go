@@ -51,7 +51,7 @@ type healOutcome struct {
 	// recoveryHeldBack is the QuorumLossRecovery reason of a recovery in progress that stopped for a human
 	// (step 3), so that the condition is kept rather than cleared as a situation that is gone.
 	recoveryHeldBack string
-	errs        []error
+	errs             []error
 	// requeueAfter and requeueReason are the earliest requeue an action asked for.
 	requeueAfter  time.Duration
 	requeueReason string

@@ -16,7 +16,9 @@ import (
 
 // The surviving-data Jobs of the quorum-loss recovery, named as druid names them: one data-revision Job
 // per member volume (by ordinal) and one preserve-data Job for the volume druid chose.
-func revisionJobName(ordinal int) string { return fmt.Sprintf("%s-data-revision-%d", etcdName, ordinal) }
+func revisionJobName(ordinal int) string {
+	return fmt.Sprintf("%s-data-revision-%d", etcdName, ordinal)
+}
 
 const preserveJobName = etcdName + "-preserve-data"
 
