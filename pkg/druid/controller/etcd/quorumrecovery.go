@@ -262,7 +262,7 @@ func (h *healRun) recordRecovery(state druidv1alpha1.LastOperationState, cs drui
 		st := &o.Etcd.Status
 		runID := string(uuid.NewUUID())
 		if c := druidv1alpha1.FindCondition(st.Conditions, ConditionTypeQuorumLossRecovery); c != nil && st.LastOperation != nil &&
-			(c.Status == druidv1alpha1.ConditionTrue || strings.HasPrefix(st.LastOperation.Description, "quorum-loss recovery ")) {
+			(c.Status == druidv1alpha1.ConditionTrue || heldAtStep3(c, st.LastOperation)) {
 			runID = st.LastOperation.RunID // one recovery, one run ID across its steps, also when it was held at step 3
 		}
 		st.LastOperation = &druidv1alpha1.LastOperation{Type: druidv1alpha1.LastOperationTypeReconcile, State: state,
@@ -270,6 +270,13 @@ func (h *healRun) recordRecovery(state druidv1alpha1.LastOperationState, cs drui
 		st.Conditions = health.SetCondition(st.Conditions, druidv1alpha1.Condition{Type: ConditionTypeQuorumLossRecovery,
 			Status: cs, Reason: reason, Message: description}, now)
 	})
+}
+
+// heldAtStep3 tells whether the condition and lastOperation are those holdRecovery wrote (a recovery in
+// progress that waits for a human), not a finished recovery or case 10 without a backup.
+func heldAtStep3(c *druidv1alpha1.Condition, op *druidv1alpha1.LastOperation) bool {
+	return c.Reason == ReasonManualInterventionRequired && op.State == druidv1alpha1.LastOperationStateError &&
+		strings.HasPrefix(op.Description, recoveryProgress(healing.StepSaveSurvivingData, ""))
 }
 
 // quorumLossRecoveryInProgress tells whether the StatefulSet carries the recovery marker.
