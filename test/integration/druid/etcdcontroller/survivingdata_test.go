@@ -134,9 +134,7 @@ func TestQuorumLossRecoveryStopsWhenASurvivingVolumeCannotBeRead(t *testing.T) {
 	runJob(t, ns, revisionJobName(1), 0, `{"revision":160,"valid":true}`)
 
 	// Member 1 is the most advanced now.
-	g.Eventually(func(g Gomega) []string {
-		return waitForJob(t, ns, preserveJobName).Spec.Template.Spec.Containers[0].Args
-	}).WithTimeout(timeout).WithPolling(poll).Should(ContainElement("--expect-revision=160"))
+	g.Eventually(func(g Gomega) []string { return preserveArgs(g, ns) }).WithTimeout(timeout).WithPolling(poll).Should(ContainElement("--expect-revision=160"))
 	runJob(t, ns, preserveJobName, 0, `{"revision":160,"snapshot":"Full-00000000-00000160-1790000000","uploaded":true}`)
 	g.Eventually(func(g Gomega) {
 		for _, name := range memberClaims {
@@ -154,9 +152,7 @@ func TestQuorumLossRecoveryStopsWhenPreservingFails(t *testing.T) {
 	runJob(t, ns, revisionJobName(0), 0, `{"revision":130,"valid":true}`)
 	runJob(t, ns, revisionJobName(1), 0, `{"revision":150,"valid":true}`)
 	runJob(t, ns, revisionJobName(2), 0, `{"revision":140,"valid":true}`)
-	g.Eventually(func(g Gomega) []string {
-		return waitForJob(t, ns, preserveJobName).Spec.Template.Spec.Containers[0].Args
-	}).WithTimeout(timeout).WithPolling(poll).Should(ContainElement("--expect-revision=150"))
+	g.Eventually(func(g Gomega) []string { return preserveArgs(g, ns) }).WithTimeout(timeout).WithPolling(poll).Should(ContainElement("--expect-revision=150"))
 	runJob(t, ns, preserveJobName, 1, "uploading the full snapshot: 503 Service Unavailable")
 
 	etcd := expectCondition(t, ns, etcdcontroller.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, etcdcontroller.ReasonManualInterventionRequired)
@@ -184,4 +180,11 @@ func TestQuorumLossRecoverySkipsPreservingWhenTheStoreIsAhead(t *testing.T) {
 		}
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	g.Expect(exists(ns, preserveJobName, &batchv1.Job{})()).To(Satisfy(isNotFound))
+}
+
+// preserveArgs are the arguments of the preserve-data Job.
+func preserveArgs(g Gomega, ns string) []string {
+	job := &batchv1.Job{}
+	g.Expect(exists(ns, preserveJobName, job)()).To(Succeed())
+	return job.Spec.Template.Spec.Containers[0].Args
 }
