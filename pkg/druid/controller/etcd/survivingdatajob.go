@@ -67,16 +67,13 @@ type survivingDataJobInput struct {
 	localHostPath string
 }
 
-// newRevisionJob renders the data-revision Job of a member volume.
-func newRevisionJob(etcd *druidv1alpha1.Etcd, claim *corev1.PersistentVolumeClaim, ordinal int, in survivingDataJobInput) *batchv1.Job {
-	args := append([]string{"data-revision"}, dataCopyArgs()...)
-	return survivingDataJob(etcd, RevisionJobName(etcd, ordinal), claim, args, false, in)
-}
+// DataRevisionArgs are the arguments of `etcdbrctl data-revision` in the Job of a member volume.
+func DataRevisionArgs() []string { return append([]string{"data-revision"}, dataCopyArgs()...) }
 
-// newPreserveJob renders the preserve-data Job that uploads the volume at revision as the newest full
-// snapshot, with the sidecar's store location, credentials and compression, so the snapshot lands where
-// the restoring members look and reads as the sidecar's own.
-func newPreserveJob(etcd *druidv1alpha1.Etcd, claim *corev1.PersistentVolumeClaim, revision int64, in survivingDataJobInput) *batchv1.Job {
+// PreserveDataArgs are the arguments of `etcdbrctl preserve-data` that uploads the volume at revision as
+// the newest full snapshot, with the sidecar's store location and compression, so the snapshot lands
+// where the restoring members look and reads as the sidecar's own.
+func PreserveDataArgs(etcd *druidv1alpha1.Etcd, revision int64) []string {
 	args := append([]string{"preserve-data"}, dataCopyArgs()...)
 	args = append(args, fmt.Sprintf("--expect-revision=%d", revision))
 	args = append(args, statefulset.StoreLocationArgs(etcd.Spec.Backup.Store, "")...)
@@ -84,7 +81,17 @@ func newPreserveJob(etcd *druidv1alpha1.Etcd, claim *corev1.PersistentVolumeClai
 	if t := etcd.Spec.Backup.EtcdSnapshotTimeout; t != nil {
 		args = append(args, "--etcd-snapshot-timeout="+t.Duration.String())
 	}
-	job := survivingDataJob(etcd, PreserveJobName(etcd), claim, args, true, in)
+	return args
+}
+
+// newRevisionJob renders the data-revision Job of a member volume.
+func newRevisionJob(etcd *druidv1alpha1.Etcd, claim *corev1.PersistentVolumeClaim, ordinal int, in survivingDataJobInput) *batchv1.Job {
+	return survivingDataJob(etcd, RevisionJobName(etcd, ordinal), claim, DataRevisionArgs(), false, in)
+}
+
+// newPreserveJob renders the preserve-data Job (PreserveDataArgs) with the sidecar's store credentials.
+func newPreserveJob(etcd *druidv1alpha1.Etcd, claim *corev1.PersistentVolumeClaim, revision int64, in survivingDataJobInput) *batchv1.Job {
+	job := survivingDataJob(etcd, PreserveJobName(etcd), claim, PreserveDataArgs(etcd, revision), true, in)
 	job.Annotations[AnnotationExpectRevision] = fmt.Sprint(revision)
 	return job
 }
