@@ -36,7 +36,6 @@ import (
 // saving). Its Jobs stay until step 4 deletes them: deleting them here, before the phase moved on, would
 // make a repeated step 3 start them again.
 func (h *healRun) saveSurvivingData(ctx context.Context, sts *appsv1.StatefulSet) (bool, error) {
-	logger := log.FromContext(ctx)
 	etcd := defaulted(h.etcd)
 	claims, err := h.memberClaims(ctx, sts)
 	if err != nil {
@@ -46,21 +45,9 @@ func (h *healRun) saveSurvivingData(ctx context.Context, sts *appsv1.StatefulSet
 	if err != nil {
 		return false, err
 	}
-	readings := make([]healing.VolumeReading, 0, len(claims))
-	jobOf := map[string]string{}
-	for _, c := range claims {
-		ordinal, _ := memberVolumeOrdinal(sts, c.Name)
-		job := newRevisionJob(etcd, c, ordinal, in)
-		res, err := h.runSurvivingDataJob(ctx, job)
-		if err != nil {
-			return false, err
-		}
-		reading := parseDataRevision(c.Name, res)
-		if reading.State == healing.ReadingFailed {
-			reading.Problem = fmt.Sprintf("Job %s: %s", job.Name, reading.Problem)
-		}
-		readings = append(readings, reading)
-		jobOf[c.Name] = job.Name
+	readings, err := h.readMemberVolumes(ctx, etcd, sts, claims, in)
+	if err != nil {
+		return false, err
 	}
 	backup := healing.BackupRevision(h.input.Observed.SnapshotLeases)
 	plan := healing.PlanSurvivingData(readings, backup)
@@ -70,7 +57,7 @@ func (h *healRun) saveSurvivingData(ctx context.Context, sts *appsv1.StatefulSet
 		return false, nil
 	}
 	if len(plan.Pending) > 0 {
-		logger.V(1).Info("Waiting for the member volumes to be read", "pvcs", plan.Pending)
+		log.FromContext(ctx).V(1).Info("Waiting for the member volumes to be read", "pvcs", plan.Pending)
 		h.recordRecovery(druidv1alpha1.LastOperationStateProcessing, druidv1alpha1.ConditionTrue, ReasonRecoveryInProgress,
 			recoveryProgress(healing.StepSaveSurvivingData, fmt.Sprintf("reading what the member data volumes hold before any is deleted, waiting for %d: %s",
 				len(plan.Pending), strings.Join(plan.Pending, ", "))))
@@ -79,50 +66,81 @@ func (h *healRun) saveSurvivingData(ctx context.Context, sts *appsv1.StatefulSet
 	}
 
 	saved := "no member volume holds etcd data; nothing to save"
-	if t := plan.Target; t != nil && !plan.Preserve {
+	switch t := plan.Target; {
+	case t != nil && !plan.Preserve:
 		saved = fmt.Sprintf("the most advanced volume %s holds revision %d, the backup already holds %d; nothing to upload", t.Claim, t.Revision, backup)
-	}
-	if t := plan.Target; t != nil && plan.Preserve {
-		var claim *corev1.PersistentVolumeClaim
-		for _, c := range claims {
-			if c.Name == t.Claim {
-				claim = c
-			}
-		}
-		job := newPreserveJob(etcd, claim, t.Revision, in)
-		res, err := h.runSurvivingDataJob(ctx, job)
-		if err != nil {
+	case t != nil:
+		var done bool
+		if saved, done, err = h.preserveMostAdvanced(ctx, etcd, claims, *t, backup, in); err != nil || !done {
 			return false, err
 		}
-		what := fmt.Sprintf("volume %s at revision %d (the backup holds %d)", t.Claim, t.Revision, backup)
-		switch {
-		case !res.done:
-			logger.V(1).Info("Waiting for the most advanced volume to be uploaded", "pvc", t.Claim, "revision", t.Revision, "job", job.Name)
-			h.recordRecovery(druidv1alpha1.LastOperationStateProcessing, druidv1alpha1.ConditionTrue, ReasonRecoveryInProgress,
-				recoveryProgress(healing.StepSaveSurvivingData, fmt.Sprintf("uploading the most advanced %s as the newest full snapshot (Job %s)", what, job.Name)))
-			h.requeue(recoveryPollPeriod, "waiting for the most advanced volume to be uploaded")
-			return false, nil
-		case res.failed:
-			h.holdRecovery(ctx, fmt.Sprintf("uploading the most advanced %s failed, so no volume is deleted: Job %s: %s. Repair the store, then delete the Job to upload again",
-				what, job.Name, res.message))
-			return false, nil
-		}
-		p, err := parsePreserved(res.message, t.Revision)
-		if err != nil {
-			h.holdRecovery(ctx, fmt.Sprintf("uploading the most advanced %s: Job %s: %v; no volume is deleted", what, job.Name, err))
-			return false, nil
-		}
-		verb := "uploaded it as the newest full snapshot"
-		if !p.Uploaded {
-			verb = "the store already held it"
-		}
-		saved = fmt.Sprintf("saved the most advanced %s: %s, %s", what, p.Snapshot, verb)
 	}
-
-	logger.Info(healing.StepLabel(healing.StepSaveSurvivingData)+": what the member volumes hold is in the backup", "result", saved, "readings", readingSummary(readings))
+	log.FromContext(ctx).Info(healing.StepLabel(healing.StepSaveSurvivingData)+": what the member volumes hold is in the backup",
+		"result", saved, "readings", readingSummary(readings))
 	h.r.recorder.Eventf(h.etcd, nil, "Normal", EventReasonQuorumLossRecovery, "SaveSurvivingData", "%s: %s",
 		healing.StepLabel(healing.StepSaveSurvivingData), saved)
 	return true, nil
+}
+
+// readMemberVolumes runs (or looks at) the data-revision Job of every claim and returns what each
+// reported; a failed reading names its Job, which an operator deletes to read the volume again.
+func (h *healRun) readMemberVolumes(ctx context.Context, etcd *druidv1alpha1.Etcd, sts *appsv1.StatefulSet, claims []*corev1.PersistentVolumeClaim,
+	in survivingDataJobInput) ([]healing.VolumeReading, error) {
+	readings := make([]healing.VolumeReading, 0, len(claims))
+	for _, c := range claims {
+		ordinal, _ := memberVolumeOrdinal(sts, c.Name)
+		job := newRevisionJob(etcd, c, ordinal, in)
+		res, err := h.runSurvivingDataJob(ctx, job)
+		if err != nil {
+			return nil, err
+		}
+		reading := parseDataRevision(c.Name, res)
+		if reading.State == healing.ReadingFailed {
+			reading.Problem = fmt.Sprintf("Job %s: %s", job.Name, reading.Problem)
+		}
+		readings = append(readings, reading)
+	}
+	return readings, nil
+}
+
+// preserveMostAdvanced runs (or looks at) the preserve-data Job of the target volume; done once its
+// result names the target's revision. A failure holds the recovery (holdRecovery) and is not done.
+func (h *healRun) preserveMostAdvanced(ctx context.Context, etcd *druidv1alpha1.Etcd, claims []*corev1.PersistentVolumeClaim, t healing.VolumeReading,
+	backup int64, in survivingDataJobInput) (string, bool, error) {
+	var claim *corev1.PersistentVolumeClaim
+	for _, c := range claims {
+		if c.Name == t.Claim {
+			claim = c
+		}
+	}
+	job := newPreserveJob(etcd, claim, t.Revision, in)
+	res, err := h.runSurvivingDataJob(ctx, job)
+	if err != nil {
+		return "", false, err
+	}
+	what := fmt.Sprintf("volume %s at revision %d (the backup holds %d)", t.Claim, t.Revision, backup)
+	switch {
+	case !res.done:
+		log.FromContext(ctx).V(1).Info("Waiting for the most advanced volume to be uploaded", "pvc", t.Claim, "revision", t.Revision, "job", job.Name)
+		h.recordRecovery(druidv1alpha1.LastOperationStateProcessing, druidv1alpha1.ConditionTrue, ReasonRecoveryInProgress,
+			recoveryProgress(healing.StepSaveSurvivingData, fmt.Sprintf("uploading the most advanced %s as the newest full snapshot (Job %s)", what, job.Name)))
+		h.requeue(recoveryPollPeriod, "waiting for the most advanced volume to be uploaded")
+		return "", false, nil
+	case res.failed:
+		h.holdRecovery(ctx, fmt.Sprintf("uploading the most advanced %s failed, so no volume is deleted: Job %s: %s. Repair the store, then delete the Job to upload again",
+			what, job.Name, res.message))
+		return "", false, nil
+	}
+	p, err := parsePreserved(res.message, t.Revision)
+	if err != nil {
+		h.holdRecovery(ctx, fmt.Sprintf("uploading the most advanced %s: Job %s: %v; no volume is deleted", what, job.Name, err))
+		return "", false, nil
+	}
+	verb := "uploaded it as the newest full snapshot"
+	if !p.Uploaded {
+		verb = "the store already held it"
+	}
+	return fmt.Sprintf("saved the most advanced %s: %s, %s", what, p.Snapshot, verb), true, nil
 }
 
 // runSurvivingDataJob creates the Job when it does not exist and returns its result. A Job for another
