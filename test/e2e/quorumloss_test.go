@@ -31,8 +31,10 @@ const quorumLossDeltaSnapshots = time.Minute
 
 // Scenario 4 (seed 002 case 10): both followers lose their data at once, right after a client's writes
 // were acknowledged. The leader's sidecar stores the writes it buffered when the cluster has no leader any
-// more; druid's quorum-loss recovery scales the cluster to zero and back, the members restore from the
-// backup, and every acknowledged write is there again.
+// more; druid's quorum-loss recovery scales the cluster to zero, reads every member volume (the leader's
+// holds the writes, the wiped ones report empty) and uploads the leader's if the backup is behind it, then
+// deletes the volumes and scales back; the members restore from the backup, and every acknowledged write
+// is there again.
 var _ = Describe("quorum loss", func() {
 	It("recovers from the backup, with every acknowledged write, when two of three members lose their data", func(ctx SpecContext) {
 		env := newShoot(ctx, "quorum", quorumLossDeltaSnapshots)

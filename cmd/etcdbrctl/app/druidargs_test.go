@@ -17,6 +17,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/compaction"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/copybackupstask"
+	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
@@ -203,4 +204,44 @@ current-context: c
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestSurvivingDataAcceptDruidJobArgs parses the arguments and credentials variable of the quorum-loss
+// recovery's data-revision and preserve-data Jobs, for an S3 store with compression and a timeout: the
+// data dir is the etcd pods', the result goes to the termination message, the store and compression are
+// the sidecar's.
+func TestSurvivingDataAcceptDruidJobArgs(t *testing.T) {
+	etcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "shoot--a--b"}}
+	etcd.Spec.Backup.Store = &druidv1alpha1.StoreSpec{
+		Provider: ptr.To(druidv1alpha1.StorageProviderAWS), Container: ptr.To("bucket-1"), Prefix: "shoot--a--b--uid/etcd-main",
+		SecretRef: &corev1.SecretReference{Name: "etcd-backup"},
+	}
+	etcd.Spec.Backup.SnapshotCompression = &druidv1alpha1.CompressionSpec{Enabled: ptr.To(true), Policy: ptr.To(druidv1alpha1.ZlibCompression)}
+	etcd.Spec.Backup.EtcdSnapshotTimeout = &metav1.Duration{Duration: 7 * time.Minute}
+
+	rev, f := newDataRevisionCommand()
+	parse(t, rev, etcdcontroller.DataRevisionArgs())
+	if f.dataDir != etcdpod.DataDir || f.scratchDir == "" || f.terminationMessagePath != corev1.TerminationMessagePathDefault {
+		t.Errorf("data-revision flags %+v", f)
+	}
+
+	setEnv(t, statefulset.StoreCredentialsEnv(etcd.Spec.Backup.Store, etcdpod.BackupSecretMountPath, ""))
+	preserve, o := newPreserveDataCommand()
+	parse(t, preserve, etcdcontroller.PreserveDataArgs(etcd, 150))
+	if o.expectRevision != 150 || o.timeout != 7*time.Minute || o.data.dataDir != etcdpod.DataDir ||
+		o.data.terminationMessagePath != corev1.TerminationMessagePathDefault {
+		t.Errorf("preserve-data options %+v, data %+v", o, o.data)
+	}
+	cfg, err := o.storeFlags.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Provider != druidv1alpha1.StorageProviderS3 || cfg.Container != "bucket-1" || cfg.Prefix != "shoot--a--b--uid/etcd-main" ||
+		cfg.SecretDir != etcdpod.BackupSecretMountPath {
+		t.Errorf("store config %+v", cfg)
+	}
+	compression, err := o.compression.Compression()
+	if err != nil || compression != snapshot.CompressionZlib {
+		t.Errorf("compression %+v (%v)", compression, err)
+	}
 }

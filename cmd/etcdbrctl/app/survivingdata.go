@@ -71,10 +71,13 @@ func (f *dataCopyFlags) report(cmd *cobra.Command, v any) error {
 	return file.Close()
 }
 
-// dataRevision is the result of data-revision.
+// dataRevision is the result of data-revision. Empty (no member directory: never initialized, or
+// wiped) tells druid the volume holds nothing to lose; valid:false without it is data that is there but
+// cannot be served (corrupt, incomplete), which druid does not delete on its own.
 type dataRevision struct {
 	Revision int64  `json:"revision"`
 	Valid    bool   `json:"valid"`
+	Empty    bool   `json:"empty,omitempty"`
 	Reason   string `json:"reason,omitempty"`
 }
 
@@ -84,12 +87,16 @@ func newDataRevisionCommand() (*cobra.Command, *dataCopyFlags) {
 		Use:   "data-revision",
 		Short: "Print the revision etcd would serve from a data directory, without modifying it",
 		Long: "Starts a throwaway etcd on a copy of the data directory (in --scratch-dir), so the WAL is replayed, and\n" +
-			"prints {\"revision\":N,\"valid\":true}, or {\"revision\":0,\"valid\":false,\"reason\":...} for a missing, empty or\n" +
-			"corrupt directory. It fails only when it cannot decide.",
+			"prints {\"revision\":N,\"valid\":true}, {\"revision\":0,\"valid\":false,\"empty\":true,...} for a directory without\n" +
+			"member directory, or {\"revision\":0,\"valid\":false,\"reason\":...} for an incomplete or corrupt one. It fails\n" +
+			"only when it cannot decide.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := f.validate(); err != nil {
 				return err
+			}
+			if facts := initializer.InspectDataDir(f.dataDir, "", false); !facts.HasMember {
+				return f.report(cmd, dataRevision{Empty: true, Reason: f.dataDir + " holds no member directory"})
 			}
 			data, err := initializer.StartOnCopy(cmd.Context(), f.dataDir, f.scratchDir)
 			if errors.Is(err, initializer.ErrNoValidData) {

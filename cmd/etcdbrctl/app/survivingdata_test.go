@@ -54,6 +54,7 @@ func runSurviving(t *testing.T, args ...string) (string, error) {
 type revisionResult struct {
 	Revision int64  `json:"revision"`
 	Valid    bool   `json:"valid"`
+	Empty    bool   `json:"empty"`
 	Reason   string `json:"reason"`
 }
 
@@ -206,6 +207,11 @@ func TestDataRevision(t *testing.T) {
 			got := dataRevision(t, dir)
 			if got.Valid || got.Revision != 0 || got.Reason == "" {
 				t.Errorf("%s: data-revision = %+v, want valid:false, revision 0 and a reason", name, got)
+			}
+			// Only a directory without member directory is empty: druid deletes it without asking, while
+			// corrupt data stops the quorum-loss recovery.
+			if wantEmpty := name != "corrupt"; got.Empty != wantEmpty {
+				t.Errorf("%s: data-revision = %+v, want empty %v", name, got, wantEmpty)
 			}
 		}
 	})

@@ -10,8 +10,9 @@
 //     so that logs and tests show which row of the table applied.
 //   - Case 9 (minority NotReady past the grace period): delete those members' pods, never more than a
 //     minority and only pods that had the grace period to come back.
-//   - Case 10 (quorum lost, majority NotReady past the grace period): the quorum-loss recovery, five steps
-//     (QuorumLossRecoveryPhase): scale the StatefulSet to 0, wait for the pods to be gone, delete the
+//   - Case 10 (quorum lost, majority NotReady past the grace period): the quorum-loss recovery, six steps
+//     (QuorumLossRecoveryPhase): scale the StatefulSet to 0, wait for the pods to be gone, read every
+//     member volume and save the most advanced one to the backup store (PlanSurvivingData), delete the
 //     members' data volumes, recreate the member leases empty, clear the members and set clusterSize to
 //     spec.replicas, scale back — the members bootstrap again and the sidecars restore from the backup.
 //     Never while a lost member's pod or etcd container is Ready: etcd may still serve, the stale leases

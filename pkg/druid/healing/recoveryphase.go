@@ -12,19 +12,21 @@ import (
 // scaled to 0 for the recovery, and resumes at the phase it names.
 const QuorumLossRecoveryAnnotation = "druid.gardener.cloud/quorum-loss-recovery"
 
-// QuorumLossRecoveryPhase is how far a quorum-loss recovery (case 10) got. The recovery has five steps,
-// numbered the same in code, logs, events ("step n/5") and docs:
+// QuorumLossRecoveryPhase is how far a quorum-loss recovery (case 10) got. The recovery has six steps,
+// numbered the same in code (the Step* constants), logs, events ("step n/6") and docs:
 //
 //  1. scale the StatefulSet to 0 and mark it (→ WaitingForPods);
-//  2. WaitingForPods: wait until no member pod exists (→ DeletingVolumes);
-//  3. DeletingVolumes: delete the members' data volumes and wait until they are gone (→ ResettingMembers);
-//  4. ResettingMembers: recreate the member leases empty, clear status.members, set status.clusterSize to
+//  2. WaitingForPods: wait until no member pod exists (→ SavingSurvivingData);
+//  3. SavingSurvivingData: read every member volume's revision, upload the most advanced one as the newest
+//     full snapshot when it is ahead of the backup (→ DeletingVolumes; see PlanSurvivingData);
+//  4. DeletingVolumes: delete the members' data volumes and wait until they are gone (→ ResettingMembers);
+//  5. ResettingMembers: recreate the member leases empty, clear status.members, set status.clusterSize to
 //     spec.replicas and record the completion in the status;
-//  5. scale the StatefulSet back to spec.replicas and remove the marker (→ Idle).
+//  6. scale the StatefulSet back to spec.replicas and remove the marker (→ Idle).
 //
 // Every step is idempotent and only ever moves the phase forward after its own work is done, so a druid
-// that restarts at any point repeats at most the step it was in. Step 5 runs only after step 4's status
-// write: if that write fails the phase stays ResettingMembers and step 4 runs again.
+// that restarts at any point repeats at most the step it was in. Step 6 runs only after step 5's status
+// write: if that write fails the phase stays ResettingMembers and step 5 runs again.
 type QuorumLossRecoveryPhase string
 
 const (
@@ -32,15 +34,29 @@ const (
 	RecoveryIdle QuorumLossRecoveryPhase = ""
 	// RecoveryWaitingForPods is step 2: the StatefulSet is at 0, its pods are terminating.
 	RecoveryWaitingForPods QuorumLossRecoveryPhase = "WaitingForPods"
-	// RecoveryDeletingVolumes is step 3: the pods are gone, the members' data volumes are being deleted.
+	// RecoverySavingSurvivingData is step 3: the pods are gone; every member volume is read and the most
+	// advanced one saved to the backup store before any volume is deleted.
+	RecoverySavingSurvivingData QuorumLossRecoveryPhase = "SavingSurvivingData"
+	// RecoveryDeletingVolumes is step 4: what the volumes held is in the store, the members' data volumes
+	// are being deleted.
 	RecoveryDeletingVolumes QuorumLossRecoveryPhase = "DeletingVolumes"
-	// RecoveryResettingMembers is step 4 (followed by step 5): pods and volumes are gone, the leases and
+	// RecoveryResettingMembers is step 5 (followed by step 6): pods and volumes are gone, the leases and
 	// the status start over.
 	RecoveryResettingMembers QuorumLossRecoveryPhase = "ResettingMembers"
 )
 
-// RecoverySteps is the number of steps of the quorum-loss recovery.
-const RecoverySteps = 5
+// The steps of the quorum-loss recovery, the one numbering that code, logs, events, lastOperation and
+// docs use.
+const (
+	StepScaleToZero       = 1
+	StepWaitForPods       = 2
+	StepSaveSurvivingData = 3
+	StepDeleteVolumes     = 4
+	StepResetMembers      = 5
+	StepScaleBack         = 6
+	// RecoverySteps is the number of steps of the quorum-loss recovery.
+	RecoverySteps = StepScaleBack
+)
 
 // Step is the number of the step the phase stands for (0 for Idle; a value RecoveryPhaseOf does not know
 // counts as step 2, as RecoveryPhaseOf reads it).
@@ -49,13 +65,15 @@ func (p QuorumLossRecoveryPhase) Step() int {
 	case RecoveryIdle:
 		return 0
 	case RecoveryWaitingForPods:
-		return 2
+		return StepWaitForPods
+	case RecoverySavingSurvivingData:
+		return StepSaveSurvivingData
 	case RecoveryDeletingVolumes:
-		return 3
+		return StepDeleteVolumes
 	case RecoveryResettingMembers:
-		return 4
+		return StepResetMembers
 	}
-	return 2
+	return StepWaitForPods
 }
 
 // RecoveryPhaseOf reads the phase of the quorum-loss recovery from the StatefulSet's marker. A marker of
@@ -66,11 +84,11 @@ func RecoveryPhaseOf(sts *appsv1.StatefulSet) QuorumLossRecoveryPhase {
 		return RecoveryIdle
 	}
 	switch p := QuorumLossRecoveryPhase(sts.Annotations[QuorumLossRecoveryAnnotation]); p {
-	case RecoveryIdle, RecoveryWaitingForPods, RecoveryDeletingVolumes, RecoveryResettingMembers:
+	case RecoveryIdle, RecoveryWaitingForPods, RecoverySavingSurvivingData, RecoveryDeletingVolumes, RecoveryResettingMembers:
 		return p
 	}
 	return RecoveryWaitingForPods
 }
 
-// StepLabel is "step n/5", the way logs, events and the status name a step of the recovery.
+// StepLabel is "step n/6", the way logs, events and the status name a step of the recovery.
 func StepLabel(step int) string { return fmt.Sprintf("step %d/%d", step, RecoverySteps) }

@@ -17,11 +17,11 @@ func TestRecoveryPhaseOf(t *testing.T) {
 	}
 	g.Expect(RecoveryPhaseOf(nil)).To(Equal(RecoveryIdle))
 	g.Expect(RecoveryPhaseOf(&appsv1.StatefulSet{})).To(Equal(RecoveryIdle))
-	for _, p := range []QuorumLossRecoveryPhase{RecoveryWaitingForPods, RecoveryDeletingVolumes, RecoveryResettingMembers} {
+	for _, p := range []QuorumLossRecoveryPhase{RecoveryWaitingForPods, RecoverySavingSurvivingData, RecoveryDeletingVolumes, RecoveryResettingMembers} {
 		g.Expect(RecoveryPhaseOf(marked(string(p)))).To(Equal(p))
 	}
 	g.Expect(RecoveryPhaseOf(marked("waiting-for-pods-to-terminate"))).To(Equal(RecoveryWaitingForPods))
-	g.Expect([]int{RecoveryIdle.Step(), RecoveryWaitingForPods.Step(), RecoveryDeletingVolumes.Step(), RecoveryResettingMembers.Step()}).
-		To(Equal([]int{0, 2, 3, 4}))
-	g.Expect(StepLabel(5)).To(Equal("step 5/5"))
+	g.Expect([]int{RecoveryIdle.Step(), RecoveryWaitingForPods.Step(), RecoverySavingSurvivingData.Step(), RecoveryDeletingVolumes.Step(),
+		RecoveryResettingMembers.Step()}).To(Equal([]int{0, 2, 3, 4, 5}))
+	g.Expect(StepLabel(StepScaleBack)).To(Equal("step 6/6"))
 }

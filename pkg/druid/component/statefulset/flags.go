@@ -81,13 +81,7 @@ func storeArgs(etcd *druidv1alpha1.Etcd) []string {
 	if backup.GarbageCollectionPeriod != nil {
 		args = append(args, "--garbage-collection-period="+backup.GarbageCollectionPeriod.Duration.String())
 	}
-	if c := backup.SnapshotCompression; c != nil && c.Enabled != nil && *c.Enabled {
-		args = append(args, "--compress-snapshots=true")
-		if c.Policy != nil {
-			args = append(args, "--compression-policy="+string(*c.Policy))
-		}
-	}
-	return args
+	return append(args, CompressionArgs(backup)...)
 }
 
 // EtcdWrapperArgs are the arguments of the etcd wrapper (container `etcd`): where to reach the sidecar

@@ -79,6 +79,30 @@ func StoreCredentialsEnv(store *druidv1alpha1.StoreSpec, mountPath, envPrefix st
 	return []corev1.EnvVar{{Name: envPrefix + name, Value: value}}
 }
 
+// CompressionArgs are the sidecar's snapshot compression flags, for every command that uploads a snapshot
+// the sidecar must read back (the sidecar, the compaction Job, the quorum-loss recovery's preserve-data Job).
+func CompressionArgs(backup druidv1alpha1.BackupSpec) []string {
+	c := backup.SnapshotCompression
+	if c == nil || c.Enabled == nil || !*c.Enabled {
+		return nil
+	}
+	args := []string{"--compress-snapshots=true"}
+	if c.Policy != nil {
+		args = append(args, "--compression-policy="+string(*c.Policy))
+	}
+	return args
+}
+
+// StoreNetworkPolicyLabels let a Job pod that talks to the store (compaction, preserve-data) reach DNS and
+// the object store through a Gardener seed's network policies, as the etcd pods do.
+func StoreNetworkPolicyLabels() map[string]string {
+	return map[string]string{
+		"networking.gardener.cloud/to-dns":              "allowed",
+		"networking.gardener.cloud/to-private-networks": "allowed",
+		"networking.gardener.cloud/to-public-networks":  "allowed",
+	}
+}
+
 // LocalContainer is the Local provider's container directory name of the store.
 func LocalContainer(store *druidv1alpha1.StoreSpec) string {
 	if store.Container != nil && *store.Container != "" {

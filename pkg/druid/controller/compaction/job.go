@@ -32,14 +32,6 @@ const (
 	volumeLocalStore   = "local-backup"
 )
 
-// networkPolicyLabels let the compaction pod reach DNS and the object store through a Gardener seed's
-// network policies, as the etcd pods do.
-var networkPolicyLabels = map[string]string{
-	"networking.gardener.cloud/to-dns":              "allowed",
-	"networking.gardener.cloud/to-private-networks": "allowed",
-	"networking.gardener.cloud/to-public-networks":  "allowed",
-}
-
 // jobInput is everything the Job depends on besides the (defaulted) Etcd.
 type jobInput struct {
 	image          string
@@ -62,12 +54,7 @@ func CompactArgs(etcd *druidv1alpha1.Etcd) []string {
 		"--delta-snapshot-lease-name=" + etcd.DeltaSnapshotLeaseName(),
 	}
 	args = append(args, statefulset.StoreLocationArgs(backup.Store, "")...)
-	if c := backup.SnapshotCompression; c != nil && c.Enabled != nil && *c.Enabled {
-		args = append(args, "--compress-snapshots=true")
-		if c.Policy != nil {
-			args = append(args, "--compression-policy="+string(*c.Policy))
-		}
-	}
+	args = append(args, statefulset.CompressionArgs(backup)...)
 	if backup.EtcdSnapshotTimeout != nil {
 		args = append(args, "--etcd-snapshot-timeout="+backup.EtcdSnapshotTimeout.Duration.String())
 	}
@@ -90,7 +77,7 @@ func newJob(etcd *druidv1alpha1.Etcd, in jobInput) *batchv1.Job {
 		druidv1alpha1.LabelComponentKey: ComponentCompactionJob,
 		druidv1alpha1.LabelAppNameKey:   job.Name,
 	}
-	for k, v := range networkPolicyLabels {
+	for k, v := range statefulset.StoreNetworkPolicyLabels() {
 		podLabels[k] = v
 	}
 

@@ -20,7 +20,7 @@ import (
 // healRun is one heal flow: it applies seed 002's decision table (package healing) to what the status
 // flow observed and computed, drives the actions that take more than a status write, and writes what they
 // change in the status. Its steps: act on the decisions → write the status the actions changed → scale
-// back a quorum-loss recovery whose status is written (step 5/5) → toggle the PodDisruptionBudget when its
+// back a quorum-loss recovery whose status is written (step 6/6) → toggle the PodDisruptionBudget when its
 // minAvailable changed with the health → report failed actions or requeues.
 //
 // The StatefulSet and the member leases are written only through their operators (statefulset.Scaler,
@@ -46,9 +46,12 @@ type healOutcome struct {
 	observed health.Observed
 	// statusChanged tells whether an action changed observed, i.e. whether the status must be written again.
 	statusChanged bool
-	// scaleBackTo is set by step 4 of the quorum-loss recovery: step 5 scales back to it after the write.
+	// scaleBackTo is set by step 5 of the quorum-loss recovery: step 6 scales back to it after the write.
 	scaleBackTo *int32
-	errs        []error
+	// recoveryHeldBack is the QuorumLossRecovery reason of a recovery in progress that stopped for a human
+	// (step 3), so that the condition is kept rather than cleared as a situation that is gone.
+	recoveryHeldBack string
+	errs             []error
 	// requeueAfter and requeueReason are the earliest requeue an action asked for.
 	requeueAfter  time.Duration
 	requeueReason string
@@ -103,6 +106,9 @@ func (h *healRun) act(ctx context.Context) flow.Result {
 		if err != nil {
 			h.outcome.errs = append(h.outcome.errs, fmt.Errorf("decision table case %d (%s): %w", a.Case, a.Kind, err))
 		}
+	}
+	if h.outcome.recoveryHeldBack != "" {
+		heldBack = h.outcome.recoveryHeldBack
 	}
 	h.clearRecoveryHeldBack(heldBack)
 	return flow.Continue()

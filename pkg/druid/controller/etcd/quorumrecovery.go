@@ -3,6 +3,7 @@ package etcd
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,16 +22,17 @@ import (
 )
 
 // The quorum-loss recovery (seed 002 case 10) runs over several heal flows, one step or more per flow,
-// as the phases of healing.QuorumLossRecoveryPhase (which lists the five steps). The phase is the value of
+// as the phases of healing.QuorumLossRecoveryPhase (which lists the six steps). The phase is the value of
 // the marker on the StatefulSet and moves forward only after a step's work is done, so a druid that
 // restarts at any point resumes at the step the stored StatefulSet names. Each step has its own event
 // action, because the events recorder folds events that differ only in their message into one series.
 // The spec flow holds back while the marker is set (rollinggate.go).
 //
-// Why step 3 deletes the data volumes: a minority member that kept its data would restart into the old
+// Why step 4 deletes the data volumes: a minority member that kept its data would restart into the old
 // membership and wait for peers that no longer exist, while the wiped majority waits for it — nobody
-// would restore. What the minority held beyond the last delta snapshot is lost, as seed 002 accepts for
-// case 10.
+// would restore. What the volumes held beyond the last delta snapshot is saved first, by step 3
+// (survivingdata.go): the most advanced volume is uploaded as the newest full snapshot, and the members
+// restore from it.
 
 // recoveryPollPeriod is how often a recovery that waits (for pods, for volumes) looks again.
 const recoveryPollPeriod = 2 * time.Second
@@ -46,16 +48,16 @@ func (h *healRun) startQuorumLossRecovery(ctx context.Context) error {
 	if err := h.setRecoveryPhase(ctx, h.input.Observed.StatefulSet, 0, healing.RecoveryWaitingForPods); err != nil {
 		return err
 	}
-	log.FromContext(ctx).Info("Quorum lost: "+healing.StepLabel(1)+" scaled the StatefulSet to 0 to bootstrap the cluster again from the backup", "members", a.Members)
+	log.FromContext(ctx).Info("Quorum lost: "+healing.StepLabel(healing.StepScaleToZero)+" scaled the StatefulSet to 0 to bootstrap the cluster again from the backup", "members", a.Members)
 	h.r.recorder.Eventf(h.etcd, nil, "Warning", EventReasonQuorumLossRecovery, "ScaleToZero",
-		"%s; %s: scaled the StatefulSet to 0", a.Message, healing.StepLabel(1))
+		"%s; %s: scaled the StatefulSet to 0", a.Message, healing.StepLabel(healing.StepScaleToZero))
 	h.recordRecovery(druidv1alpha1.LastOperationStateProcessing, druidv1alpha1.ConditionTrue, ReasonRecoveryInProgress,
-		recoveryProgress(2, "scaled the StatefulSet to 0, waiting for the member pods to terminate"))
+		recoveryProgress(healing.StepWaitForPods, "scaled the StatefulSet to 0, waiting for the member pods to terminate"))
 	h.requeue(recoveryPollPeriod, "waiting for the member pods to terminate")
 	return nil
 }
 
-// continueQuorumLossRecovery drives steps 2 to 4 from the phase on the stored StatefulSet; step 5 follows
+// continueQuorumLossRecovery drives steps 2 to 5 from the phase on the stored StatefulSet; step 6 follows
 // the status write (finishQuorumLossRecovery).
 func (h *healRun) continueQuorumLossRecovery(ctx context.Context, a healing.Action) error {
 	logger := log.FromContext(ctx)
@@ -71,7 +73,7 @@ func (h *healRun) continueQuorumLossRecovery(ctx context.Context, a healing.Acti
 		h.requeue(recoveryPollPeriod, "the cache lags behind the finished quorum-loss recovery")
 		return nil
 	}
-	// Step 4 ends with a status write that must not fail on a cached Etcd's stale resourceVersion (step 4
+	// Step 5 ends with a status write that must not fail on a cached Etcd's stale resourceVersion (step 5
 	// would then run again): the flow continues from the stored Etcd.
 	if err := h.r.reader.Get(ctx, client.ObjectKeyFromObject(h.etcd), h.etcd); err != nil {
 		return fmt.Errorf("reading etcd %s: %w", h.etcd.Name, err)
@@ -92,12 +94,29 @@ func (h *healRun) continueQuorumLossRecovery(ctx context.Context, a healing.Acti
 		if err != nil || !done {
 			return err
 		}
+		// Step 3 starts without Jobs, so that no result of an earlier recovery is read again.
+		if done, err := h.deleteSurvivingDataJobs(ctx); err != nil || !done {
+			return err
+		}
+		phase = healing.RecoverySavingSurvivingData
+		if err := h.setRecoveryPhase(ctx, sts, 0, phase); err != nil {
+			return err
+		}
+	}
+	if phase == healing.RecoverySavingSurvivingData {
+		done, err := h.saveSurvivingData(ctx, sts)
+		if err != nil || !done {
+			return err
+		}
 		phase = healing.RecoveryDeletingVolumes
 		if err := h.setRecoveryPhase(ctx, sts, 0, phase); err != nil {
 			return err
 		}
 	}
 	if phase == healing.RecoveryDeletingVolumes {
+		if done, err := h.deleteSurvivingDataJobs(ctx); err != nil || !done {
+			return err
+		}
 		done, err := h.deleteMemberVolumes(ctx, sts)
 		if err != nil || !done {
 			return err
@@ -122,14 +141,14 @@ func (h *healRun) waitForMemberPodsGone(ctx context.Context) (bool, error) {
 	}
 	log.FromContext(ctx).V(1).Info("Waiting for member pods to terminate", "pods", n)
 	h.recordRecovery(druidv1alpha1.LastOperationStateProcessing, druidv1alpha1.ConditionTrue, ReasonRecoveryInProgress,
-		recoveryProgress(2, fmt.Sprintf("StatefulSet at 0 replicas, waiting for %d member pod(s) to terminate", n)))
+		recoveryProgress(healing.StepWaitForPods, fmt.Sprintf("StatefulSet at 0 replicas, waiting for %d member pod(s) to terminate", n)))
 	h.requeue(recoveryPollPeriod, "waiting for the member pods to terminate")
 	return false, nil
 }
 
-// deleteMemberVolumes is step 3: it deletes the data volume claims of the StatefulSet's members (named
-// <claim template>-<statefulset>-<ordinal>, whatever the ordinal) that are not being deleted yet, and is
-// done once none is left. It reads from the apiserver: a cached claim that is already gone would hold the
+// deleteMemberVolumes is step 4, once step 3 saved what they hold and its Jobs are gone: it deletes the data volume claims of
+// the StatefulSet's members (named <claim template>-<statefulset>-<ordinal>, whatever the ordinal) that
+// are not being deleted yet, and is done once none is left. It reads from the apiserver: a cached claim that is already gone would hold the
 // recovery back for a poll period.
 func (h *healRun) deleteMemberVolumes(ctx context.Context, sts *appsv1.StatefulSet) (bool, error) {
 	claims := &corev1.PersistentVolumeClaimList{}
@@ -149,23 +168,23 @@ func (h *healRun) deleteMemberVolumes(ctx context.Context, sts *appsv1.StatefulS
 		if err := h.r.client.Delete(ctx, claim, client.Preconditions{UID: &claim.UID}); client.IgnoreNotFound(err) != nil {
 			return false, fmt.Errorf("deleting data volume %s: %w", claim.Name, err)
 		}
-		log.FromContext(ctx).Info("Deleted a member data volume for the quorum-loss recovery", "step", healing.StepLabel(3), "pvc", claim.Name)
+		log.FromContext(ctx).Info("Deleted a member data volume for the quorum-loss recovery", "step", healing.StepLabel(healing.StepDeleteVolumes), "pvc", claim.Name)
 		h.r.recorder.Eventf(h.etcd, nil, "Warning", EventReasonQuorumLossRecovery, "DeleteMemberVolume",
-			"%s: deleted data volume %s; the cluster is bootstrapped again from the backup", healing.StepLabel(3), claim.Name)
+			"%s: deleted data volume %s; the cluster is bootstrapped again from the backup", healing.StepLabel(healing.StepDeleteVolumes), claim.Name)
 	}
 	if len(remaining) == 0 {
 		return true, nil
 	}
 	log.FromContext(ctx).Info("Waiting for the member data volumes to be deleted", "pvcs", remaining)
 	h.recordRecovery(druidv1alpha1.LastOperationStateProcessing, druidv1alpha1.ConditionTrue, ReasonRecoveryInProgress,
-		recoveryProgress(3, fmt.Sprintf("member pods gone, waiting for %d data volume(s) to be deleted: %s", len(remaining), strings.Join(remaining, ", "))))
+		recoveryProgress(healing.StepDeleteVolumes, fmt.Sprintf("member pods gone, waiting for %d data volume(s) to be deleted: %s", len(remaining), strings.Join(remaining, ", "))))
 	h.requeue(recoveryPollPeriod, "waiting for the member data volumes to be deleted")
 	return false, nil
 }
 
-// resetMembers is step 4: every member lease is recreated empty (through the member Lease operator), the
+// resetMembers is step 5: every member lease is recreated empty (through the member Lease operator), the
 // members are cleared and clusterSize is spec.replicas — the members bootstrap a new cluster, and their
-// sidecars restore it from the backup. The completion goes into the status written next; step 5 follows it.
+// sidecars restore it from the backup. The completion goes into the status written next; step 6 follows it.
 func (h *healRun) resetMembers(ctx context.Context, replicas int32) error {
 	leases, err := h.r.memberLeases().Reset(ctx, h.outcome.observed.Etcd, replicas)
 	if err != nil {
@@ -176,20 +195,20 @@ func (h *healRun) resetMembers(ctx context.Context, replicas int32) error {
 		o.Etcd.Status.ClusterSize = ptr.To(replicas)
 		o.MemberLeases = leases
 	})
-	log.FromContext(ctx).Info(healing.StepLabel(4)+": member pods and data volumes gone; member leases recreated, members cleared", "clusterSize", replicas)
+	log.FromContext(ctx).Info(healing.StepLabel(healing.StepResetMembers)+": member pods and data volumes gone; member leases recreated, members cleared", "clusterSize", replicas)
 	h.r.recorder.Eventf(h.etcd, nil, "Normal", EventReasonQuorumLossRecovery, "RecreateMemberLeases",
-		"%s: member pods and data volumes gone; recreated %d empty member leases, cleared the members, clusterSize %d", healing.StepLabel(4), len(leases), replicas)
+		"%s: member pods and data volumes gone; recreated %d empty member leases, cleared the members, clusterSize %d", healing.StepLabel(healing.StepResetMembers), len(leases), replicas)
 	h.recordRecovery(druidv1alpha1.LastOperationStateSucceeded, druidv1alpha1.ConditionFalse, ReasonRecoveryCompleted,
-		recoveryProgress(5, fmt.Sprintf("scaled the StatefulSet back to %d, members bootstrapping from the backup", replicas)))
+		recoveryProgress(healing.StepScaleBack, fmt.Sprintf("scaled the StatefulSet back to %d, members bootstrapping from the backup", replicas)))
 	h.outcome.scaleBackTo = ptr.To(replicas)
 	return nil
 }
 
-// finishQuorumLossRecovery is step 5; the heal flow runs it after the status write. Scaling back only
+// finishQuorumLossRecovery is step 6; the heal flow runs it after the status write. Scaling back only
 // once the status says the recovery completed keeps the two consistent: if the status write fails (e.g. a
-// conflict), the StatefulSet keeps the marker at ResettingMembers and the next flow repeats step 4, which
-// is idempotent; if the StatefulSet write fails, the marker stays too and the next flow repeats steps 4
-// and 5. Scaling back first instead would lose the completion whenever the status write that follows it
+// conflict), the StatefulSet keeps the marker at ResettingMembers and the next flow repeats step 5, which
+// is idempotent; if the StatefulSet write fails, the marker stays too and the next flow repeats steps 5
+// and 6. Scaling back first instead would lose the completion whenever the status write that follows it
 // fails, and leave the condition saying "in progress" for good.
 func (h *healRun) finishQuorumLossRecovery(ctx context.Context) flow.Result {
 	if h.outcome.scaleBackTo == nil {
@@ -199,9 +218,9 @@ func (h *healRun) finishQuorumLossRecovery(ctx context.Context) flow.Result {
 	if err := h.setRecoveryPhase(ctx, h.outcome.observed.StatefulSet, replicas, healing.RecoveryIdle); err != nil {
 		return flow.Fail(err)
 	}
-	log.FromContext(ctx).Info(healing.StepLabel(5)+": scaled the StatefulSet back: members bootstrap and restore from the backup", "replicas", replicas)
+	log.FromContext(ctx).Info(healing.StepLabel(healing.StepScaleBack)+": scaled the StatefulSet back: members bootstrap and restore from the backup", "replicas", replicas)
 	h.r.recorder.Eventf(h.etcd, nil, "Normal", EventReasonQuorumLossRecovery, "ScaleBack",
-		"%s: scaled the StatefulSet back to %d; the members bootstrap a new cluster and restore it from the backup", healing.StepLabel(5), replicas)
+		"%s: scaled the StatefulSet back to %d; the members bootstrap a new cluster and restore it from the backup", healing.StepLabel(healing.StepScaleBack), replicas)
 	return flow.Continue()
 }
 
@@ -213,13 +232,21 @@ func (h *healRun) setRecoveryPhase(ctx context.Context, sts *appsv1.StatefulSet,
 
 // isMemberVolume tells whether a claim name is one the StatefulSet creates for a member.
 func isMemberVolume(sts *appsv1.StatefulSet, name string) bool {
+	_, ok := memberVolumeOrdinal(sts, name)
+	return ok
+}
+
+// memberVolumeOrdinal is the ordinal of a claim the StatefulSet creates for a member
+// (<claim template>-<statefulset>-<ordinal>), or false for any other claim.
+func memberVolumeOrdinal(sts *appsv1.StatefulSet, name string) (int, bool) {
 	for _, template := range sts.Spec.VolumeClaimTemplates {
-		ordinal, ok := strings.CutPrefix(name, template.Name+"-"+sts.Name+"-")
-		if ok && ordinal != "" && strings.Trim(ordinal, "0123456789") == "" {
-			return true
+		suffix, ok := strings.CutPrefix(name, template.Name+"-"+sts.Name+"-")
+		if ok && suffix != "" && strings.Trim(suffix, "0123456789") == "" {
+			ordinal, err := strconv.Atoi(suffix)
+			return ordinal, err == nil
 		}
 	}
-	return false
+	return 0, false
 }
 
 // recoveryProgress is the lastOperation description and condition message of a recovery at step.
@@ -234,14 +261,22 @@ func (h *healRun) recordRecovery(state druidv1alpha1.LastOperationState, cs drui
 	h.adjust(func(o *health.Observed) {
 		st := &o.Etcd.Status
 		runID := string(uuid.NewUUID())
-		if c := druidv1alpha1.FindCondition(st.Conditions, ConditionTypeQuorumLossRecovery); c != nil && c.Status == druidv1alpha1.ConditionTrue && st.LastOperation != nil {
-			runID = st.LastOperation.RunID // one recovery, one run ID across its steps
+		if c := druidv1alpha1.FindCondition(st.Conditions, ConditionTypeQuorumLossRecovery); c != nil && st.LastOperation != nil &&
+			(c.Status == druidv1alpha1.ConditionTrue || heldAtStep3(c, st.LastOperation)) {
+			runID = st.LastOperation.RunID // one recovery, one run ID across its steps, also when it was held at step 3
 		}
 		st.LastOperation = &druidv1alpha1.LastOperation{Type: druidv1alpha1.LastOperationTypeReconcile, State: state,
 			Description: description, RunID: runID, LastUpdateTime: metav1.NewTime(now)}
 		st.Conditions = health.SetCondition(st.Conditions, druidv1alpha1.Condition{Type: ConditionTypeQuorumLossRecovery,
 			Status: cs, Reason: reason, Message: description}, now)
 	})
+}
+
+// heldAtStep3 tells whether the condition and lastOperation are those holdRecovery wrote (a recovery in
+// progress that waits for a human), not a finished recovery or case 10 without a backup.
+func heldAtStep3(c *druidv1alpha1.Condition, op *druidv1alpha1.LastOperation) bool {
+	return c.Reason == ReasonManualInterventionRequired && op.State == druidv1alpha1.LastOperationStateError &&
+		strings.HasPrefix(op.Description, recoveryProgress(healing.StepSaveSurvivingData, ""))
 }
 
 // quorumLossRecoveryInProgress tells whether the StatefulSet carries the recovery marker.

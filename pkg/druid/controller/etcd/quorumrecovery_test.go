@@ -6,6 +6,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/healing"
 )
 
 // The quorum-loss recovery deletes the claims the StatefulSet made for its members, and no other claim
@@ -25,6 +28,28 @@ func TestIsMemberVolume(t *testing.T) {
 	} {
 		if got := isMemberVolume(sts, name); got != want {
 			t.Errorf("isMemberVolume(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// A recovery held at step 3 keeps its run ID when it goes on; a finished recovery, or case 10 held back
+// without a backup, does not lend its run ID to the next recovery.
+func TestHeldAtStep3(t *testing.T) {
+	held := recoveryProgress(healing.StepSaveSurvivingData, "cannot tell what every member volume holds")
+	for name, c := range map[string]struct {
+		reason string
+		state  druidv1alpha1.LastOperationState
+		desc   string
+		want   bool
+	}{
+		"held at step 3":          {ReasonManualInterventionRequired, druidv1alpha1.LastOperationStateError, held, true},
+		"finished recovery":       {ReasonRecoveryCompleted, druidv1alpha1.LastOperationStateSucceeded, recoveryProgress(healing.StepScaleBack, "scaled back"), false},
+		"no backup (case 10)":     {ReasonManualInterventionRequired, druidv1alpha1.LastOperationStateSucceeded, "reconciled", false},
+		"held, other description": {ReasonManualInterventionRequired, druidv1alpha1.LastOperationStateError, "spec reconcile failed", false},
+	} {
+		got := heldAtStep3(&druidv1alpha1.Condition{Reason: c.reason}, &druidv1alpha1.LastOperation{State: c.state, Description: c.desc})
+		if got != c.want {
+			t.Errorf("%s: heldAtStep3 = %v, want %v", name, got, c.want)
 		}
 	}
 }

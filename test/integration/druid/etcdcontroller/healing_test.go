@@ -55,9 +55,10 @@ func TestMinorityNotReadyPodIsDeleted(t *testing.T) {
 }
 
 // Case 10: two of three members NotReady past the grace period with a backup store: the StatefulSet goes to
-// 0 (marked), nothing else happens while pods exist; once they are gone the members' data volumes are
-// deleted (and waited for), then the leases are recreated empty, the members cleared, clusterSize reset to
-// spec.replicas and the StatefulSet scaled back to 3.
+// 0 (marked), nothing else happens while pods exist; once they are gone every member volume is read (here
+// they hold no data, so nothing is uploaded; survivingdata_test.go has the volumes that do), then the
+// members' data volumes are deleted (and waited for), the leases are recreated empty, the members
+// cleared, clusterSize reset to spec.replicas and the StatefulSet scaled back to 3.
 func TestQuorumLossRecovery(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)
@@ -101,7 +102,12 @@ func TestQuorumLossRecovery(t *testing.T) {
 	s.stop("etcd-main-0")
 	deletePods(t, ns, "etcd-main-0", "etcd-main-1", "etcd-main-2")
 
-	// Step 3: the member volumes are deleted; while the volume protection holds them (the controller
+	// Step 3: every member volume is read before any is deleted; these hold no etcd data.
+	for i := range memberVolumes {
+		runJob(t, ns, revisionJobName(i), 0, `{"revision":0,"valid":false,"empty":true}`)
+	}
+
+	// Step 4: the member volumes are deleted; while the volume protection holds them (the controller
 	// manager removes it once no pod uses a claim), the StatefulSet stays at 0 and the leases stay.
 	g.Eventually(func(g Gomega) {
 		for _, name := range memberVolumes {
@@ -117,7 +123,7 @@ func TestQuorumLossRecovery(t *testing.T) {
 	g.Expect(claim(g, ns, "unrelated-data").DeletionTimestamp).To(BeNil(), "a claim of no member is kept")
 	releaseClaims(t, ns, memberVolumes...)
 
-	// Steps 4 and 5.
+	// Steps 5 and 6.
 	g.Eventually(func(g Gomega) {
 		sts := statefulSet(g, ns)
 		g.Expect(sts.Spec.Replicas).To(Equal(ptr.To(int32(3))))
@@ -143,7 +149,7 @@ func TestQuorumLossRecovery(t *testing.T) {
 			}
 		}
 		return actions
-	}).WithTimeout(timeout).WithPolling(poll).Should(ConsistOf("ScaleToZero", "DeleteMemberVolume", "RecreateMemberLeases", "ScaleBack"))
+	}).WithTimeout(timeout).WithPolling(poll).Should(ConsistOf("ScaleToZero", "ReadSurvivingData", "SaveSurvivingData", "DeleteMemberVolume", "RecreateMemberLeases", "ScaleBack"))
 
 	// The members bootstrap again: their sidecars renew the new leases and the cluster is quorate.
 	for i := 0; i < 3; i++ {
@@ -155,8 +161,9 @@ func TestQuorumLossRecovery(t *testing.T) {
 }
 
 // A druid that restarts mid-recovery resumes at the phase the StatefulSet's marker names: here a
-// recovery that had reached step 3 (StatefulSet at 0, pods gone, phase DeletingVolumes) is picked up at
-// step 3 — the volumes are deleted, then steps 4 and 5 run — and step 1 is not repeated.
+// recovery that had reached step 4 (StatefulSet at 0, pods gone, surviving data saved, phase
+// DeletingVolumes) is picked up at step 4 — the volumes are deleted, then steps 5 and 6 run — and
+// neither step 1 nor step 3 is repeated.
 func TestQuorumLossRecoveryResumesAtTheMarkedPhase(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)
@@ -166,7 +173,7 @@ func TestQuorumLossRecoveryResumesAtTheMarkedPhase(t *testing.T) {
 	for _, name := range memberVolumes {
 		createClaim(t, ns, name)
 	}
-	// What the previous druid left behind after step 2: no member runs, the StatefulSet is at 0 and marked.
+	// What the previous druid left behind after step 3: no member runs, the StatefulSet is at 0 and marked.
 	for _, name := range []string{"etcd-main-0", "etcd-main-1", "etcd-main-2"} {
 		s.stop(name)
 	}
@@ -205,7 +212,7 @@ func TestQuorumLossRecoveryResumesAtTheMarkedPhase(t *testing.T) {
 }
 
 // A StatefulSet scaled up while the marker is set (by hand, or by a writer outside druid) sends the
-// recovery back to step 2: druid scales to 0 again and marks WaitingForPods; nothing of steps 3–5 runs
+// recovery back to step 2: druid scales to 0 again and marks WaitingForPods; nothing of steps 3–6 runs
 // while the pods exist — no volume deleted, no lease reset.
 func TestQuorumLossRecoveryScaledUpMidwayGoesBackToWaitingForPods(t *testing.T) {
 	g := NewWithT(t)
