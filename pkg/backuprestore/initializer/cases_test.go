@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
@@ -163,6 +165,66 @@ func TestMemberWithoutDataNeverBootstrapsBesideANonQuorateCluster(t *testing.T) 
 			}
 		})
 	}
+}
+
+// The first member lost its data and is cut off from the other two, which serve on as a quorate cluster
+// and renew their leases; the store holds their backups. Nobody answers it, yet it must not restore a
+// cluster of its own: that would be a second cluster beside the first, and writes acknowledged by either
+// would be missing from the other. It waits, and joins the cluster once it reaches it again.
+func TestCutOffFirstMemberNeverRestoresBesideALiveCluster(t *testing.T) {
+	h := newHarness(t, 3)
+	h.bootstrap()
+	h.store = backuptest.Local(t).SnapStore
+	if err := h.initializer(0, nil).opts.TakeFullSnapshot(t.Context(), h.nodes[1].etcd.Client(t)); err != nil {
+		t.Fatal(err)
+	}
+	rev := putN(t, h.client(), "k/", 10)
+	h.stop(0)
+	if err := os.RemoveAll(h.nodes[0].dataDir); err != nil {
+		t.Fatal(err)
+	}
+	running := func(context.Context, []string) ([]string, error) { // what the others' lease renewals show
+		var live []string
+		for _, nd := range h.nodes[1:] {
+			if nd.etcd != nil && !nd.etcd.Stopped() {
+				live = append(live, nd.name)
+			}
+		}
+		return live, nil
+	}
+	unreachable := etcdserver.FreeURL(t) // nothing listens: the cut
+	cutOff := h.initializer(0, func(o *Options) {
+		o.ClusterEndpoints, o.LivePeers, o.QuorumWait = []string{unreachable.String()}, running, 2*time.Second
+	})
+	f, err := cutOff.Observe(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := Decide(f); c != CaseNonQuorateFollowingWait {
+		t.Fatalf("decided %s (live peers %v) instead of waiting to join", c, f.Cluster.LivePeers)
+	}
+	if err := cutOff.Initialize(t.Context(), httpapi.ModeFull); err == nil {
+		t.Fatal("initialization succeeded while cut off from the cluster")
+	}
+	if !dataDirEmpty(h.nodes[0].dataDir) {
+		t.Fatal("the data dir was populated while cut off: a cluster of its own")
+	}
+
+	// The cut heals: the member rejoins the one cluster and gets every write.
+	rejoined := h.initializer(0, func(o *Options) { o.LivePeers = running })
+	if err := rejoined.Initialize(t.Context(), httpapi.ModeFull); err != nil {
+		t.Fatal(err)
+	}
+	h.nodes[0].lastInitalized = rejoined.State()
+	h.start(0)
+	h.promote(0)
+	if ids := memberIDs(t, h); len(ids) != 3 {
+		t.Fatalf("cluster has members %x, want three", ids)
+	}
+	eventually(t, time.Minute, "member 0 caught up", func() bool {
+		resp, err := h.nodes[0].etcd.Client(t).Get(t.Context(), "k/", clientv3.WithPrefix(), clientv3.WithSerializable())
+		return err == nil && resp.Header.Revision >= rev && resp.Count == 10
+	})
 }
 
 // Cases 7 and 8: all three data dirs are lost, backups (full + deltas) are in the store. Member 1

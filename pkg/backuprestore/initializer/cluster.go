@@ -27,6 +27,10 @@ type ClusterFacts struct {
 	Members []Member
 	// Self is this member in Members, matched by name or, for members that never started, by peer URL.
 	Self *Member
+	// LivePeers are the other members with evidence of a serving etcd that this member may not be able to
+	// reach (their sidecars renewed their member leases moments ago; Options.LivePeers). Observed only
+	// when nothing else stands between this member and restoring a cluster of its own (case 7).
+	LivePeers []string
 }
 
 // Member is a cluster member as MemberList reports it.

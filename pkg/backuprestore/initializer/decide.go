@@ -22,8 +22,8 @@ const (
 	CaseQuorateInvalidMetadata
 	// CaseNonQuorateValid: valid metadata and data, no quorum; reuse, the member is needed for quorum.
 	CaseNonQuorateValid
-	// CaseNonQuorateFirstRestore: first member, no valid data, nobody answers, backups exist: restore full
-	// + deltas, take a new full snapshot, start as a one-member cluster.
+	// CaseNonQuorateFirstRestore: first member, no valid data, nobody answers, no other member shows signs
+	// of life, backups exist: restore full + deltas, take a new full snapshot, start as a one-member cluster.
 	CaseNonQuorateFirstRestore
 	// CaseNonQuorateFollowingWait: no valid data and no quorum, not allowed to restore alone: wait for a
 	// quorate cluster, then join it as a learner.
@@ -102,7 +102,11 @@ func Decide(f Facts) Case {
 		return CaseBootstrapFirst
 	case fresh:
 		return CaseBootstrapFollowing
-	case f.Ordinal == 0 && f.Backup.Exists && !c.Reachable:
+	case f.Ordinal == 0 && f.Backup.Exists && !c.Reachable && len(c.LivePeers) == 0:
+		// Nobody answering is not proof that nobody serves: this member may be cut off from a cluster
+		// that lives on (or still bootstraps, its first full snapshot already taken). Restoring a cluster
+		// of its own then splits the cluster in two, and the writes to one of them are lost. So a member
+		// restores alone only when no other member shows signs of life either.
 		return CaseNonQuorateFirstRestore
 	default:
 		return CaseNonQuorateFollowingWait

@@ -65,3 +65,16 @@ func TestOrdinal(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideNeverRestoresAloneBesideALivePeer: the first member, cut off from the others (nobody answers),
+// restores a cluster of its own only when no other member shows signs of life; otherwise it waits to join.
+func TestDecideNeverRestoresAloneBesideALivePeer(t *testing.T) {
+	cutOff := Facts{ClusterSize: 3, Ordinal: 0, Data: DataFacts{OwnerOK: true}, Backup: BackupFacts{Exists: true, LastRevision: 9}}
+	if got := Decide(cutOff); got != CaseNonQuorateFirstRestore {
+		t.Fatalf("no live peer: Decide = %s, want %s", got, CaseNonQuorateFirstRestore)
+	}
+	cutOff.Cluster.LivePeers = []string{"etcd-main-2"}
+	if got := Decide(cutOff); got != CaseNonQuorateFollowingWait {
+		t.Fatalf("a live peer: Decide = %s, want %s", got, CaseNonQuorateFollowingWait)
+	}
+}

@@ -56,7 +56,12 @@ type Options struct {
 	QuorumWait time.Duration
 	// PollInterval is how often case 8 asks again; 0 means DefaultPollInterval.
 	PollInterval time.Duration
-	Log          logr.Logger
+	// LivePeers returns the other members (by name) with evidence of a serving etcd, e.g. recently
+	// renewed member leases (heartbeat.LivePeers); asked only before this member would restore a cluster
+	// of its own, which any of them forbids. nil: no evidence source (a member restores whenever nobody
+	// answers). An error fails the initialization: the wrapper retries it.
+	LivePeers func(ctx context.Context, others []string) ([]string, error)
+	Log       logr.Logger
 }
 
 // State is what the last successful initialization tells the configuration endpoint: how etcd must
@@ -152,7 +157,7 @@ func (i *Initializer) Initialize(ctx context.Context, mode httpapi.Mode) error {
 		"ordinal", facts.Ordinal, "reachable", facts.Cluster.Reachable, "quorate", facts.Cluster.Quorate,
 		"metadataValid", facts.Data.MetadataValid, "dataValid", facts.Data.DataValid, "ownerOK", facts.Data.OwnerOK,
 		"dataProblem", facts.Data.Problem, "backup", facts.Backup.Exists, "revision", facts.Data.Revision,
-		"backupRevision", facts.Backup.LastRevision)
+		"backupRevision", facts.Backup.LastRevision, "livePeers", facts.Cluster.LivePeers)
 	st, err := i.act(ctx, c, facts)
 	if err != nil {
 		return fmt.Errorf("initialization (%s): %w", c, err)
@@ -180,6 +185,13 @@ func (i *Initializer) Observe(ctx context.Context) (Facts, error) {
 		return f, err
 	}
 	f.Backup = b
+	if f.ClusterSize > 1 && Decide(f) == CaseNonQuorateFirstRestore && i.opts.LivePeers != nil {
+		live, err := i.opts.LivePeers(ctx, i.otherMembers())
+		if err != nil {
+			return f, fmt.Errorf("nobody answers, but whether the other members live is unknown, so this member does not restore a cluster of its own: %w", err)
+		}
+		f.Cluster.LivePeers = live
+	}
 	if f.ClusterSize <= 1 && f.Data.DataValid && f.Data.WALAhead && b.Exists && f.Data.Revision < b.LastRevision {
 		// The single-member decision compares revisions; the database alone would understate what this
 		// member holds after a crash.
@@ -191,6 +203,17 @@ func (i *Initializer) Observe(ctx context.Context) (Facts, error) {
 		f.Data.Revision = rev
 	}
 	return f, nil
+}
+
+// otherMembers are the names of the other members of the initial cluster.
+func (i *Initializer) otherMembers() []string {
+	var names []string
+	for _, m := range i.opts.InitialCluster {
+		if m.Name != i.opts.Member.Name {
+			names = append(names, m.Name)
+		}
+	}
+	return names
 }
 
 func (i *Initializer) backupFacts(ctx context.Context) (BackupFacts, error) {

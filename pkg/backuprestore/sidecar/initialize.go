@@ -30,7 +30,10 @@ type decisionInitializer struct {
 	store snapstore.SnapStore
 	// fullSnapshot uploads the full snapshot after a restore (case 7); nil without backups.
 	fullSnapshot func(ctx context.Context, cli *clientv3.Client) error
-	log          logr.Logger
+	// livePeers reports the other members whose leases show a serving etcd (nil without member lease
+	// renewal: there is no evidence to read then).
+	livePeers func(ctx context.Context, others []string) ([]string, error)
+	log       logr.Logger
 }
 
 var _ httpapi.Initializer = (*decisionInitializer)(nil)
@@ -52,7 +55,7 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode httpapi.Mode)
 	in, err := initializer.New(initializer.Options{
 		Member: cfg.Member, InitialCluster: ic, DataDir: d.dataDir, ClusterToken: t.ClusterToken(), Owner: d.owner,
 		ClusterEndpoints: append(t.AllClientURLs(), d.serviceEndpoints...), ClientTLS: d.clientTLS,
-		Store: d.store, TakeFullSnapshot: d.fullSnapshot, Log: d.log,
+		Store: d.store, TakeFullSnapshot: d.fullSnapshot, LivePeers: d.livePeers, Log: d.log,
 	})
 	if err != nil {
 		return err
