@@ -220,8 +220,8 @@ func TestSurvivingDataAcceptDruidJobArgs(t *testing.T) {
 	etcd.Spec.Backup.EtcdSnapshotTimeout = &metav1.Duration{Duration: 7 * time.Minute}
 
 	rev, f := newDataRevisionCommand()
-	parse(t, rev, etcdcontroller.DataRevisionArgs())
-	if f.dataDir != etcdpod.DataDir || f.scratchDir == "" || f.terminationMessagePath != corev1.TerminationMessagePathDefault {
+	parse(t, rev, etcdcontroller.DataRevisionArgs(etcd))
+	if f.dataDir != etcdpod.DataDir || f.scratchDir == "" || f.terminationMessagePath != corev1.TerminationMessagePathDefault || f.owner != "shoot--a--b/etcd-main" {
 		t.Errorf("data-revision flags %+v", f)
 	}
 

@@ -31,6 +31,8 @@ func SurvivingDataCommands() []*cobra.Command {
 // reported besides stdout: the pod's termination message, which druid reads from the Job's pod status.
 type dataCopyFlags struct {
 	dataDir, scratchDir, terminationMessagePath string
+	// owner is the Etcd ("<namespace>/<name>") the data must belong to (the initializer's owner marker).
+	owner string
 }
 
 func bindDataCopyFlags(fs *pflag.FlagSet) *dataCopyFlags {
@@ -39,6 +41,7 @@ func bindDataCopyFlags(fs *pflag.FlagSet) *dataCopyFlags {
 	fs.StringVar(&f.scratchDir, "scratch-dir", "", "directory for the copy of the data the throwaway etcd runs on (required; needs the data's size free)")
 	fs.StringVar(&f.terminationMessagePath, "termination-message-path", "/dev/termination-log",
 		"file the JSON result is also written to (the pod's termination message); empty: stdout only")
+	fs.StringVar(&f.owner, "owner", "", "the Etcd (<namespace>/<name>) the data must be marked for; data marked for another is not valid. Empty: not checked")
 	return f
 }
 
@@ -79,6 +82,9 @@ type dataRevision struct {
 	Valid    bool   `json:"valid"`
 	Empty    bool   `json:"empty,omitempty"`
 	Reason   string `json:"reason,omitempty"`
+	// MovedAside are the data directories the initializer moved aside and kept on the volume: data that
+	// is not served but may hold writes found nowhere else, which deleting the volume would lose.
+	MovedAside []string `json:"movedAside,omitempty"`
 }
 
 func newDataRevisionCommand() (*cobra.Command, *dataCopyFlags) {
@@ -95,12 +101,17 @@ func newDataRevisionCommand() (*cobra.Command, *dataCopyFlags) {
 			if err := f.validate(); err != nil {
 				return err
 			}
-			if facts := initializer.InspectDataDir(f.dataDir, "", false); !facts.HasMember {
-				return f.report(cmd, dataRevision{Empty: true, Reason: f.dataDir + " holds no member directory"})
+			aside := initializer.MovedAside(f.dataDir)
+			facts := initializer.InspectDataDir(f.dataDir, f.owner, false)
+			if !facts.HasMember {
+				return f.report(cmd, dataRevision{Empty: true, Reason: f.dataDir + " holds no member directory", MovedAside: aside})
+			}
+			if !facts.OwnerOK {
+				return f.report(cmd, dataRevision{Reason: f.dataDir + ": " + facts.Problem + " than " + f.owner, MovedAside: aside})
 			}
 			data, err := initializer.StartOnCopy(cmd.Context(), f.dataDir, f.scratchDir)
 			if errors.Is(err, initializer.ErrNoValidData) {
-				return f.report(cmd, dataRevision{Reason: err.Error()})
+				return f.report(cmd, dataRevision{Reason: err.Error(), MovedAside: aside})
 			}
 			if err != nil {
 				return err
@@ -109,7 +120,7 @@ func newDataRevisionCommand() (*cobra.Command, *dataCopyFlags) {
 			if err := data.Close(); err != nil {
 				return fmt.Errorf("removing the copy: %w", err)
 			}
-			return f.report(cmd, dataRevision{Revision: rev, Valid: true})
+			return f.report(cmd, dataRevision{Revision: rev, Valid: true, MovedAside: aside})
 		},
 	}
 	f = bindDataCopyFlags(cmd.Flags())
@@ -161,6 +172,9 @@ func (o *preserveDataOptions) run(cmd *cobra.Command) error {
 	}
 	if o.expectRevision <= 0 {
 		return errors.New("--expect-revision is required and must be positive")
+	}
+	if facts := initializer.InspectDataDir(o.data.dataDir, o.data.owner, false); !facts.OwnerOK {
+		return fmt.Errorf("not uploading %s as a backup of %s: %s", o.data.dataDir, o.data.owner, facts.Problem)
 	}
 	compression, err := o.compression.Compression()
 	if err != nil {

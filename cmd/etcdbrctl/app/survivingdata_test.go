@@ -52,15 +52,16 @@ func runSurviving(t *testing.T, args ...string) (string, error) {
 }
 
 type revisionResult struct {
-	Revision int64  `json:"revision"`
-	Valid    bool   `json:"valid"`
-	Empty    bool   `json:"empty"`
-	Reason   string `json:"reason"`
+	Revision   int64    `json:"revision"`
+	Valid      bool     `json:"valid"`
+	Empty      bool     `json:"empty"`
+	Reason     string   `json:"reason"`
+	MovedAside []string `json:"movedAside"`
 }
 
-func dataRevision(t *testing.T, dataDir string) revisionResult {
+func dataRevision(t *testing.T, dataDir string, args ...string) revisionResult {
 	t.Helper()
-	out, err := runSurviving(t, "data-revision", "--data-dir="+dataDir, "--scratch-dir="+t.TempDir())
+	out, err := runSurviving(t, append([]string{"data-revision", "--data-dir=" + dataDir, "--scratch-dir=" + t.TempDir()}, args...)...)
 	if err != nil {
 		t.Fatalf("data-revision %s: %v", dataDir, err)
 	}
@@ -213,6 +214,32 @@ func TestDataRevision(t *testing.T) {
 			if wantEmpty := name != "corrupt"; got.Empty != wantEmpty {
 				t.Errorf("%s: data-revision = %+v, want empty %v", name, got, wantEmpty)
 			}
+		}
+	})
+	t.Run("data of another Etcd is not valid", func(t *testing.T) {
+		m := etcdserver.Start(t).Members[0]
+		putKeys(t, m.Client(t), "k/", 3)
+		m.Stop()
+		if err := os.WriteFile(filepath.Join(m.Config.DataDir, "owner"), []byte("shoot--other/etcd-main\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := dataRevision(t, m.Config.DataDir, "--owner=shoot--mine/etcd-main"); got.Valid || got.Empty || !strings.Contains(got.Reason, "another Etcd") {
+			t.Fatalf("data-revision of a foreign volume = %+v, want not valid, not empty, naming the owner", got)
+		}
+		if got := dataRevision(t, m.Config.DataDir, "--owner=shoot--other/etcd-main"); !got.Valid {
+			t.Fatalf("data-revision of its own volume = %+v, want valid", got)
+		}
+	})
+	t.Run("moved-aside data dirs are reported", func(t *testing.T) {
+		volume := t.TempDir()
+		dataDir := filepath.Join(volume, "new.etcd")
+		aside := dataDir + ".invalid-20260102T150405Z"
+		if err := os.MkdirAll(filepath.Join(aside, "member"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		got := dataRevision(t, dataDir)
+		if !got.Empty || len(got.MovedAside) != 1 || got.MovedAside[0] != aside {
+			t.Fatalf("data-revision = %+v, want empty with the moved-aside dir %s", got, aside)
 		}
 	})
 	t.Run("flags", func(t *testing.T) {

@@ -44,6 +44,9 @@ type VolumeReading struct {
 	Empty bool
 	// Problem says why the reading failed, or why the data is not valid.
 	Problem string
+	// MovedAside are data directories the sidecar's initializer moved aside and kept on the volume (not
+	// served, but possibly holding writes found nowhere else).
+	MovedAside []string
 }
 
 // SurvivingDataPlan is what step 3 does next.
@@ -81,6 +84,10 @@ func PlanSurvivingData(readings []VolumeReading, backupRevision int64) Surviving
 			plan.Pending = append(plan.Pending, r.Claim)
 		case r.State == ReadingFailed:
 			plan.Blocked = append(plan.Blocked, fmt.Sprintf("%s: cannot be read: %s", r.Claim, r.Problem))
+		case len(r.MovedAside) > 0:
+			// Nothing moved aside is ever deleted by the stack; deleting the volume would.
+			plan.Blocked = append(plan.Blocked, fmt.Sprintf("%s: keeps data dirs moved aside by the initializer (%s): save what they hold "+
+				"and remove them, then delete the volume's data-revision Job to read it again", r.Claim, strings.Join(r.MovedAside, ", ")))
 		case r.Valid:
 			if plan.Target == nil || r.Revision > plan.Target.Revision {
 				plan.Target = r

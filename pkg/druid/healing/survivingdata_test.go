@@ -77,6 +77,14 @@ func TestPlanSurvivingData(t *testing.T) {
 			wantTarget: "v-0", wantRevision: 150, wantPreserve: true,
 			wantBlocked: []string{"v-1: cannot be read: permission denied"},
 		},
+		"moved-aside data dirs block, even on an empty volume": {
+			readings: []VolumeReading{read("v-0", 150), {Claim: "v-1", State: ReadingDone, Empty: true,
+				MovedAside: []string{"/var/etcd/data/new.etcd.invalid-20260102T150405Z"}}},
+			backup:     100,
+			wantTarget: "v-0", wantRevision: 150, wantPreserve: true,
+			wantBlocked: []string{"v-1: keeps data dirs moved aside by the initializer (/var/etcd/data/new.etcd.invalid-20260102T150405Z): " +
+				"save what they hold and remove them, then delete the volume's data-revision Job to read it again"},
+		},
 		"invalid data that is not empty blocks": {
 			readings:   []VolumeReading{read("v-0", 150), {Claim: "v-1", State: ReadingDone, Problem: "database: corrupt"}},
 			backup:     100,

@@ -68,13 +68,15 @@ type survivingDataJobInput struct {
 }
 
 // DataRevisionArgs are the arguments of `etcdbrctl data-revision` in the Job of a member volume.
-func DataRevisionArgs() []string { return append([]string{"data-revision"}, dataCopyArgs()...) }
+func DataRevisionArgs(etcd *druidv1alpha1.Etcd) []string {
+	return append([]string{"data-revision"}, dataCopyArgs(etcd)...)
+}
 
 // PreserveDataArgs are the arguments of `etcdbrctl preserve-data` that uploads the volume at revision as
 // the newest full snapshot, with the sidecar's store location and compression, so the snapshot lands
 // where the restoring members look and reads as the sidecar's own.
 func PreserveDataArgs(etcd *druidv1alpha1.Etcd, revision int64) []string {
-	args := append([]string{"preserve-data"}, dataCopyArgs()...)
+	args := append([]string{"preserve-data"}, dataCopyArgs(etcd)...)
 	args = append(args, fmt.Sprintf("--expect-revision=%d", revision))
 	args = append(args, statefulset.StoreLocationArgs(etcd.Spec.Backup.Store, "")...)
 	args = append(args, statefulset.CompressionArgs(etcd.Spec.Backup)...)
@@ -86,7 +88,7 @@ func PreserveDataArgs(etcd *druidv1alpha1.Etcd, revision int64) []string {
 
 // newRevisionJob renders the data-revision Job of a member volume.
 func newRevisionJob(etcd *druidv1alpha1.Etcd, claim *corev1.PersistentVolumeClaim, ordinal int, in survivingDataJobInput) *batchv1.Job {
-	return survivingDataJob(etcd, RevisionJobName(etcd, ordinal), claim, DataRevisionArgs(), false, in)
+	return survivingDataJob(etcd, RevisionJobName(etcd, ordinal), claim, DataRevisionArgs(etcd), false, in)
 }
 
 // newPreserveJob renders the preserve-data Job (PreserveDataArgs) with the sidecar's store credentials.
@@ -96,11 +98,15 @@ func newPreserveJob(etcd *druidv1alpha1.Etcd, claim *corev1.PersistentVolumeClai
 	return job
 }
 
-func dataCopyArgs() []string {
+// dataCopyArgs locate the data and name its owner as the sidecar marks it (<namespace>/<etcd>): a volume
+// of another Etcd bound to this claim (a retained or static volume) is then not valid and never uploaded
+// as this Etcd's backup.
+func dataCopyArgs(etcd *druidv1alpha1.Etcd) []string {
 	return []string{
 		"--data-dir=" + etcdpod.DataDir,
 		"--scratch-dir=" + survivingScratchMountPath,
 		"--termination-message-path=" + corev1.TerminationMessagePathDefault,
+		"--owner=" + etcd.Namespace + "/" + etcd.Name,
 	}
 }
 
@@ -289,16 +295,18 @@ func parseDataRevision(claim string, r jobResult) healing.VolumeReading {
 		return reading
 	}
 	var out struct {
-		Revision *int64 `json:"revision"`
-		Valid    bool   `json:"valid"`
-		Empty    bool   `json:"empty"`
-		Reason   string `json:"reason"`
+		Revision   *int64   `json:"revision"`
+		Valid      bool     `json:"valid"`
+		Empty      bool     `json:"empty"`
+		Reason     string   `json:"reason"`
+		MovedAside []string `json:"movedAside"`
 	}
 	if err := json.Unmarshal([]byte(r.message), &out); err != nil || out.Revision == nil || (out.Valid && *out.Revision <= 0) {
 		reading.State, reading.Problem = healing.ReadingFailed, fmt.Sprintf("unexpected result %q", r.message)
 		return reading
 	}
 	reading.State, reading.Revision, reading.Valid, reading.Empty, reading.Problem = healing.ReadingDone, *out.Revision, out.Valid, out.Empty, out.Reason
+	reading.MovedAside = out.MovedAside
 	return reading
 }
 

@@ -123,6 +123,8 @@ func TestSurvivingDataJobResults(t *testing.T) {
 		healing.VolumeReading{Claim: "c", State: healing.ReadingDone, Revision: 150, Valid: true}))
 	g.Expect(parseDataRevision("c", jobResult{done: true, message: `{"revision":0,"valid":false,"empty":true,"reason":"none"}`})).To(Equal(
 		healing.VolumeReading{Claim: "c", State: healing.ReadingDone, Empty: true, Problem: "none"}))
+	g.Expect(parseDataRevision("c", jobResult{done: true, message: `{"revision":0,"valid":false,"empty":true,"movedAside":["/d.invalid-1"]}`}).MovedAside).To(
+		Equal([]string{"/d.invalid-1"}))
 	for _, bad := range []string{"", "not json", `{"valid":true}`, `{"revision":0,"valid":true}`} {
 		g.Expect(parseDataRevision("c", jobResult{done: true, message: bad}).State).To(Equal(healing.ReadingFailed), bad)
 	}
