@@ -145,7 +145,7 @@ func (s *Seed) Kubeconfig() string { return filepath.Join(s.stateDir, "kubeconfi
 // RESTConfig is an admin client configuration; callers may modify the copy.
 func (s *Seed) RESTConfig() *rest.Config { return rest.CopyConfig(s.restConfig) }
 
-// StateDir is the instance's directory (logs under logs/, per-pod container logs under logs/pods/).
+// StateDir is the instance's directory (the directories of LogDirs among others).
 func (s *Seed) StateDir() string { return s.stateDir }
 
 // Prefix names every network namespace, link and node of the instance.

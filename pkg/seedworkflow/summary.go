@@ -97,11 +97,7 @@ func PrintSummary(ctx context.Context, out io.Writer, env *Env, steps []StepResu
 	fmt.Fprintf(out, "  kubectl get etcd,pods,pvc -n %s\n", env.Namespace)
 	fmt.Fprintf(out, "  kubectl get backupbucket,backupentry\n")
 	fmt.Fprintf(out, "  gardener-etcd --kubeconfig %s shoot snapshot -n %s   (from inside the seed network)\n", kubeconfig, env.Namespace)
-	if env.Seed.Registry() != "" {
-		fmt.Fprintf(out, "  node and container logs: %s/nodes/<node>/{logs,pod-logs}/\n", env.Seed.StateDir())
-	} else {
-		fmt.Fprintf(out, "  container logs: %s/logs/pods/\n", env.Seed.StateDir())
-	}
+	fmt.Fprintf(out, "  node and container logs: %s/nodes/<node>/{logs,pod-logs}/\n", env.Seed.StateDir())
 }
 
 // printNodes is `kubectl get nodes -o wide` in short: which kubelet and container runtime each node runs.

@@ -19,8 +19,8 @@ func SkipUnlessPossible(t testing.TB) {
 	}
 }
 
-// LogTails logs the last tailBytes of every file below dir (a seed's logs/pods directory), so that a
-// failed test shows what its containers said.
+// LogTails logs the last tailBytes of every file below dir (one of a seed's LogDirs), so that a failed
+// test shows what its components and containers said.
 func LogTails(t testing.TB, dir string, tailBytes int) {
 	t.Helper()
 	_ = filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {

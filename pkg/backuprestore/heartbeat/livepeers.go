@@ -14,29 +14,75 @@ import (
 // counts as not alive: one missed or late renewal (a busy node, a slow apiserver) is not a dead member.
 const LivenessWindowBeats = 3
 
-// LivePeers returns the members among names whose lease was renewed within window before now. A sidecar
-// renews its member's lease only after its etcd answered with the member's identity, so a fresh renewal
-// is evidence that the member's etcd served moments ago — even when this member cannot reach it. A lease
-// that does not exist, was never renewed, or was reset empty (druid's quorum-loss recovery recreates
-// them so) is no such evidence. Any other error is returned: the caller cannot tell.
-func LivePeers(ctx context.Context, kube kubernetes.Interface, namespace string, names []string, window time.Duration, now time.Time) ([]string, error) {
-	leases := kube.CoordinationV1().Leases(namespace)
+// PeerLiveness tells which other members show signs of a serving etcd. A sidecar renews its member's
+// lease only after its etcd answered with the member's identity, so a renewal is evidence that the
+// member's etcd served moments ago — even when the asking member cannot reach it.
+type PeerLiveness struct {
+	Kubernetes kubernetes.Interface
+	Namespace  string
+	// Heartbeat is the members' lease renewal period.
+	Heartbeat time.Duration
+	// Now is this node's clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// LivePeers returns the members among names (their leases are named after them) that renewed recently.
+// A lease that does not exist, was never renewed, or was reset empty (druid's quorum-loss recovery
+// recreates them so) is no sign of life, and when no lease has ever been renewed the answer is at once.
+// Otherwise a renewal within LivenessWindowBeats heartbeats by this node's clock counts; when every
+// renewal looks older than that, the clocks are not trusted (renewTime is the renewing node's clock,
+// which may lag this one's): the leases are read again after two heartbeats, and a member whose renewal
+// changed in between lives. Any error other than a missing lease is returned: the caller cannot tell.
+func (p PeerLiveness) LivePeers(ctx context.Context, names []string) ([]string, error) {
+	first, err := p.renewals(ctx, names)
+	if err != nil || len(first) == 0 {
+		return nil, err
+	}
+	now := time.Now
+	if p.Now != nil {
+		now = p.Now
+	}
 	var live []string
+	for _, name := range names {
+		if renewed, ok := first[name]; ok && now().Sub(renewed) < LivenessWindowBeats*p.Heartbeat {
+			live = append(live, name)
+		}
+	}
+	if len(live) > 0 {
+		return live, nil
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(2*p.Heartbeat + time.Second):
+	}
+	second, err := p.renewals(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if renewed, ok := second[name]; ok && !renewed.Equal(first[name]) {
+			live = append(live, name)
+		}
+	}
+	return live, nil
+}
+
+// renewals are the renew times of the leases among names that have a holder.
+func (p PeerLiveness) renewals(ctx context.Context, names []string) (map[string]time.Time, error) {
+	leases := p.Kubernetes.CoordinationV1().Leases(p.Namespace)
+	out := map[string]time.Time{}
 	for _, name := range names {
 		lease, err := leases.Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading member lease %s/%s: %w", namespace, name, err)
+			return nil, fmt.Errorf("reading member lease %s/%s: %w", p.Namespace, name, err)
 		}
-		holder, renewed := lease.Spec.HolderIdentity, lease.Spec.RenewTime
-		if holder == nil || *holder == "" || renewed == nil {
-			continue
-		}
-		if now.Sub(renewed.Time) < window {
-			live = append(live, name)
+		if holder, renewed := lease.Spec.HolderIdentity, lease.Spec.RenewTime; holder != nil && *holder != "" && renewed != nil {
+			out[name] = renewed.Time
 		}
 	}
-	return live, nil
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package heartbeat
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -12,8 +13,9 @@ import (
 )
 
 // TestLivePeersAreMembersWithFreshRenewals: a member whose sidecar renewed its lease (which needs its etcd
-// to answer) counts as alive until the window has passed; an empty lease (as druid creates and the
-// quorum-loss recovery recreates it) and a missing one never count.
+// to answer) counts as alive, also when this node's clock runs far ahead of the renewing node's, as long as
+// it keeps renewing; an empty lease (as druid creates and the quorum-loss recovery recreates it), a missing
+// one and one nobody renews any more never count.
 func TestLivePeersAreMembersWithFreshRenewals(t *testing.T) {
 	g := NewWithT(t)
 	cs := kubernetes.NewForConfigOrDie(env.Config)
@@ -22,22 +24,33 @@ func TestLivePeersAreMembersWithFreshRenewals(t *testing.T) {
 	m := c.Members[0]
 	emptyLease(t, cs, ns, m.Config.Name)
 	emptyLease(t, cs, ns, "etcd-main-2")
+	const beat = 200 * time.Millisecond
+	names := []string{m.Config.Name, "etcd-main-2", "missing"}
+	ahead := func() time.Time { return time.Now().Add(time.Hour) } // this node's clock, an hour ahead
 
-	live, err := LivePeers(t.Context(), cs, ns, []string{m.Config.Name, "etcd-main-2", "missing"}, time.Minute, time.Now())
+	begin := time.Now()
+	live, err := PeerLiveness{Kubernetes: cs, Namespace: ns, Heartbeat: time.Hour}.LivePeers(t.Context(), names)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(live).To(BeEmpty(), "empty and missing leases are no sign of life")
+	g.Expect(time.Since(begin)).To(BeNumerically("<", time.Minute), "leases nobody ever renewed are answered at once")
 
 	ml := &MemberLease{Kubernetes: cs, Namespace: ns, Name: m.Config.Name, Etcd: c.Client(t), LocalEndpoint: m.Endpoint(), Log: testr.New(t)}
 	g.Expect(ml.Renew(t.Context())).To(Succeed())
-	renewed := getLease(t, cs, ns, m.Config.Name).Spec.RenewTime.Time
-
-	live, err = LivePeers(t.Context(), cs, ns, []string{m.Config.Name, "etcd-main-2"}, time.Minute, renewed.Add(59*time.Second))
+	live, err = PeerLiveness{Kubernetes: cs, Namespace: ns, Heartbeat: beat}.LivePeers(t.Context(), names)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(live).To(Equal([]string{m.Config.Name}), "renewed within the window")
 
-	live, err = LivePeers(t.Context(), cs, ns, []string{m.Config.Name, "etcd-main-2"}, time.Minute, renewed.Add(time.Minute))
+	live, err = PeerLiveness{Kubernetes: cs, Namespace: ns, Heartbeat: beat, Now: ahead}.LivePeers(t.Context(), names)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(live).To(BeEmpty(), "a renewal as old as the window is stale")
+	g.Expect(live).To(BeEmpty(), "a member that stopped renewing is not alive, whatever the clock")
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); Run(ctx, beat, ml.Renew, testr.New(t)) }()
+	t.Cleanup(func() { cancel(); <-done })
+	live, err = PeerLiveness{Kubernetes: cs, Namespace: ns, Heartbeat: beat, Now: ahead}.LivePeers(t.Context(), names)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(live).To(Equal([]string{m.Config.Name}), "a member that keeps renewing lives, even when its renewals look an hour old here")
 }
 
 // TestLivePeersReportsWhatItCannotRead: an apiserver that refuses the read leaves liveness unknown, which
@@ -46,6 +59,6 @@ func TestLivePeersReportsWhatItCannotRead(t *testing.T) {
 	cfg := *env.Config
 	cfg.BearerToken, cfg.CertData, cfg.KeyData, cfg.CertFile, cfg.KeyFile = "not-a-token", nil, nil, "", ""
 	cs := kubernetes.NewForConfigOrDie(&cfg)
-	_, err := LivePeers(t.Context(), cs, "default", []string{"etcd-main-1"}, time.Minute, time.Now())
+	_, err := PeerLiveness{Kubernetes: cs, Namespace: "default", Heartbeat: time.Second}.LivePeers(t.Context(), []string{"etcd-main-1"})
 	NewWithT(t).Expect(err).To(HaveOccurred(), "LivePeers without access must report an error, not that nobody lives")
 }

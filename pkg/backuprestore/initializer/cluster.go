@@ -29,7 +29,8 @@ type ClusterFacts struct {
 	Self *Member
 	// LivePeers are the other members with evidence of a serving etcd that this member may not be able to
 	// reach (their sidecars renewed their member leases moments ago; Options.LivePeers). Observed only
-	// when nothing else stands between this member and restoring a cluster of its own (case 7).
+	// when nobody answers and nothing else stands between this member and starting etcd on its own (a
+	// fresh bootstrap, cases 1 and 2, or a restore as a cluster of its own, case 7).
 	LivePeers []string
 }
 

@@ -95,8 +95,9 @@ func Decide(f Facts) Case {
 		return CaseNonQuorateValid
 	}
 	// No valid data and no quorum. Bootstrapping fresh is only right for a cluster that never held
-	// data: nothing in the store, nothing on this disk, and no answering member with writes.
-	fresh := !f.Backup.Exists && !d.HasMember && c.MaxRevision <= 1
+	// data: nothing in the store, nothing on this disk, no answering member with writes, and no member
+	// serving out of reach (a member that started new beside it would have forgotten its raft log).
+	fresh := !f.Backup.Exists && !d.HasMember && c.MaxRevision <= 1 && len(c.LivePeers) == 0
 	switch {
 	case fresh && f.Ordinal == 0:
 		return CaseBootstrapFirst

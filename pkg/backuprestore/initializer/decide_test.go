@@ -78,3 +78,19 @@ func TestDecideNeverRestoresAloneBesideALivePeer(t *testing.T) {
 		t.Fatalf("a live peer: Decide = %s, want %s", got, CaseNonQuorateFollowingWait)
 	}
 }
+
+// TestDecideNeverBootstrapsFreshBesideALivePeer: with no backups and nothing on its disk, a member nobody
+// answers starts new only when no other member shows signs of life; beside a serving member it would rejoin
+// under its old identity with an empty raft log.
+func TestDecideNeverBootstrapsFreshBesideALivePeer(t *testing.T) {
+	for ordinal, fresh := range []Case{CaseBootstrapFirst, CaseBootstrapFollowing} {
+		f := Facts{ClusterSize: 3, Ordinal: ordinal, Data: DataFacts{OwnerOK: true}}
+		if got := Decide(f); got != fresh {
+			t.Fatalf("ordinal %d, no live peer: Decide = %s, want %s", ordinal, got, fresh)
+		}
+		f.Cluster.LivePeers = []string{"etcd-main-2"}
+		if got := Decide(f); got != CaseNonQuorateFollowingWait {
+			t.Fatalf("ordinal %d, a live peer: Decide = %s, want %s", ordinal, got, CaseNonQuorateFollowingWait)
+		}
+	}
+}

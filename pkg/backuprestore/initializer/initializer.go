@@ -57,8 +57,9 @@ type Options struct {
 	// PollInterval is how often case 8 asks again; 0 means DefaultPollInterval.
 	PollInterval time.Duration
 	// LivePeers returns the other members (by name) with evidence of a serving etcd, e.g. recently
-	// renewed member leases (heartbeat.LivePeers); asked only before this member would restore a cluster
-	// of its own, which any of them forbids. nil: no evidence source (a member restores whenever nobody
+	// renewed member leases (heartbeat.PeerLiveness); asked only when nobody answers and this member would
+	// start etcd on its own (a fresh bootstrap, or a restore as a cluster of its own), which any of them
+	// forbids. nil: no evidence source (a member restores whenever nobody
 	// answers). An error fails the initialization: the wrapper retries it.
 	LivePeers func(ctx context.Context, others []string) ([]string, error)
 	Log       logr.Logger
@@ -185,10 +186,10 @@ func (i *Initializer) Observe(ctx context.Context) (Facts, error) {
 		return f, err
 	}
 	f.Backup = b
-	if f.ClusterSize > 1 && Decide(f) == CaseNonQuorateFirstRestore && i.opts.LivePeers != nil {
+	if f.ClusterSize > 1 && !f.Cluster.Reachable && startsAlone(Decide(f)) && i.opts.LivePeers != nil {
 		live, err := i.opts.LivePeers(ctx, i.otherMembers())
 		if err != nil {
-			return f, fmt.Errorf("nobody answers, but whether the other members live is unknown, so this member does not restore a cluster of its own: %w", err)
+			return f, fmt.Errorf("nobody answers, but whether the other members live is unknown, so this member does not start a cluster on its own: %w", err)
 		}
 		f.Cluster.LivePeers = live
 	}
@@ -203,6 +204,13 @@ func (i *Initializer) Observe(ctx context.Context) (Facts, error) {
 		f.Data.Revision = rev
 	}
 	return f, nil
+}
+
+// startsAlone tells the cases in which a member starts etcd without any other member having answered: a
+// fresh bootstrap, or a restore as a cluster of its own. Both are wrong beside a member that serves out of
+// reach (ClusterFacts.LivePeers).
+func startsAlone(c Case) bool {
+	return c == CaseBootstrapFirst || c == CaseBootstrapFollowing || c == CaseNonQuorateFirstRestore
 }
 
 // otherMembers are the names of the other members of the initial cluster.

@@ -88,10 +88,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	initer := &decisionInitializer{served: served, dataDir: o.DataDir, owner: ownerOf(namespace, pod), serviceEndpoints: o.ServiceEndpoints,
 		clientTLS: clientTLS, store: store, log: log}
 	if o.EnableMemberLeaseRenewal {
-		window := heartbeat.LivenessWindowBeats * o.HeartbeatDuration
-		initer.livePeers = func(ctx context.Context, others []string) ([]string, error) {
-			return heartbeat.LivePeers(ctx, kube, namespace, others, window, time.Now())
-		}
+		initer.livePeers = heartbeat.PeerLiveness{Kubernetes: kube, Namespace: namespace, Heartbeat: o.HeartbeatDuration}.LivePeers
 	}
 	apiOpts := httpapi.Options{Initializer: initer, Config: served.Serve, Health: etcdHealthy(cli, endpoint), Gatherer: registry,
 		InitializationGuard: initializationGuard(o.DataDir, wrapperURL), ClientCAFile: o.ServerCACert, Log: log.WithName("http")}
