@@ -45,7 +45,7 @@ type Seed struct {
 	// componentsMu serialises the outage methods (StopS3, StartS3, StopAPIServer, StartAPIServer), which
 	// change cp.components while the seed runs.
 	componentsMu sync.Mutex
-	nodeNames []string
+	nodeNames    []string
 	// images are the project's images in the seed's registry (PushProjectImages), by name.
 	images map[string]string
 	// nodes are the seed's nodes, in start order.

@@ -1,0 +1,108 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
+)
+
+// leaseFresh bounds a member lease's age while its member runs: the sidecar renews every heartbeat (10 s
+// by default), and druid calls a lease Unknown after a minute.
+const leaseFresh = 30 * time.Second
+
+// memberLeaseNames are etcd-main's member leases.
+func (s *Suite) memberLeaseNames(ctx context.Context) ([]string, error) {
+	obj := &druidv1alpha1.Etcd{}
+	if err := s.Env.Client.Get(ctx, client.ObjectKey{Namespace: s.Env.Namespace, Name: etcd.Name(etcd.RoleMain)}, obj); err != nil {
+		return nil, err
+	}
+	return obj.MemberLeaseNames(), nil
+}
+
+// watchLeasesFor checks every few seconds for d that every member lease was renewed within leaseFresh,
+// and fails with the oldest it saw otherwise. It notes the oldest age seen.
+func (s *Suite) watchLeasesFor(ctx context.Context, r *Round, d time.Duration) error {
+	names, err := s.memberLeaseNames(ctx)
+	if err != nil {
+		return err
+	}
+	end := time.Now().Add(d)
+	var oldest time.Duration
+	var stale []string
+	for time.Now().Before(end) {
+		for _, name := range names {
+			l := &coordinationv1.Lease{}
+			if err := s.Env.Client.Get(ctx, client.ObjectKey{Namespace: s.Env.Namespace, Name: name}, l); err != nil {
+				return err
+			}
+			if l.Spec.RenewTime == nil {
+				stale = append(stale, name+" never renewed")
+				continue
+			}
+			age := time.Since(l.Spec.RenewTime.Time)
+			oldest = max(oldest, age)
+			if age > leaseFresh {
+				stale = append(stale, fmt.Sprintf("%s %s old", name, age.Round(time.Second)))
+			}
+		}
+		if err := pause(ctx, min(5*time.Second, time.Until(end))); err != nil {
+			return err
+		}
+	}
+	r.Note("oldest member lease seen: %s", oldest.Round(time.Second))
+	if len(stale) > 0 {
+		return fmt.Errorf("member leases went stale: %s", strings.Join(stale[:min(5, len(stale))], ", "))
+	}
+	return nil
+}
+
+// staleLeases holds the leases of two members (a majority) stale for d while every member serves: it sets
+// their renewTime ten minutes back again and again, faster than the sidecars renew them. Druid must not
+// take the stale leases for a quorum loss (the pods and etcd containers are Ready), so no recovery may
+// start.
+func staleLeases(d time.Duration) func(ctx context.Context, r *Round) (string, error) {
+	return func(ctx context.Context, r *Round) (string, error) {
+		s := r.Suite
+		names, err := s.memberLeaseNames(ctx)
+		if err != nil {
+			return "", err
+		}
+		slices.Sort(names)
+		r.Rand.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+		victims := names[:len(names)/2+1]
+		target := strings.Join(victims, ", ")
+		end := time.Now().Add(d)
+		patches := 0
+		for time.Now().Before(end) {
+			for _, name := range victims {
+				l := &coordinationv1.Lease{}
+				if err := s.Env.Client.Get(ctx, client.ObjectKey{Namespace: s.Env.Namespace, Name: name}, l); err != nil {
+					return target, err
+				}
+				if l.Spec.RenewTime != nil && time.Since(l.Spec.RenewTime.Time) > 5*time.Minute {
+					continue // still stale
+				}
+				patch := client.MergeFrom(l.DeepCopy())
+				l.Spec.RenewTime = &metav1.MicroTime{Time: time.Now().Add(-10 * time.Minute)}
+				if err := s.Env.Client.Patch(ctx, l, patch); err != nil {
+					return target, fmt.Errorf("making lease %s stale: %w", name, err)
+				}
+				patches++
+			}
+			if err := pause(ctx, 200*time.Millisecond); err != nil {
+				return target, err
+			}
+		}
+		r.Note("renewTime set back %d times", patches)
+		return target, nil
+	}
+}
