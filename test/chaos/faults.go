@@ -15,7 +15,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/druid"
+	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
@@ -206,16 +208,14 @@ func s3Down(d time.Duration) func(ctx context.Context, r *Round) (string, error)
 func backupReadyAgain(ctx context.Context, r *Round) error {
 	begin := time.Now()
 	err := poll(ctx, "BackupReady=True", waitTimeout, func(ctx context.Context) (string, error) {
-		obj, err := seedworkflow.Component(r.Suite.Env, "main").Get(ctx)
+		obj, err := seedworkflow.Component(r.Suite.Env, etcd.RoleMain).Get(ctx)
 		if err != nil {
 			return "", err
 		}
-		for _, c := range obj.Status.Conditions {
-			if c.Type == "BackupReady" && c.Status == "True" {
-				return "", nil
-			}
+		if c := druidv1alpha1.FindCondition(obj.Status.Conditions, druidv1alpha1.ConditionTypeBackupReady); c == nil || c.Status != druidv1alpha1.ConditionTrue {
+			return "BackupReady is not True", nil
 		}
-		return "BackupReady is not True", nil
+		return "", nil
 	})
 	r.Note("BackupReady=True %s after Ready", time.Since(begin).Round(time.Second))
 	return err

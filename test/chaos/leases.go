@@ -9,10 +9,13 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
 // leaseFresh bounds a member lease's age while its member runs: the sidecar renews every heartbeat (10 s
@@ -66,13 +69,20 @@ func (s *Suite) watchLeasesFor(ctx context.Context, r *Round, d time.Duration) e
 }
 
 // staleLeases holds the leases of two members (a majority) stale for d while every member serves: it sets
-// their renewTime ten minutes back again and again, faster than the sidecars renew them. Druid must not
-// take the stale leases for a quorum loss (the pods and etcd containers are Ready), so no recovery may
-// start.
+// their renewTime ten minutes back again and again, faster than the sidecars renew them, as the etcd
+// pods' service account (what a sidecar with a clock far behind would write; druid's protection webhook
+// lets nobody else touch the leases). Druid must not take the stale leases for a quorum loss (the pods
+// and etcd containers are Ready), so no recovery may start.
 func staleLeases(d time.Duration) func(ctx context.Context, r *Round) (string, error) {
 	return func(ctx context.Context, r *Round) (string, error) {
 		s := r.Suite
 		names, err := s.memberLeaseNames(ctx)
+		if err != nil {
+			return "", err
+		}
+		cfg := s.Seed.RESTConfig()
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: serviceaccount.MakeUsername(s.Env.Namespace, etcd.Name(etcd.RoleMain))}
+		sidecar, err := client.New(cfg, client.Options{Scheme: seedworkflow.Scheme})
 		if err != nil {
 			return "", err
 		}
@@ -93,7 +103,7 @@ func staleLeases(d time.Duration) func(ctx context.Context, r *Round) (string, e
 				}
 				patch := client.MergeFrom(l.DeepCopy())
 				l.Spec.RenewTime = &metav1.MicroTime{Time: time.Now().Add(-10 * time.Minute)}
-				if err := s.Env.Client.Patch(ctx, l, patch); err != nil {
+				if err := sidecar.Patch(ctx, l, patch); err != nil {
 					return target, fmt.Errorf("making lease %s stale: %w", name, err)
 				}
 				patches++
