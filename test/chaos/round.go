@@ -62,6 +62,9 @@ type Result struct {
 	ToReady time.Duration
 	Notes   []string
 	Err     error
+	// Unready: the cluster did not settle before the round or was not Ready after it; later rounds would
+	// start from a broken cluster.
+	Unready bool
 }
 
 // RunRound runs one round of f: waits until the suite has settled (not counted), injects f at a random
@@ -70,7 +73,7 @@ type Result struct {
 func (s *Suite) RunRound(ctx context.Context, n int, f Fault, rng *rand.Rand) Result {
 	res := Result{Round: n, Fault: f.Name}
 	if err := poll(ctx, "the cluster and druid settled before the round", waitTimeout, s.settled); err != nil {
-		res.Err = err
+		res.Err, res.Unready = err, true
 		return res
 	}
 	before, err := s.snapshotPods(ctx)
@@ -92,7 +95,7 @@ func (s *Suite) RunRound(ctx context.Context, n int, f Fault, rng *rand.Rand) Re
 		res.Err = fmt.Errorf("injecting: %w", res.Err)
 	}
 	toReady, err := s.waitEtcdReady(ctx)
-	res.ToReady = toReady
+	res.ToReady, res.Unready = toReady, err != nil
 	if err != nil && res.Err == nil {
 		res.Err = err
 	}

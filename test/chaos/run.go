@@ -28,8 +28,10 @@ func Plan(faults []Fault, rounds int, seed uint64) []Fault {
 	return order[:min(rounds, len(order))]
 }
 
-// Run runs the planned rounds, printing each result as it comes, and stops at the first failed round (the
-// cluster may not be fit for the next one). Targets and moments are drawn from the run's seed too.
+// Run runs the planned rounds, printing each result as it comes. It goes on after a failed round while the
+// cluster still became Ready (every round checks all writes acknowledged so far again), and stops when it
+// did not: the next round would not start from a working cluster. Targets and moments are drawn from the
+// run's seed too.
 func (s *Suite) Run(ctx context.Context, plan []Fault, seed uint64) []Result {
 	rng := NewRand(seed + 1)
 	var results []Result
@@ -38,7 +40,7 @@ func (s *Suite) Run(ctx context.Context, plan []Fault, seed uint64) []Result {
 		res := s.RunRound(ctx, i+1, f, rng)
 		results = append(results, res)
 		fmt.Fprintf(s.out, "  %s\n", resultLine(res))
-		if res.Err != nil {
+		if res.Unready || ctx.Err() != nil {
 			break
 		}
 	}
