@@ -9,9 +9,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
 	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
 )
 
@@ -132,4 +135,18 @@ func recoveryStarted(events []druidEvent) string {
 		}
 	}
 	return strings.Join(started, "; ")
+}
+
+// recoveryCondition describes druid's QuorumLossRecovery condition when it changed at or after since
+// ("" otherwise): a recovery run or one held back shows there even when its events were folded.
+func (s *Suite) recoveryCondition(ctx context.Context, since time.Time) (string, error) {
+	obj := &druidv1alpha1.Etcd{}
+	if err := s.Env.Client.Get(ctx, client.ObjectKey{Namespace: s.Env.Namespace, Name: etcd.Name(etcd.RoleMain)}, obj); err != nil {
+		return "", err
+	}
+	c := druidv1alpha1.FindCondition(obj.Status.Conditions, etcdcontroller.ConditionTypeQuorumLossRecovery)
+	if c == nil || c.LastTransitionTime.Before(&metav1.Time{Time: since}) {
+		return "", nil
+	}
+	return fmt.Sprintf("condition QuorumLossRecovery=%s/%s", c.Status, c.Reason), nil
 }

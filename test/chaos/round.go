@@ -120,6 +120,9 @@ func (s *Suite) RunRound(ctx context.Context, n int, f Fault, rng *rand.Rand) Re
 			res.Err = fmt.Errorf("druid started a recovery: %s", started)
 		}
 	}
+	if cond, err := s.recoveryCondition(ctx, r.Start); err == nil && cond != "" {
+		res.Recoveries = append(res.Recoveries, cond)
+	}
 	if f.After != nil && res.Err == nil {
 		res.Err = f.After(ctx, r)
 	}
