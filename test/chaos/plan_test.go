@@ -61,8 +61,8 @@ func TestPodChanges(t *testing.T) {
 		"etcd-main-1": {uid: "b", restarts: map[string]int32{"etcd": 0}},
 	}
 	after := map[string]podState{
-		"etcd-main-0": {uid: "a", restarts: map[string]int32{"etcd": 3, "backup-restore": 0}},
-		"etcd-main-1": {uid: types.UID("c"), restarts: map[string]int32{"etcd": 0}},
+		"etcd-main-0":  {uid: "a", restarts: map[string]int32{"etcd": 3, "backup-restore": 0}},
+		"etcd-main-1":  {uid: types.UID("c"), restarts: map[string]int32{"etcd": 0}},
 		"etcd-druid-x": {uid: "d", restarts: map[string]int32{}},
 	}
 	got := podChanges(before, after)
