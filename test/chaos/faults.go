@@ -196,6 +196,7 @@ func expectUnreachable(ctx context.Context, ip string) error {
 func s3Down(d time.Duration) func(ctx context.Context, r *Round) (string, error) {
 	return func(ctx context.Context, r *Round) (string, error) {
 		s := r.Suite
+		defer func() { _ = s.Seed.StartS3(context.WithoutCancel(ctx)) }()
 		if err := s.Seed.StopS3(); err != nil {
 			return "S3", err
 		}
@@ -263,6 +264,8 @@ func (s *Suite) scaleDruid(ctx context.Context, replicas int32) error {
 func apiserverDown(d time.Duration) func(ctx context.Context, r *Round) (string, error) {
 	return func(ctx context.Context, r *Round) (string, error) {
 		s := r.Suite
+		// Started again whatever happens: a round that left the apiserver down would break every later one.
+		defer func() { _ = s.Seed.StartAPIServer(context.WithoutCancel(ctx)) }()
 		if err := s.Seed.StopAPIServer(); err != nil {
 			return "kube-apiserver", err
 		}
