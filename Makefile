@@ -64,9 +64,9 @@ e2e: tools ## (root) End-to-end suite on the local seed's real nodes, with image
 
 # The chaos suite (test/chaos, issue 12): rounds of faults on a 3-member etcd under a writer; every
 # acknowledged write must survive. CHAOS_SEED replays a run's order; CHAOS_NETWORK_CUT, CHAOS_S3_DOWN,
-# CHAOS_DRUID_DOWN, CHAOS_APISERVER_DOWN, CHAOS_STALE_LEASES (Go durations) shorten the long faults.
+# CHAOS_DRUID_DOWN, CHAOS_APISERVER_DOWN, CHAOS_STALE_LEASES, CHAOS_FROZEN_SIDECARS (Go durations) shorten the long faults.
 CHAOS_ROUNDS ?= 30
-export CHAOS_ROUNDS CHAOS_SEED CHAOS_NETWORK_CUT CHAOS_S3_DOWN CHAOS_DRUID_DOWN CHAOS_APISERVER_DOWN CHAOS_STALE_LEASES
+export CHAOS_ROUNDS CHAOS_SEED CHAOS_NETWORK_CUT CHAOS_S3_DOWN CHAOS_DRUID_DOWN CHAOS_APISERVER_DOWN CHAOS_STALE_LEASES CHAOS_FROZEN_SIDECARS
 
 .PHONY: chaos
 chaos: tools ## (root) The chaos suite on the local seed: CHAOS_ROUNDS (default 30) rounds of kill -9, network cuts, store/druid/apiserver outages, stale leases and attacks under a writer; prints a table (hours with the full 10-minute outages).

@@ -13,13 +13,14 @@ import (
 // TestChaos is `make chaos`: CHAOS_ROUNDS rounds (default 30) of faults in an order drawn from CHAOS_SEED
 // (default: the time; printed, so that a run can be replayed), with the full durations (the issue's
 // ten-minute druid and apiserver outages), each overridable: CHAOS_NETWORK_CUT, CHAOS_S3_DOWN,
-// CHAOS_DRUID_DOWN, CHAOS_APISERVER_DOWN, CHAOS_STALE_LEASES (Go durations).
+// CHAOS_DRUID_DOWN, CHAOS_APISERVER_DOWN, CHAOS_STALE_LEASES, CHAOS_FROZEN_SIDECARS (Go durations).
 func TestChaos(t *testing.T) {
 	rounds := envInt(t, "CHAOS_ROUNDS", 30)
 	seed := uint64(envInt(t, "CHAOS_SEED", int(time.Now().UnixNano()%1_000_000)))
 	d := FullDurations
 	for name, p := range map[string]*time.Duration{"CHAOS_NETWORK_CUT": &d.NetworkCut, "CHAOS_S3_DOWN": &d.S3Down,
-		"CHAOS_DRUID_DOWN": &d.DruidDown, "CHAOS_APISERVER_DOWN": &d.APIServerDown, "CHAOS_STALE_LEASES": &d.StaleLeases} {
+		"CHAOS_DRUID_DOWN": &d.DruidDown, "CHAOS_APISERVER_DOWN": &d.APIServerDown, "CHAOS_STALE_LEASES": &d.StaleLeases,
+		"CHAOS_FROZEN_SIDECARS": &d.FrozenSidecars} {
 		if v := os.Getenv(name); v != "" {
 			parsed, err := time.ParseDuration(v)
 			if err != nil {

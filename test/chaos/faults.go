@@ -35,12 +35,15 @@ type Durations struct {
 	APIServerDown time.Duration
 	// StaleLeases is how long two members' leases are held stale while the members serve.
 	StaleLeases time.Duration
+	// FrozenSidecars is how long two members' backup-restore containers are frozen while etcd serves;
+	// past druid's grace periods (1 + 5 minutes) druid must hold back from a quorum-loss recovery.
+	FrozenSidecars time.Duration
 }
 
 // FullDurations are the full run's: the ten-minute outages, a network cut past druid's grace
 // periods.
 var FullDurations = Durations{NetworkCut: 7 * time.Minute, S3Down: 2 * time.Minute, DruidDown: 10 * time.Minute,
-	APIServerDown: 10 * time.Minute, StaleLeases: 7 * time.Minute}
+	APIServerDown: 10 * time.Minute, StaleLeases: 7 * time.Minute, FrozenSidecars: 7 * time.Minute}
 
 // Faults are every fault of the suite with the given durations. The quick ones (kills, the attacks) may
 // run in many rounds; the long ones are marked by Long.
@@ -53,6 +56,7 @@ func Faults(d Durations) []Fault {
 		{Name: "S3 down " + short(d.S3Down), Inject: s3Down(d.S3Down), After: backupReadyAgain},
 		{Name: "network cut " + short(d.NetworkCut), Inject: networkCut(d.NetworkCut)},
 		{Name: "stale leases " + short(d.StaleLeases), Inject: staleLeases(d.StaleLeases), NoRecovery: true},
+		{Name: "frozen sidecars " + short(d.FrozenSidecars), Inject: frozenSidecars(d.FrozenSidecars), NoRecovery: true},
 		{Name: "druid at 0 " + short(d.DruidDown), Inject: druidDown(d.DruidDown), NoRecovery: true},
 		{Name: "apiserver down " + short(d.APIServerDown), Inject: apiserverDown(d.APIServerDown), NoRecovery: true},
 	}
@@ -60,7 +64,7 @@ func Faults(d Durations) []Fault {
 
 // Long reports whether a fault lasts minutes; a run gives each long fault one round.
 func Long(f Fault) bool {
-	for _, p := range []string{"S3 down", "network cut", "stale leases", "druid at 0", "apiserver down"} {
+	for _, p := range []string{"S3 down", "network cut", "stale leases", "frozen sidecars", "druid at 0", "apiserver down"} {
 		if strings.HasPrefix(f.Name, p) {
 			return true
 		}

@@ -2,7 +2,9 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +17,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
@@ -114,5 +117,43 @@ func staleLeases(d time.Duration) func(ctx context.Context, r *Round) (string, e
 		}
 		r.Note("renewTime set back %d times", patches)
 		return target, nil
+	}
+}
+
+// frozenSidecars freezes the backup-restore containers of two members (a majority) for d while their etcd
+// containers serve: their leases go stale — issue 12's finding 2, renewals stopped while the cluster is
+// fine. Past druid's grace periods (d longer than 1 + 5 minutes) druid sees a quorum loss by the leases,
+// but the pods and etcd containers are Ready, so it must hold back (LeaseRenewalSuspected) and start no
+// recovery.
+func frozenSidecars(d time.Duration) func(ctx context.Context, r *Round) (string, error) {
+	return func(ctx context.Context, r *Round) (string, error) {
+		s := r.Suite
+		pods, err := s.memberPods(ctx)
+		if err != nil {
+			return "", err
+		}
+		names := slices.Sorted(maps.Keys(pods))
+		r.Rand.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+		victims := names[:len(names)/2+1]
+		slices.Sort(victims)
+		target := strings.Join(victims, ", ")
+		var errs []error
+		for _, name := range victims {
+			pod := pods[name]
+			n, id := node{ctr: s.ctr, name: pod.Spec.NodeName}, containerID(pod, etcdpod.ContainerBackupRestore)
+			if err := n.pauseTask(ctx, id); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			defer func() {
+				if err := n.resumeTask(context.WithoutCancel(ctx), id); err != nil {
+					r.Note("resuming %s: %v", name, err)
+				}
+			}()
+		}
+		if len(errs) == 0 {
+			errs = append(errs, pause(ctx, d))
+		}
+		return target, errors.Join(errs...)
 	}
 }

@@ -57,6 +57,18 @@ func (n node) killTask(ctx context.Context, containerID string) error {
 	return err
 }
 
+// pauseTask freezes the container's processes (cgroup freezer): alive, holding their sockets and files,
+// doing nothing — a hung process. resumeTask thaws them.
+func (n node) pauseTask(ctx context.Context, containerID string) error {
+	_, err := n.ctrCmd(ctx, "tasks", "pause", containerID)
+	return err
+}
+
+func (n node) resumeTask(ctx context.Context, containerID string) error {
+	_, err := n.ctrCmd(ctx, "tasks", "resume", containerID)
+	return err
+}
+
 // netNSPath is the network namespace of a container: the pod's, created by the CRI plugin and pinned
 // under /var/run/netns, so it outlives restarts of the container.
 func (n node) netNSPath(ctx context.Context, containerID string) (string, error) {
