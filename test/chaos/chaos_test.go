@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -14,6 +15,7 @@ import (
 // (default: the time; printed, so that a run can be replayed), with the full durations (the issue's
 // ten-minute druid and apiserver outages), each overridable: CHAOS_NETWORK_CUT, CHAOS_S3_DOWN,
 // CHAOS_DRUID_DOWN, CHAOS_APISERVER_DOWN, CHAOS_STALE_LEASES, CHAOS_FROZEN_SIDECARS (Go durations).
+// CHAOS_ONLY (comma-separated name prefixes, e.g. "kill -9,network cut") limits the run to those faults.
 func TestChaos(t *testing.T) {
 	rounds := envInt(t, "CHAOS_ROUNDS", 30)
 	seed := uint64(envInt(t, "CHAOS_SEED", int(time.Now().UnixNano()%1_000_000)))
@@ -29,7 +31,22 @@ func TestChaos(t *testing.T) {
 			*p = parsed
 		}
 	}
-	plan := Plan(Faults(d), rounds, seed)
+	faults := Faults(d)
+	if only := os.Getenv("CHAOS_ONLY"); only != "" {
+		var picked []Fault
+		for _, f := range faults {
+			for _, prefix := range strings.Split(only, ",") {
+				if strings.HasPrefix(f.Name, strings.TrimSpace(prefix)) {
+					picked = append(picked, f)
+				}
+			}
+		}
+		if len(picked) == 0 {
+			t.Fatalf("CHAOS_ONLY=%q names no fault", only)
+		}
+		faults = picked
+	}
+	plan := Plan(faults, rounds, seed)
 	t.Logf("CHAOS_SEED=%d CHAOS_ROUNDS=%d (replay: make chaos CHAOS_SEED=%d CHAOS_ROUNDS=%d)", seed, rounds, seed, rounds)
 	for i, f := range plan {
 		t.Logf("plan: round %d: %s", i+1, f.Name)
