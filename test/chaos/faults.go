@@ -35,15 +35,16 @@ type Durations struct {
 	APIServerDown time.Duration
 	// StaleLeases is how long two members' leases are held stale while the members serve.
 	StaleLeases time.Duration
-	// FrozenSidecars is how long two members' backup-restore containers are frozen while etcd serves;
-	// past druid's grace periods (1 + 5 minutes) druid must hold back from a quorum-loss recovery.
+	// FrozenSidecars is how long two members' backup-restore containers are frozen while etcd serves. Druid
+	// judges a quorum loss only once the members have been NotReady (a lease older than 1 + 5 minutes) for
+	// its NotReady grace (5 more minutes): past 11 minutes it must hold back from a recovery.
 	FrozenSidecars time.Duration
 }
 
 // FullDurations are the full run's: the ten-minute outages, a network cut past druid's grace
 // periods.
 var FullDurations = Durations{NetworkCut: 7 * time.Minute, S3Down: 2 * time.Minute, DruidDown: 10 * time.Minute,
-	APIServerDown: 10 * time.Minute, StaleLeases: 7 * time.Minute, FrozenSidecars: 7 * time.Minute}
+	APIServerDown: 10 * time.Minute, StaleLeases: 7 * time.Minute, FrozenSidecars: 12 * time.Minute}
 
 // Faults are every fault of the suite with the given durations. The quick ones (kills, the attacks) may
 // run in many rounds; the long ones are marked by Long.
