@@ -43,10 +43,13 @@ var kubeControllers = []string{
 	"pod-garbage-collector-controller", "clusterrole-aggregation-controller",
 }
 
-// component is one running control-plane process.
+// component is one control-plane process. spec and ready are kept so that an outage method (e.g.
+// StartAPIServer) can start it again as it was.
 type component struct {
-	name string
-	p    *proc.Process
+	name  string
+	p     *proc.Process
+	spec  proc.Spec
+	ready func(context.Context) bool
 }
 
 // controlPlane starts the four processes in order, each ready before the next starts.
@@ -75,7 +78,7 @@ func (cp *controlPlane) start(ctx context.Context, restCfg *rest.Config) error {
 		return err
 	}
 	p := cp.pki
-	if err = cp.run(ctx, "kube-apiserver", []string{
+	if err = cp.run(ctx, apiserverComponent, []string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=" + cp.bridgeIP.String(), "--advertise-address=" + cp.bridgeIP.String(),
 		"--secure-port=" + strconv.Itoa(apiserverPort), "--cert-dir=" + filepath.Join(cp.stateDir, "kube-apiserver"),
@@ -118,11 +121,12 @@ func (cp *controlPlane) run(ctx context.Context, name string, args []string, rea
 	if _, err := os.Stat(bin); err != nil {
 		return fmt.Errorf("%s not found in %s: run `make tools` first (or set %s)", name, cp.binDir, BinDirEnv)
 	}
-	p, err := proc.Start(proc.Spec{Path: bin, Args: args, LogPath: filepath.Join(cp.stateDir, "logs", name+".log")})
+	spec := proc.Spec{Path: bin, Args: args, LogPath: filepath.Join(cp.stateDir, "logs", name+".log")}
+	p, err := proc.Start(spec)
 	if err != nil {
 		return err
 	}
-	cp.components = append(cp.components, component{name: name, p: p})
+	cp.components = append(cp.components, component{name: name, p: p, spec: spec, ready: ready})
 	return waitReady(ctx, name, p, cp.logPath(name), ready)
 }
 

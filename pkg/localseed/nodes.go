@@ -34,9 +34,10 @@ const nodeReadyTimeout = 3 * time.Minute
 
 // seedNode is one running node and the network namespace the seed made for it.
 type seedNode struct {
-	name  string
-	netns *seednet.Namespace
-	node  *kubeletnode.Node
+	name    string
+	netns   *seednet.Namespace
+	podCIDR netip.Prefix
+	node    *kubeletnode.Node
 }
 
 // startNodes brings up the registry, the seed's own images, one node per Options.Nodes (network
@@ -73,9 +74,9 @@ func (s *Seed) startNodes(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.nodes = append(s.nodes, &seedNode{name: name, netns: netns})
-		s.nodeNames = append(s.nodeNames, name)
 		podCIDR := nodePodCIDR(podRange, i)
+		s.nodes = append(s.nodes, &seedNode{name: name, netns: netns, podCIDR: podCIDR})
+		s.nodeNames = append(s.nodeNames, name)
 		if err := s.network.RouteVia(ctx, podCIDR, netns.IP); err != nil {
 			return err
 		}

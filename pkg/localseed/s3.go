@@ -67,8 +67,8 @@ func (s *Seed) runS3(ctx context.Context, endpoint string) error {
 // StopS3 stops the S3 server, as a backup store outage: its address refuses connections until StartS3.
 // The stored objects stay. Stopping a stopped server does nothing.
 func (s *Seed) StopS3() error {
-	s.s3Mu.Lock()
-	defer s.s3Mu.Unlock()
+	s.componentsMu.Lock()
+	defer s.componentsMu.Unlock()
 	if s.s3 == nil {
 		return errors.New("the local seed runs without its S3 server")
 	}
@@ -87,8 +87,8 @@ func (s *Seed) StopS3() error {
 // StartS3 starts the S3 server again after StopS3, on the same address with the same objects, and
 // returns once it answers. Starting a running server does nothing.
 func (s *Seed) StartS3(ctx context.Context) error {
-	s.s3Mu.Lock()
-	defer s.s3Mu.Unlock()
+	s.componentsMu.Lock()
+	defer s.componentsMu.Unlock()
 	if s.s3 == nil {
 		return errors.New("the local seed runs without its S3 server")
 	}

@@ -40,10 +40,12 @@ type Seed struct {
 	cp         *controlPlane
 	restConfig *rest.Config
 	s3         *S3
-	// s3Spec starts the S3 server; kept so that StartS3 can bring it back after StopS3 (s3Mu).
-	s3Spec    proc.Spec
-	s3Mu      sync.Mutex
-	nodeNames []string
+	// s3Spec starts the S3 server; kept so that StartS3 can bring it back after StopS3.
+	s3Spec proc.Spec
+	// componentsMu serialises the outage methods (StopS3, StartS3, StopAPIServer, StartAPIServer), which
+	// change cp.components while the seed runs.
+	componentsMu sync.Mutex
+	nodeNames    []string
 	// images are the project's images in the seed's registry (PushProjectImages), by name.
 	images map[string]string
 	// nodes are the seed's nodes, in start order.

@@ -260,9 +260,13 @@ func EtcdClientFor(ctx context.Context, env *Env, role string, endpoints ...stri
 	return clientv3.New(clientv3.Config{
 		Endpoints:   endpoints,
 		DialTimeout: 10 * time.Second,
-		TLS:         &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
-		DialOptions: []grpc.DialOption{grpc.WithAuthority(serverName)},
-		Logger:      zap.NewNop(),
+		// A member cut off the network leaves its connection hanging; keepalives let the client drop it and
+		// use the other endpoints instead of timing out one request after another on it.
+		DialKeepAliveTime:    5 * time.Second,
+		DialKeepAliveTimeout: 5 * time.Second,
+		TLS:                  &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+		DialOptions:          []grpc.DialOption{grpc.WithAuthority(serverName)},
+		Logger:               zap.NewNop(),
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
 // Scenario 6: the backup store goes away. druid reports BackupReady=False once no snapshot was stored for
@@ -21,18 +22,18 @@ var _ = Describe("backup store outage", func() {
 		deployMain(ctx, env, 1)
 		expectCondition(ctx, env, etcd.RoleMain, druidv1alpha1.ConditionTypeBackupReady, druidv1alpha1.ConditionTrue, "")
 
-		w := startWriter(ctx, env, etcd.RoleMain, "/e2e/backup-outage/")
+		w := seedworkflow.StartWriter(ctx, env, etcd.RoleMain, "/e2e/backup-outage/")
 		By("stopping the seed's S3 server")
 		Expect(seed.StopS3()).To(Succeed())
 		DeferCleanup(func(ctx SpecContext) { Expect(seed.StartS3(ctx)).To(Succeed()) })
 		var acksDuringOutage int
 		measure("store unreachable → BackupReady=False", func() {
-			before := w.ackedCount()
+			before := w.AckedCount()
 			expectCondition(ctx, env, etcd.RoleMain, druidv1alpha1.ConditionTypeBackupReady, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonBackupFailed)
 			// Clients are still served: more writes are acknowledged while the store stays away.
-			target := w.ackedCount() + 50
-			Eventually(w.ackedCount).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeNumerically(">=", target))
-			acksDuringOutage = w.ackedCount() - before
+			target := w.AckedCount() + 50
+			Eventually(w.AckedCount).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeNumerically(">=", target))
+			acksDuringOutage = w.AckedCount() - before
 		})
 		expectCondition(ctx, env, etcd.RoleMain, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionTrue, "")
 
@@ -41,7 +42,7 @@ var _ = Describe("backup store outage", func() {
 		measure("store back → BackupReady=True", func() {
 			expectCondition(ctx, env, etcd.RoleMain, druidv1alpha1.ConditionTypeBackupReady, druidv1alpha1.ConditionTrue, "")
 		})
-		acked, failures, gap := w.stop()
+		acked, failures, gap := w.Stop()
 		AddReportEntry("backup outage writes", fmt.Sprintf("%d acknowledged during the outage, %d in total, %d failed, longest gap %s",
 			acksDuringOutage, len(acked), failures, gap))
 		expectKeysOnEveryMember(ctx, env, etcd.RoleMain, "/e2e/backup-outage/", 1, acked)

@@ -26,16 +26,16 @@ var _ = Describe("scale-down", func() {
 		_, err := seedworkflow.WriteData(ctx, env, etcd.RoleMain, 100)
 		Expect(err).NotTo(HaveOccurred())
 
-		w := startWriter(ctx, env, etcd.RoleMain, "/e2e/scaledown/")
+		w := seedworkflow.StartWriter(ctx, env, etcd.RoleMain, "/e2e/scaledown/")
 		measure("scale-down 5 → 3", func() {
 			_, err := seedworkflow.ScaleMain(ctx, env, 3)
 			Expect(err).NotTo(HaveOccurred())
 			Eventually(func() int { return len(memberList(ctx, env, etcd.RoleMain).Members) }).
 				WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal(3))
 		})
-		acksAfter := w.ackedCount() + 20
-		Eventually(w.ackedCount).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeNumerically(">=", acksAfter))
-		acked, failures, gap := w.stop()
+		acksAfter := w.AckedCount() + 20
+		Eventually(w.AckedCount).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeNumerically(">=", acksAfter))
+		acked, failures, gap := w.Stop()
 		AddReportEntry("scale-down writes", fmt.Sprintf("%d acknowledged, %d failed, longest gap %s", len(acked), failures, gap))
 		Expect(gap).To(BeNumerically("<", maxWriteGapDuringScaleDown), "writes stalled: the cluster lost its quorum")
 

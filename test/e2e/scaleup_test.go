@@ -26,15 +26,15 @@ var _ = Describe("scale-up", func() {
 		Expect(err).NotTo(HaveOccurred())
 
 		restarts := trackRestarts(ctx, env, etcd.RoleMain)
-		w := startWriter(ctx, env, etcd.RoleMain, "/e2e/scaleup/")
+		w := seedworkflow.StartWriter(ctx, env, etcd.RoleMain, "/e2e/scaleup/")
 		measure("scale-up 1 → 3 with peer TLS", func() {
 			_, err := seedworkflow.ScaleMain(ctx, env, 3)
 			Expect(err).NotTo(HaveOccurred())
 		})
 		// A few acknowledged writes on the three-member cluster, then stop.
-		acksAfterScale := w.ackedCount() + 20
-		Eventually(w.ackedCount).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeNumerically(">=", acksAfterScale))
-		acked, failures, gap := w.stop()
+		acksAfterScale := w.AckedCount() + 20
+		Eventually(w.AckedCount).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeNumerically(">=", acksAfterScale))
+		acked, failures, gap := w.Stop()
 		total, detail := restarts.stop()
 		fmt.Fprintf(GinkgoWriter, "writer: %d acknowledged, %d failed attempts, longest gap %s\nrestarts: %d (%s)\n", len(acked), failures, gap, total, detail)
 		AddReportEntry("scale-up writes", fmt.Sprintf("%d acknowledged, %d failed, longest gap %s; member restarts %d (%s)", len(acked), failures, gap, total, detail))

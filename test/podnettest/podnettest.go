@@ -68,6 +68,12 @@ func NewCaller(t *testing.T) *Caller {
 	return &Caller{Host: n.Gateway, IP: p.IP, pod: p}
 }
 
+// FromNamespace is a caller in a namespace made elsewhere, e.g. on a local seed's bridge
+// (localseed.Seed.AddCallerNamespace); host is the host's address on that bridge.
+func FromNamespace(ns *seednet.Namespace, host netip.Addr) *Caller {
+	return &Caller{Host: host, IP: ns.IP, pod: ns}
+}
+
 // DialContext opens a connection from inside the caller's network namespace: the socket is created there
 // and stays there after the thread returns to the host's namespace.
 func (c *Caller) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {

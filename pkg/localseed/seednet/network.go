@@ -98,6 +98,15 @@ func (n *Network) RouteVia(ctx context.Context, dst netip.Prefix, via netip.Addr
 	return nil
 }
 
+// RouteInNamespace routes dst through an address on the bridge (a node's) inside the namespace p, as the
+// nodes route each other's pod ranges: the host does not forward between the bridge's members.
+func (n *Network) RouteInNamespace(ctx context.Context, p *Namespace, dst netip.Prefix, via netip.Addr) error {
+	if _, err := ip(ctx, "-n", p.NetNS, "route", "replace", dst.String(), "via", via.String(), "dev", "eth0"); err != nil {
+		return fmt.Errorf("routing %s via %s in %s: %w", dst, via, p.NetNS, err)
+	}
+	return nil
+}
+
 // Destroy deletes the bridge (namespaces must have been removed first).
 func (n *Network) Destroy(ctx context.Context) error {
 	if _, err := ip(ctx, "link", "del", n.Bridge); err != nil && linkExists(n.Bridge) {

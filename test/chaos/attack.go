@@ -1,0 +1,171 @@
+package chaos
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"net"
+	"net/http"
+	"net/netip"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
+	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
+	"github.com/gardener-etcd/gardener-etcd/test/podnettest"
+)
+
+// attack is one unauthenticated call of issue 12's findings on a state-changing endpoint.
+type attack struct {
+	port         int32
+	method, path string
+}
+
+// attacks are the state-changing endpoints of the sidecar and the wrapper: wiping a member
+// (/initialization/start then /stop), consuming its initialization status, snapshots (a stray final one
+// releases a waiting copy task).
+var attacks = []attack{
+	{etcdpod.DefaultBackupPort, http.MethodGet, "/initialization/start"},
+	{etcdpod.DefaultBackupPort, http.MethodGet, "/initialization/status"},
+	{etcdpod.DefaultBackupPort, http.MethodGet, "/snapshot/full?final=true"},
+	{etcdpod.DefaultBackupPort, http.MethodGet, "/snapshot/full"},
+	{etcdpod.DefaultBackupPort, http.MethodGet, "/snapshot/delta"},
+	{etcdpod.DefaultBackupPort, http.MethodGet, "/snapshot/latest"},
+	{etcdpod.DefaultWrapperPort, http.MethodPost, "/stop"},
+}
+
+// reachable are read-only endpoints that must answer the caller 200: proof that the refusals above come
+// from the servers, not from a network that does not reach them.
+var reachable = []attack{
+	{etcdpod.DefaultBackupPort, http.MethodGet, "/healthz"},
+	{etcdpod.DefaultWrapperPort, http.MethodGet, "/readyz"},
+}
+
+// attackEndpoints replays the attacks on every member from another pod's network namespace on the seed's
+// bridge, without credentials: every call must get 401 or 403, and nothing may change — no container
+// restarted, no pod recreated, the same etcd member IDs, no new full snapshot in the store.
+func attackEndpoints(ctx context.Context, r *Round) (string, error) {
+	s := r.Suite
+	ns, err := s.Seed.AddCallerNamespace(ctx, "attacker")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = s.Seed.RemoveCallerNamespace(context.WithoutCancel(ctx), ns) }()
+	caller := podnettest.FromNamespace(ns, netip.MustParseAddr(s.Seed.BridgeIP()))
+	before, err := s.attackState(ctx)
+	if err != nil {
+		return "", err
+	}
+	ips, err := seedworkflow.MemberIPs(ctx, s.Env, etcd.RoleMain)
+	if err != nil {
+		return "", err
+	}
+	var errs []error
+	calls := 0
+	for _, name := range slices.Sorted(maps.Keys(ips)) {
+		for _, a := range reachable {
+			if code, err := call(ctx, caller, ips[name], a); err != nil || code != http.StatusOK {
+				errs = append(errs, fmt.Errorf("%s %s on %s: %d %v (must answer 200: the caller must reach the member)", a.method, a.path, name, code, err))
+			}
+		}
+		for _, a := range attacks {
+			calls++
+			code, err := call(ctx, caller, ips[name], a)
+			if err != nil || (code != http.StatusUnauthorized && code != http.StatusForbidden) {
+				errs = append(errs, fmt.Errorf("%s %s on %s from %s: %d %v (want 401 or 403)", a.method, a.path, name, ns.IP, code, err))
+			}
+		}
+	}
+	r.Note("%d unauthenticated calls from %s refused", calls-len(errs), ns.IP)
+	after, err := s.attackState(ctx)
+	if err != nil {
+		return "", err
+	}
+	if changed := before.diff(after); changed != "" {
+		errs = append(errs, fmt.Errorf("the attacks changed something: %s", changed))
+	}
+	return fmt.Sprintf("%d members", len(ips)), errors.Join(errs...)
+}
+
+// call makes one request from the caller: https first (the sidecar serves TLS when the Etcd has backup
+// TLS), plain http when the server answers in plain text. The caller has no client certificate and does
+// not verify the server: an attacker would not.
+func call(ctx context.Context, caller *podnettest.Caller, ip string, a attack) (int, error) {
+	hc := caller.HTTPClient(&tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the attacker trusts anything
+	host := net.JoinHostPort(ip, strconv.Itoa(int(a.port)))
+	code, err := do(ctx, hc, a.method, "https://"+host+a.path)
+	if err != nil && strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+		code, err = do(ctx, hc, a.method, "http://"+host+a.path)
+	}
+	return code, err
+}
+
+func do(ctx context.Context, hc *http.Client, method, url string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, nil
+}
+
+// attackState is what an attack must not change.
+type attackState struct {
+	pods      map[string]podState
+	memberIDs []string
+	fulls     []string
+}
+
+func (s *Suite) attackState(ctx context.Context) (attackState, error) {
+	var st attackState
+	var err error
+	if st.pods, err = s.snapshotPods(ctx); err != nil {
+		return st, err
+	}
+	cli, err := seedworkflow.EtcdClient(ctx, s.Env, etcd.RoleMain)
+	if err != nil {
+		return st, err
+	}
+	defer cli.Close()
+	members, err := cli.MemberList(ctx)
+	if err != nil {
+		return st, err
+	}
+	for _, m := range members.Members {
+		st.memberIDs = append(st.memberIDs, fmt.Sprintf("%s=%x", m.Name, m.ID))
+	}
+	slices.Sort(st.memberIDs)
+	err = filepath.WalkDir(s.Seed.S3().Dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), "Full-") {
+			st.fulls = append(st.fulls, path)
+		}
+		return err
+	})
+	return st, err
+}
+
+func (a attackState) diff(b attackState) string {
+	var out []string
+	if changes := podChanges(a.pods, b.pods); len(changes) > 0 {
+		out = append(out, strings.Join(changes, ", "))
+	}
+	if !slices.Equal(a.memberIDs, b.memberIDs) {
+		out = append(out, fmt.Sprintf("members %v → %v", a.memberIDs, b.memberIDs))
+	}
+	if !slices.Equal(a.fulls, b.fulls) {
+		out = append(out, fmt.Sprintf("full snapshots %d → %d", len(a.fulls), len(b.fulls)))
+	}
+	return strings.Join(out, "; ")
+}
