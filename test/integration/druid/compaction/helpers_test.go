@@ -23,6 +23,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/snapshotlease"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/compaction"
+	"github.com/gardener-etcd/gardener-etcd/test/envtest"
 )
 
 const (
@@ -111,31 +112,11 @@ func expectJobGone(t *testing.T, etcd *druidv1alpha1.Etcd) {
 	}).WithTimeout(timeout).WithPolling(poll).Should(Satisfy(apierrors.IsNotFound))
 }
 
-// finishJob sets the terminal conditions the Job controller sets (with the interim condition the apiserver
-// requires before them).
+// finishJob ends the Job as the Job controller would.
 func finishJob(t *testing.T, job *batchv1.Job, succeeded bool, reason, message string) {
 	t.Helper()
-	NewWithT(t).Eventually(func() error {
-		current := &batchv1.Job{}
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(job), current); err != nil {
-			return err
-		}
-		now := metav1.Now()
-		current.Status.StartTime = &metav1.Time{Time: now.Add(-time.Minute)}
-		interim, final := batchv1.JobFailureTarget, batchv1.JobFailed
-		if succeeded {
-			interim, final = batchv1.JobSuccessCriteriaMet, batchv1.JobComplete
-			current.Status.CompletionTime = &now
-			current.Status.Succeeded = 1
-		} else {
-			current.Status.Failed = 2
-		}
-		current.Status.Conditions = []batchv1.JobCondition{
-			{Type: interim, Status: corev1.ConditionTrue, Reason: reason, Message: message, LastTransitionTime: now, LastProbeTime: now},
-			{Type: final, Status: corev1.ConditionTrue, Reason: reason, Message: message, LastTransitionTime: now, LastProbeTime: now},
-		}
-		return env.Client.Status().Update(ctx, current)
-	}).WithTimeout(timeout).Should(Succeed())
+	out := envtest.JobOutcome{Succeeded: succeeded, Failed: 2, Reason: reason, Message: message}
+	NewWithT(t).Eventually(func() error { return env.FinishJob(ctx, job, out) }).WithTimeout(timeout).Should(Succeed())
 }
 
 // compactionCondition reads LastSnapshotCompactionSucceeded of the stored Etcd.

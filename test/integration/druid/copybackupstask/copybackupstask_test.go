@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/test/envtest"
 )
 
 const (
@@ -58,31 +59,11 @@ func waitForJob(t *testing.T, task *druidv1alpha1.EtcdCopyBackupsTask) *batchv1.
 	return job
 }
 
-// finishJob sets the terminal conditions the Job controller sets (with the interim condition the apiserver
-// requires before them).
+// finishJob ends the Job as the Job controller would.
 func finishJob(t *testing.T, job *batchv1.Job, succeeded bool, reason, message string) {
 	t.Helper()
-	NewWithT(t).Eventually(func() error {
-		current := &batchv1.Job{}
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(job), current); err != nil {
-			return err
-		}
-		now := metav1.Now()
-		current.Status.StartTime = &metav1.Time{Time: now.Add(-time.Minute)}
-		interim, final := batchv1.JobFailureTarget, batchv1.JobFailed
-		if succeeded {
-			interim, final = batchv1.JobSuccessCriteriaMet, batchv1.JobComplete
-			current.Status.CompletionTime = &now
-			current.Status.Succeeded = 1
-		} else {
-			current.Status.Failed = 4
-		}
-		current.Status.Conditions = []batchv1.JobCondition{
-			{Type: interim, Status: corev1.ConditionTrue, Reason: reason, Message: message, LastTransitionTime: now, LastProbeTime: now},
-			{Type: final, Status: corev1.ConditionTrue, Reason: reason, Message: message, LastTransitionTime: now, LastProbeTime: now},
-		}
-		return env.Client.Status().Update(ctx, current)
-	}).WithTimeout(timeout).Should(Succeed())
+	out := envtest.JobOutcome{Succeeded: succeeded, Failed: 4, Reason: reason, Message: message}
+	NewWithT(t).Eventually(func() error { return env.FinishJob(ctx, job, out) }).WithTimeout(timeout).Should(Succeed())
 }
 
 // status reads the stored task's status.

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/gardener-etcd/gardener-etcd/test/envtest"
 )
 
 // The surviving-data Jobs of the quorum-loss recovery, named as druid names them: one data-revision Job
@@ -65,31 +67,14 @@ func runJob(t *testing.T, ns, name string, exitCode int32, message string) {
 	finishJob(t, job, exitCode == 0)
 }
 
-// finishJob sets the terminal conditions the Job controller sets (with the interim condition the
-// apiserver requires before them).
+// finishJob ends the Job as the Job controller would.
 func finishJob(t *testing.T, job *batchv1.Job, succeeded bool) {
 	t.Helper()
-	NewWithT(t).Eventually(func() error {
-		current := &batchv1.Job{}
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(job), current); err != nil {
-			return err
-		}
-		now := metav1.Now()
-		current.Status.StartTime = &metav1.Time{Time: now.Add(-time.Minute)}
-		interim, final, reason := batchv1.JobFailureTarget, batchv1.JobFailed, "BackoffLimitExceeded"
-		if succeeded {
-			interim, final, reason = batchv1.JobSuccessCriteriaMet, batchv1.JobComplete, "CompletionsReached"
-			current.Status.CompletionTime = &now
-			current.Status.Succeeded = 1
-		} else {
-			current.Status.Failed = 1
-		}
-		current.Status.Conditions = []batchv1.JobCondition{
-			{Type: interim, Status: corev1.ConditionTrue, Reason: reason, LastTransitionTime: now, LastProbeTime: now},
-			{Type: final, Status: corev1.ConditionTrue, Reason: reason, LastTransitionTime: now, LastProbeTime: now},
-		}
-		return env.Client.Status().Update(ctx, current)
-	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	out := envtest.JobOutcome{Succeeded: succeeded, Failed: 1, Reason: "BackoffLimitExceeded"}
+	if succeeded {
+		out.Reason = "CompletionsReached"
+	}
+	NewWithT(t).Eventually(func() error { return env.FinishJob(ctx, job, out) }).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 }
 
 // setBackupRevision renews the delta snapshot lease with revision as its holder, as the backup leader's
