@@ -94,11 +94,22 @@ func TestDecide(t *testing.T) {
 			members:    map[string]string{"etcd-main-2": "NotReady/PodNotReady"},
 			conditions: map[druidv1alpha1.ConditionType]druidv1alpha1.ConditionStatus{allReady: isFalse, ready: isTrue}},
 		{name: "9 one of 3 NotReady past the grace period: delete its pod",
-			cluster: func() *cluster { return newCluster(3).renew(2, ago(20*time.Minute)).settle(ago(10 * time.Minute)) },
+			cluster: func() *cluster {
+				return newCluster(3).renew(2, ago(20*time.Minute)).pod(2, false, time.Hour).settle(ago(10 * time.Minute))
+			},
 			actions: []string{"9 DeletePods etcd-main-2"}},
+		{name: "9 lease stale past the grace period but the pod Ready (renewals stopped): delete nothing",
+			cluster: func() *cluster { return newCluster(3).renew(2, ago(20*time.Minute)).settle(ago(10 * time.Minute)) },
+			actions: []string{}},
+		{name: "9 lease stale past the grace period, pod NotReady but its etcd container Ready: delete nothing",
+			cluster: func() *cluster {
+				return newCluster(3).renew(2, ago(20*time.Minute)).pod(2, false, time.Hour).etcdContainerReady(2).settle(ago(10 * time.Minute))
+			},
+			actions: []string{}},
 		{name: "9 two of 5 NotReady past the grace period: delete both pods",
 			cluster: func() *cluster {
-				return newCluster(5).renew(3, ago(20*time.Minute)).renew(4, ago(20*time.Minute)).settle(ago(10 * time.Minute))
+				return newCluster(5).renew(3, ago(20*time.Minute)).renew(4, ago(20*time.Minute)).
+					pod(3, false, time.Hour).pod(4, false, time.Hour).settle(ago(10 * time.Minute))
 			},
 			actions: []string{"9 DeletePods etcd-main-3,etcd-main-4"}},
 		{name: "9 replacement pod younger than the grace period: wait",

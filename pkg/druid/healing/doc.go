@@ -9,7 +9,8 @@
 //     status flow recomputes members and conditions from the leases every period. Decide still names them,
 //     so that logs and tests show which row of the table applied.
 //   - Case 9 (minority NotReady past the grace period): delete those members' pods, never more than a
-//     minority and only pods that had the grace period to come back.
+//     minority, only pods that had the grace period to come back and never the pod of a member whose pod
+//     or etcd container is Ready (its lease is stale because the renewals stopped, not the member).
 //   - Case 10 (quorum lost, majority NotReady past the grace period): the quorum-loss recovery, six steps
 //     (QuorumLossRecoveryPhase): scale the StatefulSet to 0, wait for the pods to be gone, read every
 //     member volume and save the most advanced one to the backup store (PlanSurvivingData), delete the

@@ -73,8 +73,11 @@ func quorumLost(in Input) []Action {
 // Safety: nothing is deleted unless the Ready members alone reach the quorum (deleting pods never touches
 // them); at most clusterSize - quorum pods are deleted per round; a pod younger than the NotReady grace
 // period (e.g. the replacement of a pod deleted earlier) gets its chance first; pods already terminating
-// and members without a pod are skipped. BackupReady is deliberately not required: the members' data
-// volumes survive the pod deletion, so the restart puts no data at risk.
+// and members without a pod are skipped, and so are members whose etcd may still serve (maybeServing, as
+// in case 10): a stale lease beside a Ready pod says the renewals stopped — a frozen sidecar, an API server
+// outage — not that the member fell out, and restarting a serving member only costs the cluster a voter.
+// BackupReady is deliberately not required: the members' data volumes survive the pod deletion, so the
+// restart puts no data at risk.
 func minorityNotReady(in Input) []Action {
 	if !conditionIs(in.Computed, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionTrue) {
 		return nil
@@ -92,7 +95,7 @@ func minorityNotReady(in Input) []Action {
 			break
 		}
 		ordinal, ok := etcd.OrdinalOf(m.Name)
-		if !ok {
+		if !ok || len(maybeServing(in, []druidv1alpha1.EtcdMemberStatus{m})) > 0 {
 			continue
 		}
 		pod := in.Observed.Pods[etcd.PodName(ordinal)]

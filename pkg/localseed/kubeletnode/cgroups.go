@@ -107,14 +107,34 @@ func cgroupPids(name string) []int {
 	return pids
 }
 
+// killCgroupProcesses sends SIGKILL to everything in the node's cgroups. A frozen task (a container
+// paused through containerd, which uses the cgroup freezer) does not act on the signal until it is
+// thawed, and its cgroup could never be removed, so the node's cgroups are thawed first.
+func killCgroupProcesses(name string) {
+	thawCgroups(name)
+	for _, pid := range cgroupPids(name) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// thawCgroups thaws every frozen cgroup of the node: freezer.state on a v1 host, cgroup.freeze on v2.
+func thawCgroups(name string) {
+	for _, dir := range cgroupDirs(name) {
+		if state, err := os.ReadFile(filepath.Join(dir, "freezer.state")); err == nil && strings.TrimSpace(string(state)) != "THAWED" {
+			_ = os.WriteFile(filepath.Join(dir, "freezer.state"), []byte("THAWED"), 0o644)
+		}
+		if frozen, err := os.ReadFile(filepath.Join(dir, "cgroup.freeze")); err == nil && strings.TrimSpace(string(frozen)) != "0" {
+			_ = os.WriteFile(filepath.Join(dir, "cgroup.freeze"), []byte("0"), 0o644)
+		}
+	}
+}
+
 // removeCgroups kills what runs in the node's cgroups and removes them, deepest first. A cgroup can only
 // be removed once empty, and a killed process leaves it a moment later, hence the retries.
 func removeCgroups(name string) error {
 	deadline := time.Now().Add(stopGrace)
 	for {
-		for _, pid := range cgroupPids(name) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
+		killCgroupProcesses(name)
 		var errs []error
 		for _, dir := range cgroupDirs(name) {
 			if err := syscall.Rmdir(dir); err != nil && !errors.Is(err, syscall.ENOENT) {

@@ -21,9 +21,7 @@ import (
 // after the kubelet is gone, and what `local down` does for a crashed seed. Idempotent.
 func Cleanup(_ context.Context, name, netns, stateDir string) error {
 	var errs []error
-	for _, pid := range cgroupPids(name) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
+	killCgroupProcesses(name)
 	for _, pid := range netnsPids(netns) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
