@@ -64,12 +64,12 @@ e2e: tools ## (root) End-to-end suite on the local seed's real nodes, with image
 
 # The chaos suite (test/chaos, issue 12): rounds of faults on a 3-member etcd under a writer; every
 # acknowledged write must survive. CHAOS_SEED replays a run's order; CHAOS_ONLY limits it to some faults; CHAOS_NETWORK_CUT, CHAOS_S3_DOWN,
-# CHAOS_DRUID_DOWN, CHAOS_APISERVER_DOWN, CHAOS_STALE_LEASES, CHAOS_FROZEN_SIDECARS (Go durations) shorten the long faults.
+# CHAOS_DRUID_DOWN, CHAOS_APISERVER_DOWN, CHAOS_STALE_LEASES, CHAOS_FROZEN_SIDECARS, CHAOS_DISK_FULL (Go durations) shorten the long faults.
 CHAOS_ROUNDS ?= 30
-export CHAOS_ROUNDS CHAOS_SEED CHAOS_ONLY CHAOS_NETWORK_CUT CHAOS_S3_DOWN CHAOS_DRUID_DOWN CHAOS_APISERVER_DOWN CHAOS_STALE_LEASES CHAOS_FROZEN_SIDECARS
+export CHAOS_ROUNDS CHAOS_SEED CHAOS_ONLY CHAOS_NETWORK_CUT CHAOS_S3_DOWN CHAOS_DRUID_DOWN CHAOS_APISERVER_DOWN CHAOS_STALE_LEASES CHAOS_FROZEN_SIDECARS CHAOS_DISK_FULL
 
 .PHONY: chaos
-chaos: tools ## (root) The chaos suite on the local seed: CHAOS_ROUNDS (default 30) rounds of kill -9, network cuts, store/druid/apiserver outages, stale leases and attacks under a writer; prints a table (hours with the full 10-minute outages).
+chaos: tools ## (root) The chaos suite on the local seed: CHAOS_ROUNDS (default 30) rounds of kill -9, network cuts, full disks, store/druid/apiserver outages, stale leases, frozen sidecars and attacks under a writer; prints a table (hours with the full 10-minute outages).
 	go test -tags chaos -count=1 -timeout 5h -v -run '^TestChaos$$' ./test/chaos/...
 
 .PHONY: test

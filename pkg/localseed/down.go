@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/kubeletnode"
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/provisioner"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/seednet"
 )
 
@@ -92,6 +93,9 @@ func Down(ctx context.Context, stateDir string) error {
 		if err := kubeletnode.Cleanup(ctx, name, filepath.Join("/run/netns", name), dir); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := provisioner.UnmountAll(volumesDir(abs)); err != nil {
+		errs = append(errs, err)
 	}
 	if err := kubeletnode.RestoreKernelTunables(kernelTunablesRecord(abs)); err != nil {
 		errs = append(errs, err)

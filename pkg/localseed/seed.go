@@ -122,7 +122,7 @@ func (s *Seed) startInformers(ctx context.Context, client kubernetes.Interface) 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
 	factory := informers.NewSharedInformerFactory(client, 0)
-	prov := &provisioner.Provisioner{Client: client, Dir: filepath.Join(s.stateDir, "volumes"), Nodes: map[string]bool{}, Log: log.WithName("provisioner")}
+	prov := &provisioner.Provisioner{Client: client, Dir: volumesDir(s.stateDir), Nodes: map[string]bool{}, Log: log.WithName("provisioner")}
 	for i := range s.opts.Nodes {
 		prov.Nodes[s.nodeName(i)] = true
 	}
@@ -146,6 +146,9 @@ func (s *Seed) Kubeconfig() string { return filepath.Join(s.stateDir, "kubeconfi
 
 // RESTConfig is an admin client configuration; callers may modify the copy.
 func (s *Seed) RESTConfig() *rest.Config { return rest.CopyConfig(s.restConfig) }
+
+// volumesDir holds the provisioner's volumes (one mounted directory each).
+func volumesDir(stateDir string) string { return filepath.Join(stateDir, "volumes") }
 
 // StateDir is the instance's directory (the directories of LogDirs among others).
 func (s *Seed) StateDir() string { return s.stateDir }
@@ -176,6 +179,9 @@ func (s *Seed) Stop(ctx context.Context) error {
 	}
 	s.wg.Wait()
 	if err := s.stopNodes(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := provisioner.UnmountAll(volumesDir(s.stateDir)); err != nil {
 		errs = append(errs, err)
 	}
 	if s.cp != nil {

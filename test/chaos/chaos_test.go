@@ -14,7 +14,7 @@ import (
 // TestChaos is `make chaos`: CHAOS_ROUNDS rounds (default 30) of faults in an order drawn from CHAOS_SEED
 // (default: the time; printed, so that a run can be replayed), with the full durations (the issue's
 // ten-minute druid and apiserver outages), each overridable: CHAOS_NETWORK_CUT, CHAOS_S3_DOWN,
-// CHAOS_DRUID_DOWN, CHAOS_APISERVER_DOWN, CHAOS_STALE_LEASES, CHAOS_FROZEN_SIDECARS (Go durations).
+// CHAOS_DRUID_DOWN, CHAOS_APISERVER_DOWN, CHAOS_STALE_LEASES, CHAOS_FROZEN_SIDECARS, CHAOS_DISK_FULL (Go durations).
 // CHAOS_ONLY (comma-separated name prefixes, e.g. "kill -9,network cut") limits the run to those faults.
 func TestChaos(t *testing.T) {
 	rounds := envInt(t, "CHAOS_ROUNDS", 30)
@@ -22,7 +22,7 @@ func TestChaos(t *testing.T) {
 	d := FullDurations
 	for name, p := range map[string]*time.Duration{"CHAOS_NETWORK_CUT": &d.NetworkCut, "CHAOS_S3_DOWN": &d.S3Down,
 		"CHAOS_DRUID_DOWN": &d.DruidDown, "CHAOS_APISERVER_DOWN": &d.APIServerDown, "CHAOS_STALE_LEASES": &d.StaleLeases,
-		"CHAOS_FROZEN_SIDECARS": &d.FrozenSidecars} {
+		"CHAOS_FROZEN_SIDECARS": &d.FrozenSidecars, "CHAOS_DISK_FULL": &d.DiskFull} {
 		if v := os.Getenv(name); v != "" {
 			parsed, err := time.ParseDuration(v)
 			if err != nil {

@@ -35,6 +35,8 @@ type Durations struct {
 	APIServerDown time.Duration
 	// StaleLeases is how long two members' leases are held stale while the members serve.
 	StaleLeases time.Duration
+	// DiskFull is how long a member's data volume stays full.
+	DiskFull time.Duration
 	// FrozenSidecars is how long two members' backup-restore containers are frozen while etcd serves. Druid
 	// judges a quorum loss only once the members have been NotReady (a lease older than 1 + 5 minutes) for
 	// its NotReady grace (5 more minutes): past 11 minutes it must hold back from a recovery.
@@ -44,7 +46,7 @@ type Durations struct {
 // FullDurations are the full run's: the ten-minute outages, a network cut past druid's grace
 // periods.
 var FullDurations = Durations{NetworkCut: 7 * time.Minute, S3Down: 2 * time.Minute, DruidDown: 10 * time.Minute,
-	APIServerDown: 10 * time.Minute, StaleLeases: 7 * time.Minute, FrozenSidecars: 12 * time.Minute}
+	APIServerDown: 10 * time.Minute, StaleLeases: 7 * time.Minute, FrozenSidecars: 12 * time.Minute, DiskFull: 4 * time.Minute}
 
 // Faults are every fault of the suite with the given durations. The quick ones (kills, the attacks) may
 // run in many rounds; the long ones are marked by Long.
@@ -56,6 +58,7 @@ func Faults(d Durations) []Fault {
 		{Name: "attack endpoints", Inject: attackEndpoints, NoRecovery: true},
 		{Name: "S3 down " + short(d.S3Down), Inject: s3Down(d.S3Down), After: backupReadyAgain},
 		{Name: "network cut " + short(d.NetworkCut), Inject: networkCut(d.NetworkCut)},
+		{Name: "disk full " + short(d.DiskFull), Inject: diskFull(d.DiskFull)},
 		{Name: "stale leases " + short(d.StaleLeases), Inject: staleLeases(d.StaleLeases), NoRecovery: true},
 		{Name: "frozen sidecars " + short(d.FrozenSidecars), Inject: frozenSidecars(d.FrozenSidecars), NoRecovery: true},
 		{Name: "druid at 0 " + short(d.DruidDown), Inject: druidDown(d.DruidDown), NoRecovery: true},
@@ -65,7 +68,7 @@ func Faults(d Durations) []Fault {
 
 // Long reports whether a fault lasts minutes; a run gives each long fault one round.
 func Long(f Fault) bool {
-	for _, p := range []string{"S3 down", "network cut", "stale leases", "frozen sidecars", "druid at 0", "apiserver down"} {
+	for _, p := range []string{"S3 down", "network cut", "disk full", "stale leases", "frozen sidecars", "druid at 0", "apiserver down"} {
 		if strings.HasPrefix(f.Name, p) {
 			return true
 		}

@@ -1,7 +1,9 @@
-// Package provisioner is the local seed's storage: it provisions a directory-backed PersistentVolume for
-// every pending claim of its StorageClass once the scheduler has picked a node (WaitForFirstConsumer), and
-// deletes the directory when the volume is released and deleted. The PV is pinned to the node by node
-// affinity, so a restarted pod lands on the node that holds its data.
+// Package provisioner is the local seed's storage: it provisions a local PersistentVolume for every
+// pending claim of its StorageClass once the scheduler has picked a node (WaitForFirstConsumer), and
+// deletes it when the volume is released and deleted. The PV is pinned to the node by node affinity, so a
+// restarted pod lands on the node that holds its data. Each volume is a tmpfs of the claim's requested
+// size mounted on its own directory: like a CSI driver's volume it enforces its capacity, so a member's
+// disk can fill up (capacity.go).
 package provisioner
 
 import (
@@ -92,8 +94,12 @@ func (p *Provisioner) claim(ctx context.Context, pvc *corev1.PersistentVolumeCla
 		p.Log.Error(err, "Creating volume directory failed", "pvc", pvc.Namespace+"/"+pvc.Name)
 		return
 	}
-	_ = os.Chmod(dir, 0o777) // any runAsUser may write, like local-path provisioners do
 	size := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+	if err := mountCapacity(dir, size); err != nil {
+		p.Log.Error(err, "Mounting volume failed", "pvc", pvc.Namespace+"/"+pvc.Name)
+		return
+	}
+	_ = os.Chmod(dir, 0o777) // any runAsUser may write, like local-path provisioners do
 	pv := &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{annProvisionedBy: Name}},
 		Spec: corev1.PersistentVolumeSpec{
@@ -137,6 +143,10 @@ func (p *Provisioner) removeDir(pv *corev1.PersistentVolume) {
 	}
 	dir := filepath.Clean(pv.Spec.Local.Path)
 	if !strings.HasPrefix(dir, filepath.Clean(p.Dir)+string(filepath.Separator)) {
+		return
+	}
+	if err := unmountCapacity(dir); err != nil {
+		p.Log.Error(err, "Unmounting volume failed", "pv", pv.Name)
 		return
 	}
 	if err := os.RemoveAll(dir); err != nil {
