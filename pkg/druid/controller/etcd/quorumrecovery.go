@@ -45,7 +45,7 @@ func (h *healRun) startQuorumLossRecovery(ctx context.Context) error {
 		log.FromContext(ctx).V(1).Info("Quorum loss not confirmed by the apiserver's leases and pods", "error", err)
 		return err
 	}
-	if err := h.setRecoveryPhase(ctx, h.input.Observed.StatefulSet, 0, healing.RecoveryWaitingForPods); err != nil {
+	if err := h.setRecoveryPhase(ctx, h.input.Observed.StatefulSet, 0, healing.RecoveryWaitingForPods, ""); err != nil {
 		return err
 	}
 	log.FromContext(ctx).Info("Quorum lost: "+healing.StepLabel(healing.StepScaleToZero)+" scaled the StatefulSet to 0 to bootstrap the cluster again from the backup", "members", a.Members)
@@ -82,7 +82,7 @@ func (h *healRun) continueQuorumLossRecovery(ctx context.Context, a healing.Acti
 	if ptr.Deref(sts.Spec.Replicas, 1) != 0 {
 		// Someone scaled the StatefulSet up mid-recovery: back to 0, and wait for the pods again.
 		phase = healing.RecoveryWaitingForPods
-		if err := h.setRecoveryPhase(ctx, sts, 0, phase); err != nil {
+		if err := h.setRecoveryPhase(ctx, sts, 0, phase, ""); err != nil {
 			return err
 		}
 	}
@@ -99,17 +99,17 @@ func (h *healRun) continueQuorumLossRecovery(ctx context.Context, a healing.Acti
 			return err
 		}
 		phase = healing.RecoverySavingSurvivingData
-		if err := h.setRecoveryPhase(ctx, sts, 0, phase); err != nil {
+		if err := h.setRecoveryPhase(ctx, sts, 0, phase, ""); err != nil {
 			return err
 		}
 	}
 	if phase == healing.RecoverySavingSurvivingData {
-		done, err := h.saveSurvivingData(ctx, sts)
+		read, done, err := h.saveSurvivingData(ctx, sts)
 		if err != nil || !done {
 			return err
 		}
 		phase = healing.RecoveryDeletingVolumes
-		if err := h.setRecoveryPhase(ctx, sts, 0, phase); err != nil {
+		if err := h.setRecoveryPhase(ctx, sts, 0, phase, read); err != nil {
 			return err
 		}
 	}
@@ -122,7 +122,7 @@ func (h *healRun) continueQuorumLossRecovery(ctx context.Context, a healing.Acti
 			return err
 		}
 		phase = healing.RecoveryResettingMembers
-		if err := h.setRecoveryPhase(ctx, sts, 0, phase); err != nil {
+		if err := h.setRecoveryPhase(ctx, sts, 0, phase, ""); err != nil {
 			return err
 		}
 	}
@@ -149,18 +149,27 @@ func (h *healRun) waitForMemberPodsGone(ctx context.Context) (bool, error) {
 // deleteMemberVolumes is step 4, once step 3 saved what they hold and its Jobs are gone: it deletes the data volume claims of
 // the StatefulSet's members (named <claim template>-<statefulset>-<ordinal>, whatever the ordinal) that
 // are not being deleted yet, and is done once none is left. It reads from the apiserver: a cached claim that is already gone would hold the
-// recovery back for a poll period.
+// recovery back for a poll period. A claim step 3 did not read (healing.UnreadVolumes) sends the recovery
+// back to step 2, before anything is deleted, so that every volume is read again.
 func (h *healRun) deleteMemberVolumes(ctx context.Context, sts *appsv1.StatefulSet) (bool, error) {
-	claims := &corev1.PersistentVolumeClaimList{}
-	if err := h.r.reader.List(ctx, claims, client.InNamespace(sts.Namespace)); err != nil {
+	list := &corev1.PersistentVolumeClaimList{}
+	if err := h.r.reader.List(ctx, list, client.InNamespace(sts.Namespace)); err != nil {
 		return false, fmt.Errorf("listing the member data volumes: %w", err)
 	}
-	var remaining []string
-	for i := range claims.Items {
-		claim := &claims.Items[i]
-		if !isMemberVolume(sts, claim.Name) {
-			continue
+	var claims, live []*corev1.PersistentVolumeClaim
+	for i := range list.Items {
+		if claim := &list.Items[i]; isMemberVolume(sts, claim.Name) {
+			claims = append(claims, claim)
+			if claim.DeletionTimestamp == nil {
+				live = append(live, claim)
+			}
 		}
+	}
+	if unread := healing.UnreadVolumes(sts.Annotations[healing.ReadVolumesAnnotation], live); len(unread) > 0 {
+		return false, h.readVolumesAgain(ctx, sts, unread)
+	}
+	var remaining []string
+	for _, claim := range claims {
 		remaining = append(remaining, claim.Name)
 		if claim.DeletionTimestamp != nil {
 			continue
@@ -180,6 +189,19 @@ func (h *healRun) deleteMemberVolumes(ctx context.Context, sts *appsv1.StatefulS
 		recoveryProgress(healing.StepDeleteVolumes, fmt.Sprintf("member pods gone, waiting for %d data volume(s) to be deleted: %s", len(remaining), strings.Join(remaining, ", "))))
 	h.requeue(recoveryPollPeriod, "waiting for the member data volumes to be deleted")
 	return false, nil
+}
+
+// readVolumesAgain sends the recovery back to step 2 because step 3 did not read the unread claims:
+// step 2 finds the pods gone and removes step 3's Jobs, and step 3 reads every volume again.
+func (h *healRun) readVolumesAgain(ctx context.Context, sts *appsv1.StatefulSet, unread []string) error {
+	what := fmt.Sprintf("data volume(s) %s were not read in %s (created or replaced since); reading every member volume again before any is deleted",
+		strings.Join(unread, ", "), healing.StepLabel(healing.StepSaveSurvivingData))
+	log.FromContext(ctx).Info("Quorum-loss recovery back to reading the member volumes", "step", healing.StepLabel(healing.StepDeleteVolumes), "unread", unread)
+	h.r.recorder.Eventf(h.etcd, nil, "Warning", EventReasonQuorumLossRecovery, "ReadVolumesAgain", "%s: %s", healing.StepLabel(healing.StepDeleteVolumes), what)
+	h.recordRecovery(druidv1alpha1.LastOperationStateProcessing, druidv1alpha1.ConditionTrue, ReasonRecoveryInProgress,
+		recoveryProgress(healing.StepDeleteVolumes, what))
+	h.requeue(recoveryPollPeriod, "reading the member volumes again")
+	return h.setRecoveryPhase(ctx, sts, 0, healing.RecoveryWaitingForPods, "")
 }
 
 // resetMembers is step 5: every member lease is recreated empty (through the member Lease operator), the
@@ -215,7 +237,7 @@ func (h *healRun) finishQuorumLossRecovery(ctx context.Context) flow.Result {
 		return flow.Continue()
 	}
 	replicas := *h.outcome.scaleBackTo
-	if err := h.setRecoveryPhase(ctx, h.outcome.observed.StatefulSet, replicas, healing.RecoveryIdle); err != nil {
+	if err := h.setRecoveryPhase(ctx, h.outcome.observed.StatefulSet, replicas, healing.RecoveryIdle, ""); err != nil {
 		return flow.Fail(err)
 	}
 	log.FromContext(ctx).Info(healing.StepLabel(healing.StepScaleBack)+": scaled the StatefulSet back: members bootstrap and restore from the backup", "replicas", replicas)
@@ -224,10 +246,13 @@ func (h *healRun) finishQuorumLossRecovery(ctx context.Context) flow.Result {
 	return flow.Continue()
 }
 
-// setRecoveryPhase writes replicas and the phase marker (removed for Idle) in one write through the
-// StatefulSet operator, guarded by the resourceVersion sts was read with.
-func (h *healRun) setRecoveryPhase(ctx context.Context, sts *appsv1.StatefulSet, replicas int32, phase healing.QuorumLossRecoveryPhase) error {
-	return h.r.statefulSets().ScaleWithMarker(ctx, sts, replicas, healing.QuorumLossRecoveryAnnotation, string(phase))
+// setRecoveryPhase writes replicas, the phase marker (removed for Idle) and the record of the volumes
+// step 3 read (healing.ReadVolumesAnnotation; readVolumes is empty, and the record removed, for every
+// phase but DeletingVolumes) in one write through the StatefulSet operator, guarded by the resourceVersion
+// sts was read with.
+func (h *healRun) setRecoveryPhase(ctx context.Context, sts *appsv1.StatefulSet, replicas int32, phase healing.QuorumLossRecoveryPhase, readVolumes string) error {
+	return h.r.statefulSets().ScaleWithMarkers(ctx, sts, replicas, map[string]string{
+		healing.QuorumLossRecoveryAnnotation: string(phase), healing.ReadVolumesAnnotation: readVolumes})
 }
 
 // isMemberVolume tells whether a claim name is one the StatefulSet creates for a member.

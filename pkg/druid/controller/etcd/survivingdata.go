@@ -33,14 +33,24 @@ import (
 // the current one).
 
 // saveSurvivingData is step 3; it is done once what the volumes hold is in the store (or nothing needed
-// saving). Its Jobs stay until step 4 deletes them: deleting them here, before the phase moved on, would
-// make a repeated step 3 start them again.
-func (h *healRun) saveSurvivingData(ctx context.Context, sts *appsv1.StatefulSet) (bool, error) {
+// saving), and then returns the record of the claims it read (healing.ReadVolumes) for step 4. Its Jobs
+// stay until step 4 deletes them: deleting them here, before the phase moved on, would make a repeated
+// step 3 start them again.
+func (h *healRun) saveSurvivingData(ctx context.Context, sts *appsv1.StatefulSet) (string, bool, error) {
 	etcd := defaulted(h.etcd)
 	claims, err := h.memberClaims(ctx, sts)
 	if err != nil {
-		return false, err
+		return "", false, err
 	}
+	done, err := h.saveWhatVolumesHold(ctx, etcd, sts, claims)
+	if err != nil || !done {
+		return "", false, err
+	}
+	return healing.ReadVolumes(claims), true, nil
+}
+
+// saveWhatVolumesHold reads the claims and saves the most advanced one when it is ahead of the backup.
+func (h *healRun) saveWhatVolumesHold(ctx context.Context, etcd *druidv1alpha1.Etcd, sts *appsv1.StatefulSet, claims []*corev1.PersistentVolumeClaim) (bool, error) {
 	in, err := h.survivingDataJobInput(ctx, etcd)
 	if err != nil {
 		return false, err

@@ -162,7 +162,7 @@ func TestQuorumLossRecovery(t *testing.T) {
 
 // A druid that restarts mid-recovery resumes at the phase the StatefulSet's marker names: here a
 // recovery that had reached step 4 (StatefulSet at 0, pods gone, surviving data saved, phase
-// DeletingVolumes) is picked up at step 4 — the volumes are deleted, then steps 5 and 6 run — and
+// DeletingVolumes, the record of the volumes step 3 read) is picked up at step 4 — the volumes are deleted, then steps 5 and 6 run — and
 // neither step 1 nor step 3 is repeated.
 func TestQuorumLossRecoveryResumesAtTheMarkedPhase(t *testing.T) {
 	g := NewWithT(t)
@@ -182,6 +182,11 @@ func TestQuorumLossRecoveryResumesAtTheMarkedPhase(t *testing.T) {
 		sts := statefulSet(g, ns)
 		sts.Spec.Replicas = ptr.To(int32(0))
 		sts.Annotations[healing.QuorumLossRecoveryAnnotation] = string(healing.RecoveryDeletingVolumes)
+		var read []*corev1.PersistentVolumeClaim
+		for _, name := range memberVolumes {
+			read = append(read, claim(g, ns, name))
+		}
+		sts.Annotations[healing.ReadVolumesAnnotation] = healing.ReadVolumes(read)
 		g.Expect(env.Client.Update(ctx, sts)).To(Succeed())
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 

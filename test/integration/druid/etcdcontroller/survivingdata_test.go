@@ -1,6 +1,7 @@
 package etcdcontroller_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -187,4 +188,46 @@ func preserveArgs(g Gomega, ns string) []string {
 	job := &batchv1.Job{}
 	g.Expect(exists(ns, preserveJobName, job)()).To(Succeed())
 	return job.Spec.Template.Spec.Containers[0].Args
+}
+
+// Step 4 deletes only the claims step 3 read. Here the recovery stands at step 4 with a record of step 3
+// that names members 0 and 1 only, as when member 2's claim was created after the reading (by hand, or
+// from a volume snapshot): nothing is deleted, a Warning event names the unread claim, and the recovery
+// goes back to read every volume again; it deletes the claims once all three are read.
+//
+// Regression: step 4 deleted every member claim it found, read or not.
+func TestQuorumLossRecoveryDeletesNoVolumeItDidNotRead(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	startQuorumLoss(t, ns, 200)
+	firstReading := waitForJob(t, ns, revisionJobName(2))
+
+	sts := statefulSet(g, ns)
+	patch := client.MergeFrom(sts.DeepCopy())
+	sts.Annotations[healing.QuorumLossRecoveryAnnotation] = string(healing.RecoveryDeletingVolumes)
+	sts.Annotations[healing.ReadVolumesAnnotation] = fmt.Sprintf("%s=%s,%s=%s",
+		memberClaims[0], claim(g, ns, memberClaims[0]).UID, memberClaims[1], claim(g, ns, memberClaims[1]).UID)
+	g.Expect(env.Client.Patch(ctx, sts, patch)).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		events := etcdEvents(g, ns, etcdcontroller.EventReasonQuorumLossRecovery)
+		g.Expect(events).To(ContainElement(And(HaveField("Action", "ReadVolumesAgain"), HaveField("Type", corev1.EventTypeWarning),
+			HaveField("Message", ContainSubstring(memberClaims[2])))))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		job := &batchv1.Job{}
+		g.Expect(exists(ns, revisionJobName(2), job)()).To(Succeed())
+		g.Expect(job.UID).NotTo(Equal(firstReading.UID))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	noClaimDeleted(g, ns)
+	g.Expect(statefulSet(g, ns).Annotations).NotTo(HaveKey(healing.ReadVolumesAnnotation))
+
+	for i := range memberClaims {
+		runJob(t, ns, revisionJobName(i), 0, `{"revision":190,"valid":true}`)
+	}
+	g.Eventually(func(g Gomega) {
+		for _, name := range memberClaims {
+			g.Expect(claim(g, ns, name).DeletionTimestamp).NotTo(BeNil(), name)
+		}
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 }
