@@ -1,8 +1,9 @@
 // Package chaos is issue 12's chaos suite: a three-member etcd-main on the local seed's real nodes, a
 // writer that records every acknowledged write, and rounds of faults — kill -9 of the etcd or
 // backup-restore container of a member and of a druid pod (containerd's `ctr` on the node's socket), a
-// member's network cut (eth0 down in the pod's network namespace), the S3 store down, druid scaled to 0,
-// the kube-apiserver down, member leases made stale while the members serve, and the issue's attacks on
+// member's network cut (eth0 down in the pod's network namespace), a member's full disk, the S3 store
+// down, druid scaled to 0, the kube-apiserver down, member leases made stale while the members serve, two
+// members' sidecars frozen, and the issue's attacks on
 // the sidecar's and wrapper's state-changing endpoints from another pod's network namespace. After each
 // round it reads every acknowledged write back from every member (linearizable), waits until the Etcd is
 // Ready again and records what druid and the kubelets did; the table at the end has one line per round.
