@@ -89,7 +89,10 @@ type generation struct {
 	retired bool
 }
 
-var _ SnapStore = (*watchedStore)(nil)
+var (
+	_ SnapStore   = (*watchedStore)(nil)
+	_ StagedSaver = (*watchedStore)(nil)
+)
 
 // acquire returns the current generation, held open until release.
 func (w *watchedStore) acquire() *generation {
@@ -198,13 +201,20 @@ func (r *generationReader) Close() error {
 // fails after a reopen, the error says so, and the caller's next attempt (the snapshotter keeps a
 // failed delta's events and retries them, a failed full snapshot is retried too) uses the new store.
 func (w *watchedStore) Save(ctx context.Context, snap *snapshot.Snapshot, r io.Reader) error {
+	_, err := uploadOnCurrent(w, func(s SnapStore) (struct{}, error) { return struct{}{}, s.Save(ctx, snap, r) })
+	return err
+}
+
+// uploadOnCurrent runs an upload on the current generation, held open until the upload ends, and
+// explains a failure that a reopen may have caused (see Save).
+func uploadOnCurrent[T any](w *watchedStore, upload func(SnapStore) (T, error)) (T, error) {
 	g := w.acquire()
 	defer w.release(g)
-	err := g.store.Save(ctx, snap, r)
+	v, err := upload(g.store)
 	if err != nil && w.replaced(g) {
-		return fmt.Errorf("%w (the backup secret changed during the upload; the next attempt uses the new credentials)", err)
+		return v, fmt.Errorf("%w (the backup secret changed during the upload; the next attempt uses the new credentials)", err)
 	}
-	return err
+	return v, err
 }
 
 // Close stops watching the secret and closes the current store once its operations are done.
