@@ -198,8 +198,9 @@ func (r *generationReader) Close() error {
 
 // Save implements SnapStore. An upload runs to its end on the store it started on, which stays open
 // for it even if the secret changes meanwhile. It cannot be repeated here (r is consumed); when it
-// fails after a reopen, the error says so, and the caller's next attempt (the snapshotter keeps a
-// failed delta's events and retries them, a failed full snapshot is retried too) uses the new store.
+// fails after a reopen, the error says so, and the caller's next attempt uses the new store: the
+// snapshotter keeps a failed delta's events and stores them with the next delta; a failed scheduled
+// full snapshot is taken again at its next schedule, the deltas keeping the backup current meanwhile.
 func (w *watchedStore) Save(ctx context.Context, snap *snapshot.Snapshot, r io.Reader) error {
 	_, err := uploadOnCurrent(w, func(s SnapStore) (struct{}, error) { return struct{}{}, s.Save(ctx, snap, r) })
 	return err
