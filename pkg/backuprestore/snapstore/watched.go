@@ -218,14 +218,15 @@ func uploadOnCurrent[T any](w *watchedStore, upload func(SnapStore) (T, error)) 
 	return v, err
 }
 
-// Close stops watching the secret and closes the current store once its operations are done.
+// Close stops watching the secret and closes the current store once its operations are done. Closing
+// again does nothing.
 func (w *watchedStore) Close() error {
 	w.stop()
 	<-w.done
 	w.mu.Lock()
 	g := w.current
+	closeNow := !g.retired && g.inUse == 0
 	g.retired = true
-	closeNow := g.inUse == 0
 	w.mu.Unlock()
 	if closeNow {
 		return g.store.Close()
