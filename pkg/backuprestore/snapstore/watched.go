@@ -61,7 +61,7 @@ func OpenWatched(ctx context.Context, cfg Config, opts WatchOptions, log logr.Lo
 	if err != nil {
 		return nil, err
 	}
-	w := &watchedStore{cfg: cfg, log: log.WithName("secret-watch"), current: &generation{store: store, digest: digest}, done: make(chan struct{})}
+	w := &watchedStore{cfg: cfg, storeLog: log, log: log.WithName("secret-watch"), current: &generation{store: store, digest: digest}, done: make(chan struct{})}
 	var watchCtx context.Context
 	watchCtx, w.stop = context.WithCancel(context.WithoutCancel(ctx))
 	go w.watch(watchCtx, opts.PollInterval)
@@ -71,10 +71,11 @@ func OpenWatched(ctx context.Context, cfg Config, opts WatchOptions, log logr.Lo
 // watchedStore is the SnapStore of OpenWatched: every operation runs on the generation of the store that
 // is current when it starts, and that generation stays open until its last operation ends.
 type watchedStore struct {
-	cfg  Config
-	log  logr.Logger
-	stop context.CancelFunc
-	done chan struct{} // closed when watch returns
+	cfg      Config
+	storeLog logr.Logger // given to every store opened, as New would have it
+	log      logr.Logger
+	stop     context.CancelFunc
+	done     chan struct{} // closed when watch returns
 
 	mu      sync.Mutex
 	current *generation
@@ -273,7 +274,7 @@ func (w *watchedStore) reopenIfChanged(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	w.log.Info("Backup secret changed, reopening the store with it", "secretDir", w.cfg.SecretDir)
-	store, err := New(ctx, w.cfg, w.log)
+	store, err := New(ctx, w.cfg, w.storeLog)
 	if err != nil {
 		return false, err
 	}
