@@ -46,6 +46,7 @@ type Server struct {
 	// CACertPEM is the certificate clients must trust when the server serves TLS; empty otherwise.
 	CACertPEM []byte
 
+	bin    string // the versitygw binary, also the admin client of CreateUser and DeleteUser
 	cmd    *exec.Cmd
 	exited chan struct{}
 	log    bytes.Buffer
@@ -60,6 +61,10 @@ type Options struct {
 	// Region is the region the server signs for; empty means DefaultRegion. Providers that derive the
 	// region themselves (OSS from its endpoint, ECS's fixed one) need theirs.
 	Region string
+	// IAM runs versitygw's internal IAM (in the server's own directory, without its cache, so that a
+	// deleted user is refused at once), so that tests can create and revoke users (CreateUser,
+	// DeleteUser) next to the root credentials.
+	IAM bool
 }
 
 // Start runs a plain-HTTP server for t and stops it at the end of the test.
@@ -117,6 +122,7 @@ func tryStart(bin string, opts Options) (*Server, error) {
 		SecretKey: DefaultSecretKey,
 		Region:    cmp.Or(opts.Region, DefaultRegion),
 		Dir:       filepath.Join(tmp, "data"),
+		bin:       bin,
 		exited:    make(chan struct{}),
 		tmp:       tmp,
 	}
@@ -126,6 +132,14 @@ func tryStart(bin string, opts Options) (*Server, error) {
 	}
 	args := []string{"--access", s.AccessKey, "--secret", s.SecretKey, "--region", s.Region,
 		"--port", addr, "--health", healthPath, "--quiet"}
+	if opts.IAM {
+		iamDir := filepath.Join(tmp, "iam")
+		if err := os.Mkdir(iamDir, 0o700); err != nil {
+			_ = os.RemoveAll(tmp)
+			return nil, fmt.Errorf("creating IAM dir: %w", err)
+		}
+		args = append(args, "--iam-dir", iamDir, "--iam-cache-disable")
+	}
 	if opts.TLS {
 		certFile, keyFile, certPEM, err := selfSignedCert(tmp)
 		if err != nil {

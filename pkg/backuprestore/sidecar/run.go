@@ -55,7 +55,8 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 
 	var store snapstore.SnapStore
 	if o.hasStore() {
-		if store, err = snapstore.New(ctx, o.Store, log.WithName("snapstore")); err != nil {
+		// Watched: a rotated backup secret reopens the store in place, without restarting the pod.
+		if store, err = snapstore.OpenWatched(ctx, o.Store, snapstore.WatchOptions{}, log.WithName("snapstore")); err != nil {
 			return fmt.Errorf("opening the store %s %s/%s: %w", o.Store.Provider, o.Store.Container, o.Store.Prefix, err)
 		}
 		defer store.Close()

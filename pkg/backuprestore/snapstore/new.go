@@ -9,8 +9,8 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
-// New opens the store cfg describes. Credentials are read once, here; a store is cheap to keep for the
-// sidecar's lifetime and must be closed with Close.
+// New opens the store cfg describes. Credentials are read once, here (OpenWatched follows a secret that
+// changes); a store is cheap to keep for the sidecar's lifetime and must be closed with Close.
 func New(ctx context.Context, cfg Config, log logr.Logger) (SnapStore, error) {
 	provider, err := CanonicalProvider(cfg.Provider)
 	if err != nil {
