@@ -8,7 +8,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
-
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
