@@ -21,7 +21,7 @@ func TestWrapperPortServesPlainAndTLS(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	g.Expect(err).NotTo(HaveOccurred())
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /readyz", func(rw http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET /readyz", func(rw http.ResponseWriter, _ *http.Request) {
 		_, _ = rw.Write([]byte("ok"))
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}

@@ -37,7 +37,7 @@ func TestGivenFlagsAreReportedOnce(t *testing.T) {
 	}
 
 	var lines []string
-	log := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
+	log := funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{})
 	ignoredflags.Log(log, got)
 	ignoredflags.Log(log, nil)
 	if len(lines) != 1 || !strings.Contains(lines[0], "--a-dir=/tmp/x: why a") || !strings.Contains(lines[0], "--a-quota=8: why d") {
