@@ -1,7 +1,6 @@
 package wrapper
 
 import (
-	"bufio"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -10,85 +9,34 @@ import (
 	"crypto/x509/pkix"
 	"math/big"
 	"net"
-	"sync"
+	"net/http"
 	"time"
+
+	"github.com/soheilhy/cmux"
 )
 
 // The wrapper port answers plain HTTP and HTTPS alike. Our druid and sidecar call it in plain HTTP
 // (probes, GET /phase, POST /stop); the deployed etcd-druid probes GET /readyz over HTTPS when the Etcd
 // has backup TLS (docs/compatibility.md). The kubelet does not verify the certificate of an HTTPS probe,
 // so the port presents a self-signed one made at startup: it proves nothing and is not meant to. Which
-// protocol a connection speaks is read from its first byte: a TLS connection starts with a handshake
-// record (content type 22).
+// protocol a connection speaks is read from its first bytes (a TLS connection opens with a handshake
+// record) by cmux, the connection multiplexer etcd itself uses for its client port.
 
-const tlsHandshakeRecord = 0x16
+// sniffTimeout bounds how long a connection may stay silent before its protocol is known.
+const sniffTimeout = 10 * time.Second
 
-// plainOrTLS wraps l so that each accepted connection serves TLS with cert when it opens with a TLS
-// handshake, and plain otherwise.
-func plainOrTLS(l net.Listener, cert tls.Certificate) net.Listener {
-	return &plainOrTLSListener{Listener: l, config: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}}
+// servePlainAndTLS serves srv on l, plain and TLS (with cert) by each connection's first bytes (cmux),
+// until l is closed; srv.Shutdown ends both. Each connection is sniffed on its own, so a client that
+// sends nothing holds up no other.
+func servePlainAndTLS(srv *http.Server, l net.Listener, cert tls.Certificate) {
+	m := cmux.New(l)
+	m.SetReadTimeout(sniffTimeout)
+	secure := tls.NewListener(m.Match(cmux.TLS()), &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	plain := m.Match(cmux.Any())
+	go func() { _ = srv.Serve(secure) }()
+	go func() { _ = srv.Serve(plain) }()
+	go func() { _ = m.Serve() }()
 }
-
-type plainOrTLSListener struct {
-	net.Listener
-	config *tls.Config
-}
-
-// Accept does not read: a client that sends nothing must not hold up the others. The connection decides
-// on its first Read or Write.
-func (l *plainOrTLSListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return &sniffedConn{Conn: c, config: l.config}, nil
-}
-
-// sniffedConn is plain or TLS, as its first byte says.
-type sniffedConn struct {
-	net.Conn
-	config *tls.Config
-	once   sync.Once
-	// inner serves Read, Write and Close once decided: a *tls.Conn, or the plain connection with the
-	// peeked byte still to be read.
-	inner net.Conn
-}
-
-func (c *sniffedConn) decide() {
-	c.once.Do(func() {
-		br := bufio.NewReaderSize(c.Conn, 16)
-		buffered := &bufferedConn{Conn: c.Conn, r: br}
-		c.inner = buffered
-		if b, err := br.Peek(1); err == nil && b[0] == tlsHandshakeRecord {
-			c.inner = tls.Server(buffered, c.config)
-		}
-	})
-}
-
-func (c *sniffedConn) Read(p []byte) (int, error) {
-	c.decide()
-	return c.inner.Read(p)
-}
-
-func (c *sniffedConn) Write(p []byte) (int, error) {
-	c.decide()
-	return c.inner.Write(p)
-}
-
-// Close closes the connection as decided (TLS sends its close notification); one never read from is
-// closed as it is.
-func (c *sniffedConn) Close() error {
-	c.once.Do(func() { c.inner = c.Conn })
-	return c.inner.Close()
-}
-
-// bufferedConn reads through r, which holds what was peeked.
-type bufferedConn struct {
-	net.Conn
-	r *bufio.Reader
-}
-
-func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 // selfSignedCertificate makes the wrapper port's certificate: ECDSA P-256, valid for ten years from now.
 func selfSignedCertificate() (tls.Certificate, error) {

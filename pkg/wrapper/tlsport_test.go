@@ -25,8 +25,8 @@ func TestWrapperPortServesPlainAndTLS(t *testing.T) {
 		_, _ = rw.Write([]byte("ok"))
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(plainOrTLS(l, cert)) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	servePlainAndTLS(srv, l, cert)
+	t.Cleanup(func() { _ = srv.Close(); _ = l.Close() })
 	addr := l.Addr().String()
 
 	idle, err := net.Dial("tcp", addr)

@@ -66,11 +66,12 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		return fmt.Errorf("wrapper port: %w", err)
 	}
 	srv := &http.Server{Handler: w.handler(log), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(plainOrTLS(l, cert)) }()
+	servePlainAndTLS(srv, l, cert)
 	defer func() {
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shutdownCtx)
+		_ = l.Close()
 	}()
 
 	graceful, err := consumeCleanExit(o.MarkerDir)
