@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
 	"github.com/gardener-etcd/gardener-etcd/pkg/wrapper"
 )
 
@@ -29,7 +30,9 @@ func newStartEtcdCommand(run func(context.Context, wrapper.Options, logr.Logger)
 			defer func() { _ = zl.Sync() }()
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			return run(ctx, opts, zapr.NewLogger(zl).WithName("etcd-wrapper"))
+			log := zapr.NewLogger(zl).WithName("etcd-wrapper")
+			ignoredflags.Log(log, opts.IgnoredFlags())
+			return run(ctx, opts, log)
 		},
 	}
 	opts.AddFlags(cmd.Flags())

@@ -49,3 +49,34 @@ func TestAcceptsTheArgumentsDruidGenerates(t *testing.T) {
 		}
 	}
 }
+
+// The deployed etcd-druid (internal/component/statefulset, builder.go) renders these arguments for the
+// etcd container with backup TLS and client TLS: --etcd-client-port is reported as ignored, the rest
+// reach their settings.
+func TestAcceptsTheArgumentsTheDeployedDruidRenders(t *testing.T) {
+	g := NewWithT(t)
+	var got wrapper.Options
+	cmd := newStartEtcdCommand(func(_ context.Context, o wrapper.Options, _ logr.Logger) error {
+		got = o
+		return o.Validate()
+	})
+	cmd.SetArgs([]string{
+		"--backup-restore-host-port=etcd-main-local:8080",
+		"--etcd-server-name=etcd-main-local",
+		"--backup-restore-tls-enabled=true",
+		"--backup-restore-ca-cert-bundle-path=/var/etcdbr/ssl/ca/ca.crt",
+		"--etcd-client-cert-path=/var/etcd/ssl/client/tls.crt",
+		"--etcd-client-key-path=/var/etcd/ssl/client/tls.key",
+		"--etcd-client-port=2379",
+		"--etcd-wrapper-port=9095",
+	})
+	g.Expect(cmd.ExecuteContext(t.Context())).To(Succeed())
+	g.Expect(got.BackupRestoreHostPort).To(Equal("etcd-main-local:8080"))
+	g.Expect(got.BackupRestoreTLSEnabled).To(BeTrue())
+	g.Expect(got.EtcdClientCertPath).To(Equal("/var/etcd/ssl/client/tls.crt"))
+	g.Expect(got.WrapperPort).To(Equal(9095))
+	ignored := got.IgnoredFlags()
+	g.Expect(ignored).To(HaveLen(1))
+	g.Expect(ignored[0].Name + "=" + ignored[0].Value).To(Equal("etcd-client-port=2379"))
+	g.Expect(ignored[0].Why).NotTo(BeEmpty())
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
@@ -35,7 +36,14 @@ type Options struct {
 	// ListenHost is the address the wrapper port binds to; empty means all interfaces (the kubelet probes
 	// the pod IP).
 	ListenHost string
+
+	// ignored are the deployed wrapper's flags that mean nothing here (see IgnoredFlags).
+	ignored *ignoredflags.Set
 }
+
+// IgnoredFlags are the flags of the deployed wrapper given on the command line that have no meaning for
+// this one; the command logs them once at startup.
+func (o *Options) IgnoredFlags() []ignoredflags.Flag { return o.ignored.Given() }
 
 // DefaultOptions are the defaults of the flags druid does not pass.
 func DefaultOptions() Options {
@@ -57,6 +65,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.WrapperPort, "etcd-wrapper-port", o.WrapperPort, "port of /readyz and /stop")
 	fs.StringVar(&o.MarkerDir, "clean-exit-marker-dir", o.MarkerDir, "directory on the data volume that keeps the clean-exit marker across container restarts")
 	fs.DurationVar(&o.PollInterval, "sidecar-poll-interval", o.PollInterval, "interval of the sidecar status polls")
+	o.ignored = ignoredflags.New(fs)
+	o.ignored.Int64("etcd-client-port",
+		"the readiness check dials the client URL etcd listens on, from the configuration the sidecar serves, not a port given here")
 }
 
 // Validate rejects options the wrapper cannot run with.

@@ -57,16 +57,21 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	}
 	w := &wrapper{stop: make(chan struct{}), phase: PhaseWaitingForInitialization}
 	defer w.setPhase(PhaseStopped)
+	cert, err := selfSignedCertificate()
+	if err != nil {
+		return fmt.Errorf("certificate of the wrapper port: %w", err)
+	}
 	l, err := net.Listen("tcp", net.JoinHostPort(o.ListenHost, strconv.Itoa(o.WrapperPort)))
 	if err != nil {
 		return fmt.Errorf("wrapper port: %w", err)
 	}
 	srv := &http.Server{Handler: w.handler(log), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(l) }()
+	servePlainAndTLS(srv, l, cert)
 	defer func() {
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(shutdownCtx)
+		_ = l.Close()
 	}()
 
 	graceful, err := consumeCleanExit(o.MarkerDir)

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/compactor"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotlease"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
@@ -32,6 +33,8 @@ type compactOptions struct {
 	defragTimeout   time.Duration
 	quotaBytes      int64
 	namespaceEnvVar string
+	// ignored are the deployed compaction Job's flags that mean nothing here.
+	ignored *ignoredflags.Set
 }
 
 func newCompactCommand() (*cobra.Command, *compactOptions) {
@@ -55,6 +58,10 @@ func newCompactCommand() (*cobra.Command, *compactOptions) {
 	fs.DurationVar(&o.snapTimeout, "etcd-snapshot-timeout", compactor.DefaultSnapshotTimeout, "timeout of taking and uploading the new full snapshot")
 	fs.DurationVar(&o.defragTimeout, "etcd-defrag-timeout", compactor.DefaultDefragTimeout, "timeout of the defragmentation")
 	fs.Int64Var(&o.quotaBytes, "embedded-etcd-quota-bytes", compactor.DefaultQuotaBytes, "backend quota of the private etcd")
+	o.ignored = ignoredflags.New(fs)
+	o.ignored.String("restoration-temp-snapshots-dir", ignoredflags.WhyRestorationTempDir)
+	o.ignored.String("snapstore-temp-directory", ignoredflags.WhySnapstoreTempDir)
+	o.ignored.Duration("metrics-scrape-wait-duration", "the compaction serves no metrics endpoint to wait for: its result is its log and stdout")
 	return cmd, o
 }
 
@@ -99,6 +106,7 @@ func (o *compactOptions) leases() (*snapshotlease.Kubernetes, error) {
 
 func (o *compactOptions) run(cmd *cobra.Command) error {
 	log := toolLogger(cmd)
+	ignoredflags.Log(log, o.ignored.Given())
 	opts, err := o.compactorOptions()
 	if err != nil {
 		return err

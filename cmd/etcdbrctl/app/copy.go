@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/copier"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/storeflags"
@@ -28,6 +29,8 @@ type copyOptions struct {
 	waitFinal                bool
 	waitTimeout              time.Duration
 	pollInterval             time.Duration
+	// ignored are the deployed copy Job's flags that mean nothing here.
+	ignored *ignoredflags.Set
 }
 
 func newCopyCommand() (*cobra.Command, *copyOptions) {
@@ -49,6 +52,9 @@ func newCopyCommand() (*cobra.Command, *copyOptions) {
 	fs.BoolVar(&o.waitFinal, "wait-for-final-snapshot", false, "wait until the source's latest full snapshot is final")
 	fs.DurationVar(&o.waitTimeout, "wait-for-final-snapshot-timeout", 0, "how long to wait for the final snapshot; 0: no limit")
 	fs.DurationVar(&o.pollInterval, "wait-for-final-snapshot-poll-interval", copier.DefaultPollInterval, "how often the source is listed while waiting")
+	o.ignored = ignoredflags.New(fs)
+	o.ignored.String("snapstore-temp-directory", ignoredflags.WhySnapstoreTempDir)
+	o.ignored.String(sourceFlagPrefix+"snapstore-temp-directory", ignoredflags.WhySnapstoreTempDir)
 	return cmd, o
 }
 
@@ -61,6 +67,7 @@ func (o *copyOptions) copierOptions() copier.Options {
 
 func (o *copyOptions) run(cmd *cobra.Command) error {
 	log := toolLogger(cmd)
+	ignoredflags.Log(log, o.ignored.Given())
 	source, err := openStore(cmd.Context(), o.sourceFlags, log.WithValues("store", "source"))
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -41,7 +42,10 @@ type Options struct {
 	// ClientCAFile is the backup-restore CA: with TLS, clients presenting a certificate it verifies may
 	// call the snapshot endpoints from outside the pod (see Access).
 	ClientCAFile string
-	Log          logr.Logger
+	// EnableProfiling serves Go's pprof endpoints under /debug/pprof/ (--enable-profiling), to the same
+	// callers as the snapshot endpoints: profiles name the process's internals.
+	EnableProfiling bool
+	Log             logr.Logger
 }
 
 // Server serves the API. It is an http.Handler so that tests and callers choose how to listen.
@@ -72,6 +76,13 @@ func New(ctx context.Context, opts Options) *Server {
 	s.mux.Handle("GET /snapshot/delta", Restrict(PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))
 	s.mux.Handle("GET /snapshot/latest", Restrict(PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{}))
+	if opts.EnableProfiling {
+		s.mux.Handle("/debug/pprof/", Restrict(PodOrCAClient, http.HandlerFunc(pprof.Index)))
+		s.mux.Handle("/debug/pprof/cmdline", Restrict(PodOrCAClient, http.HandlerFunc(pprof.Cmdline)))
+		s.mux.Handle("/debug/pprof/profile", Restrict(PodOrCAClient, http.HandlerFunc(pprof.Profile)))
+		s.mux.Handle("/debug/pprof/symbol", Restrict(PodOrCAClient, http.HandlerFunc(pprof.Symbol)))
+		s.mux.Handle("/debug/pprof/trace", Restrict(PodOrCAClient, http.HandlerFunc(pprof.Trace)))
+	}
 	return s
 }
 

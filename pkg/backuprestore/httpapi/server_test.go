@@ -152,6 +152,19 @@ func TestMetricsServeTheGivenRegistry(t *testing.T) {
 	g.Expect(body).To(ContainSubstring("etcdbr_test_total 3"))
 }
 
+// --enable-profiling serves pprof's index (to callers in the pod, as the test's loopback client is);
+// without it the path is unknown.
+func TestProfilingOnlyWhenEnabled(t *testing.T) {
+	g := NewWithT(t)
+	on := newTestServer(t, Options{EnableProfiling: true})
+	code, _, body := get(t, on.Client(), on.URL+"/debug/pprof/")
+	g.Expect(code).To(Equal(http.StatusOK))
+	g.Expect(body).To(ContainSubstring("goroutine"))
+	off := newTestServer(t, Options{})
+	code, _, _ = get(t, off.Client(), off.URL+"/debug/pprof/")
+	g.Expect(code).To(Equal(http.StatusNotFound))
+}
+
 func TestServeWithTLS(t *testing.T) {
 	g := NewWithT(t)
 	ca := testpki.NewCA(t)

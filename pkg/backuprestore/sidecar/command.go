@@ -9,6 +9,8 @@ import (
 	"github.com/go-logr/zapr"
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
 )
 
 // NewCommand is `etcdbrctl server`. run is Run in production; tests pass their own to see the parsed
@@ -31,7 +33,9 @@ func NewCommand(run func(ctx context.Context, o Options, log logr.Logger) error)
 			defer func() { _ = zl.Sync() }()
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
-			return run(ctx, opts, zapr.NewLogger(zl).WithName("etcdbrctl"))
+			log := zapr.NewLogger(zl).WithName("etcdbrctl")
+			ignoredflags.Log(log, opts.IgnoredFlags())
+			return run(ctx, opts, log)
 		},
 	}
 	bound = opts.AddFlags(cmd.Flags())

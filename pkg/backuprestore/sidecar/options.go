@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/defrag"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/leader"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
@@ -30,11 +31,16 @@ type Options struct {
 	CACert            string
 	Cert              string
 	Key               string
+	// InsecureSkipVerify accepts any server certificate of etcd (--insecure-skip-tls-verify, as in the
+	// deployed sidecar); it matters only without --insecure-transport.
+	InsecureSkipVerify bool
 
 	// HTTP API.
 	ServerPort int
 	ServerCert string
 	ServerKey  string
+	// EnableProfiling serves Go's pprof endpoints under /debug/pprof/ on the HTTP API (--enable-profiling).
+	EnableProfiling bool
 	// ServerCACert verifies the other sidecars' HTTP API certificates when a follower forwards a snapshot
 	// request to the backup leader (--server-cacert); the system roots when empty.
 	ServerCACert string
@@ -57,6 +63,9 @@ type Options struct {
 	GarbageCollectionPolicy  string
 	MaxBackups               int
 	GarbageCollectionPeriod  time.Duration
+	// DeltaSnapshotRetentionPeriod keeps younger deltas through garbage collection
+	// (--delta-snapshot-retention-period; see snapshotter.Config).
+	DeltaSnapshotRetentionPeriod time.Duration
 	// SnapshotTimeout bounds one full or delta snapshot requested over HTTP or taken after a
 	// defragmentation (--etcd-snapshot-timeout).
 	SnapshotTimeout time.Duration
@@ -66,6 +75,9 @@ type Options struct {
 	DefragTimeout           time.Duration
 	// ReelectionPeriod is how often the sidecar asks its member whether it is the raft leader.
 	ReelectionPeriod time.Duration
+	// LeaderElectionTimeout bounds one of those requests (--etcd-connection-timeout-leader-election); 0
+	// means the ReelectionPeriod.
+	LeaderElectionTimeout time.Duration
 
 	// SidecarURLOf maps the backup leader's client URL to the base URL of its sidecar, where a follower
 	// forwards snapshot requests; nil means the same host with this sidecar's scheme and port, as in a
@@ -79,7 +91,14 @@ type Options struct {
 
 	// EtcdWrapperURL is where POST /stop restarts etcd; empty means http://<host of the first endpoint>:9095.
 	EtcdWrapperURL string
+
+	// ignored are the deployed sidecar's flags that mean nothing here (see IgnoredFlags).
+	ignored *ignoredflags.Set
 }
+
+// IgnoredFlags are the flags of the deployed sidecar given on the command line that have no meaning for
+// this one; the command logs them once at startup.
+func (o *Options) IgnoredFlags() []ignoredflags.Flag { return o.ignored.Given() }
 
 // DefaultOptions are the values used for flags druid does not pass.
 func DefaultOptions() Options {
@@ -111,10 +130,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) *boundFlags { //nolint:revive // t
 	fs.StringVar(&o.CACert, "cacert", o.CACert, "CA bundle that verifies etcd's server certificate")
 	fs.StringVar(&o.Cert, "cert", o.Cert, "client certificate for etcd")
 	fs.StringVar(&o.Key, "key", o.Key, "client key for etcd")
+	fs.BoolVar(&o.InsecureSkipVerify, "insecure-skip-tls-verify", o.InsecureSkipVerify, "accept any server certificate of etcd (with TLS only)")
 
 	fs.IntVar(&o.ServerPort, "server-port", o.ServerPort, "port of the HTTP API")
 	fs.StringVar(&o.ServerCert, "server-cert", o.ServerCert, "certificate of the HTTP API (enables TLS)")
 	fs.StringVar(&o.ServerKey, "server-key", o.ServerKey, "key of the HTTP API")
+	fs.BoolVar(&o.EnableProfiling, "enable-profiling", o.EnableProfiling, "serve Go's pprof endpoints under /debug/pprof/ on the HTTP API")
 	fs.StringVar(&o.ServerCACert, "server-cacert", o.ServerCACert, "CA bundle that verifies the backup leader's HTTP API certificate when forwarding to it")
 
 	fs.BoolVar(&o.EnableMemberLeaseRenewal, "enable-member-lease-renewal", o.EnableMemberLeaseRenewal, "renew the member lease (needs Kubernetes)")
@@ -129,12 +150,17 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) *boundFlags { //nolint:revive // t
 	fs.StringVar(&o.GarbageCollectionPolicy, "garbage-collection-policy", o.GarbageCollectionPolicy, "Exponential or LimitBased")
 	fs.IntVar(&o.MaxBackups, "max-backups", o.MaxBackups, "full snapshots kept by LimitBased garbage collection")
 	fs.DurationVar(&o.GarbageCollectionPeriod, "garbage-collection-period", o.GarbageCollectionPeriod, "period of garbage collection (0: none)")
+	fs.DurationVar(&o.DeltaSnapshotRetentionPeriod, "delta-snapshot-retention-period", o.DeltaSnapshotRetentionPeriod,
+		"keep deltas created within this period through garbage collection, besides those the policy keeps (0: only those)")
 	fs.DurationVar(&o.SnapshotTimeout, "etcd-snapshot-timeout", o.SnapshotTimeout, "timeout of one snapshot taken on request or after defragmentation")
 	fs.DurationVar(&o.DefragTimeout, "etcd-defrag-timeout", o.DefragTimeout, "timeout of defragmenting one member")
 	fs.DurationVar(&o.ReelectionPeriod, "reelection-period", o.ReelectionPeriod, "how often the backup leader is determined again")
+	fs.DurationVar(&o.LeaderElectionTimeout, "etcd-connection-timeout-leader-election", o.LeaderElectionTimeout,
+		"timeout of one request to etcd that determines the backup leader (0: the reelection period)")
 	fs.StringVar(&o.DefragmentationSchedule, "defragmentation-schedule", o.DefragmentationSchedule, "cron schedule of defragmentation")
 
 	fs.StringVar(&o.EtcdWrapperURL, "etcd-wrapper-url", o.EtcdWrapperURL, "base URL of the etcd wrapper (POST /stop restarts etcd)")
+	o.ignored = addIgnoredFlags(fs)
 	return &boundFlags{store: storeflags.Bind(fs, &o.Store, "", ""), compression: storeflags.BindCompression(fs)}
 }
 
@@ -170,6 +196,8 @@ func (o *Options) snapshotterConfig() snapshotter.Config {
 		MaxBackups:               o.MaxBackups,
 		GarbageCollectionPeriod:  o.GarbageCollectionPeriod,
 		Compression:              o.Compression,
+
+		DeltaSnapshotRetentionPeriod: o.DeltaSnapshotRetentionPeriod,
 	}
 }
 
@@ -201,6 +229,9 @@ func (o *Options) Validate() error {
 	}
 	if err := o.snapshotterConfig().Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("snapshot flags (--schedule, --delta-snapshot-*, --garbage-collection-*, --max-backups): %w", err))
+	}
+	if o.LeaderElectionTimeout < 0 {
+		errs = append(errs, errors.New("--etcd-connection-timeout-leader-election must not be negative"))
 	}
 	if o.SnapshotTimeout <= 0 || o.DefragTimeout <= 0 || o.ReelectionPeriod <= 0 {
 		errs = append(errs, errors.New("--etcd-snapshot-timeout, --etcd-defrag-timeout and --reelection-period must be positive"))

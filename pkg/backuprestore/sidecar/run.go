@@ -76,7 +76,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	if o.EnableSnapshotLeaseRenewal && store != nil {
 		bl.leases = &snapshotlease.Kubernetes{Client: kube, Namespace: namespace, FullName: o.FullSnapshotLeaseName, DeltaName: o.DeltaSnapshotLeaseName}
 	}
-	elector, err := leader.New(leader.Options{Client: cli, Endpoint: endpoint, ReelectionPeriod: o.ReelectionPeriod,
+	elector, err := leader.New(leader.Options{Client: cli, Endpoint: endpoint, ReelectionPeriod: o.ReelectionPeriod, Timeout: o.LeaderElectionTimeout,
 		Callbacks: leader.Callbacks{OnStartedLeading: bl.lead}, Log: log})
 	if err != nil {
 		return err
@@ -92,7 +92,8 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		initer.livePeers = heartbeat.PeerLiveness{Kubernetes: kube, Namespace: namespace, Heartbeat: o.HeartbeatDuration}.LivePeers
 	}
 	apiOpts := httpapi.Options{Initializer: initer, Config: served.Serve, Health: etcdHealthy(cli, endpoint), Gatherer: registry,
-		InitializationGuard: initializationGuard(o.DataDir, wrapperURL), ClientCAFile: o.ServerCACert, Log: log.WithName("http")}
+		InitializationGuard: initializationGuard(o.DataDir, wrapperURL), ClientCAFile: o.ServerCACert, EnableProfiling: o.EnableProfiling,
+		Log: log.WithName("http")}
 	if store != nil {
 		initer.fullSnapshot = initializer.FullSnapshotWith(o.snapshotterConfig(), store, log)
 		apiOpts.Snapshotter = &leaderSnapshots{leader: bl, store: store}

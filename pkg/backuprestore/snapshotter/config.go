@@ -45,6 +45,10 @@ type Config struct {
 	MaxBackups int
 	// GarbageCollectionPeriod is how often garbage is collected (--garbage-collection-period); 0 disables it.
 	GarbageCollectionPeriod time.Duration
+	// DeltaSnapshotRetentionPeriod keeps every delta created within this period, besides those the policy
+	// keeps (--delta-snapshot-retention-period, the deployed sidecar's flag for point-in-time restores
+	// further back); 0 keeps only the policy's.
+	DeltaSnapshotRetentionPeriod time.Duration
 	// Compression of new snapshots (--compress-snapshots, --compression-policy); none if empty.
 	Compression snapshot.Compression
 }
@@ -96,6 +100,9 @@ func (c Config) Validate() error {
 	}
 	if c.GarbageCollectionPeriod < 0 {
 		errs = append(errs, fmt.Errorf("garbage collection period must not be negative"))
+	}
+	if c.DeltaSnapshotRetentionPeriod < 0 {
+		errs = append(errs, fmt.Errorf("delta snapshot retention period must not be negative"))
 	}
 	if c.Compression != snapshot.CompressionNone {
 		if _, err := snapshot.ParseCompressionPolicy(string(c.Compression)); err != nil {

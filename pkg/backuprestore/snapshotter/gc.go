@@ -25,6 +25,8 @@ const (
 //     per hour for 24 hours, per day for 7 days and per week for 4 weeks; older deltas are deleted
 //     (point-in-time restore is offered within the current hour and the latest stream only).
 //   - LimitBased keeps the newest MaxBackups full snapshots and the deltas after the oldest kept one.
+//
+// Either policy also keeps the deltas created within cfg.DeltaSnapshotRetentionPeriod.
 func Garbage(cfg Config, snaps []*snapshot.Snapshot, now time.Time) []*snapshot.Snapshot {
 	var fulls []*snapshot.Snapshot
 	for _, s := range snaps {
@@ -51,13 +53,16 @@ func Garbage(cfg Config, snaps []*snapshot.Snapshot, now time.Time) []*snapshot.
 		keepFull = func(s *snapshot.Snapshot) bool { return kept[s] }
 		keepDelta = func(s *snapshot.Snapshot) bool { return !s.CreatedOn.Before(hour) }
 	}
+	retained := func(s *snapshot.Snapshot) bool {
+		return cfg.DeltaSnapshotRetentionPeriod > 0 && !s.CreatedOn.Before(now.Add(-cfg.DeltaSnapshotRetentionPeriod))
+	}
 	var out []*snapshot.Snapshot
 	for _, s := range snaps {
 		switch {
 		case s.Layout() != snapshot.LayoutV2, s == latest, s.LastRevision > latest.LastRevision:
 		case s.Kind == snapshot.KindFull && !keepFull(s):
 			out = append(out, s)
-		case s.Kind == snapshot.KindIncr && !keepDelta(s):
+		case s.Kind == snapshot.KindIncr && !keepDelta(s) && !retained(s):
 			out = append(out, s)
 		}
 	}

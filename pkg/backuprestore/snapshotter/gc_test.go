@@ -66,6 +66,12 @@ func TestGarbageSelection(t *testing.T) {
 			delete: []string{"Full-10", "Incr-11"},
 		},
 		{
+			name:   "the delta retention period keeps younger deltas the policy would delete",
+			cfg:    Config{GarbageCollectionPolicy: GCLimitBased, MaxBackups: 1, DeltaSnapshotRetentionPeriod: 7 * h},
+			snaps:  []*snapshot.Snapshot{full(10, 9*h), incr(11, 20, 8*h), incr(21, 25, 6*h), full(25, 5*h), incr(26, 30, 4*h)},
+			delete: []string{"Full-10", "Incr-11"},
+		},
+		{
 			name:  "deltas only: nothing to collect",
 			cfg:   Config{GarbageCollectionPolicy: GCLimitBased, MaxBackups: 1},
 			snaps: []*snapshot.Snapshot{incr(1, 10, 9*h), incr(11, 20, 8*h)},

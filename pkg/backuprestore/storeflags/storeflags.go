@@ -12,6 +12,10 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
+// EnvStorageContainer holds the container when --store-container is not given (with the variable prefix
+// of the store, e.g. SOURCE_STORAGE_CONTAINER): the deployed druid passes it so.
+const EnvStorageContainer = "STORAGE_CONTAINER"
+
 // Store binds one store's flags. Create it with Bind; after the flags are parsed, Config resolves the
 // credentials directory from the environment.
 type Store struct {
@@ -36,7 +40,7 @@ func Bind(fs *pflag.FlagSet, cfg *snapstore.Config, flagPrefix, envPrefix string
 	fs.StringVar(&s.provider, flagPrefix+"storage-provider", string(cfg.Provider),
 		"object store provider of "+what+" (Local, S3, ABS, GCS, Swift, OSS, ECS, OCS or an alias such as aws); empty means no store")
 	fs.StringVar(&cfg.Container, flagPrefix+"store-container", cfg.Container,
-		"bucket of "+what+" (Local: directory below $HOME); empty means the secret's bucketName")
+		"bucket of "+what+" (Local: directory below $HOME); empty means $"+envPrefix+EnvStorageContainer+", else the secret's bucketName")
 	fs.StringVar(&cfg.Prefix, flagPrefix+"store-prefix", cfg.Prefix, "path of the cluster's snapshots inside the container of "+what)
 	fs.StringVar(&cfg.EndpointOverride, flagPrefix+"store-endpoint-override", cfg.EndpointOverride,
 		"endpoint of "+what+" (S3-compatible servers, emulators); overrides the secret's endpoint")
@@ -54,7 +58,8 @@ func Bind(fs *pflag.FlagSet, cfg *snapstore.Config, flagPrefix, envPrefix string
 func (s *Store) Configured() bool { return s.provider != "" }
 
 // Config completes and returns the bound configuration: the provider and, unless given by flag, the
-// credentials directory from the provider's environment variable.
+// container from $<envPrefix>STORAGE_CONTAINER and the credentials directory from the provider's
+// environment variable.
 func (s *Store) Config() (snapstore.Config, error) {
 	if s.provider == "" {
 		return snapstore.Config{}, fmt.Errorf("--%sstorage-provider is required", s.flagPrefix)
@@ -63,6 +68,12 @@ func (s *Store) Config() (snapstore.Config, error) {
 	provider, err := snapstore.CanonicalProvider(s.cfg.Provider)
 	if err != nil {
 		return snapstore.Config{}, fmt.Errorf("--%sstorage-provider: %w", s.flagPrefix, err)
+	}
+	if s.cfg.Container == "" {
+		// The deployed druid passes the container in the environment rather than as a flag.
+		if v, ok := s.lookup(s.envPrefix + EnvStorageContainer); ok {
+			s.cfg.Container = v
+		}
 	}
 	if provider == snapstore.ProviderECS {
 		s.cfg.SecretValues = s.ecsKeysFromEnv()

@@ -47,3 +47,35 @@ func TestSwiftSecretFromDruidsVariable(t *testing.T) {
 		}
 	}
 }
+
+// The deployed druid passes a store's container in <prefix>STORAGE_CONTAINER (the sidecar only there):
+// it is taken when --<prefix>store-container is not given, and the flag wins when it is.
+func TestContainerFromDruidsVariable(t *testing.T) {
+	for _, tc := range []struct {
+		name, flagPrefix, envPrefix string
+		args                        []string
+		want                        string
+	}{
+		{"variable only", "", "", nil, "from-env"},
+		{"flag wins", "", "", []string{"--store-container=from-flag"}, "from-flag"},
+		{"source store of a copy", "source-", "SOURCE_", nil, "from-env"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var cfg snapstore.Config
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			flags := storeflags.Bind(fs, &cfg, tc.flagPrefix, tc.envPrefix)
+			env := map[string]string{tc.envPrefix + storeflags.EnvStorageContainer: "from-env"}
+			flags.LookupEnv = func(name string) (string, bool) { v, ok := env[name]; return v, ok }
+			if err := fs.Parse(append([]string{"--" + tc.flagPrefix + "storage-provider=Local"}, tc.args...)); err != nil {
+				t.Fatal(err)
+			}
+			got, err := flags.Config()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Container != tc.want {
+				t.Errorf("container %q, want %q", got.Container, tc.want)
+			}
+		})
+	}
+}

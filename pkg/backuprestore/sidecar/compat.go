@@ -1,0 +1,24 @@
+package sidecar
+
+import (
+	"github.com/spf13/pflag"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
+)
+
+// addIgnoredFlags accepts the flags the deployed etcd-druid renders for the deployed sidecar that have no
+// meaning here, each with the reason (docs/compatibility.md). Flags with a meaning here are bound by
+// AddFlags to the setting they mean.
+func addIgnoredFlags(fs *pflag.FlagSet) *ignoredflags.Set {
+	s := ignoredflags.New(fs)
+	s.String("restoration-temp-snapshots-dir", ignoredflags.WhyRestorationTempDir)
+	s.String("snapstore-temp-directory", ignoredflags.WhySnapstoreTempDir)
+	s.Bool("use-etcd-wrapper", "etcd always runs under this project's etcd-wrapper, which the sidecar serves and restarts")
+	s.Duration("etcd-connection-timeout",
+		"connections to etcd are opened without blocking, and every request carries its own timeout (--etcd-snapshot-timeout, --etcd-defrag-timeout, status checks)")
+	s.Int64("embedded-etcd-quota-bytes",
+		"a restore writes the deltas straight into the member's database; no embedded etcd applies them (the compact command takes this flag as its private etcd's quota)")
+	s.String("auto-compaction-mode", "a restore runs no embedded etcd to compact; the member's own auto-compaction comes from the etcd configuration druid renders")
+	s.String("auto-compaction-retention", "a restore runs no embedded etcd to compact; the member's own auto-compaction comes from the etcd configuration druid renders")
+	return s
+}
