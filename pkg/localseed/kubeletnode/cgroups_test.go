@@ -1,6 +1,7 @@
 package kubeletnode
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	. "github.com/onsi/gomega"
 )
 
 // A paused container (containerd freezes its cgroup) must not keep a node from being removed: SIGKILL
@@ -17,30 +16,56 @@ import (
 // child cgroup of a throwaway node, as `ctr tasks pause` leaves it, and the node's cgroups are removed.
 func TestRemoveCgroupsEndsFrozenTasks(t *testing.T) {
 	freezer := freezerHierarchy(t)
-	g := NewWithT(t)
 	name := fmt.Sprintf("gardener-etcd-freezer-test-%d", os.Getpid())
 	t.Cleanup(func() { _ = removeCgroups(name) })
-	g.Expect(createCgroupRoot(name)).To(Succeed())
+	if err := createCgroupRoot(name); err != nil {
+		t.Fatal(err)
+	}
 	dir := filepath.Join(freezer, name, "paused-container")
-	g.Expect(os.Mkdir(dir, 0o755)).To(Succeed())
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 
 	sleeper := exec.Command("sleep", "600")
-	g.Expect(sleeper.Start()).To(Succeed())
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
 	exited := make(chan error, 1)
 	go func() { exited <- sleeper.Wait() }()
 	t.Cleanup(func() { _ = sleeper.Process.Kill() })
 
-	g.Expect(os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(fmt.Sprint(sleeper.Process.Pid)), 0o644)).To(Succeed())
-	g.Expect(os.WriteFile(filepath.Join(dir, "freezer.state"), []byte("FROZEN"), 0o644)).To(Succeed())
-	g.Eventually(func() string {
-		state, _ := os.ReadFile(filepath.Join(dir, "freezer.state"))
-		return strings.TrimSpace(string(state))
-	}).WithTimeout(5 * time.Second).Should(Equal("FROZEN"))
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(fmt.Sprint(sleeper.Process.Pid)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "freezer.state"), []byte("FROZEN"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); freezerState(dir) != "FROZEN"; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("freezer.state is %q, want FROZEN", freezerState(dir))
+		}
+	}
 
-	g.Expect(removeCgroups(name)).To(Succeed())
-	var exit *exec.ExitError
-	g.Eventually(exited).WithTimeout(5 * time.Second).Should(Receive(BeAssignableToTypeOf(exit)))
-	g.Expect(CgroupsOf(name)).To(BeEmpty())
+	if err := removeCgroups(name); err != nil {
+		t.Fatalf("removeCgroups: %v", err)
+	}
+	select {
+	case err := <-exited:
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			t.Fatalf("the frozen process ended with %v, want killed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the frozen process still runs")
+	}
+	if left := CgroupsOf(name); len(left) > 0 {
+		t.Fatalf("cgroups left: %v", left)
+	}
+}
+
+func freezerState(dir string) string {
+	state, _ := os.ReadFile(filepath.Join(dir, "freezer.state"))
+	return strings.TrimSpace(string(state))
 }
 
 // freezerHierarchy is the cgroup v1 freezer hierarchy, or the test is skipped with the reason.
@@ -49,12 +74,12 @@ func freezerHierarchy(t *testing.T) string {
 	if os.Geteuid() != 0 {
 		t.Skip("creating cgroups needs root")
 	}
+	if _, err := os.Stat(filepath.Join(cgroupMountRoot, "cgroup.controllers")); err == nil {
+		t.Skip("cgroup v2 host: the v1 freezer is not in use")
+	}
 	dir := filepath.Join(cgroupMountRoot, "freezer")
 	if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err != nil {
 		t.Skipf("no cgroup v1 freezer hierarchy at %s: %v", dir, err)
-	}
-	if _, err := os.Stat(filepath.Join(cgroupMountRoot, "cgroup.controllers")); err == nil {
-		t.Skip("cgroup v2 host: the v1 freezer is not in use")
 	}
 	return dir
 }

@@ -3,6 +3,7 @@ package provisioner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
-	. "github.com/onsi/gomega"
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -28,7 +28,6 @@ func TestVolumesEnforceTheirCapacity(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root")
 	}
-	g := NewWithT(t)
 	ctx := context.Background()
 	p := &Provisioner{Client: fake.NewClientset(), Dir: t.TempDir(), Nodes: map[string]bool{"node-a": true}, Log: logr.Discard()}
 	t.Cleanup(func() { _ = UnmountAll(p.Dir) })
@@ -42,26 +41,53 @@ func TestVolumesEnforceTheirCapacity(t *testing.T) {
 	p.claim(ctx, pvc)
 	p.claim(ctx, pvc)
 	pv, err := p.Client.CoreV1().PersistentVolumes().Get(ctx, "pvc-claim-1", metav1.GetOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := pv.Spec.Local.Path
-	g.Expect(mountsAt(t, dir)).To(Equal(1))
+	if n := mountsAt(t, dir); n != 1 {
+		t.Fatalf("%d mounts at %s after two claim rounds, want 1", n, dir)
+	}
 	var fs unix.Statfs_t
-	g.Expect(unix.Statfs(dir, &fs)).To(Succeed())
-	g.Expect(int64(fs.Blocks) * int64(fs.Bsize)).To(Equal(int64(8 * mebibyte)))
+	if err := unix.Statfs(dir, &fs); err != nil {
+		t.Fatal(err)
+	}
+	if got := int64(fs.Blocks) * int64(fs.Bsize); got != 8*mebibyte {
+		t.Fatalf("volume size %d, want %d", got, 8*mebibyte)
+	}
 
 	kept := bytes.Repeat([]byte("k"), mebibyte)
-	g.Expect(os.WriteFile(filepath.Join(dir, "kept"), kept, 0o644)).To(Succeed())
+	writeFile(t, filepath.Join(dir, "kept"), kept, nil)
 	restore, err := Squeeze(dir, 256<<10)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(os.WriteFile(filepath.Join(dir, "more"), make([]byte, mebibyte), 0o644)).To(MatchError(syscall.ENOSPC))
-	g.Expect(os.ReadFile(filepath.Join(dir, "kept"))).To(Equal(kept))
-	g.Expect(restore()).To(Succeed())
-	g.Expect(os.WriteFile(filepath.Join(dir, "more"), make([]byte, mebibyte), 0o644)).To(Succeed())
-	g.Expect(os.WriteFile(filepath.Join(dir, "too-much"), make([]byte, 8*mebibyte), 0o644)).To(MatchError(syscall.ENOSPC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "more"), make([]byte, mebibyte), syscall.ENOSPC)
+	if got, err := os.ReadFile(filepath.Join(dir, "kept")); err != nil || !bytes.Equal(got, kept) {
+		t.Fatalf("the squeezed volume lost what it held (%v)", err)
+	}
+	if err := restore(); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "more"), make([]byte, mebibyte), nil)
+	writeFile(t, filepath.Join(dir, "too-much"), make([]byte, 8*mebibyte), syscall.ENOSPC)
 
 	p.removeDir(pv)
-	g.Expect(mountsAt(t, dir)).To(Equal(0))
-	g.Expect(dir).NotTo(BeADirectory())
+	if n := mountsAt(t, dir); n != 0 {
+		t.Fatalf("%d mounts left at %s after the PV was deleted", n, dir)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("volume directory still there: %v", err)
+	}
+}
+
+// writeFile writes data to path and fails unless the error is want (nil: success).
+func writeFile(t *testing.T, path string, data []byte, want error) {
+	t.Helper()
+	err := os.WriteFile(path, data, 0o644)
+	if (want == nil && err != nil) || (want != nil && !errors.Is(err, want)) {
+		t.Fatalf("writing %d bytes to %s: got %v, want %v", len(data), path, err, want)
+	}
 }
 
 // mountsAt counts the mounts whose mount point is dir.
