@@ -46,8 +46,8 @@ func TestInvalidCopyTask(t *testing.T) {
 			"spec.targetStore.prefix", field.ErrorTypeInvalid, "must differ"},
 		{"source without prefix", func(task *druidv1alpha1.EtcdCopyBackupsTask) { task.Spec.SourceStore.Prefix = "" },
 			"spec.sourceStore.prefix", field.ErrorTypeRequired, "snapshots"},
-		{"target with a bad container", func(task *druidv1alpha1.EtcdCopyBackupsTask) { task.Spec.TargetStore.Container = ptr.To("UPPER") },
-			"spec.targetStore.container", field.ErrorTypeInvalid, "lower-case"},
+		{"target with an empty container", func(task *druidv1alpha1.EtcdCopyBackupsTask) { task.Spec.TargetStore.Container = ptr.To("") },
+			"spec.targetStore.container", field.ErrorTypeInvalid, "name the bucket"},
 		{"zero wait timeout", func(task *druidv1alpha1.EtcdCopyBackupsTask) { task.Spec.WaitForFinalSnapshot.Timeout.Duration = 0 },
 			"spec.waitForFinalSnapshot.timeout", field.ErrorTypeInvalid, "positive"},
 	}
