@@ -68,8 +68,12 @@ func TestValidEtcdHasNoErrors(t *testing.T) {
 		// Shapes the deployed etcd-druid accepts (issue 13); the webhook warns about some of them.
 		"even replicas":        with(validEtcd(), func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 4 }),
 		"upper-case container": with(validEtcd(), func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Container = ptr.To("Backups-EU") }),
-		"stackit":              with(validEtcd(), func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProviderStackit) }),
-		"lower-case s3":        with(validEtcd(), func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProvider("s3")) }),
+		"stackit": with(validEtcd(), func(e *druidv1alpha1.Etcd) {
+			e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProviderStackit)
+		}),
+		"lower-case s3": with(validEtcd(), func(e *druidv1alpha1.Etcd) {
+			e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProvider("s3"))
+		}),
 		"deployed fields": with(validEtcd(), func(e *druidv1alpha1.Etcd) {
 			e.Spec.Etcd.BackendBboltFreelistType = ptr.To(druidv1alpha1.BboltFreelistMap)
 			e.Spec.Etcd.AdditionalAdvertisePeerURLs = []druidv1alpha1.MemberPeerURLs{{MemberName: "etcd-main-0", URLs: []string{"https://10.0.0.1:2380"}}}
@@ -92,8 +96,12 @@ func TestInvalidEtcdIsRejectedNamingTheField(t *testing.T) {
 	}{
 		{"negative replicas", func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = -1 }, "spec.replicas", field.ErrorTypeInvalid, "0 (hibernated)"},
 		{"empty container", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Container = ptr.To("") }, "spec.backup.store.container", field.ErrorTypeInvalid, "name the bucket"},
-		{"unknown provider", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProvider("ftp")) }, "spec.backup.store.provider", field.ErrorTypeNotSupported, "stackit"},
-		{"unknown freelist type", func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.BackendBboltFreelistType = ptr.To(druidv1alpha1.BboltFreelistType("list")) }, "spec.etcd.backendBboltFreelistType", field.ErrorTypeNotSupported, "array"},
+		{"unknown provider", func(e *druidv1alpha1.Etcd) {
+			e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProvider("ftp"))
+		}, "spec.backup.store.provider", field.ErrorTypeNotSupported, "stackit"},
+		{"unknown freelist type", func(e *druidv1alpha1.Etcd) {
+			e.Spec.Etcd.BackendBboltFreelistType = ptr.To(druidv1alpha1.BboltFreelistType("list"))
+		}, "spec.etcd.backendBboltFreelistType", field.ErrorTypeNotSupported, "array"},
 		{"empty prefix", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Prefix = "" }, "spec.backup.store.prefix", field.ErrorTypeRequired, "path of this cluster's snapshots"},
 		{"unknown provider", func(e *druidv1alpha1.Etcd) {
 			e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProvider("ftp"))
@@ -171,7 +179,9 @@ func TestUpdateRatchetsUnchangedFields(t *testing.T) {
 	if errs := validation.ValidateEtcdUpdate(unrelated, old); len(errs) > 0 {
 		t.Errorf("an update that keeps the refused values must pass, got %v", errs)
 	}
-	changed := with(old.DeepCopy(), func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProvider("sftp")) })
+	changed := with(old.DeepCopy(), func(e *druidv1alpha1.Etcd) {
+		e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProvider("sftp"))
+	})
 	expectSingleError(t, validation.ValidateEtcdUpdate(changed, old), "spec.backup.store.provider", field.ErrorTypeNotSupported, "sftp")
 	removed := with(old.DeepCopy(), func(e *druidv1alpha1.Etcd) { e.Spec.Backup.FullSnapshotSchedule = ptr.To("at noon") })
 	expectSingleError(t, validation.ValidateEtcdUpdate(removed, old), "spec.backup.fullSnapshotSchedule", field.ErrorTypeInvalid, "cron")
