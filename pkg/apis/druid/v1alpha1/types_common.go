@@ -69,7 +69,8 @@ type StoreSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	Prefix string `json:"prefix"`
 	// Provider is the object store implementation: a canonical name, an alias (KnownStorageProviders) or,
-	// as the deployed CRD allows, any other string; the validation webhook refuses unknown names on create.
+	// as the deployed CRD allows, any other string; the validation webhook refuses an unknown name on create
+	// and when an update changes it.
 	// +optional
 	Provider *StorageProvider `json:"provider,omitempty"`
 	// SecretRef is the backup secret with the provider's credentials (mounted into the sidecar).
