@@ -23,14 +23,17 @@ type ConfigTemplate struct {
 	AdvertiseClientURLs      map[string][]string `json:"advertise-client-urls"`
 	InitialAdvertisePeerURLs map[string][]string `json:"initial-advertise-peer-urls"`
 	// InitialCluster lists every member `<member>=<peer URL>`; its size tells the sidecar single- vs multi-node.
-	InitialCluster          string          `json:"initial-cluster"`
-	InitialClusterToken     string          `json:"initial-cluster-token"`
-	InitialClusterState     string          `json:"initial-cluster-state"`
-	AutoCompactionMode      string          `json:"auto-compaction-mode"`
-	AutoCompactionRetention string          `json:"auto-compaction-retention"`
-	EnableGRPCGateway       bool            `json:"enable-grpc-gateway"`
-	ClientTransportSecurity *SecurityConfig `json:"client-transport-security,omitempty"`
-	PeerTransportSecurity   *SecurityConfig `json:"peer-transport-security,omitempty"`
+	InitialCluster          string `json:"initial-cluster"`
+	InitialClusterToken     string `json:"initial-cluster-token"`
+	InitialClusterState     string `json:"initial-cluster-state"`
+	AutoCompactionMode      string `json:"auto-compaction-mode"`
+	AutoCompactionRetention string `json:"auto-compaction-retention"`
+	EnableGRPCGateway       bool   `json:"enable-grpc-gateway"`
+	// BackendBboltFreelistType is spec.etcd.backendBboltFreelistType (`map` or `array`); omitted when unset,
+	// which leaves etcd's default.
+	BackendBboltFreelistType string          `json:"backend-bbolt-freelist-type,omitempty"`
+	ClientTransportSecurity  *SecurityConfig `json:"client-transport-security,omitempty"`
+	PeerTransportSecurity    *SecurityConfig `json:"peer-transport-security,omitempty"`
 }
 
 // SecurityConfig is etcd's `*-transport-security` block.

@@ -25,13 +25,14 @@ func TestCanonicalProvider(t *testing.T) {
 		"Local": ProviderLocal, "S3": ProviderS3, "aws": ProviderS3, "ABS": ProviderABS, "azure": ProviderABS, "GCS": ProviderGCS, "gcp": ProviderGCS,
 		"OSS": ProviderOSS, "alicloud": ProviderOSS, "ECS": ProviderECS, "dell": ProviderECS, "OCS": ProviderOCS, "openshift": ProviderOCS,
 		"Swift": ProviderSwift, "openstack": ProviderSwift,
+		"stackit": ProviderS3, "local": ProviderLocal, "s3": ProviderS3, "swift": ProviderSwift, "oss": ProviderOSS,
 	}
 	for in, want := range valid {
 		if got, err := CanonicalProvider(in); err != nil || got != want {
 			t.Errorf("CanonicalProvider(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, in := range []druidv1alpha1.StorageProvider{"", "s3", "swift", "oss", "local", "ftp"} {
+	for _, in := range []druidv1alpha1.StorageProvider{"", "LOCAL", "Aws", "ftp"} {
 		if got, err := CanonicalProvider(in); err == nil {
 			t.Errorf("CanonicalProvider(%q) = %q, want an error", in, got)
 		}

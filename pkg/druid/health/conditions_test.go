@@ -43,6 +43,10 @@ func TestReadyCondition(t *testing.T) {
 		"one of three bootstrapped": {members: members(ready), size: 3, wantStatus: "False", wantReason: "QuorumLost"},
 		"two of five not ready":     {members: members(ready, ready, ready, notReady, notReady), size: 5, wantStatus: "True", wantReason: "Quorate"},
 		"three of five not ready":   {members: members(ready, ready, notReady, notReady, notReady), size: 5, wantStatus: "False", wantReason: "QuorumLost"},
+		// Even sizes (issue 13): the majority of 2 is 2, of 4 is 3.
+		"one of two not ready":  {members: members(ready, notReady), size: 2, wantStatus: "False", wantReason: "QuorumLost"},
+		"one of four not ready": {members: members(ready, ready, ready, notReady), size: 4, wantStatus: "True", wantReason: "Quorate"},
+		"two of four not ready": {members: members(ready, ready, notReady, notReady), size: 4, wantStatus: "False", wantReason: "QuorumLost"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)

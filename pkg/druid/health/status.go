@@ -11,6 +11,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 
@@ -43,6 +44,7 @@ func ComputeStatus(o Observed, th Thresholds, now time.Time) druidv1alpha1.EtcdS
 	status := *etcd.Status.DeepCopy()
 	status.Members = Members(etcd, o.MemberLeases, o.Pods, th, now)
 	status.Selector = ptr.To(labels.SelectorFromSet(etcd.ManagedLabels()).String())
+	status.LabelSelector = &metav1.LabelSelector{MatchLabels: etcd.ManagedLabels()}
 	status.PeerUrlTLSEnabled = PeerURLTLSEnabled(o.MemberLeases, etcd.Spec.Replicas)
 	setReplicas(&status, o.StatefulSet)
 

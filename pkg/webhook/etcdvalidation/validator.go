@@ -26,8 +26,10 @@ func (EtcdValidator) ValidateCreate(_ context.Context, etcd *druidv1alpha1.Etcd)
 	return etcdWarnings(etcd), invalid("Etcd", etcd.Name, errs)
 }
 
-// ValidateUpdate checks an updated Etcd, including its immutable fields. An Etcd that is being deleted is
-// let through so that removing finalizers never gets stuck on a rule added after the object was created.
+// ValidateUpdate checks an updated Etcd, including its immutable fields. It ratchets: only the fields that
+// changed are judged (validation.Ratchet), so an Etcd stored with a value that create would refuse — one
+// written for the deployed etcd-druid, or before a rule was added — still takes unrelated updates. An Etcd
+// that is being deleted is let through so that removing finalizers never gets stuck.
 func (EtcdValidator) ValidateUpdate(_ context.Context, oldEtcd, newEtcd *druidv1alpha1.Etcd) (admission.Warnings, error) {
 	if newEtcd.DeletionTimestamp != nil {
 		return nil, nil
@@ -53,6 +55,10 @@ func etcdWarnings(etcd *druidv1alpha1.Etcd) admission.Warnings {
 	if etcd.Spec.Backup.Store == nil && etcd.Spec.Replicas > 0 {
 		warnings = append(warnings, "spec.backup.store is not set: this cluster has no backups and cannot recover from a loss of quorum")
 	}
+	if w := validation.EvenReplicasWarning(etcd.Spec.Replicas); w != "" {
+		warnings = append(warnings, w)
+	}
+	warnings = append(warnings, validation.StoreWarnings(etcd.Spec.Backup.Store, field.NewPath("spec", "backup", "store"))...)
 	return warnings
 }
 
@@ -72,7 +78,7 @@ func (CopyBackupsTaskValidator) ValidateUpdate(_ context.Context, oldTask, task 
 	if task.DeletionTimestamp != nil {
 		return nil, nil
 	}
-	errs := append(validation.ValidateEtcdCopyBackupsTask(task), foreignCopyTaskSecretRefs(task, oldTask)...)
+	errs := append(validation.Ratchet(validation.ValidateEtcdCopyBackupsTask(task), task, oldTask), foreignCopyTaskSecretRefs(task, oldTask)...)
 	return nil, invalid("EtcdCopyBackupsTask", task.Name, errs)
 }
 

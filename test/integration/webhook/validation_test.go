@@ -136,7 +136,7 @@ func TestValidationWebhookRejectsACopyTaskOntoItsSource(t *testing.T) {
 	}
 	err := env.Client.Create(context.Background(), task)
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
-	g.Expect(err.Error()).To(ContainSubstring("spec.targetStore.prefix"))
+	g.Expect(err.Error()).To(ContainSubstring("spec.targetStore must differ from spec.sourceStore"))
 
 	task.Spec.TargetStore.Prefix = "shoot--a--c/etcd-main"
 	g.Expect(env.Client.Create(context.Background(), task)).To(Succeed())

@@ -52,21 +52,25 @@ const (
 	StorageProviderDell      StorageProvider = "dell"
 	StorageProviderOCS       StorageProvider = "OCS"
 	StorageProviderOpenShift StorageProvider = "openshift"
+	// StorageProviderStackit is STACKIT's infrastructure name; its object storage is S3-compatible, and the
+	// deployed etcd-druid maps it to S3 as well.
+	StorageProviderStackit StorageProvider = "stackit"
 )
 
 // StoreSpec locates the object store of an etcd cluster's backups.
 type StoreSpec struct {
-	// Container is the bucket (or, for Local, the directory below the host path).
-	// +kubebuilder:validation:MaxLength=63
-	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$')",message="must be a bucket name: 3 to 63 lower-case letters, digits, '.', '-' or '_', starting and ending with a letter or digit"
+	// Container is the bucket (or, for Local, the directory below the host path). Any string the deployed
+	// etcd-druid accepted is accepted (e.g. upper-case letters, which some stores allow); the validation
+	// webhook warns about names that are no DNS-compatible bucket name.
 	// +optional
 	Container *string `json:"container,omitempty"`
 	// Prefix is the path of this cluster's snapshots inside the container; Gardener uses
 	// `<backupEntryName>/etcd-<role>`.
 	// +kubebuilder:validation:MinLength=1
 	Prefix string `json:"prefix"`
-	// Provider is the object store implementation.
-	// +kubebuilder:validation:Enum=Local;S3;aws;ABS;azure;GCS;gcp;Swift;openstack;OSS;alicloud;ECS;dell;OCS;openshift
+	// Provider is the object store implementation: a canonical name, an alias (KnownStorageProviders) or,
+	// as the deployed CRD allows, any other string; the validation webhook refuses an unknown name on create
+	// and when an update changes it.
 	// +optional
 	Provider *StorageProvider `json:"provider,omitempty"`
 	// SecretRef is the backup secret with the provider's credentials (mounted into the sidecar).

@@ -67,10 +67,10 @@ type EtcdSpec struct {
 	// SchedulingConstraints place the etcd pods.
 	// +optional
 	SchedulingConstraints SchedulingConstraints `json:"schedulingConstraints,omitempty"`
-	// Replicas is the number of members: 0 hibernates the cluster, a running cluster needs an odd number so
-	// that a majority always exists (seed 002).
+	// Replicas is the number of members: 0 hibernates the cluster. An odd number is recommended (seed 002):
+	// an even number is accepted, as the deployed etcd-druid accepts it, but tolerates no more failed
+	// members than the odd number below it; the validation webhook warns about it.
 	// +kubebuilder:validation:Minimum=0
-	// +kubebuilder:validation:XValidation:rule="self == 0 || self % 2 == 1",message="spec.replicas must be 0 (hibernated) or an odd number (1, 3, 5, …) so that the cluster always has a majority"
 	Replicas int32 `json:"replicas"`
 	// PriorityClassName is the priority class of the etcd pods.
 	// +optional
@@ -190,6 +190,59 @@ type EtcdConfig struct {
 	// EnableGRPCGateway enables etcd's gRPC gateway.
 	// +optional
 	EnableGRPCGateway *bool `json:"enableGRPCGateway,omitempty"`
+	// AdditionalAdvertisePeerURLs are peer URLs a member advertises besides its peer Service URL (the
+	// deployed etcd-druid's field, used for cross-cluster migration). Stored so that it round-trips; this
+	// druid does not act on it (docs/compatibility.md, "Etcd API").
+	// +optional
+	AdditionalAdvertisePeerURLs []MemberPeerURLs `json:"additionalAdvertisePeerUrls,omitempty"`
+	// BackendBboltFreelistType is etcd's --backend-bbolt-freelist-type (`map` or `array`); written into the
+	// etcd configuration the sidecar serves. Unset leaves etcd's default.
+	// +kubebuilder:validation:Enum=map;array
+	// +optional
+	BackendBboltFreelistType *BboltFreelistType `json:"backendBboltFreelistType,omitempty"`
+	// BootstrapWithExistingCluster lets the members join an existing etcd cluster instead of bootstrapping
+	// a new one (the deployed etcd-druid's field). Stored so that it round-trips; this druid does not act
+	// on it (docs/compatibility.md, "Etcd API").
+	// +optional
+	BootstrapWithExistingCluster *BootstrapWithExistingCluster `json:"bootstrapWithExistingCluster,omitempty"`
+}
+
+// BboltFreelistType is the type of bbolt's freelist.
+type BboltFreelistType string
+
+const (
+	// BboltFreelistMap keeps the freelist as a hash map (etcd's default).
+	BboltFreelistMap BboltFreelistType = "map"
+	// BboltFreelistArray keeps the freelist as an array.
+	BboltFreelistArray BboltFreelistType = "array"
+)
+
+// MemberPeerURLs are additional peer URLs of one member.
+type MemberPeerURLs struct {
+	// MemberName is the member (pod) name.
+	MemberName string `json:"memberName"`
+	// URLs are the additional peer URLs.
+	// +optional
+	URLs []string `json:"urls,omitempty"`
+}
+
+// BootstrapWithExistingCluster names the members of an existing cluster to join.
+type BootstrapWithExistingCluster struct {
+	// Members are the existing cluster's members.
+	// +optional
+	Members []BootstrapExistingMember `json:"members,omitempty"`
+	// ClientEndpoints are client endpoints of the existing cluster.
+	// +optional
+	ClientEndpoints []string `json:"clientEndpoints,omitempty"`
+}
+
+// BootstrapExistingMember is one member of an existing cluster.
+type BootstrapExistingMember struct {
+	// Name is the member name.
+	Name string `json:"name"`
+	// PeerURLs are the member's peer URLs.
+	// +optional
+	PeerURLs []string `json:"peerUrls,omitempty"`
 }
 
 // ClientService customizes the `<name>-client` Service.

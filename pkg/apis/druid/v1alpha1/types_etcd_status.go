@@ -44,6 +44,14 @@ type EtcdStatus struct {
 	// Selector is the pod label selector in string form, for the scale subresource.
 	// +optional
 	Selector *string `json:"selector,omitempty"`
+	// LabelSelector is Selector in structured form (the deployed etcd-druid's field, deprecated there);
+	// druid writes both.
+	// +optional
+	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
+	// BootstrapWithExistingClusterMembers are the members of an existing cluster this one joined (the
+	// deployed etcd-druid's field). Stored so that it round-trips; this druid never writes it.
+	// +optional
+	BootstrapWithExistingClusterMembers []BootstrapJoinedMember `json:"bootstrapWithExistingClusterMembers,omitempty"`
 	// ClusterSize is the number of members the cluster was last bootstrapped or scaled to (seed 002).
 	// +optional
 	ClusterSize *int32 `json:"clusterSize,omitempty"`
@@ -147,4 +155,16 @@ type EtcdMemberStatus struct {
 	Reason string                    `json:"reason"`
 	// LastTransitionTime is when the status last changed.
 	LastTransitionTime metav1.Time `json:"lastTransitionTime"`
+}
+
+// BootstrapJoinedMember is a member of an existing cluster that this cluster joined.
+type BootstrapJoinedMember struct {
+	// Name is the member name.
+	Name string `json:"name"`
+	// PeerURLs are the member's peer URLs.
+	// +optional
+	PeerURLs []string `json:"peerUrls,omitempty"`
+	// JoinedAt is when the join was recorded.
+	// +optional
+	JoinedAt *metav1.Time `json:"joinedAt,omitempty"`
 }

@@ -42,6 +42,9 @@ func NewTemplate(etcd *druidv1alpha1.Etcd) *etcdpod.ConfigTemplate {
 		AutoCompactionRetention:  *etcd.Spec.SharedConfig.AutoCompactionRetention,
 		EnableGRPCGateway:        spec.EnableGRPCGateway != nil && *spec.EnableGRPCGateway,
 	}
+	if spec.BackendBboltFreelistType != nil {
+		t.BackendBboltFreelistType = string(*spec.BackendBboltFreelistType)
+	}
 	members := make([]string, 0, etcd.Spec.Replicas)
 	for i := 0; i < int(etcd.Spec.Replicas); i++ {
 		pod := etcd.PodName(i)

@@ -129,3 +129,12 @@ func TestRenderingAndChecksumAreDeterministic(t *testing.T) {
 	g.Expect(Checksum(three)).NotTo(Equal(Checksum(first)))
 	g.Expect(Checksum(first)).To(MatchRegexp("^[0-9a-f]{64}$"))
 }
+
+// TestBackendBboltFreelistType: the deployed field reaches etcd's configuration; unset leaves etcd's default.
+func TestBackendBboltFreelistType(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(parse(t, newEtcd(1, false, false))).NotTo(HaveKey("backend-bbolt-freelist-type"))
+	e := newEtcd(3, false, false)
+	e.Spec.Etcd.BackendBboltFreelistType = ptr.To(druidv1alpha1.BboltFreelistArray)
+	g.Expect(parse(t, e)).To(HaveKeyWithValue("backend-bbolt-freelist-type", "array"))
+}

@@ -24,9 +24,10 @@ func ValidateEtcd(etcd *druidv1alpha1.Etcd) field.ErrorList {
 	return errs
 }
 
-// ValidateEtcdUpdate checks an update: the new object on its own, and that immutable fields kept their value.
+// ValidateEtcdUpdate checks an update: the fields that changed as on create (a field that kept its value is
+// never a reason to refuse an update: Ratchet), and that immutable fields kept their value.
 func ValidateEtcdUpdate(newEtcd, oldEtcd *druidv1alpha1.Etcd) field.ErrorList {
-	errs := ValidateEtcd(newEtcd)
+	errs := Ratchet(ValidateEtcd(newEtcd), newEtcd, oldEtcd)
 	spec := field.NewPath("spec")
 	errs = append(errs, validateImmutable(newEtcd.Spec.StorageClass, oldEtcd.Spec.StorageClass, spec.Child("storageClass"))...)
 	errs = append(errs, validateImmutable(newEtcd.Spec.VolumeClaimTemplate, oldEtcd.Spec.VolumeClaimTemplate, spec.Child("volumeClaimTemplate"))...)
@@ -60,11 +61,11 @@ func validateEtcdSpec(spec *druidv1alpha1.EtcdSpec, fld *field.Path) field.Error
 	return errs
 }
 
-// validateReplicas enforces seed 002: a running cluster has an odd number of members so that a majority
-// always exists; 0 hibernates.
+// validateReplicas refuses a negative member count. An even count is accepted, as the deployed etcd-druid
+// accepts it (issue 13); seed 002 recommends odd counts, and the webhook warns (EvenReplicasWarning).
 func validateReplicas(replicas int32, fld *field.Path) field.ErrorList {
-	if replicas < 0 || (replicas != 0 && replicas%2 == 0) {
-		return field.ErrorList{field.Invalid(fld, replicas, "must be 0 (hibernated) or an odd number (1, 3, 5, …) so that the cluster always has a majority")}
+	if replicas < 0 {
+		return field.ErrorList{field.Invalid(fld, replicas, "must be 0 (hibernated) or a positive number of members")}
 	}
 	return nil
 }
@@ -87,6 +88,9 @@ func validateEtcdConfig(c *druidv1alpha1.EtcdConfig, fld *field.Path) field.Erro
 	}
 	if c.PeerUrlTLS != nil {
 		errs = append(errs, validateTLS(&c.PeerUrlTLS.TLSConfig, fld.Child("peerUrlTls"))...)
+	}
+	if c.BackendBboltFreelistType != nil {
+		errs = append(errs, validateEnum(*c.BackendBboltFreelistType, fld.Child("backendBboltFreelistType"), druidv1alpha1.BboltFreelistMap, druidv1alpha1.BboltFreelistArray)...)
 	}
 	errs = append(errs, validatePositiveDuration(c.EtcdDefragTimeout, fld.Child("etcdDefragTimeout"))...)
 	errs = append(errs, validatePositiveDuration(c.HeartbeatDuration, fld.Child("heartbeatDuration"))...)
@@ -152,7 +156,9 @@ func validateBackupSpec(b *druidv1alpha1.BackupSpec, fld *field.Path) field.Erro
 }
 
 // containerPattern is the bucket name rule shared by the supported object stores: 3 to 63 lower-case
-// letters, digits, dots, dashes and underscores, starting and ending with a letter or digit.
+// letters, digits, dots, dashes and underscores, starting and ending with a letter or digit. A container
+// outside it is accepted (the deployed etcd-druid accepts any string, and some stores allow upper-case
+// names); StoreWarnings names it.
 var containerPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$`)
 
 // ValidateStore checks a backup store specification.
@@ -161,9 +167,8 @@ func ValidateStore(s *druidv1alpha1.StoreSpec, fld *field.Path) field.ErrorList 
 	if s.Prefix == "" {
 		errs = append(errs, field.Required(fld.Child("prefix"), "the path of this cluster's snapshots inside the container, e.g. <backupEntryName>/etcd-main"))
 	}
-	if s.Container != nil && !containerPattern.MatchString(*s.Container) {
-		errs = append(errs, field.Invalid(fld.Child("container"), *s.Container,
-			"must be 3 to 63 lower-case letters, digits, '.', '-' or '_', starting and ending with a letter or digit"))
+	if s.Container != nil && *s.Container == "" {
+		errs = append(errs, field.Invalid(fld.Child("container"), "", "must name the bucket, or be omitted to take it from the backup secret"))
 	}
 	if s.Provider != nil {
 		errs = append(errs, validateEnum(*s.Provider, fld.Child("provider"), druidv1alpha1.KnownStorageProviders()...)...)
@@ -179,4 +184,31 @@ func validateImmutable[T comparable](newValue, oldValue *T, fld *field.Path) fie
 		return nil
 	}
 	return field.ErrorList{field.Forbidden(fld, "is immutable: it cannot be set, changed or removed after creation")}
+}
+
+// EvenReplicasWarning is the admission warning for an even member count, or "" for an odd one or 0.
+func EvenReplicasWarning(replicas int32) string {
+	if replicas <= 0 || replicas%2 != 0 {
+		return ""
+	}
+	return fmt.Sprintf("spec.replicas: %d members tolerate the failure of %d, no more than %d members do; an odd number is recommended",
+		replicas, (replicas-1)/2, replicas-1)
+}
+
+// StoreWarnings are the admission warnings for a store the webhook accepts but that may not be meant.
+func StoreWarnings(s *druidv1alpha1.StoreSpec, fld *field.Path) []string {
+	if s == nil {
+		return nil
+	}
+	var warnings []string
+	if s.Provider != nil && druidv1alpha1.LowerCaseStorageProvider(*s.Provider) {
+		canonical, _ := druidv1alpha1.CanonicalStorageProvider(*s.Provider)
+		warnings = append(warnings, fmt.Sprintf("%s: %q is taken as %q here; the deployed etcd-druid does not reconcile the lower-case spelling: write %q",
+			fld.Child("provider"), *s.Provider, canonical, canonical))
+	}
+	if s.Container != nil && *s.Container != "" && !containerPattern.MatchString(*s.Container) {
+		warnings = append(warnings, fmt.Sprintf("%s: %q is not a DNS-compatible bucket name (3 to 63 lower-case letters, digits, '.', '-' or '_'); stores that require one will refuse it",
+			fld.Child("container"), *s.Container))
+	}
+	return warnings
 }

@@ -65,6 +65,20 @@ func TestValidEtcdHasNoErrors(t *testing.T) {
 			Spec:       druidv1alpha1.EtcdSpec{Labels: map[string]string{"role": "events"}, Replicas: 1},
 		},
 		"equal periods are not required when only one is set": with(validEtcd(), func(e *druidv1alpha1.Etcd) { e.Spec.Backup.GarbageCollectionPeriod = nil }),
+		// Shapes the deployed etcd-druid accepts (issue 13); the webhook warns about some of them.
+		"even replicas":        with(validEtcd(), func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 4 }),
+		"upper-case container": with(validEtcd(), func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Container = ptr.To("Backups-EU") }),
+		"stackit": with(validEtcd(), func(e *druidv1alpha1.Etcd) {
+			e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProviderStackit)
+		}),
+		"lower-case s3": with(validEtcd(), func(e *druidv1alpha1.Etcd) {
+			e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProvider("s3"))
+		}),
+		"deployed fields": with(validEtcd(), func(e *druidv1alpha1.Etcd) {
+			e.Spec.Etcd.BackendBboltFreelistType = ptr.To(druidv1alpha1.BboltFreelistMap)
+			e.Spec.Etcd.AdditionalAdvertisePeerURLs = []druidv1alpha1.MemberPeerURLs{{MemberName: "etcd-main-0", URLs: []string{"https://10.0.0.1:2380"}}}
+			e.Spec.Etcd.BootstrapWithExistingCluster = &druidv1alpha1.BootstrapWithExistingCluster{Members: []druidv1alpha1.BootstrapExistingMember{{Name: "source-0"}}}
+		}),
 	} {
 		if errs := validation.ValidateEtcd(etcd); len(errs) > 0 {
 			t.Errorf("%s: unexpected errors: %v", name, errs)
@@ -80,12 +94,15 @@ func TestInvalidEtcdIsRejectedNamingTheField(t *testing.T) {
 		errorType field.ErrorType
 		message   string
 	}{
-		{"even replicas", func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 2 }, "spec.replicas", field.ErrorTypeInvalid, "odd number"},
 		{"negative replicas", func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = -1 }, "spec.replicas", field.ErrorTypeInvalid, "0 (hibernated)"},
+		{"empty container", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Container = ptr.To("") }, "spec.backup.store.container", field.ErrorTypeInvalid, "name the bucket"},
+		{"unknown provider", func(e *druidv1alpha1.Etcd) {
+			e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProvider("ftp"))
+		}, "spec.backup.store.provider", field.ErrorTypeNotSupported, "stackit"},
+		{"unknown freelist type", func(e *druidv1alpha1.Etcd) {
+			e.Spec.Etcd.BackendBboltFreelistType = ptr.To(druidv1alpha1.BboltFreelistType("list"))
+		}, "spec.etcd.backendBboltFreelistType", field.ErrorTypeNotSupported, "array"},
 		{"empty prefix", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Prefix = "" }, "spec.backup.store.prefix", field.ErrorTypeRequired, "path of this cluster's snapshots"},
-		{"upper-case container", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Container = ptr.To("Backups") }, "spec.backup.store.container", field.ErrorTypeInvalid, "lower-case"},
-		{"container too short", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Container = ptr.To("ab") }, "spec.backup.store.container", field.ErrorTypeInvalid, "3 to 63"},
-		{"container ending in a dash", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Container = ptr.To("backups-") }, "spec.backup.store.container", field.ErrorTypeInvalid, "starting and ending"},
 		{"unknown provider", func(e *druidv1alpha1.Etcd) {
 			e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProvider("ftp"))
 		}, "spec.backup.store.provider", field.ErrorTypeNotSupported, `"S3"`},
@@ -145,6 +162,60 @@ func TestImmutableFieldsOnUpdate(t *testing.T) {
 	scaled := with(old.DeepCopy(), func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 5; e.Spec.StorageCapacity = quantity("50Gi") })
 	if errs := validation.ValidateEtcdUpdate(scaled, old); len(errs) > 0 {
 		t.Errorf("changing mutable fields must be allowed, got %v", errs)
+	}
+}
+
+func TestUpdateRatchetsUnchangedFields(t *testing.T) {
+	// Stored with values create refuses: an unknown provider, a schedule that is no cron, a bad label.
+	old := with(validEtcd(), func(e *druidv1alpha1.Etcd) {
+		e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProvider("ftp"))
+		e.Spec.Backup.FullSnapshotSchedule = ptr.To("daily")
+		e.Spec.Labels["not a label"] = "x"
+	})
+	if errs := validation.ValidateEtcd(old); len(errs) != 3 {
+		t.Fatalf("want the stored object refused on create with 3 errors, got %v", errs)
+	}
+	unrelated := with(old.DeepCopy(), func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 5; e.Spec.Annotations = map[string]string{"a": "b"} })
+	if errs := validation.ValidateEtcdUpdate(unrelated, old); len(errs) > 0 {
+		t.Errorf("an update that keeps the refused values must pass, got %v", errs)
+	}
+	changed := with(old.DeepCopy(), func(e *druidv1alpha1.Etcd) {
+		e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProvider("sftp"))
+	})
+	expectSingleError(t, validation.ValidateEtcdUpdate(changed, old), "spec.backup.store.provider", field.ErrorTypeNotSupported, "sftp")
+	removed := with(old.DeepCopy(), func(e *druidv1alpha1.Etcd) { e.Spec.Backup.FullSnapshotSchedule = ptr.To("at noon") })
+	expectSingleError(t, validation.ValidateEtcdUpdate(removed, old), "spec.backup.fullSnapshotSchedule", field.ErrorTypeInvalid, "cron")
+	negative := with(old.DeepCopy(), func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = -1 })
+	expectSingleError(t, validation.ValidateEtcdUpdate(negative, old), "spec.replicas", field.ErrorTypeInvalid, "0 (hibernated)")
+}
+
+func TestWarnings(t *testing.T) {
+	for replicas, want := range map[int32]string{0: "", 1: "", 3: "", 2: "2 members tolerate the failure of 0, no more than 1", 4: "4 members tolerate the failure of 1, no more than 3"} {
+		if got := validation.EvenReplicasWarning(replicas); (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Errorf("EvenReplicasWarning(%d) = %q, want %q", replicas, got, want)
+		}
+	}
+	fld := field.NewPath("spec", "backup", "store")
+	for name, tc := range map[string]struct {
+		store *druidv1alpha1.StoreSpec
+		want  []string
+	}{
+		"none":              {nil, nil},
+		"canonical":         {&druidv1alpha1.StoreSpec{Provider: ptr.To(druidv1alpha1.StorageProviderS3), Container: ptr.To("backups")}, nil},
+		"stackit and local": {&druidv1alpha1.StoreSpec{Provider: ptr.To(druidv1alpha1.StorageProviderStackit)}, nil},
+		"lower-case":        {&druidv1alpha1.StoreSpec{Provider: ptr.To(druidv1alpha1.StorageProvider("gcs"))}, []string{`spec.backup.store.provider: "gcs" is taken as "GCS"`}},
+		"upper-case bucket": {&druidv1alpha1.StoreSpec{Container: ptr.To("Backups")}, []string{`spec.backup.store.container: "Backups"`}},
+	} {
+		got := validation.StoreWarnings(tc.store, fld)
+		if len(got) != len(tc.want) {
+			t.Errorf("%s: StoreWarnings = %q, want %q", name, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if !strings.HasPrefix(got[i], tc.want[i]) {
+				t.Errorf("%s: warning %q, want it to start with %q", name, got[i], tc.want[i])
+			}
+		}
 	}
 }
 

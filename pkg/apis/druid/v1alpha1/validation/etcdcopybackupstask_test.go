@@ -43,11 +43,11 @@ func TestInvalidCopyTask(t *testing.T) {
 		{"same store", func(task *druidv1alpha1.EtcdCopyBackupsTask) {
 			task.Spec.TargetStore.Prefix = task.Spec.SourceStore.Prefix
 		},
-			"spec.targetStore.prefix", field.ErrorTypeInvalid, "must differ"},
+			"spec", field.ErrorTypeInvalid, "must differ"},
 		{"source without prefix", func(task *druidv1alpha1.EtcdCopyBackupsTask) { task.Spec.SourceStore.Prefix = "" },
 			"spec.sourceStore.prefix", field.ErrorTypeRequired, "snapshots"},
-		{"target with a bad container", func(task *druidv1alpha1.EtcdCopyBackupsTask) { task.Spec.TargetStore.Container = ptr.To("UPPER") },
-			"spec.targetStore.container", field.ErrorTypeInvalid, "lower-case"},
+		{"target with an empty container", func(task *druidv1alpha1.EtcdCopyBackupsTask) { task.Spec.TargetStore.Container = ptr.To("") },
+			"spec.targetStore.container", field.ErrorTypeInvalid, "name the bucket"},
 		{"zero wait timeout", func(task *druidv1alpha1.EtcdCopyBackupsTask) { task.Spec.WaitForFinalSnapshot.Timeout.Duration = 0 },
 			"spec.waitForFinalSnapshot.timeout", field.ErrorTypeInvalid, "positive"},
 	}
@@ -58,4 +58,14 @@ func TestInvalidCopyTask(t *testing.T) {
 			expectSingleError(t, validation.ValidateEtcdCopyBackupsTask(task), tc.field, tc.errorType, tc.message)
 		})
 	}
+}
+
+// An update that moves the source store onto the target must be refused although the target did not
+// change: the distinctness rule names spec, so ratcheting by field never drops it.
+func TestCopyTaskUpdateOntoItsTargetIsRefused(t *testing.T) {
+	old := validCopyTask()
+	moved := old.DeepCopy()
+	moved.Spec.SourceStore = moved.Spec.TargetStore
+	errs := validation.Ratchet(validation.ValidateEtcdCopyBackupsTask(moved), moved, old)
+	expectSingleError(t, errs, "spec", field.ErrorTypeInvalid, "must differ")
 }

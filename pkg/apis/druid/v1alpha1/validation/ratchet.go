@@ -1,0 +1,109 @@
+package validation
+
+import (
+	"strconv"
+	"strings"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Ratchet drops the errors of an update whose field kept its value: the object stored before (oldObj)
+// already held it, so a rule added or tightened since then is no reason to refuse an unrelated change
+// (issue 13: Etcds written for the deployed etcd-druid must stay updatable). An error whose field was
+// added, removed or changed is kept, i.e. a changed field is judged as on create. An error on a field
+// the path walk cannot resolve in either object is kept.
+//
+// A rule that relates two fields reports on one of them; when only the other one changed, the error is
+// dropped here. The CRD's CEL rules check those pairs again on every write of the enclosing object.
+func Ratchet(errs field.ErrorList, newObj, oldObj any) field.ErrorList {
+	if len(errs) == 0 || oldObj == nil {
+		return errs
+	}
+	newMap, err1 := runtime.DefaultUnstructuredConverter.ToUnstructured(newObj)
+	oldMap, err2 := runtime.DefaultUnstructuredConverter.ToUnstructured(oldObj)
+	if err1 != nil || err2 != nil {
+		return errs
+	}
+	var kept field.ErrorList
+	for _, e := range errs {
+		segments, ok := splitPath(e.Field)
+		if !ok {
+			kept = append(kept, e)
+			continue
+		}
+		newValue, newFound, ok1 := lookup(newMap, segments)
+		oldValue, oldFound, ok2 := lookup(oldMap, segments)
+		if ok1 && ok2 && newFound == oldFound && apiequality.Semantic.DeepEqual(newValue, oldValue) {
+			continue
+		}
+		kept = append(kept, e)
+	}
+	return kept
+}
+
+// segment is one step of a field path: a field name, a map key or a list index.
+type segment struct {
+	name  string
+	index bool
+}
+
+// splitPath parses field.Path.String() ("spec.backup.store.provider", "spec.x[0].y", "spec.labels[a.b/c]").
+func splitPath(path string) ([]segment, bool) {
+	var segments []segment
+	for len(path) > 0 {
+		switch path[0] {
+		case '.':
+			path = path[1:]
+		case '[':
+			end := strings.IndexByte(path, ']')
+			if end < 0 {
+				return nil, false
+			}
+			segments = append(segments, segment{name: path[1:end], index: true})
+			path = path[end+1:]
+		default:
+			end := strings.IndexAny(path, ".[")
+			if end < 0 {
+				end = len(path)
+			}
+			segments = append(segments, segment{name: path[:end]})
+			path = path[end:]
+		}
+	}
+	return segments, len(segments) > 0
+}
+
+// lookup walks segments through an unstructured object. found is false when the path ends early (a
+// missing field, key or index); ok is false when the path does not fit the object's shape.
+func lookup(obj any, segments []segment) (value any, found, ok bool) {
+	value = obj
+	for _, s := range segments {
+		switch v := value.(type) {
+		case map[string]any:
+			next, present := v[s.name]
+			if !present {
+				return nil, false, true
+			}
+			value = next
+		case []any:
+			if !s.index {
+				return nil, false, false
+			}
+			i, err := strconv.Atoi(s.name)
+			if err != nil {
+				return nil, false, false
+			}
+			if i < 0 || i >= len(v) {
+				return nil, false, true
+			}
+			value = v[i]
+		case nil:
+			return nil, false, true
+		default:
+			return nil, false, false
+		}
+	}
+	return value, true, true
+}
