@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the pinned tools (Kubernetes control plane and node components, etcd, versitygw, fake-gcs-server,
+# Builds the pinned tools (Kubernetes control plane and node components, etcd, the old etcd servers 3.4, 3.5 and
+# 3.6 as bin/etcd-3.4, bin/etcd-3.5 and bin/etcd-3.6 for the version-stepping tests, versitygw, fake-gcs-server,
 # controller-gen, staticcheck, golangci-lint, and the node runtime: containerd, runc, CNI plugins, CoreDNS and the
 # distribution registry) from the Go module proxy, and installs Azurite from the npm registry, into a
 # version-stamped cache outside the clone and links them into bin/.
@@ -30,7 +31,8 @@ kube_version=$(awk '{for (i = 1; i < NF; i++) if ($i == "k8s.io/kubernetes") {pr
 kube_ldflags="-X k8s.io/component-base/version.gitVersion=$kube_version -X k8s.io/client-go/pkg/version.gitVersion=$kube_version -X k8s.io/component-base/version.gitTreeState=clean -X k8s.io/client-go/pkg/version.gitTreeState=clean"
 
 # packages_of prints the main packages a tools module builds: its `tool` directives, or "." for a module
-# that has its own main (etcd).
+# that has its own main (etcd, etcd-3.4, etcd-3.5, etcd-3.6; `go build -o dir/` names the binary after the
+# module's last path element, hence bin/etcd-3.5).
 packages_of() {
 	local module_dir=$1
 	if [ -f "$module_dir/main.go" ]; then
@@ -203,8 +205,8 @@ install_azurite() {
 
 modules=("$@")
 if [ ${#modules[@]} -eq 0 ]; then
-	modules=(controller-gen staticcheck golangci-lint etcd kube versitygw fake-gcs-server azurite
-		containerd runc cni-plugins registry coredns)
+	modules=(controller-gen staticcheck golangci-lint etcd etcd-3.4 etcd-3.5 etcd-3.6 kube versitygw fake-gcs-server
+		azurite containerd runc cni-plugins registry coredns)
 fi
 
 # One build at a time per cache: parallel make targets and CI must not build the same stamp twice.
