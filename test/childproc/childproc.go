@@ -157,6 +157,18 @@ func (p *Process) Stop() error {
 	}
 }
 
+// Kill ends the server with SIGKILL, as a node failure or the OOM killer does: no clean shutdown. It
+// returns once the process has exited.
+func (p *Process) Kill() {
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
 // Exited reports whether the process has ended.
 func (p *Process) Exited() bool {
 	select {
