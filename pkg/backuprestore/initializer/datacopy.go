@@ -29,7 +29,7 @@ type DataCopy struct {
 // StartOnCopy inspects dataDir, copies its member directory into a new directory below scratchParent
 // and starts a throwaway etcd on the copy, listening on loopback only; the data directory is only
 // read, so it may be mounted read-only. A directory without valid data is an error wrapping
-// ErrNoValidData.
+// ErrNoValidData; one written by an etcd this one cannot open (CheckDataVersion) wraps ErrDataVersion.
 //
 // The revision the copy serves is the one the member would serve: the WAL is replayed. A one-member
 // membership restarts as it is; the copy of a member of a larger cluster is started with
@@ -47,6 +47,11 @@ func StartOnCopy(ctx context.Context, dataDir, scratchParent string) (*DataCopy,
 	db, err := readDB(dbPath(dataDir))
 	if err != nil {
 		return nil, fmt.Errorf("%w in %s: database: %v", ErrNoValidData, dataDir, err)
+	}
+	// Data of an older etcd is valid data this etcd cannot open (it would panic in this process): an
+	// error of its own, not ErrNoValidData, so that no caller takes the volume for empty.
+	if err := CheckDataVersion(dataDir); err != nil {
+		return nil, err
 	}
 	e, scratch, err := startOnCopy(ctx, dataDir, scratchParent, func(cfg *embed.Config) {
 		// The member's name and peer URLs are in its membership; the copy's are its own, on loopback.

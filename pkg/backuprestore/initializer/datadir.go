@@ -95,6 +95,10 @@ type walFacts struct {
 	// lastNormalIndex is the raft index of the last entry carrying a request (a write, a lease or
 	// compaction request, …); leader no-ops and membership changes do not count.
 	lastNormalIndex uint64
+	// legacyEntries counts the normal entries that are no v3 request (etcd 3.5 and older's v2 requests,
+	// see DataVersion), lastLegacyIndex is the index of the last of them.
+	legacyEntries   int
+	lastLegacyIndex uint64
 }
 
 // readWAL reads the WAL from its newest snapshot entry to the end (as etcd does when it starts) and
@@ -130,6 +134,10 @@ func readWAL(dir string) (walFacts, error) {
 	for _, e := range ents {
 		if e.GetType() == raftpb.EntryNormal && len(e.GetData()) > 0 {
 			f.lastNormalIndex = e.GetIndex()
+			if !isV3Request(e.GetData()) {
+				f.legacyEntries++
+				f.lastLegacyIndex = e.GetIndex()
+			}
 		}
 	}
 	return f, nil
@@ -143,6 +151,10 @@ type dbFacts struct {
 	consistentIndex uint64
 	// members is the number of members the database's membership holds.
 	members int
+	// storageVersion is the meta bucket's storage version ("" when absent); term is set when the meta
+	// bucket holds the raft term of the consistent index (see DataVersion).
+	storageVersion string
+	term           bool
 }
 
 // dbRevision is readDB's revision.
@@ -178,6 +190,8 @@ func readDB(path string) (dbFacts, error) {
 			if v := meta.Get(schema.MetaConsistentIndexKeyName); len(v) >= 8 {
 				f.consistentIndex = binary.BigEndian.Uint64(v[:8])
 			}
+			f.storageVersion = string(meta.Get(schema.MetaStorageVersionName))
+			f.term = len(meta.Get(schema.MetaTermKeyName)) >= 8
 		}
 		if members := tx.Bucket(schema.Members.Name()); members != nil {
 			f.members = members.Stats().KeyN

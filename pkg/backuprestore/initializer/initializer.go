@@ -140,6 +140,14 @@ func (i *Initializer) Initialize(ctx context.Context, mode httpapi.Mode) error {
 	if err := CheckNotInUse(i.opts.DataDir); err != nil {
 		return err
 	}
+	// In both modes and before any case is decided: data that this etcd cannot open (written by etcd 3.5
+	// or older, issue 13) is neither started on (etcd would panic and the pod crash-loop) nor moved aside
+	// or restored over (it may hold writes no backup has). Sanity mode is no exception: the clean-exit
+	// marker may come from the old wrapper that ran etcd 3.5 on the directory.
+	if err := CheckDataVersion(i.opts.DataDir); err != nil {
+		i.log.Error(err, "Refusing the data directory: nothing is started on it, moved or restored over it")
+		return err
+	}
 	if mode == httpapi.ModeSanity {
 		d := InspectDataDir(i.opts.DataDir, i.opts.Owner, false)
 		if d.HasMember && d.DataValid && d.OwnerOK {

@@ -1,0 +1,125 @@
+package initializer
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/coreos/go-semver/semver"
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/version"
+	"google.golang.org/protobuf/proto"
+)
+
+// ErrDataVersion is reported for a data directory that the etcd of this build (go.etcd.io/etcd/server/v3
+// 3.7) cannot or must not open, because an older (or newer) etcd wrote it: the initializer neither
+// starts etcd on it nor moves, deletes or restores over it. The data must first be stepped through the
+// etcd minor versions in between, one at a time as etcd's upgrade rule says (docs/architecture-notes.md,
+// "etcd version stepping"). The sidecar reports it as a failed initialization with the reason; the
+// wrapper keeps retrying, so the member stays down but its data stays as it was.
+var ErrDataVersion = errors.New("the data directory was written by an etcd version this etcd cannot open")
+
+// DataVersion is what a data directory tells about the etcd versions that wrote it.
+//
+// Our etcd (3.7) applies every normal WAL entry after the newest snapshot as a v3 request
+// (etcdserverpb.InternalRaftRequest) and panics on any other ("proto: cannot parse invalid wire-format
+// data" in applyAll): etcd 3.4 and 3.5 also logged v2 requests (pb.Request: the cluster version and member
+// attributes they publish on every start), which etcd 3.6 still applied and 3.7 no longer decodes. They
+// stay in the WAL until a raft snapshot covers them, by default only after 10,000 (3.6) or 100,000 (3.4,
+// 3.5) entries. Which entries a WAL holds is the fact that decides, not the version number: a 3.5
+// directory that one 3.6 run opened has storage version 3.6 and still the 3.5 entries.
+type DataVersion struct {
+	// StorageVersion is the database's storage version (the "storageVersion" key of the bbolt meta
+	// bucket, "3.6", "3.7", …). etcd 3.6 and later write it once the cluster version is decided (a
+	// moment after start); etcd 3.5 and older never do. Empty when absent.
+	StorageVersion string
+	// Term is set when the meta bucket holds the raft term beside the consistent index, which every etcd
+	// since 3.5 writes with it; a database with a consistent index and no term was written by etcd 3.4.
+	Term bool
+	// ConsistentIndex is the raft index of the last entry applied to the database.
+	ConsistentIndex uint64
+	// LegacyEntries counts the WAL's normal entries after its newest snapshot that are no v3 request, and
+	// LastLegacyIndex is the raft index of the last of them.
+	LegacyEntries   int
+	LastLegacyIndex uint64
+}
+
+// ourMinor is the minor version of the etcd this build runs (3.7).
+func ourMinor() minor {
+	v := semver.New(version.Version)
+	return minor{Major: v.Major, Minor: v.Minor}
+}
+
+// minor is a major.minor version; it prints as "3.7".
+type minor struct{ Major, Minor int64 }
+
+func (m minor) String() string { return fmt.Sprintf("%d.%d", m.Major, m.Minor) }
+
+// Unopenable says why the etcd of this build must not be started on the directory, "" when it may.
+func (v DataVersion) Unopenable() string {
+	ours := ourMinor()
+	switch {
+	case v.LegacyEntries > 0:
+		return fmt.Sprintf("its WAL holds %d entries after its newest snapshot (the last at raft index %d) that are "+
+			"etcd v2 requests, as etcd 3.5 and older log them; etcd %s panics applying them (issue 13). Run etcd 3.6 "+
+			"on the directory as this member until it has taken a snapshot, then start this etcd", v.LegacyEntries, v.LastLegacyIndex, ours)
+	case v.StorageVersion == "" && v.ConsistentIndex > 0 && !v.Term:
+		return fmt.Sprintf("its database has no raft term beside its consistent index: etcd 3.4 or older wrote it; "+
+			"etcd upgrades one minor version at a time, so run etcd 3.5, then 3.6, on it before etcd %s", ours)
+	}
+	if v.StorageVersion != "" {
+		sv, err := semver.NewVersion(v.StorageVersion)
+		switch {
+		case err != nil:
+			return fmt.Sprintf("its storage version %q does not parse", v.StorageVersion)
+		case sv.Major != ours.Major || sv.Minor > ours.Minor:
+			return fmt.Sprintf("its storage version %s is newer than this etcd (%s); etcd downgrades only through its "+
+				"downgrade API, one minor version at a time", v.StorageVersion, ours)
+		}
+	}
+	return ""
+}
+
+// InspectDataVersion reads the data directory's DataVersion. ok is false when there is nothing to read
+// (no member directory) or the WAL or database does not read: the decision table then judges the
+// directory as it always did, and etcd would not start on it either.
+func InspectDataVersion(dataDir string) (v DataVersion, ok bool) {
+	if _, err := os.Stat(memberDir(dataDir)); err != nil {
+		return v, false
+	}
+	w, err := readWAL(walDir(dataDir))
+	if err != nil {
+		return v, false
+	}
+	db, err := readDB(dbPath(dataDir))
+	if err != nil {
+		return v, false
+	}
+	return DataVersion{
+		StorageVersion: db.storageVersion, Term: db.term, ConsistentIndex: db.consistentIndex,
+		LegacyEntries: w.legacyEntries, LastLegacyIndex: w.lastLegacyIndex,
+	}, true
+}
+
+// CheckDataVersion returns an error wrapping ErrDataVersion when the etcd of this build must not be
+// started on dataDir (DataVersion.Unopenable), nil otherwise.
+func CheckDataVersion(dataDir string) error {
+	v, ok := InspectDataVersion(dataDir)
+	if !ok {
+		return nil
+	}
+	if why := v.Unopenable(); why != "" {
+		return fmt.Errorf("%w: %s: %s (storage version %q); the data is left as it is", ErrDataVersion, dataDir, why, v.StorageVersion)
+	}
+	return nil
+}
+
+// isV3Request tells whether a normal WAL entry's data is a v3 request as etcd 3.7 applies it: it decodes as
+// an InternalRaftRequest and carries an ID or a header (etcd panics on one without either).
+func isV3Request(data []byte) bool {
+	var r etcdserverpb.InternalRaftRequest
+	if proto.Unmarshal(data, &r) != nil {
+		return false
+	}
+	return r.GetID() != 0 || r.GetHeader() != nil
+}

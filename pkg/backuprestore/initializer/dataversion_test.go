@@ -1,0 +1,173 @@
+package initializer
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
+	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/oldetcd"
+)
+
+func TestDataVersionUnopenable(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    DataVersion
+		want string // a substring of the reason; "" means openable
+	}{
+		{"fresh directory", DataVersion{}, ""},
+		{"etcd 3.7 data", DataVersion{StorageVersion: "3.7.0", Term: true, ConsistentIndex: 9}, ""},
+		{"etcd 3.6 data", DataVersion{StorageVersion: "3.6.0", Term: true, ConsistentIndex: 9}, ""},
+		// etcd 3.7 before its version monitor wrote the storage version, or restored by etcdutl.
+		{"no storage version yet", DataVersion{Term: true, ConsistentIndex: 9}, ""},
+		{"v2 requests in the WAL", DataVersion{Term: true, ConsistentIndex: 9, LegacyEntries: 2, LastLegacyIndex: 4}, "2 entries"},
+		{"v2 requests after a 3.6 run", DataVersion{StorageVersion: "3.6.0", Term: true, ConsistentIndex: 30, LegacyEntries: 2, LastLegacyIndex: 4}, "etcd v2 requests"},
+		{"etcd 3.4 database", DataVersion{ConsistentIndex: 9}, "etcd 3.4 or older"},
+		{"newer etcd", DataVersion{StorageVersion: "3.8.0", Term: true, ConsistentIndex: 9}, "newer than this etcd"},
+		{"garbage storage version", DataVersion{StorageVersion: "x", Term: true, ConsistentIndex: 9}, "does not parse"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.v.Unopenable()
+			if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+				t.Errorf("Unopenable() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Issue 13: the initializer called a data directory written by etcd 3.5 (or 3.4) valid (case 3 or 6), and
+// etcd 3.7 crash-looped on it. It must refuse it in both modes, whatever the cluster size, and leave it
+// exactly as it was: nothing moved aside, nothing restored over.
+func TestOldDataIsRefusedAndLeftAlone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the old etcd binaries: seconds per case")
+	}
+	for _, tc := range []struct {
+		w      oldetcd.Write
+		then36 bool
+	}{
+		{w: oldetcd.Write{Version: "3.5", Keys: 20, Stop: oldetcd.Kill}},
+		{w: oldetcd.Write{Version: "3.5", Keys: 20, Stop: oldetcd.Term}},
+		{w: oldetcd.Write{Version: "3.5", Keys: 20, Stop: oldetcd.Kill}, then36: true},
+		{w: oldetcd.Write{Version: "3.4", Keys: 20, Stop: oldetcd.Kill}},
+	} {
+		name := tc.w.String()
+		if tc.then36 {
+			name += ", then etcd 3.6"
+		}
+		t.Run(name, func(t *testing.T) {
+			m := oldetcd.WriteDataDir(t, filepath.Join(t.TempDir(), "data"), tc.w)
+			if tc.then36 {
+				if err := oldetcd.ForTest(t, "3.6", m).Stop(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			v, ok := InspectDataVersion(m.DataDir)
+			if !ok || v.LegacyEntries == 0 {
+				t.Fatalf("InspectDataVersion = %+v, %v: want v2 entries found", v, ok)
+			}
+			if tc.then36 && v.StorageVersion == "" {
+				t.Errorf("storage version after a 3.6 run is empty, want 3.6")
+			}
+			before := treeDigest(t, m.DataDir)
+			for _, size := range []int{1, 3} {
+				for _, mode := range []httpapi.Mode{httpapi.ModeFull, httpapi.ModeSanity} {
+					in := oldDataInitializer(t, m, size)
+					err := in.Initialize(t.Context(), mode)
+					if !errors.Is(err, ErrDataVersion) {
+						t.Errorf("%d members, %s: Initialize = %v (case %s), want ErrDataVersion", size, mode, err, in.State().Case)
+					}
+				}
+			}
+			if _, err := StartOnCopy(t.Context(), m.DataDir, t.TempDir()); !errors.Is(err, ErrDataVersion) || errors.Is(err, ErrNoValidData) {
+				t.Errorf("StartOnCopy = %v, want ErrDataVersion (and not ErrNoValidData)", err)
+			}
+			if after := treeDigest(t, m.DataDir); !maps.Equal(before, after) {
+				t.Errorf("the data directory changed:\nbefore %v\nafter  %v", before, after)
+			}
+			if aside := MovedAside(m.DataDir); len(aside) > 0 {
+				t.Errorf("moved aside: %v", aside)
+			}
+		})
+	}
+}
+
+// Data that etcd 3.7 opens is not refused: 3.5 data whose last v2 request a snapshot covered (more entries
+// than --snapshot-count, see wrapper.TestEmbeddedEtcdOnOldData), and our own.
+func TestOpenableDataIsNotRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the old etcd binaries")
+	}
+	snapshotted := oldetcd.WriteDataDir(t, filepath.Join(t.TempDir(), "data"),
+		oldetcd.Write{Version: "3.5", Keys: 120, SnapshotCount: 100, Stop: oldetcd.Kill})
+	if err := CheckDataVersion(snapshotted.DataDir); err != nil {
+		t.Errorf("3.5 data with every v2 request behind a snapshot: %v", err)
+	}
+
+	ours := etcdserver.StartProcess(t, etcdserver.ProcessConfig{DataDir: filepath.Join(t.TempDir(), "ours")})
+	oursMember := oldetcd.Member{Name: ours.Config.Name, DataDir: ours.Config.DataDir, ClientURL: ours.Config.ClientURL, PeerURL: ours.Config.PeerURL}
+	oldetcd.Put(t, oursMember, 0, 5)
+	ours.Kill()
+	v, ok := InspectDataVersion(ours.Config.DataDir)
+	if !ok || v.Unopenable() != "" {
+		t.Errorf("etcd 3.7 data: %+v, %v, reason %q", v, ok, v.Unopenable())
+	}
+}
+
+func oldDataInitializer(t *testing.T, m oldetcd.Member, size int) *Initializer {
+	t.Helper()
+	initial := memberconfig.InitialCluster{{Name: m.Name, PeerURLs: []string{m.PeerURL}}}
+	for i := 1; i < size; i++ {
+		peer := etcdserver.FreeURL(t)
+		initial = append(initial, memberconfig.ClusterMember{Name: fmt.Sprintf("etcd-test-%d", i), PeerURLs: []string{peer.String()}})
+	}
+	in, err := New(Options{
+		Member:         memberconfig.Member{Name: m.Name, PeerURLs: []string{m.PeerURL}, ClientURLs: []string{m.ClientURL}},
+		InitialCluster: initial, DataDir: m.DataDir, ClusterToken: testToken,
+		ProbeTimeout: time.Second, QuorumWait: time.Second, PollInterval: 200 * time.Millisecond, Log: testr.New(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// treeDigest maps every file below dir to its SHA-256 (directories to "dir").
+func treeDigest(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			out[rel] = "dir"
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out[rel] = fmt.Sprintf("%x", sha256.Sum256(b))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s is empty", dir)
+	}
+	return out
+}
