@@ -1,9 +1,11 @@
 package initializer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/coreos/go-semver/semver"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -122,4 +124,45 @@ func isV3Request(data []byte) bool {
 		return false
 	}
 	return r.GetID() != 0 || r.GetHeader() != nil
+}
+
+// checkOrStepDataVersion is CheckDataVersion, except that data etcd 3.6 can step (v2 requests in the WAL
+// of a database that etcd 3.5 or 3.6 wrote) of a one-member cluster is stepped when Options.Step36Binary
+// is set, and checked again afterwards.
+func (i *Initializer) checkOrStepDataVersion(ctx context.Context) error {
+	v, ok := InspectDataVersion(i.opts.DataDir)
+	if !ok {
+		return nil
+	}
+	why := v.Unopenable()
+	if why == "" {
+		return nil
+	}
+	refuse := func(more string) error {
+		return fmt.Errorf("%w: %s: %s (storage version %q)%s; the data is left as it is", ErrDataVersion, i.opts.DataDir, why, v.StorageVersion, more)
+	}
+	steppable := v.LegacyEntries > 0 && v.Term && (v.StorageVersion == "" || strings.HasPrefix(v.StorageVersion, "3.6"))
+	switch {
+	case i.opts.Step36Binary == "":
+		return refuse("; no etcd 3.6 binary is configured to step it")
+	case !steppable:
+		return refuse("; etcd 3.6 cannot step it")
+	}
+	db, err := readDB(dbPath(i.opts.DataDir))
+	if err != nil {
+		return refuse(fmt.Sprintf("; its database: %v", err))
+	}
+	if db.members != 1 || len(i.opts.InitialCluster) != 1 {
+		return refuse(fmt.Sprintf("; only a one-member cluster is stepped (its membership has %d members, the "+
+			"template %d): a larger one needs a rolling update of every member through etcd 3.6", db.members, len(i.opts.InitialCluster)))
+	}
+	if err := i.stepThrough36(ctx); err != nil {
+		return refuse("; " + err.Error())
+	}
+	v, ok = InspectDataVersion(i.opts.DataDir)
+	if why = v.Unopenable(); !ok || why != "" {
+		return refuse("; still after the step through etcd 3.6")
+	}
+	i.log.Info("The data directory was stepped through etcd 3.6", "storageVersion", v.StorageVersion)
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
@@ -170,4 +171,78 @@ func treeDigest(t *testing.T, dir string) map[string]string {
 		t.Fatalf("%s is empty", dir)
 	}
 	return out
+}
+
+// With an etcd 3.6 binary configured, a one-member cluster's 3.5 data is stepped through 3.6 and then
+// opens under etcd 3.7 with every key written under 3.5; a larger cluster's is still only refused.
+func TestStepThrough36(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the old etcd binaries and etcd 3.7 on their data")
+	}
+	bin36, err := oldetcd.Binary("3.6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		w      oldetcd.Write
+		then36 bool
+	}{
+		{w: oldetcd.Write{Version: "3.5", Keys: 20, Stop: oldetcd.Kill}},
+		{w: oldetcd.Write{Version: "3.5", Keys: 20, Stop: oldetcd.Term}},
+		{w: oldetcd.Write{Version: "3.5", Keys: 20, Stop: oldetcd.Kill}, then36: true},
+	} {
+		name := tc.w.String()
+		if tc.then36 {
+			name += ", then etcd 3.6"
+		}
+		t.Run(name, func(t *testing.T) {
+			m := oldetcd.WriteDataDir(t, filepath.Join(t.TempDir(), "data"), tc.w)
+			if tc.then36 {
+				if err := oldetcd.ForTest(t, "3.6", m).Stop(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := treeDigest(t, m.DataDir)
+			ha := oldDataInitializer(t, m, 3)
+			ha.opts.Step36Binary = bin36
+			if err := ha.Initialize(t.Context(), httpapi.ModeFull); !errors.Is(err, ErrDataVersion) || !strings.Contains(err.Error(), "only a one-member cluster") {
+				t.Fatalf("3 members: Initialize = %v, want ErrDataVersion, not stepped", err)
+			}
+			if after := treeDigest(t, m.DataDir); !maps.Equal(before, after) {
+				t.Fatalf("3 members: the data directory changed")
+			}
+
+			in := oldDataInitializer(t, m, 1)
+			in.opts.Step36Binary = bin36
+			if err := in.Initialize(t.Context(), httpapi.ModeFull); err != nil {
+				t.Fatalf("Initialize with the step: %v", err)
+			}
+			if in.State().Case != CaseRestartValid {
+				t.Errorf("case %s, want %s", in.State().Case, CaseRestartValid)
+			}
+			v, ok := InspectDataVersion(m.DataDir)
+			if !ok || v.LegacyEntries != 0 || !strings.HasPrefix(v.StorageVersion, "3.6") {
+				t.Errorf("after the step: %+v, %v; want no v2 entries and storage version 3.6", v, ok)
+			}
+			if aside := MovedAside(m.DataDir); len(aside) > 0 {
+				t.Errorf("moved aside: %v", aside)
+			}
+
+			// Our etcd (embedded 3.7, in a child process: a panic must not take the test binary down).
+			ours := etcdserver.StartProcess(t, etcdserver.ProcessConfig{Name: m.Name, DataDir: m.DataDir, ClientURL: m.ClientURL, PeerURL: m.PeerURL})
+			cli := oldetcd.Client(t, oldetcd.Member{ClientURL: ours.Config.ClientURL})
+			resp, err := cli.Get(t.Context(), oldetcd.KeyPrefix, clientv3.WithPrefix())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(resp.Kvs) != tc.w.Keys {
+				t.Fatalf("etcd 3.7 serves %d keys, want %d", len(resp.Kvs), tc.w.Keys)
+			}
+			for i, kv := range resp.Kvs {
+				if string(kv.Key) != oldetcd.Key(i) || string(kv.Value) != oldetcd.Key(i) {
+					t.Errorf("key %d: %s=%s, want %s=%s", i, kv.Key, kv.Value, oldetcd.Key(i), oldetcd.Key(i))
+				}
+			}
+		})
+	}
 }

@@ -56,6 +56,10 @@ type Options struct {
 	QuorumWait time.Duration
 	// PollInterval is how often case 8 asks again; 0 means DefaultPollInterval.
 	PollInterval time.Duration
+	// Step36Binary is the path of an etcd 3.6 server binary. When set, a one-member cluster's data
+	// directory that etcd 3.5 wrote and this etcd cannot open (CheckDataVersion) is stepped through etcd
+	// 3.6 before the decision (step.go); empty: such data is only refused.
+	Step36Binary string
 	// LivePeers returns the other members (by name) with evidence of a serving etcd, e.g. recently
 	// renewed member leases (heartbeat.PeerLiveness); asked only when nobody answers and this member would
 	// start etcd on its own (a fresh bootstrap, or a restore as a cluster of its own), which any of them
@@ -144,7 +148,7 @@ func (i *Initializer) Initialize(ctx context.Context, mode httpapi.Mode) error {
 	// or older, issue 13) is neither started on (etcd would panic and the pod crash-loop) nor moved aside
 	// or restored over (it may hold writes no backup has). Sanity mode is no exception: the clean-exit
 	// marker may come from the old wrapper that ran etcd 3.5 on the directory.
-	if err := CheckDataVersion(i.opts.DataDir); err != nil {
+	if err := i.checkOrStepDataVersion(ctx); err != nil {
 		i.log.Error(err, "Refusing the data directory: nothing is started on it, moved or restored over it")
 		return err
 	}
