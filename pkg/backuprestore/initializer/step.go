@@ -15,7 +15,6 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
-
 )
 
 // Timeouts of a step through etcd 3.6.
