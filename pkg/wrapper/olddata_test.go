@@ -1,8 +1,10 @@
 package wrapper
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,9 +20,9 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/test/oldetcd"
 )
 
-// envOpenDataDir carries an etcd configuration (YAML) into a re-executed test binary: it then starts etcd
-// on it through startEtcd, the wrapper's own start path, prints how many of oldetcd's keys it serves and
-// exits (see init below). A child process, because etcd panics in its apply goroutine, which no recover
+// envOpenDataDir set to "1" makes a re-executed test binary read an etcd configuration (YAML) from its
+// standard input and start etcd on it through startEtcd, the wrapper's own start path; it prints how many
+// of oldetcd's keys it serves and exits (see init below). A child process, because etcd panics in its apply goroutine, which no recover
 // in a test can catch.
 const envOpenDataDir = "WRAPPER_TEST_OPEN_DATA_DIR_CONFIG"
 
@@ -28,8 +30,13 @@ const envOpenDataDir = "WRAPPER_TEST_OPEN_DATA_DIR_CONFIG"
 const servedKeysLine = "served-keys="
 
 func init() {
-	if config := os.Getenv(envOpenDataDir); config != "" {
-		os.Exit(openDataDir([]byte(config)))
+	if os.Getenv(envOpenDataDir) == "1" {
+		config, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(openDataDir(config))
 	}
 }
 
@@ -136,7 +143,8 @@ func runEmbeddedOn(t *testing.T, m oldetcd.Member) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), envOpenDataDir+"="+string(config))
+	cmd.Env = append(os.Environ(), envOpenDataDir+"=1")
+	cmd.Stdin = bytes.NewReader(config)
 	out, err := cmd.CombinedOutput()
 	return strings.TrimSpace(string(out)) + "\n", err
 }

@@ -76,9 +76,9 @@ func (i *Initializer) stepThrough36(ctx context.Context) error {
 			}
 		case <-time.After(stepStopTimeout):
 			_ = cmd.Process.Kill()
-			<-exited
+			killed := <-exited
 			if stepErr == nil {
-				stepErr = fmt.Errorf("etcd 3.6 did not stop within %s after SIGTERM and was killed", stepStopTimeout)
+				stepErr = fmt.Errorf("etcd 3.6 did not stop within %s after SIGTERM and was killed (%v)", stepStopTimeout, killed)
 			}
 		}
 	}
