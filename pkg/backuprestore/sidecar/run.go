@@ -87,7 +87,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		return err
 	}
 	initer := &decisionInitializer{served: served, dataDir: o.DataDir, owner: ownerOf(namespace, pod), serviceEndpoints: o.ServiceEndpoints,
-		clientTLS: clientTLS, store: store, log: log}
+		clientTLS: clientTLS, store: store, observeRestore: restorationMetric(registry), log: log}
 	if o.EnableMemberLeaseRenewal {
 		initer.livePeers = heartbeat.PeerLiveness{Kubernetes: kube, Namespace: namespace, Heartbeat: o.HeartbeatDuration}.LivePeers
 	}

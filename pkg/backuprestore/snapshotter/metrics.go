@@ -1,6 +1,7 @@
 package snapshotter
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -9,14 +10,17 @@ import (
 )
 
 // Metrics make backup health visible to monitoring: the BackupReady condition of druid is derived from
-// the leases, but an operator needs to see why (failures, durations, sizes) and when it went wrong.
+// the leases, but an operator needs to see why (failures, durations, sizes) and when it went wrong. The
+// names and labels are those of the deployed etcd-backup-restore that Gardener's monitoring queries
+// (etcdbr_snapshot_latest_timestamp{kind}, etcdbr_snapshot_gc_total{kind,succeeded},
+// etcdbr_snapshotter_failure{error}, …); bytes_total is ours.
 type Metrics struct {
 	latestRevision *prometheus.GaugeVec
 	latestTime     *prometheus.GaugeVec
 	failures       *prometheus.CounterVec
+	gc             *prometheus.CounterVec
 	duration       *prometheus.HistogramVec
 	bytes          *prometheus.CounterVec
-	gcDeleted      prometheus.Counter
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not registered, e.g. in tests that
@@ -28,13 +32,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Last revision of the latest successful snapshot, by kind (Full, Incr).",
 		}, []string{"kind"}),
 		latestTime: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: "etcdbr", Subsystem: "snapshot", Name: "latest_timestamp_seconds",
+			Namespace: "etcdbr", Subsystem: "snapshot", Name: "latest_timestamp",
 			Help: "Unix time of the latest successful snapshot, by kind.",
 		}, []string{"kind"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "etcdbr", Subsystem: "snapshot", Name: "failures_total",
-			Help: "Failed snapshot attempts, by kind (Full, Incr, GC).",
-		}, []string{"kind"}),
+			Namespace: "etcdbr", Subsystem: "snapshotter", Name: "failure",
+			Help: "Failed snapshotter operations; error names the operation (Full, Incr, GC).",
+		}, []string{"error"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "etcdbr", Subsystem: "snapshot", Name: "duration_seconds",
 			Help:    "Duration of snapshot attempts, by kind and outcome.",
@@ -44,13 +48,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "etcdbr", Subsystem: "snapshot", Name: "bytes_total",
 			Help: "Uncompressed bytes of successful snapshots, by kind.",
 		}, []string{"kind"}),
-		gcDeleted: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: "etcdbr", Subsystem: "snapshot", Name: "gc_deleted_total",
-			Help: "Snapshots deleted by garbage collection.",
-		}),
+		gc: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "etcdbr", Subsystem: "snapshot", Name: "gc_total",
+			Help: "Snapshots garbage collection deleted (succeeded=true) or failed to delete (false), by kind.",
+		}, []string{"kind", "succeeded"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.latestRevision, m.latestTime, m.failures, m.duration, m.bytes, m.gcDeleted)
+		reg.MustRegister(m.latestRevision, m.latestTime, m.failures, m.duration, m.bytes, m.gc)
 	}
 	return m
 }
@@ -62,6 +66,11 @@ func (m *Metrics) succeeded(snap *snapshot.Snapshot, size int64, took time.Durat
 	m.latestTime.WithLabelValues(kind).Set(float64(snap.CreatedOn.Unix()))
 	m.duration.WithLabelValues(kind, "true").Observe(took.Seconds())
 	m.bytes.WithLabelValues(kind).Add(float64(size))
+}
+
+// collected records the garbage collection of one snapshot.
+func (m *Metrics) collected(snap *snapshot.Snapshot, deleted bool) {
+	m.gc.WithLabelValues(string(snap.Kind), strconv.FormatBool(deleted)).Inc()
 }
 
 // failed records a failed attempt of kind (a snapshot.Kind or "GC").
