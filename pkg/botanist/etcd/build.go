@@ -38,11 +38,11 @@ const (
 )
 
 var (
-	defaultQuota               = resource.MustParse("8Gi")
-	deltaSnapshotMemoryLimit   = resource.MustParse("100Mi")
-	garbageCollectionPeriod    = 12 * time.Hour
-	defaultStorageByClass      = map[Class]resource.Quantity{ClassImportant: resource.MustParse("25Gi"), ClassNormal: resource.MustParse("10Gi")}
-	autoCompactionRetention    = "30m"
+	defaultQuota             = resource.MustParse("8Gi")
+	deltaSnapshotMemoryLimit = resource.MustParse("100Mi")
+	garbageCollectionPeriod  = 12 * time.Hour
+	defaultStorageByClass    = map[Class]resource.Quantity{ClassImportant: resource.MustParse("25Gi"), ClassNormal: resource.MustParse("10Gi")}
+	autoCompactionRetention  = "30m"
 
 	// etcdRequestsByClass are the etcd container's requests when the Etcd has none: Gardener requests only
 	// memory, the VPA's minAllowed (vpa.go), and lets the VPA raise it from there; CPU is left to the VPA.

@@ -25,7 +25,8 @@ func (e *etcd) emptyVPA() *vpaautoscalingv1.VerticalPodAutoscaler {
 }
 
 // reconcileVPA writes the VerticalPodAutoscaler of the etcd's StatefulSet the way Gardener does: update mode
-// Auto; the etcd container scaled (requests only, so no limit ever appears) from the class's floor
+// Recreate (Gardener writes "Auto", which the VPA API deprecated as an alias of Recreate, the behaviour we
+// keep, and will remove); the etcd container scaled (requests only, so no limit ever appears) from the class's floor
 // (etcdRequestsByClass, which Deploy also writes as the initial requests); the backup-restore container
 // left at its fixed requests (mode Off). A recommendation changes no Etcd and no StatefulSet: the VPA's
 // updater evicts a member (within druid's PodDisruptionBudget) and its admission controller sets the
@@ -40,7 +41,7 @@ func (e *etcd) reconcileVPA(ctx context.Context) error {
 				Kind:       "StatefulSet",
 				Name:       e.name(),
 			},
-			UpdatePolicy: &vpaautoscalingv1.PodUpdatePolicy{UpdateMode: ptr.To(vpaautoscalingv1.UpdateModeAuto)},
+			UpdatePolicy: &vpaautoscalingv1.PodUpdatePolicy{UpdateMode: ptr.To(vpaautoscalingv1.UpdateModeRecreate)},
 			ResourcePolicy: &vpaautoscalingv1.PodResourcePolicy{ContainerPolicies: []vpaautoscalingv1.ContainerResourcePolicy{
 				{
 					ContainerName:    etcdpod.ContainerEtcd,
@@ -74,4 +75,3 @@ func (e *etcd) deleteVPA(ctx context.Context) error {
 	}
 	return nil
 }
-

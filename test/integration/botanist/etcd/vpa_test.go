@@ -33,7 +33,7 @@ func TestDeployWritesAVPAPerEtcdAndDestroyDeletesIt(t *testing.T) {
 		vpa := getVPA(g, s.namespace, "etcd-"+role)
 		g.Expect(vpa.Labels).To(HaveKeyWithValue("role", "etcd-vpa-"+role))
 		g.Expect(vpa.Spec.TargetRef).To(Equal(&autoscalingv1.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "etcd-" + role}))
-		g.Expect(vpa.Spec.UpdatePolicy.UpdateMode).To(Equal(ptr.To(vpaautoscalingv1.UpdateModeAuto)))
+		g.Expect(vpa.Spec.UpdatePolicy.UpdateMode).To(Equal(ptr.To(vpaautoscalingv1.UpdateModeRecreate)))
 		policies := vpa.Spec.ResourcePolicy.ContainerPolicies
 		g.Expect(policies).To(HaveLen(2))
 		g.Expect(policies[0].ContainerName).To(Equal("etcd"))
@@ -53,7 +53,7 @@ func TestDeployWritesAVPAPerEtcdAndDestroyDeletesIt(t *testing.T) {
 	vpa.Spec.UpdatePolicy.UpdateMode = ptr.To(vpaautoscalingv1.UpdateModeOff)
 	g.Expect(env.Client.Update(ctx, vpa)).To(Succeed())
 	g.Expect(etcd.New(env.Client, s.namespace, values(etcd.RoleEvents)).Deploy(ctx)).To(Succeed())
-	g.Expect(getVPA(g, s.namespace, "etcd-events").Spec.UpdatePolicy.UpdateMode).To(Equal(ptr.To(vpaautoscalingv1.UpdateModeAuto)))
+	g.Expect(getVPA(g, s.namespace, "etcd-events").Spec.UpdatePolicy.UpdateMode).To(Equal(ptr.To(vpaautoscalingv1.UpdateModeRecreate)))
 
 	events := etcd.New(env.Client, s.namespace, values(etcd.RoleEvents))
 	g.Expect(events.Destroy(ctx)).To(Succeed())
