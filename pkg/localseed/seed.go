@@ -104,7 +104,7 @@ func (s *Seed) start(ctx context.Context) error {
 		return err
 	}
 	log.Info("Control plane ready", "duration", time.Since(begin).String(), "server", server)
-	if err := installVPACRDs(ctx, s.restConfig); err != nil {
+	if err := InstallVPACRDs(ctx, s.restConfig); err != nil {
 		return err
 	}
 	if s.opts.S3 {

@@ -13,10 +13,11 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/vpa"
 )
 
-// installVPACRDs installs the VerticalPodAutoscaler API, which every Gardener seed has: the Gardener-side
-// etcd component writes a VPA for each Etcd. Only the API: no recommender, updater or admission controller
-// runs on the local seed, so the VPAs are stored and never acted on.
-func installVPACRDs(ctx context.Context, cfg *rest.Config) error {
+// InstallVPACRDs installs (or updates to this version) the VerticalPodAutoscaler API, which every Gardener
+// seed has: the Gardener-side etcd component writes a VPA for each Etcd. The seed calls it at every start.
+// Only the API: no recommender, updater or admission controller runs on the local seed, so the VPAs are
+// stored and never acted on.
+func InstallVPACRDs(ctx context.Context, cfg *rest.Config) error {
 	scheme := runtime.NewScheme()
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
 		return err
