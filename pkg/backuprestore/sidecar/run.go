@@ -91,7 +91,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	if o.EnableMemberLeaseRenewal {
 		initer.livePeers = heartbeat.PeerLiveness{Kubernetes: kube, Namespace: namespace, Heartbeat: o.HeartbeatDuration}.LivePeers
 	}
-	apiOpts := httpapi.Options{Initializer: initer, Config: served.Serve, Health: etcdHealthy(cli, endpoint), Gatherer: registry,
+	apiOpts := httpapi.Options{Initializer: initer, Config: served.Serve, Health: memberHealth(cli, endpoint, bl.metrics.UploadsFailingSince, backupFailurePeriods*o.DeltaSnapshotPeriod), Gatherer: registry,
 		InitializationGuard: initializationGuard(o.DataDir, wrapperURL), ClientCAFile: o.ServerCACert, EnableProfiling: o.EnableProfiling,
 		Log: log.WithName("http")}
 	if store != nil {

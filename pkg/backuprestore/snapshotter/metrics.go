@@ -2,6 +2,7 @@ package snapshotter
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,6 +22,11 @@ type Metrics struct {
 	gc             *prometheus.CounterVec
 	duration       *prometheus.HistogramVec
 	bytes          *prometheus.CounterVec
+
+	mu sync.Mutex
+	// failingSince is when the first snapshot upload (full or delta) failed since the last one that
+	// succeeded; zero while uploads succeed.
+	failingSince time.Time
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not registered, e.g. in tests that
@@ -62,6 +68,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 // succeeded records a snapshot written to the store.
 func (m *Metrics) succeeded(snap *snapshot.Snapshot, size int64, took time.Duration) {
 	kind := string(snap.Kind)
+	m.mu.Lock()
+	m.failingSince = time.Time{}
+	m.mu.Unlock()
 	m.latestRevision.WithLabelValues(kind).Set(float64(snap.LastRevision))
 	m.latestTime.WithLabelValues(kind).Set(float64(snap.CreatedOn.Unix()))
 	m.duration.WithLabelValues(kind, "true").Observe(took.Seconds())
@@ -75,6 +84,22 @@ func (m *Metrics) collected(snap *snapshot.Snapshot, deleted bool) {
 
 // failed records a failed attempt of kind (a snapshot.Kind or "GC").
 func (m *Metrics) failed(kind string, took time.Duration) {
+	if kind != "GC" {
+		m.mu.Lock()
+		if m.failingSince.IsZero() {
+			m.failingSince = time.Now()
+		}
+		m.mu.Unlock()
+	}
 	m.failures.WithLabelValues(kind).Inc()
 	m.duration.WithLabelValues(kind, "false").Observe(took.Seconds())
+}
+
+// UploadsFailingSince is when snapshot uploads started failing: the time of the first failed full or
+// delta snapshot after the last successful one; zero when the last upload succeeded or none was tried.
+// A failed garbage collection is not an upload failure.
+func (m *Metrics) UploadsFailingSince() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.failingSince
 }
