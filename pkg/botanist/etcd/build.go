@@ -109,7 +109,7 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 		labelToPrivateNets:    labelAllowed,
 	})
 	spec.Replicas = p.replicas
-	spec.SchedulingConstraints.TopologySpreadConstraints = topologySpreadConstraints(obj, p.replicas, e.values.Zones, e.values.FailureToleranceType)
+	spec.SchedulingConstraints.TopologySpreadConstraints = spreadConstraints(existing, obj, p.replicas, e.values.Zones, e.values.FailureToleranceType)
 	spec.PriorityClassName = ptr.To(e.values.PriorityClassName)
 	if existing == nil {
 		spec.StorageClass = e.values.StorageClass

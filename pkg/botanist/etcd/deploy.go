@@ -168,7 +168,7 @@ func (e *etcd) scale(ctx context.Context, replicas int32) error {
 	}
 	desired := existing.DeepCopy()
 	desired.Spec.Replicas = replicas
-	desired.Spec.SchedulingConstraints.TopologySpreadConstraints = topologySpreadConstraints(desired, replicas, e.values.Zones, e.values.FailureToleranceType)
+	desired.Spec.SchedulingConstraints.TopologySpreadConstraints = spreadConstraints(existing, desired, replicas, e.values.Zones, e.values.FailureToleranceType)
 	if peerTLS := needsPeerTLS(existing, false, replicas); peerTLS {
 		if err := e.ensureTLSSecrets(ctx, true); err != nil {
 			return err

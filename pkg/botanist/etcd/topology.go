@@ -22,6 +22,18 @@ const (
 // the three members of a highly available etcd.
 const hostSpreadDomains = 3
 
+// spreadConstraints are the spread constraints to write: those of topologySpreadConstraints for a new
+// Etcd or one that runs a single member, and the existing ones (none included) for an Etcd that already
+// runs several. Its members' volumes pin them to nodes (and zones) that may not satisfy a hard spread
+// rule added now: the first member the change rolls would stay Pending for good, leaving the cluster a
+// member short. Changing the spread of a running multi-member Etcd is left to the operator.
+func spreadConstraints(existing, etcd *druidv1alpha1.Etcd, replicas, zones int32, ftt FailureToleranceType) []corev1.TopologySpreadConstraint {
+	if existing != nil && existing.Spec.Replicas > 1 {
+		return existing.Spec.SchedulingConstraints.TopologySpreadConstraints
+	}
+	return topologySpreadConstraints(etcd, replicas, zones, ftt)
+}
+
 // topologySpreadConstraints spreads the members of a multi-member etcd the way Gardener spreads the pods of
 // its highly available control planes (druid copies spec.schedulingConstraints into the pod template):
 //   - nothing for a single member;

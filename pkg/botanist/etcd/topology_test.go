@@ -51,3 +51,22 @@ func TestHighAvailabilityDefaultsToNodeTolerance(t *testing.T) {
 	g.Expect(New(nil, "ns", Values{Role: RoleMain, HighAvailability: true, FailureToleranceType: FailureToleranceTypeZone}).(*etcd).values.FailureToleranceType).To(Equal(FailureToleranceTypeZone))
 	g.Expect(New(nil, "ns", Values{Role: RoleMain}).(*etcd).values.FailureToleranceType).To(BeEmpty())
 }
+
+// A running multi-member Etcd keeps its spread (none included): a hard rule added now could leave a
+// rolled member Pending next to the volume that pins it. New Etcds and single members get Gardener's.
+func TestRunningMultiMemberEtcdKeepsItsSpread(t *testing.T) {
+	g := NewWithT(t)
+	newEtcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "shoot--p--s"}}
+	g.Expect(spreadConstraints(nil, newEtcd, 3, 3, FailureToleranceTypeZone)).To(HaveLen(2), "a new Etcd")
+
+	single := newEtcd.DeepCopy()
+	single.Spec.Replicas = 1
+	g.Expect(spreadConstraints(single, single, 3, 3, FailureToleranceTypeZone)).To(HaveLen(2), "a single member scaled up")
+
+	running := newEtcd.DeepCopy()
+	running.Spec.Replicas = 3
+	g.Expect(spreadConstraints(running, running, 3, 3, FailureToleranceTypeZone)).To(BeEmpty(), "a running cluster without spread")
+	own := []corev1.TopologySpreadConstraint{{MaxSkew: 2, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway}}
+	running.Spec.SchedulingConstraints.TopologySpreadConstraints = own
+	g.Expect(spreadConstraints(running, running, 5, 3, FailureToleranceTypeZone)).To(Equal(own), "a running cluster's own spread")
+}

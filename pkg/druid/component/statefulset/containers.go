@@ -99,7 +99,13 @@ func livenessProbe(path string, port int32, scheme corev1.URIScheme) *corev1.Pro
 }
 
 // backupRestoreContainer runs `etcdbrctl server`, the sidecar that initializes, backs up and reports on
-// its member.
+// its member. It has a liveness probe (a hung sidecar is restarted) but no readiness probe of its own:
+// a pod is Ready only when every container is, and a NotReady pod leaves the client Service. Of a
+// single member, the etcd container's readiness already asks the sidecar's /healthz (readinessProbe),
+// so the pod follows the sidecar and its backups there, as seed 002 wants. Of a multi-member cluster, a
+// sidecar readiness probe would take a member whose etcd serves out of the Service whenever its sidecar
+// crash-loops or hangs — and a cause all sidecars share (a broken backup secret, a bad image) would cut
+// every client off a quorate cluster; seed 002 itself rules out cutting clients off for backups there.
 func backupRestoreContainer(etcd *druidv1alpha1.Etcd, image string) corev1.Container {
 	env := podEnv()
 	env = append(env, StoreCredentialsEnv(etcd.Spec.Backup.Store, etcdpod.BackupSecretMountPath, "")...)
@@ -114,7 +120,6 @@ func backupRestoreContainer(etcd *druidv1alpha1.Etcd, image string) corev1.Conta
 		Ports:           []corev1.ContainerPort{{Name: etcdpod.PortNameBackupRestore, ContainerPort: *etcd.Spec.Backup.Port, Protocol: corev1.ProtocolTCP}},
 		Env:             env,
 		Resources:       resources(etcd.Spec.Backup.Resources),
-		ReadinessProbe:  sidecarReadinessProbe(etcd),
 		LivenessProbe:   livenessProbe("/livez", *etcd.Spec.Backup.Port, sidecarScheme(etcd)),
 		VolumeMounts:    backupRestoreMounts(etcd),
 		SecurityContext: containerSecurityContext(etcd),

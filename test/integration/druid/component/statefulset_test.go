@@ -117,8 +117,7 @@ func TestStatefulSetShape(t *testing.T) {
 	g.Expect(mounts(br)).To(HaveKeyWithValue("etcd-config-file", "/var/etcd/config"))
 	g.Expect(mounts(br)).To(HaveKeyWithValue("etcd-main", "/var/etcd/data"))
 	g.Expect(mounts(br)).To(HaveKeyWithValue("tmp", "/tmp"))
-	g.Expect(br.ReadinessProbe.HTTPGet.Path).To(Equal("/healthz"))
-	g.Expect(br.ReadinessProbe.HTTPGet.Port).To(Equal(intstr.FromInt32(8080)))
+	g.Expect(br.ReadinessProbe).To(BeNil(), "the sidecar's readiness must not decide whether a serving member gets client traffic")
 	g.Expect(br.LivenessProbe.HTTPGet.Path).To(Equal("/livez"))
 	g.Expect(br.LivenessProbe.HTTPGet.Port).To(Equal(intstr.FromInt32(8080)))
 	for _, c := range []corev1.Container{etcdC, br} {
