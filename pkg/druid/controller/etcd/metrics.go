@@ -17,7 +17,9 @@ import (
 
 // The per-Etcd metrics (labels namespace and name of the Etcd), read from druid's cache at scrape time: an
 // Etcd that is deleted leaves no series behind, and every druid replica (the cache runs on followers too)
-// serves the same values, so the alerts aggregate by (namespace, name). The alerts on them are in
+// serves the same values, so the alerts aggregate by (namespace, name). The one exception is the
+// quorum-loss recovery counter: only the leading replica reconciles and counts, and a new leader starts
+// at 0, so sum it over replicas and expect resets at a failover. The alerts on them are in
 // charts/etcd-druid/files/prometheus-rules.yaml.
 var (
 	etcdLabels = []string{"namespace", "name"}
