@@ -9,3 +9,6 @@ cd "$tree"
 "$controller_gen" object paths=./pkg/apis/...
 "$controller_gen" crd paths=./pkg/apis/druid/... output:crd:dir=charts/etcd-druid/crds
 "$controller_gen" crd paths=./pkg/apis/extensions/... output:crd:dir=charts/gardener-extension-backup/crds
+# The VPA CRDs come from the k8s.io/autoscaler/vertical-pod-autoscaler module that go.mod pins (package vpa).
+vpa_module=$(go list -m -f '{{.Dir}}' k8s.io/autoscaler/vertical-pod-autoscaler)
+install -m 0644 "$vpa_module/deploy/vpa-v1-crd-gen.yaml" pkg/vpa/crds/vpa-v1-crd-gen.yaml

@@ -9,7 +9,7 @@ cd "$project_root"
 git ls-files --cached --others --exclude-standard -z | xargs -0 cp --parents -t "$copy" 2>/dev/null || true
 "$project_root/hack/generate.sh" "$copy"
 stale=0
-for dir in pkg/apis charts/etcd-druid/crds charts/gardener-extension-backup/crds; do
+for dir in pkg/apis charts/etcd-druid/crds charts/gardener-extension-backup/crds pkg/vpa/crds; do
 	if ! diff -r -q "$project_root/$dir" "$copy/$dir" >/dev/null; then
 		diff -r "$project_root/$dir" "$copy/$dir" | head -40 >&2
 		stale=1

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the pinned tools (Kubernetes control plane and node components, etcd, the old etcd servers 3.4, 3.5 and
 # 3.6 as bin/etcd-3.4, bin/etcd-3.5 and bin/etcd-3.6 for the version-stepping tests, versitygw, fake-gcs-server,
-# controller-gen, staticcheck, golangci-lint, and the node runtime: containerd, runc, CNI plugins, CoreDNS and the
+# controller-gen, staticcheck, golangci-lint, promtool (checks and unit-tests the Prometheus rules of the druid
+# chart), and the node runtime: containerd, runc, CNI plugins, CoreDNS and the
 # distribution registry) from the Go module proxy, and installs Azurite from the npm registry, into a
 # version-stamped cache outside the clone and links them into bin/.
 #
@@ -65,6 +66,12 @@ ldflags_of() {
 	registry)
 		local pkg=github.com/distribution/distribution/v3
 		echo "-X $pkg/version.version=$(version_of "$module_dir" "$pkg") -X $pkg/version.mainpkg=$pkg"
+		;;
+	promtool)
+		# The Go module of Prometheus 3.x.y is tagged v0.30x.y / v0.3xx.y: minor = last two digits of the middle part.
+		local v
+		v=$(version_of "$module_dir" github.com/prometheus/prometheus)
+		echo "-X github.com/prometheus/common/version.Version=$(echo "$v" | awk -F. '{printf "%d.%d.%s", substr($2, 1, 1), substr($2, 2) + 0, $3}')"
 		;;
 	*) echo "" ;;
 	esac
@@ -206,7 +213,7 @@ install_azurite() {
 modules=("$@")
 if [ ${#modules[@]} -eq 0 ]; then
 	modules=(controller-gen staticcheck golangci-lint etcd etcd-3.4 etcd-3.5 etcd-3.6 kube versitygw fake-gcs-server
-		azurite containerd runc cni-plugins registry coredns)
+		azurite containerd runc cni-plugins registry coredns promtool)
 fi
 
 # One build at a time per cache: parallel make targets and CI must not build the same stamp twice.

@@ -16,6 +16,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
 
 	"github.com/gardener-etcd/gardener-etcd/charts"
 	druidapp "github.com/gardener-etcd/gardener-etcd/cmd/etcd-druid/app"
@@ -39,6 +40,7 @@ func TestLint(t *testing.T) {
 		for variant, values := range map[string]map[string]any{
 			"defaults":          nil,
 			"webhooks disabled": {"webhooks": map[string]any{"enabled": false}},
+			"monitoring":        {"monitoring": map[string]any{"enabled": true}},
 		} {
 			t.Run(name+"/"+variant, func(t *testing.T) {
 				result := lint.RunAll(chartDir(t, name), values, "garden")
@@ -173,6 +175,51 @@ func TestDruidVariant(t *testing.T) {
 	g.Expect(cfg.Etcd.EnableEtcdSpecAutoReconcile).To(BeTrue())
 	g.Expect(cfg.Webhooks.Enabled).To(BeFalse())
 	g.Expect(cfg.Etcd.LocalBackup.AllowedHostPaths).To(Equal([]string{"/srv/a", "/srv/b"}))
+}
+
+// TestDruidMonitoring: monitoring on adds the two ServiceMonitors and the PrometheusRule, whose spec is
+// files/prometheus-rules.yaml as it is (the file test/prometheusrules checks and tests with promtool).
+func TestDruidMonitoring(t *testing.T) {
+	g := NewWithT(t)
+	objs := render(t, charts.EtcdDruid, "druid", map[string]any{"monitoring": map[string]any{
+		"enabled": true,
+		"labels":  map[string]any{"prometheus": "seed"},
+		"etcd": map[string]any{"namespaces": []any{"shoot--a"}, "client": map[string]any{
+			"scheme": "https", "tlsConfig": map[string]any{"insecureSkipVerify": true}}},
+	}})
+	g.Expect(kinds(objs)).To(ContainElements("PrometheusRule/druid", "ServiceMonitor/druid", "ServiceMonitor/druid-etcd"))
+
+	raw, err := charts.FS.ReadFile(charts.EtcdDruid + "/files/prometheus-rules.yaml")
+	g.Expect(err).NotTo(HaveOccurred())
+	var want map[string]any
+	g.Expect(yaml.Unmarshal(raw, &want)).To(Succeed())
+	g.Expect(want["groups"]).NotTo(BeEmpty())
+	for _, o := range objs {
+		switch o.GetKind() + "/" + o.GetName() {
+		case "PrometheusRule/druid":
+			g.Expect(o.GetAPIVersion()).To(Equal("monitoring.coreos.com/v1"))
+			g.Expect(o.GetLabels()).To(HaveKeyWithValue("prometheus", "seed"))
+			g.Expect(o.Object["spec"]).To(Equal(want))
+		case "ServiceMonitor/druid":
+			endpoints, _, _ := unstructured.NestedSlice(o.Object, "spec", "endpoints")
+			g.Expect(endpoints).To(ConsistOf(HaveKeyWithValue("honorLabels", true)))
+			g.Expect(o.GetLabels()).To(HaveKeyWithValue("prometheus", "seed"))
+		case "ServiceMonitor/druid-etcd":
+			names, _, _ := unstructured.NestedStringSlice(o.Object, "spec", "namespaceSelector", "matchNames")
+			g.Expect(names).To(Equal([]string{"shoot--a"}))
+			sel, _, _ := unstructured.NestedStringMap(o.Object, "spec", "selector", "matchLabels")
+			g.Expect(sel).To(Equal(map[string]string{"app.kubernetes.io/managed-by": "etcd-druid", "app.kubernetes.io/component": "etcd-client-service"}))
+			endpoints, _, _ := unstructured.NestedSlice(o.Object, "spec", "endpoints")
+			g.Expect(endpoints).To(ConsistOf(
+				And(HaveKeyWithValue("port", "backuprestore"), HaveKeyWithValue("scheme", "http")),
+				And(HaveKeyWithValue("port", "client"), HaveKeyWithValue("scheme", "https"), HaveKey("tlsConfig"))))
+		}
+	}
+
+	objs = render(t, charts.EtcdDruid, "druid", map[string]any{"monitoring": map[string]any{
+		"enabled": true, "rules": map[string]any{"enabled": false}, "etcd": map[string]any{"enabled": false}}})
+	g.Expect(kinds(objs)).To(ContainElement("ServiceMonitor/druid"))
+	g.Expect(kinds(objs)).NotTo(ContainElements("PrometheusRule/druid", "ServiceMonitor/druid-etcd"))
 }
 
 // parseDruidArgs parses the chart's args with etcd-druid's own flag set and validates the resulting

@@ -104,6 +104,9 @@ func (s *Seed) start(ctx context.Context) error {
 		return err
 	}
 	log.Info("Control plane ready", "duration", time.Since(begin).String(), "server", server)
+	if err := InstallVPACRDs(ctx, s.restConfig); err != nil {
+		return err
+	}
 	if s.opts.S3 {
 		if err := s.startS3(ctx); err != nil {
 			return err

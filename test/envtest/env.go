@@ -17,6 +17,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/charts"
 	"github.com/gardener-etcd/gardener-etcd/pkg/apis"
+	"github.com/gardener-etcd/gardener-etcd/pkg/vpa"
 )
 
 // The apiserver of a busy 2-core machine needs longer than envtest's 20 s default when several suites start
@@ -64,6 +65,11 @@ func Start(opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	vpaCRDs, err := vpa.CRDs()
+	if err != nil {
+		return nil, err
+	}
+	crds = append(crds, vpaCRDs...)
 	e := &Env{
 		Environment: &envtest.Environment{
 			BinaryAssetsDirectory:    assets,

@@ -15,7 +15,7 @@ import (
 type Access int
 
 const (
-	// Anyone may call: the endpoint only reads (GET /config, /healthz, /metrics).
+	// Anyone may call: the endpoint only reads (GET /config, /healthz, /livez, /metrics).
 	Anyone Access = iota
 	// PodOnly admits loopback callers only: inside the pod, where the etcd wrapper is the caller
 	// (/initialization/*). A client certificate does not help: no one outside the pod initializes.

@@ -72,6 +72,12 @@ func New(ctx context.Context, opts Options) *Server {
 	s.mux.Handle("GET /initialization/start", Restrict(PodOnly, http.HandlerFunc(s.handleInitStart)))
 	s.mux.HandleFunc("GET /config", s.handleConfig)
 	s.mux.HandleFunc("GET /healthz", s.handleHealthz)
+	// /livez is the liveness probe's: it answers whenever the HTTP server serves, whatever etcd does (a
+	// restore, a defragmentation), so that only a hung process is restarted.
+	s.mux.HandleFunc("GET /livez", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok"))
+	})
 	s.mux.Handle("GET /snapshot/full", Restrict(PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))
 	s.mux.Handle("GET /snapshot/delta", Restrict(PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))
 	s.mux.Handle("GET /snapshot/latest", Restrict(PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))

@@ -138,6 +138,11 @@ func TestConfigAndHealth(t *testing.T) {
 	code, _, body = get(t, srv.Client(), srv.URL+"/healthz")
 	g.Expect(code).To(Equal(http.StatusServiceUnavailable))
 	g.Expect(body).To(MatchJSON(`{"health": false}`))
+
+	// Liveness does not follow etcd's health: the process answers, so it lives.
+	code, _, body = get(t, srv.Client(), srv.URL+"/livez")
+	g.Expect(code).To(Equal(http.StatusOK))
+	g.Expect(body).To(Equal("ok"))
 }
 
 func TestMetricsServeTheGivenRegistry(t *testing.T) {

@@ -66,7 +66,10 @@ type Options struct {
 	// forbids. nil: no evidence source (a member restores whenever nobody
 	// answers). An error fails the initialization: the wrapper retries it.
 	LivePeers func(ctx context.Context, others []string) ([]string, error)
-	Log       logr.Logger
+	// ObserveRestore records each restore from the store (case 7): how long it took and whether it
+	// succeeded (the sidecar's etcdbr_restoration_duration_seconds); nil records nothing.
+	ObserveRestore func(took time.Duration, succeeded bool)
+	Log            logr.Logger
 }
 
 // State is what the last successful initialization tells the configuration endpoint: how etcd must

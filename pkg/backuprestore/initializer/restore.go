@@ -37,10 +37,14 @@ func (i *Initializer) restoreAsFirstMember(ctx context.Context, f Facts) (State,
 	}
 	self := i.opts.Member
 	one := memberconfig.InitialCluster{{Name: self.Name, PeerURLs: self.PeerURLs}}
+	start := time.Now()
 	res, err := restorer.Restore(ctx, restorer.Options{
 		Store: i.opts.Store, DataDir: i.opts.DataDir, Name: self.Name, InitialCluster: one.String(),
 		InitialAdvertisePeerURLs: self.PeerURLs, ClusterToken: i.opts.ClusterToken, Log: i.log,
 	})
+	if i.opts.ObserveRestore != nil {
+		i.opts.ObserveRestore(time.Since(start), err == nil)
+	}
 	if err != nil {
 		return State{}, fmt.Errorf("restoring from the store: %w", err)
 	}

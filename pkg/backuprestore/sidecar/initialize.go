@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -35,7 +36,9 @@ type decisionInitializer struct {
 	// livePeers reports the other members whose leases show a serving etcd (nil without member lease
 	// renewal: there is no evidence to read then).
 	livePeers func(ctx context.Context, others []string) ([]string, error)
-	log       logr.Logger
+	// observeRestore records restores from the store (etcdbr_restoration_duration_seconds).
+	observeRestore func(took time.Duration, succeeded bool)
+	log            logr.Logger
 }
 
 var _ httpapi.Initializer = (*decisionInitializer)(nil)
@@ -57,7 +60,8 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode httpapi.Mode)
 	in, err := initializer.New(initializer.Options{
 		Member: cfg.Member, InitialCluster: ic, DataDir: d.dataDir, ClusterToken: t.ClusterToken(), Owner: d.owner,
 		ClusterEndpoints: append(t.AllClientURLs(), d.serviceEndpoints...), ClientTLS: d.clientTLS,
-		Store: d.store, TakeFullSnapshot: d.fullSnapshot, LivePeers: d.livePeers, Step36Binary: d.step36Binary, Log: d.log,
+		Store: d.store, TakeFullSnapshot: d.fullSnapshot, LivePeers: d.livePeers, ObserveRestore: d.observeRestore,
+		Step36Binary: d.step36Binary, Log: d.log,
 	})
 	if err != nil {
 		return err

@@ -87,11 +87,12 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		return err
 	}
 	initer := &decisionInitializer{served: served, dataDir: o.DataDir, owner: ownerOf(namespace, pod), serviceEndpoints: o.ServiceEndpoints,
-		clientTLS: clientTLS, store: store, step36Binary: o.StepEtcd36Binary, log: log}
+		clientTLS: clientTLS, store: store, observeRestore: restorationMetric(registry),
+		step36Binary: o.StepEtcd36Binary, log: log}
 	if o.EnableMemberLeaseRenewal {
 		initer.livePeers = heartbeat.PeerLiveness{Kubernetes: kube, Namespace: namespace, Heartbeat: o.HeartbeatDuration}.LivePeers
 	}
-	apiOpts := httpapi.Options{Initializer: initer, Config: served.Serve, Health: etcdHealthy(cli, endpoint), Gatherer: registry,
+	apiOpts := httpapi.Options{Initializer: initer, Config: served.Serve, Health: memberHealth(cli, endpoint, bl.metrics.UploadsFailingSince, backupFailurePeriods*o.DeltaSnapshotPeriod), Gatherer: registry,
 		InitializationGuard: initializationGuard(o.DataDir, wrapperURL), ClientCAFile: o.ServerCACert, EnableProfiling: o.EnableProfiling,
 		Log: log.WithName("http")}
 	if store != nil {

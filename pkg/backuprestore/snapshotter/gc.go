@@ -112,10 +112,11 @@ func (s *Snapshotter) CollectGarbage(ctx context.Context) error {
 	var errs []error
 	for _, snap := range Garbage(s.cfg, snaps, s.now()) {
 		if err := s.store.Delete(ctx, snap); err != nil {
+			s.metrics.collected(snap, false)
 			errs = append(errs, err)
 			continue
 		}
-		s.metrics.gcDeleted.Inc()
+		s.metrics.collected(snap, true)
 		s.log.V(1).Info("Garbage-collected snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision)
 	}
 	if err := errors.Join(errs...); err != nil {

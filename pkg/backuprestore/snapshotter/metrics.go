@@ -1,6 +1,8 @@
 package snapshotter
 
 import (
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -9,14 +11,22 @@ import (
 )
 
 // Metrics make backup health visible to monitoring: the BackupReady condition of druid is derived from
-// the leases, but an operator needs to see why (failures, durations, sizes) and when it went wrong.
+// the leases, but an operator needs to see why (failures, durations, sizes) and when it went wrong. The
+// names and labels are those of the deployed etcd-backup-restore that Gardener's monitoring queries
+// (etcdbr_snapshot_latest_timestamp{kind}, etcdbr_snapshot_gc_total{kind,succeeded},
+// etcdbr_snapshotter_failure{error}, …); bytes_total is ours.
 type Metrics struct {
 	latestRevision *prometheus.GaugeVec
 	latestTime     *prometheus.GaugeVec
 	failures       *prometheus.CounterVec
+	gc             *prometheus.CounterVec
 	duration       *prometheus.HistogramVec
 	bytes          *prometheus.CounterVec
-	gcDeleted      prometheus.Counter
+
+	mu sync.Mutex
+	// failingSince is when the first snapshot upload (full or delta) failed since the last one that
+	// succeeded; zero while uploads succeed.
+	failingSince time.Time
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not registered, e.g. in tests that
@@ -28,13 +38,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Last revision of the latest successful snapshot, by kind (Full, Incr).",
 		}, []string{"kind"}),
 		latestTime: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: "etcdbr", Subsystem: "snapshot", Name: "latest_timestamp_seconds",
+			Namespace: "etcdbr", Subsystem: "snapshot", Name: "latest_timestamp",
 			Help: "Unix time of the latest successful snapshot, by kind.",
 		}, []string{"kind"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "etcdbr", Subsystem: "snapshot", Name: "failures_total",
-			Help: "Failed snapshot attempts, by kind (Full, Incr, GC).",
-		}, []string{"kind"}),
+			Namespace: "etcdbr", Subsystem: "snapshotter", Name: "failure",
+			Help: "Failed snapshotter operations; error names the operation (Full, Incr, GC).",
+		}, []string{"error"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "etcdbr", Subsystem: "snapshot", Name: "duration_seconds",
 			Help:    "Duration of snapshot attempts, by kind and outcome.",
@@ -44,13 +54,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "etcdbr", Subsystem: "snapshot", Name: "bytes_total",
 			Help: "Uncompressed bytes of successful snapshots, by kind.",
 		}, []string{"kind"}),
-		gcDeleted: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: "etcdbr", Subsystem: "snapshot", Name: "gc_deleted_total",
-			Help: "Snapshots deleted by garbage collection.",
-		}),
+		gc: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "etcdbr", Subsystem: "snapshot", Name: "gc_total",
+			Help: "Snapshots garbage collection deleted (succeeded=true) or failed to delete (false), by kind.",
+		}, []string{"kind", "succeeded"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.latestRevision, m.latestTime, m.failures, m.duration, m.bytes, m.gcDeleted)
+		reg.MustRegister(m.latestRevision, m.latestTime, m.failures, m.duration, m.bytes, m.gc)
 	}
 	return m
 }
@@ -58,14 +68,38 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 // succeeded records a snapshot written to the store.
 func (m *Metrics) succeeded(snap *snapshot.Snapshot, size int64, took time.Duration) {
 	kind := string(snap.Kind)
+	m.mu.Lock()
+	m.failingSince = time.Time{}
+	m.mu.Unlock()
 	m.latestRevision.WithLabelValues(kind).Set(float64(snap.LastRevision))
 	m.latestTime.WithLabelValues(kind).Set(float64(snap.CreatedOn.Unix()))
 	m.duration.WithLabelValues(kind, "true").Observe(took.Seconds())
 	m.bytes.WithLabelValues(kind).Add(float64(size))
 }
 
+// collected records the garbage collection of one snapshot.
+func (m *Metrics) collected(snap *snapshot.Snapshot, deleted bool) {
+	m.gc.WithLabelValues(string(snap.Kind), strconv.FormatBool(deleted)).Inc()
+}
+
 // failed records a failed attempt of kind (a snapshot.Kind or "GC").
 func (m *Metrics) failed(kind string, took time.Duration) {
+	if kind != "GC" {
+		m.mu.Lock()
+		if m.failingSince.IsZero() {
+			m.failingSince = time.Now()
+		}
+		m.mu.Unlock()
+	}
 	m.failures.WithLabelValues(kind).Inc()
 	m.duration.WithLabelValues(kind, "false").Observe(took.Seconds())
+}
+
+// UploadsFailingSince is when snapshot uploads started failing: the time of the first failed full or
+// delta snapshot after the last successful one; zero when the last upload succeeded or none was tried.
+// A failed garbage collection is not an upload failure.
+func (m *Metrics) UploadsFailingSince() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.failingSince
 }

@@ -210,6 +210,9 @@ func TestFullSnapshotMetricsAndLeases(t *testing.T) {
 	if got := latestRevision(t, registry, "Incr"); got != float64(rev) {
 		t.Fatalf("latest delta revision metric = %v, want %d (buffered events were flushed first)", got, rev)
 	}
+	if got := metricValue(t, registry, "etcdbr_snapshot_latest_timestamp", map[string]string{"kind": "Full"}); got != float64(full.CreatedOn.Unix()) {
+		t.Fatalf("etcdbr_snapshot_latest_timestamp{kind=Full} = %v, want %d", got, full.CreatedOn.Unix())
+	}
 	if !spy.has(fmt.Sprintf("Full/%d", rev)) {
 		t.Fatalf("lease updates %v lack Full/%d", spy.updates, rev)
 	}
@@ -222,7 +225,9 @@ func TestFullSnapshotMetricsAndLeases(t *testing.T) {
 func TestGarbageCollectionOnTheStore(t *testing.T) {
 	cli := etcdserver.Start(t).Client(t)
 	store := backuptest.Local(t)
-	s := start(t, cli, store, func(c *snapshotter.Config) { c.GarbageCollectionPolicy, c.MaxBackups = snapshotter.GCLimitBased, 2 }, nil)
+	registry := prometheus.NewRegistry()
+	s := startWithMetrics(t, cli, store, func(c *snapshotter.Config) { c.GarbageCollectionPolicy, c.MaxBackups = snapshotter.GCLimitBased, 2 },
+		nil, snapshotter.NewMetrics(registry))
 	for i := range 3 {
 		putN(t, cli, fmt.Sprintf("r%d-", i), 3, 10)
 		if _, err := s.TakeDelta(t.Context()); err != nil {
@@ -247,6 +252,12 @@ func TestGarbageCollectionOnTheStore(t *testing.T) {
 	if fulls != 2 || deltas != 1 {
 		t.Fatalf("after GC: %d fulls, %d deltas; want 2 and 1", fulls, deltas)
 	}
+	// 2 fulls and 2 deltas went, as the deployed etcdbr_snapshot_gc_total{kind,succeeded} counts them.
+	for kind, want := range map[string]float64{"Full": 2, "Incr": 2} {
+		if got := metricValue(t, registry, "etcdbr_snapshot_gc_total", map[string]string{"kind": kind, "succeeded": "true"}); got != want {
+			t.Errorf("etcdbr_snapshot_gc_total{kind=%s,succeeded=true} = %v, want %v", kind, got, want)
+		}
+	}
 }
 
 // latestRevision reads etcdbr_snapshot_latest_revision{kind} as a scrape would.
@@ -269,6 +280,38 @@ func latestRevision(t *testing.T, registry *prometheus.Registry, kind string) fl
 		}
 	}
 	t.Fatalf("etcdbr_snapshot_latest_revision{kind=%q} not exported", kind)
+	return 0
+}
+
+// metricValue reads the gauge or counter name{labels} as a scrape would.
+func metricValue(t *testing.T, registry *prometheus.Registry, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, family := range families {
+		if family.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, metric := range family.GetMetric() {
+			got := map[string]string{}
+			for _, label := range metric.GetLabel() {
+				got[label.GetName()] = label.GetValue()
+			}
+			for k, v := range labels {
+				if got[k] != v {
+					continue metrics
+				}
+			}
+			if metric.GetCounter() != nil {
+				return metric.GetCounter().GetValue()
+			}
+			return metric.GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("%s%v not exported", name, labels)
 	return 0
 }
 

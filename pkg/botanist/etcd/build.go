@@ -38,11 +38,24 @@ const (
 )
 
 var (
-	defaultQuota               = resource.MustParse("8Gi")
-	deltaSnapshotMemoryLimit   = resource.MustParse("100Mi")
-	garbageCollectionPeriod    = 12 * time.Hour
-	defaultStorageByClass      = map[Class]resource.Quantity{ClassImportant: resource.MustParse("25Gi"), ClassNormal: resource.MustParse("10Gi")}
-	autoCompactionRetention    = "30m"
+	defaultQuota             = resource.MustParse("8Gi")
+	deltaSnapshotMemoryLimit = resource.MustParse("100Mi")
+	garbageCollectionPeriod  = 12 * time.Hour
+	defaultStorageByClass    = map[Class]resource.Quantity{ClassImportant: resource.MustParse("25Gi"), ClassNormal: resource.MustParse("10Gi")}
+	autoCompactionRetention  = "30m"
+
+	// etcdRequestsByClass are the etcd container's requests when the Etcd has none: Gardener requests only
+	// memory, the VPA's minAllowed (vpa.go), and lets the VPA raise it from there; CPU is left to the VPA.
+	etcdRequestsByClass = map[Class]corev1.ResourceList{
+		ClassImportant: {corev1.ResourceMemory: resource.MustParse("300M")},
+		ClassNormal:    {corev1.ResourceMemory: resource.MustParse("60M")},
+	}
+	// backupRestoreRequestsByClass are the sidecar's requests when the Etcd has none (Gardener's values;
+	// the VPA leaves this container alone).
+	backupRestoreRequestsByClass = map[Class]corev1.ResourceList{
+		ClassImportant: {corev1.ResourceCPU: resource.MustParse("20m"), corev1.ResourceMemory: resource.MustParse("80Mi")},
+		ClassNormal:    {corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("40Mi")},
+	}
 	autoCompactionModePeriodic = druidv1alpha1.Periodic
 )
 
@@ -96,6 +109,7 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 		labelToPrivateNets:    labelAllowed,
 	})
 	spec.Replicas = p.replicas
+	spec.SchedulingConstraints.TopologySpreadConstraints = spreadConstraints(existing, obj, p.replicas, e.values.Zones, e.values.FailureToleranceType)
 	spec.PriorityClassName = ptr.To(e.values.PriorityClassName)
 	if existing == nil {
 		spec.StorageClass = e.values.StorageClass
@@ -110,10 +124,16 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 	spec.Etcd.Metrics = ptr.To(druidv1alpha1.Basic)
 	spec.Etcd.DefragmentationSchedule = ptr.To(p.defragmentation)
 	spec.Etcd.ClientUrlTLS = e.clientTLS()
+	if spec.Etcd.Resources == nil {
+		spec.Etcd.Resources = &corev1.ResourceRequirements{Requests: etcdRequestsByClass[e.values.Class].DeepCopy()}
+	}
 	e.setPeerTLS(obj, p.peerTLS, p.peerTLSChecksum)
 
 	spec.Backup.Port = ptr.To(backupPort)
 	spec.Backup.TLS = e.clientTLS()
+	if spec.Backup.Resources == nil {
+		spec.Backup.Resources = &corev1.ResourceRequirements{Requests: backupRestoreRequestsByClass[e.values.Class].DeepCopy()}
+	}
 	spec.Backup.Store = p.store
 	if p.store != nil {
 		spec.Backup.FullSnapshotSchedule = ptr.To(p.fullSnapshot)

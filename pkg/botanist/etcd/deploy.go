@@ -58,6 +58,9 @@ func (e *etcd) deploy(ctx context.Context) error {
 	if err := e.write(ctx, existing, e.build(existing, p)); err != nil {
 		return err
 	}
+	if err := e.reconcileVPA(ctx); err != nil {
+		return err
+	}
 	log.Info("Deployed Etcd", "replicas", p.replicas, "peerTLS", p.peerTLS, "backup", store != nil)
 	return nil
 }
@@ -165,6 +168,7 @@ func (e *etcd) scale(ctx context.Context, replicas int32) error {
 	}
 	desired := existing.DeepCopy()
 	desired.Spec.Replicas = replicas
+	desired.Spec.SchedulingConstraints.TopologySpreadConstraints = spreadConstraints(existing, desired, replicas, e.values.Zones, e.values.FailureToleranceType)
 	if peerTLS := needsPeerTLS(existing, false, replicas); peerTLS {
 		if err := e.ensureTLSSecrets(ctx, true); err != nil {
 			return err
@@ -183,6 +187,9 @@ func (e *etcd) scale(ctx context.Context, replicas int32) error {
 }
 
 func (e *etcd) Destroy(ctx context.Context) error {
+	if err := e.deleteVPA(ctx); err != nil {
+		return err
+	}
 	existing, err := e.getExisting(ctx)
 	if err != nil || existing == nil {
 		return err

@@ -91,6 +91,12 @@ type Values struct {
 	DeltaSnapshotPeriod time.Duration
 	// HighAvailability runs three members with peer TLS.
 	HighAvailability bool
+	// FailureToleranceType of a highly available etcd (FailureToleranceTypeNode when empty and
+	// HighAvailability is set); it decides how strictly the members spread (topologySpreadConstraints).
+	FailureToleranceType FailureToleranceType
+	// Zones is the number of availability zones the members may run in (the seed's zones); more than one
+	// spreads the members of a multi-member etcd over zones unless the failure tolerance is node.
+	Zones int32
 	// BackupConfig names the BackupEntry whose store the main etcd backs up to; nil keeps the existing store.
 	BackupConfig *BackupConfig
 	// MaintenanceWindow is where derived schedules are placed (DefaultMaintenanceWindow when nil).
@@ -148,6 +154,9 @@ func New(c client.Client, namespace string, values Values) Interface {
 	}
 	if values.PriorityClassName == "" {
 		values.PriorityClassName = DefaultPriorityClassName
+	}
+	if values.HighAvailability && values.FailureToleranceType == "" {
+		values.FailureToleranceType = FailureToleranceTypeNode
 	}
 	return &etcd{client: c, namespace: namespace, values: values}
 }

@@ -6,6 +6,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
@@ -151,4 +152,59 @@ func TestPodsAreHardened(t *testing.T) {
 	g.Expect(root.SecurityContext.RunAsNonRoot).To(BeNil())
 	g.Expect(root.SecurityContext.SeccompProfile).NotTo(BeNil())
 	g.Expect(root.Containers[0].SecurityContext).To(BeNil())
+}
+
+func TestProbesOnBothContainers(t *testing.T) {
+	withBackupTLS := func(e *druidv1alpha1.Etcd) {
+		e.Spec.Backup.TLS = &druidv1alpha1.TLSConfig{
+			TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: corev1.SecretReference{Name: "ca-etcdbr"}},
+			ServerTLSSecretRef: corev1.SecretReference{Name: "etcdbr-server"},
+		}
+	}
+	for _, tc := range []struct {
+		name               string
+		replicas           int32
+		tls                bool
+		etcdReadinessPath  string
+		etcdReadinessPort  int32
+		etcdReadinessHTTPS bool
+		sidecarScheme      corev1.URIScheme
+	}{
+		{name: "multi-member", replicas: 3, etcdReadinessPath: "/readyz", etcdReadinessPort: 9095, sidecarScheme: corev1.URISchemeHTTP},
+		{name: "single member", replicas: 1, etcdReadinessPath: "/healthz", etcdReadinessPort: 8080, sidecarScheme: corev1.URISchemeHTTP},
+		{name: "single member, sidecar TLS", replicas: 1, tls: true, etcdReadinessPath: "/healthz", etcdReadinessPort: 8080, etcdReadinessHTTPS: true, sidecarScheme: corev1.URISchemeHTTPS},
+		{name: "multi-member, sidecar TLS", replicas: 3, tls: true, etcdReadinessPath: "/readyz", etcdReadinessPort: 9095, sidecarScheme: corev1.URISchemeHTTPS},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			etcd := newEtcd(func(e *druidv1alpha1.Etcd) {
+				e.Spec.Replicas = tc.replicas
+				if tc.tls {
+					withBackupTLS(e)
+				}
+			})
+			tmpl := podTemplate(etcd, renderInput{})
+			etcdC, br := tmpl.Spec.Containers[0], tmpl.Spec.Containers[1]
+
+			g.Expect(etcdC.ReadinessProbe.HTTPGet.Path).To(Equal(tc.etcdReadinessPath))
+			g.Expect(etcdC.ReadinessProbe.HTTPGet.Port.IntVal).To(Equal(tc.etcdReadinessPort))
+			g.Expect(etcdC.ReadinessProbe.HTTPGet.Scheme == corev1.URISchemeHTTPS).To(Equal(tc.etcdReadinessHTTPS))
+
+			// The wrapper port accepts plain HTTP whatever TLS the Etcd has; /phase answers from the start.
+			g.Expect(*etcdC.LivenessProbe.HTTPGet).To(Equal(corev1.HTTPGetAction{Path: "/phase", Port: intstr.FromInt32(9095), Scheme: corev1.URISchemeHTTP}))
+
+			// No readiness of its own: a broken sidecar must not take a serving member out of the client Service.
+			g.Expect(br.ReadinessProbe).To(BeNil())
+			g.Expect(*br.LivenessProbe.HTTPGet).To(Equal(corev1.HTTPGetAction{Path: "/livez", Port: intstr.FromInt32(8080), Scheme: tc.sidecarScheme}))
+
+			for _, c := range []corev1.Container{etcdC, br} {
+				p := c.LivenessProbe
+				// A hung process is restarted only after a full minute without any answer.
+				g.Expect(p.PeriodSeconds*p.FailureThreshold).To(BeNumerically(">=", 60), c.Name)
+				g.Expect(p.TimeoutSeconds).To(BeNumerically(">=", 5), c.Name)
+				g.Expect(p.SuccessThreshold).To(Equal(int32(1)), c.Name)
+			}
+			g.Expect(etcdC.ReadinessProbe.SuccessThreshold).To(Equal(int32(1)))
+		})
+	}
 }

@@ -23,6 +23,7 @@ func etcdContainer(etcd *druidv1alpha1.Etcd, image string) corev1.Container {
 		Env:             podEnv(),
 		Resources:       resources(spec.Resources),
 		ReadinessProbe:  readinessProbe(etcd),
+		LivenessProbe:   livenessProbe("/phase", *spec.WrapperPort, corev1.URISchemeHTTP),
 		VolumeMounts:    etcdMounts(etcd),
 		SecurityContext: containerSecurityContext(etcd),
 	})
@@ -31,13 +32,27 @@ func etcdContainer(etcd *druidv1alpha1.Etcd, image string) corev1.Container {
 // readinessProbe: a member of a multi-node cluster is ready when the wrapper says etcd serves (readyz);
 // a single-node cluster asks the sidecar's /healthz, which also covers a running restore.
 func readinessProbe(etcd *druidv1alpha1.Etcd) *corev1.Probe {
-	get := &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(*etcd.Spec.Etcd.WrapperPort), Scheme: corev1.URISchemeHTTP}
 	if etcd.Spec.Replicas <= 1 {
-		get = &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(*etcd.Spec.Backup.Port), Scheme: corev1.URISchemeHTTP}
-		if etcd.Spec.Backup.TLS != nil {
-			get.Scheme = corev1.URISchemeHTTPS
-		}
+		return sidecarReadinessProbe(etcd)
 	}
+	get := &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(*etcd.Spec.Etcd.WrapperPort), Scheme: corev1.URISchemeHTTP}
+	return readiness(get)
+}
+
+// sidecarReadinessProbe asks the sidecar's /healthz (the local member answers its status), over HTTPS when
+// the sidecar serves TLS (spec.backup.tls; the kubelet does not verify the certificate and offers none).
+func sidecarReadinessProbe(etcd *druidv1alpha1.Etcd) *corev1.Probe {
+	return readiness(&corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(*etcd.Spec.Backup.Port), Scheme: sidecarScheme(etcd)})
+}
+
+func sidecarScheme(etcd *druidv1alpha1.Etcd) corev1.URIScheme {
+	if etcd.Spec.Backup.TLS != nil {
+		return corev1.URISchemeHTTPS
+	}
+	return corev1.URISchemeHTTP
+}
+
+func readiness(get *corev1.HTTPGetAction) *corev1.Probe {
 	return &corev1.Probe{
 		ProbeHandler:        corev1.ProbeHandler{HTTPGet: get},
 		InitialDelaySeconds: 15,
@@ -48,8 +63,49 @@ func readinessProbe(etcd *druidv1alpha1.Etcd) *corev1.Probe {
 	}
 }
 
+// Liveness thresholds. A liveness failure restarts the container, so it must mean "the process is hung",
+// never "the process is busy": a member may restore a large database for many minutes, or defragment
+// for up to spec.etcd.etcdDefragTimeout (15m), and restarting it then only starts that work over.
+// Both probes therefore ask an endpoint that the process answers from its own HTTP goroutines, from the
+// moment it starts and independently of etcd's state:
+//   - etcd container: the wrapper's GET /phase (wrapper port, plain HTTP, which the port always accepts).
+//     The port listens before the wrapper asks the sidecar for an initialization, so it answers while the
+//     wrapper waits, while the sidecar restores, while etcd starts and while it defragments (the
+//     embedded etcd runs in the wrapper's process, but /phase takes no etcd lock).
+//   - backup-restore container: the sidecar's GET /livez, which answers 200 whenever its HTTP server
+//     serves; not /healthz, which fails while etcd does not run (e.g. during a restore).
+//
+// The numbers: the first probe after 15 s (a process needs a moment to open its port); then every 10 s
+// with a 5 s timeout, generous on a node whose CPU a restore or a defragmentation saturates; six
+// failures in a row, so a process is restarted only after a full minute in which it answered no probe
+// at all. Readiness (every 5 s, five failures) reacts faster, and never restarts anything.
+const (
+	livenessInitialDelaySeconds = 15
+	livenessPeriodSeconds       = 10
+	livenessTimeoutSeconds      = 5
+	livenessFailureThreshold    = 6
+)
+
+// livenessProbe asks path on port; it fails only when the process does not answer (see the constants).
+func livenessProbe(path string, port int32, scheme corev1.URIScheme) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler:        corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromInt32(port), Scheme: scheme}},
+		InitialDelaySeconds: livenessInitialDelaySeconds,
+		PeriodSeconds:       livenessPeriodSeconds,
+		TimeoutSeconds:      livenessTimeoutSeconds,
+		SuccessThreshold:    1,
+		FailureThreshold:    livenessFailureThreshold,
+	}
+}
+
 // backupRestoreContainer runs `etcdbrctl server`, the sidecar that initializes, backs up and reports on
-// its member.
+// its member. It has a liveness probe (a hung sidecar is restarted) but no readiness probe of its own:
+// a pod is Ready only when every container is, and a NotReady pod leaves the client Service. Of a
+// single member, the etcd container's readiness already asks the sidecar's /healthz (readinessProbe),
+// so the pod follows the sidecar and its backups there, as seed 002 wants. Of a multi-member cluster, a
+// sidecar readiness probe would take a member whose etcd serves out of the Service whenever its sidecar
+// crash-loops or hangs — and a cause all sidecars share (a broken backup secret, a bad image) would cut
+// every client off a quorate cluster; seed 002 itself rules out cutting clients off for backups there.
 func backupRestoreContainer(etcd *druidv1alpha1.Etcd, image string) corev1.Container {
 	env := podEnv()
 	env = append(env, StoreCredentialsEnv(etcd.Spec.Backup.Store, etcdpod.BackupSecretMountPath, "")...)
@@ -64,6 +120,7 @@ func backupRestoreContainer(etcd *druidv1alpha1.Etcd, image string) corev1.Conta
 		Ports:           []corev1.ContainerPort{{Name: etcdpod.PortNameBackupRestore, ContainerPort: *etcd.Spec.Backup.Port, Protocol: corev1.ProtocolTCP}},
 		Env:             env,
 		Resources:       resources(etcd.Spec.Backup.Resources),
+		LivenessProbe:   livenessProbe("/livez", *etcd.Spec.Backup.Port, sidecarScheme(etcd)),
 		VolumeMounts:    backupRestoreMounts(etcd),
 		SecurityContext: containerSecurityContext(etcd),
 	})

@@ -163,7 +163,7 @@ func (r *Reconciler) createJob(ctx context.Context, etcd *druidv1alpha1.Etcd, ev
 		}
 		return fmt.Errorf("creating compaction job %s: %w", job.Name, err)
 	}
-	jobsCreated.WithLabelValues(etcd.Namespace, etcd.Name).Inc()
+	jobsCurrent.WithLabelValues(etcd.Namespace, etcd.Name).Set(1)
 	log.FromContext(ctx).Info("Created compaction job", "job", job.Name, "deltaEvents", events, "threshold", threshold)
 	r.Recorder.Eventf(etcd, job, corev1.EventTypeNormal, EventReasonJobCreated, "Compact",
 		"%d delta events since the last full snapshot reached the threshold %d; started Job %s", events, threshold, job.Name)
@@ -189,7 +189,7 @@ func (r *Reconciler) handleJob(ctx context.Context, etcd *druidv1alpha1.Etcd, jo
 			return ctrl.Result{}, err
 		}
 		r.setFailures(key, 0)
-		jobsSucceeded.WithLabelValues(etcd.Namespace, etcd.Name).Inc()
+		jobFinished(etcd, job, cond, true)
 		logger.Info("Compaction job succeeded")
 	case jobFailed:
 		reason, message := ReasonCompactionFailed, "no reason given"
@@ -207,13 +207,15 @@ func (r *Reconciler) handleJob(ctx context.Context, etcd *druidv1alpha1.Etcd, jo
 			return ctrl.Result{}, err
 		}
 		failures := r.setFailures(key, -1)
-		jobsFailed.WithLabelValues(etcd.Namespace, etcd.Name).Inc()
+		jobFinished(etcd, job, cond, false)
 		wait := r.Config.Backoff(failures)
 		logger.Info("Compaction job failed", "reason", reason, "message", message, "consecutiveFailures", failures, "retryIn", wait)
 		r.Recorder.Eventf(etcd, job, corev1.EventTypeWarning, EventReasonJobFailed, "Compact",
 			"compaction Job %s failed (%s): %s; retrying after %s at the earliest", job.Name, reason, message, wait)
 		return ctrl.Result{RequeueAfter: wait}, nil
 	default:
+		// Also after a druid restart, which found the Job running.
+		jobsCurrent.WithLabelValues(etcd.Namespace, etcd.Name).Set(1)
 		logger.V(1).Info("Compaction job still running")
 	}
 	return ctrl.Result{}, nil

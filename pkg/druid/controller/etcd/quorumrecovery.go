@@ -48,6 +48,7 @@ func (h *healRun) startQuorumLossRecovery(ctx context.Context) error {
 	if err := h.setRecoveryPhase(ctx, h.input.Observed.StatefulSet, 0, healing.RecoveryWaitingForPods, ""); err != nil {
 		return err
 	}
+	collector.recoveryStarted(client.ObjectKeyFromObject(h.etcd))
 	log.FromContext(ctx).Info("Quorum lost: "+healing.StepLabel(healing.StepScaleToZero)+" scaled the StatefulSet to 0 to bootstrap the cluster again from the backup", "members", a.Members)
 	h.r.recorder.Eventf(h.etcd, nil, "Warning", EventReasonQuorumLossRecovery, "ScaleToZero",
 		"%s; %s: scaled the StatefulSet to 0", a.Message, healing.StepLabel(healing.StepScaleToZero))

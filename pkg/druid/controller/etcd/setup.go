@@ -74,6 +74,8 @@ func AddToManager(ctx context.Context, mgr manager.Manager, cfg config.EtcdContr
 	for _, opt := range opts {
 		opt(r)
 	}
+	// The per-Etcd metrics are read from the manager's cache at scrape time.
+	registerCollector(mgr.GetCache())
 
 	return builder.ControllerManagedBy(mgr).
 		Named(ControllerName).

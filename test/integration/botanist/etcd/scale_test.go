@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
@@ -82,4 +83,38 @@ func TestHighAvailabilityDeployCreatesThePeerSecretsAndScalesASingleMember(t *te
 	kept := getEtcd(g, namespace, "etcd-events")
 	g.Expect(kept.Spec.Replicas).To(Equal(int32(3)))
 	g.Expect(kept.Spec.Etcd.PeerUrlTLS).NotTo(BeNil())
+}
+
+// Members of a multi-member etcd spread over nodes and, with a zone failure tolerance, over zones; a single
+// member carries no constraint, and scaling sets them as Deploy does.
+func TestMultiMemberEtcdSpreadsOverNodesAndZones(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := env.CreateNamespace(t)
+	v := values(etcd.RoleEvents)
+	v.Zones = 3
+	g.Expect(etcd.New(env.Client, namespace, v).Deploy(ctx)).To(Succeed())
+	g.Expect(getEtcd(g, namespace, "etcd-events").Spec.SchedulingConstraints.TopologySpreadConstraints).To(BeEmpty())
+
+	v.HighAvailability, v.FailureToleranceType = true, etcd.FailureToleranceTypeZone
+	g.Expect(etcd.New(env.Client, namespace, v).Deploy(ctx)).To(Succeed())
+	selector := &metav1.LabelSelector{MatchLabels: map[string]string{
+		"app.kubernetes.io/managed-by": "etcd-druid", "app.kubernetes.io/part-of": "etcd-events"}}
+	g.Expect(getEtcd(g, namespace, "etcd-events").Spec.SchedulingConstraints.TopologySpreadConstraints).To(Equal([]corev1.TopologySpreadConstraint{
+		{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.DoNotSchedule, MinDomains: ptr.To[int32](3), LabelSelector: selector},
+		{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.DoNotSchedule, MinDomains: ptr.To[int32](3), LabelSelector: selector},
+	}))
+
+	// Scaling a non-HA etcd out spreads it as a best effort over nodes, strictly over zones (as Gardener
+	// does without a failure tolerance type).
+	main := values(etcd.RoleMain)
+	main.Zones = 2
+	g.Expect(etcd.New(env.Client, namespace, main).Deploy(ctx)).To(Succeed())
+	g.Expect(etcd.New(env.Client, namespace, main).Scale(ctx, 3)).To(Succeed())
+	mainSelector := &metav1.LabelSelector{MatchLabels: map[string]string{
+		"app.kubernetes.io/managed-by": "etcd-druid", "app.kubernetes.io/part-of": "etcd-main"}}
+	g.Expect(getEtcd(g, namespace, "etcd-main").Spec.SchedulingConstraints.TopologySpreadConstraints).To(Equal([]corev1.TopologySpreadConstraint{
+		{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: mainSelector},
+		{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.DoNotSchedule, MinDomains: ptr.To[int32](2), LabelSelector: mainSelector},
+	}))
 }

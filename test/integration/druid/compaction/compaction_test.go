@@ -13,11 +13,17 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
 
+// The compaction metrics, under the deployed etcd-druid's names.
 const (
-	createdTotal   = "etcddruid_compaction_jobs_created_total"
-	succeededTotal = "etcddruid_compaction_jobs_succeeded_total"
-	failedTotal    = "etcddruid_compaction_jobs_failed_total"
-	deltaEvents    = "etcddruid_compaction_delta_events"
+	jobsTotal   = "etcddruid_compaction_jobs_total"
+	jobsCurrent = "etcddruid_compaction_jobs_current"
+	jobDuration = "etcddruid_compaction_job_duration_seconds"
+	deltaEvents = "etcddruid_compaction_num_delta_events"
+)
+
+var (
+	succeeded = []string{"succeeded", "true"}
+	failed    = []string{"succeeded", "false"}
 )
 
 func TestBelowThresholdNoJob(t *testing.T) {
@@ -28,7 +34,7 @@ func TestBelowThresholdNoJob(t *testing.T) {
 
 	g.Eventually(metric(deltaEvents, etcd)).WithTimeout(timeout).WithPolling(poll).Should(Equal(99.0))
 	g.Consistently(jobs(ns)).WithTimeout(settle).WithPolling(poll).Should(BeEmpty())
-	g.Expect(metric(createdTotal, etcd)(g)).To(Equal(-1.0), "no Job, no series")
+	g.Expect(metric(jobsCurrent, etcd)(g)).To(Equal(-1.0), "no Job, no series")
 }
 
 func TestDefaultThresholdApplies(t *testing.T) {
@@ -108,7 +114,7 @@ func TestAtThresholdJobWithExactShape(t *testing.T) {
 	g.Expect(c.Resources.Requests).To(Equal(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("600m"), corev1.ResourceMemory: resource.MustParse("1Gi")}))
 	g.Expect(c.SecurityContext.AllowPrivilegeEscalation).To(Equal(ptr.To(false)))
 
-	g.Eventually(metric(createdTotal, etcd)).WithTimeout(timeout).WithPolling(poll).Should(Equal(1.0))
+	g.Eventually(metric(jobsCurrent, etcd)).WithTimeout(timeout).WithPolling(poll).Should(Equal(1.0))
 	g.Expect(metric(deltaEvents, etcd)(g)).To(Equal(100.0))
 	g.Eventually(eventReasons(ns, etcd.Name)).WithTimeout(timeout).WithPolling(poll).Should(ContainElement("CompactionJobCreated"))
 }
@@ -127,7 +133,8 @@ func TestOnlyOneJobWhileRunning(t *testing.T) {
 	g.Eventually(metric(deltaEvents, etcd)).WithTimeout(timeout).WithPolling(poll).Should(Equal(500.0))
 	g.Consistently(jobs(ns)).WithTimeout(settle).WithPolling(poll).Should(ConsistOf(
 		HaveField("ObjectMeta.UID", job.UID)))
-	g.Expect(metric(createdTotal, etcd)(g)).To(Equal(1.0))
+	g.Expect(metric(jobsCurrent, etcd)(g)).To(Equal(1.0))
+	g.Expect(metric(jobsTotal, etcd, succeeded...)(g)).To(Equal(-1.0), "no Job finished")
 }
 
 func TestSucceededJobSetsConditionAndIsDeleted(t *testing.T) {
@@ -146,10 +153,12 @@ func TestSucceededJobSetsConditionAndIsDeleted(t *testing.T) {
 		HaveField("Reason", "CompactionJobSucceeded"),
 	))
 	expectJobGone(t, etcd)
-	g.Eventually(metric(succeededTotal, etcd)).WithTimeout(timeout).WithPolling(poll).Should(Equal(1.0))
+	g.Eventually(metric(jobsTotal, etcd, succeeded...)).WithTimeout(timeout).WithPolling(poll).Should(Equal(1.0))
+	g.Expect(metric(jobsCurrent, etcd)(g)).To(Equal(0.0))
+	g.Expect(metric(jobDuration, etcd, succeeded...)(g)).To(Equal(1.0), "one observation")
 	g.Eventually(metric(deltaEvents, etcd)).WithTimeout(timeout).WithPolling(poll).Should(Equal(0.0))
 	g.Consistently(jobs(ns)).WithTimeout(settle).WithPolling(poll).Should(BeEmpty(), "below the threshold again")
-	g.Expect(metric(failedTotal, etcd)(g)).To(Equal(-1.0))
+	g.Expect(metric(jobsTotal, etcd, failed...)(g)).To(Equal(-1.0))
 }
 
 func TestFailedJobSetsConditionEmitsWarningAndRetriesAfterBackoff(t *testing.T) {
@@ -172,7 +181,8 @@ func TestFailedJobSetsConditionEmitsWarningAndRetriesAfterBackoff(t *testing.T) 
 	))
 	g.Eventually(eventReasons(ns, etcd.Name)).WithTimeout(timeout).WithPolling(poll).Should(ContainElement("CompactionJobFailed"))
 	expectJobGone(t, etcd)
-	g.Eventually(metric(failedTotal, etcd)).WithTimeout(timeout).WithPolling(poll).Should(Equal(1.0))
+	g.Eventually(metric(jobsTotal, etcd, failed...)).WithTimeout(timeout).WithPolling(poll).Should(Equal(1.0))
+	g.Expect(metric(jobsCurrent, etcd)(g)).To(Equal(0.0))
 
 	// Still above the threshold: no new Job during the back-off, one after it. On a busy machine the waits
 	// above can outlast the back-off; the retry may then exist already and only its creation time tells.
@@ -183,7 +193,8 @@ func TestFailedJobSetsConditionEmitsWarningAndRetriesAfterBackoff(t *testing.T) 
 	g.Expect(retried.UID).NotTo(Equal(job.UID))
 	g.Expect(retried.CreationTimestamp.Time).To(BeTemporally(">=", failedAt.Add(retryBackoff-time.Second).Truncate(time.Second)))
 	// The controller counts the Job after its create returned, which can be after the test saw the Job.
-	g.Eventually(metric(createdTotal, etcd)).WithTimeout(timeout).WithPolling(poll).Should(Equal(2.0))
+	g.Eventually(metric(jobsCurrent, etcd)).WithTimeout(timeout).WithPolling(poll).Should(Equal(1.0))
+	g.Expect(metric(jobsTotal, etcd, failed...)(g)).To(Equal(1.0))
 }
 
 func TestDeletedEtcdDropsItsMetrics(t *testing.T) {

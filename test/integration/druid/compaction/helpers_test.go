@@ -143,22 +143,33 @@ func eventReasons(namespace, name string) func(g Gomega) []string {
 	}
 }
 
-// metricValue reads one series of the Etcd from controller-runtime's registry; ok is false when the series
-// does not exist.
-func metricValue(g Gomega, name string, etcd *druidv1alpha1.Etcd) (float64, bool) {
+// metricValue reads one series of the Etcd from controller-runtime's registry, with the further label
+// pairs in extra (name, value, …); ok is false when the series does not exist. A histogram reads as its
+// sample count.
+func metricValue(g Gomega, name string, etcd *druidv1alpha1.Etcd, extra ...string) (float64, bool) {
 	families, err := metrics.Registry.Gather()
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, family := range families {
 		if family.GetName() != name {
 			continue
 		}
+	metrics:
 		for _, m := range family.GetMetric() {
-			if label(m, "etcd_namespace") == etcd.Namespace && label(m, "etcd_name") == etcd.Name {
-				if m.GetGauge() != nil {
-					return m.GetGauge().GetValue(), true
-				}
-				return m.GetCounter().GetValue(), true
+			if label(m, "etcd_namespace") != etcd.Namespace || label(m, "etcd_name") != etcd.Name {
+				continue
 			}
+			for i := 0; i+1 < len(extra); i += 2 {
+				if label(m, extra[i]) != extra[i+1] {
+					continue metrics
+				}
+			}
+			switch {
+			case m.GetGauge() != nil:
+				return m.GetGauge().GetValue(), true
+			case m.GetHistogram() != nil:
+				return float64(m.GetHistogram().GetSampleCount()), true
+			}
+			return m.GetCounter().GetValue(), true
 		}
 	}
 	return 0, false
@@ -174,9 +185,9 @@ func label(m *dto.Metric, name string) string {
 }
 
 // metric polls metricValue for Eventually; a missing series reads as -1.
-func metric(name string, etcd *druidv1alpha1.Etcd) func(g Gomega) float64 {
+func metric(name string, etcd *druidv1alpha1.Etcd, extra ...string) func(g Gomega) float64 {
 	return func(g Gomega) float64 {
-		v, ok := metricValue(g, name, etcd)
+		v, ok := metricValue(g, name, etcd, extra...)
 		if !ok {
 			return -1
 		}

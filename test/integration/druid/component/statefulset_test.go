@@ -99,6 +99,8 @@ func TestStatefulSetShape(t *testing.T) {
 		corev1.ContainerPort{Name: "wrapper", ContainerPort: 9095, Protocol: corev1.ProtocolTCP}))
 	g.Expect(etcdC.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"))
 	g.Expect(etcdC.ReadinessProbe.HTTPGet.Port).To(Equal(intstr.FromInt32(9095)))
+	g.Expect(etcdC.LivenessProbe.HTTPGet.Path).To(Equal("/phase"))
+	g.Expect(etcdC.LivenessProbe.HTTPGet.Port).To(Equal(intstr.FromInt32(9095)))
 	g.Expect(mounts(etcdC)).To(Equal(map[string]string{
 		"etcd-main":                  "/var/etcd/data",
 		"tmp":                        "/tmp",
@@ -115,6 +117,9 @@ func TestStatefulSetShape(t *testing.T) {
 	g.Expect(mounts(br)).To(HaveKeyWithValue("etcd-config-file", "/var/etcd/config"))
 	g.Expect(mounts(br)).To(HaveKeyWithValue("etcd-main", "/var/etcd/data"))
 	g.Expect(mounts(br)).To(HaveKeyWithValue("tmp", "/tmp"))
+	g.Expect(br.ReadinessProbe).To(BeNil(), "the sidecar's readiness must not decide whether a serving member gets client traffic")
+	g.Expect(br.LivenessProbe.HTTPGet.Path).To(Equal("/livez"))
+	g.Expect(br.LivenessProbe.HTTPGet.Port).To(Equal(intstr.FromInt32(8080)))
 	for _, c := range []corev1.Container{etcdC, br} {
 		g.Expect(c.SecurityContext.ReadOnlyRootFilesystem).To(Equal(ptr.To(true)), c.Name)
 	}

@@ -1,6 +1,7 @@
 package validation_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -187,6 +188,27 @@ func TestUpdateRatchetsUnchangedFields(t *testing.T) {
 	expectSingleError(t, validation.ValidateEtcdUpdate(removed, old), "spec.backup.fullSnapshotSchedule", field.ErrorTypeInvalid, "cron")
 	negative := with(old.DeepCopy(), func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = -1 })
 	expectSingleError(t, validation.ValidateEtcdUpdate(negative, old), "spec.replicas", field.ErrorTypeInvalid, "0 (hibernated)")
+}
+
+// Ratcheting never lets an update add an invalid block: the required secret names of a client TLS block
+// added with empty references are missing in both objects (omitted when empty), yet the block they are
+// in is new, so they are judged.
+func TestUpdateAddingATLSBlockWithEmptyReferencesIsRefused(t *testing.T) {
+	old := with(validEtcd(), func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.ClientUrlTLS = nil })
+	if errs := validation.ValidateEtcd(old); len(errs) > 0 {
+		t.Fatalf("want a valid stored Etcd, got %v", errs)
+	}
+	added := with(old.DeepCopy(), func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.ClientUrlTLS = &druidv1alpha1.TLSConfig{} })
+	errs := validation.ValidateEtcdUpdate(added, old)
+	var fields []string
+	for _, e := range errs {
+		fields = append(fields, e.Field)
+	}
+	for _, want := range []string{"spec.etcd.clientUrlTls.tlsCASecretRef.name", "spec.etcd.clientUrlTls.serverTLSSecretRef.name"} {
+		if !slices.Contains(fields, want) {
+			t.Errorf("adding an empty client TLS block: errors on %v, want one on %s", fields, want)
+		}
+	}
 }
 
 func TestWarnings(t *testing.T) {

@@ -12,8 +12,9 @@ import (
 // Ratchet drops the errors of an update whose field kept its value: the object stored before (oldObj)
 // already held it, so a rule added or tightened since then is no reason to refuse an unrelated change
 // (issue 13: Etcds written for the deployed etcd-druid must stay updatable). An error whose field was
-// added, removed or changed is kept, i.e. a changed field is judged as on create. An error on a field
-// the path walk cannot resolve in either object is kept.
+// added, removed or changed is kept, i.e. a changed field is judged as on create; a field missing in
+// both objects is judged by the closest field above it that either has (unchangedAt). An error whose
+// path does not fit an object's shape is kept.
 //
 // A rule that relates two fields reports on one of them; when only the other one changed, the error is
 // dropped here. The CRD's CEL rules check those pairs again on every write of the enclosing object.
@@ -29,18 +30,30 @@ func Ratchet(errs field.ErrorList, newObj, oldObj any) field.ErrorList {
 	var kept field.ErrorList
 	for _, e := range errs {
 		segments, ok := splitPath(e.Field)
-		if !ok {
+		if !ok || !unchangedAt(newMap, oldMap, segments) {
 			kept = append(kept, e)
-			continue
 		}
-		newValue, newFound, ok1 := lookup(newMap, segments)
-		oldValue, oldFound, ok2 := lookup(oldMap, segments)
-		if ok1 && ok2 && newFound == oldFound && apiequality.Semantic.DeepEqual(newValue, oldValue) {
-			continue
-		}
-		kept = append(kept, e)
 	}
 	return kept
+}
+
+// unchangedAt tells whether both objects hold the same at the path, judged at its deepest point that
+// either object has: a field missing in both (a required name, omitted when empty) counts as unchanged
+// only when the field above it is the same too — an update that adds a TLS block with empty secret
+// references must be judged, though neither object has the names. A path that does not fit an object's
+// shape counts as changed.
+func unchangedAt(newMap, oldMap any, segments []segment) bool {
+	for n := len(segments); n > 0; n-- {
+		newValue, newFound, ok1 := lookup(newMap, segments[:n])
+		oldValue, oldFound, ok2 := lookup(oldMap, segments[:n])
+		if !ok1 || !ok2 {
+			return false
+		}
+		if newFound || oldFound {
+			return newFound == oldFound && apiequality.Semantic.DeepEqual(newValue, oldValue)
+		}
+	}
+	return true
 }
 
 // segment is one step of a field path: a field name, a map key or a list index.
