@@ -141,7 +141,10 @@ func (i *Initializer) checkOrStepDataVersion(ctx context.Context) error {
 	refuse := func(more string) error {
 		return fmt.Errorf("%w: %s: %s (storage version %q)%s; the data is left as it is", ErrDataVersion, i.opts.DataDir, why, v.StorageVersion, more)
 	}
-	steppable := v.LegacyEntries > 0 && v.Term && (v.StorageVersion == "" || strings.HasPrefix(v.StorageVersion, "3.6"))
+	// A database without term but also without consistent index (nothing applied yet) is not known to be
+	// 3.4's; etcd 3.6 opens it.
+	steppable := v.LegacyEntries > 0 && (v.Term || v.ConsistentIndex == 0) &&
+		(v.StorageVersion == "" || strings.HasPrefix(v.StorageVersion, "3.6"))
 	switch {
 	case i.opts.Step36Binary == "":
 		return refuse("; no etcd 3.6 binary is configured to step it")
