@@ -99,6 +99,8 @@ type walFacts struct {
 	// see DataVersion), lastLegacyIndex is the index of the last of them.
 	legacyEntries   int
 	lastLegacyIndex uint64
+	// pre36Entries counts the legacy entries etcd 3.6 does not apply either (DataVersion.Pre36Entries).
+	pre36Entries int
 }
 
 // readWAL reads the WAL from its newest snapshot entry to the end (as etcd does when it starts) and
@@ -137,6 +139,9 @@ func readWAL(dir string) (walFacts, error) {
 			if !isV3Request(e.GetData()) {
 				f.legacyEntries++
 				f.lastLegacyIndex = e.GetIndex()
+				if !appliedBy36(e.GetData()) {
+					f.pre36Entries++
+				}
 			}
 		}
 	}

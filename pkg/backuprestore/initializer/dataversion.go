@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/coreos/go-semver/semver"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/version"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -44,6 +46,10 @@ type DataVersion struct {
 	// LastLegacyIndex is the raft index of the last of them.
 	LegacyEntries   int
 	LastLegacyIndex uint64
+	// Pre36Entries counts those of them that etcd 3.6 refuses as well (it panics, "detected disallowed v2
+	// WAL"): 3.6 applies only the v2 PUTs of the cluster version and of member attributes, while etcd 3.4
+	// also logged other v2 requests (QGET, …). Such data needs etcd 3.5 first.
+	Pre36Entries int
 }
 
 // ourMinor is the minor version of the etcd this build runs (3.7).
@@ -62,6 +68,12 @@ func (v DataVersion) Unopenable() string {
 	ours := ourMinor()
 	switch {
 	case v.LegacyEntries > 0:
+		if v.Pre36Entries > 0 {
+			return fmt.Sprintf("its WAL holds %d entries after its newest snapshot (the last at raft index %d) that are "+
+				"etcd v2 requests, %d of them of kinds only etcd 3.5 and older apply (etcd 3.4 logged them); etcd %s "+
+				"panics applying them (issue 13), and so does etcd 3.6. Run etcd 3.5, then 3.6, on the directory as this "+
+				"member, each until it has taken a snapshot, then start this etcd", v.LegacyEntries, v.LastLegacyIndex, v.Pre36Entries, ours)
+		}
 		return fmt.Sprintf("its WAL holds %d entries after its newest snapshot (the last at raft index %d) that are "+
 			"etcd v2 requests, as etcd 3.5 and older log them; etcd %s panics applying them (issue 13). Run etcd 3.6 "+
 			"on the directory as this member until it has taken a snapshot, then start this etcd", v.LegacyEntries, v.LastLegacyIndex, ours)
@@ -99,7 +111,7 @@ func InspectDataVersion(dataDir string) (v DataVersion, ok bool) {
 	}
 	return DataVersion{
 		StorageVersion: db.storageVersion, Term: db.term, ConsistentIndex: db.consistentIndex,
-		LegacyEntries: w.legacyEntries, LastLegacyIndex: w.lastLegacyIndex,
+		LegacyEntries: w.legacyEntries, LastLegacyIndex: w.lastLegacyIndex, Pre36Entries: w.pre36Entries,
 	}, true
 }
 
@@ -116,19 +128,80 @@ func CheckDataVersion(dataDir string) error {
 	return nil
 }
 
+// v2MemberAttributes matches the path of a member's attributes in etcd's v2 store, as etcd 3.6 matches it.
+var v2MemberAttributes = regexp.MustCompile(`/0/members/[[:xdigit:]]{1,16}/attributes`)
+
+// v2ClusterVersionPath is the path of the cluster version in etcd's v2 store.
+const v2ClusterVersionPath = "/0/version"
+
+// appliedBy36 tells whether a v2 request (etcd 3.5's pb.Request: ID = 1, Method = 2, Path = 3, …) is one
+// etcd 3.6 applies: a PUT of the cluster version or of member attributes. Decoded from the wire format,
+// since etcd 3.7's API no longer has the v2 message; data that does not decode is not applied by 3.6.
+func appliedBy36(data []byte) bool {
+	var method, path string
+	for len(data) > 0 {
+		num, typ, n := protowire.ConsumeTag(data)
+		if n < 0 {
+			return false
+		}
+		data = data[n:]
+		if typ == protowire.BytesType && (num == 2 || num == 3) {
+			b, m := protowire.ConsumeBytes(data)
+			if m < 0 {
+				return false
+			}
+			if num == 2 {
+				method = string(b)
+			} else {
+				path = string(b)
+			}
+			data = data[m:]
+			continue
+		}
+		m := protowire.ConsumeFieldValue(num, typ, data)
+		if m < 0 {
+			return false
+		}
+		data = data[m:]
+	}
+	return method == "PUT" && (path == v2ClusterVersionPath || v2MemberAttributes.MatchString(path))
+}
+
 // isV3Request tells whether a normal WAL entry's data is a v3 request as etcd 3.7 applies it: it decodes as
-// an InternalRaftRequest and carries an ID or a header (etcd panics on one without either).
+// an InternalRaftRequest, carries an ID or a header (etcd panics on one without either), and has no field 2,
+// which etcd 3.7 reserves ("v2"). A raw v2 request (etcd 3.4 and 3.5's pb.Request: ID = 1, Method = 2, …)
+// may decode as an InternalRaftRequest with an ID when its other fields happen to fit (etcd 3.4's QGET
+// with an empty path does); its method in field 2 gives it away.
 func isV3Request(data []byte) bool {
 	var r etcdserverpb.InternalRaftRequest
 	if proto.Unmarshal(data, &r) != nil {
 		return false
 	}
-	return r.GetID() != 0 || r.GetHeader() != nil
+	if r.GetID() == 0 && r.GetHeader() == nil {
+		return false
+	}
+	for len(data) > 0 {
+		num, typ, n := protowire.ConsumeTag(data)
+		if n < 0 {
+			return false
+		}
+		if num == 2 {
+			return false
+		}
+		m := protowire.ConsumeFieldValue(num, typ, data[n:])
+		if m < 0 {
+			return false
+		}
+		data = data[n+m:]
+	}
+	return true
 }
 
-// checkOrStepDataVersion is CheckDataVersion, except that data etcd 3.6 can step (v2 requests in the WAL
-// of a database that etcd 3.5 or 3.6 wrote) of a one-member cluster is stepped when Options.Step36Binary
-// is set, and checked again afterwards.
+// checkOrStepDataVersion is CheckDataVersion, except that the data of a one-member cluster that older
+// etcds can step is stepped when their binaries are configured, and checked again afterwards: etcd 3.5
+// data (v2 requests in the WAL that etcd 3.6 applies, storage version none or 3.6) through 3.6
+// (Options.Step36Binary); etcd 3.4 data (v2 requests 3.6 refuses, or a database without term) through
+// 3.5 (Options.Step35Binary) and then 3.6.
 func (i *Initializer) checkOrStepDataVersion(ctx context.Context) error {
 	v, ok := InspectDataVersion(i.opts.DataDir)
 	if !ok {
@@ -141,15 +214,21 @@ func (i *Initializer) checkOrStepDataVersion(ctx context.Context) error {
 	refuse := func(more string) error {
 		return fmt.Errorf("%w: %s: %s (storage version %q)%s; the data is left as it is", ErrDataVersion, i.opts.DataDir, why, v.StorageVersion, more)
 	}
-	// A database without term but also without consistent index (nothing applied yet) is not known to be
-	// 3.4's; etcd 3.6 opens it.
-	steppable := v.LegacyEntries > 0 && (v.Term || v.ConsistentIndex == 0) &&
-		(v.StorageVersion == "" || strings.HasPrefix(v.StorageVersion, "3.6"))
+	var steps []step
 	switch {
-	case i.opts.Step36Binary == "":
-		return refuse("; no etcd 3.6 binary is configured to step it")
-	case !steppable:
-		return refuse("; etcd 3.6 cannot step it")
+	case v.StorageVersion != "" && !strings.HasPrefix(v.StorageVersion, "3.6"):
+		return refuse("; no older etcd steps it")
+	case v.Pre36Entries > 0 || v.StorageVersion == "" && v.ConsistentIndex > 0 && !v.Term:
+		steps = []step{{"3.5", i.opts.Step35Binary}, {"3.6", i.opts.Step36Binary}}
+	case v.LegacyEntries > 0:
+		steps = []step{{"3.6", i.opts.Step36Binary}}
+	default:
+		return refuse("; no older etcd steps it")
+	}
+	for _, s := range steps {
+		if s.binary == "" {
+			return refuse(fmt.Sprintf("; no etcd %s binary is configured to step it", s.version))
+		}
 	}
 	db, err := readDB(dbPath(i.opts.DataDir))
 	if err != nil {
@@ -157,15 +236,17 @@ func (i *Initializer) checkOrStepDataVersion(ctx context.Context) error {
 	}
 	if db.members != 1 || len(i.opts.InitialCluster) != 1 {
 		return refuse(fmt.Sprintf("; only a one-member cluster is stepped (its membership has %d members, the "+
-			"template %d): a larger one needs a rolling update of every member through etcd 3.6", db.members, len(i.opts.InitialCluster)))
+			"template %d): a larger one needs a rolling update of every member through each minor version", db.members, len(i.opts.InitialCluster)))
 	}
-	if err := i.stepThrough36(ctx); err != nil {
-		return refuse("; " + err.Error())
+	for _, s := range steps {
+		if err := i.stepThrough(ctx, s); err != nil {
+			return refuse("; " + err.Error())
+		}
 	}
 	v, ok = InspectDataVersion(i.opts.DataDir)
 	if why = v.Unopenable(); !ok || why != "" {
-		return refuse("; still after the step through etcd 3.6")
+		return refuse("; still after stepping it")
 	}
-	i.log.Info("The data directory was stepped through etcd 3.6", "storageVersion", v.StorageVersion)
+	i.log.Info("The data directory was stepped to a version this etcd opens", "storageVersion", v.StorageVersion)
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-logr/logr/testr"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
@@ -44,6 +45,40 @@ func TestDataVersionUnopenable(t *testing.T) {
 				t.Errorf("Unopenable() = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestAppliedBy36(t *testing.T) {
+	v2 := func(id uint64, method, path string) []byte {
+		var b []byte
+		b = protowire.AppendTag(b, 1, protowire.VarintType)
+		b = protowire.AppendVarint(b, id)
+		b = protowire.AppendTag(b, 2, protowire.BytesType)
+		b = protowire.AppendString(b, method)
+		b = protowire.AppendTag(b, 3, protowire.BytesType)
+		b = protowire.AppendString(b, path)
+		b = protowire.AppendTag(b, 4, protowire.BytesType)
+		return protowire.AppendString(b, `{"name":"etcd-test-0"}`)
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want bool
+	}{
+		{"cluster version", v2(7, "PUT", "/0/version"), true},
+		{"member attributes", v2(7, "PUT", "/0/members/8e9e05c52164694d/attributes"), true},
+		{"quorum get", v2(7, "QGET", "/0/version"), false},
+		{"another key", v2(7, "PUT", "/1/foo"), false},
+		{"garbage", []byte{0xff, 0xff, 0xff}, false},
+		// etcd 3.4's quorum get with an empty path decodes as an InternalRaftRequest with an ID.
+		{"quorum get, empty path", v2(7, "QGET", ""), false},
+	} {
+		if got := appliedBy36(tc.data); got != tc.want {
+			t.Errorf("%s: appliedBy36 = %v, want %v", tc.name, got, tc.want)
+		}
+		if isV3Request(tc.data) {
+			t.Errorf("%s: taken for a v3 request", tc.name)
+		}
 	}
 }
 
@@ -80,6 +115,10 @@ func TestOldDataIsRefusedAndLeftAlone(t *testing.T) {
 			}
 			if tc.then36 && v.StorageVersion == "" {
 				t.Errorf("storage version after a 3.6 run is empty, want 3.6")
+			}
+			// etcd 3.6 applies 3.5's v2 requests, not all of 3.4's.
+			if tc.w.Version == "3.5" && v.Pre36Entries != 0 || tc.w.Version == "3.4" && v.Pre36Entries == 0 {
+				t.Errorf("etcd %s data: %d of %d v2 entries etcd 3.6 does not apply", tc.w.Version, v.Pre36Entries, v.LegacyEntries)
 			}
 			before := treeDigest(t, m.DataDir)
 			for _, size := range []int{1, 3} {
@@ -173,11 +212,16 @@ func treeDigest(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// With an etcd 3.6 binary configured, a one-member cluster's 3.5 data is stepped through 3.6 and then
-// opens under etcd 3.7 with every key written under 3.5; a larger cluster's is still only refused.
-func TestStepThrough36(t *testing.T) {
+// With the etcd 3.5 and 3.6 binaries configured, a one-member cluster's 3.5 data is stepped through 3.6
+// (3.4 data through 3.5 and 3.6) and then opens under etcd 3.7 with every key written under the old
+// version; a larger cluster's is still only refused.
+func TestStepThroughOlderEtcds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the old etcd binaries and etcd 3.7 on their data")
+	}
+	bin35, err := oldetcd.Binary("3.5")
+	if err != nil {
+		t.Fatal(err)
 	}
 	bin36, err := oldetcd.Binary("3.6")
 	if err != nil {
@@ -190,6 +234,8 @@ func TestStepThrough36(t *testing.T) {
 		{w: oldetcd.Write{Version: "3.5", Keys: 20, Stop: oldetcd.Kill}},
 		{w: oldetcd.Write{Version: "3.5", Keys: 20, Stop: oldetcd.Term}},
 		{w: oldetcd.Write{Version: "3.5", Keys: 20, Stop: oldetcd.Kill}, then36: true},
+		{w: oldetcd.Write{Version: "3.4", Keys: 20, Stop: oldetcd.Kill}},
+		{w: oldetcd.Write{Version: "3.4", Keys: 20, Stop: oldetcd.Term}},
 	} {
 		name := tc.w.String()
 		if tc.then36 {
@@ -204,7 +250,7 @@ func TestStepThrough36(t *testing.T) {
 			}
 			before := treeDigest(t, m.DataDir)
 			ha := oldDataInitializer(t, m, 3)
-			ha.opts.Step36Binary = bin36
+			ha.opts.Step35Binary, ha.opts.Step36Binary = bin35, bin36
 			if err := ha.Initialize(t.Context(), httpapi.ModeFull); !errors.Is(err, ErrDataVersion) || !strings.Contains(err.Error(), "only a one-member cluster") {
 				t.Fatalf("3 members: Initialize = %v, want ErrDataVersion, not stepped", err)
 			}
@@ -213,7 +259,7 @@ func TestStepThrough36(t *testing.T) {
 			}
 
 			in := oldDataInitializer(t, m, 1)
-			in.opts.Step36Binary = bin36
+			in.opts.Step35Binary, in.opts.Step36Binary = bin35, bin36
 			if err := in.Initialize(t.Context(), httpapi.ModeFull); err != nil {
 				t.Fatalf("Initialize with the step: %v", err)
 			}

@@ -17,27 +17,34 @@ import (
 	"go.uber.org/zap"
 )
 
-// Timeouts of a step through etcd 3.6.
+// Timeouts of a step through an older etcd.
 const (
 	stepReadyTimeout = 2 * time.Minute
 	stepStopTimeout  = time.Minute
 )
 
-// stepThrough36 brings a one-member data directory that etcd 3.5 wrote to a state the etcd of this build
-// (3.7) opens, without losing a write, the way etcd's upgrade rule says (one minor version at a time): it
-// runs the etcd 3.6 binary Options.Step36Binary on the directory as this member until 3.6 has applied
-// every entry, recorded storage version 3.6 and taken a raft snapshot after the last v2 request of the
-// WAL, then stops it cleanly (SIGTERM). etcd 3.6 still applies the v2 requests; the snapshot takes them
-// out of what a restart replays.
+// step is one etcd minor version a data directory is run through.
+type step struct {
+	// version is "3.5" or "3.6"; binary is that etcd's server binary.
+	version, binary string
+}
+
+// stepThrough brings a one-member data directory one etcd minor version forward, without losing a write,
+// the way etcd's upgrade rule says (one minor version at a time): it runs the binary of s on the
+// directory as this member until it has applied every entry (for 3.6: until it has recorded storage
+// version 3.6) and taken a raft snapshot after them, then stops it cleanly (SIGTERM). Through 3.6 this
+// brings etcd 3.5 data to a state the etcd of this build (3.7) opens: 3.6 still applies the v2 requests
+// of the WAL, and the snapshot takes them out of what a restart replays. Through 3.5 it brings etcd 3.4
+// data to 3.5's (its database gets the raft term), for the step through 3.6 that follows.
 //
 // The member keeps its name and its data's membership (its peer and client URLs in the data are not
-// touched); etcd 3.6 listens on loopback ports of its own, so that no client reaches it and no peer takes
-// it for the member while it steps: the wrapper does not serve meanwhile either. A snapshot is forced
-// with --snapshot-count 1 and a lease granted and revoked (two raft entries that change no key).
+// touched); the old etcd listens on loopback ports of its own, so that no client reaches it and no peer
+// takes it for the member while it steps: the wrapper does not serve meanwhile either. A snapshot is
+// forced with --snapshot-count 1 and a lease granted and revoked (two raft entries that change no key).
 //
 // Only a one-member membership is stepped (the caller checks): a member of a larger cluster must be
-// stepped in a rolling update of the whole cluster through 3.6, which this does not do.
-func (i *Initializer) stepThrough36(ctx context.Context) error {
+// stepped in a rolling update of the whole cluster, which this does not do.
+func (i *Initializer) stepThrough(ctx context.Context, s step) error {
 	client, err := loopbackURL()
 	if err != nil {
 		return err
@@ -56,52 +63,53 @@ func (i *Initializer) stepThrough36(ctx context.Context) error {
 		"--initial-cluster", name + "=" + peer, "--snapshot-count", "1",
 	}
 	var out syncBuffer
-	cmd := exec.Command(i.opts.Step36Binary, args...)
+	cmd := exec.Command(s.binary, args...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the sidecar
-	i.log.Info("Stepping the data directory through etcd 3.6", "binary", i.opts.Step36Binary, "clientURL", client)
+	i.log.Info("Stepping the data directory through an older etcd", "version", s.version, "binary", s.binary, "clientURL", client)
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting etcd 3.6 (%s): %w", i.opts.Step36Binary, err)
+		return fmt.Errorf("starting etcd %s (%s): %w", s.version, s.binary, err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	stepErr := drive36(ctx, client, exited)
+	stepErr := driveStep(ctx, s.version, client, exited)
 	if stepErr == nil || !isExit(stepErr) {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case err := <-exited:
 			// etcd's signal handler stops the server and then dies of the signal it handled.
 			if err != nil && stepErr == nil && !diedOfSIGTERM(cmd) {
-				stepErr = fmt.Errorf("etcd 3.6 did not stop cleanly: %w", err)
+				stepErr = fmt.Errorf("etcd %s did not stop cleanly: %w", s.version, err)
 			}
 		case <-time.After(stepStopTimeout):
 			_ = cmd.Process.Kill()
 			killed := <-exited
 			if stepErr == nil {
-				stepErr = fmt.Errorf("etcd 3.6 did not stop within %s after SIGTERM and was killed (%v)", stepStopTimeout, killed)
+				stepErr = fmt.Errorf("etcd %s did not stop within %s after SIGTERM and was killed (%v)", s.version, stepStopTimeout, killed)
 			}
 		}
 	}
 	if stepErr != nil {
-		return fmt.Errorf("stepping through etcd 3.6: %w; its output ends with: %s", stepErr, tail(out.String(), 2000))
+		return fmt.Errorf("stepping through etcd %s: %w; its output ends with: %s", s.version, stepErr, tail(out.String(), 2000))
 	}
-	i.log.Info("etcd 3.6 stepped the data directory and stopped")
+	i.log.Info("The older etcd stepped the data directory and stopped", "version", s.version)
 	return nil
 }
 
-// exitError marks an error that means etcd 3.6 exited by itself.
+// exitError marks an error that means the old etcd exited by itself.
 type exitError struct{ err error }
 
-func (e exitError) Error() string { return fmt.Sprintf("etcd 3.6 exited: %v", e.err) }
+func (e exitError) Error() string { return fmt.Sprintf("it exited: %v", e.err) }
 
 func isExit(err error) bool {
 	var e exitError
 	return errors.As(err, &e)
 }
 
-// drive36 waits until etcd 3.6 at client serves, has storage version 3.6 and has taken a snapshot after
-// what it replayed (a lease granted and revoked adds entries past --snapshot-count 1).
-func drive36(ctx context.Context, client string, exited <-chan error) error {
+// driveStep waits until the old etcd (version) at client serves — etcd 3.6 also until it has recorded
+// storage version 3.6 —, then grants and revokes a lease: entries past --snapshot-count 1, so that it
+// takes a snapshot after everything it replayed.
+func driveStep(ctx context.Context, version, client string, exited <-chan error) error {
 	ctx, cancel := context.WithTimeout(ctx, stepReadyTimeout)
 	defer cancel()
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{client}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
@@ -115,7 +123,7 @@ func drive36(ctx context.Context, client string, exited <-chan error) error {
 		case err := <-exited:
 			return exitError{err}
 		case <-ctx.Done():
-			return fmt.Errorf("etcd 3.6 did not record storage version 3.6 within %s (last: %s)", stepReadyTimeout, last)
+			return fmt.Errorf("not ready within %s (last: %s)", stepReadyTimeout, last)
 		case <-time.After(200 * time.Millisecond):
 		}
 		attempt, cancelAttempt := context.WithTimeout(ctx, 2*time.Second)
@@ -126,7 +134,8 @@ func drive36(ctx context.Context, client string, exited <-chan error) error {
 			continue
 		}
 		last = "storage version " + strconv.Quote(st.StorageVersion)
-		if strings.HasPrefix(st.StorageVersion, "3.6") {
+		// etcd 3.5 reports no storage version: it only has to serve.
+		if version != "3.6" || strings.HasPrefix(st.StorageVersion, "3.6") {
 			break
 		}
 	}
@@ -163,7 +172,7 @@ func tail(s string, n int) string {
 	return "…" + s[len(s)-n:]
 }
 
-// syncBuffer collects the output of etcd 3.6 for the error message.
+// syncBuffer collects the output of the old etcd for the error message.
 type syncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer

@@ -27,8 +27,8 @@ type decisionInitializer struct {
 	owner            string
 	serviceEndpoints []string
 	clientTLS        *tls.Config
-	// step36Binary is initializer.Options.Step36Binary.
-	step36Binary string
+	// step35Binary and step36Binary are initializer.Options.Step35Binary and Step36Binary.
+	step35Binary, step36Binary string
 	// store is nil without backups.
 	store snapstore.SnapStore
 	// fullSnapshot uploads the full snapshot after a restore (case 7); nil without backups.
@@ -61,7 +61,7 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode httpapi.Mode)
 		Member: cfg.Member, InitialCluster: ic, DataDir: d.dataDir, ClusterToken: t.ClusterToken(), Owner: d.owner,
 		ClusterEndpoints: append(t.AllClientURLs(), d.serviceEndpoints...), ClientTLS: d.clientTLS,
 		Store: d.store, TakeFullSnapshot: d.fullSnapshot, LivePeers: d.livePeers, ObserveRestore: d.observeRestore,
-		Step36Binary: d.step36Binary, Log: d.log,
+		Step35Binary: d.step35Binary, Step36Binary: d.step36Binary, Log: d.log,
 	})
 	if err != nil {
 		return err
