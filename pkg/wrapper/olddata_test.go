@@ -78,8 +78,7 @@ func openDataDir(config []byte) int {
 // ("proto: cannot parse invalid wire-format data": the old versions logged v2 requests, which 3.7 no longer
 // decodes) — unless a raft snapshot covered every such entry before the switch. One run under 3.6
 // without a snapshot does not help: the 3.5 entries stay in the WAL after its last snapshot. This is
-// etcd's behaviour, which the initializer must keep the wrapper from (initializer.InspectDataDir,
-// DataFacts.Version).
+// etcd's behaviour, which the initializer must keep the wrapper from (initializer.CheckDataVersion).
 func TestEmbeddedEtcdOnOldData(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts old etcd binaries and etcd 3.7 on their data: seconds per case")
