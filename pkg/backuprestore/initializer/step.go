@@ -23,6 +23,10 @@ const (
 	stepStopTimeout  = time.Minute
 )
 
+// stepQuotaBackendBytes is the old etcd's --quota-backend-bytes while it steps: 8 GiB, etcd's suggested
+// maximum.
+const stepQuotaBackendBytes = 8 << 30
+
 // step is one etcd minor version a data directory is run through.
 type step struct {
 	// version is "3.5" or "3.6"; binary is that etcd's server binary.
@@ -61,6 +65,9 @@ func (i *Initializer) stepThrough(ctx context.Context, s step) error {
 		"--listen-client-urls", client, "--advertise-client-urls", client,
 		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
 		"--initial-cluster", name + "=" + peer, "--snapshot-count", "1",
+		// The member's own quota is not known here; etcd's default (2 GiB) could raise the NOSPACE alarm on
+		// a larger database and refuse the lease that forces the snapshot.
+		"--quota-backend-bytes", strconv.FormatInt(stepQuotaBackendBytes, 10),
 	}
 	var out syncBuffer
 	cmd := exec.Command(s.binary, args...)
