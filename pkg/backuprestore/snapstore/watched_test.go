@@ -53,7 +53,10 @@ func TestWatchedStoreUploadInFlightFinishesOnTheStoreItStartedOn(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = opened.Close() })
 	w := opened.(*watchedStore)
-	first := w.acquire()
+	first, err := w.acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
 	w.release(first)
 
 	pr, pw := io.Pipe()
