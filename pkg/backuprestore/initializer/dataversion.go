@@ -20,7 +20,8 @@ import (
 // starts etcd on it nor moves, deletes or restores over it. The data must first be stepped through the
 // etcd minor versions in between, one at a time as etcd's upgrade rule says (docs/architecture-notes.md,
 // "etcd version stepping"). The sidecar reports it as a failed initialization with the reason; the
-// wrapper keeps retrying, so the member stays down but its data stays as it was.
+// wrapper exits with that reason without starting etcd and asks again when its container restarts, so
+// the member stays down but its data stays as it was.
 var ErrDataVersion = errors.New("the data directory was written by an etcd version this etcd cannot open")
 
 // DataVersion is what a data directory tells about the etcd versions that wrote it.
