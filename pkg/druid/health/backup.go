@@ -2,10 +2,12 @@ package health
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/robfig/cron/v3"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
@@ -34,6 +36,22 @@ func snapshotTime(lease *coordinationv1.Lease) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return lease.Spec.RenewTime.Time, true
+}
+
+// SnapshotFromLease is the snapshot a snapshot lease records (status.lastFullSnapshot from the full
+// lease, status.lastDeltaSnapshot from the delta lease), or nil when it records none: no lease, no renewal
+// yet, or a holderIdentity that is not a decimal revision. The time is cut to whole seconds, the precision
+// metav1.Time keeps on the wire, so the same lease always computes a status equal to the stored one.
+func SnapshotFromLease(lease *coordinationv1.Lease) *druidv1alpha1.SnapshotStatus {
+	at, ok := snapshotTime(lease)
+	if !ok {
+		return nil
+	}
+	revision, err := strconv.ParseInt(*lease.Spec.HolderIdentity, 10, 64)
+	if err != nil || revision < 0 {
+		return nil
+	}
+	return &druidv1alpha1.SnapshotStatus{EndRevision: revision, Timestamp: metav1.NewTime(at.Truncate(time.Second))}
 }
 
 // BackupReadyCondition judges the backups from the snapshot leases:

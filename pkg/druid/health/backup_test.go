@@ -48,3 +48,24 @@ func TestBackupReadyCondition(t *testing.T) {
 		})
 	}
 }
+
+func TestSnapshotFromLease(t *testing.T) {
+	withNanos := lease("f", "4711", 30*time.Second)
+	withNanos.Spec.RenewTime = &metav1.MicroTime{Time: now.Add(-30*time.Second + 123456*time.Microsecond)}
+	for name, tc := range map[string]struct {
+		lease *coordinationv1.Lease
+		want  *druidv1alpha1.SnapshotStatus
+	}{
+		"no lease":                  {lease: nil, want: nil},
+		"created, never renewed":    {lease: ptr.To(lease("f", "", -1)), want: nil},
+		"holder is not a revision":  {lease: ptr.To(lease("f", "abc", time.Second)), want: nil},
+		"negative revision":         {lease: ptr.To(lease("f", "-1", time.Second)), want: nil},
+		"revision and renewal time": {lease: ptr.To(lease("f", "1234567890123", time.Minute)), want: &druidv1alpha1.SnapshotStatus{EndRevision: 1234567890123, Timestamp: metav1.NewTime(now.Add(-time.Minute))}},
+		"time cut to whole seconds": {lease: &withNanos, want: &druidv1alpha1.SnapshotStatus{EndRevision: 4711, Timestamp: metav1.NewTime(now.Add(-30 * time.Second))}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(SnapshotFromLease(tc.lease)).To(Equal(tc.want))
+		})
+	}
+}

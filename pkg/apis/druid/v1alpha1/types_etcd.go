@@ -22,6 +22,10 @@ import (
 // +kubebuilder:printcolumn:name="Cluster Size",type=integer,JSONPath=`.spec.replicas`,priority=1
 // +kubebuilder:printcolumn:name="Current Replicas",type=integer,JSONPath=`.status.currentReplicas`,priority=1
 // +kubebuilder:printcolumn:name="Ready Replicas",type=integer,JSONPath=`.status.readyReplicas`,priority=1
+// +kubebuilder:printcolumn:name="Full Snapshot Revision",type=integer,JSONPath=`.status.lastFullSnapshot.endRevision`,priority=1
+// +kubebuilder:printcolumn:name="Last Full Snapshot",type=date,JSONPath=`.status.lastFullSnapshot.timestamp`,priority=1
+// +kubebuilder:printcolumn:name="Delta Snapshot Revision",type=integer,JSONPath=`.status.lastDeltaSnapshot.endRevision`,priority=1
+// +kubebuilder:printcolumn:name="Last Delta Snapshot",type=date,JSONPath=`.status.lastDeltaSnapshot.timestamp`,priority=1
 type Etcd struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
