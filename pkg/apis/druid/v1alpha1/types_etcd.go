@@ -340,7 +340,11 @@ type CompactionSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	EventsThreshold *int64 `json:"eventsThreshold,omitempty"`
-	// TriggerFullSnapshotThreshold is the number of delta events after which the sidecar takes a full snapshot.
+	// TriggerFullSnapshotThreshold is the upper threshold of delta events since the last full snapshot: at or
+	// beyond it (or after a compaction Job ran out of its deadline) druid gives up on a compaction Job and asks
+	// the backup leader's sidecar for a full snapshot instead (GET /snapshot/full on the client Service's
+	// backup port, presenting spec.backup.tls.clientTLSSecretRef). Without such a client certificate druid
+	// cannot make that request and starts the compaction Job as below the threshold.
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	TriggerFullSnapshotThreshold *int64 `json:"triggerFullSnapshotThreshold,omitempty"`

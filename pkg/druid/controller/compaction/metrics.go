@@ -31,6 +31,10 @@ var (
 		Namespace: "etcddruid", Subsystem: "compaction", Name: "jobs_failed_total",
 		Help: "Compaction Jobs that failed per Etcd.",
 	}, etcdLabels)
+	fullSnapshotsRequested = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "etcddruid", Subsystem: "compaction", Name: "full_snapshots_requested_total",
+		Help: "Full snapshots requested instead of a compaction Job per Etcd, by outcome (succeeded true or false).",
+	}, append(append([]string{}, etcdLabels...), "succeeded"))
 	deltaEventsGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: "etcddruid", Subsystem: "compaction", Name: "delta_events",
 		Help: "Events in delta snapshots since the last full snapshot (delta minus full snapshot lease revision) per Etcd.",
@@ -42,7 +46,7 @@ var registerOnce sync.Once
 // registerMetrics adds the metrics to controller-runtime's registry once per process.
 func registerMetrics() {
 	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(jobsCreated, jobsSucceeded, jobsFailed, deltaEventsGauge)
+		metrics.Registry.MustRegister(jobsCreated, jobsSucceeded, jobsFailed, fullSnapshotsRequested, deltaEventsGauge)
 	})
 }
 
@@ -52,4 +56,5 @@ func forgetMetrics(namespace, name string) {
 	for _, vec := range []*prometheus.MetricVec{jobsCreated.MetricVec, jobsSucceeded.MetricVec, jobsFailed.MetricVec, deltaEventsGauge.MetricVec} {
 		vec.Delete(labels)
 	}
+	fullSnapshotsRequested.DeletePartialMatch(labels)
 }
