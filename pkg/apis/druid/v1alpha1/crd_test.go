@@ -53,5 +53,7 @@ func TestEtcdCRDPrinterColumns(t *testing.T) {
 		g.Expect(status.Required).NotTo(ContainElement(field), "an addition is optional")
 		g.Expect(snap.Properties["endRevision"].Type).To(Equal("integer"), field)
 		g.Expect(snap.Properties["timestamp"].Format).To(Equal("date-time"), field)
+		g.Expect(snap.Properties["name"].Type).To(Equal("string"), field)
+		g.Expect(snap.Required).To(ConsistOf("endRevision", "timestamp"), "%s: name is optional", field)
 	}
 }

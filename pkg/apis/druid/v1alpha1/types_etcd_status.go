@@ -71,13 +71,18 @@ type EtcdStatus struct {
 
 // SnapshotStatus is one snapshot as a snapshot lease records it. The field names follow the snapshot
 // record etcd-druid's proposal DEP-04 (EtcdMember, status.snapshots.lastFull/lastDelta) gives the same
-// facts: endRevision and timestamp. The snapshot's object name is not here: the lease does not carry it,
-// and druid does not list the store.
+// facts: name, endRevision and timestamp.
 type SnapshotStatus struct {
+	// Name is the snapshot's object name in the store (base name, e.g.
+	// Full-00000000-00001234-1700000000.gz): the lease's annotation snapshot.etcd.gardener.cloud/name,
+	// which this project's sidecar writes; unset when the lease carries none (a deployed sidecar).
+	// +optional
+	Name *string `json:"name,omitempty"`
 	// EndRevision is the last etcd revision the snapshot holds: the lease's holderIdentity, a decimal
 	// revision written by the sidecar after the upload.
 	EndRevision int64 `json:"endRevision"`
-	// Timestamp is when the snapshot was stored: the lease's renewTime.
+	// Timestamp is the lease's renewTime: when the sidecar last recorded EndRevision as stored, i.e. the
+	// snapshot's upload or, on a quiet cluster, the latest delta period in which etcd had nothing newer.
 	Timestamp metav1.Time `json:"timestamp"`
 }
 

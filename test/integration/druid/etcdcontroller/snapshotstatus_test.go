@@ -20,14 +20,18 @@ import (
 )
 
 // renewSnapshotLease renews a snapshot lease as the backup leader's sidecar does after an upload:
-// holderIdentity the revision, renewTime the time of the snapshot.
-func renewSnapshotLease(t *testing.T, namespace, name string, revision int64, at time.Time) {
+// holderIdentity the revision, renewTime the time of the snapshot and, unless empty, the snapshot's name
+// (this project's sidecar; a deployed one writes none).
+func renewSnapshotLease(t *testing.T, namespace, name string, revision int64, at time.Time, snapName string) {
 	t.Helper()
 	NewWithT(t).Eventually(func(g Gomega) {
 		lease := &coordinationv1.Lease{}
 		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, lease)).To(Succeed())
 		lease.Spec.HolderIdentity = ptr.To(fmt.Sprint(revision))
 		lease.Spec.RenewTime = &metav1.MicroTime{Time: at}
+		if snapName != "" {
+			metav1.SetMetaDataAnnotation(&lease.ObjectMeta, "snapshot.etcd.gardener.cloud/name", snapName)
+		}
 		g.Expect(env.Client.Update(ctx, lease)).To(Succeed())
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 }
@@ -71,10 +75,11 @@ func TestStatusShowsLastSnapshotsFromLeases(t *testing.T) {
 
 	// A full snapshot renews both leases (it covers every revision a delta would), then a delta follows.
 	fullAt := time.Now().Add(-2 * time.Minute).Truncate(time.Second)
-	renewSnapshotLease(t, ns, etcd.FullSnapshotLeaseName(), 4711, fullAt)
-	renewSnapshotLease(t, ns, etcd.DeltaSnapshotLeaseName(), 4711, fullAt)
+	fullName := fmt.Sprintf("Full-00000000-00004711-%d.gz", fullAt.Unix())
+	renewSnapshotLease(t, ns, etcd.FullSnapshotLeaseName(), 4711, fullAt, fullName)
+	renewSnapshotLease(t, ns, etcd.DeltaSnapshotLeaseName(), 4711, fullAt, fullName)
 	deltaAt := time.Now().Add(-10 * time.Second).Add(250 * time.Millisecond)
-	renewSnapshotLease(t, ns, etcd.DeltaSnapshotLeaseName(), 4800, deltaAt)
+	renewSnapshotLease(t, ns, etcd.DeltaSnapshotLeaseName(), 4800, deltaAt, "") // a deployed sidecar: no name
 
 	wantFull := &druidv1alpha1.SnapshotStatus{EndRevision: 4711, Timestamp: metav1.NewTime(fullAt)}
 	wantDelta := &druidv1alpha1.SnapshotStatus{EndRevision: 4800, Timestamp: metav1.NewTime(deltaAt.Truncate(time.Second))}
@@ -82,9 +87,11 @@ func TestStatusShowsLastSnapshotsFromLeases(t *testing.T) {
 		etcd := getEtcd(g, ns)
 		g.Expect(etcd.Status.LastFullSnapshot).NotTo(BeNil())
 		g.Expect(etcd.Status.LastDeltaSnapshot).NotTo(BeNil())
+		g.Expect(etcd.Status.LastFullSnapshot.Name).To(Equal(ptr.To(fullName)))
 		g.Expect(etcd.Status.LastFullSnapshot.EndRevision).To(Equal(wantFull.EndRevision))
 		g.Expect(etcd.Status.LastFullSnapshot.Timestamp.Time).To(BeTemporally("==", wantFull.Timestamp.Time))
 		g.Expect(etcd.Status.LastDeltaSnapshot.EndRevision).To(Equal(wantDelta.EndRevision))
+		g.Expect(etcd.Status.LastDeltaSnapshot.Name).To(BeNil(), "the lease still names the full snapshot at 4711, not one at 4800")
 		g.Expect(etcd.Status.LastDeltaSnapshot.Timestamp.Time).To(BeTemporally("==", wantDelta.Timestamp.Time))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	g.Expect(druidv1alpha1.FindCondition(getEtcd(g, ns).Status.Conditions, druidv1alpha1.ConditionTypeBackupReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
@@ -98,10 +105,12 @@ func TestStatusShowsLastSnapshotsFromLeases(t *testing.T) {
 
 	// A newer delta moves only the delta fields.
 	laterAt := time.Now().Truncate(time.Second)
-	renewSnapshotLease(t, ns, etcd.DeltaSnapshotLeaseName(), 4900, laterAt)
+	deltaName := fmt.Sprintf("Incr-00004801-00004900-%d.gz", laterAt.Unix())
+	renewSnapshotLease(t, ns, etcd.DeltaSnapshotLeaseName(), 4900, laterAt, deltaName)
 	g.Eventually(func(g Gomega) int64 {
 		return ptr.Deref(getEtcd(g, ns).Status.LastDeltaSnapshot, druidv1alpha1.SnapshotStatus{}).EndRevision
 	}).WithTimeout(timeout).WithPolling(poll).Should(Equal(int64(4900)))
+	g.Expect(getEtcd(g, ns).Status.LastDeltaSnapshot.Name).To(Equal(ptr.To(deltaName)))
 	g.Expect(getEtcd(g, ns).Status.LastFullSnapshot.EndRevision).To(Equal(int64(4711)))
 
 	// Without a store there are no snapshot leases and no snapshot fields.
