@@ -43,8 +43,9 @@ func snapshotTime(lease *coordinationv1.Lease) (time.Time, bool) {
 // SnapshotFromLease is the snapshot a snapshot lease records (status.lastFullSnapshot from the full
 // lease, status.lastDeltaSnapshot from the delta lease), or nil when it records none: no lease, no renewal
 // yet, or a holderIdentity that is not a decimal revision. The name comes from the annotation
-// etcdpod.SnapshotNameAnnotation when the sidecar wrote one for that revision. The time is cut to whole seconds, the precision
-// metav1.Time keeps on the wire, so the same lease always computes a status equal to the stored one.
+// etcdpod.SnapshotNameAnnotation when the sidecar wrote one for that revision. The time is cut to whole
+// seconds, the precision metav1.Time keeps on the wire, so the same lease always computes a status equal
+// to the stored one.
 func SnapshotFromLease(lease *coordinationv1.Lease) *druidv1alpha1.SnapshotStatus {
 	at, ok := snapshotTime(lease)
 	if !ok {

@@ -69,7 +69,9 @@ func TestOutcomeOfReadsTerminalConditionsOnly(t *testing.T) {
 
 func TestFullSnapshotReason(t *testing.T) {
 	g := NewWithT(t)
-	etcd := &druidv1alpha1.Etcd{}
+	etcd := &druidv1alpha1.Etcd{Spec: druidv1alpha1.EtcdSpec{Replicas: 0}}
+	g.Expect(fullSnapshotReason(etcd, 5000, 1000)).To(BeEmpty(), "hibernated: no sidecar to ask, the Job runs")
+	etcd.Spec.Replicas = 3
 	g.Expect(fullSnapshotReason(etcd, 999, 1000)).To(BeEmpty())
 	g.Expect(fullSnapshotReason(etcd, 1000, 1000)).To(Equal("1000 delta events since the last full snapshot reached triggerFullSnapshotThreshold 1000"))
 

@@ -160,8 +160,12 @@ func (r *Reconciler) fullSnapshotThreshold(etcd *druidv1alpha1.Etcd) int64 {
 
 // fullSnapshotReason says why a full snapshot replaces a compaction Job, as in the deployed druid: the
 // delta events reached triggerFullSnapshotThreshold, where a Job replaying all of them is unlikely to
-// finish, or the last Job ran out of its deadline. Empty when a Job is the way.
+// finish, or the last Job ran out of its deadline. Empty when a Job is the way, also always while the
+// Etcd is hibernated (no sidecar runs to take the snapshot; the Job needs only the store).
 func fullSnapshotReason(etcd *druidv1alpha1.Etcd, events, fullThreshold int64) string {
+	if etcd.Spec.Replicas == 0 {
+		return ""
+	}
 	if events >= fullThreshold {
 		return fmt.Sprintf("%d delta events since the last full snapshot reached triggerFullSnapshotThreshold %d", events, fullThreshold)
 	}
