@@ -125,8 +125,8 @@ const (
 	// DefaultDeltaSnapshotPeriod is Gardener's delta snapshot period.
 	DefaultDeltaSnapshotPeriod = 5 * time.Minute
 	// DefaultDeltaSnapshotRetentionPeriod is the delta snapshot retention Gardener writes (15 days, the
-	// value of its etcd component): deltas stay restorable for two weeks even when the exponential garbage
-	// collection thins out the full snapshots they follow.
+	// value of its etcd component): the sidecar's garbage collection keeps delta snapshots at least this
+	// long.
 	DefaultDeltaSnapshotRetentionPeriod = 15 * 24 * time.Hour
 )
 
