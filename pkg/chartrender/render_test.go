@@ -22,6 +22,7 @@ import (
 	druidapp "github.com/gardener-etcd/gardener-etcd/cmd/etcd-druid/app"
 	extapp "github.com/gardener-etcd/gardener-etcd/cmd/gardener-extension-backup/app"
 	"github.com/gardener-etcd/gardener-etcd/pkg/chartrender"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/networkpolicy"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/ensureetcd"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/etcdvalidation"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/protection"
@@ -171,6 +172,11 @@ func TestDruidVariant(t *testing.T) {
 	g.Expect(c.Args).To(ContainElements("--enable-etcd-spec-auto-reconcile=true", "--enable-webhooks=false", "--etcd-workers=7"))
 	g.Expect(strings.Join(c.Args, " ")).NotTo(ContainSubstring("--webhook-cert-dir"))
 	g.Expect(deploy.Spec.Template.Spec.Volumes).To(BeEmpty())
+	// Whatever the release is called, druid's pods carry the labels the Etcds' NetworkPolicies admit on the
+	// backup port (full snapshot requests beyond triggerFullSnapshotThreshold).
+	for k, v := range networkpolicy.DruidPodLabels {
+		g.Expect(deploy.Spec.Template.Labels).To(HaveKeyWithValue(k, v))
+	}
 	cfg := parseDruidArgs(t, c.Args)
 	g.Expect(cfg.Etcd.EnableEtcdSpecAutoReconcile).To(BeTrue())
 	g.Expect(cfg.Webhooks.Enabled).To(BeFalse())

@@ -17,7 +17,7 @@ leaderElection: {enabled: false, namespace: garden}
 images: {etcdWrapper: wrapper:v1, backupRestore: brctl:v1}
 controllers:
   etcd: {workers: 20, statusSyncPeriod: 30s, etcdMemberNotReadyThreshold: 2m}
-  compaction: {enabled: true, eventsThreshold: 5000}
+  compaction: {enabled: true, eventsThreshold: 5000, triggerFullSnapshotThreshold: 15000}
 webhooks: {enabled: true, port: 10250, reconcilerServiceAccount: "system:serviceaccount:garden:etcd-druid", exemptServiceAccounts: [a]}
 `
 
@@ -51,6 +51,7 @@ func TestConfigPrecedence(t *testing.T) {
 	g.Expect(cfg.LeaderElectionNamespace).To(Equal("garden"))
 	g.Expect(cfg.Compaction.EnableBackupCompaction).To(BeTrue())
 	g.Expect(cfg.Compaction.EventsThreshold).To(Equal(int64(5000)))
+	g.Expect(cfg.Compaction.TriggerFullSnapshotThreshold).To(Equal(int64(15000)))
 	g.Expect(cfg.Webhooks.Port).To(Equal(10250))
 	g.Expect(cfg.Etcd.Images.EtcdWrapper).To(Equal("wrapper:v1"))
 	cfg.complete()

@@ -21,7 +21,8 @@ import (
 //	  etcd: {workers: 50, enableEtcdSpecAutoReconcile: false, statusSyncPeriod: 15s,
 //	         etcdMemberUnknownThreshold: 1m, etcdMemberNotReadyThreshold: 5m}
 //	  secret: {workers: 10}
-//	  compaction: {enabled: true, workers: 3, eventsThreshold: 1000000, activeDeadline: 3h}
+//	  compaction: {enabled: true, workers: 3, eventsThreshold: 1000000, triggerFullSnapshotThreshold: 3000000,
+//	               activeDeadline: 3h}
 //	  copyBackupsTask: {workers: 3}
 //	webhooks: {enabled: true, port: 9443, certDir: /etc/webhook/certs,
 //	           reconcilerServiceAccount: system:serviceaccount:garden:etcd-druid, exemptServiceAccounts: []}
@@ -53,10 +54,11 @@ type File struct {
 			Workers int `json:"workers,omitempty"`
 		} `json:"secret"`
 		Compaction struct {
-			Enabled         *bool            `json:"enabled,omitempty"`
-			Workers         int              `json:"workers,omitempty"`
-			EventsThreshold int64            `json:"eventsThreshold,omitempty"`
-			ActiveDeadline  *metav1.Duration `json:"activeDeadline,omitempty"`
+			Enabled                      *bool            `json:"enabled,omitempty"`
+			Workers                      int              `json:"workers,omitempty"`
+			EventsThreshold              int64            `json:"eventsThreshold,omitempty"`
+			TriggerFullSnapshotThreshold int64            `json:"triggerFullSnapshotThreshold,omitempty"`
+			ActiveDeadline               *metav1.Duration `json:"activeDeadline,omitempty"`
 		} `json:"compaction"`
 		CopyBackupsTask struct {
 			Workers int `json:"workers,omitempty"`
@@ -115,6 +117,9 @@ func (f File) applyTo(c *Config) {
 	setInt(&c.Compaction.Workers, cp.Workers)
 	if cp.EventsThreshold != 0 {
 		c.Compaction.EventsThreshold = cp.EventsThreshold
+	}
+	if cp.TriggerFullSnapshotThreshold != 0 {
+		c.Compaction.TriggerFullSnapshotThreshold = cp.TriggerFullSnapshotThreshold
 	}
 	setDuration(&c.Compaction.ActiveDeadline, cp.ActiveDeadline)
 	setInt(&c.CopyBackupsTask.Workers, f.Controllers.CopyBackupsTask.Workers)

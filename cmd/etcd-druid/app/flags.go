@@ -35,6 +35,7 @@ func bindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.BoolVar(&c.Compaction.EnableBackupCompaction, "enable-backup-compaction", c.Compaction.EnableBackupCompaction, "run compaction Jobs when delta snapshots pile up")
 	fs.IntVar(&c.Compaction.Workers, "compaction-workers", c.Compaction.Workers, "Etcds looked at in parallel by the compaction controller")
 	fs.Int64Var(&c.Compaction.EventsThreshold, "compaction-events-threshold", c.Compaction.EventsThreshold, "delta events since the last full snapshot that trigger a compaction")
+	fs.Int64Var(&c.Compaction.TriggerFullSnapshotThreshold, "compaction-trigger-full-snapshot-threshold", c.Compaction.TriggerFullSnapshotThreshold, "delta events since the last full snapshot beyond which a full snapshot is requested instead of a compaction")
 	fs.DurationVar(&c.Compaction.ActiveDeadline, "compaction-active-deadline", c.Compaction.ActiveDeadline, "activeDeadlineSeconds of a compaction Job")
 	fs.IntVar(&c.CopyBackupsTask.Workers, "copy-backups-task-workers", c.CopyBackupsTask.Workers, "EtcdCopyBackupsTasks reconciled in parallel")
 

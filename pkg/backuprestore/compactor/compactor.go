@@ -170,7 +170,7 @@ func takeSnapshot(ctx context.Context, cli *clientv3.Client, opts Options, head 
 			head, snap.LastRevision, snap.SnapName)
 		return nil, errors.Join(err, opts.Store.Delete(context.WithoutCancel(ctx), snap))
 	}
-	if err := opts.Leases.Update(ctx, snapshot.KindFull, snap.LastRevision); err != nil {
+	if err := opts.Leases.Update(ctx, snapshot.KindFull, snap.LastRevision, snap.SnapName); err != nil {
 		return snap, fmt.Errorf("renewing the snapshot leases with revision %d: %w", snap.LastRevision, err)
 	}
 	return snap, nil

@@ -21,7 +21,7 @@ type leaseSpy struct {
 	revs  []int64
 }
 
-func (l *leaseSpy) Update(_ context.Context, kind snapshot.Kind, rev int64) error {
+func (l *leaseSpy) Update(_ context.Context, kind snapshot.Kind, rev int64, _ string) error {
 	l.kinds, l.revs = append(l.kinds, kind), append(l.revs, rev)
 	return nil
 }

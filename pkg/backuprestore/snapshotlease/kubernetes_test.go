@@ -39,8 +39,16 @@ func TestUpdateRenewsLeasesByName(t *testing.T) {
 		}
 		return *l.Spec.HolderIdentity, l.Spec.RenewTime.UTC()
 	}
+	snapName := func(name string) string {
+		t.Helper()
+		l, err := cs.CoordinationV1().Leases(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.Annotations["snapshot.etcd.gardener.cloud/name"]
+	}
 
-	if err := k.Update(ctx, snapshot.KindIncr, 41); err != nil {
+	if err := k.Update(ctx, snapshot.KindIncr, 41, "Incr-00000001-00000041-1893553445.gz"); err != nil {
 		t.Fatal(err)
 	}
 	if h, _ := holder("etcd-main-full-snapshot"); h != "" {
@@ -49,19 +57,40 @@ func TestUpdateRenewsLeasesByName(t *testing.T) {
 	if h, at := holder("etcd-main-delta-snapshot"); h != "41" || !at.Equal(now) {
 		t.Fatalf("delta lease = %q at %s, want 41 at %s", h, at, now)
 	}
+	if got := snapName("etcd-main-delta-snapshot"); got != "Incr-00000001-00000041-1893553445.gz" {
+		t.Fatalf("delta lease names snapshot %q, want Incr-00000001-00000041-1893553445.gz", got)
+	}
+	if got := snapName("etcd-main-full-snapshot"); got != "" {
+		t.Fatalf("a delta named a snapshot on the full snapshot lease: %q", got)
+	}
+
+	// A renewal without a new snapshot (a quiet delta period) keeps the name.
+	now = now.Add(time.Second)
+	if err := k.Update(ctx, snapshot.KindIncr, 41, ""); err != nil {
+		t.Fatal(err)
+	}
+	if h, at := holder("etcd-main-delta-snapshot"); h != "41" || !at.Equal(now) {
+		t.Fatalf("delta lease = %q at %s after a quiet period, want 41 at %s", h, at, now)
+	}
+	if got := snapName("etcd-main-delta-snapshot"); got != "Incr-00000001-00000041-1893553445.gz" {
+		t.Fatalf("a quiet period changed the delta lease's snapshot name to %q", got)
+	}
 
 	now = now.Add(time.Minute)
-	if err := k.Update(ctx, snapshot.KindFull, 1234567890123); err != nil {
+	if err := k.Update(ctx, snapshot.KindFull, 1234567890123, "Full-00000000-1234567890123-1893553505.gz"); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"etcd-main-full-snapshot", "etcd-main-delta-snapshot"} {
 		if h, at := holder(name); h != "1234567890123" || !at.Equal(now) {
 			t.Fatalf("%s = %q at %s after a full snapshot, want 1234567890123 at %s", name, h, at, now)
 		}
+		if got := snapName(name); got != "Full-00000000-1234567890123-1893553505.gz" {
+			t.Fatalf("%s names snapshot %q after a full snapshot, want Full-00000000-1234567890123-1893553505.gz", name, got)
+		}
 	}
 
 	k.DeltaName = "missing"
-	if err := k.Update(ctx, snapshot.KindIncr, 50); err == nil {
+	if err := k.Update(ctx, snapshot.KindIncr, 50, ""); err == nil {
 		t.Fatal("renewing a lease that does not exist: want an error")
 	}
 }

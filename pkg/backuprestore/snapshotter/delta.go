@@ -228,7 +228,7 @@ func (s *Snapshotter) cutDeltaLocked(ctx context.Context) (*snapshot.Snapshot, e
 	s.setStored(last)
 	s.metrics.succeeded(snap, size, time.Since(start))
 	s.log.Info("Took delta snapshot", "snapshot", snap.SnapName, "revision", last, "events", len(events))
-	if err := s.leases.Update(ctx, snapshot.KindIncr, last); err != nil {
+	if err := s.leases.Update(ctx, snapshot.KindIncr, last, snap.SnapName); err != nil {
 		s.log.Error(err, "Could not renew the delta snapshot lease", "revision", last)
 	}
 	return snap, nil
@@ -264,7 +264,7 @@ func (s *Snapshotter) renewIfCurrent(ctx context.Context, stored int64) {
 	if err != nil || resp.Header.Revision != stored {
 		return
 	}
-	if err := s.leases.Update(ctx, snapshot.KindIncr, stored); err != nil {
+	if err := s.leases.Update(ctx, snapshot.KindIncr, stored, ""); err != nil {
 		s.log.Error(err, "Could not renew the delta snapshot lease", "revision", stored)
 	}
 }

@@ -62,7 +62,7 @@ func (s *Snapshotter) takeFullLocked(ctx context.Context, final bool) (*snapshot
 	s.setStored(snap.LastRevision)
 	s.metrics.succeeded(snap, size, time.Since(start))
 	s.log.Info("Took full snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision, "bytes", size, "took", time.Since(start))
-	if err := s.leases.Update(ctx, snapshot.KindFull, snap.LastRevision); err != nil {
+	if err := s.leases.Update(ctx, snapshot.KindFull, snap.LastRevision, snap.SnapName); err != nil {
 		s.log.Error(err, "Could not renew snapshot leases", "revision", snap.LastRevision)
 	}
 	return snap, nil

@@ -22,13 +22,25 @@ import (
 type leaseSpy struct {
 	mu      sync.Mutex
 	updates []string
+	// names are the snapshot names of the updates, "" for a renewal without a new snapshot.
+	names []string
 }
 
-func (l *leaseSpy) Update(_ context.Context, kind snapshot.Kind, rev int64) error {
+func (l *leaseSpy) Update(_ context.Context, kind snapshot.Kind, rev int64, name string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.updates = append(l.updates, fmt.Sprintf("%s/%d", kind, rev))
+	l.names = append(l.names, name)
 	return nil
+}
+
+func (l *leaseSpy) lastName() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.names) == 0 {
+		return ""
+	}
+	return l.names[len(l.names)-1]
 }
 
 func (l *leaseSpy) has(u string) bool {
@@ -179,6 +191,9 @@ func TestDeltasAreCutOnMemoryLimitAndPeriodAndNotWhenEmpty(t *testing.T) {
 	if !spy.has(fmt.Sprintf("Incr/%d", rev)) {
 		t.Fatalf("lease updates %v lack Incr/%d", spy.updates, rev)
 	}
+	if got := spy.lastName(); got != "" {
+		t.Fatalf("a renewal without a new snapshot named %q", got)
+	}
 
 	// Period: a second snapshotter with a 1s period cuts without being asked.
 	s.Stop()
@@ -215,6 +230,9 @@ func TestFullSnapshotMetricsAndLeases(t *testing.T) {
 	}
 	if !spy.has(fmt.Sprintf("Full/%d", rev)) {
 		t.Fatalf("lease updates %v lack Full/%d", spy.updates, rev)
+	}
+	if got := spy.lastName(); got != full.SnapName {
+		t.Fatalf("the leases were renewed naming %q, want the full snapshot %q", got, full.SnapName)
 	}
 	stream, err := snapshot.LatestStream(listStore(t, store))
 	if err != nil || stream.Full.SnapName != full.SnapName {

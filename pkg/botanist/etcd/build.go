@@ -43,6 +43,9 @@ var (
 	garbageCollectionPeriod  = 12 * time.Hour
 	defaultStorageByClass    = map[Class]resource.Quantity{ClassImportant: resource.MustParse("25Gi"), ClassNormal: resource.MustParse("10Gi")}
 	autoCompactionRetention  = "30m"
+	// compactionResources are the requests of druid's compaction Job (Gardener's values): it restores the
+	// whole database and replays the deltas in memory.
+	compactionResources = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("600m"), corev1.ResourceMemory: resource.MustParse("3Gi")}
 
 	// etcdRequestsByClass are the etcd container's requests when the Etcd has none: Gardener requests only
 	// memory, the VPA's minAllowed (vpa.go), and lets the VPA raise it from there; CPU is left to the VPA.
@@ -134,15 +137,33 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 	if spec.Backup.Resources == nil {
 		spec.Backup.Resources = &corev1.ResourceRequirements{Requests: backupRestoreRequestsByClass[e.values.Class].DeepCopy()}
 	}
+	// As Gardener does on every Etcd, backed up or not (without a store they are simply not used): gzip
+	// compression of the snapshots, and the compaction Job's resources. Thresholds someone set on the
+	// object are kept; unset, druid's defaults apply (1,000,000 and 3,000,000 delta events).
+	spec.Backup.SnapshotCompression = &druidv1alpha1.CompressionSpec{Enabled: ptr.To(true), Policy: ptr.To(druidv1alpha1.GzipCompression)}
+	spec.Backup.SnapshotCompaction = snapshotCompaction(spec.Backup.SnapshotCompaction)
 	spec.Backup.Store = p.store
 	if p.store != nil {
 		spec.Backup.FullSnapshotSchedule = ptr.To(p.fullSnapshot)
 		spec.Backup.DeltaSnapshotPeriod = &metav1.Duration{Duration: e.deltaSnapshotPeriod()}
 		spec.Backup.DeltaSnapshotMemoryLimit = ptr.To(deltaSnapshotMemoryLimit)
+		spec.Backup.DeltaSnapshotRetentionPeriod = &metav1.Duration{Duration: e.deltaSnapshotRetentionPeriod()}
 		spec.Backup.GarbageCollectionPolicy = ptr.To(druidv1alpha1.GarbageCollectionPolicyExponential)
 		spec.Backup.GarbageCollectionPeriod = &metav1.Duration{Duration: garbageCollectionPeriod}
+	} else {
+		spec.Backup.DeltaSnapshotRetentionPeriod = nil
 	}
 	return obj
+}
+
+// snapshotCompaction is the existing compaction spec with Gardener's Job resources.
+func snapshotCompaction(existing *druidv1alpha1.CompactionSpec) *druidv1alpha1.CompactionSpec {
+	c := &druidv1alpha1.CompactionSpec{}
+	if existing != nil {
+		c = existing.DeepCopy()
+	}
+	c.Resources = &corev1.ResourceRequirements{Requests: compactionResources.DeepCopy()}
+	return c
 }
 
 // setPeerTLS configures peer TLS (or leaves it off) and the pod annotation that rolls the members when the
@@ -199,6 +220,14 @@ func mergeMaps(into, from map[string]string) map[string]string {
 		into[k] = v
 	}
 	return into
+}
+
+// deltaSnapshotRetentionPeriod is Values.DeltaSnapshotRetentionPeriod, else DefaultDeltaSnapshotRetentionPeriod.
+func (e *etcd) deltaSnapshotRetentionPeriod() time.Duration {
+	if e.values.DeltaSnapshotRetentionPeriod > 0 {
+		return e.values.DeltaSnapshotRetentionPeriod
+	}
+	return DefaultDeltaSnapshotRetentionPeriod
 }
 
 // deltaSnapshotPeriod is Values.DeltaSnapshotPeriod, else DefaultDeltaSnapshotPeriod.

@@ -154,7 +154,13 @@ func (e *etcd) write(ctx context.Context, existing, desired *druidv1alpha1.Etcd)
 	return nil
 }
 
+// Scale sets the member count. The API admits even counts (Etcds written for the deployed druid may have
+// them), but the Gardener side never asks for one: an even count tolerates no more failures than the odd
+// count below it, and Gardener runs etcd with 1 or 3 members.
 func (e *etcd) Scale(ctx context.Context, replicas int32) error {
+	if replicas > 0 && replicas%2 == 0 {
+		return fmt.Errorf("cannot scale %s/%s: spec.replicas %d is even; %d members tolerate no more failures than %d", e.namespace, e.name(), replicas, replicas, replicas-1)
+	}
 	return retry.RetryOnConflict(retry.DefaultBackoff, func() error { return e.scale(ctx, replicas) })
 }
 

@@ -89,6 +89,9 @@ type Values struct {
 	// when zero). It also bounds what a quorum-loss recovery loses, and BackupReady turns False after three
 	// periods without a snapshot; end-to-end tests shorten it to see both within minutes.
 	DeltaSnapshotPeriod time.Duration
+	// DeltaSnapshotRetentionPeriod is how long the main etcd's garbage collection keeps delta snapshots
+	// (DefaultDeltaSnapshotRetentionPeriod when zero); gardenlet takes it from its etcd configuration.
+	DeltaSnapshotRetentionPeriod time.Duration
 	// HighAvailability runs three members with peer TLS.
 	HighAvailability bool
 	// FailureToleranceType of a highly available etcd (FailureToleranceTypeNode when empty and
@@ -127,6 +130,10 @@ const (
 	DefaultPriorityClassName = "gardener-system-500"
 	// DefaultDeltaSnapshotPeriod is Gardener's delta snapshot period.
 	DefaultDeltaSnapshotPeriod = 5 * time.Minute
+	// DefaultDeltaSnapshotRetentionPeriod is the delta snapshot retention Gardener writes (15 days, the
+	// value of its etcd component): the sidecar's garbage collection keeps delta snapshots at least this
+	// long.
+	DefaultDeltaSnapshotRetentionPeriod = 15 * 24 * time.Hour
 )
 
 type etcd struct {

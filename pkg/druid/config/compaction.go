@@ -14,6 +14,11 @@ const (
 	// a million delta events is where restoring from the snapshots (replaying every event) starts to take
 	// minutes, while compacting more often would mostly re-upload unchanged data.
 	DefaultCompactionEventsThreshold = int64(1_000_000)
+	// DefaultCompactionTriggerFullSnapshotThreshold applies when an Etcd sets no
+	// spec.backup.snapshotCompaction.triggerFullSnapshotThreshold (the deployed druid's default): beyond three
+	// million delta events a compaction Job, which replays every one of them, is unlikely to finish, so druid
+	// asks the backup leader for a full snapshot instead.
+	DefaultCompactionTriggerFullSnapshotThreshold = int64(3_000_000)
 	// DefaultCompactionActiveDeadline bounds one compaction Job: a restore, compaction, defragmentation and upload of
 	// an 8Gi database fits comfortably; a Job beyond it is stuck and is failed by the Job controller.
 	DefaultCompactionActiveDeadline = 3 * time.Hour
@@ -38,6 +43,8 @@ type CompactionController struct {
 	LocalBackup LocalBackup
 	// EventsThreshold is the default of spec.backup.snapshotCompaction.eventsThreshold.
 	EventsThreshold int64
+	// TriggerFullSnapshotThreshold is the default of spec.backup.snapshotCompaction.triggerFullSnapshotThreshold.
+	TriggerFullSnapshotThreshold int64
 	// ActiveDeadline is the Job's activeDeadlineSeconds.
 	ActiveDeadline time.Duration
 	// RetryBackoff is the wait after the first failed compaction of an Etcd; it doubles per failure.
@@ -53,6 +60,9 @@ func (c *CompactionController) Default() {
 	}
 	if c.EventsThreshold == 0 {
 		c.EventsThreshold = DefaultCompactionEventsThreshold
+	}
+	if c.TriggerFullSnapshotThreshold == 0 {
+		c.TriggerFullSnapshotThreshold = DefaultCompactionTriggerFullSnapshotThreshold
 	}
 	if c.ActiveDeadline == 0 {
 		c.ActiveDeadline = DefaultCompactionActiveDeadline
@@ -80,6 +90,9 @@ func (c CompactionController) Validate() error {
 	}
 	if c.EventsThreshold < 1 {
 		errs = append(errs, fmt.Errorf("compaction controller: eventsThreshold must be at least 1, got %d", c.EventsThreshold))
+	}
+	if c.TriggerFullSnapshotThreshold < 1 {
+		errs = append(errs, fmt.Errorf("compaction controller: triggerFullSnapshotThreshold must be at least 1, got %d", c.TriggerFullSnapshotThreshold))
 	}
 	if c.ActiveDeadline < time.Second {
 		errs = append(errs, fmt.Errorf("compaction controller: activeDeadline must be at least 1s, got %s", c.ActiveDeadline))

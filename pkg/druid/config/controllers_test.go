@@ -15,17 +15,18 @@ func TestCompactionDefaultsAndValidation(t *testing.T) {
 	cfg := CompactionController{EnableBackupCompaction: true}
 	cfg.Default()
 	g.Expect(cfg).To(Equal(CompactionController{EnableBackupCompaction: true, Workers: 3, EventsThreshold: 1_000_000,
-		ActiveDeadline: 3 * time.Hour, RetryBackoff: 5 * time.Minute, MaxRetryBackoff: 2 * time.Hour}))
+		TriggerFullSnapshotThreshold: 3_000_000, ActiveDeadline: 3 * time.Hour, RetryBackoff: 5 * time.Minute, MaxRetryBackoff: 2 * time.Hour}))
 	g.Expect(cfg.Validate()).To(MatchError(ContainSubstring("backupRestoreImage must be set")))
 
 	cfg.BackupRestoreImage = "img"
 	g.Expect(cfg.Validate()).To(Succeed())
 
 	bad := cfg
-	bad.Workers, bad.EventsThreshold, bad.MaxRetryBackoff = -1, -5, time.Minute
+	bad.Workers, bad.EventsThreshold, bad.TriggerFullSnapshotThreshold, bad.MaxRetryBackoff = -1, -5, -1, time.Minute
 	err := bad.Validate()
 	g.Expect(err).To(MatchError(ContainSubstring("workers")))
 	g.Expect(err).To(MatchError(ContainSubstring("eventsThreshold")))
+	g.Expect(err).To(MatchError(ContainSubstring("triggerFullSnapshotThreshold")))
 	g.Expect(err).To(MatchError(ContainSubstring("retryBackoff")))
 }
 

@@ -2,12 +2,16 @@ package health
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 const (
@@ -34,6 +38,40 @@ func snapshotTime(lease *coordinationv1.Lease) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return lease.Spec.RenewTime.Time, true
+}
+
+// SnapshotFromLease is the snapshot a snapshot lease records (status.lastFullSnapshot from the full
+// lease, status.lastDeltaSnapshot from the delta lease), or nil when it records none: no lease, no renewal
+// yet, or a holderIdentity that is not a decimal revision. The name comes from the annotation
+// etcdpod.SnapshotNameAnnotation when the sidecar wrote one for that revision. The time is cut to whole
+// seconds, the precision metav1.Time keeps on the wire, so the same lease always computes a status equal
+// to the stored one.
+func SnapshotFromLease(lease *coordinationv1.Lease) *druidv1alpha1.SnapshotStatus {
+	at, ok := snapshotTime(lease)
+	if !ok {
+		return nil
+	}
+	revision, err := strconv.ParseInt(*lease.Spec.HolderIdentity, 10, 64)
+	if err != nil || revision < 0 {
+		return nil
+	}
+	snap := &druidv1alpha1.SnapshotStatus{EndRevision: revision, Timestamp: metav1.NewTime(at.Truncate(time.Second))}
+	if name := lease.Annotations[etcdpod.SnapshotNameAnnotation]; name != "" && nameHasRevision(name, revision) {
+		snap.Name = &name
+	}
+	return snap
+}
+
+// nameHasRevision tells whether a snapshot name (`Full-<start>-<last>-<unix>…`, `Incr-<start>-<last>-<unix>…`)
+// ends at revision: a sidecar that does not write the annotation (a deployed one, after a rollback) renews
+// the lease with a newer revision and leaves an older snapshot's name behind, which must not be shown.
+func nameHasRevision(name string, revision int64) bool {
+	parts := strings.SplitN(name, "-", 4)
+	if len(parts) < 4 {
+		return false
+	}
+	last, err := strconv.ParseInt(parts[2], 10, 64)
+	return err == nil && last == revision
 }
 
 // BackupReadyCondition judges the backups from the snapshot leases:

@@ -48,3 +48,33 @@ func TestBackupReadyCondition(t *testing.T) {
 		})
 	}
 }
+
+func TestSnapshotFromLease(t *testing.T) {
+	withNanos := lease("f", "4711", 30*time.Second)
+	withNanos.Spec.RenewTime = &metav1.MicroTime{Time: now.Add(-30*time.Second + 123456*time.Microsecond)}
+	named := lease("d", "120", 10*time.Second)
+	named.Annotations = map[string]string{"snapshot.etcd.gardener.cloud/name": "Incr-00000101-00000120-1740830390.gz"}
+	stale := lease("d", "130", 10*time.Second) // renewed by a sidecar that writes no name
+	stale.Annotations = named.Annotations
+	odd := lease("d", "120", 10*time.Second)
+	odd.Annotations = map[string]string{"snapshot.etcd.gardener.cloud/name": "latest"}
+	for name, tc := range map[string]struct {
+		lease *coordinationv1.Lease
+		want  *druidv1alpha1.SnapshotStatus
+	}{
+		"no lease":                  {lease: nil, want: nil},
+		"created, never renewed":    {lease: ptr.To(lease("f", "", -1)), want: nil},
+		"holder is not a revision":  {lease: ptr.To(lease("f", "abc", time.Second)), want: nil},
+		"negative revision":         {lease: ptr.To(lease("f", "-1", time.Second)), want: nil},
+		"revision and renewal time": {lease: ptr.To(lease("f", "1234567890123", time.Minute)), want: &druidv1alpha1.SnapshotStatus{EndRevision: 1234567890123, Timestamp: metav1.NewTime(now.Add(-time.Minute))}},
+		"time cut to whole seconds": {lease: &withNanos, want: &druidv1alpha1.SnapshotStatus{EndRevision: 4711, Timestamp: metav1.NewTime(now.Add(-30 * time.Second))}},
+		"name from the annotation":  {lease: &named, want: &druidv1alpha1.SnapshotStatus{Name: ptr.To("Incr-00000101-00000120-1740830390.gz"), EndRevision: 120, Timestamp: metav1.NewTime(now.Add(-10 * time.Second))}},
+		"name of another revision":  {lease: &stale, want: &druidv1alpha1.SnapshotStatus{EndRevision: 130, Timestamp: metav1.NewTime(now.Add(-10 * time.Second))}},
+		"name that is no snapshot":  {lease: &odd, want: &druidv1alpha1.SnapshotStatus{EndRevision: 120, Timestamp: metav1.NewTime(now.Add(-10 * time.Second))}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			g.Expect(SnapshotFromLease(tc.lease)).To(Equal(tc.want))
+		})
+	}
+}

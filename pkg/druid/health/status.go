@@ -37,7 +37,8 @@ type Observed struct {
 
 // ComputeStatus returns the Etcd's status with every field the status flow owns recomputed at now:
 // members, clusterSize, the conditions Ready, AllMembersReady, AllMembersUpdated, DataVolumesReady and
-// BackupReady, the replica counts, ready, peerUrlTLSEnabled, selector and the StatefulSet reference.
+// BackupReady, the replica counts, ready, peerUrlTLSEnabled, selector, the StatefulSet reference and the
+// last full and delta snapshots (from the snapshot leases, also while hibernated: the backup stays).
 // Fields owned by the spec flow (observedGeneration, lastOperation, lastErrors, other conditions) are kept.
 func ComputeStatus(o Observed, th Thresholds, now time.Time) druidv1alpha1.EtcdStatus {
 	etcd := o.Etcd
@@ -47,6 +48,11 @@ func ComputeStatus(o Observed, th Thresholds, now time.Time) druidv1alpha1.EtcdS
 	status.LabelSelector = &metav1.LabelSelector{MatchLabels: etcd.ManagedLabels()}
 	status.PeerUrlTLSEnabled = PeerURLTLSEnabled(o.MemberLeases, etcd.Spec.Replicas)
 	setReplicas(&status, o.StatefulSet)
+	status.LastFullSnapshot, status.LastDeltaSnapshot = nil, nil
+	if etcd.Spec.Backup.Store != nil {
+		status.LastFullSnapshot = SnapshotFromLease(o.SnapshotLeases.Full)
+		status.LastDeltaSnapshot = SnapshotFromLease(o.SnapshotLeases.Delta)
+	}
 
 	replicas := etcd.Spec.Replicas
 	if replicas == 0 {

@@ -96,6 +96,37 @@ func TestComputeStatusBackupReadyOnlyWithStore(t *testing.T) {
 	g.Expect(s.Etcd).To(BeNil())
 }
 
+// The snapshot fields come from the snapshot leases whenever there is a store (hibernated too: the backup
+// stays), and are dropped without one.
+func TestComputeStatusLastSnapshots(t *testing.T) {
+	g := NewWithT(t)
+	full, delta := lease("etcd-main-full-snap", "100", time.Hour), lease("etcd-main-delta-snap", "120", 10*time.Second)
+	observed := func(replicas int32, store bool) Observed {
+		etcd := testEtcd(replicas)
+		etcd.Status.LastFullSnapshot = &druidv1alpha1.SnapshotStatus{EndRevision: 1}
+		if store {
+			etcd.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p"}
+		}
+		return Observed{Etcd: etcd, SnapshotLeases: SnapshotLeases{Full: &full, Delta: &delta}}
+	}
+	wantFull := &druidv1alpha1.SnapshotStatus{EndRevision: 100, Timestamp: metav1.NewTime(now.Add(-time.Hour))}
+	wantDelta := &druidv1alpha1.SnapshotStatus{EndRevision: 120, Timestamp: metav1.NewTime(now.Add(-10 * time.Second))}
+	for _, replicas := range []int32{3, 0} {
+		s := ComputeStatus(observed(replicas, true), th, now)
+		g.Expect(s.LastFullSnapshot).To(Equal(wantFull), "replicas %d", replicas)
+		g.Expect(s.LastDeltaSnapshot).To(Equal(wantDelta), "replicas %d", replicas)
+
+		s = ComputeStatus(observed(replicas, false), th, now)
+		g.Expect(s.LastFullSnapshot).To(BeNil(), "replicas %d, no store", replicas)
+		g.Expect(s.LastDeltaSnapshot).To(BeNil(), "replicas %d, no store", replicas)
+	}
+
+	// A lease that records nothing (recreated empty) clears the field rather than keep an old value.
+	o := observed(3, true)
+	o.SnapshotLeases.Full = ptr.To(lease("etcd-main-full-snap", "", -1))
+	g.Expect(ComputeStatus(o, th, now).LastFullSnapshot).To(BeNil())
+}
+
 func TestClusterSize(t *testing.T) {
 	leases, pods := threeHealthyMembers()
 	for name, tc := range map[string]struct {

@@ -22,6 +22,10 @@ import (
 // +kubebuilder:printcolumn:name="Cluster Size",type=integer,JSONPath=`.spec.replicas`,priority=1
 // +kubebuilder:printcolumn:name="Current Replicas",type=integer,JSONPath=`.status.currentReplicas`,priority=1
 // +kubebuilder:printcolumn:name="Ready Replicas",type=integer,JSONPath=`.status.readyReplicas`,priority=1
+// +kubebuilder:printcolumn:name="Full Snapshot Revision",type=integer,JSONPath=`.status.lastFullSnapshot.endRevision`,priority=1
+// +kubebuilder:printcolumn:name="Last Full Snapshot",type=date,JSONPath=`.status.lastFullSnapshot.timestamp`,priority=1
+// +kubebuilder:printcolumn:name="Delta Snapshot Revision",type=integer,JSONPath=`.status.lastDeltaSnapshot.endRevision`,priority=1
+// +kubebuilder:printcolumn:name="Last Delta Snapshot",type=date,JSONPath=`.status.lastDeltaSnapshot.timestamp`,priority=1
 type Etcd struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -336,7 +340,11 @@ type CompactionSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	EventsThreshold *int64 `json:"eventsThreshold,omitempty"`
-	// TriggerFullSnapshotThreshold is the number of delta events after which the sidecar takes a full snapshot.
+	// TriggerFullSnapshotThreshold is the upper threshold of delta events since the last full snapshot: at or
+	// beyond it (or after a compaction Job ran out of its deadline) druid gives up on a compaction Job and asks
+	// the backup leader's sidecar for a full snapshot instead (GET /snapshot/full on the client Service's
+	// backup port, presenting spec.backup.tls.clientTLSSecretRef). Without such a client certificate druid
+	// cannot make that request and starts the compaction Job as below the threshold.
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	TriggerFullSnapshotThreshold *int64 `json:"triggerFullSnapshotThreshold,omitempty"`

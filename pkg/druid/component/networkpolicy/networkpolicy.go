@@ -8,9 +8,11 @@
 //   - client port: the kube-apiserver (and other clients) of the Etcd's namespace labelled for
 //     `<n>-client` on that port, and the members themselves (the sidecars manage the membership through it);
 //   - peer port: the members only;
-//   - backup-restore port: the members (a follower forwards snapshot requests to the backup leader) and pods
-//     of any namespace labelled for `<n>-client` on that port (the Gardener side's final snapshot, monitoring);
-//     the endpoints themselves authenticate callers (client certificates of the backup-restore CA).
+//   - backup-restore port: the members (a follower forwards snapshot requests to the backup leader), pods
+//     of any namespace labelled for `<n>-client` on that port (the Gardener side's final snapshot, monitoring),
+//     and druid's pods (app.kubernetes.io/name=etcd-druid, its chart's label; the compaction controller asks
+//     for a full snapshot beyond triggerFullSnapshotThreshold); the endpoints themselves authenticate callers
+//     (client certificates of the backup-restore CA).
 //
 // The wrapper's port is reached over loopback only and gets no rule.
 package networkpolicy
@@ -30,6 +32,9 @@ import (
 
 // LabelValueAllowed is the value of Gardener's network labels that grants access.
 const LabelValueAllowed = "allowed"
+
+// DruidPodLabels select druid's own pods (the selector label of the etcd-druid chart), in any namespace.
+var DruidPodLabels = map[string]string{"app.kubernetes.io/name": "etcd-druid"}
 
 // AccessLabel is Gardener's pod label that grants access to TCP port of the Service serviceName
 // (`networking.resources.gardener.cloud/to-<service>-tcp-<port>`).
@@ -74,7 +79,8 @@ func desiredSpec(etcd *druidv1alpha1.Etcd) networkingv1.NetworkPolicySpec {
 			{
 				Ports: tcp(backupPort),
 				From: []networkingv1.NetworkPolicyPeer{members,
-					{PodSelector: labelledFor(backupPort), NamespaceSelector: &metav1.LabelSelector{}}},
+					{PodSelector: labelledFor(backupPort), NamespaceSelector: &metav1.LabelSelector{}},
+					{PodSelector: &metav1.LabelSelector{MatchLabels: DruidPodLabels}, NamespaceSelector: &metav1.LabelSelector{}}},
 			},
 		},
 	}

@@ -81,6 +81,9 @@ func storeArgs(etcd *druidv1alpha1.Etcd) []string {
 	if backup.GarbageCollectionPeriod != nil {
 		args = append(args, "--garbage-collection-period="+backup.GarbageCollectionPeriod.Duration.String())
 	}
+	if backup.DeltaSnapshotRetentionPeriod != nil && backup.DeltaSnapshotRetentionPeriod.Duration > 0 {
+		args = append(args, "--delta-snapshot-retention-period="+backup.DeltaSnapshotRetentionPeriod.Duration.String())
+	}
 	return append(args, CompressionArgs(backup)...)
 }
 

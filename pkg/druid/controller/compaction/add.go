@@ -25,6 +25,13 @@ const ControllerName = "etcd-compaction"
 // to druid-labelled Leases and Jobs (app.kubernetes.io/managed-by=etcd-druid), so that druid never caches
 // every Lease or Job of the seed; both carry that label.
 func AddToManager(mgr manager.Manager, cfg config.CompactionController) error {
+	return AddToManagerWith(mgr, cfg, &HTTPFullSnapshotter{Reader: mgr.GetClient()})
+}
+
+// AddToManagerWith is AddToManager with the FullSnapshotter to ask beyond triggerFullSnapshotThreshold
+// (tests pass one that records the requests). The manager's client should not cache Secrets
+// (etcdcontroller.NewManagerOptions): HTTPFullSnapshotter reads the backup TLS Secrets through it.
+func AddToManagerWith(mgr manager.Manager, cfg config.CompactionController, snapshotter FullSnapshotter) error {
 	cfg.Default()
 	if !cfg.EnableBackupCompaction {
 		return nil
@@ -38,6 +45,8 @@ func AddToManager(mgr manager.Manager, cfg config.CompactionController) error {
 		Recorder: mgr.GetEventRecorder(ControllerName),
 		Config:   cfg,
 		Clock:    clock.RealClock{},
+
+		FullSnapshotter: snapshotter,
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).

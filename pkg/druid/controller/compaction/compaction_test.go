@@ -66,3 +66,32 @@ func TestOutcomeOfReadsTerminalConditionsOnly(t *testing.T) {
 	out, _ = outcomeOf(job)
 	g.Expect(out).To(Equal(jobSucceeded))
 }
+
+func TestFullSnapshotReason(t *testing.T) {
+	g := NewWithT(t)
+	etcd := &druidv1alpha1.Etcd{Spec: druidv1alpha1.EtcdSpec{Replicas: 0}}
+	g.Expect(fullSnapshotReason(etcd, 5000, 1000)).To(BeEmpty(), "hibernated: no sidecar to ask, the Job runs")
+	etcd.Spec.Replicas = 3
+	g.Expect(fullSnapshotReason(etcd, 999, 1000)).To(BeEmpty())
+	g.Expect(fullSnapshotReason(etcd, 1000, 1000)).To(Equal("1000 delta events since the last full snapshot reached triggerFullSnapshotThreshold 1000"))
+
+	for reason, want := range map[string]string{
+		"DeadlineExceeded":     "the last compaction Job exceeded its deadline with 10 delta events",
+		"BackoffLimitExceeded": "",
+		"FullSnapshotError":    "",
+	} {
+		etcd.Status.Conditions = []druidv1alpha1.Condition{{Type: ConditionTypeLastSnapshotCompactionSucceeded, Status: druidv1alpha1.ConditionFalse, Reason: reason}}
+		g.Expect(fullSnapshotReason(etcd, 10, 1000)).To(Equal(want), reason)
+	}
+	etcd.Status.Conditions[0] = druidv1alpha1.Condition{Type: ConditionTypeLastSnapshotCompactionSucceeded, Status: druidv1alpha1.ConditionTrue, Reason: "DeadlineExceeded"}
+	g.Expect(fullSnapshotReason(etcd, 10, 1000)).To(BeEmpty())
+}
+
+func TestHTTPFullSnapshotterNeedsAClientCertificate(t *testing.T) {
+	g := NewWithT(t)
+	h := &HTTPFullSnapshotter{Endpoint: func(*druidv1alpha1.Etcd) string { return "https://127.0.0.1:1" }}
+	etcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "shoot"}}
+	g.Expect(h.FullSnapshot(t.Context(), etcd)).To(MatchError(ErrNoClientCertificate), "no backup TLS")
+	etcd.Spec.Backup.TLS = &druidv1alpha1.TLSConfig{ServerTLSSecretRef: corev1.SecretReference{Name: "etcd-server"}}
+	g.Expect(h.FullSnapshot(t.Context(), etcd)).To(MatchError(ErrNoClientCertificate), "backup TLS without a client secret")
+}

@@ -39,6 +39,10 @@ var (
 		// 1, 5, 10, 15, 20 and 30 minutes, as deployed.
 		Buckets: []float64{60, 300, 600, 900, 1200, 1800},
 	}, []string{labelSucceeded, labelNamespace, labelName})
+	fullSnapshotTriggered = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "etcddruid", Subsystem: "compaction", Name: "full_snapshot_triggered_total",
+		Help: "Full snapshots requested from the backup leader instead of a compaction Job (at triggerFullSnapshotThreshold or after a Job ran out of its deadline), by outcome.",
+	}, []string{labelSucceeded, labelNamespace, labelName})
 	deltaEventsGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: "etcddruid", Subsystem: "compaction", Name: "num_delta_events",
 		Help: "Events in delta snapshots since the last full snapshot (delta minus full snapshot lease revision) per Etcd: what a compaction Job would compact.",
@@ -50,14 +54,14 @@ var registerOnce sync.Once
 // registerMetrics adds the metrics to controller-runtime's registry once per process.
 func registerMetrics() {
 	registerOnce.Do(func() {
-		metrics.Registry.MustRegister(jobsTotal, jobsCurrent, jobDuration, deltaEventsGauge)
+		metrics.Registry.MustRegister(jobsTotal, jobsCurrent, jobDuration, fullSnapshotTriggered, deltaEventsGauge)
 	})
 }
 
 // forgetMetrics drops every series of a gone Etcd, so that churned clusters do not accumulate.
 func forgetMetrics(namespace, name string) {
 	labels := prometheus.Labels{labelNamespace: namespace, labelName: name}
-	for _, vec := range []*prometheus.MetricVec{jobsTotal.MetricVec, jobsCurrent.MetricVec, jobDuration.MetricVec, deltaEventsGauge.MetricVec} {
+	for _, vec := range []*prometheus.MetricVec{jobsTotal.MetricVec, jobsCurrent.MetricVec, jobDuration.MetricVec, fullSnapshotTriggered.MetricVec, deltaEventsGauge.MetricVec} {
 		vec.DeletePartialMatch(labels)
 	}
 }

@@ -4,10 +4,13 @@
 // the controller runs the Job `<n>-compactor` (`etcdbrctl compact`), which uploads a compacted full snapshot,
 // records the outcome as the Etcd condition LastSnapshotCompactionSucceeded, and deletes the finished Job so
 // that the next threshold crossing can start a new one. Failed compactions are retried with back-off.
+// At spec.backup.snapshotCompaction.triggerFullSnapshotThreshold, or after a Job exceeded its deadline, it
+// asks the backup leader's sidecar for a full snapshot instead of running a Job (FullSnapshotter).
 package compaction
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -45,6 +48,16 @@ const (
 	EventReasonJobCreated = "CompactionJobCreated"
 	// EventReasonJobFailed is a Warning event: backups keep growing until a compaction succeeds.
 	EventReasonJobFailed = "CompactionJobFailed"
+	// ReasonFullSnapshotTaken is the reason of a True condition and of a Normal event when a full snapshot
+	// replaced a compaction (the deployed druid's reason).
+	ReasonFullSnapshotTaken = "FullSnapshotTakenSuccessfully"
+	// ReasonFullSnapshotError is the reason of a False condition when requesting that full snapshot failed
+	// (the deployed druid's reason).
+	ReasonFullSnapshotError = "FullSnapshotError"
+	// EventReasonFullSnapshotTaken is a Normal event when a full snapshot replaced a compaction.
+	EventReasonFullSnapshotTaken = ReasonFullSnapshotTaken
+	// EventReasonFullSnapshotFailed is a Warning event when requesting that full snapshot failed.
+	EventReasonFullSnapshotFailed = "FullSnapshotFailed"
 )
 
 // Reconciler looks at one Etcd per call.
@@ -53,6 +66,9 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	Config   config.CompactionController
 	Clock    clock.PassiveClock
+	// FullSnapshotter is asked for a full snapshot instead of a compaction Job beyond
+	// triggerFullSnapshotThreshold (HTTPFullSnapshotter in druid).
+	FullSnapshotter FullSnapshotter
 
 	mu sync.Mutex
 	// failures counts consecutive failed compactions per Etcd for the back-off. It is memory only: after a
@@ -105,14 +121,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !haveRevisions {
 		return ctrl.Result{}, nil
 	}
-	threshold := r.threshold(etcd)
-	if events < threshold {
+	threshold, fullThreshold := r.threshold(etcd), r.fullSnapshotThreshold(etcd)
+	if events < threshold && events < fullThreshold {
 		logger.V(1).Info("Delta events below the compaction threshold", "deltaEvents", events, "threshold", threshold)
 		return ctrl.Result{}, nil
 	}
 	if wait := r.backoffRemaining(etcd); wait > 0 {
 		logger.Info("Compaction due but backing off after a failed one", "deltaEvents", events, "retryIn", wait)
 		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	if why := fullSnapshotReason(etcd, events, fullThreshold); why != "" {
+		result, done, err := r.requestFullSnapshot(ctx, etcd, events, why)
+		if done {
+			return result, err
+		}
+		if events < threshold {
+			return ctrl.Result{}, nil
+		}
 	}
 	return ctrl.Result{}, r.createJob(ctx, etcd, events, threshold)
 }
@@ -123,6 +148,69 @@ func (r *Reconciler) threshold(etcd *druidv1alpha1.Etcd) int64 {
 		return *c.EventsThreshold
 	}
 	return r.Config.EventsThreshold
+}
+
+// fullSnapshotThreshold is the Etcd's triggerFullSnapshotThreshold or the configured default.
+func (r *Reconciler) fullSnapshotThreshold(etcd *druidv1alpha1.Etcd) int64 {
+	if c := etcd.Spec.Backup.SnapshotCompaction; c != nil && c.TriggerFullSnapshotThreshold != nil && *c.TriggerFullSnapshotThreshold > 0 {
+		return *c.TriggerFullSnapshotThreshold
+	}
+	return r.Config.TriggerFullSnapshotThreshold
+}
+
+// fullSnapshotReason says why a full snapshot replaces a compaction Job, as in the deployed druid: the
+// delta events reached triggerFullSnapshotThreshold, where a Job replaying all of them is unlikely to
+// finish, or the last Job ran out of its deadline. Empty when a Job is the way, also always while the
+// Etcd is hibernated (no sidecar runs to take the snapshot; the Job needs only the store).
+func fullSnapshotReason(etcd *druidv1alpha1.Etcd, events, fullThreshold int64) string {
+	if etcd.Spec.Replicas == 0 {
+		return ""
+	}
+	if events >= fullThreshold {
+		return fmt.Sprintf("%d delta events since the last full snapshot reached triggerFullSnapshotThreshold %d", events, fullThreshold)
+	}
+	if cond := druidv1alpha1.FindCondition(etcd.Status.Conditions, ConditionTypeLastSnapshotCompactionSucceeded); cond != nil &&
+		cond.Status == druidv1alpha1.ConditionFalse && cond.Reason == batchv1.JobReasonDeadlineExceeded {
+		return fmt.Sprintf("the last compaction Job exceeded its deadline with %d delta events", events)
+	}
+	return ""
+}
+
+// requestFullSnapshot asks the backup leader for a full snapshot and records the outcome in the condition
+// LastSnapshotCompactionSucceeded (a full snapshot leaves no delta events to compact). done is false when
+// druid cannot make the request (no client certificate): the caller then starts a compaction Job instead.
+func (r *Reconciler) requestFullSnapshot(ctx context.Context, etcd *druidv1alpha1.Etcd, events int64, why string) (ctrl.Result, bool, error) {
+	logger := log.FromContext(ctx)
+	defaulted := etcd.DeepCopy()
+	druidv1alpha1.SetDefaults(defaulted)
+	logger.Info("Requesting a full snapshot instead of a compaction", "deltaEvents", events, "reason", why)
+	err := r.FullSnapshotter.FullSnapshot(ctx, defaulted)
+	if errors.Is(err, ErrNoClientCertificate) {
+		logger.Info("Cannot request a full snapshot, starting a compaction Job instead", "reason", err.Error())
+		return ctrl.Result{}, false, nil
+	}
+	key := client.ObjectKeyFromObject(etcd)
+	if err != nil {
+		if cerr := r.setCondition(ctx, etcd, druidv1alpha1.ConditionFalse, ReasonFullSnapshotError,
+			fmt.Sprintf("%s; requesting a full snapshot failed: %v", why, err)); cerr != nil {
+			return ctrl.Result{}, true, cerr
+		}
+		failures := r.setFailures(key, -1)
+		fullSnapshotTriggered.WithLabelValues("false", etcd.Namespace, etcd.Name).Inc()
+		wait := r.Config.Backoff(failures)
+		logger.Info("Full snapshot request failed", "error", err.Error(), "consecutiveFailures", failures, "retryIn", wait)
+		r.Recorder.Eventf(etcd, nil, corev1.EventTypeWarning, EventReasonFullSnapshotFailed, "FullSnapshot",
+			"%s; requesting a full snapshot failed: %v; retrying after %s at the earliest", why, err, wait)
+		return ctrl.Result{RequeueAfter: wait}, true, nil
+	}
+	if err := r.setCondition(ctx, etcd, druidv1alpha1.ConditionTrue, ReasonFullSnapshotTaken, why+"; a full snapshot was taken instead of a compaction"); err != nil {
+		return ctrl.Result{}, true, err
+	}
+	r.setFailures(key, 0)
+	fullSnapshotTriggered.WithLabelValues("true", etcd.Namespace, etcd.Name).Inc()
+	logger.Info("Full snapshot taken instead of a compaction", "deltaEvents", events)
+	r.Recorder.Eventf(etcd, nil, corev1.EventTypeNormal, EventReasonFullSnapshotTaken, "FullSnapshot", "%s; a full snapshot was taken instead of a compaction", why)
+	return ctrl.Result{}, true, nil
 }
 
 // deltaEvents reads both snapshot leases; ok is false until both carry a revision (no full snapshot yet

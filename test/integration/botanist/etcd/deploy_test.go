@@ -69,12 +69,24 @@ func TestDeployWritesEtcdWithTLSAndTheBackupStoreOfTheBackupEntry(t *testing.T) 
 	g.Expect(main.Spec.Backup.DeltaSnapshotPeriod.Duration).To(Equal(5 * time.Minute))
 	g.Expect(main.Spec.Backup.DeltaSnapshotMemoryLimit.String()).To(Equal("100Mi"))
 	g.Expect(*main.Spec.Backup.GarbageCollectionPolicy).To(Equal(druidv1alpha1.GarbageCollectionPolicyExponential))
+	// Gardener's backup settings: gzip, the compaction Job's resources (druid's default thresholds) and
+	// 15 days of delta snapshots.
+	gzip := &druidv1alpha1.CompressionSpec{Enabled: ptr.To(true), Policy: ptr.To(druidv1alpha1.GzipCompression)}
+	compaction := &druidv1alpha1.CompactionSpec{Resources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("600m"), corev1.ResourceMemory: resource.MustParse("3Gi"),
+	}}}
+	g.Expect(main.Spec.Backup.SnapshotCompression).To(Equal(gzip))
+	g.Expect(main.Spec.Backup.SnapshotCompaction).To(Equal(compaction))
+	g.Expect(main.Spec.Backup.DeltaSnapshotRetentionPeriod).To(Equal(&metav1.Duration{Duration: 15 * 24 * time.Hour}))
 
 	// etcd-events: class normal, never backed up, same TLS shape.
 	g.Expect(etcd.New(env.Client, s.namespace, values(etcd.RoleEvents)).Deploy(ctx)).To(Succeed())
 	events := getEtcd(g, s.namespace, "etcd-events")
 	g.Expect(events.Spec.Backup.Store).To(BeNil())
 	g.Expect(events.Spec.Backup.FullSnapshotSchedule).To(BeNil())
+	g.Expect(events.Spec.Backup.DeltaSnapshotRetentionPeriod).To(BeNil(), "no store, no deltas to keep")
+	g.Expect(events.Spec.Backup.SnapshotCompression).To(Equal(gzip), "as Gardener writes it, store or not")
+	g.Expect(events.Spec.Backup.SnapshotCompaction).To(Equal(compaction), "as Gardener writes it, store or not")
 	g.Expect(events.Spec.StorageCapacity.String()).To(Equal("10Gi"))
 	g.Expect(events.Spec.Etcd.ClientUrlTLS.ServerTLSSecretRef.Name).To(Equal("etcd-server-events"))
 	g.Expect(getSecret(g, s.namespace, "etcd-server-events").Data).To(HaveKey("tls.crt"))
@@ -275,4 +287,26 @@ func TestDeployWritesTheConfiguredDeltaSnapshotPeriod(t *testing.T) {
 	v.DeltaSnapshotPeriod = 10 * time.Second
 	g.Expect(etcd.New(env.Client, s.namespace, v).Deploy(ctx)).To(Succeed())
 	g.Expect(getEtcd(g, s.namespace, "etcd-main").Spec.Backup.DeltaSnapshotPeriod.Duration).To(Equal(10 * time.Second))
+}
+
+// A configured delta retention replaces the default, and compaction thresholds someone set on the object
+// survive a Deploy (only the Job's resources are Gardener's).
+func TestDeployWritesTheConfiguredDeltaRetentionAndKeepsCompactionThresholds(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newShoot(t)
+	v := s.mainValues()
+	v.DeltaSnapshotRetentionPeriod = 72 * time.Hour
+	g.Expect(etcd.New(env.Client, s.namespace, v).Deploy(ctx)).To(Succeed())
+	main := getEtcd(g, s.namespace, "etcd-main")
+	g.Expect(main.Spec.Backup.DeltaSnapshotRetentionPeriod).To(Equal(&metav1.Duration{Duration: 72 * time.Hour}))
+
+	main.Spec.Backup.SnapshotCompaction.EventsThreshold = ptr.To(int64(500_000))
+	main.Spec.Backup.SnapshotCompaction.TriggerFullSnapshotThreshold = ptr.To(int64(2_000_000))
+	g.Expect(env.Client.Update(ctx, main)).To(Succeed())
+	g.Expect(etcd.New(env.Client, s.namespace, v).Deploy(ctx)).To(Succeed())
+	c := getEtcd(g, s.namespace, "etcd-main").Spec.Backup.SnapshotCompaction
+	g.Expect(c.EventsThreshold).To(Equal(ptr.To(int64(500_000))))
+	g.Expect(c.TriggerFullSnapshotThreshold).To(Equal(ptr.To(int64(2_000_000))))
+	g.Expect(c.Resources.Requests.Memory().String()).To(Equal("3Gi"))
 }

@@ -35,8 +35,8 @@ const (
 var ctx = context.Background()
 
 // createEtcd stores an Etcd with an S3 store (endpoint override, compression), compaction threshold and
-// resources, and creates its snapshot leases as druid's snapshot lease component does.
-func createEtcd(t *testing.T, namespace string, threshold *int64) *druidv1alpha1.Etcd {
+// resources, changed by customize, and creates its snapshot leases as druid's snapshot lease component does.
+func createEtcd(t *testing.T, namespace string, threshold *int64, customize ...func(*druidv1alpha1.Etcd)) *druidv1alpha1.Etcd {
 	t.Helper()
 	g := NewWithT(t)
 	etcd := &druidv1alpha1.Etcd{
@@ -59,6 +59,9 @@ func createEtcd(t *testing.T, namespace string, threshold *int64) *druidv1alpha1
 				EtcdSnapshotTimeout: &metav1.Duration{Duration: 20 * time.Minute},
 			},
 		},
+	}
+	for _, c := range customize {
+		c(etcd)
 	}
 	g.Expect(env.Client.Create(ctx, etcd)).To(Succeed())
 	defaulted := etcd.DeepCopy()

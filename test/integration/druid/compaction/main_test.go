@@ -51,13 +51,15 @@ func startManager(ctx context.Context, env *envtest.Env) error {
 	if err != nil {
 		return err
 	}
-	if err := compaction.AddToManager(mgr, config.CompactionController{
+	// druid's full snapshot requests go to the fake sidecar of the Etcd's namespace (fullsnapshot_test.go).
+	snapshotter := &compaction.HTTPFullSnapshotter{Reader: env.Client, Endpoint: sidecarEndpoint}
+	if err := compaction.AddToManagerWith(mgr, config.CompactionController{
 		EnableBackupCompaction: true,
 		BackupRestoreImage:     testImage,
 		ActiveDeadline:         30 * time.Minute,
 		RetryBackoff:           retryBackoff,
 		MaxRetryBackoff:        retryBackoff,
-	}); err != nil {
+	}, snapshotter); err != nil {
 		return err
 	}
 	go func() {

@@ -47,7 +47,9 @@ func TestNetworkPolicyLetsInOnlyTheNamedCallers(t *testing.T) {
 		networkingv1.NetworkPolicyIngressRule{Ports: tcp(3379), From: []networkingv1.NetworkPolicyPeer{fromMembers, {PodSelector: labelled("3379")}}},
 		networkingv1.NetworkPolicyIngressRule{Ports: tcp(2380), From: []networkingv1.NetworkPolicyPeer{fromMembers}},
 		networkingv1.NetworkPolicyIngressRule{Ports: tcp(8080), From: []networkingv1.NetworkPolicyPeer{fromMembers,
-			{PodSelector: labelled("8080"), NamespaceSelector: &metav1.LabelSelector{}}}},
+			{PodSelector: labelled("8080"), NamespaceSelector: &metav1.LabelSelector{}},
+			// druid asks for a full snapshot beyond triggerFullSnapshotThreshold
+			{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "etcd-druid"}}, NamespaceSelector: &metav1.LabelSelector{}}}},
 	))
 
 	g.Expect(registry.Get(component.KindNetworkPolicy).TriggerDelete(ctx, etcd)).To(Succeed())

@@ -169,6 +169,7 @@ func TestBackupRestoreFlagsForS3Store(t *testing.T) {
 		e.Spec.Backup.GarbageCollectionPolicy = ptr.To(druidv1alpha1.GarbageCollectionPolicyLimitBased)
 		e.Spec.Backup.MaxBackupsLimitBasedGC = ptr.To(int32(5))
 		e.Spec.Backup.GarbageCollectionPeriod = &metav1.Duration{Duration: 12 * time.Hour}
+		e.Spec.Backup.DeltaSnapshotRetentionPeriod = &metav1.Duration{Duration: 15 * 24 * time.Hour}
 		e.Spec.Backup.SnapshotCompression = &druidv1alpha1.CompressionSpec{Enabled: ptr.To(true), Policy: ptr.To(druidv1alpha1.GzipCompression)}
 	})
 	sts := syncStatefulSet(t, etcd)
@@ -203,6 +204,7 @@ func TestBackupRestoreFlagsForS3Store(t *testing.T) {
 		"--garbage-collection-policy=LimitBased",
 		"--max-backups=5",
 		"--garbage-collection-period=12h0m0s",
+		"--delta-snapshot-retention-period=360h0m0s",
 		"--compress-snapshots=true",
 		"--compression-policy=gzip",
 	}))
