@@ -16,11 +16,12 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 )
 
-// largeObjectSize is the size of the streamed object: large against the upload buffers (5 MiB × 2), and
-// smaller under -short, where it still spans several parts and is twice the heap growth allowed.
+// largeObjectSize is the size of the streamed object: large against the upload buffers (5 MiB × 2 in
+// flight, up to four parts alive at once while one is read and another waits: about 20 MiB), and smaller
+// under -short, where half of it (the heap growth allowed) still sits above those buffers.
 func largeObjectSize() int64 {
 	if testing.Short() {
-		return 24 << 20
+		return 48 << 20
 	}
 	return 64 << 20
 }
