@@ -152,7 +152,7 @@ func TestSucceededJobSetsConditionAndIsDeleted(t *testing.T) {
 		HaveField("Status", druidv1alpha1.ConditionTrue),
 		HaveField("Reason", "CompactionJobSucceeded"),
 	))
-	expectJobGone(t, etcd)
+	expectJobGone(t, job)
 	g.Eventually(metric(jobsTotal, etcd, succeeded...)).WithTimeout(timeout).WithPolling(poll).Should(Equal(1.0))
 	g.Expect(metric(jobsCurrent, etcd)(g)).To(Equal(0.0))
 	g.Expect(metric(jobDuration, etcd, succeeded...)(g)).To(Equal(1.0), "one observation")
@@ -180,7 +180,7 @@ func TestFailedJobSetsConditionEmitsWarningAndRetriesAfterBackoff(t *testing.T) 
 		HaveField("Message", ContainSubstring("Job has reached the specified backoff limit")),
 	))
 	g.Eventually(eventReasons(ns, etcd.Name)).WithTimeout(timeout).WithPolling(poll).Should(ContainElement("CompactionJobFailed"))
-	expectJobGone(t, etcd)
+	expectJobGone(t, job)
 	g.Eventually(metric(jobsTotal, etcd, failed...)).WithTimeout(timeout).WithPolling(poll).Should(Equal(1.0))
 	g.Expect(metric(jobsCurrent, etcd)(g)).To(Equal(0.0))
 
