@@ -89,26 +89,14 @@ func TestOldDataIsRefusedAndLeftAlone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the old etcd binaries: seconds per case")
 	}
-	for _, tc := range []struct {
-		w      oldetcd.Write
-		then36 bool
-	}{
+	for _, tc := range []oldDataCase{
 		{w: oldetcd.Write{Version: "3.5", Keys: 20, Stop: oldetcd.Kill}},
 		{w: oldetcd.Write{Version: "3.5", Keys: 20, Stop: oldetcd.Term}},
 		{w: oldetcd.Write{Version: "3.5", Keys: 20, Stop: oldetcd.Kill}, then36: true},
 		{w: oldetcd.Write{Version: "3.4", Keys: 20, Stop: oldetcd.Kill}},
 	} {
-		name := tc.w.String()
-		if tc.then36 {
-			name += ", then etcd 3.6"
-		}
-		t.Run(name, func(t *testing.T) {
-			m := oldetcd.WriteDataDir(t, filepath.Join(t.TempDir(), "data"), tc.w)
-			if tc.then36 {
-				if err := oldetcd.ForTest(t, "3.6", m).Stop(); err != nil {
-					t.Fatal(err)
-				}
-			}
+		t.Run(tc.name(), func(t *testing.T) {
+			m := tc.write(t)
 			v, ok := InspectDataVersion(m.DataDir)
 			if !ok || v.LegacyEntries == 0 {
 				t.Fatalf("InspectDataVersion = %+v, %v: want v2 entries found", v, ok)
@@ -227,27 +215,15 @@ func TestStepThroughOlderEtcds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		w      oldetcd.Write
-		then36 bool
-	}{
+	for _, tc := range []oldDataCase{
 		{w: oldetcd.Write{Version: "3.5", Keys: 20, Stop: oldetcd.Kill}},
 		{w: oldetcd.Write{Version: "3.5", Keys: 20, Stop: oldetcd.Term}},
 		{w: oldetcd.Write{Version: "3.5", Keys: 20, Stop: oldetcd.Kill}, then36: true},
 		{w: oldetcd.Write{Version: "3.4", Keys: 20, Stop: oldetcd.Kill}},
 		{w: oldetcd.Write{Version: "3.4", Keys: 20, Stop: oldetcd.Term}},
 	} {
-		name := tc.w.String()
-		if tc.then36 {
-			name += ", then etcd 3.6"
-		}
-		t.Run(name, func(t *testing.T) {
-			m := oldetcd.WriteDataDir(t, filepath.Join(t.TempDir(), "data"), tc.w)
-			if tc.then36 {
-				if err := oldetcd.ForTest(t, "3.6", m).Stop(); err != nil {
-					t.Fatal(err)
-				}
-			}
+		t.Run(tc.name(), func(t *testing.T) {
+			m := tc.write(t)
 			before := treeDigest(t, m.DataDir)
 			ha := oldDataInitializer(t, m, 3)
 			ha.opts.Step35Binary, ha.opts.Step36Binary = bin35, bin36
@@ -291,4 +267,30 @@ func TestStepThroughOlderEtcds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// oldDataCase is a data directory written by an old etcd, optionally run once by etcd 3.6 afterwards
+// (which records storage version 3.6 but keeps the old entries in the WAL).
+type oldDataCase struct {
+	w      oldetcd.Write
+	then36 bool
+}
+
+func (c oldDataCase) name() string {
+	if c.then36 {
+		return c.w.String() + ", then etcd 3.6"
+	}
+	return c.w.String()
+}
+
+// write creates the case's data directory below t's temporary directory.
+func (c oldDataCase) write(t *testing.T) oldetcd.Member {
+	t.Helper()
+	m := oldetcd.WriteDataDir(t, filepath.Join(t.TempDir(), "data"), c.w)
+	if c.then36 {
+		if err := oldetcd.ForTest(t, "3.6", m).Stop(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
 }
