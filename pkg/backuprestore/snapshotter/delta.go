@@ -99,6 +99,7 @@ func (s *Snapshotter) observe(resp clientv3.WatchResponse) {
 	if resp.IsProgressNotify() {
 		s.advanceWatched(resp.Header.Revision)
 	}
+	s.reportPending()
 	full := s.bufSize >= s.cfg.DeltaSnapshotMemoryLimit
 	s.bufMu.Unlock()
 	if full {

@@ -59,6 +59,7 @@ func (s *Snapshotter) takeFullLocked(ctx context.Context, final bool) (*snapshot
 		s.log.Error(err, "Full snapshot failed")
 		return nil, err
 	}
+	s.setStoredFull(snap.LastRevision)
 	s.setStored(snap.LastRevision)
 	s.metrics.succeeded(snap, size, time.Since(start))
 	s.log.Info("Took full snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision, "bytes", size, "took", time.Since(start))

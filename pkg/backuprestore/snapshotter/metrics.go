@@ -14,10 +14,11 @@ import (
 // the leases, but an operator needs to see why (failures, durations, sizes) and when it went wrong. The
 // names and labels are those of the deployed etcd-backup-restore that Gardener's monitoring queries
 // (etcdbr_snapshot_latest_timestamp{kind}, etcdbr_snapshot_gc_total{kind,succeeded},
-// etcdbr_snapshotter_failure{error}, …); bytes_total is ours.
+// etcdbr_snapshotter_failure{error}, etcdbr_snapshot_required{kind}, …); bytes_total is ours.
 type Metrics struct {
 	latestRevision *prometheus.GaugeVec
 	latestTime     *prometheus.GaugeVec
+	required       *prometheus.GaugeVec
 	failures       *prometheus.CounterVec
 	gc             *prometheus.CounterVec
 	duration       *prometheus.HistogramVec
@@ -41,6 +42,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "etcdbr", Subsystem: "snapshot", Name: "latest_timestamp",
 			Help: "Unix time of the latest successful snapshot, by kind.",
 		}, []string{"kind"}),
+		required: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "etcdbr", Subsystem: "snapshot", Name: "required",
+			Help: "1 while etcd holds revisions that no snapshot of the kind holds yet (Full: changed since the latest full snapshot; Incr: watched events waiting for the next delta), else 0.",
+		}, []string{"kind"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "etcdbr", Subsystem: "snapshotter", Name: "failure",
 			Help: "Failed snapshotter operations; error names the operation (Full, Incr, GC).",
@@ -59,8 +64,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Snapshots garbage collection deleted (succeeded=true) or failed to delete (false), by kind.",
 		}, []string{"kind", "succeeded"}),
 	}
+	m.pending(false, false) // exported from the start, as the deployed sidecar does
 	if reg != nil {
-		reg.MustRegister(m.latestRevision, m.latestTime, m.failures, m.duration, m.bytes, m.gc)
+		reg.MustRegister(m.latestRevision, m.latestTime, m.required, m.failures, m.duration, m.bytes, m.gc)
 	}
 	return m
 }
@@ -75,6 +81,21 @@ func (m *Metrics) succeeded(snap *snapshot.Snapshot, size int64, took time.Durat
 	m.latestTime.WithLabelValues(kind).Set(float64(snap.CreatedOn.Unix()))
 	m.duration.WithLabelValues(kind, "true").Observe(took.Seconds())
 	m.bytes.WithLabelValues(kind).Add(float64(size))
+}
+
+// pending records which kinds of snapshot are behind etcd. Gardener's backup alerts add it to the age of
+// the latest snapshot (`(time() - etcdbr_snapshot_latest_timestamp > bool period) + etcdbr_snapshot_required
+// > 1`), so that an old snapshot of a cluster that has not changed since does not alert.
+func (m *Metrics) pending(full, incr bool) {
+	m.required.WithLabelValues(string(snapshot.KindFull)).Set(gaugeBool(full))
+	m.required.WithLabelValues(string(snapshot.KindIncr)).Set(gaugeBool(incr))
+}
+
+func gaugeBool(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // collected records the garbage collection of one snapshot.

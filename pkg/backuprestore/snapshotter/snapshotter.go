@@ -58,6 +58,7 @@ type Snapshotter struct {
 	// bufMu guards the fields below, shared with the watch.
 	bufMu      sync.Mutex
 	lastRev    int64           // last revision in the store
+	fullRev    int64           // revision of the latest full snapshot in the store
 	watchedRev int64           // every revision up to here is stored or buffered
 	events     []bufferedEvent // revisions lastRev+1..watchedRev, in order
 	bufSize    int64
@@ -151,6 +152,7 @@ func (s *Snapshotter) resume(ctx context.Context) error {
 		return err
 	}
 	if err == nil && stream.Full != nil {
+		s.setStoredFull(stream.Full.LastRevision)
 		s.setStored(stream.LastRevision())
 		s.log.Info("Continuing backups from the store", "revision", stream.LastRevision(), "snapshot", stream.Full.SnapName)
 		return nil
@@ -202,6 +204,20 @@ func (s *Snapshotter) setStored(rev int64) {
 	}
 	s.events = s.events[drop:]
 	s.advanceWatched(s.lastRev)
+	s.reportPending()
+}
+
+// setStoredFull records the revision of the latest full snapshot in the store.
+func (s *Snapshotter) setStoredFull(rev int64) {
+	s.bufMu.Lock()
+	defer s.bufMu.Unlock()
+	s.fullRev = max(s.fullRev, rev)
+	s.reportPending()
+}
+
+// reportPending exports which kinds of snapshot are behind what the watch delivered; bufMu must be held.
+func (s *Snapshotter) reportPending() {
+	s.metrics.pending(s.watchedRev > s.fullRev, len(s.events) > 0)
 }
 
 // advanceWatched moves watchedRev forward and wakes waiters; bufMu must be held.

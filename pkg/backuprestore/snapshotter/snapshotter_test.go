@@ -240,6 +240,38 @@ func TestFullSnapshotMetricsAndLeases(t *testing.T) {
 	}
 }
 
+// etcdbr_snapshot_required{kind} follows the deployed sidecar: 1 while etcd holds revisions that no snapshot
+// of the kind holds yet, 0 once one does. Gardener's backup alerts need both: an old snapshot alerts only
+// when something changed since.
+func TestSnapshotRequiredFollowsWhatTheStoreLacks(t *testing.T) {
+	cli := etcdserver.Start(t).Client(t)
+	registry := prometheus.NewRegistry()
+	s := startWithMetrics(t, cli, backuptest.Local(t), nil, nil, snapshotter.NewMetrics(registry))
+	required := func(kind string) float64 {
+		return metricValue(t, registry, "etcdbr_snapshot_required", map[string]string{"kind": kind})
+	}
+	expect := func(when string, full, incr float64) {
+		t.Helper()
+		if gotFull, gotIncr := required("Full"), required("Incr"); gotFull != full || gotIncr != incr {
+			t.Fatalf("%s: etcdbr_snapshot_required Full=%v Incr=%v, want Full=%v Incr=%v", when, gotFull, gotIncr, full, incr)
+		}
+	}
+	expect("after the first full snapshot", 0, 0)
+
+	watchedUpTo(t, s, putN(t, cli, "a", 3, 10))
+	expect("with events waiting for a delta", 1, 1)
+
+	if _, err := s.TakeDelta(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	expect("after the delta", 1, 0)
+
+	if _, err := s.TakeFull(t.Context(), false); err != nil {
+		t.Fatal(err)
+	}
+	expect("after a full snapshot", 0, 0)
+}
+
 func TestGarbageCollectionOnTheStore(t *testing.T) {
 	cli := etcdserver.Start(t).Client(t)
 	store := backuptest.Local(t)
