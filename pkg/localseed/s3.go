@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/proc"
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/s3iam"
 )
 
 // s3Port is fixed: the server binds the instance's own bridge address.
@@ -38,12 +39,18 @@ func (s *Seed) startS3(ctx context.Context) error {
 		AccessKey: "localseed-access-key", SecretKey: "localseed-secret-key", Region: "us-east-1",
 		Dir: filepath.Join(s.stateDir, "s3"),
 	}
-	if err := os.MkdirAll(s3.Dir, 0o700); err != nil {
-		return fmt.Errorf("creating S3 backend dir: %w", err)
+	// Users besides root live in iamDir, so that backup credentials can be rotated and revoked (S3Users);
+	// without the IAM cache a deleted user is refused at once.
+	iamDir := filepath.Join(s.stateDir, "s3-iam")
+	for _, dir := range []string{s3.Dir, iamDir} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("creating S3 dir: %w", err)
+		}
 	}
 	s.s3Spec = proc.Spec{Path: bin, LogPath: filepath.Join(s.stateDir, "logs", "versitygw.log"), Args: []string{
 		"--access", s3.AccessKey, "--secret", s3.SecretKey, "--region", s3.Region,
 		"--port", net.JoinHostPort(s.network.Gateway.String(), strconv.Itoa(s3Port)), "--health", "/health", "--quiet",
+		"--iam-dir", iamDir, "--iam-cache-disable",
 		"posix", s3.Dir,
 	}}
 	if err := s.runS3(ctx, s3.Endpoint); err != nil {
@@ -51,6 +58,14 @@ func (s *Seed) startS3(ctx context.Context) error {
 	}
 	s.s3 = s3
 	return nil
+}
+
+// S3Users manages the users of the seed's S3 server besides root (key rotation and revocation).
+func (s *Seed) S3Users() (s3iam.Admin, error) {
+	if s.s3 == nil {
+		return s3iam.Admin{}, errors.New("the local seed runs without its S3 server")
+	}
+	return s3iam.Admin{Bin: s.s3Spec.Path, Endpoint: s.s3.Endpoint, AccessKey: s.s3.AccessKey, SecretKey: s.s3.SecretKey, Region: s.s3.Region}, nil
 }
 
 // runS3 starts versitygw from s.s3Spec as a control-plane component (so Stop ends it) and waits until it

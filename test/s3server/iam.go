@@ -1,21 +1,21 @@
 package s3server
 
 import (
-	"context"
-	"fmt"
-	"os/exec"
 	"testing"
-	"time"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/s3iam"
 )
 
-// adminTimeout bounds one call of the admin client.
-const adminTimeout = 30 * time.Second
+func (s *Server) iam() s3iam.Admin {
+	return s3iam.Admin{Bin: s.bin, Endpoint: s.Endpoint, AccessKey: s.AccessKey, SecretKey: s.SecretKey, Region: s.Region,
+		Insecure: len(s.CACertPEM) > 0}
+}
 
-// CreateUser adds a user with the admin role (it may use every bucket) and the given key pair, through
-// versitygw's admin API signed with the root credentials. The server must run with Options.IAM.
+// CreateUser adds a user with the admin role (it may use every bucket) and the given key pair. The server
+// must run with Options.IAM.
 func (s *Server) CreateUser(t testing.TB, accessKey, secretKey string) {
 	t.Helper()
-	if err := s.admin(t.Context(), "create-user", "--access", accessKey, "--secret", secretKey, "--role", "admin"); err != nil {
+	if err := s.iam().CreateUser(t.Context(), accessKey, secretKey); err != nil {
 		t.Fatalf("creating user %s: %v", accessKey, err)
 	}
 }
@@ -24,23 +24,7 @@ func (s *Server) CreateUser(t testing.TB, accessKey, secretKey string) {
 // without an IAM cache).
 func (s *Server) DeleteUser(t testing.TB, accessKey string) {
 	t.Helper()
-	if err := s.admin(t.Context(), "delete-user", "--access", accessKey); err != nil {
+	if err := s.iam().DeleteUser(t.Context(), accessKey); err != nil {
 		t.Fatalf("deleting user %s: %v", accessKey, err)
 	}
-}
-
-// admin runs `versitygw admin <args>` against the server as root. Secrets of test users appear on its
-// command line, which is acceptable for throwaway test keys only.
-func (s *Server) admin(ctx context.Context, args ...string) error {
-	ctx, cancel := context.WithTimeout(ctx, adminTimeout)
-	defer cancel()
-	base := []string{"admin", "--access", s.AccessKey, "--secret", s.SecretKey, "--region", s.Region, "--endpoint-url", s.Endpoint}
-	if len(s.CACertPEM) > 0 {
-		base = append(base, "--allow-insecure")
-	}
-	out, err := exec.CommandContext(ctx, s.bin, append(base, args...)...).CombinedOutput() //nolint:gosec // the test's own versitygw binary
-	if err != nil {
-		return fmt.Errorf("versitygw admin %s: %w: %s", args[0], err, out)
-	}
-	return nil
 }
