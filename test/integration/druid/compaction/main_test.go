@@ -20,8 +20,8 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/compaction"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
 	"github.com/gardener-etcd/gardener-etcd/test/envtest"
 )
 
