@@ -36,6 +36,8 @@ type Reconciler struct {
 	hooks    []DeletionHook
 	// snapshots asks the backup leader for the full snapshot before hibernation or new images.
 	snapshots fullsnapshot.Requester
+	// snapshotRetries spaces out those snapshot requests while they fail.
+	snapshotRetries snapshotRetries
 }
 
 // Reconcile runs the deletion flow for an Etcd being deleted; otherwise the spec flow when one is due,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -103,8 +104,8 @@ func (u stoppingUpdate) eventReason() string {
 // lets the update through only once it succeeded (or cannot be had, see below). It records the snapshot
 // on the StatefulSet (fullsnapshot.Record) before the update, so that the snapshot is taken once per
 // update, also across requeues and druid restarts, and so that status.lastFullSnapshot shows its revision
-// at once. A failed snapshot holds the update: Warning event, lastOperation Error, and the controller's
-// back-off retries it.
+// at once. A failed snapshot holds the update: Warning event, lastOperation Error and lastErrors, and a
+// retry with back-off (snapshotRetries).
 //
 // The update goes ahead without a snapshot when none can be taken, because an update that waits for ever
 // is worse than one on the backup the cluster already has (every delta period's delta), and the members'
@@ -151,6 +152,11 @@ func (s *specRun) snapshotBeforeUpdate(ctx context.Context) flow.Result {
 		return flow.Continue()
 	}
 
+	key := client.ObjectKeyFromObject(s.etcd)
+	if wait := s.r.snapshotRetries.wait(key, s.r.clock.Now()); wait > 0 {
+		logger.V(1).Info("Full snapshot before the update failed before, waiting to retry", "retryIn", wait)
+		return flow.RequeueAfter(wait, "waiting to retry the full snapshot before "+update.what)
+	}
 	logger.Info("Requesting a full snapshot before the update")
 	taken, err := s.r.snapshots.FullSnapshot(ctx, s.target)
 	if errors.Is(err, fullsnapshot.ErrNoClientCertificate) {
@@ -158,8 +164,9 @@ func (s *specRun) snapshotBeforeUpdate(ctx context.Context) flow.Result {
 		return flow.Continue()
 	}
 	if err != nil {
-		return s.holdForSnapshot(ctx, update, err)
+		return s.holdForSnapshot(ctx, update, err, s.r.snapshotRetries.failed(key, s.r.clock.Now()))
 	}
+	s.r.snapshotRetries.succeeded(key)
 	record := fullsnapshot.NewRecord(update.key, taken, s.r.clock.Now())
 	markers := map[string]string{fullsnapshot.BeforeUpdateAnnotation: record.Encode()}
 	if err := s.r.statefulSets().ScaleWithMarkers(ctx, sts, ptr.Deref(sts.Spec.Replicas, 1), markers); err != nil {
@@ -187,16 +194,15 @@ func (s *specRun) proceedWithoutSnapshot(ctx context.Context, update stoppingUpd
 		"%s without a full snapshot first: %s", update.what, why)
 }
 
-// holdForSnapshot records the failed snapshot and fails the run, so that the controller retries it with
-// back-off; nothing is synced meanwhile (the data first: the update waits, the cluster keeps running).
-func (s *specRun) holdForSnapshot(ctx context.Context, update stoppingUpdate, cause error) flow.Result {
-	message := fmt.Sprintf("%s held back: the full snapshot before it failed: %v; retrying with back-off", update.what, cause)
-	log.FromContext(ctx).Info("Full snapshot before the update failed, the update waits", "update", update.what, "error", cause.Error())
+// holdForSnapshot records the failed snapshot and requeues the run after retryIn; nothing is synced
+// meanwhile (the data first: the update waits, the cluster keeps running as it is).
+func (s *specRun) holdForSnapshot(ctx context.Context, update stoppingUpdate, cause error, retryIn time.Duration) flow.Result {
+	message := fmt.Sprintf("%s held back: the full snapshot before it failed: %v; retrying in %s", update.what, cause, retryIn)
+	log.FromContext(ctx).Info("Full snapshot before the update failed, the update waits", "update", update.what, "error", cause.Error(), "retryIn", retryIn)
 	s.r.recorder.Eventf(s.etcd, nil, corev1.EventTypeWarning, EventReasonFullSnapshotBeforeUpdateFailed, actionReconcile, "%s", message)
 	lastError := druidv1alpha1.LastError{Code: ErrorCodeFullSnapshotBeforeUpdate, Description: message, ObservedAt: metav1.NewTime(s.r.clock.Now())}
-	err := errors.New(message)
-	if recordErr := s.record(ctx, druidv1alpha1.LastOperationStateError, message, lastError); recordErr != nil {
-		return flow.Fail(errors.Join(err, recordErr))
+	if err := s.record(ctx, druidv1alpha1.LastOperationStateError, message, lastError); err != nil {
+		return flow.Fail(err)
 	}
-	return flow.Fail(err)
+	return flow.RequeueAfter(retryIn, message)
 }
