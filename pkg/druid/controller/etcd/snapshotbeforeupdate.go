@@ -20,6 +20,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/flow"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
@@ -114,9 +115,10 @@ func (u stoppingUpdate) eventReason() string {
 //   - no client certificate (spec.backup.tls.clientTLSSecretRef): the sidecar answers /snapshot/full only
 //     to callers with a certificate of its CA, so druid can never ask; as the compaction controller, which
 //     falls back to a Job then, the update is not held for a configuration druid cannot change (Warning);
-//   - the cluster has no quorum (Ready is not True): no member can take a snapshot, and hibernating or
-//     repairing a broken cluster must stay possible; it has committed nothing since it lost its quorum,
-//     so the last delta before that holds every acknowledged write (Warning).
+//   - the members the StatefulSet runs have no quorum (judged as the Ready condition): no member can take
+//     a snapshot, and hibernating or repairing a broken cluster must stay possible; it has committed
+//     nothing since it lost its quorum, so the last delta before that holds every acknowledged write
+//     (Warning).
 func (s *specRun) snapshotBeforeUpdate(ctx context.Context) flow.Result {
 	cached, err := s.existingStatefulSet(ctx)
 	if err != nil || cached == nil {
@@ -146,9 +148,13 @@ func (s *specRun) snapshotBeforeUpdate(ctx context.Context) flow.Result {
 		s.proceedWithoutSnapshot(ctx, update, "no backup store is configured", corev1.EventTypeNormal)
 		return flow.Continue()
 	}
-	if !s.quorate() {
-		s.proceedWithoutSnapshot(ctx, update, "the cluster has no quorum (condition Ready is not True), so no member can take "+
-			"a snapshot; the store holds what the last delta snapshot uploaded", corev1.EventTypeWarning)
+	quorate, err := s.quorate(ctx, sts)
+	if err != nil {
+		return flow.Fail(err)
+	}
+	if !quorate {
+		s.proceedWithoutSnapshot(ctx, update, "the cluster has no quorum, so no member can take a snapshot; "+
+			"the store holds what the last delta snapshot uploaded", corev1.EventTypeWarning)
 		return flow.Continue()
 	}
 
@@ -182,10 +188,19 @@ func (s *specRun) snapshotBeforeUpdate(ctx context.Context) flow.Result {
 	return flow.Continue()
 }
 
-// quorate tells whether the cluster had quorum at the last status write (condition Ready True).
-func (s *specRun) quorate() bool {
-	ready := druidv1alpha1.FindCondition(s.etcd.Status.Conditions, druidv1alpha1.ConditionTypeReady)
-	return ready != nil && ready.Status == druidv1alpha1.ConditionTrue
+// quorate tells whether the members the StatefulSet runs have quorum, judged as the Ready condition
+// judges it but for the StatefulSet's replicas: the status's Ready follows spec.replicas, and says
+// NotChecked ("hibernated") as soon as the spec asks for 0, while the members still run.
+func (s *specRun) quorate(ctx context.Context, sts *appsv1.StatefulSet) (bool, error) {
+	running := s.etcd.DeepCopy()
+	running.Spec.Replicas = ptr.Deref(sts.Spec.Replicas, 1)
+	observed, err := s.r.Observe(ctx, running, sts)
+	if err != nil {
+		return false, err
+	}
+	members := health.Members(observed.Etcd, observed.MemberLeases, observed.Pods, s.r.thresholds(), s.r.clock.Now())
+	ready := health.ReadyCondition(members, health.ClusterSizeForQuorum(observed.Etcd, len(members)))
+	return ready.Status == druidv1alpha1.ConditionTrue, nil
 }
 
 func (s *specRun) proceedWithoutSnapshot(ctx context.Context, update stoppingUpdate, why, eventType string) {

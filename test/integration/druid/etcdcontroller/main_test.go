@@ -18,6 +18,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
 	"github.com/gardener-etcd/gardener-etcd/test/envtest"
 )
 
@@ -52,7 +53,9 @@ func startManager(ctx context.Context, e *envtest.Env) error {
 	if err != nil {
 		return err
 	}
-	if err := etcdcontroller.AddToManager(ctx, mgr, testConfig); err != nil {
+	// The full snapshot before hibernation or new images goes to the namespace's stand-in sidecar.
+	snapshots := &fullsnapshot.HTTP{Reader: e.Client, Endpoint: snapshotSidecarEndpoint}
+	if err := etcdcontroller.AddToManager(ctx, mgr, testConfig, etcdcontroller.WithFullSnapshotRequester(snapshots)); err != nil {
 		return err
 	}
 	go func() {
