@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -39,6 +40,32 @@ func TestParse(t *testing.T) {
 	} {
 		if got := Parse([]byte(body)); got != nil {
 			t.Errorf("Parse(%s) = %+v, want nil", name, got)
+		}
+	}
+}
+
+func TestRecordRoundTripAndNewer(t *testing.T) {
+	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	name := "Full-00000000-00000042-1795694400.gz"
+	record := NewRecord("update", &druidv1alpha1.SnapshotStatus{EndRevision: 42, Name: &name, Timestamp: metav1.NewTime(at)}, at.Add(time.Hour))
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{BeforeUpdateAnnotation: record.Encode()}}}
+	got, ok := RecordOf(sts)
+	if !ok || got.For != "update" || got.Revision != 42 || got.Name != name || !got.TakenAt.Time.Equal(at) {
+		t.Fatalf("RecordOf(Encode(%+v)) = %+v, %v", record, got, ok)
+	}
+	unknown := NewRecord("update", nil, at)
+	if unknown.Snapshot() != nil || !unknown.TakenAt.Time.Equal(at) {
+		t.Errorf("a record without the sidecar's report: Snapshot() = %+v, TakenAt %s; want nil, %s", unknown.Snapshot(), unknown.TakenAt, at)
+	}
+	if _, ok := RecordOf(&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{BeforeUpdateAnnotation: "{"}}}); ok {
+		t.Errorf("RecordOf(malformed) reported a record")
+	}
+	older, newer := &druidv1alpha1.SnapshotStatus{EndRevision: 1}, &druidv1alpha1.SnapshotStatus{EndRevision: 2}
+	for _, c := range []struct{ a, b, want *druidv1alpha1.SnapshotStatus }{
+		{older, newer, newer}, {newer, older, newer}, {nil, older, older}, {older, nil, older}, {nil, nil, nil},
+	} {
+		if got := Newer(c.a, c.b); got != c.want {
+			t.Errorf("Newer(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
 		}
 	}
 }
