@@ -92,8 +92,9 @@ func expectHeldBack(t *testing.T, ns string, sidecar *snapshotSidecar, what stri
 }
 
 // Hibernation waits for the full snapshot: while the backup leader's /snapshot/full fails, the StatefulSet
-// stays at 3 and druid retries; once it succeeds the StatefulSet goes to 0, exactly one snapshot was taken,
-// and its revision is status.lastFullSnapshot although no snapshot lease was renewed.
+// stays at 3 and druid retries, also after a restart; once it succeeds the StatefulSet goes to 0, exactly
+// one snapshot was taken (a druid restarted then takes none), and its revision is status.lastFullSnapshot
+// although no snapshot lease was renewed.
 func TestHibernationWaitsForTheFullSnapshot(t *testing.T) {
 	g := NewWithT(t)
 	ns, sidecar, _ := backedUpCluster(t, 3)
@@ -102,6 +103,11 @@ func TestHibernationWaitsForTheFullSnapshot(t *testing.T) {
 	expectHeldBack(t, ns, sidecar, "scaling from 3 to 0 replicas (hibernation)", func(g Gomega) {
 		g.Expect(stsReplicas(ns)(g)).To(Equal(int32(3)))
 	})
+	// A restarted druid holds the update as well, and asks again.
+	requests := sidecar.count()
+	restartDruid(t)
+	g.Eventually(sidecar.count).WithTimeout(timeout).WithPolling(poll).Should(BeNumerically(">", requests))
+	g.Consistently(stsReplicas(ns)).WithTimeout(settle).WithPolling(poll).Should(Equal(int32(3)))
 
 	sidecar.succeedAt(4711)
 	g.Eventually(stsReplicas(ns)).WithTimeout(timeout).WithPolling(poll).Should(Equal(int32(0)))
@@ -112,6 +118,12 @@ func TestHibernationWaitsForTheFullSnapshot(t *testing.T) {
 		ConsistOf(ContainSubstring("Normal: full snapshot at revision 4711 taken before scaling from 3 to 0 replicas (hibernation)")))
 	waitReconciled(t, ns)
 	g.Consistently(sidecar.takenCount).WithTimeout(settle).WithPolling(poll).Should(Equal(1), "one snapshot per update")
+	// Nor does a druid restarted after the update take another one.
+	restartDruid(t)
+	reconcileChange(t, ns, func(*druidv1alpha1.Etcd) {})
+	waitReconciled(t, ns)
+	g.Consistently(sidecar.takenCount).WithTimeout(settle).WithPolling(poll).Should(Equal(1), "one snapshot per update, also after a restart")
+	g.Expect(lastFullSnapshotRevision(ns)(g)).To(Equal(int64(4711)))
 
 	// Waking up takes none (nothing runs to snapshot); hibernating again is another update: a new snapshot.
 	reconcileChange(t, ns, func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 3 })
