@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
 )
 
 // Observed is everything the status of one Etcd is derived from, read in one pass by the status flow.
@@ -38,7 +39,8 @@ type Observed struct {
 // ComputeStatus returns the Etcd's status with every field the status flow owns recomputed at now:
 // members, clusterSize, the conditions Ready, AllMembersReady, AllMembersUpdated, DataVolumesReady and
 // BackupReady, the replica counts, ready, peerUrlTLSEnabled, selector, the StatefulSet reference and the
-// last full and delta snapshots (from the snapshot leases, also while hibernated: the backup stays).
+// last full and delta snapshots (from the snapshot leases, also while hibernated: the backup stays; the
+// full one is the StatefulSet's fullsnapshot.Record instead while that is newer than the lease).
 // Fields owned by the spec flow (observedGeneration, lastOperation, lastErrors, other conditions) are kept.
 func ComputeStatus(o Observed, th Thresholds, now time.Time) druidv1alpha1.EtcdStatus {
 	etcd := o.Etcd
@@ -51,6 +53,9 @@ func ComputeStatus(o Observed, th Thresholds, now time.Time) druidv1alpha1.EtcdS
 	status.LastFullSnapshot, status.LastDeltaSnapshot = nil, nil
 	if etcd.Spec.Backup.Store != nil {
 		status.LastFullSnapshot = SnapshotFromLease(o.SnapshotLeases.Full)
+		if record, ok := fullsnapshot.RecordOf(o.StatefulSet); ok {
+			status.LastFullSnapshot = fullsnapshot.Newer(status.LastFullSnapshot, record.Snapshot())
+		}
 		status.LastDeltaSnapshot = SnapshotFromLease(o.SnapshotLeases.Delta)
 	}
 

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
 )
 
 func rolledOutStatefulSet(replicas int32) *appsv1.StatefulSet {
@@ -125,6 +126,28 @@ func TestComputeStatusLastSnapshots(t *testing.T) {
 	o := observed(3, true)
 	o.SnapshotLeases.Full = ptr.To(lease("etcd-main-full-snap", "", -1))
 	g.Expect(ComputeStatus(o, th, now).LastFullSnapshot).To(BeNil())
+}
+
+// The full snapshot druid requested before an update (recorded on the StatefulSet) is shown while the
+// full snapshot lease lags behind it; a newer lease wins again.
+func TestComputeStatusLastFullSnapshotFromTheRecord(t *testing.T) {
+	g := NewWithT(t)
+	takenAt := now.Add(-time.Minute).Truncate(time.Second)
+	record := fullsnapshot.Record{For: "update", Revision: 150, Name: "Full-00000000-00000150-1.gz", TakenAt: metav1.NewTime(takenAt)}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{fullsnapshot.BeforeUpdateAnnotation: record.Encode()}}}
+	etcd := testEtcd(0)
+	etcd.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p"}
+	for revision, want := range map[string]int64{"100": 150, "150": 150, "200": 200} {
+		full := lease("etcd-main-full-snap", revision, time.Hour)
+		s := ComputeStatus(Observed{Etcd: etcd, StatefulSet: sts, SnapshotLeases: SnapshotLeases{Full: &full}}, th, now)
+		g.Expect(s.LastFullSnapshot).NotTo(BeNil())
+		g.Expect(s.LastFullSnapshot.EndRevision).To(Equal(want), "lease at %s", revision)
+	}
+	s := ComputeStatus(Observed{Etcd: etcd, StatefulSet: sts}, th, now)
+	g.Expect(s.LastFullSnapshot).NotTo(BeNil(), "no lease yet")
+	g.Expect(s.LastFullSnapshot.EndRevision).To(Equal(int64(150)))
+	g.Expect(s.LastFullSnapshot.Name).To(Equal(ptr.To("Full-00000000-00000150-1.gz")))
+	g.Expect(s.LastFullSnapshot.Timestamp.Time).To(BeTemporally("==", takenAt))
 }
 
 func TestClusterSize(t *testing.T) {

@@ -1,6 +1,8 @@
 package statefulset
 
 import (
+	corev1 "k8s.io/api/core/v1"
+
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
@@ -24,3 +26,15 @@ func backupRestoreImage(images config.Images, etcd *druidv1alpha1.Etcd) string {
 	}
 	return images.BackupRestore
 }
+
+// ContainerImages maps the names of a pod template's containers to their images.
+func ContainerImages(template corev1.PodTemplateSpec) map[string]string {
+	images := make(map[string]string, len(template.Spec.Containers))
+	for _, c := range template.Spec.Containers {
+		images[c.Name] = c.Image
+	}
+	return images
+}
+
+// ContainerImages maps the names of the rendered template's containers to their images.
+func (r *Rendered) ContainerImages() map[string]string { return ContainerImages(r.template) }

@@ -14,6 +14,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
 )
 
 // ControllerName names the controller in logs, metrics and as the events' reporting controller.
@@ -25,13 +26,13 @@ const ControllerName = "etcd-compaction"
 // to druid-labelled Leases and Jobs (app.kubernetes.io/managed-by=etcd-druid), so that druid never caches
 // every Lease or Job of the seed; both carry that label.
 func AddToManager(mgr manager.Manager, cfg config.CompactionController) error {
-	return AddToManagerWith(mgr, cfg, &HTTPFullSnapshotter{Reader: mgr.GetClient()})
+	return AddToManagerWith(mgr, cfg, &fullsnapshot.HTTP{Reader: mgr.GetClient()})
 }
 
-// AddToManagerWith is AddToManager with the FullSnapshotter to ask beyond triggerFullSnapshotThreshold
+// AddToManagerWith is AddToManager with the fullsnapshot.Requester to ask beyond triggerFullSnapshotThreshold
 // (tests pass one that records the requests). The manager's client should not cache Secrets
-// (etcdcontroller.NewManagerOptions): HTTPFullSnapshotter reads the backup TLS Secrets through it.
-func AddToManagerWith(mgr manager.Manager, cfg config.CompactionController, snapshotter FullSnapshotter) error {
+// (etcdcontroller.NewManagerOptions): fullsnapshot.HTTP reads the backup TLS Secrets through it.
+func AddToManagerWith(mgr manager.Manager, cfg config.CompactionController, snapshotter fullsnapshot.Requester) error {
 	cfg.Default()
 	if !cfg.EnableBackupCompaction {
 		return nil

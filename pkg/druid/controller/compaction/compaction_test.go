@@ -86,12 +86,3 @@ func TestFullSnapshotReason(t *testing.T) {
 	etcd.Status.Conditions[0] = druidv1alpha1.Condition{Type: ConditionTypeLastSnapshotCompactionSucceeded, Status: druidv1alpha1.ConditionTrue, Reason: "DeadlineExceeded"}
 	g.Expect(fullSnapshotReason(etcd, 10, 1000)).To(BeEmpty())
 }
-
-func TestHTTPFullSnapshotterNeedsAClientCertificate(t *testing.T) {
-	g := NewWithT(t)
-	h := &HTTPFullSnapshotter{Endpoint: func(*druidv1alpha1.Etcd) string { return "https://127.0.0.1:1" }}
-	etcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "shoot"}}
-	g.Expect(h.FullSnapshot(t.Context(), etcd)).To(MatchError(ErrNoClientCertificate), "no backup TLS")
-	etcd.Spec.Backup.TLS = &druidv1alpha1.TLSConfig{ServerTLSSecretRef: corev1.SecretReference{Name: "etcd-server"}}
-	g.Expect(h.FullSnapshot(t.Context(), etcd)).To(MatchError(ErrNoClientCertificate), "backup TLS without a client secret")
-}

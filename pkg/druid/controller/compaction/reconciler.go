@@ -5,7 +5,7 @@
 // records the outcome as the Etcd condition LastSnapshotCompactionSucceeded, and deletes the finished Job so
 // that the next threshold crossing can start a new one. Failed compactions are retried with back-off.
 // At spec.backup.snapshotCompaction.triggerFullSnapshotThreshold, or after a Job exceeded its deadline, it
-// asks the backup leader's sidecar for a full snapshot instead of running a Job (FullSnapshotter).
+// asks the backup leader's sidecar for a full snapshot instead of running a Job (fullsnapshot.Requester).
 package compaction
 
 import (
@@ -29,6 +29,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
 
@@ -67,8 +68,8 @@ type Reconciler struct {
 	Config   config.CompactionController
 	Clock    clock.PassiveClock
 	// FullSnapshotter is asked for a full snapshot instead of a compaction Job beyond
-	// triggerFullSnapshotThreshold (HTTPFullSnapshotter in druid).
-	FullSnapshotter FullSnapshotter
+	// triggerFullSnapshotThreshold (fullsnapshot.HTTP in druid).
+	FullSnapshotter fullsnapshot.Requester
 
 	mu sync.Mutex
 	// failures counts consecutive failed compactions per Etcd for the back-off. It is memory only: after a
@@ -184,8 +185,8 @@ func (r *Reconciler) requestFullSnapshot(ctx context.Context, etcd *druidv1alpha
 	defaulted := etcd.DeepCopy()
 	druidv1alpha1.SetDefaults(defaulted)
 	logger.Info("Requesting a full snapshot instead of a compaction", "deltaEvents", events, "reason", why)
-	err := r.FullSnapshotter.FullSnapshot(ctx, defaulted)
-	if errors.Is(err, ErrNoClientCertificate) {
+	_, err := r.FullSnapshotter.FullSnapshot(ctx, defaulted)
+	if errors.Is(err, fullsnapshot.ErrNoClientCertificate) {
 		logger.Info("Cannot request a full snapshot, starting a compaction Job instead", "reason", err.Error())
 		return ctrl.Result{}, false, nil
 	}

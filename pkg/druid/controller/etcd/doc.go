@@ -22,7 +22,9 @@
 //     operators (statefulset.Scaler, memberlease.Healer).
 //
 // The spec flow waits while a quorum-loss recovery runs, and holds back changes of the pod template (a
-// rolling restart of every member) while AllMembersReady or BackupReady is False (rollinggate.go).
+// rolling restart of every member) while AllMembersReady or BackupReady is False (rollinggate.go). Before
+// it scales a running StatefulSet to 0 or gives its members new etcd or backup-restore images, it has the
+// backup leader take a full snapshot and waits for it (snapshotbeforeupdate.go).
 //
 // Missing secrets stop the spec flow before any component is synced: no StatefulSet is created and an
 // existing one is left as it is. Stopping before the harmless objects (ServiceAccount, RBAC, Services) as

@@ -16,6 +16,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/flow"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
 
@@ -33,6 +34,10 @@ type Reconciler struct {
 	config   config.EtcdController
 	clock    clock.PassiveClock
 	hooks    []DeletionHook
+	// snapshots asks the backup leader for the full snapshot before hibernation or new images.
+	snapshots fullsnapshot.Requester
+	// snapshotRetries spaces out those snapshot requests while they fail.
+	snapshotRetries snapshotRetries
 }
 
 // Reconcile runs the deletion flow for an Etcd being deleted; otherwise the spec flow when one is due,

@@ -24,6 +24,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/operators"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/poddisruptionbudget"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/secretref"
 )
 
@@ -50,6 +51,12 @@ func WithClock(c clock.PassiveClock) Option {
 	return func(r *Reconciler) { r.clock = c }
 }
 
+// WithFullSnapshotRequester replaces what asks the backup leader for the full snapshot before hibernation
+// or new images (fullsnapshot.HTTP on the client Service); tests point it at a stand-in sidecar.
+func WithFullSnapshotRequester(req fullsnapshot.Requester) Option {
+	return func(r *Reconciler) { r.snapshots = req }
+}
+
 // AddToManager registers the Etcd controller with mgr. The manager must have been created with
 // CacheOptions and ClientOptions, so that the kinds druid creates are cached only when druid manages them
 // and secrets are never cached with their data. cfg is defaulted and validated here.
@@ -70,6 +77,8 @@ func AddToManager(ctx context.Context, mgr manager.Manager, cfg config.EtcdContr
 		registry: operators.New(component.Clients{Client: mgr.GetClient(), Live: mgr.GetAPIReader()}, operators.Options{Images: cfg.Images, LocalBackup: cfg.LocalBackup, PDBMinAvailable: poddisruptionbudget.Seed002Policy}),
 		config:   cfg,
 		clock:    clock.RealClock{},
+		// Secrets are read from the apiserver: druid's cache holds none with their data.
+		snapshots: &fullsnapshot.HTTP{Reader: mgr.GetAPIReader()},
 	}
 	for _, opt := range opts {
 		opt(r)

@@ -62,8 +62,8 @@ func (r *Reconciler) newSpecRun(etcd *druidv1alpha1.Etcd, held *heldStatus) *spe
 }
 
 // steps are the spec flow: hold during a quorum-loss recovery → record operation → finalizer → secrets →
-// hold a rolling update of an unhealthy cluster → components → success (held for the status flow's
-// write). The operation annotation is removed by finish, after the status flow wrote the success.
+// hold a rolling update of an unhealthy cluster → full snapshot before hibernation or new images →
+// components → success (held for the status flow's write). The operation annotation is removed by finish, after the status flow wrote the success.
 func (s *specRun) steps() []flow.Step {
 	return []flow.Step{
 		{Name: "holdDuringQuorumLossRecovery", Run: s.holdDuringQuorumLossRecovery},
@@ -71,6 +71,7 @@ func (s *specRun) steps() []flow.Step {
 		{Name: "ensureFinalizer", Run: s.ensureFinalizer},
 		{Name: "checkReferencedSecrets", Run: s.checkSecrets},
 		{Name: "holdRollingUpdate", Run: s.holdRollingUpdate},
+		{Name: "snapshotBeforeUpdate", Run: s.snapshotBeforeUpdate},
 		{Name: "syncComponents", Run: s.syncComponents},
 		{Name: "recordSuccess", Run: s.recordSuccess},
 	}

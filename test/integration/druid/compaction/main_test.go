@@ -21,6 +21,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/compaction"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
 	"github.com/gardener-etcd/gardener-etcd/test/envtest"
 )
 
@@ -52,7 +53,7 @@ func startManager(ctx context.Context, env *envtest.Env) error {
 		return err
 	}
 	// druid's full snapshot requests go to the fake sidecar of the Etcd's namespace (fullsnapshot_test.go).
-	snapshotter := &compaction.HTTPFullSnapshotter{Reader: env.Client, Endpoint: sidecarEndpoint}
+	snapshotter := &fullsnapshot.HTTP{Reader: env.Client, Endpoint: sidecarEndpoint}
 	if err := compaction.AddToManagerWith(mgr, config.CompactionController{
 		EnableBackupCompaction: true,
 		BackupRestoreImage:     testImage,

@@ -11,13 +11,16 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
 	"github.com/gardener-etcd/gardener-etcd/test/envtest"
 )
 
@@ -35,6 +38,14 @@ var testConfig = config.EtcdController{
 
 func TestMain(m *testing.M) { envtest.MainWith(m, &env, envtest.Options{}, startManager) }
 
+// druid is the running manager, which restartDruid replaces as a restarted druid pod would be.
+var druid struct {
+	ctx    context.Context // the suite's
+	env    *envtest.Env
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
 // startManager runs the controller in-process, with the cache and client options druid uses, no leader
 // election and no metrics listener. DRUID_TEST_LOG=1 shows the controller's log.
 func startManager(ctx context.Context, e *envtest.Env) error {
@@ -43,27 +54,52 @@ func startManager(ctx context.Context, e *envtest.Env) error {
 		logger = zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr))
 	}
 	log.SetLogger(logger)
-	mgr, err := ctrl.NewManager(e.Config, etcdcontroller.NewManagerOptions(ctrl.Options{
+	druid.ctx, druid.env = ctx, e
+	return runDruid()
+}
+
+// runDruid starts a manager with the Etcd controller and waits until its cache synced.
+func runDruid() error {
+	mgr, err := ctrl.NewManager(druid.env.Config, etcdcontroller.NewManagerOptions(ctrl.Options{
 		Scheme:                 envtest.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		LeaderElection:         false,
+		// A restarted druid registers its controller again in the same process.
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
 	}))
 	if err != nil {
 		return err
 	}
-	if err := etcdcontroller.AddToManager(ctx, mgr, testConfig); err != nil {
+	// The full snapshot before hibernation or new images goes to the namespace's stand-in sidecar.
+	snapshots := &fullsnapshot.HTTP{Reader: druid.env.Client, Endpoint: snapshotSidecarEndpoint}
+	ctx, cancel := context.WithCancel(druid.ctx)
+	if err := etcdcontroller.AddToManager(ctx, mgr, testConfig, etcdcontroller.WithFullSnapshotRequester(snapshots)); err != nil {
+		cancel()
 		return err
 	}
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 		}
 	}()
-	syncCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
+	druid.cancel, druid.done = cancel, done
+	syncCtx, cancelSync := context.WithTimeout(ctx, time.Minute)
+	defer cancelSync()
 	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
 		return fmt.Errorf("manager cache did not sync")
 	}
 	return nil
+}
+
+// restartDruid stops the running druid (its in-memory state goes with it) and starts a new one.
+func restartDruid(t *testing.T) {
+	t.Helper()
+	druid.cancel()
+	<-druid.done
+	if err := runDruid(); err != nil {
+		t.Fatalf("restarting druid: %v", err)
+	}
 }

@@ -1,9 +1,14 @@
-package compaction
+// Package fullsnapshot asks an Etcd's backup leader for a full snapshot now, through the sidecar's
+// `GET /snapshot/full`. The compaction controller asks beyond triggerFullSnapshotThreshold; the Etcd
+// controller asks before it hibernates a cluster or rolls new images, so that the store holds everything the
+// cluster has before its members stop.
+package fullsnapshot
 
 import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,10 +17,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
@@ -24,20 +31,22 @@ import (
 // CA, so without spec.backup.tls.clientTLSSecretRef druid cannot ask for a full snapshot.
 var ErrNoClientCertificate = errors.New("spec.backup.tls.clientTLSSecretRef is not set, so druid cannot call the sidecar's /snapshot/full")
 
-// FullSnapshotter asks the backup leader of an Etcd for a full snapshot and returns once it is stored.
-type FullSnapshotter interface {
-	FullSnapshot(ctx context.Context, etcd *druidv1alpha1.Etcd) error
+// Requester asks the backup leader of an Etcd for a full snapshot and returns once it is stored. The
+// snapshot is described as status.lastFullSnapshot records one; it is nil when the sidecar answered 200
+// without a body this druid can read (the snapshot was still taken).
+type Requester interface {
+	FullSnapshot(ctx context.Context, etcd *druidv1alpha1.Etcd) (*druidv1alpha1.SnapshotStatus, error)
 }
 
 // fullSnapshotRequestMargin is added to spec.backup.etcdSnapshotTimeout for the request: the sidecar
 // answers only after the upload, and a cancelled request cancels the snapshot.
 const fullSnapshotRequestMargin = time.Minute
 
-// HTTPFullSnapshotter calls `GET /snapshot/full` on the client Service's backup port, as the deployed druid
+// HTTP calls `GET /snapshot/full` on the client Service's backup port, as the deployed druid
 // does when triggerFullSnapshotThreshold is reached. A follower's sidecar forwards the call to the backup
 // leader. It presents the client certificate of spec.backup.tls (clientTLSSecretRef, keys tls.crt/tls.key)
 // and trusts the CA of tlsCASecretRef; druid's Secrets are read from the apiserver, not a cache.
-type HTTPFullSnapshotter struct {
+type HTTP struct {
 	// Reader reads the TLS Secrets.
 	Reader client.Reader
 	// Endpoint is the scheme, host and port to call for an Etcd; nil means
@@ -45,15 +54,15 @@ type HTTPFullSnapshotter struct {
 	Endpoint func(etcd *druidv1alpha1.Etcd) string
 }
 
-// FullSnapshot implements FullSnapshotter. The Etcd must be defaulted (druidv1alpha1.SetDefaults).
-func (h *HTTPFullSnapshotter) FullSnapshot(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
+// FullSnapshot implements Requester. The Etcd must be defaulted (druidv1alpha1.SetDefaults).
+func (h *HTTP) FullSnapshot(ctx context.Context, etcd *druidv1alpha1.Etcd) (*druidv1alpha1.SnapshotStatus, error) {
 	backupTLS := etcd.Spec.Backup.TLS
 	if backupTLS == nil || backupTLS.ClientTLSSecretRef.Name == "" {
-		return ErrNoClientCertificate
+		return nil, ErrNoClientCertificate
 	}
 	tlsConfig, err := h.tlsConfig(ctx, etcd.Namespace, backupTLS)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	endpoint := fmt.Sprintf("https://%s.%s.svc:%d", etcd.ClientServiceName(), etcd.Namespace, ptr.Deref(etcd.Spec.Backup.Port, etcdpod.DefaultBackupPort))
 	if h.Endpoint != nil {
@@ -71,22 +80,41 @@ func (h *HTTPFullSnapshotter) FullSnapshot(ctx context.Context, etcd *druidv1alp
 	url := endpoint + "/snapshot/full"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := httpClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("requesting a full snapshot: %w", err)
+		return nil, fmt.Errorf("requesting a full snapshot: %w", err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("requesting a full snapshot: GET %s answered %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+		return nil, fmt.Errorf("requesting a full snapshot: GET %s answered %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
 	}
-	return nil
+	return Parse(body), nil
+}
+
+// maxAnswer bounds what is read of the sidecar's answer: a snapshot's JSON is a few hundred bytes.
+const maxAnswer = 16 << 10
+
+// Parse reads the sidecar's answer to /snapshot/full (the snapshot taken, as JSON with the field names
+// both this project's and the deployed sidecar use) as status.lastFullSnapshot records a snapshot. It is
+// nil when the body is no such JSON or names no full snapshot with a revision: the caller then relies on
+// the full snapshot lease, which the sidecar renews after every full snapshot.
+func Parse(body []byte) *druidv1alpha1.SnapshotStatus {
+	var taken snapshot.Snapshot
+	if err := json.Unmarshal(body, &taken); err != nil || taken.Kind != snapshot.KindFull || taken.LastRevision <= 0 {
+		return nil
+	}
+	status := &druidv1alpha1.SnapshotStatus{EndRevision: taken.LastRevision, Timestamp: metav1.NewTime(taken.CreatedOn.Truncate(time.Second))}
+	if taken.SnapName != "" {
+		status.Name = ptr.To(taken.SnapName)
+	}
+	return status
 }
 
 // tlsConfig trusts the backup CA and presents the client certificate.
-func (h *HTTPFullSnapshotter) tlsConfig(ctx context.Context, namespace string, backupTLS *druidv1alpha1.TLSConfig) (*tls.Config, error) {
+func (h *HTTP) tlsConfig(ctx context.Context, namespace string, backupTLS *druidv1alpha1.TLSConfig) (*tls.Config, error) {
 	caRef := backupTLS.TLSCASecretRef
 	caSecret, err := h.secret(ctx, namespace, caRef.SecretReference)
 	if err != nil {
@@ -109,7 +137,7 @@ func (h *HTTPFullSnapshotter) tlsConfig(ctx context.Context, namespace string, b
 }
 
 // secret reads a referenced Secret; an empty namespace is the Etcd's.
-func (h *HTTPFullSnapshotter) secret(ctx context.Context, namespace string, ref corev1.SecretReference) (*corev1.Secret, error) {
+func (h *HTTP) secret(ctx context.Context, namespace string, ref corev1.SecretReference) (*corev1.Secret, error) {
 	if ref.Namespace != "" {
 		namespace = ref.Namespace
 	}
