@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/defrag"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/heartbeat"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/initializer"
@@ -71,7 +72,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	bl := &backupLeader{opts: &o, cli: cli, endpoint: endpoint, clientTLS: clientTLS, templatePath: served.templatePath,
-		store: store, leases: snapshotter.NoLeases{}, metrics: snapshotter.NewMetrics(registry), log: log.WithName("backup-leader"),
+		store: store, leases: snapshotter.NoLeases{}, metrics: snapshotter.NewMetrics(registry), defragMetrics: defrag.NewMetrics(registry), log: log.WithName("backup-leader"),
 		stopping: ctx.Done()}
 	if o.EnableSnapshotLeaseRenewal && store != nil {
 		bl.leases = &snapshotlease.Kubernetes{Client: kube, Namespace: namespace, FullName: o.FullSnapshotLeaseName, DeltaName: o.DeltaSnapshotLeaseName}
