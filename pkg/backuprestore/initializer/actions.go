@@ -107,6 +107,7 @@ func (i *Initializer) rejoinAsLearner(ctx context.Context, c Case, cluster Clust
 	}
 	if !pending {
 		var id uint64
+		start := time.Now()
 		err := i.retryReconfig(ctx, "adding this member as a learner", func(ctx context.Context) error {
 			resp, err := cli.MemberAddAsLearner(ctx, self.PeerURLs)
 			if err == nil {
@@ -117,6 +118,7 @@ func (i *Initializer) rejoinAsLearner(ctx context.Context, c Case, cluster Clust
 			}
 			return err
 		})
+		i.opts.Metrics.addedLearner(start, err)
 		if err != nil {
 			return State{}, err
 		}
