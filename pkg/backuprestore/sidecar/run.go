@@ -119,7 +119,9 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		return err
 	}
 	defer clusterCli.Close()
-	go membershipLoop(ctx, served, cli, clusterCli, endpoint, sw, time.Second, log.WithName("member"))
+	memberMetrics := member.NewMetrics(registry)
+	go membershipLoop(ctx, served, cli, clusterCli, endpoint, sw, memberMetrics, time.Second, log.WithName("member"))
+	go observeMembership(ctx, cli, clusterCli, endpoint, memberMetrics, membershipMetricsPeriod, log.WithName("member"))
 
 	if o.EnableMemberLeaseRenewal {
 		lease := &heartbeat.MemberLease{Kubernetes: kube, Namespace: namespace, Name: cfg.Member.Name, Etcd: cli, LocalEndpoint: endpoint,
