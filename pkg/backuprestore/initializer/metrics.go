@@ -12,10 +12,13 @@ import (
 type RestoreKind string
 
 const (
-	// RestoreSingleNode is a restore of a one-member cluster.
+	// RestoreSingleNode is a restore from the store as a one-member cluster: a one-member cluster's, or
+	// the first member's of a larger cluster that lost quorum and its data (case 7; the others then join
+	// it). The deployed sidecar labels both so.
 	RestoreSingleNode RestoreKind = "single_node"
-	// RestoreSingleMember is the restore of one member of a multi-member cluster (case 7: the first member
-	// restores as a cluster of its own, the others join it as learners).
+	// RestoreSingleMember is a member of a multi-member cluster whose data cannot be used rejoining the
+	// running cluster (cases 4 and 5, and 8 once the cluster is quorate): its old identity removed, its data
+	// moved aside, added back as a learner that gets the data from the leader.
 	RestoreSingleMember RestoreKind = "single_member"
 )
 
@@ -42,7 +45,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"succeeded"}),
 		restoration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "etcdbr", Name: "restoration_duration_seconds",
-			Help: "Duration of restores of the data directory from the backups, by kind (single_node, single_member) and outcome.",
+			Help: "Duration of restorations of the data directory, by kind (single_node: from the backups; single_member: rejoining the cluster as a learner) and outcome.",
 			// A restore replays a full snapshot and its deltas: seconds to tens of minutes.
 			Buckets: prometheus.ExponentialBuckets(1, 2, 12),
 		}, []string{"restore", "succeeded"}),

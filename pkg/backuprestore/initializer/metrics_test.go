@@ -65,9 +65,9 @@ func TestValidationAndSingleNodeRestorationAreObserved(t *testing.T) {
 		map[string]uint64{"single_node/true": 1, "single_node/false": 0, "single_member/true": 0, "single_member/false": 0}, restore)
 }
 
-// The first member of a three-member cluster that lost every data directory restores as a cluster of its
-// own (case 7): restore="single_member".
-func TestFirstMemberRestoreIsASingleMemberRestoration(t *testing.T) {
+// The first member of a three-member cluster that lost every data directory restores from the store as a
+// cluster of its own (case 7): as deployed, that is restore="single_node" too.
+func TestFirstMemberRestoreIsASingleNodeRestoration(t *testing.T) {
 	h := newHarness(t, 3)
 	h.bootstrap()
 	store := backuptest.Local(t)
@@ -88,10 +88,11 @@ func TestFirstMemberRestoreIsASingleMemberRestoration(t *testing.T) {
 
 	h.initialize(0, CaseNonQuorateFirstRestore)
 	expectObservations(t, reg, "etcdbr_restoration_duration_seconds", 4,
-		map[string]uint64{"single_member/true": 1, "single_node/true": 0}, restore)
+		map[string]uint64{"single_node/true": 1, "single_member/true": 0}, restore)
 }
 
-// A member whose data directory was wiped rejoins as a learner (case 5): the addition is timed in
+// A member whose data directory was wiped rejoins as a learner (case 5): the deployed sidecar's restoration
+// of a single member (restore="single_member"); the addition is also timed in
 // etcdbr_add_learner_duration_seconds and counted in etcdbr_is_learner_count_total, both by outcome.
 func TestLearnerAdditionIsObserved(t *testing.T) {
 	h := newHarness(t, 3)
@@ -108,6 +109,8 @@ func TestLearnerAdditionIsObserved(t *testing.T) {
 
 	h.initialize(2, CaseQuorateInvalidMetadata)
 	expectObservations(t, reg, "etcdbr_add_learner_duration_seconds", 2, map[string]uint64{"true": 1, "false": 0}, succeeded)
+	expectObservations(t, reg, "etcdbr_restoration_duration_seconds", 4,
+		map[string]uint64{"single_member/true": 1, "single_member/false": 0, "single_node/true": 0}, restore)
 	for outcome, want := range map[string]float64{"true": 1, "false": 0} {
 		if got := metricstest.Value(t, reg, "etcdbr_is_learner_count_total", succeeded(outcome)); got != want {
 			t.Errorf("etcdbr_is_learner_count_total{succeeded=%s} = %v, want %v", outcome, got, want)

@@ -42,7 +42,7 @@ func (i *Initializer) restoreAsFirstMember(ctx context.Context, f Facts) (State,
 		Store: i.opts.Store, DataDir: i.opts.DataDir, Name: self.Name, InitialCluster: one.String(),
 		InitialAdvertisePeerURLs: self.PeerURLs, ClusterToken: i.opts.ClusterToken, Log: i.log,
 	})
-	i.opts.Metrics.restored(restoreKind(f.ClusterSize), start, err)
+	i.opts.Metrics.restored(RestoreSingleNode, start, err)
 	if err != nil {
 		return State{}, fmt.Errorf("restoring from the store: %w", err)
 	}
@@ -53,15 +53,6 @@ func (i *Initializer) restoreAsFirstMember(ctx context.Context, f Facts) (State,
 		}
 	}
 	return st, writeMarker(i.opts.DataDir, i.opts.Owner)
-}
-
-// restoreKind tells the deployed sidecar's two restores apart: a one-member cluster restoring, or one
-// member of a larger cluster restoring as a cluster of its own for the others to join.
-func restoreKind(clusterSize int) RestoreKind {
-	if clusterSize > 1 {
-		return RestoreSingleMember
-	}
-	return RestoreSingleNode
 }
 
 // snapshotRestoredData starts a temporary etcd on the restored data directory, listening on loopback
