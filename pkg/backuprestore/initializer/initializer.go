@@ -146,9 +146,6 @@ func (i *Initializer) State() State {
 // Initialize implements httpapi.Initializer: observe, decide, act.
 func (i *Initializer) Initialize(ctx context.Context, mode httpapi.Mode) error {
 	start := time.Now()
-	if err := CheckNotInUse(i.opts.DataDir); err != nil {
-		return err
-	}
 	data, sanityPassed, err := i.validateDataDir(ctx, mode)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package initializer
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -116,6 +117,19 @@ func TestLearnerAdditionIsObserved(t *testing.T) {
 			t.Errorf("etcdbr_is_learner_count_total{succeeded=%s} = %v, want %v", outcome, got, want)
 		}
 	}
+}
+
+// A data directory an etcd still runs on is not validated: as deployed, a held lock fails the validation.
+func TestDataDirInUseIsAFailedValidation(t *testing.T) {
+	h := newHarness(t, 1)
+	h.initialize(0, CaseBootstrapFirst)
+	h.start(0)
+	reg := prometheus.NewPedanticRegistry()
+	in := h.initializer(0, func(o *Options) { o.Metrics = NewMetrics(reg) })
+	if err := in.Initialize(t.Context(), httpapi.ModeFull); !errors.Is(err, ErrDataDirInUse) {
+		t.Fatalf("Initialize on a running member = %v, want %v", err, ErrDataDirInUse)
+	}
+	expectObservations(t, reg, "etcdbr_validation_duration_seconds", 2, map[string]uint64{"true": 0, "false": 1}, succeeded)
 }
 
 // Data that this etcd cannot open is refused before anything else: a validation that did not succeed.
