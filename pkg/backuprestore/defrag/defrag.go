@@ -35,7 +35,9 @@ type Options struct {
 	BeforeDefragment func(ctx context.Context, m Member)
 	// AfterDefrag, if set, runs after every member was defragmented (a full snapshot).
 	AfterDefrag func(ctx context.Context) error
-	Log         logr.Logger
+	// Metrics, if set, time each member's defragmentation.
+	Metrics *Metrics
+	Log     logr.Logger
 }
 
 // Member is one defragmented member.
@@ -158,6 +160,7 @@ func (r runner) defragment(ctx context.Context, m *etcdserverpb.Member) (Member,
 	dctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	_, err := r.opts.Client.Defragment(dctx, ep)
 	cancel()
+	r.opts.Metrics.defragmented(ep, time.Since(start), err)
 	if err != nil {
 		return out, fmt.Errorf("defragmenting member %s: %w", m.GetName(), err)
 	}

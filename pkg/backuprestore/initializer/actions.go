@@ -20,7 +20,12 @@ func (i *Initializer) act(ctx context.Context, c Case, f Facts) (State, error) {
 	case CaseRestartValid, CaseNonQuorateValid:
 		return i.reuseData(c)
 	case CaseQuorateInvalidData, CaseQuorateInvalidMetadata:
-		return i.rejoinAsLearner(ctx, c, f.Cluster)
+		// The deployed sidecar's restoration of a single member of a multi-member cluster is this
+		// rejoin: the member gets its data from the cluster, not from the store.
+		start := time.Now()
+		st, err := i.rejoinAsLearner(ctx, c, f.Cluster)
+		i.opts.Metrics.restored(RestoreSingleMember, start, err)
+		return st, err
 	case CaseNonQuorateFirstRestore:
 		return i.restoreAsFirstMember(ctx, f)
 	case CaseNonQuorateFollowingWait:
@@ -107,6 +112,7 @@ func (i *Initializer) rejoinAsLearner(ctx context.Context, c Case, cluster Clust
 	}
 	if !pending {
 		var id uint64
+		start := time.Now()
 		err := i.retryReconfig(ctx, "adding this member as a learner", func(ctx context.Context) error {
 			resp, err := cli.MemberAddAsLearner(ctx, self.PeerURLs)
 			if err == nil {
@@ -117,6 +123,7 @@ func (i *Initializer) rejoinAsLearner(ctx context.Context, c Case, cluster Clust
 			}
 			return err
 		})
+		i.opts.Metrics.addedLearner(start, err)
 		if err != nil {
 			return State{}, err
 		}

@@ -41,6 +41,8 @@ type harness struct {
 	nodes   []*node
 	initial memberconfig.InitialCluster
 	store   snapstore.SnapStore
+	// metrics, when set, is every initializer's Options.Metrics.
+	metrics *Metrics
 }
 
 func newHarness(t *testing.T, n int) *harness {
@@ -65,7 +67,7 @@ func (h *harness) initializer(i int, mutate func(*Options)) *Initializer {
 	opts := Options{
 		Member:         memberconfig.Member{Name: nd.name, PeerURLs: []string{nd.peer.String()}, ClientURLs: []string{nd.client.String()}},
 		InitialCluster: h.initial, DataDir: nd.dataDir, ClusterToken: testToken, Owner: testOwner,
-		ClusterEndpoints: eps, Store: h.store, ProbeTimeout: 2 * time.Second, PollInterval: 200 * time.Millisecond,
+		ClusterEndpoints: eps, Store: h.store, Metrics: h.metrics, ProbeTimeout: 2 * time.Second, PollInterval: 200 * time.Millisecond,
 		Log: testr.New(h.t),
 	}
 	if h.store != nil {

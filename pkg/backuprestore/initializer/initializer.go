@@ -69,10 +69,9 @@ type Options struct {
 	// forbids. nil: no evidence source (a member restores whenever nobody
 	// answers). An error fails the initialization: the wrapper retries it.
 	LivePeers func(ctx context.Context, others []string) ([]string, error)
-	// ObserveRestore records each restore from the store (case 7): how long it took and whether it
-	// succeeded (the sidecar's etcdbr_restoration_duration_seconds); nil records nothing.
-	ObserveRestore func(took time.Duration, succeeded bool)
-	Log            logr.Logger
+	// Metrics record validations, restores and learner additions; nil records nothing.
+	Metrics *Metrics
+	Log     logr.Logger
 }
 
 // State is what the last successful initialization tells the configuration endpoint: how etcd must
@@ -147,27 +146,16 @@ func (i *Initializer) State() State {
 // Initialize implements httpapi.Initializer: observe, decide, act.
 func (i *Initializer) Initialize(ctx context.Context, mode httpapi.Mode) error {
 	start := time.Now()
-	if err := CheckNotInUse(i.opts.DataDir); err != nil {
+	data, sanityPassed, err := i.validateDataDir(ctx, mode)
+	if err != nil {
 		return err
 	}
-	// In both modes and before any case is decided: data that this etcd cannot open (written by etcd 3.5
-	// or older, issue 13) is neither started on (etcd would panic and the pod crash-loop) nor moved aside
-	// or restored over (it may hold writes no backup has). Sanity mode is no exception: the clean-exit
-	// marker may come from the old wrapper that ran etcd 3.5 on the directory.
-	if err := i.checkOrStepDataVersion(ctx); err != nil {
-		i.log.Error(err, "Refusing the data directory: nothing is started on it, moved or restored over it")
-		return err
+	if sanityPassed {
+		i.log.Info("Sanity check passed, reusing the data directory")
+		i.setState(State{Case: CaseRestartValid, ClusterState: memberconfig.ClusterStateNew})
+		return nil
 	}
-	if mode == httpapi.ModeSanity {
-		d := InspectDataDir(i.opts.DataDir, i.opts.Owner, false)
-		if d.HasMember && d.DataValid && d.OwnerOK {
-			i.log.Info("Sanity check passed, reusing the data directory")
-			i.setState(State{Case: CaseRestartValid, ClusterState: memberconfig.ClusterStateNew})
-			return nil
-		}
-		i.log.Info("Sanity check failed, running the full initialization", "problem", d.Problem)
-	}
-	facts, err := i.Observe(ctx)
+	facts, err := i.observe(ctx, data)
 	if err != nil {
 		return err
 	}
@@ -194,8 +182,12 @@ func (i *Initializer) setState(s State) {
 
 // Observe gathers the facts of a full initialization.
 func (i *Initializer) Observe(ctx context.Context) (Facts, error) {
-	f := Facts{ClusterSize: len(i.opts.InitialCluster), Ordinal: Ordinal(i.opts.Member.Name)}
-	f.Data = InspectDataDir(i.opts.DataDir, i.opts.Owner, true)
+	return i.observe(ctx, InspectDataDir(i.opts.DataDir, i.opts.Owner, true))
+}
+
+// observe gathers the facts of a full initialization around the data directory's facts.
+func (i *Initializer) observe(ctx context.Context, data DataFacts) (Facts, error) {
+	f := Facts{ClusterSize: len(i.opts.InitialCluster), Ordinal: Ordinal(i.opts.Member.Name), Data: data}
 	if f.ClusterSize > 1 {
 		f.Cluster = i.prober.probe(ctx, i.opts.Member)
 	}

@@ -42,9 +42,7 @@ func (i *Initializer) restoreAsFirstMember(ctx context.Context, f Facts) (State,
 		Store: i.opts.Store, DataDir: i.opts.DataDir, Name: self.Name, InitialCluster: one.String(),
 		InitialAdvertisePeerURLs: self.PeerURLs, ClusterToken: i.opts.ClusterToken, Log: i.log,
 	})
-	if i.opts.ObserveRestore != nil {
-		i.opts.ObserveRestore(time.Since(start), err == nil)
-	}
+	i.opts.Metrics.restored(RestoreSingleNode, start, err)
 	if err != nil {
 		return State{}, fmt.Errorf("restoring from the store: %w", err)
 	}

@@ -16,6 +16,8 @@ type Local struct {
 	ClusterID uint64
 	// Leader is set when the local member leads the cluster.
 	Leader bool
+	// ClusterSize is the number of members, learners included, in the member list it was found in.
+	ClusterSize int
 }
 
 // LocalMember asks the member at endpoint who it is (Status) and looks it up in a serializable member
@@ -33,7 +35,7 @@ func LocalMember(ctx context.Context, cli *clientv3.Client, endpoint string) (*L
 	}
 	for _, m := range list.Members {
 		if m.ID == id {
-			return &Local{Member: m, ClusterID: status.Header.ClusterId, Leader: status.Leader == id}, nil
+			return &Local{Member: m, ClusterID: status.Header.ClusterId, Leader: status.Leader == id, ClusterSize: len(list.Members)}, nil
 		}
 	}
 	return nil, fmt.Errorf("local member %x is not in the member list", id)

@@ -35,7 +35,9 @@ type backupLeader struct {
 	store   snapstore.SnapStore
 	leases  snapshotter.LeaseUpdater
 	metrics *snapshotter.Metrics
-	log     logr.Logger
+	// defragMetrics time each member's scheduled defragmentation.
+	defragMetrics *defrag.Metrics
+	log           logr.Logger
 
 	// stopping is closed when the sidecar shuts down. A term that ends with it flushes nothing: the pod is
 	// being deleted or the cluster stopped, and the revisions stay in the members' volumes for whoever
@@ -54,7 +56,7 @@ func (b *backupLeader) lead(ctx context.Context) {
 		wg.Go(func() {
 			_ = defrag.Schedule(ctx, b.opts.DefragmentationSchedule, defrag.Options{
 				Client: b.cli, ClientTLS: b.clientTLS, Timeout: b.opts.DefragTimeout,
-				AfterDefrag: b.fullSnapshotAfterDefrag, Log: b.log.WithName("defrag"),
+				AfterDefrag: b.fullSnapshotAfterDefrag, Metrics: b.defragMetrics, Log: b.log.WithName("defrag"),
 			})
 		})
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/go-logr/logr"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -36,9 +35,9 @@ type decisionInitializer struct {
 	// livePeers reports the other members whose leases show a serving etcd (nil without member lease
 	// renewal: there is no evidence to read then).
 	livePeers func(ctx context.Context, others []string) ([]string, error)
-	// observeRestore records restores from the store (etcdbr_restoration_duration_seconds).
-	observeRestore func(took time.Duration, succeeded bool)
-	log            logr.Logger
+	// metrics outlive each initialization: validations, restores and learner additions of the process.
+	metrics *initializer.Metrics
+	log     logr.Logger
 }
 
 var _ httpapi.Initializer = (*decisionInitializer)(nil)
@@ -60,7 +59,7 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode httpapi.Mode)
 	in, err := initializer.New(initializer.Options{
 		Member: cfg.Member, InitialCluster: ic, DataDir: d.dataDir, ClusterToken: t.ClusterToken(), Owner: d.owner,
 		ClusterEndpoints: append(t.AllClientURLs(), d.serviceEndpoints...), ClientTLS: d.clientTLS,
-		Store: d.store, TakeFullSnapshot: d.fullSnapshot, LivePeers: d.livePeers, ObserveRestore: d.observeRestore,
+		Store: d.store, TakeFullSnapshot: d.fullSnapshot, LivePeers: d.livePeers, Metrics: d.metrics,
 		Step35Binary: d.step35Binary, Step36Binary: d.step36Binary, Log: d.log,
 	})
 	if err != nil {

@@ -17,8 +17,8 @@ const promoteTimeout = 2 * time.Minute
 // membershipLoop runs after each successful initialization: once the local member answers, it promotes
 // it if it is a learner and switches its peer URLs to the served ones. The promotion goes through
 // clusterCli (the other members): a learner refuses membership requests itself, and etcd's client would
-// retry that refusal on the only endpoint it has until its context ends.
-func membershipLoop(ctx context.Context, served *servedConfig, cli, clusterCli *clientv3.Client, endpoint string, sw *member.PeerURLSwitch, interval time.Duration, log logr.Logger) {
+// retry that refusal on the only endpoint it has until its context ends. metrics time the promotion.
+func membershipLoop(ctx context.Context, served *servedConfig, cli, clusterCli *clientv3.Client, endpoint string, sw *member.PeerURLSwitch, metrics *member.Metrics, interval time.Duration, log logr.Logger) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -33,10 +33,11 @@ func membershipLoop(ctx context.Context, served *servedConfig, cli, clusterCli *
 		if err != nil {
 			return // ctx ended
 		}
+		metrics.Observe(local)
 		err = nil
 		if local.Member.IsLearner {
 			pctx, cancel := context.WithTimeout(ctx, promoteTimeout)
-			err = member.PromoteLearner(pctx, clusterCli, local.Member.ID, interval, log)
+			err = metrics.PromoteLearner(pctx, clusterCli, local.Member.ID, interval, log)
 			cancel()
 		}
 		if err == nil {
@@ -61,12 +62,7 @@ const retryDelay = 10 * time.Second
 // even a serializable member list, so the list then comes from the other members (clusterCli).
 func waitForLocalMember(ctx context.Context, cli, clusterCli *clientv3.Client, endpoint string, interval time.Duration, log logr.Logger) (*member.Local, error) {
 	for {
-		reqCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		local, err := member.LocalMember(reqCtx, cli, endpoint)
-		if err != nil && clusterCli != nil {
-			local, err = learnerMember(reqCtx, cli, clusterCli, endpoint)
-		}
-		cancel()
+		local, err := lookupLocalMember(ctx, cli, clusterCli, endpoint)
 		if err == nil {
 			return local, nil
 		}
@@ -77,6 +73,17 @@ func waitForLocalMember(ctx context.Context, cli, clusterCli *clientv3.Client, e
 		case <-time.After(interval):
 		}
 	}
+}
+
+// lookupLocalMember asks once, within 5s, who the local member is: itself, or for a learner the others.
+func lookupLocalMember(ctx context.Context, cli, clusterCli *clientv3.Client, endpoint string) (*member.Local, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	local, err := member.LocalMember(ctx, cli, endpoint)
+	if err != nil && clusterCli != nil {
+		local, err = learnerMember(ctx, cli, clusterCli, endpoint)
+	}
+	return local, err
 }
 
 // learnerMember finds the local member (by the ID its Status reports) in the member list of the others.
@@ -92,7 +99,7 @@ func learnerMember(ctx context.Context, cli, clusterCli *clientv3.Client, endpoi
 	id := status.Header.MemberId
 	for _, m := range list.Members {
 		if m.ID == id {
-			return &member.Local{Member: m, ClusterID: status.Header.ClusterId, Leader: status.Leader == id}, nil
+			return &member.Local{Member: m, ClusterID: status.Header.ClusterId, Leader: status.Leader == id, ClusterSize: len(list.Members)}, nil
 		}
 	}
 	return nil, fmt.Errorf("local member %x is not in the member list", id)

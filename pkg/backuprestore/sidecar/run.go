@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/defrag"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/heartbeat"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/initializer"
@@ -71,7 +72,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	bl := &backupLeader{opts: &o, cli: cli, endpoint: endpoint, clientTLS: clientTLS, templatePath: served.templatePath,
-		store: store, leases: snapshotter.NoLeases{}, metrics: snapshotter.NewMetrics(registry), log: log.WithName("backup-leader"),
+		store: store, leases: snapshotter.NoLeases{}, metrics: snapshotter.NewMetrics(registry), defragMetrics: defrag.NewMetrics(registry), log: log.WithName("backup-leader"),
 		stopping: ctx.Done()}
 	if o.EnableSnapshotLeaseRenewal && store != nil {
 		bl.leases = &snapshotlease.Kubernetes{Client: kube, Namespace: namespace, FullName: o.FullSnapshotLeaseName, DeltaName: o.DeltaSnapshotLeaseName}
@@ -87,7 +88,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		return err
 	}
 	initer := &decisionInitializer{served: served, dataDir: o.DataDir, owner: ownerOf(namespace, pod), serviceEndpoints: o.ServiceEndpoints,
-		clientTLS: clientTLS, store: store, observeRestore: restorationMetric(registry),
+		clientTLS: clientTLS, store: store, metrics: initializer.NewMetrics(registry),
 		step35Binary: o.StepEtcd35Binary, step36Binary: o.StepEtcd36Binary, log: log}
 	if o.EnableMemberLeaseRenewal {
 		initer.livePeers = heartbeat.PeerLiveness{Kubernetes: kube, Namespace: namespace, Heartbeat: o.HeartbeatDuration}.LivePeers
@@ -118,7 +119,9 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		return err
 	}
 	defer clusterCli.Close()
-	go membershipLoop(ctx, served, cli, clusterCli, endpoint, sw, time.Second, log.WithName("member"))
+	memberMetrics := member.NewMetrics(registry)
+	go membershipLoop(ctx, served, cli, clusterCli, endpoint, sw, memberMetrics, time.Second, log.WithName("member"))
+	go observeMembership(ctx, cli, clusterCli, endpoint, memberMetrics, membershipMetricsPeriod, log.WithName("member"))
 
 	if o.EnableMemberLeaseRenewal {
 		lease := &heartbeat.MemberLease{Kubernetes: kube, Namespace: namespace, Name: cfg.Member.Name, Etcd: cli, LocalEndpoint: endpoint,

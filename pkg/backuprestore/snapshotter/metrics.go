@@ -14,7 +14,7 @@ import (
 // the leases, but an operator needs to see why (failures, durations, sizes) and when it went wrong. The
 // names and labels are those of the deployed etcd-backup-restore that Gardener's monitoring queries
 // (etcdbr_snapshot_latest_timestamp{kind}, etcdbr_snapshot_gc_total{kind,succeeded},
-// etcdbr_snapshotter_failure{error}, etcdbr_snapshot_required{kind}, …); bytes_total is ours.
+// etcdbr_snapshotter_failure{error}, etcdbr_snapshot_required{kind}, etcdbr_snapstore_latest_deltas_total, …); bytes_total is ours.
 type Metrics struct {
 	latestRevision *prometheus.GaugeVec
 	latestTime     *prometheus.GaugeVec
@@ -23,6 +23,7 @@ type Metrics struct {
 	gc             *prometheus.CounterVec
 	duration       *prometheus.HistogramVec
 	bytes          *prometheus.CounterVec
+	latestDeltas
 
 	mu sync.Mutex
 	// failingSince is when the first snapshot upload (full or delta) failed since the last one that
@@ -63,10 +64,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "etcdbr", Subsystem: "snapshot", Name: "gc_total",
 			Help: "Snapshots garbage collection deleted (succeeded=true) or failed to delete (false), by kind.",
 		}, []string{"kind", "succeeded"}),
+		latestDeltas: newLatestDeltas(),
 	}
 	m.pending(false, false) // exported from the start, as the deployed sidecar does
 	if reg != nil {
-		reg.MustRegister(m.latestRevision, m.latestTime, m.required, m.failures, m.duration, m.bytes, m.gc)
+		reg.MustRegister(m.latestRevision, m.latestTime, m.required, m.failures, m.duration, m.bytes, m.gc, m.latestDeltas.count, m.latestDeltas.revisions)
 	}
 	return m
 }
@@ -81,6 +83,7 @@ func (m *Metrics) succeeded(snap *snapshot.Snapshot, size int64, took time.Durat
 	m.latestTime.WithLabelValues(kind).Set(float64(snap.CreatedOn.Unix()))
 	m.duration.WithLabelValues(kind, "true").Observe(took.Seconds())
 	m.bytes.WithLabelValues(kind).Add(float64(size))
+	m.latestDeltas.stored(snap)
 }
 
 // pending records which kinds of snapshot are behind etcd. Gardener's backup alerts add it to the age of

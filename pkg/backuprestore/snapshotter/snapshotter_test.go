@@ -16,6 +16,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/metricstest"
 )
 
 // leaseSpy records lease updates.
@@ -313,56 +314,13 @@ func TestGarbageCollectionOnTheStore(t *testing.T) {
 // latestRevision reads etcdbr_snapshot_latest_revision{kind} as a scrape would.
 func latestRevision(t *testing.T, registry *prometheus.Registry, kind string) float64 {
 	t.Helper()
-	families, err := registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, family := range families {
-		if family.GetName() != "etcdbr_snapshot_latest_revision" {
-			continue
-		}
-		for _, metric := range family.GetMetric() {
-			for _, label := range metric.GetLabel() {
-				if label.GetName() == "kind" && label.GetValue() == kind {
-					return metric.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	t.Fatalf("etcdbr_snapshot_latest_revision{kind=%q} not exported", kind)
-	return 0
+	return metricValue(t, registry, "etcdbr_snapshot_latest_revision", map[string]string{"kind": kind})
 }
 
 // metricValue reads the gauge or counter name{labels} as a scrape would.
 func metricValue(t *testing.T, registry *prometheus.Registry, name string, labels map[string]string) float64 {
 	t.Helper()
-	families, err := registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, family := range families {
-		if family.GetName() != name {
-			continue
-		}
-	metrics:
-		for _, metric := range family.GetMetric() {
-			got := map[string]string{}
-			for _, label := range metric.GetLabel() {
-				got[label.GetName()] = label.GetValue()
-			}
-			for k, v := range labels {
-				if got[k] != v {
-					continue metrics
-				}
-			}
-			if metric.GetCounter() != nil {
-				return metric.GetCounter().GetValue()
-			}
-			return metric.GetGauge().GetValue()
-		}
-	}
-	t.Fatalf("%s%v not exported", name, labels)
-	return 0
+	return metricstest.Value(t, registry, name, labels)
 }
 
 // watchedUpTo waits until the delta watch of s delivered revision rev.

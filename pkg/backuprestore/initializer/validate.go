@@ -1,0 +1,40 @@
+package initializer
+
+import (
+	"context"
+	"time"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
+)
+
+// validateDataDir is the deployed sidecar's validation of the data directory, timed as its
+// etcdbr_validation_duration_seconds: that no etcd still uses the directory, whether this etcd can open
+// the data at all, then the directory's facts (sanity mode: its structure, and if that does not pass what
+// full mode checks: the WAL read to its end and the database opened).
+//
+// The validation does not succeed, as deployed, when an etcd holds the directory's locks, or when the
+// data is refused: data that this etcd cannot open (written by etcd 3.5 or older, issue 13) is, in both
+// modes, neither started on (etcd would panic and the pod crash-loop) nor moved aside or restored over
+// (it may hold writes no backup has). Sanity mode is no exception: the clean-exit marker may come from the
+// old wrapper that ran etcd 3.5 on the directory.
+func (i *Initializer) validateDataDir(ctx context.Context, mode httpapi.Mode) (data DataFacts, sanityPassed bool, err error) {
+	start := time.Now()
+	if err := CheckNotInUse(i.opts.DataDir); err != nil {
+		i.opts.Metrics.validated(start, false)
+		return DataFacts{}, false, err
+	}
+	if err := i.checkOrStepDataVersion(ctx); err != nil {
+		i.opts.Metrics.validated(start, false)
+		i.log.Error(err, "Refusing the data directory: nothing is started on it, moved or restored over it")
+		return DataFacts{}, false, err
+	}
+	defer i.opts.Metrics.validated(start, true)
+	if mode == httpapi.ModeSanity {
+		data = InspectDataDir(i.opts.DataDir, i.opts.Owner, false)
+		if data.HasMember && data.DataValid && data.OwnerOK {
+			return data, true, nil
+		}
+		i.log.Info("Sanity check failed, running the full initialization", "problem", data.Problem)
+	}
+	return InspectDataDir(i.opts.DataDir, i.opts.Owner, true), false, nil
+}

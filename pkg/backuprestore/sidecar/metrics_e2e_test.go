@@ -1,0 +1,47 @@
+package sidecar
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+)
+
+// Every metric Gardener's dashboards and alerts query is on the running sidecar's /metrics under the
+// deployed name (issue 13): the registry of Run wires the snapshotter's, the defragmentation's, the
+// initializer's and the membership's metrics. After this one-member pod's initialization its validation
+// is counted, and the membership round sees a cluster of one voting member.
+func TestSidecarServesTheDeployedMetricNames(t *testing.T) {
+	g := NewWithT(t)
+	p := newLocalPod(t)
+	p.writeTemplate(nil)
+	stop := p.run()
+	defer stop()
+	g.Eventually(p.ready, time.Minute, 100*time.Millisecond).Should(BeTrue())
+
+	scrape := func() string {
+		code, body := do(t, http.MethodGet, p.sidecarURL()+"/metrics")
+		g.Expect(code).To(Equal(http.StatusOK))
+		return body
+	}
+	g.Eventually(scrape, 30*time.Second, 200*time.Millisecond).Should(ContainSubstring("etcdbr_cluster_size 1\n"))
+	body := scrape()
+	for _, series := range []string{
+		`etcdbr_validation_duration_seconds_count{succeeded="true"} 1`,
+		`etcdbr_validation_duration_seconds_count{succeeded="false"} 0`,
+		`etcdbr_restoration_duration_seconds_count{restore="single_node",succeeded="false"} 0`,
+		`etcdbr_restoration_duration_seconds_count{restore="single_member",succeeded="true"} 0`,
+		`etcdbr_defragmentation_duration_seconds_count{endpoint="",succeeded="true"} 0`,
+		`etcdbr_defragmentation_duration_seconds_count{endpoint="",succeeded="false"} 0`,
+		`etcdbr_snapstore_latest_deltas_total 0`,
+		`etcdbr_snapstore_latest_deltas_revisions_total 0`,
+		`etcdbr_is_learner 0`,
+		`etcdbr_is_learner_count_total{succeeded="true"} 0`,
+		`etcdbr_add_learner_duration_seconds_count{succeeded="false"} 0`,
+		`etcdbr_member_promote_duration_seconds_count{succeeded="true"} 0`,
+	} {
+		g.Expect(strings.Split(body, "\n")).To(ContainElement(series))
+	}
+}
