@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -66,7 +67,7 @@ var _ = Describe("hibernation", func() {
 })
 
 // clusterRevision is etcd-main's current revision (a linearizable read's header).
-func clusterRevision(ctx SpecContext, env *seedworkflow.Env) int64 {
+func clusterRevision(ctx context.Context, env *seedworkflow.Env) int64 {
 	cli, err := seedworkflow.EtcdClient(ctx, env, etcd.RoleMain)
 	Expect(err).NotTo(HaveOccurred())
 	defer cli.Close()

@@ -46,7 +46,7 @@ var _ = Describe("backup credential rotation", func() {
 		})
 		Expect(users.DeleteUser(ctx, "rotation-key-a")).To(Succeed())
 		measure("old keys revoked → a delta stored with the new keys", func() {
-			expectDeltaBeyond(ctx, env, currentRevision(ctx, env))
+			expectDeltaBeyond(ctx, env, clusterRevision(ctx, env))
 		})
 		expectCondition(ctx, env, etcd.RoleMain, druidv1alpha1.ConditionTypeBackupReady, druidv1alpha1.ConditionTrue, "")
 		acked, failures, gap := w.Stop()
@@ -81,16 +81,6 @@ func rotateEntryCredentials(ctx context.Context, env *seedworkflow.Env, accessKe
 		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, shootSecret)).To(Succeed())
 		return string(shootSecret.Data[s3provider.DataKeyAccessKeyID])
 	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Equal(accessKey))
-}
-
-// currentRevision is the etcd cluster's revision now.
-func currentRevision(ctx context.Context, env *seedworkflow.Env) int64 {
-	cli, err := seedworkflow.EtcdClient(ctx, env, etcd.RoleMain)
-	Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = cli.Close() }()
-	resp, err := cli.Get(ctx, "/e2e/revision-probe")
-	Expect(err).NotTo(HaveOccurred())
-	return resp.Header.Revision
 }
 
 // expectDeltaBeyond waits until druid reports a snapshot that holds revision rev (the backup is complete up
