@@ -73,6 +73,9 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	bl := &backupLeader{opts: &o, cli: cli, endpoint: endpoint, clientTLS: clientTLS, templatePath: served.templatePath,
 		store: store, leases: snapshotter.NoLeases{}, metrics: snapshotter.NewMetrics(registry), log: log.WithName("backup-leader"),
 		stopping: ctx.Done()}
+	if o.EnableMemberLeaseRenewal {
+		bl.memberLeases = heartbeat.LeftClusterMarks{Kubernetes: kube, Namespace: namespace}
+	}
 	if o.EnableSnapshotLeaseRenewal && store != nil {
 		bl.leases = &snapshotlease.Kubernetes{Client: kube, Namespace: namespace, FullName: o.FullSnapshotLeaseName, DeltaName: o.DeltaSnapshotLeaseName}
 	}

@@ -25,8 +25,8 @@ const (
 	// EventReasonScaleInHeldBack: the StatefulSet keeps its replicas until the members a scale-in drops
 	// have left the etcd membership (recorded by the StatefulSet operator's requeue).
 	EventReasonScaleInHeldBack = "ScaleInHeldBack"
-	EventReasonReconciled             = "Reconciled"
-	EventReasonDeletionError          = "DeletionError"
+	EventReasonReconciled      = "Reconciled"
+	EventReasonDeletionError   = "DeletionError"
 )
 
 // Event actions (events.k8s.io/v1 requires one).
