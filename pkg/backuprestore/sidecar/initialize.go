@@ -60,7 +60,7 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode httpapi.Mode)
 	if ord := initializer.Ordinal(d.served.pod); ord >= len(ic) {
 		err := fmt.Errorf("%w: ordinal %d of pod %s is beyond the cluster size %d of the configuration; its pod goes once the membership has shrunk",
 			errScaledIn, ord, d.served.pod, len(ic))
-		d.log.Info("Refusing to initialize: "+err.Error())
+		d.log.Info("Refusing to initialize: " + err.Error())
 		return err
 	}
 	cfg, err := memberconfig.Resolve(t, d.served.pod, nil)
