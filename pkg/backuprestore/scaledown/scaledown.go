@@ -35,9 +35,11 @@ import (
 )
 
 // DefaultPeriod is how often the leader looks for superfluous members. A scale-in waits for it (druid
-// holds the StatefulSet until the members left), so it is short; a run is a member list and a few lease
-// reads.
-const DefaultPeriod = 15 * time.Second
+// holds the StatefulSet until the members left), but only once: a run removes every member it may, and a
+// new leader's term starts with a run. It is not shorter because a leader whose mounted template still
+// shows the smaller size of before a scale-up would remove the new members as superfluous; the template's
+// refresh (or the ConfigMap checksum's roll of the leader's pod) usually comes first.
+const DefaultPeriod = time.Minute
 
 // Options configure the cleanup.
 type Options struct {
