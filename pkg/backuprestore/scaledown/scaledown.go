@@ -64,9 +64,10 @@ type Removal struct {
 	Name string
 }
 
-// Cleanup removes every superfluous member that may be removed safely, highest ordinal first, and
-// returns what it removed. A member it may not remove (quorum) is skipped with a log line; the next
-// run tries again.
+// Cleanup removes every superfluous member that may be removed safely, highest ordinal first, hands the
+// leadership over when the local member is the last superfluous one, marks the leases of the members that
+// left, and returns what it removed. A member it may not remove (quorum) stops the run with a log line;
+// the next run tries again.
 func Cleanup(ctx context.Context, opts Options) ([]Removal, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 5 * time.Second
@@ -94,7 +95,7 @@ func Cleanup(ctx context.Context, opts Options) ([]Removal, error) {
 		}
 		if ok, why := safeToRemove(ctx, opts, members, victim); !ok {
 			log.Info("Not removing a superfluous member now", "member", victim.GetName(), "reason", why)
-			return removed, nil
+			return removed, markLeases(ctx, opts, members, size)
 		}
 		rctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 		_, err = opts.Client.MemberRemove(rctx, victim.GetID())
@@ -102,7 +103,7 @@ func Cleanup(ctx context.Context, opts Options) ([]Removal, error) {
 		if errors.Is(err, rpctypes.ErrUnhealthy) || errors.Is(err, rpctypes.ErrGRPCUnhealthy) {
 			// etcd's own guard: members connected too recently; the next run tries again.
 			log.Info("etcd refused the removal for now", "member", victim.GetName(), "reason", err.Error())
-			return removed, nil
+			return removed, markLeases(ctx, opts, members, size)
 		}
 		if err != nil {
 			return removed, fmt.Errorf("removing member %s: %w", victim.GetName(), err)
