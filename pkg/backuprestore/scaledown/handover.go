@@ -2,9 +2,11 @@ package scaledown
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/initializer"
 )
@@ -37,7 +39,13 @@ func handOverIfSuperfluous(ctx context.Context, opts Options, members []*etcdser
 	}
 	mctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	if _, err := opts.Client.MoveLeader(mctx, transferee.GetID()); err != nil {
+	_, err := opts.Client.MoveLeader(mctx, transferee.GetID())
+	if errors.Is(err, rpctypes.ErrNotLeader) || errors.Is(err, rpctypes.ErrGRPCNotLeader) {
+		// The leadership moved on since this term began; the term ends at the elector's next poll.
+		log.Info("Not handing over the leadership: the local member does not lead any more", "member", local.GetName())
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("handing the leadership of superfluous member %s to %s: %w", local.GetName(), transferee.GetName(), err)
 	}
 	log.Info("Handed the leadership to a kept member; its sidecar removes this member", "member", local.GetName(),
