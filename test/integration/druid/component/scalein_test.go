@@ -26,15 +26,16 @@ func markLeft(t *testing.T, ns, name, memberID string) {
 
 // A scale-in 3 → 1 with the test in the sidecars' role: the ConfigMap names one member at once, the
 // StatefulSet and the member leases stay at 3 while members are still in the cluster (a mark for another
-// member ID does not count), and replicas go to 1 once both dropped members are marked. A member that
-// never renewed its lease never ran and is not waited for.
+// member ID does not count), and replicas go to 1 once both dropped members are marked.
 func TestScaleInSequence(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := env.CreateNamespace(t)
 	etcd := createEtcd(t, ns, 3)
 	registry, _ := newRegistry(t)
-	replicas := func() int32 { return *get(t, ns, "etcd-main", &appsv1.StatefulSet{}).(*appsv1.StatefulSet).Spec.Replicas }
+	replicas := func() int32 {
+		return *get(t, ns, "etcd-main", &appsv1.StatefulSet{}).(*appsv1.StatefulSet).Spec.Replicas
+	}
 	g.Expect(registry.SyncAll(ctx, etcd)).To(Succeed())
 	renewAsSidecar(t, ns, "etcd-main-0", "a0:c:Leader", "false")
 	renewAsSidecar(t, ns, "etcd-main-1", "a1:c:Member", "false")
@@ -74,7 +75,9 @@ func TestScaleInWaitsOnlyForMembersThatRan(t *testing.T) {
 	ns := env.CreateNamespace(t)
 	etcd := createEtcd(t, ns, 3)
 	registry, _ := newRegistry(t)
-	replicas := func() int32 { return *get(t, ns, "etcd-main", &appsv1.StatefulSet{}).(*appsv1.StatefulSet).Spec.Replicas }
+	replicas := func() int32 {
+		return *get(t, ns, "etcd-main", &appsv1.StatefulSet{}).(*appsv1.StatefulSet).Spec.Replicas
+	}
 	g.Expect(registry.SyncAll(ctx, etcd)).To(Succeed())
 	renewAsSidecar(t, ns, "etcd-main-0", "a0:c:Leader", "false")
 	renewAsSidecar(t, ns, "etcd-main-1", "a1:c:Member", "false")
