@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,8 +20,9 @@ import (
 
 // Issue 14, 3 → 1: the ConfigMap is rendered for one member at once, but the StatefulSet keeps 3 replicas
 // (and the members their leases) while members 1 and 2 are still in the etcd membership, so their pods
-// run while the backup leader removes them with quorum; one mark is not enough. Once both leases carry
-// the mark, the StatefulSet goes to 1, and the survivor is Ready with a cluster size of 1.
+// run while the backup leader removes them with quorum (the PodDisruptionBudget keeps the quorum of the
+// three); one mark is not enough. Once both leases carry the mark, the StatefulSet goes to 1, and the
+// survivor is Ready with a cluster size of 1.
 func TestScaleInThreeToOneWaitsForTheMembershipToShrink(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)
@@ -36,6 +38,14 @@ func TestScaleInThreeToOneWaitsForTheMembershipToShrink(t *testing.T) {
 		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: etcdName + "-config"}, cm)).To(Succeed())
 		return cm.Data["etcd.conf.yaml"]
 	}).WithTimeout(timeout).WithPolling(poll).ShouldNot(ContainSubstring(etcdName+"-1="), "the configuration names one member, so the backup leader knows whom to remove")
+
+	pdbMinAvailable := func(g Gomega) int32 {
+		pdb := &policyv1.PodDisruptionBudget{}
+		g.Expect(exists(ns, etcdName, pdb)()).To(Succeed())
+		return pdb.Spec.MinAvailable.IntVal
+	}
+	g.Consistently(pdbMinAvailable).WithTimeout(2*time.Second).WithPolling(200*time.Millisecond).Should(Equal(int32(2)),
+		"the three members that still vote keep their quorum's protection")
 
 	markLeftCluster(t, ns, 2)
 	expectScaleInHeld(t, ns, 3, "scale-in from 3 to 1", "removed etcd-main-1 from")
@@ -55,6 +65,7 @@ func TestScaleInThreeToOneWaitsForTheMembershipToShrink(t *testing.T) {
 		g.Expect(etcd.Status.Members).To(HaveLen(1))
 		g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	g.Eventually(pdbMinAvailable).WithTimeout(timeout).WithPolling(poll).Should(Equal(int32(0)), "a single member blocks no drain")
 }
 
 // expectScaleInHeld waits until the spec reconcile holds the scale-in (lastOperation Requeue naming the
