@@ -1,15 +1,23 @@
-// Package scaledown removes etcd members that the StatefulSet no longer has: after a scale-down the
-// pods with ordinal ≥ replicas are gone, but their members stay in the etcd membership and count
-// against quorum until someone removes them. Only the backup leader runs it (seed 002, "Work-flows only
-// on the leading member").
+// Package scaledown removes etcd members beyond the cluster size of the configuration (a scale-in): druid
+// renders the configuration for d members but keeps the StatefulSet at n replicas until the members with
+// ordinals d..n-1 have left the membership, so they are removed while their pods still run and quorum
+// holds throughout (removing one of n healthy members leaves a quorum of the rest). Members whose pods
+// are already gone (an older druid scaled the StatefulSet first) are removed the same way. Only the
+// backup leader runs it (seed 002, "Work-flows only on the leading member").
 //
 // Safety rules, re-checked before every single removal:
 //   - a member is superfluous only if its name ends in an ordinal (<etcd>-<i>, <prefix>-<etcd>-<i>)
-//     that is ≥ the cluster size of the configuration's initial-cluster; unnamed members (learners that
-//     never started) are left to the member that added itself;
-//   - the local member and the last member are never removed;
-//   - a removal that would leave fewer healthy voting members than the quorum of the remaining
-//     membership is not done (etcd's strict reconfiguration check is a second guard).
+//     that is ≥ the cluster size of the configuration's initial-cluster, read anew for every run (the
+//     kubelet refreshes the mounted configuration some time after druid changed it); unnamed members
+//     (learners that never started) are left to the member that added itself;
+//   - the local member and the last member are never removed: when the local member is the last
+//     superfluous one, the raft leadership (and with it the backup leadership) is handed to a kept
+//     healthy voting member, whose sidecar removes it;
+//   - a removal or handover that would leave fewer healthy voting members than the quorum of the
+//     remaining membership is not done (etcd's strict reconfiguration check is a second guard).
+//
+// After the removals, the leader marks the lease of every member beyond the cluster size that is not in
+// the membership (MemberLeases): that mark is what lets druid shrink the StatefulSet.
 package scaledown
 
 import (
@@ -26,15 +34,23 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/initializer"
 )
 
-// DefaultPeriod is how often the leader looks for superfluous members.
+// DefaultPeriod is how often the leader looks for superfluous members. A scale-in waits for it (druid
+// holds the StatefulSet until the members left), but only once: a run removes every member it may, and a
+// new leader's term starts with a run. It is not shorter because a leader whose mounted template still
+// shows the smaller size of before a scale-up would remove the new members as superfluous; the template's
+// refresh (or the ConfigMap checksum's roll of the leader's pod) usually comes first.
 const DefaultPeriod = time.Minute
 
 // Options configure the cleanup.
 type Options struct {
-	// Client reaches the cluster (the local member is enough).
+	// Client reaches the cluster through the local member (a handover must be sent to the leader, which
+	// the backup leader's member is).
 	Client *clientv3.Client
-	// ClusterSize is the number of members in the configuration's initial-cluster.
-	ClusterSize int
+	// ClusterSize reads the number of members in the configuration's initial-cluster; it is called for
+	// every run.
+	ClusterSize func() (int, error)
+	// Leases marks the member leases; nil marks nothing (tests of the removal rules).
+	Leases MemberLeases
 	// LocalMemberID is this sidecar's etcd member.
 	LocalMemberID uint64
 	// Timeout bounds each request; 0 means 5s.
@@ -48,12 +64,20 @@ type Removal struct {
 	Name string
 }
 
-// Cleanup removes every superfluous member that may be removed safely, highest ordinal first, and
-// returns what it removed. A member it may not remove (quorum) is skipped with a log line; the next
-// run tries again.
+// Cleanup removes every superfluous member that may be removed safely, highest ordinal first, hands the
+// leadership over when the local member is the last superfluous one, marks the leases of the members that
+// left, and returns what it removed. A member it may not remove (quorum) stops the run with a log line;
+// the next run tries again.
 func Cleanup(ctx context.Context, opts Options) ([]Removal, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 5 * time.Second
+	}
+	size, err := opts.ClusterSize()
+	if err != nil {
+		return nil, fmt.Errorf("reading the cluster size: %w", err)
+	}
+	if size < 1 {
+		return nil, fmt.Errorf("cluster size %d: the configuration's initial-cluster is empty", size)
 	}
 	log := opts.Log.WithName("scaledown")
 	var removed []Removal
@@ -62,13 +86,16 @@ func Cleanup(ctx context.Context, opts Options) ([]Removal, error) {
 		if err != nil {
 			return removed, err
 		}
-		victim := pick(members, opts)
+		victim := pick(members, size, opts.LocalMemberID)
 		if victim == nil {
-			return removed, nil
+			if err := handOverIfSuperfluous(ctx, opts, members, size); err != nil {
+				return removed, err
+			}
+			return removed, markLeases(ctx, opts, members, size)
 		}
 		if ok, why := safeToRemove(ctx, opts, members, victim); !ok {
 			log.Info("Not removing a superfluous member now", "member", victim.GetName(), "reason", why)
-			return removed, nil
+			return removed, markLeases(ctx, opts, members, size)
 		}
 		rctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 		_, err = opts.Client.MemberRemove(rctx, victim.GetID())
@@ -76,12 +103,12 @@ func Cleanup(ctx context.Context, opts Options) ([]Removal, error) {
 		if errors.Is(err, rpctypes.ErrUnhealthy) || errors.Is(err, rpctypes.ErrGRPCUnhealthy) {
 			// etcd's own guard: members connected too recently; the next run tries again.
 			log.Info("etcd refused the removal for now", "member", victim.GetName(), "reason", err.Error())
-			return removed, nil
+			return removed, markLeases(ctx, opts, members, size)
 		}
 		if err != nil {
 			return removed, fmt.Errorf("removing member %s: %w", victim.GetName(), err)
 		}
-		log.Info("Removed a member beyond the cluster size", "member", victim.GetName(), "clusterSize", opts.ClusterSize)
+		log.Info("Removed a member beyond the cluster size", "member", victim.GetName(), "clusterSize", size)
 		removed = append(removed, Removal{ID: victim.GetID(), Name: victim.GetName()})
 	}
 }
@@ -115,8 +142,8 @@ func list(ctx context.Context, opts Options) ([]*etcdserverpb.Member, error) {
 	return resp.Members, nil
 }
 
-// pick returns the superfluous member with the highest ordinal, or nil.
-func pick(members []*etcdserverpb.Member, opts Options) *etcdserverpb.Member {
+// pick returns the superfluous member with the highest ordinal other than the local one, or nil.
+func pick(members []*etcdserverpb.Member, size int, localID uint64) *etcdserverpb.Member {
 	if len(members) <= 1 {
 		return nil
 	}
@@ -124,7 +151,7 @@ func pick(members []*etcdserverpb.Member, opts Options) *etcdserverpb.Member {
 	best := -1
 	for _, m := range members {
 		ord := initializer.Ordinal(m.GetName())
-		if m.GetName() == "" || m.GetID() == opts.LocalMemberID || ord < opts.ClusterSize || ord <= best {
+		if m.GetName() == "" || m.GetID() == localID || ord < size || ord <= best {
 			continue
 		}
 		victim, best = m, ord

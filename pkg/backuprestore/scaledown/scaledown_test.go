@@ -27,7 +27,8 @@ func startNamed(t *testing.T, n int) []*etcdserver.Member {
 }
 
 func opts(t *testing.T, local *etcdserver.Member, size int) Options {
-	return Options{Client: local.Client(t), ClusterSize: size, LocalMemberID: uint64(local.Etcd.Server.MemberID()), Log: testr.New(t)}
+	return Options{Client: local.Client(t), ClusterSize: func() (int, error) { return size, nil },
+		LocalMemberID: uint64(local.Etcd.Server.MemberID()), Log: testr.New(t)}
 }
 
 func names(t *testing.T, local *etcdserver.Member) []string {

@@ -29,8 +29,10 @@ type backupLeader struct {
 	cli       *clientv3.Client
 	endpoint  string
 	clientTLS *tls.Config
-	// templatePath gives the cluster size, read at the start of each term.
+	// templatePath gives the cluster size, read anew by every member cleanup run.
 	templatePath string
+	// memberLeases marks the leases of members that left the cluster (nil without member leases).
+	memberLeases scaledown.MemberLeases
 	// store is nil without backups.
 	store   snapstore.SnapStore
 	leases  snapshotter.LeaseUpdater
@@ -160,23 +162,30 @@ func (b *backupLeader) fullSnapshotAfterDefrag(ctx context.Context) error {
 	return err
 }
 
-// cleanupMembers removes members beyond the template's cluster size (after a scale-down) for the term.
+// cleanupMembers removes members beyond the template's cluster size (a scale-in) for the term. The size is
+// read from the mounted template for every run: the kubelet refreshes it some time after druid changed the
+// ConfigMap, and a scale-in must not wait for a restart (druid holds the StatefulSet until it is done).
 func (b *backupLeader) cleanupMembers(ctx context.Context) {
-	t, err := memberconfig.LoadTemplate(b.templatePath)
-	var ic memberconfig.InitialCluster
-	if err == nil {
-		ic, err = t.InitialCluster()
-	}
-	if err == nil && len(ic) == 0 {
-		err = errors.New("the template's initial-cluster is empty")
-	}
-	if err != nil {
-		b.log.Error(err, "Not removing superfluous members this term: cluster size unknown")
-		return
-	}
 	local, err := waitForLocalMember(ctx, b.cli, nil, b.endpoint, time.Second, b.log)
 	if err != nil {
 		return // term ended
 	}
-	scaledown.Run(ctx, scaledown.Options{Client: b.cli, ClusterSize: len(ic), LocalMemberID: local.Member.ID, Log: b.log}, scaledown.DefaultPeriod)
+	scaledown.Run(ctx, scaledown.Options{Client: b.cli, ClusterSize: b.clusterSize, Leases: b.memberLeases,
+		LocalMemberID: local.Member.ID, Log: b.log}, scaledown.DefaultPeriod)
+}
+
+// clusterSize is the number of members in the mounted template's initial-cluster.
+func (b *backupLeader) clusterSize() (int, error) {
+	t, err := memberconfig.LoadTemplate(b.templatePath)
+	if err != nil {
+		return 0, err
+	}
+	ic, err := t.InitialCluster()
+	if err != nil {
+		return 0, err
+	}
+	if len(ic) == 0 {
+		return 0, errors.New("the template's initial-cluster is empty")
+	}
+	return len(ic), nil
 }

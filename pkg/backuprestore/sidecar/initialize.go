@@ -3,6 +3,7 @@ package sidecar
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -35,6 +36,9 @@ type decisionInitializer struct {
 	// livePeers reports the other members whose leases show a serving etcd (nil without member lease
 	// renewal: there is no evidence to read then).
 	livePeers func(ctx context.Context, others []string) ([]string, error)
+	// leftCluster tells whether the backup leader marked this member's lease as removed from the cluster
+	// (nil without member lease renewal: no mark to read).
+	leftCluster func(ctx context.Context, member string) (bool, error)
 	// metrics outlive each initialization: validations, restores and learner additions of the process.
 	metrics *initializer.Metrics
 	log     logr.Logger
@@ -48,12 +52,22 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode httpapi.Mode)
 	if err != nil {
 		return err
 	}
+	ic, err := t.InitialCluster()
+	if err != nil {
+		return err
+	}
+	if ord := initializer.Ordinal(d.served.pod); ord >= len(ic) {
+		err := fmt.Errorf("%w: ordinal %d of pod %s is beyond the cluster size %d of the configuration; its pod goes once the membership has shrunk",
+			errScaledIn, ord, d.served.pod, len(ic))
+		d.log.Info("Refusing to initialize: " + err.Error())
+		return err
+	}
 	cfg, err := memberconfig.Resolve(t, d.served.pod, nil)
 	if err != nil {
 		return err
 	}
-	ic, err := t.InitialCluster()
-	if err != nil {
+	if err := d.refuseIfLeftCluster(ctx, cfg.Member.Name); err != nil {
+		d.log.Info("Refusing to initialize: " + err.Error())
 		return err
 	}
 	in, err := initializer.New(initializer.Options{
@@ -71,6 +85,34 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode httpapi.Mode)
 		return err
 	}
 	return d.served.prepare(in.State().JoinMembers)
+}
+
+// errScaledIn refuses the initialization of a member that a scale-in removes: it must neither start,
+// nor join the cluster again as a new member, nor restore a cluster of its own from the backups. Its
+// member was (or is about to be) removed by the backup leader, and its pod is deleted once the membership
+// has shrunk; a member that joined again would be a voter whose pod goes next, taking quorum with it.
+var errScaledIn = errors.New("this member is being scaled in")
+
+// refuseIfLeftCluster refuses the initialization while the backup leader's left-cluster mark is on this
+// member's lease. The ordinal check in Initialize covers a template that already shows the smaller
+// cluster; the mark covers the time the kubelet still shows this pod the old one. The leader removes the
+// mark when the cluster size grows past this member again (a scale-in undone), so that it may join anew.
+// A lease that cannot be read does not stop the initialization: etcd must restart while the API server is
+// away, and the mark only matters in the short window of a scale-in.
+func (d *decisionInitializer) refuseIfLeftCluster(ctx context.Context, member string) error {
+	if d.leftCluster == nil {
+		return nil
+	}
+	left, err := d.leftCluster(ctx, member)
+	if err != nil {
+		d.log.Error(err, "Could not read the left-cluster mark of this member's lease; initializing without it", "member", member)
+		return nil
+	}
+	if left {
+		return fmt.Errorf("%w: the backup leader removed member %s from the cluster (left-cluster mark on its lease); its pod goes once the membership has shrunk",
+			errScaledIn, member)
+	}
+	return nil
 }
 
 // ownerOf is the owner marker of the data directory: "<namespace>/<etcd>", the Etcd being the pod name

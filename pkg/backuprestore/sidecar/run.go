@@ -74,6 +74,9 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	bl := &backupLeader{opts: &o, cli: cli, endpoint: endpoint, clientTLS: clientTLS, templatePath: served.templatePath,
 		store: store, leases: snapshotter.NoLeases{}, metrics: snapshotter.NewMetrics(registry), defragMetrics: defrag.NewMetrics(registry), log: log.WithName("backup-leader"),
 		stopping: ctx.Done()}
+	if o.EnableMemberLeaseRenewal {
+		bl.memberLeases = heartbeat.LeftClusterMarks{Kubernetes: kube, Namespace: namespace}
+	}
 	if o.EnableSnapshotLeaseRenewal && store != nil {
 		bl.leases = &snapshotlease.Kubernetes{Client: kube, Namespace: namespace, FullName: o.FullSnapshotLeaseName, DeltaName: o.DeltaSnapshotLeaseName}
 	}
@@ -92,6 +95,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		step35Binary: o.StepEtcd35Binary, step36Binary: o.StepEtcd36Binary, log: log}
 	if o.EnableMemberLeaseRenewal {
 		initer.livePeers = heartbeat.PeerLiveness{Kubernetes: kube, Namespace: namespace, Heartbeat: o.HeartbeatDuration}.LivePeers
+		initer.leftCluster = heartbeat.LeftClusterMarks{Kubernetes: kube, Namespace: namespace}.LeftCluster
 	}
 	apiOpts := httpapi.Options{Initializer: initer, Config: served.Serve, Health: memberHealth(cli, endpoint, bl.metrics.UploadsFailingSince, backupFailurePeriods*o.DeltaSnapshotPeriod), Gatherer: registry,
 		InitializationGuard: initializationGuard(o.DataDir, wrapperURL), ClientCAFile: o.ServerCACert, EnableProfiling: o.EnableProfiling,

@@ -86,6 +86,9 @@ type RequeueError struct {
 	After time.Duration
 	// Reason tells which precondition is missing; it goes into lastOperation.description and the logs.
 	Reason string
+	// Event is the reason of the event the spec flow records for the requeue; empty means the scale-up
+	// hold's.
+	Event string
 }
 
 // Error renders the reason so that a RequeueError logged as an error still reads well.
@@ -99,6 +102,14 @@ func Requeue(after time.Duration, format string, args ...any) error {
 		after = DefaultRequeueAfter
 	}
 	return &RequeueError{After: after, Reason: fmt.Sprintf(format, args...)}
+}
+
+// RequeueWithEvent is Requeue with the reason of the event to record.
+func RequeueWithEvent(after time.Duration, event, format string, args ...any) error {
+	if after <= 0 {
+		after = DefaultRequeueAfter
+	}
+	return &RequeueError{After: after, Reason: fmt.Sprintf(format, args...), Event: event}
 }
 
 // IsRequeue tells whether err (or an error it wraps) is a RequeueError and returns it.

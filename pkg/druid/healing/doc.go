@@ -24,17 +24,19 @@
 //     never wipes a cluster that has no backup to come back from.
 //   - Case 11 (scale-up) belongs to the spec flow: it raises the StatefulSet's replicas (after the peer-TLS
 //     gate) and creates the new, empty member leases; the new members join as learners. Decide only names it.
-//   - Case 12 (scale-down): the spec flow lowers the StatefulSet's replicas — the StatefulSet removes the
-//     highest ordinals — and deletes their member leases. Once the StatefulSet is at spec.replicas, the
+//   - Case 12 (scale-down): the spec flow renders the configuration for spec.replicas members and lowers the
+//     StatefulSet's replicas — the StatefulSet removes the highest ordinals — only once the backup leader
+//     has marked the leases of the members it drops as removed from the etcd membership (issue 14: the
+//     members leave while their pods run and quorum holds). Once the StatefulSet is at spec.replicas, the
 //     status flow completes it: leases of ordinals ≥ spec.replicas are deleted and status.clusterSize is
 //     set to spec.replicas, also when the remaining members could not reach the old cluster's quorum.
 //   - Case 13 (superfluous status entries): members with ordinal ≥ spec.replicas while the StatefulSet runs
 //     exactly spec.replicas lose their status entry and their lease.
 //
-// Contract with the backup-restore sidecar (its backup leader): etcd members whose pod ordinal is ≥
-// status.clusterSize are superfluous and the leader removes them from the etcd cluster (MemberRemove).
-// Druid lowers clusterSize only after it lowered the StatefulSet's replicas and deleted the members'
-// leases, so a member the leader removes never comes back by itself.
+// Contract with the backup-restore sidecar (its backup leader): etcd members whose ordinal is ≥ the
+// cluster size of the configuration (the ConfigMap's initial-cluster) are superfluous; the leader removes
+// them from the etcd cluster (MemberRemove) and marks their leases (member.etcd.gardener.cloud/left-cluster),
+// and a removed member's sidecar refuses to initialize, so it never comes back by itself.
 //
 // Rolling changes (any change of the StatefulSet's pod template) are held back by the spec flow while
 // AllMembersReady or BackupReady is False (see RollingUpdateAllowed).

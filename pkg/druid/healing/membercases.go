@@ -124,8 +124,8 @@ func scaleUp(in Input) []Action {
 
 // scaleDown is case 12: spec.replicas is below the recorded cluster size and the spec flow has lowered the
 // StatefulSet to spec.replicas (the highest ordinals are gone or going). The status flow deletes any lease
-// of an ordinal ≥ spec.replicas that is left and records the new cluster size, which tells the sidecar's
-// backup leader to remove those members from etcd.
+// of an ordinal ≥ spec.replicas that is left and records the new cluster size. The spec flow lowers the
+// StatefulSet only after the backup leader removed those members from etcd (issue 14).
 func scaleDown(in Input) []Action {
 	desired, current := in.Observed.Etcd.Spec.Replicas, ptr.Deref(in.Observed.Etcd.Status.ClusterSize, 0)
 	if desired >= current || ptr.Deref(in.Observed.StatefulSet.Spec.Replicas, 1) != desired {

@@ -80,12 +80,29 @@ func ReadyCondition(members []druidv1alpha1.EtcdMemberStatus, clusterSize int32)
 		return condition(druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionUnknown, druidv1alpha1.ReasonNoMembersInStatus, "no member has renewed its lease yet")
 	}
 	alive, quorum := countNotNotReady(members), Quorum(clusterSize)
+	if m, ok := leaderlessSingleMember(members, clusterSize); ok {
+		return condition(druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonQuorumLost,
+			fmt.Sprintf("the only member %s reports no leader: it is still in a larger etcd membership without a quorum of it", m.Name))
+	}
 	if alive >= quorum {
 		return condition(druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionTrue, druidv1alpha1.ReasonQuorate,
 			fmt.Sprintf("%d of %d members are not NotReady (quorum %d)", alive, clusterSize, quorum))
 	}
 	return condition(druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonQuorumLost,
 		fmt.Sprintf("only %d of %d members are not NotReady (quorum %d)", alive, clusterSize, quorum))
+}
+
+// leaderlessSingleMember finds the one member of a one-member cluster when its lease says it does not lead.
+// A member alone in its membership always leads, so role Member means the membership is larger than what
+// druid sees: e.g. a scale-in to one whose pods went before their members left (issue 14), which leaves
+// the survivor renewing its lease without a leader. Larger clusters are not judged by roles: the roles of
+// their leases trail a leader change by up to a heartbeat, and no lease may name the leader meanwhile.
+func leaderlessSingleMember(members []druidv1alpha1.EtcdMemberStatus, clusterSize int32) (druidv1alpha1.EtcdMemberStatus, bool) {
+	if clusterSize != 1 || len(members) != 1 {
+		return druidv1alpha1.EtcdMemberStatus{}, false
+	}
+	m := members[0]
+	return m, m.Status != druidv1alpha1.EtcdMemberStatusNotReady && m.Role != nil && *m.Role == druidv1alpha1.EtcdRoleMember
 }
 
 // AllMembersReadyCondition holds when there are at least replicas members and every one is Ready.

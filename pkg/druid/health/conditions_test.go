@@ -33,16 +33,20 @@ func TestReadyCondition(t *testing.T) {
 		wantStatus druidv1alpha1.ConditionStatus
 		wantReason string
 	}{
-		"no members":                {size: 3, wantStatus: "Unknown", wantReason: "NoMembersInStatus"},
-		"all ready":                 {members: members(ready, ready, ready), size: 3, wantStatus: "True", wantReason: "Quorate"},
-		"minority not ready":        {members: members(ready, notReady, ready), size: 3, wantStatus: "True", wantReason: "Quorate"},
-		"unknown still counts":      {members: members(ready, unknown, notReady), size: 3, wantStatus: "True", wantReason: "Quorate"},
-		"majority not ready":        {members: members(ready, notReady, notReady), size: 3, wantStatus: "False", wantReason: "QuorumLost"},
-		"single member ready":       {members: members(ready), size: 1, wantStatus: "True", wantReason: "Quorate"},
-		"single member not ready":   {members: members(notReady), size: 1, wantStatus: "False", wantReason: "QuorumLost"},
-		"one of three bootstrapped": {members: members(ready), size: 3, wantStatus: "False", wantReason: "QuorumLost"},
-		"two of five not ready":     {members: members(ready, ready, ready, notReady, notReady), size: 5, wantStatus: "True", wantReason: "Quorate"},
-		"three of five not ready":   {members: members(ready, ready, notReady, notReady, notReady), size: 5, wantStatus: "False", wantReason: "QuorumLost"},
+		"no members":              {size: 3, wantStatus: "Unknown", wantReason: "NoMembersInStatus"},
+		"all ready":               {members: members(ready, ready, ready), size: 3, wantStatus: "True", wantReason: "Quorate"},
+		"minority not ready":      {members: members(ready, notReady, ready), size: 3, wantStatus: "True", wantReason: "Quorate"},
+		"unknown still counts":    {members: members(ready, unknown, notReady), size: 3, wantStatus: "True", wantReason: "Quorate"},
+		"majority not ready":      {members: members(ready, notReady, notReady), size: 3, wantStatus: "False", wantReason: "QuorumLost"},
+		"single member ready":     {members: members(ready), size: 1, wantStatus: "True", wantReason: "Quorate"},
+		"single member not ready": {members: members(notReady), size: 1, wantStatus: "False", wantReason: "QuorumLost"},
+		// Issue 14: a single member that does not lead is still in a larger membership without quorum.
+		"single member leads":               {members: withRole(members(ready), druidv1alpha1.EtcdRoleLeader), size: 1, wantStatus: "True", wantReason: "Quorate"},
+		"single member without a leader":    {members: withRole(members(ready), druidv1alpha1.EtcdRoleMember), size: 1, wantStatus: "False", wantReason: "QuorumLost"},
+		"roles of larger clusters not used": {members: withRole(members(ready, ready, ready), druidv1alpha1.EtcdRoleMember), size: 3, wantStatus: "True", wantReason: "Quorate"},
+		"one of three bootstrapped":         {members: members(ready), size: 3, wantStatus: "False", wantReason: "QuorumLost"},
+		"two of five not ready":             {members: members(ready, ready, ready, notReady, notReady), size: 5, wantStatus: "True", wantReason: "Quorate"},
+		"three of five not ready":           {members: members(ready, ready, notReady, notReady, notReady), size: 5, wantStatus: "False", wantReason: "QuorumLost"},
 		// Even sizes (issue 13): the majority of 2 is 2, of 4 is 3.
 		"one of two not ready":  {members: members(ready, notReady), size: 2, wantStatus: "False", wantReason: "QuorumLost"},
 		"one of four not ready": {members: members(ready, ready, ready, notReady), size: 4, wantStatus: "True", wantReason: "Quorate"},
@@ -56,6 +60,14 @@ func TestReadyCondition(t *testing.T) {
 			g.Expect(c.Reason).To(Equal(tc.wantReason))
 		})
 	}
+}
+
+// withRole gives every member role, as its lease's holderIdentity would.
+func withRole(ms []druidv1alpha1.EtcdMemberStatus, role druidv1alpha1.EtcdRole) []druidv1alpha1.EtcdMemberStatus {
+	for i := range ms {
+		ms[i].Role = &role
+	}
+	return ms
 }
 
 func TestAllMembersReadyCondition(t *testing.T) {

@@ -175,3 +175,23 @@ func TestClusterSize(t *testing.T) {
 		})
 	}
 }
+
+// Issue 14: after a scale-in to one that shrank the StatefulSet before the members left (an older druid),
+// the heal flow recorded clusterSize 1 and deleted the dropped members' leases; the survivor renews its
+// lease without a leader (role Member). Its pod is Ready and its lease fresh, yet it must not be Ready.
+func TestComputeStatusLeaderlessSurvivorOfAScaleInIsNotReady(t *testing.T) {
+	g := NewWithT(t)
+	etcd := testEtcd(1)
+	etcd.Status.ClusterSize = ptr.To(int32(1))
+	name := etcd.PodName(0)
+	leases := []coordinationv1.Lease{lease(name, "a0:c:Member", 5*time.Second)}
+	s := ComputeStatus(Observed{Etcd: etcd, StatefulSet: rolledOutStatefulSet(1), Pods: map[string]*corev1.Pod{name: pod(name, true)}, MemberLeases: leases}, th, now)
+	g.Expect(conditionsByType(s)).To(HaveKeyWithValue(druidv1alpha1.ConditionTypeReady, "False/QuorumLost"))
+	g.Expect(druidv1alpha1.FindCondition(s.Conditions, druidv1alpha1.ConditionTypeReady).Message).To(ContainSubstring("reports no leader"))
+	g.Expect(s.ClusterSize).To(Equal(ptr.To(int32(1))))
+
+	// Once it leads its one-member cluster, it is Ready.
+	leases[0] = lease(name, "a0:c:Leader", 5*time.Second)
+	s = ComputeStatus(Observed{Etcd: etcd, StatefulSet: rolledOutStatefulSet(1), Pods: map[string]*corev1.Pod{name: pod(name, true)}, MemberLeases: leases}, th, now)
+	g.Expect(conditionsByType(s)).To(HaveKeyWithValue(druidv1alpha1.ConditionTypeReady, "True/Quorate"))
+}

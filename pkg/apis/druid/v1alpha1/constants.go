@@ -26,6 +26,10 @@ const (
 	ConfigMapChecksumAnnotation = "checksum/etcd-configmap"
 	// TLSEnabledAnnotation on a member lease tells whether the member's peer URL is https (seeds 000/001).
 	TLSEnabledAnnotation = "member.etcd.gardener.cloud/tls-enabled"
+	// LeftClusterAnnotation on a member lease says that the member is no longer in the etcd membership:
+	// the backup leader writes it (value: the member ID of the lease's holderIdentity, hex) after a scale-in
+	// removed the member, and druid shrinks the StatefulSet only once every member it drops carries it.
+	LeftClusterAnnotation = "member.etcd.gardener.cloud/left-cluster"
 )
 
 // FinalizerName is set on every Etcd and on every Secret an Etcd references.

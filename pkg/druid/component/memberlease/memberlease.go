@@ -7,8 +7,11 @@ package memberlease
 import (
 	"context"
 
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -35,7 +38,10 @@ func Selector(etcd *druidv1alpha1.Etcd) client.MatchingLabels {
 }
 
 // Sync makes sure a lease exists for every ordinal below spec.replicas and deletes the leases of higher
-// ordinals (scale-down, hibernation). Existing leases only get their labels and owner reference
+// ordinals (scale-down, hibernation). During a scale-in the StatefulSet keeps its larger replica count
+// until the members it drops have left the etcd membership, and their leases stay as long: their sidecars
+// renew them, and the backup leader marks on them that the member left, which is what lets the scale-in
+// proceed. The heal flow deletes them once the StatefulSet is down to spec.replicas (seed 002 case 12). Existing leases only get their labels and owner reference
 // refreshed: the spec and annotations written by the sidecar are never touched.
 //
 // A controller that must keep leases for fewer or more members than spec.replicas (e.g. during a staged
@@ -55,7 +61,11 @@ func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 		}
 		logger.V(1).Info("Synced member lease", "member", name, "result", result)
 	}
-	superfluous, err := o.leasesAtOrAbove(ctx, etcd, int(etcd.Spec.Replicas))
+	keep, err := o.replicasToKeep(ctx, etcd)
+	if err != nil {
+		return component.WrapError(err, component.OperationSync, kind, "reading the statefulset's replicas")
+	}
+	superfluous, err := o.leasesAtOrAbove(ctx, etcd, keep)
 	if err != nil {
 		return component.WrapError(err, component.OperationSync, kind, "listing member leases")
 	}
@@ -66,6 +76,24 @@ func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 		logger.Info("Deleted member lease of a member beyond spec.replicas", "member", lease.Name)
 	}
 	return nil
+}
+
+// replicasToKeep is the number of leading ordinals whose leases stay: spec.replicas, or the StatefulSet's
+// replicas while a scale-in holds it above them. Hibernation keeps none, as before: it removes no member.
+func (o *operator) replicasToKeep(ctx context.Context, etcd *druidv1alpha1.Etcd) (int, error) {
+	keep := int(etcd.Spec.Replicas)
+	if keep == 0 {
+		return 0, nil
+	}
+	sts := &appsv1.StatefulSet{}
+	err := o.client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.StatefulSetName()}, sts)
+	if apierrors.IsNotFound(err) {
+		return keep, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return max(keep, int(ptr.Deref(sts.Spec.Replicas, 1))), nil
 }
 
 // leasesAtOrAbove lists the member leases whose ordinal is >= first. Leases whose name does not parse as

@@ -10,11 +10,25 @@ type MinAvailablePolicy func(etcd *druidv1alpha1.Etcd) int32
 
 // QuorumPolicy is the reference's rule: a majority (replicas/2+1) must stay available; a single-node or
 // hibernated cluster gets 0, because blocking every eviction of its only pod would block node drains forever.
+//
+// The replicas counted are the members that run: spec.replicas, or more while a scale-in keeps the
+// StatefulSet above it until the dropped members have left the etcd membership (issue 14) — those members
+// still vote, so evicting them could cost the quorum the removal relies on.
 func QuorumPolicy(etcd *druidv1alpha1.Etcd) int32 {
-	if etcd.Spec.Replicas <= 1 {
+	replicas := runningReplicas(etcd)
+	if replicas <= 1 {
 		return 0
 	}
-	return etcd.Spec.Replicas/2 + 1
+	return replicas/2 + 1
+}
+
+// runningReplicas is spec.replicas, or the StatefulSet's replicas (status.replicas) when they are more and
+// the Etcd is not hibernated.
+func runningReplicas(etcd *druidv1alpha1.Etcd) int32 {
+	if etcd.Spec.Replicas == 0 {
+		return 0
+	}
+	return max(etcd.Spec.Replicas, etcd.Status.Replicas)
 }
 
 // Seed002Policy raises QuorumPolicy's value as seed 002 recommends, taking the highest applicable value:
@@ -26,14 +40,15 @@ func QuorumPolicy(etcd *druidv1alpha1.Etcd) int32 {
 // Conditions that are missing or Unknown do not raise the value (druid does not know better than quorum).
 func Seed002Policy(etcd *druidv1alpha1.Etcd) int32 {
 	minAvailable := QuorumPolicy(etcd)
-	if etcd.Spec.Replicas <= 1 {
+	replicas := runningReplicas(etcd)
+	if replicas <= 1 {
 		return minAvailable
 	}
 	if conditionIs(etcd, druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionFalse) {
 		minAvailable = max(minAvailable, readyMembers(etcd))
 	}
 	if conditionIs(etcd, druidv1alpha1.ConditionTypeBackupReady, druidv1alpha1.ConditionFalse) {
-		minAvailable = max(minAvailable, etcd.Spec.Replicas)
+		minAvailable = max(minAvailable, replicas)
 	}
 	return minAvailable
 }

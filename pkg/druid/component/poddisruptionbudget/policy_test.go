@@ -31,6 +31,22 @@ func TestQuorumPolicy(t *testing.T) {
 	}
 }
 
+// Issue 14: while a scale-in to one keeps three members running until they left the membership, the PDB
+// protects the quorum of the three; hibernation protects nothing.
+func TestQuorumPolicyCountsTheMembersAHeldScaleInKeeps(t *testing.T) {
+	g := NewWithT(t)
+	held := etcdWith(1, nil, 0, 0)
+	held.Status.Replicas = 3
+	g.Expect(QuorumPolicy(held)).To(Equal(int32(2)))
+	g.Expect(Seed002Policy(held)).To(Equal(int32(2)))
+	hibernating := etcdWith(0, nil, 0, 0)
+	hibernating.Status.Replicas = 3
+	g.Expect(QuorumPolicy(hibernating)).To(Equal(int32(0)))
+	scalingUp := etcdWith(3, nil, 0, 0)
+	scalingUp.Status.Replicas = 1
+	g.Expect(QuorumPolicy(scalingUp)).To(Equal(int32(2)))
+}
+
 func TestSeed002Policy(t *testing.T) {
 	const (
 		allReady = druidv1alpha1.ConditionTypeAllMembersReady

@@ -1,7 +1,8 @@
 // Package statefulset manages the StatefulSet `<n>` that runs the etcd members: per pod an `etcd`
 // container (the etcd wrapper) and a `backup-restore` container (`etcdbrctl server`), a data PVC, and the
 // TLS, configuration and backup volumes. It also holds back scale-ups until peer TLS is active on every
-// existing member (seeds 000/001).
+// existing member (seeds 000/001), and scale-ins until the members they drop have left the etcd
+// membership (scalein.go).
 package statefulset
 
 import (
@@ -73,6 +74,10 @@ func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 	}
 	logger.V(1).Info("Synced statefulset", "replicas", decision.Replicas, "result", result)
 	recordSynced(ctx, sts)
+	if decision.Requeue && decision.ScaleIn {
+		logger.Info("Scale-in held back", "reason", decision.Reason, "replicas", decision.Replicas, "desiredReplicas", etcd.Spec.Replicas)
+		return component.RequeueWithEvent(scaleInPollPeriod, EventReasonScaleInHeldBack, "%s", decision.Reason)
+	}
 	if decision.Requeue {
 		logger.Info("Scale-up held back", "reason", decision.Reason, "replicas", decision.Replicas, "desiredReplicas", etcd.Spec.Replicas)
 		return component.Requeue(component.DefaultRequeueAfter, "%s", decision.Reason)
@@ -129,6 +134,13 @@ func (o *operator) replicaInput(ctx context.Context, etcd *druidv1alpha1.Etcd, e
 	}
 	in.Current = ptr.Deref(existing.Spec.Replicas, 1)
 	in.PeerTLSVolumesUpToDate = PeerTLSVolumesUpToDate(existing.Spec.Template.Spec.Volumes, etcd)
+	if in.Desired > 0 && in.Desired < in.Current {
+		still, err := o.membersStillInCluster(ctx, etcd, in.Desired, in.Current)
+		if err != nil {
+			return in, err
+		}
+		in.MembersStillInCluster = still
+	}
 	if in.PeerTLSInSpec && in.Desired > in.Current && in.Current > 0 {
 		enabled, err := o.allMembersPeerTLSEnabled(ctx, etcd, in.Current)
 		if err != nil {

@@ -22,8 +22,11 @@ const (
 	EventReasonSpecReconcileSuspended = "SpecReconcileSuspended"
 	EventReasonReconcileError         = "ReconcileError"
 	EventReasonScaleUpHeldBack        = "ScaleUpHeldBack"
-	EventReasonReconciled             = "Reconciled"
-	EventReasonDeletionError          = "DeletionError"
+	// EventReasonScaleInHeldBack: the StatefulSet keeps its replicas until the members a scale-in drops
+	// have left the etcd membership (recorded by the StatefulSet operator's requeue).
+	EventReasonScaleInHeldBack = "ScaleInHeldBack"
+	EventReasonReconciled      = "Reconciled"
+	EventReasonDeletionError   = "DeletionError"
 )
 
 // Event actions (events.k8s.io/v1 requires one).

@@ -173,7 +173,7 @@ func (s *specRun) checkSecrets(ctx context.Context) flow.Result {
 }
 
 // syncComponents syncs every component in registry order on a defaulted copy. A component's requeue (the
-// peer-TLS scale-up gate) is not a failure: lastOperation says Requeue with the reason and the flow comes
+// peer-TLS scale-up gate, the scale-in gate) is not a failure: lastOperation says Requeue with the reason and the flow comes
 // back after the requested delay.
 func (s *specRun) syncComponents(ctx context.Context) flow.Result {
 	if s.rendered != nil {
@@ -185,7 +185,11 @@ func (s *specRun) syncComponents(ctx context.Context) flow.Result {
 		return flow.Continue()
 	}
 	if requeue, ok := component.IsRequeue(err); ok {
-		s.r.recorder.Eventf(s.etcd, nil, "Normal", EventReasonScaleUpHeldBack, actionReconcile, "%s", requeue.Reason)
+		event := EventReasonScaleUpHeldBack
+		if requeue.Event != "" {
+			event = requeue.Event
+		}
+		s.r.recorder.Eventf(s.etcd, nil, "Normal", event, actionReconcile, "%s", requeue.Reason)
 		if err := s.record(ctx, druidv1alpha1.LastOperationStateRequeue, requeue.Reason); err != nil {
 			return flow.Fail(err)
 		}

@@ -312,7 +312,8 @@ func TestQuorumLossWithoutBackupNeedsManualAction(t *testing.T) {
 	}).WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 }
 
-// Case 12: a healthy 5-member cluster scaled down to 3: the StatefulSet goes to 3 replicas, the leases of
+// Case 12: a healthy 5-member cluster scaled down to 3: the StatefulSet stays at 5 replicas until the
+// backup leader marked members 3 and 4 as removed from the etcd membership, then goes to 3; the leases of
 // ordinals 3 and 4 are deleted and clusterSize becomes 3 while the cluster stays quorate.
 func TestScaleDownFiveToThree(t *testing.T) {
 	g := NewWithT(t)
@@ -324,6 +325,9 @@ func TestScaleDownFiveToThree(t *testing.T) {
 		e.Spec.Replicas = 3
 		e.Annotations = map[string]string{druidv1alpha1.GardenerOperationAnnotation: druidv1alpha1.OperationReconcile}
 	})
+	expectScaleInHeld(t, ns, 5, "scale-in from 5 to 3", "etcd-main-4, etcd-main-3")
+	markLeftCluster(t, ns, 4)
+	markLeftCluster(t, ns, 3)
 	g.Eventually(func(g Gomega) *int32 { return statefulSet(g, ns).Spec.Replicas }).
 		WithTimeout(timeout).WithPolling(poll).Should(Equal(ptr.To(int32(3))))
 	// The StatefulSet controller removes the highest ordinals; their sidecars stop with them.

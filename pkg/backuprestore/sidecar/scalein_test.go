@@ -1,0 +1,73 @@
+package sidecar
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-logr/logr/testr"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
+)
+
+// writeClusterTemplate writes druid's template for an Etcd of size members (no member needs to run: the
+// refusals come before anything is asked).
+func writeClusterTemplate(t *testing.T, path string, size int) {
+	t.Helper()
+	e := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "ns"}}
+	e.Spec.Replicas = int32(size)
+	druidv1alpha1.SetDefaults(e)
+	tmpl := configmap.NewTemplate(e)
+	tmpl.AdvertiseClientURLs, tmpl.InitialAdvertisePeerURLs = map[string][]string{}, map[string][]string{}
+	var initial []string
+	for i := range size {
+		name := fmt.Sprintf("etcd-main-%d", i)
+		tmpl.AdvertiseClientURLs[name] = []string{fmt.Sprintf("http://127.0.0.1:%d", 1+i)}
+		tmpl.InitialAdvertisePeerURLs[name] = []string{fmt.Sprintf("http://127.0.0.1:%d", 101+i)}
+		initial = append(initial, fmt.Sprintf("%s=http://127.0.0.1:%d", name, 101+i))
+	}
+	tmpl.InitialCluster = strings.Join(initial, ",")
+	out, err := yaml.Marshal(tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A member that a scale-in removes never initializes again, so it cannot start, join as a new member or
+// restore a cluster of its own before its pod is deleted: refused by its ordinal once the template shows
+// the smaller cluster, and by the backup leader's mark on its lease while the kubelet still shows it the
+// old template.
+func TestScaledInMemberRefusesToInitialize(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	templatePath := filepath.Join(dir, "etcd.conf.yaml")
+	var asked []string
+	d := &decisionInitializer{served: newServedConfig(templatePath, "etcd-main-2"), dataDir: filepath.Join(dir, "data"), log: testr.New(t),
+		leftCluster: func(_ context.Context, member string) (bool, error) {
+			asked = append(asked, member)
+			return true, nil
+		}}
+
+	writeClusterTemplate(t, templatePath, 1)
+	err := d.Initialize(t.Context(), httpapi.ModeFull)
+	g.Expect(err).To(MatchError(errScaledIn))
+	g.Expect(err.Error()).To(ContainSubstring("ordinal 2 of pod etcd-main-2 is beyond the cluster size 1"))
+
+	writeClusterTemplate(t, templatePath, 3) // the kubelet has not refreshed this pod's template yet
+	err = d.Initialize(t.Context(), httpapi.ModeSanity)
+	g.Expect(err).To(MatchError(errScaledIn))
+	g.Expect(err.Error()).To(ContainSubstring("left-cluster mark"))
+	g.Expect(asked).To(Equal([]string{"etcd-main-2"}))
+	g.Expect(filepath.Join(dir, "data")).NotTo(BeADirectory(), "nothing was created or moved")
+}
