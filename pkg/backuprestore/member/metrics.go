@@ -12,12 +12,14 @@ import (
 
 // Metrics show this member's place in the cluster as the sidecar sees it, under the deployed
 // etcd-backup-restore's names: etcdbr_cluster_size and etcdbr_is_learner (gauges without labels) and
-// etcdbr_member_promote_duration_seconds{succeeded}. A member stuck as a learner, or a cluster smaller
+// etcdbr_member_promote_duration_seconds{succeeded}, and etcdbr_member_remove_duration_seconds{succeeded} of
+// the removals the backup leader makes after a scale-in (package scaledown). A member stuck as a learner, or a cluster smaller
 // than its replicas, shows there before it shows in quorum loss.
 type Metrics struct {
 	clusterSize prometheus.Gauge
 	isLearner   prometheus.Gauge
 	promote     *prometheus.HistogramVec
+	remove      *prometheus.HistogramVec
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not registered). Both outcomes of the
@@ -38,11 +40,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			// A learner catches up from the leader's raft snapshot: seconds to minutes.
 			Buckets: prometheus.ExponentialBuckets(0.1, 2, 12),
 		}, []string{"succeeded"}),
+		remove: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: "etcdbr", Name: "member_remove_duration_seconds",
+			Help:    "Duration of removing a member from the cluster (a member beyond the cluster size after a scale-in), by outcome.",
+			Buckets: prometheus.ExponentialBuckets(0.01, 4, 8),
+		}, []string{"succeeded"}),
 	}
-	m.promote.WithLabelValues("true")
-	m.promote.WithLabelValues("false")
+	for _, outcome := range []string{"true", "false"} {
+		m.promote.WithLabelValues(outcome)
+		m.remove.WithLabelValues(outcome)
+	}
 	if reg != nil {
-		reg.MustRegister(m.clusterSize, m.isLearner, m.promote)
+		reg.MustRegister(m.clusterSize, m.isLearner, m.promote, m.remove)
 	}
 	return m
 }
@@ -57,6 +66,14 @@ func (m *Metrics) Observe(l *Local) {
 		m.isLearner.Set(1)
 	} else {
 		m.isLearner.Set(0)
+	}
+}
+
+// ObserveRemoval records one member removal that took took; a refused one (quorum, etcd's own guard) did
+// not succeed. A nil Metrics records nothing.
+func (m *Metrics) ObserveRemoval(took time.Duration, err error) {
+	if m != nil {
+		m.remove.WithLabelValues(strconv.FormatBool(err == nil)).Observe(took.Seconds())
 	}
 }
 

@@ -32,6 +32,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/initializer"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/member"
 )
 
 // DefaultPeriod is how often the leader looks for superfluous members. A scale-in waits for it (druid
@@ -55,6 +56,8 @@ type Options struct {
 	LocalMemberID uint64
 	// Timeout bounds each request; 0 means 5s.
 	Timeout time.Duration
+	// Metrics time the removals (etcdbr_member_remove_duration_seconds); nil records nothing.
+	Metrics *member.Metrics
 	Log     logr.Logger
 }
 
@@ -98,7 +101,9 @@ func Cleanup(ctx context.Context, opts Options) ([]Removal, error) {
 			return removed, markLeases(ctx, opts, members, size)
 		}
 		rctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+		start := time.Now()
 		_, err = opts.Client.MemberRemove(rctx, victim.GetID())
+		opts.Metrics.ObserveRemoval(time.Since(start), err)
 		cancel()
 		if errors.Is(err, rpctypes.ErrUnhealthy) || errors.Is(err, rpctypes.ErrGRPCUnhealthy) {
 			// etcd's own guard: members connected too recently; the next run tries again.

@@ -8,8 +8,11 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/member"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/metricstest"
 )
 
 // startNamed starts n members named like StatefulSet pods.
@@ -45,12 +48,15 @@ func names(t *testing.T, local *etcdserver.Member) []string {
 }
 
 // 5 → 3: the StatefulSet deleted pods 4 and 3; their members are removed, highest ordinal first, and
-// the cluster keeps serving writes.
+// the cluster keeps serving writes. Each removal is timed as etcdbr_member_remove_duration_seconds.
 func TestScaleDownFiveToThree(t *testing.T) {
 	ms := startNamed(t, 5)
 	ms[4].Stop()
 	ms[3].Stop()
-	removed, err := Cleanup(t.Context(), opts(t, ms[0], 3))
+	registry := prometheus.NewPedanticRegistry()
+	o := opts(t, ms[0], 3)
+	o.Metrics = member.NewMetrics(registry)
+	removed, err := Cleanup(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +65,11 @@ func TestScaleDownFiveToThree(t *testing.T) {
 	}
 	if got := names(t, ms[0]); !slices.Equal(got, []string{"etcd-main-0", "etcd-main-1", "etcd-main-2"}) {
 		t.Fatalf("members %v", got)
+	}
+	for outcome, want := range map[string]uint64{"true": 2, "false": 0} {
+		if got := metricstest.Count(t, registry, "etcdbr_member_remove_duration_seconds", map[string]string{"succeeded": outcome}); got != want {
+			t.Errorf("etcdbr_member_remove_duration_seconds{succeeded=%q} observed %d removals, want %d", outcome, got, want)
+		}
 	}
 	if _, err := ms[1].Client(t).Put(t.Context(), "k", "v"); err != nil {
 		t.Fatalf("write after scale-down: %v", err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/defrag"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/member"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/scaledown"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
@@ -39,6 +40,8 @@ type backupLeader struct {
 	metrics *snapshotter.Metrics
 	// defragMetrics time each member's scheduled defragmentation.
 	defragMetrics *defrag.Metrics
+	// memberMetrics time the removals of members beyond the cluster size.
+	memberMetrics *member.Metrics
 	log           logr.Logger
 
 	// stopping is closed when the sidecar shuts down. A term that ends with it flushes nothing: the pod is
@@ -171,7 +174,7 @@ func (b *backupLeader) cleanupMembers(ctx context.Context) {
 		return // term ended
 	}
 	scaledown.Run(ctx, scaledown.Options{Client: b.cli, ClusterSize: b.clusterSize, Leases: b.memberLeases,
-		LocalMemberID: local.Member.ID, Log: b.log}, scaledown.DefaultPeriod)
+		LocalMemberID: local.Member.ID, Metrics: b.memberMetrics, Log: b.log}, scaledown.DefaultPeriod)
 }
 
 // clusterSize is the number of members in the mounted template's initial-cluster.

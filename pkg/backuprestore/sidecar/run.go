@@ -71,9 +71,10 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	memberMetrics := member.NewMetrics(registry)
 	bl := &backupLeader{opts: &o, cli: cli, endpoint: endpoint, clientTLS: clientTLS, templatePath: served.templatePath,
-		store: store, leases: snapshotter.NoLeases{}, metrics: snapshotter.NewMetrics(registry), defragMetrics: defrag.NewMetrics(registry), log: log.WithName("backup-leader"),
-		stopping: ctx.Done()}
+		store: store, leases: snapshotter.NoLeases{}, metrics: snapshotter.NewMetrics(registry), defragMetrics: defrag.NewMetrics(registry),
+		memberMetrics: memberMetrics, log: log.WithName("backup-leader"), stopping: ctx.Done()}
 	if o.EnableMemberLeaseRenewal {
 		bl.memberLeases = heartbeat.LeftClusterMarks{Kubernetes: kube, Namespace: namespace}
 	}
@@ -123,7 +124,6 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		return err
 	}
 	defer clusterCli.Close()
-	memberMetrics := member.NewMetrics(registry)
 	go membershipLoop(ctx, served, cli, clusterCli, endpoint, sw, memberMetrics, time.Second, log.WithName("member"))
 	go observeMembership(ctx, cli, clusterCli, endpoint, memberMetrics, membershipMetricsPeriod, log.WithName("member"))
 
