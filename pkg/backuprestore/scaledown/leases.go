@@ -4,18 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/initializer"
 )
 
 // LeaseState is what the cleanup needs of a member lease.
 type LeaseState struct {
 	// HolderMemberID is the member ID (hex) the lease's holderIdentity names; empty when the lease was
-	// never renewed (the member never ran).
+	// never renewed.
 	HolderMemberID string
 	// Left is the value of the left-cluster annotation, empty when it is absent.
 	Left string
@@ -37,10 +39,11 @@ type MemberLeases interface {
 const maxLeaseOrdinals = 100
 
 // markLeases walks the member leases from ordinal 0 until one is missing. A lease beyond the cluster size
-// whose member (the ID its holderIdentity names, or its name) is not in the membership gets the
-// left-cluster annotation with that ID; a lease never renewed is left alone (druid does not wait for a
-// member that never ran). A lease below the cluster size loses the annotation: the member is wanted again
-// (a scale-in undone before it completed) and may join anew.
+// whose member (the ID its holderIdentity names, its name, or the pod named in a member's peer URL) is not in
+// the membership gets the left-cluster annotation: the holder's member ID, or LeftClusterNeverJoined for a
+// lease never renewed. Every other lease loses the annotation: below the cluster size the member is wanted
+// again (a scale-in undone before it completed) and may join anew; beyond it, a member that is in the
+// membership again must be waited for again.
 func markLeases(ctx context.Context, opts Options, members []*etcdserverpb.Member, size int) error {
 	if opts.Leases == nil {
 		return nil
@@ -55,6 +58,12 @@ func markLeases(ctx context.Context, opts Options, members []*etcdserverpb.Membe
 		if m.GetName() != "" {
 			inCluster[m.GetName()] = true
 		}
+		// A learner that has not started yet has no name; its peer URL names its pod.
+		for _, u := range m.GetPeerURLs() {
+			if parsed, err := url.Parse(u); err == nil {
+				inCluster[strings.SplitN(parsed.Hostname(), ".", 2)[0]] = true
+			}
+		}
 	}
 	log := opts.Log.WithName("scaledown")
 	for i := 0; i < maxLeaseOrdinals; i++ {
@@ -66,13 +75,7 @@ func markLeases(ctx context.Context, opts Options, members []*etcdserverpb.Membe
 		if err != nil {
 			return fmt.Errorf("reading member lease %s: %w", name, err)
 		}
-		var want string
-		if i >= size && lease.HolderMemberID != "" && !inCluster[lease.HolderMemberID] && !inCluster[name] {
-			want = lease.HolderMemberID
-		}
-		if i >= size && want == "" {
-			continue // still a member (or never ran): nothing to mark yet
-		}
+		want := leftMark(i >= size, name, lease, inCluster)
 		if lease.Left == want {
 			continue
 		}
@@ -86,6 +89,20 @@ func markLeases(ctx context.Context, opts Options, members []*etcdserverpb.Membe
 		}
 	}
 	return nil
+}
+
+// leftMark is the left-cluster annotation a lease should carry: none for a member within the cluster size
+// or still in the membership, else the holder's member ID, or LeftClusterNeverJoined for a lease never
+// renewed.
+func leftMark(beyondSize bool, name string, lease LeaseState, inCluster map[string]bool) string {
+	switch {
+	case !beyondSize, inCluster[name], lease.HolderMemberID != "" && inCluster[lease.HolderMemberID]:
+		return ""
+	case lease.HolderMemberID == "":
+		return druidv1alpha1.LeftClusterNeverJoined
+	default:
+		return lease.HolderMemberID
+	}
 }
 
 // leaseBase is the local member's name without its ordinal: the leases are <base>-<ordinal>.

@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr/testr"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 )
 
@@ -223,16 +224,18 @@ func TestPickAndMarkRules(t *testing.T) {
 		leases := &fakeLeases{leases: map[string]*LeaseState{
 			"e-0": {HolderMemberID: "1"},
 			"e-1": {HolderMemberID: "2"},            // removed: marked with its ID
-			"e-2": {HolderMemberID: "3"},            // still a member (quorum kept it): not marked
-			"e-3": {},                               // never ran: nothing to mark
+			"e-2": {HolderMemberID: "3", Left: "3"}, // in the membership again: a stale mark is cleared
+			"e-3": {},                               // never renewed, not in the membership: never joined
 			"e-4": {HolderMemberID: "9", Left: "9"}, // already marked
 			"e-5": {HolderMemberID: "b", Left: "a"}, // joined again with a new ID since, then removed: marked anew
+			"e-6": {},                               // never renewed, but a learner that has not started names its pod
 		}}
-		members := []*etcdserverpb.Member{member(1, "e-0", false), member(3, "e-2", false)}
+		unstarted := &etcdserverpb.Member{ID: 7, IsLearner: true, PeerURLs: []string{"https://e-6.e-peer.shoot.svc:2380"}}
+		members := []*etcdserverpb.Member{member(1, "e-0", false), member(3, "e-2", false), unstarted}
 		if err := markLeases(t.Context(), Options{Leases: leases, LocalMemberID: 1, Log: testr.New(t)}, members, 1); err != nil {
 			t.Fatal(err)
 		}
-		for name, want := range map[string]string{"e-0": "", "e-1": "2", "e-2": "", "e-3": "", "e-4": "9", "e-5": "b"} {
+		for name, want := range map[string]string{"e-0": "", "e-1": "2", "e-2": "", "e-3": druidv1alpha1.LeftClusterNeverJoined, "e-4": "9", "e-5": "b", "e-6": ""} {
 			if got := leases.left(name); got != want {
 				t.Errorf("lease %s marked %q, want %q", name, got, want)
 			}

@@ -26,7 +26,9 @@ func TestMayStillBeMember(t *testing.T) {
 		want  bool
 	}{
 		{"missing lease: cannot tell", nil, true},
-		{"never renewed: the member never ran", &coordinationv1.Lease{}, false},
+		{"never renewed: no evidence (a woken-up cluster's leases are new, its volumes hold voters)", &coordinationv1.Lease{}, true},
+		{"never renewed, the leader found no such member", &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{
+			Annotations: left(druidv1alpha1.LeftClusterNeverJoined)}}, false},
 		{"renewed, no annotation", renewed("8e9e:cdf8:Member", nil), true},
 		{"leader's annotation names the holder's member", renewed("8e9e:cdf8:Member", left("8e9e")), false},
 		{"older two-part holder identity", renewed("8e9e:Leader", left("8e9e")), false},

@@ -30,6 +30,9 @@ const (
 	// the backup leader writes it (value: the member ID of the lease's holderIdentity, hex) after a scale-in
 	// removed the member, and druid shrinks the StatefulSet only once every member it drops carries it.
 	LeftClusterAnnotation = "member.etcd.gardener.cloud/left-cluster"
+	// LeftClusterNeverJoined is the LeftClusterAnnotation's value on a lease that was never renewed and
+	// whose member the backup leader does not find in the membership: a member that never ran.
+	LeftClusterNeverJoined = "never-joined"
 )
 
 // FinalizerName is set on every Etcd and on every Secret an Etcd references.

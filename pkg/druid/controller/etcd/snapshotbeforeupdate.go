@@ -41,6 +41,10 @@ const (
 	ErrorCodeFullSnapshotBeforeUpdate druidv1alpha1.ErrorCode = "ERR_FULL_SNAPSHOT_BEFORE_UPDATE"
 )
 
+// recordedSnapshotFreshness is how long a snapshot recorded for an update still counts for it: an update
+// held longer by something else (a component that does not sync) would otherwise go ahead on an old one.
+const recordedSnapshotFreshness = 5 * time.Minute
+
 // stoppingUpdate is a StatefulSet change that stops every member of a running cluster: hibernation (scaling
 // to 0) or a new etcd or backup-restore image (a rolling restart onto other binaries). Before it, the store
 // should hold everything the cluster has: the members may not come back with their data (a new etcd that
@@ -105,20 +109,22 @@ func (u stoppingUpdate) eventReason() string {
 // lets the update through only once it succeeded (or cannot be had, see below). It records the snapshot
 // on the StatefulSet (fullsnapshot.Record) before the update, so that the snapshot is taken once per
 // update, also across requeues and druid restarts, and so that status.lastFullSnapshot shows its revision
-// at once. A failed snapshot holds the update: Warning event, lastOperation Error and lastErrors, and a
-// retry with back-off (snapshotRetries).
+// at once; a record older than recordedSnapshotFreshness (the update was held that long by something
+// else) is taken again. A failed snapshot holds the update: Warning event, lastOperation Error and
+// lastErrors, and a retry with back-off (snapshotRetries).
 //
 // The update goes ahead without a snapshot when none can be taken, because an update that waits for ever
-// is worse than one on the backup the cluster already has (every delta period's delta), and the members'
-// volumes stay (hibernation keeps the PVCs; wake-up starts from them):
+// on something druid cannot change is worse than one on the backup the cluster already has, and the
+// members' volumes stay (hibernation keeps the PVCs; wake-up starts from them), with every write since the
+// last delta:
 //   - no backup store: there is nowhere to put it (Normal event);
 //   - no client certificate (spec.backup.tls.clientTLSSecretRef): the sidecar answers /snapshot/full only
 //     to callers with a certificate of its CA, so druid can never ask; as the compaction controller, which
 //     falls back to a Job then, the update is not held for a configuration druid cannot change (Warning);
-//   - the members the StatefulSet runs have no quorum (judged as the Ready condition): no member can take
-//     a snapshot, and hibernating or repairing a broken cluster must stay possible; it has committed
-//     nothing since it lost its quorum, so the last delta before that holds every acknowledged write
-//     (Warning).
+//   - the snapshot failed and the members the StatefulSet runs have no quorum (judged as the Ready
+//     condition): no member can take one, and hibernating or repairing a broken cluster must stay possible
+//     (Warning). The snapshot is always tried first: the leases the quorum is judged from may be stale
+//     while etcd serves.
 func (s *specRun) snapshotBeforeUpdate(ctx context.Context) flow.Result {
 	cached, err := s.existingStatefulSet(ctx)
 	if err != nil || cached == nil {
@@ -140,21 +146,12 @@ func (s *specRun) snapshotBeforeUpdate(ctx context.Context) flow.Result {
 		return flow.Continue()
 	}
 	logger := log.FromContext(ctx).WithValues("update", update.what)
-	if record, ok := fullsnapshot.RecordOf(sts); ok && record.For == update.key {
+	if record, ok := fullsnapshot.RecordOf(sts); ok && record.For == update.key && s.r.clock.Since(record.TakenAt.Time) < recordedSnapshotFreshness {
 		logger.V(1).Info("Full snapshot for this update already taken", "revision", record.Revision)
 		return flow.Continue()
 	}
 	if s.target.Spec.Backup.Store == nil {
 		s.proceedWithoutSnapshot(ctx, update, "no backup store is configured", corev1.EventTypeNormal)
-		return flow.Continue()
-	}
-	quorate, err := s.quorate(ctx, sts)
-	if err != nil {
-		return flow.Fail(err)
-	}
-	if !quorate {
-		s.proceedWithoutSnapshot(ctx, update, "the cluster has no quorum, so no member can take a snapshot; "+
-			"the store holds what the last delta snapshot uploaded", corev1.EventTypeWarning)
 		return flow.Continue()
 	}
 
@@ -170,6 +167,12 @@ func (s *specRun) snapshotBeforeUpdate(ctx context.Context) flow.Result {
 		return flow.Continue()
 	}
 	if err != nil {
+		quorate, qerr := s.quorate(ctx, sts)
+		if qerr == nil && !quorate {
+			s.proceedWithoutSnapshot(ctx, update, fmt.Sprintf("the full snapshot failed (%v) and the cluster has no quorum, so no member can take one; "+
+				"the store holds what the last delta snapshot uploaded, the volumes (kept) every write since", err), corev1.EventTypeWarning)
+			return flow.Continue()
+		}
 		return s.holdForSnapshot(ctx, update, err, s.r.snapshotRetries.failed(key, s.r.clock.Now()))
 	}
 	s.r.snapshotRetries.succeeded(key)
