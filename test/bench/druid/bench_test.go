@@ -105,7 +105,7 @@ type burst struct {
 	// settledCPU is kube-apiserver + etcd CPU seconds from the burst's start until settle after its end,
 	// less the control plane's idle rate over that time (see settle).
 	settledCPU float64
-	requests        requestCounts
+	requests   requestCounts
 }
 
 func (r burst) controlPlaneCPUPerEtcdMs() float64 { return r.controlPlaneCPU * 1000 / float64(r.n) }
