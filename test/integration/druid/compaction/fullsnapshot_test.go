@@ -1,44 +1,32 @@
 package compaction
 
 import (
-	"crypto/tls"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"sync"
 	"testing"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/test/testpki"
+	"github.com/gardener-etcd/gardener-etcd/test/sidecarstandin"
 )
 
 const fullSnapshotTriggered = "etcddruid_compaction_full_snapshot_triggered_total"
 
-// sidecars are the fake sidecars by namespace; sidecarEndpoint gives druid the one of an Etcd.
-var sidecars sync.Map
+// sidecars are the stand-in sidecars by namespace, which druid calls instead of the client Service.
+var sidecars sidecarstandin.Endpoints
 
-func sidecarEndpoint(etcd *druidv1alpha1.Etcd) string {
-	if s, ok := sidecars.Load(etcd.Namespace); ok {
-		return s.(*fakeSidecar).server.URL
-	}
-	return "https://127.0.0.1:1" // nothing listens: the request fails
-}
+// withBackupTLS is Gardener's backup TLS, with the secrets startSidecar stores.
+var withBackupTLS = sidecarstandin.WithBackupTLS
 
-// fakeSidecar serves GET /snapshot/full over TLS to clients with a certificate of the test CA, as the
-// sidecar does for callers outside the pod. A successful snapshot renews the full snapshot lease at the
-// delta lease's revision, as the backup leader does.
+// fakeSidecar answers with a settable status; a successful snapshot renews the full snapshot lease at the
+// delta lease's revision when the test says so (renewOnSuccess), as the backup leader does.
 type fakeSidecar struct {
-	server *httptest.Server
+	*sidecarstandin.Sidecar
 	mu     sync.Mutex
-	// requests counts the calls of /snapshot/full that presented a client certificate.
-	requests int
-	status   int
-	onFull   func()
+	status int
+	onFull func()
 }
 
 func (s *fakeSidecar) setStatus(status int) {
@@ -54,62 +42,26 @@ func (s *fakeSidecar) renewOnSuccess(f func()) {
 	s.onFull = f
 }
 
-func (s *fakeSidecar) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.requests
-}
+// count is the number of /snapshot/full calls that presented a client certificate.
+func (s *fakeSidecar) count() int { return s.Requests() }
 
 // startSidecar serves the fake sidecar of the namespace and stores the backup TLS secrets druid needs to
-// call it: ca-etcd (bundle.crt) and etcd-client (tls.crt, tls.key).
+// call it.
 func startSidecar(t *testing.T, namespace string) *fakeSidecar {
 	t.Helper()
-	g := NewWithT(t)
-	ca := testpki.NewCA(t)
-	server, client := ca.Issue(t, "etcd-server"), ca.Issue(t, "etcd-client")
 	s := &fakeSidecar{status: http.StatusOK}
-	s.server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet || r.URL.Path != "/snapshot/full" || r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
-			http.Error(w, "unexpected request", http.StatusBadRequest)
-			return
-		}
-		s.mu.Lock()
-		s.requests++
-		status, onFull := s.status, s.onFull
-		s.mu.Unlock()
-		if status == http.StatusOK && onFull != nil {
-			onFull()
-		}
-		w.WriteHeader(status)
-	}))
-	pair, err := tls.LoadX509KeyPair(server.CertFile, server.KeyFile)
-	g.Expect(err).NotTo(HaveOccurred())
-	s.server.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, ClientCAs: ca.Pool(), ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}
-	s.server.StartTLS()
-	t.Cleanup(s.server.Close)
-	sidecars.Store(namespace, s)
-	t.Cleanup(func() { sidecars.Delete(namespace) })
-
-	read := func(path string) []byte {
-		data, err := os.ReadFile(path)
-		g.Expect(err).NotTo(HaveOccurred())
-		return data
-	}
-	g.Expect(env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "ca-etcd"},
-		Data: map[string][]byte{"bundle.crt": read(ca.CertFile)}})).To(Succeed())
-	g.Expect(env.Client.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "etcd-client"},
-		Data: map[string][]byte{"tls.crt": read(client.CertFile), "tls.key": read(client.KeyFile)}})).To(Succeed())
+	s.Sidecar = sidecarstandin.Start(t, env.Client, &sidecars, namespace, s.answer)
 	return s
 }
 
-// withBackupTLS is Gardener's backup TLS: the sidecar's server certificate and druid's client certificate
-// from ca-etcd.
-func withBackupTLS(e *druidv1alpha1.Etcd) {
-	e.Spec.Backup.TLS = &druidv1alpha1.TLSConfig{
-		TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: corev1.SecretReference{Name: "ca-etcd"}, DataKey: ptr.To("bundle.crt")},
-		ServerTLSSecretRef: corev1.SecretReference{Name: "etcd-server"},
-		ClientTLSSecretRef: corev1.SecretReference{Name: "etcd-client"},
+func (s *fakeSidecar) answer(w http.ResponseWriter) {
+	s.mu.Lock()
+	status, onFull := s.status, s.onFull
+	s.mu.Unlock()
+	if status == http.StatusOK && onFull != nil {
+		onFull()
 	}
+	w.WriteHeader(status)
 }
 
 func withFullSnapshotThreshold(threshold int64) func(*druidv1alpha1.Etcd) {

@@ -53,7 +53,7 @@ func startManager(ctx context.Context, env *envtest.Env) error {
 		return err
 	}
 	// druid's full snapshot requests go to the fake sidecar of the Etcd's namespace (fullsnapshot_test.go).
-	snapshotter := &fullsnapshot.HTTP{Reader: env.Client, Endpoint: sidecarEndpoint}
+	snapshotter := &fullsnapshot.HTTP{Reader: env.Client, Endpoint: sidecars.Of}
 	if err := compaction.AddToManagerWith(mgr, config.CompactionController{
 		EnableBackupCompaction: true,
 		BackupRestoreImage:     testImage,

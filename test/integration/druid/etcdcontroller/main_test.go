@@ -72,7 +72,7 @@ func runDruid() error {
 		return err
 	}
 	// The full snapshot before hibernation or new images goes to the namespace's stand-in sidecar.
-	snapshots := &fullsnapshot.HTTP{Reader: druid.env.Client, Endpoint: snapshotSidecarEndpoint}
+	snapshots := &fullsnapshot.HTTP{Reader: druid.env.Client, Endpoint: snapshotSidecars.Of}
 	ctx, cancel := context.WithCancel(druid.ctx)
 	if err := etcdcontroller.AddToManager(ctx, mgr, testConfig, etcdcontroller.WithFullSnapshotRequester(snapshots)); err != nil {
 		cancel()
