@@ -23,9 +23,9 @@ type ReplicaInput struct {
 	// member.etcd.gardener.cloud/tls-enabled: "true".
 	AllMembersPeerTLSEnabled bool
 	// MembersStillInCluster names the members a scale-in drops (ordinals Desired..Current-1) that may still
-	// be in the etcd membership: their lease was renewed by a sidecar (so the member ran) and does not carry
-	// the backup leader's left-cluster annotation for the member ID it names. Only filled while a scale-in
-	// to at least one member is pending.
+	// be in the etcd membership: their lease does not carry the backup leader's left-cluster annotation for
+	// the member ID it names (health.MayStillBeMember). Only filled while a scale-in to at least one member
+	// is pending.
 	MembersStillInCluster []string
 }
 
