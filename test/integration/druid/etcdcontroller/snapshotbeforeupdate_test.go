@@ -255,14 +255,7 @@ func TestHibernationWithoutClientCertificateGoesAheadWithAWarning(t *testing.T) 
 func TestHibernationWithoutQuorumGoesAheadWithAWarning(t *testing.T) {
 	g := NewWithT(t)
 	ns, sidecar, members := backedUpCluster(t, 3)
-	for i := 0; i < 2; i++ {
-		failMember(t, ns, members, i)
-	}
-	g.Eventually(func(g Gomega) {
-		c := druidv1alpha1.FindCondition(getEtcd(g, ns).Status.Conditions, druidv1alpha1.ConditionTypeReady)
-		g.Expect(c).NotTo(BeNil())
-		g.Expect(c.Status).NotTo(Equal(druidv1alpha1.ConditionTrue))
-	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	loseQuorumByLeases(t, ns, members)
 
 	reconcileChange(t, ns, func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 0 })
 	g.Eventually(stsReplicas(ns)).WithTimeout(timeout).WithPolling(poll).Should(Equal(int32(0)))
@@ -277,17 +270,24 @@ func TestHibernationTakesTheSnapshotAlsoWhenTheLeasesShowNoQuorum(t *testing.T) 
 	g := NewWithT(t)
 	ns, sidecar, members := backedUpCluster(t, 3)
 	sidecar.succeedAt(42)
-	for i := 0; i < 2; i++ {
-		failMember(t, ns, members, i)
-	}
-	g.Eventually(func(g Gomega) {
-		c := druidv1alpha1.FindCondition(getEtcd(g, ns).Status.Conditions, druidv1alpha1.ConditionTypeReady)
-		g.Expect(c).NotTo(BeNil())
-		g.Expect(c.Status).NotTo(Equal(druidv1alpha1.ConditionTrue))
-	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	loseQuorumByLeases(t, ns, members)
 
 	reconcileChange(t, ns, func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 0 })
 	g.Eventually(stsReplicas(ns)).WithTimeout(timeout).WithPolling(poll).Should(Equal(int32(0)))
 	g.Expect(sidecar.takenCount()).To(Equal(1))
 	g.Expect(eventMessages(ns, etcdcontroller.EventReasonFullSnapshotBeforeHibernation)(g)).To(ContainElement(ContainSubstring("revision 42")))
+}
+
+// loseQuorumByLeases fails two of the three members as their leases and pods show it and waits until
+// druid reports the cluster not Ready.
+func loseQuorumByLeases(t *testing.T, ns string, members *sidecars) {
+	t.Helper()
+	for i := 0; i < 2; i++ {
+		failMember(t, ns, members, i)
+	}
+	NewWithT(t).Eventually(func(g Gomega) {
+		c := druidv1alpha1.FindCondition(getEtcd(g, ns).Status.Conditions, druidv1alpha1.ConditionTypeReady)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Status).NotTo(Equal(druidv1alpha1.ConditionTrue))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 }
