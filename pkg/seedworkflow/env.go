@@ -48,6 +48,9 @@ type Env struct {
 	Namespace string
 	// BackupEntryName is set by CreateShoot.
 	BackupEntryName string
+	// BucketName is the shoot's BackupBucket (BucketName when empty); a migration's destination uses another
+	// bucket, as a seed of its own would.
+	BucketName string
 	// WrittenRevision is the revision of WriteData's last write; a later snapshot must cover it.
 	WrittenRevision int64
 	// DeltaSnapshotPeriod of etcd-main's backups (botanist's default when zero); suites that wait for a delta
@@ -57,6 +60,14 @@ type Env struct {
 	Timeout time.Duration
 	// Interval is how often waits look.
 	Interval time.Duration
+}
+
+// Bucket is the shoot's BackupBucket.
+func (env *Env) Bucket() string {
+	if env.BucketName != "" {
+		return env.BucketName
+	}
+	return BucketName
 }
 
 // NewEnv wraps a started seed.

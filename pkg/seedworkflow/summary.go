@@ -21,14 +21,19 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed"
 )
 
-// BackupObject is one object in the demo bucket.
+// BackupObject is one object in a bucket.
 type BackupObject struct {
 	Key  string
 	Size int64
 }
 
-// ListBackups lists the objects of the demo bucket on the seed's S3 server.
+// ListBackups lists the objects of the shoot's bucket on the seed's S3 server.
 func ListBackups(ctx context.Context, env *Env) ([]BackupObject, error) {
+	return ListBucket(ctx, env, env.Bucket())
+}
+
+// ListBucket lists the objects of a bucket on the seed's S3 server.
+func ListBucket(ctx context.Context, env *Env, bucket string) ([]BackupObject, error) {
 	s3 := env.Seed.S3()
 	c := awss3.New(awss3.Options{
 		Region:                     s3.Region,
@@ -39,11 +44,11 @@ func ListBackups(ctx context.Context, env *Env) ([]BackupObject, error) {
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
 	})
 	var objects []BackupObject
-	pages := awss3.NewListObjectsV2Paginator(c, &awss3.ListObjectsV2Input{Bucket: aws.String(BucketName)})
+	pages := awss3.NewListObjectsV2Paginator(c, &awss3.ListObjectsV2Input{Bucket: aws.String(bucket)})
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("listing bucket %s: %w", BucketName, err)
+			return nil, fmt.Errorf("listing bucket %s: %w", bucket, err)
 		}
 		for _, o := range page.Contents {
 			objects = append(objects, BackupObject{Key: aws.ToString(o.Key), Size: aws.ToInt64(o.Size)})
@@ -78,7 +83,7 @@ func PrintSummary(ctx context.Context, out io.Writer, env *Env, steps []StepResu
 		printEtcd(out, env.Namespace, obj, containerRestarts(ctx, env, role))
 	}
 
-	fmt.Fprintf(out, "\nBackups in bucket %s (%s):\n", BucketName, env.Seed.S3().Endpoint)
+	fmt.Fprintf(out, "\nBackups in bucket %s (%s):\n", env.Bucket(), env.Seed.S3().Endpoint)
 	if objects, err := ListBackups(ctx, env); err != nil {
 		fmt.Fprintf(out, "  %v\n", err)
 	} else {

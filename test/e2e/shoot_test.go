@@ -29,16 +29,23 @@ import (
 const fastDeltaSnapshots = 10 * time.Second
 
 // newShoot creates the shoot namespace shoot--e2e--<name> with its BackupEntry on the suite's seed and
-// registers its removal: the Etcds are destroyed (their pods stop, which frees the two cores for the next
-// scenario) and the namespace and BackupEntry deleted. A failed scenario first prints its pods' logs.
+// registers its removal (shootEnv).
 func newShoot(ctx context.Context, name string, deltaSnapshotPeriod time.Duration) *seedworkflow.Env {
+	env := shootEnv(name, deltaSnapshotPeriod)
+	_, err := seedworkflow.CreateShoot(ctx, env)
+	Expect(err).NotTo(HaveOccurred())
+	return env
+}
+
+// shootEnv is the environment of shoot--e2e--<name>, not created yet, with its removal registered: the Etcds
+// are destroyed (their pods stop, which frees the two cores for the next scenario) and the namespace and
+// BackupEntry deleted. A failed scenario first prints its pods' logs.
+func shootEnv(name string, deltaSnapshotPeriod time.Duration) *seedworkflow.Env {
 	env := *base
 	env.Namespace = "shoot--e2e--" + name
 	env.BackupEntryName = ""
 	env.WrittenRevision = 0
 	env.DeltaSnapshotPeriod = deltaSnapshotPeriod
-	_, err := seedworkflow.CreateShoot(ctx, &env)
-	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func(ctx SpecContext) {
 		if CurrentSpecReport().Failed() {
 			printPodLogs(env.Namespace)

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
@@ -23,8 +24,14 @@ type BackupConfig struct {
 	Provider *druidv1alpha1.StorageProvider
 }
 
-// legacyBackupSecretName is the secret older extensions write without naming it in the BackupEntry status.
-const legacyBackupSecretName = "etcd-backup"
+const (
+	// legacyBackupSecretName is the secret older extensions write without naming it in the BackupEntry status.
+	legacyBackupSecretName = "etcd-backup"
+	// sourceEntryPrefix marks the BackupEntry of a control-plane migration's source (shared/reference/gardener.md).
+	sourceEntryPrefix = "source-"
+	// sourceSecretPrefix marks the backup secret a source entry writes.
+	sourceSecretPrefix = "source-"
+)
 
 // providerByEntryType maps the provider types of BackupEntries (extension names) to the store providers the
 // backup-restore sidecar understands.
@@ -107,10 +114,22 @@ func backupEntryNotReady(be *extensionsv1alpha1.BackupEntry) string {
 	return ""
 }
 
-// storeFromEntry takes the secret from status.etcdBackupSecretRef, falling back to etcd-backup in the
-// control-plane namespace for entries reconciled by extensions that do not expose it.
+// storeSpec is the Etcd's store without its container, which only the backup secret knows.
+func (s backupStore) storeSpec() *druidv1alpha1.StoreSpec {
+	return &druidv1alpha1.StoreSpec{SecretRef: &corev1.SecretReference{Name: s.secretRef.Name, Namespace: s.secretRef.Namespace},
+		Provider: ptr.To(s.provider), Prefix: s.prefix}
+}
+
+// storeFromEntry takes the secret from status.etcdBackupSecretRef, falling back to etcd-backup
+// (source-etcd-backup for a source entry) in the control-plane namespace for entries reconciled by extensions
+// that do not expose it. The prefix is the entry name without `source-`: the source entry of a migration
+// reaches the backups the shoot's entry wrote on the source seed.
 func (e *etcd) storeFromEntry(be *extensionsv1alpha1.BackupEntry, cfg *BackupConfig) (backupStore, error) {
-	ref := corev1.SecretReference{Name: legacyBackupSecretName, Namespace: e.namespace}
+	legacyName := legacyBackupSecretName
+	if strings.HasPrefix(be.Name, sourceEntryPrefix) {
+		legacyName = sourceSecretPrefix + legacyBackupSecretName
+	}
+	ref := corev1.SecretReference{Name: legacyName, Namespace: e.namespace}
 	if r := be.Status.EtcdBackupSecretRef; r != nil && r.Name != "" {
 		ref = *r
 		if ref.Namespace == "" {
@@ -131,5 +150,5 @@ func (e *etcd) storeFromEntry(be *extensionsv1alpha1.BackupEntry, cfg *BackupCon
 		}
 		provider = p
 	}
-	return backupStore{secretRef: ref, provider: provider, prefix: be.Name + "/" + e.name()}, nil
+	return backupStore{secretRef: ref, provider: provider, prefix: strings.TrimPrefix(be.Name, sourceEntryPrefix) + "/" + e.name()}, nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
@@ -87,7 +86,7 @@ func (e *etcd) backupStore(ctx context.Context, existing *druidv1alpha1.Etcd) (*
 		if err != nil {
 			return nil, err
 		}
-		return &druidv1alpha1.StoreSpec{SecretRef: &corev1.SecretReference{Name: s.secretRef.Name, Namespace: s.secretRef.Namespace}, Provider: ptr.To(s.provider), Prefix: s.prefix}, nil
+		return s.storeSpec(), nil
 	}
 	if existing != nil && existing.Spec.Backup.Store != nil {
 		return existing.Spec.Backup.Store.DeepCopy(), nil

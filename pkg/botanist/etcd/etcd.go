@@ -54,6 +54,9 @@ type Interface interface {
 	WaitCleanup(ctx context.Context) error
 	// Snapshot asks the backup-restore sidecar for a final full snapshot and returns its answer.
 	Snapshot(ctx context.Context) (string, error)
+	// CopyBackups copies the backups of a control-plane migration's source into the main etcd's store before
+	// its first Deploy on the destination seed (copybackups.go).
+	CopyBackups(ctx context.Context, source RestoreSource) error
 	// Scale changes only the number of members (and enables peer TLS when going beyond one).
 	Scale(ctx context.Context, replicas int32) error
 	// SetBackupConfig sets (or with nil clears) the backup configuration used by the next Deploy.

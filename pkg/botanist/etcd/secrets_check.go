@@ -77,11 +77,17 @@ func requiredSecrets(role string, peerTLS bool, store *druidv1alpha1.StoreSpec) 
 			secretRequirement{name: PeerServerSecretName(role), required: leaf})
 	}
 	if name := storeSecretName(store); name != "" {
-		provider, _ := druidv1alpha1.CanonicalStorageProvider(ptr.Deref(store.Provider, ""))
-		reqs = append(reqs, secretRequirement{name: name, provider: provider,
-			required: append(backupsecret.Required(provider), backupsecret.Keys(backupsecret.KeyBucketName)...)})
+		reqs = append(reqs, backupSecretRequirement(name, ptr.Deref(store.Provider, "")))
 	}
 	return reqs
+}
+
+// backupSecretRequirement is a backup secret: its provider's keys, which the sidecar (or a copy Job) reads,
+// and bucketName, which becomes the store's container.
+func backupSecretRequirement(name string, provider druidv1alpha1.StorageProvider) secretRequirement {
+	canonical, _ := druidv1alpha1.CanonicalStorageProvider(provider)
+	return secretRequirement{name: name, provider: canonical,
+		required: append(backupsecret.Required(canonical), backupsecret.Keys(backupsecret.KeyBucketName)...)}
 }
 
 // checkSecrets reads every required secret and returns them by name, or a *MissingSecretError listing every

@@ -1,0 +1,204 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
+)
+
+// RestoreSource is where the main etcd's backups come from in the restore phase of a control-plane migration:
+// the source seed's bucket, reached through the `source-` BackupEntry gardenlet creates on the destination
+// seed (its extension writes the secret source-etcd-backup).
+type RestoreSource struct {
+	// BackupEntryName is the source entry, `source-<backupEntryName>`.
+	BackupEntryName string
+	// Prefix is where the source cluster wrote its backups in the source bucket. Empty means Gardener's case:
+	// the shoot keeps its BackupEntry name across seeds, so the prefix is the entry name without `source-`
+	// followed by /etcd-main. A migration into another namespace (the local seed's end-to-end test) names it.
+	Prefix string
+	// FinalSnapshotTimeout bounds how long the copy waits for the source's final full snapshot
+	// (DefaultFinalSnapshotTimeout when zero).
+	FinalSnapshotTimeout time.Duration
+	// Timeout bounds the whole copy, the wait for the final snapshot included (DefaultCopyBackupsTimeout when
+	// zero): a copy of many large snapshots takes longer than any other wait of the component.
+	Timeout time.Duration
+}
+
+// Defaults of RestoreSource.
+const (
+	DefaultFinalSnapshotTimeout = 15 * time.Minute
+	DefaultCopyBackupsTimeout   = 30 * time.Minute
+)
+
+// CopyBackupsTaskName is the EtcdCopyBackupsTask of an Etcd's migration.
+func CopyBackupsTaskName(etcdName string) string { return etcdName + "-copy-backups" }
+
+// CopyBackups copies the main etcd's backups from the source store into the store of the BackupConfig, as the
+// restore phase of a control-plane migration does before the etcd is deployed on the destination seed: an
+// EtcdCopyBackupsTask that waits for the source's final full snapshot, run by druid, waited for, then
+// deleted. The Etcd then starts from an empty volume and restores what the copy brought over.
+//
+// Nothing is copied once the Etcd exists: it was deployed after a completed copy (a retried restore flow),
+// and from then on its own backups are the newer ones — a second copy could only mix the source's older
+// snapshots into them. A failed task is reported and left for inspection; the next call replaces it.
+func (e *etcd) CopyBackups(ctx context.Context, source RestoreSource) error {
+	if e.values.Role != RoleMain || e.values.BackupConfig == nil {
+		return fmt.Errorf("only etcd-main with a backup configuration has backups to copy, not %s", e.name())
+	}
+	existing, err := e.getExisting(ctx)
+	if err != nil {
+		return err
+	}
+	if existing != nil {
+		e.logger(ctx).Info("Not copying backups: the Etcd exists already and backs up on its own", "sourceEntry", source.BackupEntryName)
+		return nil
+	}
+	task, err := e.copyBackupsTask(ctx, source)
+	if err != nil {
+		return err
+	}
+	if err := e.startCopy(ctx, task); err != nil {
+		return err
+	}
+	if err := e.waitCopied(ctx, task, source); err != nil {
+		return err
+	}
+	if err := e.client.Delete(ctx, task); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting the finished EtcdCopyBackupsTask %s/%s: %w", task.Namespace, task.Name, err)
+	}
+	e.logger(ctx).Info("Copied backups from the source store", "from", describeStore(task.Spec.SourceStore), "to", describeStore(task.Spec.TargetStore))
+	return nil
+}
+
+// copyBackupsTask builds the task from both BackupEntries and their secrets; it returns a
+// *MissingSecretError while either secret (or its bucket name) is missing.
+func (e *etcd) copyBackupsTask(ctx context.Context, source RestoreSource) (*druidv1alpha1.EtcdCopyBackupsTask, error) {
+	target, err := e.waitForBackupEntry(ctx, e.values.BackupConfig)
+	if err != nil {
+		return nil, err
+	}
+	from, err := e.waitForBackupEntry(ctx, &BackupConfig{BackupEntryName: source.BackupEntryName})
+	if err != nil {
+		return nil, err
+	}
+	if source.Prefix != "" {
+		from.prefix = source.Prefix
+	}
+	reqs := []secretRequirement{backupSecretRequirement(target.secretRef.Name, target.provider), backupSecretRequirement(from.secretRef.Name, from.provider)}
+	secrets, err := e.checkSecrets(ctx, reqs)
+	if err != nil {
+		return nil, err
+	}
+	storeSpec := func(s backupStore) druidv1alpha1.StoreSpec {
+		spec := s.storeSpec()
+		spec.Container = ptr.To(string(secrets[s.secretRef.Name].Data[backupsecret.KeyBucketName]))
+		return *spec
+	}
+	timeout := source.FinalSnapshotTimeout
+	if timeout == 0 {
+		timeout = DefaultFinalSnapshotTimeout
+	}
+	return &druidv1alpha1.EtcdCopyBackupsTask{
+		ObjectMeta: metav1.ObjectMeta{Name: CopyBackupsTaskName(e.name()), Namespace: e.namespace},
+		Spec: druidv1alpha1.EtcdCopyBackupsTaskSpec{
+			SourceStore:          storeSpec(from),
+			TargetStore:          storeSpec(target),
+			WaitForFinalSnapshot: &druidv1alpha1.WaitForFinalSnapshotSpec{Enabled: true, Timeout: &metav1.Duration{Duration: timeout}},
+		},
+	}, nil
+}
+
+// startCopy creates the task. One that exists already is kept while it runs or succeeded (a retried flow
+// waits for it); one that failed is replaced, which starts the copy again.
+func (e *etcd) startCopy(ctx context.Context, task *druidv1alpha1.EtcdCopyBackupsTask) error {
+	existing := &druidv1alpha1.EtcdCopyBackupsTask{}
+	err := e.client.Get(ctx, client.ObjectKeyFromObject(task), existing)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("reading EtcdCopyBackupsTask %s/%s: %w", task.Namespace, task.Name, err)
+	case copyFailed(existing) == "" && existing.DeletionTimestamp == nil:
+		*task = *existing
+		return nil
+	default:
+		e.logger(ctx).Info("Replacing a failed or terminating EtcdCopyBackupsTask", "task", task.Name, "failure", copyFailed(existing))
+		// druid's finalizer on the task deletes the worker Job before it lets the task go, so once the task is
+		// gone the new one's Job name is free.
+		if err := e.client.Delete(ctx, existing); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting the failed EtcdCopyBackupsTask %s/%s: %w", task.Namespace, task.Name, err)
+		}
+		if err := e.waitGone(ctx, existing); err != nil {
+			return err
+		}
+	}
+	if err := e.client.Create(ctx, task); err != nil {
+		return fmt.Errorf("creating EtcdCopyBackupsTask %s/%s: %w", task.Namespace, task.Name, err)
+	}
+	return nil
+}
+
+// waitCopied waits until druid reports the task Succeeded; a Failed task ends the wait with druid's error.
+func (e *etcd) waitCopied(ctx context.Context, task *druidv1alpha1.EtcdCopyBackupsTask, source RestoreSource) error {
+	timeout := source.Timeout
+	if timeout == 0 {
+		timeout = DefaultCopyBackupsTimeout
+	}
+	state := "druid has not reported on it yet"
+	err := wait.PollUntilContextTimeout(ctx, e.values.WaitInterval, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := e.client.Get(ctx, client.ObjectKeyFromObject(task), task); err != nil {
+			state = "reading it failed: " + err.Error()
+			return false, nil
+		}
+		if failure := copyFailed(task); failure != "" {
+			return false, fmt.Errorf("copying backups into %s/%s failed: %s", e.namespace, e.name(), failure)
+		}
+		if c := druidv1alpha1.FindCondition(task.Status.Conditions, druidv1alpha1.EtcdCopyBackupsTaskSucceeded); c != nil {
+			if c.Status == druidv1alpha1.ConditionTrue {
+				return true, nil
+			}
+			state = fmt.Sprintf("Succeeded is %s: %s", c.Status, c.Message)
+		}
+		return false, nil
+	})
+	if err != nil && ctx.Err() == nil && wait.Interrupted(err) {
+		return fmt.Errorf("EtcdCopyBackupsTask %s/%s not done after %s: %s", task.Namespace, task.Name, timeout, state)
+	}
+	return err
+}
+
+// copyFailed is druid's error when the task failed, or "".
+func copyFailed(task *druidv1alpha1.EtcdCopyBackupsTask) string {
+	c := druidv1alpha1.FindCondition(task.Status.Conditions, druidv1alpha1.EtcdCopyBackupsTaskFailed)
+	if c == nil || c.Status != druidv1alpha1.ConditionTrue {
+		return ""
+	}
+	if task.Status.LastError != nil {
+		return *task.Status.LastError
+	}
+	return c.Message
+}
+
+// waitGone waits until obj no longer exists.
+func (e *etcd) waitGone(ctx context.Context, obj client.Object) error {
+	err := wait.PollUntilContextTimeout(ctx, e.values.WaitInterval, e.values.WaitTimeout, true, func(ctx context.Context) (bool, error) {
+		err := e.client.Get(ctx, client.ObjectKeyFromObject(obj), obj)
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting until %s/%s is gone: %w", obj.GetNamespace(), obj.GetName(), err)
+	}
+	return nil
+}
+
+func describeStore(s druidv1alpha1.StoreSpec) string {
+	return ptr.Deref(s.Container, "") + "/" + s.Prefix
+}
