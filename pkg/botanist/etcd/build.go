@@ -94,6 +94,11 @@ func needsPeerTLS(existing *druidv1alpha1.Etcd, highAvailability bool, replicas 
 	return highAvailability || replicas > 1 || (existing != nil && existing.Spec.Etcd.PeerUrlTLS != nil)
 }
 
+// VolumeClaimTemplateName is the PVC template Gardener gives the Etcd of a role, `<role>-etcd`: its
+// volumes are `main-etcd-etcd-main-<i>` as they were before druid, so landscapes keep their PVCs. It is set
+// only on new Etcds; the field is immutable and an existing Etcd keeps what it has (or the Etcd name).
+func VolumeClaimTemplateName(role string) string { return role + "-etcd" }
+
 // build returns the Etcd to write: the existing object (so fields owned by others survive) with every field
 // this component owns set from the plan.
 func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
@@ -116,6 +121,7 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 	spec.PriorityClassName = ptr.To(e.values.PriorityClassName)
 	if existing == nil {
 		spec.StorageClass = e.values.StorageClass
+		spec.VolumeClaimTemplate = ptr.To(VolumeClaimTemplateName(e.values.Role))
 	}
 	spec.StorageCapacity = e.storageCapacity(existing)
 	spec.SharedConfig = &druidv1alpha1.SharedConfig{AutoCompactionMode: &autoCompactionModePeriodic, AutoCompactionRetention: &autoCompactionRetention}

@@ -57,6 +57,7 @@ func TestDeployWritesEtcdWithTLSAndTheBackupStoreOfTheBackupEntry(t *testing.T) 
 	g.Expect(*main.Spec.Backup.Port).To(Equal(int32(8080)))
 	g.Expect(main.Spec.Etcd.Quota.String()).To(Equal("8Gi"))
 	g.Expect(main.Spec.StorageCapacity.String()).To(Equal("25Gi"))
+	g.Expect(main.Spec.VolumeClaimTemplate).To(Equal(ptr.To("main-etcd")), "Gardener's PVC names, main-etcd-etcd-main-<i>")
 
 	store := main.Spec.Backup.Store
 	g.Expect(store).NotTo(BeNil())
@@ -88,6 +89,7 @@ func TestDeployWritesEtcdWithTLSAndTheBackupStoreOfTheBackupEntry(t *testing.T) 
 	g.Expect(events.Spec.Backup.SnapshotCompression).To(Equal(gzip), "as Gardener writes it, store or not")
 	g.Expect(events.Spec.Backup.SnapshotCompaction).To(Equal(compaction), "as Gardener writes it, store or not")
 	g.Expect(events.Spec.StorageCapacity.String()).To(Equal("10Gi"))
+	g.Expect(events.Spec.VolumeClaimTemplate).To(Equal(ptr.To("events-etcd")))
 	g.Expect(events.Spec.Etcd.ClientUrlTLS.ServerTLSSecretRef.Name).To(Equal("etcd-server-events"))
 	g.Expect(getSecret(g, s.namespace, "etcd-server-events").Data).To(HaveKey("tls.crt"))
 }
@@ -252,6 +254,25 @@ func TestDeployIsIdempotentAndKeepsWhatIsAlreadyOnTheObject(t *testing.T) {
 	kept = getEtcd(g, s.namespace, "etcd-main")
 	g.Expect(kept.Spec.StorageCapacity.String()).To(Equal("40Gi"))
 	g.Expect(*kept.Spec.Backup.FullSnapshotSchedule).To(Equal("15 2 * * *"))
+}
+
+// An Etcd created before (by another Gardener side, or an older version of ours) without a PVC template keeps
+// none: the field is immutable, and its volumes are named after the Etcd.
+func TestDeployKeepsTheVolumeClaimTemplateOfAnExistingEtcd(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newShoot(t)
+	c := etcd.New(env.Client, s.namespace, s.mainValues())
+	g.Expect(c.Deploy(ctx)).To(Succeed())
+	existing := getEtcd(g, s.namespace, "etcd-main")
+	// Recreate it as an older writer left it; the API allows no change of the field on an existing object.
+	g.Expect(env.Client.Delete(ctx, existing)).To(Succeed())
+	g.Eventually(func() bool { return !etcdExists(s.namespace, "etcd-main") }, timeout, interval).Should(BeTrue())
+	existing.ResourceVersion, existing.UID, existing.Spec.VolumeClaimTemplate = "", "", nil
+	g.Expect(env.Client.Create(ctx, existing)).To(Succeed())
+
+	g.Expect(c.Deploy(ctx)).To(Succeed())
+	g.Expect(getEtcd(g, s.namespace, "etcd-main").Spec.VolumeClaimTemplate).To(BeNil(), "the existing volumes stay in use")
 }
 
 // legacyEntry creates a BackupEntry as an older extension leaves it: reconciled, but without
