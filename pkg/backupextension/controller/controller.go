@@ -1,6 +1,7 @@
 // Package controller is the skeleton the BackupBucket and BackupEntry controllers share, written once and
-// generic over the extension resource: read the object, pick its provider by spec.type, and run the delete
-// or the reconcile operation through operation.Runner when gardenlet asked for one. A kind supplies only
+// generic over the extension resource: read the object, pick its provider by spec.type, and run the migrate,
+// delete or reconcile operation (Create, Reconcile, Restore) through operation.Runner when gardenlet asked
+// for one. A kind supplies only
 // what differs — its accessors (Kind) and what an operation does with the provider (Actuator).
 package controller
 
@@ -42,8 +43,14 @@ type Kind[T client.Object] struct {
 // Actuator is what an operation does for one kind with the object's provider. The runner records the
 // outcome; an Ensure may set status fields, which are written together with it.
 type Actuator[T client.Object] interface {
+	// Ensure creates or updates what the object stands for; it serves Create, Reconcile and Restore.
 	Ensure(ctx context.Context, obj T, p provider.Provider) error
+	// Delete removes what the object stands for, in the cluster and in the store.
 	Delete(ctx context.Context, obj T, p provider.Provider) error
+	// Migrate hands the object over to another seed (the source side of a control-plane migration). It must
+	// not delete anything outside the cluster — the migrated object is deleted next, and its backups must
+	// survive for the destination seed.
+	Migrate(ctx context.Context, obj T, p provider.Provider) error
 }
 
 // Options are the settings every extension controller has.
@@ -114,8 +121,10 @@ type reconciler[T client.Object] struct {
 	runner    *operation.Runner[T]
 }
 
-// Reconcile runs the delete operation of an object being deleted, and the reconcile operation of any other
-// object that needs one (operation.NeedsReconcile). Objects of another provider type are left alone.
+// Reconcile runs the operation operation.Type computes: migrate (annotation `migrate`, even on an object being
+// deleted), delete for an object being deleted (also one annotated `restore`), and the reconcile operation (Create, Reconcile or Restore) of
+// any other object that needs one (operation.NeedsReconcile). A migrated object is left alone unless gardenlet
+// asks to restore it (operation.Skip), and so are objects of another provider type.
 func (r *reconciler[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	obj := r.kind.New()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
@@ -126,10 +135,17 @@ func (r *reconciler[T]) Reconcile(ctx context.Context, req reconcile.Request) (r
 	if !ok {
 		return reconcile.Result{}, nil
 	}
-	if obj.GetDeletionTimestamp() != nil {
+	status := r.kind.Status(obj)
+	opType := operation.Type(obj, status)
+	switch {
+	case operation.Skip(opType, status):
+		logf.FromContext(ctx).V(1).Info("Leaving a migrated object alone", "operation", opType)
+		return reconcile.Result{}, nil
+	case opType == extensionsv1alpha1.LastOperationTypeMigrate:
+		return r.runner.Migrate(ctx, obj, func(ctx context.Context) error { return r.actuator.Migrate(ctx, obj, p) })
+	case obj.GetDeletionTimestamp() != nil: // also when gardenlet asks to restore an object being deleted
 		return r.runner.Delete(ctx, obj, func(ctx context.Context) error { return r.actuator.Delete(ctx, obj, p) })
-	}
-	if !operation.NeedsReconcile(obj, r.kind.Status(obj), r.kind.Finalizer) {
+	case !operation.NeedsReconcile(obj, status, r.kind.Finalizer):
 		return reconcile.Result{}, nil
 	}
 	return r.runner.Reconcile(ctx, obj, func(ctx context.Context) error { return r.actuator.Ensure(ctx, obj, p) })

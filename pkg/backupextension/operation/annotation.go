@@ -9,10 +9,13 @@ import (
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
 )
 
-// RemoveReconcileAnnotation acknowledges gardenlet's request after a successful operation; gardenlet waits for
-// the annotation to disappear before it considers the object reconciled.
-func RemoveReconcileAnnotation(ctx context.Context, c client.Client, obj client.Object) error {
-	if !HasReconcileAnnotation(obj) {
+// RemoveOperationAnnotation acknowledges gardenlet's request after a successful operation; gardenlet waits for
+// the annotation to disappear before it considers the object reconciled, migrated or restored. It removes the
+// annotation only while it still asks for value (the operation that was run): obj carries what the apiserver
+// returned for the runner's last write, so a request gardenlet made meanwhile (say `migrate` after
+// `reconcile`) is not acknowledged without being run.
+func RemoveOperationAnnotation(ctx context.Context, c client.Client, obj client.Object, value string) error {
+	if value == "" || OperationOf(obj) != value {
 		return nil
 	}
 	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))

@@ -43,13 +43,14 @@ func TestNeedsReconcileOnlyForAReason(t *testing.T) {
 func TestOperationTypeStaysCreateUntilTheFirstSuccess(t *testing.T) {
 	g := NewWithT(t)
 	status := &extensionsv1alpha1.DefaultStatus{}
-	g.Expect(Type(status)).To(Equal(extensionsv1alpha1.LastOperationTypeCreate))
+	obj := &extensionsv1alpha1.BackupEntry{}
+	g.Expect(Type(obj, status)).To(Equal(extensionsv1alpha1.LastOperationTypeCreate))
 	SetError(status, extensionsv1alpha1.LastOperationTypeCreate, errors.New("boom"), time.Now())
-	g.Expect(Type(status)).To(Equal(extensionsv1alpha1.LastOperationTypeCreate))
+	g.Expect(Type(obj, status)).To(Equal(extensionsv1alpha1.LastOperationTypeCreate))
 	g.Expect(status.LastError.Description).To(Equal("boom"))
 	SetSucceeded(status, extensionsv1alpha1.LastOperationTypeCreate, "ok", 1, time.Now())
 	g.Expect(status.LastError).To(BeNil())
-	g.Expect(Type(status)).To(Equal(extensionsv1alpha1.LastOperationTypeReconcile))
+	g.Expect(Type(obj, status)).To(Equal(extensionsv1alpha1.LastOperationTypeReconcile))
 }
 
 func TestTriggerPredicateIgnoresStatusOnlyUpdates(t *testing.T) {

@@ -28,14 +28,15 @@ type RetryLaterError struct {
 func (e *RetryLaterError) Error() string { return e.Err.Error() }
 func (e *RetryLaterError) Unwrap() error { return e.Err }
 
-// Runner runs the reconcile and delete operations of one extension kind with the conventions of the
-// package: finalizer, lastOperation/lastError, observedGeneration, operation annotation, warning events.
+// Runner runs the operations of one extension kind — reconcile (Create, Reconcile, Restore), delete and
+// migrate — with the conventions of the package: finalizer, lastOperation/lastError, observedGeneration,
+// operation annotation, events (Normal on success, Warning on failure).
 type Runner[T client.Object] struct {
 	// Client writes the object, its status and its finalizer.
 	Client client.Client
-	// Recorder emits a warning event on every failed operation, where an operator looking at the object sees it.
+	// Recorder emits an event on every finished operation, where an operator looking at the object sees it.
 	Recorder recorder.EventRecorder
-	// Finalizer keeps the object until its delete operation succeeded.
+	// Finalizer keeps the object until its delete or migrate operation succeeded.
 	Finalizer string
 	// Status returns the common status of the object.
 	Status func(T) *extensionsv1alpha1.DefaultStatus
@@ -50,9 +51,16 @@ func (r *Runner[T]) now() time.Time {
 	return time.Now()
 }
 
-// Reconcile runs do as a Create or Reconcile operation. do may change the object's status; the runner
-// writes it together with the outcome.
+// Reconcile runs do as the operation Type computes for an object that is not being deleted or migrated:
+// Create until a first one succeeded, Restore when gardenlet asked for one with the annotation `restore`
+// (the destination seed of a control-plane migration, or a migration rolled back), Reconcile otherwise. do may
+// change the object's status; the runner writes it together with the outcome, and removes the annotation
+// `reconcile` or `restore` after a success.
 func (r *Runner[T]) Reconcile(ctx context.Context, obj T, do func(context.Context) error) (reconcile.Result, error) {
+	requested := OperationOf(obj)
+	if requested != extensionsv1alpha1.OperationReconcile && requested != extensionsv1alpha1.OperationRestore {
+		requested = ""
+	}
 	if !controllerutil.ContainsFinalizer(obj, r.Finalizer) {
 		patch := client.MergeFromWithOptions(obj.DeepCopyObject().(T), client.MergeFromWithOptimisticLock{})
 		controllerutil.AddFinalizer(obj, r.Finalizer)
@@ -60,8 +68,12 @@ func (r *Runner[T]) Reconcile(ctx context.Context, obj T, do func(context.Contex
 			return reconcile.Result{}, fmt.Errorf("adding finalizer: %w", err)
 		}
 	}
-	opType := Type(r.Status(obj))
-	if err := r.patchStatus(ctx, obj, func() { SetProcessing(r.Status(obj), opType, "Reconciling "+obj.GetName(), r.now()) }); err != nil {
+	opType := Type(obj, r.Status(obj))
+	verb, done := "Reconciling ", " reconciled"
+	if opType == extensionsv1alpha1.LastOperationTypeRestore {
+		verb, done = "Restoring ", " restored"
+	}
+	if err := r.patchStatus(ctx, obj, func() { SetProcessing(r.Status(obj), opType, verb+obj.GetName(), r.now()) }); err != nil {
 		return reconcile.Result{}, err
 	}
 	before := obj.DeepCopyObject().(T)
@@ -69,12 +81,12 @@ func (r *Runner[T]) Reconcile(ctx context.Context, obj T, do func(context.Contex
 		return r.fail(ctx, obj, before, opType, err)
 	}
 	patch := client.MergeFrom(before)
-	SetSucceeded(r.Status(obj), opType, obj.GetName()+" reconciled", obj.GetGeneration(), r.now())
+	SetSucceeded(r.Status(obj), opType, obj.GetName()+done, obj.GetGeneration(), r.now())
 	if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
 		return reconcile.Result{}, fmt.Errorf("recording success: %w", err)
 	}
-	logf.FromContext(ctx).Info("Reconciled", "operation", opType)
-	return reconcile.Result{}, RemoveReconcileAnnotation(ctx, r.Client, obj)
+	r.succeeded(ctx, obj, opType)
+	return reconcile.Result{}, RemoveOperationAnnotation(ctx, r.Client, obj, requested)
 }
 
 // Delete runs do as a Delete operation and releases the finalizer once it succeeded.
@@ -90,13 +102,62 @@ func (r *Runner[T]) Delete(ctx context.Context, obj T, do func(context.Context) 
 	if err := do(ctx); err != nil {
 		return r.fail(ctx, obj, before, opType, err)
 	}
+	if err := r.removeFinalizer(ctx, obj); err != nil {
+		return reconcile.Result{}, err
+	}
+	r.succeeded(ctx, obj, opType)
+	return reconcile.Result{}, nil
+}
+
+// Migrate runs do as a Migrate operation, gardenlet's request (annotation `migrate`) on the source seed of a
+// control-plane migration, which takes precedence over a deletion in progress: lastOperation Migrate
+// Processing, do, Migrate Succeeded (observedGeneration set, lastError cleared), then the finalizer is
+// released and the annotation removed — in this order, so that a migrated object never keeps the finalizer
+// once nothing asks for the migration any more (Skip leaves a migrated object alone, its deletion too). do
+// must not delete anything outside the cluster: gardenlet deletes the migrated object next, and its backups
+// must survive for the destination seed. A repeated migrate of a migrated object only finishes the
+// finalizer and annotation steps.
+func (r *Runner[T]) Migrate(ctx context.Context, obj T, do func(context.Context) error) (reconcile.Result, error) {
+	opType := extensionsv1alpha1.LastOperationTypeMigrate
+	if !IsMigrated(r.Status(obj)) {
+		if err := r.patchStatus(ctx, obj, func() { SetProcessing(r.Status(obj), opType, "Migrating "+obj.GetName(), r.now()) }); err != nil {
+			return reconcile.Result{}, err
+		}
+		before := obj.DeepCopyObject().(T)
+		if err := do(ctx); err != nil {
+			return r.fail(ctx, obj, before, opType, err)
+		}
+		patch := client.MergeFrom(before)
+		SetSucceeded(r.Status(obj), opType, obj.GetName()+" migrated", obj.GetGeneration(), r.now())
+		if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
+			return reconcile.Result{}, fmt.Errorf("recording success: %w", err)
+		}
+		r.succeeded(ctx, obj, opType)
+	}
+	if controllerutil.ContainsFinalizer(obj, r.Finalizer) {
+		if err := r.removeFinalizer(ctx, obj); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	// Without the finalizer an object being deleted may be gone already; then there is nothing to acknowledge.
+	return reconcile.Result{}, client.IgnoreNotFound(RemoveOperationAnnotation(ctx, r.Client, obj, extensionsv1alpha1.OperationMigrate))
+}
+
+func (r *Runner[T]) removeFinalizer(ctx context.Context, obj T) error {
 	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(T), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(obj, r.Finalizer)
 	if err := r.Client.Patch(ctx, obj, patch); err != nil {
-		return reconcile.Result{}, fmt.Errorf("removing finalizer: %w", err)
+		return fmt.Errorf("removing finalizer: %w", err)
 	}
-	logf.FromContext(ctx).Info("Deleted")
-	return reconcile.Result{}, nil
+	return nil
+}
+
+// succeeded logs a finished operation and records it as a Normal event.
+func (r *Runner[T]) succeeded(ctx context.Context, obj T, opType extensionsv1alpha1.LastOperationType) {
+	logf.FromContext(ctx).Info("Operation succeeded", "operation", opType)
+	if r.Recorder != nil {
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, string(opType)+"Succeeded", string(opType), "%s succeeded", opType)
+	}
 }
 
 func (r *Runner[T]) patchStatus(ctx context.Context, obj T, mutate func()) error {

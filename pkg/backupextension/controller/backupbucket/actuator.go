@@ -91,3 +91,10 @@ func (a *actuator) writeGeneratedSecret(ctx context.Context, bb *extensionsv1alp
 	}
 	return &corev1.SecretReference{Name: secret.Name, Namespace: secret.Namespace}, nil
 }
+
+// Migrate does nothing outside the cluster: a bucket belongs to its seed, not to a shoot's control plane, and
+// a BackupBucket deleted after its migration must leave the bucket and its backups alone. The runner records
+// the operation and releases the finalizer.
+func (a *actuator) Migrate(context.Context, *extensionsv1alpha1.BackupBucket, provider.Provider) error {
+	return nil
+}

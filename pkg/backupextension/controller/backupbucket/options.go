@@ -1,7 +1,7 @@
 // Package backupbucket is the BackupBucket controller of the backup extension: it creates the seed's backup
 // bucket in the provider's store, writes the generated bucket secret gardenlet expects
 // (`garden/generated-bucket-<name>`, referenced by status.generatedSecretRef) and deletes the bucket when the
-// BackupBucket goes away.
+// BackupBucket goes away — unless it was migrated (`gardener.cloud/operation: migrate`) before.
 package backupbucket
 
 import (
