@@ -15,25 +15,22 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The --config file is the deployed etcd-druid's OperatorConfiguration (gardener/etcd-druid, api/config/v1alpha1),
-// so that the file Gardener deploys for it configures ours unchanged. There is no second schema: settings the
-// OperatorConfiguration does not have (images, the health probe address, the leader election namespace, the
-// graceful shutdown timeout, the Local store limit) are flags only.
-//
-// Both apiVersions in circulation are accepted: the group the deployed binary registers its type under, and
-// the one its chart and API reference write.
-const (
-	OperatorConfigurationKind = "OperatorConfiguration"
-)
+// OperatorConfigurationKind is the kind of the --config file: the deployed etcd-druid's OperatorConfiguration
+// (gardener/etcd-druid, api/config/v1alpha1), so that the file Gardener deploys for it configures ours
+// unchanged. There is no second schema: settings the OperatorConfiguration does not have (images, the health
+// probe address, the leader election namespace, the graceful shutdown timeout, the Local store limit) are
+// flags only.
+const OperatorConfigurationKind = "OperatorConfiguration"
 
-// OperatorConfigurationAPIVersions are the apiVersions --config accepts.
+// OperatorConfigurationAPIVersions are the apiVersions --config accepts, both in circulation: the group the
+// deployed binary registers its type under, and the one its chart and API reference write.
 var OperatorConfigurationAPIVersions = []string{
 	"operator.config.druid.gardener.cloud/v1alpha1",
 	"config.druid.gardener.cloud/v1alpha1",
 }
 
 // operatorConfiguration mirrors the deployed OperatorConfiguration field for field (JSON names, types and
-// nesting). Every field is a pointer, so that loading tells a field that is absent (the default stays)
+// nesting). Every field is a pointer (featureGates a map), so that loading tells a field that is absent (the default stays)
 // from one that is set; as in the deployed druid, a zero number, duration or string counts as unset where
 // the deployed defaulting replaces zero, and concurrentSyncs (a pointer there too) is taken as given.
 type operatorConfiguration struct {
