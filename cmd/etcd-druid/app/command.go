@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
@@ -21,6 +22,7 @@ func NewCommand() *cobra.Command {
 	flagDefaults := DefaultConfig()
 	var configFile string
 	zapOpts := zap.Options{}
+	logFlags := flag.NewFlagSet("log", flag.ContinueOnError)
 	cmd := &cobra.Command{
 		Use:   "etcd-druid",
 		Short: "Operator that runs etcd clusters from Etcd resources",
@@ -35,6 +37,12 @@ func NewCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if err := cfg.Log.Validate(); err != nil {
+				return fmt.Errorf("invalid configuration: %w", err)
+			}
+			if err := applyLogConfig(logFlags, cmd.Flags().Changed, cfg.Log); err != nil {
+				return err
+			}
 			ctx := log.IntoContext(cmd.Context(), zap.New(zap.UseFlagOptions(&zapOpts)))
 			log.SetLogger(log.FromContext(ctx))
 			restConfig, err := restConfigFor(cfg)
@@ -45,15 +53,40 @@ func NewCommand() *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&configFile, "config", "", "YAML configuration file (see app.File); flags given on the command line override it")
+	fs.StringVar(&configFile, "config", "", "the deployed etcd-druid's OperatorConfiguration file (apiVersion "+
+		OperatorConfigurationAPIVersions[0]+"); flags given on the command line override it")
 	bindFlags(fs, &flagDefaults)
-	logFlags := flag.NewFlagSet("log", flag.ContinueOnError)
 	zapOpts.BindFlags(logFlags)
 	fs.AddGoFlagSet(logFlags)
 	return cmd
 }
 
-// ResolveConfig builds the configuration from the defaults, the --config file (when given) and the flags
+// applyLogConfig sets the file's log level and format as if they were the --zap-log-level and --zap-encoder
+// flags, unless the command line gave that flag (or --zap-devel, which sets both): flags win over the file.
+// The deployed "text" format is zap's console encoder.
+func applyLogConfig(logFlags *flag.FlagSet, changed func(name string) bool, lc LogConfig) error {
+	if changed("zap-devel") {
+		return nil
+	}
+	if lc.Level != "" && !changed("zap-log-level") {
+		if err := logFlags.Set("zap-log-level", lc.Level); err != nil {
+			return fmt.Errorf("log level %q: %w", lc.Level, err)
+		}
+	}
+	if lc.Format != "" && !changed("zap-encoder") {
+		encoder := lc.Format
+		if encoder == "text" {
+			encoder = "console"
+		}
+		if err := logFlags.Set("zap-encoder", encoder); err != nil {
+			return fmt.Errorf("log format %q: %w", lc.Format, err)
+		}
+	}
+	return nil
+}
+
+// ResolveConfig builds the configuration from the defaults, the --config file (when given: an
+// OperatorConfiguration, see loadFile) and the flags
 // set on the command line, in that order of precedence from low to high, and completes the fields that derive
 // from others, so that the result is exactly what Run validates and runs.
 func ResolveConfig(fs *pflag.FlagSet, configFile string) (Config, error) {
@@ -76,6 +109,7 @@ func Run(ctx context.Context, cfg Config, restConfig *rest.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("invalid configuration: %w", err)
 	}
+	logIgnoredSettings(log.FromContext(ctx), cfg.IgnoredSettings)
 	mgr, err := NewManager(ctx, cfg, restConfig)
 	if err != nil {
 		return err
@@ -87,4 +121,17 @@ func Run(ctx context.Context, cfg Config, restConfig *rest.Config) error {
 	}
 	log.FromContext(ctx).Info("etcd-druid stopped")
 	return nil
+}
+
+// logIgnoredSettings names, in one line at start-up, the fields of the --config file that were accepted but
+// have no effect here, each with its value and the reason.
+func logIgnoredSettings(logger logr.Logger, ignored []IgnoredSetting) {
+	if len(ignored) == 0 {
+		return
+	}
+	settings := make([]string, 0, len(ignored))
+	for _, s := range ignored {
+		settings = append(settings, s.String())
+	}
+	logger.Info("Settings of the configuration file accepted, has no effect", "settings", settings)
 }

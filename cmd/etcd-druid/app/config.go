@@ -1,5 +1,5 @@
-// Package app is the etcd-druid command: its configuration (flags and an optional YAML file bound to the
-// same struct), the manager it builds (cache limited to druid's objects, leader election, metrics, health
+// Package app is the etcd-druid command: its configuration (flags, and an optional --config file in the
+// deployed etcd-druid's OperatorConfiguration format, both mapped onto Config), the manager it builds (cache limited to druid's objects, leader election, metrics, health
 // probes, webhook server) and the controllers and webhooks it registers. It lives apart from main so that
 // tests can run the whole setup in-process against envtest with a context they cancel.
 package app
@@ -7,24 +7,36 @@ package app
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
-// LeaderElectionID is the name of the Lease the druid replicas elect their leader with.
+// LeaderElectionID is the default name of the Lease the druid replicas elect their leader with (the
+// deployed druid's default resourceName).
 const LeaderElectionID = "druid-leader-election"
 
-// Defaults of the process-level settings (the controllers' defaults live in pkg/druid/config).
+// Defaults of the process-level settings (the controllers' defaults live in pkg/druid/config). Where the
+// deployed etcd-druid has the same setting, the default is its default, except the client rate limit
+// (restconfig.go) and leader election being on (see DefaultConfig).
 const (
 	DefaultMetricsBindAddress      = ":8080"
 	DefaultHealthProbeBindAddress  = ":8081"
 	DefaultWebhookPort             = 9443
+	DefaultWebhookCertDir          = "/etc/webhook-server-tls"
 	DefaultGracefulShutdownTimeout = 30 * time.Second
+	// The leader election timings are controller-runtime's defaults, which are also the deployed druid's.
+	DefaultLeaderElectionLeaseDuration = 15 * time.Second
+	DefaultLeaderElectionRenewDeadline = 10 * time.Second
+	DefaultLeaderElectionRetryPeriod   = 2 * time.Second
+	// DefaultLeaderElectionResourceLock is the only lock kind controller-runtime still offers.
+	DefaultLeaderElectionResourceLock = "leases"
 )
 
-// Config is everything etcd-druid runs with. Flags and the --config file fill the same struct; a flag set
-// on the command line wins over the file, the file over the defaults.
+// Config is everything etcd-druid runs with. Flags and the --config file (an OperatorConfiguration, see
+// configfile.go) fill the same struct; a flag set on the command line wins over the file, the file over the
+// defaults.
 type Config struct {
 	// Kubeconfig is the path of a kubeconfig; empty means in-cluster or $KUBECONFIG.
 	Kubeconfig string
@@ -34,12 +46,24 @@ type Config struct {
 	LeaderElection bool
 	// LeaderElectionNamespace holds the leader election Lease; empty means druid's own namespace.
 	LeaderElectionNamespace string
+	// LeaderElectionID is the name of the leader election Lease.
+	LeaderElectionID string
+	// LeaderElectionResourceLock is the kind of lock; only "leases".
+	LeaderElectionResourceLock string
+	// LeaderElectionLeaseDuration, LeaderElectionRenewDeadline and LeaderElectionRetryPeriod are the
+	// leader election's timings: how long a lease holds without renewal, how long the leader keeps trying
+	// to renew before it gives up leading, and how often the candidates try.
+	LeaderElectionLeaseDuration time.Duration
+	LeaderElectionRenewDeadline time.Duration
+	LeaderElectionRetryPeriod   time.Duration
 	// MetricsBindAddress serves Prometheus metrics ("0" disables).
 	MetricsBindAddress string
 	// HealthProbeBindAddress serves /healthz and /readyz ("0" disables).
 	HealthProbeBindAddress string
 	// GracefulShutdownTimeout bounds how long running reconciles may take after SIGTERM.
 	GracefulShutdownTimeout time.Duration
+	// Log is the log level and format from the --config file; the --zap-* flags win over it.
+	Log LogConfig
 
 	// Etcd configures the Etcd controller, including the images and the member grace periods.
 	Etcd config.EtcdController
@@ -47,15 +71,48 @@ type Config struct {
 	Secret config.SecretController
 	// Compaction configures the compaction controller (off unless EnableBackupCompaction).
 	Compaction config.CompactionController
-	// CopyBackupsTask configures the EtcdCopyBackupsTask controller (always on).
+	// EnableCopyBackupsTask runs the EtcdCopyBackupsTask controller (on unless switched off).
+	EnableCopyBackupsTask bool
+	// CopyBackupsTask configures the EtcdCopyBackupsTask controller.
 	CopyBackupsTask config.CopyBackupsTaskController
 	// Webhooks configures the validation and protection webhooks.
 	Webhooks WebhookConfig
+
+	// IgnoredSettings are the fields of the --config file that were accepted but have no effect here; Run
+	// logs them once.
+	IgnoredSettings []IgnoredSetting
+}
+
+// LogConfig is the OperatorConfiguration's logging section.
+type LogConfig struct {
+	// Level is debug, info or error; empty keeps the --zap-log-level default (info).
+	Level string
+	// Format is json or text; empty keeps the --zap-encoder default (json).
+	Format string
+	// source is the file's key the settings came from (logging or logConfiguration), for error messages.
+	source string
+}
+
+// Validate accepts the deployed druid's values only.
+func (l LogConfig) Validate() error {
+	key := l.source
+	if key == "" {
+		key = "logging"
+	}
+	var errs []error
+	if !slices.Contains([]string{"", "debug", "info", "error"}, l.Level) {
+		errs = append(errs, fmt.Errorf("%s.logLevel must be one of debug, info, error; got %q", key, l.Level))
+	}
+	if !slices.Contains([]string{"", "json", "text"}, l.Format) {
+		errs = append(errs, fmt.Errorf("%s.logFormat must be one of json, text; got %q", key, l.Format))
+	}
+	return errors.Join(errs...)
 }
 
 // WebhookConfig configures druid's webhook server and the component protection webhook.
 type WebhookConfig struct {
-	// Enabled serves the Etcd validation and component protection webhooks.
+	// Enabled serves the Etcd validation and component protection webhooks (the file's
+	// webhooks.etcdComponentProtection.enabled).
 	Enabled bool
 	// Host and Port are where the webhook server listens (empty host: every interface).
 	Host string
@@ -72,12 +129,22 @@ type WebhookConfig struct {
 // DefaultConfig is the configuration before any file or flag is applied.
 func DefaultConfig() Config {
 	c := Config{
-		LeaderElection:          true,
-		MetricsBindAddress:      DefaultMetricsBindAddress,
-		HealthProbeBindAddress:  DefaultHealthProbeBindAddress,
-		GracefulShutdownTimeout: DefaultGracefulShutdownTimeout,
-		Webhooks:                WebhookConfig{Port: DefaultWebhookPort},
-		ClientConnection:        ClientConnection{QPS: DefaultClientQPS, Burst: DefaultClientBurst},
+		// On, unlike the deployed druid's default (off): our chart runs two replicas, and a rolling update
+		// runs two at once, which must not both reconcile.
+		LeaderElection:              true,
+		LeaderElectionID:            LeaderElectionID,
+		LeaderElectionResourceLock:  DefaultLeaderElectionResourceLock,
+		LeaderElectionLeaseDuration: DefaultLeaderElectionLeaseDuration,
+		LeaderElectionRenewDeadline: DefaultLeaderElectionRenewDeadline,
+		LeaderElectionRetryPeriod:   DefaultLeaderElectionRetryPeriod,
+		MetricsBindAddress:          DefaultMetricsBindAddress,
+		HealthProbeBindAddress:      DefaultHealthProbeBindAddress,
+		GracefulShutdownTimeout:     DefaultGracefulShutdownTimeout,
+		Webhooks:                    WebhookConfig{Port: DefaultWebhookPort, CertDir: DefaultWebhookCertDir},
+		ClientConnection:            ClientConnection{QPS: DefaultClientQPS, Burst: DefaultClientBurst},
+		// On, unlike the deployed druid's default: Gardener's control plane migration needs it, and the
+		// controller does nothing until an EtcdCopyBackupsTask is created.
+		EnableCopyBackupsTask: true,
 	}
 	c.Etcd.Default()
 	c.Secret.Default()
@@ -103,7 +170,13 @@ func (c *Config) complete() {
 
 // Validate checks the whole configuration at start-up, naming every problem at once.
 func (c Config) Validate() error {
-	errs := []error{c.ClientConnection.Validate(), c.Etcd.Validate(), c.Secret.Validate(), c.Compaction.Validate(), c.CopyBackupsTask.Validate()}
+	errs := []error{c.ClientConnection.Validate(), c.Etcd.Validate(), c.Secret.Validate(), c.Compaction.Validate(), c.Log.Validate()}
+	if c.EnableCopyBackupsTask {
+		errs = append(errs, c.CopyBackupsTask.Validate())
+	}
+	if c.LeaderElection {
+		errs = append(errs, c.validateLeaderElection())
+	}
 	if c.GracefulShutdownTimeout < 0 {
 		errs = append(errs, fmt.Errorf("gracefulShutdownTimeout must not be negative, got %s", c.GracefulShutdownTimeout))
 	}
@@ -114,6 +187,27 @@ func (c Config) Validate() error {
 		if c.Webhooks.ReconcilerServiceAccount == "" {
 			errs = append(errs, errors.New("webhooks: reconcilerServiceAccount must be set, or the protection webhook would deny druid itself"))
 		}
+	}
+	return errors.Join(errs...)
+}
+
+// validateLeaderElection checks what controller-runtime's leader elector would refuse at start, naming the
+// file's fields.
+func (c Config) validateLeaderElection() error {
+	var errs []error
+	if c.LeaderElectionID == "" {
+		errs = append(errs, errors.New("leaderElection.resourceName must not be empty"))
+	}
+	if c.LeaderElectionResourceLock != DefaultLeaderElectionResourceLock {
+		errs = append(errs, fmt.Errorf("leaderElection.resourceLock must be %q, got %q", DefaultLeaderElectionResourceLock, c.LeaderElectionResourceLock))
+	}
+	if c.LeaderElectionRetryPeriod <= 0 {
+		errs = append(errs, fmt.Errorf("leaderElection.retryPeriod must be positive, got %s", c.LeaderElectionRetryPeriod))
+	}
+	// client-go's leader elector: renewDeadline above 1.2 retry periods (its jitter), below leaseDuration.
+	if c.LeaderElectionRenewDeadline <= c.LeaderElectionRetryPeriod*6/5 || c.LeaderElectionLeaseDuration <= c.LeaderElectionRenewDeadline {
+		errs = append(errs, fmt.Errorf("leaderElection: need 1.2 × retryPeriod (%s) < renewDeadline (%s) < leaseDuration (%s)",
+			c.LeaderElectionRetryPeriod, c.LeaderElectionRenewDeadline, c.LeaderElectionLeaseDuration))
 	}
 	return errors.Join(errs...)
 }

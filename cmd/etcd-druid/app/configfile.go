@@ -1,149 +1,386 @@
 package app
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
-// File is the schema of the --config YAML file. Every field is optional; a missing one keeps its default
-// (or what a flag says). Durations are Go duration strings ("15s", "5m").
-//
-//	clientConnection: {qps: 500, burst: 1000}
-//	leaderElection: {enabled: true, namespace: garden}
-//	metricsBindAddress: ":8080"
-//	healthProbeBindAddress: ":8081"
-//	images: {etcdWrapper: ..., backupRestore: ...}
-//	controllers:
-//	  etcd: {workers: 50, enableEtcdSpecAutoReconcile: false, statusSyncPeriod: 15s,
-//	         etcdMemberUnknownThreshold: 1m, etcdMemberNotReadyThreshold: 5m}
-//	  secret: {workers: 10}
-//	  compaction: {enabled: true, workers: 3, eventsThreshold: 1000000, triggerFullSnapshotThreshold: 3000000,
-//	               activeDeadline: 3h}
-//	  copyBackupsTask: {workers: 3}
-//	webhooks: {enabled: true, port: 9443, certDir: /etc/webhook/certs,
-//	           reconcilerServiceAccount: system:serviceaccount:garden:etcd-druid, exemptServiceAccounts: []}
-type File struct {
-	ClientConnection *struct {
-		QPS   *float32 `json:"qps,omitempty"`
-		Burst int      `json:"burst,omitempty"`
-	} `json:"clientConnection,omitempty"`
-	LeaderElection *struct {
-		Enabled   *bool  `json:"enabled,omitempty"`
-		Namespace string `json:"namespace,omitempty"`
-	} `json:"leaderElection,omitempty"`
-	MetricsBindAddress      string           `json:"metricsBindAddress,omitempty"`
-	HealthProbeBindAddress  string           `json:"healthProbeBindAddress,omitempty"`
-	GracefulShutdownTimeout *metav1.Duration `json:"gracefulShutdownTimeout,omitempty"`
-	Images                  struct {
-		EtcdWrapper   string `json:"etcdWrapper,omitempty"`
-		BackupRestore string `json:"backupRestore,omitempty"`
-	} `json:"images"`
-	Controllers struct {
-		Etcd struct {
-			Workers                     int              `json:"workers,omitempty"`
-			EnableEtcdSpecAutoReconcile *bool            `json:"enableEtcdSpecAutoReconcile,omitempty"`
-			StatusSyncPeriod            *metav1.Duration `json:"statusSyncPeriod,omitempty"`
-			EtcdMemberUnknownThreshold  *metav1.Duration `json:"etcdMemberUnknownThreshold,omitempty"`
-			EtcdMemberNotReadyThreshold *metav1.Duration `json:"etcdMemberNotReadyThreshold,omitempty"`
-		} `json:"etcd"`
-		Secret struct {
-			Workers int `json:"workers,omitempty"`
-		} `json:"secret"`
-		Compaction struct {
-			Enabled                      *bool            `json:"enabled,omitempty"`
-			Workers                      int              `json:"workers,omitempty"`
-			EventsThreshold              int64            `json:"eventsThreshold,omitempty"`
-			TriggerFullSnapshotThreshold int64            `json:"triggerFullSnapshotThreshold,omitempty"`
-			ActiveDeadline               *metav1.Duration `json:"activeDeadline,omitempty"`
-		} `json:"compaction"`
-		CopyBackupsTask struct {
-			Workers int `json:"workers,omitempty"`
-		} `json:"copyBackupsTask"`
-	} `json:"controllers"`
-	Webhooks *struct {
-		Enabled                  *bool    `json:"enabled,omitempty"`
-		Port                     int      `json:"port,omitempty"`
-		CertDir                  string   `json:"certDir,omitempty"`
-		ReconcilerServiceAccount string   `json:"reconcilerServiceAccount,omitempty"`
-		ExemptServiceAccounts    []string `json:"exemptServiceAccounts,omitempty"`
-	} `json:"webhooks,omitempty"`
+// OperatorConfigurationKind is the kind of the --config file: the deployed etcd-druid's OperatorConfiguration
+// (gardener/etcd-druid, api/config/v1alpha1), so that the file Gardener deploys for it configures ours
+// unchanged. There is no second schema: settings the OperatorConfiguration does not have (images, the health
+// probe address, the leader election namespace, the graceful shutdown timeout, the Local store limit) are
+// flags only.
+const OperatorConfigurationKind = "OperatorConfiguration"
+
+// OperatorConfigurationAPIVersions are the apiVersions --config accepts, both in circulation: the group the
+// deployed binary registers its type under, and the one its chart and API reference write.
+var OperatorConfigurationAPIVersions = []string{
+	"operator.config.druid.gardener.cloud/v1alpha1",
+	"config.druid.gardener.cloud/v1alpha1",
 }
 
-// loadFile reads path strictly (an unknown key is an error, so a typo never silently keeps a default) and
-// applies what it sets onto c.
+// operatorConfiguration mirrors the deployed OperatorConfiguration field for field (JSON names, types and
+// nesting). Every field is a pointer (featureGates a map), so that loading tells a field that is absent (the default stays)
+// from one that is set; as in the deployed druid, a zero number, duration or string counts as unset where
+// the deployed defaulting replaces zero, and concurrentSyncs (a pointer there too) is taken as given.
+type operatorConfiguration struct {
+	APIVersion       string                   `json:"apiVersion"`
+	Kind             string                   `json:"kind"`
+	ClientConnection *fileClientConnection    `json:"clientConnection,omitempty"`
+	LeaderElection   *fileLeaderElection      `json:"leaderElection,omitempty"`
+	Server           *fileServerConfiguration `json:"server,omitempty"`
+	Controllers      *fileControllers         `json:"controllers,omitempty"`
+	Webhooks         *fileWebhooks            `json:"webhooks,omitempty"`
+	FeatureGates     map[string]bool          `json:"featureGates,omitempty"`
+	Logging          *fileLogConfiguration    `json:"logging,omitempty"`
+	LogConfiguration *fileLogConfiguration    `json:"logConfiguration,omitempty"`
+}
+
+type fileClientConnection struct {
+	QPS                *float32 `json:"qps,omitempty"`
+	Burst              *int     `json:"burst,omitempty"`
+	ContentType        *string  `json:"contentType,omitempty"`
+	AcceptContentTypes *string  `json:"acceptContentTypes,omitempty"`
+}
+
+type fileLeaderElection struct {
+	Enabled       *bool            `json:"enabled,omitempty"`
+	LeaseDuration *metav1.Duration `json:"leaseDuration,omitempty"`
+	RenewDeadline *metav1.Duration `json:"renewDeadline,omitempty"`
+	RetryPeriod   *metav1.Duration `json:"retryPeriod,omitempty"`
+	ResourceLock  *string          `json:"resourceLock,omitempty"`
+	ResourceName  *string          `json:"resourceName,omitempty"`
+}
+
+type fileServerConfiguration struct {
+	Webhooks *fileTLSServer `json:"webhooks,omitempty"`
+	Metrics  *fileServer    `json:"metrics,omitempty"`
+}
+
+type fileServer struct {
+	BindAddress *string `json:"bindAddress,omitempty"`
+	Port        *int    `json:"port,omitempty"`
+}
+
+type fileTLSServer struct {
+	fileServer    `json:",inline"`
+	ServerCertDir *string `json:"serverCertDir,omitempty"`
+}
+
+type fileControllers struct {
+	DisableLeaseCache   *bool                `json:"disableLeaseCache,omitempty"`
+	Etcd                *fileEtcdController  `json:"etcd,omitempty"`
+	Compaction          *fileCompaction      `json:"compaction,omitempty"`
+	EtcdCopyBackupsTask *fileCopyBackupsTask `json:"etcdCopyBackupsTask,omitempty"`
+	Secret              *fileSecret          `json:"secret,omitempty"`
+	EtcdOpsTask         *fileEtcdOpsTask     `json:"etcdOpsTask,omitempty"`
+}
+
+type fileEtcdController struct {
+	ConcurrentSyncs                    *int             `json:"concurrentSyncs,omitempty"`
+	EnableEtcdSpecAutoReconcile        *bool            `json:"enableEtcdSpecAutoReconcile,omitempty"`
+	DisableEtcdServiceAccountAutomount *bool            `json:"disableEtcdServiceAccountAutomount,omitempty"`
+	EtcdStatusSyncPeriod               *metav1.Duration `json:"etcdStatusSyncPeriod,omitempty"`
+	EtcdMember                         *struct {
+		NotReadyThreshold *metav1.Duration `json:"notReadyThreshold,omitempty"`
+		UnknownThreshold  *metav1.Duration `json:"unknownThreshold,omitempty"`
+	} `json:"etcdMember,omitempty"`
+}
+
+type fileCompaction struct {
+	Enabled                      *bool            `json:"enabled,omitempty"`
+	ConcurrentSyncs              *int             `json:"concurrentSyncs,omitempty"`
+	EventsThreshold              *int64           `json:"eventsThreshold,omitempty"`
+	TriggerFullSnapshotThreshold *int64           `json:"triggerFullSnapshotThreshold,omitempty"`
+	ActiveDeadlineDuration       *metav1.Duration `json:"activeDeadlineDuration,omitempty"`
+	MetricsScrapeWaitDuration    *metav1.Duration `json:"metricsScrapeWaitDuration,omitempty"`
+}
+
+type fileCopyBackupsTask struct {
+	Enabled         *bool `json:"enabled,omitempty"`
+	ConcurrentSyncs *int  `json:"concurrentSyncs,omitempty"`
+}
+
+type fileSecret struct {
+	ConcurrentSyncs *int `json:"concurrentSyncs,omitempty"`
+}
+
+type fileEtcdOpsTask struct {
+	Enabled         *bool            `json:"enabled,omitempty"`
+	ConcurrentSyncs *int             `json:"concurrentSyncs,omitempty"`
+	RequeueInterval *metav1.Duration `json:"requeueInterval,omitempty"`
+}
+
+type fileWebhooks struct {
+	EtcdComponentProtection *struct {
+		Enabled                      *bool   `json:"enabled,omitempty"`
+		ReconcilerServiceAccountFQDN *string `json:"reconcilerServiceAccountFQDN,omitempty"`
+		ServiceAccountInfo           *struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"serviceAccountInfo,omitempty"`
+		ExemptServiceAccounts []string `json:"exemptServiceAccounts,omitempty"`
+	} `json:"etcdComponentProtection,omitempty"`
+}
+
+type fileLogConfiguration struct {
+	LogLevel  *string `json:"logLevel,omitempty"`
+	LogFormat *string `json:"logFormat,omitempty"`
+}
+
+// IgnoredSetting is a field of the --config file that is accepted but has no effect in our druid.
+type IgnoredSetting struct {
+	// Path is the field's path in the file, e.g. controllers.compaction.metricsScrapeWaitDuration.
+	Path string
+	// Value is the value the file gives, as text.
+	Value string
+	// Reason says why it has no effect here.
+	Reason string
+}
+
+func (s IgnoredSetting) String() string { return s.Path + "=" + s.Value + " (" + s.Reason + ")" }
+
+// Reasons of the accepted fields that have no effect (docs/compatibility.md, "druid's configuration file").
+const (
+	reasonContentType  = "druid's clients send JSON, the only encoding the Etcd and EtcdCopyBackupsTask CRDs have"
+	reasonLeaseCache   = "the cache already holds only druid's member leases, whose events drive the status flow"
+	reasonAutomount    = "the backup-restore sidecar renews and marks the member leases with the pod's service account token, so the token is always mounted"
+	reasonScrapeWait   = "our compaction Job serves no metrics endpoint to wait for"
+	reasonEtcdOpsTask  = "our druid has no EtcdOpsTask controller"
+	reasonFeatureGates = "our druid has no feature gates"
+)
+
+// loadFile reads the OperatorConfiguration at path and applies what it sets onto c. apiVersion and kind must
+// be one of the accepted ones; decoding is strict, so an unknown or duplicated field is an error naming it
+// rather than a setting that silently keeps its default. Fields without a meaning for us are returned in
+// c.IgnoredSettings.
 func loadFile(path string, c *Config) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("reading config file: %w", err)
 	}
-	f := File{}
-	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+	// apiVersion and kind first, so that a file of another kind (or of our former schema) is named as such
+	// instead of failing on its first field.
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := yaml.Unmarshal(data, &tm); err != nil {
 		return fmt.Errorf("parsing config file %s: %w", path, err)
 	}
-	f.applyTo(c)
+	if tm.Kind != OperatorConfigurationKind {
+		return fmt.Errorf("config file %s: kind %q is not supported: want %s", path, tm.Kind, OperatorConfigurationKind)
+	}
+	if !slices.Contains(OperatorConfigurationAPIVersions, tm.APIVersion) {
+		return fmt.Errorf("config file %s: apiVersion %q of kind %s is not supported: want one of %s",
+			path, tm.APIVersion, OperatorConfigurationKind, strings.Join(OperatorConfigurationAPIVersions, ", "))
+	}
+	f := operatorConfiguration{}
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return fmt.Errorf("config file %s is not a valid %s: %w", path, OperatorConfigurationKind, err)
+	}
+	if err := f.applyTo(c); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
 	return nil
 }
 
-func (f File) applyTo(c *Config) {
+// applyTo maps the file onto c. Only what the file sets changes c; the rest keeps c's defaults.
+func (f operatorConfiguration) applyTo(c *Config) error {
+	var errs []error
+	ignore := func(path string, value any, reason string) {
+		c.IgnoredSettings = append(c.IgnoredSettings, IgnoredSetting{Path: path, Value: fmt.Sprint(value), Reason: reason})
+	}
+
 	if cc := f.ClientConnection; cc != nil {
-		if cc.QPS != nil {
+		if cc.QPS != nil && *cc.QPS != 0 {
 			c.ClientConnection.QPS = *cc.QPS
 		}
-		setInt(&c.ClientConnection.Burst, cc.Burst)
-	}
-	if le := f.LeaderElection; le != nil {
-		setBool(&c.LeaderElection, le.Enabled)
-		setString(&c.LeaderElectionNamespace, le.Namespace)
-	}
-	setString(&c.MetricsBindAddress, f.MetricsBindAddress)
-	setString(&c.HealthProbeBindAddress, f.HealthProbeBindAddress)
-	setDuration(&c.GracefulShutdownTimeout, f.GracefulShutdownTimeout)
-	setString(&c.Etcd.Images.EtcdWrapper, f.Images.EtcdWrapper)
-	setString(&c.Etcd.Images.BackupRestore, f.Images.BackupRestore)
-
-	e := f.Controllers.Etcd
-	setInt(&c.Etcd.Workers, e.Workers)
-	setBool(&c.Etcd.EnableEtcdSpecAutoReconcile, e.EnableEtcdSpecAutoReconcile)
-	setDuration(&c.Etcd.StatusSyncPeriod, e.StatusSyncPeriod)
-	setDuration(&c.Etcd.EtcdMemberUnknownThreshold, e.EtcdMemberUnknownThreshold)
-	setDuration(&c.Etcd.EtcdMemberNotReadyThreshold, e.EtcdMemberNotReadyThreshold)
-	setInt(&c.Secret.Workers, f.Controllers.Secret.Workers)
-	cp := f.Controllers.Compaction
-	setBool(&c.Compaction.EnableBackupCompaction, cp.Enabled)
-	setInt(&c.Compaction.Workers, cp.Workers)
-	if cp.EventsThreshold != 0 {
-		c.Compaction.EventsThreshold = cp.EventsThreshold
-	}
-	if cp.TriggerFullSnapshotThreshold != 0 {
-		c.Compaction.TriggerFullSnapshotThreshold = cp.TriggerFullSnapshotThreshold
-	}
-	setDuration(&c.Compaction.ActiveDeadline, cp.ActiveDeadline)
-	setInt(&c.CopyBackupsTask.Workers, f.Controllers.CopyBackupsTask.Workers)
-
-	if w := f.Webhooks; w != nil {
-		setBool(&c.Webhooks.Enabled, w.Enabled)
-		setInt(&c.Webhooks.Port, w.Port)
-		setString(&c.Webhooks.CertDir, w.CertDir)
-		setString(&c.Webhooks.ReconcilerServiceAccount, w.ReconcilerServiceAccount)
-		if w.ExemptServiceAccounts != nil {
-			c.Webhooks.ExemptServiceAccounts = w.ExemptServiceAccounts
+		if cc.Burst != nil && *cc.Burst != 0 {
+			c.ClientConnection.Burst = *cc.Burst
+		}
+		if cc.ContentType != nil {
+			ignore("clientConnection.contentType", *cc.ContentType, reasonContentType)
+		}
+		if cc.AcceptContentTypes != nil {
+			ignore("clientConnection.acceptContentTypes", *cc.AcceptContentTypes, reasonContentType)
 		}
 	}
+
+	if le := f.LeaderElection; le != nil {
+		setBool(&c.LeaderElection, le.Enabled)
+		setDuration(&c.LeaderElectionLeaseDuration, le.LeaseDuration)
+		setDuration(&c.LeaderElectionRenewDeadline, le.RenewDeadline)
+		setDuration(&c.LeaderElectionRetryPeriod, le.RetryPeriod)
+		setString(&c.LeaderElectionResourceLock, le.ResourceLock)
+		setString(&c.LeaderElectionID, le.ResourceName)
+	}
+
+	if s := f.Server; s != nil {
+		if w := s.Webhooks; w != nil {
+			setString(&c.Webhooks.Host, w.BindAddress)
+			if w.Port != nil && *w.Port != 0 {
+				c.Webhooks.Port = *w.Port
+			}
+			setString(&c.Webhooks.CertDir, w.ServerCertDir)
+		}
+		if m := s.Metrics; m != nil {
+			c.MetricsBindAddress = metricsAddress(c.MetricsBindAddress, m)
+		}
+	}
+
+	if ctrls := f.Controllers; ctrls != nil {
+		if ctrls.DisableLeaseCache != nil {
+			ignore("controllers.disableLeaseCache", *ctrls.DisableLeaseCache, reasonLeaseCache)
+		}
+		if e := ctrls.Etcd; e != nil {
+			setIntPtr(&c.Etcd.Workers, e.ConcurrentSyncs)
+			setBool(&c.Etcd.EnableEtcdSpecAutoReconcile, e.EnableEtcdSpecAutoReconcile)
+			if e.DisableEtcdServiceAccountAutomount != nil {
+				ignore("controllers.etcd.disableEtcdServiceAccountAutomount", *e.DisableEtcdServiceAccountAutomount, reasonAutomount)
+			}
+			setDuration(&c.Etcd.StatusSyncPeriod, e.EtcdStatusSyncPeriod)
+			if m := e.EtcdMember; m != nil {
+				setDuration(&c.Etcd.EtcdMemberNotReadyThreshold, m.NotReadyThreshold)
+				setDuration(&c.Etcd.EtcdMemberUnknownThreshold, m.UnknownThreshold)
+			}
+		}
+		if cp := ctrls.Compaction; cp != nil {
+			setBool(&c.Compaction.EnableBackupCompaction, cp.Enabled)
+			setIntPtr(&c.Compaction.Workers, cp.ConcurrentSyncs)
+			setInt64(&c.Compaction.EventsThreshold, cp.EventsThreshold)
+			setInt64(&c.Compaction.TriggerFullSnapshotThreshold, cp.TriggerFullSnapshotThreshold)
+			setDuration(&c.Compaction.ActiveDeadline, cp.ActiveDeadlineDuration)
+			if cp.MetricsScrapeWaitDuration != nil {
+				ignore("controllers.compaction.metricsScrapeWaitDuration", cp.MetricsScrapeWaitDuration.Duration, reasonScrapeWait)
+			}
+		}
+		if cb := ctrls.EtcdCopyBackupsTask; cb != nil {
+			setBool(&c.EnableCopyBackupsTask, cb.Enabled)
+			setIntPtr(&c.CopyBackupsTask.Workers, cb.ConcurrentSyncs)
+		}
+		if s := ctrls.Secret; s != nil {
+			setIntPtr(&c.Secret.Workers, s.ConcurrentSyncs)
+		}
+		if o := ctrls.EtcdOpsTask; o != nil {
+			if o.Enabled != nil {
+				ignore("controllers.etcdOpsTask.enabled", *o.Enabled, reasonEtcdOpsTask)
+			}
+			if o.ConcurrentSyncs != nil {
+				ignore("controllers.etcdOpsTask.concurrentSyncs", *o.ConcurrentSyncs, reasonEtcdOpsTask)
+			}
+			if o.RequeueInterval != nil {
+				ignore("controllers.etcdOpsTask.requeueInterval", o.RequeueInterval.Duration, reasonEtcdOpsTask)
+			}
+		}
+	}
+
+	if w := f.Webhooks; w != nil && w.EtcdComponentProtection != nil {
+		p := w.EtcdComponentProtection
+		setBool(&c.Webhooks.Enabled, p.Enabled)
+		account, err := reconcilerServiceAccount(p.ReconcilerServiceAccountFQDN, p.ServiceAccountInfo)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if account != "" {
+			c.Webhooks.ReconcilerServiceAccount = account
+		}
+		if p.ExemptServiceAccounts != nil {
+			c.Webhooks.ExemptServiceAccounts = p.ExemptServiceAccounts
+		}
+	}
+
+	if len(f.FeatureGates) > 0 {
+		gates := make([]string, 0, len(f.FeatureGates))
+		for name, on := range f.FeatureGates {
+			gates = append(gates, name+"="+strconv.FormatBool(on))
+		}
+		sort.Strings(gates)
+		ignore("featureGates", strings.Join(gates, ","), reasonFeatureGates)
+	}
+
+	logCfg, logPath := f.Logging, "logging"
+	if f.LogConfiguration != nil {
+		if f.Logging != nil {
+			errs = append(errs, errors.New("logging and logConfiguration are two names of the same settings; give one"))
+		}
+		logCfg, logPath = f.LogConfiguration, "logConfiguration"
+	}
+	if logCfg != nil {
+		if logCfg.LogLevel != nil {
+			c.Log.Level = *logCfg.LogLevel
+		}
+		if logCfg.LogFormat != nil {
+			c.Log.Format = *logCfg.LogFormat
+		}
+		c.Log.source = logPath
+	}
+	return errors.Join(errs...)
 }
 
-func setString(dst *string, v string) {
-	if v != "" {
-		*dst = v
+// metricsAddress joins server.metrics' bindAddress and port onto the current address: a field the file
+// leaves unset (or zero, as the deployed druid defaults it) keeps its part of current.
+func metricsAddress(current string, m *fileServer) string {
+	host, port, err := net.SplitHostPort(current)
+	if err != nil { // "0" (disabled) or malformed: start from the default
+		host, port, _ = net.SplitHostPort(DefaultMetricsBindAddress)
+	}
+	if m.BindAddress != nil {
+		host = *m.BindAddress
+	}
+	if m.Port != nil && *m.Port != 0 {
+		port = strconv.Itoa(*m.Port)
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// reconcilerServiceAccount is druid's own user from the deprecated reconcilerServiceAccountFQDN or from
+// serviceAccountInfo (what the deployed chart writes); when both are given they must name the same account.
+func reconcilerServiceAccount(fqdn *string, info *struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+}) (string, error) {
+	var fromInfo string
+	if info != nil {
+		if info.Name == "" || info.Namespace == "" {
+			return "", fmt.Errorf("webhooks.etcdComponentProtection.serviceAccountInfo needs both name and namespace, got name %q namespace %q", info.Name, info.Namespace)
+		}
+		fromInfo = "system:serviceaccount:" + info.Namespace + ":" + info.Name
+	}
+	if fqdn == nil || *fqdn == "" {
+		return fromInfo, nil
+	}
+	if fromInfo != "" && fromInfo != *fqdn {
+		return "", fmt.Errorf("webhooks.etcdComponentProtection: reconcilerServiceAccountFQDN %q and serviceAccountInfo (%s) name different accounts", *fqdn, fromInfo)
+	}
+	return *fqdn, nil
+}
+
+func setString(dst *string, v *string) {
+	if v != nil && *v != "" {
+		*dst = *v
 	}
 }
 
-func setInt(dst *int, v int) {
-	if v != 0 {
-		*dst = v
+func setIntPtr(dst *int, v *int) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+func setInt64(dst *int64, v *int64) {
+	if v != nil && *v != 0 {
+		*dst = *v
 	}
 }
 
@@ -154,7 +391,7 @@ func setBool(dst *bool, v *bool) {
 }
 
 func setDuration(dst *time.Duration, v *metav1.Duration) {
-	if v != nil {
+	if v != nil && v.Duration != 0 {
 		*dst = v.Duration
 	}
 }

@@ -6,7 +6,8 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
-// bindFlags binds every setting of c to a flag of fs. The same binding serves the command line and the
+// bindFlags binds every setting of c to a flag of fs (the log settings are the --zap-* flags, bound in
+// NewCommand). The same binding serves the command line and the
 // re-application of the flags that were set on top of a --config file (see applySetFlags).
 func bindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", c.Kubeconfig, "path of a kubeconfig (default: in-cluster or $KUBECONFIG)")
@@ -14,6 +15,11 @@ func bindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.IntVar(&c.ClientConnection.Burst, "kube-api-burst", c.ClientConnection.Burst, "requests that may go to the apiserver at once above --kube-api-qps")
 	fs.BoolVar(&c.LeaderElection, "leader-election", c.LeaderElection, "elect a leader among druid replicas (Lease "+LeaderElectionID+")")
 	fs.StringVar(&c.LeaderElectionNamespace, "leader-election-namespace", c.LeaderElectionNamespace, "namespace of the leader election Lease (default: druid's namespace)")
+	fs.StringVar(&c.LeaderElectionID, "leader-election-id", c.LeaderElectionID, "name of the leader election Lease")
+	fs.StringVar(&c.LeaderElectionResourceLock, "leader-election-resource-lock", c.LeaderElectionResourceLock, `kind of the leader election lock (only "leases")`)
+	fs.DurationVar(&c.LeaderElectionLeaseDuration, "leader-election-lease-duration", c.LeaderElectionLeaseDuration, "how long the leader election Lease holds without renewal")
+	fs.DurationVar(&c.LeaderElectionRenewDeadline, "leader-election-renew-deadline", c.LeaderElectionRenewDeadline, "how long the leader tries to renew the Lease before it stops leading")
+	fs.DurationVar(&c.LeaderElectionRetryPeriod, "leader-election-retry-period", c.LeaderElectionRetryPeriod, "how often the replicas try to acquire or renew the Lease")
 	fs.StringVar(&c.MetricsBindAddress, "metrics-bind-address", c.MetricsBindAddress, `address of the metrics endpoint ("0" disables it)`)
 	fs.StringVar(&c.HealthProbeBindAddress, "health-probe-bind-address", c.HealthProbeBindAddress, `address of /healthz and /readyz ("0" disables them)`)
 	fs.DurationVar(&c.GracefulShutdownTimeout, "graceful-shutdown-timeout", c.GracefulShutdownTimeout, "how long running reconciles may take after SIGTERM")
@@ -37,6 +43,7 @@ func bindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.Int64Var(&c.Compaction.EventsThreshold, "compaction-events-threshold", c.Compaction.EventsThreshold, "delta events since the last full snapshot that trigger a compaction")
 	fs.Int64Var(&c.Compaction.TriggerFullSnapshotThreshold, "compaction-trigger-full-snapshot-threshold", c.Compaction.TriggerFullSnapshotThreshold, "delta events since the last full snapshot beyond which a full snapshot is requested instead of a compaction")
 	fs.DurationVar(&c.Compaction.ActiveDeadline, "compaction-active-deadline", c.Compaction.ActiveDeadline, "activeDeadlineSeconds of a compaction Job")
+	fs.BoolVar(&c.EnableCopyBackupsTask, "enable-copy-backups-task", c.EnableCopyBackupsTask, "run the EtcdCopyBackupsTask controller")
 	fs.IntVar(&c.CopyBackupsTask.Workers, "copy-backups-task-workers", c.CopyBackupsTask.Workers, "EtcdCopyBackupsTasks reconciled in parallel")
 
 	w := &c.Webhooks

@@ -34,16 +34,20 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-// NewManager builds the manager and registers the Etcd, secret finalizer, compaction and copy-backups
-// controllers, the webhooks when enabled, and the health checks. Nothing runs until Start.
+// NewManager builds the manager and registers the Etcd and secret finalizer controllers, the compaction
+// and copy-backups controllers when enabled, the webhooks when enabled, and the health checks. Nothing runs until Start.
 func NewManager(ctx context.Context, cfg Config, restConfig *rest.Config) (manager.Manager, error) {
 	opts := etcdcontroller.NewManagerOptions(ctrl.Options{
 		Scheme:                        Scheme(),
 		Metrics:                       metricsserver.Options{BindAddress: cfg.MetricsBindAddress},
 		HealthProbeBindAddress:        cfg.HealthProbeBindAddress,
 		LeaderElection:                cfg.LeaderElection,
-		LeaderElectionID:              LeaderElectionID,
+		LeaderElectionID:              cfg.LeaderElectionID,
 		LeaderElectionNamespace:       cfg.LeaderElectionNamespace,
+		LeaderElectionResourceLock:    cfg.LeaderElectionResourceLock,
+		LeaseDuration:                 ptr.To(cfg.LeaderElectionLeaseDuration),
+		RenewDeadline:                 ptr.To(cfg.LeaderElectionRenewDeadline),
+		RetryPeriod:                   ptr.To(cfg.LeaderElectionRetryPeriod),
 		LeaderElectionReleaseOnCancel: true, // a rolling druid update hands over without waiting for the lease to expire
 		GracefulShutdownTimeout:       ptr.To(cfg.GracefulShutdownTimeout),
 	})
@@ -67,8 +71,10 @@ func NewManager(ctx context.Context, cfg Config, restConfig *rest.Config) (manag
 	if err := compaction.AddToManager(mgr, cfg.Compaction); err != nil {
 		return nil, fmt.Errorf("adding the compaction controller: %w", err)
 	}
-	if err := copybackupstask.AddToManager(mgr, cfg.CopyBackupsTask); err != nil {
-		return nil, fmt.Errorf("adding the copy-backups-task controller: %w", err)
+	if cfg.EnableCopyBackupsTask {
+		if err := copybackupstask.AddToManager(mgr, cfg.CopyBackupsTask); err != nil {
+			return nil, fmt.Errorf("adding the copy-backups-task controller: %w", err)
+		}
 	}
 
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

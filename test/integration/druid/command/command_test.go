@@ -36,7 +36,8 @@ func freePort(t *testing.T) int { return freeport.Port(t) }
 // command in the same process fails with "controller with name etcd already exists", as with -count=2.
 var commandStarted atomic.Bool
 
-// The command, started with flags like the chart passes them, elects itself leader, reports ready only
+// The command, started with an OperatorConfiguration file like the deployed druid's and flags on top, elects
+// itself leader under the file's lease name, reports ready only
 // with its webhook server up, reconciles an Etcd into a StatefulSet, protects it through its webhook, and on cancellation (what SIGTERM does in main) returns without error and releases
 // the leader election Lease.
 func TestCommandReconcilesAndShutsDownCleanly(t *testing.T) {
@@ -46,21 +47,37 @@ func TestCommandReconcilesAndShutsDownCleanly(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := env.CreateNamespace(t)
+	const leaseName = "druid-leader-from-config"
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	g.Expect(os.WriteFile(kubeconfig, env.KubeConfig, 0o600)).To(Succeed())
 	probe := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
 	wh := env.WebhookInstallOptions
 
+	// The deployed druid's OperatorConfiguration carries the controller, webhook and leader election
+	// settings; the settings it has no field for, and the metrics address (to switch metrics off, which the
+	// file cannot), are flags, which win over the file.
+	operatorConfig := filepath.Join(t.TempDir(), "config.yaml")
+	g.Expect(os.WriteFile(operatorConfig, []byte(fmt.Sprintf(`apiVersion: config.druid.gardener.cloud/v1alpha1
+kind: OperatorConfiguration
+leaderElection: {enabled: true, resourceName: %s, leaseDuration: 15s, renewDeadline: 10s, retryPeriod: 2s, resourceLock: leases}
+server:
+  webhooks: {bindAddress: %q, port: %d, serverCertDir: %q}
+  metrics: {port: 8080}
+controllers:
+  etcd: {concurrentSyncs: 2, etcdStatusSyncPeriod: 2s}
+  compaction: {enabled: false, metricsScrapeWaitDuration: 0s}
+webhooks:
+  etcdComponentProtection: {enabled: true, serviceAccountInfo: {name: etcd-druid, namespace: garden}}
+logConfiguration: {logLevel: info, logFormat: json}
+`, leaseName, wh.LocalServingHost, wh.LocalServingPort, wh.LocalServingCertDir)), 0o600)).To(Succeed())
+
 	cmd := app.NewCommand()
 	cmd.SetArgs([]string{
+		"--config=" + operatorConfig,
 		"--kubeconfig=" + kubeconfig,
-		"--leader-election", "--leader-election-namespace=" + ns,
+		"--leader-election-namespace=" + ns,
 		"--metrics-bind-address=0", "--health-probe-bind-address=" + probe,
 		"--etcd-wrapper-image=example.org/etcd-wrapper:v1", "--backup-restore-image=example.org/etcdbrctl:v1",
-		"--etcd-workers=2", "--etcd-status-sync-period=2s",
-		"--enable-webhooks", "--webhook-host=" + wh.LocalServingHost, "--webhook-port=" + strconv.Itoa(wh.LocalServingPort),
-		"--webhook-cert-dir=" + wh.LocalServingCertDir,
-		"--reconciler-service-account=system:serviceaccount:garden:etcd-druid",
 		"--graceful-shutdown-timeout=10s", "--zap-log-level=error",
 	})
 	runCtx, cancel := context.WithCancel(ctx)
@@ -84,7 +101,7 @@ func TestCommandReconcilesAndShutsDownCleanly(t *testing.T) {
 
 	lease := &coordinationv1.Lease{}
 	g.Eventually(func(g Gomega) string {
-		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: app.LeaderElectionID}, lease)).To(Succeed())
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: leaseName}, lease)).To(Succeed())
 		return ptr.Deref(lease.Spec.HolderIdentity, "")
 	}).WithTimeout(timeout).WithPolling(poll).ShouldNot(BeEmpty())
 
@@ -111,7 +128,7 @@ func TestCommandReconcilesAndShutsDownCleanly(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the command did not return within 30s of cancellation")
 	}
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: app.LeaderElectionID}, lease)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: leaseName}, lease)).To(Succeed())
 	g.Expect(ptr.Deref(lease.Spec.HolderIdentity, "")).To(BeEmpty(), fmt.Sprintf("lease released on shutdown: %+v", lease.Spec))
 	_, err = http.Get("http://" + probe + "/healthz")
 	g.Expect(err).To(HaveOccurred(), "the probe server is stopped")
