@@ -81,7 +81,7 @@ func RestoreShoot(ctx context.Context, env *Env, source MigrationSource) (string
 	if err := deleteEntry(ctx, env, sourceEntryName); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("copied %s/%s into %s/%s; %s", source.BucketName, copySource.Prefix, env.Bucket(), env.BackupEntryName, deployed), nil
+	return fmt.Sprintf("copied %s/%s into %s/%s/%s; %s", source.BucketName, copySource.Prefix, env.Bucket(), env.BackupEntryName, etcd.Name(etcd.RoleMain), deployed), nil
 }
 
 // migrateEntry asks the extension to migrate a BackupEntry and waits until it did: Migrate succeeded and the
