@@ -11,14 +11,15 @@ import (
 
 // RemoveOperationAnnotation acknowledges gardenlet's request after a successful operation; gardenlet waits for
 // the annotation to disappear before it considers the object reconciled, migrated or restored. It removes the
-// annotation only while it still asks for value (the operation that was run): obj carries what the apiserver
-// returned for the runner's last write, so a request gardenlet made meanwhile (say `migrate` after
-// `reconcile`) is not acknowledged without being run.
+// annotation only while it still asks for value (the operation that was run), and only on the version of the
+// object the runner wrote last (optimistic lock): a request gardenlet made meanwhile (say `migrate` after
+// `reconcile`) makes the patch conflict, and the object is reconciled again instead of the request being
+// acknowledged without being run.
 func RemoveOperationAnnotation(ctx context.Context, c client.Client, obj client.Object, value string) error {
 	if value == "" || OperationOf(obj) != value {
 		return nil
 	}
-	patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	annotations := obj.GetAnnotations()
 	delete(annotations, extensionsv1alpha1.OperationAnnotation)
 	obj.SetAnnotations(annotations)

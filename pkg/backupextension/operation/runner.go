@@ -160,8 +160,12 @@ func (r *Runner[T]) succeeded(ctx context.Context, obj T, opType extensionsv1alp
 	}
 }
 
+// patchStatus writes the start of an operation on the version of the object the decision was made on
+// (optimistic lock): a reconcile working from a stale cache — one that would run Delete on an entry gardenlet
+// has just asked to migrate, and so delete its backups — fails with a conflict before it acts, and is retried
+// on the current object.
 func (r *Runner[T]) patchStatus(ctx context.Context, obj T, mutate func()) error {
-	patch := client.MergeFrom(obj.DeepCopyObject().(T))
+	patch := client.MergeFromWithOptions(obj.DeepCopyObject().(T), client.MergeFromWithOptimisticLock{})
 	mutate()
 	if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
 		return fmt.Errorf("updating status: %w", err)

@@ -135,3 +135,10 @@ func forceRemove(t *testing.T, obj client.Object) {
 		return env.Client.Update(ctx, obj)
 	}, timeout, interval).Should(Succeed())
 }
+
+// secretExists tells whether the secret exists (a read error counts as existing, so a test waiting for it to
+// go does not pass on an error).
+func secretExists(namespace, name string) bool {
+	err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, &corev1.Secret{})
+	return !apierrors.IsNotFound(err)
+}

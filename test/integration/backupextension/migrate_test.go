@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -204,5 +205,55 @@ func TestMigratedBucketIsReleasedAndItsDeletionKeepsTheBucket(t *testing.T) {
 
 	deleteAndWaitGone(t, bb)
 	g.Expect(bucketDir).To(BeADirectory())
+	g.Expect(snapshot).To(BeARegularFile())
+}
+
+// On the destination seed, gardenlet migrates and deletes the `source-` entry once the copy is done: the
+// source's backups stay, and the credentials of the source seed's bucket leave the shoot namespace.
+func TestMigratedSourceEntryRemovesItsSecretAndKeepsTheBackups(t *testing.T) {
+	g := NewWithT(t)
+	bb, be, namespace, _ := reconciledLocalEntry(t)
+	t.Cleanup(func() { deleteAndWaitGone(t, be) })
+	source := newEntry(t, bb, backupentry.SourcePrefix+be.Name, map[string][]byte{"token": []byte("source")})
+	eventuallySucceeded(t, source, func() *extensionsv1alpha1.DefaultStatus { return &source.Status.DefaultStatus })
+	g.Expect(getSecret(g, namespace, backupentry.SourceEtcdBackupSecretName).Annotations).To(HaveKeyWithValue(backupentry.CreatedByAnnotation, source.Name))
+	snapshot := writeSnapshot(t, bb, source.Name)
+
+	migrate(t, source)
+	g.Eventually(func() bool { return secretExists(namespace, backupentry.SourceEtcdBackupSecretName) }, timeout, interval).Should(BeFalse(),
+		"source-etcd-backup is gone with the migrated source entry")
+	g.Expect(getSecret(g, namespace, backupentry.EtcdBackupSecretName).Annotations).To(HaveKeyWithValue(backupentry.CreatedByAnnotation, be.Name),
+		"the shoot's own secret is untouched")
+	deleteAndWaitGone(t, source)
+	g.Expect(snapshot).To(BeARegularFile())
+}
+
+// A migrated entry that is being deleted but held by someone else's finalizer is seen by the controller while
+// it terminates: it must still delete nothing.
+func TestMigratedEntryBeingDeletedIsLeftAlone(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	_, be, namespace, snapshot := reconciledLocalEntry(t)
+	migrate(t, be)
+	const holder = "test.gardener-etcd/hold"
+	patch := client.MergeFrom(be.DeepCopy())
+	be.Finalizers = append(be.Finalizers, holder)
+	g.Expect(env.Client.Patch(ctx, be, patch)).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, be)).To(Succeed())
+
+	g.Consistently(func(g Gomega) {
+		get(g, be)
+		g.Expect(be.Status.LastOperation.Type).To(Equal(extensionsv1alpha1.LastOperationTypeMigrate), "no Delete operation ran")
+		g.Expect(snapshot).To(BeARegularFile())
+		g.Expect(secretExists(namespace, backupentry.EtcdBackupSecretName)).To(BeTrue())
+	}, "2s", interval).Should(Succeed())
+
+	get(g, be)
+	patch = client.MergeFrom(be.DeepCopy())
+	be.Finalizers = nil
+	g.Expect(env.Client.Patch(ctx, be, patch)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(be), be))
+	}, timeout, interval).Should(BeTrue(), "the released entry is gone")
 	g.Expect(snapshot).To(BeARegularFile())
 }

@@ -3,6 +3,7 @@ package backupentry
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -108,12 +109,21 @@ func (a *actuator) retryLater(err error) error {
 	return &operation.RetryLaterError{Err: err, After: a.Options.NamespaceRetryInterval}
 }
 
-// Migrate keeps everything: the entry's data in the bucket, which the destination seed restores from, and —
-// our choice — the etcd backup secret in the shoot namespace too. The source seed's etcd keeps running until
-// gardenlet destroys it and goes on backing up with that secret, and a migration that is rolled back (a
-// `restore` on this seed) needs it again. The secret goes with the shoot namespace when gardenlet deletes it.
-// The runner records the operation and releases the finalizer, so the deletion of the migrated entry that
-// follows deletes nothing.
-func (a *actuator) Migrate(context.Context, *extensionsv1alpha1.BackupEntry, provider.Provider) error {
-	return nil
+// Migrate keeps the entry's data in the bucket, which the destination seed restores from. The etcd backup
+// secret of the shoot's entry stays too — our choice: the source seed's etcd keeps running until gardenlet
+// destroys it and goes on backing up with that secret, a migration that is rolled back (a `restore` on this
+// seed) needs it again, and it goes with the shoot namespace when gardenlet deletes that. A `source-` entry is
+// migrated on the destination seed once the copy is done: its secret (source-etcd-backup, credentials of the
+// source seed's bucket) serves nothing any more in a namespace that lives on, so it is removed (only if this
+// entry wrote it). The runner records the operation and releases the finalizer, so the deletion of the
+// migrated entry that follows deletes nothing in the bucket.
+func (a *actuator) Migrate(ctx context.Context, be *extensionsv1alpha1.BackupEntry, _ provider.Provider) error {
+	if !strings.HasPrefix(be.Name, SourcePrefix) {
+		return nil
+	}
+	namespace, err := ShootNamespace(be.Name)
+	if err != nil {
+		return nil
+	}
+	return a.deleteEtcdBackupSecret(ctx, be, namespace)
 }
