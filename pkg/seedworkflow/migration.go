@@ -2,9 +2,11 @@ package seedworkflow
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -25,14 +27,26 @@ type MigrationSource struct {
 // the BackupEntry migrated (the extension lets go of it and keeps the backups), both Etcds destroyed, and
 // the migrated entry deleted, which leaves the bucket untouched. druid keeps the members' volumes, so the
 // source namespace still holds the data until whoever owns the namespace deletes it.
+//
+// Before anything is destroyed, the cluster's revision is compared with the final snapshot's: a write
+// acknowledged after the snapshot would be in no backup (the next delta is minutes away), so the migration
+// stops there with the source intact. Each step is skipped when a previous run did it, so a migration that
+// failed halfway is finished by running it again.
 func MigrateShoot(ctx context.Context, env *Env) (MigrationSource, string, error) {
 	source := MigrationSource{BackupEntryName: env.BackupEntryName, BucketName: env.Bucket()}
-	answer, err := Component(env, etcd.RoleMain).Snapshot(ctx)
+	main := Component(env, etcd.RoleMain)
+	entry, err := getEntry(ctx, env, env.BackupEntryName)
 	if err != nil {
-		return source, "", fmt.Errorf("final full snapshot: %w", err)
-	}
-	if err := migrateEntry(ctx, env, env.BackupEntryName); err != nil {
 		return source, "", err
+	}
+	snapshot := "taken by an earlier run"
+	if entry != nil && !isMigrated(entry) {
+		if snapshot, err = finalSnapshot(ctx, env, main); err != nil {
+			return source, "", err
+		}
+		if err := migrateEntry(ctx, env, env.BackupEntryName); err != nil {
+			return source, "", err
+		}
 	}
 	for _, role := range []string{etcd.RoleMain, etcd.RoleEvents} {
 		c := Component(env, role)
@@ -46,7 +60,36 @@ func MigrateShoot(ctx context.Context, env *Env) (MigrationSource, string, error
 	if err := deleteEntry(ctx, env, env.BackupEntryName); err != nil {
 		return source, "", err
 	}
-	return source, fmt.Sprintf("final snapshot %s; BackupEntry %s migrated and deleted, backups kept in bucket %s", answer, source.BackupEntryName, source.BucketName), nil
+	return source, fmt.Sprintf("final snapshot %s; BackupEntry %s migrated and deleted, backups kept in bucket %s", snapshot, source.BackupEntryName, source.BucketName), nil
+}
+
+// finalSnapshot takes the final full snapshot and checks that etcd holds no revision beyond it.
+func finalSnapshot(ctx context.Context, env *Env, main etcd.Interface) (string, error) {
+	answer, err := main.Snapshot(ctx)
+	if err != nil {
+		return "", fmt.Errorf("final full snapshot: %w", err)
+	}
+	var taken struct {
+		LastRevision int64  `json:"lastRevision"`
+		SnapName     string `json:"snapName"`
+	}
+	if err := json.Unmarshal([]byte(answer), &taken); err != nil {
+		return "", fmt.Errorf("reading the final snapshot's answer %q: %w", answer, err)
+	}
+	cli, err := EtcdClient(ctx, env, etcd.RoleMain)
+	if err != nil {
+		return "", err
+	}
+	defer cli.Close()
+	resp, err := cli.Get(ctx, "/", clientv3.WithCountOnly()) // linearizable: the cluster's current revision
+	if err != nil {
+		return "", fmt.Errorf("reading etcd-main's revision after the final snapshot: %w", err)
+	}
+	if resp.Header.Revision != taken.LastRevision {
+		return "", fmt.Errorf("etcd-main is at revision %d, its final snapshot %s at %d: something still writes (a client, or keys whose leases expired); stop every client and migrate again (nothing was destroyed)",
+			resp.Header.Revision, taken.SnapName, taken.LastRevision)
+	}
+	return taken.SnapName + fmt.Sprintf(" at revision %d", taken.LastRevision), nil
 }
 
 // RestoreShoot is the destination seed's part of a control-plane migration: the shoot's namespace, bucket and
@@ -60,15 +103,21 @@ func RestoreShoot(ctx context.Context, env *Env, source MigrationSource) (string
 		return "", err
 	}
 	sourceEntryName := backupentry.SourcePrefix + env.BackupEntryName
-	sourceEntry, err := ensureEntry(ctx, env, sourceEntryName, source.BucketName, nil)
-	if err != nil {
-		return "", err
-	}
-	if err := waitExtensionSucceeded(ctx, env, sourceEntry); err != nil {
-		return "", err
-	}
 	copySource := etcd.RestoreSource{BackupEntryName: sourceEntryName, Prefix: source.BackupEntryName + "/" + etcd.Name(etcd.RoleMain)}
-	if err := Component(env, etcd.RoleMain).CopyBackups(ctx, copySource); err != nil {
+	main := Component(env, etcd.RoleMain)
+	if _, err := main.Get(ctx); apierrors.IsNotFound(err) {
+		// Not deployed yet, so not copied yet either (a run that got further deployed it after the copy).
+		sourceEntry, err := ensureEntry(ctx, env, sourceEntryName, source.BucketName, nil)
+		if err != nil {
+			return "", err
+		}
+		if err := waitExtensionSucceeded(ctx, env, sourceEntry); err != nil {
+			return "", err
+		}
+		if err := main.CopyBackups(ctx, copySource); err != nil {
+			return "", err
+		}
+	} else if err != nil {
 		return "", err
 	}
 	deployed, err := DeployEtcds(ctx, env)
@@ -84,12 +133,31 @@ func RestoreShoot(ctx context.Context, env *Env, source MigrationSource) (string
 	return fmt.Sprintf("copied %s/%s into %s/%s/%s; %s", source.BucketName, copySource.Prefix, env.Bucket(), env.BackupEntryName, etcd.Name(etcd.RoleMain), deployed), nil
 }
 
-// migrateEntry asks the extension to migrate a BackupEntry and waits until it did: Migrate succeeded and the
-// operation annotation is gone.
-func migrateEntry(ctx context.Context, env *Env, name string) error {
+// getEntry reads a BackupEntry, nil when it does not exist.
+func getEntry(ctx context.Context, env *Env, name string) (*extensionsv1alpha1.BackupEntry, error) {
 	entry := &extensionsv1alpha1.BackupEntry{}
 	if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, entry); err != nil {
-		return fmt.Errorf("reading BackupEntry %s: %w", name, err)
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading BackupEntry %s: %w", name, err)
+	}
+	return entry, nil
+}
+
+// isMigrated tells whether the extension migrated the entry and acknowledged the request.
+func isMigrated(entry *extensionsv1alpha1.BackupEntry) bool {
+	last := entry.Status.LastOperation
+	return last != nil && last.Type == extensionsv1alpha1.LastOperationTypeMigrate &&
+		last.State == extensionsv1alpha1.LastOperationStateSucceeded && entry.Annotations[extensionsv1alpha1.OperationAnnotation] == ""
+}
+
+// migrateEntry asks the extension to migrate a BackupEntry and waits until it did: Migrate succeeded and the
+// operation annotation is gone. An entry that is gone or migrated already is done.
+func migrateEntry(ctx context.Context, env *Env, name string) error {
+	entry, err := getEntry(ctx, env, name)
+	if err != nil || entry == nil || isMigrated(entry) {
+		return err
 	}
 	patch := client.MergeFrom(entry.DeepCopy())
 	if entry.Annotations == nil {
@@ -103,16 +171,13 @@ func migrateEntry(ctx context.Context, env *Env, name string) error {
 		if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, entry); err != nil {
 			return "", err
 		}
-		last := entry.Status.LastOperation
-		switch {
-		case last == nil || last.Type != extensionsv1alpha1.LastOperationTypeMigrate:
-			return "migration not started", nil
-		case last.State != extensionsv1alpha1.LastOperationStateSucceeded:
-			return fmt.Sprintf("migration %s: %s", last.State, last.Description), nil
-		case entry.Annotations[extensionsv1alpha1.OperationAnnotation] != "":
-			return "operation annotation still set", nil
+		if isMigrated(entry) {
+			return "", nil
 		}
-		return "", nil
+		if last := entry.Status.LastOperation; last != nil && last.Type == extensionsv1alpha1.LastOperationTypeMigrate {
+			return fmt.Sprintf("migration %s: %s", last.State, last.Description), nil
+		}
+		return "migration not started", nil
 	})
 }
 
@@ -120,14 +185,14 @@ func migrateEntry(ctx context.Context, env *Env, name string) error {
 // so the extension's delete operation — which would remove the entry's backups — never runs; an entry that
 // still has the finalizer is refused for that reason.
 func deleteEntry(ctx context.Context, env *Env, name string) error {
-	entry := &extensionsv1alpha1.BackupEntry{}
-	if err := env.Client.Get(ctx, client.ObjectKey{Name: name}, entry); err != nil {
-		return client.IgnoreNotFound(err)
+	entry, err := getEntry(ctx, env, name)
+	if err != nil || entry == nil {
+		return err
 	}
 	if slices.Contains(entry.Finalizers, extensionsv1alpha1.BackupEntryFinalizer) {
 		return fmt.Errorf("not deleting BackupEntry %s: it is not migrated, and its deletion would delete its backups", name)
 	}
-	if err := env.Client.Delete(ctx, entry, client.Preconditions{UID: &entry.UID}); client.IgnoreNotFound(err) != nil {
+	if err := env.Client.Delete(ctx, entry, client.Preconditions{UID: &entry.UID, ResourceVersion: &entry.ResourceVersion}); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting BackupEntry %s: %w", name, err)
 	}
 	return poll(ctx, env, "BackupEntry "+name+" gone", func(ctx context.Context) (string, error) {

@@ -70,12 +70,37 @@ var _ = Describe("control-plane migration", func() {
 
 		Expect(backupKeys(ctx, dst, dst.Bucket(), dst.BackupEntryName+"/"+etcd.Name(etcd.RoleMain)+"/")).
 			To(ContainElement(ContainSubstring(finalSnapshot)), "the copy is in the destination bucket")
-		Expect(dst.Client.Get(ctx, client.ObjectKey{Name: backupentry.SourcePrefix + dst.BackupEntryName}, &extensionsv1alpha1.BackupEntry{})).
+		sourceEntry := backupentry.SourcePrefix + dst.BackupEntryName
+		Expect(dst.Client.Get(ctx, client.ObjectKey{Name: sourceEntry}, &extensionsv1alpha1.BackupEntry{})).
 			To(Satisfy(apierrors.IsNotFound), "the source entry is released after the restore")
+		Expect(entryEventReasons(ctx, dst, sourceEntry)).To(SatisfyAll(ContainElement("MigrateSucceeded"), Not(ContainElement("DeleteSucceeded"))),
+			"the source entry was migrated, so its deletion ran no Delete operation")
 		Expect(backupKeys(ctx, src, source.BucketName, sourcePrefix)).To(ContainElements(sourceBackups),
 			"releasing the source entry kept the source's backups")
+
+		// gardenlet retries flows: both parts run again after they completed change nothing.
+		again, _, err := seedworkflow.MigrateShoot(ctx, src)
+		Expect(err).NotTo(HaveOccurred(), "migrating again")
+		Expect(again).To(Equal(source))
+		_, err = seedworkflow.RestoreShoot(ctx, dst, source)
+		Expect(err).NotTo(HaveOccurred(), "restoring again")
+		Expect(clusterRevision(ctx, dst)).To(Equal(revision), "a repeated restore deploys no second copy")
+		expectKeysOnEveryMember(ctx, dst, etcd.RoleMain, "/e2e/migration/", 1, acked)
 	})
 })
+
+// entryEventReasons lists the reasons of the events about a (cluster-scoped) BackupEntry.
+func entryEventReasons(ctx SpecContext, env *seedworkflow.Env, name string) []string {
+	list := &corev1.EventList{}
+	Expect(env.Client.List(ctx, list)).To(Succeed())
+	var reasons []string
+	for _, e := range list.Items {
+		if e.InvolvedObject.Kind == "BackupEntry" && e.InvolvedObject.Name == name {
+			reasons = append(reasons, e.Reason)
+		}
+	}
+	return reasons
+}
 
 // backupKeys lists the keys under prefix in bucket.
 func backupKeys(ctx SpecContext, env *seedworkflow.Env, bucket, prefix string) []string {

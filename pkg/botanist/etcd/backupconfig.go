@@ -100,6 +100,10 @@ func backupEntryNotReady(be *extensionsv1alpha1.BackupEntry) string {
 		return "it is being deleted"
 	case s.LastOperation == nil:
 		return "it was not reconciled yet"
+	case s.LastOperation.Type == extensionsv1alpha1.LastOperationTypeMigrate:
+		// An etcd deployed with a migrated entry would back up into the prefix the destination seed copies
+		// from: two clusters writing one history.
+		return "it was migrated to another seed (last operation Migrate " + string(s.LastOperation.State) + "); restore it first"
 	case s.ObservedGeneration != be.Generation:
 		return fmt.Sprintf("observed generation %d, current %d", s.ObservedGeneration, be.Generation)
 	case be.Annotations[extensionsv1alpha1.OperationAnnotation] != "":

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -66,6 +67,10 @@ func (e *etcd) CopyBackups(ctx context.Context, source RestoreSource) error {
 	if err != nil {
 		return err
 	}
+	if sameStore(task.Spec.SourceStore, task.Spec.TargetStore) {
+		e.logger(ctx).Info("Not copying backups: the source store is the shoot's store", "store", describeStore(task.Spec.TargetStore))
+		return nil
+	}
 	if err := e.startCopy(ctx, task); err != nil {
 		return err
 	}
@@ -117,20 +122,26 @@ func (e *etcd) copyBackupsTask(ctx context.Context, source RestoreSource) (*drui
 	}, nil
 }
 
-// startCopy creates the task. One that exists already is kept while it runs or succeeded (a retried flow
-// waits for it); one that failed is replaced, which starts the copy again.
+// startCopy creates the task. One that exists already with the same spec is kept while it runs or succeeded
+// (a retried flow waits for it); one that failed, or finished with another spec (an earlier attempt from
+// another source), is replaced, which starts the copy again. A running copy of another spec is not
+// interrupted: the call fails and a later one decides again.
 func (e *etcd) startCopy(ctx context.Context, task *druidv1alpha1.EtcdCopyBackupsTask) error {
 	existing := &druidv1alpha1.EtcdCopyBackupsTask{}
 	err := e.client.Get(ctx, client.ObjectKeyFromObject(task), existing)
+	sameSpec := err == nil && equality.Semantic.DeepEqual(existing.Spec, task.Spec)
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		return fmt.Errorf("reading EtcdCopyBackupsTask %s/%s: %w", task.Namespace, task.Name, err)
-	case copyFailed(existing) == "" && existing.DeletionTimestamp == nil:
+	case existing.DeletionTimestamp == nil && copyFailed(existing) == "" && sameSpec:
 		*task = *existing
 		return nil
+	case existing.DeletionTimestamp == nil && copyFailed(existing) == "" && !copySucceeded(existing):
+		return fmt.Errorf("EtcdCopyBackupsTask %s/%s copies from %s into %s, not from %s: it is still running; not replacing it",
+			task.Namespace, task.Name, describeStore(existing.Spec.SourceStore), describeStore(existing.Spec.TargetStore), describeStore(task.Spec.SourceStore))
 	default:
-		e.logger(ctx).Info("Replacing a failed or terminating EtcdCopyBackupsTask", "task", task.Name, "failure", copyFailed(existing))
+		e.logger(ctx).Info("Replacing a failed, finished or terminating EtcdCopyBackupsTask", "task", task.Name, "failure", copyFailed(existing), "sameSpec", sameSpec)
 		// druid's finalizer on the task deletes the worker Job before it lets the task go, so once the task is
 		// gone the new one's Job name is free.
 		if err := e.client.Delete(ctx, existing); client.IgnoreNotFound(err) != nil {
@@ -154,17 +165,21 @@ func (e *etcd) waitCopied(ctx context.Context, task *druidv1alpha1.EtcdCopyBacku
 	}
 	state := "druid has not reported on it yet"
 	err := wait.PollUntilContextTimeout(ctx, e.values.WaitInterval, timeout, true, func(ctx context.Context) (bool, error) {
-		if err := e.client.Get(ctx, client.ObjectKeyFromObject(task), task); err != nil {
+		err := e.client.Get(ctx, client.ObjectKeyFromObject(task), task)
+		switch {
+		case apierrors.IsNotFound(err):
+			return false, fmt.Errorf("EtcdCopyBackupsTask %s/%s was deleted before it finished", task.Namespace, task.Name)
+		case err != nil:
 			state = "reading it failed: " + err.Error()
 			return false, nil
 		}
 		if failure := copyFailed(task); failure != "" {
 			return false, fmt.Errorf("copying backups into %s/%s failed: %s", e.namespace, e.name(), failure)
 		}
+		if copySucceeded(task) {
+			return true, nil
+		}
 		if c := druidv1alpha1.FindCondition(task.Status.Conditions, druidv1alpha1.EtcdCopyBackupsTaskSucceeded); c != nil {
-			if c.Status == druidv1alpha1.ConditionTrue {
-				return true, nil
-			}
 			state = fmt.Sprintf("Succeeded is %s: %s", c.Status, c.Message)
 		}
 		return false, nil
@@ -173,6 +188,19 @@ func (e *etcd) waitCopied(ctx context.Context, task *druidv1alpha1.EtcdCopyBacku
 		return fmt.Errorf("EtcdCopyBackupsTask %s/%s not done after %s: %s", task.Namespace, task.Name, timeout, state)
 	}
 	return err
+}
+
+// copySucceeded tells whether druid reported the copy done.
+func copySucceeded(task *druidv1alpha1.EtcdCopyBackupsTask) bool {
+	c := druidv1alpha1.FindCondition(task.Status.Conditions, druidv1alpha1.EtcdCopyBackupsTaskSucceeded)
+	return c != nil && c.Status == druidv1alpha1.ConditionTrue
+}
+
+// sameStore tells whether two stores are one: same provider, bucket and prefix. Gardener copies nothing when
+// the destination seed backs up into the source seed's bucket.
+func sameStore(a, b druidv1alpha1.StoreSpec) bool {
+	return ptr.Deref(a.Provider, "") == ptr.Deref(b.Provider, "") && ptr.Deref(a.Container, "") == ptr.Deref(b.Container, "") &&
+		a.Prefix == b.Prefix && ptr.Deref(a.EndpointOverride, "") == ptr.Deref(b.EndpointOverride, "")
 }
 
 // copyFailed is druid's error when the task failed, or "".

@@ -3,6 +3,7 @@ package etcd_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -133,4 +134,65 @@ func TestCopyBackupsCopiesNothingOnceTheEtcdExists(t *testing.T) {
 	tasks := &druidv1alpha1.EtcdCopyBackupsTaskList{}
 	g.Expect(env.Client.List(context.Background(), tasks, client.InNamespace(s.namespace))).To(Succeed())
 	g.Expect(tasks.Items).To(BeEmpty(), "a deployed etcd has backups of its own; a second copy would mix older ones in")
+}
+
+func TestCopyBackupsDoesNotInterruptARunningCopyFromAnotherSource(t *testing.T) {
+	g := NewWithT(t)
+	s := newShoot(t)
+	s.withSourceEntry(t)
+	c := etcd.New(env.Client, s.namespace, s.mainValues())
+	done := copyBackupsAsync(c, etcd.RestoreSource{BackupEntryName: "source-" + s.entry, Prefix: "shoot--old--ns--uid/etcd-main"})
+	running := copyTask(t, s.namespace)
+
+	err := c.CopyBackups(context.Background(), etcd.RestoreSource{BackupEntryName: "source-" + s.entry})
+	g.Expect(err).To(MatchError(ContainSubstring("still running")))
+	current := copyTask(t, s.namespace)
+	g.Expect(current.UID).To(Equal(running.UID), "the running copy is kept")
+
+	finishCopy(t, current, druidv1alpha1.EtcdCopyBackupsTaskSucceeded, "")
+	g.Eventually(done, timeout, interval).Should(Receive(BeNil()))
+}
+
+func TestCopyBackupsCopiesNothingWhenTheSourceIsTheShootsStore(t *testing.T) {
+	g := NewWithT(t)
+	s := newShoot(t)
+	// The destination seed backs up into the source seed's bucket: the source entry names the same bucket.
+	name := "source-" + s.entry
+	be := &extensionsv1alpha1.BackupEntry{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: extensionsv1alpha1.BackupEntrySpec{DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "local"}, Region: "us-east-1",
+			BucketName: s.bucket, SecretRef: corev1.SecretReference{Name: createGardenSecret(t, "entry-"+name, nil), Namespace: "garden"}},
+	}
+	g.Expect(env.Client.Create(context.Background(), be)).To(Succeed())
+	t.Cleanup(func() { deleteAndWaitGone(t, be) })
+
+	c := etcd.New(env.Client, s.namespace, s.mainValues())
+	g.Expect(c.CopyBackups(context.Background(), etcd.RestoreSource{BackupEntryName: name})).To(Succeed())
+	tasks := &druidv1alpha1.EtcdCopyBackupsTaskList{}
+	g.Expect(env.Client.List(context.Background(), tasks, client.InNamespace(s.namespace))).To(Succeed())
+	g.Expect(tasks.Items).To(BeEmpty(), "the backups are where the etcd restores from already")
+}
+
+// On the source seed, a Deploy after the migration (a retried flow, a regular reconcile) must not bring the
+// etcd back: it would back up into the prefix the destination seed copies from.
+func TestDeployRefusesAMigratedBackupEntry(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newShoot(t)
+	g.Eventually(func(g Gomega) {
+		g.Expect(getEntry(g, s.entry).Status.LastOperation).NotTo(BeNil())
+	}, timeout, interval).Should(Succeed())
+	be := getEntry(g, s.entry)
+	patch := client.MergeFrom(be.DeepCopy())
+	be.Annotations = map[string]string{extensionsv1alpha1.OperationAnnotation: extensionsv1alpha1.OperationMigrate}
+	g.Expect(env.Client.Patch(ctx, be, patch)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(getEntry(g, s.entry).Status.LastOperation.Type).To(Equal(extensionsv1alpha1.LastOperationTypeMigrate))
+	}, timeout, interval).Should(Succeed())
+
+	v := s.mainValues()
+	v.WaitTimeout = time.Second
+	err := etcd.New(env.Client, s.namespace, v).Deploy(ctx)
+	g.Expect(err).To(MatchError(ContainSubstring("migrated to another seed")))
+	g.Expect(etcdExists(s.namespace, "etcd-main")).To(BeFalse())
 }
