@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -227,6 +228,28 @@ func TestCopyIgnoresAFinalSnapshotFollowedByWrites(t *testing.T) {
 	}
 	if got, _ := target.List(t.Context()); len(got) != 0 {
 		t.Fatalf("copied %v although the final snapshot was followed by writes", names(got))
+	}
+}
+
+// TestCopyAcceptsAFinalSnapshotFollowedByAFullAtItsRevision: the full snapshot schedule fired after the final
+// snapshot and before the shutdown; that snapshot holds nothing more, so the copy goes ahead.
+func TestCopyAcceptsAFinalSnapshotFollowedByAFullAtItsRevision(t *testing.T) {
+	h := newHistory(t)
+	target := backuptest.Local(t)
+	final := backuptest.TakeFull(t, h.snap, true)
+	time.Sleep(time.Until(final.CreatedOn.Add(time.Second))) // a name of its own: names carry the second
+	scheduled := backuptest.TakeFull(t, h.snap, false)
+	if scheduled.LastRevision != final.LastRevision || scheduled.IsFinal {
+		t.Fatalf("scheduled snapshot %s, want a non-final one at revision %d", scheduled.SnapName, final.LastRevision)
+	}
+
+	res, err := copier.Copy(t.Context(), copier.Options{Source: h.source.SnapStore, Target: target.SnapStore, MaxBackupAge: -1,
+		WaitForFinalSnapshot: true, WaitForFinalSnapshotTimeout: 5 * time.Second, PollInterval: 20 * time.Millisecond, Log: testr.New(t)})
+	if err != nil {
+		t.Fatalf("Copy = %v, want the copy of a source whose last full snapshot repeats the final one", err)
+	}
+	if !slices.ContainsFunc(res.Copied, func(s *snapshot.Snapshot) bool { return s.SnapName == final.SnapName }) {
+		t.Fatalf("copied %v, want the final snapshot %s among them", names(res.Copied), final.SnapName)
 	}
 }
 

@@ -10,8 +10,9 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 )
 
-// waitForFinal lists the source until its latest full snapshot is final and nothing was backed up after it,
-// and returns that snapshot. A final snapshot followed by later revisions was taken while the cluster still
+// waitForFinal lists the source until it holds a final full snapshot that nothing was backed up after, and
+// returns that snapshot. A full snapshot taken after it at the same revision (the schedule fired between the
+// final snapshot and the shutdown) holds nothing more and does not stand in the way. A final snapshot followed by later revisions was taken while the cluster still
 // took writes (a stray or early `/snapshot/full?final=true`): it does not release the copy, which waits for
 // a final snapshot of the cluster shut down on purpose. Listing errors are retried (the source may be
 // briefly unreachable); the last one is reported on timeout.
@@ -30,17 +31,16 @@ func waitForFinal(ctx context.Context, opts Options, log logr.Logger) (*snapshot
 		case err != nil:
 			lastErr = err
 		default:
-			full := latestFull(snaps)
-			if full != nil {
+			if full := latestFull(snaps); full != nil {
 				latest = full.SnapName
 			}
-			if full != nil && full.IsFinal {
-				after := backedUpAfter(snaps, full)
+			if final := latestFinal(snaps); final != nil {
+				after := backedUpAfter(snaps, final)
 				if after == nil {
-					log.Info("Source has a final full snapshot", "snapshot", full.SnapName)
-					return full, nil
+					log.Info("Source has a final full snapshot", "snapshot", final.SnapName)
+					return final, nil
 				}
-				log.Info("Ignoring a final full snapshot: the source was written to after it", "snapshot", full.SnapName, "later", after.SnapName)
+				log.Info("Ignoring a final full snapshot: the source was written to after it", "snapshot", final.SnapName, "later", after.SnapName)
 			}
 		}
 		log.Info("Waiting for a final full snapshot in the source store", "latest", latest)
@@ -78,6 +78,17 @@ func checkStillFinal(ctx context.Context, opts Options, final *snapshot.Snapshot
 			ErrWrittenAfterFinal, after.SnapName, after.LastRevision, final.SnapName, final.LastRevision)
 	}
 	return nil
+}
+
+// latestFinal is the final full snapshot with the newest revision, or nil.
+func latestFinal(snaps []*snapshot.Snapshot) *snapshot.Snapshot {
+	var finals []*snapshot.Snapshot
+	for _, s := range snaps {
+		if s.Kind == snapshot.KindFull && s.IsFinal {
+			finals = append(finals, s)
+		}
+	}
+	return latestFull(finals)
 }
 
 // latestFull is the full snapshot a restore of the listing would start from.
