@@ -49,6 +49,8 @@ type Config struct {
 	Compaction config.CompactionController
 	// CopyBackupsTask configures the EtcdCopyBackupsTask controller (always on).
 	CopyBackupsTask config.CopyBackupsTaskController
+	// EtcdOpsTask configures the EtcdOpsTask controller (on unless disabled).
+	EtcdOpsTask config.EtcdOpsTaskController
 	// Webhooks configures the validation and protection webhooks.
 	Webhooks WebhookConfig
 }
@@ -78,6 +80,7 @@ func DefaultConfig() Config {
 		GracefulShutdownTimeout: DefaultGracefulShutdownTimeout,
 		Webhooks:                WebhookConfig{Port: DefaultWebhookPort},
 		ClientConnection:        ClientConnection{QPS: DefaultClientQPS, Burst: DefaultClientBurst},
+		EtcdOpsTask:             config.DefaultEtcdOpsTaskController(),
 	}
 	c.Etcd.Default()
 	c.Secret.Default()
@@ -103,7 +106,7 @@ func (c *Config) complete() {
 
 // Validate checks the whole configuration at start-up, naming every problem at once.
 func (c Config) Validate() error {
-	errs := []error{c.ClientConnection.Validate(), c.Etcd.Validate(), c.Secret.Validate(), c.Compaction.Validate(), c.CopyBackupsTask.Validate()}
+	errs := []error{c.ClientConnection.Validate(), c.Etcd.Validate(), c.Secret.Validate(), c.Compaction.Validate(), c.CopyBackupsTask.Validate(), c.EtcdOpsTask.Validate()}
 	if c.GracefulShutdownTimeout < 0 {
 		errs = append(errs, fmt.Errorf("gracefulShutdownTimeout must not be negative, got %s", c.GracefulShutdownTimeout))
 	}

@@ -110,3 +110,24 @@ func TestLocalBackupAllowedHostPaths(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cfg.Validate()).To(MatchError(ContainSubstring(`allowedHostPaths entry "/"`)))
 }
+
+// The EtcdOpsTask controller runs by default; the file and the flags switch it off and size it.
+func TestEtcdOpsTaskConfig(t *testing.T) {
+	g := NewWithT(t)
+	cfg, err := resolve(t, "")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.EtcdOpsTask).To(Equal(config.EtcdOpsTaskController{Enabled: true, Workers: 3, RetryInterval: 5 * time.Second}))
+
+	cfg, err = resolve(t, "controllers: {etcdOpsTask: {enabled: false, workers: 5}}\n")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.EtcdOpsTask.Enabled).To(BeFalse())
+	g.Expect(cfg.EtcdOpsTask.Workers).To(Equal(5))
+
+	cfg, err = resolve(t, "controllers: {etcdOpsTask: {enabled: false}}\n", "--enable-etcd-ops-task-controller", "--etcd-ops-task-workers=2")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.EtcdOpsTask.Enabled).To(BeTrue(), "flag beats file")
+	g.Expect(cfg.EtcdOpsTask.Workers).To(Equal(2))
+
+	cfg.EtcdOpsTask.Workers = -1
+	g.Expect(cfg.Validate()).To(MatchError(ContainSubstring("etcd-ops-task controller: workers must be at least 1")))
+}

@@ -63,6 +63,10 @@ type File struct {
 		CopyBackupsTask struct {
 			Workers int `json:"workers,omitempty"`
 		} `json:"copyBackupsTask"`
+		EtcdOpsTask struct {
+			Enabled *bool `json:"enabled,omitempty"`
+			Workers int   `json:"workers,omitempty"`
+		} `json:"etcdOpsTask"`
 	} `json:"controllers"`
 	Webhooks *struct {
 		Enabled                  *bool    `json:"enabled,omitempty"`
@@ -123,6 +127,8 @@ func (f File) applyTo(c *Config) {
 	}
 	setDuration(&c.Compaction.ActiveDeadline, cp.ActiveDeadline)
 	setInt(&c.CopyBackupsTask.Workers, f.Controllers.CopyBackupsTask.Workers)
+	setBool(&c.EtcdOpsTask.Enabled, f.Controllers.EtcdOpsTask.Enabled)
+	setInt(&c.EtcdOpsTask.Workers, f.Controllers.EtcdOpsTask.Workers)
 
 	if w := f.Webhooks; w != nil {
 		setBool(&c.Webhooks.Enabled, w.Enabled)

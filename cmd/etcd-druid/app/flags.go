@@ -38,6 +38,8 @@ func bindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.Int64Var(&c.Compaction.TriggerFullSnapshotThreshold, "compaction-trigger-full-snapshot-threshold", c.Compaction.TriggerFullSnapshotThreshold, "delta events since the last full snapshot beyond which a full snapshot is requested instead of a compaction")
 	fs.DurationVar(&c.Compaction.ActiveDeadline, "compaction-active-deadline", c.Compaction.ActiveDeadline, "activeDeadlineSeconds of a compaction Job")
 	fs.IntVar(&c.CopyBackupsTask.Workers, "copy-backups-task-workers", c.CopyBackupsTask.Workers, "EtcdCopyBackupsTasks reconciled in parallel")
+	fs.BoolVar(&c.EtcdOpsTask.Enabled, "enable-etcd-ops-task-controller", c.EtcdOpsTask.Enabled, "run EtcdOpsTasks (on-demand snapshots)")
+	fs.IntVar(&c.EtcdOpsTask.Workers, "etcd-ops-task-workers", c.EtcdOpsTask.Workers, "EtcdOpsTasks run in parallel (each holds its worker while the sidecar takes the snapshot)")
 
 	w := &c.Webhooks
 	fs.BoolVar(&w.Enabled, "enable-webhooks", w.Enabled, "serve the Etcd validation and component protection webhooks")

@@ -125,9 +125,24 @@ func (h *HTTP) Snapshot(ctx context.Context, etcd *druidv1alpha1.Etcd, req Reque
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("requesting %s: GET %s answered %s: %s", what, url, resp.Status, strings.TrimSpace(string(body)))
+		return nil, &AnswerError{What: what, URL: url, Status: resp.Status, Message: strings.TrimSpace(string(body))}
 	}
 	return body, nil
+}
+
+// AnswerError is the sidecar's answer other than 200 to a snapshot request: the sidecar was reached and
+// the snapshot was not taken (as opposed to a request that did not reach it).
+type AnswerError struct {
+	// What names the snapshot asked for, e.g. "a delta snapshot".
+	What string
+	// URL is the URL called, Status the HTTP status line's text (e.g. "500 Internal Server Error").
+	URL, Status string
+	// Message is the sidecar's message.
+	Message string
+}
+
+func (e *AnswerError) Error() string {
+	return fmt.Sprintf("requesting %s: GET %s answered %s: %s", e.What, e.URL, e.Status, e.Message)
 }
 
 // maxAnswer bounds what is read of the sidecar's answer: a snapshot's JSON is a few hundred bytes.

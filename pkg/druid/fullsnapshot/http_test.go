@@ -118,6 +118,15 @@ func TestSnapshotAsksTheSidecarsEndpoint(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "500") || !strings.Contains(err.Error(), "store unreachable") || !strings.Contains(err.Error(), "delta snapshot") {
 		t.Errorf("a failing sidecar: got %v, want an error naming the delta snapshot, the status and the sidecar's message", err)
 	}
+	var answer *AnswerError
+	if !errors.As(err, &answer) {
+		t.Errorf("a failing sidecar: got %T, want *AnswerError (the sidecar was reached)", err)
+	}
+	endpoints = &sidecarstandin.Endpoints{} // nothing listens
+	h.Endpoint = endpoints.Of
+	if _, err := h.Snapshot(t.Context(), etcd, Request{Kind: snapshot.KindFull, Timeout: time.Minute}); err == nil || errors.As(err, &answer) {
+		t.Errorf("an unreachable sidecar: got %v, want an error that is no *AnswerError", err)
+	}
 }
 
 func TestParseAny(t *testing.T) {
