@@ -59,9 +59,9 @@ func validateOnDemandSnapshot(s *druidv1alpha1.OnDemandSnapshotConfig, fld *fiel
 	if s.Type == druidv1alpha1.OnDemandSnapshotTypeDelta && ptr.Deref(s.IsFinal, false) {
 		errs = append(errs, field.Invalid(fld.Child("isFinal"), true, "isFinal must be false (or omitted) when type is 'delta': only a full snapshot can be final"))
 	}
-	minimum := func(v *int32, min int32, name string) {
-		if v != nil && *v < min {
-			errs = append(errs, field.Invalid(fld.Child(name), *v, fmt.Sprintf("must be at least %d (seconds)", min)))
+	minimum := func(v *int32, least int32, name string) {
+		if v != nil && *v < least {
+			errs = append(errs, field.Invalid(fld.Child(name), *v, fmt.Sprintf("must be at least %d (seconds)", least)))
 		}
 	}
 	minimum(s.TimeoutSecondsDelta, druidv1alpha1.MinOnDemandSnapshotTimeoutDelta, "timeoutSecondsDelta")
