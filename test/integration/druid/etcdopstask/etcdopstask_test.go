@@ -156,7 +156,7 @@ func TestFinalFullSnapshotIsRecordedAndTheTaskDeletedAfterItsTTL(t *testing.T) {
 		names <- snapshotJSON(w, r, 4242)
 	})
 	createEtcd(t, ns, "etcd-main")
-	const ttl = 3
+	const ttl = 5
 	task := createTask(t, ns, "final-snapshot", "etcd-main", druidv1alpha1.OnDemandSnapshotConfig{Type: druidv1alpha1.OnDemandSnapshotTypeFull, IsFinal: ptr.To(true)}, ttl)
 
 	done := waitForState(t, task, druidv1alpha1.TaskStateSucceeded)
@@ -177,12 +177,12 @@ func TestFinalFullSnapshotIsRecordedAndTheTaskDeletedAfterItsTTL(t *testing.T) {
 		HavePrefix("Normal/"+etcdopstask.EventReasonSnapshotSucceeded+": Etcd etcd-main: took a final full snapshot: "+name),
 	))
 
-	// lastTransitionTime has second precision: the task expires no earlier than ttl-1 s after it was seen
-	// finished, and is gone soon after its TTL.
+	// The task lives until lastTransitionTime + ttl (druid counts from the stored time), and is gone soon after.
+	expiry := done.Status.LastTransitionTime.Add(ttl * time.Second)
+	g.Expect(time.Until(expiry)).To(BeNumerically(">", time.Second), "the test saw the task finish in time to watch it wait")
 	g.Consistently(func() error {
 		return env.Client.Get(ctx, client.ObjectKeyFromObject(task), &druidv1alpha1.EtcdOpsTask{})
-	}).
-		WithTimeout(time.Duration(ttl-1)*time.Second - 200*time.Millisecond).WithPolling(poll).Should(Succeed())
+	}).WithTimeout(time.Until(expiry)-300*time.Millisecond).WithPolling(poll).Should(Succeed(), "not deleted before its TTL")
 	g.Eventually(func() bool {
 		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(task), &druidv1alpha1.EtcdOpsTask{}))
 	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue(), "the task is deleted once its TTL ran out")
