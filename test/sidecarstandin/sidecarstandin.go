@@ -1,8 +1,9 @@
 // Package sidecarstandin stands in for the backup leader's sidecar in druid's envtest suites, where no
-// etcd pod runs: it serves GET /snapshot/full over TLS to clients presenting a certificate of its CA, as
-// the sidecar does for callers outside the pod, and stores the backup TLS secrets druid needs to call it.
-// What a request answers is up to the test (Answer); the stand-ins are found by namespace (Endpoints), the
-// hook druid's fullsnapshot.HTTP calls instead of the client Service.
+// etcd pod runs: it serves GET /snapshot/full (also with ?final=true) and GET /snapshot/delta over TLS to
+// clients presenting a certificate of its CA, as the sidecar does for callers outside the pod, and stores
+// the backup TLS secrets druid needs to call it. What a request answers is up to the test (Answer, or
+// Handler to see the request); the stand-ins are found by namespace (Endpoints), the hook druid's
+// fullsnapshot.HTTP calls instead of the client Service.
 package sidecarstandin
 
 import (
@@ -30,22 +31,33 @@ const (
 	ClientSecret = "etcd-client" // tls.crt, tls.key
 )
 
-// Answer writes the response to one authenticated GET /snapshot/full.
+// Answer writes the response to one authenticated GET /snapshot/full or /snapshot/delta.
 type Answer func(w http.ResponseWriter)
+
+// Handler is Answer for tests that answer by the request (its path and query).
+type Handler func(w http.ResponseWriter, r *http.Request)
 
 // Sidecar is one stand-in.
 type Sidecar struct {
 	server   *httptest.Server
-	answer   Answer
+	handler  Handler
 	mu       sync.Mutex
-	requests int
+	requests []string
 }
 
-// Requests is the number of /snapshot/full calls that presented a client certificate.
+// Requests is the number of snapshot calls that presented a client certificate.
 func (s *Sidecar) Requests() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.requests
+	return len(s.requests)
+}
+
+// RequestURIs are the path and query of every snapshot call that presented a client certificate, in
+// order (e.g. "/snapshot/full?final=true").
+func (s *Sidecar) RequestURIs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.requests...)
 }
 
 // Endpoints are the running stand-ins by namespace.
@@ -64,9 +76,15 @@ func (e *Endpoints) Of(etcd *druidv1alpha1.Etcd) string {
 // secrets CASecret, ServerSecret and ClientSecret in namespace through c.
 func Start(t *testing.T, c client.Client, endpoints *Endpoints, namespace string, answer Answer) *Sidecar {
 	t.Helper()
+	return StartHandler(t, c, endpoints, namespace, func(w http.ResponseWriter, _ *http.Request) { answer(w) })
+}
+
+// StartHandler is Start with an answer that sees the request.
+func StartHandler(t *testing.T, c client.Client, endpoints *Endpoints, namespace string, handler Handler) *Sidecar {
+	t.Helper()
 	ca := testpki.NewCA(t)
 	serverCert, clientCert := ca.Issue(t, ServerSecret), ca.Issue(t, ClientSecret)
-	s := &Sidecar{answer: answer}
+	s := &Sidecar{handler: handler}
 	s.server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	pair, err := tls.LoadX509KeyPair(serverCert.CertFile, serverCert.KeyFile)
 	if err != nil {
@@ -99,14 +117,14 @@ func Start(t *testing.T, c client.Client, endpoints *Endpoints, namespace string
 }
 
 func (s *Sidecar) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet || r.URL.Path != "/snapshot/full" || r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
+	if r.Method != http.MethodGet || (r.URL.Path != "/snapshot/full" && r.URL.Path != "/snapshot/delta") || r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
 		http.Error(w, "unexpected request", http.StatusBadRequest)
 		return
 	}
 	s.mu.Lock()
-	s.requests++
+	s.requests = append(s.requests, r.URL.RequestURI())
 	s.mu.Unlock()
-	s.answer(w)
+	s.handler(w, r)
 }
 
 // WithBackupTLS is Gardener's backup TLS on an Etcd: the sidecar's server certificate and druid's client

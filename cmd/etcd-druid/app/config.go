@@ -75,6 +75,8 @@ type Config struct {
 	EnableCopyBackupsTask bool
 	// CopyBackupsTask configures the EtcdCopyBackupsTask controller.
 	CopyBackupsTask config.CopyBackupsTaskController
+	// EtcdOpsTask configures the EtcdOpsTask controller (on unless disabled).
+	EtcdOpsTask config.EtcdOpsTaskController
 	// Webhooks configures the validation and protection webhooks.
 	Webhooks WebhookConfig
 
@@ -145,6 +147,7 @@ func DefaultConfig() Config {
 		// On, unlike the deployed druid's default: Gardener's control plane migration needs it, and the
 		// controller does nothing until an EtcdCopyBackupsTask is created.
 		EnableCopyBackupsTask: true,
+		EtcdOpsTask:           config.DefaultEtcdOpsTaskController(),
 	}
 	c.Etcd.Default()
 	c.Secret.Default()
@@ -170,7 +173,7 @@ func (c *Config) complete() {
 
 // Validate checks the whole configuration at start-up, naming every problem at once.
 func (c Config) Validate() error {
-	errs := []error{c.ClientConnection.Validate(), c.Etcd.Validate(), c.Secret.Validate(), c.Compaction.Validate(), c.Log.Validate()}
+	errs := []error{c.ClientConnection.Validate(), c.Etcd.Validate(), c.Secret.Validate(), c.Compaction.Validate(), c.Log.Validate(), c.EtcdOpsTask.Validate()}
 	if c.EnableCopyBackupsTask {
 		errs = append(errs, c.CopyBackupsTask.Validate())
 	}

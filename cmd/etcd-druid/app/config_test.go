@@ -109,21 +109,15 @@ func TestFullOperatorConfiguration(t *testing.T) {
 	g.Expect(cfg.Validate()).To(Succeed())
 }
 
-// The deployed binary's own spelling (apiVersion operator.config…, `logging`) loads too, and the ignored
-// fields of etcdOpsTask are listed.
+// The deployed binary's own spelling (apiVersion operator.config…, `logging`) loads too.
 func TestOperatorConfigurationTypeSpelling(t *testing.T) {
 	g := NewWithT(t)
 	cfg, err := resolve(t, header+`
 logging: {logLevel: error, logFormat: json}
-controllers: {etcdOpsTask: {enabled: true, concurrentSyncs: 2, requeueInterval: 20s}}
 `)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cfg.Log).To(Equal(LogConfig{Level: "error", Format: "json", source: "logging"}))
-	var paths []string
-	for _, s := range cfg.IgnoredSettings {
-		paths = append(paths, s.Path)
-	}
-	g.Expect(paths).To(Equal([]string{"controllers.etcdOpsTask.enabled", "controllers.etcdOpsTask.concurrentSyncs", "controllers.etcdOpsTask.requeueInterval"}))
+	g.Expect(cfg.IgnoredSettings).To(BeEmpty())
 }
 
 // Fields the file leaves out keep our defaults, and so do zero values that the deployed druid defaults too;
@@ -354,4 +348,25 @@ func TestLocalBackupAllowedHostPaths(t *testing.T) {
 	cfg, err = resolve(t, "", "--local-backup-allowed-host-paths=/")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cfg.Validate()).To(MatchError(ContainSubstring(`allowedHostPaths entry "/"`)))
+}
+
+// The EtcdOpsTask controller runs by default; the file and the flags switch it off and size it.
+func TestEtcdOpsTaskConfig(t *testing.T) {
+	g := NewWithT(t)
+	cfg, err := resolve(t, "")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.EtcdOpsTask).To(Equal(config.EtcdOpsTaskController{Enabled: true, Workers: 3, RetryInterval: 5 * time.Second}))
+
+	cfg, err = resolve(t, header+"controllers: {etcdOpsTask: {enabled: false, concurrentSyncs: 5, requeueInterval: 20s}}\n")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.EtcdOpsTask).To(Equal(config.EtcdOpsTaskController{Enabled: false, Workers: 5, RetryInterval: 20 * time.Second}))
+	g.Expect(cfg.IgnoredSettings).To(BeEmpty(), "the deployed controller's settings configure ours")
+
+	cfg, err = resolve(t, header+"controllers: {etcdOpsTask: {enabled: false}}\n", "--enable-etcd-ops-task-controller", "--etcd-ops-task-workers=2")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.EtcdOpsTask.Enabled).To(BeTrue(), "flag beats file")
+	g.Expect(cfg.EtcdOpsTask.Workers).To(Equal(2))
+
+	cfg.EtcdOpsTask.Workers = -1
+	g.Expect(cfg.Validate()).To(MatchError(ContainSubstring("etcd-ops-task controller: workers must be at least 1")))
 }

@@ -156,7 +156,6 @@ const (
 	reasonLeaseCache   = "the cache already holds only druid's member leases, whose events drive the status flow"
 	reasonAutomount    = "the backup-restore sidecar renews and marks the member leases with the pod's service account token, so the token is always mounted"
 	reasonScrapeWait   = "our compaction Job serves no metrics endpoint to wait for"
-	reasonEtcdOpsTask  = "our druid has no EtcdOpsTask controller"
 	reasonFeatureGates = "our druid has no feature gates"
 )
 
@@ -273,15 +272,11 @@ func (f operatorConfiguration) applyTo(c *Config) error {
 			setIntPtr(&c.Secret.Workers, s.ConcurrentSyncs)
 		}
 		if o := ctrls.EtcdOpsTask; o != nil {
-			if o.Enabled != nil {
-				ignore("controllers.etcdOpsTask.enabled", *o.Enabled, reasonEtcdOpsTask)
-			}
-			if o.ConcurrentSyncs != nil {
-				ignore("controllers.etcdOpsTask.concurrentSyncs", *o.ConcurrentSyncs, reasonEtcdOpsTask)
-			}
-			if o.RequeueInterval != nil {
-				ignore("controllers.etcdOpsTask.requeueInterval", o.RequeueInterval.Duration, reasonEtcdOpsTask)
-			}
+			setBool(&c.EtcdOpsTask.Enabled, o.Enabled)
+			setIntPtr(&c.EtcdOpsTask.Workers, o.ConcurrentSyncs)
+			// The deployed controller requeues a running task at this interval; ours does so only while the
+			// sidecar cannot be reached, which is the same wait.
+			setDuration(&c.EtcdOpsTask.RetryInterval, o.RequeueInterval)
 		}
 	}
 

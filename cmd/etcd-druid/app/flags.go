@@ -45,6 +45,8 @@ func bindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.DurationVar(&c.Compaction.ActiveDeadline, "compaction-active-deadline", c.Compaction.ActiveDeadline, "activeDeadlineSeconds of a compaction Job")
 	fs.BoolVar(&c.EnableCopyBackupsTask, "enable-copy-backups-task", c.EnableCopyBackupsTask, "run the EtcdCopyBackupsTask controller")
 	fs.IntVar(&c.CopyBackupsTask.Workers, "copy-backups-task-workers", c.CopyBackupsTask.Workers, "EtcdCopyBackupsTasks reconciled in parallel")
+	fs.BoolVar(&c.EtcdOpsTask.Enabled, "enable-etcd-ops-task-controller", c.EtcdOpsTask.Enabled, "run EtcdOpsTasks (on-demand snapshots)")
+	fs.IntVar(&c.EtcdOpsTask.Workers, "etcd-ops-task-workers", c.EtcdOpsTask.Workers, "EtcdOpsTasks run in parallel (each holds its worker while the sidecar takes the snapshot)")
 
 	w := &c.Webhooks
 	fs.BoolVar(&w.Enabled, "enable-webhooks", w.Enabled, "serve the Etcd validation and component protection webhooks")

@@ -21,6 +21,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/compaction"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/copybackupstask"
 	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcdopstask"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/secret"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/etcdvalidation"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/protection"
@@ -34,8 +35,8 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-// NewManager builds the manager and registers the Etcd and secret finalizer controllers, the compaction
-// and copy-backups controllers when enabled, the webhooks when enabled, and the health checks. Nothing runs until Start.
+// NewManager builds the manager and registers the Etcd and secret finalizer controllers, the compaction,
+// copy-backups and ops-task controllers when enabled, the webhooks when enabled, and the health checks. Nothing runs until Start.
 func NewManager(ctx context.Context, cfg Config, restConfig *rest.Config) (manager.Manager, error) {
 	opts := etcdcontroller.NewManagerOptions(ctrl.Options{
 		Scheme:                        Scheme(),
@@ -75,6 +76,9 @@ func NewManager(ctx context.Context, cfg Config, restConfig *rest.Config) (manag
 		if err := copybackupstask.AddToManager(mgr, cfg.CopyBackupsTask); err != nil {
 			return nil, fmt.Errorf("adding the copy-backups-task controller: %w", err)
 		}
+	}
+	if err := etcdopstask.AddToManager(mgr, cfg.EtcdOpsTask); err != nil {
+		return nil, fmt.Errorf("adding the etcd-ops-task controller: %w", err)
 	}
 
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

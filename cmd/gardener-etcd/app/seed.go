@@ -97,7 +97,7 @@ func (o *seedOptions) runDestroy(cmd *cobra.Command, _ []string) error {
 	fmt.Fprintf(out, "Removing etcd-druid from namespace %s ...\n", o.namespace)
 	if err := component.Destroy(ctx); err != nil {
 		if inUse := (*druid.InUseError)(nil); errors.As(err, &inUse) {
-			fmt.Fprintln(out, "Delete every Etcd and EtcdCopyBackupsTask first (gardener-etcd shoot destroy ...).")
+			fmt.Fprintln(out, "Delete every Etcd, EtcdCopyBackupsTask and EtcdOpsTask first (gardener-etcd shoot destroy ...; druid deletes a finished EtcdOpsTask after its TTL).")
 		}
 		return fmt.Errorf("seed destroy: %w", err)
 	}

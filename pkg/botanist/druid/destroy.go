@@ -46,7 +46,8 @@ func (b *bootstrap) Destroy(ctx context.Context) error {
 	return nil
 }
 
-// refuseWhileInUse returns *InUseError naming every Etcd and EtcdCopyBackupsTask of the cluster. A missing
+// refuseWhileInUse returns *InUseError naming every Etcd, EtcdCopyBackupsTask and EtcdOpsTask of the
+// cluster (a finished EtcdOpsTask counts until druid deletes it after its TTL). A missing
 // CRD means there can be none.
 func (b *bootstrap) refuseWhileInUse(ctx context.Context) error {
 	var inUse []string
@@ -63,6 +64,13 @@ func (b *bootstrap) refuseWhileInUse(ctx context.Context) error {
 	}
 	for _, t := range tasks.Items {
 		inUse = append(inUse, "EtcdCopyBackupsTask "+t.Namespace+"/"+t.Name)
+	}
+	opsTasks := &druidv1alpha1.EtcdOpsTaskList{}
+	if err := b.client.List(ctx, opsTasks); err != nil && !meta.IsNoMatchError(err) {
+		return fmt.Errorf("listing EtcdOpsTasks: %w", err)
+	}
+	for _, t := range opsTasks.Items {
+		inUse = append(inUse, "EtcdOpsTask "+t.Namespace+"/"+t.Name)
 	}
 	if len(inUse) > 0 {
 		return &InUseError{Resources: inUse}

@@ -1,7 +1,7 @@
 // Package druid is the seed bootstrap of etcd-druid: it installs the druid CRDs and the objects of
 // charts/etcd-druid (rendered with Helm's engine, so `helm install` and the bootstrap cannot disagree) with
 // a generated webhook serving certificate and spec auto-reconcile off, as Gardener runs druid. Destroy
-// refuses while any Etcd or EtcdCopyBackupsTask exists: removing druid under running clusters would leave
+// refuses while any Etcd, EtcdCopyBackupsTask or EtcdOpsTask exists: removing druid under running clusters would leave
 // them unmanaged, and removing the CRDs would delete them.
 package druid
 
@@ -56,7 +56,7 @@ type Interface interface {
 	Deploy(ctx context.Context) error
 	// Wait returns when the CRDs are established and the druid Deployment is available.
 	Wait(ctx context.Context) error
-	// Destroy removes druid and the CRDs, unless Etcds or EtcdCopyBackupsTasks exist (then *InUseError).
+	// Destroy removes druid and the CRDs, unless Etcds, EtcdCopyBackupsTasks or EtcdOpsTasks exist (then *InUseError).
 	Destroy(ctx context.Context) error
 }
 

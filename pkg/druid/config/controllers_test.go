@@ -63,3 +63,18 @@ func TestSecretDefaultsAndValidation(t *testing.T) {
 	cfg.Workers = -2
 	g.Expect(cfg.Validate()).To(MatchError(ContainSubstring("workers must be at least 1")))
 }
+
+func TestEtcdOpsTaskDefaultsAndValidation(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(DefaultEtcdOpsTaskController()).To(Equal(EtcdOpsTaskController{Enabled: true, Workers: 3, RetryInterval: 5 * time.Second}))
+
+	cfg := EtcdOpsTaskController{}
+	cfg.Default()
+	g.Expect(cfg.Enabled).To(BeFalse(), "Default leaves Enabled as given")
+	g.Expect(cfg.Validate()).To(Succeed())
+
+	cfg.Workers, cfg.RetryInterval = -1, -time.Second
+	err := cfg.Validate()
+	g.Expect(err).To(MatchError(ContainSubstring("workers must be at least 1")))
+	g.Expect(err).To(MatchError(ContainSubstring("retryInterval must be positive")))
+}

@@ -1,7 +1,8 @@
 // Package fullsnapshot asks an Etcd's backup leader for a full snapshot now, through the sidecar's
 // `GET /snapshot/full`. The compaction controller asks beyond triggerFullSnapshotThreshold; the Etcd
 // controller asks before it hibernates a cluster or rolls new images, so that the store holds everything the
-// cluster has before its members stop.
+// cluster has before its members stop. The EtcdOpsTask controller asks through the same client (Snapshot)
+// for on-demand full, final full and delta snapshots (`GET /snapshot/delta`).
 package fullsnapshot
 
 import (
@@ -56,6 +57,45 @@ type HTTP struct {
 
 // FullSnapshot implements Requester. The Etcd must be defaulted (druidv1alpha1.SetDefaults).
 func (h *HTTP) FullSnapshot(ctx context.Context, etcd *druidv1alpha1.Etcd) (*druidv1alpha1.SnapshotStatus, error) {
+	timeout := druidv1alpha1.DefaultEtcdSnapshotTimeout
+	if etcd.Spec.Backup.EtcdSnapshotTimeout != nil {
+		timeout = etcd.Spec.Backup.EtcdSnapshotTimeout.Duration
+	}
+	body, err := h.Snapshot(ctx, etcd, Request{Kind: snapshot.KindFull, Timeout: timeout + fullSnapshotRequestMargin})
+	if err != nil {
+		return nil, err
+	}
+	return Parse(body), nil
+}
+
+// Request is one snapshot to ask the sidecar for.
+type Request struct {
+	// Kind is snapshot.KindFull (`GET /snapshot/full`) or snapshot.KindIncr (`GET /snapshot/delta`).
+	Kind snapshot.Kind
+	// Final asks for the final full snapshot of a cluster shut down on purpose (`?final=true`).
+	Final bool
+	// Timeout bounds the whole request; the sidecar answers only after the upload, and a cancelled
+	// request cancels the snapshot.
+	Timeout time.Duration
+}
+
+// Snapshot asks the Etcd's backup leader for the snapshot of req through its sidecar and returns the
+// sidecar's answer (the snapshot's JSON; `null` for a delta when nothing changed since the last
+// snapshot). It is the one client of the sidecar's snapshot endpoints: FullSnapshot (compaction, before
+// an update) and the EtcdOpsTask controller's on-demand snapshots use it. An answer other than 200 is an
+// error naming the URL, the status and the sidecar's message.
+func (h *HTTP) Snapshot(ctx context.Context, etcd *druidv1alpha1.Etcd, req Request) ([]byte, error) {
+	path, what := "/snapshot/full", "a full snapshot"
+	switch {
+	case req.Kind == snapshot.KindIncr && req.Final:
+		return nil, errors.New("only a full snapshot can be final")
+	case req.Kind == snapshot.KindIncr:
+		path, what = "/snapshot/delta", "a delta snapshot"
+	case req.Kind != snapshot.KindFull:
+		return nil, fmt.Errorf("unknown snapshot kind %q", req.Kind)
+	case req.Final:
+		path, what = "/snapshot/full?final=true", "a final full snapshot"
+	}
 	backupTLS := etcd.Spec.Backup.TLS
 	if backupTLS == nil || backupTLS.ClientTLSSecretRef.Name == "" {
 		return nil, ErrNoClientCertificate
@@ -68,30 +108,41 @@ func (h *HTTP) FullSnapshot(ctx context.Context, etcd *druidv1alpha1.Etcd) (*dru
 	if h.Endpoint != nil {
 		endpoint = h.Endpoint(etcd)
 	}
-	timeout := druidv1alpha1.DefaultEtcdSnapshotTimeout
-	if etcd.Spec.Backup.EtcdSnapshotTimeout != nil {
-		timeout = etcd.Spec.Backup.EtcdSnapshotTimeout.Duration
-	}
 	httpClient := &http.Client{
-		Timeout:   timeout + fullSnapshotRequestMargin,
+		Timeout:   req.Timeout,
 		Transport: &http.Transport{TLSClientConfig: tlsConfig},
 	}
 	defer httpClient.CloseIdleConnections()
-	url := endpoint + "/snapshot/full"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	url := endpoint + path
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := httpClient.Do(req)
+	resp, err := httpClient.Do(httpReq)
 	if err != nil {
-		return nil, fmt.Errorf("requesting a full snapshot: %w", err)
+		return nil, fmt.Errorf("requesting %s: %w", what, err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("requesting a full snapshot: GET %s answered %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+		return nil, &AnswerError{What: what, URL: url, Status: resp.Status, Message: strings.TrimSpace(string(body))}
 	}
-	return Parse(body), nil
+	return body, nil
+}
+
+// AnswerError is the sidecar's answer other than 200 to a snapshot request: the sidecar was reached and
+// the snapshot was not taken (as opposed to a request that did not reach it).
+type AnswerError struct {
+	// What names the snapshot asked for, e.g. "a delta snapshot".
+	What string
+	// URL is the URL called, Status the HTTP status line's text (e.g. "500 Internal Server Error").
+	URL, Status string
+	// Message is the sidecar's message.
+	Message string
+}
+
+func (e *AnswerError) Error() string {
+	return fmt.Sprintf("requesting %s: GET %s answered %s: %s", e.What, e.URL, e.Status, e.Message)
 }
 
 // maxAnswer bounds what is read of the sidecar's answer: a snapshot's JSON is a few hundred bytes.
@@ -102,8 +153,21 @@ const maxAnswer = 16 << 10
 // nil when the body is no such JSON or names no full snapshot with a revision: the caller then relies on
 // the full snapshot lease, which the sidecar renews after every full snapshot.
 func Parse(body []byte) *druidv1alpha1.SnapshotStatus {
+	var taken struct {
+		Kind snapshot.Kind `json:"kind"`
+	}
+	if err := json.Unmarshal(body, &taken); err != nil || taken.Kind != snapshot.KindFull {
+		return nil
+	}
+	return ParseAny(body)
+}
+
+// ParseAny reads the sidecar's answer to /snapshot/full or /snapshot/delta as a SnapshotStatus: the
+// object name, the last revision and when it was taken. It is nil when the body is `null` (a delta with
+// nothing new) or no snapshot with a revision.
+func ParseAny(body []byte) *druidv1alpha1.SnapshotStatus {
 	var taken snapshot.Snapshot
-	if err := json.Unmarshal(body, &taken); err != nil || taken.Kind != snapshot.KindFull || taken.LastRevision <= 0 {
+	if err := json.Unmarshal(body, &taken); err != nil || taken.LastRevision <= 0 || (taken.Kind != snapshot.KindFull && taken.Kind != snapshot.KindIncr) {
 		return nil
 	}
 	status := &druidv1alpha1.SnapshotStatus{EndRevision: taken.LastRevision, Timestamp: metav1.NewTime(taken.CreatedOn.Truncate(time.Second))}

@@ -14,11 +14,12 @@ import (
 const (
 	EtcdPath                = "/webhooks/validate-etcd"
 	EtcdCopyBackupsTaskPath = "/webhooks/validate-etcdcopybackupstask"
+	EtcdOpsTaskPath         = "/webhooks/validate-etcdopstask"
 	// ConfigurationName is the name of the ValidatingWebhookConfiguration.
 	ConfigurationName = "etcd-druid-validation"
 )
 
-// AddToManager registers both validators with the manager's webhook server.
+// AddToManager registers the three validators with the manager's webhook server.
 func AddToManager(mgr manager.Manager) error {
 	if err := builder.WebhookManagedBy(mgr, &druidv1alpha1.Etcd{}).
 		WithValidator(EtcdValidator{}).
@@ -26,13 +27,19 @@ func AddToManager(mgr manager.Manager) error {
 		Complete(); err != nil {
 		return err
 	}
-	return builder.WebhookManagedBy(mgr, &druidv1alpha1.EtcdCopyBackupsTask{}).
+	if err := builder.WebhookManagedBy(mgr, &druidv1alpha1.EtcdCopyBackupsTask{}).
 		WithValidator(CopyBackupsTaskValidator{}).
 		WithValidatorCustomPath(EtcdCopyBackupsTaskPath).
+		Complete(); err != nil {
+		return err
+	}
+	return builder.WebhookManagedBy(mgr, &druidv1alpha1.EtcdOpsTask{}).
+		WithValidator(OpsTaskValidator{}).
+		WithValidatorCustomPath(EtcdOpsTaskPath).
 		Complete()
 }
 
-// WebhookConfiguration is the ValidatingWebhookConfiguration that routes Etcd and EtcdCopyBackupsTask writes
+// WebhookConfiguration is the ValidatingWebhookConfiguration that routes Etcd, EtcdCopyBackupsTask and EtcdOpsTask writes
 // to druid's service. The seed bootstrap fills in the CA bundle of druid's serving certificate.
 func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBundle []byte) *admissionregistrationv1.ValidatingWebhookConfiguration {
 	webhook := func(name, resource, path string) admissionregistrationv1.ValidatingWebhook {
@@ -61,6 +68,7 @@ func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBu
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{
 			webhook("validate.etcds.druid.gardener.cloud", "etcds", EtcdPath),
 			webhook("validate.etcdcopybackupstasks.druid.gardener.cloud", "etcdcopybackupstasks", EtcdCopyBackupsTaskPath),
+			webhook("validate.etcdopstasks.druid.gardener.cloud", "etcdopstasks", EtcdOpsTaskPath),
 		},
 	}
 }

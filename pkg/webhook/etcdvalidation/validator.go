@@ -1,4 +1,4 @@
-// Package etcdvalidation is druid's validating webhook for Etcd and EtcdCopyBackupsTask. It runs the same
+// Package etcdvalidation is druid's validating webhook for Etcd, EtcdCopyBackupsTask and EtcdOpsTask. It runs the same
 // validation library as the Gardener side (pkg/apis/druid/v1alpha1/validation), so rules the CRD schema
 // cannot express — cron syntax, label syntax, name lengths — are enforced at admission too, with messages
 // that name the field and say what is allowed.
@@ -84,6 +84,32 @@ func (CopyBackupsTaskValidator) ValidateUpdate(_ context.Context, oldTask, task 
 
 // ValidateDelete allows every deletion.
 func (CopyBackupsTaskValidator) ValidateDelete(context.Context, *druidv1alpha1.EtcdCopyBackupsTask) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// OpsTaskValidator admits EtcdOpsTasks that pass validation.ValidateEtcdOpsTask: one operation this druid
+// runs (onDemandSnapshot), an Etcd named; on updates the spec is immutable.
+type OpsTaskValidator struct{}
+
+var _ admission.Validator[*druidv1alpha1.EtcdOpsTask] = OpsTaskValidator{}
+
+// ValidateCreate checks a new ops task.
+func (OpsTaskValidator) ValidateCreate(_ context.Context, task *druidv1alpha1.EtcdOpsTask) (admission.Warnings, error) {
+	return nil, invalid("EtcdOpsTask", task.Name, validation.ValidateEtcdOpsTask(task))
+}
+
+// ValidateUpdate checks an updated ops task: the spec must not change; what the task already stored is not
+// judged again (a task a deployed druid accepted can still lose its finalizer).
+func (OpsTaskValidator) ValidateUpdate(_ context.Context, oldTask, task *druidv1alpha1.EtcdOpsTask) (admission.Warnings, error) {
+	if task.DeletionTimestamp != nil {
+		return nil, nil
+	}
+	errs := append(validation.ValidateEtcdOpsTaskUpdate(task, oldTask), validation.Ratchet(validation.ValidateEtcdOpsTask(task), task, oldTask)...)
+	return nil, invalid("EtcdOpsTask", task.Name, errs)
+}
+
+// ValidateDelete allows every deletion.
+func (OpsTaskValidator) ValidateDelete(context.Context, *druidv1alpha1.EtcdOpsTask) (admission.Warnings, error) {
 	return nil, nil
 }
 

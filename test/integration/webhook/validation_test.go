@@ -142,3 +142,37 @@ func TestValidationWebhookRejectsACopyTaskOntoItsSource(t *testing.T) {
 	g.Expect(env.Client.Create(context.Background(), task)).To(Succeed())
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(task), task)).To(Succeed())
 }
+
+// The webhook refuses what the EtcdOpsTask schema lets through: a task without an Etcd, and the deployed
+// API's quorum-loss recovery, which this druid does not run; each message names the field.
+func TestValidationWebhookRejectsOpsTasksDruidCannotRun(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := env.CreateNamespace(t)
+	snapshot := druidv1alpha1.EtcdOpsTaskConfig{OnDemandSnapshot: &druidv1alpha1.OnDemandSnapshotConfig{Type: druidv1alpha1.OnDemandSnapshotTypeFull}}
+	for name, tc := range map[string]struct {
+		spec    druidv1alpha1.EtcdOpsTaskSpec
+		message string
+	}{
+		"no etcd": {druidv1alpha1.EtcdOpsTaskSpec{Config: snapshot}, "spec.etcdName: Required value"},
+		"quorum-loss recovery": {druidv1alpha1.EtcdOpsTaskSpec{EtcdName: ptr.To("etcd-main"), Config: druidv1alpha1.EtcdOpsTaskConfig{
+			RecoverFromQuorumLoss: &druidv1alpha1.RecoverFromQuorumLossConfig{},
+		}}, "spec.config.recoverFromQuorumLoss: Forbidden: this etcd-druid runs only onDemandSnapshot tasks"},
+	} {
+		task := &druidv1alpha1.EtcdOpsTask{ObjectMeta: metav1.ObjectMeta{Name: "task", Namespace: namespace}, Spec: tc.spec}
+		err := env.Client.Create(ctx, task)
+		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%s: want 422 Invalid, got %v", name, err)
+		g.Expect(err.Error()).To(ContainSubstring(tc.message), name)
+	}
+
+	task := &druidv1alpha1.EtcdOpsTask{ObjectMeta: metav1.ObjectMeta{Name: "task", Namespace: namespace},
+		Spec: druidv1alpha1.EtcdOpsTaskSpec{EtcdName: ptr.To("etcd-main"), Config: snapshot}}
+	g.Expect(env.Client.Create(ctx, task)).To(Succeed())
+	// Labels may change; the spec may not (the CRD's rules say so as well).
+	task.Labels = map[string]string{"purpose": "test"}
+	g.Expect(env.Client.Update(ctx, task)).To(Succeed())
+	task.Spec.EtcdName = ptr.To("etcd-events")
+	err := env.Client.Update(ctx, task)
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring("etcdName is immutable"))
+}

@@ -57,3 +57,67 @@ func TestEtcdCRDPrinterColumns(t *testing.T) {
 		g.Expect(snap.Required).To(ConsistOf("endRevision", "timestamp"), "%s: name is optional", field)
 	}
 }
+
+// The generated EtcdOpsTask CRD carries the deployed CRD's names, printer columns, defaults, minimums and
+// immutability rules, which clients and stored objects rely on.
+func TestEtcdOpsTaskCRD(t *testing.T) {
+	g := NewWithT(t)
+	crds, err := charts.CRDs(charts.EtcdDruid)
+	g.Expect(err).NotTo(HaveOccurred())
+	var crd *apiextensionsv1.CustomResourceDefinition
+	for _, c := range crds {
+		if c.Name == "etcdopstasks.druid.gardener.cloud" {
+			crd = c
+		}
+	}
+	g.Expect(crd).NotTo(BeNil())
+	g.Expect(crd.Spec.Scope).To(Equal(apiextensionsv1.NamespaceScoped))
+	g.Expect(crd.Spec.Names.Kind).To(Equal("EtcdOpsTask"))
+	g.Expect(crd.Spec.Names.ShortNames).To(Equal([]string{"eot"}))
+	g.Expect(crd.Spec.Versions).To(HaveLen(1))
+	version := crd.Spec.Versions[0]
+	g.Expect(version.Subresources.Status).NotTo(BeNil())
+
+	type column struct {
+		Name, Type, JSONPath string
+		Priority             int32
+	}
+	var columns []column
+	for _, c := range version.AdditionalPrinterColumns {
+		columns = append(columns, column{c.Name, c.Type, c.JSONPath, c.Priority})
+	}
+	g.Expect(columns).To(Equal([]column{
+		{"State", "string", ".status.state", 0},
+		{"Etcd", "string", ".spec.etcdName", 0},
+		{"Age", "date", ".metadata.creationTimestamp", 0},
+		{"Phase", "string", ".status.lastOperation.type", 1},
+		{"TTL", "integer", ".spec.ttlSecondsAfterFinished", 1},
+	}))
+
+	spec := version.Schema.OpenAPIV3Schema.Properties["spec"]
+	g.Expect(spec.Required).To(ConsistOf("config"))
+	ttl := spec.Properties["ttlSecondsAfterFinished"]
+	g.Expect(string(ttl.Default.Raw)).To(Equal("3600"))
+	g.Expect(*ttl.Minimum).To(BeEquivalentTo(1))
+	config := spec.Properties["config"]
+	g.Expect(*config.MinProperties).To(BeEquivalentTo(1))
+	g.Expect(*config.MaxProperties).To(BeEquivalentTo(1))
+	for name, prop := range map[string]apiextensionsv1.JSONSchemaProps{"config": config, "etcdName": spec.Properties["etcdName"], "ttlSecondsAfterFinished": ttl} {
+		g.Expect(prop.XValidations).To(ConsistOf(apiextensionsv1.ValidationRule{Rule: "self == oldSelf", Message: name + " is immutable"}), name)
+	}
+	snapshot := config.Properties["onDemandSnapshot"]
+	g.Expect(snapshot.Required).To(ConsistOf("type"))
+	g.Expect(snapshot.Properties["type"].Enum).To(HaveLen(2))
+	g.Expect(string(snapshot.Properties["timeoutSecondsDelta"].Default.Raw)).To(Equal("60"))
+	g.Expect(*snapshot.Properties["timeoutSecondsDelta"].Minimum).To(BeEquivalentTo(10))
+	g.Expect(string(snapshot.Properties["timeoutSecondsFull"].Default.Raw)).To(Equal("480"))
+	g.Expect(*snapshot.Properties["timeoutSecondsFull"].Minimum).To(BeEquivalentTo(120))
+	g.Expect(snapshot.XValidations).To(HaveLen(1))
+	g.Expect(snapshot.XValidations[0].Rule).To(Equal("self.type == 'delta' ? !has(self.isFinal) || self.isFinal == false : true"))
+
+	status := version.Schema.OpenAPIV3Schema.Properties["status"]
+	g.Expect(status.Properties).To(HaveKey("startedAt"))
+	g.Expect(status.Properties).To(HaveKey("lastTransitionTime"))
+	g.Expect(*status.Properties["lastErrors"].MaxItems).To(BeEquivalentTo(10))
+	g.Expect(status.Properties["state"].Enum).To(HaveLen(5))
+}

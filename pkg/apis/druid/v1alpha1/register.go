@@ -15,7 +15,7 @@ var SchemeGroupVersion = schema.GroupVersion{Group: GroupName, Version: "v1alpha
 var (
 	// SchemeBuilder collects the functions that register this package's types with a scheme.
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
-	// AddToScheme registers Etcd and EtcdCopyBackupsTask (and their lists) with a scheme, so that clients and
+	// AddToScheme registers Etcd, EtcdCopyBackupsTask and EtcdOpsTask (and their lists) with a scheme, so that clients and
 	// controllers can decode them.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
@@ -29,6 +29,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion,
 		&Etcd{}, &EtcdList{},
 		&EtcdCopyBackupsTask{}, &EtcdCopyBackupsTaskList{},
+		&EtcdOpsTask{}, &EtcdOpsTaskList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

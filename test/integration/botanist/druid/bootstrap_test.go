@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-etcd/gardener-etcd/cmd/gardener-etcd/app"
@@ -87,6 +88,14 @@ func TestBootstrapLifecycle(t *testing.T) {
 	etcd.Spec.Labels = map[string]string{"app": "etcd"}
 	etcd.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "etcd"}}
 	g.Expect(env.Client.Create(ctx, etcd)).To(Succeed())
+	// Created before the webhooks exist: no druid serves them here.
+	opsTask := &druidv1alpha1.EtcdOpsTask{
+		ObjectMeta: metav1.ObjectMeta{Namespace: etcdNamespace, Name: "snapshot"},
+		Spec: druidv1alpha1.EtcdOpsTaskSpec{EtcdName: ptr.To("etcd-main"), Config: druidv1alpha1.EtcdOpsTaskConfig{
+			OnDemandSnapshot: &druidv1alpha1.OnDemandSnapshotConfig{Type: druidv1alpha1.OnDemandSnapshotTypeFull},
+		}},
+	}
+	g.Expect(env.Client.Create(ctx, opsTask)).To(Succeed())
 
 	component := druid.New(env.Client, namespace, druid.Values{
 		Image: "registry.example:5000/etcd-druid:v1.2.3", EtcdWrapperImage: "example/etcd-wrapper:v1", BackupRestoreImage: "example/etcdbrctl:v1",
@@ -132,6 +141,7 @@ func TestBootstrapLifecycle(t *testing.T) {
 	var inUse *druid.InUseError
 	g.Expect(errors.As(err, &inUse)).To(BeTrue(), "error %v", err)
 	g.Expect(err.Error()).To(ContainSubstring("Etcd " + etcdNamespace + "/etcd-main"))
+	g.Expect(err.Error()).To(ContainSubstring("EtcdOpsTask " + etcdNamespace + "/snapshot"))
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(deploy), deploy)).To(Succeed())
 
 	// The CLI refuses the same way.
@@ -139,9 +149,16 @@ func TestBootstrapLifecycle(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("etcd-main")))
 	g.Expect(out).To(ContainSubstring("Delete every Etcd"))
 
-	// Without Etcds, Destroy removes druid, its secret and the CRDs.
+	// Without the Etcd, an EtcdOpsTask still holds druid: a finished one lives until druid deletes it after
+	// its TTL.
 	g.Expect(env.Client.Delete(ctx, etcd)).To(Succeed())
 	g.Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(etcd), etcd)) }, 10*time.Second, 100*time.Millisecond).Should(BeTrue())
+	err = component.Destroy(ctx)
+	g.Expect(errors.As(err, &inUse)).To(BeTrue(), "error %v", err)
+	g.Expect(inUse.Resources).To(Equal([]string{"EtcdOpsTask " + etcdNamespace + "/snapshot"}))
+
+	// Without Etcds and tasks, Destroy removes druid, its secret and the CRDs.
+	g.Expect(env.Client.Delete(ctx, opsTask)).To(Succeed())
 	out, err = gardenerEtcd(t, "seed", "destroy", "--namespace", namespace)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(out).To(ContainSubstring("removed"))

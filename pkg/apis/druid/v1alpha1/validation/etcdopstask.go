@@ -1,0 +1,83 @@
+package validation
+
+import (
+	"fmt"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+// ValidateEtcdOpsTask checks a task: the Etcd named, exactly one operation in spec.config, and that
+// operation one this druid runs (onDemandSnapshot) with values in the deployed schema's ranges. The CRD
+// schema says most of this too; the messages here name what to write instead.
+func ValidateEtcdOpsTask(task *druidv1alpha1.EtcdOpsTask) field.ErrorList {
+	spec := field.NewPath("spec")
+	var errs field.ErrorList
+
+	etcdName := spec.Child("etcdName")
+	switch {
+	case task.Spec.EtcdName == nil || *task.Spec.EtcdName == "":
+		errs = append(errs, field.Required(etcdName, "must name the Etcd (in the task's namespace) the task runs on"))
+	default:
+		for _, msg := range utilvalidation.IsDNS1123Subdomain(*task.Spec.EtcdName) {
+			errs = append(errs, field.Invalid(etcdName, *task.Spec.EtcdName, "must be the name of an Etcd: "+msg))
+		}
+	}
+
+	if ttl := task.Spec.TTLSecondsAfterFinished; ttl != nil && *ttl < 1 {
+		errs = append(errs, field.Invalid(spec.Child("ttlSecondsAfterFinished"), *ttl, "must be at least 1 (seconds a finished task is kept)"))
+	}
+
+	config := spec.Child("config")
+	set := 0
+	if task.Spec.Config.OnDemandSnapshot != nil {
+		set++
+	}
+	if task.Spec.Config.RecoverFromQuorumLoss != nil {
+		set++
+		errs = append(errs, field.Forbidden(config.Child("recoverFromQuorumLoss"),
+			"this etcd-druid runs only onDemandSnapshot tasks; it recovers a cluster from quorum loss by itself (see docs/compatibility.md)"))
+	}
+	switch {
+	case set == 0:
+		errs = append(errs, field.Required(config, "must set exactly one operation: onDemandSnapshot"))
+	case set > 1:
+		errs = append(errs, field.Invalid(config, "", "must set exactly one operation, not several"))
+	}
+	if s := task.Spec.Config.OnDemandSnapshot; s != nil {
+		errs = append(errs, validateOnDemandSnapshot(s, config.Child("onDemandSnapshot"))...)
+	}
+	return errs
+}
+
+func validateOnDemandSnapshot(s *druidv1alpha1.OnDemandSnapshotConfig, fld *field.Path) field.ErrorList {
+	errs := validateEnum(s.Type, fld.Child("type"), druidv1alpha1.OnDemandSnapshotTypeFull, druidv1alpha1.OnDemandSnapshotTypeDelta)
+	if s.Type == druidv1alpha1.OnDemandSnapshotTypeDelta && ptr.Deref(s.IsFinal, false) {
+		errs = append(errs, field.Invalid(fld.Child("isFinal"), true, "isFinal must be false (or omitted) when type is 'delta': only a full snapshot can be final"))
+	}
+	minimum := func(v *int32, least int32, name string) {
+		if v != nil && *v < least {
+			errs = append(errs, field.Invalid(fld.Child(name), *v, fmt.Sprintf("must be at least %d (seconds)", least)))
+		}
+	}
+	minimum(s.TimeoutSecondsDelta, druidv1alpha1.MinOnDemandSnapshotTimeoutDelta, "timeoutSecondsDelta")
+	minimum(s.TimeoutSecondsFull, druidv1alpha1.MinOnDemandSnapshotTimeoutFull, "timeoutSecondsFull")
+	return errs
+}
+
+// ValidateEtcdOpsTaskUpdate checks an update: the spec is immutable (as the deployed CRD's rules say for
+// config, etcdName and ttlSecondsAfterFinished), so only metadata and status may change.
+func ValidateEtcdOpsTaskUpdate(task, old *druidv1alpha1.EtcdOpsTask) field.ErrorList {
+	spec := field.NewPath("spec")
+	var errs field.ErrorList
+	if !apiequality.Semantic.DeepEqual(task.Spec.Config, old.Spec.Config) {
+		errs = append(errs, field.Forbidden(spec.Child("config"), "config is immutable: create a new task instead"))
+	}
+	errs = append(errs, validateImmutable(task.Spec.EtcdName, old.Spec.EtcdName, spec.Child("etcdName"))...)
+	errs = append(errs, validateImmutable(task.Spec.TTLSecondsAfterFinished, old.Spec.TTLSecondsAfterFinished, spec.Child("ttlSecondsAfterFinished"))...)
+	return errs
+}

@@ -1,0 +1,407 @@
+// Package etcdopstask is druid's EtcdOpsTask controller. It runs each task once, through the states of the
+// deployed API: a new task becomes Pending; admission checks its preconditions (a task druid runs, no other
+// unfinished task of the same Etcd, the Etcd exists, is ready, has a backup store and a client certificate
+// for the sidecar) and marks it Rejected when one fails; an admitted task is InProgress while the backup
+// leader's sidecar takes the snapshot (the same client, fullsnapshot.HTTP, druid asks for the snapshot
+// before hibernation with), then Succeeded or Failed. A finished task is deleted ttlSecondsAfterFinished
+// after its last transition (the reconcile is requeued for that moment; nothing sleeps).
+//
+// Only on-demand snapshots (full, final full, delta) run here; the deployed API's other task kinds are
+// rejected with ERR_UNSUPPORTED_TASK_TYPE.
+package etcdopstask
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1/validation"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
+)
+
+// Error codes in status.lastErrors. The first six are the deployed druid's; the rest are ours.
+const (
+	ErrDuplicateTask      druidv1alpha1.ErrorCode = "ERR_DUPLICATE_TASK"
+	ErrGetEtcd            druidv1alpha1.ErrorCode = "ERR_GET_ETCD"
+	ErrEtcdNotReady       druidv1alpha1.ErrorCode = "ERR_ETCD_NOT_READY"
+	ErrBackupNotEnabled   druidv1alpha1.ErrorCode = "ERR_BACKUP_NOT_ENABLED"
+	ErrExecuteHTTPRequest druidv1alpha1.ErrorCode = "ERR_EXECUTE_HTTP_REQUEST"
+	ErrCreateSnapshot     druidv1alpha1.ErrorCode = "ERR_CREATE_SNAPSHOT"
+	// ErrUnsupportedTaskType: a task kind of the deployed API this druid does not run.
+	ErrUnsupportedTaskType druidv1alpha1.ErrorCode = "ERR_UNSUPPORTED_TASK_TYPE"
+	// ErrInvalidTask: a task validation refuses (stored while the validation webhook was off).
+	ErrInvalidTask druidv1alpha1.ErrorCode = "ERR_INVALID_TASK"
+	// ErrNoClientCertificate: the Etcd's spec.backup.tls names no client certificate druid could present.
+	ErrNoClientCertificate druidv1alpha1.ErrorCode = "ERR_NO_CLIENT_CERTIFICATE"
+)
+
+// Reasons of the events on a task.
+const (
+	EventReasonRejected          = "EtcdOpsTaskRejected"
+	EventReasonSnapshotStarted   = "OnDemandSnapshotStarted"
+	EventReasonSnapshotSucceeded = "OnDemandSnapshotSucceeded"
+	EventReasonSnapshotFailed    = "OnDemandSnapshotFailed"
+)
+
+// DeployedFinalizer is the finalizer the deployed druid puts on the tasks it runs. This druid needs none
+// (an on-demand snapshot leaves nothing to clean up) but removes it from a task being deleted, so that
+// tasks a deployed druid left behind can go.
+const DeployedFinalizer = "etcd-druid.gardener.cloud/etcd-operator-task"
+
+// Snapshotter asks an Etcd's backup leader for a snapshot and returns the sidecar's answer
+// (fullsnapshot.HTTP).
+type Snapshotter interface {
+	Snapshot(ctx context.Context, etcd *druidv1alpha1.Etcd, req fullsnapshot.Request) ([]byte, error)
+}
+
+// Reconciler runs EtcdOpsTasks, one call per task.
+type Reconciler struct {
+	// Client writes the task's status and deletes finished tasks; Etcds are read through it.
+	Client client.Client
+	// Reader reads tasks from the apiserver: a reconcile must not act on a task state older than its own
+	// last write (a snapshot would be taken twice), nor miss a task just created for the same Etcd.
+	Reader    client.Reader
+	Recorder  events.EventRecorder
+	Snapshots Snapshotter
+	Clock     clock.PassiveClock
+	// RetryInterval is the wait before a request that did not reach the sidecar is sent again.
+	RetryInterval time.Duration
+}
+
+// Reconcile implements reconcile.Reconciler for EtcdOpsTasks.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	logger := log.FromContext(ctx).WithValues("task", req.NamespacedName)
+	ctx = log.IntoContext(ctx, logger)
+	task := &druidv1alpha1.EtcdOpsTask{}
+	if err := r.Reader.Get(ctx, req.NamespacedName, task); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !task.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.releaseDeployedFinalizer(ctx, task)
+	}
+	if task.IsFinished() {
+		return r.expire(ctx, task)
+	}
+	if task.Status.State == nil {
+		if err := r.update(ctx, task, func(s *druidv1alpha1.EtcdOpsTaskStatus) {
+			r.setState(s, druidv1alpha1.TaskStatePending)
+		}); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if *task.Status.State == druidv1alpha1.TaskStatePending {
+		admitted, err := r.admit(ctx, task)
+		if err != nil || !admitted {
+			return r.requeueForExpiry(task), err
+		}
+	}
+	return r.execute(ctx, task)
+}
+
+// admit checks the preconditions of a Pending task. A task that fails one is Rejected (admitted false,
+// no error); an error means the check itself failed and is retried.
+func (r *Reconciler) admit(ctx context.Context, task *druidv1alpha1.EtcdOpsTask) (bool, error) {
+	if err := r.update(ctx, task, func(s *druidv1alpha1.EtcdOpsTaskStatus) {
+		setOperation(s, druidv1alpha1.LastOperationTypeAdmit, druidv1alpha1.LastOperationStateInProgress, "checking the task's preconditions", runID(ctx), r.Clock.Now())
+	}); err != nil {
+		return false, err
+	}
+	reject := func(code druidv1alpha1.ErrorCode, etcd *druidv1alpha1.Etcd, format string, args ...any) (bool, error) {
+		message := fmt.Sprintf(format, args...)
+		log.FromContext(ctx).Info("Rejected EtcdOpsTask", "code", code, "reason", message)
+		err := r.update(ctx, task, func(s *druidv1alpha1.EtcdOpsTaskStatus) {
+			now := r.Clock.Now()
+			addError(s, code, message, now)
+			setOperation(s, druidv1alpha1.LastOperationTypeAdmit, druidv1alpha1.LastOperationStateFailed, message, runID(ctx), now)
+			r.setState(s, druidv1alpha1.TaskStateRejected)
+		})
+		if err == nil {
+			r.event(task, etcd, corev1.EventTypeWarning, EventReasonRejected, "Admit", "%s: %s", code, message)
+		}
+		return false, err
+	}
+
+	if errs := validation.ValidateEtcdOpsTask(task); len(errs) > 0 {
+		code := ErrInvalidTask
+		if task.Spec.Config.RecoverFromQuorumLoss != nil {
+			code = ErrUnsupportedTaskType
+		}
+		return reject(code, nil, "%s", errs.ToAggregate().Error())
+	}
+	if other, err := r.blockingTask(ctx, task); err != nil {
+		return false, err
+	} else if other != nil {
+		return reject(ErrDuplicateTask, nil, "EtcdOpsTask %s for Etcd %s/%s is not finished yet (state %s); one task per Etcd runs at a time, create this one again once it finished",
+			other.Name, task.Namespace, *task.Spec.EtcdName, stateOf(other))
+	}
+	etcd := &druidv1alpha1.Etcd{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: *task.Spec.EtcdName}, etcd); apierrors.IsNotFound(err) {
+		return reject(ErrGetEtcd, nil, "Etcd %s/%s does not exist", task.Namespace, *task.Spec.EtcdName)
+	} else if err != nil {
+		return false, fmt.Errorf("reading Etcd %s/%s: %w", task.Namespace, *task.Spec.EtcdName, err)
+	}
+	if etcd.Spec.Backup.Store == nil {
+		return reject(ErrBackupNotEnabled, etcd, "Etcd %s has no backup store (spec.backup.store): there is nothing to take a snapshot to", etcd.Name)
+	}
+	if reason := notReady(etcd); reason != "" {
+		return reject(ErrEtcdNotReady, etcd, "Etcd %s is not ready: %s", etcd.Name, reason)
+	}
+	if tls := etcd.Spec.Backup.TLS; tls == nil || tls.ClientTLSSecretRef.Name == "" {
+		return reject(ErrNoClientCertificate, etcd, "Etcd %s: %s", etcd.Name, fullsnapshot.ErrNoClientCertificate.Error())
+	}
+
+	snapshotConfig := task.Spec.Config.OnDemandSnapshot
+	if err := r.update(ctx, task, func(s *druidv1alpha1.EtcdOpsTaskStatus) {
+		now := r.Clock.Now()
+		setOperation(s, druidv1alpha1.LastOperationTypeExecution, druidv1alpha1.LastOperationStateInProgress,
+			fmt.Sprintf("taking %s of Etcd %s", describe(snapshotConfig), etcd.Name), runID(ctx), now)
+		r.setState(s, druidv1alpha1.TaskStateInProgress)
+	}); err != nil {
+		return false, err
+	}
+	r.event(task, etcd, corev1.EventTypeNormal, EventReasonSnapshotStarted, "Execute", "Taking %s of Etcd %s (timeout %s)", describe(snapshotConfig), etcd.Name, snapshotConfig.Timeout())
+	return true, nil
+}
+
+// blockingTask is an unfinished task of the same Etcd that goes first: one already InProgress, or one created
+// earlier (by creation time, then name). So of several tasks created together exactly one runs, whichever
+// of them is reconciled first.
+func (r *Reconciler) blockingTask(ctx context.Context, task *druidv1alpha1.EtcdOpsTask) (*druidv1alpha1.EtcdOpsTask, error) {
+	tasks := &druidv1alpha1.EtcdOpsTaskList{}
+	if err := r.Reader.List(ctx, tasks, client.InNamespace(task.Namespace)); err != nil {
+		return nil, fmt.Errorf("listing the EtcdOpsTasks of namespace %s: %w", task.Namespace, err)
+	}
+	for i := range tasks.Items {
+		other := &tasks.Items[i]
+		if other.UID == task.UID || ptr.Deref(other.Spec.EtcdName, "") != *task.Spec.EtcdName || other.IsFinished() || !other.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if stateOf(other) == druidv1alpha1.TaskStateInProgress || earlier(other, task) {
+			return other, nil
+		}
+	}
+	return nil, nil
+}
+
+func earlier(a, b *druidv1alpha1.EtcdOpsTask) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Name < b.Name
+}
+
+// notReady says why an Etcd cannot take a snapshot now, or "" when it can: it runs members
+// (spec.replicas > 0) and its status says ready (every member ready and rolled out).
+func notReady(etcd *druidv1alpha1.Etcd) string {
+	switch {
+	case etcd.Spec.Replicas == 0:
+		return "it is hibernated (spec.replicas is 0)"
+	case !ptr.Deref(etcd.Status.Ready, false):
+		if c := druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeReady); c != nil && c.Status != druidv1alpha1.ConditionTrue {
+			return fmt.Sprintf("condition Ready is %s (%s)", c.Status, c.Reason)
+		}
+		return "status.ready is not true"
+	}
+	return ""
+}
+
+// execute asks the sidecar for the snapshot of an InProgress task and records the outcome. A request
+// that did not reach the sidecar is retried after RetryInterval until the task's timeout (counted from
+// status.startedAt) is used up; an answer other than 200 fails the task at once.
+func (r *Reconciler) execute(ctx context.Context, task *druidv1alpha1.EtcdOpsTask) (ctrl.Result, error) {
+	config := task.Spec.Config.OnDemandSnapshot
+	fail := func(code druidv1alpha1.ErrorCode, etcd *druidv1alpha1.Etcd, message string) (ctrl.Result, error) {
+		log.FromContext(ctx).Info("EtcdOpsTask failed", "code", code, "reason", message)
+		if err := r.update(ctx, task, func(s *druidv1alpha1.EtcdOpsTaskStatus) {
+			now := r.Clock.Now()
+			addError(s, code, message, now)
+			setOperation(s, druidv1alpha1.LastOperationTypeExecution, druidv1alpha1.LastOperationStateFailed, message, runID(ctx), now)
+			r.setState(s, druidv1alpha1.TaskStateFailed)
+		}); err != nil {
+			return ctrl.Result{}, err
+		}
+		r.event(task, etcd, corev1.EventTypeWarning, EventReasonSnapshotFailed, "Execute", "%s: %s", code, message)
+		return r.requeueForExpiry(task), nil
+	}
+
+	if config == nil || task.Spec.EtcdName == nil {
+		return fail(ErrInvalidTask, nil, "the task names no Etcd or no onDemandSnapshot")
+	}
+	etcd := &druidv1alpha1.Etcd{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: *task.Spec.EtcdName}, etcd); apierrors.IsNotFound(err) {
+		return fail(ErrGetEtcd, nil, fmt.Sprintf("Etcd %s/%s was deleted before the snapshot was taken", task.Namespace, *task.Spec.EtcdName))
+	} else if err != nil {
+		return ctrl.Result{}, fmt.Errorf("reading Etcd %s/%s: %w", task.Namespace, *task.Spec.EtcdName, err)
+	}
+	druidv1alpha1.SetDefaults(etcd)
+
+	started := r.Clock.Now()
+	if task.Status.StartedAt != nil {
+		started = task.Status.StartedAt.Time
+	}
+	remaining := started.Add(config.Timeout()).Sub(r.Clock.Now())
+	if remaining <= 0 {
+		return fail(ErrExecuteHTTPRequest, etcd, fmt.Sprintf("%s was not taken within %s (timeout): %s", describe(config), config.Timeout(), lastErrorOf(task)))
+	}
+	kind := snapshot.KindFull
+	if config.Type == druidv1alpha1.OnDemandSnapshotTypeDelta {
+		kind = snapshot.KindIncr
+	}
+	body, err := r.Snapshots.Snapshot(ctx, etcd, fullsnapshot.Request{Kind: kind, Final: ptr.Deref(config.IsFinal, false), Timeout: remaining})
+	var answer *fullsnapshot.AnswerError
+	switch {
+	case errors.As(err, &answer):
+		return fail(ErrCreateSnapshot, etcd, fmt.Sprintf("the backup-restore sidecar did not take %s: %s", describe(config), err))
+	case err != nil:
+		if r.Clock.Now().Add(r.RetryInterval).After(started.Add(config.Timeout())) {
+			return fail(ErrExecuteHTTPRequest, etcd, fmt.Sprintf("%s was not taken within %s (timeout): %s", describe(config), config.Timeout(), err))
+		}
+		log.FromContext(ctx).Info("Snapshot request did not reach the sidecar; retrying", "error", err.Error(), "retryAfter", r.RetryInterval)
+		if uerr := r.update(ctx, task, func(s *druidv1alpha1.EtcdOpsTaskStatus) {
+			now := r.Clock.Now()
+			addError(s, ErrExecuteHTTPRequest, err.Error(), now)
+			setOperation(s, druidv1alpha1.LastOperationTypeExecution, druidv1alpha1.LastOperationStateInProgress,
+				fmt.Sprintf("retrying %s in %s: %s", describe(config), r.RetryInterval, err), runID(ctx), now)
+		}); uerr != nil {
+			return ctrl.Result{}, uerr
+		}
+		return ctrl.Result{RequeueAfter: r.RetryInterval}, nil
+	}
+
+	taken := fullsnapshot.ParseAny(body)
+	message := fmt.Sprintf("took %s", describe(config))
+	switch {
+	case taken != nil && taken.Name != nil:
+		message = fmt.Sprintf("took %s: %s (revision %d)", describe(config), *taken.Name, taken.EndRevision)
+	case taken != nil:
+		message = fmt.Sprintf("took %s at revision %d", describe(config), taken.EndRevision)
+	case strings.TrimSpace(string(body)) == "null":
+		message = "took no delta snapshot: nothing changed since the last snapshot"
+	}
+	if err := r.update(ctx, task, func(s *druidv1alpha1.EtcdOpsTaskStatus) {
+		s.Snapshot = taken
+		setOperation(s, druidv1alpha1.LastOperationTypeExecution, druidv1alpha1.LastOperationStateCompleted, message, runID(ctx), r.Clock.Now())
+		r.setState(s, druidv1alpha1.TaskStateSucceeded)
+	}); err != nil {
+		return ctrl.Result{}, err
+	}
+	log.FromContext(ctx).Info("EtcdOpsTask succeeded", "result", message)
+	r.event(task, etcd, corev1.EventTypeNormal, EventReasonSnapshotSucceeded, "Execute", "Etcd %s: %s", etcd.Name, message)
+	return r.requeueForExpiry(task), nil
+}
+
+// expire deletes a finished task whose TTL ran out, or requeues it for that moment.
+func (r *Reconciler) expire(ctx context.Context, task *druidv1alpha1.EtcdOpsTask) (ctrl.Result, error) {
+	if task.ExpiresAt().After(r.Clock.Now()) {
+		return r.requeueForExpiry(task), nil
+	}
+	log.FromContext(ctx).Info("Deleting finished EtcdOpsTask, its TTL ran out", "state", stateOf(task), "ttl", task.TTLAfterFinished())
+	err := r.Client.Delete(ctx, task, client.Preconditions{UID: &task.UID, ResourceVersion: &task.ResourceVersion})
+	return ctrl.Result{}, client.IgnoreNotFound(err)
+}
+
+// requeueForExpiry is the result that brings a finished task back when its TTL runs out (none for a task
+// that has not finished).
+func (r *Reconciler) requeueForExpiry(task *druidv1alpha1.EtcdOpsTask) ctrl.Result {
+	if !task.IsFinished() {
+		return ctrl.Result{}
+	}
+	return ctrl.Result{RequeueAfter: max(task.ExpiresAt().Sub(r.Clock.Now()), time.Millisecond)}
+}
+
+// releaseDeployedFinalizer removes the deployed druid's finalizer from a task being deleted.
+func (r *Reconciler) releaseDeployedFinalizer(ctx context.Context, task *druidv1alpha1.EtcdOpsTask) error {
+	if !controllerutil.ContainsFinalizer(task, DeployedFinalizer) {
+		return nil
+	}
+	before := task.DeepCopy()
+	controllerutil.RemoveFinalizer(task, DeployedFinalizer)
+	return client.IgnoreNotFound(r.Client.Patch(ctx, task, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
+}
+
+// update changes the task's status with mutate and writes it, failing on a conflict (the reconcile is then
+// retried on the newer task instead of acting on a stale one).
+func (r *Reconciler) update(ctx context.Context, task *druidv1alpha1.EtcdOpsTask, mutate func(*druidv1alpha1.EtcdOpsTaskStatus)) error {
+	before := task.DeepCopy()
+	mutate(&task.Status)
+	if err := r.Client.Status().Patch(ctx, task, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("writing the status of EtcdOpsTask %s: %w", task.Name, err)
+	}
+	return nil
+}
+
+func (r *Reconciler) setState(s *druidv1alpha1.EtcdOpsTaskStatus, state druidv1alpha1.TaskState) {
+	if s.State != nil && *s.State == state {
+		return
+	}
+	now := metav1.NewTime(r.Clock.Now())
+	if state == druidv1alpha1.TaskStateInProgress && s.StartedAt == nil {
+		s.StartedAt = &now
+	}
+	s.State = &state
+	s.LastTransitionTime = &now
+}
+
+func setOperation(s *druidv1alpha1.EtcdOpsTaskStatus, typ druidv1alpha1.LastOperationType, state druidv1alpha1.LastOperationState, description, runID string, now time.Time) {
+	s.LastOperation = &druidv1alpha1.LastOperation{Type: typ, State: state, Description: description, RunID: runID, LastUpdateTime: metav1.NewTime(now)}
+}
+
+// addError appends to status.lastErrors, keeping the newest MaxOpsTaskLastErrors.
+func addError(s *druidv1alpha1.EtcdOpsTaskStatus, code druidv1alpha1.ErrorCode, description string, now time.Time) {
+	s.LastErrors = append(s.LastErrors, druidv1alpha1.LastError{Code: code, Description: description, ObservedAt: metav1.NewTime(now)})
+	if n := len(s.LastErrors); n > druidv1alpha1.MaxOpsTaskLastErrors {
+		s.LastErrors = s.LastErrors[n-druidv1alpha1.MaxOpsTaskLastErrors:]
+	}
+}
+
+func lastErrorOf(task *druidv1alpha1.EtcdOpsTask) string {
+	if n := len(task.Status.LastErrors); n > 0 {
+		return task.Status.LastErrors[n-1].Description
+	}
+	return "no answer from the sidecar"
+}
+
+func stateOf(task *druidv1alpha1.EtcdOpsTask) druidv1alpha1.TaskState {
+	return ptr.Deref(task.Status.State, "")
+}
+
+// describe names the snapshot a task asks for, e.g. "a final full snapshot".
+func describe(c *druidv1alpha1.OnDemandSnapshotConfig) string {
+	switch {
+	case c.Type == druidv1alpha1.OnDemandSnapshotTypeDelta:
+		return "a delta snapshot"
+	case ptr.Deref(c.IsFinal, false):
+		return "a final full snapshot"
+	}
+	return "a full snapshot"
+}
+
+func runID(ctx context.Context) string {
+	return string(controller.ReconcileIDFromContext(ctx))
+}
+
+// event records an event on the task, related to its Etcd when there is one.
+func (r *Reconciler) event(task *druidv1alpha1.EtcdOpsTask, etcd *druidv1alpha1.Etcd, eventType, reason, action, note string, args ...any) {
+	var related runtime.Object
+	if etcd != nil {
+		related = etcd
+	}
+	r.Recorder.Eventf(task, related, eventType, reason, action, note, args...)
+}
