@@ -67,6 +67,16 @@ func TestOutcomeOfReadsTerminalConditionsOnly(t *testing.T) {
 	g.Expect(out).To(Equal(jobSucceeded))
 }
 
+// The reasons of LastSnapshotCompactionSucceeded that the deployed etcd-druid also writes keep its strings
+// (api/core/v1alpha1: FullSnapshotSuccessReason, FullSnapshotFailureReason, JobFailureReasonDeadlineExceeded),
+// so that either druid reads the condition the other wrote.
+func TestCompactionConditionReasonsMatchDeployed(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(ReasonFullSnapshotTaken).To(Equal("FullSnapshotTakenSuccessfully"))
+	g.Expect(ReasonFullSnapshotError).To(Equal("ErrorTriggeringFullSnapshot"))
+	g.Expect(batchv1.JobReasonDeadlineExceeded).To(Equal("DeadlineExceeded"))
+}
+
 func TestFullSnapshotReason(t *testing.T) {
 	g := NewWithT(t)
 	etcd := &druidv1alpha1.Etcd{Spec: druidv1alpha1.EtcdSpec{Replicas: 0}}
@@ -76,9 +86,9 @@ func TestFullSnapshotReason(t *testing.T) {
 	g.Expect(fullSnapshotReason(etcd, 1000, 1000)).To(Equal("1000 delta events since the last full snapshot reached triggerFullSnapshotThreshold 1000"))
 
 	for reason, want := range map[string]string{
-		"DeadlineExceeded":     "the last compaction Job exceeded its deadline with 10 delta events",
-		"BackoffLimitExceeded": "",
-		"FullSnapshotError":    "",
+		"DeadlineExceeded":            "the last compaction Job exceeded its deadline with 10 delta events",
+		"BackoffLimitExceeded":        "",
+		"ErrorTriggeringFullSnapshot": "",
 	} {
 		etcd.Status.Conditions = []druidv1alpha1.Condition{{Type: ConditionTypeLastSnapshotCompactionSucceeded, Status: druidv1alpha1.ConditionFalse, Reason: reason}}
 		g.Expect(fullSnapshotReason(etcd, 10, 1000)).To(Equal(want), reason)

@@ -53,8 +53,8 @@ const (
 	// replaced a compaction (the deployed druid's reason).
 	ReasonFullSnapshotTaken = "FullSnapshotTakenSuccessfully"
 	// ReasonFullSnapshotError is the reason of a False condition when requesting that full snapshot failed
-	// (the deployed druid's reason).
-	ReasonFullSnapshotError = "FullSnapshotError"
+	// (the deployed druid's reason, FullSnapshotFailureReason in its API).
+	ReasonFullSnapshotError = "ErrorTriggeringFullSnapshot"
 	// EventReasonFullSnapshotTaken is a Normal event when a full snapshot replaced a compaction.
 	EventReasonFullSnapshotTaken = ReasonFullSnapshotTaken
 	// EventReasonFullSnapshotFailed is a Warning event when requesting that full snapshot failed.

@@ -111,7 +111,7 @@ func TestFailedFullSnapshotRequestIsRecordedAndRetried(t *testing.T) {
 
 	g.Eventually(compactionCondition(etcd)).WithTimeout(timeout).WithPolling(poll).Should(And(
 		HaveField("Status", druidv1alpha1.ConditionFalse),
-		HaveField("Reason", "FullSnapshotError"),
+		HaveField("Reason", "ErrorTriggeringFullSnapshot"),
 		HaveField("Message", ContainSubstring("503")),
 	))
 	g.Eventually(eventReasons(ns, etcd.Name)).WithTimeout(timeout).WithPolling(poll).Should(ContainElement("FullSnapshotFailed"))
