@@ -79,11 +79,34 @@ func (m *Metrics) succeeded(snap *snapshot.Snapshot, size int64, took time.Durat
 	m.mu.Lock()
 	m.failingSince = time.Time{}
 	m.mu.Unlock()
-	m.latestRevision.WithLabelValues(kind).Set(float64(snap.LastRevision))
-	m.latestTime.WithLabelValues(kind).Set(float64(snap.CreatedOn.Unix()))
+	m.latest(snap)
 	m.duration.WithLabelValues(kind, "true").Observe(took.Seconds())
 	m.bytes.WithLabelValues(kind).Add(float64(size))
 	m.latestDeltas.stored(snap)
+}
+
+// latest records snap as the newest snapshot of its kind.
+func (m *Metrics) latest(snap *snapshot.Snapshot) {
+	kind := string(snap.Kind)
+	m.latestRevision.WithLabelValues(kind).Set(float64(snap.LastRevision))
+	m.latestTime.WithLabelValues(kind).Set(float64(snap.CreatedOn.Unix()))
+}
+
+// resumed records the stream a new term continues: its full snapshot and its newest delta (the full
+// snapshot's revision and time while it has none, as the deployed sidecar reports it) are the latest
+// snapshots from the start. Without them the age of the latest backup has no series until an upload
+// succeeds, and Gardener's backup alerts, which compute that age, could not fire for a leader whose
+// uploads fail right after a restart.
+func (m *Metrics) resumed(full *snapshot.Snapshot, deltas []*snapshot.Snapshot) {
+	m.latest(full)
+	incr := string(snapshot.KindIncr)
+	if n := len(deltas); n > 0 {
+		m.latest(deltas[n-1])
+	} else {
+		m.latestRevision.WithLabelValues(incr).Set(float64(full.LastRevision))
+		m.latestTime.WithLabelValues(incr).Set(float64(full.CreatedOn.Unix()))
+	}
+	m.latestDeltas.resumed(deltas)
 }
 
 // pending records which kinds of snapshot are behind etcd. Gardener's backup alerts add it to the age of

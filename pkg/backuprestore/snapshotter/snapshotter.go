@@ -154,7 +154,7 @@ func (s *Snapshotter) resume(ctx context.Context) error {
 	if err == nil && stream.Full != nil {
 		s.setStoredFull(stream.Full.LastRevision)
 		s.setStored(stream.LastRevision())
-		s.metrics.latestDeltas.resumed(stream.Deltas)
+		s.metrics.resumed(stream.Full, stream.Deltas)
 		s.log.Info("Continuing backups from the store", "revision", stream.LastRevision(), "snapshot", stream.Full.SnapName)
 		return nil
 	}
