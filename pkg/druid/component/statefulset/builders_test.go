@@ -2,6 +2,7 @@ package statefulset
 
 import (
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -56,7 +57,26 @@ func TestSidecarArgsWithoutStoreHaveNoSnapshotFlags(t *testing.T) {
 		"--service-endpoints=http://etcd-events-client.ns.svc:2379",
 		"--server-port=8080",
 		"--insecure-transport=true",
+		"--etcd-defrag-timeout=15m0s",
+		"--etcd-snapshot-timeout=15m0s",
 	}))
+}
+
+// The sidecar's timeouts, leader election and profiling are passed as the deployed druid passes them: the
+// timeouts always (the API defaults them), the others when set.
+func TestSidecarArgsCarryTheSpecsTimeoutsAndLeaderElection(t *testing.T) {
+	g := NewWithT(t)
+	e := newEtcd(func(e *druidv1alpha1.Etcd) {
+		e.Spec.Etcd.EtcdDefragTimeout = &metav1.Duration{Duration: 15 * time.Minute}
+		e.Spec.Backup.EtcdSnapshotTimeout = &metav1.Duration{Duration: 10 * time.Minute}
+		e.Spec.Backup.LeaderElection = &druidv1alpha1.LeaderElectionSpec{
+			ReelectionPeriod: &metav1.Duration{Duration: 5 * time.Second}, EtcdConnectionTimeout: &metav1.Duration{Duration: 3 * time.Second}}
+		e.Spec.Backup.EnableProfiling = ptr.To(true)
+	})
+	g.Expect(BackupRestoreArgs(e)).To(ContainElements("--etcd-defrag-timeout=15m0s", "--etcd-snapshot-timeout=10m0s",
+		"--reelection-period=5s", "--etcd-connection-timeout-leader-election=3s", "--enable-profiling=true"))
+	e.Spec.Backup.EnableProfiling = ptr.To(false)
+	g.Expect(BackupRestoreArgs(e)).NotTo(ContainElement(HavePrefix("--enable-profiling")))
 }
 
 func TestProviderAliasesAreCanonicalized(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // BackupRestoreArgs are the arguments of `etcdbrctl server` derived from the spec, with the flags of
@@ -46,7 +47,30 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd) []string {
 	if s := spec.Etcd.DefragmentationSchedule; s != nil && *s != "" {
 		args = append(args, "--defragmentation-schedule="+*s)
 	}
+	args = append(args, tuningArgs(etcd)...)
 	return append(args, storeArgs(etcd)...)
+}
+
+// tuningArgs are the sidecar's timeouts, leader election and profiling, as the deployed druid passes them:
+// each when the spec sets it (the API defaults both timeouts to 15m, the deployed sidecar's values; ours
+// would otherwise bound a member's defragmentation at 8m).
+func tuningArgs(etcd *druidv1alpha1.Etcd) []string {
+	var args []string
+	duration := func(flag string, d *metav1.Duration) {
+		if d != nil {
+			args = append(args, "--"+flag+"="+d.Duration.String())
+		}
+	}
+	duration("etcd-defrag-timeout", etcd.Spec.Etcd.EtcdDefragTimeout)
+	duration("etcd-snapshot-timeout", etcd.Spec.Backup.EtcdSnapshotTimeout)
+	if le := etcd.Spec.Backup.LeaderElection; le != nil {
+		duration("reelection-period", le.ReelectionPeriod)
+		duration("etcd-connection-timeout-leader-election", le.EtcdConnectionTimeout)
+	}
+	if p := etcd.Spec.Backup.EnableProfiling; p != nil && *p {
+		args = append(args, "--enable-profiling=true")
+	}
+	return args
 }
 
 // storeArgs are the snapshot and store flags; without a store the sidecar takes no snapshots and renews no
