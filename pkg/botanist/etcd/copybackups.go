@@ -46,7 +46,9 @@ func CopyBackupsTaskName(etcdName string) string { return etcdName + "-copy-back
 // CopyBackups copies the main etcd's backups from the source store into the store of the BackupConfig, as the
 // restore phase of a control-plane migration does before the etcd is deployed on the destination seed: an
 // EtcdCopyBackupsTask that waits for the source's final full snapshot, run by druid, waited for, then
-// deleted. The Etcd then starts from an empty volume and restores what the copy brought over.
+// deleted. The Etcd deployed next restores what the copy brought over (its sidecar takes the store's newest
+// full snapshot by revision, so older snapshots the target prefix may still hold from an earlier stay of the
+// shoot on this seed do not count).
 //
 // Nothing is copied once the Etcd exists: it was deployed after a completed copy (a retried restore flow),
 // and from then on its own backups are the newer ones — a second copy could only mix the source's older
