@@ -59,7 +59,7 @@ func resolveArgs(t *testing.T, args ...string) (Config, error) {
 // defaultsWithImages is what a run without file and with only the image flags resolves to.
 func defaultsWithImages() Config {
 	c := DefaultConfig()
-	c.Etcd.Images = config.Images{EtcdWrapper: "wrapper:v1", BackupRestore: "brctl:v1"}
+	c.Etcd.Images.EtcdWrapper, c.Etcd.Images.BackupRestore = "wrapper:v1", "brctl:v1"
 	c.complete()
 	return c
 }

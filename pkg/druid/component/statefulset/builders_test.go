@@ -11,6 +11,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 )
 
 func newEtcd(customize ...func(*druidv1alpha1.Etcd)) *druidv1alpha1.Etcd {
@@ -46,7 +47,7 @@ func TestPeerTLSVolumesUpToDate(t *testing.T) {
 
 func TestSidecarArgsWithoutStoreHaveNoSnapshotFlags(t *testing.T) {
 	g := NewWithT(t)
-	args := BackupRestoreArgs(newEtcd())
+	args := BackupRestoreArgs(newEtcd(), imagecaps.AllOurs.BackupRestore)
 	g.Expect(args).To(Equal([]string{
 		"server",
 		"--enable-member-lease-renewal=true",
@@ -67,7 +68,7 @@ func TestProviderAliasesAreCanonicalized(t *testing.T) {
 		e := newEtcd(func(e *druidv1alpha1.Etcd) {
 			e.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p", Provider: ptr.To(alias)}
 		})
-		g.Expect(BackupRestoreArgs(e)).To(ContainElement("--storage-provider="+canonical), "alias %s", alias)
+		g.Expect(BackupRestoreArgs(e, imagecaps.AllOurs.BackupRestore)).To(ContainElement("--storage-provider="+canonical), "alias %s", alias)
 	}
 }
 
@@ -76,7 +77,7 @@ func TestGCSCredentialsPointAtTheServiceAccountFile(t *testing.T) {
 	e := newEtcd(func(e *druidv1alpha1.Etcd) {
 		e.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p", Provider: ptr.To(druidv1alpha1.StorageProviderGCP), SecretRef: &corev1.SecretReference{Name: "b"}}
 	})
-	c := backupRestoreContainer(e, "img")
+	c := backupRestoreContainer(e, "img", imagecaps.AllOurs.BackupRestore)
 	g.Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "GOOGLE_APPLICATION_CREDENTIALS", Value: "/var/etcd-backup/serviceaccount.json"}))
 }
 
@@ -91,7 +92,7 @@ func TestECSCredentialsAreVariablesFromTheSecret(t *testing.T) {
 		return corev1.EnvVar{Name: env, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: "b"}, Key: key, Optional: ptr.To(optional)}}}
 	}
-	c := backupRestoreContainer(e, "img")
+	c := backupRestoreContainer(e, "img", imagecaps.AllOurs.BackupRestore)
 	g.Expect(c.Env).To(ContainElements(
 		fromSecret("ECS_ENDPOINT", "endpoint", false),
 		fromSecret("ECS_ACCESS_KEY_ID", "accessKeyID", false),
@@ -110,7 +111,7 @@ func TestExponentialGCPassesNoMaxBackups(t *testing.T) {
 		e.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p", Provider: ptr.To(druidv1alpha1.StorageProviderS3)}
 		e.Spec.Backup.GarbageCollectionPolicy = ptr.To(druidv1alpha1.GarbageCollectionPolicyExponential)
 	})
-	args := BackupRestoreArgs(e)
+	args := BackupRestoreArgs(e, imagecaps.AllOurs.BackupRestore)
 	g.Expect(args).To(ContainElement("--garbage-collection-policy=Exponential"))
 	g.Expect(args).NotTo(ContainElement(HavePrefix("--max-backups")))
 }

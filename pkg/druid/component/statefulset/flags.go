@@ -6,13 +6,16 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // BackupRestoreArgs are the arguments of `etcdbrctl server` derived from the spec, with the flags of
 // shared/reference/backup-restore.md. Optional settings are only passed when set, so that the sidecar's own
-// defaults apply otherwise. The order is fixed, which keeps the pod template stable.
-func BackupRestoreArgs(etcd *druidv1alpha1.Etcd) []string {
+// defaults apply otherwise. The order is fixed, which keeps the pod template stable. caps switch the flags
+// that the image's etcdbrctl does not take, or needs besides ours (imagecaps.BackupRestore); for our
+// image the arguments are the same as before capabilities existed, so no member rolls.
+func BackupRestoreArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []string {
 	spec := etcd.Spec
 	clientScheme := etcdpod.Scheme(spec.Etcd.ClientUrlTLS != nil)
 	args := []string{
@@ -25,9 +28,12 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd) []string {
 		fmt.Sprintf("--server-port=%d", *spec.Backup.Port),
 	}
 	if tls := spec.Etcd.ClientUrlTLS; tls != nil {
-		args = append(args,
-			"--insecure-transport=false",
-			"--cacert="+etcdpod.ClientCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
+		args = append(args, "--insecure-transport=false")
+		if caps.DeployedDefaults {
+			// The deployed sidecar's default is true: it would not verify etcd's server certificate.
+			args = append(args, "--insecure-skip-tls-verify=false")
+		}
+		args = append(args, "--cacert="+etcdpod.ClientCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
 		if tls.ClientTLSSecretRef.Name != "" {
 			args = append(args,
 				"--cert="+etcdpod.ClientTLSMountPath+"/"+etcdpod.TLSCertKey,
@@ -40,13 +46,50 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd) []string {
 		// The CA also verifies the backup leader's sidecar when this one forwards a snapshot request to it.
 		args = append(args,
 			"--server-cert="+etcdpod.BackupServerTLSMountPath+"/"+etcdpod.TLSCertKey,
-			"--server-key="+etcdpod.BackupServerTLSMountPath+"/"+etcdpod.TLSKeyKey,
-			"--server-cacert="+etcdpod.BackupCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
+			"--server-key="+etcdpod.BackupServerTLSMountPath+"/"+etcdpod.TLSKeyKey)
+		if caps.ServerCACert {
+			args = append(args, "--server-cacert="+etcdpod.BackupCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
+		}
 	}
 	if s := spec.Etcd.DefragmentationSchedule; s != nil && *s != "" {
 		args = append(args, "--defragmentation-schedule="+*s)
 	}
-	return append(args, storeArgs(etcd)...)
+	args = append(args, storeArgs(etcd)...)
+	if caps.DeployedDefaults {
+		args = append(args, deployedSidecarArgs(etcd)...)
+	}
+	return args
+}
+
+// Directories of the deployed sidecar on the data volume, as the deployed druid passes them: its defaults
+// (a path relative to the working directory, /tmp) are not meant for a read-only root file system.
+const (
+	deployedRestorationTempDir = etcdpod.DataVolumeMountPath + "/restoration.temp"
+	deployedSnapstoreTempDir   = etcdpod.DataVolumeMountPath + "/temp"
+)
+
+// deployedSidecarArgs are the flags the deployed sidecar needs besides ours, with the values the deployed
+// druid passes: run under etcd-wrapper, temporary directories on the data volume, and the restorer's
+// embedded etcd with the member's quota and auto-compaction (our sidecar restores without one and ignores
+// all of them).
+func deployedSidecarArgs(etcd *druidv1alpha1.Etcd) []string {
+	args := []string{
+		"--use-etcd-wrapper=true",
+		"--restoration-temp-snapshots-dir=" + deployedRestorationTempDir,
+		"--snapstore-temp-directory=" + deployedSnapstoreTempDir,
+	}
+	if q := etcd.Spec.Etcd.Quota; q != nil {
+		args = append(args, "--embedded-etcd-quota-bytes="+strconv.FormatInt(q.Value(), 10))
+	}
+	if shared := etcd.Spec.SharedConfig; shared != nil {
+		if shared.AutoCompactionMode != nil {
+			args = append(args, "--auto-compaction-mode="+string(*shared.AutoCompactionMode))
+		}
+		if shared.AutoCompactionRetention != nil {
+			args = append(args, "--auto-compaction-retention="+*shared.AutoCompactionRetention)
+		}
+	}
+	return args
 }
 
 // storeArgs are the snapshot and store flags; without a store the sidecar takes no snapshots and renews no
@@ -89,8 +132,9 @@ func storeArgs(etcd *druidv1alpha1.Etcd) []string {
 
 // EtcdWrapperArgs are the arguments of the etcd wrapper (container `etcd`): where to reach the sidecar
 // (through the hostAlias, with its CA when the sidecar serves TLS), the name etcd's certificate is valid
-// for, the client certificate for its own health checks, and the port of /readyz and /stop.
-func EtcdWrapperArgs(etcd *druidv1alpha1.Etcd) []string {
+// for, the client certificate for its own health checks, and the port of /readyz and /stop. caps add the
+// client port for a deployed wrapper, whose readiness check dials that port rather than etcd's client URL.
+func EtcdWrapperArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.EtcdWrapper) []string {
 	spec := etcd.Spec
 	args := []string{
 		"start-etcd",
@@ -109,6 +153,9 @@ func EtcdWrapperArgs(etcd *druidv1alpha1.Etcd) []string {
 			"--backup-restore-ca-cert-bundle-path="+etcdpod.BackupCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
 	} else {
 		args = append(args, "--backup-restore-tls-enabled=false")
+	}
+	if caps.ClientPortFlag {
+		args = append(args, fmt.Sprintf("--etcd-client-port=%d", *spec.Etcd.ClientPort))
 	}
 	return args
 }
