@@ -6,6 +6,7 @@
 package imagecaps
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -60,17 +61,18 @@ func (c *Config) Default() {
 	}
 }
 
-// Validate refuses an unknown mode and a pattern that does not compile.
+// Validate refuses an unknown mode and a pattern that does not compile, naming both at once.
 func (c Config) Validate() error {
+	var errs []error
 	switch c.Mode {
 	case ModeAuto, ModeOurs, ModeDeployed, "":
 	default:
-		return fmt.Errorf("image compatibility: mode must be one of %q, %q, %q, got %q", ModeAuto, ModeOurs, ModeDeployed, c.Mode)
+		errs = append(errs, fmt.Errorf("image compatibility: mode must be one of %q, %q, %q, got %q", ModeAuto, ModeOurs, ModeDeployed, c.Mode))
 	}
 	if _, err := regexp.Compile(c.pattern()); err != nil {
-		return fmt.Errorf("image compatibility: deployed repositories: %w", err)
+		errs = append(errs, fmt.Errorf("image compatibility: deployed repositories: %w", err))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func (c Config) pattern() string {
