@@ -11,6 +11,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 	"github.com/gardener-etcd/gardener-etcd/pkg/wrapper"
 )
 
@@ -31,7 +32,7 @@ func TestAcceptsTheArgumentsDruidGenerates(t *testing.T) {
 			got = o
 			return o.Validate()
 		})
-		args := statefulset.EtcdWrapperArgs(e)
+		args := statefulset.EtcdWrapperArgs(e, imagecaps.AllOurs.EtcdWrapper)
 		g.Expect(args[0]).To(Equal("start-etcd"))
 		cmd.SetArgs(args[1:])
 		g.Expect(cmd.ExecuteContext(t.Context())).To(Succeed())

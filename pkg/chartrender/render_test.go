@@ -23,6 +23,7 @@ import (
 	extapp "github.com/gardener-etcd/gardener-etcd/cmd/gardener-extension-backup/app"
 	"github.com/gardener-etcd/gardener-etcd/pkg/chartrender"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/networkpolicy"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/ensureetcd"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/etcdvalidation"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/protection"
@@ -120,6 +121,7 @@ func TestDruidDefaults(t *testing.T) {
 	g.Expect(cfg.Webhooks.Enabled).To(BeTrue())
 	g.Expect(cfg.LeaderElection).To(BeTrue(), "the replicas elect one leader")
 	g.Expect(cfg.Etcd.LocalBackup.AllowedHostPaths).To(BeNil(), "druid's default directory")
+	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeAuto, DeployedRepositories: imagecaps.DefaultDeployedRepositories}))
 	g.Expect(cfg.Webhooks.ReconcilerServiceAccount).To(Equal("system:serviceaccount:garden:etcd-druid"))
 	g.Expect(*pod.SecurityContext.RunAsUser).To(Equal(int64(65532)))
 	g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
@@ -163,6 +165,7 @@ func TestDruidVariant(t *testing.T) {
 		"podDisruptionBudget": map[string]any{"enabled": false},
 		"image":               map[string]any{"tag": "v9.9.9"},
 		"localBackup":         map[string]any{"allowedHostPaths": []any{"/srv/a", "/srv/b"}},
+		"images":              map[string]any{"compatibility": "deployed", "deployedRepositories": `^mirror\.example/gardener/`},
 	})
 	g.Expect(kinds(objs)).To(Equal([]string{"ClusterRole/druid", "ClusterRoleBinding/druid", "Deployment/druid", "Service/druid", "ServiceAccount/druid"}))
 	deploy := find[appsv1.Deployment](t, objs, "Deployment", "druid")
@@ -181,6 +184,7 @@ func TestDruidVariant(t *testing.T) {
 	g.Expect(cfg.Etcd.EnableEtcdSpecAutoReconcile).To(BeTrue())
 	g.Expect(cfg.Webhooks.Enabled).To(BeFalse())
 	g.Expect(cfg.Etcd.LocalBackup.AllowedHostPaths).To(Equal([]string{"/srv/a", "/srv/b"}))
+	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeDeployed, DeployedRepositories: `^mirror\.example/gardener/`}))
 }
 
 // TestDruidMonitoring: monitoring on adds the two ServiceMonitors and the PrometheusRule, whose spec is

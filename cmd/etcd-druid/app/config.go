@@ -166,6 +166,8 @@ func (c *Config) complete() {
 	if c.CopyBackupsTask.BackupRestoreImage == "" {
 		c.CopyBackupsTask.BackupRestoreImage = c.Etcd.Images.BackupRestore
 	}
+	// One setting of which images are ours for every pod druid renders etcdbrctl into.
+	c.Compaction.ImageCompatibility = c.Etcd.Images.Compatibility
 	// One limit for every pod druid mounts a Local store into.
 	c.Compaction.LocalBackup = c.Etcd.LocalBackup
 	c.CopyBackupsTask.LocalBackup = c.Etcd.LocalBackup

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 )
 
 // header starts every test file: the deployed binary's apiVersion.
@@ -59,7 +60,7 @@ func resolveArgs(t *testing.T, args ...string) (Config, error) {
 // defaultsWithImages is what a run without file and with only the image flags resolves to.
 func defaultsWithImages() Config {
 	c := DefaultConfig()
-	c.Etcd.Images = config.Images{EtcdWrapper: "wrapper:v1", BackupRestore: "brctl:v1"}
+	c.Etcd.Images.EtcdWrapper, c.Etcd.Images.BackupRestore = "wrapper:v1", "brctl:v1"
 	c.complete()
 	return c
 }
@@ -369,4 +370,24 @@ func TestEtcdOpsTaskConfig(t *testing.T) {
 
 	cfg.EtcdOpsTask.Workers = -1
 	g.Expect(cfg.Validate()).To(MatchError(ContainSubstring("etcd-ops-task controller: workers must be at least 1")))
+}
+
+// The image compatibility setting: auto with Gardener's repositories by default; the flags force a kind
+// or name other repositories, and the compaction controller gets the same setting as the Etcd controller.
+func TestImageCompatibilityFlags(t *testing.T) {
+	g := NewWithT(t)
+	cfg, err := resolve(t, "", images...)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeAuto, DeployedRepositories: imagecaps.DefaultDeployedRepositories}))
+	g.Expect(cfg.Compaction.ImageCompatibility).To(Equal(cfg.Etcd.Images.Compatibility))
+
+	cfg, err = resolve(t, "", append([]string{"--image-compatibility=deployed", `--deployed-image-repositories=^mirror\.example/`}, images...)...)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.Validate()).To(Succeed())
+	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeDeployed, DeployedRepositories: `^mirror\.example/`}))
+	g.Expect(cfg.Compaction.ImageCompatibility.KindOf("brctl:v1")).To(Equal(imagecaps.Deployed))
+
+	cfg, err = resolve(t, "", append([]string{"--image-compatibility=sometimes", "--deployed-image-repositories=(x"}, images...)...)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.Validate()).To(MatchError(And(ContainSubstring(`got "sometimes"`), ContainSubstring("deployed repositories"))))
 }

@@ -34,6 +34,10 @@ func bindFlags(fs *pflag.FlagSet, c *Config) {
 		"how long a member stays Unknown before it is NotReady; also the grace period before druid acts on a NotReady member")
 	fs.StringVar(&e.Images.EtcdWrapper, "etcd-wrapper-image", e.Images.EtcdWrapper, "image of the etcd container (etcd-wrapper)")
 	fs.StringVar(&e.Images.BackupRestore, "backup-restore-image", e.Images.BackupRestore, "image of the backup-restore container and of the compaction and copy Jobs")
+	fs.StringVar((*string)(&e.Images.Compatibility.Mode), "image-compatibility", string(e.Images.Compatibility.Mode),
+		`whose binaries the etcdbrctl and etcd-wrapper images run, which decides the flags and probes druid renders for them: "ours", "deployed" (Gardener's etcd-backup-restore and etcd-wrapper) or "auto" (by repository, see --deployed-image-repositories)`)
+	fs.StringVar(&e.Images.Compatibility.DeployedRepositories, "deployed-image-repositories", e.Images.Compatibility.DeployedRepositories,
+		"regular expression over an image's repository (without tag and digest) that makes it a deployed image under --image-compatibility=auto")
 	fs.StringSliceVar(&e.LocalBackup.AllowedHostPaths, "local-backup-allowed-host-paths", e.LocalBackup.AllowedHostPaths,
 		"node directories a Local backup store's hostPath may name, with everything below them (default "+config.DefaultLocalBackupHostPath+"; empty refuses the Local provider)")
 

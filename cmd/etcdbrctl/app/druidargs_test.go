@@ -18,6 +18,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/compaction"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/copybackupstask"
 	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
@@ -62,7 +63,7 @@ func TestCompactAcceptsDruidJobArgs(t *testing.T) {
 	etcd.Spec.Backup.SnapshotCompression = &druidv1alpha1.CompressionSpec{Enabled: ptr.To(true), Policy: ptr.To(druidv1alpha1.ZlibCompression)}
 	etcd.Spec.Backup.EtcdSnapshotTimeout = &metav1.Duration{Duration: 7 * time.Minute}
 	etcd.Spec.Etcd.EtcdDefragTimeout = &metav1.Duration{Duration: 9 * time.Minute}
-	args := compaction.CompactArgs(etcd)
+	args := compaction.CompactArgs(etcd, imagecaps.AllOurs.BackupRestore)
 	setEnv(t, statefulset.StoreCredentialsEnv(etcd.Spec.Backup.Store, etcdpod.BackupSecretMountPath, ""))
 	t.Setenv("POD_NAMESPACE", etcd.Namespace)
 	t.Setenv("KUBECONFIG", writeKubeconfig(t))

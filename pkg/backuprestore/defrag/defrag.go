@@ -14,8 +14,9 @@ import (
 	"go.uber.org/zap"
 )
 
-// DefaultTimeout bounds the defragmentation of one member (etcdDefragTimeout).
-const DefaultTimeout = 8 * time.Minute
+// DefaultTimeout bounds the defragmentation of one member (etcdDefragTimeout): 15m, the deployed sidecar's
+// default and the Etcd API's, so that druid passes the flag only for a value someone chose.
+const DefaultTimeout = 15 * time.Minute
 
 // ErrUnhealthy means the run was skipped (or stopped) because the cluster was not fully healthy.
 var ErrUnhealthy = errors.New("cluster not healthy, defragmentation postponed")

@@ -15,6 +15,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 )
 
 func etcdSpec(customize func(*druidv1alpha1.Etcd)) *druidv1alpha1.Etcd {
@@ -123,7 +124,7 @@ func TestAcceptsTheArgumentsDruidGenerates(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
-			o, err := parse(t, statefulset.BackupRestoreArgs(tc.etcd))
+			o, err := parse(t, statefulset.BackupRestoreArgs(tc.etcd, imagecaps.AllOurs.BackupRestore))
 			g.Expect(err).NotTo(HaveOccurred())
 			tc.check(g, o)
 		})

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 )
 
 // Defaults of the compaction controller.
@@ -39,6 +41,9 @@ type CompactionController struct {
 	Workers int
 	// BackupRestoreImage runs `etcdbrctl compact` unless an Etcd pins spec.backup.image.
 	BackupRestoreImage string
+	// ImageCompatibility tells whether the Job's image runs our etcdbrctl or the deployed one (the Etcd
+	// controller's setting, Images.Compatibility).
+	ImageCompatibility imagecaps.Config
 	// LocalBackup limits the node directories a Local store may mount.
 	LocalBackup LocalBackup
 	// EventsThreshold is the default of spec.backup.snapshotCompaction.eventsThreshold.

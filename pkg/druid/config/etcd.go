@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 )
 
 // Defaults of the Etcd controller (shared/reference/druid-components.md, seed 002).
@@ -28,6 +30,9 @@ type Images struct {
 	EtcdWrapper string
 	// BackupRestore is the image of the `backup-restore` container (etcdbrctl).
 	BackupRestore string
+	// Compatibility tells, per image (these or an Etcd's own), whether it runs our binaries or the
+	// deployed Gardener ones, which decides the flags and probes druid renders for it.
+	Compatibility imagecaps.Config
 }
 
 // EtcdController configures druid's Etcd controller (spec, status and deletion flows).
@@ -67,6 +72,7 @@ func (c *EtcdController) Default() {
 	if c.EtcdMemberNotReadyThreshold == 0 {
 		c.EtcdMemberNotReadyThreshold = DefaultEtcdMemberNotReadyThreshold
 	}
+	c.Images.Compatibility.Default()
 }
 
 // Validate rejects a configuration the controller cannot run with, naming every offending field at once,
@@ -91,6 +97,6 @@ func (c EtcdController) Validate() error {
 	if c.Images.BackupRestore == "" {
 		errs = append(errs, errors.New("etcd controller: images.backupRestore must be set"))
 	}
-	errs = append(errs, c.LocalBackup.Validate())
+	errs = append(errs, c.Images.Compatibility.Validate(), c.LocalBackup.Validate())
 	return errors.Join(errs...)
 }

@@ -12,6 +12,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 )
 
 func newEtcd(customize ...func(*druidv1alpha1.Etcd)) *druidv1alpha1.Etcd {
@@ -47,7 +48,7 @@ func TestPeerTLSVolumesUpToDate(t *testing.T) {
 
 func TestSidecarArgsWithoutStoreHaveNoSnapshotFlags(t *testing.T) {
 	g := NewWithT(t)
-	args := BackupRestoreArgs(newEtcd())
+	args := BackupRestoreArgs(newEtcd(), imagecaps.AllOurs.BackupRestore)
 	g.Expect(args).To(Equal([]string{
 		"server",
 		"--enable-member-lease-renewal=true",
@@ -57,26 +58,24 @@ func TestSidecarArgsWithoutStoreHaveNoSnapshotFlags(t *testing.T) {
 		"--service-endpoints=http://etcd-events-client.ns.svc:2379",
 		"--server-port=8080",
 		"--insecure-transport=true",
-		"--etcd-defrag-timeout=15m0s",
-		"--etcd-snapshot-timeout=15m0s",
 	}))
 }
 
-// The sidecar's timeouts, leader election and profiling are passed as the deployed druid passes them: the
-// timeouts always (the API defaults them), the others when set.
+// The sidecar's timeouts, leader election and profiling are passed as the deployed druid passes them, when
+// the spec chose other than the defaults (TestSidecarArgsWithoutStoreHaveNoSnapshotFlags: none without).
 func TestSidecarArgsCarryTheSpecsTimeoutsAndLeaderElection(t *testing.T) {
 	g := NewWithT(t)
 	e := newEtcd(func(e *druidv1alpha1.Etcd) {
-		e.Spec.Etcd.EtcdDefragTimeout = &metav1.Duration{Duration: 15 * time.Minute}
+		e.Spec.Etcd.EtcdDefragTimeout = &metav1.Duration{Duration: 20 * time.Minute}
 		e.Spec.Backup.EtcdSnapshotTimeout = &metav1.Duration{Duration: 10 * time.Minute}
 		e.Spec.Backup.LeaderElection = &druidv1alpha1.LeaderElectionSpec{
 			ReelectionPeriod: &metav1.Duration{Duration: 5 * time.Second}, EtcdConnectionTimeout: &metav1.Duration{Duration: 3 * time.Second}}
 		e.Spec.Backup.EnableProfiling = ptr.To(true)
 	})
-	g.Expect(BackupRestoreArgs(e)).To(ContainElements("--etcd-defrag-timeout=15m0s", "--etcd-snapshot-timeout=10m0s",
+	g.Expect(BackupRestoreArgs(e, imagecaps.AllOurs.BackupRestore)).To(ContainElements("--etcd-defrag-timeout=20m0s", "--etcd-snapshot-timeout=10m0s",
 		"--reelection-period=5s", "--etcd-connection-timeout-leader-election=3s", "--enable-profiling=true"))
 	e.Spec.Backup.EnableProfiling = ptr.To(false)
-	g.Expect(BackupRestoreArgs(e)).NotTo(ContainElement(HavePrefix("--enable-profiling")))
+	g.Expect(BackupRestoreArgs(e, imagecaps.AllOurs.BackupRestore)).NotTo(ContainElement(HavePrefix("--enable-profiling")))
 }
 
 func TestProviderAliasesAreCanonicalized(t *testing.T) {
@@ -87,7 +86,7 @@ func TestProviderAliasesAreCanonicalized(t *testing.T) {
 		e := newEtcd(func(e *druidv1alpha1.Etcd) {
 			e.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p", Provider: ptr.To(alias)}
 		})
-		g.Expect(BackupRestoreArgs(e)).To(ContainElement("--storage-provider="+canonical), "alias %s", alias)
+		g.Expect(BackupRestoreArgs(e, imagecaps.AllOurs.BackupRestore)).To(ContainElement("--storage-provider="+canonical), "alias %s", alias)
 	}
 }
 
@@ -96,7 +95,7 @@ func TestGCSCredentialsPointAtTheServiceAccountFile(t *testing.T) {
 	e := newEtcd(func(e *druidv1alpha1.Etcd) {
 		e.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p", Provider: ptr.To(druidv1alpha1.StorageProviderGCP), SecretRef: &corev1.SecretReference{Name: "b"}}
 	})
-	c := backupRestoreContainer(e, "img")
+	c := backupRestoreContainer(e, "img", imagecaps.AllOurs.BackupRestore)
 	g.Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "GOOGLE_APPLICATION_CREDENTIALS", Value: "/var/etcd-backup/serviceaccount.json"}))
 }
 
@@ -111,7 +110,7 @@ func TestECSCredentialsAreVariablesFromTheSecret(t *testing.T) {
 		return corev1.EnvVar{Name: env, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: "b"}, Key: key, Optional: ptr.To(optional)}}}
 	}
-	c := backupRestoreContainer(e, "img")
+	c := backupRestoreContainer(e, "img", imagecaps.AllOurs.BackupRestore)
 	g.Expect(c.Env).To(ContainElements(
 		fromSecret("ECS_ENDPOINT", "endpoint", false),
 		fromSecret("ECS_ACCESS_KEY_ID", "accessKeyID", false),
@@ -130,7 +129,7 @@ func TestExponentialGCPassesNoMaxBackups(t *testing.T) {
 		e.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p", Provider: ptr.To(druidv1alpha1.StorageProviderS3)}
 		e.Spec.Backup.GarbageCollectionPolicy = ptr.To(druidv1alpha1.GarbageCollectionPolicyExponential)
 	})
-	args := BackupRestoreArgs(e)
+	args := BackupRestoreArgs(e, imagecaps.AllOurs.BackupRestore)
 	g.Expect(args).To(ContainElement("--garbage-collection-policy=Exponential"))
 	g.Expect(args).NotTo(ContainElement(HavePrefix("--max-backups")))
 }

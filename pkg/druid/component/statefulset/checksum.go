@@ -34,6 +34,8 @@ func Render(ctx context.Context, c client.Reader, images config.Images, localBac
 	if err != nil {
 		return nil, component.WrapError(err, component.OperationSync, kind, "the Local provider's host path")
 	}
+	brImage, wrapperImage := backupRestoreImage(images, etcd), etcdImage(images, etcd)
+	noticeOnce(ctx, etcd, brImage, wrapperImage, images.Compatibility.For(brImage, wrapperImage))
 	template := podTemplate(etcd, renderInput{images: images, configChecksum: configmap.Checksum(data), localHostPath: hostPath})
 	checksum, err := templateChecksum(template)
 	if err != nil {

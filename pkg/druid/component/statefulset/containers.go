@@ -5,16 +5,22 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
-// etcdContainer runs the etcd wrapper, which starts etcd with the configuration the sidecar serves.
-func etcdContainer(etcd *druidv1alpha1.Etcd, image string) corev1.Container {
+// etcdContainer runs the etcd wrapper, which starts etcd with the configuration the sidecar serves. A
+// deployed wrapper (caps) serves no /phase, so it gets no liveness probe, as under the deployed druid.
+func etcdContainer(etcd *druidv1alpha1.Etcd, image string, caps imagecaps.EtcdWrapper) corev1.Container {
 	spec := etcd.Spec.Etcd
+	var liveness *corev1.Probe
+	if caps.Phase {
+		liveness = livenessProbe("/phase", *spec.WrapperPort, corev1.URISchemeHTTP)
+	}
 	return withDefaults(corev1.Container{
 		Name:  etcdpod.ContainerEtcd,
 		Image: image,
-		Args:  EtcdWrapperArgs(etcd),
+		Args:  EtcdWrapperArgs(etcd, caps),
 		Ports: []corev1.ContainerPort{
 			{Name: etcdpod.PortNameClient, ContainerPort: *spec.ClientPort, Protocol: corev1.ProtocolTCP},
 			{Name: etcdpod.PortNameServer, ContainerPort: *spec.ServerPort, Protocol: corev1.ProtocolTCP},
@@ -22,20 +28,25 @@ func etcdContainer(etcd *druidv1alpha1.Etcd, image string) corev1.Container {
 		},
 		Env:             podEnv(),
 		Resources:       resources(spec.Resources),
-		ReadinessProbe:  readinessProbe(etcd),
-		LivenessProbe:   livenessProbe("/phase", *spec.WrapperPort, corev1.URISchemeHTTP),
+		ReadinessProbe:  readinessProbe(etcd, caps),
+		LivenessProbe:   liveness,
 		VolumeMounts:    etcdMounts(etcd),
 		SecurityContext: containerSecurityContext(etcd),
 	})
 }
 
 // readinessProbe: a member of a multi-node cluster is ready when the wrapper says etcd serves (readyz);
-// a single-node cluster asks the sidecar's /healthz, which also covers a running restore.
-func readinessProbe(etcd *druidv1alpha1.Etcd) *corev1.Probe {
+// a single-node cluster asks the sidecar's /healthz, which also covers a running restore. Our wrapper
+// answers plain HTTP on its port; a deployed one serves only HTTPS there once etcd's client TLS is on.
+func readinessProbe(etcd *druidv1alpha1.Etcd, caps imagecaps.EtcdWrapper) *corev1.Probe {
 	if etcd.Spec.Replicas <= 1 {
 		return sidecarReadinessProbe(etcd)
 	}
-	get := &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(*etcd.Spec.Etcd.WrapperPort), Scheme: corev1.URISchemeHTTP}
+	scheme := corev1.URISchemeHTTP
+	if caps.ReadyzHTTPSWithClientTLS && etcd.Spec.Etcd.ClientUrlTLS != nil {
+		scheme = corev1.URISchemeHTTPS
+	}
+	get := &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromInt32(*etcd.Spec.Etcd.WrapperPort), Scheme: scheme}
 	return readiness(get)
 }
 
@@ -106,21 +117,26 @@ func livenessProbe(path string, port int32, scheme corev1.URIScheme) *corev1.Pro
 // sidecar readiness probe would take a member whose etcd serves out of the Service whenever its sidecar
 // crash-loops or hangs — and a cause all sidecars share (a broken backup secret, a bad image) would cut
 // every client off a quorate cluster; seed 002 itself rules out cutting clients off for backups there.
-func backupRestoreContainer(etcd *druidv1alpha1.Etcd, image string) corev1.Container {
+// A deployed sidecar (caps) serves no /livez and gets no liveness probe, as under the deployed druid.
+func backupRestoreContainer(etcd *druidv1alpha1.Etcd, image string, caps imagecaps.BackupRestore) corev1.Container {
 	env := podEnv()
 	env = append(env, StoreCredentialsEnv(etcd.Spec.Backup.Store, etcdpod.BackupSecretMountPath, "")...)
 	if storageProvider(etcd) == druidv1alpha1.StorageProviderLocal {
 		// The Local store root is $HOME/<container>; pin HOME so that it matches the mount for any uid.
 		env = append(env, corev1.EnvVar{Name: etcdpod.EnvHome, Value: etcdpod.LocalHome})
 	}
+	var liveness *corev1.Probe
+	if caps.Livez {
+		liveness = livenessProbe("/livez", *etcd.Spec.Backup.Port, sidecarScheme(etcd))
+	}
 	return withDefaults(corev1.Container{
 		Name:            etcdpod.ContainerBackupRestore,
 		Image:           image,
-		Args:            BackupRestoreArgs(etcd),
+		Args:            BackupRestoreArgs(etcd, caps),
 		Ports:           []corev1.ContainerPort{{Name: etcdpod.PortNameBackupRestore, ContainerPort: *etcd.Spec.Backup.Port, Protocol: corev1.ProtocolTCP}},
 		Env:             env,
 		Resources:       resources(etcd.Spec.Backup.Resources),
-		LivenessProbe:   livenessProbe("/livez", *etcd.Spec.Backup.Port, sidecarScheme(etcd)),
+		LivenessProbe:   liveness,
 		VolumeMounts:    backupRestoreMounts(etcd),
 		SecurityContext: containerSecurityContext(etcd),
 	})

@@ -3,17 +3,21 @@ package statefulset
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // BackupRestoreArgs are the arguments of `etcdbrctl server` derived from the spec, with the flags of
 // shared/reference/backup-restore.md. Optional settings are only passed when set, so that the sidecar's own
-// defaults apply otherwise. The order is fixed, which keeps the pod template stable.
-func BackupRestoreArgs(etcd *druidv1alpha1.Etcd) []string {
+// defaults apply otherwise. The order is fixed, which keeps the pod template stable. caps switch the flags
+// that the image's etcdbrctl does not take, or needs besides ours (imagecaps.BackupRestore); for our
+// image the arguments are the same as before capabilities existed, so no member rolls.
+func BackupRestoreArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []string {
 	spec := etcd.Spec
 	clientScheme := etcdpod.Scheme(spec.Etcd.ClientUrlTLS != nil)
 	args := []string{
@@ -26,9 +30,12 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd) []string {
 		fmt.Sprintf("--server-port=%d", *spec.Backup.Port),
 	}
 	if tls := spec.Etcd.ClientUrlTLS; tls != nil {
-		args = append(args,
-			"--insecure-transport=false",
-			"--cacert="+etcdpod.ClientCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
+		args = append(args, "--insecure-transport=false")
+		if caps.DeployedDefaults {
+			// The deployed sidecar's default is true: it would not verify etcd's server certificate.
+			args = append(args, "--insecure-skip-tls-verify=false")
+		}
+		args = append(args, "--cacert="+etcdpod.ClientCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
 		if tls.ClientTLSSecretRef.Name != "" {
 			args = append(args,
 				"--cert="+etcdpod.ClientTLSMountPath+"/"+etcdpod.TLSCertKey,
@@ -41,31 +48,69 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd) []string {
 		// The CA also verifies the backup leader's sidecar when this one forwards a snapshot request to it.
 		args = append(args,
 			"--server-cert="+etcdpod.BackupServerTLSMountPath+"/"+etcdpod.TLSCertKey,
-			"--server-key="+etcdpod.BackupServerTLSMountPath+"/"+etcdpod.TLSKeyKey,
-			"--server-cacert="+etcdpod.BackupCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
+			"--server-key="+etcdpod.BackupServerTLSMountPath+"/"+etcdpod.TLSKeyKey)
+		if caps.ServerCACert {
+			args = append(args, "--server-cacert="+etcdpod.BackupCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
+		}
 	}
 	if s := spec.Etcd.DefragmentationSchedule; s != nil && *s != "" {
 		args = append(args, "--defragmentation-schedule="+*s)
 	}
 	args = append(args, tuningArgs(etcd)...)
-	return append(args, storeArgs(etcd)...)
+	args = append(args, storeArgs(etcd)...)
+	if caps.DeployedDefaults {
+		args = append(args, deployedSidecarArgs(etcd)...)
+	}
+	return args
 }
 
-// tuningArgs are the sidecar's timeouts, leader election and profiling, as the deployed druid passes them:
-// each when the spec sets it (the API defaults both timeouts to 15m, the deployed sidecar's values; ours
-// would otherwise bound a member's defragmentation at 8m).
+// Directories of the deployed sidecar on the data volume, as the deployed druid passes them: its defaults
+// (a path relative to the working directory, /tmp) are not meant for a read-only root file system.
+const (
+	deployedRestorationTempDir = etcdpod.DataVolumeMountPath + "/restoration.temp"
+	deployedSnapstoreTempDir   = etcdpod.DataVolumeMountPath + "/temp"
+)
+
+// deployedSidecarArgs are the flags the deployed sidecar needs besides ours, with the values the deployed
+// druid passes: run under etcd-wrapper, temporary directories on the data volume, and the restorer's
+// embedded etcd with the member's quota and auto-compaction (our sidecar restores without one and ignores
+// all of them).
+func deployedSidecarArgs(etcd *druidv1alpha1.Etcd) []string {
+	args := []string{
+		"--use-etcd-wrapper=true",
+		"--restoration-temp-snapshots-dir=" + deployedRestorationTempDir,
+		"--snapstore-temp-directory=" + deployedSnapstoreTempDir,
+	}
+	if q := etcd.Spec.Etcd.Quota; q != nil {
+		args = append(args, "--embedded-etcd-quota-bytes="+strconv.FormatInt(q.Value(), 10))
+	}
+	if shared := etcd.Spec.SharedConfig; shared != nil {
+		if shared.AutoCompactionMode != nil {
+			args = append(args, "--auto-compaction-mode="+string(*shared.AutoCompactionMode))
+		}
+		if shared.AutoCompactionRetention != nil {
+			args = append(args, "--auto-compaction-retention="+*shared.AutoCompactionRetention)
+		}
+	}
+	return args
+}
+
+// tuningArgs are the sidecar's timeouts, leader election and profiling, as the deployed druid passes them,
+// each only when the spec chose something other than the default: the API defaults both timeouts to 15m,
+// which is also our sidecar's default, so an Etcd that leaves them alone keeps its pod template and no
+// member rolls when druid is upgraded.
 func tuningArgs(etcd *druidv1alpha1.Etcd) []string {
 	var args []string
-	duration := func(flag string, d *metav1.Duration) {
-		if d != nil {
+	duration := func(flag string, d *metav1.Duration, dflt time.Duration) {
+		if d != nil && d.Duration != dflt {
 			args = append(args, "--"+flag+"="+d.Duration.String())
 		}
 	}
-	duration("etcd-defrag-timeout", etcd.Spec.Etcd.EtcdDefragTimeout)
-	duration("etcd-snapshot-timeout", etcd.Spec.Backup.EtcdSnapshotTimeout)
+	duration("etcd-defrag-timeout", etcd.Spec.Etcd.EtcdDefragTimeout, druidv1alpha1.DefaultEtcdDefragTimeout)
+	duration("etcd-snapshot-timeout", etcd.Spec.Backup.EtcdSnapshotTimeout, druidv1alpha1.DefaultEtcdSnapshotTimeout)
 	if le := etcd.Spec.Backup.LeaderElection; le != nil {
-		duration("reelection-period", le.ReelectionPeriod)
-		duration("etcd-connection-timeout-leader-election", le.EtcdConnectionTimeout)
+		duration("reelection-period", le.ReelectionPeriod, 0)
+		duration("etcd-connection-timeout-leader-election", le.EtcdConnectionTimeout, 0)
 	}
 	if p := etcd.Spec.Backup.EnableProfiling; p != nil && *p {
 		args = append(args, "--enable-profiling=true")
@@ -113,8 +158,9 @@ func storeArgs(etcd *druidv1alpha1.Etcd) []string {
 
 // EtcdWrapperArgs are the arguments of the etcd wrapper (container `etcd`): where to reach the sidecar
 // (through the hostAlias, with its CA when the sidecar serves TLS), the name etcd's certificate is valid
-// for, the client certificate for its own health checks, and the port of /readyz and /stop.
-func EtcdWrapperArgs(etcd *druidv1alpha1.Etcd) []string {
+// for, the client certificate for its own health checks, and the port of /readyz and /stop. caps add the
+// client port for a deployed wrapper, whose readiness check dials that port rather than etcd's client URL.
+func EtcdWrapperArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.EtcdWrapper) []string {
 	spec := etcd.Spec
 	args := []string{
 		"start-etcd",
@@ -133,6 +179,9 @@ func EtcdWrapperArgs(etcd *druidv1alpha1.Etcd) []string {
 			"--backup-restore-ca-cert-bundle-path="+etcdpod.BackupCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
 	} else {
 		args = append(args, "--backup-restore-tls-enabled=false")
+	}
+	if caps.ClientPortFlag {
+		args = append(args, fmt.Sprintf("--etcd-client-port=%d", *spec.Etcd.ClientPort))
 	}
 	return args
 }

@@ -37,6 +37,8 @@ func podTemplate(etcd *druidv1alpha1.Etcd, in renderInput) corev1.PodTemplateSpe
 		annotations[k] = v
 	}
 	annotations[druidv1alpha1.ConfigMapChecksumAnnotation] = in.configChecksum
+	etcdImg, brImg := etcdImage(in.images, etcd), backupRestoreImage(in.images, etcd)
+	caps := in.images.Compatibility.For(brImg, etcdImg)
 
 	spec := corev1.PodSpec{
 		HostAliases:                   []corev1.HostAlias{{IP: "127.0.0.1", Hostnames: []string{etcdpod.LocalHostName(etcd.Name)}}},
@@ -44,7 +46,7 @@ func podTemplate(etcd *druidv1alpha1.Etcd, in renderInput) corev1.PodTemplateSpe
 		DeprecatedServiceAccount:      etcd.ServiceAccountName(),
 		Affinity:                      etcd.Spec.SchedulingConstraints.Affinity.DeepCopy(),
 		SecurityContext:               securityContext(etcd),
-		Containers:                    []corev1.Container{etcdContainer(etcd, etcdImage(in.images, etcd)), backupRestoreContainer(etcd, backupRestoreImage(in.images, etcd))},
+		Containers:                    []corev1.Container{etcdContainer(etcd, etcdImg, caps.EtcdWrapper), backupRestoreContainer(etcd, brImg, caps.BackupRestore)},
 		Volumes:                       volumes(etcd, in.localHostPath),
 		RestartPolicy:                 corev1.RestartPolicyAlways,
 		DNSPolicy:                     corev1.DNSClusterFirst,

@@ -1,6 +1,8 @@
 package compaction
 
 import (
+	"context"
+	"strconv"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -11,6 +13,8 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
@@ -34,7 +38,9 @@ const (
 
 // jobInput is everything the Job depends on besides the (defaulted) Etcd.
 type jobInput struct {
-	image          string
+	image string
+	// caps are the capabilities of image's etcdbrctl.
+	caps           imagecaps.BackupRestore
 	activeDeadline time.Duration
 	// localHostPath is the Local store's node directory; empty for other providers.
 	localHostPath string
@@ -43,8 +49,10 @@ type jobInput struct {
 // CompactArgs are the arguments of `etcdbrctl compact` for the Etcd: restore the latest full and delta
 // snapshots into a temporary data dir, compact and defragment, upload a new full snapshot, and renew the full
 // snapshot lease with its revision (which brings the delta events below the threshold). Store location and
-// compression are the sidecar's, so the new snapshot lands where the sidecar looks.
-func CompactArgs(etcd *druidv1alpha1.Etcd) []string {
+// compression are the sidecar's, so the new snapshot lands where the sidecar looks. caps switch the flags
+// the image's etcdbrctl does not take (the deployed compact has no compression flags) or needs besides
+// ours (see deployedCompactArgs).
+func CompactArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []string {
 	backup := etcd.Spec.Backup
 	args := []string{
 		"compact",
@@ -54,14 +62,60 @@ func CompactArgs(etcd *druidv1alpha1.Etcd) []string {
 		"--delta-snapshot-lease-name=" + etcd.DeltaSnapshotLeaseName(),
 	}
 	args = append(args, statefulset.StoreLocationArgs(backup.Store, "")...)
-	args = append(args, statefulset.CompressionArgs(backup)...)
+	if caps.CompactCompression {
+		args = append(args, statefulset.CompressionArgs(backup)...)
+	}
 	if backup.EtcdSnapshotTimeout != nil {
 		args = append(args, "--etcd-snapshot-timeout="+backup.EtcdSnapshotTimeout.Duration.String())
 	}
 	if etcd.Spec.Etcd.EtcdDefragTimeout != nil {
 		args = append(args, "--etcd-defrag-timeout="+etcd.Spec.Etcd.EtcdDefragTimeout.Duration.String())
 	}
+	if caps.DeployedDefaults {
+		args = append(args, deployedCompactArgs(etcd)...)
+	}
 	return args
+}
+
+// deployedCompactArgs are the flags the deployed `compact` needs besides ours, with the values the
+// deployed druid passes: its temporary directories on the Job's data volume (its defaults, a path relative
+// to the working directory and /tmp, are not writable for uid 65532 in every image), and the embedded
+// etcd it restores into with the member's quota and auto-compaction.
+func deployedCompactArgs(etcd *druidv1alpha1.Etcd) []string {
+	args := []string{
+		"--restoration-temp-snapshots-dir=" + DataMountPath + "/compaction.restoration.temp",
+		"--snapstore-temp-directory=" + DataMountPath + "/tmp",
+	}
+	if q := etcd.Spec.Etcd.Quota; q != nil {
+		args = append(args, "--embedded-etcd-quota-bytes="+strconv.FormatInt(q.Value(), 10))
+	}
+	if shared := etcd.Spec.SharedConfig; shared != nil {
+		if shared.AutoCompactionMode != nil {
+			args = append(args, "--auto-compaction-mode="+string(*shared.AutoCompactionMode))
+		}
+		if shared.AutoCompactionRetention != nil {
+			args = append(args, "--auto-compaction-retention="+*shared.AutoCompactionRetention)
+		}
+	}
+	return args
+}
+
+// CompatibilityNotices name what a compaction with caps does differently from ours where behaviour
+// changes: the deployed compact takes no compression flags, so its snapshot is not compressed as
+// spec.backup.snapshotCompression asks. Empty for our image.
+func CompatibilityNotices(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []string {
+	if !caps.CompactCompression && len(statefulset.CompressionArgs(etcd.Spec.Backup)) > 0 {
+		return []string{"the deployed backup-restore image's compact takes no --compress-snapshots/--compression-policy: the compacted full snapshot is written without spec.backup.snapshotCompression"}
+	}
+	return nil
+}
+
+// noticeOnce logs the compaction's compatibility notices once per druid process, Etcd and image.
+func noticeOnce(ctx context.Context, etcd *druidv1alpha1.Etcd, image string, caps imagecaps.BackupRestore) {
+	for _, n := range CompatibilityNotices(etcd, caps) {
+		imagecaps.NoticeOnce(ctx, "compaction|"+etcd.Namespace+"/"+etcd.Name+"|"+image+"|"+n,
+			"Rendering the compaction Job for a deployed image: "+n, "etcd", etcd.Namespace+"/"+etcd.Name, "image", image)
+	}
 }
 
 // newJob renders the compaction Job `<n>-compactor` for a defaulted Etcd with a store. The Job carries the
@@ -120,7 +174,7 @@ func newJob(etcd *druidv1alpha1.Etcd, in jobInput) *batchv1.Job {
 					Name:            ContainerCompactor,
 					Image:           in.image,
 					ImagePullPolicy: corev1.PullIfNotPresent,
-					Args:            CompactArgs(etcd),
+					Args:            CompactArgs(etcd, in.caps),
 					Env:             env,
 					Resources:       resources,
 					VolumeMounts:    mounts,
@@ -142,6 +196,12 @@ func jobImage(etcd *druidv1alpha1.Etcd, configured string) string {
 		return *etcd.Spec.Backup.Image
 	}
 	return configured
+}
+
+// jobImageAndCaps are the Job's image and the capabilities of its etcdbrctl under druid's setting.
+func jobImageAndCaps(etcd *druidv1alpha1.Etcd, cfg config.CompactionController) (string, imagecaps.BackupRestore) {
+	image := jobImage(etcd, cfg.BackupRestoreImage)
+	return image, imagecaps.BackupRestoreOf(cfg.ImageCompatibility.KindOf(image))
 }
 
 // jobOutcome is where a compaction Job stands.

@@ -245,7 +245,9 @@ func (r *Reconciler) createJob(ctx context.Context, etcd *druidv1alpha1.Etcd, ev
 	if err != nil {
 		return err
 	}
-	job := newJob(defaulted, jobInput{image: jobImage(etcd, r.Config.BackupRestoreImage), activeDeadline: r.Config.ActiveDeadline, localHostPath: hostPath})
+	image, caps := jobImageAndCaps(etcd, r.Config)
+	noticeOnce(ctx, defaulted, image, caps)
+	job := newJob(defaulted, jobInput{image: image, caps: caps, activeDeadline: r.Config.ActiveDeadline, localHostPath: hostPath})
 	if err := r.Client.Create(ctx, job); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return nil

@@ -1,0 +1,254 @@
+package statefulset
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
+)
+
+const (
+	deployedBackupRestoreImage = "europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1"
+	deployedWrapperImage       = "europe-docker.pkg.dev/gardener-project/releases/gardener/etcd-wrapper:v0.6.2"
+)
+
+var (
+	deployedCaps = imagecaps.Caps{BackupRestore: imagecaps.BackupRestoreOf(imagecaps.Deployed), EtcdWrapper: imagecaps.EtcdWrapperOf(imagecaps.Deployed)}
+	oursCaps     = imagecaps.AllOurs
+)
+
+// fullEtcd sets everything that switches a flag: client TLS with a client certificate, sidecar TLS, an S3
+// store with compression and an endpoint, a quota and a client port of its own.
+func fullEtcd(customize ...func(*druidv1alpha1.Etcd)) *druidv1alpha1.Etcd {
+	return newEtcd(append([]func(*druidv1alpha1.Etcd){func(e *druidv1alpha1.Etcd) {
+		e.Spec.Etcd.ClientUrlTLS = &druidv1alpha1.TLSConfig{
+			TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: corev1.SecretReference{Name: "ca-etcd"}},
+			ServerTLSSecretRef: corev1.SecretReference{Name: "etcd-server"},
+			ClientTLSSecretRef: corev1.SecretReference{Name: "etcd-client"},
+		}
+		e.Spec.Backup.TLS = &druidv1alpha1.TLSConfig{
+			TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: corev1.SecretReference{Name: "ca-etcdbr"}},
+			ServerTLSSecretRef: corev1.SecretReference{Name: "etcdbr-server"},
+			ClientTLSSecretRef: corev1.SecretReference{Name: "etcdbr-client"},
+		}
+		e.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "shoot--p--s/etcd-main", Provider: ptr.To(druidv1alpha1.StorageProviderS3),
+			Container: ptr.To("bucket"), EndpointOverride: ptr.To("https://s3.example"), SecretRef: &corev1.SecretReference{Name: "etcd-backup"}}
+		e.Spec.Backup.SnapshotCompression = &druidv1alpha1.CompressionSpec{Enabled: ptr.To(true), Policy: ptr.To(druidv1alpha1.CompressionPolicy("gzip"))}
+		e.Spec.Etcd.Quota = ptr.To(resource.MustParse("12Gi"))
+		e.Spec.Etcd.ClientPort = ptr.To(int32(2479))
+	}}, customize...)...)
+}
+
+// flagNames are the names of the flags in args (the subcommand dropped).
+func flagNames(args []string) []string {
+	var names []string
+	for _, a := range args[1:] {
+		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		names = append(names, name)
+	}
+	return names
+}
+
+// The flags of `etcdbrctl server` in gardener/etcd-backup-restore (pkg/types and cmd: server, etcd
+// connection, snapstore, snapshotter, compression, restoration, lease, leader election and defragmentation
+// flags) that druid may render, and of `etcd-wrapper start-etcd` in gardener/etcd-wrapper (cmd/etcd.go).
+// --store-endpoint-override is the deployed druid's own (it passes spec.backup.store.endpointOverride).
+var (
+	deployedServerFlags = []string{
+		"server-port", "enable-profiling", "server-cert", "server-key",
+		"endpoints", "service-endpoints", "insecure-transport", "insecure-skip-tls-verify", "cacert", "cert", "key",
+		"etcd-connection-timeout", "etcd-snapshot-timeout", "etcd-defrag-timeout",
+		"storage-provider", "store-container", "store-prefix", "store-endpoint-override", "max-parallel-chunk-uploads", "min-chunk-size", "snapstore-temp-directory",
+		"schedule", "delta-snapshot-period", "delta-snapshot-memory-limit", "garbage-collection-policy", "max-backups", "garbage-collection-period", "delta-snapshot-retention-period",
+		"compress-snapshots", "compression-policy",
+		"data-dir", "restoration-temp-snapshots-dir", "embedded-etcd-quota-bytes", "auto-compaction-mode", "auto-compaction-retention",
+		"enable-member-lease-renewal", "k8s-heartbeat-duration", "enable-snapshot-lease-renewal", "full-snapshot-lease-name", "delta-snapshot-lease-name",
+		"reelection-period", "etcd-connection-timeout-leader-election", "defragmentation-schedule", "use-etcd-wrapper",
+	}
+	deployedStartEtcdFlags = []string{
+		"etcd-wrapper-port", "backup-restore-tls-enabled", "backup-restore-host-port", "backup-restore-ca-cert-bundle-path",
+		"etcd-server-name", "etcd-client-port", "etcd-client-cert-path", "etcd-client-key-path", "etcd-ready-timeout",
+	}
+)
+
+// Every flag druid renders for a deployed image is one that image defines; for our images the sidecar
+// gets --server-cacert, which the deployed etcdbrctl would refuse as unknown.
+func TestDeployedImagesGetOnlyFlagsTheyDefine(t *testing.T) {
+	g := NewWithT(t)
+	for _, replicas := range []int32{1, 3} {
+		etcd := fullEtcd(func(e *druidv1alpha1.Etcd) {
+			e.Spec.Replicas = replicas
+			e.Spec.Etcd.DefragmentationSchedule = ptr.To("0 0 * * *")
+			e.Spec.Backup.DeltaSnapshotRetentionPeriod = &metav1.Duration{Duration: 24 * time.Hour}
+		})
+		for _, name := range flagNames(BackupRestoreArgs(etcd, deployedCaps.BackupRestore)) {
+			g.Expect(deployedServerFlags).To(ContainElement(name), "etcdbrctl server defines no --%s", name)
+		}
+		for _, name := range flagNames(EtcdWrapperArgs(etcd, deployedCaps.EtcdWrapper)) {
+			g.Expect(deployedStartEtcdFlags).To(ContainElement(name), "etcd-wrapper start-etcd defines no --%s", name)
+		}
+		g.Expect(flagNames(BackupRestoreArgs(etcd, oursCaps.BackupRestore))).To(ContainElement("server-cacert"))
+		g.Expect(deployedServerFlags).NotTo(ContainElement("server-cacert"))
+	}
+}
+
+// The exact arguments per image kind: ours keep what druid always rendered (no member rolls when druid is
+// upgraded); the deployed sidecar loses --server-cacert and gets the deployed druid's settings of its
+// defaults; the deployed wrapper gets the client port its readiness check dials.
+func TestArgsPerImageKind(t *testing.T) {
+	g := NewWithT(t)
+	etcd := fullEtcd()
+	common := []string{
+		"server",
+		"--enable-member-lease-renewal=true",
+		"--k8s-heartbeat-duration=10s",
+		"--data-dir=/var/etcd/data/new.etcd",
+		"--endpoints=https://etcd-events-local:2479",
+		"--service-endpoints=https://etcd-events-client.ns.svc:2479",
+		"--server-port=8080",
+		"--insecure-transport=false",
+	}
+	tlsAndStore := []string{
+		"--cacert=/var/etcd/ssl/ca/ca.crt",
+		"--cert=/var/etcd/ssl/client/tls.crt",
+		"--key=/var/etcd/ssl/client/tls.key",
+		"--server-cert=/var/etcdbr/ssl/server/tls.crt",
+		"--server-key=/var/etcdbr/ssl/server/tls.key",
+	}
+	store := []string{
+		"--enable-snapshot-lease-renewal=true",
+		"--full-snapshot-lease-name=etcd-events-full-snap",
+		"--delta-snapshot-lease-name=etcd-events-delta-snap",
+		"--storage-provider=S3",
+		"--store-container=bucket",
+		"--store-prefix=shoot--p--s/etcd-main",
+		"--store-endpoint-override=https://s3.example",
+	}
+	brOurs := BackupRestoreArgs(etcd, oursCaps.BackupRestore)
+	brDeployed := BackupRestoreArgs(etcd, deployedCaps.BackupRestore)
+	g.Expect(brOurs).To(HaveExactElements(concat(common, tlsAndStore, []string{"--server-cacert=/var/etcdbr/ssl/ca/ca.crt"}, store, []string{
+		"--delta-snapshot-memory-limit=104857600",
+		"--compress-snapshots=true", "--compression-policy=gzip",
+	})), "ours:\n%s", strings.Join(brOurs, "\n"))
+	g.Expect(brDeployed).To(HaveExactElements(concat(common, []string{"--insecure-skip-tls-verify=false"}, tlsAndStore, store, []string{
+		"--delta-snapshot-memory-limit=104857600",
+		"--compress-snapshots=true", "--compression-policy=gzip",
+		"--use-etcd-wrapper=true",
+		"--restoration-temp-snapshots-dir=/var/etcd/data/restoration.temp",
+		"--snapstore-temp-directory=/var/etcd/data/temp",
+		"--embedded-etcd-quota-bytes=12884901888",
+		"--auto-compaction-mode=periodic",
+		"--auto-compaction-retention=30m",
+	})), "deployed:\n%s", strings.Join(brDeployed, "\n"))
+
+	wrapper := []string{
+		"start-etcd",
+		"--backup-restore-host-port=etcd-events-local:8080",
+		"--etcd-server-name=etcd-events-local",
+		"--etcd-wrapper-port=9095",
+		"--etcd-client-cert-path=/var/etcd/ssl/client/tls.crt",
+		"--etcd-client-key-path=/var/etcd/ssl/client/tls.key",
+		"--backup-restore-tls-enabled=true",
+		"--backup-restore-ca-cert-bundle-path=/var/etcdbr/ssl/ca/ca.crt",
+	}
+	g.Expect(EtcdWrapperArgs(etcd, oursCaps.EtcdWrapper)).To(HaveExactElements(wrapper))
+	g.Expect(EtcdWrapperArgs(etcd, deployedCaps.EtcdWrapper)).To(HaveExactElements(concat(wrapper, []string{"--etcd-client-port=2479"})))
+
+	// Without client TLS the deployed sidecar's --insecure-skip-tls-verify stays unset: nothing to verify.
+	plain := newEtcd()
+	g.Expect(BackupRestoreArgs(plain, deployedCaps.BackupRestore)).NotTo(ContainElement(HavePrefix("--insecure-skip-tls-verify")))
+	g.Expect(BackupRestoreArgs(plain, oursCaps.BackupRestore)).NotTo(ContainElement(HavePrefix("--use-etcd-wrapper")))
+}
+
+// Probes per image kind: a deployed wrapper serves no /phase and a deployed sidecar no /livez, so neither
+// gets a liveness probe; a deployed wrapper's /readyz is HTTPS once etcd's client TLS is on.
+func TestProbesPerImageKind(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		images        config.Images
+		etcdLiveness  bool
+		sidecarLivez  bool
+		readyzScheme  corev1.URIScheme
+		wantBRKind    imagecaps.Kind
+		wantEtcdKind  imagecaps.Kind
+		forceDeployed bool
+	}{
+		{name: "ours", images: config.Images{EtcdWrapper: "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0", BackupRestore: "ghcr.io/gardener-etcd/etcdbrctl:v0.1.0"},
+			etcdLiveness: true, sidecarLivez: true, readyzScheme: corev1.URISchemeHTTP},
+		{name: "deployed by repository", images: config.Images{EtcdWrapper: deployedWrapperImage, BackupRestore: deployedBackupRestoreImage},
+			readyzScheme: corev1.URISchemeHTTPS},
+		{name: "ours forced deployed", images: config.Images{EtcdWrapper: "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0", BackupRestore: "ghcr.io/gardener-etcd/etcdbrctl:v0.1.0",
+			Compatibility: imagecaps.Config{Mode: imagecaps.ModeDeployed}}, readyzScheme: corev1.URISchemeHTTPS},
+		{name: "deployed sidecar, our wrapper", images: config.Images{EtcdWrapper: "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0", BackupRestore: deployedBackupRestoreImage},
+			etcdLiveness: true, readyzScheme: corev1.URISchemeHTTP},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			tmpl := podTemplate(fullEtcd(), renderInput{images: tc.images, configChecksum: "c"})
+			etcdC, br := tmpl.Spec.Containers[0], tmpl.Spec.Containers[1]
+			g.Expect(etcdC.LivenessProbe != nil).To(Equal(tc.etcdLiveness), "etcd liveness probe")
+			g.Expect(br.LivenessProbe != nil).To(Equal(tc.sidecarLivez), "backup-restore liveness probe")
+			g.Expect(etcdC.ReadinessProbe.HTTPGet.Path).To(Equal("/readyz"))
+			g.Expect(etcdC.ReadinessProbe.HTTPGet.Scheme).To(Equal(tc.readyzScheme))
+		})
+	}
+}
+
+// Our images render the same pod template whatever the compatibility setting says about other images: a
+// druid upgrade that brings the setting rolls no member that runs our images.
+func TestOurImagesRenderTheSameUnderEverySetting(t *testing.T) {
+	g := NewWithT(t)
+	images := config.Images{EtcdWrapper: "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0", BackupRestore: "ghcr.io/gardener-etcd/etcdbrctl:v0.1.0"}
+	want, err := templateChecksum(podTemplate(fullEtcd(), renderInput{images: images, configChecksum: "c"}))
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, c := range []imagecaps.Config{{Mode: imagecaps.ModeOurs}, {Mode: imagecaps.ModeAuto}, {Mode: imagecaps.ModeAuto, DeployedRepositories: `^elsewhere/`}} {
+		images.Compatibility = c
+		got, _ := templateChecksum(podTemplate(fullEtcd(), renderInput{images: images, configChecksum: "c"}))
+		g.Expect(got).To(Equal(want), "setting %+v", c)
+	}
+	images.Compatibility = imagecaps.Config{Mode: imagecaps.ModeDeployed}
+	got, _ := templateChecksum(podTemplate(fullEtcd(), renderInput{images: images, configChecksum: "c"}))
+	g.Expect(got).NotTo(Equal(want), "forcing deployed must change the rendering")
+}
+
+// spec.backup.image and spec.etcd.image are judged like druid's own images.
+func TestAnEtcdsOwnImagesAreJudgedByTheirRepository(t *testing.T) {
+	g := NewWithT(t)
+	images := config.Images{EtcdWrapper: "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0", BackupRestore: "ghcr.io/gardener-etcd/etcdbrctl:v0.1.0"}
+	etcd := fullEtcd(func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Image = ptr.To(deployedBackupRestoreImage) })
+	br := podTemplate(etcd, renderInput{images: images}).Spec.Containers[1]
+	g.Expect(br.Image).To(Equal(deployedBackupRestoreImage))
+	g.Expect(br.Args).NotTo(ContainElement(HavePrefix("--server-cacert")))
+	g.Expect(br.Args).To(ContainElement("--use-etcd-wrapper=true"))
+}
+
+func TestCompatibilityNotices(t *testing.T) {
+	g := NewWithT(t)
+	reasons := func(ns []CompatibilityNotice) []string {
+		var r []string
+		for _, n := range ns {
+			r = append(r, n.Reason)
+		}
+		return r
+	}
+	g.Expect(CompatibilityNotices(fullEtcd(), oursCaps)).To(BeEmpty())
+	g.Expect(reasons(CompatibilityNotices(fullEtcd(), deployedCaps))).To(HaveExactElements("NoSidecarClientVerification", "NoSidecarLivenessProbe", "NoWrapperLivenessProbe"))
+	g.Expect(reasons(CompatibilityNotices(newEtcd(), deployedCaps))).To(HaveExactElements("NoSidecarLivenessProbe", "NoWrapperLivenessProbe"), "without sidecar TLS no client verification is lost")
+}
+
+func concat(parts ...[]string) []string {
+	var all []string
+	for _, p := range parts {
+		all = append(all, p...)
+	}
+	return all
+}

@@ -1,0 +1,175 @@
+// Package imagecaps decides, per container image, whether druid renders for our etcdbrctl and etcd-wrapper
+// or for the deployed Gardener ones (gardener/etcd-backup-restore, gardener/etcd-wrapper), and names what
+// each kind accepts and serves where druid's rendering depends on it. The renderers (the StatefulSet's
+// containers, the compaction Job) keep one rendering path and switch single flags and probes on these
+// capabilities; docs/compatibility.md, "Running the deployed images under our druid", lists them.
+package imagecaps
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Kind says whose binary an image runs.
+type Kind string
+
+const (
+	// Ours is this project's etcdbrctl or etcd-wrapper.
+	Ours Kind = "ours"
+	// Deployed is Gardener's etcd-backup-restore (etcdbrctl) or etcd-wrapper, as the deployed etcd-druid
+	// runs them.
+	Deployed Kind = "deployed"
+)
+
+// Mode is the operator's setting (--image-compatibility).
+type Mode string
+
+const (
+	// ModeAuto decides per image reference: a repository that DeployedRepositories matches is Deployed,
+	// any other is Ours.
+	ModeAuto Mode = "auto"
+	// ModeOurs treats every image as ours (druid's rendering before capabilities existed).
+	ModeOurs Mode = "ours"
+	// ModeDeployed treats every image as a deployed one.
+	ModeDeployed Mode = "deployed"
+)
+
+// DefaultDeployedRepositories matches the repositories Gardener publishes etcdbrctl and etcd-wrapper
+// under (the deployed etcd-druid's image vector: europe-docker.pkg.dev/gardener-project/releases/…, the
+// public and snapshot paths next to it, and the former eu.gcr.io/gardener-project registry). Only the
+// repository is matched, never the tag: both sides tag v0.x.
+const DefaultDeployedRepositories = `^(europe-docker\.pkg\.dev/gardener-project/(releases|public|snapshots)|eu\.gcr\.io/gardener-project)/gardener/(etcdbrctl|etcd-wrapper)$`
+
+// Config is druid's setting of how images are told apart.
+type Config struct {
+	// Mode forces a kind for every image, or (auto) lets DeployedRepositories decide per image.
+	Mode Mode
+	// DeployedRepositories is a regular expression over an image's repository (the reference without tag
+	// and digest); in auto mode a match makes the image Deployed. Empty: DefaultDeployedRepositories.
+	DeployedRepositories string
+}
+
+// Default fills the unset fields.
+func (c *Config) Default() {
+	if c.Mode == "" {
+		c.Mode = ModeAuto
+	}
+	if c.DeployedRepositories == "" {
+		c.DeployedRepositories = DefaultDeployedRepositories
+	}
+}
+
+// Validate refuses an unknown mode and a pattern that does not compile, naming both at once.
+func (c Config) Validate() error {
+	var errs []error
+	switch c.Mode {
+	case ModeAuto, ModeOurs, ModeDeployed, "":
+	default:
+		errs = append(errs, fmt.Errorf("image compatibility: mode must be one of %q, %q, %q, got %q", ModeAuto, ModeOurs, ModeDeployed, c.Mode))
+	}
+	if _, err := regexp.Compile(c.pattern()); err != nil {
+		errs = append(errs, fmt.Errorf("image compatibility: deployed repositories: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) pattern() string {
+	if c.DeployedRepositories == "" {
+		return DefaultDeployedRepositories
+	}
+	return c.DeployedRepositories
+}
+
+// KindOf decides the kind of one image reference. A pattern that does not compile (Validate refuses it at
+// start-up) matches nothing.
+func (c Config) KindOf(image string) Kind {
+	switch c.Mode {
+	case ModeOurs:
+		return Ours
+	case ModeDeployed:
+		return Deployed
+	}
+	re, err := regexp.Compile(c.pattern())
+	if err == nil && re.MatchString(Repository(image)) {
+		return Deployed
+	}
+	return Ours
+}
+
+// For returns the capabilities of the pod's two images.
+func (c Config) For(backupRestoreImage, etcdWrapperImage string) Caps {
+	return Caps{BackupRestore: BackupRestoreOf(c.KindOf(backupRestoreImage)), EtcdWrapper: EtcdWrapperOf(c.KindOf(etcdWrapperImage))}
+}
+
+// Repository is image without its digest (@sha256:…) and tag (:v0.1.0; a colon after the last slash,
+// so that a registry port stays).
+func Repository(image string) string {
+	if i := strings.Index(image, "@"); i >= 0 {
+		image = image[:i]
+	}
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		image = image[:i]
+	}
+	return image
+}
+
+// Caps are the capabilities of an etcd pod's two images.
+type Caps struct {
+	BackupRestore BackupRestore
+	EtcdWrapper   EtcdWrapper
+}
+
+// BackupRestore is what an etcdbrctl image accepts and serves, where druid's rendering depends on it.
+type BackupRestore struct {
+	Kind Kind
+	// ServerCACert: `server` takes --server-cacert (ours: the CA its HTTPS API requires of clients of
+	// /snapshot/* and /debug/pprof/, and verifies the backup leader with when forwarding). The deployed
+	// sidecar has no such flag and no equivalent: it verifies no client.
+	ServerCACert bool
+	// CompactCompression: `compact` takes --compress-snapshots and --compression-policy. The deployed
+	// compact registers no compression flags.
+	CompactCompression bool
+	// Livez: the HTTP API answers GET /livez whenever it serves (the liveness probe). The deployed sidecar
+	// serves no /livez, and its /healthz fails during a restore, so it gets no liveness probe.
+	Livez bool
+	// DeployedDefaults: defaults that do not fit our pod and that the deployed druid therefore always
+	// overrides: --insecure-skip-tls-verify defaults to true (no verification of etcd's certificate),
+	// --use-etcd-wrapper to false, the restoration and snapstore temporary directories to a relative path
+	// and /tmp, the restorer's embedded etcd quota to 8Gi and its auto-compaction to periodic 30m.
+	DeployedDefaults bool
+}
+
+// EtcdWrapper is what an etcd-wrapper image accepts and serves, where druid's rendering depends on it.
+type EtcdWrapper struct {
+	Kind Kind
+	// Phase: the wrapper port answers GET /phase from the start (the liveness probe). The deployed wrapper
+	// serves only /readyz and /stop, and only once etcd's initialization is done.
+	Phase bool
+	// ReadyzHTTPSWithClientTLS: the wrapper port serves only HTTPS (etcd's client server certificate) when
+	// etcd's client TLS is configured, so the readiness probe must use HTTPS. Ours serves both.
+	ReadyzHTTPSWithClientTLS bool
+	// ClientPortFlag: the readiness check dials --etcd-client-port (default 2379) rather than the client
+	// URL of etcd's configuration, so druid passes spec.etcd.clientPort.
+	ClientPortFlag bool
+}
+
+// BackupRestoreOf returns the capabilities of an etcdbrctl image of kind k.
+func BackupRestoreOf(k Kind) BackupRestore {
+	if k == Deployed {
+		return BackupRestore{Kind: Deployed, DeployedDefaults: true}
+	}
+	return BackupRestore{Kind: Ours, ServerCACert: true, CompactCompression: true, Livez: true}
+}
+
+// EtcdWrapperOf returns the capabilities of an etcd-wrapper image of kind k.
+func EtcdWrapperOf(k Kind) EtcdWrapper {
+	if k == Deployed {
+		return EtcdWrapper{Kind: Deployed, ReadyzHTTPSWithClientTLS: true, ClientPortFlag: true}
+	}
+	return EtcdWrapper{Kind: Ours, Phase: true}
+}
+
+// AllOurs are the capabilities of a pod of our two images.
+var AllOurs = Caps{BackupRestore: BackupRestoreOf(Ours), EtcdWrapper: EtcdWrapperOf(Ours)}

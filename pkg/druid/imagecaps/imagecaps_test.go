@@ -1,0 +1,115 @@
+package imagecaps
+
+import (
+	"context"
+	"testing"
+)
+
+func TestRepository(t *testing.T) {
+	for image, want := range map[string]string{
+		"europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1":         "europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl",
+		"europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl@sha256:0123abcd": "europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl",
+		"registry.local:5000/gardener-etcd/etcd-wrapper:v0.1.0@sha256:0123":                  "registry.local:5000/gardener-etcd/etcd-wrapper",
+		"registry.local:5000/etcdbrctl":                                                      "registry.local:5000/etcdbrctl",
+		"etcdbrctl":                                                                          "etcdbrctl",
+	} {
+		if got := Repository(image); got != want {
+			t.Errorf("Repository(%q) = %q, want %q", image, got, want)
+		}
+	}
+}
+
+// Auto mode decides by repository alone: Gardener's repositories are deployed whatever their tag, and
+// our images (also tagged v0.x, from any registry) stay ours.
+func TestKindOfAutoByRepository(t *testing.T) {
+	c := Config{}
+	c.Default()
+	for image, want := range map[string]Kind{
+		"europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1":        Deployed,
+		"europe-docker.pkg.dev/gardener-project/releases/gardener/etcd-wrapper:v0.6.2":      Deployed,
+		"europe-docker.pkg.dev/gardener-project/public/gardener/etcdbrctl@sha256:0123":      Deployed,
+		"europe-docker.pkg.dev/gardener-project/snapshots/gardener/etcd-wrapper:v0.7.0":     Deployed,
+		"eu.gcr.io/gardener-project/gardener/etcdbrctl:v0.24.7":                             Deployed,
+		"ghcr.io/gardener-etcd/etcdbrctl:v0.1.0":                                            Ours,
+		"ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0":                                         Ours,
+		"registry.local:5000/gardener-etcd/etcdbrctl@sha256:0123":                           Ours,
+		"europe-docker.pkg.dev/gardener-project/releases/gardener/etcd-druid:v0.30.0":       Ours, // not an image druid renders flags for
+		"mirror.example/europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl": Ours, // anchored: a mirror needs its own pattern
+	} {
+		if got := c.KindOf(image); got != want {
+			t.Errorf("auto: KindOf(%q) = %q, want %q", image, got, want)
+		}
+	}
+}
+
+func TestKindOfForcedAndCustomPattern(t *testing.T) {
+	deployed := "europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1"
+	ours := "ghcr.io/gardener-etcd/etcdbrctl:v0.1.0"
+	for _, tc := range []struct {
+		name   string
+		config Config
+		image  string
+		want   Kind
+	}{
+		{"forced ours keeps a Gardener image ours", Config{Mode: ModeOurs}, deployed, Ours},
+		{"forced deployed makes our image deployed", Config{Mode: ModeDeployed}, ours, Deployed},
+		{"a mirror named by the operator's pattern", Config{Mode: ModeAuto, DeployedRepositories: `^mirror\.example/gardener/`}, "mirror.example/gardener/etcdbrctl:v0.35.1", Deployed},
+		{"the operator's pattern replaces the default", Config{Mode: ModeAuto, DeployedRepositories: `^mirror\.example/gardener/`}, deployed, Ours},
+		{"unset mode is auto", Config{}, deployed, Deployed},
+	} {
+		if got := tc.config.KindOf(tc.image); got != tc.want {
+			t.Errorf("%s: KindOf(%q) = %q, want %q", tc.name, tc.image, got, tc.want)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		config Config
+		ok     bool
+	}{
+		{Config{Mode: ModeAuto}, true},
+		{Config{Mode: ModeDeployed, DeployedRepositories: "^x$"}, true},
+		{Config{Mode: "sometimes"}, false},
+		{Config{Mode: ModeAuto, DeployedRepositories: "(unclosed"}, false},
+	} {
+		if err := tc.config.Validate(); (err == nil) != tc.ok {
+			t.Errorf("Validate(%+v) = %v, want ok=%v", tc.config, err, tc.ok)
+		}
+	}
+}
+
+// The capabilities of each kind, field by field: a renderer switches on these, so a flipped field changes
+// what a pod gets.
+func TestCapabilitiesPerKind(t *testing.T) {
+	if got, want := BackupRestoreOf(Ours), (BackupRestore{Kind: Ours, ServerCACert: true, CompactCompression: true, Livez: true}); got != want {
+		t.Errorf("ours etcdbrctl: got %+v, want %+v", got, want)
+	}
+	if got, want := BackupRestoreOf(Deployed), (BackupRestore{Kind: Deployed, DeployedDefaults: true}); got != want {
+		t.Errorf("deployed etcdbrctl: got %+v, want %+v", got, want)
+	}
+	if got, want := EtcdWrapperOf(Ours), (EtcdWrapper{Kind: Ours, Phase: true}); got != want {
+		t.Errorf("ours etcd-wrapper: got %+v, want %+v", got, want)
+	}
+	if got, want := EtcdWrapperOf(Deployed), (EtcdWrapper{Kind: Deployed, ReadyzHTTPSWithClientTLS: true, ClientPortFlag: true}); got != want {
+		t.Errorf("deployed etcd-wrapper: got %+v, want %+v", got, want)
+	}
+	c := Config{}
+	caps := c.For("europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1", "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0")
+	if caps.BackupRestore.Kind != Deployed || caps.EtcdWrapper.Kind != Ours {
+		t.Errorf("For decides each image on its own: got %s sidecar, %s wrapper, want deployed, ours", caps.BackupRestore.Kind, caps.EtcdWrapper.Kind)
+	}
+}
+
+func TestNoticeOnce(t *testing.T) {
+	ctx := context.Background()
+	if !NoticeOnce(ctx, t.Name()+"/a", "first") {
+		t.Fatalf("the first notice of a key was not logged")
+	}
+	if NoticeOnce(ctx, t.Name()+"/a", "again") {
+		t.Errorf("a key was logged twice")
+	}
+	if !NoticeOnce(ctx, t.Name()+"/b", "other") {
+		t.Errorf("another key was not logged")
+	}
+}
