@@ -263,7 +263,7 @@ func TestDisabledCopyBackupsTaskIsNotValidated(t *testing.T) {
 func TestIgnoredSettingsAreLoggedOnce(t *testing.T) {
 	g := NewWithT(t)
 	var lines []string
-	logger := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
+	logger := funcr.New(func(_, args string) { lines = append(lines, args) }, funcr.Options{})
 	logIgnoredSettings(logger, nil)
 	g.Expect(lines).To(BeEmpty())
 

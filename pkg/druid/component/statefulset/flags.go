@@ -5,11 +5,12 @@ import (
 	"strconv"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // BackupRestoreArgs are the arguments of `etcdbrctl server` derived from the spec, with the flags of
