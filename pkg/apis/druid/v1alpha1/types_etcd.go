@@ -91,7 +91,9 @@ type EtcdSpec struct {
 	// RunAsRoot runs the etcd pods as root (default false: uid 65532).
 	// +optional
 	RunAsRoot *bool `json:"runAsRoot,omitempty"`
-	// MemberNamePrefix prefixes the member names (`<prefix>-<pod>`); immutable.
+	// MemberNamePrefix prefixes the etcd member names and the member leases (`<prefix>-<pod>`); the etcd
+	// configuration in the ConfigMap stays keyed by pod name and carries it as `member-name-prefix`, as the
+	// deployed etcd-druid renders it. Immutable.
 	// +optional
 	MemberNamePrefix *string `json:"memberNamePrefix,omitempty"`
 }
