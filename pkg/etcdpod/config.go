@@ -22,7 +22,11 @@ type ConfigTemplate struct {
 	// AdvertiseClientURLs and InitialAdvertisePeerURLs map each member's pod name to its URLs.
 	AdvertiseClientURLs      map[string][]string `json:"advertise-client-urls"`
 	InitialAdvertisePeerURLs map[string][]string `json:"initial-advertise-peer-urls"`
-	// InitialCluster lists every member `<member>=<peer URL>`; its size tells the sidecar single- vs multi-node.
+	// InitialCluster lists every member as `<pod>=<peer URL>`, one entry per URL (`<pod>=<url1>,<pod>=<url2>`
+	// when a member advertises several), keyed by the POD name as the deployed druid renders it, even with a
+	// memberNamePrefix; its size (distinct names) tells the sidecar single- vs multi-node. ConfigMaps of
+	// earlier versions of this druid carry the member names instead (`<prefix>-<pod>=<url>`, no
+	// MemberNamePrefix); the sidecar reads both.
 	InitialCluster          string `json:"initial-cluster"`
 	InitialClusterToken     string `json:"initial-cluster-token"`
 	InitialClusterState     string `json:"initial-cluster-state"`
@@ -34,6 +38,15 @@ type ConfigTemplate struct {
 	BackendBboltFreelistType string          `json:"backend-bbolt-freelist-type,omitempty"`
 	ClientTransportSecurity  *SecurityConfig `json:"client-transport-security,omitempty"`
 	PeerTransportSecurity    *SecurityConfig `json:"peer-transport-security,omitempty"`
+	// MemberNamePrefix is spec.memberNamePrefix, omitted when unset or empty: the etcd member of pod p is
+	// then named `<prefix>-<p>` (its member lease too), while initial-cluster and the URL maps stay keyed by
+	// pod name. Not an etcd option: the sidecar applies it and does not pass it on.
+	MemberNamePrefix string `json:"member-name-prefix,omitempty"`
+	// NextClusterVersionCompatible is written as the deployed druid writes it (always true). It is an option
+	// of etcd 3.5.26+ (a 3.5 member may start on data of a 3.6 cluster, i.e. a rollback); our etcd (3.7) has
+	// no such option and its config file loader (embed.ConfigFromFile) ignores the key, as it ignores every
+	// key it does not know.
+	NextClusterVersionCompatible bool `json:"next-cluster-version-compatible,omitempty"`
 }
 
 // SecurityConfig is etcd's `*-transport-security` block.
@@ -58,4 +71,5 @@ const (
 	KeyListenClientURLs         = "listen-client-urls"
 	KeyClientTransportSecurity  = "client-transport-security"
 	KeyPeerTransportSecurity    = "peer-transport-security"
+	KeyMemberNamePrefix         = "member-name-prefix"
 )

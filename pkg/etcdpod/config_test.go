@@ -18,6 +18,7 @@ func TestKeysAreTheTemplatesJSONTags(t *testing.T) {
 	for _, key := range []string{
 		KeyName, KeyDataDir, KeyInitialCluster, KeyInitialClusterState, KeyInitialAdvertisePeerURLs,
 		KeyAdvertiseClientURLs, KeyListenPeerURLs, KeyListenClientURLs, KeyClientTransportSecurity, KeyPeerTransportSecurity,
+		KeyMemberNamePrefix,
 	} {
 		if !tags[key] {
 			t.Errorf("key %q is no json tag of ConfigTemplate", key)

@@ -50,11 +50,20 @@ func (ic InitialCluster) String() string {
 	return strings.Join(entries, ",")
 }
 
-// memberNameFor finds the member of pod in the template's initial-cluster: the entry named after the pod,
-// or `<prefix>-<pod>` when druid runs with a memberNamePrefix. When several entries qualify, the one
-// advertising the pod's own peer URLs wins, so a prefix that itself ends in a pod-like name cannot confuse
-// two members.
-func (ic InitialCluster) memberNameFor(pod string, peerURLs []string) (string, error) {
+// memberNameFor finds the member of pod in the template's initial-cluster (names already mapped by
+// Template.InitialCluster). With a member-name-prefix the name is known, `<prefix>-<pod>`, and must be listed.
+// Without one (a template of an earlier version of our druid wrote `<prefix>-<pod>` into initial-cluster and
+// no member-name-prefix) it is the entry named after the pod or ending in `-<pod>`; when several entries
+// qualify, the one advertising the pod's own peer URLs wins, so a prefix that itself ends in a pod-like
+// name cannot confuse two members.
+func (ic InitialCluster) memberNameFor(prefix, pod string, peerURLs []string) (string, error) {
+	if prefix != "" {
+		name := MemberName(prefix, pod)
+		if !slices.ContainsFunc(ic, func(m ClusterMember) bool { return m.Name == name }) {
+			return "", fmt.Errorf("initial-cluster %q has no member for pod %q (member-name-prefix %q)", ic.String(), pod, prefix)
+		}
+		return name, nil
+	}
 	var candidates []ClusterMember
 	for _, m := range ic {
 		if m.Name == pod || strings.HasSuffix(m.Name, "-"+pod) {

@@ -27,10 +27,13 @@ type Config struct {
 	values  map[string]any
 }
 
-// Resolve builds the configuration of the member running in pod. joinMembers, when not nil, are the
+// Resolve builds the configuration of the member running in pod: its etcd name (`<prefix>-<pod>` with a
+// member-name-prefix), its own advertised URLs (every URL of its entry: the peer Service URL and any
+// additional peer URLs), and initial-cluster under the member names. joinMembers, when not nil, are the
 // members of the running cluster this member joins as a learner (it must already have been added):
 // initial-cluster becomes those members plus self and the state `existing`. Otherwise the template's
-// initial-cluster and state `new` apply: etcd ignores both when the data dir already holds a member.
+// initial-cluster (Template.InitialCluster) and state `new` apply: etcd ignores both when the data dir
+// already holds a member.
 func Resolve(t Template, pod string, joinMembers []ClusterMember) (*Config, error) {
 	if pod == "" {
 		return nil, fmt.Errorf("no pod name: POD_NAME must be set")
@@ -53,17 +56,18 @@ func Resolve(t Template, pod string, joinMembers []ClusterMember) (*Config, erro
 			return nil, err
 		}
 	}
-	templateCluster, err := ParseInitialCluster(t.str(etcdpod.KeyInitialCluster))
+	templateCluster, err := t.InitialCluster()
 	if err != nil {
 		return nil, err
 	}
-	name, err := templateCluster.memberNameFor(pod, peerURLs)
+	name, err := templateCluster.memberNameFor(t.MemberNamePrefix(), pod, peerURLs)
 	if err != nil {
 		return nil, err
 	}
 
 	cfg := &Config{Member: Member{Name: name, PeerURLs: peerURLs, ClientURLs: clientURLs}, values: maps.Clone(t)}
 	cfg.values[etcdpod.KeyName] = name
+	delete(cfg.values, etcdpod.KeyMemberNamePrefix) // applied above; not an option of etcd
 	cfg.values[etcdpod.KeyInitialAdvertisePeerURLs] = strings.Join(peerURLs, ",")
 	cfg.values[etcdpod.KeyAdvertiseClientURLs] = strings.Join(clientURLs, ",")
 	if joinMembers != nil {

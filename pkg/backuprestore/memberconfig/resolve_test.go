@@ -136,7 +136,7 @@ func TestThreeMembersWithTLSResolveTheirOwnEntries(t *testing.T) {
 	}
 }
 
-func TestMemberNamePrefixIsTakenFromInitialCluster(t *testing.T) {
+func TestMemberNamePrefixNamesTheMember(t *testing.T) {
 	g := NewWithT(t)
 	tmpl, err := LoadTemplate(templateFile(t, newEtcd(3, false, "shoot--p--s")))
 	g.Expect(err).NotTo(HaveOccurred())

@@ -51,6 +51,8 @@ type cluster struct {
 	kube      kubernetes.Interface
 	store     snapstore.Config
 	pods      []*pod
+	// prefix is the Etcd's spec.memberNamePrefix ("" for none).
+	prefix string
 }
 
 // pod is one etcd pod: its identity and volumes survive restarts of its containers.
@@ -71,7 +73,14 @@ func freePort(t *testing.T) int { return freeport.Port(t) }
 
 func newCluster(t *testing.T, n int) *cluster {
 	t.Helper()
-	c := &cluster{t: t, namespace: env.CreateNamespace(t), kube: kubernetes.NewForConfigOrDie(env.Config)}
+	return newPrefixedCluster(t, n, "")
+}
+
+// newPrefixedCluster is newCluster for an Etcd with spec.memberNamePrefix: the template is rendered with
+// it, as druid renders it.
+func newPrefixedCluster(t *testing.T, n int, prefix string) *cluster {
+	t.Helper()
+	c := &cluster{t: t, namespace: env.CreateNamespace(t), kube: kubernetes.NewForConfigOrDie(env.Config), prefix: prefix}
 	c.store = snapstore.Config{Provider: druidv1alpha1.StorageProviderLocal, Container: storeBucket, Prefix: storePrefix, LocalRoot: t.TempDir()}
 	for _, name := range []string{fullLease, deltaLease} {
 		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.namespace}}
@@ -133,6 +142,9 @@ func (c *cluster) startAll() *clientv3.Client {
 func (c *cluster) writeTemplate(p *pod) {
 	e := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: etcdName, Namespace: c.namespace}}
 	e.Spec.Replicas = int32(len(c.pods))
+	if c.prefix != "" {
+		e.Spec.MemberNamePrefix = &c.prefix
+	}
 	druidv1alpha1.SetDefaults(e)
 	tmpl := configmap.NewTemplate(e)
 	tmpl.DataDir = p.dataDir

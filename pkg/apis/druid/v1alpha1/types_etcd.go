@@ -91,7 +91,9 @@ type EtcdSpec struct {
 	// RunAsRoot runs the etcd pods as root (default false: uid 65532).
 	// +optional
 	RunAsRoot *bool `json:"runAsRoot,omitempty"`
-	// MemberNamePrefix prefixes the member names (`<prefix>-<pod>`); immutable.
+	// MemberNamePrefix prefixes the etcd member names and the member leases (`<prefix>-<pod>`); the etcd
+	// configuration in the ConfigMap stays keyed by pod name and carries it as `member-name-prefix`, as the
+	// deployed etcd-druid renders it. Immutable.
 	// +optional
 	MemberNamePrefix *string `json:"memberNamePrefix,omitempty"`
 }
@@ -195,8 +197,9 @@ type EtcdConfig struct {
 	// +optional
 	EnableGRPCGateway *bool `json:"enableGRPCGateway,omitempty"`
 	// AdditionalAdvertisePeerURLs are peer URLs a member advertises besides its peer Service URL (the
-	// deployed etcd-druid's field, used for cross-cluster migration). Stored so that it round-trips; this
-	// druid does not act on it (docs/compatibility.md, "Etcd API").
+	// deployed etcd-druid's field, used for cross-cluster migration): the URLs of the entry whose memberName
+	// is a pod's name follow that pod's peer Service URL in the etcd configuration's
+	// initial-advertise-peer-urls and initial-cluster (docs/compatibility.md, "Etcd API").
 	// +optional
 	AdditionalAdvertisePeerURLs []MemberPeerURLs `json:"additionalAdvertisePeerUrls,omitempty"`
 	// BackendBboltFreelistType is etcd's --backend-bbolt-freelist-type (`map` or `array`); written into the

@@ -19,7 +19,11 @@ const (
 )
 
 // NewTemplate builds the template for a defaulted Etcd with one member per spec.replicas (none when
-// hibernated: initial-cluster is then empty and the maps are empty).
+// hibernated: initial-cluster is then empty and the maps are empty), as the deployed etcd-druid renders it:
+// initial-cluster and the URL maps are keyed by pod name, also with spec.memberNamePrefix, which goes into
+// `member-name-prefix` (the sidecar names the member `<prefix>-<pod>`). The URLs of the
+// spec.etcd.additionalAdvertisePeerUrls entry whose memberName is the pod name follow the pod's peer Service
+// URL in initial-advertise-peer-urls and in initial-cluster, one `<pod>=<url>` entry per URL.
 func NewTemplate(etcd *druidv1alpha1.Etcd) *etcdpod.ConfigTemplate {
 	spec := etcd.Spec.Etcd
 	clientScheme := etcdpod.Scheme(spec.ClientUrlTLS != nil)
@@ -41,18 +45,25 @@ func NewTemplate(etcd *druidv1alpha1.Etcd) *etcdpod.ConfigTemplate {
 		AutoCompactionMode:       string(*etcd.Spec.SharedConfig.AutoCompactionMode),
 		AutoCompactionRetention:  *etcd.Spec.SharedConfig.AutoCompactionRetention,
 		EnableGRPCGateway:        spec.EnableGRPCGateway != nil && *spec.EnableGRPCGateway,
+		// As the deployed druid renders it; our etcd ignores the key (etcdpod.ConfigTemplate).
+		NextClusterVersionCompatible: true,
 	}
 	if spec.BackendBboltFreelistType != nil {
 		t.BackendBboltFreelistType = string(*spec.BackendBboltFreelistType)
 	}
-	members := make([]string, 0, etcd.Spec.Replicas)
+	if p := etcd.Spec.MemberNamePrefix; p != nil {
+		t.MemberNamePrefix = *p
+	}
+	var members []string
 	for i := 0; i < int(etcd.Spec.Replicas); i++ {
 		pod := etcd.PodName(i)
 		host := fmt.Sprintf("%s.%s.%s.svc", pod, etcd.PeerServiceName(), etcd.Namespace)
-		peerURL := fmt.Sprintf("%s://%s:%d", peerScheme, host, *spec.ServerPort)
-		t.InitialAdvertisePeerURLs[pod] = []string{peerURL}
+		peerURLs := append([]string{fmt.Sprintf("%s://%s:%d", peerScheme, host, *spec.ServerPort)}, additionalPeerURLs(etcd, pod)...)
+		t.InitialAdvertisePeerURLs[pod] = peerURLs
 		t.AdvertiseClientURLs[pod] = []string{fmt.Sprintf("%s://%s:%d", clientScheme, host, *spec.ClientPort)}
-		members = append(members, etcd.MemberLeaseName(i)+"="+peerURL)
+		for _, u := range peerURLs {
+			members = append(members, pod+"="+u)
+		}
 	}
 	t.InitialCluster = strings.Join(members, ",")
 	if tls := spec.ClientUrlTLS; tls != nil {
@@ -73,6 +84,17 @@ func NewTemplate(etcd *druidv1alpha1.Etcd) *etcdpod.ConfigTemplate {
 		}
 	}
 	return t
+}
+
+// additionalPeerURLs are the URLs of the first spec.etcd.additionalAdvertisePeerUrls entry for pod. The
+// deployed druid matches the entry's memberName against the pod name, not the prefixed member name.
+func additionalPeerURLs(etcd *druidv1alpha1.Etcd, pod string) []string {
+	for _, m := range etcd.Spec.Etcd.AdditionalAdvertisePeerURLs {
+		if m.MemberName == pod {
+			return m.URLs
+		}
+	}
+	return nil
 }
 
 // CAFileName is the file name of a CA bundle in its mounted secret: the reference's dataKey, ca.crt by

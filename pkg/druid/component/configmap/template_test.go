@@ -101,12 +101,84 @@ func TestPeerTLSOnlyKeepsClientURLsPlain(t *testing.T) {
 	g.Expect(cfg).NotTo(HaveKey("client-transport-security"))
 }
 
-func TestMemberNamePrefixNamesMembersButNotHosts(t *testing.T) {
+// TestMemberNamePrefixIsRenderedAsDeployed: as in the deployed druid, initial-cluster and the URL maps stay
+// keyed by pod name; the prefix goes into member-name-prefix, and the sidecar names the member from it.
+func TestMemberNamePrefixIsRenderedAsDeployed(t *testing.T) {
 	g := NewWithT(t)
-	e := newEtcd(1, false, false)
-	e.Spec.MemberNamePrefix = ptr.To("x")
+	e := newEtcd(3, false, false)
+	e.Spec.MemberNamePrefix = ptr.To("shoot--p--s")
 	cfg := parse(t, e)
-	g.Expect(cfg).To(HaveKeyWithValue("initial-cluster", "x-etcd-main-0=http://etcd-main-0.etcd-main-peer.shoot--p--s.svc:2380"))
+	g.Expect(cfg).To(HaveKeyWithValue("initial-cluster",
+		"etcd-main-0=http://etcd-main-0.etcd-main-peer.shoot--p--s.svc:2380,"+
+			"etcd-main-1=http://etcd-main-1.etcd-main-peer.shoot--p--s.svc:2380,"+
+			"etcd-main-2=http://etcd-main-2.etcd-main-peer.shoot--p--s.svc:2380"))
+	g.Expect(cfg).To(HaveKeyWithValue("member-name-prefix", "shoot--p--s"))
+	g.Expect(cfg["initial-advertise-peer-urls"]).To(HaveKey("etcd-main-0"))
+	g.Expect(cfg["advertise-client-urls"]).To(HaveKey("etcd-main-2"))
+	g.Expect(cfg["initial-advertise-peer-urls"]).NotTo(HaveKey("shoot--p--s-etcd-main-0"))
+}
+
+// TestNoMemberNamePrefixNoKey: without a prefix (or with an empty one) the key is left out, as there.
+func TestNoMemberNamePrefixNoKey(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(parse(t, newEtcd(1, false, false))).NotTo(HaveKey("member-name-prefix"))
+	e := newEtcd(1, false, false)
+	e.Spec.MemberNamePrefix = ptr.To("")
+	g.Expect(parse(t, e)).NotTo(HaveKey("member-name-prefix"))
+}
+
+// TestAdditionalAdvertisePeerURLs: the URLs of the entry named after a pod follow its Service URL in its
+// initial-advertise-peer-urls and in initial-cluster, one `<pod>=<url>` entry per URL; an entry named after
+// the prefixed member name matches nothing (the deployed druid compares with the pod name); client URLs
+// stay as they are.
+func TestAdditionalAdvertisePeerURLs(t *testing.T) {
+	g := NewWithT(t)
+	e := newEtcd(3, true, false)
+	e.Spec.MemberNamePrefix = ptr.To("x")
+	e.Spec.Etcd.AdditionalAdvertisePeerURLs = []druidv1alpha1.MemberPeerURLs{
+		{MemberName: "etcd-main-1", URLs: []string{"https://10.0.0.1:2380", "https://etcd-1.other.example:2380"}},
+		{MemberName: "x-etcd-main-2", URLs: []string{"https://10.0.0.2:2380"}},
+		{MemberName: "etcd-main-9", URLs: []string{"https://10.0.0.9:2380"}},
+	}
+	cfg := parse(t, e)
+	g.Expect(strings.Split(cfg["initial-cluster"].(string), ",")).To(Equal([]string{
+		"etcd-main-0=https://etcd-main-0.etcd-main-peer.shoot--p--s.svc:2380",
+		"etcd-main-1=https://etcd-main-1.etcd-main-peer.shoot--p--s.svc:2380",
+		"etcd-main-1=https://10.0.0.1:2380",
+		"etcd-main-1=https://etcd-1.other.example:2380",
+		"etcd-main-2=https://etcd-main-2.etcd-main-peer.shoot--p--s.svc:2380",
+	}))
+	g.Expect(cfg["initial-advertise-peer-urls"]).To(Equal(map[string]any{
+		"etcd-main-0": []any{"https://etcd-main-0.etcd-main-peer.shoot--p--s.svc:2380"},
+		"etcd-main-1": []any{"https://etcd-main-1.etcd-main-peer.shoot--p--s.svc:2380", "https://10.0.0.1:2380", "https://etcd-1.other.example:2380"},
+		"etcd-main-2": []any{"https://etcd-main-2.etcd-main-peer.shoot--p--s.svc:2380"},
+	}))
+	g.Expect(cfg["advertise-client-urls"]).To(HaveKeyWithValue("etcd-main-1", []any{"http://etcd-main-1.etcd-main-peer.shoot--p--s.svc:2379"}))
+	g.Expect(e.Spec.Etcd.AdditionalAdvertisePeerURLs[0].URLs).To(HaveLen(2), "rendering must not change the spec")
+}
+
+// TestTemplateKeysAreTheDeployedOnes pins the complete key set of etcd.conf.yaml against the deployed
+// druid's etcdConfig (internal/component/configmap/etcdconfig.go) plus the keys only ours writes.
+func TestTemplateKeysAreTheDeployedOnes(t *testing.T) {
+	g := NewWithT(t)
+	e := newEtcd(3, true, true)
+	e.Spec.MemberNamePrefix = ptr.To("p")
+	cfg := parse(t, e)
+	keys := make([]string, 0, len(cfg))
+	for k := range cfg {
+		keys = append(keys, k)
+	}
+	g.Expect(keys).To(ConsistOf(
+		// the deployed druid's keys
+		"name", "data-dir", "metrics", "snapshot-count", "enable-grpc-gateway", "quota-backend-bytes",
+		"initial-cluster-token", "initial-cluster-state", "initial-cluster", "auto-compaction-mode",
+		"auto-compaction-retention", "listen-peer-urls", "listen-client-urls", "initial-advertise-peer-urls",
+		"advertise-client-urls", "client-transport-security", "peer-transport-security", "member-name-prefix",
+		"next-cluster-version-compatible",
+		// ours besides: etcd's defaults written out so that every member agrees on them
+		"heartbeat-interval", "election-timeout",
+	))
+	g.Expect(cfg).To(HaveKeyWithValue("next-cluster-version-compatible", true))
 }
 
 func TestHibernatedHasNoMembers(t *testing.T) {
