@@ -42,11 +42,6 @@ type ConfigTemplate struct {
 	// then named `<prefix>-<p>` (its member lease too), while initial-cluster and the URL maps stay keyed by
 	// pod name. Not an etcd option: the sidecar applies it and does not pass it on.
 	MemberNamePrefix string `json:"member-name-prefix,omitempty"`
-	// NextClusterVersionCompatible is written as the deployed druid writes it (always true). It is an option
-	// of etcd 3.5.26+ (a 3.5 member may start on data of a 3.6 cluster, i.e. a rollback); our etcd (3.7) has
-	// no such option and its config file loader (embed.ConfigFromFile) ignores the key, as it ignores every
-	// key it does not know.
-	NextClusterVersionCompatible bool `json:"next-cluster-version-compatible,omitempty"`
 }
 
 // SecurityConfig is etcd's `*-transport-security` block.

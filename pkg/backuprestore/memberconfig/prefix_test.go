@@ -30,7 +30,7 @@ func rendered(t *testing.T, e *druidv1alpha1.Etcd) Template {
 }
 
 // previousFormat is the template as the previous version of our druid rendered it for a prefixed Etcd:
-// initial-cluster under the member names, no member-name-prefix (and no next-cluster-version-compatible).
+// initial-cluster under the member names, no member-name-prefix.
 func previousFormat(t *testing.T, e *druidv1alpha1.Etcd) Template {
 	t.Helper()
 	tmpl := rendered(t, e)
@@ -47,7 +47,6 @@ func previousFormat(t *testing.T, e *druidv1alpha1.Etcd) Template {
 	}
 	tmpl[etcdpod.KeyInitialCluster] = ic.String()
 	delete(tmpl, etcdpod.KeyMemberNamePrefix)
-	delete(tmpl, "next-cluster-version-compatible")
 	return tmpl
 }
 
@@ -194,12 +193,13 @@ func TestJoiningPrefixedLearner(t *testing.T) {
 	g.Expect(ec.InitialCluster).To(Equal("shoot--p--s-etcd-main-0=" + peerURL("etcd-main-0") + ",shoot--p--s-etcd-main-1=" + peerURL("etcd-main-1")))
 }
 
-// TestNextClusterVersionCompatibleReachesEtcdHarmlessly: druid writes next-cluster-version-compatible as the
-// deployed druid does; our etcd's loader takes a configuration carrying it (it has no such option).
+// TestNextClusterVersionCompatibleReachesEtcdHarmlessly: the deployed druid writes
+// next-cluster-version-compatible (ours does not); our etcd's loader takes a configuration carrying it (it
+// has no such option), so a ConfigMap the deployed druid rendered serves our members.
 func TestNextClusterVersionCompatibleReachesEtcdHarmlessly(t *testing.T) {
 	g := NewWithT(t)
 	tmpl := rendered(t, newEtcd(1, false, ""))
-	g.Expect(tmpl).To(HaveKeyWithValue("next-cluster-version-compatible", true))
+	tmpl["next-cluster-version-compatible"] = true
 	cfg, err := Resolve(tmpl, "etcd-main-0", nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	out, err := cfg.YAML()

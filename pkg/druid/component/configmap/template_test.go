@@ -174,11 +174,12 @@ func TestTemplateKeysAreTheDeployedOnes(t *testing.T) {
 		"initial-cluster-token", "initial-cluster-state", "initial-cluster", "auto-compaction-mode",
 		"auto-compaction-retention", "listen-peer-urls", "listen-client-urls", "initial-advertise-peer-urls",
 		"advertise-client-urls", "client-transport-security", "peer-transport-security", "member-name-prefix",
-		"next-cluster-version-compatible",
 		// ours besides: etcd's defaults written out so that every member agrees on them
 		"heartbeat-interval", "election-timeout",
 	))
-	g.Expect(cfg).To(HaveKeyWithValue("next-cluster-version-compatible", true))
+	// The deployed druid also writes next-cluster-version-compatible (an etcd 3.5.26 option our etcd does not
+	// have); leaving it out keeps an unprefixed Etcd's ConfigMap, and so its pods, unchanged by the update.
+	g.Expect(cfg).NotTo(HaveKey("next-cluster-version-compatible"))
 }
 
 func TestHibernatedHasNoMembers(t *testing.T) {
