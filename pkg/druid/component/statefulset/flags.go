@@ -82,6 +82,13 @@ func deployedSidecarArgs(etcd *druidv1alpha1.Etcd) []string {
 		"--restoration-temp-snapshots-dir=" + deployedRestorationTempDir,
 		"--snapstore-temp-directory=" + deployedSnapstoreTempDir,
 	}
+	return append(args, DeployedEmbeddedEtcdArgs(etcd)...)
+}
+
+// DeployedEmbeddedEtcdArgs configure the embedded etcd the deployed restorer (sidecar and compaction) applies
+// deltas through, as the deployed druid does: the member's quota and auto-compaction.
+func DeployedEmbeddedEtcdArgs(etcd *druidv1alpha1.Etcd) []string {
+	var args []string
 	if q := etcd.Spec.Etcd.Quota; q != nil {
 		args = append(args, "--embedded-etcd-quota-bytes="+strconv.FormatInt(q.Value(), 10))
 	}

@@ -2,7 +2,6 @@ package compaction
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -86,18 +85,7 @@ func deployedCompactArgs(etcd *druidv1alpha1.Etcd) []string {
 		"--restoration-temp-snapshots-dir=" + DataMountPath + "/compaction.restoration.temp",
 		"--snapstore-temp-directory=" + DataMountPath + "/tmp",
 	}
-	if q := etcd.Spec.Etcd.Quota; q != nil {
-		args = append(args, "--embedded-etcd-quota-bytes="+strconv.FormatInt(q.Value(), 10))
-	}
-	if shared := etcd.Spec.SharedConfig; shared != nil {
-		if shared.AutoCompactionMode != nil {
-			args = append(args, "--auto-compaction-mode="+string(*shared.AutoCompactionMode))
-		}
-		if shared.AutoCompactionRetention != nil {
-			args = append(args, "--auto-compaction-retention="+*shared.AutoCompactionRetention)
-		}
-	}
-	return args
+	return append(args, statefulset.DeployedEmbeddedEtcdArgs(etcd)...)
 }
 
 // CompatibilityNotices name what a compaction with caps does differently from ours where behaviour
