@@ -1,5 +1,7 @@
 package etcdpod
 
+import "time"
+
 // Paths inside the etcd pod. The configuration template names the TLS files at these paths and the
 // StatefulSet mounts the secrets there.
 const (
@@ -45,3 +47,8 @@ const (
 	// LocalHome/<container>, where etcdbrctl looks for it.
 	LocalHome = "/home/nonroot"
 )
+
+// DefaultReelectionPeriod is how often the sidecar asks its member whether it leads when druid passes no
+// --reelection-period (the connection timeout of that request defaults to the period too). Druid compares
+// an Etcd's spec.backup.leaderElection with it, so that the default value renders no flag.
+const DefaultReelectionPeriod = 5 * time.Second

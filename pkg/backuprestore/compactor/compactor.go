@@ -16,10 +16,10 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 )
 
-// Defaults of the timeouts, as the deployed sidecar's flags have them.
+// Defaults of the timeouts, as the deployed druid passes them (the Etcd API's defaults).
 const (
 	DefaultSnapshotTimeout = 15 * time.Minute
-	DefaultDefragTimeout   = 8 * time.Minute
+	DefaultDefragTimeout   = 15 * time.Minute
 	// DefaultQuotaBytes is the backend quota of the private etcd: large, because the restored database
 	// may be larger than etcd's 2 GiB default and compaction must not fail on a NOSPACE alarm.
 	DefaultQuotaBytes = 8 << 30

@@ -14,8 +14,9 @@ import (
 	"go.uber.org/zap"
 )
 
-// DefaultTimeout bounds the defragmentation of one member (etcdDefragTimeout): 15m, the deployed sidecar's
-// default and the Etcd API's, so that druid passes the flag only for a value someone chose.
+// DefaultTimeout bounds the defragmentation of one member (etcdDefragTimeout): 15m, the Etcd API's default,
+// which the deployed druid always passes (the deployed sidecar's own default is 8m); ours defaults to it so
+// that druid passes the flag only for a value someone chose.
 const DefaultTimeout = 15 * time.Minute
 
 // ErrUnhealthy means the run was skipped (or stopped) because the cluster was not fully healthy.

@@ -20,7 +20,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "etcdbr", Name: "defragmentation_duration_seconds",
 		Help: "Duration of the defragmentation of each etcd member, by outcome and the member's client endpoint.",
-		// A member's database is rewritten: from milliseconds up to the 8 minute timeout.
+		// A member's database is rewritten: from milliseconds up to the timeout (15 minutes by default).
 		Buckets: prometheus.ExponentialBuckets(0.01, 4, 10),
 	}, []string{"succeeded", "endpoint"})}
 	m.duration.WithLabelValues("true", "")

@@ -19,10 +19,12 @@ import (
 
 	"github.com/go-logr/logr"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // DefaultReelectionPeriod is how often the local member is asked whether it leads (--reelection-period).
-const DefaultReelectionPeriod = 5 * time.Second
+const DefaultReelectionPeriod = etcdpod.DefaultReelectionPeriod
 
 // Callbacks are what a leader does. OnStartedLeading runs in its own goroutine with a context that is
 // cancelled when leadership ends; OnStoppedLeading runs after that goroutine returned, so that a new

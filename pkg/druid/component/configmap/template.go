@@ -45,7 +45,6 @@ func NewTemplate(etcd *druidv1alpha1.Etcd) *etcdpod.ConfigTemplate {
 		AutoCompactionMode:       string(*etcd.Spec.SharedConfig.AutoCompactionMode),
 		AutoCompactionRetention:  *etcd.Spec.SharedConfig.AutoCompactionRetention,
 		EnableGRPCGateway:        spec.EnableGRPCGateway != nil && *spec.EnableGRPCGateway,
-		// As the deployed druid renders it; our etcd ignores the key (etcdpod.ConfigTemplate).
 	}
 	if spec.BackendBboltFreelistType != nil {
 		t.BackendBboltFreelistType = string(*spec.BackendBboltFreelistType)

@@ -69,13 +69,27 @@ func TestSidecarArgsCarryTheSpecsTimeoutsAndLeaderElection(t *testing.T) {
 		e.Spec.Etcd.EtcdDefragTimeout = &metav1.Duration{Duration: 20 * time.Minute}
 		e.Spec.Backup.EtcdSnapshotTimeout = &metav1.Duration{Duration: 10 * time.Minute}
 		e.Spec.Backup.LeaderElection = &druidv1alpha1.LeaderElectionSpec{
-			ReelectionPeriod: &metav1.Duration{Duration: 5 * time.Second}, EtcdConnectionTimeout: &metav1.Duration{Duration: 3 * time.Second}}
+			ReelectionPeriod: &metav1.Duration{Duration: 7 * time.Second}, EtcdConnectionTimeout: &metav1.Duration{Duration: 3 * time.Second}}
 		e.Spec.Backup.EnableProfiling = ptr.To(true)
 	})
 	g.Expect(BackupRestoreArgs(e, imagecaps.AllOurs.BackupRestore)).To(ContainElements("--etcd-defrag-timeout=20m0s", "--etcd-snapshot-timeout=10m0s",
-		"--reelection-period=5s", "--etcd-connection-timeout-leader-election=3s", "--enable-profiling=true"))
+		"--reelection-period=7s", "--etcd-connection-timeout-leader-election=3s", "--enable-profiling=true"))
 	e.Spec.Backup.EnableProfiling = ptr.To(false)
 	g.Expect(BackupRestoreArgs(e, imagecaps.AllOurs.BackupRestore)).NotTo(ContainElement(HavePrefix("--enable-profiling")))
+
+	// Our sidecar's defaults render nothing (an Etcd that states them keeps its pod template); the deployed
+	// sidecar gets the timeouts always, as the deployed druid passes them (its own defragmentation default
+	// is 8m).
+	atDefaults := newEtcd(func(e *druidv1alpha1.Etcd) {
+		e.Spec.Backup.LeaderElection = &druidv1alpha1.LeaderElectionSpec{
+			ReelectionPeriod: &metav1.Duration{Duration: 5 * time.Second}, EtcdConnectionTimeout: &metav1.Duration{Duration: 5 * time.Second}}
+	})
+	ours := BackupRestoreArgs(atDefaults, imagecaps.AllOurs.BackupRestore)
+	for _, flag := range []string{"--etcd-defrag-timeout", "--etcd-snapshot-timeout", "--reelection-period", "--etcd-connection-timeout-leader-election"} {
+		g.Expect(ours).NotTo(ContainElement(HavePrefix(flag)), "our sidecar's default %s renders no flag", flag)
+	}
+	g.Expect(BackupRestoreArgs(atDefaults, imagecaps.BackupRestoreOf(imagecaps.Deployed))).To(ContainElements(
+		"--etcd-defrag-timeout=15m0s", "--etcd-snapshot-timeout=15m0s", "--reelection-period=5s", "--etcd-connection-timeout-leader-election=5s"))
 }
 
 func TestProviderAliasesAreCanonicalized(t *testing.T) {

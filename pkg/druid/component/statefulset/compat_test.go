@@ -139,16 +139,17 @@ func TestArgsPerImageKind(t *testing.T) {
 		"--delta-snapshot-memory-limit=104857600",
 		"--compress-snapshots=true", "--compression-policy=gzip",
 	})), "ours:\n%s", strings.Join(brOurs, "\n"))
-	g.Expect(brDeployed).To(HaveExactElements(concat(common, []string{"--insecure-skip-tls-verify=false"}, tlsAndStore, store, []string{
-		"--delta-snapshot-memory-limit=104857600",
-		"--compress-snapshots=true", "--compression-policy=gzip",
-		"--use-etcd-wrapper=true",
-		"--restoration-temp-snapshots-dir=/var/etcd/data/restoration.temp",
-		"--snapstore-temp-directory=/var/etcd/data/temp",
-		"--embedded-etcd-quota-bytes=12884901888",
-		"--auto-compaction-mode=periodic",
-		"--auto-compaction-retention=30m",
-	})), "deployed:\n%s", strings.Join(brDeployed, "\n"))
+	g.Expect(brDeployed).To(HaveExactElements(concat(common, []string{"--insecure-skip-tls-verify=false"}, tlsAndStore,
+		[]string{"--etcd-defrag-timeout=15m0s", "--etcd-snapshot-timeout=15m0s"}, store, []string{
+			"--delta-snapshot-memory-limit=104857600",
+			"--compress-snapshots=true", "--compression-policy=gzip",
+			"--use-etcd-wrapper=true",
+			"--restoration-temp-snapshots-dir=/var/etcd/data/restoration.temp",
+			"--snapstore-temp-directory=/var/etcd/data/temp",
+			"--embedded-etcd-quota-bytes=12884901888",
+			"--auto-compaction-mode=periodic",
+			"--auto-compaction-retention=30m",
+		})), "deployed:\n%s", strings.Join(brDeployed, "\n"))
 
 	wrapper := []string{
 		"start-etcd",

@@ -57,7 +57,7 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) [
 	if s := spec.Etcd.DefragmentationSchedule; s != nil && *s != "" {
 		args = append(args, "--defragmentation-schedule="+*s)
 	}
-	args = append(args, tuningArgs(etcd)...)
+	args = append(args, tuningArgs(etcd, caps)...)
 	args = append(args, storeArgs(etcd)...)
 	if caps.DeployedDefaults {
 		args = append(args, deployedSidecarArgs(etcd)...)
@@ -103,22 +103,28 @@ func DeployedEmbeddedEtcdArgs(etcd *druidv1alpha1.Etcd) []string {
 	return args
 }
 
-// tuningArgs are the sidecar's timeouts, leader election and profiling, as the deployed druid passes them,
-// each only when the spec chose something other than the default: the API defaults both timeouts to 15m,
-// which is also our sidecar's default, so an Etcd that leaves them alone keeps its pod template and no
-// member rolls when druid is upgraded.
-func tuningArgs(etcd *druidv1alpha1.Etcd) []string {
+// tuningArgs are the sidecar's timeouts, leader election and profiling, as the deployed druid passes them.
+// Our sidecar gets each only when the spec asks for something other than its default (both timeouts 15m,
+// which the API defaults to as well; the reelection period 5s, and its connection timeout the period), so an
+// Etcd that leaves them at that keeps its pod template and no member rolls when druid is upgraded. The
+// deployed sidecar gets both timeouts always, as the deployed druid passes them: its own default
+// defragmentation timeout is 8m, not the 15m of the API.
+func tuningArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []string {
 	var args []string
-	duration := func(flag string, d *metav1.Duration, dflt time.Duration) {
-		if d != nil && d.Duration != dflt {
+	duration := func(flag string, d *metav1.Duration, dflt time.Duration, always bool) {
+		if d != nil && (always || d.Duration != dflt) {
 			args = append(args, "--"+flag+"="+d.Duration.String())
 		}
 	}
-	duration("etcd-defrag-timeout", etcd.Spec.Etcd.EtcdDefragTimeout, druidv1alpha1.DefaultEtcdDefragTimeout)
-	duration("etcd-snapshot-timeout", etcd.Spec.Backup.EtcdSnapshotTimeout, druidv1alpha1.DefaultEtcdSnapshotTimeout)
+	duration("etcd-defrag-timeout", etcd.Spec.Etcd.EtcdDefragTimeout, druidv1alpha1.DefaultEtcdDefragTimeout, caps.DeployedDefaults)
+	duration("etcd-snapshot-timeout", etcd.Spec.Backup.EtcdSnapshotTimeout, druidv1alpha1.DefaultEtcdSnapshotTimeout, caps.DeployedDefaults)
 	if le := etcd.Spec.Backup.LeaderElection; le != nil {
-		duration("reelection-period", le.ReelectionPeriod, 0)
-		duration("etcd-connection-timeout-leader-election", le.EtcdConnectionTimeout, 0)
+		period := etcdpod.DefaultReelectionPeriod
+		if le.ReelectionPeriod != nil {
+			period = le.ReelectionPeriod.Duration
+		}
+		duration("reelection-period", le.ReelectionPeriod, etcdpod.DefaultReelectionPeriod, caps.DeployedDefaults)
+		duration("etcd-connection-timeout-leader-election", le.EtcdConnectionTimeout, period, caps.DeployedDefaults)
 	}
 	if p := etcd.Spec.Backup.EnableProfiling; p != nil && *p {
 		args = append(args, "--enable-profiling=true")
