@@ -69,6 +69,10 @@ func TestValidEtcdHasNoErrors(t *testing.T) {
 		// Shapes the deployed etcd-druid accepts (issue 13); the webhook warns about some of them.
 		"even replicas":        with(validEtcd(), func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 4 }),
 		"upper-case container": with(validEtcd(), func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Container = ptr.To("Backups-EU") }),
+		"additional peer URLs": with(validEtcd(), func(e *druidv1alpha1.Etcd) {
+			peerURLs("etcd-main-0", "https://10.0.0.1:2380", "https://etcd-main-0.other.example:2380")(e)
+			peerURLs("etcd-main-2", "https://[fd00::2]:2380")(e)
+		}),
 		"stackit": with(validEtcd(), func(e *druidv1alpha1.Etcd) {
 			e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProviderStackit)
 		}),
@@ -84,6 +88,13 @@ func TestValidEtcdHasNoErrors(t *testing.T) {
 		if errs := validation.ValidateEtcd(etcd); len(errs) > 0 {
 			t.Errorf("%s: unexpected errors: %v", name, errs)
 		}
+	}
+}
+
+// peerURLs adds an additionalAdvertisePeerUrls entry.
+func peerURLs(member string, urls ...string) func(*druidv1alpha1.Etcd) {
+	return func(e *druidv1alpha1.Etcd) {
+		e.Spec.Etcd.AdditionalAdvertisePeerURLs = append(e.Spec.Etcd.AdditionalAdvertisePeerURLs, druidv1alpha1.MemberPeerURLs{MemberName: member, URLs: urls})
 	}
 }
 
@@ -129,6 +140,14 @@ func TestInvalidEtcdIsRejectedNamingTheField(t *testing.T) {
 		{"invalid member name prefix", func(e *druidv1alpha1.Etcd) { e.Spec.MemberNamePrefix = ptr.To("Garden_") }, "spec.memberNamePrefix", field.ErrorTypeInvalid, "RFC 1123"},
 		{"name too long for the client service", func(e *druidv1alpha1.Etcd) { e.Name = strings.Repeat("e", 60) }, "metadata.name", field.ErrorTypeInvalid, "-client"},
 		{"backup secret without name", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.SecretRef.Name = "" }, "spec.backup.store.secretRef.name", field.ErrorTypeRequired, "backup secret"},
+		{"additional peer URL of the wrong scheme", peerURLs("etcd-main-0", "http://10.0.0.1:2380"), "spec.etcd.additionalAdvertisePeerUrls[0].urls[0]", field.ErrorTypeInvalid, "scheme https"},
+		{"additional peer URL breaking the initial-cluster list", peerURLs("etcd-main-0", "https://a:2380,etcd-x=https://b:2380"), "spec.etcd.additionalAdvertisePeerUrls[0].urls[0]", field.ErrorTypeInvalid, "comma"},
+		{"additional peer URL without host", peerURLs("etcd-main-0", "https://:2380"), "spec.etcd.additionalAdvertisePeerUrls[0].urls[0]", field.ErrorTypeInvalid, "host"},
+		{"additional peer URLs of no pod", peerURLs("etcd-events-0", "https://10.0.0.1:2380"), "spec.etcd.additionalAdvertisePeerUrls[0].memberName", field.ErrorTypeInvalid, "etcd-main-<ordinal>"},
+		{"additional peer URLs of one pod twice", func(e *druidv1alpha1.Etcd) {
+			peerURLs("etcd-main-1", "https://10.0.0.1:2380")(e)
+			peerURLs("etcd-main-1", "https://10.0.0.2:2380")(e)
+		}, "spec.etcd.additionalAdvertisePeerUrls[1].memberName", field.ErrorTypeDuplicate, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
