@@ -175,7 +175,10 @@ func (c *Config) complete() {
 
 // Validate checks the whole configuration at start-up, naming every problem at once.
 func (c Config) Validate() error {
-	errs := []error{c.ClientConnection.Validate(), c.Etcd.Validate(), c.Secret.Validate(), c.Compaction.Validate(), c.Log.Validate(), c.EtcdOpsTask.Validate()}
+	errs := []error{c.ClientConnection.Validate(), c.Etcd.Validate(), c.Secret.Validate(), c.Compaction.Validate(), c.Log.Validate()}
+	if c.EtcdOpsTask.Enabled {
+		errs = append(errs, c.EtcdOpsTask.Validate())
+	}
 	if c.EnableCopyBackupsTask {
 		errs = append(errs, c.CopyBackupsTask.Validate())
 	}

@@ -15,13 +15,16 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -83,6 +86,11 @@ type Reconciler struct {
 	Clock     clock.PassiveClock
 	// RetryInterval is the wait before a request that did not reach the sidecar is sent again.
 	RetryInterval time.Duration
+
+	// admitting serializes admissions: the check for another unfinished task of the same Etcd and the
+	// write that starts this one are one step, so two tasks created together and admitted by two workers
+	// cannot both start (druid runs as one leader, so a process-local lock covers every admission).
+	admitting sync.Mutex
 }
 
 // Reconcile implements reconcile.Reconciler for EtcdOpsTasks.
@@ -138,6 +146,8 @@ func (r *Reconciler) admit(ctx context.Context, task *druidv1alpha1.EtcdOpsTask)
 		return false, err
 	}
 
+	r.admitting.Lock()
+	defer r.admitting.Unlock()
 	if errs := validation.ValidateEtcdOpsTask(task); len(errs) > 0 {
 		code := ErrInvalidTask
 		if task.Spec.Config.RecoverFromQuorumLoss != nil {
@@ -228,8 +238,9 @@ func notReady(etcd *druidv1alpha1.Etcd) string {
 func (r *Reconciler) execute(ctx context.Context, task *druidv1alpha1.EtcdOpsTask) (ctrl.Result, error) {
 	config := task.Spec.Config.OnDemandSnapshot
 	fail := func(code druidv1alpha1.ErrorCode, etcd *druidv1alpha1.Etcd, message string) (ctrl.Result, error) {
+		message = boundedMessage(message)
 		log.FromContext(ctx).Info("EtcdOpsTask failed", "code", code, "reason", message)
-		if err := r.update(ctx, task, func(s *druidv1alpha1.EtcdOpsTaskStatus) {
+		if err := r.recordOutcome(ctx, task, func(s *druidv1alpha1.EtcdOpsTaskStatus) {
 			now := r.Clock.Now()
 			addError(s, code, message, now)
 			setOperation(s, druidv1alpha1.LastOperationTypeExecution, druidv1alpha1.LastOperationStateFailed, message, runID(ctx), now)
@@ -295,7 +306,7 @@ func (r *Reconciler) execute(ctx context.Context, task *druidv1alpha1.EtcdOpsTas
 	case strings.TrimSpace(string(body)) == "null":
 		message = "took no delta snapshot: nothing changed since the last snapshot"
 	}
-	if err := r.update(ctx, task, func(s *druidv1alpha1.EtcdOpsTaskStatus) {
+	if err := r.recordOutcome(ctx, task, func(s *druidv1alpha1.EtcdOpsTaskStatus) {
 		s.Snapshot = taken
 		setOperation(s, druidv1alpha1.LastOperationTypeExecution, druidv1alpha1.LastOperationStateCompleted, message, runID(ctx), r.Clock.Now())
 		r.setState(s, druidv1alpha1.TaskStateSucceeded)
@@ -334,6 +345,44 @@ func (r *Reconciler) releaseDeployedFinalizer(ctx context.Context, task *druidv1
 	before := task.DeepCopy()
 	controllerutil.RemoveFinalizer(task, DeployedFinalizer)
 	return client.IgnoreNotFound(r.Client.Patch(ctx, task, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
+}
+
+// recordOutcome writes the end of a task (Succeeded or Failed). Unlike update it does not give up on a
+// conflict: the snapshot has been asked for, and a retried reconcile would ask for it again (a second
+// final snapshot, minutes of work). It reads the task again and applies mutate to that, as long as the task
+// is still in progress; only this controller writes the status.
+func (r *Reconciler) recordOutcome(ctx context.Context, task *druidv1alpha1.EtcdOpsTask, mutate func(*druidv1alpha1.EtcdOpsTaskStatus)) error {
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		err := r.update(ctx, task, mutate)
+		if !apierrors.IsConflict(err) {
+			return err
+		}
+		current := &druidv1alpha1.EtcdOpsTask{}
+		if gerr := r.Reader.Get(ctx, client.ObjectKeyFromObject(task), current); gerr != nil {
+			return gerr
+		}
+		if current.IsFinished() {
+			return fmt.Errorf("EtcdOpsTask %s finished meanwhile (state %s)", task.Name, stateOf(current))
+		}
+		*task = *current
+		return err // a conflict: RetryOnConflict tries again on the task just read
+	})
+}
+
+// maxMessage bounds what of an error (a sidecar's answer may be long) goes into the status and events:
+// an event's note is limited to 1 KiB.
+const maxMessage = 900
+
+// boundedMessage cuts message to maxMessage bytes at a rune boundary, saying so.
+func boundedMessage(message string) string {
+	if len(message) <= maxMessage {
+		return message
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(message[cut]) {
+		cut--
+	}
+	return message[:cut] + " … (cut)"
 }
 
 // update changes the task's status with mutate and writes it, failing on a conflict (the reconcile is then
