@@ -97,7 +97,7 @@ func Down(ctx context.Context, stateDir string) error {
 	if err := provisioner.UnmountAll(volumesDir(abs)); err != nil {
 		errs = append(errs, err)
 	}
-	if err := kubeletnode.RestoreKernelTunables(kernelTunablesRecord(abs)); err != nil {
+	if err := kubeletnode.HostKernelTunables.Release(abs); err != nil {
 		errs = append(errs, err)
 	}
 	if err := seednet.Cleanup(ctx, in.Prefix); err != nil {

@@ -178,6 +178,12 @@ func expectKernelSettingKept(t *testing.T) func() {
 	}
 	return func() {
 		t.Helper()
+		// Another seed of this host (make test runs seed packages in parallel) keeps the kubelets' values
+		// until it stops; only the last seed puts the host's back (kubeletnode.KernelTunables).
+		if others, err := kubeletnode.HostKernelTunables.Users(); err != nil || len(others) > 0 {
+			t.Logf("kernel.panic not checked: other seeds still run (%v, %v)", others, err)
+			return
+		}
 		if got, _ := os.ReadFile(kernelPanicSetting); strings.TrimSpace(string(got)) != "0" {
 			t.Errorf("kernel.panic is %q after the seed, was 0 before it", strings.TrimSpace(string(got)))
 		}

@@ -82,7 +82,7 @@ func (s *Seed) startNodes(ctx context.Context) error {
 		}
 		plan = append(plan, planned{name: name, netns: netns, podCIDR: podCIDR})
 	}
-	if err := kubeletnode.SaveKernelTunables(s.kernelTunablesRecord()); err != nil {
+	if err := kubeletnode.HostKernelTunables.Acquire(s.stateDir); err != nil {
 		return err
 	}
 	for i, p := range plan {
@@ -182,17 +182,10 @@ func (s *Seed) stopNodes(ctx context.Context) error {
 		}
 	}
 	s.nodes = nil
-	if err := kubeletnode.RestoreKernelTunables(s.kernelTunablesRecord()); err != nil {
+	if err := kubeletnode.HostKernelTunables.Release(s.stateDir); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-// kernelTunablesRecord holds the host's kernel settings from before the first kubelet started.
-func (s *Seed) kernelTunablesRecord() string { return kernelTunablesRecord(s.stateDir) }
-
-func kernelTunablesRecord(stateDir string) string {
-	return filepath.Join(stateDir, "kernel-tunables.json")
 }
 
 // choosePodRange picks the instance's pod range: a /16 of 10.0.0.0/8 that no host address or route

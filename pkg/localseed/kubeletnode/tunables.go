@@ -1,32 +1,144 @@
 package kubeletnode
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // kernelTunables are the host-wide kernel settings (none belongs to a network namespace) that every
 // kubelet sets when it starts without protectKernelDefaults: overcommit, panic on OOM, reboot 10 s after a
 // panic, panic on oops, and the root user's key quotas. protectKernelDefaults would make the kubelet refuse
-// to start instead, so the seed saves them before its first kubelet and puts them back when it stops.
+// to start instead, so the host's values are recorded before the first kubelet and put back when it stops.
 var kernelTunables = []string{
 	"vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops",
 	"kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes",
 }
 
-// SaveKernelTunables records the kernel settings the kubelets will change in path, unless path exists
-// already (the first record is the host's own).
-func SaveKernelTunables(path string) error {
+// KernelTunables is the record of the host's own kernel settings that the seeds of this host share. The
+// settings are host-wide, so the record is too: with two seeds running at once (make test runs the seed
+// packages in parallel) a record per seed would save what the other seed's kubelets had set, and whichever
+// seed stopped last would put that back. So the first seed records the host's values, every seed registers
+// itself, and the last one to leave restores them.
+type KernelTunables struct {
+	// Dir holds the record (host.json), one file per registered seed (users/) and the lock.
+	Dir string
+	// ProcSys is /proc/sys.
+	ProcSys string
+}
+
+// HostKernelTunables is the record of this host.
+var HostKernelTunables = KernelTunables{Dir: "/run/gardener-etcd-localseed/kernel-tunables", ProcSys: "/proc/sys"}
+
+// Acquire registers the seed whose state directory is stateDir; when no other seed is registered, it
+// records the host's settings first. Registrations of seeds whose state directory is gone (a seed that
+// crashed and was cleaned up by hand) do not count and are dropped.
+func (k KernelTunables) Acquire(stateDir string) error {
+	return k.locked(func() error {
+		users, err := k.liveUsers()
+		if err != nil {
+			return err
+		}
+		if len(users) == 0 {
+			if err := k.record(); err != nil {
+				return err
+			}
+		}
+		return os.WriteFile(k.userFile(stateDir), []byte(stateDir), 0o600)
+	})
+}
+
+// Release unregisters the seed of stateDir; when it was the last, it writes the recorded settings back and
+// removes the record. A seed that was never registered releases nothing.
+func (k KernelTunables) Release(stateDir string) error {
+	return k.locked(func() error {
+		if err := os.Remove(k.userFile(stateDir)); errors.Is(err, os.ErrNotExist) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		users, err := k.liveUsers()
+		if err != nil || len(users) > 0 {
+			return err
+		}
+		return k.restore()
+	})
+}
+
+// Users lists the state directories of the seeds registered now.
+func (k KernelTunables) Users() ([]string, error) {
+	var users []string
+	err := k.locked(func() error {
+		var err error
+		users, err = k.liveUsers()
+		return err
+	})
+	return users, err
+}
+
+// locked runs fn holding the record's lock, which serializes the seeds of the host (flock: released when
+// the process dies, so a crashed seed leaves no lock behind).
+func (k KernelTunables) locked(fn func() error) error {
+	if err := os.MkdirAll(filepath.Join(k.Dir, "users"), 0o700); err != nil {
+		return err
+	}
+	lock, err := os.OpenFile(filepath.Join(k.Dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		return fmt.Errorf("locking %s: %w", lock.Name(), err)
+	}
+	defer func() { _ = unix.Flock(int(lock.Fd()), unix.LOCK_UN) }()
+	return fn()
+}
+
+// userFile is the registration of a seed, named by a hash of its state directory.
+func (k KernelTunables) userFile(stateDir string) string {
+	sum := sha256.Sum256([]byte(stateDir))
+	return filepath.Join(k.Dir, "users", hex.EncodeToString(sum[:8]))
+}
+
+// liveUsers lists the registered seeds whose state directory exists, dropping the others.
+func (k KernelTunables) liveUsers() ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(k.Dir, "users"))
+	if err != nil {
+		return nil, err
+	}
+	var users []string
+	for _, e := range entries {
+		file := filepath.Join(k.Dir, "users", e.Name())
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(string(data)); errors.Is(err, os.ErrNotExist) {
+			_ = os.Remove(file)
+			continue
+		}
+		users = append(users, string(data))
+	}
+	return users, nil
+}
+
+// record saves the host's current settings, unless a record exists already (a previous last seed that
+// could not restore them: the record still holds the host's own values).
+func (k KernelTunables) record() error {
+	path := filepath.Join(k.Dir, "host.json")
 	if _, err := os.Stat(path); err == nil {
 		return nil
 	}
 	values := map[string]string{}
 	for _, name := range kernelTunables {
-		data, err := os.ReadFile(filepath.Join("/proc/sys", name))
+		data, err := os.ReadFile(filepath.Join(k.ProcSys, name))
 		if err != nil {
 			return fmt.Errorf("reading kernel setting %s: %w", name, err)
 		}
@@ -39,9 +151,9 @@ func SaveKernelTunables(path string) error {
 	return os.WriteFile(path, data, 0o600)
 }
 
-// RestoreKernelTunables writes the settings recorded in path back and removes the record; without a
-// record it does nothing.
-func RestoreKernelTunables(path string) error {
+// restore writes the recorded settings back and removes the record; without a record it does nothing.
+func (k KernelTunables) restore() error {
+	path := filepath.Join(k.Dir, "host.json")
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -56,7 +168,7 @@ func RestoreKernelTunables(path string) error {
 	var errs []error
 	for _, name := range kernelTunables {
 		if value, ok := values[name]; ok {
-			if err := os.WriteFile(filepath.Join("/proc/sys", name), []byte(value), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(k.ProcSys, name), []byte(value), 0o644); err != nil {
 				errs = append(errs, fmt.Errorf("restoring kernel setting %s=%s: %w", name, value, err))
 			}
 		}

@@ -1,0 +1,89 @@
+package kubeletnode
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeHost is a /proc/sys of files holding the kernel settings, and a record directory.
+func fakeHost(t *testing.T, value string) (KernelTunables, func() string, func(string)) {
+	t.Helper()
+	k := KernelTunables{Dir: filepath.Join(t.TempDir(), "record"), ProcSys: t.TempDir()}
+	set := func(v string) {
+		for _, name := range kernelTunables {
+			path := filepath.Join(k.ProcSys, name)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(v+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	get := func() string {
+		data, err := os.ReadFile(filepath.Join(k.ProcSys, "kernel/panic"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(data))
+	}
+	set(value)
+	return k, get, set
+}
+
+// Two seeds overlap: the second records nothing (the kubelets of the first changed the settings already),
+// the first to stop restores nothing, and the last restores the host's own values.
+func TestKernelTunablesAreRestoredByTheLastSeed(t *testing.T) {
+	k, get, kubeletsSet := fakeHost(t, "0")
+	a, b := t.TempDir(), t.TempDir()
+	if err := k.Acquire(a); err != nil {
+		t.Fatal(err)
+	}
+	kubeletsSet("10")
+	if err := k.Acquire(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Release(a); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); got != "10" {
+		t.Fatalf("after the first seed stopped, kernel.panic = %s; the other seed's kubelets still need 10", got)
+	}
+	if users, _ := k.Users(); len(users) != 1 || users[0] != b {
+		t.Fatalf("users = %v, want [%s]", users, b)
+	}
+	if err := k.Release(b); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); got != "0" {
+		t.Fatalf("after the last seed stopped, kernel.panic = %s, want the host's 0", got)
+	}
+	if err := k.Release(b); err != nil {
+		t.Fatalf("releasing twice: %v", err)
+	}
+}
+
+// A seed that crashed and whose state directory was removed by hand no longer counts: the next seed to
+// stop is the last and restores the host's values.
+func TestKernelTunablesIgnoreSeedsWhoseStateIsGone(t *testing.T) {
+	k, get, kubeletsSet := fakeHost(t, "0")
+	crashed, live := t.TempDir(), t.TempDir()
+	if err := k.Acquire(crashed); err != nil {
+		t.Fatal(err)
+	}
+	kubeletsSet("10")
+	if err := os.RemoveAll(crashed); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Acquire(live); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Release(live); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); got != "0" {
+		t.Fatalf("kernel.panic = %s, want the host's 0 recorded before the crashed seed's kubelets", got)
+	}
+}
