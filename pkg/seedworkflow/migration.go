@@ -40,6 +40,13 @@ func MigrateShoot(ctx context.Context, env *Env) (MigrationSource, string, error
 		return source, "", err
 	}
 	snapshot := "taken by an earlier run"
+	if entry == nil {
+		// This flow deletes the entry only after the Etcds are gone; an etcd-main without its entry was never
+		// migrated by it, and destroying it would go without a final snapshot.
+		if _, err := main.Get(ctx); !apierrors.IsNotFound(err) {
+			return source, "", fmt.Errorf("BackupEntry %s does not exist but etcd-main does (read error: %v): refusing to destroy it without a final snapshot", env.BackupEntryName, err)
+		}
+	}
 	if entry != nil && !isMigrated(entry) {
 		if snapshot, err = finalSnapshot(ctx, env, main); err != nil {
 			return source, "", err
