@@ -12,6 +12,8 @@ import (
 
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupentry"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/operation"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
 )
 
@@ -76,10 +78,7 @@ func finalSnapshot(ctx context.Context, env *Env, main etcd.Interface) (string, 
 	if err != nil {
 		return "", fmt.Errorf("final full snapshot: %w", err)
 	}
-	var taken struct {
-		LastRevision int64  `json:"lastRevision"`
-		SnapName     string `json:"snapName"`
-	}
+	var taken snapshot.Snapshot
 	if err := json.Unmarshal([]byte(answer), &taken); err != nil {
 		return "", fmt.Errorf("reading the final snapshot's answer %q: %w", answer, err)
 	}
@@ -154,9 +153,7 @@ func getEntry(ctx context.Context, env *Env, name string) (*extensionsv1alpha1.B
 
 // isMigrated tells whether the extension migrated the entry and acknowledged the request.
 func isMigrated(entry *extensionsv1alpha1.BackupEntry) bool {
-	last := entry.Status.LastOperation
-	return last != nil && last.Type == extensionsv1alpha1.LastOperationTypeMigrate &&
-		last.State == extensionsv1alpha1.LastOperationStateSucceeded && entry.Annotations[extensionsv1alpha1.OperationAnnotation] == ""
+	return operation.IsMigrated(&entry.Status.DefaultStatus) && entry.Annotations[extensionsv1alpha1.OperationAnnotation] == ""
 }
 
 // migrateEntry asks the extension to migrate a BackupEntry and waits until it did: Migrate succeeded and the

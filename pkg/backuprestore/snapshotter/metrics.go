@@ -79,17 +79,16 @@ func (m *Metrics) succeeded(snap *snapshot.Snapshot, size int64, took time.Durat
 	m.mu.Lock()
 	m.failingSince = time.Time{}
 	m.mu.Unlock()
-	m.latest(snap)
+	m.latest(snap.Kind, snap)
 	m.duration.WithLabelValues(kind, "true").Observe(took.Seconds())
 	m.bytes.WithLabelValues(kind).Add(float64(size))
 	m.latestDeltas.stored(snap)
 }
 
-// latest records snap as the newest snapshot of its kind.
-func (m *Metrics) latest(snap *snapshot.Snapshot) {
-	kind := string(snap.Kind)
-	m.latestRevision.WithLabelValues(kind).Set(float64(snap.LastRevision))
-	m.latestTime.WithLabelValues(kind).Set(float64(snap.CreatedOn.Unix()))
+// latest records snap as the newest snapshot of kind.
+func (m *Metrics) latest(kind snapshot.Kind, snap *snapshot.Snapshot) {
+	m.latestRevision.WithLabelValues(string(kind)).Set(float64(snap.LastRevision))
+	m.latestTime.WithLabelValues(string(kind)).Set(float64(snap.CreatedOn.Unix()))
 }
 
 // resumed records the stream a new term continues: its full snapshot and its newest delta (the full
@@ -98,14 +97,12 @@ func (m *Metrics) latest(snap *snapshot.Snapshot) {
 // succeeds, and Gardener's backup alerts, which compute that age, could not fire for a leader whose
 // uploads fail right after a restart.
 func (m *Metrics) resumed(full *snapshot.Snapshot, deltas []*snapshot.Snapshot) {
-	m.latest(full)
-	incr := string(snapshot.KindIncr)
+	m.latest(snapshot.KindFull, full)
+	latestIncr := full
 	if n := len(deltas); n > 0 {
-		m.latest(deltas[n-1])
-	} else {
-		m.latestRevision.WithLabelValues(incr).Set(float64(full.LastRevision))
-		m.latestTime.WithLabelValues(incr).Set(float64(full.CreatedOn.Unix()))
+		latestIncr = deltas[n-1]
 	}
+	m.latest(snapshot.KindIncr, latestIncr)
 	m.latestDeltas.resumed(deltas)
 }
 

@@ -69,7 +69,7 @@ func (e *etcd) CopyBackups(ctx context.Context, source RestoreSource) error {
 	if err != nil {
 		return err
 	}
-	if sameStore(task.Spec.SourceStore, task.Spec.TargetStore) {
+	if task.Spec.SourceStore.SameLocation(task.Spec.TargetStore) {
 		e.logger(ctx).Info("Not copying backups: the source store is the shoot's store", "store", describeStore(task.Spec.TargetStore))
 		return nil
 	}
@@ -196,13 +196,6 @@ func (e *etcd) waitCopied(ctx context.Context, task *druidv1alpha1.EtcdCopyBacku
 func copySucceeded(task *druidv1alpha1.EtcdCopyBackupsTask) bool {
 	c := druidv1alpha1.FindCondition(task.Status.Conditions, druidv1alpha1.EtcdCopyBackupsTaskSucceeded)
 	return c != nil && c.Status == druidv1alpha1.ConditionTrue
-}
-
-// sameStore tells whether two stores are one: same provider, bucket and prefix. Gardener copies nothing when
-// the destination seed backs up into the source seed's bucket.
-func sameStore(a, b druidv1alpha1.StoreSpec) bool {
-	return ptr.Deref(a.Provider, "") == ptr.Deref(b.Provider, "") && ptr.Deref(a.Container, "") == ptr.Deref(b.Container, "") &&
-		a.Prefix == b.Prefix && ptr.Deref(a.EndpointOverride, "") == ptr.Deref(b.EndpointOverride, "")
 }
 
 // copyFailed is druid's error when the task failed, or "".

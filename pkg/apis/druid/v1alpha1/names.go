@@ -79,6 +79,15 @@ func (e *Etcd) OrdinalOf(name string) (int, bool) {
 	if e.Spec.MemberNamePrefix != nil && *e.Spec.MemberNamePrefix != "" {
 		base = *e.Spec.MemberNamePrefix + "-" + base
 	}
+	return ordinalAfter(name, base)
+}
+
+// PodOrdinalOf returns the ordinal of a pod name of this Etcd (`<name>-<ordinal>`, whatever the member name
+// prefix), and false when the name is no such pod name.
+func (e *Etcd) PodOrdinalOf(name string) (int, bool) { return ordinalAfter(name, e.Name+"-") }
+
+// ordinalAfter parses name as base followed by an ordinal in canonical form (no sign, no leading zeros).
+func ordinalAfter(name, base string) (int, bool) {
 	suffix, ok := strings.CutPrefix(name, base)
 	if !ok {
 		return 0, false

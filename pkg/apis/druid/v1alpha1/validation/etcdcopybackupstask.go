@@ -1,7 +1,6 @@
 package validation
 
 import (
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
@@ -16,7 +15,7 @@ func ValidateEtcdCopyBackupsTask(task *druidv1alpha1.EtcdCopyBackupsTask) field.
 	errs = append(errs, ValidateStore(&task.Spec.SourceStore, spec.Child("sourceStore"))...)
 	errs = append(errs, ValidateStore(&task.Spec.TargetStore, spec.Child("targetStore"))...)
 	src, dst := task.Spec.SourceStore, task.Spec.TargetStore
-	if apiequality.Semantic.DeepEqual(src.Provider, dst.Provider) && apiequality.Semantic.DeepEqual(src.Container, dst.Container) && src.Prefix == dst.Prefix {
+	if src.SameLocation(dst) {
 		errs = append(errs, field.Invalid(spec, dst.Prefix, "spec.targetStore must differ from spec.sourceStore (provider, container or prefix)"))
 	}
 	if w := task.Spec.WaitForFinalSnapshot; w != nil && w.Timeout != nil && w.Timeout.Duration <= 0 {

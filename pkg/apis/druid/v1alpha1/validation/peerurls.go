@@ -3,12 +3,12 @@ package validation
 import (
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // validateAdditionalPeerURLs checks spec.etcd.additionalAdvertisePeerUrls, which druid writes verbatim into
@@ -16,17 +16,14 @@ import (
 // the `name=url,…` list (a comma or an equals sign), or one of the other scheme than peer TLS dictates would
 // roll every member into a configuration it cannot start with. An entry is named after a pod of the Etcd
 // (`<etcd>-<ordinal>`), once.
-func validateAdditionalPeerURLs(etcdName string, c *druidv1alpha1.EtcdConfig, fld *field.Path) field.ErrorList {
+func validateAdditionalPeerURLs(etcd *druidv1alpha1.Etcd, fld *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	scheme := "http"
-	if c.PeerUrlTLS != nil {
-		scheme = "https"
-	}
+	scheme := etcdpod.Scheme(etcd.Spec.Etcd.PeerUrlTLS != nil)
 	seen := map[string]bool{}
-	for i, m := range c.AdditionalAdvertisePeerURLs {
+	for i, m := range etcd.Spec.Etcd.AdditionalAdvertisePeerURLs {
 		entry := fld.Index(i)
-		if !isPodName(etcdName, m.MemberName) {
-			errs = append(errs, field.Invalid(entry.Child("memberName"), m.MemberName, fmt.Sprintf("must name a pod of the Etcd, %s-<ordinal>", etcdName)))
+		if _, ok := etcd.PodOrdinalOf(m.MemberName); !ok {
+			errs = append(errs, field.Invalid(entry.Child("memberName"), m.MemberName, fmt.Sprintf("must name a pod of the Etcd, %s-<ordinal>", etcd.Name)))
 		} else if seen[m.MemberName] {
 			errs = append(errs, field.Duplicate(entry.Child("memberName"), m.MemberName))
 		}
@@ -38,16 +35,6 @@ func validateAdditionalPeerURLs(etcdName string, c *druidv1alpha1.EtcdConfig, fl
 		}
 	}
 	return errs
-}
-
-// isPodName tells whether name is `<etcd>-<ordinal>`.
-func isPodName(etcdName, name string) bool {
-	ordinal, ok := strings.CutPrefix(name, etcdName+"-")
-	if !ok {
-		return false
-	}
-	n, err := strconv.Atoi(ordinal)
-	return err == nil && n >= 0 && strconv.Itoa(n) == ordinal
 }
 
 // peerURLProblem says what makes u unusable as a peer URL of scheme, or "".
