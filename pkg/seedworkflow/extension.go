@@ -15,6 +15,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/charts"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/druid"
 	"github.com/gardener-etcd/gardener-etcd/pkg/chartrender"
+	"github.com/gardener-etcd/gardener-etcd/pkg/imageref"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhookcert"
 )
 
@@ -126,7 +127,7 @@ func extensionImageValues(ref string) map[string]any {
 	if ref == "" {
 		return values
 	}
-	repository, tag, digest := druid.SplitImage(ref)
+	repository, tag, digest := imageref.Split(ref)
 	values["repository"] = repository
 	if tag != "" {
 		values["tag"] = tag

@@ -10,21 +10,6 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/charts"
 )
 
-func TestSplitImage(t *testing.T) {
-	for image, want := range map[string][3]string{
-		"etcd-druid":                                    {"etcd-druid", "", ""},
-		"ghcr.io/x/etcd-druid:v1":                       {"ghcr.io/x/etcd-druid", "v1", ""},
-		"registry.local:5000/etcd-druid":                {"registry.local:5000/etcd-druid", "", ""},
-		"registry.local:5000/etcd-druid:v2":             {"registry.local:5000/etcd-druid", "v2", ""},
-		"registry.local:5000/etcd-druid@sha256:ab12":    {"registry.local:5000/etcd-druid", "", "sha256:ab12"},
-		"registry.local:5000/etcd-druid:v2@sha256:ab12": {"registry.local:5000/etcd-druid", "v2", "sha256:ab12"},
-	} {
-		if repo, tag, digest := SplitImage(image); repo != want[0] || tag != want[1] || digest != want[2] {
-			t.Errorf("%s: got %s %s, want %v", image, repo, tag, want)
-		}
-	}
-}
-
 // TestChartValuesBootstrapDecides: caller extras survive, but auto-reconcile and the webhook certificate are
 // always the bootstrap's, and the caller's map is not modified.
 func TestChartValuesBootstrapDecides(t *testing.T) {

@@ -2,12 +2,12 @@ package druid
 
 import (
 	"maps"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gardener-etcd/gardener-etcd/charts"
 	"github.com/gardener-etcd/gardener-etcd/pkg/chartrender"
+	"github.com/gardener-etcd/gardener-etcd/pkg/imageref"
 )
 
 // chartValues are the chart values of the bootstrap: the caller's extras with the images, replicas, the
@@ -15,7 +15,7 @@ import (
 func (b *bootstrap) chartValues(caBundle []byte) map[string]any {
 	values := deepCopy(b.values.ChartValues)
 	if b.values.Image != "" {
-		repo, tag, digest := SplitImage(b.values.Image)
+		repo, tag, digest := imageref.Split(b.values.Image)
 		set(values, repo, "image", "repository")
 		if tag != "" {
 			set(values, tag, "image", "tag")
@@ -71,15 +71,4 @@ func deepCopy(in map[string]any) map[string]any {
 		}
 	}
 	return out
-}
-
-// SplitImage splits repository[:tag][@digest] into the chart's image values; a colon before the last slash
-// belongs to a registry port.
-func SplitImage(image string) (repository, tag, digest string) {
-	image, digest, _ = strings.Cut(image, "@")
-	i := strings.LastIndex(image, ":")
-	if i < 0 || strings.Contains(image[i:], "/") {
-		return image, "", digest
-	}
-	return image[:i], image[i+1:], digest
 }

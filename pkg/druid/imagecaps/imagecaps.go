@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
+	"sync"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/imageref"
 )
 
 // Kind says whose binary an image runs.
@@ -69,7 +71,7 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("image compatibility: mode must be one of %q, %q, %q, got %q", ModeAuto, ModeOurs, ModeDeployed, c.Mode))
 	}
-	if _, err := regexp.Compile(c.pattern()); err != nil {
+	if _, err := c.deployedRepositories(); err != nil {
 		errs = append(errs, fmt.Errorf("image compatibility: deployed repositories: %w", err))
 	}
 	return errors.Join(errs...)
@@ -91,8 +93,8 @@ func (c Config) KindOf(image string) Kind {
 	case ModeDeployed:
 		return Deployed
 	}
-	re, err := regexp.Compile(c.pattern())
-	if err == nil && re.MatchString(Repository(image)) {
+	re, err := c.deployedRepositories()
+	if err == nil && re.MatchString(repository(image)) {
 		return Deployed
 	}
 	return Ours
@@ -101,18 +103,6 @@ func (c Config) KindOf(image string) Kind {
 // For returns the capabilities of the pod's two images.
 func (c Config) For(backupRestoreImage, etcdWrapperImage string) Caps {
 	return Caps{BackupRestore: BackupRestoreOf(c.KindOf(backupRestoreImage)), EtcdWrapper: EtcdWrapperOf(c.KindOf(etcdWrapperImage))}
-}
-
-// Repository is image without its digest (@sha256:…) and tag (:v0.1.0; a colon after the last slash,
-// so that a registry port stays).
-func Repository(image string) string {
-	if i := strings.Index(image, "@"); i >= 0 {
-		image = image[:i]
-	}
-	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
-		image = image[:i]
-	}
-	return image
 }
 
 // Caps are the capabilities of an etcd pod's two images.
@@ -173,3 +163,27 @@ func EtcdWrapperOf(k Kind) EtcdWrapper {
 
 // AllOurs are the capabilities of a pod of our two images.
 var AllOurs = Caps{BackupRestore: BackupRestoreOf(Ours), EtcdWrapper: EtcdWrapperOf(Ours)}
+
+// repository is the image reference without tag and digest.
+func repository(image string) string {
+	repo, _, _ := imageref.Split(image)
+	return repo
+}
+
+// compiledPatterns caches the compiled deployed-repository patterns: KindOf runs for every image of every
+// StatefulSet druid renders, and the pattern is druid's one setting.
+var compiledPatterns sync.Map // pattern → *regexp.Regexp
+
+// deployedRepositories is the compiled pattern of the deployed images' repositories.
+func (c Config) deployedRepositories() (*regexp.Regexp, error) {
+	pattern := c.pattern()
+	if re, ok := compiledPatterns.Load(pattern); ok {
+		return re.(*regexp.Regexp), nil
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	compiledPatterns.Store(pattern, re)
+	return re, nil
+}

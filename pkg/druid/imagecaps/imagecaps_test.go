@@ -5,20 +5,6 @@ import (
 	"testing"
 )
 
-func TestRepository(t *testing.T) {
-	for image, want := range map[string]string{
-		"europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1":         "europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl",
-		"europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl@sha256:0123abcd": "europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl",
-		"registry.local:5000/gardener-etcd/etcd-wrapper:v0.1.0@sha256:0123":                  "registry.local:5000/gardener-etcd/etcd-wrapper",
-		"registry.local:5000/etcdbrctl":                                                      "registry.local:5000/etcdbrctl",
-		"etcdbrctl":                                                                          "etcdbrctl",
-	} {
-		if got := Repository(image); got != want {
-			t.Errorf("Repository(%q) = %q, want %q", image, got, want)
-		}
-	}
-}
-
 // Auto mode decides by repository alone: Gardener's repositories are deployed whatever their tag, and
 // our images (also tagged v0.x, from any registry) stay ours.
 func TestKindOfAutoByRepository(t *testing.T) {
