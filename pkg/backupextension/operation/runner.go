@@ -73,20 +73,32 @@ func (r *Runner[T]) Reconcile(ctx context.Context, obj T, do func(context.Contex
 	if opType == extensionsv1alpha1.LastOperationTypeRestore {
 		verb, done = "Restoring ", " restored"
 	}
-	if err := r.patchStatus(ctx, obj, func() { SetProcessing(r.Status(obj), opType, verb+obj.GetName(), r.now()) }); err != nil {
-		return reconcile.Result{}, err
+	if ok, result, err := r.execute(ctx, obj, opType, verb+obj.GetName(), obj.GetName()+done, do); !ok {
+		return result, err
+	}
+	return reconcile.Result{}, RemoveOperationAnnotation(ctx, r.Client, obj, requested)
+}
+
+// execute runs do as an operation of opType that ends in a recorded success: Processing, do, Succeeded for
+// the object's generation (written together with what do put into the status) and a Normal event. A
+// failure is recorded by fail, whose result and error execute returns with ok false.
+func (r *Runner[T]) execute(ctx context.Context, obj T, opType extensionsv1alpha1.LastOperationType, processing, succeeded string,
+	do func(context.Context) error) (ok bool, result reconcile.Result, err error) {
+	if err := r.patchStatus(ctx, obj, func() { SetProcessing(r.Status(obj), opType, processing, r.now()) }); err != nil {
+		return false, reconcile.Result{}, err
 	}
 	before := obj.DeepCopyObject().(T)
 	if err := do(ctx); err != nil {
-		return r.fail(ctx, obj, before, opType, err)
+		result, err := r.fail(ctx, obj, before, opType, err)
+		return false, result, err
 	}
 	patch := client.MergeFrom(before)
-	SetSucceeded(r.Status(obj), opType, obj.GetName()+done, obj.GetGeneration(), r.now())
+	SetSucceeded(r.Status(obj), opType, succeeded, obj.GetGeneration(), r.now())
 	if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
-		return reconcile.Result{}, fmt.Errorf("recording success: %w", err)
+		return false, reconcile.Result{}, fmt.Errorf("recording success: %w", err)
 	}
 	r.succeeded(ctx, obj, opType)
-	return reconcile.Result{}, RemoveOperationAnnotation(ctx, r.Client, obj, requested)
+	return true, reconcile.Result{}, nil
 }
 
 // Delete runs do as a Delete operation and releases the finalizer once it succeeded.
@@ -120,19 +132,9 @@ func (r *Runner[T]) Delete(ctx context.Context, obj T, do func(context.Context) 
 func (r *Runner[T]) Migrate(ctx context.Context, obj T, do func(context.Context) error) (reconcile.Result, error) {
 	opType := extensionsv1alpha1.LastOperationTypeMigrate
 	if !IsMigrated(r.Status(obj)) {
-		if err := r.patchStatus(ctx, obj, func() { SetProcessing(r.Status(obj), opType, "Migrating "+obj.GetName(), r.now()) }); err != nil {
-			return reconcile.Result{}, err
+		if ok, result, err := r.execute(ctx, obj, opType, "Migrating "+obj.GetName(), obj.GetName()+" migrated", do); !ok {
+			return result, err
 		}
-		before := obj.DeepCopyObject().(T)
-		if err := do(ctx); err != nil {
-			return r.fail(ctx, obj, before, opType, err)
-		}
-		patch := client.MergeFrom(before)
-		SetSucceeded(r.Status(obj), opType, obj.GetName()+" migrated", obj.GetGeneration(), r.now())
-		if err := r.Client.Status().Patch(ctx, obj, patch); err != nil {
-			return reconcile.Result{}, fmt.Errorf("recording success: %w", err)
-		}
-		r.succeeded(ctx, obj, opType)
 	}
 	if controllerutil.ContainsFinalizer(obj, r.Finalizer) {
 		if err := r.removeFinalizer(ctx, obj); err != nil {
