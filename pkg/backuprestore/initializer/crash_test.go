@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
@@ -35,7 +37,7 @@ func TestCrashImageAheadOfTheBackupIsNotRestoredOver(t *testing.T) {
 	want := backuptest.StateAt(t, cli, last)
 	proc.Kill()
 
-	if rev, err := dbRevision(dbPath(nd.dataDir)); err != nil || rev >= backup.LastRevision {
+	if rev, err := etcddata.DBRevision(dbPath(nd.dataDir)); err != nil || rev >= backup.LastRevision {
 		t.Fatalf("precondition: the crash image's database should lag the backup (revision %d, %v; backup %d)", rev, err, backup.LastRevision)
 	}
 	start := time.Now()

@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
+
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
@@ -29,7 +31,7 @@ type DataCopy struct {
 // StartOnCopy inspects dataDir, copies its member directory into a new directory below scratchParent
 // and starts a throwaway etcd on the copy, listening on loopback only; the data directory is only
 // read, so it may be mounted read-only. A directory without valid data is an error wrapping
-// ErrNoValidData; one written by an etcd this one cannot open (CheckDataVersion) wraps ErrDataVersion.
+// ErrNoValidData; one written by an etcd this one cannot open (CheckDataVersion) wraps etcddata.ErrDataVersion.
 //
 // The revision the copy serves is the one the member would serve: the WAL is replayed. A one-member
 // membership restarts as it is; the copy of a member of a larger cluster is started with
@@ -44,13 +46,13 @@ func StartOnCopy(ctx context.Context, dataDir, scratchParent string) (*DataCopy,
 	case !facts.DataValid:
 		return nil, fmt.Errorf("%w in %s: %s", ErrNoValidData, dataDir, facts.Problem)
 	}
-	db, err := readDB(dbPath(dataDir))
+	db, err := etcddata.ReadDB(dbPath(dataDir))
 	if err != nil {
 		return nil, fmt.Errorf("%w in %s: database: %v", ErrNoValidData, dataDir, err)
 	}
 	// Data of an older etcd is valid data this etcd cannot open (it would panic in this process): an
 	// error of its own, not ErrNoValidData, so that no caller takes the volume for empty.
-	if err := CheckDataVersion(dataDir); err != nil {
+	if err := etcddata.CheckDataVersion(dataDir); err != nil {
 		return nil, err
 	}
 	e, scratch, err := startOnCopy(ctx, dataDir, scratchParent, func(cfg *embed.Config) {
@@ -58,7 +60,7 @@ func StartOnCopy(ctx context.Context, dataDir, scratchParent string) (*DataCopy,
 		peer := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
 		cfg.Name, cfg.AdvertisePeerUrls = "data-copy", []url.URL{peer}
 		cfg.InitialCluster = cfg.Name + "=" + peer.String()
-		cfg.ForceNewCluster = db.members > 1
+		cfg.ForceNewCluster = db.Members > 1
 	})
 	if err != nil {
 		return nil, err

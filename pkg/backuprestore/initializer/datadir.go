@@ -1,7 +1,6 @@
 package initializer
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -9,14 +8,7 @@ import (
 	"slices"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-	"go.etcd.io/etcd/api/v3/etcdserverpb"
-	"go.etcd.io/etcd/server/v3/storage/schema"
-	"go.etcd.io/etcd/server/v3/storage/wal"
-	"go.etcd.io/etcd/server/v3/storage/wal/walpb"
-	"go.etcd.io/raft/v3/raftpb"
-	"go.uber.org/zap"
-	"google.golang.org/protobuf/proto"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
 )
 
 // DataFacts describe the member's data directory.
@@ -41,13 +33,9 @@ type DataFacts struct {
 	Problem string
 }
 
-// boltOpenTimeout bounds waiting for the database's file lock: a lock held means another etcd still
-// uses the directory, which the initializer must not touch.
-const boltOpenTimeout = 2 * time.Second
-
-func memberDir(dataDir string) string { return filepath.Join(dataDir, "member") }
-func walDir(dataDir string) string    { return filepath.Join(dataDir, "member", "wal") }
-func dbPath(dataDir string) string    { return filepath.Join(dataDir, "member", "snap", "db") }
+func memberDir(dataDir string) string { return etcddata.MemberDir(dataDir) }
+func walDir(dataDir string) string    { return etcddata.WALDir(dataDir) }
+func dbPath(dataDir string) string    { return etcddata.DBPath(dataDir) }
 
 // InspectDataDir gathers the data directory's facts. full adds the expensive checks: reading the whole
 // WAL and opening the database; without it (sanity mode) the structure is taken as valid data.
@@ -74,136 +62,19 @@ func InspectDataDir(dataDir, owner string, full bool) DataFacts {
 		f.MetadataValid, f.DataValid = true, true
 		return f
 	}
-	w, err := readWAL(walDir(dataDir))
+	w, err := etcddata.ReadWAL(walDir(dataDir))
 	if err != nil {
 		f.Problem = fmt.Sprintf("WAL: %v", err)
 		return f
 	}
-	f.MetadataValid, f.MemberID, f.ClusterID = true, w.memberID, w.clusterID
-	db, err := readDB(dbPath(dataDir))
+	f.MetadataValid, f.MemberID, f.ClusterID = true, w.MemberID, w.ClusterID
+	db, err := etcddata.ReadDB(dbPath(dataDir))
 	if err != nil {
 		f.Problem = fmt.Sprintf("database: %v", err)
 		return f
 	}
-	f.DataValid, f.Revision, f.WALAhead = true, db.revision, w.lastNormalIndex > db.consistentIndex
+	f.DataValid, f.Revision, f.WALAhead = true, db.Revision, w.LastNormalIndex > db.ConsistentIndex
 	return f
-}
-
-// walFacts are what the initializer reads from a WAL.
-type walFacts struct {
-	memberID, clusterID uint64
-	// lastNormalIndex is the raft index of the last entry carrying a request (a write, a lease or
-	// compaction request, …); leader no-ops and membership changes do not count.
-	lastNormalIndex uint64
-	// legacyEntries counts the normal entries that are no v3 request (etcd 3.5 and older's v2 requests,
-	// see DataVersion), lastLegacyIndex is the index of the last of them.
-	legacyEntries   int
-	lastLegacyIndex uint64
-	// pre36Entries counts the legacy entries etcd 3.6 does not apply either (DataVersion.Pre36Entries).
-	pre36Entries int
-}
-
-// readWAL reads the WAL from its newest snapshot entry to the end (as etcd does when it starts) and
-// returns the member and cluster ID recorded in it and the index of its last request; a WAL that does not
-// read to the end is an error.
-func readWAL(dir string) (walFacts, error) {
-	lg := zap.NewNop()
-	snaps, err := wal.ValidSnapshotEntries(lg, dir)
-	if err != nil {
-		return walFacts{}, err
-	}
-	start := &walpb.Snapshot{}
-	if len(snaps) > 0 {
-		start = snaps[len(snaps)-1]
-	}
-	w, err := wal.OpenForRead(lg, dir, start)
-	if err != nil {
-		return walFacts{}, err
-	}
-	defer w.Close()
-	raw, _, ents, err := w.ReadAll()
-	if err != nil {
-		return walFacts{}, err
-	}
-	var md etcdserverpb.Metadata
-	if err := proto.Unmarshal(raw, &md); err != nil {
-		return walFacts{}, fmt.Errorf("metadata: %w", err)
-	}
-	if md.GetNodeID() == 0 || md.GetClusterID() == 0 {
-		return walFacts{}, errors.New("metadata without member or cluster ID")
-	}
-	f := walFacts{memberID: md.GetNodeID(), clusterID: md.GetClusterID()}
-	for _, e := range ents {
-		if e.GetType() == raftpb.EntryNormal && len(e.GetData()) > 0 {
-			f.lastNormalIndex = e.GetIndex()
-			if !isV3Request(e.GetData()) {
-				f.legacyEntries++
-				f.lastLegacyIndex = e.GetIndex()
-				if !appliedBy36(e.GetData()) {
-					f.pre36Entries++
-				}
-			}
-		}
-	}
-	return f, nil
-}
-
-// dbFacts are what the initializer reads from the bbolt database.
-type dbFacts struct {
-	// revision is the database's revision as etcd computes it on open.
-	revision int64
-	// consistentIndex is the raft index of the last entry applied to the database.
-	consistentIndex uint64
-	// members is the number of members the database's membership holds.
-	members int
-	// storageVersion is the meta bucket's storage version ("" when absent); term is set when the meta
-	// bucket holds the raft term of the consistent index (see DataVersion).
-	storageVersion string
-	term           bool
-}
-
-// dbRevision is readDB's revision.
-func dbRevision(path string) (int64, error) {
-	f, err := readDB(path)
-	return f.revision, err
-}
-
-// readDB opens etcd's bbolt database read-only and returns its revision as etcd computes it on open
-// (the highest revision in the key bucket, raised to a compaction revision — the newest tombstones may
-// be compacted away —, at least 1), its consistent index and the size of its membership.
-func readDB(path string) (dbFacts, error) {
-	db, err := bolt.Open(path, 0o400, &bolt.Options{ReadOnly: true, Timeout: boltOpenTimeout})
-	if err != nil {
-		return dbFacts{}, err
-	}
-	defer db.Close()
-	f := dbFacts{revision: 1}
-	err = db.View(func(tx *bolt.Tx) error {
-		keys := tx.Bucket([]byte("key"))
-		if keys == nil {
-			return errors.New(`no "key" bucket: not an etcd database`)
-		}
-		if k, _ := keys.Cursor().Last(); len(k) >= 8 {
-			f.revision = max(f.revision, int64(binary.BigEndian.Uint64(k[:8])))
-		}
-		if meta := tx.Bucket(schema.Meta.Name()); meta != nil {
-			for _, name := range [][]byte{schema.FinishedCompactKeyName, schema.ScheduledCompactKeyName} {
-				if v := meta.Get(name); len(v) >= 8 {
-					f.revision = max(f.revision, int64(binary.BigEndian.Uint64(v[:8])))
-				}
-			}
-			if v := meta.Get(schema.MetaConsistentIndexKeyName); len(v) >= 8 {
-				f.consistentIndex = binary.BigEndian.Uint64(v[:8])
-			}
-			f.storageVersion = string(meta.Get(schema.MetaStorageVersionName))
-			f.term = len(meta.Get(schema.MetaTermKeyName)) >= 8
-		}
-		if members := tx.Bucket(schema.Members.Name()); members != nil {
-			f.members = members.Stats().KeyN
-		}
-		return nil
-	})
-	return f, err
 }
 
 // asideSuffix starts the name of a moved-aside data directory: <data-dir>.invalid-<UTC time>.

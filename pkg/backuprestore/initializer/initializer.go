@@ -56,13 +56,6 @@ type Options struct {
 	QuorumWait time.Duration
 	// PollInterval is how often case 8 asks again; 0 means DefaultPollInterval.
 	PollInterval time.Duration
-	// Step36Binary is the path of an etcd 3.6 server binary. When set, a one-member cluster's data
-	// directory that etcd 3.5 wrote and this etcd cannot open (CheckDataVersion) is stepped through etcd
-	// 3.6 before the decision (step.go); empty: such data is only refused.
-	Step36Binary string
-	// Step35Binary is the path of an etcd 3.5 server binary: with Step36Binary, etcd 3.4 data is stepped
-	// through 3.5 and then 3.6; empty: such data is only refused.
-	Step35Binary string
 	// LivePeers returns the other members (by name) with evidence of a serving etcd, e.g. recently
 	// renewed member leases (heartbeat.PeerLiveness); asked only when nobody answers and this member would
 	// start etcd on its own (a fresh bootstrap, or a restore as a cluster of its own), which any of them

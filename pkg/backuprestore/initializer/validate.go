@@ -13,17 +13,16 @@ import (
 // full mode checks: the WAL read to its end and the database opened).
 //
 // The validation does not succeed, as deployed, when an etcd holds the directory's locks, or when the
-// data is refused: data that this etcd cannot open (written by etcd 3.5 or older, issue 13) is, in both
-// modes, neither started on (etcd would panic and the pod crash-loop) nor moved aside or restored over
-// (it may hold writes no backup has). Sanity mode is no exception: the clean-exit marker may come from the
-// old wrapper that ran etcd 3.5 on the directory.
+// data is refused: data that no older etcd steps to a version this etcd opens (a newer storage version,
+// issue 13) is, in both modes, neither started on nor moved aside or restored over. Sanity mode is no
+// exception: the clean-exit marker may come from another wrapper.
 func (i *Initializer) validateDataDir(ctx context.Context, mode httpapi.Mode) (data DataFacts, sanityPassed bool, err error) {
 	start := time.Now()
 	if err := CheckNotInUse(i.opts.DataDir); err != nil {
 		i.opts.Metrics.validated(start, false)
 		return DataFacts{}, false, err
 	}
-	if err := i.checkOrStepDataVersion(ctx); err != nil {
+	if err := i.checkDataVersion(); err != nil {
 		i.opts.Metrics.validated(start, false)
 		i.log.Error(err, "Refusing the data directory: nothing is started on it, moved or restored over it")
 		return DataFacts{}, false, err

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
+
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
@@ -25,16 +27,20 @@ const replayReadyTimeout = 2 * time.Minute
 // listening on loopback ports of its own, starts on the copy, applies the WAL exactly as the real member
 // would, and reports its revision; the copy is then removed. The original directory is only read.
 //
-// Only a one-member membership is replayed: a copy of a member of a larger cluster would dial the other
+// Data an older etcd wrote is not replayed (etcddata.ErrDataVersion): the revision stays unknown. Only a one-member membership is replayed: a copy of a member of a larger cluster would dial the other
 // members under the real member's identity. The copy needs as much free space on the volume as the
 // database and the WAL take.
 func replayedRevision(ctx context.Context, dataDir string, self memberconfig.Member, token string) (int64, error) {
-	db, err := readDB(dbPath(dataDir))
+	// This etcd would panic in this process on data an older etcd wrote; the wrapper steps such data.
+	if err := etcddata.CheckDataVersion(dataDir); err != nil {
+		return 0, err
+	}
+	db, err := etcddata.ReadDB(dbPath(dataDir))
 	if err != nil {
 		return 0, err
 	}
-	if db.members != 1 {
-		return 0, fmt.Errorf("the data directory's membership has %d members: its WAL cannot be replayed alone", db.members)
+	if db.Members != 1 {
+		return 0, fmt.Errorf("the data directory's membership has %d members: its WAL cannot be replayed alone", db.Members)
 	}
 	var adv []url.URL
 	for _, p := range self.PeerURLs {

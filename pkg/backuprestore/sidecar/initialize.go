@@ -27,8 +27,6 @@ type decisionInitializer struct {
 	owner            string
 	serviceEndpoints []string
 	clientTLS        *tls.Config
-	// step35Binary and step36Binary are initializer.Options.Step35Binary and Step36Binary.
-	step35Binary, step36Binary string
 	// store is nil without backups.
 	store snapstore.SnapStore
 	// fullSnapshot uploads the full snapshot after a restore (case 7); nil without backups.
@@ -74,7 +72,7 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode httpapi.Mode)
 		Member: cfg.Member, InitialCluster: ic, DataDir: d.dataDir, ClusterToken: t.ClusterToken(), Owner: d.owner,
 		ClusterEndpoints: append(t.AllClientURLs(), d.serviceEndpoints...), ClientTLS: d.clientTLS,
 		Store: d.store, TakeFullSnapshot: d.fullSnapshot, LivePeers: d.livePeers, Metrics: d.metrics,
-		Step35Binary: d.step35Binary, Step36Binary: d.step36Binary, Log: d.log,
+		Log: d.log,
 	})
 	if err != nil {
 		return err

@@ -34,12 +34,6 @@ type Options struct {
 	// InsecureSkipVerify accepts any server certificate of etcd (--insecure-skip-tls-verify, as in the
 	// deployed sidecar); it matters only without --insecure-transport.
 	InsecureSkipVerify bool
-	// StepEtcd36Binary is an etcd 3.6 server binary the initializer steps a one-member cluster's etcd 3.5
-	// data through before etcd 3.7 opens it (initializer.Options.Step36Binary); empty: such data is refused.
-	StepEtcd36Binary string
-	// StepEtcd35Binary is an etcd 3.5 server binary: with StepEtcd36Binary, a one-member cluster's etcd 3.4
-	// data is stepped through 3.5 and then 3.6 (initializer.Options.Step35Binary); empty: such data is refused.
-	StepEtcd35Binary string
 
 	// HTTP API.
 	ServerPort int
@@ -166,10 +160,6 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) *boundFlags { //nolint:revive // t
 	fs.StringVar(&o.DefragmentationSchedule, "defragmentation-schedule", o.DefragmentationSchedule, "cron schedule of defragmentation")
 
 	fs.StringVar(&o.EtcdWrapperURL, "etcd-wrapper-url", o.EtcdWrapperURL, "base URL of the etcd wrapper (POST /stop restarts etcd)")
-	fs.StringVar(&o.StepEtcd36Binary, "step-etcd-3.6-binary", o.StepEtcd36Binary,
-		"etcd 3.6 server binary that steps a one-member cluster's data written by etcd 3.5 before this etcd (3.7) opens it; empty: such data is refused")
-	fs.StringVar(&o.StepEtcd35Binary, "step-etcd-3.5-binary", o.StepEtcd35Binary,
-		"etcd 3.5 server binary that, with --step-etcd-3.6-binary, steps a one-member cluster's data written by etcd 3.4 through 3.5 and 3.6; empty: such data is refused")
 	o.ignored = addIgnoredFlags(fs)
 	return &boundFlags{store: storeflags.Bind(fs, &o.Store, "", ""), compression: storeflags.BindCompression(fs)}
 }

@@ -92,8 +92,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		return err
 	}
 	initer := &decisionInitializer{served: served, dataDir: o.DataDir, owner: ownerOf(namespace, pod), serviceEndpoints: o.ServiceEndpoints,
-		clientTLS: clientTLS, store: store, metrics: initializer.NewMetrics(registry),
-		step35Binary: o.StepEtcd35Binary, step36Binary: o.StepEtcd36Binary, log: log}
+		clientTLS: clientTLS, store: store, metrics: initializer.NewMetrics(registry), log: log}
 	if o.EnableMemberLeaseRenewal {
 		initer.livePeers = heartbeat.PeerLiveness{Kubernetes: kube, Namespace: namespace, Heartbeat: o.HeartbeatDuration}.LivePeers
 		initer.leftCluster = heartbeat.LeftClusterMarks{Kubernetes: kube, Namespace: namespace}.LeftCluster
