@@ -16,30 +16,35 @@ import (
 	"go.uber.org/zap"
 )
 
-// startEtcd starts embedded etcd from the sidecar's YAML, loaded with etcd's own loader so that every key
-// means exactly what it means for the etcd binary.
-func startEtcd(config []byte, logger *zap.Logger) (*embed.Etcd, *embed.Config, error) {
+// loadConfig loads the sidecar's YAML with etcd's own loader, so that every key means exactly what it
+// means for the etcd binary.
+func loadConfig(config []byte) (*embed.Config, error) {
 	dir, err := os.MkdirTemp("", "etcd-wrapper-config-")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "etcd.conf.yaml")
 	if err := os.WriteFile(path, config, 0o600); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	cfg, err := embed.ConfigFromFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("loading the configuration served by the sidecar: %w", err)
+		return nil, fmt.Errorf("loading the configuration served by the sidecar: %w", err)
 	}
+	return cfg, nil
+}
+
+// startEtcd starts embedded etcd with the loaded configuration.
+func startEtcd(cfg *embed.Config, logger *zap.Logger) (*embed.Etcd, error) {
 	if logger != nil {
 		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(logger)
 	}
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("starting etcd: %w", err)
+		return nil, fmt.Errorf("starting etcd: %w", err)
 	}
-	return e, cfg, nil
+	return e, nil
 }
 
 // localClient reaches the etcd of this process through its first client listener on the loopback address,

@@ -41,7 +41,12 @@ func init() {
 }
 
 func openDataDir(config []byte) int {
-	e, cfg, err := startEtcd(config, zap.NewExample())
+	cfg, err := loadConfig(config)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	e, err := startEtcd(cfg, zap.NewExample())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -2,6 +2,7 @@ package wrapper
 
 import (
 	"errors"
+	"io"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -33,6 +34,12 @@ type Options struct {
 	PollInterval time.Duration
 	// EtcdLogger, when set, replaces etcd's own logger (tests silence it).
 	EtcdLogger *zap.Logger
+	// Step35Binary and Step36Binary are etcd 3.5 and 3.6 server binaries: data that an older etcd wrote
+	// and this one (3.7) cannot open is run through them first, as this member (step.go). Empty: such
+	// data is refused and etcd is not started.
+	Step35Binary, Step36Binary string
+	// StepOutput receives the older etcds' output; nil means the wrapper's standard error.
+	StepOutput io.Writer
 	// ListenHost is the address the wrapper port binds to; empty means all interfaces (the kubelet probes
 	// the pod IP).
 	ListenHost string
@@ -65,6 +72,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.WrapperPort, "etcd-wrapper-port", o.WrapperPort, "port of /readyz and /stop")
 	fs.StringVar(&o.MarkerDir, "clean-exit-marker-dir", o.MarkerDir, "directory on the data volume that keeps the clean-exit marker across container restarts")
 	fs.DurationVar(&o.PollInterval, "sidecar-poll-interval", o.PollInterval, "interval of the sidecar status polls")
+	fs.StringVar(&o.Step35Binary, "step-etcd-3.5-binary", o.Step35Binary,
+		"etcd 3.5 server binary that data written by etcd 3.4 runs under first, as this member (with --step-etcd-3.6-binary); empty: such data is refused")
+	fs.StringVar(&o.Step36Binary, "step-etcd-3.6-binary", o.Step36Binary,
+		"etcd 3.6 server binary that data written by etcd 3.5 (or 3.4, after 3.5) runs under first, as this member; empty: such data is refused")
 	o.ignored = ignoredflags.New(fs)
 	o.ignored.Int64("etcd-client-port",
 		"the readiness check dials the client URL etcd listens on, from the configuration the sidecar serves, not a port given here")

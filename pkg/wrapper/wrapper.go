@@ -38,8 +38,23 @@ type wrapper struct {
 	phase  Phase
 	etcd   *embed.Etcd
 	client *clientv3.Client
-	stop   chan struct{}
-	once   sync.Once
+	// older is an older etcd the data directory runs under before this etcd starts (step.go).
+	older *olderEtcd
+	stop  chan struct{}
+	once  sync.Once
+}
+
+// setOlder records the older etcd that runs as this member (nil when it stopped): it answers /readyz and
+// /stop meanwhile, in phase Running.
+func (w *wrapper) setOlder(e *olderEtcd) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.older = e
+	if e != nil {
+		w.phase = PhaseRunning
+	} else {
+		w.phase = PhaseStartingEtcd
+	}
 }
 
 func (w *wrapper) setPhase(p Phase) {
@@ -98,7 +113,16 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
-	e, cfg, err := startEtcd(config, o.EtcdLogger)
+	cfg, err := loadConfig(config)
+	if err != nil {
+		return err
+	}
+	if stopped, err := w.stepThrough(ctx, config, cfg, o, log); err != nil {
+		return err
+	} else if stopped {
+		return markCleanExit(o.MarkerDir)
+	}
+	e, err := startEtcd(cfg, o.EtcdLogger)
 	if err != nil {
 		return err
 	}
@@ -149,7 +173,7 @@ func (w *wrapper) handler(log logr.Logger) http.Handler {
 	// Stopping etcd is for the sidecar of this pod only (the peer URL switch): loopback callers.
 	mux.Handle("POST /stop", httpapi.Restrict(httpapi.PodOnly, http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
 		w.mu.Lock()
-		running := w.etcd != nil
+		running := w.etcd != nil || w.older != nil
 		w.mu.Unlock()
 		if !running {
 			http.Error(rw, "etcd is not running yet", http.StatusConflict)
@@ -162,11 +186,15 @@ func (w *wrapper) handler(log logr.Logger) http.Handler {
 	return mux
 }
 
-// ready: etcd has joined its cluster (published itself, ReadyNotify) and answers reads.
+// ready: etcd has joined its cluster (published itself, ReadyNotify) and answers reads; an older etcd
+// that the data directory runs under first, when it knows a leader.
 func (w *wrapper) ready(ctx context.Context) error {
 	w.mu.Lock()
-	e, cli := w.etcd, w.client
+	e, cli, older := w.etcd, w.client, w.older
 	w.mu.Unlock()
+	if older != nil {
+		return older.ready(ctx)
+	}
 	if e == nil {
 		return errors.New("etcd is not running yet")
 	}

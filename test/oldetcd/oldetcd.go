@@ -9,6 +9,7 @@ package oldetcd
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,6 +26,37 @@ import (
 type Member struct {
 	Name, DataDir      string
 	ClientURL, PeerURL string
+	// Cluster is the --initial-cluster of a member of a larger cluster (NewCluster); empty: itself alone.
+	Cluster string
+}
+
+// ClusterToken is the --initial-cluster-token of NewCluster's members.
+const ClusterToken = "oldetcd-cluster"
+
+// NewCluster is a cluster of n members named <name>-0 … <name>-<n-1> on free 127.0.0.1 ports, each with
+// its data in a directory of its own below t's temporary directory.
+func NewCluster(t testing.TB, name string, n int) []Member {
+	t.Helper()
+	members := make([]Member, n)
+	var peers []string
+	for i := range members {
+		members[i] = NewMember(t, filepath.Join(t.TempDir(), "data"))
+		members[i].Name = fmt.Sprintf("%s-%d", name, i)
+		peers = append(peers, members[i].Name+"="+members[i].PeerURL)
+	}
+	for i := range members {
+		members[i].Cluster = strings.Join(peers, ",")
+	}
+	return members
+}
+
+// ClientURLs are the members' client URLs.
+func ClientURLs(members []Member) []string {
+	var urls []string
+	for _, m := range members {
+		urls = append(urls, m.ClientURL)
+	}
+	return urls
 }
 
 // NewMember is a one-member cluster's member on free 127.0.0.1 ports, with its data in dataDir.
@@ -36,8 +68,13 @@ func NewMember(t testing.TB, dataDir string) Member {
 	}
 }
 
-// InitialCluster is the member's --initial-cluster: itself alone.
-func (m Member) InitialCluster() string { return m.Name + "=" + m.PeerURL }
+// InitialCluster is the member's --initial-cluster: its cluster's, or itself alone.
+func (m Member) InitialCluster() string {
+	if m.Cluster != "" {
+		return m.Cluster
+	}
+	return m.Name + "=" + m.PeerURL
+}
 
 // Flags are the etcd flags that run the member.
 func (m Member) Flags() []string {
@@ -46,6 +83,7 @@ func (m Member) Flags() []string {
 		"--listen-client-urls", m.ClientURL, "--advertise-client-urls", m.ClientURL,
 		"--listen-peer-urls", m.PeerURL, "--initial-advertise-peer-urls", m.PeerURL,
 		"--initial-cluster", m.InitialCluster(), "--initial-cluster-state", "new",
+		"--initial-cluster-token", ClusterToken,
 	}
 }
 

@@ -1,0 +1,71 @@
+package wrapper
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/coreos/go-semver/semver"
+	"go.etcd.io/etcd/client/pkg/v3/types"
+	"go.etcd.io/etcd/server/v3/embed"
+)
+
+// peerVersionTimeout bounds asking one member for its version.
+const peerVersionTimeout = 2 * time.Second
+
+// membersBelow returns the other members of the configuration's initial cluster whose etcd answers on its
+// peer URL's /version (where etcd members ask each other before they join) with a server version older
+// than minimum. Members that do not answer are not counted: nothing is known about them.
+func membersBelow(ctx context.Context, cfg *embed.Config, minimum semver.Version) []string {
+	urls, err := types.NewURLsMap(cfg.InitialCluster)
+	if err != nil || len(urls) < 2 {
+		return nil
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	if !cfg.PeerTLSInfo.Empty() {
+		if transport.TLSClientConfig, err = cfg.PeerTLSInfo.ClientConfig(); err != nil {
+			return nil
+		}
+	}
+	client := &http.Client{Transport: transport, Timeout: peerVersionTimeout}
+	defer transport.CloseIdleConnections()
+	var below []string
+	for name, peers := range urls {
+		if name == cfg.Name || len(peers) == 0 {
+			continue
+		}
+		v, err := peerVersion(ctx, client, peers[0].String())
+		if err == nil && v.LessThan(minimum) {
+			below = append(below, fmt.Sprintf("%s (%s)", name, v))
+		}
+	}
+	return below
+}
+
+// peerVersion is GET <peer URL>/version's etcdserver.
+func peerVersion(ctx context.Context, client *http.Client, peerURL string) (*semver.Version, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(peerURL, "/")+"/version", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if err != nil {
+		return nil, err
+	}
+	var v struct {
+		Server string `json:"etcdserver"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		return nil, fmt.Errorf("%s/version: %w", peerURL, err)
+	}
+	return semver.NewVersion(v.Server)
+}
