@@ -113,7 +113,8 @@ func push(ctx context.Context, dir, registry string, insecure bool) error {
 	return nil
 }
 
-// inspect prints, per image of the layouts, each platform's manifest digest, user, entrypoint and labels.
+// inspect prints, per image of the layouts, each platform's manifest digest, user, entrypoint and labels,
+// and what each layer holds (its history entry: the root file system, extra binaries, the binary).
 func inspect(dir string) error {
 	for _, bin := range imagebuild.Project {
 		index, tag, err := imagebuild.ReadLayout(filepath.Join(dir, bin.Name))
@@ -139,6 +140,9 @@ func inspect(dir string) error {
 				return err
 			}
 			fmt.Printf("  %s %s user=%s entrypoint=%v labels=%v\n", desc.Platform, desc.Digest, cfg.Config.User, cfg.Config.Entrypoint, cfg.Config.Labels)
+			for _, h := range cfg.History {
+				fmt.Printf("    layer: %s\n", h.CreatedBy)
+			}
 		}
 	}
 	return nil

@@ -52,3 +52,11 @@ const (
 // --reelection-period (the connection timeout of that request defaults to the period too). Druid compares
 // an Etcd's spec.backup.leaderElection with it, so that the default value renders no flag.
 const DefaultReelectionPeriod = 5 * time.Second
+
+// Paths of the old etcd servers in our etcd-wrapper image (pkg/imagebuild puts them there, druid passes them
+// as --step-etcd-3.5-binary and --step-etcd-3.6-binary): the wrapper steps data that etcd 3.4 or 3.5 wrote
+// through them before etcd 3.7 opens it. Ours only; Gardener's wrapper image has neither binary nor flag.
+const (
+	StepEtcd35BinaryPath = "/usr/local/bin/etcd-3.5"
+	StepEtcd36BinaryPath = "/usr/local/bin/etcd-3.6"
+)

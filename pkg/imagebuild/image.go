@@ -25,6 +25,22 @@ type Binary struct {
 	// (e.g. a tool `make tools` already built from its pinned module); Options.Platforms must then be the
 	// host's only.
 	Prebuilt string
+	// Extras are further binaries the image carries, in a layer of their own below the image's binary.
+	Extras []Extra
+}
+
+// Extra is a binary built from a module of its own (e.g. one of hack/tools, which pins a version of a
+// program this module cannot link beside its own, like an older etcd server), for the same platforms as
+// the image. It is built like the image's binary but without a version stamp and without VCS stamp, so
+// that its layer depends only on the pinned module and the toolchain and stays the same across commits
+// (registries and nodes store it once).
+type Extra struct {
+	// Path is the binary's absolute path in the image.
+	Path string
+	// ModuleDir is the module's directory, relative to Options.ModuleDir.
+	ModuleDir string
+	// Package is the main package within that module, e.g. ".".
+	Package string
 }
 
 // Options say what to build and how to label it.
@@ -62,14 +78,28 @@ func Build(ctx context.Context, opts Options, bin Binary) (v1.ImageIndex, error)
 	if err != nil {
 		return nil, fmt.Errorf("root file system layer: %w", err)
 	}
-	ldflags := "-s -w -buildid= -X " + VersionVariable + "=" + opts.Version
+	ldflags := strippedLDFlags + " -X " + VersionVariable + "=" + opts.Version
+	stamp := v1.Time{Time: created}
 	index := emptyOCIIndex()
 	for _, platform := range platforms {
+		layers := []mutate.Addendum{{Layer: base, History: v1.History{Created: stamp, CreatedBy: "gardener-etcd imagebuild: root file system"}}}
+		if len(bin.Extras) > 0 {
+			extras, err := extrasLayer(ctx, opts.ModuleDir, bin.Extras, platform)
+			if err != nil {
+				return nil, err
+			}
+			layers = append(layers, mutate.Addendum{Layer: extras, History: v1.History{Created: stamp, CreatedBy: "gardener-etcd imagebuild: " + extraPaths(bin.Extras)}})
+		}
 		binary, err := binaryFor(ctx, opts.ModuleDir, bin, ldflags, platform)
 		if err != nil {
 			return nil, err
 		}
-		img, err := imageOf(bin.Name, binary, base, platform, created, opts)
+		top, err := layerOf(binaryEntries(bin.Name, binary), created)
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, mutate.Addendum{Layer: top, History: v1.History{Created: stamp, CreatedBy: "gardener-etcd imagebuild: /" + bin.Name}})
+		img, err := imageOf(bin.Name, layers, platform, created, opts)
 		if err != nil {
 			return nil, fmt.Errorf("image %s for %s: %w", bin.Name, platform.String(), err)
 		}
@@ -80,19 +110,12 @@ func Build(ctx context.Context, opts Options, bin Binary) (v1.ImageIndex, error)
 	return index, nil
 }
 
-// imageOf assembles one platform's image: the shared root file system, the binary, and a config that runs
-// the binary as the non-root user.
-func imageOf(name string, binary []byte, base v1.Layer, platform v1.Platform, created time.Time, opts Options) (v1.Image, error) {
-	top, err := layerOf(binaryEntries(name, binary), created)
-	if err != nil {
-		return nil, err
-	}
+// imageOf assembles one platform's image from its layers (the shared root file system first, the binary
+// last) and a config that runs the binary as the non-root user.
+func imageOf(name string, layers []mutate.Addendum, platform v1.Platform, created time.Time, opts Options) (v1.Image, error) {
 	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
 	stamp := v1.Time{Time: created}
-	img, err = mutate.Append(img,
-		mutate.Addendum{Layer: base, History: v1.History{Created: stamp, CreatedBy: "gardener-etcd imagebuild: root file system"}},
-		mutate.Addendum{Layer: top, History: v1.History{Created: stamp, CreatedBy: "gardener-etcd imagebuild: /" + name}},
-	)
+	img, err := mutate.Append(img, layers...)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +144,7 @@ func imageOf(name string, binary []byte, base v1.Layer, platform v1.Platform, cr
 var Project = []Binary{
 	{Name: "etcd-druid", Package: "./cmd/etcd-druid"},
 	{Name: "etcdbrctl", Package: "./cmd/etcdbrctl"},
-	{Name: "etcd-wrapper", Package: "./cmd/etcd-wrapper"},
+	{Name: "etcd-wrapper", Package: "./cmd/etcd-wrapper", Extras: StepEtcdExtras},
 	{Name: "gardener-extension-backup", Package: "./cmd/gardener-extension-backup"},
 }
 

@@ -17,7 +17,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-var testBinary = Binary{Name: "hello", Package: "./pkg/imagebuild/testdata/hello"}
+var testBinary = Binary{Name: "hello", Package: "./pkg/imagebuild/testdata/hello", Extras: []Extra{
+	{Path: "/usr/local/bin/extra", ModuleDir: "pkg/imagebuild/testdata/extra", Package: "."},
+}}
 
 func testOptions() Options {
 	return Options{ModuleDir: "../..", Version: "v1.2.3-4-gabcdef0", Revision: "abcdef0",
@@ -51,6 +53,44 @@ func TestBuildIsReproducible(t *testing.T) {
 	if c, _ := third.Digest(); c == a {
 		t.Fatalf("another version gave the same digest %s", c)
 	}
+	// The extras' layer is the same for another version and another commit time: a registry stores it once.
+	other.Created = other.Created.Add(time.Hour)
+	fourth, err := Build(ctx, other, testBinary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := extrasLayerDigests(t, first), extrasLayerDigests(t, fourth); a != b {
+		t.Fatalf("the extras' layers differ between versions: %s and %s", a, b)
+	}
+}
+
+// extrasLayerDigests are the digests of the second layer (the extras) of each image of the index.
+func extrasLayerDigests(t *testing.T, index v1.ImageIndex) string {
+	t.Helper()
+	manifest, err := index.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var digests []string
+	for _, desc := range manifest.Manifests {
+		img, err := index.Image(desc.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		layers, err := img.Layers()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(layers) != 3 {
+			t.Fatalf("%s: %d layers, want 3 (root file system, extras, binary)", desc.Platform, len(layers))
+		}
+		d, err := layers[1].Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		digests = append(digests, d.String())
+	}
+	return strings.Join(digests, " ")
 }
 
 func TestBuildMakesAHardenedMultiPlatformImage(t *testing.T) {
@@ -105,23 +145,37 @@ func TestBuildMakesAHardenedMultiPlatformImage(t *testing.T) {
 		}
 		files := filesOf(t, img)
 		checkRootFS(t, files)
-		binary, ok := files["hello"]
-		if !ok {
-			t.Fatalf("%s: no /hello in the image", arch)
+		for _, path := range []string{"hello", "usr/local/bin/extra"} {
+			checkStaticBinary(t, arch, path, files[path], wantMachine[arch])
 		}
-		if binary.mode&0o111 == 0 {
-			t.Errorf("%s: /hello is not executable (mode %o)", arch, binary.mode)
+		for _, dir := range []string{"usr", "usr/local", "usr/local/bin"} {
+			if d, ok := files[dir]; !ok || d.mode != 0o755 {
+				t.Errorf("%s: directory /%s missing or not 0755 (%o)", arch, dir, d.mode)
+			}
 		}
-		f, err := elf.NewFile(bytes.NewReader(binary.data))
-		if err != nil {
-			t.Fatalf("%s: /hello is no ELF binary: %v", arch, err)
-		}
-		if f.Machine != wantMachine[arch] {
-			t.Errorf("%s: /hello is built for %s", arch, f.Machine)
-		}
-		if f.Section(".interp") != nil {
-			t.Errorf("%s: /hello is dynamically linked", arch)
-		}
+	}
+}
+
+// checkStaticBinary checks that f is an executable, statically linked ELF binary for machine.
+func checkStaticBinary(t *testing.T, arch, path string, f file, machine elf.Machine) {
+	t.Helper()
+	if f.data == nil {
+		t.Errorf("%s: no /%s in the image", arch, path)
+		return
+	}
+	if f.mode&0o111 == 0 {
+		t.Errorf("%s: /%s is not executable (mode %o)", arch, path, f.mode)
+	}
+	e, err := elf.NewFile(bytes.NewReader(f.data))
+	if err != nil {
+		t.Errorf("%s: /%s is no ELF binary: %v", arch, path, err)
+		return
+	}
+	if e.Machine != machine {
+		t.Errorf("%s: /%s is built for %s", arch, path, e.Machine)
+	}
+	if e.Section(".interp") != nil {
+		t.Errorf("%s: /%s is dynamically linked", arch, path)
 	}
 }
 

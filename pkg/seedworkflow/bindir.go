@@ -27,8 +27,9 @@ var ErrToolsMissing = errors.New("tools missing (make tools)")
 var seedTools = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "versitygw"}
 
 // BuildBinDir links the tools of `make tools` the local seed runs into dir and writes the project's images,
-// built from this checkout for the host's platform, as OCI layouts into <dir>/images, where StartSeed
-// pushes them from; so a test seed runs the code under test, never stale images of an earlier `make images`.
+// built from this checkout for the host's platform (the etcd-wrapper image with the old etcd servers of
+// hack/tools, imagebuild.StepEtcdExtras), as OCI layouts into <dir>/images, where StartSeed pushes them
+// from; so a test seed runs the code under test, never stale images of an earlier `make images`.
 // It runs `go build`, so the working directory must be inside the module.
 func BuildBinDir(ctx context.Context, dir string) error {
 	tools, err := localseed.DefaultBinDir()

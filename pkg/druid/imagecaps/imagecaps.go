@@ -143,6 +143,10 @@ type EtcdWrapper struct {
 	// ClientPortFlag: the readiness check dials --etcd-client-port (default 2379) rather than the client
 	// URL of etcd's configuration, so druid passes spec.etcd.clientPort.
 	ClientPortFlag bool
+	// StepBinaries: the image carries etcd 3.5 and 3.6 (etcdpod.StepEtcd35BinaryPath, StepEtcd36BinaryPath)
+	// and start-etcd takes --step-etcd-3.5-binary and --step-etcd-3.6-binary, to step data etcd 3.4 or 3.5
+	// wrote before its etcd 3.7 opens it. The deployed wrapper runs its own etcd and refuses unknown flags.
+	StepBinaries bool
 }
 
 // BackupRestoreOf returns the capabilities of an etcdbrctl image of kind k.
@@ -158,7 +162,7 @@ func EtcdWrapperOf(k Kind) EtcdWrapper {
 	if k == Deployed {
 		return EtcdWrapper{Kind: Deployed, ReadyzHTTPSWithClientTLS: true, ClientPortFlag: true}
 	}
-	return EtcdWrapper{Kind: Ours, Phase: true}
+	return EtcdWrapper{Kind: Ours, Phase: true, StepBinaries: true}
 }
 
 // AllOurs are the capabilities of a pod of our two images.

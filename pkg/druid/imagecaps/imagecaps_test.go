@@ -74,7 +74,7 @@ func TestCapabilitiesPerKind(t *testing.T) {
 	if got, want := BackupRestoreOf(Deployed), (BackupRestore{Kind: Deployed, DeployedDefaults: true}); got != want {
 		t.Errorf("deployed etcdbrctl: got %+v, want %+v", got, want)
 	}
-	if got, want := EtcdWrapperOf(Ours), (EtcdWrapper{Kind: Ours, Phase: true}); got != want {
+	if got, want := EtcdWrapperOf(Ours), (EtcdWrapper{Kind: Ours, Phase: true, StepBinaries: true}); got != want {
 		t.Errorf("ours etcd-wrapper: got %+v, want %+v", got, want)
 	}
 	if got, want := EtcdWrapperOf(Deployed), (EtcdWrapper{Kind: Deployed, ReadyzHTTPSWithClientTLS: true, ClientPortFlag: true}); got != want {

@@ -102,8 +102,9 @@ func TestDeployedImagesGetOnlyFlagsTheyDefine(t *testing.T) {
 }
 
 // The exact arguments per image kind: ours keep what druid always rendered (no member rolls when druid is
-// upgraded); the deployed sidecar loses --server-cacert and gets the deployed druid's settings of its
-// defaults; the deployed wrapper gets the client port its readiness check dials.
+// upgraded) but for the old etcd servers of our wrapper image (added once); the deployed sidecar loses
+// --server-cacert and gets the deployed druid's settings of its defaults; the deployed wrapper gets the
+// client port its readiness check dials.
 func TestArgsPerImageKind(t *testing.T) {
 	g := NewWithT(t)
 	etcd := fullEtcd()
@@ -161,7 +162,10 @@ func TestArgsPerImageKind(t *testing.T) {
 		"--backup-restore-tls-enabled=true",
 		"--backup-restore-ca-cert-bundle-path=/var/etcdbr/ssl/ca/ca.crt",
 	}
-	g.Expect(EtcdWrapperArgs(etcd, oursCaps.EtcdWrapper)).To(HaveExactElements(wrapper))
+	g.Expect(EtcdWrapperArgs(etcd, oursCaps.EtcdWrapper)).To(HaveExactElements(concat(wrapper, []string{
+		"--step-etcd-3.5-binary=/usr/local/bin/etcd-3.5",
+		"--step-etcd-3.6-binary=/usr/local/bin/etcd-3.6",
+	})))
 	g.Expect(EtcdWrapperArgs(etcd, deployedCaps.EtcdWrapper)).To(HaveExactElements(concat(wrapper, []string{"--etcd-client-port=2479"})))
 
 	// Without client TLS the deployed sidecar's --insecure-skip-tls-verify stays unset: nothing to verify.

@@ -173,7 +173,8 @@ func storeArgs(etcd *druidv1alpha1.Etcd) []string {
 // EtcdWrapperArgs are the arguments of the etcd wrapper (container `etcd`): where to reach the sidecar
 // (through the hostAlias, with its CA when the sidecar serves TLS), the name etcd's certificate is valid
 // for, the client certificate for its own health checks, and the port of /readyz and /stop. caps add the
-// client port for a deployed wrapper, whose readiness check dials that port rather than etcd's client URL.
+// client port for a deployed wrapper, whose readiness check dials that port rather than etcd's client URL,
+// and for ours the old etcd servers its image carries (constant paths, so the template stays stable).
 func EtcdWrapperArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.EtcdWrapper) []string {
 	spec := etcd.Spec
 	args := []string{
@@ -196,6 +197,11 @@ func EtcdWrapperArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.EtcdWrapper) []str
 	}
 	if caps.ClientPortFlag {
 		args = append(args, fmt.Sprintf("--etcd-client-port=%d", *spec.Etcd.ClientPort))
+	}
+	if caps.StepBinaries {
+		args = append(args,
+			"--step-etcd-3.5-binary="+etcdpod.StepEtcd35BinaryPath,
+			"--step-etcd-3.6-binary="+etcdpod.StepEtcd36BinaryPath)
 	}
 	return args
 }

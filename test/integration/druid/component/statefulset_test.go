@@ -262,6 +262,7 @@ func TestDeployedImagesGetTheirFlagsAndProbes(t *testing.T) {
 	g.Expect(etcdC.LivenessProbe).To(BeNil(), "the deployed wrapper serves no /phase")
 	g.Expect(etcdC.ReadinessProbe.HTTPGet.Scheme).To(Equal(corev1.URISchemeHTTPS), "the deployed wrapper serves /readyz over HTTPS with client TLS")
 	g.Expect(etcdC.Args).To(ContainElement("--etcd-client-port=2379"))
+	g.Expect(etcdC.Args).NotTo(ContainElement(HavePrefix("--step-etcd-")), "the deployed wrapper carries no old etcd servers")
 
 	// Back to druid's images (ours): the flags and probes of our binaries return.
 	etcd = updateEtcd(t, etcd, func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Image, e.Spec.Etcd.Image = nil, nil })
@@ -270,6 +271,7 @@ func TestDeployedImagesGetTheirFlagsAndProbes(t *testing.T) {
 	g.Expect(br.Image).To(Equal(testImages.BackupRestore))
 	g.Expect(br.Args).To(ContainElement("--server-cacert=/var/etcdbr/ssl/ca/ca.crt"))
 	g.Expect(br.Args).NotTo(ContainElement(HavePrefix("--use-etcd-wrapper")))
+	g.Expect(etcdC.Args).To(ContainElements("--step-etcd-3.5-binary=/usr/local/bin/etcd-3.5", "--step-etcd-3.6-binary=/usr/local/bin/etcd-3.6"))
 	g.Expect(br.LivenessProbe).NotTo(BeNil())
 	g.Expect(etcdC.LivenessProbe).NotTo(BeNil())
 	g.Expect(etcdC.ReadinessProbe.HTTPGet.Scheme).To(Equal(corev1.URISchemeHTTP))

@@ -1,0 +1,3 @@
+module example.com/imagebuild-extra
+
+go 1.26.0
