@@ -25,14 +25,6 @@ const (
 	DefaultEtcdDefragTimeout        = 15 * time.Minute
 	DefaultHeartbeatDuration        = 10 * time.Second
 	DefaultMaxBackupsLimitBasedGC   = int32(7)
-	// DefaultGarbageCollectionPolicy is the deployed druid's, which it passes to the sidecar; the
-	// sidecar's own default (Exponential) applies only where no druid renders the flags.
-	DefaultGarbageCollectionPolicy = GarbageCollectionPolicyLimitBased
-	// DefaultCPURequest and DefaultMemoryRequest are what the deployed druid requests for the etcd and the
-	// backup-restore container when the Etcd sets no resources, so that its pods are not scheduled as
-	// best-effort and evicted first.
-	DefaultCPURequest    = "50m"
-	DefaultMemoryRequest = "128Mi"
 	DefaultDeltaSnapshotMemoryLimit = "100Mi"
 	DefaultEtcdSnapshotTimeout      = 15 * time.Minute
 	DefaultCADataKey                = "ca.crt"
@@ -40,6 +32,17 @@ const (
 	DefaultAutoCompactionRetention  = "30m"
 	// DefaultRunAsUser is the uid of the etcd pods unless spec.runAsRoot is true.
 	DefaultRunAsUser = int64(65532)
+)
+
+// Defaults the deployed druid applies while rendering, kept here with the others.
+const (
+	// DefaultGarbageCollectionPolicy is the deployed druid's, which it passes to the sidecar; the
+	// sidecar's own default (Exponential) applies only where no druid renders the flags.
+	DefaultGarbageCollectionPolicy = GarbageCollectionPolicyLimitBased
+	// DefaultCPURequest and DefaultMemoryRequest are requested for the etcd and the backup-restore
+	// container when the Etcd sets no resources, so that its pods are not best-effort, evicted first.
+	DefaultCPURequest    = "50m"
+	DefaultMemoryRequest = "128Mi"
 )
 
 // SetDefaults fills every unset field that has a documented default. Controllers call it on a deep copy
