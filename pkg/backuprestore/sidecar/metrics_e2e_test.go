@@ -41,6 +41,8 @@ func TestSidecarServesTheDeployedMetricNames(t *testing.T) {
 		`etcdbr_is_learner_count_total{succeeded="true"} 0`,
 		`etcdbr_add_learner_duration_seconds_count{succeeded="false"} 0`,
 		`etcdbr_member_promote_duration_seconds_count{succeeded="true"} 0`,
+		`etcdbr_snapshot_gc_total{kind="Full",succeeded="true"} 0`,
+		`etcdbr_snapshotter_failure{error=""} 0`,
 	} {
 		g.Expect(strings.Split(body, "\n")).To(ContainElement(series))
 	}
