@@ -11,7 +11,7 @@ import (
 
 // Every metric Gardener's dashboards and alerts query is on the running sidecar's /metrics under the
 // deployed name (issue 13): the registry of Run wires the snapshotter's, the defragmentation's, the
-// initializer's and the membership's metrics. After this one-member pod's initialization its validation
+// initializer's, the membership's and the pod's network metrics. After this one-member pod's initialization its validation
 // is counted, and the membership round sees a cluster of one voting member.
 func TestSidecarServesTheDeployedMetricNames(t *testing.T) {
 	g := NewWithT(t)
@@ -41,7 +41,12 @@ func TestSidecarServesTheDeployedMetricNames(t *testing.T) {
 		`etcdbr_is_learner_count_total{succeeded="true"} 0`,
 		`etcdbr_add_learner_duration_seconds_count{succeeded="false"} 0`,
 		`etcdbr_member_promote_duration_seconds_count{succeeded="true"} 0`,
+		`etcdbr_snapshot_gc_total{kind="Full",succeeded="true"} 0`,
+		`etcdbr_snapshotter_failure{error=""} 0`,
 	} {
 		g.Expect(strings.Split(body, "\n")).To(ContainElement(series))
+	}
+	for _, counter := range []string{"etcdbr_network_transmitted_bytes ", "etcdbr_network_received_bytes "} {
+		g.Expect(strings.Split(body, "\n")).To(ContainElement(HavePrefix(counter)))
 	}
 }

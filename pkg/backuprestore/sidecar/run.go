@@ -23,6 +23,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/leader"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/member"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/netmetrics"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotlease"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
@@ -70,7 +71,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	}
 
 	registry := prometheus.NewRegistry()
-	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), netmetrics.Collector{})
 	memberMetrics := member.NewMetrics(registry)
 	bl := &backupLeader{opts: &o, cli: cli, endpoint: endpoint, clientTLS: clientTLS, templatePath: served.templatePath,
 		store: store, leases: snapshotter.NoLeases{}, metrics: snapshotter.NewMetrics(registry), defragMetrics: defrag.NewMetrics(registry),

@@ -67,10 +67,24 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		latestDeltas: newLatestDeltas(),
 	}
 	m.pending(false, false) // exported from the start, as the deployed sidecar does
+	m.zeroSeries()
 	if reg != nil {
 		reg.MustRegister(m.latestRevision, m.latestTime, m.required, m.failures, m.duration, m.bytes, m.gc, m.latestDeltas.count, m.latestDeltas.revisions)
 	}
 	return m
+}
+
+// zeroSeries creates the garbage collection and failure series at 0, as the deployed sidecar does, so that
+// rate() and increase() see the first collection or failure instead of a series that starts at 1. The
+// failure series are the deployed error="" and the operations ours names in that label.
+func (m *Metrics) zeroSeries() {
+	for _, kind := range []snapshot.Kind{snapshot.KindFull, snapshot.KindIncr} {
+		m.gc.WithLabelValues(string(kind), "true")
+		m.gc.WithLabelValues(string(kind), "false")
+	}
+	for _, op := range []string{"", string(snapshot.KindFull), string(snapshot.KindIncr), "GC"} {
+		m.failures.WithLabelValues(op)
+	}
 }
 
 // succeeded records a snapshot written to the store.

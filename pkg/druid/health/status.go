@@ -37,9 +37,9 @@ type Observed struct {
 }
 
 // ComputeStatus returns the Etcd's status with every field the status flow owns recomputed at now:
-// members, clusterSize, the conditions Ready, AllMembersReady, AllMembersUpdated, DataVolumesReady and
-// BackupReady, the replica counts, ready, peerUrlTLSEnabled, selector, the StatefulSet reference and the
-// last full and delta snapshots (from the snapshot leases, also while hibernated: the backup stays; the
+// members, clusterSize, the conditions Ready, AllMembersReady, AllMembersUpdated, DataVolumesReady,
+// ClusterIDMismatch and BackupReady, the replica counts, ready, peerUrlTLSEnabled, selector, the
+// StatefulSet reference and the last full and delta snapshots (from the snapshot leases, also while hibernated: the backup stays; the
 // full one is the StatefulSet's fullsnapshot.Record instead while that is newer than the lease).
 // Fields owned by the spec flow (observedGeneration, lastOperation, lastErrors, other conditions) are kept.
 func ComputeStatus(o Observed, th Thresholds, now time.Time) druidv1alpha1.EtcdStatus {
@@ -62,7 +62,7 @@ func ComputeStatus(o Observed, th Thresholds, now time.Time) druidv1alpha1.EtcdS
 	replicas := etcd.Spec.Replicas
 	if replicas == 0 {
 		for _, t := range []druidv1alpha1.ConditionType{druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionTypeAllMembersReady,
-			druidv1alpha1.ConditionTypeAllMembersUpdated, druidv1alpha1.ConditionTypeDataVolumesReady} {
+			druidv1alpha1.ConditionTypeAllMembersUpdated, druidv1alpha1.ConditionTypeDataVolumesReady, druidv1alpha1.ConditionTypeClusterIDMismatch} {
 			status.Conditions = SetCondition(status.Conditions, NotChecked(t), now)
 		}
 		if etcd.Spec.Backup.Store != nil {
@@ -80,6 +80,7 @@ func ComputeStatus(o Observed, th Thresholds, now time.Time) druidv1alpha1.EtcdS
 	status.Conditions = SetCondition(status.Conditions, AllMembersReadyCondition(status.Members, replicas), now)
 	status.Conditions = SetCondition(status.Conditions, AllMembersUpdatedCondition(o.StatefulSet), now)
 	status.Conditions = SetCondition(status.Conditions, DataVolumesReadyCondition(o.DataVolumeWarnings), now)
+	status.Conditions = SetCondition(status.Conditions, ClusterIDMismatchCondition(status.Members, o.MemberLeases), now)
 	if etcd.Spec.Backup.Store != nil {
 		status.Conditions = SetCondition(status.Conditions, BackupReadyCondition(etcd.Spec.Backup, o.SnapshotLeases, now), now)
 	} else {

@@ -58,6 +58,7 @@ func TestComputeStatusHealthy(t *testing.T) {
 		"AllMembersReady":   "True/AllMembersReady",
 		"AllMembersUpdated": "True/AllMembersUpdated",
 		"DataVolumesReady":  "True/NoWarningsFoundForDataVolumes",
+		"ClusterIDMismatch": "False/NoClusterIDMismatchDetected",
 	}))
 	g.Expect(s.Members).To(HaveLen(3))
 	g.Expect(s.ClusterSize).To(Equal(ptr.To(int32(3))))
@@ -79,7 +80,7 @@ func TestComputeStatusHibernated(t *testing.T) {
 	for _, c := range s.Conditions {
 		g.Expect(c.Reason).To(Equal("NotChecked"), string(c.Type))
 	}
-	g.Expect(conditionsByType(s)).To(HaveLen(5))
+	g.Expect(conditionsByType(s)).To(HaveLen(6), "Ready, AllMembersReady, AllMembersUpdated, DataVolumesReady, ClusterIDMismatch, BackupReady")
 }
 
 func TestComputeStatusBackupReadyOnlyWithStore(t *testing.T) {

@@ -69,6 +69,9 @@ const (
 	ConditionTypeAllMembersUpdated ConditionType = "AllMembersUpdated"
 	ConditionTypeBackupReady       ConditionType = "BackupReady"
 	ConditionTypeDataVolumesReady  ConditionType = "DataVolumesReady"
+	// ConditionTypeClusterIDMismatch is True when members report different etcd cluster IDs in their
+	// leases: one of them was bootstrapped into a cluster of its own (split brain).
+	ConditionTypeClusterIDMismatch ConditionType = "ClusterIDMismatch"
 )
 
 // Condition reasons of an Etcd.
@@ -87,6 +90,11 @@ const (
 	ReasonNoWarningsForDataVolume = "NoWarningsFoundForDataVolumes"
 	ReasonWarningsForDataVolume   = "FoundWarningsForDataVolumes"
 	ReasonNotChecked              = "NotChecked"
+	// Reasons of ClusterIDMismatch, the deployed druid's.
+	ReasonMultipleClusterIDs       = "MultipleClusterIDsDetected"
+	ReasonNoClusterIDMismatch      = "NoClusterIDMismatchDetected"
+	ReasonNoClusterID              = "NoClusterIDDetected"
+	ReasonUnparsableHolderIdentity = "UnableToParseLeaseHolderIdentity"
 )
 
 // Reasons of a member status.

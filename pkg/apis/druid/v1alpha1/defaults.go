@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -33,6 +34,17 @@ const (
 	DefaultRunAsUser = int64(65532)
 )
 
+// Defaults the deployed druid applies while rendering, kept here with the others.
+const (
+	// DefaultGarbageCollectionPolicy is the deployed druid's, which it passes to the sidecar; the
+	// sidecar's own default (Exponential) applies only where no druid renders the flags.
+	DefaultGarbageCollectionPolicy = GarbageCollectionPolicyLimitBased
+	// DefaultCPURequest and DefaultMemoryRequest are requested for the etcd and the backup-restore
+	// container when the Etcd sets no resources, so that its pods are not best-effort, evicted first.
+	DefaultCPURequest    = "50m"
+	DefaultMemoryRequest = "128Mi"
+)
+
 // SetDefaults fills every unset field that has a documented default. Controllers call it on a deep copy
 // before rendering components, so that the stored object is never rewritten with defaults.
 func SetDefaults(e *Etcd) {
@@ -60,6 +72,7 @@ func setEtcdConfigDefaults(c *EtcdConfig) {
 	setDefault(&c.Metrics, DefaultMetrics)
 	setDefault(&c.EtcdDefragTimeout, metav1.Duration{Duration: DefaultEtcdDefragTimeout})
 	setDefault(&c.HeartbeatDuration, metav1.Duration{Duration: DefaultHeartbeatDuration})
+	setResources(&c.Resources)
 	if c.ClientUrlTLS != nil {
 		setTLSDefaults(c.ClientUrlTLS)
 	}
@@ -70,7 +83,9 @@ func setEtcdConfigDefaults(c *EtcdConfig) {
 
 func setBackupDefaults(b *BackupSpec) {
 	setDefault(&b.Port, DefaultBackupPort)
+	setDefault(&b.GarbageCollectionPolicy, DefaultGarbageCollectionPolicy)
 	setDefault(&b.MaxBackupsLimitBasedGC, DefaultMaxBackupsLimitBasedGC)
+	setResources(&b.Resources)
 	setQuantity(&b.DeltaSnapshotMemoryLimit, DefaultDeltaSnapshotMemoryLimit)
 	setDefault(&b.EtcdSnapshotTimeout, metav1.Duration{Duration: DefaultEtcdSnapshotTimeout})
 	if b.TLS != nil {
@@ -86,6 +101,17 @@ func setTLSDefaults(t *TLSConfig) {
 func setDefault[T any](field **T, value T) {
 	if *field == nil {
 		*field = &value
+	}
+}
+
+// setResources requests the default CPU and memory when no resources are set; set resources, even
+// empty ones, are kept as they are.
+func setResources(field **corev1.ResourceRequirements) {
+	if *field == nil {
+		*field = &corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse(DefaultCPURequest),
+			corev1.ResourceMemory: resource.MustParse(DefaultMemoryRequest),
+		}}
 	}
 }
 

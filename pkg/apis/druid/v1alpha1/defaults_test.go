@@ -5,6 +5,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -47,7 +48,13 @@ func TestSetDefaultsFillsEveryDocumentedDefault(t *testing.T) {
 	g.Expect(s.Etcd.PeerUrlTLS.TLSCASecretRef.DataKey).To(Equal(ptr.To("ca.crt")))
 	g.Expect(s.Backup.TLS.TLSCASecretRef.DataKey).To(Equal(ptr.To("ca.crt")))
 	g.Expect(s.Backup.Port).To(Equal(ptr.To(int32(8080))))
+	g.Expect(s.Backup.GarbageCollectionPolicy).To(Equal(ptr.To(druidv1alpha1.GarbageCollectionPolicyLimitBased)))
 	g.Expect(s.Backup.MaxBackupsLimitBasedGC).To(Equal(ptr.To(int32(7))))
+	for _, r := range []*corev1.ResourceRequirements{s.Etcd.Resources, s.Backup.Resources} {
+		g.Expect(r.Requests.Cpu().Cmp(resource.MustParse("50m"))).To(Equal(0))
+		g.Expect(r.Requests.Memory().Cmp(resource.MustParse("128Mi"))).To(Equal(0))
+		g.Expect(r.Limits).To(BeEmpty())
+	}
 	g.Expect(s.Backup.DeltaSnapshotMemoryLimit.Cmp(resource.MustParse("100Mi"))).To(Equal(0))
 	g.Expect(s.Backup.EtcdSnapshotTimeout.Duration).To(Equal(15 * time.Minute))
 	g.Expect(s.SharedConfig.AutoCompactionMode).To(Equal(ptr.To(druidv1alpha1.Periodic)))
@@ -65,6 +72,9 @@ func TestSetDefaultsKeepsValuesThatAreSet(t *testing.T) {
 	etcd.Spec.Etcd.ClientUrlTLS = &druidv1alpha1.TLSConfig{TLSCASecretRef: druidv1alpha1.SecretReference{DataKey: ptr.To("bundle.crt")}}
 	etcd.Spec.Backup.Port = ptr.To(int32(18080))
 	etcd.Spec.SharedConfig = &druidv1alpha1.SharedConfig{AutoCompactionMode: ptr.To(druidv1alpha1.Revision)}
+	etcd.Spec.Backup.GarbageCollectionPolicy = ptr.To(druidv1alpha1.GarbageCollectionPolicyExponential)
+	etcd.Spec.Etcd.Resources = &corev1.ResourceRequirements{}
+	etcd.Spec.Backup.Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
 	before := etcd.DeepCopy()
 
 	druidv1alpha1.SetDefaults(etcd)
@@ -77,6 +87,9 @@ func TestSetDefaultsKeepsValuesThatAreSet(t *testing.T) {
 	g.Expect(etcd.Spec.Backup.Port).To(Equal(ptr.To(int32(18080))))
 	g.Expect(etcd.Spec.SharedConfig.AutoCompactionMode).To(Equal(ptr.To(druidv1alpha1.Revision)))
 	g.Expect(etcd.Spec.SharedConfig.AutoCompactionRetention).To(Equal(ptr.To("30m")))
+	g.Expect(etcd.Spec.Backup.GarbageCollectionPolicy).To(Equal(ptr.To(druidv1alpha1.GarbageCollectionPolicyExponential)))
+	g.Expect(etcd.Spec.Etcd.Resources).To(Equal(before.Spec.Etcd.Resources))
+	g.Expect(etcd.Spec.Backup.Resources).To(Equal(before.Spec.Backup.Resources))
 }
 
 func TestSetDefaultsLeavesOptionalBlocksAbsent(t *testing.T) {

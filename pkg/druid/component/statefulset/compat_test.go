@@ -136,13 +136,16 @@ func TestArgsPerImageKind(t *testing.T) {
 	}
 	brOurs := BackupRestoreArgs(etcd, oursCaps.BackupRestore)
 	brDeployed := BackupRestoreArgs(etcd, deployedCaps.BackupRestore)
+	// fullEtcd leaves garbage collection unset: both kinds get the deployed druid's default, LimitBased
+	// keeping 7.
+	gc := []string{"--garbage-collection-policy=LimitBased", "--max-backups=7"}
 	g.Expect(brOurs).To(HaveExactElements(concat(common, tlsAndStore, []string{"--server-cacert=/var/etcdbr/ssl/ca/ca.crt"}, store, []string{
-		"--delta-snapshot-memory-limit=104857600",
+		"--delta-snapshot-memory-limit=104857600"}, gc, []string{
 		"--compress-snapshots=true", "--compression-policy=gzip",
 	})), "ours:\n%s", strings.Join(brOurs, "\n"))
 	g.Expect(brDeployed).To(HaveExactElements(concat(common, []string{"--insecure-skip-tls-verify=false"}, tlsAndStore,
 		[]string{"--etcd-defrag-timeout=15m0s", "--etcd-snapshot-timeout=15m0s"}, store, []string{
-			"--delta-snapshot-memory-limit=104857600",
+			"--delta-snapshot-memory-limit=104857600"}, gc, []string{
 			"--compress-snapshots=true", "--compression-policy=gzip",
 			"--use-etcd-wrapper=true",
 			"--restoration-temp-snapshots-dir=/var/etcd/data/restoration.temp",

@@ -16,6 +16,8 @@ const (
 	labelNamespace = "etcd_namespace"
 	labelName      = "etcd_name"
 	labelSucceeded = "succeeded"
+	// labelFailureReason says why a Job failed (failureReason in failurereason.go), "none" when it succeeded.
+	labelFailureReason = "failureReason"
 )
 
 var etcdLabels = []string{labelNamespace, labelName}
@@ -27,18 +29,18 @@ var etcdLabels = []string{labelNamespace, labelName}
 var (
 	jobsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "etcddruid", Subsystem: "compaction", Name: "jobs_total",
-		Help: "Compaction Jobs that finished per Etcd, by outcome (succeeded true or false).",
-	}, []string{labelSucceeded, labelNamespace, labelName})
+		Help: "Compaction Jobs that finished per Etcd, by outcome (succeeded true or false) and failure reason.",
+	}, []string{labelSucceeded, labelFailureReason, labelNamespace, labelName})
 	jobsCurrent = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: "etcddruid", Subsystem: "compaction", Name: "jobs_current",
 		Help: "Compaction Jobs running per Etcd (0 or 1).",
 	}, etcdLabels)
 	jobDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "etcddruid", Subsystem: "compaction", Name: "job_duration_seconds",
-		Help: "Time from the start of a compaction Job to its completion or failure, by outcome.",
+		Help: "Time from the start of a compaction Job to its completion or failure, by outcome and failure reason.",
 		// 1, 5, 10, 15, 20 and 30 minutes, as deployed.
 		Buckets: []float64{60, 300, 600, 900, 1200, 1800},
-	}, []string{labelSucceeded, labelNamespace, labelName})
+	}, []string{labelSucceeded, labelFailureReason, labelNamespace, labelName})
 	fullSnapshotTriggered = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "etcddruid", Subsystem: "compaction", Name: "full_snapshot_triggered_total",
 		Help: "Full snapshots requested from the backup leader instead of a compaction Job (at triggerFullSnapshotThreshold or after a Job ran out of its deadline), by outcome.",
@@ -66,12 +68,13 @@ func forgetMetrics(namespace, name string) {
 	}
 }
 
-// jobFinished records a compaction Job that completed (succeeded) or failed; cond is its final condition.
-func jobFinished(etcd *druidv1alpha1.Etcd, job *batchv1.Job, cond *batchv1.JobCondition, succeeded bool) {
-	outcome := strconv.FormatBool(succeeded)
-	jobsTotal.WithLabelValues(outcome, etcd.Namespace, etcd.Name).Inc()
+// jobFinished records a compaction Job that completed (reason failureReasonNone) or failed for reason;
+// cond is its final condition.
+func jobFinished(etcd *druidv1alpha1.Etcd, job *batchv1.Job, cond *batchv1.JobCondition, reason string) {
+	outcome := strconv.FormatBool(reason == failureReasonNone)
+	jobsTotal.WithLabelValues(outcome, reason, etcd.Namespace, etcd.Name).Inc()
 	jobsCurrent.WithLabelValues(etcd.Namespace, etcd.Name).Set(0)
 	if job.Status.StartTime != nil && cond != nil && !cond.LastTransitionTime.IsZero() {
-		jobDuration.WithLabelValues(outcome, etcd.Namespace, etcd.Name).Observe(cond.LastTransitionTime.Sub(job.Status.StartTime.Time).Seconds())
+		jobDuration.WithLabelValues(outcome, reason, etcd.Namespace, etcd.Name).Observe(cond.LastTransitionTime.Sub(job.Status.StartTime.Time).Seconds())
 	}
 }

@@ -280,9 +280,14 @@ func (r *Reconciler) handleJob(ctx context.Context, etcd *druidv1alpha1.Etcd, jo
 			return ctrl.Result{}, err
 		}
 		r.setFailures(key, 0)
-		jobFinished(etcd, job, cond, true)
+		jobFinished(etcd, job, cond, failureReasonNone)
 		logger.Info("Compaction job succeeded")
 	case jobFailed:
+		// Read before the Job goes: its pods go with it.
+		pods, err := r.jobPods(ctx, job)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
 		reason, message := ReasonCompactionFailed, "no reason given"
 		if cond.Reason != "" {
 			reason = cond.Reason
@@ -298,7 +303,7 @@ func (r *Reconciler) handleJob(ctx context.Context, etcd *druidv1alpha1.Etcd, jo
 			return ctrl.Result{}, err
 		}
 		failures := r.setFailures(key, -1)
-		jobFinished(etcd, job, cond, false)
+		jobFinished(etcd, job, cond, failureReason(cond, pods))
 		wait := r.Config.Backoff(failures)
 		logger.Info("Compaction job failed", "reason", reason, "message", message, "consecutiveFailures", failures, "retryIn", wait)
 		r.Recorder.Eventf(etcd, job, corev1.EventTypeWarning, EventReasonJobFailed, "Compact",

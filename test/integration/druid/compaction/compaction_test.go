@@ -153,9 +153,9 @@ func TestSucceededJobSetsConditionAndIsDeleted(t *testing.T) {
 		HaveField("Reason", "CompactionJobSucceeded"),
 	))
 	expectJobGone(t, job)
-	g.Eventually(metric(jobsTotal, etcd, succeeded...)).WithTimeout(timeout).WithPolling(poll).Should(Equal(1.0))
+	g.Eventually(metric(jobsTotal, etcd, append(succeeded, "failureReason", "none")...)).WithTimeout(timeout).WithPolling(poll).Should(Equal(1.0))
 	g.Expect(metric(jobsCurrent, etcd)(g)).To(Equal(0.0))
-	g.Expect(metric(jobDuration, etcd, succeeded...)(g)).To(Equal(1.0), "one observation")
+	g.Expect(metric(jobDuration, etcd, append(succeeded, "failureReason", "none")...)(g)).To(Equal(1.0), "one observation")
 	g.Eventually(metric(deltaEvents, etcd)).WithTimeout(timeout).WithPolling(poll).Should(Equal(0.0))
 	g.Consistently(jobs(ns)).WithTimeout(settle).WithPolling(poll).Should(BeEmpty(), "below the threshold again")
 	g.Expect(metric(jobsTotal, etcd, failed...)(g)).To(Equal(-1.0))
@@ -171,6 +171,8 @@ func TestFailedJobSetsConditionEmitsWarningAndRetriesAfterBackoff(t *testing.T) 
 	// Taken before the failure is written, so that the controller's failure time (the condition's
 	// lastUpdateTime, from which the back-off counts) is never earlier than failedAt, however long this
 	// goroutine waits for the CPU after the write.
+	// Its pod was evicted: the failure is counted with failureReason evicted, as the deployed druid does.
+	failedPod(t, job, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"})
 	failedAt := time.Now()
 	finishJob(t, job, false, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
 
@@ -181,7 +183,9 @@ func TestFailedJobSetsConditionEmitsWarningAndRetriesAfterBackoff(t *testing.T) 
 	))
 	g.Eventually(eventReasons(ns, etcd.Name)).WithTimeout(timeout).WithPolling(poll).Should(ContainElement("CompactionJobFailed"))
 	expectJobGone(t, job)
-	g.Eventually(metric(jobsTotal, etcd, failed...)).WithTimeout(timeout).WithPolling(poll).Should(Equal(1.0))
+	evicted := append(failed, "failureReason", "evicted")
+	g.Eventually(metric(jobsTotal, etcd, evicted...)).WithTimeout(timeout).WithPolling(poll).Should(Equal(1.0))
+	g.Expect(metric(jobDuration, etcd, evicted...)(g)).To(Equal(1.0), "one observation")
 	g.Expect(metric(jobsCurrent, etcd)(g)).To(Equal(0.0))
 
 	// Still above the threshold: no new Job during the back-off, one after it. On a busy machine the waits

@@ -132,6 +132,25 @@ func finishJob(t *testing.T, job *batchv1.Job, succeeded bool, reason, message s
 	NewWithT(t).Eventually(func() error { return env.FinishJob(ctx, job, out) }).WithTimeout(timeout).Should(Succeed())
 }
 
+// failedPod stores a failed pod of job, as the Job controller would have created it (envtest runs none),
+// with the given condition in its status.
+func failedPod(t *testing.T, job *batchv1.Job, cond corev1.PodCondition) {
+	t.Helper()
+	g := NewWithT(t)
+	labels := map[string]string{batchv1.ControllerUidLabel: string(job.UID), batchv1.JobNameLabel: job.Name}
+	for k, v := range job.Spec.Template.Labels {
+		labels[k] = v
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, GenerateName: job.Name + "-", Labels: labels},
+		Spec:       *job.Spec.Template.Spec.DeepCopy(),
+	}
+	g.Expect(env.Client.Create(ctx, pod)).To(Succeed())
+	cond.LastTransitionTime = metav1.Now()
+	pod.Status = corev1.PodStatus{Phase: corev1.PodFailed, Conditions: []corev1.PodCondition{cond}}
+	g.Expect(env.Client.Status().Update(ctx, pod)).To(Succeed())
+}
+
 // compactionCondition reads LastSnapshotCompactionSucceeded of the stored Etcd.
 func compactionCondition(etcd *druidv1alpha1.Etcd) func(g Gomega) *druidv1alpha1.Condition {
 	return func(g Gomega) *druidv1alpha1.Condition {

@@ -74,6 +74,13 @@ func (s *sidecars) setPeerTLS(tlsEnabled string) {
 	s.tlsEnabled = tlsEnabled
 }
 
+// set makes member renew its lease with holder from its next renewal on.
+func (s *sidecars) set(member, holder string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holders[member] = holder
+}
+
 func (s *sidecars) stop(member string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -152,6 +159,28 @@ func TestStatusFromMemberLeases(t *testing.T) {
 	g.Expect(memberByName(etcd, "etcd-main-0").Status).To(Equal(druidv1alpha1.EtcdMemberStatusReady))
 }
 
+// ClusterIDMismatch turns True when a member's lease names another cluster ID than the others', as the
+// deployed druid reports a member that bootstrapped a cluster of its own.
+func TestClusterIDMismatchFromMemberLeases(t *testing.T) {
+	ns := env.CreateNamespace(t)
+	createEtcd(t, ns, 3)
+	waitReconciled(t, ns)
+	for i := 0; i < 3; i++ {
+		createPod(t, ns, i, true)
+	}
+	s := startSidecars(t, ns, map[string]string{
+		"etcd-main-0": "8e9e05c52164694d:cdf818194e3a8c32:Leader",
+		"etcd-main-1": "91bc3c398fb3c146:cdf818194e3a8c32:Member",
+		"etcd-main-2": "fd422379fda50e48:cdf818194e3a8c32:Member",
+	})
+	expectCondition(t, ns, druidv1alpha1.ConditionTypeClusterIDMismatch, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonNoClusterIDMismatch)
+
+	s.set("etcd-main-2", "5a1b0d2e3f4c5b6a:0badc0ffee000001:Leader")
+	etcd := expectCondition(t, ns, druidv1alpha1.ConditionTypeClusterIDMismatch, druidv1alpha1.ConditionTrue, druidv1alpha1.ReasonMultipleClusterIDs)
+	NewWithT(t).Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeClusterIDMismatch).Message).
+		To(ContainSubstring("0badc0ffee000001: etcd-main-2"))
+}
+
 // Warning events on a member's data volume turn DataVolumesReady False.
 func TestDataVolumeWarnings(t *testing.T) {
 	ns := env.CreateNamespace(t)
@@ -177,7 +206,7 @@ func TestHibernatedEtcdIsNotChecked(t *testing.T) {
 	waitReconciled(t, ns)
 	etcd := expectCondition(t, ns, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionUnknown, druidv1alpha1.ReasonNotChecked)
 	for _, ct := range []druidv1alpha1.ConditionType{druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionTypeAllMembersUpdated,
-		druidv1alpha1.ConditionTypeBackupReady, druidv1alpha1.ConditionTypeDataVolumesReady} {
+		druidv1alpha1.ConditionTypeBackupReady, druidv1alpha1.ConditionTypeDataVolumesReady, druidv1alpha1.ConditionTypeClusterIDMismatch} {
 		g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, ct)).NotTo(BeNil(), string(ct))
 		g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, ct).Reason).To(Equal(druidv1alpha1.ReasonNotChecked), string(ct))
 	}
