@@ -15,12 +15,11 @@ import (
 )
 
 // ErrDataVersion is reported for a data directory that the etcd of this build (go.etcd.io/etcd/server/v3
-// 3.7) cannot or must not open, because an older (or newer) etcd wrote it: the initializer neither
-// starts etcd on it nor moves, deletes or restores over it. The data must first be stepped through the
-// etcd minor versions in between, one at a time as etcd's upgrade rule says (docs/architecture-notes.md,
-// "etcd version stepping"). The sidecar reports it as a failed initialization with the reason; the
-// wrapper exits with that reason without starting etcd and asks again when its container restarts, so
-// the member stays down but its data stays as it was.
+// 3.7) cannot or must not open, because an older (or newer) etcd wrote it, and that is not stepped through
+// the etcd minor versions in between (docs/architecture-notes.md, "etcd version stepping"): nobody starts
+// this etcd on it, moves, deletes or restores over it. The wrapper exits with the reason without starting
+// etcd and checks again when its container restarts, so the member stays down but its data stays as it
+// was; the sidecar fails its initialization with it for data no older etcd steps.
 var ErrDataVersion = errors.New("the data directory was written by an etcd version this etcd cannot open")
 
 // DataVersion is what a data directory tells about the etcd versions that wrote it.
