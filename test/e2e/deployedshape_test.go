@@ -57,13 +57,15 @@ func createDeployedObjects(ctx context.Context, env *seedworkflow.Env, obj *drui
 	create(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: obj.PeerServiceName()}, Spec: corev1.ServiceSpec{
 		ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true, Selector: selector,
 		Ports: []corev1.ServicePort{{Name: "peer", Port: 2380, TargetPort: intstr.FromInt32(2380)}}}}, druidv1alpha1.ComponentPeerService)
-	data, err := configmap.Render(obj)
+	defaulted := obj.DeepCopy() // as druid renders it: unset fields at their defaults
+	druidv1alpha1.SetDefaults(defaulted)
+	data, err := configmap.Render(defaulted)
 	Expect(err).NotTo(HaveOccurred())
 	create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: obj.ConfigMapName()}, Data: data}, druidv1alpha1.ComponentConfigMap)
 	create(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: obj.PDBName()}, Spec: policyv1.PodDisruptionBudgetSpec{
 		MinAvailable: ptr.To(intstr.FromInt32(obj.Spec.Replicas/2 + 1)), Selector: &metav1.LabelSelector{MatchLabels: selector}}},
 		druidv1alpha1.ComponentPDB)
-	create(deployedStatefulSet(obj, wrapperImage), druidv1alpha1.ComponentStatefulSet)
+	create(deployedStatefulSet(defaulted, wrapperImage), druidv1alpha1.ComponentStatefulSet)
 }
 
 // deployedStatefulSet is the deployed druid's StatefulSet shape with etcd 3.5 members (see
