@@ -78,8 +78,10 @@ func New(ctx context.Context, opts Options) *Server {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok"))
 	})
-	s.mux.Handle("GET /snapshot/full", Restrict(PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))
-	s.mux.Handle("GET /snapshot/delta", Restrict(PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))
+	// The deployed etcd-druid's EtcdOpsTasks POST /snapshot/full; the deployed sidecar takes either method.
+	for _, route := range []string{"GET /snapshot/full", "POST /snapshot/full", "GET /snapshot/delta", "POST /snapshot/delta"} {
+		s.mux.Handle(route, Restrict(PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))
+	}
 	s.mux.Handle("GET /snapshot/latest", Restrict(PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{}))
 	if opts.EnableProfiling {

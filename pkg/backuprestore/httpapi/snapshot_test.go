@@ -80,6 +80,19 @@ func TestSnapshotsOnTheLeader(t *testing.T) {
 	code, _, _ = get(t, srv.Client(), srv.URL+"/snapshot/full?final=maybe")
 	g.Expect(code).To(Equal(http.StatusBadRequest))
 	g.Expect(snaps.calls).To(Equal([]string{"full", "delta", "latest"}))
+
+	// The deployed druid's EtcdOpsTask asks with POST, as the deployed sidecar allows.
+	for _, path := range []string{"/snapshot/full?final=true", "/snapshot/delta"} {
+		resp, err := srv.Client().Post(srv.URL+path, "", nil)
+		g.Expect(err).NotTo(HaveOccurred())
+		_ = resp.Body.Close()
+		g.Expect(resp.StatusCode).To(Equal(http.StatusOK), "POST %s", path)
+	}
+	resp, err := srv.Client().Post(srv.URL+"/snapshot/latest", "", nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	_ = resp.Body.Close()
+	g.Expect(resp.StatusCode).To(Equal(http.StatusMethodNotAllowed), "reading is a GET")
+	g.Expect(snaps.calls).To(Equal([]string{"full", "delta", "latest", "full", "delta"}))
 }
 
 func TestFollowerForwardsSnapshotRequestsToTheLeader(t *testing.T) {
