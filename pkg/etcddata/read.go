@@ -97,6 +97,9 @@ type DBFacts struct {
 	// bucket holds the raft Term of the consistent index (see DataVersion).
 	StorageVersion string
 	Term           bool
+	// ClusterVersion is the cluster version the database records ("cluster" bucket; etcd 3.5 and later
+	// write it once the cluster version is decided), "" when absent.
+	ClusterVersion string
 }
 
 // DBRevision is ReadDB's revision.
@@ -134,6 +137,9 @@ func ReadDB(path string) (DBFacts, error) {
 			}
 			f.StorageVersion = string(meta.Get(schema.MetaStorageVersionName))
 			f.Term = len(meta.Get(schema.MetaTermKeyName)) >= 8
+		}
+		if c := tx.Bucket(schema.Cluster.Name()); c != nil {
+			f.ClusterVersion = string(c.Get(schema.ClusterClusterVersionKeyName))
 		}
 		if m := tx.Bucket(schema.Members.Name()); m != nil {
 			f.Members = m.Stats().KeyN

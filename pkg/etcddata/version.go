@@ -41,6 +41,10 @@ type DataVersion struct {
 	Term bool
 	// ConsistentIndex is the raft index of the last entry applied to the database.
 	ConsistentIndex uint64
+	// ClusterVersion is the cluster version the database records (etcd 3.5 and later), "" when absent:
+	// etcd upgrades one minor version at a time, so data of a 3.5 cluster runs under 3.6 first even when
+	// no v2 entry is left in its WAL.
+	ClusterVersion string
 	// LegacyEntries counts the WAL's normal entries after its newest snapshot that are no v3 request, and
 	// LastLegacyIndex is the raft index of the last of them.
 	LegacyEntries   int
@@ -80,6 +84,10 @@ func (v DataVersion) Unopenable() string {
 		return fmt.Sprintf("its database has no raft term beside its consistent index: etcd 3.4 or older wrote it; "+
 			"etcd upgrades one minor version at a time, so run etcd 3.5, then 3.6, on it before etcd %s", ours)
 	}
+	if cv, err := semver.NewVersion(v.ClusterVersion); err == nil && cv.Major == ours.Major && cv.Minor < ours.Minor-1 {
+		return fmt.Sprintf("its database records cluster version %s: etcd upgrades one minor version at a time, so etcd "+
+			"%d.%d must run the cluster before etcd %s", v.ClusterVersion, ours.Major, ours.Minor-1, ours)
+	}
 	if v.StorageVersion != "" {
 		sv, err := semver.NewVersion(v.StorageVersion)
 		switch {
@@ -109,7 +117,7 @@ func InspectDataVersion(dataDir string) (v DataVersion, ok bool) {
 		return v, false
 	}
 	return DataVersion{
-		StorageVersion: db.StorageVersion, Term: db.Term, ConsistentIndex: db.ConsistentIndex,
+		StorageVersion: db.StorageVersion, Term: db.Term, ConsistentIndex: db.ConsistentIndex, ClusterVersion: db.ClusterVersion,
 		LegacyEntries: w.LegacyEntries, LastLegacyIndex: w.LastLegacyIndex, Pre36Entries: w.Pre36Entries,
 	}, true
 }
@@ -215,6 +223,12 @@ func (v DataVersion) StepVersions() ([]string, error) {
 		return []string{"3.5", "3.6"}, nil
 	case v.LegacyEntries > 0:
 		return []string{"3.6"}, nil
+	case v.ClusterVersion != "":
+		if cv, err := semver.NewVersion(v.ClusterVersion); err == nil && cv.Major == 3 && cv.Minor == 5 {
+			return []string{"3.6"}, nil
+		} else if err == nil && cv.Major == 3 && cv.Minor < 5 {
+			return []string{"3.5", "3.6"}, nil
+		}
 	}
 	return nil, fmt.Errorf("%w: %s (storage version %q); no older etcd steps it, the data is left as it is", ErrDataVersion, why, v.StorageVersion)
 }

@@ -22,6 +22,8 @@ func TestDataVersionUnopenable(t *testing.T) {
 		{"fresh directory", DataVersion{}, ""},
 		{"etcd 3.7 data", DataVersion{StorageVersion: "3.7.0", Term: true, ConsistentIndex: 9}, ""},
 		{"etcd 3.6 data", DataVersion{StorageVersion: "3.6.0", Term: true, ConsistentIndex: 9}, ""},
+		{"etcd 3.6 cluster", DataVersion{StorageVersion: "3.6.0", Term: true, ConsistentIndex: 9, ClusterVersion: "3.6.0"}, ""},
+		{"etcd 3.5 cluster", DataVersion{Term: true, ConsistentIndex: 9, ClusterVersion: "3.5.0"}, "cluster version 3.5.0"},
 		// etcd 3.7 before its version monitor wrote the storage version, or restored by etcdutl.
 		{"no storage version yet", DataVersion{Term: true, ConsistentIndex: 9}, ""},
 		{"v2 requests in the WAL", DataVersion{Term: true, ConsistentIndex: 9, LegacyEntries: 2, LastLegacyIndex: 4}, "2 entries"},
@@ -53,6 +55,9 @@ func TestStepVersions(t *testing.T) {
 		{"etcd 3.4 database", DataVersion{ConsistentIndex: 9}, []string{"3.5", "3.6"}, false},
 		{"newer etcd", DataVersion{StorageVersion: "3.8.0", Term: true, ConsistentIndex: 9}, nil, true},
 		{"newer etcd with v2 entries", DataVersion{StorageVersion: "3.8.0", Term: true, ConsistentIndex: 9, LegacyEntries: 1}, nil, true},
+		{"etcd 3.5 cluster, no v2 entry left", DataVersion{Term: true, ConsistentIndex: 9, ClusterVersion: "3.5.0"}, []string{"3.6"}, false},
+		{"etcd 3.5 member after a 3.6 run in a 3.5 cluster", DataVersion{StorageVersion: "3.6.0", Term: true, ConsistentIndex: 9, ClusterVersion: "3.5.0"}, []string{"3.6"}, false},
+		{"etcd 3.6 cluster", DataVersion{StorageVersion: "3.6.0", Term: true, ConsistentIndex: 9, ClusterVersion: "3.6.0"}, nil, false},
 	} {
 		got, err := tc.v.StepVersions()
 		if !slices.Equal(got, tc.want) || (err != nil) != tc.refused || tc.refused && !errors.Is(err, ErrDataVersion) {
@@ -101,18 +106,27 @@ func TestOpenableDataIsNotRefused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the old etcd binaries")
 	}
+	// etcd 3.7 would open it (its WAL holds no v2 request after its snapshot), but etcd upgrades one minor
+	// version at a time: the cluster version its database records (3.5) asks for 3.6 first.
 	snapshotted := oldetcd.WriteDataDir(t, filepath.Join(t.TempDir(), "data"),
-		oldetcd.Write{Version: "3.5", Keys: 120, SnapshotCount: 100, Stop: oldetcd.Kill})
-	if err := CheckDataVersion(snapshotted.DataDir); err != nil {
-		t.Errorf("3.5 data with every v2 request behind a snapshot: %v", err)
+		oldetcd.Write{Version: "3.5", Keys: 120, SnapshotCount: 100, Stop: oldetcd.Term})
+	v, ok := InspectDataVersion(snapshotted.DataDir)
+	if !ok || v.LegacyEntries != 0 || !strings.HasPrefix(v.ClusterVersion, "3.5") {
+		t.Fatalf("3.5 data with every v2 request behind a snapshot: %+v, %v; want no v2 entries and cluster version 3.5", v, ok)
+	}
+	if steps, err := v.StepVersions(); err != nil || !slices.Equal(steps, []string{"3.6"}) {
+		t.Errorf("StepVersions = %v, %v; want [3.6]", steps, err)
 	}
 
 	ours := etcdserver.StartProcess(t, etcdserver.ProcessConfig{DataDir: filepath.Join(t.TempDir(), "ours")})
 	oursMember := oldetcd.Member{Name: ours.Config.Name, DataDir: ours.Config.DataDir, ClientURL: ours.Config.ClientURL, PeerURL: ours.Config.PeerURL}
 	oldetcd.Put(t, oursMember, 0, 5)
 	ours.Kill()
-	v, ok := InspectDataVersion(ours.Config.DataDir)
+	v, ok = InspectDataVersion(ours.Config.DataDir)
 	if !ok || v.Unopenable() != "" {
 		t.Errorf("etcd 3.7 data: %+v, %v, reason %q", v, ok, v.Unopenable())
+	}
+	if v.ClusterVersion != "" && !strings.HasPrefix(v.ClusterVersion, "3.7") {
+		t.Errorf("etcd 3.7 data records cluster version %q", v.ClusterVersion)
 	}
 }

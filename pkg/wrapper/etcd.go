@@ -51,34 +51,45 @@ func startEtcd(cfg *embed.Config, logger *zap.Logger) (*embed.Etcd, error) {
 // with TLS (etcd's trusted CA, the wrapper's client certificate, --etcd-server-name) when that listener
 // serves https.
 func localClient(cfg *embed.Config, o Options) (*clientv3.Client, error) {
-	if len(cfg.ListenClientUrls) == 0 {
-		return nil, fmt.Errorf("etcd listens on no client URL")
-	}
-	u := cfg.ListenClientUrls[0]
-	host, port, err := net.SplitHostPort(u.Host)
+	endpoint, tlsConfig, err := localEndpoint(cfg, o)
 	if err != nil {
-		return nil, fmt.Errorf("client URL %s: %w", u.String(), err)
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
-	}
-	endpoint := url.URL{Scheme: u.Scheme, Host: net.JoinHostPort(host, port)}
-	var tlsConfig *tls.Config
-	if u.Scheme == "https" {
-		info := transport.TLSInfo{
-			TrustedCAFile: cfg.ClientTLSInfo.TrustedCAFile,
-			CertFile:      o.EtcdClientCertPath,
-			KeyFile:       o.EtcdClientKeyPath,
-			ServerName:    o.EtcdServerName,
-		}
-		if tlsConfig, err = info.ClientConfig(); err != nil {
-			return nil, fmt.Errorf("TLS for the readiness client: %w", err)
-		}
+		return nil, err
 	}
 	return clientv3.New(clientv3.Config{
 		Endpoints: []string{endpoint.String()}, TLS: tlsConfig,
 		DialTimeout: 2 * time.Second, Logger: zap.NewNop(),
 	})
+}
+
+// localEndpoint is etcd's first client listener on the loopback address, with the TLS configuration that
+// reaches it (nil for http).
+func localEndpoint(cfg *embed.Config, o Options) (url.URL, *tls.Config, error) {
+	if len(cfg.ListenClientUrls) == 0 {
+		return url.URL{}, nil, fmt.Errorf("etcd listens on no client URL")
+	}
+	u := cfg.ListenClientUrls[0]
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		return url.URL{}, nil, fmt.Errorf("client URL %s: %w", u.String(), err)
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	endpoint := url.URL{Scheme: u.Scheme, Host: net.JoinHostPort(host, port)}
+	if u.Scheme != "https" {
+		return endpoint, nil, nil
+	}
+	info := transport.TLSInfo{
+		TrustedCAFile: cfg.ClientTLSInfo.TrustedCAFile,
+		CertFile:      o.EtcdClientCertPath,
+		KeyFile:       o.EtcdClientKeyPath,
+		ServerName:    o.EtcdServerName,
+	}
+	tlsConfig, err := info.ClientConfig()
+	if err != nil {
+		return url.URL{}, nil, fmt.Errorf("TLS for the local client: %w", err)
+	}
+	return endpoint, tlsConfig, nil
 }
 
 // serves tells whether etcd answers a serializable read, which also a learner and a member without a

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/coreos/go-semver/semver"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"sigs.k8s.io/yaml"
@@ -33,7 +35,10 @@ type olderEtcd struct {
 	exited  chan struct{}
 	err     error // cmd.Wait's result, set before exited is closed
 	client  *clientv3.Client
-	dir     string
+	// http and base reach the same listener for GET /version (the cluster version).
+	http *http.Client
+	base string
+	dir  string
 }
 
 // startOlderEtcd starts the binary of s with the member's configuration (YAML as the sidecar serves it;
@@ -57,6 +62,14 @@ func startOlderEtcd(s stepEtcd, config []byte, cfg *embed.Config, o Options, out
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
+	endpoint, tlsConfig, err := localEndpoint(cfg, o)
+	if err != nil {
+		_ = cli.Close()
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.TLSClientConfig = tlsConfig
 	cmd := exec.Command(s.binary, "--config-file", path)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = withoutEtcdEnv(os.Environ())
@@ -66,7 +79,8 @@ func startOlderEtcd(s stepEtcd, config []byte, cfg *embed.Config, o Options, out
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("starting etcd %s (%s): %w", s.version, s.binary, err)
 	}
-	e := &olderEtcd{version: s.version, cmd: cmd, exited: make(chan struct{}), client: cli, dir: dir}
+	e := &olderEtcd{version: s.version, cmd: cmd, exited: make(chan struct{}), client: cli, dir: dir,
+		http: &http.Client{Transport: transport, Timeout: stepRequestTimeout}, base: endpoint.String()}
 	go func() {
 		e.err = cmd.Wait()
 		close(e.exited)
@@ -89,11 +103,21 @@ func (e *olderEtcd) ready(ctx context.Context) error {
 	return nil
 }
 
+// clusterVersion is the cluster version this member has applied (GET /version's etcdcluster).
+func (e *olderEtcd) clusterVersion(ctx context.Context) (*semver.Version, error) {
+	v, err := versionsOf(ctx, e.http, e.base)
+	if err != nil {
+		return nil, err
+	}
+	return semver.NewVersion(v.Cluster)
+}
+
 // stop ends the older etcd with SIGTERM (etcd stops its server and then dies of the signal it handled:
 // counted as clean), killing it after olderEtcdStopTimeout; it removes the configuration copy.
 func (e *olderEtcd) stop() error {
 	defer os.RemoveAll(e.dir)
 	defer e.client.Close()
+	defer e.http.CloseIdleConnections()
 	select {
 	case <-e.exited:
 		return fmt.Errorf("etcd %s had exited: %v", e.version, e.err)

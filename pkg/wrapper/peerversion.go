@@ -48,24 +48,40 @@ func membersBelow(ctx context.Context, cfg *embed.Config, minimum semver.Version
 
 // peerVersion is GET <peer URL>/version's etcdserver.
 func peerVersion(ctx context.Context, client *http.Client, peerURL string) (*semver.Version, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(peerURL, "/")+"/version", nil)
+	v, err := versionsOf(ctx, client, peerURL)
 	if err != nil {
 		return nil, err
 	}
+	return semver.NewVersion(v.Server)
+}
+
+// etcdVersions is what etcd's /version answers, on its client and its peer URLs.
+type etcdVersions struct {
+	Server  string `json:"etcdserver"`
+	Cluster string `json:"etcdcluster"`
+}
+
+// versionsOf is GET <base URL>/version.
+func versionsOf(ctx context.Context, client *http.Client, baseURL string) (etcdVersions, error) {
+	var v etcdVersions
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(baseURL, "/")+"/version", nil)
+	if err != nil {
+		return v, err
+	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, err
+		return v, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if err != nil {
-		return nil, err
+		return v, err
 	}
-	var v struct {
-		Server string `json:"etcdserver"`
+	if resp.StatusCode != http.StatusOK {
+		return v, fmt.Errorf("%s/version: %s", baseURL, resp.Status)
 	}
 	if err := json.Unmarshal(body, &v); err != nil {
-		return nil, fmt.Errorf("%s/version: %w", peerURL, err)
+		return v, fmt.Errorf("%s/version: %w", baseURL, err)
 	}
-	return semver.NewVersion(v.Server)
+	return v, nil
 }

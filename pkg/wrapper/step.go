@@ -146,7 +146,7 @@ func (w *wrapper) runUntilLeave(ctx context.Context, older *olderEtcd, self stri
 			return false, nil
 		case <-time.After(o.PollInterval):
 		}
-		why := mayLeave(ctx, older.client, older.version, self)
+		why := mayLeave(ctx, older, self)
 		if why != "" {
 			if why != lastWhy {
 				log.Info("Staying on the older etcd", "version", older.version, "reason", why)
@@ -162,20 +162,29 @@ func (w *wrapper) runUntilLeave(ctx context.Context, older *olderEtcd, self stri
 	}
 }
 
-// mayLeave says why this member (self) must still run etcd version, "" when it may leave it: every member
-// answers and runs at least that version (no member writes the older requests the next version does
-// not apply any more), and every member named before this one already left it — one member restarts at
-// a time, so the cluster keeps its quorum.
-func mayLeave(ctx context.Context, cli *clientv3.Client, version, self string) string {
+// mayLeave says why this member (self) must still run the older etcd's version, "" when it may leave it:
+// every member answers and runs at least that version (no member writes the older requests the next
+// version does not apply any more), the cluster version has reached it (etcd's rule for starting the next
+// one; the database records it, etcddata.DataVersion.ClusterVersion), and every member named before this
+// one already left it — one member restarts at a time, so the cluster keeps its quorum.
+func mayLeave(ctx context.Context, older *olderEtcd, self string) string {
 	ctx, cancel := context.WithTimeout(ctx, stepRequestTimeout)
 	defer cancel()
+	version, cli := older.version, older.client
+	current := semver.New(version + ".0")
+	cluster, err := older.clusterVersion(ctx)
+	if err != nil {
+		return "the cluster version: " + err.Error()
+	}
+	if cluster.LessThan(*current) {
+		return fmt.Sprintf("the cluster version is still %s", cluster)
+	}
 	list, err := cli.MemberList(ctx)
 	if err != nil {
 		return "the member list: " + err.Error()
 	}
 	members := list.Members
 	slices.SortFunc(members, func(a, b *etcdserverpb.Member) int { return strings.Compare(a.Name, b.Name) })
-	current := semver.New(version + ".0")
 	for _, m := range members {
 		if m.Name == "" || len(m.ClientURLs) == 0 {
 			return fmt.Sprintf("member %x has not started yet", m.ID)
