@@ -122,7 +122,7 @@ func deployedStatefulSet(obj *druidv1alpha1.Etcd, wrapperImage string) *appsv1.S
 						FSGroup: ptr.To(uid), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 					Containers: []corev1.Container{{
 						Name: "etcd", Image: wrapperImage, Command: []string{etcdpod.StepEtcd35BinaryPath}, Args: args,
-						Env: []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
+						Env:   []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
 						Ports: []corev1.ContainerPort{{Name: "client", ContainerPort: 2379}, {Name: "server", ContainerPort: 2380}},
 						ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(2379)}},
 							PeriodSeconds: 2},
