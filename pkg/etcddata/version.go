@@ -105,21 +105,31 @@ func (v DataVersion) Unopenable() string {
 // (no member directory) or the WAL or database does not read: the decision table then judges the
 // directory as it always did, and etcd would not start on it either.
 func InspectDataVersion(dataDir string) (v DataVersion, ok bool) {
-	if _, err := os.Stat(MemberDir(dataDir)); err != nil {
-		return v, false
+	v, exists, err := ReadDataVersion(dataDir)
+	return v, exists && err == nil
+}
+
+// ReadDataVersion is InspectDataVersion for whoever starts etcd: exists is false only when there is no
+// member directory; a WAL or database that does not read (or whose lock another process holds) is an
+// error, never "nothing to check".
+func ReadDataVersion(dataDir string) (v DataVersion, exists bool, err error) {
+	if _, err := os.Stat(MemberDir(dataDir)); errors.Is(err, os.ErrNotExist) {
+		return v, false, nil
+	} else if err != nil {
+		return v, true, err
 	}
 	w, err := ReadWAL(WALDir(dataDir))
 	if err != nil {
-		return v, false
+		return v, true, fmt.Errorf("reading the WAL of %s: %w", dataDir, err)
 	}
 	db, err := ReadDB(DBPath(dataDir))
 	if err != nil {
-		return v, false
+		return v, true, fmt.Errorf("reading the database of %s: %w", dataDir, err)
 	}
 	return DataVersion{
 		StorageVersion: db.StorageVersion, Term: db.Term, ConsistentIndex: db.ConsistentIndex, ClusterVersion: db.ClusterVersion,
 		LegacyEntries: w.LegacyEntries, LastLegacyIndex: w.LastLegacyIndex, Pre36Entries: w.Pre36Entries,
-	}, true
+	}, true, nil
 }
 
 // CheckDataVersion returns an error wrapping ErrDataVersion when the etcd of this build must not be

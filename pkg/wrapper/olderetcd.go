@@ -69,7 +69,7 @@ func startOlderEtcd(s stepEtcd, config []byte, cfg *embed.Config, o Options, out
 		return nil, err
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.TLSClientConfig = tlsConfig
+	transport.TLSClientConfig, transport.Proxy = tlsConfig, nil
 	cmd := exec.Command(s.binary, "--config-file", path)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = withoutEtcdEnv(os.Environ())

@@ -21,11 +21,34 @@ const peerVersionTimeout = 2 * time.Second
 // peer URL's /version (where etcd members ask each other before they join) with a server version older
 // than minimum. Members that do not answer are not counted: nothing is known about them.
 func membersBelow(ctx context.Context, cfg *embed.Config, minimum semver.Version) []string {
+	var below []string
+	for name, v := range peerVersions(ctx, cfg) {
+		if v.LessThan(minimum) {
+			below = append(below, fmt.Sprintf("%s (%s)", name, v))
+		}
+	}
+	return below
+}
+
+// membersAbove is membersBelow for server versions newer than the minor version maximum.
+func membersAbove(ctx context.Context, cfg *embed.Config, maximum semver.Version) []string {
+	var above []string
+	for name, v := range peerVersions(ctx, cfg) {
+		if maximum.LessThan(semver.Version{Major: v.Major, Minor: v.Minor}) {
+			above = append(above, fmt.Sprintf("%s (%s)", name, v))
+		}
+	}
+	return above
+}
+
+// peerVersions are the server versions of the other members of the initial cluster that answer.
+func peerVersions(ctx context.Context, cfg *embed.Config) map[string]*semver.Version {
 	urls, err := types.NewURLsMap(cfg.InitialCluster)
 	if err != nil || len(urls) < 2 {
 		return nil
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.Proxy = nil // the peers are reached directly, as etcd reaches them
 	if !cfg.PeerTLSInfo.Empty() {
 		if transport.TLSClientConfig, err = cfg.PeerTLSInfo.ClientConfig(); err != nil {
 			return nil
@@ -33,17 +56,16 @@ func membersBelow(ctx context.Context, cfg *embed.Config, minimum semver.Version
 	}
 	client := &http.Client{Transport: transport, Timeout: peerVersionTimeout}
 	defer transport.CloseIdleConnections()
-	var below []string
+	versions := map[string]*semver.Version{}
 	for name, peers := range urls {
 		if name == cfg.Name || len(peers) == 0 {
 			continue
 		}
-		v, err := peerVersion(ctx, client, peers[0].String())
-		if err == nil && v.LessThan(minimum) {
-			below = append(below, fmt.Sprintf("%s (%s)", name, v))
+		if v, err := peerVersion(ctx, client, peers[0].String()); err == nil {
+			versions[name] = v
 		}
 	}
-	return below
+	return versions
 }
 
 // peerVersion is GET <peer URL>/version's etcdserver.

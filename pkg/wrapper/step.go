@@ -2,8 +2,11 @@ package wrapper
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	"github.com/coreos/go-semver/semver"
 	"github.com/go-logr/logr"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 
@@ -32,8 +36,11 @@ type stepEtcd struct{ version, binary string }
 // the binaries of the options. An error wrapping etcddata.ErrDataVersion when this etcd must not open the
 // directory and the wrapper cannot step it: etcd is then not started and the data is left as it is.
 func planSteps(dataDir string, o Options) ([]stepEtcd, error) {
-	v, ok := etcddata.InspectDataVersion(dataDir)
-	if !ok {
+	v, exists, err := etcddata.ReadDataVersion(dataDir)
+	if err != nil {
+		return nil, fmt.Errorf("which etcd may open the data directory is unknown, so none is started: %w", err)
+	}
+	if !exists {
 		return nil, nil
 	}
 	versions, err := v.StepVersions()
@@ -70,6 +77,13 @@ func (w *wrapper) stepThrough(ctx context.Context, config []byte, cfg *embed.Con
 		if runs[s.version]++; runs[s.version] > maxRunsPerVersion {
 			return false, fmt.Errorf("%w: %s still needs etcd %s after %d runs of it", etcddata.ErrDataVersion, cfg.Dir, s.version, maxRunsPerVersion)
 		}
+		// A member more than one minor version ahead would panic on what this one replicates (etcd 3.7 on
+		// the v2 requests etcd 3.5 logs when it starts).
+		if above := membersAbove(ctx, cfg, *nextMinor(s.version)); len(above) > 0 {
+			return false, fmt.Errorf("%w: %s needs etcd %s, but members %s run a version more than one minor version newer; "+
+				"this member is not started (remove it from the cluster and let it join again with empty data)",
+				etcddata.ErrDataVersion, cfg.Dir, s.version, strings.Join(above, ", "))
+		}
 		log.Info("Running an older etcd as this member before this etcd", "version", s.version, "binary", s.binary,
 			"plan", planVersions(plan), "run", runs[s.version])
 		older, err := startOlderEtcd(s, config, cfg, o, o.stepOutput())
@@ -93,7 +107,11 @@ func (w *wrapper) stepThrough(ctx context.Context, config []byte, cfg *embed.Con
 		if err != nil {
 			return false, err
 		}
-		if len(still) > 0 && !newer(still[0].version, s.version) {
+		if len(still) > 0 && newer(s.version, still[0].version) {
+			return false, fmt.Errorf("%w: %s needs etcd %s again after etcd %s ran on it; a newer etcd must not run before an older one again",
+				etcddata.ErrDataVersion, cfg.Dir, still[0].version, s.version)
+		}
+		if len(still) > 0 && still[0].version == s.version {
 			log.Info("The data directory still needs the older etcd: running it again", "version", s.version, "needs", planVersions(still))
 			continue
 		}
@@ -158,6 +176,13 @@ func (w *wrapper) runUntilLeave(ctx context.Context, older *olderEtcd, self stri
 			log.Info("Could not write the entries that force a snapshot; trying again", "version", older.version, "error", err.Error())
 			continue
 		}
+		// Once more right before the stop: another member may have gone meanwhile (a pod of a rolling
+		// update), and two members down lose a three-member cluster's quorum.
+		if why := mayLeave(ctx, older, self); why != "" {
+			log.Info("Staying on the older etcd", "version", older.version, "reason", why)
+			lastWhy = why
+			continue
+		}
 		return true, nil
 	}
 }
@@ -207,17 +232,26 @@ func mayLeave(ctx context.Context, older *olderEtcd, self string) string {
 	return ""
 }
 
-// forceSnapshot grants and revokes a lease: two raft entries that change no key, after which an older
-// etcd with snapshot-count 1 takes a snapshot.
+// forceSnapshot revokes two leases that do not exist: raft entries that change nothing and that, unlike
+// a lease grant, pass even a database at its quota (etcd checks the quota for puts, transactions and
+// grants only), after which an older etcd with snapshot-count 1 takes a snapshot. Each is proposed,
+// committed and applied like any request, and answered "lease not found".
 func forceSnapshot(ctx context.Context, cli *clientv3.Client) error {
 	ctx, cancel := context.WithTimeout(ctx, stepRequestTimeout)
 	defer cancel()
-	lease, err := cli.Grant(ctx, 60)
-	if err != nil {
-		return err
+	for range 2 {
+		id := clientv3.LeaseID(rand.Int64N(math.MaxInt64-1) + 1)
+		if _, err := cli.Revoke(ctx, id); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			return err
+		}
 	}
-	_, err = cli.Revoke(ctx, lease.ID)
-	return err
+	return nil
+}
+
+// nextMinor is the minor version after version ("3.5" → 3.6.0).
+func nextMinor(version string) *semver.Version {
+	v := semver.New(version + ".0")
+	return &semver.Version{Major: v.Major, Minor: v.Minor + 1}
 }
 
 // minorOf is the major.minor of an etcd server version ("3.6.16" → 3.6.0).

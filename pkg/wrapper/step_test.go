@@ -96,6 +96,10 @@ func TestInPlaceUpgradeUnderAWriter(t *testing.T) {
 			w.waitFor(g, 30)
 			acked, failed := w.stop()
 			w.checkAcknowledged(g)
+			for _, m := range members {
+				g.Eventually(func() []string { return w.missingOn(m.ClientURL) }, time.Minute, 200*time.Millisecond).
+					Should(BeEmpty(), "acknowledged writes missing on %s (its own, serializable reads)", m.Name)
+			}
 			t.Logf("writes: %d acknowledged, %d failed attempts", acked, failed)
 			for i, m := range members {
 				pods[i].stop()
@@ -424,15 +428,27 @@ func (w *writer) missingRetrying(ctx context.Context) []string {
 // readFailed is what missing returns when the keys could not be read.
 const readFailed = "read failed"
 
+// missingOn is missing for one member's own data: a serializable read through its client URL alone.
+func (w *writer) missingOn(endpoint string) []string {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return []string{readFailed}
+	}
+	defer cli.Close()
+	return w.missingWith(context.Background(), cli, clientv3.WithSerializable())
+}
+
 // missing reads every key (linearizable) and returns the acknowledged writes it does not find with their
 // value, or "read failed".
-func (w *writer) missing(ctx context.Context) []string {
+func (w *writer) missing(ctx context.Context) []string { return w.missingWith(ctx, w.cli) }
+
+func (w *writer) missingWith(ctx context.Context, cli *clientv3.Client, opts ...clientv3.OpOption) []string {
 	w.mu.Lock()
 	acked := append([]string(nil), w.acked...)
 	w.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	resp, err := w.cli.Get(ctx, writerPrefix, clientv3.WithPrefix())
+	resp, err := cli.Get(ctx, writerPrefix, append(opts, clientv3.WithPrefix())...)
 	if err != nil {
 		return []string{readFailed}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
+	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 	"github.com/gardener-etcd/gardener-etcd/test/oldetcd"
 )
@@ -76,6 +77,39 @@ func TestOldDataIsLeftToTheWrapper(t *testing.T) {
 				t.Errorf("moved aside: %v", aside)
 			}
 		})
+	}
+}
+
+// The sidecar used to step old data itself; now a one-member crash image of etcd 3.5 whose database lags
+// both its WAL and the backup (the case in which it replays the WAL with this etcd, which an older etcd's
+// WAL would make panic) is reused, untouched, and left to the wrapper: its WAL is this member's own log,
+// which holds everything the backups hold.
+func TestOldCrashImageBehindTheBackupIsReused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the old etcd binaries")
+	}
+	m := oldetcd.NewMember(t, filepath.Join(t.TempDir(), "data"))
+	// A backend batch interval of an hour: nothing but a snapshot commits the database before the kill.
+	server := oldetcd.ForTest(t, "3.5", m, "--backend-batch-interval=1h", "--backend-batch-limit=1000000000")
+	cli := oldetcd.Client(t, m)
+	store := backuptest.Local(t)
+	s := startSnapshotter(t, cli, store)
+	putN(t, cli, "backed-up/", 20)
+	backup := takeDelta(t, s)
+	s.Stop()
+	putN(t, cli, "wal-only/", 5)
+	server.Kill()
+	if rev, err := etcddata.DBRevision(dbPath(m.DataDir)); err != nil || rev >= backup.LastRevision {
+		t.Fatalf("precondition: the database should lag the backup (revision %d, %v; backup %d)", rev, err, backup.LastRevision)
+	}
+	before := treeDigest(t, m.DataDir)
+	in := oldDataInitializer(t, m, 1)
+	in.opts.Store = store.SnapStore
+	if err := in.Initialize(t.Context(), httpapi.ModeFull); err != nil || in.State().Case != CaseRestartValid {
+		t.Fatalf("Initialize = %v, case %s; want %s", err, in.State().Case, CaseRestartValid)
+	}
+	if after := treeDigest(t, m.DataDir); !maps.Equal(before, after) {
+		t.Errorf("the data directory changed")
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
 )
 
 // Defaults of Options.
@@ -200,11 +201,19 @@ func (i *Initializer) observe(ctx context.Context, data DataFacts) (Facts, error
 		// The single-member decision compares revisions; the database alone would understate what this
 		// member holds after a crash.
 		rev, err := replayedRevision(ctx, i.opts.DataDir, i.opts.Member, i.opts.ClusterToken)
-		if err != nil {
+		switch {
+		case errors.Is(err, etcddata.ErrDataVersion):
+			// An older etcd wrote it: this etcd cannot replay it here, the wrapper steps it. Its WAL is this
+			// member's own log, from which everything the backups hold was applied, so it is reused.
+			i.log.Info("The database lags its WAL, which an older etcd wrote: reusing the data, whose WAL holds what the backups hold",
+				"databaseRevision", f.Data.Revision, "backupRevision", b.LastRevision)
+			f.Data.Revision = b.LastRevision
+		case err != nil:
 			return f, fmt.Errorf("the database lags its WAL and the revision etcd would serve is unknown, so the data is neither reused nor restored over: %w", err)
+		default:
+			i.log.Info("Replayed the WAL on a copy of the data: the database lagged it", "databaseRevision", f.Data.Revision, "revision", rev)
+			f.Data.Revision = rev
 		}
-		i.log.Info("Replayed the WAL on a copy of the data: the database lagged it", "databaseRevision", f.Data.Revision, "revision", rev)
-		f.Data.Revision = rev
 	}
 	return f, nil
 }
