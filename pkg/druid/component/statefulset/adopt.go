@@ -101,25 +101,41 @@ func checkSelects(sts *appsv1.StatefulSet, template corev1.PodTemplateSpec) erro
 	return nil
 }
 
-// recreateReason names the immutable fields of an existing StatefulSet that the adoption changes by
-// recreating it: LegacySelector as selector (the deployed druid migrates it the same way) and a
-// podManagementPolicy other than Parallel (members of a multi-node cluster must start together). Empty
-// when nothing is to be recreated. Any other selector, serviceName and volumeClaimTemplates are kept.
-func recreateReason(sts *appsv1.StatefulSet, etcd *druidv1alpha1.Etcd) string {
+// immutableDiffs compares the immutable fields of an existing StatefulSet with what druid would create.
+// recreate names those the adoption changes by recreating it: LegacySelector as selector (the deployed
+// druid migrates it the same way) and a podManagementPolicy other than Parallel (the members of a
+// multi-node cluster must start together). kept names those it keeps, with why: another selector,
+// serviceName, and volumeClaimTemplates (the PVCs are found by their name); a StatefulSet whose
+// volumeClaimTemplates differ is never recreated, so that no member comes up on a new, empty volume.
+func immutableDiffs(sts *appsv1.StatefulSet, etcd *druidv1alpha1.Etcd) (recreate []string, kept []string) {
 	if sts.CreationTimestamp.IsZero() {
-		return ""
+		return nil, nil
 	}
-	var reasons []string
-	if sts.Spec.Selector != nil && len(sts.Spec.Selector.MatchExpressions) == 0 && maps.Equal(sts.Spec.Selector.MatchLabels, component.LegacySelector(etcd)) {
-		reasons = append(reasons, "spec.selector instance/name of etcd-druid before v0.22")
+	if sel := sts.Spec.Selector; sel != nil && !maps.Equal(sel.MatchLabels, etcd.ManagedLabels()) {
+		if len(sel.MatchExpressions) == 0 && maps.Equal(sel.MatchLabels, component.LegacySelector(etcd)) {
+			recreate = append(recreate, "spec.selector instance/name of etcd-druid before v0.22")
+		} else {
+			kept = append(kept, fmt.Sprintf("spec.selector %v kept: druid knows no safe migration from it; the pods carry its labels", metav1.FormatLabelSelector(sel)))
+		}
 	}
 	if sts.Spec.PodManagementPolicy != appsv1.ParallelPodManagement {
-		reasons = append(reasons, fmt.Sprintf("spec.podManagementPolicy %q", sts.Spec.PodManagementPolicy))
+		recreate = append(recreate, fmt.Sprintf("spec.podManagementPolicy %q", sts.Spec.PodManagementPolicy))
 	}
-	if len(reasons) == 0 {
-		return ""
+	if sts.Spec.ServiceName != etcd.PeerServiceName() {
+		kept = append(kept, fmt.Sprintf("spec.serviceName %q kept: the members' DNS names follow it, while their peer URLs name %q", sts.Spec.ServiceName, etcd.PeerServiceName()))
 	}
-	return fmt.Sprint(reasons)
+	var claims []string
+	for _, vct := range sts.Spec.VolumeClaimTemplates {
+		claims = append(claims, vct.Name)
+	}
+	if len(claims) != 1 || claims[0] != etcd.VolumeClaimTemplateName() {
+		kept = append(kept, fmt.Sprintf("spec.volumeClaimTemplates %v kept: the members' PVCs are named after them (the Etcd asks for %q)", claims, etcd.VolumeClaimTemplateName()))
+		if len(recreate) > 0 {
+			kept = append(kept, fmt.Sprintf("not recreated for %v: a new StatefulSet would claim new, empty volumes", recreate))
+			recreate = nil
+		}
+	}
+	return recreate, kept
 }
 
 // rolledOut tells whether every member runs the StatefulSet's current template and is ready.

@@ -8,6 +8,7 @@ package statefulset
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -91,8 +92,13 @@ func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 	}
 	logger.V(1).Info("Synced statefulset", "replicas", decision.Replicas, "result", result)
 	recordSynced(ctx, sts)
-	if reason := recreateReason(sts, etcd); reason != "" {
-		return o.recreate(ctx, etcd, sts, reason)
+	recreate, kept := immutableDiffs(sts, etcd)
+	for _, k := range kept {
+		logger.Info("Adoption: StatefulSet keeps an immutable field", "field", k)
+	}
+	recordNotices(ctx, kept...)
+	if len(recreate) > 0 {
+		return o.recreate(ctx, etcd, sts, strings.Join(recreate, ", "))
 	}
 	if decision.Requeue && decision.ScaleIn {
 		logger.Info("Scale-in held back", "reason", decision.Reason, "replicas", decision.Replicas, "desiredReplicas", etcd.Spec.Replicas)
