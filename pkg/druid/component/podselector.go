@@ -37,13 +37,14 @@ func PodSelector(ctx context.Context, c Clients, etcd *druidv1alpha1.Etcd) (map[
 }
 
 // ExistingStatefulSet reads the Etcd's StatefulSet through the cache and, on a miss, from the apiserver: a
-// StatefulSet a deployed druid created may lack the managed-by label the cache selects on. nil when it
-// does not exist.
+// StatefulSet a deployed druid created may lack the managed-by label the cache selects on. An Etcd that no
+// druid has reconciled yet (no observedGeneration) has no such StatefulSet, and a new Etcd's objects are
+// created without reads the apiserver answers with 404. nil when it does not exist.
 func ExistingStatefulSet(ctx context.Context, c Clients, etcd *druidv1alpha1.Etcd) (*appsv1.StatefulSet, error) {
 	key := client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.StatefulSetName()}
 	sts := &appsv1.StatefulSet{}
 	err := c.Get(ctx, key, sts)
-	if apierrors.IsNotFound(err) && c.Live != nil {
+	if apierrors.IsNotFound(err) && c.Live != nil && etcd.Status.ObservedGeneration != nil {
 		err = c.Live.Get(ctx, key, sts)
 	}
 	if apierrors.IsNotFound(err) {
