@@ -75,6 +75,28 @@ func withLabels(template corev1.PodTemplateSpec, carried map[string]string) core
 	return out
 }
 
+// withClaimName returns template with its data volume mounts renamed to the claim template of an existing
+// StatefulSet when that is not the one the Etcd names: the containers must mount the volume the (kept)
+// claim template provides, or the apiserver refuses the template.
+func withClaimName(template corev1.PodTemplateSpec, etcd *druidv1alpha1.Etcd, sts *appsv1.StatefulSet) corev1.PodTemplateSpec {
+	if sts.CreationTimestamp.IsZero() || len(sts.Spec.VolumeClaimTemplates) != 1 {
+		return template
+	}
+	existing, rendered := sts.Spec.VolumeClaimTemplates[0].Name, etcd.VolumeClaimTemplateName()
+	if existing == rendered {
+		return template
+	}
+	out := *template.DeepCopy()
+	for i := range out.Spec.Containers {
+		for j := range out.Spec.Containers[i].VolumeMounts {
+			if m := &out.Spec.Containers[i].VolumeMounts[j]; m.Name == rendered {
+				m.Name = existing
+			}
+		}
+	}
+	return out
+}
+
 func hasLabels(have, want map[string]string) bool {
 	for k, v := range want {
 		if have[k] != v {

@@ -79,7 +79,7 @@ func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 		if err != nil {
 			return err
 		}
-		template := withLabels(desired.template, carried)
+		template := withClaimName(withLabels(desired.template, carried), etcd, sts)
 		if err := checkSelects(sts, template); err != nil {
 			return err
 		}
@@ -97,9 +97,6 @@ func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 		logger.Info("Adoption: StatefulSet keeps an immutable field", "field", k)
 	}
 	recordNotices(ctx, kept...)
-	if len(recreate) > 0 {
-		return o.recreate(ctx, etcd, sts, strings.Join(recreate, ", "))
-	}
 	if decision.Requeue && decision.ScaleIn {
 		logger.Info("Scale-in held back", "reason", decision.Reason, "replicas", decision.Replicas, "desiredReplicas", etcd.Spec.Replicas)
 		return component.RequeueWithEvent(scaleInPollPeriod, EventReasonScaleInHeldBack, "%s", decision.Reason)
@@ -108,13 +105,17 @@ func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 		logger.Info("Scale-up held back", "reason", decision.Reason, "replicas", decision.Replicas, "desiredReplicas", etcd.Spec.Replicas)
 		return component.Requeue(component.DefaultRequeueAfter, "%s", decision.Reason)
 	}
+	// Only when no scale is held back: the StatefulSet created again starts at spec.replicas.
+	if len(recreate) > 0 {
+		return o.recreate(ctx, etcd, sts, strings.Join(recreate, ", "))
+	}
 	return nil
 }
 
 // mutate writes the desired state into sts (fresh or as read from the apiserver). The immutable fields
 // (selector, serviceName, podManagementPolicy, volumeClaimTemplates) are only set on creation: an existing
 // StatefulSet, also one a deployed druid created, keeps its own, so that a patch never fails on them (the
-// adoption recreates it where they must change, see recreateReason). The template is replaced only when
+// adoption recreates it where they must change, see immutableDiffs). The template is replaced only when
 // the rendered template changed or someone changed a field druid sets, so that apiserver defaults never
 // cause a patch.
 func mutate(sts *appsv1.StatefulSet, etcd *druidv1alpha1.Etcd, template corev1.PodTemplateSpec, checksum string, replicas int32) {

@@ -170,3 +170,25 @@ func TestAdoptionRecreatesOrderedReadyStatefulSet(t *testing.T) {
 	g.Expect(equality.Semantic.DeepEqual(sts.Spec.Template, rolled)).To(BeTrue())
 	expectUIDs(t, etcd, uids)
 }
+
+// An old-selector StatefulSet whose claim template is not the one the Etcd names is never recreated (a new
+// one would put the members on new, empty volumes): it keeps its selector, the Services keep selecting its
+// pods, the sync succeeds, and the kept fields are reported.
+func TestAdoptionKeepsAStatefulSetWithAnotherClaimName(t *testing.T) {
+	g, ctx := NewWithT(t), context.Background()
+	ns := env.CreateNamespace(t)
+	etcd := adoptedEtcd(t, ns)
+	old := deployedVariant{old: true, podManagementPolicy: appsv1.ParallelPodManagement, claim: etcd.Name}
+	uids := createDeployed(t, old, etcd)
+	registry, _ := newRegistry(t)
+
+	var synced statefulset.Synced
+	g.Expect(registry.SyncAll(statefulset.WithSynced(ctx, &synced), etcd)).To(Succeed())
+	sts := readStatefulSet(t, etcd)
+	g.Expect(sts.Spec.Selector.MatchLabels).To(Equal(old.selector(etcd)))
+	g.Expect(sts.Spec.VolumeClaimTemplates[0].Name).To(Equal(etcd.Name))
+	g.Expect(sts.DeletionTimestamp).To(BeNil())
+	g.Expect(synced.Notices).To(ContainElements(ContainSubstring("spec.volumeClaimTemplates [etcd-main] kept"), ContainSubstring("not recreated")))
+	expectSelectors(t, etcd, old.selector(etcd))
+	expectUIDs(t, etcd, uids)
+}

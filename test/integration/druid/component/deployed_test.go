@@ -25,6 +25,15 @@ type deployedVariant struct {
 	old bool
 	// podManagementPolicy of its StatefulSet (the oldest chart rendered none, i.e. OrderedReady).
 	podManagementPolicy appsv1.PodManagementPolicyType
+	// claim is the volumeClaimTemplates name when it is not the Etcd's.
+	claim string
+}
+
+func (v deployedVariant) claimName(etcd *druidv1alpha1.Etcd) string {
+	if v.claim != "" {
+		return v.claim
+	}
+	return etcd.VolumeClaimTemplateName()
 }
 
 // selector is the variant's StatefulSet, Service and PDB selector.
@@ -55,7 +64,7 @@ func deployedMeta(v deployedVariant, etcd *druidv1alpha1.Etcd, componentName, na
 func deployedPodTemplate(v deployedVariant, etcd *druidv1alpha1.Etcd) corev1.PodTemplateSpec {
 	labels := maps.Clone(etcd.Spec.Labels)
 	maps.Copy(labels, v.labels(etcd, "etcd-statefulset", etcd.Name))
-	mount := []corev1.VolumeMount{{Name: etcd.VolumeClaimTemplateName(), MountPath: "/var/etcd/data"}}
+	mount := []corev1.VolumeMount{{Name: v.claimName(etcd), MountPath: "/var/etcd/data"}}
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{"checksum/etcd-configmap": "deployed"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{
@@ -80,7 +89,7 @@ func createDeployed(t *testing.T, v deployedVariant, etcd *druidv1alpha1.Etcd) m
 		Replicas: ptr.To(etcd.Spec.Replicas), Selector: &metav1.LabelSelector{MatchLabels: v.selector(etcd)},
 		ServiceName: etcd.PeerServiceName(), PodManagementPolicy: v.podManagementPolicy, Template: template,
 		UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
-		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: etcd.VolumeClaimTemplateName()},
+		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: v.claimName(etcd)},
 			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resourceMust("10Gi")}}}}},
 	}}
@@ -88,7 +97,7 @@ func createDeployed(t *testing.T, v deployedVariant, etcd *druidv1alpha1.Etcd) m
 
 	uids := map[string]string{}
 	for i := 0; i < int(etcd.Spec.Replicas); i++ {
-		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%s", etcd.VolumeClaimTemplateName(), etcd.PodName(i)),
+		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%s", v.claimName(etcd), etcd.PodName(i)),
 			Namespace: etcd.Namespace, Labels: v.selector(etcd)}, Spec: sts.Spec.VolumeClaimTemplates[0].Spec}
 		g.Expect(env.Client.Create(ctx, pvc)).To(Succeed())
 		uids[pvc.Name] = string(pvc.UID)
@@ -96,7 +105,7 @@ func createDeployed(t *testing.T, v deployedVariant, etcd *druidv1alpha1.Etcd) m
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: etcd.PodName(i), Namespace: etcd.Namespace, Labels: maps.Clone(template.Labels),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID,
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}}, Spec: *template.Spec.DeepCopy()}
-		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: etcd.VolumeClaimTemplateName(),
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: v.claimName(etcd),
 			VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name}}})
 		pod.Labels["controller-revision-hash"] = sts.Name + "-deployed"
 		pod.Labels["statefulset.kubernetes.io/pod-name"] = pod.Name
