@@ -192,3 +192,35 @@ func TestAdoptionKeepsAStatefulSetWithAnotherClaimName(t *testing.T) {
 	expectSelectors(t, etcd, old.selector(etcd))
 	expectUIDs(t, etcd, uids)
 }
+
+// Rolling back: the deployed druid (v0.22+) writes its StatefulSet, Services and PDB over the ones ours
+// left, with its own immutable fields (selector, serviceName, podManagementPolicy, claim template) and
+// selectors. The apiserver accepts that on objects our druid created, also on a StatefulSet the adoption
+// recreated (it is created the same way); a mismatch would fail the deployed druid on every sync.
+func TestDeployedDruidCanWriteOverWhatOursLeaves(t *testing.T) {
+	g, ctx := NewWithT(t), context.Background()
+	ns := env.CreateNamespace(t)
+	etcd := adoptedEtcd(t, ns)
+	registry, _ := newRegistry(t)
+	g.Expect(registry.SyncAll(ctx, etcd)).To(Succeed())
+
+	deployed := deployedVariant{podManagementPolicy: appsv1.ParallelPodManagement}
+	sts := readStatefulSet(t, etcd)
+	sts.Spec.Selector.MatchLabels = deployed.selector(etcd)
+	sts.Spec.ServiceName, sts.Spec.PodManagementPolicy = etcd.PeerServiceName(), appsv1.ParallelPodManagement
+	sts.Spec.VolumeClaimTemplates[0].Name = etcd.VolumeClaimTemplateName()
+	sts.Spec.VolumeClaimTemplates[0].Spec = deployedClaimSpec(etcd)
+	sts.Spec.VolumeClaimTemplates[0].Spec.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
+	sts.Spec.Template = deployedPodTemplate(deployed, etcd)
+	sts.Spec.Template.Spec.Volumes = nil
+	g.Expect(env.Client.Update(ctx, sts)).To(Succeed(), "the deployed druid's StatefulSet over ours")
+
+	for _, name := range []string{etcd.ClientServiceName(), etcd.PeerServiceName()} {
+		svc := get(t, ns, name, &corev1.Service{}).(*corev1.Service)
+		g.Expect(svc.Spec.Selector).To(Equal(deployed.selector(etcd)), name)
+		svc.Labels = deployed.labels(etcd, "service", name)
+		g.Expect(env.Client.Update(ctx, svc)).To(Succeed(), name)
+	}
+	pdb := get(t, ns, etcd.PDBName(), &policyv1.PodDisruptionBudget{}).(*policyv1.PodDisruptionBudget)
+	g.Expect(pdb.Spec.Selector.MatchLabels).To(Equal(deployed.selector(etcd)))
+}

@@ -90,8 +90,7 @@ func createDeployed(t *testing.T, v deployedVariant, etcd *druidv1alpha1.Etcd) m
 		ServiceName: etcd.PeerServiceName(), PodManagementPolicy: v.podManagementPolicy, Template: template,
 		UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
 		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: v.claimName(etcd)},
-			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resourceMust("10Gi")}}}}},
+			Spec: deployedClaimSpec(etcd)}},
 	}}
 	g.Expect(env.Client.Create(ctx, sts)).To(Succeed())
 
@@ -185,4 +184,16 @@ func collectGarbage(t *testing.T, etcd *druidv1alpha1.Etcd) {
 	g.Expect(sts.Finalizers).To(ConsistOf(metav1.FinalizerOrphanDependents))
 	sts.Finalizers = nil
 	g.Expect(env.Client.Update(ctx, sts)).To(Succeed())
+}
+
+// deployedClaimSpec is the claim template's spec as the deployed druid renders it: ReadWriteOnce,
+// spec.storageCapacity (default 16Gi), spec.storageClass.
+func deployedClaimSpec(etcd *druidv1alpha1.Etcd) corev1.PersistentVolumeClaimSpec {
+	capacity := resourceMust("16Gi")
+	if etcd.Spec.StorageCapacity != nil {
+		capacity = *etcd.Spec.StorageCapacity
+	}
+	return corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		StorageClassName: etcd.Spec.StorageClass,
+		Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: capacity}}}
 }
