@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
@@ -33,6 +34,8 @@ func PodSelector(ctx context.Context, c Clients, etcd *druidv1alpha1.Etcd) (map[
 	if len(sel.MatchExpressions) > 0 || len(sel.MatchLabels) == 0 || maps.Equal(sel.MatchLabels, etcd.ManagedLabels()) {
 		return etcd.ManagedLabels(), nil
 	}
+	log.FromContext(ctx).Info("Adoption: selecting the members with the StatefulSet's own selector until it is recreated",
+		"etcd", client.ObjectKeyFromObject(etcd), "selector", sel.MatchLabels)
 	return maps.Clone(sel.MatchLabels), nil
 }
 
