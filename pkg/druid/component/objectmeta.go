@@ -46,13 +46,32 @@ func NameLabelValue(objectName string) string {
 
 // withOwner replaces an existing reference to the same Etcd in place (matched by UID or, for a recreated
 // Etcd, by API version, kind and name) and appends it otherwise; keeping the position keeps Sync idempotent.
+// Other references stay. When another owner already controls the object (an adopted object someone else
+// claimed), druid's reference is added without the controller flag, because the apiserver allows only one
+// controller: the object is still removed with the Etcd only once its other owner is gone, too.
 func withOwner(refs []metav1.OwnerReference, owner metav1.OwnerReference) []metav1.OwnerReference {
 	for i, ref := range refs {
 		if ref.UID == owner.UID || (ref.Kind == owner.Kind && ref.Name == owner.Name && ref.APIVersion == owner.APIVersion) {
 			out := append([]metav1.OwnerReference(nil), refs...)
 			out[i] = owner
+			if controlledByOther(out, i) {
+				out[i].Controller = ptr.To(false)
+			}
 			return out
 		}
 	}
+	if controlledByOther(refs, -1) {
+		owner.Controller = ptr.To(false)
+	}
 	return append(refs, owner)
+}
+
+// controlledByOther tells whether a reference other than refs[self] is the controller.
+func controlledByOther(refs []metav1.OwnerReference, self int) bool {
+	for i, ref := range refs {
+		if i != self && ptr.Deref(ref.Controller, false) {
+			return true
+		}
+	}
+	return false
 }

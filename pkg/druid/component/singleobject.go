@@ -22,7 +22,7 @@ type SingleObject[T client.Object] struct {
 	Empty func(etcd *druidv1alpha1.Etcd) T
 	// Desired sets the desired state on obj, which holds the current object when it exists. The managed
 	// labels and the owner reference are applied before it runs.
-	Desired func(etcd *druidv1alpha1.Etcd, obj T) error
+	Desired func(ctx context.Context, etcd *druidv1alpha1.Etcd, obj T) error
 }
 
 var _ Operator = &SingleObject[client.Object]{}
@@ -31,7 +31,7 @@ var _ Operator = &SingleObject[client.Object]{}
 func (o *SingleObject[T]) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 	obj, result, err := CreateOrPatch(ctx, o.Client, func() T { return o.Empty(etcd) }, func(obj T) error {
 		ApplyManagedMeta(obj, etcd, o.Component)
-		return o.Desired(etcd, obj)
+		return o.Desired(ctx, etcd, obj)
 	})
 	if err != nil {
 		return WrapError(err, OperationSync, o.Kind, "syncing %s %s", o.Kind, obj.GetName())

@@ -4,6 +4,8 @@
 package clientservice
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -29,14 +31,15 @@ func New(c component.Clients) component.Operator {
 		Empty: func(etcd *druidv1alpha1.Etcd) *corev1.Service {
 			return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: etcd.ClientServiceName(), Namespace: etcd.Namespace}}
 		},
-		Desired: func(etcd *druidv1alpha1.Etcd, svc *corev1.Service) error {
-			mutate(svc, etcd)
-			return nil
+		Desired: func(ctx context.Context, etcd *druidv1alpha1.Etcd, svc *corev1.Service) error {
+			pods, err := component.PodSelector(ctx, c, etcd)
+			mutate(svc, etcd, pods)
+			return err
 		},
 	}
 }
 
-func mutate(svc *corev1.Service, etcd *druidv1alpha1.Etcd) {
+func mutate(svc *corev1.Service, etcd *druidv1alpha1.Etcd, pods map[string]string) {
 	custom := etcd.Spec.Etcd.ClientService
 	if custom == nil {
 		custom = &druidv1alpha1.ClientService{}
@@ -46,7 +49,7 @@ func mutate(svc *corev1.Service, etcd *druidv1alpha1.Etcd) {
 	component.ApplyManagedMeta(svc, etcd, druidv1alpha1.ComponentClientService)
 
 	svc.Spec.Type = corev1.ServiceTypeClusterIP
-	svc.Spec.Selector = etcd.ManagedLabels()
+	svc.Spec.Selector = pods
 	svc.Spec.TrafficDistribution = custom.TrafficDistribution
 	svc.Spec.Ports = []corev1.ServicePort{
 		tcpPort(PortNameClient, *etcd.Spec.Etcd.ClientPort),

@@ -3,6 +3,8 @@
 package configmap
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -20,7 +22,7 @@ func New(c component.Clients) component.Operator {
 		Empty: func(etcd *druidv1alpha1.Etcd) *corev1.ConfigMap {
 			return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: etcd.ConfigMapName(), Namespace: etcd.Namespace}}
 		},
-		Desired: func(etcd *druidv1alpha1.Etcd, cm *corev1.ConfigMap) error {
+		Desired: func(_ context.Context, etcd *druidv1alpha1.Etcd, cm *corev1.ConfigMap) error {
 			data, err := Render(etcd)
 			cm.Data = data
 			return err

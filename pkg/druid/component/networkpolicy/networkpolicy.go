@@ -18,6 +18,8 @@
 package networkpolicy
 
 import (
+	"context"
+
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,21 +53,22 @@ func New(c component.Clients) component.Operator {
 		Empty: func(etcd *druidv1alpha1.Etcd) *networkingv1.NetworkPolicy {
 			return &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: etcd.NetworkPolicyName(), Namespace: etcd.Namespace}}
 		},
-		Desired: func(etcd *druidv1alpha1.Etcd, policy *networkingv1.NetworkPolicy) error {
-			policy.Spec = desiredSpec(etcd)
-			return nil
+		Desired: func(ctx context.Context, etcd *druidv1alpha1.Etcd, policy *networkingv1.NetworkPolicy) error {
+			pods, err := component.PodSelector(ctx, c, etcd)
+			policy.Spec = desiredSpec(etcd, pods)
+			return err
 		},
 	}
 }
 
-func desiredSpec(etcd *druidv1alpha1.Etcd) networkingv1.NetworkPolicySpec {
+func desiredSpec(etcd *druidv1alpha1.Etcd, pods map[string]string) networkingv1.NetworkPolicySpec {
 	clientPort, peerPort, backupPort := *etcd.Spec.Etcd.ClientPort, *etcd.Spec.Etcd.ServerPort, *etcd.Spec.Backup.Port
-	members := networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{MatchLabels: etcd.ManagedLabels()}}
+	members := networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{MatchLabels: pods}}
 	labelledFor := func(port int32) *metav1.LabelSelector {
 		return &metav1.LabelSelector{MatchLabels: map[string]string{AccessLabel(etcd.ClientServiceName(), port): LabelValueAllowed}}
 	}
 	return networkingv1.NetworkPolicySpec{
-		PodSelector: metav1.LabelSelector{MatchLabels: etcd.ManagedLabels()},
+		PodSelector: metav1.LabelSelector{MatchLabels: pods},
 		PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 		Ingress: []networkingv1.NetworkPolicyIngressRule{
 			{

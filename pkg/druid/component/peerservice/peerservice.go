@@ -4,6 +4,8 @@
 package peerservice
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -24,13 +26,17 @@ func New(c component.Clients) component.Operator {
 		Empty: func(etcd *druidv1alpha1.Etcd) *corev1.Service {
 			return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: etcd.PeerServiceName(), Namespace: etcd.Namespace}}
 		},
-		Desired: func(etcd *druidv1alpha1.Etcd, svc *corev1.Service) error {
+		Desired: func(ctx context.Context, etcd *druidv1alpha1.Etcd, svc *corev1.Service) error {
+			pods, err := component.PodSelector(ctx, c, etcd)
+			if err != nil {
+				return err
+			}
 			if svc.CreationTimestamp.IsZero() {
 				svc.Spec.ClusterIP = corev1.ClusterIPNone
 			}
 			svc.Spec.Type = corev1.ServiceTypeClusterIP
 			svc.Spec.PublishNotReadyAddresses = true
-			svc.Spec.Selector = etcd.ManagedLabels()
+			svc.Spec.Selector = pods
 			port := *etcd.Spec.Etcd.ServerPort
 			svc.Spec.Ports = []corev1.ServicePort{{Name: PortNamePeer, Protocol: corev1.ProtocolTCP, Port: port, TargetPort: intstr.FromInt32(port)}}
 			return nil

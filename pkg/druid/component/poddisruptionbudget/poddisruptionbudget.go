@@ -3,6 +3,8 @@
 package poddisruptionbudget
 
 import (
+	"context"
+
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -40,9 +42,13 @@ func New(c component.Clients, opts ...Option) component.Operator {
 		Empty: func(etcd *druidv1alpha1.Etcd) *policyv1.PodDisruptionBudget {
 			return &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: etcd.PDBName(), Namespace: etcd.Namespace}}
 		},
-		Desired: func(etcd *druidv1alpha1.Etcd, pdb *policyv1.PodDisruptionBudget) error {
+		Desired: func(ctx context.Context, etcd *druidv1alpha1.Etcd, pdb *policyv1.PodDisruptionBudget) error {
+			pods, err := component.PodSelector(ctx, c, etcd)
+			if err != nil {
+				return err
+			}
 			pdb.Spec.MinAvailable = ptr.To(intstr.FromInt32(o.minAvailable(etcd)))
-			pdb.Spec.Selector = &metav1.LabelSelector{MatchLabels: etcd.ManagedLabels()}
+			pdb.Spec.Selector = &metav1.LabelSelector{MatchLabels: pods}
 			pdb.Spec.UnhealthyPodEvictionPolicy = nil
 			if metav1.HasAnnotation(etcd.ObjectMeta, druidv1alpha1.AllowUnhealthyPodEvictionAnnotation) {
 				pdb.Spec.UnhealthyPodEvictionPolicy = ptr.To(policyv1.AlwaysAllow)

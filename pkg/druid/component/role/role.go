@@ -4,6 +4,8 @@
 package role
 
 import (
+	"context"
+
 	coordinationv1 "k8s.io/api/coordination/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,7 +23,7 @@ func New(c component.Clients) component.Operator {
 		Empty: func(etcd *druidv1alpha1.Etcd) *rbacv1.Role {
 			return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: etcd.RoleName(), Namespace: etcd.Namespace}}
 		},
-		Desired: func(_ *druidv1alpha1.Etcd, role *rbacv1.Role) error {
+		Desired: func(_ context.Context, _ *druidv1alpha1.Etcd, role *rbacv1.Role) error {
 			role.Rules = Rules()
 			return nil
 		},

@@ -3,6 +3,8 @@
 package rolebinding
 
 import (
+	"context"
+
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -20,7 +22,7 @@ func New(c component.Clients) component.Operator {
 		Empty: func(etcd *druidv1alpha1.Etcd) *rbacv1.RoleBinding {
 			return &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: etcd.RoleName(), Namespace: etcd.Namespace}}
 		},
-		Desired: func(etcd *druidv1alpha1.Etcd, rb *rbacv1.RoleBinding) error {
+		Desired: func(_ context.Context, etcd *druidv1alpha1.Etcd, rb *rbacv1.RoleBinding) error {
 			rb.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: etcd.RoleName()}
 			rb.Subjects = []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: etcd.ServiceAccountName(), Namespace: etcd.Namespace}}
 			return nil

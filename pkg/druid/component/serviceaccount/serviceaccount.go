@@ -3,6 +3,8 @@
 package serviceaccount
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -19,6 +21,6 @@ func New(c component.Clients) component.Operator {
 		Empty: func(etcd *druidv1alpha1.Etcd) *corev1.ServiceAccount {
 			return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: etcd.ServiceAccountName(), Namespace: etcd.Namespace}}
 		},
-		Desired: func(*druidv1alpha1.Etcd, *corev1.ServiceAccount) error { return nil },
+		Desired: func(context.Context, *druidv1alpha1.Etcd, *corev1.ServiceAccount) error { return nil },
 	}
 }

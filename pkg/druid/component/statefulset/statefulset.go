@@ -8,6 +8,7 @@ package statefulset
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -59,14 +60,31 @@ func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 		}
 	}
 
+	existing, err := component.ExistingStatefulSet(ctx, o.client, etcd)
+	if err != nil {
+		return component.WrapError(err, component.OperationSync, kind, "reading statefulset %s", etcd.StatefulSetName())
+	}
+	if existing != nil && existing.DeletionTimestamp != nil {
+		logger.Info("StatefulSet is being deleted, waiting to create it again", "finalizers", existing.Finalizers)
+		return component.Requeue(adoptionPollPeriod, "waiting for StatefulSet %s to be deleted (its pods orphaned) before creating it again", existing.Name)
+	}
+
 	var decision ReplicaDecision
 	sts, result, err := component.CreateOrPatch(ctx, o.client, func() *appsv1.StatefulSet { return emptyStatefulSet(etcd) }, func(sts *appsv1.StatefulSet) error {
 		in, err := o.replicaInput(ctx, etcd, sts)
 		if err != nil {
 			return err
 		}
+		carried, err := o.carriedLabels(ctx, etcd, sts, desired.Checksum)
+		if err != nil {
+			return err
+		}
+		template := withClaimName(withLabels(desired.template, carried), etcd, sts)
+		if err := checkSelects(sts, template); err != nil {
+			return err
+		}
 		decision = DecideReplicas(in)
-		mutate(sts, etcd, desired.template, desired.Checksum, decision.Replicas)
+		mutate(sts, etcd, template, desired.Checksum, decision.Replicas)
 		return nil
 	})
 	if err != nil {
@@ -74,6 +92,11 @@ func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 	}
 	logger.V(1).Info("Synced statefulset", "replicas", decision.Replicas, "result", result)
 	recordSynced(ctx, sts)
+	recreate, kept := immutableDiffs(sts, etcd)
+	for _, k := range kept {
+		logger.Info("Adoption: StatefulSet keeps an immutable field", "field", k)
+	}
+	recordNotices(ctx, kept...)
 	if decision.Requeue && decision.ScaleIn {
 		logger.Info("Scale-in held back", "reason", decision.Reason, "replicas", decision.Replicas, "desiredReplicas", etcd.Spec.Replicas)
 		return component.RequeueWithEvent(scaleInPollPeriod, EventReasonScaleInHeldBack, "%s", decision.Reason)
@@ -82,24 +105,31 @@ func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 		logger.Info("Scale-up held back", "reason", decision.Reason, "replicas", decision.Replicas, "desiredReplicas", etcd.Spec.Replicas)
 		return component.Requeue(component.DefaultRequeueAfter, "%s", decision.Reason)
 	}
+	// Only when no scale is held back: the StatefulSet created again starts at spec.replicas.
+	if len(recreate) > 0 {
+		return o.recreate(ctx, etcd, sts, strings.Join(recreate, ", "))
+	}
 	return nil
 }
 
-// mutate writes the desired state into sts (fresh or as read from the apiserver). Immutable fields are
-// only set on creation; the template is replaced only when the rendered template changed or someone
-// changed a field druid sets, so that apiserver defaults never cause a patch.
+// mutate writes the desired state into sts (fresh or as read from the apiserver). The immutable fields
+// (selector, serviceName, podManagementPolicy, volumeClaimTemplates) are only set on creation: an existing
+// StatefulSet, also one a deployed druid created, keeps its own, so that a patch never fails on them (the
+// adoption recreates it where they must change, see immutableDiffs). The template is replaced only when
+// the rendered template changed or someone changed a field druid sets, so that apiserver defaults never
+// cause a patch.
 func mutate(sts *appsv1.StatefulSet, etcd *druidv1alpha1.Etcd, template corev1.PodTemplateSpec, checksum string, replicas int32) {
 	creating := sts.CreationTimestamp.IsZero()
 	component.ApplyManagedMeta(sts, etcd, druidv1alpha1.ComponentStatefulSet)
 	sts.Spec.Replicas = ptr.To(replicas)
-	sts.Spec.Selector = &metav1.LabelSelector{MatchLabels: etcd.ManagedLabels()}
-	sts.Spec.ServiceName = etcd.PeerServiceName()
-	sts.Spec.PodManagementPolicy = appsv1.ParallelPodManagement
 	sts.Spec.UpdateStrategy.Type = appsv1.RollingUpdateStatefulSetStrategyType
 	if ru := sts.Spec.UpdateStrategy.RollingUpdate; ru != nil {
 		ru.Partition = ptr.To(int32(0))
 	}
 	if creating {
+		sts.Spec.Selector = &metav1.LabelSelector{MatchLabels: etcd.ManagedLabels()}
+		sts.Spec.ServiceName = etcd.PeerServiceName()
+		sts.Spec.PodManagementPolicy = appsv1.ParallelPodManagement
 		sts.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{volumeClaimTemplate(etcd)}
 	}
 	if sts.Annotations[PodTemplateChecksumAnnotation] != checksum || !equality.Semantic.DeepDerivative(template, sts.Spec.Template) {

@@ -13,6 +13,9 @@ import (
 // the create costs a second status write.
 type Synced struct {
 	StatefulSet *appsv1.StatefulSet
+	// Notices name the immutable fields of an adopted StatefulSet that Sync keeps although druid would
+	// set them otherwise; the spec flow records them as Warning events.
+	Notices []string
 }
 
 type syncedKey struct{}
@@ -38,4 +41,11 @@ func Newer(cached, synced *appsv1.StatefulSet) *appsv1.StatefulSet {
 		return cached
 	}
 	return synced
+}
+
+// recordNotices stores notices in the Synced handed over through ctx, if any.
+func recordNotices(ctx context.Context, notices ...string) {
+	if s, ok := ctx.Value(syncedKey{}).(*Synced); ok && s != nil {
+		s.Notices = append(s.Notices, notices...)
+	}
 }

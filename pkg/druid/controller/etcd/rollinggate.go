@@ -5,23 +5,20 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/flow"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/healing"
 )
 
-// existingStatefulSet reads the Etcd's StatefulSet from the cache; nil when it does not exist.
+// existingStatefulSet reads the Etcd's StatefulSet from the cache and, on a miss, from the apiserver (one a
+// deployed druid created may lack the label the cache selects on, and the rolling-update gate must see
+// it); nil when it does not exist.
 func (s *specRun) existingStatefulSet(ctx context.Context) (*appsv1.StatefulSet, error) {
-	sts := &appsv1.StatefulSet{}
-	err := s.r.client.Get(ctx, client.ObjectKey{Namespace: s.etcd.Namespace, Name: s.etcd.StatefulSetName()}, sts)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
+	sts, err := component.ExistingStatefulSet(ctx, component.Clients{Client: s.r.client, Live: s.r.reader}, s.etcd)
 	if err != nil {
 		return nil, fmt.Errorf("reading statefulset: %w", err)
 	}

@@ -181,6 +181,9 @@ func (s *specRun) syncComponents(ctx context.Context) flow.Result {
 	}
 	ctx = statefulset.WithSynced(ctx, &s.synced)
 	err := s.r.registry.SyncAll(ctx, s.target)
+	for _, notice := range s.synced.Notices {
+		s.r.recorder.Eventf(s.etcd, nil, "Warning", EventReasonStatefulSetFieldKept, actionReconcile, "StatefulSet %s: %s", s.target.StatefulSetName(), notice)
+	}
 	if err == nil {
 		return flow.Continue()
 	}

@@ -1,0 +1,226 @@
+package component_test
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
+)
+
+// adoptedEtcd is an Etcd as Gardener writes it for etcd-main: PVCs named main-etcd-etcd-main-<i>, a store.
+func adoptedEtcd(t *testing.T, ns string) *druidv1alpha1.Etcd {
+	return createEtcd(t, ns, 3, func(e *druidv1alpha1.Etcd) {
+		e.Spec.VolumeClaimTemplate = ptr.To("main-etcd")
+		e.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "shoot--p--s/etcd-main", Provider: ptr.To(druidv1alpha1.StorageProviderS3),
+			SecretRef: &corev1.SecretReference{Name: "etcd-backup"}}
+	})
+}
+
+func readStatefulSet(t *testing.T, etcd *druidv1alpha1.Etcd) *appsv1.StatefulSet {
+	return get(t, etcd.Namespace, etcd.StatefulSetName(), &appsv1.StatefulSet{}).(*appsv1.StatefulSet)
+}
+
+// expectRequeue asserts that err asks for a retry with the given event.
+func expectRequeue(g Gomega, err error, event string) {
+	requeue, ok := component.IsRequeue(err)
+	g.Expect(ok).To(BeTrue(), "expected a requeue, got %v", err)
+	g.Expect(requeue.Event).To(Equal(event), requeue.Reason)
+}
+
+// expectSelectors asserts the pod selector of both Services and the PDB.
+func expectSelectors(t *testing.T, etcd *druidv1alpha1.Etcd, want map[string]string) {
+	g := NewWithT(t)
+	for _, name := range []string{etcd.ClientServiceName(), etcd.PeerServiceName()} {
+		g.Expect(get(t, etcd.Namespace, name, &corev1.Service{}).(*corev1.Service).Spec.Selector).To(Equal(want), name)
+	}
+	g.Expect(get(t, etcd.Namespace, etcd.PDBName(), &policyv1.PodDisruptionBudget{}).(*policyv1.PodDisruptionBudget).Spec.Selector.MatchLabels).To(Equal(want))
+}
+
+// expectUIDs asserts that the pods and PVCs are the ones the deployed druid left: none was deleted.
+func expectUIDs(t *testing.T, etcd *druidv1alpha1.Etcd, uids map[string]string) {
+	g := NewWithT(t)
+	for name, uid := range uids {
+		var obj client.Object = &corev1.Pod{}
+		if _, isPod := etcd.PodOrdinalOf(name); !isPod {
+			obj = &corev1.PersistentVolumeClaim{}
+		}
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: etcd.Namespace, Name: name}, obj)).To(Succeed(), name)
+		g.Expect(string(obj.GetUID())).To(Equal(uid), name)
+		g.Expect(obj.GetDeletionTimestamp()).To(BeNil(), name)
+	}
+}
+
+// The objects of an etcd-druid before v0.22 (selector instance/name) are adopted with one roll: the
+// template with druid's labels (and the old selector's) is patched once, the StatefulSet is deleted with
+// its pods orphaned once they run it, and created again with druid's selector and the same template; the
+// Services and the PDB keep selecting the running pods throughout; no pod or PVC is deleted or renamed.
+func TestAdoptsOldSelectorStatefulSetWithOneRoll(t *testing.T) {
+	g, ctx := NewWithT(t), context.Background()
+	ns := env.CreateNamespace(t)
+	etcd := adoptedEtcd(t, ns)
+	old := deployedVariant{old: true, podManagementPolicy: appsv1.ParallelPodManagement}
+	uids := createDeployed(t, old, etcd)
+	registry, counter := newRegistry(t)
+
+	// First sync: every object is adopted; the StatefulSet keeps its immutable fields and gets the template.
+	expectRequeue(g, registry.SyncAll(ctx, etcd), statefulset.EventReasonAdoptionWaiting)
+	sts := readStatefulSet(t, etcd)
+	rolled := sts.Spec.Template
+	g.Expect(sts.Spec.Selector.MatchLabels).To(Equal(old.selector(etcd)))
+	g.Expect(sts.Spec.VolumeClaimTemplates[0].Name).To(Equal("main-etcd"))
+	g.Expect(rolled.Labels).To(And(HaveKeyWithValue("instance", etcd.Name), HaveKeyWithValue("name", "etcd"),
+		HaveKeyWithValue(druidv1alpha1.LabelManagedByKey, druidv1alpha1.LabelManagedByValue), HaveKeyWithValue(druidv1alpha1.LabelPartOfKey, etcd.Name)))
+	g.Expect(sts.Labels).To(HaveKeyWithValue("instance", etcd.Name), "a label of the deployed druid is kept")
+	g.Expect(sts.Annotations).To(HaveKeyWithValue("gardener.cloud/owned-by", ns+"/"+etcd.Name))
+	expectManaged(g, sts, etcd, druidv1alpha1.ComponentStatefulSet)
+	lease := get(t, ns, etcd.MemberLeaseName(0), &coordinationv1.Lease{})
+	expectManaged(g, lease, etcd, druidv1alpha1.ComponentMemberLease)
+	g.Expect(lease.GetAnnotations()).To(HaveKeyWithValue(druidv1alpha1.TLSEnabledAnnotation, "false"))
+	expectSelectors(t, etcd, old.selector(etcd))
+	generation := sts.Generation
+
+	// While the members roll, nothing else changes: no second template, no deletion.
+	expectRequeue(g, registry.SyncAll(ctx, etcd), statefulset.EventReasonAdoptionWaiting)
+	g.Expect(readStatefulSet(t, etcd).Generation).To(Equal(generation))
+	rollPods(t, etcd, rolled, "adopted")
+
+	// Rolled out: the StatefulSet is deleted with its pods orphaned, and waited for.
+	expectRequeue(g, registry.SyncAll(ctx, etcd), statefulset.EventReasonAdoptionRecreating)
+	expectRequeue(g, registry.SyncAll(ctx, etcd), "")
+	expectUIDs(t, etcd, uids)
+	collectGarbage(t, etcd)
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(sts), &appsv1.StatefulSet{}))
+	}).Should(BeTrue())
+
+	// Created again with druid's selector and the template the pods run: no second roll.
+	g.Expect(registry.SyncAll(ctx, etcd)).To(Succeed())
+	sts = readStatefulSet(t, etcd)
+	g.Expect(sts.Spec.Selector.MatchLabels).To(Equal(etcd.ManagedLabels()))
+	g.Expect(equality.Semantic.DeepEqual(sts.Spec.Template, rolled)).To(BeTrue(), "the pod template changed a second time")
+	g.Expect(sts.Spec.VolumeClaimTemplates[0].Name).To(Equal("main-etcd"))
+	g.Expect(sts.Spec.ServiceName).To(Equal(etcd.PeerServiceName()))
+	expectSelectors(t, etcd, etcd.ManagedLabels())
+	expectUIDs(t, etcd, uids)
+
+	// Adopted: a further sync writes nothing.
+	before := resourceVersions(t, ns)
+	counter.writes.Store(0)
+	g.Expect(registry.SyncAll(ctx, etcd)).To(Succeed())
+	g.Expect(resourceVersions(t, ns)).To(Equal(before))
+	g.Expect(counter.writes.Load()).To(BeZero())
+}
+
+// The objects of an etcd-druid from v0.22 on already have druid's selector: one template patch, no
+// recreation, nothing deleted, and no error loop.
+func TestAdoptsCurrentStatefulSetInPlace(t *testing.T) {
+	g, ctx := NewWithT(t), context.Background()
+	ns := env.CreateNamespace(t)
+	etcd := adoptedEtcd(t, ns)
+	current := deployedVariant{podManagementPolicy: appsv1.ParallelPodManagement}
+	uids := createDeployed(t, current, etcd)
+	registry, counter := newRegistry(t)
+
+	g.Expect(registry.SyncAll(ctx, etcd)).To(Succeed())
+	sts := readStatefulSet(t, etcd)
+	g.Expect(sts.Generation).To(Equal(int64(2)), "one template patch")
+	g.Expect(sts.Spec.Selector.MatchLabels).To(Equal(etcd.ManagedLabels()))
+	g.Expect(sts.Spec.Template.Labels).NotTo(HaveKey("instance"))
+	g.Expect(sts.Spec.VolumeClaimTemplates[0].Name).To(Equal("main-etcd"))
+	expectManaged(g, sts, etcd, druidv1alpha1.ComponentStatefulSet)
+	expectSelectors(t, etcd, etcd.ManagedLabels())
+	expectUIDs(t, etcd, uids)
+
+	before := resourceVersions(t, ns)
+	counter.writes.Store(0)
+	g.Expect(registry.SyncAll(ctx, etcd)).To(Succeed())
+	g.Expect(resourceVersions(t, ns)).To(Equal(before))
+	g.Expect(counter.writes.Load()).To(BeZero())
+}
+
+// A StatefulSet with podManagementPolicy OrderedReady (the deployed chart rendered none) is recreated with
+// Parallel; its pods are taken over without a second roll.
+func TestAdoptionRecreatesOrderedReadyStatefulSet(t *testing.T) {
+	g, ctx := NewWithT(t), context.Background()
+	ns := env.CreateNamespace(t)
+	etcd := adoptedEtcd(t, ns)
+	uids := createDeployed(t, deployedVariant{podManagementPolicy: appsv1.OrderedReadyPodManagement}, etcd)
+	registry, _ := newRegistry(t)
+
+	expectRequeue(g, registry.SyncAll(ctx, etcd), statefulset.EventReasonAdoptionWaiting)
+	rolled := readStatefulSet(t, etcd).Spec.Template
+	rollPods(t, etcd, rolled, "adopted")
+	expectRequeue(g, registry.SyncAll(ctx, etcd), statefulset.EventReasonAdoptionRecreating)
+	collectGarbage(t, etcd)
+	g.Eventually(func() error { return registry.SyncAll(ctx, etcd) }).Should(Succeed())
+	sts := readStatefulSet(t, etcd)
+	g.Expect(sts.Spec.PodManagementPolicy).To(Equal(appsv1.ParallelPodManagement))
+	g.Expect(equality.Semantic.DeepEqual(sts.Spec.Template, rolled)).To(BeTrue())
+	expectUIDs(t, etcd, uids)
+}
+
+// An old-selector StatefulSet whose claim template is not the one the Etcd names is never recreated (a new
+// one would put the members on new, empty volumes): it keeps its selector, the Services keep selecting its
+// pods, the sync succeeds, and the kept fields are reported.
+func TestAdoptionKeepsAStatefulSetWithAnotherClaimName(t *testing.T) {
+	g, ctx := NewWithT(t), context.Background()
+	ns := env.CreateNamespace(t)
+	etcd := adoptedEtcd(t, ns)
+	old := deployedVariant{old: true, podManagementPolicy: appsv1.ParallelPodManagement, claim: etcd.Name}
+	uids := createDeployed(t, old, etcd)
+	registry, _ := newRegistry(t)
+
+	var synced statefulset.Synced
+	g.Expect(registry.SyncAll(statefulset.WithSynced(ctx, &synced), etcd)).To(Succeed())
+	sts := readStatefulSet(t, etcd)
+	g.Expect(sts.Spec.Selector.MatchLabels).To(Equal(old.selector(etcd)))
+	g.Expect(sts.Spec.VolumeClaimTemplates[0].Name).To(Equal(etcd.Name))
+	g.Expect(sts.DeletionTimestamp).To(BeNil())
+	g.Expect(synced.Notices).To(ContainElements(ContainSubstring("spec.volumeClaimTemplates [etcd-main] kept"), ContainSubstring("not recreated")))
+	expectSelectors(t, etcd, old.selector(etcd))
+	expectUIDs(t, etcd, uids)
+}
+
+// Rolling back: the deployed druid (v0.22+) writes its StatefulSet, Services and PDB over the ones ours
+// left, with its own immutable fields (selector, serviceName, podManagementPolicy, claim template) and
+// selectors. The apiserver accepts that on objects our druid created, also on a StatefulSet the adoption
+// recreated (it is created the same way); a mismatch would fail the deployed druid on every sync.
+func TestDeployedDruidCanWriteOverWhatOursLeaves(t *testing.T) {
+	g, ctx := NewWithT(t), context.Background()
+	ns := env.CreateNamespace(t)
+	etcd := adoptedEtcd(t, ns)
+	registry, _ := newRegistry(t)
+	g.Expect(registry.SyncAll(ctx, etcd)).To(Succeed())
+
+	deployed := deployedVariant{podManagementPolicy: appsv1.ParallelPodManagement}
+	sts := readStatefulSet(t, etcd)
+	sts.Spec.Selector.MatchLabels = deployed.selector(etcd)
+	sts.Spec.ServiceName, sts.Spec.PodManagementPolicy = etcd.PeerServiceName(), appsv1.ParallelPodManagement
+	sts.Spec.VolumeClaimTemplates[0].Name = etcd.VolumeClaimTemplateName()
+	sts.Spec.VolumeClaimTemplates[0].Spec = deployedClaimSpec(etcd)
+	sts.Spec.VolumeClaimTemplates[0].Spec.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
+	sts.Spec.Template = deployedPodTemplate(deployed, etcd)
+	sts.Spec.Template.Spec.Volumes = nil
+	g.Expect(env.Client.Update(ctx, sts)).To(Succeed(), "the deployed druid's StatefulSet over ours")
+
+	for _, name := range []string{etcd.ClientServiceName(), etcd.PeerServiceName()} {
+		svc := get(t, ns, name, &corev1.Service{}).(*corev1.Service)
+		g.Expect(svc.Spec.Selector).To(Equal(deployed.selector(etcd)), name)
+		svc.Labels = deployed.labels(etcd, "service", name)
+		g.Expect(env.Client.Update(ctx, svc)).To(Succeed(), name)
+	}
+	pdb := get(t, ns, etcd.PDBName(), &policyv1.PodDisruptionBudget{}).(*policyv1.PodDisruptionBudget)
+	g.Expect(pdb.Spec.Selector.MatchLabels).To(Equal(deployed.selector(etcd)))
+}
