@@ -40,11 +40,9 @@ const ConditionTypeLastSnapshotCompactionSucceeded druidv1alpha1.ConditionType =
 
 // Condition reasons and event reasons.
 const (
-	// ReasonCompactionSucceeded is the reason of a True condition.
-	ReasonCompactionSucceeded = "CompactionJobSucceeded"
-	// ReasonCompactionFailed is used when the failed Job carries no reason of its own; otherwise the
-	// condition carries the Job's reason (BackoffLimitExceeded, DeadlineExceeded, …).
-	ReasonCompactionFailed = "CompactionJobFailed"
+	// ReasonCompactionSucceeded is the reason of a True condition after a Job succeeded (the deployed
+	// druid's; a False one carries conditionReason).
+	ReasonCompactionSucceeded = "None"
 	// EventReasonJobCreated is a Normal event when a compaction starts.
 	EventReasonJobCreated = "CompactionJobCreated"
 	// EventReasonJobFailed is a Warning event: backups keep growing until a compaction succeeds.
@@ -288,15 +286,12 @@ func (r *Reconciler) handleJob(ctx context.Context, etcd *druidv1alpha1.Etcd, jo
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		reason, message := ReasonCompactionFailed, "no reason given"
-		if cond.Reason != "" {
-			reason = cond.Reason
-		}
+		reason, message := conditionReason(cond, pods), "no reason given"
 		if cond.Message != "" {
 			message = cond.Message
 		}
 		if err := r.setCondition(ctx, etcd, druidv1alpha1.ConditionFalse, reason,
-			fmt.Sprintf("compaction Job %s failed: %s", job.Name, message)); err != nil {
+			fmt.Sprintf("compaction Job %s failed (%s): %s", job.Name, cond.Reason, message)); err != nil {
 			return ctrl.Result{}, err
 		}
 		if deleted, err := r.deleteJob(ctx, job); err != nil || !deleted {
