@@ -53,8 +53,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"error"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "etcdbr", Subsystem: "snapshot", Name: "duration_seconds",
-			Help:    "Duration of snapshot attempts, by kind and outcome.",
-			Buckets: prometheus.ExponentialBuckets(0.01, 4, 10),
+			Help: "Duration of snapshot attempts, by kind and outcome.",
+			// The deployed sidecar's (the defaults, up to 10 s), so that panels over the buckets read
+			// the same under either sidecar; longer full snapshots count only in +Inf, _sum and _count.
+			Buckets: prometheus.DefBuckets,
 		}, []string{"kind", "succeeded"}),
 		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "etcdbr", Subsystem: "snapshot", Name: "bytes_total",

@@ -36,6 +36,7 @@ func TestRollingUpdateAllowed(t *testing.T) {
 		{"quorum lost: rolling may recover", status(conds{ready: isFalse, allReady: isFalse}), running, true, "recover"},
 		{"scaled to zero: nothing rolls", status(conds{ready: isTrue, allReady: isFalse}), stopped, true, "no member pod"},
 		{"no StatefulSet yet", status(conds{allReady: isFalse}), nil, true, "no member pod"},
+		{"hibernating a degraded cluster: NotChecked judges nothing", notChecked(status(conds{ready: isTrue, allReady: isFalse, backup: isFalse})), running, true, "healthy"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -44,4 +45,13 @@ func TestRollingUpdateAllowed(t *testing.T) {
 			NewWithT(t).Expect(reason).To(ContainSubstring(c.reason))
 		})
 	}
+}
+
+// notChecked gives every condition of s reason NotChecked, as the status of a hibernated Etcd has them: the
+// status kept from before the hibernation, no longer a judgment of running members.
+func notChecked(s druidv1alpha1.EtcdStatus) druidv1alpha1.EtcdStatus {
+	for i := range s.Conditions {
+		s.Conditions[i].Reason = druidv1alpha1.ReasonNotChecked
+	}
+	return s
 }

@@ -53,9 +53,14 @@ func condition(t druidv1alpha1.ConditionType, s druidv1alpha1.ConditionStatus, r
 }
 
 // NotChecked is the condition of type t for a hibernated Etcd (spec.replicas 0): nothing runs, so
-// nothing is judged.
-func NotChecked(t druidv1alpha1.ConditionType) druidv1alpha1.Condition {
-	return condition(t, druidv1alpha1.ConditionUnknown, druidv1alpha1.ReasonNotChecked, "spec.replicas is 0: the cluster is hibernated")
+// nothing is judged. It keeps the status of prev (Unknown without one), as the deployed druid does, so
+// that a hibernated Etcd reads the same under either druid.
+func NotChecked(t druidv1alpha1.ConditionType, prev *druidv1alpha1.Condition) druidv1alpha1.Condition {
+	status := druidv1alpha1.ConditionUnknown
+	if prev != nil && prev.Status != "" {
+		status = prev.Status
+	}
+	return condition(t, status, druidv1alpha1.ReasonNotChecked, "spec.replicas is 0: the cluster is hibernated")
 }
 
 // Quorum is the number of members a cluster of size members needs to make progress.
@@ -152,9 +157,13 @@ func StatefulSetRolledOut(sts *appsv1.StatefulSet) bool {
 }
 
 // DataVolumesReadyCondition is False while warning events exist for the members' data volumes (e.g.
-// provisioning or attach failures), which the pods' own status does not explain.
-func DataVolumesReadyCondition(warnings []string) druidv1alpha1.Condition {
+// provisioning or attach failures), which the pods' own status does not explain; Unknown without a
+// StatefulSet, as in the deployed druid.
+func DataVolumesReadyCondition(sts *appsv1.StatefulSet, warnings []string) druidv1alpha1.Condition {
 	t := druidv1alpha1.ConditionTypeDataVolumesReady
+	if sts == nil {
+		return condition(t, druidv1alpha1.ConditionUnknown, druidv1alpha1.ReasonStatefulSetNotFound, "the StatefulSet does not exist, so there are no data volumes to judge")
+	}
 	if len(warnings) > 0 {
 		return condition(t, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonWarningsForDataVolume, strings.Join(warnings, "; "))
 	}

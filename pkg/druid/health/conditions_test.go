@@ -123,10 +123,14 @@ func TestAllMembersUpdatedCondition(t *testing.T) {
 
 func TestDataVolumesReadyCondition(t *testing.T) {
 	g := NewWithT(t)
-	c := DataVolumesReadyCondition(nil)
+	sts := rolledOutStatefulSet(3)
+	c := DataVolumesReadyCondition(sts, nil)
 	g.Expect(c.Status).To(Equal(druidv1alpha1.ConditionTrue))
 	g.Expect(c.Reason).To(Equal("NoWarningsFoundForDataVolumes"))
-	c = DataVolumesReadyCondition([]string{"etcd-main-etcd-main-0: ProvisioningFailed: no storage class"})
+	c = DataVolumesReadyCondition(nil, nil)
+	g.Expect(c.Status).To(Equal(druidv1alpha1.ConditionUnknown), "no StatefulSet, no volumes to judge: the deployed druid's Unknown")
+	g.Expect(c.Reason).To(Equal("StatefulSetNotFound"))
+	c = DataVolumesReadyCondition(sts, []string{"etcd-main-etcd-main-0: ProvisioningFailed: no storage class"})
 	g.Expect(c.Status).To(Equal(druidv1alpha1.ConditionFalse))
 	g.Expect(c.Reason).To(Equal("FoundWarningsForDataVolumes"))
 	g.Expect(c.Message).To(ContainSubstring("ProvisioningFailed"))

@@ -63,10 +63,11 @@ func ComputeStatus(o Observed, th Thresholds, now time.Time) druidv1alpha1.EtcdS
 	if replicas == 0 {
 		for _, t := range []druidv1alpha1.ConditionType{druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionTypeAllMembersReady,
 			druidv1alpha1.ConditionTypeAllMembersUpdated, druidv1alpha1.ConditionTypeDataVolumesReady, druidv1alpha1.ConditionTypeClusterIDMismatch} {
-			status.Conditions = SetCondition(status.Conditions, NotChecked(t), now)
+			status.Conditions = SetCondition(status.Conditions, NotChecked(t, druidv1alpha1.FindCondition(status.Conditions, t)), now)
 		}
 		if etcd.Spec.Backup.Store != nil {
-			status.Conditions = SetCondition(status.Conditions, NotChecked(druidv1alpha1.ConditionTypeBackupReady), now)
+			t := druidv1alpha1.ConditionTypeBackupReady
+			status.Conditions = SetCondition(status.Conditions, NotChecked(t, druidv1alpha1.FindCondition(status.Conditions, t)), now)
 		} else {
 			status.Conditions = RemoveCondition(status.Conditions, druidv1alpha1.ConditionTypeBackupReady)
 		}
@@ -79,7 +80,7 @@ func ComputeStatus(o Observed, th Thresholds, now time.Time) druidv1alpha1.EtcdS
 	status.Conditions = SetCondition(status.Conditions, ready, now)
 	status.Conditions = SetCondition(status.Conditions, AllMembersReadyCondition(status.Members, replicas), now)
 	status.Conditions = SetCondition(status.Conditions, AllMembersUpdatedCondition(o.StatefulSet), now)
-	status.Conditions = SetCondition(status.Conditions, DataVolumesReadyCondition(o.DataVolumeWarnings), now)
+	status.Conditions = SetCondition(status.Conditions, DataVolumesReadyCondition(o.StatefulSet, o.DataVolumeWarnings), now)
 	status.Conditions = SetCondition(status.Conditions, ClusterIDMismatchCondition(status.Members, o.MemberLeases), now)
 	if etcd.Spec.Backup.Store != nil {
 		status.Conditions = SetCondition(status.Conditions, BackupReadyCondition(etcd.Spec.Backup, o.SnapshotLeases, now), now)

@@ -81,6 +81,33 @@ func TestComputeStatusHibernated(t *testing.T) {
 		g.Expect(c.Reason).To(Equal("NotChecked"), string(c.Type))
 	}
 	g.Expect(conditionsByType(s)).To(HaveLen(6), "Ready, AllMembersReady, AllMembersUpdated, DataVolumesReady, ClusterIDMismatch, BackupReady")
+	for _, c := range s.Conditions {
+		g.Expect(c.Status).To(Equal(druidv1alpha1.ConditionUnknown), "new conditions are Unknown: %s", c.Type)
+	}
+}
+
+// Hibernating keeps each condition's status as the deployed druid does; only the reason says NotChecked.
+func TestComputeStatusHibernatedKeepsStatuses(t *testing.T) {
+	g := NewWithT(t)
+	etcd := testEtcd(0)
+	etcd.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p"}
+	before := now.Add(-time.Hour)
+	etcd.Status.Conditions = []druidv1alpha1.Condition{
+		{Type: druidv1alpha1.ConditionTypeReady, Status: druidv1alpha1.ConditionTrue, Reason: "Quorate", LastTransitionTime: metav1.NewTime(before)},
+		{Type: druidv1alpha1.ConditionTypeBackupReady, Status: druidv1alpha1.ConditionFalse, Reason: "BackupFailed", LastTransitionTime: metav1.NewTime(before)},
+	}
+	s := ComputeStatus(Observed{Etcd: etcd, StatefulSet: rolledOutStatefulSet(0)}, th, now)
+	g.Expect(conditionsByType(s)).To(Equal(map[druidv1alpha1.ConditionType]string{
+		"Ready":             "True/NotChecked",
+		"BackupReady":       "False/NotChecked",
+		"AllMembersReady":   "Unknown/NotChecked",
+		"AllMembersUpdated": "Unknown/NotChecked",
+		"DataVolumesReady":  "Unknown/NotChecked",
+		"ClusterIDMismatch": "Unknown/NotChecked",
+	}))
+	ready := druidv1alpha1.FindCondition(s.Conditions, druidv1alpha1.ConditionTypeReady)
+	g.Expect(ready.LastTransitionTime.Time).To(BeTemporally("==", before), "the status did not change")
+	g.Expect(ready.LastUpdateTime.Time).To(BeTemporally("==", now))
 }
 
 func TestComputeStatusBackupReadyOnlyWithStore(t *testing.T) {

@@ -37,7 +37,8 @@ func runningReplicas(etcd *druidv1alpha1.Etcd) int32 {
 //   - BackupReady False: all replicas, so that no member is evicted while the latest data exists only in
 //     etcd itself.
 //
-// Conditions that are missing or Unknown do not raise the value (druid does not know better than quorum).
+// Conditions that are missing, Unknown or NotChecked do not raise the value (druid does not know better
+// than quorum).
 func Seed002Policy(etcd *druidv1alpha1.Etcd) int32 {
 	minAvailable := QuorumPolicy(etcd)
 	replicas := runningReplicas(etcd)
@@ -53,10 +54,12 @@ func Seed002Policy(etcd *druidv1alpha1.Etcd) int32 {
 	return minAvailable
 }
 
+// conditionIs tells whether condition t has status s; a NotChecked one (the status kept through a
+// hibernation) has none, like a missing one.
 func conditionIs(etcd *druidv1alpha1.Etcd, t druidv1alpha1.ConditionType, s druidv1alpha1.ConditionStatus) bool {
 	for _, c := range etcd.Status.Conditions {
 		if c.Type == t {
-			return c.Status == s
+			return c.Status == s && c.Reason != druidv1alpha1.ReasonNotChecked
 		}
 	}
 	return false

@@ -65,10 +65,18 @@ func TestSeed002Policy(t *testing.T) {
 		{"5 members, 2 ready: never below quorum", etcdWith(5, map[druidv1alpha1.ConditionType]druidv1alpha1.ConditionStatus{allReady: isFalse}, 2, 3), 3},
 		{"backup failing: all replicas", etcdWith(3, map[druidv1alpha1.ConditionType]druidv1alpha1.ConditionStatus{allReady: isTrue, backup: isFalse}, 3, 0), 3},
 		{"single node with failing backup: 0", etcdWith(1, map[druidv1alpha1.ConditionType]druidv1alpha1.ConditionStatus{backup: isFalse}, 1, 0), 0},
+		{"waking up: statuses kept NotChecked from before the hibernation judge nothing", notChecked(etcdWith(3, map[druidv1alpha1.ConditionType]druidv1alpha1.ConditionStatus{allReady: isFalse, backup: isFalse}, 0, 0)), 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			NewWithT(t).Expect(Seed002Policy(c.etcd)).To(Equal(c.expected))
 		})
 	}
+}
+
+func notChecked(e *druidv1alpha1.Etcd) *druidv1alpha1.Etcd {
+	for i := range e.Status.Conditions {
+		e.Status.Conditions[i].Reason = druidv1alpha1.ReasonNotChecked
+	}
+	return e
 }

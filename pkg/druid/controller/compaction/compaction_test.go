@@ -89,7 +89,7 @@ func TestFullSnapshotReason(t *testing.T) {
 	for reason, want := range map[string]string{
 		"DeadlineExceeded":            "the last compaction Job exceeded its deadline with 10 delta events",
 		"BackoffLimitExceeded":        "",
-		"ErrorTriggeringFullSnapshot": "",
+		"ErrorTriggeringFullSnapshot": "requesting the last full snapshot failed with 10 delta events",
 	} {
 		etcd.Status.Conditions = []druidv1alpha1.Condition{{Type: ConditionTypeLastSnapshotCompactionSucceeded, Status: druidv1alpha1.ConditionFalse, Reason: reason}}
 		g.Expect(fullSnapshotReason(etcd, 10, 1000)).To(Equal(want), reason)

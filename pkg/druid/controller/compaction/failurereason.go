@@ -20,42 +20,61 @@ const (
 	failureReasonUnknown          = "unknown"
 )
 
-// failureReason classifies a failed Job by its failure condition and, when it ran out of retries, by the
-// pod that failed last: preempted or evicted (the pod's DisruptionTarget condition), or processFailure
-// (a container terminated by itself). Anything else is unknown.
-func failureReason(cond *batchv1.JobCondition, pods []corev1.Pod) string {
+// Reasons of a False LastSnapshotCompactionSucceeded besides DeadlineExceeded and the DisruptionTarget
+// reasons: the deployed druid's, so that either druid reads the other's condition.
+const (
+	conditionReasonProcessFailure = "ProcessFailure"
+	conditionReasonUnknown        = "Unknown"
+)
+
+// conditionReason is the reason a failed Job leaves in LastSnapshotCompactionSucceeded: DeadlineExceeded
+// (which makes the next trigger a full snapshot in both druids), else, after the retries ran out, why the
+// pod that failed last failed; Unknown otherwise.
+func conditionReason(cond *batchv1.JobCondition, pods []corev1.Pod) string {
 	switch cond.Reason {
 	case batchv1.JobReasonDeadlineExceeded:
-		return failureReasonDeadlineExceeded
+		return batchv1.JobReasonDeadlineExceeded
 	case batchv1.JobReasonBackoffLimitExceeded:
 		if pod := newestPod(pods); pod != nil {
 			return podFailureReason(pod)
 		}
 	}
-	return failureReasonUnknown
+	return conditionReasonUnknown
 }
 
-// podFailureReason is why pod failed: a disruption (kubelet, eviction API, taint manager, preemption)
-// recorded in DisruptionTarget, else its container's own termination.
+// failureReason is the failureReason label value of a failed Job (the condition's reason, grouped).
+func failureReason(cond *batchv1.JobCondition, pods []corev1.Pod) string {
+	switch reason := conditionReason(cond, pods); reason {
+	case batchv1.JobReasonDeadlineExceeded:
+		return failureReasonDeadlineExceeded
+	case corev1.PodReasonPreemptionByScheduler:
+		return failureReasonPreempted
+	case "DeletionByTaintManager", "EvictionByEvictionAPI", corev1.PodReasonTerminationByKubelet:
+		return failureReasonEvicted
+	case conditionReasonProcessFailure:
+		return failureReasonProcessFailure
+	default:
+		return failureReasonUnknown
+	}
+}
+
+// podFailureReason is why pod failed: the reason of its DisruptionTarget condition (kubelet, eviction API,
+// taint manager, preemption), else ProcessFailure when its container terminated by itself.
 func podFailureReason(pod *corev1.Pod) string {
 	for _, c := range pod.Status.Conditions {
-		if c.Type != corev1.DisruptionTarget || c.Status != corev1.ConditionTrue {
-			continue
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			if c.Reason == "" {
+				return conditionReasonUnknown
+			}
+			return c.Reason
 		}
-		switch c.Reason {
-		case corev1.PodReasonPreemptionByScheduler:
-			return failureReasonPreempted
-		case "DeletionByTaintManager", "EvictionByEvictionAPI", corev1.PodReasonTerminationByKubelet:
-			return failureReasonEvicted
-		}
-		return failureReasonUnknown
 	}
 	for _, s := range pod.Status.ContainerStatuses {
 		if s.State.Terminated != nil {
-			return failureReasonProcessFailure
+			return conditionReasonProcessFailure
 		}
 	}
-	return failureReasonUnknown
+	return conditionReasonUnknown
 }
 
 // newestPod is the pod the Job created last: with a back-off limit, the one whose failure failed the Job.

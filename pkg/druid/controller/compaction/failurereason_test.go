@@ -59,3 +59,30 @@ func TestFailureReasonTakesTheNewestPod(t *testing.T) {
 		}
 	}
 }
+
+// The condition's reason is the deployed druid's: DeadlineExceeded, else the failed pod's own reason.
+func TestConditionReasonOfAFailedJob(t *testing.T) {
+	backoff := &batchv1.JobCondition{Reason: batchv1.JobReasonBackoffLimitExceeded}
+	for _, tc := range []struct {
+		name string
+		cond *batchv1.JobCondition
+		pods []corev1.Pod
+		want string
+	}{
+		{"deadline", &batchv1.JobCondition{Reason: batchv1.JobReasonDeadlineExceeded}, []corev1.Pod{terminated()}, "DeadlineExceeded"},
+		{"preempted", backoff, []corev1.Pod{disrupted("PreemptionByScheduler")}, "PreemptionByScheduler"},
+		{"evicted by the eviction API", backoff, []corev1.Pod{disrupted("EvictionByEvictionAPI")}, "EvictionByEvictionAPI"},
+		{"deleted by the taint manager", backoff, []corev1.Pod{disrupted("DeletionByTaintManager")}, "DeletionByTaintManager"},
+		{"terminated by the kubelet", backoff, []corev1.Pod{disrupted("TerminationByKubelet")}, "TerminationByKubelet"},
+		{"another disruption", backoff, []corev1.Pod{disrupted("SomethingNew")}, "SomethingNew"},
+		{"the process failed", backoff, []corev1.Pod{terminated()}, "ProcessFailure"},
+		{"pod without status", backoff, []corev1.Pod{{}}, "Unknown"},
+		{"no pod", backoff, nil, "Unknown"},
+		{"other job reason", &batchv1.JobCondition{Reason: "PodFailurePolicy"}, []corev1.Pod{terminated()}, "Unknown"},
+		{"no job reason", &batchv1.JobCondition{}, nil, "Unknown"},
+	} {
+		if got := conditionReason(tc.cond, tc.pods); got != tc.want {
+			t.Errorf("%s: conditionReason = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

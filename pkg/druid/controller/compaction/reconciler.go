@@ -40,11 +40,9 @@ const ConditionTypeLastSnapshotCompactionSucceeded druidv1alpha1.ConditionType =
 
 // Condition reasons and event reasons.
 const (
-	// ReasonCompactionSucceeded is the reason of a True condition.
-	ReasonCompactionSucceeded = "CompactionJobSucceeded"
-	// ReasonCompactionFailed is used when the failed Job carries no reason of its own; otherwise the
-	// condition carries the Job's reason (BackoffLimitExceeded, DeadlineExceeded, …).
-	ReasonCompactionFailed = "CompactionJobFailed"
+	// ReasonCompactionSucceeded is the reason of a True condition after a Job succeeded (the deployed
+	// druid's; a False one carries conditionReason).
+	ReasonCompactionSucceeded = "None"
 	// EventReasonJobCreated is a Normal event when a compaction starts.
 	EventReasonJobCreated = "CompactionJobCreated"
 	// EventReasonJobFailed is a Warning event: backups keep growing until a compaction succeeds.
@@ -161,8 +159,9 @@ func (r *Reconciler) fullSnapshotThreshold(etcd *druidv1alpha1.Etcd) int64 {
 
 // fullSnapshotReason says why a full snapshot replaces a compaction Job, as in the deployed druid: the
 // delta events reached triggerFullSnapshotThreshold, where a Job replaying all of them is unlikely to
-// finish, or the last Job ran out of its deadline. Empty when a Job is the way, also always while the
-// Etcd is hibernated (no sidecar runs to take the snapshot; the Job needs only the store).
+// finish, the last Job ran out of its deadline, or the last such request failed (so that a failed request
+// after a deadline is not followed by another Job that runs out of it). Empty when a Job is the way, also
+// always while the Etcd is hibernated (no sidecar runs to take the snapshot; the Job needs only the store).
 func fullSnapshotReason(etcd *druidv1alpha1.Etcd, events, fullThreshold int64) string {
 	if etcd.Spec.Replicas == 0 {
 		return ""
@@ -170,9 +169,15 @@ func fullSnapshotReason(etcd *druidv1alpha1.Etcd, events, fullThreshold int64) s
 	if events >= fullThreshold {
 		return fmt.Sprintf("%d delta events since the last full snapshot reached triggerFullSnapshotThreshold %d", events, fullThreshold)
 	}
-	if cond := druidv1alpha1.FindCondition(etcd.Status.Conditions, ConditionTypeLastSnapshotCompactionSucceeded); cond != nil &&
-		cond.Status == druidv1alpha1.ConditionFalse && cond.Reason == batchv1.JobReasonDeadlineExceeded {
+	cond := druidv1alpha1.FindCondition(etcd.Status.Conditions, ConditionTypeLastSnapshotCompactionSucceeded)
+	if cond == nil || cond.Status != druidv1alpha1.ConditionFalse {
+		return ""
+	}
+	switch cond.Reason {
+	case batchv1.JobReasonDeadlineExceeded:
 		return fmt.Sprintf("the last compaction Job exceeded its deadline with %d delta events", events)
+	case ReasonFullSnapshotError:
+		return fmt.Sprintf("requesting the last full snapshot failed with %d delta events", events)
 	}
 	return ""
 }
@@ -288,15 +293,12 @@ func (r *Reconciler) handleJob(ctx context.Context, etcd *druidv1alpha1.Etcd, jo
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		reason, message := ReasonCompactionFailed, "no reason given"
-		if cond.Reason != "" {
-			reason = cond.Reason
-		}
+		reason, message := conditionReason(cond, pods), "no reason given"
 		if cond.Message != "" {
 			message = cond.Message
 		}
 		if err := r.setCondition(ctx, etcd, druidv1alpha1.ConditionFalse, reason,
-			fmt.Sprintf("compaction Job %s failed: %s", job.Name, message)); err != nil {
+			fmt.Sprintf("compaction Job %s failed (%s): %s", job.Name, cond.Reason, message)); err != nil {
 			return ctrl.Result{}, err
 		}
 		if deleted, err := r.deleteJob(ctx, job); err != nil || !deleted {

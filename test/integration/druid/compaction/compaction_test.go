@@ -150,7 +150,7 @@ func TestSucceededJobSetsConditionAndIsDeleted(t *testing.T) {
 
 	g.Eventually(compactionCondition(etcd)).WithTimeout(timeout).WithPolling(poll).Should(And(
 		HaveField("Status", druidv1alpha1.ConditionTrue),
-		HaveField("Reason", "CompactionJobSucceeded"),
+		HaveField("Reason", "None"),
 	))
 	expectJobGone(t, job)
 	g.Eventually(metric(jobsTotal, etcd, append(succeeded, "failureReason", "none")...)).WithTimeout(timeout).WithPolling(poll).Should(Equal(1.0))
@@ -178,7 +178,7 @@ func TestFailedJobSetsConditionEmitsWarningAndRetriesAfterBackoff(t *testing.T) 
 
 	g.Eventually(compactionCondition(etcd)).WithTimeout(timeout).WithPolling(poll).Should(And(
 		HaveField("Status", druidv1alpha1.ConditionFalse),
-		HaveField("Reason", "BackoffLimitExceeded"),
+		HaveField("Reason", "EvictionByEvictionAPI"),
 		HaveField("Message", ContainSubstring("Job has reached the specified backoff limit")),
 	))
 	g.Eventually(eventReasons(ns, etcd.Name)).WithTimeout(timeout).WithPolling(poll).Should(ContainElement("CompactionJobFailed"))

@@ -389,6 +389,27 @@ func TestTemplateChangeHeldBackWhileNotAllMembersReady(t *testing.T) {
 	waitReconciled(t, ns)
 }
 
+// Hibernating a degraded cluster goes ahead: the pod template changes with the replicas (the ConfigMap's
+// initial cluster), and AllMembersReady keeps its False through the hibernation (reason NotChecked, as the
+// deployed druid keeps it), which must not hold the change back as a rolling update.
+func TestHibernatingADegradedClusterIsNotHeldBack(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	s := healthyCluster(t, ns, 3)
+	failMember(t, ns, s, 2)
+	expectCondition(t, ns, druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonNotAllMembersReady)
+
+	updateEtcd(t, ns, func(e *druidv1alpha1.Etcd) {
+		e.Spec.Replicas = 0
+		e.Annotations = map[string]string{druidv1alpha1.GardenerOperationAnnotation: druidv1alpha1.OperationReconcile}
+	})
+	g.Eventually(func(g Gomega) int32 { return ptr.Deref(statefulSet(g, ns).Spec.Replicas, -1) }).
+		WithTimeout(timeout).WithPolling(poll).Should(Equal(int32(0)))
+	etcd := expectCondition(t, ns, druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonNotChecked)
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeReady).Status).To(Equal(druidv1alpha1.ConditionTrue), "kept from before")
+	waitReconciled(t, ns)
+}
+
 // Seed 002's PodDisruptionBudget: minAvailable is the quorum (3 of 5) while all members are ready, the
 // number of Ready members (4) as soon as one is not — without a spec reconcile — and the quorum again
 // once the member is back.
