@@ -161,7 +161,8 @@ func withSnapshotCount(config []byte, n int) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// withoutEtcdEnv drops ETCD_* variables: etcd refuses a configuration file beside them.
+// withoutEtcdEnv drops ETCD_* variables, so that the configuration file alone configures the child (etcd
+// ignores them beside one, but says so in its log).
 func withoutEtcdEnv(env []string) []string {
 	var out []string
 	for _, kv := range env {

@@ -124,7 +124,7 @@ func (w *wrapper) stepThrough(ctx context.Context, config []byte, cfg *embed.Con
 // initialPlan is what the data directory needs (planSteps), which always ends with etcd 3.6: this etcd
 // starts only in a cluster whose members all run 3.6 or newer, since it panics on the v2 requests that
 // older members log and replicate. For the same reason, data that needs nothing still runs under 3.6 first
-// while another member of the cluster runs an older etcd (membersBelow36).
+// while another member of the cluster answers with an older etcd (membersBelow).
 func initialPlan(ctx context.Context, cfg *embed.Config, o Options, log logr.Logger) ([]stepEtcd, error) {
 	plan, err := planSteps(cfg.Dir, o)
 	if err != nil || len(plan) > 0 {

@@ -4,10 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
-
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
 	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 )

@@ -8,11 +8,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
-
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
 )
 
 // ErrNoValidData reports a data directory that holds no usable etcd data: missing, empty, incomplete

@@ -12,12 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
-
 	"github.com/go-logr/logr/testr"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
 	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 	"github.com/gardener-etcd/gardener-etcd/test/oldetcd"

@@ -9,12 +9,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
-
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
 )
 
 // replayReadyTimeout bounds the start of the throwaway etcd that replays a WAL.
