@@ -43,7 +43,8 @@ type DataVersion struct {
 	ConsistentIndex uint64
 	// ClusterVersion is the cluster version the database records (etcd 3.5 and later), "" when absent:
 	// etcd upgrades one minor version at a time, so data of a 3.5 cluster runs under 3.6 first even when
-	// no v2 entry is left in its WAL.
+	// no v2 entry is left in its WAL. 3.0.0 is etcd's placeholder before the cluster version is decided
+	// (seen on etcd 3.7 data too) and tells nothing.
 	ClusterVersion string
 	// LegacyEntries counts the WAL's normal entries after its newest snapshot that are no v3 request, and
 	// LastLegacyIndex is the raft index of the last of them.
@@ -84,7 +85,7 @@ func (v DataVersion) Unopenable() string {
 		return fmt.Sprintf("its database has no raft term beside its consistent index: etcd 3.4 or older wrote it; "+
 			"etcd upgrades one minor version at a time, so run etcd 3.5, then 3.6, on it before etcd %s", ours)
 	}
-	if cv, err := semver.NewVersion(v.ClusterVersion); err == nil && cv.Major == ours.Major && cv.Minor < ours.Minor-1 {
+	if cv, err := semver.NewVersion(v.ClusterVersion); err == nil && cv.Major == ours.Major && cv.Minor > 0 && cv.Minor < ours.Minor-1 {
 		return fmt.Sprintf("its database records cluster version %s: etcd upgrades one minor version at a time, so etcd "+
 			"%d.%d must run the cluster before etcd %s", v.ClusterVersion, ours.Major, ours.Minor-1, ours)
 	}
@@ -234,10 +235,10 @@ func (v DataVersion) StepVersions() ([]string, error) {
 	case v.LegacyEntries > 0:
 		return []string{"3.6"}, nil
 	case v.ClusterVersion != "":
+		// Only a 3.5 cluster's data gets here (3.4's has no term): 3.6 once, never an older etcd on data
+		// this etcd might have written.
 		if cv, err := semver.NewVersion(v.ClusterVersion); err == nil && cv.Major == 3 && cv.Minor == 5 {
 			return []string{"3.6"}, nil
-		} else if err == nil && cv.Major == 3 && cv.Minor < 5 {
-			return []string{"3.5", "3.6"}, nil
 		}
 	}
 	return nil, fmt.Errorf("%w: %s (storage version %q); no older etcd steps it, the data is left as it is", ErrDataVersion, why, v.StorageVersion)

@@ -24,6 +24,7 @@ func TestDataVersionUnopenable(t *testing.T) {
 		{"etcd 3.6 data", DataVersion{StorageVersion: "3.6.0", Term: true, ConsistentIndex: 9}, ""},
 		{"etcd 3.6 cluster", DataVersion{StorageVersion: "3.6.0", Term: true, ConsistentIndex: 9, ClusterVersion: "3.6.0"}, ""},
 		{"etcd 3.5 cluster", DataVersion{Term: true, ConsistentIndex: 9, ClusterVersion: "3.5.0"}, "cluster version 3.5.0"},
+		{"cluster version not decided yet", DataVersion{Term: true, ConsistentIndex: 9, ClusterVersion: "3.0.0"}, ""},
 		// etcd 3.7 before its version monitor wrote the storage version, or restored by etcdutl.
 		{"no storage version yet", DataVersion{Term: true, ConsistentIndex: 9}, ""},
 		{"v2 requests in the WAL", DataVersion{Term: true, ConsistentIndex: 9, LegacyEntries: 2, LastLegacyIndex: 4}, "2 entries"},
@@ -58,6 +59,8 @@ func TestStepVersions(t *testing.T) {
 		{"etcd 3.5 cluster, no v2 entry left", DataVersion{Term: true, ConsistentIndex: 9, ClusterVersion: "3.5.0"}, []string{"3.6"}, false},
 		{"etcd 3.5 member after a 3.6 run in a 3.5 cluster", DataVersion{StorageVersion: "3.6.0", Term: true, ConsistentIndex: 9, ClusterVersion: "3.5.0"}, []string{"3.6"}, false},
 		{"etcd 3.6 cluster", DataVersion{StorageVersion: "3.6.0", Term: true, ConsistentIndex: 9, ClusterVersion: "3.6.0"}, nil, false},
+		// etcd's placeholder before the cluster version is decided; a 3.7 member's volume had it (e2e).
+		{"cluster version not decided yet", DataVersion{Term: true, ConsistentIndex: 9, ClusterVersion: "3.0.0"}, nil, false},
 	} {
 		got, err := tc.v.StepVersions()
 		if !slices.Equal(got, tc.want) || (err != nil) != tc.refused || tc.refused && !errors.Is(err, ErrDataVersion) {
