@@ -140,7 +140,7 @@ func (i *Initializer) State() State {
 // Initialize implements httpapi.Initializer: observe, decide, act.
 func (i *Initializer) Initialize(ctx context.Context, mode httpapi.Mode) error {
 	start := time.Now()
-	data, sanityPassed, err := i.validateDataDir(ctx, mode)
+	data, sanityPassed, err := i.validateDataDir(mode)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package initializer
 
 import (
-	"context"
 	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
@@ -16,7 +15,7 @@ import (
 // data is refused: data that no older etcd steps to a version this etcd opens (a newer storage version,
 // issue 13) is, in both modes, neither started on nor moved aside or restored over. Sanity mode is no
 // exception: the clean-exit marker may come from another wrapper.
-func (i *Initializer) validateDataDir(ctx context.Context, mode httpapi.Mode) (data DataFacts, sanityPassed bool, err error) {
+func (i *Initializer) validateDataDir(mode httpapi.Mode) (data DataFacts, sanityPassed bool, err error) {
 	start := time.Now()
 	if err := CheckNotInUse(i.opts.DataDir); err != nil {
 		i.opts.Metrics.validated(start, false)

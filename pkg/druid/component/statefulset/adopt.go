@@ -180,7 +180,7 @@ func (o *operator) recreate(ctx context.Context, etcd *druidv1alpha1.Etcd, sts *
 		return component.RequeueWithEvent(adoptionPollPeriod, EventReasonAdoptionWaiting,
 			"StatefulSet %s must be recreated (%s): waiting until every member runs the pod template with druid's labels", sts.Name, reason)
 	}
-	var reader client.Reader = o.client.Live
+	reader := o.client.Live
 	if reader == nil {
 		reader = o.client.Client
 	}

@@ -1,6 +1,7 @@
 package compaction
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -183,7 +184,7 @@ func TestFailedJobSetsConditionEmitsWarningAndRetriesAfterBackoff(t *testing.T) 
 	))
 	g.Eventually(eventReasons(ns, etcd.Name)).WithTimeout(timeout).WithPolling(poll).Should(ContainElement("CompactionJobFailed"))
 	expectJobGone(t, job)
-	evicted := append(failed, "failureReason", "evicted")
+	evicted := slices.Concat(failed, []string{"failureReason", "evicted"})
 	g.Eventually(metric(jobsTotal, etcd, evicted...)).WithTimeout(timeout).WithPolling(poll).Should(Equal(1.0))
 	g.Expect(metric(jobDuration, etcd, evicted...)(g)).To(Equal(1.0), "one observation")
 	g.Expect(metric(jobsCurrent, etcd)(g)).To(Equal(0.0))
