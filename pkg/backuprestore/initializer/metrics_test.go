@@ -3,14 +3,19 @@ package initializer
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	bolt "go.etcd.io/bbolt"
+	"go.etcd.io/etcd/server/v3/storage/schema"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
 	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
+	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 	"github.com/gardener-etcd/gardener-etcd/test/metricstest"
 	"github.com/gardener-etcd/gardener-etcd/test/oldetcd"
 )
@@ -135,14 +140,30 @@ func TestDataDirInUseIsAFailedValidation(t *testing.T) {
 // Data that this etcd cannot open is refused before anything else: a validation that did not succeed.
 func TestRefusedDataIsAFailedValidation(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs an old etcd binary")
+		t.Skip("runs etcd in a child process")
 	}
-	m := oldDataCase{w: oldetcd.Write{Version: "3.5", Keys: 20, Stop: oldetcd.Kill}}.write(t)
+	// Data of a newer etcd (storage version 3.8): no older etcd steps it, the sidecar refuses it.
+	ours := etcdserver.StartProcess(t, etcdserver.ProcessConfig{Name: "etcd-test-0", DataDir: filepath.Join(t.TempDir(), "data")})
+	ours.Kill()
+	db, err := bolt.Open(dbPath(ours.Config.DataDir), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(schema.Meta.Name()).Put(schema.MetaStorageVersionName, []byte("3.8.0"))
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := oldetcd.Member{Name: ours.Config.Name, DataDir: ours.Config.DataDir, ClientURL: ours.Config.ClientURL, PeerURL: ours.Config.PeerURL}
 	reg := prometheus.NewPedanticRegistry()
 	in := oldDataInitializer(t, m, 1)
 	in.opts.Metrics = NewMetrics(reg)
-	if err := in.Initialize(t.Context(), httpapi.ModeSanity); err == nil {
-		t.Fatal("etcd 3.5 data was not refused")
+	if err := in.Initialize(t.Context(), httpapi.ModeSanity); !errors.Is(err, etcddata.ErrDataVersion) {
+		t.Fatalf("Initialize = %v, want ErrDataVersion for data of a newer etcd", err)
 	}
 	expectObservations(t, reg, "etcdbr_validation_duration_seconds", 2, map[string]uint64{"true": 0, "false": 1}, succeeded)
 }
