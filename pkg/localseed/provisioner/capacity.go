@@ -28,21 +28,27 @@ func mountCapacity(dir string, size resource.Quantity) error {
 	return nil
 }
 
-// unmountCapacity unmounts the volume's file system (if any) once its PV is deleted; lazily, since the
-// kubelet may still be tearing down a bind mount of it.
+// unmountCapacity unmounts the volume's file systems (if any) once its PV is deleted; lazily, since the
+// kubelet may still be tearing down a bind mount of it. Every layer goes: a second file system stacked on
+// the volume (seen after a killed seed) would otherwise keep the state directory from being removed.
 func unmountCapacity(dir string) error {
-	mounted, err := isMountPoint(dir)
-	if err != nil || !mounted {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
+	for range maxStackedMounts {
+		mounted, err := isMountPoint(dir)
+		if err != nil || !mounted {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return err
 		}
-		return err
+		if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
+			return fmt.Errorf("unmounting %s: %w", dir, err)
+		}
 	}
-	if err := unix.Unmount(dir, unix.MNT_DETACH); err != nil {
-		return fmt.Errorf("unmounting %s: %w", dir, err)
-	}
-	return nil
+	return fmt.Errorf("%s is still a mount point after %d unmounts", dir, maxStackedMounts)
 }
+
+// maxStackedMounts bounds the layers unmountCapacity takes off one volume.
+const maxStackedMounts = 16
 
 // isMountPoint reports whether dir is on another device than its parent.
 func isMountPoint(dir string) (bool, error) {
