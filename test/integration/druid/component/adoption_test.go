@@ -116,11 +116,7 @@ func TestAdoptsOldSelectorStatefulSetWithOneRoll(t *testing.T) {
 	expectUIDs(t, etcd, uids)
 
 	// Adopted: a further sync writes nothing.
-	before := resourceVersions(t, ns)
-	counter.writes.Store(0)
-	g.Expect(registry.SyncAll(ctx, etcd)).To(Succeed())
-	g.Expect(resourceVersions(t, ns)).To(Equal(before))
-	g.Expect(counter.writes.Load()).To(BeZero())
+	expectResyncWritesNothing(t, registry, counter, etcd)
 }
 
 // The objects of an etcd-druid from v0.22 on already have druid's selector: one template patch, no
@@ -142,12 +138,7 @@ func TestAdoptsCurrentStatefulSetInPlace(t *testing.T) {
 	expectManaged(g, sts, etcd, druidv1alpha1.ComponentStatefulSet)
 	expectSelectors(t, etcd, etcd.ManagedLabels())
 	expectUIDs(t, etcd, uids)
-
-	before := resourceVersions(t, ns)
-	counter.writes.Store(0)
-	g.Expect(registry.SyncAll(ctx, etcd)).To(Succeed())
-	g.Expect(resourceVersions(t, ns)).To(Equal(before))
-	g.Expect(counter.writes.Load()).To(BeZero())
+	expectResyncWritesNothing(t, registry, counter, etcd)
 }
 
 // A StatefulSet with podManagementPolicy OrderedReady (the deployed chart rendered none) is recreated with
