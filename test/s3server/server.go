@@ -46,11 +46,12 @@ type Server struct {
 	// CACertPEM is the certificate clients must trust when the server serves TLS; empty otherwise.
 	CACertPEM []byte
 
-	bin    string // the versitygw binary, also the admin client of CreateUser and DeleteUser
-	cmd    *exec.Cmd
-	exited chan struct{}
-	log    bytes.Buffer
-	tmp    string // owned temp dir (backend + log), removed on Stop
+	bin       string // the versitygw binary, also the admin client of CreateUser and DeleteUser
+	transport *http.Transport
+	cmd       *exec.Cmd
+	exited    chan struct{}
+	log       bytes.Buffer
+	tmp       string // owned temp dir (backend + log), removed on Stop
 }
 
 // Options selects how the server is run.
@@ -150,6 +151,7 @@ func tryStart(bin string, opts Options) (*Server, error) {
 		s.Endpoint = "https://" + addr
 		args = append(args, "--cert", certFile, "--key", keyFile)
 	}
+	s.transport = s.newTransport()
 	s.cmd = exec.Command(bin, append(args, "posix", s.Dir)...)
 	s.cmd.Stdout, s.cmd.Stderr = &s.log, &s.log
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test binary
@@ -190,9 +192,13 @@ func (s *Server) waitHealthy() error {
 	}
 }
 
-// Stop terminates the server (SIGTERM, SIGKILL after a grace period) and removes its directory.
+// Stop terminates the server (SIGTERM, SIGKILL after a grace period) and removes its directory. It
+// first closes its clients' idle connections: versitygw waits for every open connection for up to its
+// own shutdown timeout, also for one that never carried a request (what a request cancelled while
+// dialing leaves in a client's pool).
 func (s *Server) Stop() error {
 	var errs []error
+	s.transport.CloseIdleConnections()
 	select {
 	case <-s.exited:
 	default:
@@ -202,7 +208,8 @@ func (s *Server) Stop() error {
 		case <-time.After(stopTimeout):
 			_ = s.cmd.Process.Kill()
 			<-s.exited
-			errs = append(errs, fmt.Errorf("versitygw ignored SIGTERM for %s and was killed", stopTimeout))
+			errs = append(errs, fmt.Errorf("versitygw did not exit within %s of SIGTERM and was killed "+
+				"(it waits for every open client connection: a client outside this server's may hold one)", stopTimeout))
 		}
 	}
 	if err := os.RemoveAll(s.tmp); err != nil {

@@ -1,10 +1,13 @@
 package s3server
 
 import (
+	"context"
 	"io"
+	"net/http/httptrace"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -64,5 +67,35 @@ func TestTLSServer(t *testing.T) {
 	s.CreateBucket(t, "secure")
 	if _, err := s.Client().HeadBucket(t.Context(), &s3.HeadBucketInput{Bucket: aws.String("secure")}); err != nil {
 		t.Fatalf("head bucket over TLS: %v", err)
+	}
+}
+
+// TestStopWithAnUnusedClientConnection stops a server while one of its clients holds a connection that
+// never carried a request: what a request cancelled while dialing leaves in the client's pool (the
+// dial goes on and the connection is kept for later). versitygw waits for such a connection for its
+// whole shutdown timeout (10 s), so Stop must close its clients' idle connections first.
+func TestStopWithAnUnusedClientConnection(t *testing.T) {
+	s, err := StartProcess(Options{})
+	childproc.SkipIfShortAndMissing(t, "the S3 server test", err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	dialed := make(chan struct{})
+	traced := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		ConnectStart: func(string, string) { cancel() },
+		ConnectDone:  func(string, string, error) { close(dialed) },
+	})
+	if _, err := s.Client().ListBuckets(traced, &s3.ListBucketsInput{}); err == nil {
+		t.Fatal("a request cancelled while dialing succeeded")
+	}
+	<-dialed
+
+	start := time.Now()
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("Stop took %s: the server waited for the unused connection", took)
 	}
 }

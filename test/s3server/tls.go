@@ -55,12 +55,20 @@ func selfSignedCert(dir string) (certFile, keyFile string, certPEM []byte, err e
 	return certFile, keyFile, certPEM, nil
 }
 
-// httpClient trusts the server's own certificate when it serves TLS; timeout 0 means none.
-func (s *Server) httpClient(timeout time.Duration) *http.Client {
-	if len(s.CACertPEM) == 0 {
-		return &http.Client{Timeout: timeout}
+// newTransport is the one transport of all the server's clients, trusting its own certificate when it
+// serves TLS. It is the server's own (not http.DefaultTransport) so that Stop can close its idle
+// connections.
+func (s *Server) newTransport() *http.Transport {
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	if len(s.CACertPEM) > 0 {
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(s.CACertPEM)
+		transport.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(s.CACertPEM)
-	return &http.Client{Timeout: timeout, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	return transport
+}
+
+// httpClient is a client of the server on its transport; timeout 0 means none.
+func (s *Server) httpClient(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: s.transport}
 }
