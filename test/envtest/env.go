@@ -37,6 +37,8 @@ type Options struct {
 	// APIServerFlags are set on kube-apiserver's command line (name without dashes → value), e.g. a
 	// service-cluster-ip-range wider than envtest's /24 for benchmarks with hundreds of Services.
 	APIServerFlags map[string]string
+	// EtcdFlags are set on etcd's command line the same way, e.g. enable-pprof for a benchmark's profiles.
+	EtcdFlags map[string]string
 }
 
 // Env is a running control plane.
@@ -93,6 +95,9 @@ func Start(opts Options) (*Env, error) {
 	e.Environment.ControlPlane.Etcd.Path = filepath.Join(assets, "etcd")
 	for name, value := range opts.APIServerFlags {
 		e.Environment.ControlPlane.GetAPIServer().Configure().Set(name, value)
+	}
+	for name, value := range opts.EtcdFlags {
+		e.Environment.ControlPlane.Etcd.Configure().Set(name, value)
 	}
 	if e.Config, err = e.Environment.Start(); err != nil {
 		_ = e.Stop()

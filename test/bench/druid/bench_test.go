@@ -7,8 +7,10 @@
 //
 //	go test ./test/bench/druid/ -run '^$' -bench BenchmarkEtcdCreationBurst -benchtime 1x -timeout 60m
 //
-// DRUID_BENCH_SIZES sets the bursts (default "50,500,1000"); DRUID_BENCH_BINARY runs a druid built
-// elsewhere (e.g. from main) instead of building cmd/etcd-druid of this checkout.
+// DRUID_BENCH_SIZES sets the bursts (default "50,500,1000"; repeat sizes, e.g. "50,1000,50,1000", for the
+// medians per size); DRUID_BENCH_BINARY runs a druid built elsewhere (e.g. from main) instead of building
+// cmd/etcd-druid of this checkout; DRUID_BENCH_PROFILE_DIR writes CPU profiles of kube-apiserver and etcd
+// for every burst.
 //
 // Every burst gets a fresh control plane and a fresh druid process, so that the figures of one burst do
 // not carry the objects or the memory of the previous one. druid runs as its own process (found through
@@ -27,6 +29,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -126,7 +129,7 @@ func runBurst(b *testing.B, bin string, n int) burst {
 	b.Helper()
 	ctx := context.Background()
 	// envtest's default service range is a /24: 254 ClusterIPs, fewer than one client Service per Etcd.
-	env, err := envtest.Start(envtest.Options{APIServerFlags: map[string]string{"service-cluster-ip-range": "10.0.0.0/16"}})
+	env, err := envtest.Start(envtest.Options{APIServerFlags: map[string]string{"service-cluster-ip-range": "10.0.0.0/16"}, EtcdFlags: etcdFlags()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -180,6 +183,10 @@ func runBurst(b *testing.B, bin string, n int) burst {
 	idleRate := (cpuBefore - idleFrom) / settle.Seconds()
 	druidCPUBefore := mustCPU(b, druid.cmd.Process.Pid)
 
+	waitProfiles, err := startProfiles(ctx, env, namespace)
+	if err != nil {
+		b.Fatal(err)
+	}
 	start := watch.begin()
 	r := burst{n: n, created: createBurst(b, ctx, c, namespace, n)}
 	r.allStatefulSets, r.allObserved = waitReconciled(b, druid, watch)
@@ -195,6 +202,9 @@ func runBurst(b *testing.B, bin string, n int) burst {
 	r.settledCPU = controlPlaneCPU() - cpuBefore - idleRate*time.Since(start).Seconds()
 	metricsAfter, err := env.APIServerMetrics(ctx)
 	if err != nil {
+		b.Fatal(err)
+	}
+	if err := waitProfiles(); err != nil {
 		b.Fatal(err)
 	}
 	own := counting.snapshot().minus(ownBefore)
@@ -345,4 +355,36 @@ func printTable(results []burst) {
 			per("GET"), per("LIST"), per("POST"), per("PATCH")+per("APPLY"))
 	}
 	fmt.Println("(cp-ms/Etcd: kube-apiserver + etcd CPU per Etcd until every Etcd is observed; settled-ms: the same until 5s later, less the idle rate; x-first: relative to the first burst; x-create: time to all StatefulSets over the creation baseline)")
+	printSizeMedians(results)
+}
+
+// printSizeMedians prints, for runs that repeat burst sizes (DRUID_BENCH_SIZES=50,1000,50,1000,...), the
+// spread and the median of each size's control-plane CPU per Etcd, the median against the first size's.
+// The CPU time of the same work varies by 20 % and more between bursts on a shared VM: a slow and a fast
+// burst of 1,000 had the same requests and the same mix of functions in kube-apiserver's and etcd's CPU
+// profiles within 1 % (DRUID_BENCH_PROFILE_DIR), and bursts of 50 vary as much. Only alternating
+// repetitions compare sizes.
+func printSizeMedians(results []burst) {
+	bySize := map[int][]float64{}
+	var sizes []int
+	for _, r := range results {
+		if _, seen := bySize[r.n]; !seen {
+			sizes = append(sizes, r.n)
+		}
+		bySize[r.n] = append(bySize[r.n], r.controlPlaneCPUPerEtcdMs())
+	}
+	if len(sizes) == len(results) {
+		return
+	}
+	median := func(v []float64) float64 { return (v[(len(v)-1)/2] + v[len(v)/2]) / 2 }
+	for _, v := range bySize {
+		slices.Sort(v)
+	}
+	base := median(bySize[sizes[0]])
+	fmt.Printf("\n%6s %6s %9s %12s %9s %9s\n", "Etcds", "runs", "min", "median cp-ms", "max", "x-first")
+	for _, n := range sizes {
+		v := bySize[n]
+		fmt.Printf("%6d %6d %9.1f %12.1f %9.1f %9.2f\n", n, len(v), v[0], median(v), v[len(v)-1], median(v)/base)
+	}
+	fmt.Println("(cp-ms per Etcd of every burst of a size: its fastest, median and slowest; x-first: the median against the first size's)")
 }

@@ -1,0 +1,100 @@
+package druid
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+)
+
+// profileDir is where CPU profiles of kube-apiserver and etcd are written for every burst
+// (DRUID_BENCH_PROFILE_DIR, unset: none), to find what a burst costs the control plane and why the
+// cost per Etcd changes with the burst's size. Each profile covers DRUID_BENCH_PROFILE_SECONDS
+// (default 30) from the burst's start.
+func profileDir() string { return os.Getenv("DRUID_BENCH_PROFILE_DIR") }
+
+func profileSeconds() int {
+	if s, err := strconv.Atoi(os.Getenv("DRUID_BENCH_PROFILE_SECONDS")); err == nil && s > 0 {
+		return s
+	}
+	return 30
+}
+
+// etcdFlags turns on etcd's pprof endpoints when profiles are asked for.
+func etcdFlags() map[string]string {
+	if profileDir() == "" {
+		return nil
+	}
+	return map[string]string{"enable-pprof": "true"}
+}
+
+// startProfiles fetches CPU profiles of kube-apiserver and etcd covering the next profileSeconds, named
+// after the burst; wait returns once both are written.
+func startProfiles(ctx context.Context, env *envtest.Env, name string) (wait func() error, err error) {
+	dir := profileDir()
+	if dir == "" {
+		return func() error { return nil }, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	apiserverClient, err := rest.HTTPClientFor(env.Config)
+	if err != nil {
+		return nil, err
+	}
+	query := fmt.Sprintf("/debug/pprof/profile?seconds=%d", profileSeconds())
+	targets := map[string]struct {
+		client *http.Client
+		url    string
+	}{
+		"apiserver": {apiserverClient, strings.TrimSuffix(env.Config.Host, "/") + query},
+		"etcd":      {http.DefaultClient, strings.TrimSuffix(env.ControlPlane.Etcd.URL.String(), "/") + query},
+	}
+	errs := make(chan error, len(targets))
+	for component, target := range targets {
+		path := filepath.Join(dir, fmt.Sprintf("%s-%s-%s.pprof", name, component, time.Now().Format("150405")))
+		go func() { errs <- fetchProfile(ctx, target.client, target.url, path) }()
+	}
+	return func() error {
+		var first error
+		for range targets {
+			if err := <-errs; err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
+	}, nil
+}
+
+func fetchProfile(ctx context.Context, client *http.Client, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("profiling %s: %w", url, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profiling %s: %s", url, resp.Status)
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, resp.Body); err != nil {
+		_ = out.Close()
+		return err
+	}
+	return out.Close()
+}
