@@ -3,12 +3,26 @@ package s3server
 import (
 	"context"
 	"fmt"
+	"net/http/httputil"
+	"net/url"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
+
+// ReverseProxy forwards requests to the server over the server's own transport, so that Stop closes
+// the proxy's idle connections too (see Stop), for tests that watch or change requests on the way.
+func (s *Server) ReverseProxy() *httputil.ReverseProxy {
+	target, err := url.Parse(s.Endpoint)
+	if err != nil {
+		panic(fmt.Sprintf("s3server: endpoint %q: %v", s.Endpoint, err)) // built by tryStart, always valid
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.Transport = s.transport
+	return proxy
+}
 
 // Client is an S3 client for the server (path style, static credentials), for test set-up and checks.
 func (s *Server) Client() *s3.Client {

@@ -6,6 +6,7 @@ import (
 	"net/http/httptrace"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,16 +81,13 @@ func TestStopWithAnUnusedClientConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	dialed := make(chan struct{})
-	traced := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		ConnectStart: func(string, string) { cancel() },
-		ConnectDone:  func(string, string, error) { close(dialed) },
-	})
-	if _, err := s.Client().ListBuckets(traced, &s3.ListBucketsInput{}); err == nil {
-		t.Fatal("a request cancelled while dialing succeeded")
+	t.Cleanup(func() { _ = s.Stop() }) // a second Stop does nothing
+	s.transport.CloseIdleConnections() // the request below must dial, not reuse a health check's connection
+	for attempt := 1; !leaveUnusedConnection(t, s); attempt++ {
+		if attempt == 5 {
+			t.Fatal("every cancelled request got its connection: no unused connection to test with")
+		}
 	}
-	<-dialed
 
 	start := time.Now()
 	if err := s.Stop(); err != nil {
@@ -98,4 +96,28 @@ func TestStopWithAnUnusedClientConnection(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Fatalf("Stop took %s: the server waited for the unused connection", took)
 	}
+}
+
+// leaveUnusedConnection sends a request that is cancelled as soon as it starts to dial, and tells
+// whether the dialed connection went to the pool unused (rarely the dial wins the race and the
+// cancelled request takes the connection).
+func leaveUnusedConnection(t *testing.T, s *Server) bool {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	dialed := make(chan struct{})
+	var used atomic.Bool
+	traced := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		ConnectStart: func(string, string) { cancel() },
+		ConnectDone:  func(string, string, error) { close(dialed) },
+		GotConn:      func(httptrace.GotConnInfo) { used.Store(true) },
+	})
+	if _, err := s.Client().ListBuckets(traced, &s3.ListBucketsInput{}); err == nil {
+		t.Fatal("a request cancelled while dialing succeeded")
+	}
+	select {
+	case <-dialed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled request's dial did not finish")
+	}
+	return !used.Load()
 }

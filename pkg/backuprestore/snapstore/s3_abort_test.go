@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
-	"net/url"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -47,12 +46,8 @@ type heldUpload struct {
 
 func startSlowPartServer(t *testing.T, srv *s3server.Server, partHold time.Duration) (*slowPartServer, string) {
 	t.Helper()
-	target, err := url.Parse(srv.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := &slowPartServer{
-		proxy:     httputil.NewSingleHostReverseProxy(target),
+		proxy:     srv.ReverseProxy(),
 		partHold:  partHold,
 		abortWait: 10 * time.Second,
 		uploads:   map[string]*heldUpload{},

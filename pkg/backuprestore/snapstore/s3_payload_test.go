@@ -5,8 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -30,12 +28,8 @@ type partRecorder struct {
 
 func startPartRecorder(t *testing.T, srv *s3server.Server) (*partRecorder, string) {
 	t.Helper()
-	target, err := url.Parse(srv.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
 	rec := &partRecorder{}
-	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy := srv.ReverseProxy()
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPut && r.URL.Query().Has("partNumber") {
 			rec.mu.Lock()

@@ -360,7 +360,7 @@ func printTable(results []burst) {
 
 // printSizeMedians prints, for runs that repeat burst sizes (DRUID_BENCH_SIZES=50,1000,50,1000,...), the
 // spread and the median of each size's control-plane CPU per Etcd, the median against the first size's.
-// The CPU time of the same work varies by 20 % and more between bursts on a shared VM: a slow and a fast
+// The CPU time of the same work varies by ±15–20 % between bursts on a shared VM: a slow and a fast
 // burst of 1,000 had the same requests and the same mix of functions in kube-apiserver's and etcd's CPU
 // profiles within 1 % (DRUID_BENCH_PROFILE_DIR), and bursts of 50 vary as much. Only alternating
 // repetitions compare sizes.
