@@ -3,6 +3,7 @@ package envtest
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,26 +16,42 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// APIServerMetrics reads the apiserver's own /metrics (as the administrator of Config) and parses them, so
-// that benchmarks can count the requests the apiserver served (apiserver_request_total) before and after
-// a run.
-func (e *Env) APIServerMetrics(ctx context.Context) (map[string]*dto.MetricFamily, error) {
+// APIServerGet GETs path (e.g. /metrics, or a resource's URL for its Table) from the apiserver as the
+// administrator of Config, with accept as the Accept header unless empty. Any status but 200 is an error
+// carrying the start of the body; the caller closes the body of the response.
+func (e *Env) APIServerGet(ctx context.Context, path, accept string) (*http.Response, error) {
 	httpClient, err := rest.HTTPClientFor(e.Config)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(e.Config.Host, "/")+"/metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(e.Config.Host, "/")+path, nil)
 	if err != nil {
 		return nil, err
 	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
 	resp, err := httpClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		_ = resp.Body.Close()
+		return nil, fmt.Errorf("GET %s: %s: %s", path, resp.Status, body)
+	}
+	return resp, nil
+}
+
+// APIServerMetrics reads the apiserver's own /metrics (as the administrator of Config) and parses them, so
+// that benchmarks can count the requests the apiserver served (apiserver_request_total) before and after
+// a run.
+func (e *Env) APIServerMetrics(ctx context.Context) (map[string]*dto.MetricFamily, error) {
+	resp, err := e.APIServerGet(ctx, "/metrics", "")
 	if err != nil {
 		return nil, fmt.Errorf("reading the apiserver's metrics: %w", err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("reading the apiserver's metrics: %s", resp.Status)
-	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(resp.Body)
 	if err != nil {

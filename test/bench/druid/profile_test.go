@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/client-go/rest"
-
 	"github.com/gardener-etcd/gardener-etcd/test/envtest"
 )
 
@@ -50,22 +48,16 @@ func startProfiles(ctx context.Context, env *envtest.Env, name string) (wait fun
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	apiserverClient, err := rest.HTTPClientFor(env.Config)
-	if err != nil {
-		return nil, err
-	}
 	query := fmt.Sprintf("/debug/pprof/profile?seconds=%d", profileSeconds())
-	targets := map[string]struct {
-		client *http.Client
-		url    string
-	}{
-		"apiserver": {apiserverClient, strings.TrimSuffix(env.Config.Host, "/") + query},
-		"etcd":      {http.DefaultClient, strings.TrimSuffix(env.ControlPlane.Etcd.URL.String(), "/") + query},
+	etcdURL := strings.TrimSuffix(env.ControlPlane.Etcd.URL.String(), "/") + query
+	targets := map[string]func(context.Context) (*http.Response, error){
+		"apiserver": func(ctx context.Context) (*http.Response, error) { return env.APIServerGet(ctx, query, "") },
+		"etcd":      func(ctx context.Context) (*http.Response, error) { return getOK(ctx, etcdURL) },
 	}
 	errs := make(chan error, len(targets))
-	for component, target := range targets {
+	for component, get := range targets {
 		path := filepath.Join(dir, fmt.Sprintf("%s-%s-%s.pprof", name, component, time.Now().Format("150405")))
-		go func() { errs <- fetchProfile(ctx, target.client, target.url, path) }()
+		go func() { errs <- writeProfile(ctx, get, path) }()
 	}
 	return func() error {
 		var first error
@@ -78,19 +70,30 @@ func startProfiles(ctx context.Context, env *envtest.Env, name string) (wait fun
 	}, nil
 }
 
-func fetchProfile(ctx context.Context, client *http.Client, url, path string) error {
+// getOK GETs url; any status but 200 is an error.
+func getOK(ctx context.Context, url string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("profiling %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		_ = resp.Body.Close()
+		return nil, fmt.Errorf("profiling %s: %s", url, resp.Status)
+	}
+	return resp, nil
+}
+
+// writeProfile writes the profile get answers to path.
+func writeProfile(ctx context.Context, get func(context.Context) (*http.Response, error), path string) error {
+	resp, err := get(ctx)
 	if err != nil {
 		return err
 	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return fmt.Errorf("profiling %s: %w", url, err)
-	}
 	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("profiling %s: %s", url, resp.Status)
-	}
 	out, err := os.Create(path)
 	if err != nil {
 		return err

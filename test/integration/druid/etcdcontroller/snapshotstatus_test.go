@@ -4,15 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -39,18 +36,12 @@ func renewSnapshotLease(t *testing.T, namespace, name string, revision int64, at
 // etcdTable is the Etcd as `kubectl get etcd -o wide` receives it: the apiserver's Table of the CRD's
 // printer columns (kubectl hides the columns of priority > 0 unless -o wide).
 func etcdTable(g Gomega, namespace string) map[string]any {
-	httpClient, err := rest.HTTPClientFor(env.Config)
-	g.Expect(err).NotTo(HaveOccurred())
-	url := strings.TrimSuffix(env.Config.Host, "/") + "/apis/druid.gardener.cloud/v1alpha1/namespaces/" + namespace + "/etcds/" + etcdName
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	g.Expect(err).NotTo(HaveOccurred())
-	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
-	resp, err := httpClient.Do(req)
+	resp, err := env.APIServerGet(ctx, "/apis/druid.gardener.cloud/v1alpha1/namespaces/"+namespace+"/etcds/"+etcdName,
+		"application/json;as=Table;v=v1;g=meta.k8s.io")
 	g.Expect(err).NotTo(HaveOccurred())
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(resp.StatusCode).To(Equal(http.StatusOK), string(body))
 	table := &metav1.Table{}
 	g.Expect(json.Unmarshal(body, table)).To(Succeed())
 	g.Expect(table.Rows).To(HaveLen(1))
