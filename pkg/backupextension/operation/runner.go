@@ -188,7 +188,7 @@ func (r *Runner[T]) fail(ctx context.Context, obj, before T, opType extensionsv1
 	}
 	var later *RetryLaterError
 	if errors.As(cause, &later) {
-		logf.FromContext(ctx).Info("Precondition not met, checking again later", "operation", opType, "reason", cause.Error(), "after", later.After)
+		logf.FromContext(ctx).Info("Precondition not met, retried later", "operation", opType, "reason", cause.Error(), "after", later.After)
 		return reconcile.Result{RequeueAfter: later.After}, nil
 	}
 	return reconcile.Result{}, fmt.Errorf("%s of %s failed: %w", opType, obj.GetName(), cause)

@@ -165,7 +165,7 @@ func (i *Initializer) waitForQuorumAndJoin(ctx context.Context) (State, error) {
 			return st, err
 		}
 		if time.Now().After(deadline) {
-			return State{}, errors.New("no quorate cluster to join and not allowed to restore alone; retry later")
+			return State{}, errors.New("no quorate cluster to join and not allowed to restore alone; retried later")
 		}
 		select {
 		case <-ctx.Done():

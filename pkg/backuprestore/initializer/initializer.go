@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // Defaults of Options.
@@ -251,16 +250,11 @@ func (i *Initializer) backupFacts(ctx context.Context) (BackupFacts, error) {
 	return BackupFacts{Exists: true, LastRevision: snaps[len(snaps)-1].LastRevision}, nil
 }
 
-// Ordinal parses the StatefulSet ordinal from a member name (<etcd>-<i> or <prefix>-<etcd>-<i>); -1
-// when the name has none.
+// Ordinal is the StatefulSet ordinal of a member name (<etcd>-<i> or <prefix>-<etcd>-<i>), or -1 when the
+// name has none; etcdpod.TrailingOrdinal parses it.
 func Ordinal(name string) int {
-	idx := strings.LastIndexByte(name, '-')
-	if idx < 0 {
-		return -1
+	if n, ok := etcdpod.TrailingOrdinal(name); ok {
+		return n
 	}
-	n, err := strconv.Atoi(name[idx+1:])
-	if err != nil || n < 0 {
-		return -1
-	}
-	return n
+	return -1
 }

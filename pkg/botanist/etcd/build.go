@@ -3,6 +3,7 @@ package etcd
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -106,9 +107,13 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 	if existing != nil {
 		obj = existing.DeepCopy()
 	}
-	obj.Labels = mergeMaps(obj.Labels, map[string]string{labelGardenerRole: labelGardenerRoleCP, labelRole: e.values.Role})
+	metav1.SetMetaDataLabel(&obj.ObjectMeta, labelGardenerRole, labelGardenerRoleCP)
+	metav1.SetMetaDataLabel(&obj.ObjectMeta, labelRole, e.values.Role)
 	spec := &obj.Spec
-	spec.Labels = mergeMaps(spec.Labels, map[string]string{
+	if spec.Labels == nil {
+		spec.Labels = map[string]string{}
+	}
+	maps.Copy(spec.Labels, map[string]string{
 		labelGardenerRole:     labelGardenerRoleCP,
 		labelRole:             e.values.Role,
 		labelApp:              labelAppEtcd,
@@ -183,7 +188,10 @@ func (e *etcd) setPeerTLS(obj *druidv1alpha1.Etcd, peerTLS bool, checksum string
 		TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: corev1.SecretReference{Name: PeerCASecretName, Namespace: e.namespace}, DataKey: ptr.To(DataKeyCABundle)},
 		ServerTLSSecretRef: corev1.SecretReference{Name: PeerServerSecretName(e.values.Role), Namespace: e.namespace},
 	}}
-	obj.Spec.Annotations = mergeMaps(obj.Spec.Annotations, map[string]string{PeerTLSChecksumAnnotation: checksum})
+	if obj.Spec.Annotations == nil {
+		obj.Spec.Annotations = map[string]string{}
+	}
+	obj.Spec.Annotations[PeerTLSChecksumAnnotation] = checksum
 }
 
 // clientTLS is used by etcd's client port and by the sidecar's HTTP server: both present the server
@@ -216,16 +224,6 @@ func peerTLSChecksum(peerCA, peerServer *corev1.Secret) string {
 	h.Write(peerCA.Data[DataKeyCABundle])
 	h.Write(peerServer.Data[DataKeyCertificate])
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-func mergeMaps(into, from map[string]string) map[string]string {
-	if into == nil {
-		into = make(map[string]string, len(from))
-	}
-	for k, v := range from {
-		into[k] = v
-	}
-	return into
 }
 
 // deltaSnapshotRetentionPeriod is Values.DeltaSnapshotRetentionPeriod, else DefaultDeltaSnapshotRetentionPeriod.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -130,10 +131,8 @@ func (e *etcd) schedules(existing *druidv1alpha1.Etcd) (defragmentation, fullSna
 // concurrent writer makes this Deploy fail and retry rather than being overwritten), always with the
 // operation annotation that asks druid to reconcile.
 func (e *etcd) write(ctx context.Context, existing, desired *druidv1alpha1.Etcd) error {
-	desired.Annotations = mergeMaps(desired.Annotations, map[string]string{
-		druidv1alpha1.GardenerOperationAnnotation: druidv1alpha1.OperationReconcile,
-		druidv1alpha1.GardenerTimestampAnnotation: e.values.Clock().UTC().Format(time.RFC3339),
-	})
+	metav1.SetMetaDataAnnotation(&desired.ObjectMeta, druidv1alpha1.GardenerOperationAnnotation, druidv1alpha1.OperationReconcile)
+	metav1.SetMetaDataAnnotation(&desired.ObjectMeta, druidv1alpha1.GardenerTimestampAnnotation, e.values.Clock().UTC().Format(time.RFC3339))
 	if existing == nil {
 		if errs := validation.ValidateEtcd(desired); len(errs) > 0 {
 			return fmt.Errorf("refusing to write an invalid Etcd %s/%s: %w", e.namespace, e.name(), errs.ToAggregate())
@@ -201,7 +200,7 @@ func (e *etcd) Destroy(ctx context.Context) error {
 	}
 	if existing.Annotations[ConfirmDeletionAnnotation] != "true" {
 		patch := client.MergeFrom(existing.DeepCopy())
-		existing.Annotations = mergeMaps(existing.Annotations, map[string]string{ConfirmDeletionAnnotation: "true"})
+		metav1.SetMetaDataAnnotation(&existing.ObjectMeta, ConfirmDeletionAnnotation, "true")
 		if err := e.client.Patch(ctx, existing, patch); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("confirming the deletion of Etcd %s/%s: %w", e.namespace, e.name(), err)
 		}

@@ -47,7 +47,7 @@ func (e *MissingSecretError) Error() string {
 		}
 		parts = append(parts, fmt.Sprintf("secret %s/%s%s lacks key(s) %s", e.Namespace, m.Name, provider, strings.Join(m.Keys, ", ")))
 	}
-	return fmt.Sprintf("%s not written, retry later: %s", e.Etcd, strings.Join(parts, "; "))
+	return fmt.Sprintf("%s not written, retried later: %s", e.Etcd, strings.Join(parts, "; "))
 }
 
 // Retriable marks the error as one that goes away by itself once the secrets are written.

@@ -71,7 +71,7 @@ func TestDescribeUnreadyNamesErrorsAndConditions(t *testing.T) {
 
 func TestMissingSecretErrorNamesEverySecretAndKey(t *testing.T) {
 	err := &MissingSecretError{Namespace: "shoot--a--b", Etcd: "etcd-main", Missing: []MissingSecret{{Name: "ca-etcd"}, {Name: "etcd-backup", Keys: []string{"bucketName"}}}}
-	NewWithT(t).Expect(err.Error()).To(Equal("etcd-main not written, retry later: secret shoot--a--b/ca-etcd is missing; secret shoot--a--b/etcd-backup lacks key(s) bucketName"))
+	NewWithT(t).Expect(err.Error()).To(Equal("etcd-main not written, retried later: secret shoot--a--b/ca-etcd is missing; secret shoot--a--b/etcd-backup lacks key(s) bucketName"))
 }
 
 func TestStorageProviderForEntryType(t *testing.T) {

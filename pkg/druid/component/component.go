@@ -18,7 +18,7 @@ import (
 type Operator interface {
 	// Sync creates or patches the object(s) so that they match the Etcd's spec. It is idempotent: a second
 	// Sync without spec changes writes nothing. It returns an *Error on failure, or a *RequeueError when a
-	// precondition is not met yet and the caller should retry later without recording a failure.
+	// precondition is not met yet and the Sync is retried later without recording a failure.
 	Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error
 	// TriggerDelete asks the apiserver to delete the object(s); it does not wait for them to disappear
 	// (the deletion flow polls GetExistingResourceNames). Objects that are already gone are not an error.

@@ -78,7 +78,7 @@ func AsLastError(err error, observedAt time.Time) druidv1alpha1.LastError {
 // reference's scale-up sequence polls member leases every 10 s.
 const DefaultRequeueAfter = 10 * time.Second
 
-// RequeueError means "a precondition is not met yet, try again later": it is not a failure (nothing goes
+// RequeueError means "a precondition is not met yet, retried later": it is not a failure (nothing goes
 // into status.lastErrors, lastOperation.state becomes Requeue) but the flow must stop here, because later
 // steps depend on this one being complete. The peer-TLS scale-up uses it while members restart with TLS.
 type RequeueError struct {

@@ -1,6 +1,7 @@
 package component
 
 import (
+	"maps"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,9 +32,7 @@ func ApplyManagedMeta(obj metav1.Object, etcd *druidv1alpha1.Etcd, componentName
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	for k, v := range etcd.ComponentLabels(componentName, NameLabelValue(obj.GetName())) {
-		labels[k] = v
-	}
+	maps.Copy(labels, etcd.ComponentLabels(componentName, NameLabelValue(obj.GetName())))
 	obj.SetLabels(labels)
 	obj.SetOwnerReferences(withOwner(obj.GetOwnerReferences(), OwnerReference(etcd)))
 }

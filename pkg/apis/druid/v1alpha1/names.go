@@ -2,8 +2,8 @@ package v1alpha1
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // The names of the objects druid creates for an Etcd (shared/reference/druid-components.md). Network
@@ -79,25 +79,12 @@ func (e *Etcd) OrdinalOf(name string) (int, bool) {
 	if e.Spec.MemberNamePrefix != nil && *e.Spec.MemberNamePrefix != "" {
 		base = *e.Spec.MemberNamePrefix + "-" + base
 	}
-	return ordinalAfter(name, base)
+	return etcdpod.OrdinalAfter(name, base)
 }
 
 // PodOrdinalOf returns the ordinal of a pod name of this Etcd (`<name>-<ordinal>`, whatever the member name
 // prefix), and false when the name is no such pod name.
-func (e *Etcd) PodOrdinalOf(name string) (int, bool) { return ordinalAfter(name, e.Name+"-") }
-
-// ordinalAfter parses name as base followed by an ordinal in canonical form (no sign, no leading zeros).
-func ordinalAfter(name, base string) (int, bool) {
-	suffix, ok := strings.CutPrefix(name, base)
-	if !ok {
-		return 0, false
-	}
-	i, err := strconv.Atoi(suffix)
-	if err != nil || i < 0 || strconv.Itoa(i) != suffix {
-		return 0, false
-	}
-	return i, true
-}
+func (e *Etcd) PodOrdinalOf(name string) (int, bool) { return etcdpod.OrdinalAfter(name, e.Name+"-") }
 
 // ManagedLabels are the labels every object druid manages for this Etcd carries; they are also the
 // StatefulSet's selector.

@@ -21,8 +21,6 @@ const (
 	// CreatedByAnnotation names the BackupEntry that wrote an etcd backup secret, so that the deletion of an
 	// old entry of a deleted shoot never removes the secret of a new shoot in a namespace of the same name.
 	CreatedByAnnotation = "backup.gardener.cloud/created-by"
-	// DataKeyBucketName is the key of the etcd backup secret that holds the bucket (the Etcd's container).
-	DataKeyBucketName = "bucketName"
 	// EntrySecretNamespace is where gardenlet relays the entry secrets of a seed.
 	EntrySecretNamespace = "garden"
 )

@@ -13,6 +13,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
 // etcdBackupSecretData is the entry credentials, the bucket name and the provider's keys; provider keys win
@@ -21,7 +22,7 @@ func etcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, credentials, provi
 	data := make(map[string][]byte, len(credentials)+len(providerData)+1)
 	maps.Copy(data, credentials)
 	maps.Copy(data, providerData)
-	data[DataKeyBucketName] = []byte(be.Spec.BucketName)
+	data[backupsecret.KeyBucketName] = []byte(be.Spec.BucketName)
 	return data
 }
 

@@ -44,8 +44,12 @@ func mutate(svc *corev1.Service, etcd *druidv1alpha1.Etcd, pods map[string]strin
 	if custom == nil {
 		custom = &druidv1alpha1.ClientService{}
 	}
-	svc.Labels = mergeInto(svc.Labels, custom.Labels)
-	svc.Annotations = mergeInto(svc.Annotations, custom.Annotations)
+	for k, v := range custom.Labels {
+		metav1.SetMetaDataLabel(&svc.ObjectMeta, k, v)
+	}
+	for k, v := range custom.Annotations {
+		metav1.SetMetaDataAnnotation(&svc.ObjectMeta, k, v)
+	}
 	component.ApplyManagedMeta(svc, etcd, druidv1alpha1.ComponentClientService)
 
 	svc.Spec.Type = corev1.ServiceTypeClusterIP
@@ -61,17 +65,4 @@ func mutate(svc *corev1.Service, etcd *druidv1alpha1.Etcd, pods map[string]strin
 // tcpPort spells out the fields the apiserver would default, so that a second Sync finds nothing to patch.
 func tcpPort(name string, port int32) corev1.ServicePort {
 	return corev1.ServicePort{Name: name, Protocol: corev1.ProtocolTCP, Port: port, TargetPort: intstr.FromInt32(port)}
-}
-
-func mergeInto(dst, src map[string]string) map[string]string {
-	if len(src) == 0 {
-		return dst
-	}
-	if dst == nil {
-		dst = make(map[string]string, len(src))
-	}
-	for k, v := range src {
-		dst[k] = v
-	}
-	return dst
 }

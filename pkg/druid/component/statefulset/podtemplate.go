@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,16 +27,10 @@ type renderInput struct {
 // podTemplate renders the pod template of a defaulted Etcd.
 func podTemplate(etcd *druidv1alpha1.Etcd, in renderInput) corev1.PodTemplateSpec {
 	labels := map[string]string{}
-	for k, v := range etcd.Spec.Labels {
-		labels[k] = v
-	}
-	for k, v := range etcd.ManagedLabels() {
-		labels[k] = v
-	}
+	maps.Copy(labels, etcd.Spec.Labels)
+	maps.Copy(labels, etcd.ManagedLabels())
 	annotations := map[string]string{}
-	for k, v := range etcd.Spec.Annotations {
-		annotations[k] = v
-	}
+	maps.Copy(annotations, etcd.Spec.Annotations)
 	annotations[druidv1alpha1.ConfigMapChecksumAnnotation] = in.configChecksum
 	etcdImg, brImg := etcdImage(in.images, etcd), backupRestoreImage(in.images, etcd)
 	caps := in.images.Compatibility.For(brImg, etcdImg)

@@ -2,6 +2,7 @@ package compaction
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -119,9 +120,7 @@ func newJob(etcd *druidv1alpha1.Etcd, in jobInput) *batchv1.Job {
 		druidv1alpha1.LabelComponentKey: ComponentCompactionJob,
 		druidv1alpha1.LabelAppNameKey:   job.Name,
 	}
-	for k, v := range statefulset.StoreNetworkPolicyLabels() {
-		podLabels[k] = v
-	}
+	maps.Copy(podLabels, statefulset.StoreNetworkPolicyLabels())
 
 	store := etcd.Spec.Backup.Store
 	volumes := []corev1.Volume{{Name: volumeData, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}

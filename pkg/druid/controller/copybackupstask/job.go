@@ -2,6 +2,7 @@ package copybackupstask
 
 import (
 	"fmt"
+	"maps"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -84,12 +85,8 @@ func newJob(task *druidv1alpha1.EtcdCopyBackupsTask, image string, hostPaths loc
 		druidv1alpha1.LabelAppNameKey:   name,
 	}
 	podLabels := map[string]string{}
-	for k, v := range task.Spec.PodLabels {
-		podLabels[k] = v
-	}
-	for k, v := range labels {
-		podLabels[k] = v
-	}
+	maps.Copy(podLabels, task.Spec.PodLabels)
+	maps.Copy(podLabels, labels)
 
 	var volumes []corev1.Volume
 	var mounts []corev1.VolumeMount
