@@ -37,14 +37,17 @@ build: ## Build every binary of cmd/ into bin/.
 # The project's OCI images (etcd-druid, etcdbrctl, etcd-wrapper, gardener-extension-backup), built without a
 # container engine into OCI layouts under bin/images and tagged with VERSION; the same commit gives the same
 # digests (pkg/imagebuild). REGISTRY names them, and is where `make push` sends them.
+# PLATFORMS picks the platforms (comma-separated, e.g. linux/arm64, or "host" for this machine's):
+# `make images` and `make push` build linux/amd64 and linux/arm64 when it is unset, `make demo` only the
+# host's (its seed runs on this machine), which halves the build.
 REGISTRY ?= ghcr.io/gardener-etcd
 SOURCE_URL ?= https://github.com/gardener-etcd/gardener-etcd
 IMAGES_DIR := $(BIN)/images
 
 .PHONY: images
-images: ## OCI images of every binary for linux/amd64 and linux/arm64, non-root, reproducible; prints "<image> sha256:<digest>" per image.
+images: ## OCI images of every binary for linux/amd64 and linux/arm64 (PLATFORMS=linux/arm64 or PLATFORMS=host for fewer), non-root, reproducible; prints "<image> sha256:<digest>" per image.
 	@SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct) go run ./hack/images build --dir $(IMAGES_DIR) --registry $(REGISTRY) \
-	  --version $(VERSION) --revision $$(git rev-parse HEAD) --source $(SOURCE_URL)
+	  --version $(VERSION) --revision $$(git rev-parse HEAD) --source $(SOURCE_URL) $(if $(PLATFORMS),--platforms '$(PLATFORMS)')
 
 .PHONY: inspect-images
 inspect-images: ## Per image of `make images`: platforms, manifest digests, user, entrypoint and OCI labels.
@@ -54,8 +57,11 @@ inspect-images: ## Per image of `make images`: platforms, manifest digests, user
 push: images ## Push the images of `make images` to REGISTRY=<host>/<path> (INSECURE=1 for a plain-HTTP registry); prints each by digest.
 	@go run ./hack/images push --dir $(IMAGES_DIR) --registry $(REGISTRY) $(if $(INSECURE),--insecure)
 
+# The demo's images are for this machine only unless PLATFORMS says otherwise (a target-specific value,
+# which `images` inherits as demo's prerequisite).
 .PHONY: demo
-demo: tools build images ## (root) The whole workflow on the local seed with a summary; DEMO_FLAGS=--keep keeps the seed running.
+demo: PLATFORMS ?= host
+demo: tools build images ## (root) The whole workflow on the local seed with a summary (first run: tens of minutes for `tools`); images for the host only (PLATFORMS=linux/amd64,linux/arm64 for both); DEMO_FLAGS=--keep keeps the seed running, DEMO_FLAGS=-v shows the components' logs.
 	$(BIN)/gardener-etcd demo $(DEMO_FLAGS)
 
 .PHONY: e2e

@@ -11,7 +11,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/imagebuild"
 )
@@ -38,7 +41,12 @@ func run(args []string) error {
 		fs.StringVar(&opts.Version, "version", "", "image tag and binary version (required)")
 		fs.StringVar(&opts.Revision, "revision", "", "commit of the source (label)")
 		fs.StringVar(&opts.Source, "source", "", "repository URL (label)")
+		platforms := fs.String("platforms", "", `comma-separated platforms, e.g. linux/amd64,linux/arm64, or "host" (default: linux/amd64 and linux/arm64)`)
 		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		var err error
+		if opts.Platforms, err = imagebuild.ParsePlatforms(*platforms); err != nil {
 			return err
 		}
 		if opts.Version == "" {
@@ -81,7 +89,9 @@ func sourceDateEpoch() (time.Time, error) {
 }
 
 func build(ctx context.Context, opts imagebuild.Options, dir, registry string) error {
-	for _, bin := range imagebuild.Project {
+	for i, bin := range imagebuild.Project {
+		// Progress on stderr, so that stdout stays one "<image> <digest>" line per image.
+		fmt.Fprintf(os.Stderr, ">> building image %d/%d: %s for %s\n", i+1, len(imagebuild.Project), bin.Name, platformList(opts.Platforms))
 		index, err := imagebuild.Build(ctx, opts, bin)
 		if err != nil {
 			return err
@@ -96,6 +106,14 @@ func build(ctx context.Context, opts imagebuild.Options, dir, registry string) e
 		fmt.Printf("%s/%s:%s %s\n", registry, bin.Name, opts.Version, digest)
 	}
 	return nil
+}
+
+func platformList(platforms []v1.Platform) string {
+	names := make([]string, len(platforms))
+	for i, p := range platforms {
+		names[i] = p.String()
+	}
+	return strings.Join(names, ", ")
 }
 
 func push(ctx context.Context, dir, registry string, insecure bool) error {

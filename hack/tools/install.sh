@@ -19,7 +19,8 @@
 # and npm on the PATH. Without them this script says so and goes on; the ABS tests then skip.
 #
 # Usage: hack/tools/install.sh [tool-module ... | azurite]   (default: all of them)
-# Env:   GARDENER_ETCD_TOOLS_CACHE overrides the cache root.
+# Env:   GARDENER_ETCD_TOOLS_CACHE overrides the cache root; TOOLS_PROGRESS_INTERVAL (seconds, default 60) is
+#        how often a long build says it is still running.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -165,17 +166,67 @@ can_build() {
 	return 0
 }
 
+# target_of prints the cache directory of a module's current stamp.
+target_of() {
+	echo "$cache_root/$1-$(stamp_of "$tools_dir/$1")"
+}
+
+# binaries_of prints the names of the binaries a module builds, for the progress lines.
+binaries_of() {
+	local module_dir="$tools_dir/$1" pkgs
+	pkgs=$(packages_of "$module_dir")
+	if [ "$pkgs" = "." ]; then
+		echo "$1"
+	else
+		echo "$pkgs" | awk -F/ '{printf "%s%s", (NR > 1 ? ", " : ""), $NF}'
+	fi
+}
+
+# A cold build takes tens of minutes and go build prints nothing meanwhile: every progress_interval
+# seconds a line says what is still being built, so that nobody takes the silence for a hang.
+progress_interval=${TOOLS_PROGRESS_INTERVAL:-60}
+heartbeat_pid=""
+
+start_heartbeat() {
+	local what=$1 start
+	start=$(date +%s)
+	(
+		# sleep's output goes nowhere, so a killed heartbeat leaves nothing holding a pipe to make open.
+		while sleep "$progress_interval" >/dev/null 2>&1 </dev/null; do
+			echo ">>    still building $what ($(($(date +%s) - start))s so far)"
+		done
+	) &
+	heartbeat_pid=$!
+}
+
+stop_heartbeat() {
+	if [ -n "$heartbeat_pid" ]; then
+		kill "$heartbeat_pid" 2>/dev/null || true
+		wait "$heartbeat_pid" 2>/dev/null || true
+		heartbeat_pid=""
+	fi
+}
+trap stop_heartbeat EXIT
+
+# build_count and build_total number the builds of this run ("building tool 3/9").
+build_count=0
+build_total=0
+
 install_module() {
 	local name=$1 module_dir="$tools_dir/$1"
 	can_build "$name" || return 0
-	local target="$cache_root/$name-$(stamp_of "$module_dir")"
+	local target
+	target=$(target_of "$name")
 	if [ ! -f "$target/.complete" ]; then
-		echo ">> building $name into $target (first time only)"
+		build_count=$((build_count + 1))
+		echo ">> building tool $build_count/$build_total: $name ($(binaries_of "$name")) into $target (first time only)"
 		local start=$SECONDS staging="$target.tmp.$$"
 		rm -rf "$staging" && mkdir -p "$staging"
+		start_heartbeat "$name"
 		# shellcheck disable=SC2046 # the environment and the package list are meant to split
 		(cd "$module_dir" && env $(env_of "$name") go build -tags "$(tags_of "$name")" \
 			-ldflags "$(ldflags_of "$name")" -o "$staging/" $(packages_of "$module_dir"))
+		stop_heartbeat
 		touch "$staging/.complete"
 		# A concurrent run may have won the race; keep whichever finished first.
 		mv -T "$staging" "$target" 2>/dev/null || rm -rf "$staging"
@@ -199,7 +250,8 @@ install_azurite() {
 	fi
 	local target="$cache_root/azurite-$azurite_version"
 	if [ ! -f "$target/.complete" ]; then
-		echo ">> installing azurite@$azurite_version into $target (first time only)"
+		build_count=$((build_count + 1))
+		echo ">> building tool $build_count/$build_total: azurite@$azurite_version (npm) into $target (first time only)"
 		local start=$SECONDS staging="$target.tmp.$$"
 		rm -rf "$staging" && mkdir -p "$staging"
 		npm install --prefix "$staging" --no-audit --no-fund --loglevel=error "azurite@$azurite_version"
@@ -220,6 +272,29 @@ fi
 exec 9>"$cache_root/.lock"
 flock 9
 ensure_os_packages "${modules[@]}"
+
+# Say up front what a first run builds and that it takes a while; a warm cache only relinks (seconds).
+pending=()
+for m in "${modules[@]}"; do
+	case "$m" in
+	azurite)
+		if command -v npm >/dev/null && [ ! -f "$cache_root/azurite-$azurite_version/.complete" ]; then
+			pending+=("$m")
+		fi
+		;;
+	*)
+		if can_build "$m" 2>/dev/null && [ ! -f "$(target_of "$m")/.complete" ]; then
+			pending+=("$m")
+		fi
+		;;
+	esac
+done
+build_total=${#pending[@]}
+if [ "$build_total" -gt 0 ]; then
+	echo ">> building $build_total of ${#modules[@]} tool sets into $cache_root: ${pending[*]}"
+	echo ">> (first time only; all of them from a cold cache take tens of minutes, a line every ${progress_interval}s shows progress; later runs relink in seconds)"
+fi
+
 for m in "${modules[@]}"; do
 	case "$m" in
 	azurite) install_azurite ;;

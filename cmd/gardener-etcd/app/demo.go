@@ -9,10 +9,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
@@ -40,10 +38,7 @@ torn down, or kept running with --keep until Ctrl-C or "gardener-etcd local down
 			out := cmd.OutOrStdout()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			log := logr.Discard()
-			if o.verbose {
-				log = zap.New(zap.WriteTo(cmd.ErrOrStderr()), zap.ConsoleEncoder())
-			}
+			log := o.logger(cmd.ErrOrStderr())
 			ctx = logf.IntoContext(ctx, log)
 			env, timer, runErr := seedworkflow.Run(ctx, seedworkflow.Options{StateDir: o.stateDir, Nodes: o.nodes, Timeout: timeout, Keys: keys, Out: out, Log: log})
 			if env == nil {

@@ -12,9 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	s3provider "github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/s3"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed"
@@ -95,10 +93,7 @@ func (o *localOptions) up(cmd *cobra.Command) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	log := logr.Discard()
-	if o.verbose {
-		log = zap.New(zap.WriteTo(cmd.ErrOrStderr()), zap.ConsoleEncoder())
-	}
+	log := o.logger(cmd.ErrOrStderr())
 	fmt.Fprintf(out, "Starting the local seed in %s (%d nodes) ...\n", o.stateDir, o.nodes)
 	begin := time.Now()
 	seed, err := localseed.Start(ctx, localseed.Options{StateDir: o.stateDir, Nodes: o.nodes, S3: o.s3,

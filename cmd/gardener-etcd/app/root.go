@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/apis"
 	"github.com/gardener-etcd/gardener-etcd/pkg/version"
@@ -31,6 +29,7 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 	}
 	root.SetOut(out)
 	root.SetErr(errOut)
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) { g.setGlobalLogger(cmd.ErrOrStderr()) }
 	root.PersistentFlags().StringVar(&g.kubeconfig, "kubeconfig", "", "path to the kubeconfig of the seed (default: $KUBECONFIG, then ~/.kube/config)")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log what the components do (to stderr)")
 	root.AddCommand(newShootCommand(g))
@@ -60,11 +59,7 @@ func (g *globalOptions) client() (client.Client, error) {
 // context carries a logger to the components: structured logs on stderr with -v, nothing otherwise (the
 // command prints its own progress).
 func (g *globalOptions) context(cmd *cobra.Command) context.Context {
-	log := logr.Discard()
-	if g.verbose {
-		log = zap.New(zap.WriteTo(cmd.ErrOrStderr()), zap.ConsoleEncoder())
-	}
-	return logf.IntoContext(cmd.Context(), log)
+	return logf.IntoContext(cmd.Context(), g.logger(cmd.ErrOrStderr()))
 }
 
 // scheme knows the built-in kinds, CRDs and both project API groups.

