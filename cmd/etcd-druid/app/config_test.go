@@ -378,16 +378,37 @@ func TestImageCompatibilityFlags(t *testing.T) {
 	g := NewWithT(t)
 	cfg, err := resolve(t, "", images...)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeAuto, DeployedRepositories: imagecaps.DefaultDeployedRepositories}))
+	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeAuto, UpstreamRepositories: imagecaps.DefaultUpstreamRepositories}))
 	g.Expect(cfg.Compaction.ImageCompatibility).To(Equal(cfg.Etcd.Images.Compatibility))
 
-	cfg, err = resolve(t, "", append([]string{"--image-compatibility=deployed", `--deployed-image-repositories=^mirror\.example/`}, images...)...)
+	cfg, err = resolve(t, "", append([]string{"--image-compatibility=upstream", `--upstream-image-repositories=^mirror\.example/`}, images...)...)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cfg.Validate()).To(Succeed())
-	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeDeployed, DeployedRepositories: `^mirror\.example/`}))
-	g.Expect(cfg.Compaction.ImageCompatibility.KindOf("brctl:v1")).To(Equal(imagecaps.Deployed))
+	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeUpstream, UpstreamRepositories: `^mirror\.example/`}))
+	g.Expect(cfg.Compaction.ImageCompatibility.KindOf("brctl:v1")).To(Equal(imagecaps.Upstream))
 
-	cfg, err = resolve(t, "", append([]string{"--image-compatibility=sometimes", "--deployed-image-repositories=(x"}, images...)...)
+	cfg, err = resolve(t, "", append([]string{"--image-compatibility=sometimes", "--upstream-image-repositories=(x"}, images...)...)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(cfg.Validate()).To(MatchError(And(ContainSubstring(`got "sometimes"`), ContainSubstring("deployed repositories"))))
+	g.Expect(cfg.Validate()).To(MatchError(And(ContainSubstring(`got "sometimes"`), ContainSubstring("upstream repositories"))))
+}
+
+// The former spellings stay accepted: --image-compatibility=deployed is upstream, and the deprecated
+// --deployed-image-repositories sets the same setting as --upstream-image-repositories, on the command line
+// and on top of a --config file.
+func TestImageCompatibilityFormerSpellings(t *testing.T) {
+	g := NewWithT(t)
+	want := imagecaps.Config{Mode: imagecaps.ModeUpstream, UpstreamRepositories: `^mirror\.example/`}
+	old := []string{"--image-compatibility=deployed", `--deployed-image-repositories=^mirror\.example/`}
+	for _, file := range []string{"", header} {
+		cfg, err := resolve(t, file, append(old, images...)...)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(cfg.Validate()).To(Succeed())
+		g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(want), "file %q", file)
+		g.Expect(cfg.Compaction.ImageCompatibility).To(Equal(want), "file %q", file)
+	}
+
+	flag := NewCommand().Flags().Lookup("deployed-image-repositories")
+	g.Expect(flag).NotTo(BeNil())
+	g.Expect(flag.Deprecated).To(ContainSubstring("--upstream-image-repositories"))
+	g.Expect(flag.Hidden).To(BeTrue(), "a deprecated flag is left out of --help")
 }
