@@ -26,7 +26,7 @@ import (
 )
 
 // Scenario (issue 13): a landscape's etcd-main as the deployed etcd-druid left it — its objects in the
-// deployed shapes (createDeployedObjects), three members running etcd 3.5 on Gardener's PVCs
+// deployed shapes (createUpstreamObjects), three members running etcd 3.5 on Gardener's PVCs
 // (`main-etcd-etcd-main-<i>`), taking writes — is handed to our druid (the Etcd had our druid's spec
 // reconcile suspended, as an operator would while switching druids). Our druid adopts every object and
 // rolls the StatefulSet once onto our images; each member's wrapper steps its etcd 3.5 data through 3.6 to
@@ -52,7 +52,7 @@ var _ = Describe("adoption", func() {
 		Expect(obj.Status.ObservedGeneration).To(BeNil(), "our druid has not reconciled the spec")
 
 		measure("etcd 3.5 cluster in the deployed shapes", func() {
-			createDeployedObjects(ctx, env, obj, env.Seed.Images()["etcd-wrapper"])
+			createUpstreamObjects(ctx, env, obj, env.Seed.Images()["etcd-wrapper"])
 			Eventually(func(g Gomega) {
 				sts := &appsv1.StatefulSet{}
 				g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: name}, sts)).To(Succeed())

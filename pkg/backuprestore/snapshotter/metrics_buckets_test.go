@@ -10,7 +10,7 @@ import (
 
 // etcdbr_snapshot_duration_seconds has the deployed sidecar's buckets (client_golang's defaults), so that
 // Gardener's panels over its buckets read the same under either sidecar.
-func TestSnapshotDurationHasTheDeployedBuckets(t *testing.T) {
+func TestSnapshotDurationHasTheUpstreamBuckets(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := NewMetrics(reg)
 	m.failed("Full", time.Second)

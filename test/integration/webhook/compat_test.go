@@ -27,9 +27,9 @@ import (
 // store for the deployed etcd-druid, written as raw JSON so that a field our types did not know would be
 // pruned by the CRD and show up as a difference on reading back.
 
-// deployedEtcd is an Etcd as the deployed etcd-druid accepts it: an S3-compatible STACKIT store with an
+// upstreamEtcd is an Etcd as the deployed etcd-druid accepts it: an S3-compatible STACKIT store with an
 // upper-case bucket, four members and the deployed fields this project's CRD used to prune.
-const deployedEtcd = `
+const upstreamEtcd = `
 apiVersion: druid.gardener.cloud/v1alpha1
 kind: Etcd
 metadata:
@@ -60,8 +60,8 @@ spec:
       prefix: shoot--dev--a--uid/etcd-main
 `
 
-// deployedStatus are the status fields of the deployed etcd-druid this project's CRD used to prune.
-const deployedStatus = `
+// upstreamStatus are the status fields of the deployed etcd-druid this project's CRD used to prune.
+const upstreamStatus = `
 selector: app.kubernetes.io/managed-by=etcd-druid,app.kubernetes.io/part-of=etcd-main
 labelSelector:
   matchLabels:
@@ -137,13 +137,13 @@ func readBack(ctx context.Context, g Gomega, obj *unstructured.Unstructured) *un
 	return got
 }
 
-func TestDeployedEtcdShapesAreAcceptedAndRoundTrip(t *testing.T) {
+func TestUpstreamEtcdShapesAreAcceptedAndRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	c, warnings := warningClient(t)
 
 	t.Run("every deployed field round-trips, with warnings for the even member count and the bucket name", func(t *testing.T) {
 		g := NewWithT(t)
-		etcd := unstructuredFromYAML(t, deployedEtcd)
+		etcd := unstructuredFromYAML(t, upstreamEtcd)
 		etcd.SetNamespace(env.CreateNamespace(t))
 		written := normalized(t, etcd.Object["spec"])
 		g.Expect(c.Create(ctx, etcd)).To(Succeed())
@@ -153,7 +153,7 @@ func TestDeployedEtcdShapesAreAcceptedAndRoundTrip(t *testing.T) {
 		g.Expect(got).NotTo(ContainElement(ContainSubstring("spec.backup.store.provider")), "stackit means S3 in both druids: %v", got)
 		g.Expect(normalized(t, readBack(ctx, g, etcd).Object["spec"])).To(Equal(written))
 
-		status := unstructuredFromYAML(t, deployedStatus)
+		status := unstructuredFromYAML(t, upstreamStatus)
 		stored := readBack(ctx, g, etcd)
 		stored.Object["status"] = status.Object
 		g.Expect(c.Status().Update(ctx, stored)).To(Succeed())
@@ -174,7 +174,7 @@ func TestDeployedEtcdShapesAreAcceptedAndRoundTrip(t *testing.T) {
 	} {
 		t.Run("provider "+provider, func(t *testing.T) {
 			g := NewWithT(t)
-			etcd := unstructuredFromYAML(t, deployedEtcd)
+			etcd := unstructuredFromYAML(t, upstreamEtcd)
 			etcd.SetNamespace(env.CreateNamespace(t))
 			g.Expect(unstructured.SetNestedField(etcd.Object, provider, "spec", "backup", "store", "provider")).To(Succeed())
 			g.Expect(unstructured.SetNestedField(etcd.Object, "backups", "spec", "backup", "store", "container")).To(Succeed())

@@ -101,9 +101,9 @@ func TestPeerTLSOnlyKeepsClientURLsPlain(t *testing.T) {
 	g.Expect(cfg).NotTo(HaveKey("client-transport-security"))
 }
 
-// TestMemberNamePrefixIsRenderedAsDeployed: as in the deployed druid, initial-cluster and the URL maps stay
+// TestMemberNamePrefixIsRenderedAsUpstream: as in the deployed druid, initial-cluster and the URL maps stay
 // keyed by pod name; the prefix goes into member-name-prefix, and the sidecar names the member from it.
-func TestMemberNamePrefixIsRenderedAsDeployed(t *testing.T) {
+func TestMemberNamePrefixIsRenderedAsUpstream(t *testing.T) {
 	g := NewWithT(t)
 	e := newEtcd(3, false, false)
 	e.Spec.MemberNamePrefix = ptr.To("shoot--p--s")
@@ -157,9 +157,9 @@ func TestAdditionalAdvertisePeerURLs(t *testing.T) {
 	g.Expect(e.Spec.Etcd.AdditionalAdvertisePeerURLs[0].URLs).To(HaveLen(2), "rendering must not change the spec")
 }
 
-// TestTemplateKeysAreTheDeployedOnes pins the complete key set of etcd.conf.yaml against the deployed
+// TestTemplateKeysAreTheUpstreamOnes pins the complete key set of etcd.conf.yaml against the deployed
 // druid's etcdConfig (internal/component/configmap/etcdconfig.go) plus the keys only ours writes.
-func TestTemplateKeysAreTheDeployedOnes(t *testing.T) {
+func TestTemplateKeysAreTheUpstreamOnes(t *testing.T) {
 	g := NewWithT(t)
 	e := newEtcd(3, true, true)
 	e.Spec.MemberNamePrefix = ptr.To("p")

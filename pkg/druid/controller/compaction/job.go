@@ -50,7 +50,7 @@ type jobInput struct {
 // snapshot lease with its revision (which brings the delta events below the threshold). Store location and
 // compression are the sidecar's, so the new snapshot lands where the sidecar looks. caps switch the flags
 // the image's etcdbrctl does not take (the deployed compact has no compression flags) or needs besides
-// ours (see deployedCompactArgs).
+// ours (see upstreamCompactArgs).
 func CompactArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []string {
 	backup := etcd.Spec.Backup
 	args := []string{
@@ -71,16 +71,16 @@ func CompactArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []strin
 		args = append(args, "--etcd-defrag-timeout="+etcd.Spec.Etcd.EtcdDefragTimeout.Duration.String())
 	}
 	if caps.DeployedDefaults {
-		args = append(args, deployedCompactArgs(etcd)...)
+		args = append(args, upstreamCompactArgs(etcd)...)
 	}
 	return args
 }
 
-// deployedCompactArgs are the flags the deployed `compact` needs besides ours, with the values the
+// upstreamCompactArgs are the flags the deployed `compact` needs besides ours, with the values the
 // deployed druid passes: its temporary directories on the Job's data volume (its defaults, a path relative
 // to the working directory and /tmp, are not writable for uid 65532 in every image), and the embedded
 // etcd it restores into with the member's quota and auto-compaction.
-func deployedCompactArgs(etcd *druidv1alpha1.Etcd) []string {
+func upstreamCompactArgs(etcd *druidv1alpha1.Etcd) []string {
 	args := []string{
 		"--restoration-temp-snapshots-dir=" + DataMountPath + "/compaction.restoration.temp",
 		"--snapstore-temp-directory=" + DataMountPath + "/tmp",

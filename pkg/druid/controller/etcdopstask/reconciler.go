@@ -63,10 +63,10 @@ const (
 	EventReasonSnapshotFailed    = "OnDemandSnapshotFailed"
 )
 
-// DeployedFinalizer is the finalizer the deployed druid puts on the tasks it runs. This druid needs none
+// UpstreamFinalizer is the finalizer the deployed druid puts on the tasks it runs. This druid needs none
 // (an on-demand snapshot leaves nothing to clean up) but removes it from a task being deleted, so that
 // tasks a deployed druid left behind can go.
-const DeployedFinalizer = "etcd-druid.gardener.cloud/etcd-operator-task"
+const UpstreamFinalizer = "etcd-druid.gardener.cloud/etcd-operator-task"
 
 // Snapshotter asks an Etcd's backup leader for a snapshot and returns the sidecar's answer
 // (fullsnapshot.HTTP).
@@ -102,7 +102,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !task.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.releaseDeployedFinalizer(ctx, task)
+		return ctrl.Result{}, r.releaseUpstreamFinalizer(ctx, task)
 	}
 	if task.IsFinished() {
 		return r.expire(ctx, task)
@@ -337,13 +337,13 @@ func (r *Reconciler) requeueForExpiry(task *druidv1alpha1.EtcdOpsTask) ctrl.Resu
 	return ctrl.Result{RequeueAfter: max(task.ExpiresAt().Sub(r.Clock.Now()), time.Millisecond)}
 }
 
-// releaseDeployedFinalizer removes the deployed druid's finalizer from a task being deleted.
-func (r *Reconciler) releaseDeployedFinalizer(ctx context.Context, task *druidv1alpha1.EtcdOpsTask) error {
-	if !controllerutil.ContainsFinalizer(task, DeployedFinalizer) {
+// releaseUpstreamFinalizer removes the deployed druid's finalizer from a task being deleted.
+func (r *Reconciler) releaseUpstreamFinalizer(ctx context.Context, task *druidv1alpha1.EtcdOpsTask) error {
+	if !controllerutil.ContainsFinalizer(task, UpstreamFinalizer) {
 		return nil
 	}
 	before := task.DeepCopy()
-	controllerutil.RemoveFinalizer(task, DeployedFinalizer)
+	controllerutil.RemoveFinalizer(task, UpstreamFinalizer)
 	return client.IgnoreNotFound(r.Client.Patch(ctx, task, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
 }
 

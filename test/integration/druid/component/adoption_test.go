@@ -70,8 +70,8 @@ func TestAdoptsOldSelectorStatefulSetWithOneRoll(t *testing.T) {
 	g, ctx := NewWithT(t), context.Background()
 	ns := env.CreateNamespace(t)
 	etcd := adoptedEtcd(t, ns)
-	old := deployedVariant{old: true, podManagementPolicy: appsv1.ParallelPodManagement}
-	uids := createDeployed(t, old, etcd)
+	old := upstreamVariant{old: true, podManagementPolicy: appsv1.ParallelPodManagement}
+	uids := createUpstream(t, old, etcd)
 	registry, counter := newRegistry(t)
 
 	// First sync: every object is adopted; the StatefulSet keeps its immutable fields and gets the template.
@@ -125,8 +125,8 @@ func TestAdoptsCurrentStatefulSetInPlace(t *testing.T) {
 	g, ctx := NewWithT(t), context.Background()
 	ns := env.CreateNamespace(t)
 	etcd := adoptedEtcd(t, ns)
-	current := deployedVariant{podManagementPolicy: appsv1.ParallelPodManagement}
-	uids := createDeployed(t, current, etcd)
+	current := upstreamVariant{podManagementPolicy: appsv1.ParallelPodManagement}
+	uids := createUpstream(t, current, etcd)
 	registry, counter := newRegistry(t)
 
 	g.Expect(registry.SyncAll(ctx, etcd)).To(Succeed())
@@ -147,7 +147,7 @@ func TestAdoptionRecreatesOrderedReadyStatefulSet(t *testing.T) {
 	g, ctx := NewWithT(t), context.Background()
 	ns := env.CreateNamespace(t)
 	etcd := adoptedEtcd(t, ns)
-	uids := createDeployed(t, deployedVariant{podManagementPolicy: appsv1.OrderedReadyPodManagement}, etcd)
+	uids := createUpstream(t, upstreamVariant{podManagementPolicy: appsv1.OrderedReadyPodManagement}, etcd)
 	registry, _ := newRegistry(t)
 
 	expectRequeue(g, registry.SyncAll(ctx, etcd), statefulset.EventReasonAdoptionWaiting)
@@ -169,8 +169,8 @@ func TestAdoptionKeepsAStatefulSetWithAnotherClaimName(t *testing.T) {
 	g, ctx := NewWithT(t), context.Background()
 	ns := env.CreateNamespace(t)
 	etcd := adoptedEtcd(t, ns)
-	old := deployedVariant{old: true, podManagementPolicy: appsv1.ParallelPodManagement, claim: etcd.Name}
-	uids := createDeployed(t, old, etcd)
+	old := upstreamVariant{old: true, podManagementPolicy: appsv1.ParallelPodManagement, claim: etcd.Name}
+	uids := createUpstream(t, old, etcd)
 	registry, _ := newRegistry(t)
 
 	var synced statefulset.Synced
@@ -188,21 +188,21 @@ func TestAdoptionKeepsAStatefulSetWithAnotherClaimName(t *testing.T) {
 // left, with its own immutable fields (selector, serviceName, podManagementPolicy, claim template) and
 // selectors. The apiserver accepts that on objects our druid created, also on a StatefulSet the adoption
 // recreated (it is created the same way); a mismatch would fail the deployed druid on every sync.
-func TestDeployedDruidCanWriteOverWhatOursLeaves(t *testing.T) {
+func TestUpstreamDruidCanWriteOverWhatOursLeaves(t *testing.T) {
 	g, ctx := NewWithT(t), context.Background()
 	ns := env.CreateNamespace(t)
 	etcd := adoptedEtcd(t, ns)
 	registry, _ := newRegistry(t)
 	g.Expect(registry.SyncAll(ctx, etcd)).To(Succeed())
 
-	deployed := deployedVariant{podManagementPolicy: appsv1.ParallelPodManagement}
+	deployed := upstreamVariant{podManagementPolicy: appsv1.ParallelPodManagement}
 	sts := readStatefulSet(t, etcd)
 	sts.Spec.Selector.MatchLabels = deployed.selector(etcd)
 	sts.Spec.ServiceName, sts.Spec.PodManagementPolicy = etcd.PeerServiceName(), appsv1.ParallelPodManagement
 	sts.Spec.VolumeClaimTemplates[0].Name = etcd.VolumeClaimTemplateName()
-	sts.Spec.VolumeClaimTemplates[0].Spec = deployedClaimSpec(etcd)
+	sts.Spec.VolumeClaimTemplates[0].Spec = upstreamClaimSpec(etcd)
 	sts.Spec.VolumeClaimTemplates[0].Spec.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
-	sts.Spec.Template = deployedPodTemplate(deployed, etcd)
+	sts.Spec.Template = upstreamPodTemplate(deployed, etcd)
 	sts.Spec.Template.Spec.Volumes = nil
 	g.Expect(env.Client.Update(ctx, sts)).To(Succeed(), "the deployed druid's StatefulSet over ours")
 

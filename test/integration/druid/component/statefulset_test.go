@@ -224,16 +224,16 @@ func TestBackupRestoreFlagsForS3Store(t *testing.T) {
 // those images run: druid's default setting (auto) tells them by their repository. The sidecar gets no
 // --server-cacert (the deployed etcdbrctl would refuse it) but the deployed druid's settings of its
 // defaults; no container gets a liveness probe the deployed images cannot answer; /readyz is HTTPS.
-func TestDeployedImagesGetTheirFlagsAndProbes(t *testing.T) {
+func TestUpstreamImagesGetTheirFlagsAndProbes(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)
 	const (
-		deployedBR      = "europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1"
-		deployedWrapper = "europe-docker.pkg.dev/gardener-project/releases/gardener/etcd-wrapper:v0.6.2"
+		upstreamBR      = "europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1"
+		upstreamWrapper = "europe-docker.pkg.dev/gardener-project/releases/gardener/etcd-wrapper:v0.6.2"
 	)
 	etcd := createEtcd(t, ns, 3, withClientTLS, func(e *druidv1alpha1.Etcd) {
-		e.Spec.Backup.Image = ptr.To(deployedBR)
-		e.Spec.Etcd.Image = ptr.To(deployedWrapper)
+		e.Spec.Backup.Image = ptr.To(upstreamBR)
+		e.Spec.Etcd.Image = ptr.To(upstreamWrapper)
 		e.Spec.Backup.TLS = &druidv1alpha1.TLSConfig{
 			TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: corev1.SecretReference{Name: "ca-etcdbr"}},
 			ServerTLSSecretRef: corev1.SecretReference{Name: "etcdbr-server"},
@@ -246,8 +246,8 @@ func TestDeployedImagesGetTheirFlagsAndProbes(t *testing.T) {
 	})
 	sts := syncStatefulSet(t, etcd)
 	br, etcdC := container(g, sts, "backup-restore"), container(g, sts, "etcd")
-	g.Expect(br.Image).To(Equal(deployedBR))
-	g.Expect(etcdC.Image).To(Equal(deployedWrapper))
+	g.Expect(br.Image).To(Equal(upstreamBR))
+	g.Expect(etcdC.Image).To(Equal(upstreamWrapper))
 
 	g.Expect(br.Args).NotTo(ContainElement(HavePrefix("--server-cacert")))
 	g.Expect(br.Args).To(ContainElements(

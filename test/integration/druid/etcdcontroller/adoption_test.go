@@ -27,7 +27,7 @@ import (
 // members; otherwise it would report them missing and the rolling-update gate would hold back the sync
 // that adopts them. The spec reconcile then adopts the StatefulSet through the gate with one template
 // change, recreates it with druid's selector, and deletes no pod.
-func TestDeployedObjectsAreAdoptedThroughTheReconciler(t *testing.T) {
+func TestUpstreamObjectsAreAdoptedThroughTheReconciler(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)
 	etcd := createEtcd(t, ns, 3, func(e *druidv1alpha1.Etcd) {
