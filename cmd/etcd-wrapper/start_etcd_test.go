@@ -51,7 +51,7 @@ func TestAcceptsTheArgumentsDruidGenerates(t *testing.T) {
 	}
 }
 
-// The deployed etcd-druid (internal/component/statefulset, builder.go) renders these arguments for the
+// Upstream etcd-druid (internal/component/statefulset, builder.go) renders these arguments for the
 // etcd container with backup TLS and client TLS: --etcd-client-port is reported as ignored, the rest
 // reach their settings.
 func TestAcceptsTheArgumentsUpstreamDruidRenders(t *testing.T) {

@@ -25,7 +25,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
-// createUpstreamObjects creates, for obj, the objects the deployed etcd-druid renders (names, labels, the
+// createUpstreamObjects creates, for obj, the objects upstream etcd-druid renders (names, labels, the
 // StatefulSet's selector, service name, pod management and PVC template, empty member leases, the snapshot
 // leases, both Services, the ConfigMap, the PDB, the ServiceAccount), each owned by the Etcd as the deployed
 // druid owns them. Its members run etcd 3.5 as Gardener's etcd-wrapper v0.8 images do — here the pinned
@@ -68,7 +68,7 @@ func createUpstreamObjects(ctx context.Context, env *seedworkflow.Env, obj *drui
 	create(upstreamStatefulSet(defaulted, wrapperImage), druidv1alpha1.ComponentStatefulSet)
 }
 
-// upstreamStatefulSet is the deployed druid's StatefulSet shape with etcd 3.5 members (see
+// upstreamStatefulSet is upstream druid's StatefulSet shape with etcd 3.5 members (see
 // createUpstreamObjects).
 func upstreamStatefulSet(obj *druidv1alpha1.Etcd, wrapperImage string) *appsv1.StatefulSet {
 	uid := druidv1alpha1.DefaultRunAsUser

@@ -17,7 +17,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 )
 
-// header starts every test file: the deployed binary's apiVersion.
+// header starts every test file: the upstream binary's apiVersion.
 const header = "apiVersion: operator.config.druid.gardener.cloud/v1alpha1\nkind: OperatorConfiguration\n"
 
 const testFile = header + `
@@ -65,7 +65,7 @@ func defaultsWithImages() Config {
 	return c
 }
 
-// A file like the one the deployed chart renders maps every field onto Config: the whole struct is compared,
+// A file like the one the upstream chart renders maps every field onto Config: the whole struct is compared,
 // so a field that is dropped, mapped to the wrong setting or defaulted anew fails the test.
 func TestFullOperatorConfiguration(t *testing.T) {
 	g := NewWithT(t)
@@ -110,7 +110,7 @@ func TestFullOperatorConfiguration(t *testing.T) {
 	g.Expect(cfg.Validate()).To(Succeed())
 }
 
-// The deployed binary's own spelling (apiVersion operator.config…, `logging`) loads too.
+// The upstream binary's own spelling (apiVersion operator.config…, `logging`) loads too.
 func TestOperatorConfigurationTypeSpelling(t *testing.T) {
 	g := NewWithT(t)
 	cfg, err := resolve(t, header+`
@@ -121,7 +121,7 @@ logging: {logLevel: error, logFormat: json}
 	g.Expect(cfg.IgnoredSettings).To(BeEmpty())
 }
 
-// Fields the file leaves out keep our defaults, and so do zero values that the deployed druid defaults too;
+// Fields the file leaves out keep our defaults, and so do zero values that upstream druid defaults too;
 // concurrentSyncs is taken as given.
 func TestPartialFileKeepsDefaults(t *testing.T) {
 	for name, tc := range map[string]struct {
@@ -361,7 +361,7 @@ func TestEtcdOpsTaskConfig(t *testing.T) {
 	cfg, err = resolve(t, header+"controllers: {etcdOpsTask: {enabled: false, concurrentSyncs: 5, requeueInterval: 20s}}\n")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cfg.EtcdOpsTask).To(Equal(config.EtcdOpsTaskController{Enabled: false, Workers: 5, RetryInterval: 20 * time.Second}))
-	g.Expect(cfg.IgnoredSettings).To(BeEmpty(), "the deployed controller's settings configure ours")
+	g.Expect(cfg.IgnoredSettings).To(BeEmpty(), "the upstream controller's settings configure ours")
 
 	cfg, err = resolve(t, header+"controllers: {etcdOpsTask: {enabled: false}}\n", "--enable-etcd-ops-task-controller", "--etcd-ops-task-workers=2")
 	g.Expect(err).NotTo(HaveOccurred())

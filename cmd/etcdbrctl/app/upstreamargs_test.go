@@ -55,7 +55,7 @@ func TestCompactAcceptsUpstreamDruidsJobArgs(t *testing.T) {
 	})
 }
 
-// TestCopyAcceptsUpstreamDruidsJobArgs parses the arguments and environment the deployed etcd-druid
+// TestCopyAcceptsUpstreamDruidsJobArgs parses the arguments and environment upstream etcd-druid
 // (internal/controller/etcdcopybackupstask) renders for its copy Job, S3 target and GCS source (each
 // container both as flag and in $[SOURCE_]STORAGE_CONTAINER): the temporary directory is reported as
 // ignored.

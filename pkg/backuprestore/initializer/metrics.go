@@ -14,7 +14,7 @@ type RestoreKind string
 const (
 	// RestoreSingleNode is a restore from the store as a one-member cluster: a one-member cluster's, or
 	// the first member's of a larger cluster that lost quorum and its data (case 7; the others then join
-	// it). The deployed sidecar labels both so.
+	// it). The upstream sidecar labels both so.
 	RestoreSingleNode RestoreKind = "single_node"
 	// RestoreSingleMember is a member of a multi-member cluster whose data cannot be used rejoining the
 	// running cluster (cases 4 and 5, and 8 once the cluster is quorate): its old identity removed, its data

@@ -97,7 +97,7 @@ func TestFirstMemberRestoreIsASingleNodeRestoration(t *testing.T) {
 		map[string]uint64{"single_node/true": 1, "single_member/true": 0}, restore)
 }
 
-// A member whose data directory was wiped rejoins as a learner (case 5): the deployed sidecar's restoration
+// A member whose data directory was wiped rejoins as a learner (case 5): the upstream sidecar's restoration
 // of a single member (restore="single_member"); the addition is also timed in
 // etcdbr_add_learner_duration_seconds and counted in etcdbr_is_learner_count_total, both by outcome.
 func TestLearnerAdditionIsObserved(t *testing.T) {

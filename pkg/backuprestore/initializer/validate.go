@@ -6,7 +6,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 )
 
-// validateDataDir is the deployed sidecar's validation of the data directory, timed as its
+// validateDataDir is the upstream sidecar's validation of the data directory, timed as its
 // etcdbr_validation_duration_seconds: that no etcd still uses the directory, whether this etcd can open
 // the data at all, then the directory's facts (sanity mode: its structure, and if that does not pass what
 // full mode checks: the WAL read to its end and the database opened).

@@ -125,7 +125,7 @@ func openSnapshot(t *testing.T, store SnapStore, snap *snapshot.Snapshot) error 
 	return err
 }
 
-// upstreamObject is an object as the deployed sidecar writes it and what listing it must yield.
+// upstreamObject is an object as the upstream sidecar writes it and what listing it must yield.
 type upstreamObject struct {
 	key         string // below the prefix
 	kind        snapshot.Kind
@@ -136,7 +136,7 @@ type upstreamObject struct {
 	snapDir     string
 }
 
-// testUpstreamLayout: objects written by name as the deployed etcd-backup-restore names them (every
+// testUpstreamLayout: objects written by name as the upstream etcd-backup-restore names them (every
 // codec suffix, a final full snapshot, the legacy v1 directory) are listed with the kind, revisions,
 // time, codec and layout their names carry, and read back through that codec.
 func testUpstreamLayout(t *testing.T, h harness) {

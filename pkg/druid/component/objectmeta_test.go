@@ -23,7 +23,7 @@ func TestApplyManagedMetaAdoptsWithoutDropping(t *testing.T) {
 		wantLen    int
 		controller bool
 	}{
-		{"the deployed druid's reference is replaced in place", []metav1.OwnerReference{other, deployed}, 2, true},
+		{"upstream druid's reference is replaced in place", []metav1.OwnerReference{other, deployed}, 2, true},
 		{"a reference of a recreated Etcd is replaced", []metav1.OwnerReference{func() metav1.OwnerReference { r := deployed; r.UID = "old"; return r }()}, 1, true},
 		{"added next to another owner", []metav1.OwnerReference{other}, 2, true},
 		{"not the controller when someone else is", []metav1.OwnerReference{controller}, 2, false},

@@ -2,7 +2,7 @@
 // or for upstream Gardener's (gardener/etcd-backup-restore, gardener/etcd-wrapper), and names what each
 // kind accepts and serves where druid's rendering depends on it. The renderers (the StatefulSet's
 // containers, the compaction Job) keep one rendering path and switch single flags and probes on these
-// capabilities; docs/compatibility.md, "Running the deployed images under our druid", lists them.
+// capabilities; docs/compatibility.md, "Running the upstream images under our druid", lists them.
 package imagecaps
 
 import (

@@ -40,8 +40,8 @@ func compressedEtcd() *druidv1alpha1.Etcd {
 	return etcd
 }
 
-// The exact `compact` arguments per image kind: the deployed compact gets no compression flags (it would
-// refuse them) and the deployed druid's temporary directories, quota and auto-compaction.
+// The exact `compact` arguments per image kind: the upstream compact gets no compression flags (it would
+// refuse them) and upstream druid's temporary directories, quota and auto-compaction.
 func TestCompactArgsPerImageKind(t *testing.T) {
 	g := NewWithT(t)
 	etcd := compressedEtcd()

@@ -23,7 +23,7 @@ const (
 var etcdLabels = []string{labelNamespace, labelName}
 
 // The compaction metrics, served on druid's metrics endpoint through controller-runtime's registry, under
-// the names of the deployed etcd-druid that Gardener's monitoring queries (there with etcd_namespace only;
+// the names of upstream etcd-druid that Gardener's monitoring queries (there with etcd_namespace only;
 // etcd_name is added here because a namespace may hold several Etcds). They let an operator alert on
 // clusters whose restores grow long (delta events) or whose compactions keep failing.
 var (

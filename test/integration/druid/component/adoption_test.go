@@ -48,7 +48,7 @@ func expectSelectors(t *testing.T, etcd *druidv1alpha1.Etcd, want map[string]str
 	g.Expect(get(t, etcd.Namespace, etcd.PDBName(), &policyv1.PodDisruptionBudget{}).(*policyv1.PodDisruptionBudget).Spec.Selector.MatchLabels).To(Equal(want))
 }
 
-// expectUIDs asserts that the pods and PVCs are the ones the deployed druid left: none was deleted.
+// expectUIDs asserts that the pods and PVCs are the ones upstream druid left: none was deleted.
 func expectUIDs(t *testing.T, etcd *druidv1alpha1.Etcd, uids map[string]string) {
 	g := NewWithT(t)
 	for name, uid := range uids {
@@ -82,7 +82,7 @@ func TestAdoptsOldSelectorStatefulSetWithOneRoll(t *testing.T) {
 	g.Expect(sts.Spec.VolumeClaimTemplates[0].Name).To(Equal("main-etcd"))
 	g.Expect(rolled.Labels).To(And(HaveKeyWithValue("instance", etcd.Name), HaveKeyWithValue("name", "etcd"),
 		HaveKeyWithValue(druidv1alpha1.LabelManagedByKey, druidv1alpha1.LabelManagedByValue), HaveKeyWithValue(druidv1alpha1.LabelPartOfKey, etcd.Name)))
-	g.Expect(sts.Labels).To(HaveKeyWithValue("instance", etcd.Name), "a label of the deployed druid is kept")
+	g.Expect(sts.Labels).To(HaveKeyWithValue("instance", etcd.Name), "a label of upstream druid is kept")
 	g.Expect(sts.Annotations).To(HaveKeyWithValue("gardener.cloud/owned-by", ns+"/"+etcd.Name))
 	expectManaged(g, sts, etcd, druidv1alpha1.ComponentStatefulSet)
 	lease := get(t, ns, etcd.MemberLeaseName(0), &coordinationv1.Lease{})
@@ -141,7 +141,7 @@ func TestAdoptsCurrentStatefulSetInPlace(t *testing.T) {
 	expectResyncWritesNothing(t, registry, counter, etcd)
 }
 
-// A StatefulSet with podManagementPolicy OrderedReady (the deployed chart rendered none) is recreated with
+// A StatefulSet with podManagementPolicy OrderedReady (the upstream chart rendered none) is recreated with
 // Parallel; its pods are taken over without a second roll.
 func TestAdoptionRecreatesOrderedReadyStatefulSet(t *testing.T) {
 	g, ctx := NewWithT(t), context.Background()
@@ -184,10 +184,10 @@ func TestAdoptionKeepsAStatefulSetWithAnotherClaimName(t *testing.T) {
 	expectUIDs(t, etcd, uids)
 }
 
-// Rolling back: the deployed druid (v0.22+) writes its StatefulSet, Services and PDB over the ones ours
+// Rolling back: upstream druid (v0.22+) writes its StatefulSet, Services and PDB over the ones ours
 // left, with its own immutable fields (selector, serviceName, podManagementPolicy, claim template) and
 // selectors. The apiserver accepts that on objects our druid created, also on a StatefulSet the adoption
-// recreated (it is created the same way); a mismatch would fail the deployed druid on every sync.
+// recreated (it is created the same way); a mismatch would fail upstream druid on every sync.
 func TestUpstreamDruidCanWriteOverWhatOursLeaves(t *testing.T) {
 	g, ctx := NewWithT(t), context.Background()
 	ns := env.CreateNamespace(t)
@@ -204,7 +204,7 @@ func TestUpstreamDruidCanWriteOverWhatOursLeaves(t *testing.T) {
 	sts.Spec.VolumeClaimTemplates[0].Spec.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
 	sts.Spec.Template = upstreamPodTemplate(deployed, etcd)
 	sts.Spec.Template.Spec.Volumes = nil
-	g.Expect(env.Client.Update(ctx, sts)).To(Succeed(), "the deployed druid's StatefulSet over ours")
+	g.Expect(env.Client.Update(ctx, sts)).To(Succeed(), "upstream druid's StatefulSet over ours")
 
 	for _, name := range []string{etcd.ClientServiceName(), etcd.PeerServiceName()} {
 		svc := get(t, ns, name, &corev1.Service{}).(*corev1.Service)

@@ -222,8 +222,8 @@ func TestBackupRestoreFlagsForS3Store(t *testing.T) {
 
 // An Etcd that pins Gardener's released images (spec.backup.image, spec.etcd.image) gets a StatefulSet
 // those images run: druid's default setting (auto) tells them by their repository. The sidecar gets no
-// --server-cacert (the deployed etcdbrctl would refuse it) but the deployed druid's settings of its
-// defaults; no container gets a liveness probe the deployed images cannot answer; /readyz is HTTPS.
+// --server-cacert (the upstream etcdbrctl would refuse it) but upstream druid's settings of its
+// defaults; no container gets a liveness probe the upstream images cannot answer; /readyz is HTTPS.
 func TestUpstreamImagesGetTheirFlagsAndProbes(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)
@@ -258,11 +258,11 @@ func TestUpstreamImagesGetTheirFlagsAndProbes(t *testing.T) {
 		"--snapstore-temp-directory=/var/etcd/data/temp",
 		"--embedded-etcd-quota-bytes=8589934592",
 	))
-	g.Expect(br.LivenessProbe).To(BeNil(), "the deployed sidecar serves no /livez")
-	g.Expect(etcdC.LivenessProbe).To(BeNil(), "the deployed wrapper serves no /phase")
-	g.Expect(etcdC.ReadinessProbe.HTTPGet.Scheme).To(Equal(corev1.URISchemeHTTPS), "the deployed wrapper serves /readyz over HTTPS with client TLS")
+	g.Expect(br.LivenessProbe).To(BeNil(), "the upstream sidecar serves no /livez")
+	g.Expect(etcdC.LivenessProbe).To(BeNil(), "the upstream wrapper serves no /phase")
+	g.Expect(etcdC.ReadinessProbe.HTTPGet.Scheme).To(Equal(corev1.URISchemeHTTPS), "the upstream wrapper serves /readyz over HTTPS with client TLS")
 	g.Expect(etcdC.Args).To(ContainElement("--etcd-client-port=2379"))
-	g.Expect(etcdC.Args).NotTo(ContainElement(HavePrefix("--step-etcd-")), "the deployed wrapper carries no old etcd servers")
+	g.Expect(etcdC.Args).NotTo(ContainElement(HavePrefix("--step-etcd-")), "the upstream wrapper carries no old etcd servers")
 
 	// Back to druid's images (ours): the flags and probes of our binaries return.
 	etcd = updateEtcd(t, etcd, func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Image, e.Spec.Etcd.Image = nil, nil })

@@ -19,7 +19,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
 
-// upstreamVariant is the shape of a deployed etcd-druid release's objects: the old one (before v0.22)
+// upstreamVariant is the shape of an upstream etcd-druid release's objects: the old one (before v0.22)
 // selects and labels with `instance`/`name`, the new one with managed-by/part-of.
 type upstreamVariant struct {
 	old bool
@@ -59,7 +59,7 @@ func upstreamMeta(v upstreamVariant, etcd *druidv1alpha1.Etcd, componentName, na
 			UID: etcd.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}}
 }
 
-// upstreamPodTemplate is the deployed druid's pod template, reduced to what matters here: its labels
+// upstreamPodTemplate is upstream druid's pod template, reduced to what matters here: its labels
 // (spec.labels and the selector), its images and its data volume.
 func upstreamPodTemplate(v upstreamVariant, etcd *druidv1alpha1.Etcd) corev1.PodTemplateSpec {
 	labels := maps.Clone(etcd.Spec.Labels)
@@ -74,7 +74,7 @@ func upstreamPodTemplate(v upstreamVariant, etcd *druidv1alpha1.Etcd) corev1.Pod
 	}
 }
 
-// createUpstream stores the objects a deployed druid of variant v left for etcd (replicas members): the
+// createUpstream stores the objects an upstream druid of variant v left for etcd (replicas members): the
 // StatefulSet with its pods and PVCs (the StatefulSet controller's part, which envtest lacks), the
 // Services, the PDB and the leases. It returns the pods' and PVCs' UIDs by name.
 func createUpstream(t *testing.T, v upstreamVariant, etcd *druidv1alpha1.Etcd) map[string]string {
@@ -186,7 +186,7 @@ func collectGarbage(t *testing.T, etcd *druidv1alpha1.Etcd) {
 	g.Expect(env.Client.Update(ctx, sts)).To(Succeed())
 }
 
-// upstreamClaimSpec is the claim template's spec as the deployed druid renders it: ReadWriteOnce,
+// upstreamClaimSpec is the claim template's spec as upstream druid renders it: ReadWriteOnce,
 // spec.storageCapacity (default 16Gi), spec.storageClass.
 func upstreamClaimSpec(etcd *druidv1alpha1.Etcd) corev1.PersistentVolumeClaimSpec {
 	capacity := resourceMust("16Gi")
