@@ -27,7 +27,7 @@ import (
 
 // createUpstreamObjects creates, for obj, the objects upstream etcd-druid renders (names, labels, the
 // StatefulSet's selector, service name, pod management and PVC template, empty member leases, the snapshot
-// leases, both Services, the ConfigMap, the PDB, the ServiceAccount), each owned by the Etcd as the deployed
+// leases, both Services, the ConfigMap, the PDB, the ServiceAccount), each owned by the Etcd as upstream
 // druid owns them. Its members run etcd 3.5 as Gardener's etcd-wrapper v0.8 images do — here the pinned
 // etcd 3.5 server of our wrapper image, started directly with the flags the configuration template
 // resolves to, on the PVCs and the TLS secrets of the Etcd, since Gardener's images cannot be pulled here.

@@ -8,7 +8,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
 )
 
-// TestCompactAcceptsUpstreamDruidsJobArgs parses the arguments and environment the deployed
+// TestCompactAcceptsUpstreamDruidsJobArgs parses the arguments and environment upstream
 // etcd-druid (internal/controller/compaction) renders for its compaction Job with an S3 store: the
 // store, leases, quota and timeouts reach their settings, the temporary directories and the metrics wait
 // are reported as ignored.

@@ -1,7 +1,7 @@
-// Package ignoredflags accepts the flags upstream etcd-druid renders for the deployed
+// Package ignoredflags accepts the flags upstream etcd-druid renders for its
 // etcd-backup-restore and etcd-wrapper images that have no meaning for etcdbrctl and etcd-wrapper (see
 // docs/compatibility.md). Rejecting them would stop a pod rendered by upstream druid from starting;
-// accepting them silently would hide that a setting had no effect. So each is parsed with its deployed
+// accepting them silently would hide that a setting had no effect. So each is parsed with its upstream
 // type (a malformed value fails as it did there) and, when given, reported once at startup with the
 // reason it is ignored.
 package ignoredflags

@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// RestoreKind is the restore label of etcdbr_restoration_duration_seconds, with the deployed
+// RestoreKind is the restore label of etcdbr_restoration_duration_seconds, with the upstream
 // etcd-backup-restore's values.
 type RestoreKind string
 
@@ -25,7 +25,7 @@ const (
 // Metrics record what the initialization does to the data directory and the membership, under the
 // deployed etcd-backup-restore's names and labels, which Gardener's dashboards and alerts query. A Metrics
 // lives as long as the sidecar process (an Initializer is created per initialization); every label
-// combination exists from the start, as deployed, so that rate() over a _count sees the first
+// combination exists from the start, as upstream, so that rate() over a _count sees the first
 // observation.
 type Metrics struct {
 	validation     *prometheus.HistogramVec

@@ -1,4 +1,4 @@
-// Package netmetrics exports the bytes the sidecar's pod sent and received, under the deployed
+// Package netmetrics exports the bytes the sidecar's pod sent and received, under the upstream
 // etcd-backup-restore's names (etcdbr_network_transmitted_bytes, etcdbr_network_received_bytes), which
 // Gardener's etcd dashboards plot. The containers of a pod share one network namespace, so the sidecar's
 // view of it covers etcd's peer and client traffic too.

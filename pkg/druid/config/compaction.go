@@ -34,7 +34,7 @@ const (
 
 // CompactionController configures the compaction controller.
 type CompactionController struct {
-	// EnableBackupCompaction turns the controller on. It is opt-in (false by default, as in the deployed
+	// EnableBackupCompaction turns the controller on. It is opt-in (false by default, as in upstream
 	// druid): each compaction runs a Job that restores the whole database, which a landscape must budget for.
 	EnableBackupCompaction bool
 	// Workers is the controller's MaxConcurrentReconciles.

@@ -157,7 +157,7 @@ func TestAdditionalAdvertisePeerURLs(t *testing.T) {
 	g.Expect(e.Spec.Etcd.AdditionalAdvertisePeerURLs[0].URLs).To(HaveLen(2), "rendering must not change the spec")
 }
 
-// TestTemplateKeysAreTheUpstreamOnes pins the complete key set of etcd.conf.yaml against the deployed
+// TestTemplateKeysAreTheUpstreamOnes pins the complete key set of etcd.conf.yaml against upstream
 // druid's etcdConfig (internal/component/configmap/etcdconfig.go) plus the keys only ours writes.
 func TestTemplateKeysAreTheUpstreamOnes(t *testing.T) {
 	g := NewWithT(t)

@@ -19,7 +19,7 @@ import (
 const upstreamImage = "europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1"
 
 // The flags of `etcdbrctl compact` in gardener/etcd-backup-restore (cmd/options.go: restoration,
-// snapstore and compactor configuration) that druid may render; --store-endpoint-override is the deployed
+// snapstore and compactor configuration) that druid may render; --store-endpoint-override is upstream
 // druid's own. No compression flags.
 var upstreamCompactFlags = []string{
 	"data-dir", "restoration-temp-snapshots-dir", "embedded-etcd-quota-bytes", "auto-compaction-mode", "auto-compaction-retention", "max-fetchers",
@@ -59,15 +59,15 @@ func TestCompactArgsPerImageKind(t *testing.T) {
 	timeouts := []string{"--etcd-snapshot-timeout=10m0s", "--etcd-defrag-timeout=15m0s"}
 	g.Expect(CompactArgs(etcd, imagecaps.BackupRestoreOf(imagecaps.Ours))).To(HaveExactElements(
 		append(append(append([]string{}, common...), "--compress-snapshots=true", "--compression-policy=gzip"), timeouts...)))
-	deployed := CompactArgs(etcd, imagecaps.BackupRestoreOf(imagecaps.Upstream))
-	g.Expect(deployed).To(HaveExactElements(append(append(append([]string{}, common...), timeouts...),
+	upstream := CompactArgs(etcd, imagecaps.BackupRestoreOf(imagecaps.Upstream))
+	g.Expect(upstream).To(HaveExactElements(append(append(append([]string{}, common...), timeouts...),
 		"--restoration-temp-snapshots-dir=/var/etcd/data/compaction.restoration.temp",
 		"--snapstore-temp-directory=/var/etcd/data/tmp",
 		"--embedded-etcd-quota-bytes=12884901888",
 		"--auto-compaction-mode=periodic",
 		"--auto-compaction-retention=30m",
-	)), "deployed:\n%s", strings.Join(deployed, "\n"))
-	for _, a := range deployed[1:] {
+	)), "upstream:\n%s", strings.Join(upstream, "\n"))
+	for _, a := range upstream[1:] {
 		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
 		g.Expect(upstreamCompactFlags).To(ContainElement(name), "etcdbrctl compact defines no --%s", name)
 	}

@@ -38,7 +38,7 @@ var (
 	jobDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "etcddruid", Subsystem: "compaction", Name: "job_duration_seconds",
 		Help: "Time from the start of a compaction Job to its completion or failure, by outcome and failure reason.",
-		// 1, 5, 10, 15, 20 and 30 minutes, as deployed.
+		// 1, 5, 10, 15, 20 and 30 minutes, as upstream.
 		Buckets: []float64{60, 300, 600, 900, 1200, 1800},
 	}, []string{labelSucceeded, labelFailureReason, labelNamespace, labelName})
 	fullSnapshotTriggered = prometheus.NewCounterVec(prometheus.CounterOpts{

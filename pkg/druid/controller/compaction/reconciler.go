@@ -40,7 +40,7 @@ const ConditionTypeLastSnapshotCompactionSucceeded druidv1alpha1.ConditionType =
 
 // Condition reasons and event reasons.
 const (
-	// ReasonCompactionSucceeded is the reason of a True condition after a Job succeeded (the deployed
+	// ReasonCompactionSucceeded is the reason of a True condition after a Job succeeded (upstream
 	// druid's; a False one carries conditionReason).
 	ReasonCompactionSucceeded = "None"
 	// EventReasonJobCreated is a Normal event when a compaction starts.

@@ -195,23 +195,23 @@ func TestUpstreamDruidCanWriteOverWhatOursLeaves(t *testing.T) {
 	registry, _ := newRegistry(t)
 	g.Expect(registry.SyncAll(ctx, etcd)).To(Succeed())
 
-	deployed := upstreamVariant{podManagementPolicy: appsv1.ParallelPodManagement}
+	upstream := upstreamVariant{podManagementPolicy: appsv1.ParallelPodManagement}
 	sts := readStatefulSet(t, etcd)
-	sts.Spec.Selector.MatchLabels = deployed.selector(etcd)
+	sts.Spec.Selector.MatchLabels = upstream.selector(etcd)
 	sts.Spec.ServiceName, sts.Spec.PodManagementPolicy = etcd.PeerServiceName(), appsv1.ParallelPodManagement
 	sts.Spec.VolumeClaimTemplates[0].Name = etcd.VolumeClaimTemplateName()
 	sts.Spec.VolumeClaimTemplates[0].Spec = upstreamClaimSpec(etcd)
 	sts.Spec.VolumeClaimTemplates[0].Spec.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
-	sts.Spec.Template = upstreamPodTemplate(deployed, etcd)
+	sts.Spec.Template = upstreamPodTemplate(upstream, etcd)
 	sts.Spec.Template.Spec.Volumes = nil
 	g.Expect(env.Client.Update(ctx, sts)).To(Succeed(), "upstream druid's StatefulSet over ours")
 
 	for _, name := range []string{etcd.ClientServiceName(), etcd.PeerServiceName()} {
 		svc := get(t, ns, name, &corev1.Service{}).(*corev1.Service)
-		g.Expect(svc.Spec.Selector).To(Equal(deployed.selector(etcd)), name)
-		svc.Labels = deployed.labels(etcd, "service", name)
+		g.Expect(svc.Spec.Selector).To(Equal(upstream.selector(etcd)), name)
+		svc.Labels = upstream.labels(etcd, "service", name)
 		g.Expect(env.Client.Update(ctx, svc)).To(Succeed(), name)
 	}
 	pdb := get(t, ns, etcd.PDBName(), &policyv1.PodDisruptionBudget{}).(*policyv1.PodDisruptionBudget)
-	g.Expect(pdb.Spec.Selector.MatchLabels).To(Equal(deployed.selector(etcd)))
+	g.Expect(pdb.Spec.Selector.MatchLabels).To(Equal(upstream.selector(etcd)))
 }
