@@ -51,10 +51,10 @@ func TestAcceptsTheArgumentsDruidGenerates(t *testing.T) {
 	}
 }
 
-// The deployed etcd-druid (internal/component/statefulset, builder.go) renders these arguments for the
+// Upstream etcd-druid (internal/component/statefulset, builder.go) renders these arguments for the
 // etcd container with backup TLS and client TLS: --etcd-client-port is reported as ignored, the rest
 // reach their settings.
-func TestAcceptsTheArgumentsTheDeployedDruidRenders(t *testing.T) {
+func TestAcceptsTheArgumentsUpstreamDruidRenders(t *testing.T) {
 	g := NewWithT(t)
 	var got wrapper.Options
 	cmd := newStartEtcdCommand(func(_ context.Context, o wrapper.Options, _ logr.Logger) error {

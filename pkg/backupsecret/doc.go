@@ -4,6 +4,6 @@
 // secret check before Deploy all use it, so that a key is spelled once and a secret the sidecar would
 // reject is reported before any pod starts, naming the missing key.
 //
-// The keys are those of the deployed components (shared/reference/backup-restore.md and the deployed
+// The keys are those of the upstream components (upstream
 // etcd-backup-restore's parsers); the package imports only the API types, so every side can depend on it.
 package backupsecret

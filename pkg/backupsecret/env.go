@@ -3,7 +3,7 @@ package backupsecret
 import druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 
 // CredentialsEnv names, per canonical provider, the environment variable that holds the path of the
-// mounted backup secret, as the deployed druid sets it and the deployed sidecar reads it. GCS's variable
+// mounted backup secret, as upstream druid sets it and the upstream sidecar reads it. GCS's variable
 // points at the serviceaccount.json file inside the directory. ECS has none: see ECSKeyEnv.
 var CredentialsEnv = map[druidv1alpha1.StorageProvider]string{
 	druidv1alpha1.StorageProviderS3:    "AWS_APPLICATION_CREDENTIALS",
@@ -21,8 +21,8 @@ type EnvKey struct {
 	Optional bool
 }
 
-// ECSKeyEnv are the variables through which the deployed druid hands an ECS store its credentials (from
-// the backup secret's keys, one variable each) and the deployed sidecar reads them; there is no
+// ECSKeyEnv are the variables through which upstream druid hands an ECS store its credentials (from
+// the backup secret's keys, one variable each) and the upstream sidecar reads them; there is no
 // credentials directory variable for ECS.
 var ECSKeyEnv = []EnvKey{
 	{Env: "ECS_ENDPOINT", Key: KeyEndpoint},

@@ -26,7 +26,7 @@ const (
 	KeyTrustedCACert    = "trustedCaCert"
 )
 
-// ECS and OCS: KeyDisableSSL switches to plain HTTP (the deployed sidecar's OCS secret key, also accepted
+// ECS and OCS: KeyDisableSSL switches to plain HTTP (the upstream sidecar's OCS secret key, also accepted
 // for ECS).
 const KeyDisableSSL = "disableSSL"
 

@@ -121,7 +121,7 @@ func TestDruidDefaults(t *testing.T) {
 	g.Expect(cfg.Webhooks.Enabled).To(BeTrue())
 	g.Expect(cfg.LeaderElection).To(BeTrue(), "the replicas elect one leader")
 	g.Expect(cfg.Etcd.LocalBackup.AllowedHostPaths).To(BeNil(), "druid's default directory")
-	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeAuto, DeployedRepositories: imagecaps.DefaultDeployedRepositories}))
+	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeAuto, UpstreamRepositories: imagecaps.DefaultUpstreamRepositories}))
 	g.Expect(cfg.Webhooks.ReconcilerServiceAccount).To(Equal("system:serviceaccount:garden:etcd-druid"))
 	g.Expect(*pod.SecurityContext.RunAsUser).To(Equal(int64(65532)))
 	g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
@@ -165,7 +165,7 @@ func TestDruidVariant(t *testing.T) {
 		"podDisruptionBudget": map[string]any{"enabled": false},
 		"image":               map[string]any{"tag": "v9.9.9"},
 		"localBackup":         map[string]any{"allowedHostPaths": []any{"/srv/a", "/srv/b"}},
-		"images":              map[string]any{"compatibility": "deployed", "deployedRepositories": `^mirror\.example/gardener/`},
+		"images":              map[string]any{"compatibility": "upstream", "upstreamRepositories": `^mirror\.example/gardener/`},
 	})
 	g.Expect(kinds(objs)).To(Equal([]string{"ClusterRole/druid", "ClusterRoleBinding/druid", "Deployment/druid", "Service/druid", "ServiceAccount/druid"}))
 	deploy := find[appsv1.Deployment](t, objs, "Deployment", "druid")
@@ -184,7 +184,30 @@ func TestDruidVariant(t *testing.T) {
 	g.Expect(cfg.Etcd.EnableEtcdSpecAutoReconcile).To(BeTrue())
 	g.Expect(cfg.Webhooks.Enabled).To(BeFalse())
 	g.Expect(cfg.Etcd.LocalBackup.AllowedHostPaths).To(Equal([]string{"/srv/a", "/srv/b"}))
-	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeDeployed, DeployedRepositories: `^mirror\.example/gardener/`}))
+	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeUpstream, UpstreamRepositories: `^mirror\.example/gardener/`}))
+}
+
+// The former spellings of the image compatibility values, compatibility "deployed" and
+// deployedRepositories, render as their new ones; upstreamRepositories wins when both are set.
+func TestDruidImageCompatibilityFormerValues(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		images map[string]any
+		want   string
+	}{
+		{"former spellings", map[string]any{"compatibility": "deployed", "deployedRepositories": `^old\.example/`}, `^old\.example/`},
+		{"both repository values", map[string]any{"compatibility": "upstream", "deployedRepositories": `^old\.example/`, "upstreamRepositories": `^new\.example/`}, `^new\.example/`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			objs := render(t, charts.EtcdDruid, "druid", map[string]any{"images": tc.images})
+			c := find[appsv1.Deployment](t, objs, "Deployment", "druid").Spec.Template.Spec.Containers[0]
+			g.Expect(c.Args).To(ContainElements("--image-compatibility=upstream", "--upstream-image-repositories="+tc.want))
+			g.Expect(strings.Join(c.Args, " ")).NotTo(ContainSubstring("deployed"), "the chart renders the new spellings only")
+			cfg := parseDruidArgs(t, c.Args)
+			g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeUpstream, UpstreamRepositories: tc.want}))
+		})
+	}
 }
 
 // TestDruidMonitoring: monitoring on adds the two ServiceMonitors and the PrometheusRule, whose spec is

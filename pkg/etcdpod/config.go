@@ -23,7 +23,7 @@ type ConfigTemplate struct {
 	AdvertiseClientURLs      map[string][]string `json:"advertise-client-urls"`
 	InitialAdvertisePeerURLs map[string][]string `json:"initial-advertise-peer-urls"`
 	// InitialCluster lists every member as `<pod>=<peer URL>`, one entry per URL (`<pod>=<url1>,<pod>=<url2>`
-	// when a member advertises several), keyed by the POD name as the deployed druid renders it, even with a
+	// when a member advertises several), keyed by the POD name as upstream druid renders it, even with a
 	// memberNamePrefix; its size (distinct names) tells the sidecar single- vs multi-node. ConfigMaps of
 	// earlier versions of this druid carry the member names instead (`<prefix>-<pod>=<url>`, no
 	// MemberNamePrefix); the sidecar reads both.

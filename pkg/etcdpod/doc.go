@@ -5,6 +5,6 @@
 //
 // It sits below druid, the sidecar and the wrapper and imports nothing of this project, so that the
 // sidecar and the wrapper do not link druid's operators to learn a path. Every value here is on the wire
-// of the deployed components (shared/reference/druid-components.md, backup-restore.md): changing one
-// breaks pods created by the deployed druid.
+// of the upstream components (etcd-druid, etcd-backup-restore, etcd-wrapper): changing one
+// breaks pods created by upstream druid.
 package etcdpod

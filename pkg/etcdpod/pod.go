@@ -57,6 +57,6 @@ func Scheme(tlsEnabled bool) string {
 // SnapshotNameAnnotation is set on the snapshot leases by the sidecar (and the compaction Job) with the
 // store object's base name of the snapshot whose revision the lease's holderIdentity records, e.g.
 // `Full-00000000-00001234-1700000000.gz`; druid shows it as status.lastFullSnapshot.name and
-// status.lastDeltaSnapshot.name. Ours, an optional addition to the wire: deployed sidecars do not write it,
+// status.lastDeltaSnapshot.name. Ours, an optional addition to the wire: upstream sidecars do not write it,
 // and a renewal that stores no new snapshot (a quiet delta period) leaves it as it is.
 const SnapshotNameAnnotation = "snapshot.etcd.gardener.cloud/name"

@@ -25,8 +25,8 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
-// Scenario (issue 13): a landscape's etcd-main as the deployed etcd-druid left it — its objects in the
-// deployed shapes (createDeployedObjects), three members running etcd 3.5 on Gardener's PVCs
+// Scenario (issue 13): a landscape's etcd-main as upstream etcd-druid left it — its objects in the
+// upstream shapes (createUpstreamObjects), three members running etcd 3.5 on Gardener's PVCs
 // (`main-etcd-etcd-main-<i>`), taking writes — is handed to our druid (the Etcd had our druid's spec
 // reconcile suspended, as an operator would while switching druids). Our druid adopts every object and
 // rolls the StatefulSet once onto our images; each member's wrapper steps its etcd 3.5 data through 3.6 to
@@ -34,12 +34,12 @@ import (
 // the PVCs kept, every member on etcd 3.7, every acknowledged write of a writer that ran throughout on
 // every member, and the Etcd ready. The time per member and the writes are reported.
 var _ = Describe("adoption", func() {
-	It("adopts a cluster the deployed druid created on etcd 3.5 and upgrades it in place", func(ctx SpecContext) {
+	It("adopts a cluster upstream druid created on etcd 3.5 and upgrades it in place", func(ctx SpecContext) {
 		env := newShoot(ctx, "adoption", 0)
 		name := etcd.Name(etcd.RoleMain)
 		suspended := &druidv1alpha1.Etcd{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: env.Namespace,
-				Annotations: map[string]string{druidv1alpha1.SuspendEtcdSpecReconcileAnnotation: "adoption e2e: the deployed druid's Etcd"}},
+				Annotations: map[string]string{druidv1alpha1.SuspendEtcdSpecReconcileAnnotation: "adoption e2e: upstream druid's Etcd"}},
 			Spec: druidv1alpha1.EtcdSpec{Replicas: 3, Labels: map[string]string{"role": etcd.RoleMain},
 				VolumeClaimTemplate: ptr.To(etcd.VolumeClaimTemplateName(etcd.RoleMain))},
 		}
@@ -51,8 +51,8 @@ var _ = Describe("adoption", func() {
 		Expect(obj.Annotations).To(HaveKey(druidv1alpha1.SuspendEtcdSpecReconcileAnnotation))
 		Expect(obj.Status.ObservedGeneration).To(BeNil(), "our druid has not reconciled the spec")
 
-		measure("etcd 3.5 cluster in the deployed shapes", func() {
-			createDeployedObjects(ctx, env, obj, env.Seed.Images()["etcd-wrapper"])
+		measure("etcd 3.5 cluster in the upstream shapes", func() {
+			createUpstreamObjects(ctx, env, obj, env.Seed.Images()["etcd-wrapper"])
 			Eventually(func(g Gomega) {
 				sts := &appsv1.StatefulSet{}
 				g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: name}, sts)).To(Succeed())
@@ -111,7 +111,7 @@ var _ = Describe("adoption", func() {
 			Expect(restarts).To(BeZero(), "%s: the version steps restart etcd inside the wrapper, never the container", podName)
 			Expect(p.Spec.Containers).To(ContainElement(HaveField("Name", "backup-restore")), "%s runs our pod template", podName)
 		}
-		Expect(claimUIDs(ctx, env)).To(Equal(claims), "the PVCs are the deployed druid's, none replaced")
+		Expect(claimUIDs(ctx, env)).To(Equal(claims), "the PVCs are upstream druid's, none replaced")
 		expectKeysOnEveryMember(ctx, env, etcd.RoleMain, "/e2e/adoption/", 3, acked)
 		_, err = seedworkflow.CheckData(ctx, env, etcd.RoleMain, 100)
 		Expect(err).NotTo(HaveOccurred())

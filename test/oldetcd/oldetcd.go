@@ -1,6 +1,6 @@
 // Package oldetcd runs the pinned old etcd servers (bin/etcd-3.4, bin/etcd-3.5 and bin/etcd-3.6, which
 // `make tools` builds from hack/tools/etcd-<version>) as child processes, for the tests of etcd version
-// stepping: they write a data directory the way a deployed landscape's etcd did, or step one forward.
+// stepping: they write a data directory the way a Gardener landscape's etcd did, or step one forward.
 //
 // The binaries are found through childproc.FindBinary, so a test skips under -short when `make tools`
 // did not build them and fails without -short (docs/testing.md).

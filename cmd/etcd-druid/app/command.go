@@ -53,7 +53,7 @@ func NewCommand() *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&configFile, "config", "", "the deployed etcd-druid's OperatorConfiguration file (apiVersion "+
+	fs.StringVar(&configFile, "config", "", "upstream etcd-druid's OperatorConfiguration file (apiVersion "+
 		OperatorConfigurationAPIVersions[0]+"); flags given on the command line override it")
 	bindFlags(fs, &flagDefaults)
 	zapOpts.BindFlags(logFlags)

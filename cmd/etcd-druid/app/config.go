@@ -26,7 +26,7 @@ const (
 	DefaultWebhookPort             = 9443
 	DefaultWebhookCertDir          = "/etc/webhook-server-tls"
 	DefaultGracefulShutdownTimeout = 30 * time.Second
-	// The leader election timings are controller-runtime's defaults, which are also the deployed druid's.
+	// The leader election timings are controller-runtime's defaults, which are also upstream druid's.
 	DefaultLeaderElectionLeaseDuration = 15 * time.Second
 	DefaultLeaderElectionRenewDeadline = 10 * time.Second
 	DefaultLeaderElectionRetryPeriod   = 2 * time.Second
@@ -95,7 +95,7 @@ type LogConfig struct {
 	source string
 }
 
-// Validate accepts the deployed druid's values only.
+// Validate accepts upstream druid's values only.
 func (l LogConfig) Validate() error {
 	key := l.source
 	if key == "" {
@@ -131,7 +131,7 @@ type WebhookConfig struct {
 // DefaultConfig is the configuration before any file or flag is applied.
 func DefaultConfig() Config {
 	c := Config{
-		// On, unlike the deployed druid's default (off): our chart runs two replicas, and a rolling update
+		// On, unlike upstream druid's default (off): our chart runs two replicas, and a rolling update
 		// runs two at once, which must not both reconcile.
 		LeaderElection:              true,
 		LeaderElectionID:            LeaderElectionID,
@@ -144,7 +144,7 @@ func DefaultConfig() Config {
 		GracefulShutdownTimeout:     DefaultGracefulShutdownTimeout,
 		Webhooks:                    WebhookConfig{Port: DefaultWebhookPort, CertDir: DefaultWebhookCertDir},
 		ClientConnection:            ClientConnection{QPS: DefaultClientQPS, Burst: DefaultClientBurst},
-		// On, unlike the deployed druid's default: Gardener's control plane migration needs it, and the
+		// On, unlike upstream druid's default: Gardener's control plane migration needs it, and the
 		// controller does nothing until an EtcdCopyBackupsTask is created.
 		EnableCopyBackupsTask: true,
 		EtcdOpsTask:           config.DefaultEtcdOpsTaskController(),

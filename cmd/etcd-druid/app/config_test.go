@@ -17,7 +17,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 )
 
-// header starts every test file: the deployed binary's apiVersion.
+// header starts every test file: the upstream binary's apiVersion.
 const header = "apiVersion: operator.config.druid.gardener.cloud/v1alpha1\nkind: OperatorConfiguration\n"
 
 const testFile = header + `
@@ -65,7 +65,7 @@ func defaultsWithImages() Config {
 	return c
 }
 
-// A file like the one the deployed chart renders maps every field onto Config: the whole struct is compared,
+// A file like the one the upstream chart renders maps every field onto Config: the whole struct is compared,
 // so a field that is dropped, mapped to the wrong setting or defaulted anew fails the test.
 func TestFullOperatorConfiguration(t *testing.T) {
 	g := NewWithT(t)
@@ -110,7 +110,7 @@ func TestFullOperatorConfiguration(t *testing.T) {
 	g.Expect(cfg.Validate()).To(Succeed())
 }
 
-// The deployed binary's own spelling (apiVersion operator.config…, `logging`) loads too.
+// The upstream binary's own spelling (apiVersion operator.config…, `logging`) loads too.
 func TestOperatorConfigurationTypeSpelling(t *testing.T) {
 	g := NewWithT(t)
 	cfg, err := resolve(t, header+`
@@ -121,7 +121,7 @@ logging: {logLevel: error, logFormat: json}
 	g.Expect(cfg.IgnoredSettings).To(BeEmpty())
 }
 
-// Fields the file leaves out keep our defaults, and so do zero values that the deployed druid defaults too;
+// Fields the file leaves out keep our defaults, and so do zero values that upstream druid defaults too;
 // concurrentSyncs is taken as given.
 func TestPartialFileKeepsDefaults(t *testing.T) {
 	for name, tc := range map[string]struct {
@@ -361,7 +361,7 @@ func TestEtcdOpsTaskConfig(t *testing.T) {
 	cfg, err = resolve(t, header+"controllers: {etcdOpsTask: {enabled: false, concurrentSyncs: 5, requeueInterval: 20s}}\n")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cfg.EtcdOpsTask).To(Equal(config.EtcdOpsTaskController{Enabled: false, Workers: 5, RetryInterval: 20 * time.Second}))
-	g.Expect(cfg.IgnoredSettings).To(BeEmpty(), "the deployed controller's settings configure ours")
+	g.Expect(cfg.IgnoredSettings).To(BeEmpty(), "the upstream controller's settings configure ours")
 
 	cfg, err = resolve(t, header+"controllers: {etcdOpsTask: {enabled: false}}\n", "--enable-etcd-ops-task-controller", "--etcd-ops-task-workers=2")
 	g.Expect(err).NotTo(HaveOccurred())
@@ -378,16 +378,37 @@ func TestImageCompatibilityFlags(t *testing.T) {
 	g := NewWithT(t)
 	cfg, err := resolve(t, "", images...)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeAuto, DeployedRepositories: imagecaps.DefaultDeployedRepositories}))
+	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeAuto, UpstreamRepositories: imagecaps.DefaultUpstreamRepositories}))
 	g.Expect(cfg.Compaction.ImageCompatibility).To(Equal(cfg.Etcd.Images.Compatibility))
 
-	cfg, err = resolve(t, "", append([]string{"--image-compatibility=deployed", `--deployed-image-repositories=^mirror\.example/`}, images...)...)
+	cfg, err = resolve(t, "", append([]string{"--image-compatibility=upstream", `--upstream-image-repositories=^mirror\.example/`}, images...)...)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cfg.Validate()).To(Succeed())
-	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeDeployed, DeployedRepositories: `^mirror\.example/`}))
-	g.Expect(cfg.Compaction.ImageCompatibility.KindOf("brctl:v1")).To(Equal(imagecaps.Deployed))
+	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeUpstream, UpstreamRepositories: `^mirror\.example/`}))
+	g.Expect(cfg.Compaction.ImageCompatibility.KindOf("brctl:v1")).To(Equal(imagecaps.Upstream))
 
-	cfg, err = resolve(t, "", append([]string{"--image-compatibility=sometimes", "--deployed-image-repositories=(x"}, images...)...)
+	cfg, err = resolve(t, "", append([]string{"--image-compatibility=sometimes", "--upstream-image-repositories=(x"}, images...)...)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(cfg.Validate()).To(MatchError(And(ContainSubstring(`got "sometimes"`), ContainSubstring("deployed repositories"))))
+	g.Expect(cfg.Validate()).To(MatchError(And(ContainSubstring(`got "sometimes"`), ContainSubstring("upstream repositories"))))
+}
+
+// The former spellings stay accepted: --image-compatibility=deployed is upstream, and the deprecated
+// --deployed-image-repositories sets the same setting as --upstream-image-repositories, on the command line
+// and on top of a --config file.
+func TestImageCompatibilityFormerSpellings(t *testing.T) {
+	g := NewWithT(t)
+	want := imagecaps.Config{Mode: imagecaps.ModeUpstream, UpstreamRepositories: `^mirror\.example/`}
+	old := []string{"--image-compatibility=deployed", `--deployed-image-repositories=^mirror\.example/`}
+	for _, file := range []string{"", header} {
+		cfg, err := resolve(t, file, append(old, images...)...)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(cfg.Validate()).To(Succeed())
+		g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(want), "file %q", file)
+		g.Expect(cfg.Compaction.ImageCompatibility).To(Equal(want), "file %q", file)
+	}
+
+	flag := NewCommand().Flags().Lookup("deployed-image-repositories")
+	g.Expect(flag).NotTo(BeNil())
+	g.Expect(flag.Deprecated).To(ContainSubstring("--upstream-image-repositories"))
+	g.Expect(flag.Hidden).To(BeTrue(), "a deprecated flag is left out of --help")
 }

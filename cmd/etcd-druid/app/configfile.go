@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// OperatorConfigurationKind is the kind of the --config file: the deployed etcd-druid's OperatorConfiguration
+// OperatorConfigurationKind is the kind of the --config file: upstream etcd-druid's OperatorConfiguration
 // (gardener/etcd-druid, api/config/v1alpha1), so that the file Gardener deploys for it configures ours
 // unchanged. There is no second schema: settings the OperatorConfiguration does not have (images, the health
 // probe address, the leader election namespace, the graceful shutdown timeout, the Local store limit) are
@@ -29,10 +29,10 @@ var OperatorConfigurationAPIVersions = []string{
 	"config.druid.gardener.cloud/v1alpha1",
 }
 
-// operatorConfiguration mirrors the deployed OperatorConfiguration field for field (JSON names, types and
+// operatorConfiguration mirrors the upstream OperatorConfiguration field for field (JSON names, types and
 // nesting). Every field is a pointer (featureGates a map), so that loading tells a field that is absent (the default stays)
-// from one that is set; as in the deployed druid, a zero number, duration or string counts as unset where
-// the deployed defaulting replaces zero, and concurrentSyncs (a pointer there too) is taken as given.
+// from one that is set; as in upstream druid, a zero number, duration or string counts as unset where
+// the upstream defaulting replaces zero, and concurrentSyncs (a pointer there too) is taken as given.
 type operatorConfiguration struct {
 	APIVersion       string                   `json:"apiVersion"`
 	Kind             string                   `json:"kind"`
@@ -274,7 +274,7 @@ func (f operatorConfiguration) applyTo(c *Config) error {
 		if o := ctrls.EtcdOpsTask; o != nil {
 			setBool(&c.EtcdOpsTask.Enabled, o.Enabled)
 			setIntPtr(&c.EtcdOpsTask.Workers, o.ConcurrentSyncs)
-			// The deployed controller requeues a running task at this interval; ours does so only while the
+			// The upstream controller requeues a running task at this interval; ours does so only while the
 			// sidecar cannot be reached, which is the same wait.
 			setDuration(&c.EtcdOpsTask.RetryInterval, o.RequeueInterval)
 		}
@@ -324,7 +324,7 @@ func (f operatorConfiguration) applyTo(c *Config) error {
 }
 
 // metricsAddress joins server.metrics' bindAddress and port onto the current address: a field the file
-// leaves unset (or zero, as the deployed druid defaults it) keeps its part of current.
+// leaves unset (or zero, as upstream druid defaults it) keeps its part of current.
 func metricsAddress(current string, m *fileServer) string {
 	host, port, err := net.SplitHostPort(current)
 	if err != nil { // "0" (disabled) or malformed: start from the default
@@ -340,7 +340,7 @@ func metricsAddress(current string, m *fileServer) string {
 }
 
 // reconcilerServiceAccount is druid's own user from the deprecated reconcilerServiceAccountFQDN or from
-// serviceAccountInfo (what the deployed chart writes); when both are given they must name the same account.
+// serviceAccountInfo (what the upstream chart writes); when both are given they must name the same account.
 func reconcilerServiceAccount(fqdn *string, info *struct {
 	Name      string `json:"name"`
 	Namespace string `json:"namespace"`

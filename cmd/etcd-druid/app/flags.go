@@ -6,6 +6,9 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
+// deprecatedUpstreamRepositoriesFlag is the former name of --upstream-image-repositories, still accepted.
+const deprecatedUpstreamRepositoriesFlag = "deployed-image-repositories"
+
 // bindFlags binds every setting of c to a flag of fs (the log settings are the --zap-* flags, bound in
 // NewCommand). The same binding serves the command line and the
 // re-application of the flags that were set on top of a --config file (see applySetFlags).
@@ -34,10 +37,14 @@ func bindFlags(fs *pflag.FlagSet, c *Config) {
 		"how long a member stays Unknown before it is NotReady; also the grace period before druid acts on a NotReady member")
 	fs.StringVar(&e.Images.EtcdWrapper, "etcd-wrapper-image", e.Images.EtcdWrapper, "image of the etcd container (etcd-wrapper)")
 	fs.StringVar(&e.Images.BackupRestore, "backup-restore-image", e.Images.BackupRestore, "image of the backup-restore container and of the compaction and copy Jobs")
-	fs.StringVar((*string)(&e.Images.Compatibility.Mode), "image-compatibility", string(e.Images.Compatibility.Mode),
-		`whose binaries the etcdbrctl and etcd-wrapper images run, which decides the flags and probes druid renders for them: "ours", "deployed" (Gardener's etcd-backup-restore and etcd-wrapper) or "auto" (by repository, see --deployed-image-repositories)`)
-	fs.StringVar(&e.Images.Compatibility.DeployedRepositories, "deployed-image-repositories", e.Images.Compatibility.DeployedRepositories,
-		"regular expression over an image's repository (without tag and digest) that makes it a deployed image under --image-compatibility=auto")
+	fs.Var(&e.Images.Compatibility.Mode, "image-compatibility",
+		`whose binaries the etcdbrctl and etcd-wrapper images run, which decides the flags and probes druid renders for them: "ours", "upstream" (Gardener's etcd-backup-restore and etcd-wrapper; "deployed" is accepted as its former spelling) or "auto" (by repository, see --upstream-image-repositories)`)
+	fs.StringVar(&e.Images.Compatibility.UpstreamRepositories, "upstream-image-repositories", e.Images.Compatibility.UpstreamRepositories,
+		"regular expression over an image's repository (without tag and digest) that makes it an upstream image under --image-compatibility=auto")
+	// The former name of --upstream-image-repositories, bound to the same setting.
+	fs.StringVar(&e.Images.Compatibility.UpstreamRepositories, deprecatedUpstreamRepositoriesFlag, e.Images.Compatibility.UpstreamRepositories,
+		"former name of --upstream-image-repositories")
+	_ = fs.MarkDeprecated(deprecatedUpstreamRepositoriesFlag, "use --upstream-image-repositories")
 	fs.StringSliceVar(&e.LocalBackup.AllowedHostPaths, "local-backup-allowed-host-paths", e.LocalBackup.AllowedHostPaths,
 		"node directories a Local backup store's hostPath may name, with everything below them (default "+config.DefaultLocalBackupHostPath+"; empty refuses the Local provider)")
 

@@ -33,7 +33,7 @@ type compactOptions struct {
 	defragTimeout   time.Duration
 	quotaBytes      int64
 	namespaceEnvVar string
-	// ignored are the deployed compaction Job's flags that mean nothing here.
+	// ignored are the upstream compaction Job's flags that mean nothing here.
 	ignored *ignoredflags.Set
 }
 

@@ -29,7 +29,7 @@ type copyOptions struct {
 	waitFinal                bool
 	waitTimeout              time.Duration
 	pollInterval             time.Duration
-	// ignored are the deployed copy Job's flags that mean nothing here.
+	// ignored are the upstream copy Job's flags that mean nothing here.
 	ignored *ignoredflags.Set
 }
 

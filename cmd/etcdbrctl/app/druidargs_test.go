@@ -133,7 +133,7 @@ func TestCopyAcceptsDruidJobArgs(t *testing.T) {
 
 // TestCopyAcceptsDruidJobArgsForS3CompatibleProviders: an OSS target (alias alicloud) finds its mounted
 // secret through ALICLOUD_APPLICATION_CREDENTIALS; an ECS source (alias dell) gets its secret's keys as
-// SOURCE_ECS_* variables from the secret, as the deployed druid passes them, and none from a directory.
+// SOURCE_ECS_* variables from the secret, as upstream druid passes them, and none from a directory.
 func TestCopyAcceptsDruidJobArgsForS3CompatibleProviders(t *testing.T) {
 	task := &druidv1alpha1.EtcdCopyBackupsTask{ObjectMeta: metav1.ObjectMeta{Name: "copy", Namespace: "shoot--a--b"}}
 	task.Spec.TargetStore = druidv1alpha1.StoreSpec{Provider: ptr.To(druidv1alpha1.StorageProviderAlicloud), Container: ptr.To("target-bucket"),

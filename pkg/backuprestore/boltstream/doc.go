@@ -3,7 +3,7 @@
 // the data in it.
 //
 // Why not ask etcd: Maintenance.Snapshot carries no revision, and a Get or Status before or after the
-// snapshot reads a different moment — the known defect of the deployed sidecar, whose full-snapshot
+// snapshot reads a different moment — the known defect of the upstream sidecar, whose full-snapshot
 // names could claim a revision the database did not have. Why not spool the snapshot to disk and open
 // it with bbolt: that is a second full copy of a database of up to 8 GiB.
 //

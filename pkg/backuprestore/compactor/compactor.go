@@ -16,7 +16,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 )
 
-// Defaults of the timeouts, as the deployed druid passes them (the Etcd API's defaults).
+// Defaults of the timeouts, as upstream druid passes them (the Etcd API's defaults).
 const (
 	DefaultSnapshotTimeout = 15 * time.Minute
 	DefaultDefragTimeout   = 15 * time.Minute

@@ -15,7 +15,7 @@ import (
 )
 
 // DefaultTimeout bounds the defragmentation of one member (etcdDefragTimeout): 15m, the Etcd API's default,
-// which the deployed druid always passes (the deployed sidecar's own default is 8m); ours defaults to it so
+// which upstream druid always passes (the upstream sidecar's own default is 8m); ours defaults to it so
 // that druid passes the flag only for a value someone chose.
 const DefaultTimeout = 15 * time.Minute
 

@@ -7,7 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Metrics time the defragmentation of each member, under the deployed etcd-backup-restore's name and
+// Metrics time the defragmentation of each member, under the upstream etcd-backup-restore's name and
 // labels (etcdbr_defragmentation_duration_seconds{succeeded,endpoint}), so that Gardener's dashboards see
 // how long members stall and whether defragmentation fails.
 type Metrics struct {

@@ -12,7 +12,7 @@ import (
 )
 
 // etcdbr_defragmentation_duration_seconds{succeeded,endpoint} counts each member's defragmentation under
-// its client endpoint and outcome; the endpoint="" series exist from the start, as deployed.
+// its client endpoint and outcome; the endpoint="" series exist from the start, as upstream.
 func TestDefragmentationDurationByOutcomeAndEndpoint(t *testing.T) {
 	const name = "etcdbr_defragmentation_duration_seconds"
 	c := etcdserver.Start(t)

@@ -7,7 +7,7 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
-// DefaultSchedule is the deployed sidecar's default --defragmentation-schedule.
+// DefaultSchedule is the upstream sidecar's default --defragmentation-schedule.
 const DefaultSchedule = "0 0 */3 * *"
 
 // Schedule runs Run on the cron schedule (5 fields) until ctx ends — the end of the leadership term.

@@ -26,7 +26,7 @@ type Client struct {
 	DialTimeout        time.Duration
 }
 
-// Bind registers the client flags on fs with the deployed sidecar's defaults.
+// Bind registers the client flags on fs with the upstream sidecar's defaults.
 func Bind(fs *pflag.FlagSet) *Client {
 	c := &Client{}
 	fs.StringSliceVar(&c.Endpoints, "endpoints", []string{"127.0.0.1:2379"}, "etcd client endpoints")

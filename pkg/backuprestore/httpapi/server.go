@@ -78,7 +78,7 @@ func New(ctx context.Context, opts Options) *Server {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok"))
 	})
-	// The deployed etcd-druid's EtcdOpsTasks POST /snapshot/full; the deployed sidecar takes either method.
+	// Upstream etcd-druid's EtcdOpsTasks POST /snapshot/full; the upstream sidecar takes either method.
 	for _, route := range []string{"GET /snapshot/full", "POST /snapshot/full", "GET /snapshot/delta", "POST /snapshot/delta"} {
 		s.mux.Handle(route, Restrict(PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))
 	}

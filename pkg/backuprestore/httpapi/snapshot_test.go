@@ -81,7 +81,7 @@ func TestSnapshotsOnTheLeader(t *testing.T) {
 	g.Expect(code).To(Equal(http.StatusBadRequest))
 	g.Expect(snaps.calls).To(Equal([]string{"full", "delta", "latest"}))
 
-	// The deployed druid's EtcdOpsTask asks with POST, as the deployed sidecar allows.
+	// Upstream druid's EtcdOpsTask asks with POST, as the upstream sidecar allows.
 	for _, path := range []string{"/snapshot/full?final=true", "/snapshot/delta"} {
 		resp, err := srv.Client().Post(srv.URL+path, "", nil)
 		g.Expect(err).NotTo(HaveOccurred())

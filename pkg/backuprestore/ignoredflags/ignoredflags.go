@@ -1,7 +1,7 @@
-// Package ignoredflags accepts the flags the deployed etcd-druid renders for the deployed
+// Package ignoredflags accepts the flags upstream etcd-druid renders for its
 // etcd-backup-restore and etcd-wrapper images that have no meaning for etcdbrctl and etcd-wrapper (see
-// docs/compatibility.md). Rejecting them would stop a pod rendered by the deployed druid from starting;
-// accepting them silently would hide that a setting had no effect. So each is parsed with its deployed
+// docs/compatibility.md). Rejecting them would stop a pod rendered by upstream druid from starting;
+// accepting them silently would hide that a setting had no effect. So each is parsed with its upstream
 // type (a malformed value fails as it did there) and, when given, reported once at startup with the
 // reason it is ignored.
 package ignoredflags
@@ -46,7 +46,7 @@ func (s *Set) Int64(name, why string) { s.fs.Int64(name, 0, s.add(name, why)) }
 func (s *Set) add(name, why string) string {
 	s.names = append(s.names, name)
 	s.why[name] = why
-	return "accepted for compatibility with the deployed etcd-druid and ignored: " + why
+	return "accepted for compatibility with upstream etcd-druid and ignored: " + why
 }
 
 // Given returns the ignored flags given on the command line, in the order they were registered; nil
@@ -73,13 +73,13 @@ func Log(log logr.Logger, flags []Flag) {
 	for _, f := range flags {
 		lines = append(lines, "--"+f.Name+"="+f.Value+": "+f.Why)
 	}
-	log.Info("Ignoring flags of the deployed etcd-druid that have no meaning here (docs/compatibility.md)", "flags", lines)
+	log.Info("Ignoring flags of upstream etcd-druid that have no meaning here (docs/compatibility.md)", "flags", lines)
 }
 
 // Reasons shared by several commands.
 const (
-	// WhySnapstoreTempDir: --snapstore-temp-directory is where the deployed snapstores stage files.
+	// WhySnapstoreTempDir: --snapstore-temp-directory is where the upstream snapstores stage files.
 	WhySnapstoreTempDir = "the store streams objects instead of staging them in a temporary directory (Local: temporary files next to the object)"
-	// WhyRestorationTempDir: --restoration-temp-snapshots-dir is where the deployed restorer downloads deltas.
+	// WhyRestorationTempDir: --restoration-temp-snapshots-dir is where the upstream restorer downloads deltas.
 	WhyRestorationTempDir = "a restore streams deltas into a temporary directory next to the data directory instead of downloading them first"
 )

@@ -10,7 +10,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
 )
 
-// Ignored flags parse with their deployed types (a bool also without a value, a malformed duration
+// Ignored flags parse with their upstream types (a bool also without a value, a malformed duration
 // fails), only the given ones are reported, in registration order, and Log writes them in one line.
 func TestGivenFlagsAreReportedOnce(t *testing.T) {
 	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)

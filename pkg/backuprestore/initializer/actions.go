@@ -20,7 +20,7 @@ func (i *Initializer) act(ctx context.Context, c Case, f Facts) (State, error) {
 	case CaseRestartValid, CaseNonQuorateValid:
 		return i.reuseData(c)
 	case CaseQuorateInvalidData, CaseQuorateInvalidMetadata:
-		// The deployed sidecar's restoration of a single member of a multi-member cluster is this
+		// The upstream sidecar's restoration of a single member of a multi-member cluster is this
 		// rejoin: the member gets its data from the cluster, not from the store.
 		start := time.Now()
 		st, err := i.rejoinAsLearner(ctx, c, f.Cluster)

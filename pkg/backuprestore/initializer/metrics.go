@@ -7,14 +7,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// RestoreKind is the restore label of etcdbr_restoration_duration_seconds, with the deployed
+// RestoreKind is the restore label of etcdbr_restoration_duration_seconds, with the upstream
 // etcd-backup-restore's values.
 type RestoreKind string
 
 const (
 	// RestoreSingleNode is a restore from the store as a one-member cluster: a one-member cluster's, or
 	// the first member's of a larger cluster that lost quorum and its data (case 7; the others then join
-	// it). The deployed sidecar labels both so.
+	// it). The upstream sidecar labels both so.
 	RestoreSingleNode RestoreKind = "single_node"
 	// RestoreSingleMember is a member of a multi-member cluster whose data cannot be used rejoining the
 	// running cluster (cases 4 and 5, and 8 once the cluster is quorate): its old identity removed, its data
@@ -25,7 +25,7 @@ const (
 // Metrics record what the initialization does to the data directory and the membership, under the
 // deployed etcd-backup-restore's names and labels, which Gardener's dashboards and alerts query. A Metrics
 // lives as long as the sidecar process (an Initializer is created per initialization); every label
-// combination exists from the start, as deployed, so that rate() over a _count sees the first
+// combination exists from the start, as upstream, so that rate() over a _count sees the first
 // observation.
 type Metrics struct {
 	validation     *prometheus.HistogramVec

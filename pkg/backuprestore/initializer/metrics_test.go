@@ -21,7 +21,7 @@ import (
 )
 
 // expectObservations fails unless the histogram name exports wantSeries series (all of them from the start,
-// as deployed) and each series of want (a key that labels turns into the series' labels) has its number of
+// as upstream) and each series of want (a key that labels turns into the series' labels) has its number of
 // observations.
 func expectObservations(t *testing.T, reg *prometheus.Registry, name string, wantSeries int, want map[string]uint64, labels func(string) map[string]string) {
 	t.Helper()
@@ -72,7 +72,7 @@ func TestValidationAndSingleNodeRestorationAreObserved(t *testing.T) {
 }
 
 // The first member of a three-member cluster that lost every data directory restores from the store as a
-// cluster of its own (case 7): as deployed, that is restore="single_node" too.
+// cluster of its own (case 7): as upstream, that is restore="single_node" too.
 func TestFirstMemberRestoreIsASingleNodeRestoration(t *testing.T) {
 	h := newHarness(t, 3)
 	h.bootstrap()
@@ -97,7 +97,7 @@ func TestFirstMemberRestoreIsASingleNodeRestoration(t *testing.T) {
 		map[string]uint64{"single_node/true": 1, "single_member/true": 0}, restore)
 }
 
-// A member whose data directory was wiped rejoins as a learner (case 5): the deployed sidecar's restoration
+// A member whose data directory was wiped rejoins as a learner (case 5): the upstream sidecar's restoration
 // of a single member (restore="single_member"); the addition is also timed in
 // etcdbr_add_learner_duration_seconds and counted in etcdbr_is_learner_count_total, both by outcome.
 func TestLearnerAdditionIsObserved(t *testing.T) {
@@ -124,7 +124,7 @@ func TestLearnerAdditionIsObserved(t *testing.T) {
 	}
 }
 
-// A data directory an etcd still runs on is not validated: as deployed, a held lock fails the validation.
+// A data directory an etcd still runs on is not validated: as upstream, a held lock fails the validation.
 func TestDataDirInUseIsAFailedValidation(t *testing.T) {
 	h := newHarness(t, 1)
 	h.initialize(0, CaseBootstrapFirst)

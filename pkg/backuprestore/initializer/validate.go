@@ -6,12 +6,12 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 )
 
-// validateDataDir is the deployed sidecar's validation of the data directory, timed as its
+// validateDataDir is the upstream sidecar's validation of the data directory, timed as its
 // etcdbr_validation_duration_seconds: that no etcd still uses the directory, whether this etcd can open
 // the data at all, then the directory's facts (sanity mode: its structure, and if that does not pass what
 // full mode checks: the WAL read to its end and the database opened).
 //
-// The validation does not succeed, as deployed, when an etcd holds the directory's locks, or when the
+// The validation does not succeed, as upstream, when an etcd holds the directory's locks, or when the
 // data is refused: data that no older etcd steps to a version this etcd opens (a newer storage version,
 // issue 13) is, in both modes, neither started on nor moved aside or restored over. Sanity mode is no
 // exception: the clean-exit marker may come from another wrapper.

@@ -10,7 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Metrics show this member's place in the cluster as the sidecar sees it, under the deployed
+// Metrics show this member's place in the cluster as the sidecar sees it, under the upstream
 // etcd-backup-restore's names: etcdbr_cluster_size and etcdbr_is_learner (gauges without labels) and
 // etcdbr_member_promote_duration_seconds{succeeded}, and etcdbr_member_remove_duration_seconds{succeeded} of
 // the removals the backup leader makes after a scale-in (package scaledown). A member stuck as a learner, or a cluster smaller
@@ -23,7 +23,7 @@ type Metrics struct {
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil: not registered). Both outcomes of the
-// promotion exist from the start, as deployed.
+// promotion exist from the start, as upstream.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		clusterSize: prometheus.NewGauge(prometheus.GaugeOpts{

@@ -15,7 +15,7 @@ import (
 )
 
 // etcdbr_member_promote_duration_seconds{succeeded} times each promotion by outcome (both series exist
-// from the start, as deployed); etcdbr_cluster_size and etcdbr_is_learner follow the member list the
+// from the start, as upstream); etcdbr_cluster_size and etcdbr_is_learner follow the member list the
 // local member was found in.
 func TestPromotionAndMembershipMetrics(t *testing.T) {
 	g := NewWithT(t)

@@ -7,7 +7,7 @@
 // URLs. The member resolves its own entries by POD_NAME; all URLs of its entry are advertised (the peer
 // Service URL and the Etcd's additionalAdvertisePeerUrls).
 //
-// Member names: druid (ours, and the deployed one) keys `initial-cluster` by pod name, one `<pod>=<url>`
+// Member names: druid (ours, and the upstream one) keys `initial-cluster` by pod name, one `<pod>=<url>`
 // entry per peer URL, and writes spec.memberNamePrefix as `member-name-prefix`. The etcd member of pod p is
 // then `<prefix>-<p>` (its member lease too), so the served configuration carries that `name` and an
 // `initial-cluster` whose entries are renamed the same way: etcd checks at bootstrap that its own name and

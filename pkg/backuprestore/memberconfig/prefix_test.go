@@ -50,7 +50,7 @@ func previousFormat(t *testing.T, e *druidv1alpha1.Etcd) Template {
 	return tmpl
 }
 
-// TestPrefixedMembersGetTheirMemberNames: from the pod-keyed template (our druid and the deployed one), each
+// TestPrefixedMembersGetTheirMemberNames: from the pod-keyed template (our druid and the upstream one), each
 // member is served its name `<prefix>-<pod>` and an initial-cluster under the member names, which etcd's
 // loader takes; member-name-prefix is not passed on.
 func TestPrefixedMembersGetTheirMemberNames(t *testing.T) {
@@ -193,9 +193,9 @@ func TestJoiningPrefixedLearner(t *testing.T) {
 	g.Expect(ec.InitialCluster).To(Equal("shoot--p--s-etcd-main-0=" + peerURL("etcd-main-0") + ",shoot--p--s-etcd-main-1=" + peerURL("etcd-main-1")))
 }
 
-// TestNextClusterVersionCompatibleReachesEtcdHarmlessly: the deployed druid writes
+// TestNextClusterVersionCompatibleReachesEtcdHarmlessly: upstream druid writes
 // next-cluster-version-compatible (ours does not); our etcd's loader takes a configuration carrying it (it
-// has no such option), so a ConfigMap the deployed druid rendered serves our members.
+// has no such option), so a ConfigMap upstream druid rendered serves our members.
 func TestNextClusterVersionCompatibleReachesEtcdHarmlessly(t *testing.T) {
 	g := NewWithT(t)
 	tmpl := rendered(t, newEtcd(1, false, ""))

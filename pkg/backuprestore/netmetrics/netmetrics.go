@@ -1,4 +1,4 @@
-// Package netmetrics exports the bytes the sidecar's pod sent and received, under the deployed
+// Package netmetrics exports the bytes the sidecar's pod sent and received, under the upstream
 // etcd-backup-restore's names (etcdbr_network_transmitted_bytes, etcdbr_network_received_bytes), which
 // Gardener's etcd dashboards plot. The containers of a pod share one network namespace, so the sidecar's
 // view of it covers etcd's peer and client traffic too.
@@ -27,7 +27,7 @@ var (
 
 // Collector reads the interface counters at each scrape, so the values are the kernel's, never a copy
 // that could fall behind. A file that cannot be read or parsed yields no series in that scrape rather than
-// failing the whole scrape (the deployed sidecar reports NaN then).
+// failing the whole scrape (the upstream sidecar reports NaN then).
 type Collector struct {
 	// Path is the file to read; DevFile when empty (tests point it elsewhere).
 	Path string
@@ -60,7 +60,7 @@ func (c Collector) Collect(ch chan<- prometheus.Metric) {
 
 // Totals sums the received and transmitted bytes of every interface in /proc/net/dev's format: two
 // header lines, then "name: rx_bytes rx_packets … (8 receive fields) tx_bytes …". Loopback counts as
-// well, as in the deployed sidecar, so both report the same numbers.
+// well, as in the upstream sidecar, so both report the same numbers.
 func Totals(r io.Reader) (rx, tx uint64, err error) {
 	s := bufio.NewScanner(r)
 	for s.Scan() {

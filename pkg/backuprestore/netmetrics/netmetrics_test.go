@@ -18,7 +18,7 @@ const devSample = `Inter-|   Receive                                            
   eth0: 5000000    4000    0    0    0     0          0         0   250000    3000    0    0    0     0       0          0
 `
 
-// The counters are the sums over every interface (loopback included, as deployed), received bytes from
+// The counters are the sums over every interface (loopback included, as upstream), received bytes from
 // the first column and transmitted bytes from the ninth.
 func TestCountersSumEveryInterface(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dev")

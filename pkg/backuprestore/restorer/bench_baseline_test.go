@@ -18,7 +18,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 )
 
-// baselineRestore is the deployed sidecar's way: restore the full snapshot with etcdutl, start an
+// baselineRestore is the upstream sidecar's way: restore the full snapshot with etcdutl, start an
 // embedded etcd on it and replay every delta revision as one transaction through the client.
 func baselineRestore(t *testing.T, store snapstore.SnapStore, dataDir, peer string) benchResult {
 	ctx := t.Context()

@@ -58,7 +58,7 @@ type benchResult struct {
 func (r benchResult) rate() float64 { return float64(r.Revisions) / r.Seconds }
 
 // BenchmarkRestore measures our restore of a full snapshot + 20k, 200k and 2M delta revisions
-// (BENCH_RESTORE_REVISIONS overrides) against two baselines of the same run: the deployed sidecar's
+// (BENCH_RESTORE_REVISIONS overrides) against two baselines of the same run: the upstream sidecar's
 // approach (one transaction per revision through an embedded etcd, up to BENCH_RESTORE_TXN_MAX
 // revisions) and the decompression of the deltas alone, the floor of any restore. Every side starts
 // from the store; ours ends with a member data directory that is then started and compared key by key

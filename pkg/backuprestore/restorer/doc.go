@@ -1,7 +1,7 @@
 // Package restorer rebuilds an etcd member's data directory from the latest snap stream of a store:
 // the newest full snapshot plus every delta after it.
 //
-// It avoids the deployed sidecar's defects:
+// It avoids the upstream sidecar's defects:
 //   - nothing reaches the data directory before everything is verified: every object's checksum, the
 //     revision continuity of the stream (full snapshot revision + 1 = first delta start, contiguous
 //     deltas, events of partly overlapping deltas at or below the applied revision skipped). The

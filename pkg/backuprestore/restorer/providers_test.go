@@ -12,15 +12,15 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 )
 
-// deployedKey is an object key of the deployed sidecar's layout with gzip compression, below the tests'
+// upstreamKey is an object key of the upstream sidecar's layout with gzip compression, below the tests'
 // prefix: <prefix>/v2/Full-00000000-<rev %08d>-<unix>.gz or <prefix>/v2/Incr-<start>-<last>-<unix>.gz.
-var deployedKey = regexp.MustCompile(`^` + backuptest.Prefix + `/v2/(Full-00000000|Incr-[0-9]{8,})-[0-9]{8,}-[0-9]{10}\.gz$`)
+var upstreamKey = regexp.MustCompile(`^` + backuptest.Prefix + `/v2/(Full-00000000|Incr-[0-9]{8,})-[0-9]{8,}-[0-9]{10}\.gz$`)
 
-// TestRestoreDeployedLayoutFromEveryProvider backs a real etcd up with the real snapshotter (a full
+// TestRestoreUpstreamLayoutFromEveryProvider backs a real etcd up with the real snapshotter (a full
 // snapshot and three gzip deltas of puts, overwrites, deletes, transactions and leased keys) to a store of
-// every provider, checks the objects are named as the deployed sidecar names them, and restores them:
+// every provider, checks the objects are named as the upstream sidecar names them, and restores them:
 // the restored etcd must hold every key with all its revision fields.
-func TestRestoreDeployedLayoutFromEveryProvider(t *testing.T) {
+func TestRestoreUpstreamLayoutFromEveryProvider(t *testing.T) {
 	backuptest.ForEach(t, backuptest.AllProviders, func(t *testing.T, store *backuptest.Store) {
 		src := etcdserver.Start(t).Client(t)
 		backuptest.Churn(t, src, 0)
@@ -38,8 +38,8 @@ func TestRestoreDeployedLayoutFromEveryProvider(t *testing.T) {
 		}
 		var fulls, deltas int
 		for _, snap := range snaps {
-			if key := snap.Key(backuptest.Prefix); !deployedKey.MatchString(key) {
-				t.Fatalf("object %s is not named as the deployed sidecar names gzip snapshots", key)
+			if key := snap.Key(backuptest.Prefix); !upstreamKey.MatchString(key) {
+				t.Fatalf("object %s is not named as the upstream sidecar names gzip snapshots", key)
 			}
 			if snap.Kind == snapshot.KindFull {
 				fulls++

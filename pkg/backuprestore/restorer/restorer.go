@@ -110,7 +110,7 @@ func (r *restore) replay(ctx context.Context, stream snapshot.Stream, dbPath str
 		rp.abort()
 		return Result{}, fmt.Errorf("full snapshot %s holds revision %d only", stream.Full, base)
 	}
-	// A full snapshot of the deployed sidecar may hold revisions past the one in its name; what it
+	// A full snapshot of the upstream sidecar may hold revisions past the one in its name; what it
 	// holds already is skipped like an overlap.
 	progress := newProgress(r.log, base, stream.LastRevision(), r.opts.ProgressInterval)
 	if err := r.applyDeltas(ctx, rp, stream.Deltas, progress); err != nil {

@@ -25,7 +25,7 @@ const (
 )
 
 // deflateLevel is the level of gzip and zlib output. The codecs are klauspost/compress's, which write the
-// same formats as the standard library (any gzip/zlib reader, including the deployed sidecar's, reads
+// same formats as the standard library (any gzip/zlib reader, including the upstream sidecar's, reads
 // them); its level 2 compresses etcd databases about as well as the standard library's default level at
 // five times the speed, which keeps a full snapshot from being bound by compression on one core
 // (see test/bench/sidecar BenchmarkFullSnapshot).

@@ -2,7 +2,7 @@
 // full and incremental (delta) snapshots, the object names that carry their revisions, the
 // compression of their contents, and the "snap stream" a restore replays.
 //
-// The names are a wire contract with the deployed sidecar: a backup written by either side must be
+// The names are a wire contract with the upstream sidecar: a backup written by either side must be
 // listed, ordered and restored by the other. Therefore the layout is fixed:
 //
 //	<prefix>/v2/Full-00000000-<lastRev %08d>-<unix>[.gz|.Z|.zlib][.final]

@@ -12,7 +12,7 @@ import (
 // Parallel gzip splits the stream into blocks of parallelBlockSize and deflates up to parallelBlocks of
 // them at once, each primed with the previous block's last 32 KiB as its dictionary and ended with a
 // sync flush; the blocks are written in order inside one gzip member with one CRC, so the output is an
-// ordinary gzip stream (RFC 1952) that compress/gzip, gzip(1) and the deployed sidecar read. It loses
+// ordinary gzip stream (RFC 1952) that compress/gzip, gzip(1) and the upstream sidecar read. It loses
 // well under 1% of compression against the serial codec and holds about
 // 2 × parallelBlocks × parallelBlockSize bytes of buffers.
 const parallelBlockSize = 1 << 20

@@ -10,7 +10,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 )
 
-// Defaults as the deployed sidecar's flags have them.
+// Defaults as the upstream sidecar's flags have them.
 const (
 	DefaultSchedule                 = "0 */1 * * *"
 	DefaultDeltaSnapshotPeriod      = 20 * time.Second
@@ -46,14 +46,14 @@ type Config struct {
 	// GarbageCollectionPeriod is how often garbage is collected (--garbage-collection-period); 0 disables it.
 	GarbageCollectionPeriod time.Duration
 	// DeltaSnapshotRetentionPeriod keeps every delta created within this period, besides those the policy
-	// keeps (--delta-snapshot-retention-period, the deployed sidecar's flag for point-in-time restores
+	// keeps (--delta-snapshot-retention-period, the upstream sidecar's flag for point-in-time restores
 	// further back); 0 keeps only the policy's.
 	DeltaSnapshotRetentionPeriod time.Duration
 	// Compression of new snapshots (--compress-snapshots, --compression-policy); none if empty.
 	Compression snapshot.Compression
 }
 
-// Default returns the configuration of the deployed sidecar's defaults, with gzip compression.
+// Default returns the configuration of the upstream sidecar's defaults, with gzip compression.
 func Default() Config {
 	return Config{
 		Schedule:                 DefaultSchedule,

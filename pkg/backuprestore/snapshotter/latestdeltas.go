@@ -8,7 +8,7 @@ import (
 
 // latestDeltas exports how much of the store's latest snap stream is deltas: a restore applies the latest
 // full snapshot and then every delta after it, so their number and their revisions tell how long a
-// restore would replay. The names are the deployed etcd-backup-restore's
+// restore would replay. The names are the upstream etcd-backup-restore's
 // (etcdbr_snapstore_latest_deltas_total, etcdbr_snapstore_latest_deltas_revisions_total), without labels.
 type latestDeltas struct {
 	count     prometheus.Gauge

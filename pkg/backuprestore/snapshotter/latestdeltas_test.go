@@ -11,7 +11,7 @@ import (
 )
 
 // etcdbr_snapstore_latest_deltas_total and …_revisions_total count the deltas after the latest full
-// snapshot, as the deployed sidecar does: each delta adds to them, a full snapshot resets them, and a term
+// snapshot, as the upstream sidecar does: each delta adds to them, a full snapshot resets them, and a term
 // that resumes from the store counts the deltas it finds there.
 func TestLatestDeltasCountTheStreamSinceTheLatestFull(t *testing.T) {
 	cli := etcdserver.Start(t).Client(t)

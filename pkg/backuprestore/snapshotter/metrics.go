@@ -12,7 +12,7 @@ import (
 
 // Metrics make backup health visible to monitoring: the BackupReady condition of druid is derived from
 // the leases, but an operator needs to see why (failures, durations, sizes) and when it went wrong. The
-// names and labels are those of the deployed etcd-backup-restore that Gardener's monitoring queries
+// names and labels are those of the upstream etcd-backup-restore that Gardener's monitoring queries
 // (etcdbr_snapshot_latest_timestamp{kind}, etcdbr_snapshot_gc_total{kind,succeeded},
 // etcdbr_snapshotter_failure{error}, etcdbr_snapshot_required{kind}, etcdbr_snapstore_latest_deltas_total, …); bytes_total is ours.
 type Metrics struct {
@@ -54,7 +54,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "etcdbr", Subsystem: "snapshot", Name: "duration_seconds",
 			Help: "Duration of snapshot attempts, by kind and outcome.",
-			// The deployed sidecar's (the defaults, up to 10 s), so that panels over the buckets read
+			// The upstream sidecar's (the defaults, up to 10 s), so that panels over the buckets read
 			// the same under either sidecar; longer full snapshots count only in +Inf, _sum and _count.
 			Buckets: prometheus.DefBuckets,
 		}, []string{"kind", "succeeded"}),
@@ -68,7 +68,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"kind", "succeeded"}),
 		latestDeltas: newLatestDeltas(),
 	}
-	m.pending(false, false) // exported from the start, as the deployed sidecar does
+	m.pending(false, false) // exported from the start, as the upstream sidecar does
 	m.zeroSeries()
 	if reg != nil {
 		reg.MustRegister(m.latestRevision, m.latestTime, m.required, m.failures, m.duration, m.bytes, m.gc, m.latestDeltas.count, m.latestDeltas.revisions)
@@ -76,9 +76,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// zeroSeries creates the garbage collection and failure series at 0, as the deployed sidecar does, so that
+// zeroSeries creates the garbage collection and failure series at 0, as the upstream sidecar does, so that
 // rate() and increase() see the first collection or failure instead of a series that starts at 1. The
-// failure series are the deployed error="" and the operations ours names in that label.
+// failure series are the upstream error="" and the operations ours names in that label.
 func (m *Metrics) zeroSeries() {
 	for _, kind := range []snapshot.Kind{snapshot.KindFull, snapshot.KindIncr} {
 		m.gc.WithLabelValues(string(kind), "true")
@@ -108,7 +108,7 @@ func (m *Metrics) latest(kind snapshot.Kind, snap *snapshot.Snapshot) {
 }
 
 // resumed records the stream a new term continues: its full snapshot and its newest delta (the full
-// snapshot's revision and time while it has none, as the deployed sidecar reports it) are the latest
+// snapshot's revision and time while it has none, as the upstream sidecar reports it) are the latest
 // snapshots from the start. Without them the age of the latest backup has no series until an upload
 // succeeds, and Gardener's backup alerts, which compute that age, could not fire for a leader whose
 // uploads fail right after a restart.

@@ -8,9 +8,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// etcdbr_snapshot_duration_seconds has the deployed sidecar's buckets (client_golang's defaults), so that
+// etcdbr_snapshot_duration_seconds has the upstream sidecar's buckets (client_golang's defaults), so that
 // Gardener's panels over its buckets read the same under either sidecar.
-func TestSnapshotDurationHasTheDeployedBuckets(t *testing.T) {
+func TestSnapshotDurationHasTheUpstreamBuckets(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := NewMetrics(reg)
 	m.failed("Full", time.Second)

@@ -9,7 +9,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/test/metricstest"
 )
 
-// etcdbr_snapshot_gc_total and etcdbr_snapshotter_failure exist at 0 from the start, as in the deployed
+// etcdbr_snapshot_gc_total and etcdbr_snapshotter_failure exist at 0 from the start, as in the upstream
 // sidecar, so that rate() over them sees the first garbage collection or failure.
 func TestGCAndFailureSeriesStartAtZero(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()

@@ -241,7 +241,7 @@ func TestFullSnapshotMetricsAndLeases(t *testing.T) {
 	}
 }
 
-// etcdbr_snapshot_required{kind} follows the deployed sidecar: 1 while etcd holds revisions that no snapshot
+// etcdbr_snapshot_required{kind} follows the upstream sidecar: 1 while etcd holds revisions that no snapshot
 // of the kind holds yet, 0 once one does. Gardener's backup alerts need both: an old snapshot alerts only
 // when something changed since.
 func TestSnapshotRequiredFollowsWhatTheStoreLacks(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
 
-// Defaults of the store configuration, as the deployed sidecar's flags have them.
+// Defaults of the store configuration, as the upstream sidecar's flags have them.
 const (
 	// DefaultLocalContainer is the Local provider's container when none is configured.
 	DefaultLocalContainer = "default.bkp"
@@ -33,7 +33,7 @@ type Config struct {
 	EndpointOverride string
 	// SecretDir is the mounted backup secret: one file per key. Not needed for Local.
 	SecretDir string
-	// SecretValues are backup secret keys handed over as values instead of files (the deployed druid
+	// SecretValues are backup secret keys handed over as values instead of files (upstream druid
 	// passes ECS its keys as environment variables, see backupsecret.ECSKeyEnv); they take precedence
 	// over files of SecretDir.
 	SecretValues map[string]string

@@ -125,8 +125,8 @@ func openSnapshot(t *testing.T, store SnapStore, snap *snapshot.Snapshot) error 
 	return err
 }
 
-// deployedObject is an object as the deployed sidecar writes it and what listing it must yield.
-type deployedObject struct {
+// upstreamObject is an object as the upstream sidecar writes it and what listing it must yield.
+type upstreamObject struct {
 	key         string // below the prefix
 	kind        snapshot.Kind
 	start, last int64
@@ -136,13 +136,13 @@ type deployedObject struct {
 	snapDir     string
 }
 
-// testDeployedLayout: objects written by name as the deployed etcd-backup-restore names them (every
+// testUpstreamLayout: objects written by name as the upstream etcd-backup-restore names them (every
 // codec suffix, a final full snapshot, the legacy v1 directory) are listed with the kind, revisions,
 // time, codec and layout their names carry, and read back through that codec.
-func testDeployedLayout(t *testing.T, h harness) {
+func testUpstreamLayout(t *testing.T, h harness) {
 	const prefix = "deployed/etcd-main"
 	store := h.sharedOpen(t, prefix)
-	objects := []deployedObject{
+	objects := []upstreamObject{
 		{"v1/Backup-1600000000/Full-00000000-00000040-1600000000", snapshot.KindFull, 0, 40, 1600000000, snapshot.CompressionNone, false, "Backup-1600000000"},
 		// listed in this order: a full snapshot precedes a delta ending at its revision
 		{"v2/Full-00000000-00000050-1700000000.gz", snapshot.KindFull, 0, 50, 1700000000, snapshot.CompressionGzip, false, ""},

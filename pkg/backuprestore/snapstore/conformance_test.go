@@ -54,7 +54,7 @@ func runConformance(t *testing.T, h harness) {
 	t.Run("expected save completes only when the bytes confirm the name", func(t *testing.T) { testExpectedSave(t, h) })
 	t.Run("listing is sorted by last revision across pages and layouts", func(t *testing.T) { testListingOrder(t, h) })
 	t.Run("truncated objects are detected", func(t *testing.T) { testTruncation(t, h) })
-	t.Run("objects named as the deployed sidecar names them are listed and read", func(t *testing.T) { testDeployedLayout(t, h) })
+	t.Run("objects named as the upstream sidecar names them are listed and read", func(t *testing.T) { testUpstreamLayout(t, h) })
 }
 
 // fullSnapshotBytes makes contents in the full-snapshot format: a payload and its sha256 trailer.

@@ -5,6 +5,6 @@
 // live. All providers are gocloud.dev/blob drivers: uploads stream from the caller's reader (the S3
 // driver cuts it into parts uploaded in parallel), nothing is staged in memory or on local disk.
 //
-// A store is configured like the deployed sidecar: provider, container and prefix from the command
+// A store is configured like the upstream sidecar: provider, container and prefix from the command
 // line, credentials from the backup secret mounted as a directory with one file per key.
 package snapstore

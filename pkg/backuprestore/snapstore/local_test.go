@@ -65,7 +65,7 @@ func TestLocalConformance(t *testing.T) {
 	})
 }
 
-// The deployed layout: HOME=/x, container bkp, prefix etcd-main → /x/bkp/etcd-main/v2/<name>; the
+// The upstream layout: HOME=/x, container bkp, prefix etcd-main → /x/bkp/etcd-main/v2/<name>; the
 // container defaults to default.bkp.
 func TestLocalStoreRootIsHomeContainerPrefix(t *testing.T) {
 	home := t.TempDir()

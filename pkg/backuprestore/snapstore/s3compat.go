@@ -4,12 +4,12 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
-// ecsRegion is the region ECS signs for: Dell ECS has no regions, and the deployed sidecar signs its
+// ecsRegion is the region ECS signs for: Dell ECS has no regions, and the upstream sidecar signs its
 // requests for this one.
 const ecsRegion = "US-Standard"
 
 // s3CompatibleConfigFrom resolves an ECS (Dell ECS) or OCS (OpenShift Container Storage / NooBaa) store:
-// both speak the S3 API and are addressed path-style, as the deployed sidecar does, at the secret's
+// both speak the S3 API and are addressed path-style, as the upstream sidecar does, at the secret's
 // endpoint (--store-endpoint-override replaces it). Their secrets hold endpoint, accessKeyID and
 // secretAccessKey, OCS also region (ECS has none), and optionally disableSSL (an endpoint without scheme
 // is then reached over plain HTTP) and insecureSkipVerify.

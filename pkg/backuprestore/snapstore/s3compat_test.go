@@ -63,7 +63,7 @@ func TestOSSConformance(t *testing.T) {
 	}))
 }
 
-// The deployed druid hands ECS its keys as environment variables (Config.SecretValues), not as a
+// Upstream druid hands ECS its keys as environment variables (Config.SecretValues), not as a
 // directory; they work alone and win over files.
 func TestECSCredentialsAsValues(t *testing.T) {
 	srv := s3server.StartWithOptions(t, s3server.Options{Region: ecsRegion})

@@ -52,7 +52,7 @@ func openSwift(ctx context.Context, cfg swiftConfig, prefix string, upload Uploa
 // of snapshots never see them.
 const swiftSegmentsDir = "segments"
 
-// List implements SnapStore. The v2 layout is listed one level deep (segments that the deployed sidecar
+// List implements SnapStore. The v2 layout is listed one level deep (segments that the upstream sidecar
 // stored below a snapshot's key come back as one pseudo-directory, not as objects); v1 has its snapshots
 // in Backup-* directories and is listed in full. The pager follows Swift's pages to the end.
 func (s *swiftStore) List(ctx context.Context) ([]*snapshot.Snapshot, error) {

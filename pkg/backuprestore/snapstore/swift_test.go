@@ -124,7 +124,7 @@ func TestSwiftConformance(t *testing.T) {
 	})
 	t.Run("large objects are replaced and deleted with their segments", func(t *testing.T) { testSwiftSegmentLifecycle(t, f) })
 	t.Run("a cancelled large upload leaves no segment", func(t *testing.T) { testSwiftCancelledUpload(t, f) })
-	t.Run("dynamic large objects of the deployed sidecar are read and deleted", func(t *testing.T) { testSwiftDeployedLayout(t, f) })
+	t.Run("dynamic large objects of the upstream sidecar are read and deleted", func(t *testing.T) { testSwiftUpstreamLayout(t, f) })
 	t.Run("endpoint override replaces the storage URL", func(t *testing.T) { testSwiftEndpointOverride(t, f) })
 	t.Run("a refused token is renewed by logging in again", func(t *testing.T) { testSwiftReauth(t, f) })
 	t.Run("wrong credentials fail at New naming the auth URL", func(t *testing.T) { testSwiftWrongKey(t, f) })
@@ -207,9 +207,9 @@ func testSwiftCancelledUpload(t *testing.T, f *swiftFixture) {
 	}
 }
 
-// testSwiftDeployedLayout: the deployed sidecar stored large snapshots as dynamic large objects, with
+// testSwiftUpstreamLayout: the upstream sidecar stored large snapshots as dynamic large objects, with
 // segments below the snapshot's key. They are listed once, fetched joined and deleted with the segments.
-func testSwiftDeployedLayout(t *testing.T, f *swiftFixture) {
+func testSwiftUpstreamLayout(t *testing.T, f *swiftFixture) {
 	store := f.open(t, f.newContainer(t), "old/etcd-main", UploadOptions{})
 	snap := snapshot.NewFull(500, time.Unix(1600000000, 0), snapshot.CompressionNone, false)
 	key := snap.Key("old/etcd-main")

@@ -12,7 +12,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 )
 
-// Keys of the Swift backup secret: Gardener's OpenStack backup secret, as the deployed sidecar reads it
+// Keys of the Swift backup secret: Gardener's OpenStack backup secret, as the upstream sidecar reads it
 // (authURL, domainName, tenantName, region, username/password or the applicationCredential* keys), plus
 // the TLS keys of Gardener's OpenStack credentials (insecure, caCert).
 const (
@@ -118,7 +118,7 @@ func swiftConfigFrom(cfg Config, secret secretDir) (swiftConfig, error) {
 // checkCredentials requires the keys of the selected authentication: username and password (v1, Keystone
 // v2 with tenantName, Keystone v3 with tenantName and domainName), or for Keystone v3 an application
 // credential (its ID, or its name with the owner's username and domainName, plus the secret). Password and
-// application credential together are refused, as by the deployed sidecar: which one wins would be a guess.
+// application credential together are refused, as by the upstream sidecar: which one wins would be a guess.
 func (c swiftConfig) checkCredentials(secret secretDir) error {
 	appCred := c.appCredID != "" || c.appCredName != "" || c.appCredSecret != ""
 	need := func(keys ...string) error {

@@ -18,7 +18,7 @@ import (
 const swiftMaxManifestBytes = 64 << 20
 
 // segmentsOf returns the segments of the object at key in this container: those its Static Large Object
-// manifest lists, or, for a Dynamic Large Object as the deployed sidecar wrote them (manifest
+// manifest lists, or, for a Dynamic Large Object as the upstream sidecar wrote them (manifest
 // "<container>/<key>", segments "<key>/0000000001"...), the objects below "<key>/". A plain or missing
 // object has none. Segments in other containers, or of a dynamic manifest naming another prefix, are not
 // this store's to delete and are left alone.

@@ -16,7 +16,7 @@ type Compression struct {
 	policy  string
 }
 
-// BindCompression registers the compression flags on fs with the deployed sidecar's defaults
+// BindCompression registers the compression flags on fs with the upstream sidecar's defaults
 // (compression off, policy gzip when on).
 func BindCompression(fs *pflag.FlagSet) *Compression {
 	c := &Compression{policy: string(snapshot.CompressionGzip)}

@@ -13,7 +13,7 @@ import (
 )
 
 // EnvStorageContainer holds the container when --store-container is not given (with the variable prefix
-// of the store, e.g. SOURCE_STORAGE_CONTAINER): the deployed druid passes it so.
+// of the store, e.g. SOURCE_STORAGE_CONTAINER): upstream druid passes it so.
 const EnvStorageContainer = "STORAGE_CONTAINER"
 
 // Store binds one store's flags. Create it with Bind; after the flags are parsed, Config resolves the
@@ -70,7 +70,7 @@ func (s *Store) Config() (snapstore.Config, error) {
 		return snapstore.Config{}, fmt.Errorf("--%sstorage-provider: %w", s.flagPrefix, err)
 	}
 	if s.cfg.Container == "" {
-		// The deployed druid passes the container in the environment rather than as a flag.
+		// Upstream druid passes the container in the environment rather than as a flag.
 		if v, ok := s.lookup(s.envPrefix + EnvStorageContainer); ok {
 			s.cfg.Container = v
 		}
@@ -94,7 +94,7 @@ func (s *Store) Config() (snapstore.Config, error) {
 	return *s.cfg, nil
 }
 
-// ecsKeysFromEnv reads the ECS secret keys the deployed druid passes as variables of their own
+// ecsKeysFromEnv reads the ECS secret keys upstream druid passes as variables of their own
 // (backupsecret.ECSKeyEnv); nil when none is set.
 func (s *Store) ecsKeysFromEnv() map[string]string {
 	var values map[string]string

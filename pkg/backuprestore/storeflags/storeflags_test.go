@@ -48,7 +48,7 @@ func TestSwiftSecretFromDruidsVariable(t *testing.T) {
 	}
 }
 
-// The deployed druid passes a store's container in <prefix>STORAGE_CONTAINER (the sidecar only there):
+// Upstream druid passes a store's container in <prefix>STORAGE_CONTAINER (the sidecar only there):
 // it is taken when --<prefix>store-container is not given, and the flag wins when it is.
 func TestContainerFromDruidsVariable(t *testing.T) {
 	for _, tc := range []struct {

@@ -152,7 +152,7 @@ func (e *etcd) write(ctx context.Context, existing, desired *druidv1alpha1.Etcd)
 	return nil
 }
 
-// Scale sets the member count. The API admits even counts (Etcds written for the deployed druid may have
+// Scale sets the member count. The API admits even counts (Etcds written for upstream druid may have
 // them), but the Gardener side never asks for one: an even count tolerates no more failures than the odd
 // count below it, and Gardener runs etcd with 1 or 3 members.
 func (e *etcd) Scale(ctx context.Context, replicas int32) error {

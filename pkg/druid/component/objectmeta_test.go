@@ -12,7 +12,7 @@ import (
 
 func TestApplyManagedMetaAdoptsWithoutDropping(t *testing.T) {
 	etcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "ns", UID: "new"}}
-	deployed := metav1.OwnerReference{APIVersion: "druid.gardener.cloud/v1alpha1", Kind: "Etcd", Name: "etcd-main", UID: "new",
+	upstream := metav1.OwnerReference{APIVersion: "druid.gardener.cloud/v1alpha1", Kind: "Etcd", Name: "etcd-main", UID: "new",
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
 	other := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "keep", UID: "cm"}
 	controller := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "someone", UID: "d", Controller: ptr.To(true)}
@@ -23,8 +23,8 @@ func TestApplyManagedMetaAdoptsWithoutDropping(t *testing.T) {
 		wantLen    int
 		controller bool
 	}{
-		{"the deployed druid's reference is replaced in place", []metav1.OwnerReference{other, deployed}, 2, true},
-		{"a reference of a recreated Etcd is replaced", []metav1.OwnerReference{func() metav1.OwnerReference { r := deployed; r.UID = "old"; return r }()}, 1, true},
+		{"upstream druid's reference is replaced in place", []metav1.OwnerReference{other, upstream}, 2, true},
+		{"a reference of a recreated Etcd is replaced", []metav1.OwnerReference{func() metav1.OwnerReference { r := upstream; r.UID = "old"; return r }()}, 1, true},
 		{"added next to another owner", []metav1.OwnerReference{other}, 2, true},
 		{"not the controller when someone else is", []metav1.OwnerReference{controller}, 2, false},
 	} {

@@ -21,7 +21,7 @@ func LegacySelector(etcd *druidv1alpha1.Etcd) map[string]string {
 
 // PodSelector returns the labels that select the Etcd's member pods now: the selector of an existing
 // StatefulSet whose (immutable) selector is not ManagedLabels, else ManagedLabels. Every pod of a
-// StatefulSet carries its selector's labels, while pods a deployed druid started may lack ours until they
+// StatefulSet carries its selector's labels, while pods an upstream druid started may lack ours until they
 // are rolled; the Services, the PodDisruptionBudget and the NetworkPolicy select with PodSelector so that
 // they never lose the running members while a StatefulSet is adopted. A StatefulSet being deleted (the
 // orphaning step of the adoption, whose pods already carry ManagedLabels) counts as none.
@@ -40,7 +40,7 @@ func PodSelector(ctx context.Context, c Clients, etcd *druidv1alpha1.Etcd) (map[
 }
 
 // ExistingStatefulSet reads the Etcd's StatefulSet through the cache and, on a miss, from the apiserver: a
-// StatefulSet a deployed druid created may lack the managed-by label the cache selects on. An Etcd that no
+// StatefulSet an upstream druid created may lack the managed-by label the cache selects on. An Etcd that no
 // druid has reconciled yet (no observedGeneration) has no such StatefulSet, and a new Etcd's objects are
 // created without reads the apiserver answers with 404. nil when it does not exist.
 func ExistingStatefulSet(ctx context.Context, c Clients, etcd *druidv1alpha1.Etcd) (*appsv1.StatefulSet, error) {

@@ -17,7 +17,7 @@ const (
 	// minutes, while compacting more often would mostly re-upload unchanged data.
 	DefaultCompactionEventsThreshold = int64(1_000_000)
 	// DefaultCompactionTriggerFullSnapshotThreshold applies when an Etcd sets no
-	// spec.backup.snapshotCompaction.triggerFullSnapshotThreshold (the deployed druid's default): beyond three
+	// spec.backup.snapshotCompaction.triggerFullSnapshotThreshold (upstream druid's default): beyond three
 	// million delta events a compaction Job, which replays every one of them, is unlikely to finish, so druid
 	// asks the backup leader for a full snapshot instead.
 	DefaultCompactionTriggerFullSnapshotThreshold = int64(3_000_000)
@@ -34,14 +34,14 @@ const (
 
 // CompactionController configures the compaction controller.
 type CompactionController struct {
-	// EnableBackupCompaction turns the controller on. It is opt-in (false by default, as in the deployed
+	// EnableBackupCompaction turns the controller on. It is opt-in (false by default, as in upstream
 	// druid): each compaction runs a Job that restores the whole database, which a landscape must budget for.
 	EnableBackupCompaction bool
 	// Workers is the controller's MaxConcurrentReconciles.
 	Workers int
 	// BackupRestoreImage runs `etcdbrctl compact` unless an Etcd pins spec.backup.image.
 	BackupRestoreImage string
-	// ImageCompatibility tells whether the Job's image runs our etcdbrctl or the deployed one (the Etcd
+	// ImageCompatibility tells whether the Job's image runs our etcdbrctl or the upstream one (the Etcd
 	// controller's setting, Images.Compatibility).
 	ImageCompatibility imagecaps.Config
 	// LocalBackup limits the node directories a Local store may mount.

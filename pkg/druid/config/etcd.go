@@ -31,7 +31,7 @@ type Images struct {
 	// BackupRestore is the image of the `backup-restore` container (etcdbrctl).
 	BackupRestore string
 	// Compatibility tells, per image (these or an Etcd's own), whether it runs our binaries or the
-	// deployed Gardener ones, which decides the flags and probes druid renders for it.
+	// upstream Gardener ones, which decides the flags and probes druid renders for it.
 	Compatibility imagecaps.Config
 }
 

@@ -43,7 +43,7 @@ type Requester interface {
 // answers only after the upload, and a cancelled request cancels the snapshot.
 const fullSnapshotRequestMargin = time.Minute
 
-// HTTP calls `GET /snapshot/full` on the client Service's backup port, as the deployed druid
+// HTTP calls `GET /snapshot/full` on the client Service's backup port, as upstream druid
 // does when triggerFullSnapshotThreshold is reached. A follower's sidecar forwards the call to the backup
 // leader. It presents the client certificate of spec.backup.tls (clientTLSSecretRef, keys tls.crt/tls.key)
 // and trusts the CA of tlsCASecretRef; druid's Secrets are read from the apiserver, not a cache.
@@ -149,7 +149,7 @@ func (e *AnswerError) Error() string {
 const maxAnswer = 16 << 10
 
 // Parse reads the sidecar's answer to /snapshot/full (the snapshot taken, as JSON with the field names
-// both this project's and the deployed sidecar use) as status.lastFullSnapshot records a snapshot. It is
+// both this project's and the upstream sidecar use) as status.lastFullSnapshot records a snapshot. It is
 // nil when the body is no such JSON or names no full snapshot with a revision: the caller then relies on
 // the full snapshot lease, which the sidecar renews after every full snapshot.
 func Parse(body []byte) *druidv1alpha1.SnapshotStatus {

@@ -63,7 +63,7 @@ func SnapshotFromLease(lease *coordinationv1.Lease) *druidv1alpha1.SnapshotStatu
 }
 
 // nameHasRevision tells whether a snapshot name (`Full-<start>-<last>-<unix>…`, `Incr-<start>-<last>-<unix>…`)
-// ends at revision: a sidecar that does not write the annotation (a deployed one, after a rollback) renews
+// ends at revision: a sidecar that does not write the annotation (an upstream one, after a rollback) renews
 // the lease with a newer revision and leaves an older snapshot's name behind, which must not be shown.
 func nameHasRevision(name string, revision int64) bool {
 	parts := strings.SplitN(name, "-", 4)

@@ -12,7 +12,7 @@ import (
 )
 
 // ClusterIDMismatchCondition compares the etcd cluster IDs the members write into their leases
-// (`<memberID>:<clusterID>:<role>`), as the deployed druid does: members of one cluster share its ID, so a
+// (`<memberID>:<clusterID>:<role>`), as upstream druid does: members of one cluster share its ID, so a
 // second ID means a member bootstrapped a cluster of its own and its data diverges. Members whose status
 // is Unknown, and leases without an ID (not renewed yet, or the older two-part format), are not counted.
 func ClusterIDMismatchCondition(members []druidv1alpha1.EtcdMemberStatus, leases []coordinationv1.Lease) druidv1alpha1.Condition {

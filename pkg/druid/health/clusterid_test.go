@@ -8,7 +8,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
 
-// ClusterIDMismatch has the deployed druid's status and reasons: True with two cluster IDs among members
+// ClusterIDMismatch has upstream druid's status and reasons: True with two cluster IDs among members
 // that are not Unknown, False with one, Unknown without any, and Unknown when a lease cannot be read.
 func TestClusterIDMismatchCondition(t *testing.T) {
 	ready, notReady, unknown := druidv1alpha1.EtcdMemberStatusReady, druidv1alpha1.EtcdMemberStatusNotReady, druidv1alpha1.EtcdMemberStatusUnknown

@@ -53,7 +53,7 @@ func condition(t druidv1alpha1.ConditionType, s druidv1alpha1.ConditionStatus, r
 }
 
 // NotChecked is the condition of type t for a hibernated Etcd (spec.replicas 0): nothing runs, so
-// nothing is judged. It keeps the status of prev (Unknown without one), as the deployed druid does, so
+// nothing is judged. It keeps the status of prev (Unknown without one), as upstream druid does, so
 // that a hibernated Etcd reads the same under either druid.
 func NotChecked(t druidv1alpha1.ConditionType, prev *druidv1alpha1.Condition) druidv1alpha1.Condition {
 	status := druidv1alpha1.ConditionUnknown
@@ -158,7 +158,7 @@ func StatefulSetRolledOut(sts *appsv1.StatefulSet) bool {
 
 // DataVolumesReadyCondition is False while warning events exist for the members' data volumes (e.g.
 // provisioning or attach failures), which the pods' own status does not explain; Unknown without a
-// StatefulSet, as in the deployed druid.
+// StatefulSet, as in upstream druid.
 func DataVolumesReadyCondition(sts *appsv1.StatefulSet, warnings []string) druidv1alpha1.Condition {
 	t := druidv1alpha1.ConditionTypeDataVolumesReady
 	if sts == nil {

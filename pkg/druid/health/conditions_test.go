@@ -128,7 +128,7 @@ func TestDataVolumesReadyCondition(t *testing.T) {
 	g.Expect(c.Status).To(Equal(druidv1alpha1.ConditionTrue))
 	g.Expect(c.Reason).To(Equal("NoWarningsFoundForDataVolumes"))
 	c = DataVolumesReadyCondition(nil, nil)
-	g.Expect(c.Status).To(Equal(druidv1alpha1.ConditionUnknown), "no StatefulSet, no volumes to judge: the deployed druid's Unknown")
+	g.Expect(c.Status).To(Equal(druidv1alpha1.ConditionUnknown), "no StatefulSet, no volumes to judge: upstream druid's Unknown")
 	g.Expect(c.Reason).To(Equal("StatefulSetNotFound"))
 	c = DataVolumesReadyCondition(sts, []string{"etcd-main-etcd-main-0: ProvisioningFailed: no storage class"})
 	g.Expect(c.Status).To(Equal(druidv1alpha1.ConditionFalse))

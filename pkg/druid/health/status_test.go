@@ -86,7 +86,7 @@ func TestComputeStatusHibernated(t *testing.T) {
 	}
 }
 
-// Hibernating keeps each condition's status as the deployed druid does; only the reason says NotChecked.
+// Hibernating keeps each condition's status as upstream druid does; only the reason says NotChecked.
 func TestComputeStatusHibernatedKeepsStatuses(t *testing.T) {
 	g := NewWithT(t)
 	etcd := testEtcd(0)

@@ -1,14 +1,15 @@
 // Package imagecaps decides, per container image, whether druid renders for our etcdbrctl and etcd-wrapper
-// or for the deployed Gardener ones (gardener/etcd-backup-restore, gardener/etcd-wrapper), and names what
-// each kind accepts and serves where druid's rendering depends on it. The renderers (the StatefulSet's
+// or for upstream Gardener's (gardener/etcd-backup-restore, gardener/etcd-wrapper), and names what each
+// kind accepts and serves where druid's rendering depends on it. The renderers (the StatefulSet's
 // containers, the compaction Job) keep one rendering path and switch single flags and probes on these
-// capabilities; docs/compatibility.md, "Running the deployed images under our druid", lists them.
+// capabilities; docs/compatibility.md, "Running the upstream images under our druid", lists them.
 package imagecaps
 
 import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/imageref"
@@ -20,82 +21,134 @@ type Kind string
 const (
 	// Ours is this project's etcdbrctl or etcd-wrapper.
 	Ours Kind = "ours"
-	// Deployed is Gardener's etcd-backup-restore (etcdbrctl) or etcd-wrapper, as the deployed etcd-druid
-	// runs them.
-	Deployed Kind = "deployed"
+	// Upstream is Gardener's etcd-backup-restore (etcdbrctl) or etcd-wrapper, as upstream etcd-druid runs
+	// them.
+	Upstream Kind = "upstream"
+
+	// Deployed is the former name of Upstream.
+	//
+	// Deprecated: use Upstream.
+	Deployed = Upstream
 )
 
-// Mode is the operator's setting (--image-compatibility).
+// Mode is the operator's setting (--image-compatibility). It is a pflag.Value: Set takes the former
+// spelling "deployed" as "upstream".
 type Mode string
 
 const (
-	// ModeAuto decides per image reference: a repository that DeployedRepositories matches is Deployed,
+	// ModeAuto decides per image reference: a repository that UpstreamRepositories matches is Upstream,
 	// any other is Ours.
 	ModeAuto Mode = "auto"
 	// ModeOurs treats every image as ours (druid's rendering before capabilities existed).
 	ModeOurs Mode = "ours"
-	// ModeDeployed treats every image as a deployed one.
-	ModeDeployed Mode = "deployed"
+	// ModeUpstream treats every image as an upstream one.
+	ModeUpstream Mode = "upstream"
+
+	// ModeDeployedAlias is the former spelling of ModeUpstream, still accepted wherever a mode is read
+	// (flag, chart value, Config) and normalised to ModeUpstream.
+	ModeDeployedAlias Mode = "deployed"
+
+	// ModeDeployed is the former name of ModeUpstream.
+	//
+	// Deprecated: use ModeUpstream.
+	ModeDeployed = ModeUpstream
 )
 
-// DefaultDeployedRepositories matches the repositories Gardener publishes etcdbrctl and etcd-wrapper
-// under (the deployed etcd-druid's image vector: europe-docker.pkg.dev/gardener-project/releases/…, the
+// Normalize returns the mode with its former spelling "deployed" replaced by ModeUpstream; any other
+// value, valid or not, is returned as is (Validate refuses the invalid ones).
+func (m Mode) Normalize() Mode {
+	if m == ModeDeployedAlias {
+		return ModeUpstream
+	}
+	return m
+}
+
+// String implements pflag.Value.
+func (m *Mode) String() string { return string(*m) }
+
+// Set implements pflag.Value: it stores the normalised value. An unknown value is stored too, so that
+// Validate reports it together with the other settings' errors.
+func (m *Mode) Set(s string) error {
+	*m = Mode(strings.TrimSpace(s)).Normalize()
+	return nil
+}
+
+// Type implements pflag.Value.
+func (m *Mode) Type() string { return "string" }
+
+// DefaultUpstreamRepositories matches the repositories Gardener publishes etcdbrctl and etcd-wrapper
+// under (upstream etcd-druid's image vector: europe-docker.pkg.dev/gardener-project/releases/…, the
 // public and snapshot paths next to it, and the former eu.gcr.io/gardener-project registry). Only the
 // repository is matched, never the tag: both sides tag v0.x.
-const DefaultDeployedRepositories = `^(europe-docker\.pkg\.dev/gardener-project/(releases|public|snapshots)|eu\.gcr\.io/gardener-project)/gardener/(etcdbrctl|etcd-wrapper)$`
+const DefaultUpstreamRepositories = `^(europe-docker\.pkg\.dev/gardener-project/(releases|public|snapshots)|eu\.gcr\.io/gardener-project)/gardener/(etcdbrctl|etcd-wrapper)$`
+
+// DefaultDeployedRepositories is the former name of DefaultUpstreamRepositories.
+//
+// Deprecated: use DefaultUpstreamRepositories.
+const DefaultDeployedRepositories = DefaultUpstreamRepositories
 
 // Config is druid's setting of how images are told apart.
 type Config struct {
-	// Mode forces a kind for every image, or (auto) lets DeployedRepositories decide per image.
+	// Mode forces a kind for every image, or (auto) lets UpstreamRepositories decide per image.
 	Mode Mode
-	// DeployedRepositories is a regular expression over an image's repository (the reference without tag
-	// and digest); in auto mode a match makes the image Deployed. Empty: DefaultDeployedRepositories.
+	// UpstreamRepositories is a regular expression over an image's repository (the reference without tag
+	// and digest); in auto mode a match makes the image Upstream. Empty: DefaultUpstreamRepositories.
+	UpstreamRepositories string
+	// DeployedRepositories is the former name of UpstreamRepositories, used only when that is empty;
+	// Default moves it there.
+	//
+	// Deprecated: use UpstreamRepositories.
 	DeployedRepositories string
 }
 
-// Default fills the unset fields.
+// Default fills the unset fields and normalises the former spellings (mode "deployed",
+// DeployedRepositories).
 func (c *Config) Default() {
+	c.Mode = c.Mode.Normalize()
 	if c.Mode == "" {
 		c.Mode = ModeAuto
 	}
-	if c.DeployedRepositories == "" {
-		c.DeployedRepositories = DefaultDeployedRepositories
-	}
+	c.UpstreamRepositories = c.pattern()
+	c.DeployedRepositories = ""
 }
 
 // Validate refuses an unknown mode and a pattern that does not compile, naming both at once.
 func (c Config) Validate() error {
 	var errs []error
-	switch c.Mode {
-	case ModeAuto, ModeOurs, ModeDeployed, "":
+	switch c.Mode.Normalize() {
+	case ModeAuto, ModeOurs, ModeUpstream, "":
 	default:
-		errs = append(errs, fmt.Errorf("image compatibility: mode must be one of %q, %q, %q, got %q", ModeAuto, ModeOurs, ModeDeployed, c.Mode))
+		errs = append(errs, fmt.Errorf("image compatibility: mode must be one of %q, %q, %q (or its former spelling %q), got %q",
+			ModeAuto, ModeOurs, ModeUpstream, ModeDeployedAlias, c.Mode))
 	}
-	if _, err := c.deployedRepositories(); err != nil {
-		errs = append(errs, fmt.Errorf("image compatibility: deployed repositories: %w", err))
+	if _, err := c.upstreamRepositories(); err != nil {
+		errs = append(errs, fmt.Errorf("image compatibility: upstream repositories: %w", err))
 	}
 	return errors.Join(errs...)
 }
 
 func (c Config) pattern() string {
-	if c.DeployedRepositories == "" {
-		return DefaultDeployedRepositories
+	switch {
+	case c.UpstreamRepositories != "":
+		return c.UpstreamRepositories
+	case c.DeployedRepositories != "":
+		return c.DeployedRepositories
 	}
-	return c.DeployedRepositories
+	return DefaultUpstreamRepositories
 }
 
 // KindOf decides the kind of one image reference. A pattern that does not compile (Validate refuses it at
 // start-up) matches nothing.
 func (c Config) KindOf(image string) Kind {
-	switch c.Mode {
+	switch c.Mode.Normalize() {
 	case ModeOurs:
 		return Ours
-	case ModeDeployed:
-		return Deployed
+	case ModeUpstream:
+		return Upstream
 	}
-	re, err := c.deployedRepositories()
+	re, err := c.upstreamRepositories()
 	if err == nil && re.MatchString(repository(image)) {
-		return Deployed
+		return Upstream
 	}
 	return Ours
 }
@@ -115,17 +168,17 @@ type Caps struct {
 type BackupRestore struct {
 	Kind Kind
 	// ServerCACert: `server` takes --server-cacert (ours: the CA its HTTPS API requires of clients of
-	// /snapshot/* and /debug/pprof/, and verifies the backup leader with when forwarding). The deployed
+	// /snapshot/* and /debug/pprof/, and verifies the backup leader with when forwarding). The upstream
 	// sidecar has no such flag and no equivalent: it verifies no client.
 	ServerCACert bool
-	// CompactCompression: `compact` takes --compress-snapshots and --compression-policy. The deployed
+	// CompactCompression: `compact` takes --compress-snapshots and --compression-policy. The upstream
 	// compact registers no compression flags.
 	CompactCompression bool
-	// Livez: the HTTP API answers GET /livez whenever it serves (the liveness probe). The deployed sidecar
+	// Livez: the HTTP API answers GET /livez whenever it serves (the liveness probe). The upstream sidecar
 	// serves no /livez, and its /healthz fails during a restore, so it gets no liveness probe.
 	Livez bool
-	// DeployedDefaults: defaults that do not fit our pod and that the deployed druid therefore always
-	// overrides: --insecure-skip-tls-verify defaults to true (no verification of etcd's certificate),
+	// DeployedDefaults (to be renamed UpstreamDefaults): defaults that do not fit our pod and that upstream
+	// etcd-druid therefore always overrides: --insecure-skip-tls-verify defaults to true (no verification of etcd's certificate),
 	// --use-etcd-wrapper to false, the restoration and snapstore temporary directories to a relative path
 	// and /tmp, the restorer's embedded etcd quota to 8Gi and its auto-compaction to periodic 30m.
 	DeployedDefaults bool
@@ -134,7 +187,7 @@ type BackupRestore struct {
 // EtcdWrapper is what an etcd-wrapper image accepts and serves, where druid's rendering depends on it.
 type EtcdWrapper struct {
 	Kind Kind
-	// Phase: the wrapper port answers GET /phase from the start (the liveness probe). The deployed wrapper
+	// Phase: the wrapper port answers GET /phase from the start (the liveness probe). The upstream wrapper
 	// serves only /readyz and /stop, and only once etcd's initialization is done.
 	Phase bool
 	// ReadyzHTTPSWithClientTLS: the wrapper port serves only HTTPS (etcd's client server certificate) when
@@ -145,22 +198,22 @@ type EtcdWrapper struct {
 	ClientPortFlag bool
 	// StepBinaries: the image carries etcd 3.5 and 3.6 (etcdpod.StepEtcd35BinaryPath, StepEtcd36BinaryPath)
 	// and start-etcd takes --step-etcd-3.5-binary and --step-etcd-3.6-binary, to step data etcd 3.4 or 3.5
-	// wrote before its etcd 3.7 opens it. The deployed wrapper runs its own etcd and refuses unknown flags.
+	// wrote before its etcd 3.7 opens it. The upstream wrapper runs its own etcd and refuses unknown flags.
 	StepBinaries bool
 }
 
 // BackupRestoreOf returns the capabilities of an etcdbrctl image of kind k.
 func BackupRestoreOf(k Kind) BackupRestore {
-	if k == Deployed {
-		return BackupRestore{Kind: Deployed, DeployedDefaults: true}
+	if k == Upstream {
+		return BackupRestore{Kind: Upstream, DeployedDefaults: true}
 	}
 	return BackupRestore{Kind: Ours, ServerCACert: true, CompactCompression: true, Livez: true}
 }
 
 // EtcdWrapperOf returns the capabilities of an etcd-wrapper image of kind k.
 func EtcdWrapperOf(k Kind) EtcdWrapper {
-	if k == Deployed {
-		return EtcdWrapper{Kind: Deployed, ReadyzHTTPSWithClientTLS: true, ClientPortFlag: true}
+	if k == Upstream {
+		return EtcdWrapper{Kind: Upstream, ReadyzHTTPSWithClientTLS: true, ClientPortFlag: true}
 	}
 	return EtcdWrapper{Kind: Ours, Phase: true, StepBinaries: true}
 }
@@ -174,12 +227,12 @@ func repository(image string) string {
 	return repo
 }
 
-// compiledPatterns caches the compiled deployed-repository patterns: KindOf runs for every image of every
+// compiledPatterns caches the compiled upstream-repository patterns: KindOf runs for every image of every
 // StatefulSet druid renders, and the pattern is druid's one setting.
 var compiledPatterns sync.Map // pattern → *regexp.Regexp
 
-// deployedRepositories is the compiled pattern of the deployed images' repositories.
-func (c Config) deployedRepositories() (*regexp.Regexp, error) {
+// upstreamRepositories is the compiled pattern of the upstream images' repositories.
+func (c Config) upstreamRepositories() (*regexp.Regexp, error) {
 	pattern := c.pattern()
 	if re, ok := compiledPatterns.Load(pattern); ok {
 		return re.(*regexp.Regexp), nil

@@ -5,17 +5,17 @@ import (
 	"testing"
 )
 
-// Auto mode decides by repository alone: Gardener's repositories are deployed whatever their tag, and
+// Auto mode decides by repository alone: Gardener's repositories are upstream whatever their tag, and
 // our images (also tagged v0.x, from any registry) stay ours.
 func TestKindOfAutoByRepository(t *testing.T) {
 	c := Config{}
 	c.Default()
 	for image, want := range map[string]Kind{
-		"europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1":        Deployed,
-		"europe-docker.pkg.dev/gardener-project/releases/gardener/etcd-wrapper:v0.6.2":      Deployed,
-		"europe-docker.pkg.dev/gardener-project/public/gardener/etcdbrctl@sha256:0123":      Deployed,
-		"europe-docker.pkg.dev/gardener-project/snapshots/gardener/etcd-wrapper:v0.7.0":     Deployed,
-		"eu.gcr.io/gardener-project/gardener/etcdbrctl:v0.24.7":                             Deployed,
+		"europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1":        Upstream,
+		"europe-docker.pkg.dev/gardener-project/releases/gardener/etcd-wrapper:v0.6.2":      Upstream,
+		"europe-docker.pkg.dev/gardener-project/public/gardener/etcdbrctl@sha256:0123":      Upstream,
+		"europe-docker.pkg.dev/gardener-project/snapshots/gardener/etcd-wrapper:v0.7.0":     Upstream,
+		"eu.gcr.io/gardener-project/gardener/etcdbrctl:v0.24.7":                             Upstream,
 		"ghcr.io/gardener-etcd/etcdbrctl:v0.1.0":                                            Ours,
 		"ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0":                                         Ours,
 		"registry.local:5000/gardener-etcd/etcdbrctl@sha256:0123":                           Ours,
@@ -29,7 +29,7 @@ func TestKindOfAutoByRepository(t *testing.T) {
 }
 
 func TestKindOfForcedAndCustomPattern(t *testing.T) {
-	deployed := "europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1"
+	upstream := "europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1"
 	ours := "ghcr.io/gardener-etcd/etcdbrctl:v0.1.0"
 	for _, tc := range []struct {
 		name   string
@@ -37,11 +37,13 @@ func TestKindOfForcedAndCustomPattern(t *testing.T) {
 		image  string
 		want   Kind
 	}{
-		{"forced ours keeps a Gardener image ours", Config{Mode: ModeOurs}, deployed, Ours},
-		{"forced deployed makes our image deployed", Config{Mode: ModeDeployed}, ours, Deployed},
-		{"a mirror named by the operator's pattern", Config{Mode: ModeAuto, DeployedRepositories: `^mirror\.example/gardener/`}, "mirror.example/gardener/etcdbrctl:v0.35.1", Deployed},
-		{"the operator's pattern replaces the default", Config{Mode: ModeAuto, DeployedRepositories: `^mirror\.example/gardener/`}, deployed, Ours},
-		{"unset mode is auto", Config{}, deployed, Deployed},
+		{"forced ours keeps a Gardener image ours", Config{Mode: ModeOurs}, upstream, Ours},
+		{"forced upstream makes our image upstream", Config{Mode: ModeUpstream}, ours, Upstream},
+		{"the former spelling deployed forces upstream too", Config{Mode: ModeDeployedAlias}, ours, Upstream},
+		{"the former field DeployedRepositories still names the pattern", Config{Mode: ModeAuto, DeployedRepositories: `^mirror\.example/gardener/`}, "mirror.example/gardener/etcdbrctl:v0.35.1", Upstream},
+		{"a mirror named by the operator's pattern", Config{Mode: ModeAuto, UpstreamRepositories: `^mirror\.example/gardener/`}, "mirror.example/gardener/etcdbrctl:v0.35.1", Upstream},
+		{"the operator's pattern replaces the default", Config{Mode: ModeAuto, UpstreamRepositories: `^mirror\.example/gardener/`}, upstream, Ours},
+		{"unset mode is auto", Config{}, upstream, Upstream},
 	} {
 		if got := tc.config.KindOf(tc.image); got != tc.want {
 			t.Errorf("%s: KindOf(%q) = %q, want %q", tc.name, tc.image, got, tc.want)
@@ -55,8 +57,10 @@ func TestValidate(t *testing.T) {
 		ok     bool
 	}{
 		{Config{Mode: ModeAuto}, true},
-		{Config{Mode: ModeDeployed, DeployedRepositories: "^x$"}, true},
+		{Config{Mode: ModeUpstream, UpstreamRepositories: "^x$"}, true},
+		{Config{Mode: ModeDeployedAlias, DeployedRepositories: "^x$"}, true},
 		{Config{Mode: "sometimes"}, false},
+		{Config{Mode: ModeAuto, UpstreamRepositories: "(unclosed"}, false},
 		{Config{Mode: ModeAuto, DeployedRepositories: "(unclosed"}, false},
 	} {
 		if err := tc.config.Validate(); (err == nil) != tc.ok {
@@ -71,19 +75,44 @@ func TestCapabilitiesPerKind(t *testing.T) {
 	if got, want := BackupRestoreOf(Ours), (BackupRestore{Kind: Ours, ServerCACert: true, CompactCompression: true, Livez: true}); got != want {
 		t.Errorf("ours etcdbrctl: got %+v, want %+v", got, want)
 	}
-	if got, want := BackupRestoreOf(Deployed), (BackupRestore{Kind: Deployed, DeployedDefaults: true}); got != want {
-		t.Errorf("deployed etcdbrctl: got %+v, want %+v", got, want)
+	if got, want := BackupRestoreOf(Upstream), (BackupRestore{Kind: Upstream, DeployedDefaults: true}); got != want {
+		t.Errorf("upstream etcdbrctl: got %+v, want %+v", got, want)
 	}
 	if got, want := EtcdWrapperOf(Ours), (EtcdWrapper{Kind: Ours, Phase: true, StepBinaries: true}); got != want {
 		t.Errorf("ours etcd-wrapper: got %+v, want %+v", got, want)
 	}
-	if got, want := EtcdWrapperOf(Deployed), (EtcdWrapper{Kind: Deployed, ReadyzHTTPSWithClientTLS: true, ClientPortFlag: true}); got != want {
-		t.Errorf("deployed etcd-wrapper: got %+v, want %+v", got, want)
+	if got, want := EtcdWrapperOf(Upstream), (EtcdWrapper{Kind: Upstream, ReadyzHTTPSWithClientTLS: true, ClientPortFlag: true}); got != want {
+		t.Errorf("upstream etcd-wrapper: got %+v, want %+v", got, want)
 	}
 	c := Config{}
 	caps := c.For("europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1", "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0")
-	if caps.BackupRestore.Kind != Deployed || caps.EtcdWrapper.Kind != Ours {
-		t.Errorf("For decides each image on its own: got %s sidecar, %s wrapper, want deployed, ours", caps.BackupRestore.Kind, caps.EtcdWrapper.Kind)
+	if caps.BackupRestore.Kind != Upstream || caps.EtcdWrapper.Kind != Ours {
+		t.Errorf("For decides each image on its own: got %s sidecar, %s wrapper, want upstream, ours", caps.BackupRestore.Kind, caps.EtcdWrapper.Kind)
+	}
+}
+
+// The former spellings stay accepted: the mode "deployed" (flag, chart value) is normalised to "upstream"
+// when parsed and by Default, and the field DeployedRepositories moves to UpstreamRepositories.
+func TestFormerSpellings(t *testing.T) {
+	for in, want := range map[string]Mode{"deployed": ModeUpstream, "upstream": ModeUpstream, " deployed ": ModeUpstream,
+		"ours": ModeOurs, "auto": ModeAuto, "sometimes": "sometimes"} {
+		var m Mode
+		if err := m.Set(in); err != nil || m != want {
+			t.Errorf("Set(%q) = %q, %v; want %q", in, m, err, want)
+		}
+	}
+	c := Config{Mode: ModeDeployedAlias, DeployedRepositories: `^mirror\.example/`}
+	c.Default()
+	if want := (Config{Mode: ModeUpstream, UpstreamRepositories: `^mirror\.example/`}); c != want {
+		t.Errorf("Default of the former spellings: got %+v, want %+v", c, want)
+	}
+	c = Config{DeployedRepositories: "^old$", UpstreamRepositories: "^new$"}
+	c.Default()
+	if c.UpstreamRepositories != "^new$" || c.DeployedRepositories != "" {
+		t.Errorf("UpstreamRepositories wins over the former field: got %+v", c)
+	}
+	if Deployed != Upstream || ModeDeployed != ModeUpstream || DefaultDeployedRepositories != DefaultUpstreamRepositories {
+		t.Errorf("the deprecated names are not aliases of the new ones")
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 var noticed sync.Map
 
 // NoticeOnce logs msg at info level the first time this process sees key (e.g. an Etcd, an image and
-// what its rendering leaves out), so that a behaviour a deployed image lacks is said once rather than on
+// what its rendering leaves out), so that a behaviour an upstream image lacks is said once rather than on
 // every reconcile. It reports whether it logged.
 func NoticeOnce(ctx context.Context, key, msg string, keysAndValues ...any) bool {
 	if _, seen := noticed.LoadOrStore(key, struct{}{}); seen {

@@ -28,7 +28,7 @@ func (EtcdValidator) ValidateCreate(_ context.Context, etcd *druidv1alpha1.Etcd)
 
 // ValidateUpdate checks an updated Etcd, including its immutable fields. It ratchets: only the fields that
 // changed are judged (validation.Ratchet), so an Etcd stored with a value that create would refuse — one
-// written for the deployed etcd-druid, or before a rule was added — still takes unrelated updates. An Etcd
+// written for upstream etcd-druid, or before a rule was added — still takes unrelated updates. An Etcd
 // that is being deleted is let through so that removing finalizers never gets stuck.
 func (EtcdValidator) ValidateUpdate(_ context.Context, oldEtcd, newEtcd *druidv1alpha1.Etcd) (admission.Warnings, error) {
 	if newEtcd.DeletionTimestamp != nil {
@@ -99,7 +99,7 @@ func (OpsTaskValidator) ValidateCreate(_ context.Context, task *druidv1alpha1.Et
 }
 
 // ValidateUpdate checks an updated ops task: the spec must not change; what the task already stored is not
-// judged again (a task a deployed druid accepted can still lose its finalizer).
+// judged again (a task an upstream druid accepted can still lose its finalizer).
 func (OpsTaskValidator) ValidateUpdate(_ context.Context, oldTask, task *druidv1alpha1.EtcdOpsTask) (admission.Warnings, error) {
 	if task.DeletionTimestamp != nil {
 		return nil, nil

@@ -31,7 +31,7 @@ type invalidCase struct {
 	unstructured func(map[string]any)
 }
 
-// Even member counts, any bucket name and any provider string pass the schema, as they pass the deployed
+// Even member counts, any bucket name and any provider string pass the schema, as they pass upstream
 // etcd-druid's CRD (issue 13); unknown providers are refused by druid's validation webhook
 // (test/integration/webhook).
 func TestInvalidEtcdsAreRejectedOnCreate(t *testing.T) {

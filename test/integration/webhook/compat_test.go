@@ -23,13 +23,13 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/test/envtest"
 )
 
-// Issue 13, "any object the deployed CRD accepts is accepted": Etcds in the shapes existing landscapes
-// store for the deployed etcd-druid, written as raw JSON so that a field our types did not know would be
+// Issue 13, "any object the upstream CRD accepts is accepted": Etcds in the shapes existing landscapes
+// store for upstream etcd-druid, written as raw JSON so that a field our types did not know would be
 // pruned by the CRD and show up as a difference on reading back.
 
-// deployedEtcd is an Etcd as the deployed etcd-druid accepts it: an S3-compatible STACKIT store with an
-// upper-case bucket, four members and the deployed fields this project's CRD used to prune.
-const deployedEtcd = `
+// upstreamEtcd is an Etcd as upstream etcd-druid accepts it: an S3-compatible STACKIT store with an
+// upper-case bucket, four members and the upstream fields this project's CRD used to prune.
+const upstreamEtcd = `
 apiVersion: druid.gardener.cloud/v1alpha1
 kind: Etcd
 metadata:
@@ -60,8 +60,8 @@ spec:
       prefix: shoot--dev--a--uid/etcd-main
 `
 
-// deployedStatus are the status fields of the deployed etcd-druid this project's CRD used to prune.
-const deployedStatus = `
+// upstreamStatus are the status fields of upstream etcd-druid this project's CRD used to prune.
+const upstreamStatus = `
 selector: app.kubernetes.io/managed-by=etcd-druid,app.kubernetes.io/part-of=etcd-main
 labelSelector:
   matchLabels:
@@ -137,13 +137,13 @@ func readBack(ctx context.Context, g Gomega, obj *unstructured.Unstructured) *un
 	return got
 }
 
-func TestDeployedEtcdShapesAreAcceptedAndRoundTrip(t *testing.T) {
+func TestUpstreamEtcdShapesAreAcceptedAndRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	c, warnings := warningClient(t)
 
-	t.Run("every deployed field round-trips, with warnings for the even member count and the bucket name", func(t *testing.T) {
+	t.Run("every upstream field round-trips, with warnings for the even member count and the bucket name", func(t *testing.T) {
 		g := NewWithT(t)
-		etcd := unstructuredFromYAML(t, deployedEtcd)
+		etcd := unstructuredFromYAML(t, upstreamEtcd)
 		etcd.SetNamespace(env.CreateNamespace(t))
 		written := normalized(t, etcd.Object["spec"])
 		g.Expect(c.Create(ctx, etcd)).To(Succeed())
@@ -153,13 +153,13 @@ func TestDeployedEtcdShapesAreAcceptedAndRoundTrip(t *testing.T) {
 		g.Expect(got).NotTo(ContainElement(ContainSubstring("spec.backup.store.provider")), "stackit means S3 in both druids: %v", got)
 		g.Expect(normalized(t, readBack(ctx, g, etcd).Object["spec"])).To(Equal(written))
 
-		status := unstructuredFromYAML(t, deployedStatus)
+		status := unstructuredFromYAML(t, upstreamStatus)
 		stored := readBack(ctx, g, etcd)
 		stored.Object["status"] = status.Object
 		g.Expect(c.Status().Update(ctx, stored)).To(Succeed())
 		g.Expect(normalized(t, readBack(ctx, g, etcd).Object["status"])).To(Equal(normalized(t, status.Object)))
 
-		// Our typed API reads the deployed fields too.
+		// Our typed API reads the upstream fields too.
 		typed := &druidv1alpha1.Etcd{}
 		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(etcd), typed)).To(Succeed())
 		g.Expect(typed.Spec.Etcd.BackendBboltFreelistType).To(HaveValue(Equal(druidv1alpha1.BboltFreelistArray)))
@@ -174,7 +174,7 @@ func TestDeployedEtcdShapesAreAcceptedAndRoundTrip(t *testing.T) {
 	} {
 		t.Run("provider "+provider, func(t *testing.T) {
 			g := NewWithT(t)
-			etcd := unstructuredFromYAML(t, deployedEtcd)
+			etcd := unstructuredFromYAML(t, upstreamEtcd)
 			etcd.SetNamespace(env.CreateNamespace(t))
 			g.Expect(unstructured.SetNestedField(etcd.Object, provider, "spec", "backup", "store", "provider")).To(Succeed())
 			g.Expect(unstructured.SetNestedField(etcd.Object, "backups", "spec", "backup", "store", "container")).To(Succeed())
@@ -200,7 +200,7 @@ func TestDeployedEtcdShapesAreAcceptedAndRoundTrip(t *testing.T) {
 const bypassLabel = "test.gardener-etcd/bypass-validation"
 
 // bypassValidation makes the apiserver skip the Etcd validation webhook for objects labelled bypassLabel,
-// the way an Etcd written before the webhook (or by the deployed etcd-druid's webhook) got into the store;
+// the way an Etcd written before the webhook (or by upstream etcd-druid's webhook) got into the store;
 // the webhook configuration is restored when the test ends.
 func bypassValidation(ctx context.Context, t *testing.T) {
 	t.Helper()
@@ -235,7 +235,7 @@ func TestValidationRatchetsOnUpdate(t *testing.T) {
 	ctx := context.Background()
 	g := NewWithT(t)
 
-	// Create refuses an unknown provider (the CRD, like the deployed one, accepts any string).
+	// Create refuses an unknown provider (the CRD, like the upstream one, accepts any string).
 	refused := exampleEtcd(t)
 	refused.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProvider("ftp"))
 	err := env.Client.Create(ctx, refused)

@@ -143,7 +143,7 @@ func TestValidationWebhookRejectsACopyTaskOntoItsSource(t *testing.T) {
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(task), task)).To(Succeed())
 }
 
-// The webhook refuses what the EtcdOpsTask schema lets through: a task without an Etcd, and the deployed
+// The webhook refuses what the EtcdOpsTask schema lets through: a task without an Etcd, and the upstream
 // API's quorum-loss recovery, which this druid does not run; each message names the field.
 func TestValidationWebhookRejectsOpsTasksDruidCannotRun(t *testing.T) {
 	g := NewWithT(t)

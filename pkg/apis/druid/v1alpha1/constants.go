@@ -90,7 +90,7 @@ const (
 	ReasonNoWarningsForDataVolume = "NoWarningsFoundForDataVolumes"
 	ReasonWarningsForDataVolume   = "FoundWarningsForDataVolumes"
 	ReasonNotChecked              = "NotChecked"
-	// Reasons of ClusterIDMismatch, the deployed druid's.
+	// Reasons of ClusterIDMismatch, upstream druid's.
 	ReasonMultipleClusterIDs       = "MultipleClusterIDsDetected"
 	ReasonNoClusterIDMismatch      = "NoClusterIDMismatchDetected"
 	ReasonNoClusterID              = "NoClusterIDDetected"

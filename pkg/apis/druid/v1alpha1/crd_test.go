@@ -58,7 +58,7 @@ func TestEtcdCRDPrinterColumns(t *testing.T) {
 	}
 }
 
-// The generated EtcdOpsTask CRD carries the deployed CRD's names, printer columns, defaults, minimums and
+// The generated EtcdOpsTask CRD carries the upstream CRD's names, printer columns, defaults, minimums and
 // immutability rules, which clients and stored objects rely on.
 func TestEtcdOpsTaskCRD(t *testing.T) {
 	g := NewWithT(t)

@@ -34,9 +34,9 @@ const (
 	DefaultRunAsUser = int64(65532)
 )
 
-// Defaults the deployed druid applies while rendering, kept here with the others.
+// Defaults upstream druid applies while rendering, kept here with the others.
 const (
-	// DefaultGarbageCollectionPolicy is the deployed druid's, which it passes to the sidecar; the
+	// DefaultGarbageCollectionPolicy is upstream druid's, which it passes to the sidecar; the
 	// sidecar's own default (Exponential) applies only where no druid renders the flags.
 	DefaultGarbageCollectionPolicy = GarbageCollectionPolicyLimitBased
 	// DefaultCPURequest and DefaultMemoryRequest are requested for the etcd and the backup-restore

@@ -27,8 +27,8 @@ var storageProviderAliases = map[StorageProvider]StorageProvider{
 	StorageProviderOCS:       StorageProviderOCS,
 	StorageProviderOpenShift: StorageProviderOCS,
 	StorageProviderStackit:   StorageProviderS3,
-	// Lower-case spellings that Etcds written for the deployed etcd-druid carry (its CRD accepts any string).
-	// "local" means Local there too; the deployed druid refuses to reconcile the lower-case canonical names,
+	// Lower-case spellings that Etcds written for upstream etcd-druid carry (its CRD accepts any string).
+	// "local" means Local there too; upstream druid refuses to reconcile the lower-case canonical names,
 	// this one maps them, and the validation webhook warns about it (LowerCaseStorageProvider).
 	"local": StorageProviderLocal,
 	"s3":    StorageProviderS3,
@@ -41,7 +41,7 @@ var storageProviderAliases = map[StorageProvider]StorageProvider{
 }
 
 // LowerCaseStorageProvider tells whether p is the lower-case spelling of a canonical name other than
-// Local ("s3", "abs", …): accepted and mapped here, but not reconciled by the deployed etcd-druid.
+// Local ("s3", "abs", …): accepted and mapped here, but not reconciled by upstream etcd-druid.
 func LowerCaseStorageProvider(p StorageProvider) bool {
 	canonical, ok := storageProviderAliases[p]
 	return ok && p != canonical && p != "local" && strings.EqualFold(string(p), string(canonical))
@@ -50,7 +50,7 @@ func LowerCaseStorageProvider(p StorageProvider) bool {
 // CanonicalStorageProvider resolves a provider name or alias (aws and stackit → S3, azure → ABS, gcp → GCS,
 // openstack → Swift, alicloud → OSS, dell → ECS, openshift → OCS, and the lower-case spellings local, s3,
 // abs, gcs, swift, oss, ecs, ocs) to its canonical name. ok is false for any other name; names are
-// otherwise case-sensitive ("Aws" or "LOCAL" are unknown), as the deployed components compare them.
+// otherwise case-sensitive ("Aws" or "LOCAL" are unknown), as the upstream components compare them.
 func CanonicalStorageProvider(p StorageProvider) (canonical StorageProvider, ok bool) {
 	canonical, ok = storageProviderAliases[p]
 	return canonical, ok

@@ -19,7 +19,7 @@ const (
 )
 
 // NewTemplate builds the template for a defaulted Etcd with one member per spec.replicas (none when
-// hibernated: initial-cluster is then empty and the maps are empty), as the deployed etcd-druid renders it:
+// hibernated: initial-cluster is then empty and the maps are empty), as upstream etcd-druid renders it:
 // initial-cluster and the URL maps are keyed by pod name, also with spec.memberNamePrefix, which goes into
 // `member-name-prefix` (the sidecar names the member `<prefix>-<pod>`). The URLs of the
 // spec.etcd.additionalAdvertisePeerUrls entry whose memberName is the pod name follow the pod's peer Service

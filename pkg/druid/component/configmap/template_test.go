@@ -101,9 +101,9 @@ func TestPeerTLSOnlyKeepsClientURLsPlain(t *testing.T) {
 	g.Expect(cfg).NotTo(HaveKey("client-transport-security"))
 }
 
-// TestMemberNamePrefixIsRenderedAsDeployed: as in the deployed druid, initial-cluster and the URL maps stay
+// TestMemberNamePrefixIsRenderedAsUpstream: as in upstream druid, initial-cluster and the URL maps stay
 // keyed by pod name; the prefix goes into member-name-prefix, and the sidecar names the member from it.
-func TestMemberNamePrefixIsRenderedAsDeployed(t *testing.T) {
+func TestMemberNamePrefixIsRenderedAsUpstream(t *testing.T) {
 	g := NewWithT(t)
 	e := newEtcd(3, false, false)
 	e.Spec.MemberNamePrefix = ptr.To("shoot--p--s")
@@ -129,7 +129,7 @@ func TestNoMemberNamePrefixNoKey(t *testing.T) {
 
 // TestAdditionalAdvertisePeerURLs: the URLs of the entry named after a pod follow its Service URL in its
 // initial-advertise-peer-urls and in initial-cluster, one `<pod>=<url>` entry per URL; an entry named after
-// the prefixed member name matches nothing (the deployed druid compares with the pod name); client URLs
+// the prefixed member name matches nothing (upstream druid compares with the pod name); client URLs
 // stay as they are.
 func TestAdditionalAdvertisePeerURLs(t *testing.T) {
 	g := NewWithT(t)
@@ -157,9 +157,9 @@ func TestAdditionalAdvertisePeerURLs(t *testing.T) {
 	g.Expect(e.Spec.Etcd.AdditionalAdvertisePeerURLs[0].URLs).To(HaveLen(2), "rendering must not change the spec")
 }
 
-// TestTemplateKeysAreTheDeployedOnes pins the complete key set of etcd.conf.yaml against the deployed
+// TestTemplateKeysAreTheUpstreamOnes pins the complete key set of etcd.conf.yaml against upstream
 // druid's etcdConfig (internal/component/configmap/etcdconfig.go) plus the keys only ours writes.
-func TestTemplateKeysAreTheDeployedOnes(t *testing.T) {
+func TestTemplateKeysAreTheUpstreamOnes(t *testing.T) {
 	g := NewWithT(t)
 	e := newEtcd(3, true, true)
 	e.Spec.MemberNamePrefix = ptr.To("p")
@@ -169,7 +169,7 @@ func TestTemplateKeysAreTheDeployedOnes(t *testing.T) {
 		keys = append(keys, k)
 	}
 	g.Expect(keys).To(ConsistOf(
-		// the deployed druid's keys
+		// upstream druid's keys
 		"name", "data-dir", "metrics", "snapshot-count", "enable-grpc-gateway", "quota-backend-bytes",
 		"initial-cluster-token", "initial-cluster-state", "initial-cluster", "auto-compaction-mode",
 		"auto-compaction-retention", "listen-peer-urls", "listen-client-urls", "initial-advertise-peer-urls",
@@ -177,7 +177,7 @@ func TestTemplateKeysAreTheDeployedOnes(t *testing.T) {
 		// ours besides: etcd's defaults written out so that every member agrees on them
 		"heartbeat-interval", "election-timeout",
 	))
-	// The deployed druid also writes next-cluster-version-compatible (an etcd 3.5.26 option our etcd does not
+	// Upstream druid also writes next-cluster-version-compatible (an etcd 3.5.26 option our etcd does not
 	// have); leaving it out keeps an unprefixed Etcd's ConfigMap, and so its pods, unchanged by the update.
 	g.Expect(cfg).NotTo(HaveKey("next-cluster-version-compatible"))
 }
@@ -203,7 +203,7 @@ func TestRenderingAndChecksumAreDeterministic(t *testing.T) {
 	g.Expect(Checksum(first)).To(MatchRegexp("^[0-9a-f]{64}$"))
 }
 
-// TestBackendBboltFreelistType: the deployed field reaches etcd's configuration; unset leaves etcd's default.
+// TestBackendBboltFreelistType: the upstream field reaches etcd's configuration; unset leaves etcd's default.
 func TestBackendBboltFreelistType(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(parse(t, newEtcd(1, false, false))).NotTo(HaveKey("backend-bbolt-freelist-type"))

@@ -68,10 +68,10 @@ func TestOutcomeOfReadsTerminalConditionsOnly(t *testing.T) {
 	g.Expect(out).To(Equal(jobSucceeded))
 }
 
-// The reasons of LastSnapshotCompactionSucceeded that the deployed etcd-druid also writes keep its strings
+// The reasons of LastSnapshotCompactionSucceeded that upstream etcd-druid also writes keep its strings
 // (api/core/v1alpha1: FullSnapshotSuccessReason, FullSnapshotFailureReason, JobFailureReasonDeadlineExceeded),
 // so that either druid reads the condition the other wrote.
-func TestCompactionConditionReasonsMatchDeployed(t *testing.T) {
+func TestCompactionConditionReasonsMatchUpstream(t *testing.T) {
 	g := NewWithT(t)
 	g.Expect(ReasonFullSnapshotTaken).To(Equal("FullSnapshotTakenSuccessfully"))
 	g.Expect(ReasonFullSnapshotError).To(Equal("ErrorTriggeringFullSnapshot"))

@@ -16,12 +16,12 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 )
 
-const deployedImage = "europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1"
+const upstreamImage = "europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1"
 
 // The flags of `etcdbrctl compact` in gardener/etcd-backup-restore (cmd/options.go: restoration,
-// snapstore and compactor configuration) that druid may render; --store-endpoint-override is the deployed
+// snapstore and compactor configuration) that druid may render; --store-endpoint-override is upstream
 // druid's own. No compression flags.
-var deployedCompactFlags = []string{
+var upstreamCompactFlags = []string{
 	"data-dir", "restoration-temp-snapshots-dir", "embedded-etcd-quota-bytes", "auto-compaction-mode", "auto-compaction-retention", "max-fetchers",
 	"storage-provider", "store-container", "store-prefix", "store-endpoint-override", "max-parallel-chunk-uploads", "min-chunk-size", "snapstore-temp-directory",
 	"defragment", "etcd-snapshot-timeout", "etcd-defrag-timeout", "full-snapshot-lease-name", "delta-snapshot-lease-name", "enable-snapshot-lease-renewal",
@@ -40,8 +40,8 @@ func compressedEtcd() *druidv1alpha1.Etcd {
 	return etcd
 }
 
-// The exact `compact` arguments per image kind: the deployed compact gets no compression flags (it would
-// refuse them) and the deployed druid's temporary directories, quota and auto-compaction.
+// The exact `compact` arguments per image kind: the upstream compact gets no compression flags (it would
+// refuse them) and upstream druid's temporary directories, quota and auto-compaction.
 func TestCompactArgsPerImageKind(t *testing.T) {
 	g := NewWithT(t)
 	etcd := compressedEtcd()
@@ -59,17 +59,17 @@ func TestCompactArgsPerImageKind(t *testing.T) {
 	timeouts := []string{"--etcd-snapshot-timeout=10m0s", "--etcd-defrag-timeout=15m0s"}
 	g.Expect(CompactArgs(etcd, imagecaps.BackupRestoreOf(imagecaps.Ours))).To(HaveExactElements(
 		append(append(append([]string{}, common...), "--compress-snapshots=true", "--compression-policy=gzip"), timeouts...)))
-	deployed := CompactArgs(etcd, imagecaps.BackupRestoreOf(imagecaps.Deployed))
-	g.Expect(deployed).To(HaveExactElements(append(append(append([]string{}, common...), timeouts...),
+	upstream := CompactArgs(etcd, imagecaps.BackupRestoreOf(imagecaps.Upstream))
+	g.Expect(upstream).To(HaveExactElements(append(append(append([]string{}, common...), timeouts...),
 		"--restoration-temp-snapshots-dir=/var/etcd/data/compaction.restoration.temp",
 		"--snapstore-temp-directory=/var/etcd/data/tmp",
 		"--embedded-etcd-quota-bytes=12884901888",
 		"--auto-compaction-mode=periodic",
 		"--auto-compaction-retention=30m",
-	)), "deployed:\n%s", strings.Join(deployed, "\n"))
-	for _, a := range deployed[1:] {
+	)), "upstream:\n%s", strings.Join(upstream, "\n"))
+	for _, a := range upstream[1:] {
 		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		g.Expect(deployedCompactFlags).To(ContainElement(name), "etcdbrctl compact defines no --%s", name)
+		g.Expect(upstreamCompactFlags).To(ContainElement(name), "etcdbrctl compact defines no --%s", name)
 	}
 }
 
@@ -85,12 +85,12 @@ func TestCompactionJobRendersForItsImage(t *testing.T) {
 	job := newJob(etcd, jobInput{image: image, caps: caps, activeDeadline: time.Hour})
 	g.Expect(job.Spec.Template.Spec.Containers[0].Args).To(ContainElement("--compress-snapshots=true"))
 
-	etcd.Spec.Backup.Image = ptr.To(deployedImage)
+	etcd.Spec.Backup.Image = ptr.To(upstreamImage)
 	image, caps = jobImageAndCaps(etcd, cfg)
-	g.Expect(image).To(Equal(deployedImage))
-	g.Expect(caps.Kind).To(Equal(imagecaps.Deployed))
+	g.Expect(image).To(Equal(upstreamImage))
+	g.Expect(caps.Kind).To(Equal(imagecaps.Upstream))
 	job = newJob(etcd, jobInput{image: image, caps: caps, activeDeadline: time.Hour})
-	g.Expect(job.Spec.Template.Spec.Containers[0].Image).To(Equal(deployedImage))
+	g.Expect(job.Spec.Template.Spec.Containers[0].Image).To(Equal(upstreamImage))
 	g.Expect(job.Spec.Template.Spec.Containers[0].Args).NotTo(ContainElement(HavePrefix("--compress")))
 	g.Expect(CompatibilityNotices(etcd, caps)).To(HaveLen(1), "dropping compression is said")
 

@@ -21,7 +21,7 @@ const (
 )
 
 // Reasons of a False LastSnapshotCompactionSucceeded besides DeadlineExceeded and the DisruptionTarget
-// reasons: the deployed druid's, so that either druid reads the other's condition.
+// reasons: upstream druid's, so that either druid reads the other's condition.
 const (
 	conditionReasonProcessFailure = "ProcessFailure"
 	conditionReasonUnknown        = "Unknown"

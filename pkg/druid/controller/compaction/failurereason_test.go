@@ -20,7 +20,7 @@ func terminated() corev1.Pod {
 }
 
 // The condition's reasons (DeadlineExceeded, else the failed pod's own reason) and the failureReason label
-// values grouped from them are the deployed druid's.
+// values grouped from them are upstream druid's.
 func TestReasonsOfAFailedJob(t *testing.T) {
 	backoff := &batchv1.JobCondition{Reason: batchv1.JobReasonBackoffLimitExceeded}
 	for _, tc := range []struct {

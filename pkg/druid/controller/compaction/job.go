@@ -50,8 +50,8 @@ type jobInput struct {
 // snapshots into a temporary data dir, compact and defragment, upload a new full snapshot, and renew the full
 // snapshot lease with its revision (which brings the delta events below the threshold). Store location and
 // compression are the sidecar's, so the new snapshot lands where the sidecar looks. caps switch the flags
-// the image's etcdbrctl does not take (the deployed compact has no compression flags) or needs besides
-// ours (see deployedCompactArgs).
+// the image's etcdbrctl does not take (the upstream compact has no compression flags) or needs besides
+// ours (see upstreamCompactArgs).
 func CompactArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []string {
 	backup := etcd.Spec.Backup
 	args := []string{
@@ -72,16 +72,16 @@ func CompactArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []strin
 		args = append(args, "--etcd-defrag-timeout="+etcd.Spec.Etcd.EtcdDefragTimeout.Duration.String())
 	}
 	if caps.DeployedDefaults {
-		args = append(args, deployedCompactArgs(etcd)...)
+		args = append(args, upstreamCompactArgs(etcd)...)
 	}
 	return args
 }
 
-// deployedCompactArgs are the flags the deployed `compact` needs besides ours, with the values the
+// upstreamCompactArgs are the flags the deployed `compact` needs besides ours, with the values the
 // deployed druid passes: its temporary directories on the Job's data volume (its defaults, a path relative
 // to the working directory and /tmp, are not writable for uid 65532 in every image), and the embedded
 // etcd it restores into with the member's quota and auto-compaction.
-func deployedCompactArgs(etcd *druidv1alpha1.Etcd) []string {
+func upstreamCompactArgs(etcd *druidv1alpha1.Etcd) []string {
 	args := []string{
 		"--restoration-temp-snapshots-dir=" + DataMountPath + "/compaction.restoration.temp",
 		"--snapstore-temp-directory=" + DataMountPath + "/tmp",
@@ -90,11 +90,11 @@ func deployedCompactArgs(etcd *druidv1alpha1.Etcd) []string {
 }
 
 // CompatibilityNotices name what a compaction with caps does differently from ours where behaviour
-// changes: the deployed compact takes no compression flags, so its snapshot is not compressed as
+// changes: the upstream compact takes no compression flags, so its snapshot is not compressed as
 // spec.backup.snapshotCompression asks. Empty for our image.
 func CompatibilityNotices(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []string {
 	if !caps.CompactCompression && len(statefulset.CompressionArgs(etcd.Spec.Backup)) > 0 {
-		return []string{"the deployed backup-restore image's compact takes no --compress-snapshots/--compression-policy: the compacted full snapshot is written without spec.backup.snapshotCompression"}
+		return []string{"the upstream backup-restore image's compact takes no --compress-snapshots/--compression-policy: the compacted full snapshot is written without spec.backup.snapshotCompression"}
 	}
 	return nil
 }
@@ -103,7 +103,7 @@ func CompatibilityNotices(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore
 func noticeOnce(ctx context.Context, etcd *druidv1alpha1.Etcd, image string, caps imagecaps.BackupRestore) {
 	for _, n := range CompatibilityNotices(etcd, caps) {
 		imagecaps.NoticeOnce(ctx, "compaction|"+etcd.Namespace+"/"+etcd.Name+"|"+image+"|"+n,
-			"Rendering the compaction Job for a deployed image: "+n, "etcd", etcd.Namespace+"/"+etcd.Name, "image", image)
+			"Rendering the compaction Job for an upstream image: "+n, "etcd", etcd.Namespace+"/"+etcd.Name, "image", image)
 	}
 }
 

@@ -23,7 +23,7 @@ const (
 var etcdLabels = []string{labelNamespace, labelName}
 
 // The compaction metrics, served on druid's metrics endpoint through controller-runtime's registry, under
-// the names of the deployed etcd-druid that Gardener's monitoring queries (there with etcd_namespace only;
+// the names of upstream etcd-druid that Gardener's monitoring queries (there with etcd_namespace only;
 // etcd_name is added here because a namespace may hold several Etcds). They let an operator alert on
 // clusters whose restores grow long (delta events) or whose compactions keep failing.
 var (
@@ -38,7 +38,7 @@ var (
 	jobDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "etcddruid", Subsystem: "compaction", Name: "job_duration_seconds",
 		Help: "Time from the start of a compaction Job to its completion or failure, by outcome and failure reason.",
-		// 1, 5, 10, 15, 20 and 30 minutes, as deployed.
+		// 1, 5, 10, 15, 20 and 30 minutes, as upstream.
 		Buckets: []float64{60, 300, 600, 900, 1200, 1800},
 	}, []string{labelSucceeded, labelFailureReason, labelNamespace, labelName})
 	fullSnapshotTriggered = prometheus.NewCounterVec(prometheus.CounterOpts{

@@ -40,7 +40,7 @@ const ConditionTypeLastSnapshotCompactionSucceeded druidv1alpha1.ConditionType =
 
 // Condition reasons and event reasons.
 const (
-	// ReasonCompactionSucceeded is the reason of a True condition after a Job succeeded (the deployed
+	// ReasonCompactionSucceeded is the reason of a True condition after a Job succeeded (upstream
 	// druid's; a False one carries conditionReason).
 	ReasonCompactionSucceeded = "None"
 	// EventReasonJobCreated is a Normal event when a compaction starts.
@@ -48,10 +48,10 @@ const (
 	// EventReasonJobFailed is a Warning event: backups keep growing until a compaction succeeds.
 	EventReasonJobFailed = "CompactionJobFailed"
 	// ReasonFullSnapshotTaken is the reason of a True condition and of a Normal event when a full snapshot
-	// replaced a compaction (the deployed druid's reason).
+	// replaced a compaction (upstream druid's reason).
 	ReasonFullSnapshotTaken = "FullSnapshotTakenSuccessfully"
 	// ReasonFullSnapshotError is the reason of a False condition when requesting that full snapshot failed
-	// (the deployed druid's reason, FullSnapshotFailureReason in its API).
+	// (upstream druid's reason, FullSnapshotFailureReason in its API).
 	ReasonFullSnapshotError = "ErrorTriggeringFullSnapshot"
 	// EventReasonFullSnapshotTaken is a Normal event when a full snapshot replaced a compaction.
 	EventReasonFullSnapshotTaken = ReasonFullSnapshotTaken
@@ -157,7 +157,7 @@ func (r *Reconciler) fullSnapshotThreshold(etcd *druidv1alpha1.Etcd) int64 {
 	return r.Config.TriggerFullSnapshotThreshold
 }
 
-// fullSnapshotReason says why a full snapshot replaces a compaction Job, as in the deployed druid: the
+// fullSnapshotReason says why a full snapshot replaces a compaction Job, as in upstream druid: the
 // delta events reached triggerFullSnapshotThreshold, where a Job replaying all of them is unlikely to
 // finish, the last Job ran out of its deadline, or the last such request failed (so that a failed request
 // after a deadline is not followed by another Job that runs out of it). Empty when a Job is the way, also

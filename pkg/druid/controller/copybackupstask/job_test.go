@@ -14,8 +14,8 @@ import (
 
 // The flags of `etcdbrctl copy` in gardener/etcd-backup-restore (cmd/options.go copierOptions: the copy
 // flags and the snapstore flags, once plain and once with the source- prefix); --store-endpoint-override
-// and --source-store-endpoint-override are the deployed druid's own (it passes them for the copy Job).
-var deployedCopyFlags = func() []string {
+// and --source-store-endpoint-override are upstream druid's own (it passes them for the copy Job).
+var upstreamCopyFlags = func() []string {
 	store := []string{"storage-provider", "store-container", "store-prefix", "store-endpoint-override", "max-parallel-chunk-uploads", "min-chunk-size", "snapstore-temp-directory"}
 	flags := []string{"max-backups-to-copy", "max-backup-age", "max-parallel-copy-operations", "wait-for-final-snapshot", "wait-for-final-snapshot-timeout"}
 	for _, f := range store {
@@ -24,10 +24,10 @@ var deployedCopyFlags = func() []string {
 	return flags
 }()
 
-// The copy Job renders the same arguments for our image and the deployed one: every flag it renders is
+// The copy Job renders the same arguments for our image and the upstream one: every flag it renders is
 // one the deployed `etcdbrctl copy` defines, so no capability switches a flag here. A flag added to
-// CopyArgs that the deployed copy does not know fails this test and needs a capability.
-func TestCopyArgsAreAcceptedByTheDeployedCopy(t *testing.T) {
+// CopyArgs that the upstream copy does not know fails this test and needs a capability.
+func TestCopyArgsAreAcceptedByUpstreamCopy(t *testing.T) {
 	task := &druidv1alpha1.EtcdCopyBackupsTask{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main-copy-backups", Namespace: "shoot"}}
 	task.Spec.SourceStore = druidv1alpha1.StoreSpec{Prefix: "source", Provider: ptr.To(druidv1alpha1.StorageProviderS3), Container: ptr.To("old"), EndpointOverride: ptr.To("https://s3.old")}
 	task.Spec.TargetStore = druidv1alpha1.StoreSpec{Prefix: "target", Provider: ptr.To(druidv1alpha1.StorageProviderGCP), Container: ptr.To("new"), EndpointOverride: ptr.To("https://gcs.new")}
@@ -44,7 +44,7 @@ func TestCopyArgsAreAcceptedByTheDeployedCopy(t *testing.T) {
 	}
 	for _, a := range args[1:] {
 		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		if !slices.Contains(deployedCopyFlags, name) {
+		if !slices.Contains(upstreamCopyFlags, name) {
 			t.Errorf("etcdbrctl copy of gardener/etcd-backup-restore defines no --%s", name)
 		}
 	}

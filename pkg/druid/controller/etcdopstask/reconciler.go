@@ -6,7 +6,7 @@
 // before hibernation with), then Succeeded or Failed. A finished task is deleted ttlSecondsAfterFinished
 // after its last transition (the reconcile is requeued for that moment; nothing sleeps).
 //
-// Only on-demand snapshots (full, final full, delta) run here; the deployed API's other task kinds are
+// Only on-demand snapshots (full, final full, delta) run here; the upstream API's other task kinds are
 // rejected with ERR_UNSUPPORTED_TASK_TYPE.
 package etcdopstask
 
@@ -39,7 +39,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
 )
 
-// Error codes in status.lastErrors. The first six are the deployed druid's; the rest are ours.
+// Error codes in status.lastErrors. The first six are upstream druid's; the rest are ours.
 const (
 	ErrDuplicateTask      druidv1alpha1.ErrorCode = "ERR_DUPLICATE_TASK"
 	ErrGetEtcd            druidv1alpha1.ErrorCode = "ERR_GET_ETCD"
@@ -47,7 +47,7 @@ const (
 	ErrBackupNotEnabled   druidv1alpha1.ErrorCode = "ERR_BACKUP_NOT_ENABLED"
 	ErrExecuteHTTPRequest druidv1alpha1.ErrorCode = "ERR_EXECUTE_HTTP_REQUEST"
 	ErrCreateSnapshot     druidv1alpha1.ErrorCode = "ERR_CREATE_SNAPSHOT"
-	// ErrUnsupportedTaskType: a task kind of the deployed API this druid does not run.
+	// ErrUnsupportedTaskType: a task kind of the upstream API this druid does not run.
 	ErrUnsupportedTaskType druidv1alpha1.ErrorCode = "ERR_UNSUPPORTED_TASK_TYPE"
 	// ErrInvalidTask: a task validation refuses (stored while the validation webhook was off).
 	ErrInvalidTask druidv1alpha1.ErrorCode = "ERR_INVALID_TASK"
@@ -63,10 +63,10 @@ const (
 	EventReasonSnapshotFailed    = "OnDemandSnapshotFailed"
 )
 
-// DeployedFinalizer is the finalizer the deployed druid puts on the tasks it runs. This druid needs none
+// UpstreamFinalizer is the finalizer upstream druid puts on the tasks it runs. This druid needs none
 // (an on-demand snapshot leaves nothing to clean up) but removes it from a task being deleted, so that
-// tasks a deployed druid left behind can go.
-const DeployedFinalizer = "etcd-druid.gardener.cloud/etcd-operator-task"
+// tasks an upstream druid left behind can go.
+const UpstreamFinalizer = "etcd-druid.gardener.cloud/etcd-operator-task"
 
 // Snapshotter asks an Etcd's backup leader for a snapshot and returns the sidecar's answer
 // (fullsnapshot.HTTP).
@@ -102,7 +102,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !task.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.releaseDeployedFinalizer(ctx, task)
+		return ctrl.Result{}, r.releaseUpstreamFinalizer(ctx, task)
 	}
 	if task.IsFinished() {
 		return r.expire(ctx, task)
@@ -337,13 +337,13 @@ func (r *Reconciler) requeueForExpiry(task *druidv1alpha1.EtcdOpsTask) ctrl.Resu
 	return ctrl.Result{RequeueAfter: max(task.ExpiresAt().Sub(r.Clock.Now()), time.Millisecond)}
 }
 
-// releaseDeployedFinalizer removes the deployed druid's finalizer from a task being deleted.
-func (r *Reconciler) releaseDeployedFinalizer(ctx context.Context, task *druidv1alpha1.EtcdOpsTask) error {
-	if !controllerutil.ContainsFinalizer(task, DeployedFinalizer) {
+// releaseUpstreamFinalizer removes upstream druid's finalizer from a task being deleted.
+func (r *Reconciler) releaseUpstreamFinalizer(ctx context.Context, task *druidv1alpha1.EtcdOpsTask) error {
+	if !controllerutil.ContainsFinalizer(task, UpstreamFinalizer) {
 		return nil
 	}
 	before := task.DeepCopy()
-	controllerutil.RemoveFinalizer(task, DeployedFinalizer)
+	controllerutil.RemoveFinalizer(task, UpstreamFinalizer)
 	return client.IgnoreNotFound(r.Client.Patch(ctx, task, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
 }
 

@@ -40,7 +40,7 @@ func TestScaleFromOneToThreeEnablesPeerTLSAndKeepsTheRest(t *testing.T) {
 	g.Expect(after.Spec.Backup).To(Equal(before.Spec.Backup))
 	g.Expect(after.Spec.Etcd.ClientUrlTLS).To(Equal(before.Spec.Etcd.ClientUrlTLS))
 
-	// The Gardener side never asks for an even member count (the API admits one, for Etcds of the deployed druid).
+	// The Gardener side never asks for an even member count (the API admits one, for Etcds of upstream druid).
 	g.Expect(etcd.New(env.Client, s.namespace, values(etcd.RoleMain)).Scale(ctx, 2)).To(MatchError(ContainSubstring("spec.replicas")))
 	g.Expect(getEtcd(g, s.namespace, "etcd-main").Spec.Replicas).To(Equal(int32(3)))
 }

@@ -36,7 +36,7 @@ func freePort(t *testing.T) int { return freeport.Port(t) }
 // command in the same process fails with "controller with name etcd already exists", as with -count=2.
 var commandStarted atomic.Bool
 
-// The command, started with an OperatorConfiguration file like the deployed druid's and flags on top, elects
+// The command, started with an OperatorConfiguration file like upstream druid's and flags on top, elects
 // itself leader under the file's lease name, reports ready only
 // with its webhook server up, reconciles an Etcd into a StatefulSet, protects it through its webhook, and on cancellation (what SIGTERM does in main) returns without error and releases
 // the leader election Lease.
@@ -53,7 +53,7 @@ func TestCommandReconcilesAndShutsDownCleanly(t *testing.T) {
 	probe := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
 	wh := env.WebhookInstallOptions
 
-	// The deployed druid's OperatorConfiguration carries the controller, webhook and leader election
+	// Upstream druid's OperatorConfiguration carries the controller, webhook and leader election
 	// settings; the settings it has no field for, and the metrics address (to switch metrics off, which the
 	// file cannot), are flags, which win over the file.
 	operatorConfig := filepath.Join(t.TempDir(), "config.yaml")

@@ -14,7 +14,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
 
-// The compaction metrics, under the deployed etcd-druid's names.
+// The compaction metrics, under upstream etcd-druid's names.
 const (
 	jobsTotal   = "etcddruid_compaction_jobs_total"
 	jobsCurrent = "etcddruid_compaction_jobs_current"
@@ -172,7 +172,7 @@ func TestFailedJobSetsConditionEmitsWarningAndRetriesAfterBackoff(t *testing.T) 
 	// Taken before the failure is written, so that the controller's failure time (the condition's
 	// lastUpdateTime, from which the back-off counts) is never earlier than failedAt, however long this
 	// goroutine waits for the CPU after the write.
-	// Its pod was evicted: the failure is counted with failureReason evicted, as the deployed druid does.
+	// Its pod was evicted: the failure is counted with failureReason evicted, as upstream druid does.
 	failedPod(t, job, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"})
 	failedAt := time.Now()
 	finishJob(t, job, false, "BackoffLimitExceeded", "Job has reached the specified backoff limit")

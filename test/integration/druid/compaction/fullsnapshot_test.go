@@ -71,7 +71,7 @@ func withFullSnapshotThreshold(threshold int64) func(*druidv1alpha1.Etcd) {
 }
 
 // At triggerFullSnapshotThreshold druid asks the sidecar for a full snapshot instead of starting a
-// compaction Job (the deployed druid's meaning of the field); below it, the Job as before.
+// compaction Job (upstream druid's meaning of the field); below it, the Job as before.
 func TestAtFullSnapshotThresholdFullSnapshotInsteadOfJob(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)

@@ -48,7 +48,7 @@ func expectSelectors(t *testing.T, etcd *druidv1alpha1.Etcd, want map[string]str
 	g.Expect(get(t, etcd.Namespace, etcd.PDBName(), &policyv1.PodDisruptionBudget{}).(*policyv1.PodDisruptionBudget).Spec.Selector.MatchLabels).To(Equal(want))
 }
 
-// expectUIDs asserts that the pods and PVCs are the ones the deployed druid left: none was deleted.
+// expectUIDs asserts that the pods and PVCs are the ones upstream druid left: none was deleted.
 func expectUIDs(t *testing.T, etcd *druidv1alpha1.Etcd, uids map[string]string) {
 	g := NewWithT(t)
 	for name, uid := range uids {
@@ -70,8 +70,8 @@ func TestAdoptsOldSelectorStatefulSetWithOneRoll(t *testing.T) {
 	g, ctx := NewWithT(t), context.Background()
 	ns := env.CreateNamespace(t)
 	etcd := adoptedEtcd(t, ns)
-	old := deployedVariant{old: true, podManagementPolicy: appsv1.ParallelPodManagement}
-	uids := createDeployed(t, old, etcd)
+	old := upstreamVariant{old: true, podManagementPolicy: appsv1.ParallelPodManagement}
+	uids := createUpstream(t, old, etcd)
 	registry, counter := newRegistry(t)
 
 	// First sync: every object is adopted; the StatefulSet keeps its immutable fields and gets the template.
@@ -82,7 +82,7 @@ func TestAdoptsOldSelectorStatefulSetWithOneRoll(t *testing.T) {
 	g.Expect(sts.Spec.VolumeClaimTemplates[0].Name).To(Equal("main-etcd"))
 	g.Expect(rolled.Labels).To(And(HaveKeyWithValue("instance", etcd.Name), HaveKeyWithValue("name", "etcd"),
 		HaveKeyWithValue(druidv1alpha1.LabelManagedByKey, druidv1alpha1.LabelManagedByValue), HaveKeyWithValue(druidv1alpha1.LabelPartOfKey, etcd.Name)))
-	g.Expect(sts.Labels).To(HaveKeyWithValue("instance", etcd.Name), "a label of the deployed druid is kept")
+	g.Expect(sts.Labels).To(HaveKeyWithValue("instance", etcd.Name), "a label of upstream druid is kept")
 	g.Expect(sts.Annotations).To(HaveKeyWithValue("gardener.cloud/owned-by", ns+"/"+etcd.Name))
 	expectManaged(g, sts, etcd, druidv1alpha1.ComponentStatefulSet)
 	lease := get(t, ns, etcd.MemberLeaseName(0), &coordinationv1.Lease{})
@@ -125,8 +125,8 @@ func TestAdoptsCurrentStatefulSetInPlace(t *testing.T) {
 	g, ctx := NewWithT(t), context.Background()
 	ns := env.CreateNamespace(t)
 	etcd := adoptedEtcd(t, ns)
-	current := deployedVariant{podManagementPolicy: appsv1.ParallelPodManagement}
-	uids := createDeployed(t, current, etcd)
+	current := upstreamVariant{podManagementPolicy: appsv1.ParallelPodManagement}
+	uids := createUpstream(t, current, etcd)
 	registry, counter := newRegistry(t)
 
 	g.Expect(registry.SyncAll(ctx, etcd)).To(Succeed())
@@ -141,13 +141,13 @@ func TestAdoptsCurrentStatefulSetInPlace(t *testing.T) {
 	expectResyncWritesNothing(t, registry, counter, etcd)
 }
 
-// A StatefulSet with podManagementPolicy OrderedReady (the deployed chart rendered none) is recreated with
+// A StatefulSet with podManagementPolicy OrderedReady (the upstream chart rendered none) is recreated with
 // Parallel; its pods are taken over without a second roll.
 func TestAdoptionRecreatesOrderedReadyStatefulSet(t *testing.T) {
 	g, ctx := NewWithT(t), context.Background()
 	ns := env.CreateNamespace(t)
 	etcd := adoptedEtcd(t, ns)
-	uids := createDeployed(t, deployedVariant{podManagementPolicy: appsv1.OrderedReadyPodManagement}, etcd)
+	uids := createUpstream(t, upstreamVariant{podManagementPolicy: appsv1.OrderedReadyPodManagement}, etcd)
 	registry, _ := newRegistry(t)
 
 	expectRequeue(g, registry.SyncAll(ctx, etcd), statefulset.EventReasonAdoptionWaiting)
@@ -169,8 +169,8 @@ func TestAdoptionKeepsAStatefulSetWithAnotherClaimName(t *testing.T) {
 	g, ctx := NewWithT(t), context.Background()
 	ns := env.CreateNamespace(t)
 	etcd := adoptedEtcd(t, ns)
-	old := deployedVariant{old: true, podManagementPolicy: appsv1.ParallelPodManagement, claim: etcd.Name}
-	uids := createDeployed(t, old, etcd)
+	old := upstreamVariant{old: true, podManagementPolicy: appsv1.ParallelPodManagement, claim: etcd.Name}
+	uids := createUpstream(t, old, etcd)
 	registry, _ := newRegistry(t)
 
 	var synced statefulset.Synced
@@ -184,34 +184,34 @@ func TestAdoptionKeepsAStatefulSetWithAnotherClaimName(t *testing.T) {
 	expectUIDs(t, etcd, uids)
 }
 
-// Rolling back: the deployed druid (v0.22+) writes its StatefulSet, Services and PDB over the ones ours
+// Rolling back: upstream druid (v0.22+) writes its StatefulSet, Services and PDB over the ones ours
 // left, with its own immutable fields (selector, serviceName, podManagementPolicy, claim template) and
 // selectors. The apiserver accepts that on objects our druid created, also on a StatefulSet the adoption
-// recreated (it is created the same way); a mismatch would fail the deployed druid on every sync.
-func TestDeployedDruidCanWriteOverWhatOursLeaves(t *testing.T) {
+// recreated (it is created the same way); a mismatch would fail upstream druid on every sync.
+func TestUpstreamDruidCanWriteOverWhatOursLeaves(t *testing.T) {
 	g, ctx := NewWithT(t), context.Background()
 	ns := env.CreateNamespace(t)
 	etcd := adoptedEtcd(t, ns)
 	registry, _ := newRegistry(t)
 	g.Expect(registry.SyncAll(ctx, etcd)).To(Succeed())
 
-	deployed := deployedVariant{podManagementPolicy: appsv1.ParallelPodManagement}
+	upstream := upstreamVariant{podManagementPolicy: appsv1.ParallelPodManagement}
 	sts := readStatefulSet(t, etcd)
-	sts.Spec.Selector.MatchLabels = deployed.selector(etcd)
+	sts.Spec.Selector.MatchLabels = upstream.selector(etcd)
 	sts.Spec.ServiceName, sts.Spec.PodManagementPolicy = etcd.PeerServiceName(), appsv1.ParallelPodManagement
 	sts.Spec.VolumeClaimTemplates[0].Name = etcd.VolumeClaimTemplateName()
-	sts.Spec.VolumeClaimTemplates[0].Spec = deployedClaimSpec(etcd)
+	sts.Spec.VolumeClaimTemplates[0].Spec = upstreamClaimSpec(etcd)
 	sts.Spec.VolumeClaimTemplates[0].Spec.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
-	sts.Spec.Template = deployedPodTemplate(deployed, etcd)
+	sts.Spec.Template = upstreamPodTemplate(upstream, etcd)
 	sts.Spec.Template.Spec.Volumes = nil
-	g.Expect(env.Client.Update(ctx, sts)).To(Succeed(), "the deployed druid's StatefulSet over ours")
+	g.Expect(env.Client.Update(ctx, sts)).To(Succeed(), "upstream druid's StatefulSet over ours")
 
 	for _, name := range []string{etcd.ClientServiceName(), etcd.PeerServiceName()} {
 		svc := get(t, ns, name, &corev1.Service{}).(*corev1.Service)
-		g.Expect(svc.Spec.Selector).To(Equal(deployed.selector(etcd)), name)
-		svc.Labels = deployed.labels(etcd, "service", name)
+		g.Expect(svc.Spec.Selector).To(Equal(upstream.selector(etcd)), name)
+		svc.Labels = upstream.labels(etcd, "service", name)
 		g.Expect(env.Client.Update(ctx, svc)).To(Succeed(), name)
 	}
 	pdb := get(t, ns, etcd.PDBName(), &policyv1.PodDisruptionBudget{}).(*policyv1.PodDisruptionBudget)
-	g.Expect(pdb.Spec.Selector.MatchLabels).To(Equal(deployed.selector(etcd)))
+	g.Expect(pdb.Spec.Selector.MatchLabels).To(Equal(upstream.selector(etcd)))
 }

@@ -222,18 +222,18 @@ func TestBackupRestoreFlagsForS3Store(t *testing.T) {
 
 // An Etcd that pins Gardener's released images (spec.backup.image, spec.etcd.image) gets a StatefulSet
 // those images run: druid's default setting (auto) tells them by their repository. The sidecar gets no
-// --server-cacert (the deployed etcdbrctl would refuse it) but the deployed druid's settings of its
-// defaults; no container gets a liveness probe the deployed images cannot answer; /readyz is HTTPS.
-func TestDeployedImagesGetTheirFlagsAndProbes(t *testing.T) {
+// --server-cacert (the upstream etcdbrctl would refuse it) but upstream druid's settings of its
+// defaults; no container gets a liveness probe the upstream images cannot answer; /readyz is HTTPS.
+func TestUpstreamImagesGetTheirFlagsAndProbes(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)
 	const (
-		deployedBR      = "europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1"
-		deployedWrapper = "europe-docker.pkg.dev/gardener-project/releases/gardener/etcd-wrapper:v0.6.2"
+		upstreamBR      = "europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1"
+		upstreamWrapper = "europe-docker.pkg.dev/gardener-project/releases/gardener/etcd-wrapper:v0.6.2"
 	)
 	etcd := createEtcd(t, ns, 3, withClientTLS, func(e *druidv1alpha1.Etcd) {
-		e.Spec.Backup.Image = ptr.To(deployedBR)
-		e.Spec.Etcd.Image = ptr.To(deployedWrapper)
+		e.Spec.Backup.Image = ptr.To(upstreamBR)
+		e.Spec.Etcd.Image = ptr.To(upstreamWrapper)
 		e.Spec.Backup.TLS = &druidv1alpha1.TLSConfig{
 			TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: corev1.SecretReference{Name: "ca-etcdbr"}},
 			ServerTLSSecretRef: corev1.SecretReference{Name: "etcdbr-server"},
@@ -246,8 +246,8 @@ func TestDeployedImagesGetTheirFlagsAndProbes(t *testing.T) {
 	})
 	sts := syncStatefulSet(t, etcd)
 	br, etcdC := container(g, sts, "backup-restore"), container(g, sts, "etcd")
-	g.Expect(br.Image).To(Equal(deployedBR))
-	g.Expect(etcdC.Image).To(Equal(deployedWrapper))
+	g.Expect(br.Image).To(Equal(upstreamBR))
+	g.Expect(etcdC.Image).To(Equal(upstreamWrapper))
 
 	g.Expect(br.Args).NotTo(ContainElement(HavePrefix("--server-cacert")))
 	g.Expect(br.Args).To(ContainElements(
@@ -258,11 +258,11 @@ func TestDeployedImagesGetTheirFlagsAndProbes(t *testing.T) {
 		"--snapstore-temp-directory=/var/etcd/data/temp",
 		"--embedded-etcd-quota-bytes=8589934592",
 	))
-	g.Expect(br.LivenessProbe).To(BeNil(), "the deployed sidecar serves no /livez")
-	g.Expect(etcdC.LivenessProbe).To(BeNil(), "the deployed wrapper serves no /phase")
-	g.Expect(etcdC.ReadinessProbe.HTTPGet.Scheme).To(Equal(corev1.URISchemeHTTPS), "the deployed wrapper serves /readyz over HTTPS with client TLS")
+	g.Expect(br.LivenessProbe).To(BeNil(), "the upstream sidecar serves no /livez")
+	g.Expect(etcdC.LivenessProbe).To(BeNil(), "the upstream wrapper serves no /phase")
+	g.Expect(etcdC.ReadinessProbe.HTTPGet.Scheme).To(Equal(corev1.URISchemeHTTPS), "the upstream wrapper serves /readyz over HTTPS with client TLS")
 	g.Expect(etcdC.Args).To(ContainElement("--etcd-client-port=2379"))
-	g.Expect(etcdC.Args).NotTo(ContainElement(HavePrefix("--step-etcd-")), "the deployed wrapper carries no old etcd servers")
+	g.Expect(etcdC.Args).NotTo(ContainElement(HavePrefix("--step-etcd-")), "the upstream wrapper carries no old etcd servers")
 
 	// Back to druid's images (ours): the flags and probes of our binaries return.
 	etcd = updateEtcd(t, etcd, func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Image, e.Spec.Etcd.Image = nil, nil })

@@ -27,7 +27,7 @@ import (
 // members; otherwise it would report them missing and the rolling-update gate would hold back the sync
 // that adopts them. The spec reconcile then adopts the StatefulSet through the gate with one template
 // change, recreates it with druid's selector, and deletes no pod.
-func TestDeployedObjectsAreAdoptedThroughTheReconciler(t *testing.T) {
+func TestUpstreamObjectsAreAdoptedThroughTheReconciler(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)
 	etcd := createEtcd(t, ns, 3, func(e *druidv1alpha1.Etcd) {
@@ -55,7 +55,7 @@ func TestDeployedObjectsAreAdoptedThroughTheReconciler(t *testing.T) {
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(fmt.Sprintf("%x:c1:Member", i+1)), RenewTime: &metav1.MicroTime{Time: time.Now()}}}
 		g.Expect(env.Client.Create(ctx, lease)).To(Succeed())
 	}
-	// The deployed druid had reconciled this generation.
+	// Upstream druid had reconciled this generation.
 	g.Eventually(func(g Gomega) {
 		stored := getEtcd(g, ns)
 		stored.Status.ObservedGeneration = ptr.To(stored.Generation)
@@ -68,7 +68,7 @@ func TestDeployedObjectsAreAdoptedThroughTheReconciler(t *testing.T) {
 			lease := &coordinationv1.Lease{}
 			g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, lease)).To(Succeed())
 			g.Expect(lease.Labels).To(HaveKeyWithValue(druidv1alpha1.LabelComponentKey, druidv1alpha1.ComponentMemberLease))
-			g.Expect(lease.Labels).To(HaveKeyWithValue("instance", etcdName), "the deployed druid's label stays")
+			g.Expect(lease.Labels).To(HaveKeyWithValue("instance", etcdName), "upstream druid's label stays")
 			pod := &corev1.Pod{}
 			g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, pod)).To(Succeed())
 			g.Expect(pod.Labels).To(HaveKeyWithValue(druidv1alpha1.LabelPartOfKey, etcdName))

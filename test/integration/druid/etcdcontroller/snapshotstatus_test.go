@@ -18,7 +18,7 @@ import (
 
 // renewSnapshotLease renews a snapshot lease as the backup leader's sidecar does after an upload:
 // holderIdentity the revision, renewTime the time of the snapshot and, unless empty, the snapshot's name
-// (this project's sidecar; a deployed one writes none).
+// (this project's sidecar; an upstream one writes none).
 func renewSnapshotLease(t *testing.T, namespace, name string, revision int64, at time.Time, snapName string) {
 	t.Helper()
 	NewWithT(t).Eventually(func(g Gomega) {
@@ -70,7 +70,7 @@ func TestStatusShowsLastSnapshotsFromLeases(t *testing.T) {
 	renewSnapshotLease(t, ns, etcd.FullSnapshotLeaseName(), 4711, fullAt, fullName)
 	renewSnapshotLease(t, ns, etcd.DeltaSnapshotLeaseName(), 4711, fullAt, fullName)
 	deltaAt := time.Now().Add(-10 * time.Second).Add(250 * time.Millisecond)
-	renewSnapshotLease(t, ns, etcd.DeltaSnapshotLeaseName(), 4800, deltaAt, "") // a deployed sidecar: no name
+	renewSnapshotLease(t, ns, etcd.DeltaSnapshotLeaseName(), 4800, deltaAt, "") // an upstream sidecar: no name
 
 	wantFull := &druidv1alpha1.SnapshotStatus{EndRevision: 4711, Timestamp: metav1.NewTime(fullAt)}
 	wantDelta := &druidv1alpha1.SnapshotStatus{EndRevision: 4800, Timestamp: metav1.NewTime(deltaAt.Truncate(time.Second))}

@@ -288,7 +288,7 @@ func TestTasksAreRejectedWhenTheirPreconditionsFail(t *testing.T) {
 		{"no client certificate", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.TLS.ClientTLSSecretRef = corev1.SecretReference{} },
 			druidv1alpha1.EtcdOpsTaskConfig{OnDemandSnapshot: ptr.To(fullSnapshot())},
 			etcdopstask.ErrNoClientCertificate, "spec.backup.tls.clientTLSSecretRef is not set"},
-		{"quorum-loss recovery (the deployed API's other task)", func(*druidv1alpha1.Etcd) {},
+		{"quorum-loss recovery (the upstream API's other task)", func(*druidv1alpha1.Etcd) {},
 			druidv1alpha1.EtcdOpsTaskConfig{RecoverFromQuorumLoss: &druidv1alpha1.RecoverFromQuorumLossConfig{ScaleDownTimeout: &metav1.Duration{Duration: time.Minute}}},
 			etcdopstask.ErrUnsupportedTaskType, "spec.config.recoverFromQuorumLoss: Forbidden: this etcd-druid runs only onDemandSnapshot tasks"},
 	}
@@ -304,7 +304,7 @@ func TestTasksAreRejectedWhenTheirPreconditionsFail(t *testing.T) {
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "task"},
 				Spec:       druidv1alpha1.EtcdOpsTaskSpec{EtcdName: ptr.To("etcd-main"), Config: tc.config},
 			}
-			g.Expect(env.Client.Create(ctx, task)).To(Succeed(), "the CRD takes what the deployed CRD takes")
+			g.Expect(env.Client.Create(ctx, task)).To(Succeed(), "the CRD takes what the upstream CRD takes")
 
 			rejected := waitForState(t, task, druidv1alpha1.TaskStateRejected)
 			expectError(g, rejected, tc.code, tc.message)
@@ -370,7 +370,7 @@ func TestUnreachableSidecarFailsTheTaskAfterItsTimeout(t *testing.T) {
 	g.Expect(len(failed.Status.LastErrors)).To(BeNumerically("<=", druidv1alpha1.MaxOpsTaskLastErrors))
 }
 
-// The CRD refuses invalid specs with messages naming the field, fills the deployed defaults, and keeps the
+// The CRD refuses invalid specs with messages naming the field, fills the upstream defaults, and keeps the
 // spec immutable.
 func TestCRDRejectsInvalidTasksAndKeepsTheSpec(t *testing.T) {
 	g := NewWithT(t)
@@ -407,7 +407,7 @@ func TestCRDRejectsInvalidTasksAndKeepsTheSpec(t *testing.T) {
 		g.Expect(err.Error()).To(ContainSubstring(tc.message), name)
 	}
 
-	// The deployed defaults; the task is then rejected (there is no Etcd), which does not matter here.
+	// The upstream defaults; the task is then rejected (there is no Etcd), which does not matter here.
 	task := &druidv1alpha1.EtcdOpsTask{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "defaults"},
 		Spec:       druidv1alpha1.EtcdOpsTaskSpec{EtcdName: ptr.To("etcd-main"), Config: druidv1alpha1.EtcdOpsTaskConfig{OnDemandSnapshot: ptr.To(fullSnapshot())}},

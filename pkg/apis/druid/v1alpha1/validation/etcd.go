@@ -62,7 +62,7 @@ func validateEtcdSpec(spec *druidv1alpha1.EtcdSpec, fld *field.Path) field.Error
 	return errs
 }
 
-// validateReplicas refuses a negative member count. An even count is accepted, as the deployed etcd-druid
+// validateReplicas refuses a negative member count. An even count is accepted, as upstream etcd-druid
 // accepts it (issue 13); seed 002 recommends odd counts, and the webhook warns (EvenReplicasWarning).
 func validateReplicas(replicas int32, fld *field.Path) field.ErrorList {
 	if replicas < 0 {
@@ -158,7 +158,7 @@ func validateBackupSpec(b *druidv1alpha1.BackupSpec, fld *field.Path) field.Erro
 
 // containerPattern is the bucket name rule shared by the supported object stores: 3 to 63 lower-case
 // letters, digits, dots, dashes and underscores, starting and ending with a letter or digit. A container
-// outside it is accepted (the deployed etcd-druid accepts any string, and some stores allow upper-case
+// outside it is accepted (upstream etcd-druid accepts any string, and some stores allow upper-case
 // names); StoreWarnings names it.
 var containerPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$`)
 
@@ -204,7 +204,7 @@ func StoreWarnings(s *druidv1alpha1.StoreSpec, fld *field.Path) []string {
 	var warnings []string
 	if s.Provider != nil && druidv1alpha1.LowerCaseStorageProvider(*s.Provider) {
 		canonical, _ := druidv1alpha1.CanonicalStorageProvider(*s.Provider)
-		warnings = append(warnings, fmt.Sprintf("%s: %q is taken as %q here; the deployed etcd-druid does not reconcile the lower-case spelling: write %q",
+		warnings = append(warnings, fmt.Sprintf("%s: %q is taken as %q here; upstream etcd-druid does not reconcile the lower-case spelling: write %q",
 			fld.Child("provider"), *s.Provider, canonical, canonical))
 	}
 	if s.Container != nil && *s.Container != "" && !containerPattern.MatchString(*s.Container) {

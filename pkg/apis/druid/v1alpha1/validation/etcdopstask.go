@@ -12,7 +12,7 @@ import (
 )
 
 // ValidateEtcdOpsTask checks a task: the Etcd named, exactly one operation in spec.config, and that
-// operation one this druid runs (onDemandSnapshot) with values in the deployed schema's ranges. The CRD
+// operation one this druid runs (onDemandSnapshot) with values in the upstream schema's ranges. The CRD
 // schema says most of this too; the messages here name what to write instead.
 func ValidateEtcdOpsTask(task *druidv1alpha1.EtcdOpsTask) field.ErrorList {
 	spec := field.NewPath("spec")
@@ -69,7 +69,7 @@ func validateOnDemandSnapshot(s *druidv1alpha1.OnDemandSnapshotConfig, fld *fiel
 	return errs
 }
 
-// ValidateEtcdOpsTaskUpdate checks an update: the spec is immutable (as the deployed CRD's rules say for
+// ValidateEtcdOpsTaskUpdate checks an update: the spec is immutable (as the upstream CRD's rules say for
 // config, etcdName and ttlSecondsAfterFinished), so only metadata and status may change.
 func ValidateEtcdOpsTaskUpdate(task, old *druidv1alpha1.EtcdOpsTask) field.ErrorList {
 	spec := field.NewPath("spec")

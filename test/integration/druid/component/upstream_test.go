@@ -19,9 +19,9 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
 
-// deployedVariant is the shape of a deployed etcd-druid release's objects: the old one (before v0.22)
+// upstreamVariant is the shape of an upstream etcd-druid release's objects: the old one (before v0.22)
 // selects and labels with `instance`/`name`, the new one with managed-by/part-of.
-type deployedVariant struct {
+type upstreamVariant struct {
 	old bool
 	// podManagementPolicy of its StatefulSet (the oldest chart rendered none, i.e. OrderedReady).
 	podManagementPolicy appsv1.PodManagementPolicyType
@@ -29,7 +29,7 @@ type deployedVariant struct {
 	claim string
 }
 
-func (v deployedVariant) claimName(etcd *druidv1alpha1.Etcd) string {
+func (v upstreamVariant) claimName(etcd *druidv1alpha1.Etcd) string {
 	if v.claim != "" {
 		return v.claim
 	}
@@ -37,7 +37,7 @@ func (v deployedVariant) claimName(etcd *druidv1alpha1.Etcd) string {
 }
 
 // selector is the variant's StatefulSet, Service and PDB selector.
-func (v deployedVariant) selector(etcd *druidv1alpha1.Etcd) map[string]string {
+func (v upstreamVariant) selector(etcd *druidv1alpha1.Etcd) map[string]string {
 	if v.old {
 		return map[string]string{"instance": etcd.Name, "name": "etcd"}
 	}
@@ -45,7 +45,7 @@ func (v deployedVariant) selector(etcd *druidv1alpha1.Etcd) map[string]string {
 }
 
 // labels are an object's labels as the variant renders them (component and name only in the new one).
-func (v deployedVariant) labels(etcd *druidv1alpha1.Etcd, componentName, name string) map[string]string {
+func (v upstreamVariant) labels(etcd *druidv1alpha1.Etcd, componentName, name string) map[string]string {
 	l := v.selector(etcd)
 	if !v.old {
 		l["app.kubernetes.io/component"], l["app.kubernetes.io/name"] = componentName, name
@@ -53,15 +53,15 @@ func (v deployedVariant) labels(etcd *druidv1alpha1.Etcd, componentName, name st
 	return l
 }
 
-func deployedMeta(v deployedVariant, etcd *druidv1alpha1.Etcd, componentName, name string) metav1.ObjectMeta {
+func upstreamMeta(v upstreamVariant, etcd *druidv1alpha1.Etcd, componentName, name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: etcd.Namespace, Labels: v.labels(etcd, componentName, name),
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "druid.gardener.cloud/v1alpha1", Kind: "Etcd", Name: etcd.Name,
 			UID: etcd.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}}
 }
 
-// deployedPodTemplate is the deployed druid's pod template, reduced to what matters here: its labels
+// upstreamPodTemplate is upstream druid's pod template, reduced to what matters here: its labels
 // (spec.labels and the selector), its images and its data volume.
-func deployedPodTemplate(v deployedVariant, etcd *druidv1alpha1.Etcd) corev1.PodTemplateSpec {
+func upstreamPodTemplate(v upstreamVariant, etcd *druidv1alpha1.Etcd) corev1.PodTemplateSpec {
 	labels := maps.Clone(etcd.Spec.Labels)
 	maps.Copy(labels, v.labels(etcd, "etcd-statefulset", etcd.Name))
 	mount := []corev1.VolumeMount{{Name: v.claimName(etcd), MountPath: "/var/etcd/data"}}
@@ -74,14 +74,14 @@ func deployedPodTemplate(v deployedVariant, etcd *druidv1alpha1.Etcd) corev1.Pod
 	}
 }
 
-// createDeployed stores the objects a deployed druid of variant v left for etcd (replicas members): the
+// createUpstream stores the objects an upstream druid of variant v left for etcd (replicas members): the
 // StatefulSet with its pods and PVCs (the StatefulSet controller's part, which envtest lacks), the
 // Services, the PDB and the leases. It returns the pods' and PVCs' UIDs by name.
-func createDeployed(t *testing.T, v deployedVariant, etcd *druidv1alpha1.Etcd) map[string]string {
+func createUpstream(t *testing.T, v upstreamVariant, etcd *druidv1alpha1.Etcd) map[string]string {
 	t.Helper()
 	g, ctx := NewWithT(t), context.Background()
-	template := deployedPodTemplate(v, etcd)
-	stsMeta := deployedMeta(v, etcd, "etcd-statefulset", etcd.Name)
+	template := upstreamPodTemplate(v, etcd)
+	stsMeta := upstreamMeta(v, etcd, "etcd-statefulset", etcd.Name)
 	if v.old {
 		stsMeta.Annotations = map[string]string{"gardener.cloud/owned-by": etcd.Namespace + "/" + etcd.Name, "gardener.cloud/owner-type": "etcd"}
 	}
@@ -90,7 +90,7 @@ func createDeployed(t *testing.T, v deployedVariant, etcd *druidv1alpha1.Etcd) m
 		ServiceName: etcd.PeerServiceName(), PodManagementPolicy: v.podManagementPolicy, Template: template,
 		UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
 		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: v.claimName(etcd)},
-			Spec: deployedClaimSpec(etcd)}},
+			Spec: upstreamClaimSpec(etcd)}},
 	}}
 	g.Expect(env.Client.Create(ctx, sts)).To(Succeed())
 
@@ -111,23 +111,23 @@ func createDeployed(t *testing.T, v deployedVariant, etcd *druidv1alpha1.Etcd) m
 		g.Expect(env.Client.Create(ctx, pod)).To(Succeed())
 		uids[pod.Name] = string(pod.UID)
 
-		lease := &coordinationv1.Lease{ObjectMeta: deployedMeta(v, etcd, "etcd-member-lease", etcd.MemberLeaseName(i))}
+		lease := &coordinationv1.Lease{ObjectMeta: upstreamMeta(v, etcd, "etcd-member-lease", etcd.MemberLeaseName(i))}
 		lease.Annotations = map[string]string{druidv1alpha1.TLSEnabledAnnotation: "false"}
 		g.Expect(env.Client.Create(ctx, lease)).To(Succeed())
 	}
 	for _, name := range []string{etcd.FullSnapshotLeaseName(), etcd.DeltaSnapshotLeaseName()} {
-		g.Expect(env.Client.Create(ctx, &coordinationv1.Lease{ObjectMeta: deployedMeta(v, etcd, "etcd-snapshot-lease", name)})).To(Succeed())
+		g.Expect(env.Client.Create(ctx, &coordinationv1.Lease{ObjectMeta: upstreamMeta(v, etcd, "etcd-snapshot-lease", name)})).To(Succeed())
 	}
 	setRolledOut(t, etcd, "deployed")
 
 	port := func(name string, p int32) corev1.ServicePort {
 		return corev1.ServicePort{Name: name, Protocol: corev1.ProtocolTCP, Port: p, TargetPort: intstr.FromInt32(p)}
 	}
-	clientSvc := &corev1.Service{ObjectMeta: deployedMeta(v, etcd, "etcd-client-service", etcd.ClientServiceName()), Spec: corev1.ServiceSpec{
+	clientSvc := &corev1.Service{ObjectMeta: upstreamMeta(v, etcd, "etcd-client-service", etcd.ClientServiceName()), Spec: corev1.ServiceSpec{
 		Selector: v.selector(etcd), Ports: []corev1.ServicePort{port("client", 2379), port("server", 2380), port("backuprestore", 8080)}}}
-	peer := &corev1.Service{ObjectMeta: deployedMeta(v, etcd, "etcd-peer-service", etcd.PeerServiceName()), Spec: corev1.ServiceSpec{
+	peer := &corev1.Service{ObjectMeta: upstreamMeta(v, etcd, "etcd-peer-service", etcd.PeerServiceName()), Spec: corev1.ServiceSpec{
 		ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true, Selector: v.selector(etcd), Ports: []corev1.ServicePort{port("peer", 2380)}}}
-	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: deployedMeta(v, etcd, "etcd-pdb", etcd.PDBName()), Spec: policyv1.PodDisruptionBudgetSpec{
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: upstreamMeta(v, etcd, "etcd-pdb", etcd.PDBName()), Spec: policyv1.PodDisruptionBudgetSpec{
 		MinAvailable: ptr.To(intstr.FromInt32(2)), Selector: &metav1.LabelSelector{MatchLabels: v.selector(etcd)}}}
 	for _, obj := range []client.Object{clientSvc, peer, pdb} {
 		g.Expect(env.Client.Create(ctx, obj)).To(Succeed())
@@ -186,9 +186,9 @@ func collectGarbage(t *testing.T, etcd *druidv1alpha1.Etcd) {
 	g.Expect(env.Client.Update(ctx, sts)).To(Succeed())
 }
 
-// deployedClaimSpec is the claim template's spec as the deployed druid renders it: ReadWriteOnce,
+// upstreamClaimSpec is the claim template's spec as upstream druid renders it: ReadWriteOnce,
 // spec.storageCapacity (default 16Gi), spec.storageClass.
-func deployedClaimSpec(etcd *druidv1alpha1.Etcd) corev1.PersistentVolumeClaimSpec {
+func upstreamClaimSpec(etcd *druidv1alpha1.Etcd) corev1.PersistentVolumeClaimSpec {
 	capacity := resourceMust("16Gi")
 	if etcd.Spec.StorageCapacity != nil {
 		capacity = *etcd.Spec.StorageCapacity

@@ -8,11 +8,11 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
 )
 
-// TestCompactAcceptsTheDeployedDruidsJobArgs parses the arguments and environment the deployed
+// TestCompactAcceptsUpstreamDruidsJobArgs parses the arguments and environment upstream
 // etcd-druid (internal/controller/compaction) renders for its compaction Job with an S3 store: the
 // store, leases, quota and timeouts reach their settings, the temporary directories and the metrics wait
 // are reported as ignored.
-func TestCompactAcceptsTheDeployedDruidsJobArgs(t *testing.T) {
+func TestCompactAcceptsUpstreamDruidsJobArgs(t *testing.T) {
 	t.Setenv("STORAGE_CONTAINER", "bucket-1")
 	t.Setenv("POD_NAMESPACE", "shoot--a--b")
 	t.Setenv("AWS_APPLICATION_CREDENTIALS", "/var/etcd-backup")
@@ -55,11 +55,11 @@ func TestCompactAcceptsTheDeployedDruidsJobArgs(t *testing.T) {
 	})
 }
 
-// TestCopyAcceptsTheDeployedDruidsJobArgs parses the arguments and environment the deployed etcd-druid
+// TestCopyAcceptsUpstreamDruidsJobArgs parses the arguments and environment upstream etcd-druid
 // (internal/controller/etcdcopybackupstask) renders for its copy Job, S3 target and GCS source (each
 // container both as flag and in $[SOURCE_]STORAGE_CONTAINER): the temporary directory is reported as
 // ignored.
-func TestCopyAcceptsTheDeployedDruidsJobArgs(t *testing.T) {
+func TestCopyAcceptsUpstreamDruidsJobArgs(t *testing.T) {
 	t.Setenv("STORAGE_CONTAINER", "target-bucket")
 	t.Setenv("AWS_APPLICATION_CREDENTIALS", "/var/etcd-backup")
 	t.Setenv("SOURCE_STORAGE_CONTAINER", "source-bucket")

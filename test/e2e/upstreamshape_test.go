@@ -25,15 +25,15 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
-// createDeployedObjects creates, for obj, the objects the deployed etcd-druid renders (names, labels, the
+// createUpstreamObjects creates, for obj, the objects upstream etcd-druid renders (names, labels, the
 // StatefulSet's selector, service name, pod management and PVC template, empty member leases, the snapshot
-// leases, both Services, the ConfigMap, the PDB, the ServiceAccount), each owned by the Etcd as the deployed
+// leases, both Services, the ConfigMap, the PDB, the ServiceAccount), each owned by the Etcd as upstream
 // druid owns them. Its members run etcd 3.5 as Gardener's etcd-wrapper v0.8 images do — here the pinned
 // etcd 3.5 server of our wrapper image, started directly with the flags the configuration template
 // resolves to, on the PVCs and the TLS secrets of the Etcd, since Gardener's images cannot be pulled here.
 // The pods have no backup-restore container: they stand for the data and the shapes, not for the
 // deployed sidecar.
-func createDeployedObjects(ctx context.Context, env *seedworkflow.Env, obj *druidv1alpha1.Etcd, wrapperImage string) {
+func createUpstreamObjects(ctx context.Context, env *seedworkflow.Env, obj *druidv1alpha1.Etcd, wrapperImage string) {
 	create := func(o client.Object, component string) {
 		o.SetNamespace(obj.Namespace)
 		o.SetLabels(obj.ComponentLabels(component, o.GetName()))
@@ -65,12 +65,12 @@ func createDeployedObjects(ctx context.Context, env *seedworkflow.Env, obj *drui
 	create(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: obj.PDBName()}, Spec: policyv1.PodDisruptionBudgetSpec{
 		MinAvailable: ptr.To(intstr.FromInt32(obj.Spec.Replicas/2 + 1)), Selector: &metav1.LabelSelector{MatchLabels: selector}}},
 		druidv1alpha1.ComponentPDB)
-	create(deployedStatefulSet(defaulted, wrapperImage), druidv1alpha1.ComponentStatefulSet)
+	create(upstreamStatefulSet(defaulted, wrapperImage), druidv1alpha1.ComponentStatefulSet)
 }
 
-// deployedStatefulSet is the deployed druid's StatefulSet shape with etcd 3.5 members (see
-// createDeployedObjects).
-func deployedStatefulSet(obj *druidv1alpha1.Etcd, wrapperImage string) *appsv1.StatefulSet {
+// upstreamStatefulSet is upstream druid's StatefulSet shape with etcd 3.5 members (see
+// createUpstreamObjects).
+func upstreamStatefulSet(obj *druidv1alpha1.Etcd, wrapperImage string) *appsv1.StatefulSet {
 	uid := druidv1alpha1.DefaultRunAsUser
 	tls, peer := obj.Spec.Etcd.ClientUrlTLS, obj.Spec.Etcd.PeerUrlTLS
 	Expect(tls).NotTo(BeNil(), "Gardener's Etcds serve clients over TLS")
