@@ -16,7 +16,7 @@ import (
 
 // ErrDataVersion is reported for a data directory that the etcd of this build (go.etcd.io/etcd/server/v3
 // 3.7) cannot or must not open, because an older (or newer) etcd wrote it, and that is not stepped through
-// the etcd minor versions in between (docs/architecture-notes.md, "etcd version stepping"): nobody starts
+// the etcd minor versions in between (docs/design.md, "etcd version stepping"): nobody starts
 // this etcd on it, moves, deletes or restores over it. The wrapper exits with the reason without starting
 // etcd and checks again when its container restarts, so the member stays down but its data stays as it
 // was; the sidecar fails its initialization with it for data no older etcd steps.
@@ -75,11 +75,11 @@ func (v DataVersion) Unopenable() string {
 		if v.Pre36Entries > 0 {
 			return fmt.Sprintf("its WAL holds %d entries after its newest snapshot (the last at raft index %d) that are "+
 				"etcd v2 requests, %d of them of kinds only etcd 3.5 and older apply (etcd 3.4 logged them); etcd %s "+
-				"panics applying them (issue 13), and so does etcd 3.6. Run etcd 3.5, then 3.6, on the directory as this "+
+				"panics applying them, and so does etcd 3.6. Run etcd 3.5, then 3.6, on the directory as this "+
 				"member, each until it has taken a snapshot, then start this etcd", v.LegacyEntries, v.LastLegacyIndex, v.Pre36Entries, ours)
 		}
 		return fmt.Sprintf("its WAL holds %d entries after its newest snapshot (the last at raft index %d) that are "+
-			"etcd v2 requests, as etcd 3.5 and older log them; etcd %s panics applying them (issue 13). Run etcd 3.6 "+
+			"etcd v2 requests, as etcd 3.5 and older log them; etcd %s panics applying them. Run etcd 3.6 "+
 			"on the directory as this member until it has taken a snapshot, then start this etcd", v.LegacyEntries, v.LastLegacyIndex, ours)
 	case v.StorageVersion == "" && v.ConsistentIndex > 0 && !v.Term:
 		return fmt.Sprintf("its database has no raft term beside its consistent index: etcd 3.4 or older wrote it; "+

@@ -13,7 +13,7 @@ import (
 )
 
 // StepEtcdExtras are the etcd 3.5 and 3.6 servers the etcd-wrapper image carries: the wrapper runs etcd 3.7
-// in-process and steps data that etcd 3.4 or 3.5 wrote through them first (docs/architecture-notes.md,
+// in-process and steps data that etcd 3.4 or 3.5 wrote through them first (docs/design.md,
 // "etcd version stepping"). They are built from the modules `make tools` builds bin/etcd-3.5 and
 // bin/etcd-3.6 from, so the tests and the image run the same pinned versions.
 var StepEtcdExtras = []Extra{

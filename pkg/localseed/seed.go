@@ -6,7 +6,7 @@
 // Docker.
 //
 // It needs root (network namespaces, mounts, cgroups), iproute2 and the tools of `make tools`. See
-// ARCHITECTURE.md, "The local seed", and docs/architecture-notes.md, "Real nodes".
+// docs/operations.md, "The local seed".
 package localseed
 
 import (

@@ -22,7 +22,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/test/podnettest"
 )
 
-// attack is one unauthenticated call of issue 12's findings on a state-changing endpoint.
+// attack is one unauthenticated call of the security review's findings on a state-changing endpoint.
 type attack struct {
 	port         int32
 	method, path string

@@ -1,4 +1,4 @@
-// Package chaos is issue 12's chaos suite: a three-member etcd-main on the local seed's real nodes, a
+// Package chaos is the chaos suite: a three-member etcd-main on the local seed's real nodes, a
 // writer that records every acknowledged write, and rounds of faults — kill -9 of the etcd or
 // backup-restore container of a member and of a druid pod (containerd's `ctr` on the node's socket), a
 // member's network cut (eth0 down in the pod's network namespace), a member's full disk, the S3 store

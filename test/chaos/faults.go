@@ -29,9 +29,9 @@ type Durations struct {
 	NetworkCut time.Duration
 	// S3Down is how long the S3 store is stopped.
 	S3Down time.Duration
-	// DruidDown is how long druid stays scaled to 0 (issue 12: 10 minutes).
+	// DruidDown is how long druid stays scaled to 0 (10 minutes).
 	DruidDown time.Duration
-	// APIServerDown is how long the kube-apiserver stays stopped (issue 12: 10 minutes).
+	// APIServerDown is how long the kube-apiserver stays stopped (10 minutes).
 	APIServerDown time.Duration
 	// StaleLeases is how long two members' leases are held stale while the members serve.
 	StaleLeases time.Duration

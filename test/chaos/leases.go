@@ -121,7 +121,7 @@ func staleLeases(d time.Duration) func(ctx context.Context, r *Round) (string, e
 }
 
 // frozenSidecars freezes the backup-restore containers of two members (a majority) for d while their etcd
-// containers serve: their leases go stale — issue 12's finding 2, renewals stopped while the cluster is
+// containers serve: their leases go stale — a finding of the security review, renewals stopped while the cluster is
 // fine. Past druid's grace periods (d longer than 1 + 5 minutes) druid sees a quorum loss by the leases,
 // but the pods and etcd containers are Ready, so it must hold back (LeaseRenewalSuspected) and start no
 // recovery.

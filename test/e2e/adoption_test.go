@@ -25,7 +25,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
-// Scenario (issue 13): a landscape's etcd-main as upstream etcd-druid left it — its objects in the
+// Scenario: a landscape's etcd-main as upstream etcd-druid left it — its objects in the
 // upstream shapes (createUpstreamObjects), three members running etcd 3.5 on Gardener's PVCs
 // (`main-etcd-etcd-main-<i>`), taking writes — is handed to our druid (the Etcd had our druid's spec
 // reconcile suspended, as an operator would while switching druids). Our druid adopts every object and

@@ -17,7 +17,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
-// Scenario (issue 14): hibernation takes a full snapshot first. Three members take writes; the writer
+// Scenario: hibernation takes a full snapshot first. Three members take writes; the writer
 // stops, the cluster's revision R is read, and Gardener hibernates the shoot (etcd-main to 0). Before the
 // StatefulSet goes to 0, druid has the backup leader take a full snapshot: its revision is R, the store
 // holds it, and status.lastFullSnapshot names it. Waking up (0 → 3) starts the members from their volumes:

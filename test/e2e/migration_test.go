@@ -18,7 +18,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
-// Scenario (issue 14): a control-plane migration, from one shoot namespace and bucket to another, as if to
+// Scenario: a control-plane migration, from one shoot namespace and bucket to another, as if to
 // another seed. The source's etcd-main takes writes; the writer stops (gardenlet scales kube-apiserver down);
 // the source seed's part takes a final full snapshot, migrates and deletes the BackupEntry and destroys the
 // Etcds. The destination's part creates the shoot's BackupEntry in its own bucket (restore operation) and the

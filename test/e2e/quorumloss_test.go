@@ -29,7 +29,7 @@ const recoveryTimeout = 12 * time.Minute
 // druid acts — which must not stop the recovery, because the backup was current when quorum was lost.
 const quorumLossDeltaSnapshots = time.Minute
 
-// Scenario 4 (seed 002 case 10): both followers lose their data at once, right after a client's writes
+// Scenario 4 (the heal decision table's case 10): both followers lose their data at once, right after a client's writes
 // were acknowledged. The leader's sidecar stores the writes it buffered when the cluster has no leader any
 // more; druid's quorum-loss recovery scales the cluster to zero, reads every member volume (the leader's
 // holds the writes, the wiped ones report empty) and uploads the leader's if the backup is behind it, then

@@ -46,7 +46,7 @@ var _ = Describe("scale-down", func() {
 		Expect(err).NotTo(HaveOccurred())
 	})
 
-	// Issue 14: 3 → 1 under writes. Druid holds the StatefulSet at 3 until the backup leader removed members
+	// 3 → 1 under writes. Druid holds the StatefulSet at 3 until the backup leader removed members
 	// 2 and 1 while their pods ran (quorum held throughout), so the survivor leads a one-member cluster
 	// with every acknowledged write, instead of being left leaderless in a three-member membership.
 	It("scales 3 → 1 removing the members while quorum holds", func(ctx SpecContext) {

@@ -15,7 +15,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
-// Scenario 2 (seeds 000/001): a single member scales to three with peer TLS switched on in place while a
+// Scenario 2: a single member scales to three with peer TLS switched on in place while a
 // client keeps writing. The first member restarts at most twice (the peer-TLS rollout and the peer URL
 // update), every member lease says tls-enabled, and no acknowledged write is lost.
 var _ = Describe("scale-up", func() {

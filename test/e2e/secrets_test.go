@@ -21,7 +21,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
-// Scenario 5 (seeds 003/004): both gates against a missing TLS secret. Gardener's side refuses to write an
+// Scenario 5: both gates against a missing TLS secret. Gardener's side refuses to write an
 // Etcd while a secret it would reference is missing; druid, given an Etcd whose secret disappeared after
 // that check, creates no StatefulSet and says why in SecretsReady. Once the secret is back, it converges.
 var _ = Describe("missing TLS secret", func() {

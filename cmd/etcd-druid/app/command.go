@@ -27,7 +27,7 @@ func NewCommand() *cobra.Command {
 		Use:   "etcd-druid",
 		Short: "Operator that runs etcd clusters from Etcd resources",
 		Long: "etcd-druid turns Etcd resources into running, backed-up, self-healing etcd clusters: the Etcd controller " +
-			"(components, status from member leases, seed 002 healing), the secret finalizer, compaction and copy-backups " +
+			"(components, status from member leases, the heal decision table), the secret finalizer, compaction and copy-backups " +
 			"controllers, and the Etcd validation and component protection webhooks.",
 		Version:       version.Get(),
 		SilenceUsage:  true,

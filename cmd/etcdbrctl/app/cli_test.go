@@ -105,7 +105,7 @@ func TestSnapshotCLI(t *testing.T) {
 
 // TestSnapshotCLIOnS3CompatibleProviders takes a full snapshot through `etcdbrctl snapshot` into OSS
 // (--storage-provider=alicloud), ECS (dell) and OCS (openshift) stores, each with its own secret format,
-// and finds it in the store. Issue 17: etcdbrctl used to exit with `storage provider "OSS" is not supported`.
+// and finds it in the store. etcdbrctl used to exit with `storage provider "OSS" is not supported`.
 func TestSnapshotCLIOnS3CompatibleProviders(t *testing.T) {
 	m := etcdserver.Start(t).Members[0]
 	rev := backuptest.Churn(t, m.Client(t), 0)

@@ -1,5 +1,5 @@
 // Command etcd-3.4 is the etcd 3.4.13 server, the oldest version a Gardener landscape runs (wrapper v0.6.x), for
-// the version-stepping tests (docs/architecture-notes.md, "etcd version stepping").
+// the version-stepping tests (docs/design.md, "etcd version stepping").
 //
 // etcd 3.4 is the module go.etcd.io/etcd without a /v3 suffix, so its v3.4.x tags are no module versions the
 // proxy serves (a +incompatible version needs a tree without go.mod). Only pseudo-versions of its commits are

@@ -2,7 +2,7 @@
 // run by the backup leader only.
 //
 // Defragmentation blocks the member it runs on: reads and writes to it wait until the database has been
-// rewritten. Hence the order (seed 002, "Defragmentation"), which the upstream sidecar does not keep for
+// rewritten. Hence the order (upstream etcd-druid's multi-node proposal DEP-01, "Defragmentation"), which the upstream sidecar does not keep for
 // the leader:
 //   - nothing happens unless the whole cluster is healthy (every member answers, no alarm is active);
 //     the check is repeated before each member, so a member failing midway stops the run;

@@ -1,8 +1,8 @@
 // Package heartbeat renews this member's lease so that druid can derive the Etcd status without talking to
 // etcd: holderIdentity `<memberID hex>:<clusterID hex>:<Leader|Member>`, renewTime now, and the annotation
 // `member.etcd.gardener.cloud/tls-enabled` telling whether the cluster knows this member by https peer URLs
-// only (shared/reference/druid-components.md). Druid waits for that annotation before it scales a cluster
-// up (seeds 000/001), so it reports the cluster's view, not the configuration's: it turns "true" only once
+// only (as upstream etcd-druid names them). Druid waits for that annotation before it scales a cluster
+// up, so it reports the cluster's view, not the configuration's: it turns "true" only once
 // the peer URL switch is committed.
 //
 // Renewal is per member and best effort: a failed renewal is logged and retried at the next beat, because

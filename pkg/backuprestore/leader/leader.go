@@ -1,4 +1,4 @@
-// Package leader elects the backup leader the way seed 002 recommends ("Leading ETCD main container's
+// Package leader elects the backup leader the recommended way ("Leading ETCD main container's
 // sidecar is the backup leader"): every sidecar polls its own etcd member, and the sidecar whose member
 // is the raft leader leads. Nothing extra is stored in etcd and the snapshots are always taken over a
 // local connection.

@@ -1,5 +1,5 @@
 // Package member changes the local member's membership from its sidecar: it switches the member's peer
-// URLs to the ones the configuration advertises (the sidecar's part of enabling peer TLS, seeds 000/001)
+// URLs to the ones the configuration advertises (the sidecar's part of enabling peer TLS)
 // and promotes a learner to a voting member once it has caught up.
 //
 // # Peer URL switch: one etcd restart instead of two pod restarts

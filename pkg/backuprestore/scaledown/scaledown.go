@@ -3,7 +3,7 @@
 // ordinals d..n-1 have left the membership, so they are removed while their pods still run and quorum
 // holds throughout (removing one of n healthy members leaves a quorum of the rest). Members whose pods
 // are already gone (an older druid scaled the StatefulSet first) are removed the same way. Only the
-// backup leader runs it (seed 002, "Work-flows only on the leading member").
+// backup leader runs it (upstream etcd-druid's multi-node proposal DEP-01, "Work-flows only on the leading member").
 //
 // Safety rules, re-checked before every single removal:
 //   - a member is superfluous only if its name ends in an ordinal (<etcd>-<i>, <prefix>-<etcd>-<i>)

@@ -9,7 +9,7 @@ import (
 )
 
 // OSS (Alibaba Cloud Object Storage Service) is reached through its S3-compatible API with the AWS SDK,
-// like S3 (see docs/architecture-notes.md for why not Alibaba's own SDK). What differs from S3:
+// like S3 (see docs/concepts.md, "Backups", for why not Alibaba's own SDK). What differs from S3:
 //   - the endpoint is the secret's storageEndpoint, e.g. oss-eu-central-1.aliyuncs.com;
 //   - requests are signed (Signature V4) for the region the endpoint names, eu-central-1;
 //   - buckets are addressed virtual-hosted style (<bucket>.oss-<region>.aliyuncs.com); OSS refuses

@@ -16,7 +16,7 @@ import (
 )
 
 // BackupConfig names where the main etcd backs up to. Everything else (secret, bucket, provider) is read from
-// the BackupEntry and the secret its controller wrote, so Gardener stays cloud-agnostic (seeds 003/004).
+// the BackupEntry and the secret its controller wrote, so Gardener stays cloud-agnostic.
 type BackupConfig struct {
 	// BackupEntryName is the shoot's BackupEntry, `<shoot-namespace>--<shoot-uid>`.
 	BackupEntryName string
@@ -27,7 +27,7 @@ type BackupConfig struct {
 const (
 	// legacyBackupSecretName is the secret older extensions write without naming it in the BackupEntry status.
 	legacyBackupSecretName = "etcd-backup"
-	// sourceEntryPrefix marks the BackupEntry of a control-plane migration's source (shared/reference/gardener.md).
+	// sourceEntryPrefix marks the BackupEntry of a control-plane migration's source (as Gardener names it).
 	sourceEntryPrefix = "source-"
 	// sourceSecretPrefix marks the backup secret a source entry writes.
 	sourceSecretPrefix = "source-"

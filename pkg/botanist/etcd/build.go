@@ -15,7 +15,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
-// Wire values of the Etcd spec Gardener writes (shared/reference/gardener.md, druid-api.md).
+// Wire values of the Etcd spec Gardener writes (as gardenlet writes them).
 const (
 	clientPort  = etcdpod.DefaultClientPort
 	serverPort  = etcdpod.DefaultServerPort

@@ -1,6 +1,6 @@
 // Package etcd is the Gardener-side etcd component: it writes the Etcd resource of one role (main or events)
 // in a shoot's control-plane namespace for etcd-druid to run, with the TLS secrets it generates (tls.go) and
-// the backup store it takes from the shoot's BackupEntry (seeds 003/004), and it waits until druid reports
+// the backup store it takes from the shoot's BackupEntry, and it waits until druid reports
 // the cluster ready (waiter.go).
 package etcd
 

@@ -25,7 +25,7 @@ type MissingSecret struct {
 }
 
 // MissingSecretError says that the Etcd was not written because secrets it would reference are missing or
-// incomplete. druid would only fail on them later (seeds 003/004: "druid deploys the StatefulSet only if the
+// incomplete. druid would only fail on them later ("druid deploys the StatefulSet only if the
 // secrets are available"), so the shoot flow gets this retriable error instead and retries the Deploy, e.g.
 // until the BackupEntry controller wrote etcd-backup. Detect it with errors.As.
 type MissingSecretError struct {

@@ -7,7 +7,7 @@ import (
 )
 
 // Names and data keys of the TLS secrets Gardener generates for the etcds of one control-plane namespace
-// (shared/reference/gardener.md). Existing kube-apiservers, monitoring stacks and Etcd resources address these
+// (as Gardener writes them). Existing kube-apiservers, monitoring stacks and Etcd resources address these
 // secrets by name and key, so they are part of the wire contract and must not change.
 const (
 	// CASecretName is the CA that signs the etcd server and client certificates (CN "etcd").

@@ -12,7 +12,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
 
-// Unready lists why an Etcd is not ready from Gardener's point of view (shared/reference/gardener.md): druid
+// Unready lists why an Etcd is not ready from Gardener's point of view (gardenlet's checks): druid
 // reported errors, has not reconciled the current generation or the requested operation yet, or (for a
 // running cluster) not every member runs the current spec or the StatefulSet is not ready. Empty means ready.
 func Unready(etcd *druidv1alpha1.Etcd) []string {

@@ -1,5 +1,5 @@
 // Package component defines the contract between druid's Etcd controller and the objects it manages for
-// an Etcd (shared/reference/druid-components.md): every managed object is one Operator in its own package,
+// an Etcd (as upstream etcd-druid names them): every managed object is one Operator in its own package,
 // and the controller runs them in the reference's sync order. Keeping each object behind the same three
 // calls lets the spec flow, the deletion flow and the protection webhook treat all of them alike.
 package component

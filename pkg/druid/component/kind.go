@@ -27,7 +27,7 @@ const (
 	KindStatefulSet         Kind = "StatefulSet"
 )
 
-// SyncOrder is the order of shared/reference/druid-components.md: identities and RBAC first (the pods need
+// SyncOrder is upstream etcd-druid's order: identities and RBAC first (the pods need
 // them to renew leases), then the leases the sidecar renews, the PDB, the NetworkPolicy, the Services, the
 // ConfigMap the pods read, and the StatefulSet last so that every pod starts with all it depends on in place
 // (including the limits on who may reach it).

@@ -11,7 +11,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 )
 
-// Defaults of the Etcd controller (shared/reference/druid-components.md, seed 002).
+// Defaults of the Etcd controller (upstream etcd-druid's defaults).
 const (
 	// DefaultEtcdWorkers is how many Etcds are reconciled in parallel.
 	DefaultEtcdWorkers = 3

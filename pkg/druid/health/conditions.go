@@ -99,7 +99,7 @@ func ReadyCondition(members []druidv1alpha1.EtcdMemberStatus, clusterSize int32)
 
 // leaderlessSingleMember finds the one member of a one-member cluster when its lease says it does not lead.
 // A member alone in its membership always leads, so role Member means the membership is larger than what
-// druid sees: e.g. a scale-in to one whose pods went before their members left (issue 14), which leaves
+// druid sees: e.g. a scale-in to one whose pods went before their members left, which leaves
 // the survivor renewing its lease without a leader. Larger clusters are not judged by roles: the roles of
 // their leases trail a leader change by up to a heartbeat, and no lease may name the leader meanwhile.
 func leaderlessSingleMember(members []druidv1alpha1.EtcdMemberStatus, clusterSize int32) (druidv1alpha1.EtcdMemberStatus, bool) {

@@ -40,14 +40,14 @@ func TestReadyCondition(t *testing.T) {
 		"majority not ready":      {members: members(ready, notReady, notReady), size: 3, wantStatus: "False", wantReason: "QuorumLost"},
 		"single member ready":     {members: members(ready), size: 1, wantStatus: "True", wantReason: "Quorate"},
 		"single member not ready": {members: members(notReady), size: 1, wantStatus: "False", wantReason: "QuorumLost"},
-		// Issue 14: a single member that does not lead is still in a larger membership without quorum.
+		// A single member that does not lead is still in a larger membership without quorum.
 		"single member leads":               {members: withRole(members(ready), druidv1alpha1.EtcdRoleLeader), size: 1, wantStatus: "True", wantReason: "Quorate"},
 		"single member without a leader":    {members: withRole(members(ready), druidv1alpha1.EtcdRoleMember), size: 1, wantStatus: "False", wantReason: "QuorumLost"},
 		"roles of larger clusters not used": {members: withRole(members(ready, ready, ready), druidv1alpha1.EtcdRoleMember), size: 3, wantStatus: "True", wantReason: "Quorate"},
 		"one of three bootstrapped":         {members: members(ready), size: 3, wantStatus: "False", wantReason: "QuorumLost"},
 		"two of five not ready":             {members: members(ready, ready, ready, notReady, notReady), size: 5, wantStatus: "True", wantReason: "Quorate"},
 		"three of five not ready":           {members: members(ready, ready, notReady, notReady, notReady), size: 5, wantStatus: "False", wantReason: "QuorumLost"},
-		// Even sizes (issue 13): the majority of 2 is 2, of 4 is 3.
+		// Even sizes: the majority of 2 is 2, of 4 is 3.
 		"one of two not ready":  {members: members(ready, notReady), size: 2, wantStatus: "False", wantReason: "QuorumLost"},
 		"one of four not ready": {members: members(ready, ready, ready, notReady), size: 4, wantStatus: "True", wantReason: "Quorate"},
 		"two of four not ready": {members: members(ready, ready, notReady, notReady), size: 4, wantStatus: "False", wantReason: "QuorumLost"},

@@ -17,7 +17,7 @@ type HolderIdentity struct {
 }
 
 // ParseHolderIdentity reads `<memberID>:<clusterID>:<role>` and the older sidecars' `<memberID>:<role>`
-// (shared/reference/druid-components.md). It returns false for an empty or malformed value, so that a
+// (as upstream etcd-druid names them). It returns false for an empty or malformed value, so that a
 // lease druid created and no sidecar has renewed yet never yields an ID or role.
 func ParseHolderIdentity(s string) (HolderIdentity, bool) {
 	parts := strings.Split(s, ":")

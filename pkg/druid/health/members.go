@@ -12,7 +12,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
 
-// Thresholds are the grace periods of member health (seed 002): a member whose lease was not renewed for
+// Thresholds are the grace periods of member health: a member whose lease was not renewed for
 // Unknown is Unknown (NotReady if its pod is not ready either), and NotReady after Unknown + NotReady.
 type Thresholds struct {
 	Unknown  time.Duration

@@ -1,5 +1,5 @@
 // Package health derives an Etcd's status from what the cluster reports: member health from the member
-// leases and pods, the conditions of seed 002, and the replica counts from the StatefulSet. Everything here
+// leases and pods, the conditions druid reports, and the replica counts from the StatefulSet. Everything here
 // is a pure function of an Observed snapshot and a time, so that the status flow, the decision-table
 // healing and the tests all judge the same input the same way.
 package health
@@ -101,7 +101,7 @@ func ClusterSizeForQuorum(etcd *druidv1alpha1.Etcd, members int) int32 {
 	return max(size, int32(members))
 }
 
-// NextClusterSize implements seed 002's clusterSize: spec.replicas while no member has bootstrapped (the
+// NextClusterSize implements the status's clusterSize: spec.replicas while no member has bootstrapped (the
 // cluster is being created or bootstrapped again), len(members) while the cluster is quorate, and
 // unchanged otherwise (a cluster that lost quorum keeps the size it had).
 func NextClusterSize(etcd *druidv1alpha1.Etcd, members []druidv1alpha1.EtcdMemberStatus, ready druidv1alpha1.Condition) int32 {

@@ -204,7 +204,7 @@ func TestClusterSize(t *testing.T) {
 	}
 }
 
-// Issue 14: after a scale-in to one that shrank the StatefulSet before the members left (an older druid),
+// After a scale-in to one that shrank the StatefulSet before the members left (an older druid),
 // the heal flow recorded clusterSize 1 and deleted the dropped members' leases; the survivor renews its
 // lease without a leader (role Member). Its pod is Ready and its lease fresh, yet it must not be Ready.
 func TestComputeStatusLeaderlessSurvivorOfAScaleInIsNotReady(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
-// Data keys of TLS secrets (shared/reference/druid-api.md): server and client certificates live under tls.crt
+// Data keys of TLS secrets (upstream etcd-druid's API): server and client certificates live under tls.crt
 // and tls.key; a CA bundle under the reference's dataKey (default ca.crt).
 const (
 	TLSCertKey = "tls.crt"

@@ -1,7 +1,7 @@
 // Package ensureetcd is the backup extension's mutating webhook for the Gardener-owned Etcd resources
 // (etcd-main, etcd-events). Gardener writes them cloud-agnostically; the provider extension knows which
 // storage class exists in its seeds and how large the volumes should be, so it adds those defaults here
-// instead of hijacking the StatefulSet as extensions did before druid (seeds 003/004).
+// instead of hijacking the StatefulSet as extensions did before druid.
 package ensureetcd
 
 import (

@@ -32,7 +32,7 @@ type invalidCase struct {
 }
 
 // Even member counts, any bucket name and any provider string pass the schema, as they pass upstream
-// etcd-druid's CRD (issue 13); unknown providers are refused by druid's validation webhook
+// etcd-druid's CRD; unknown providers are refused by druid's validation webhook
 // (test/integration/webhook).
 func TestInvalidEtcdsAreRejectedOnCreate(t *testing.T) {
 	cases := []invalidCase{

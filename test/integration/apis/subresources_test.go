@@ -84,7 +84,7 @@ func TestScaleSubresource(t *testing.T) {
 	g.Expect(etcd.Spec.Replicas).To(Equal(int32(3)))
 
 	// The schema's rules hold for the scale subresource as well: a negative count is rejected. An even
-	// count passes, as in upstream etcd-druid's CRD (issue 13; the webhook only warns on the Etcd itself).
+	// count passes, as in upstream etcd-druid's CRD (the webhook only warns on the Etcd itself).
 	g.Expect(env.Client.SubResource("scale").Get(ctx, etcd, scale)).To(Succeed())
 	scale.Spec.Replicas = -1
 	err := env.Client.SubResource("scale").Update(ctx, etcd, client.WithSubResourceBody(scale))

@@ -12,7 +12,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
 )
 
-// Issue 12, tight references: the extension copies the entry's source secret into `<shoot>/etcd-backup`,
+// Tight references: the extension copies the entry's source secret into `<shoot>/etcd-backup`,
 // so a BackupEntry must not be able to name just any secret. Gardener's contract allows one source, the entry
 // secret gardenlet relays for this very entry (`garden/entry-<entry name>`); anything else — a secret of
 // another namespace, or another entry's secret in garden — is refused with an error naming spec.secretRef,

@@ -1,4 +1,4 @@
-// Package gardener_test runs the seed 003/004 workflow end to end on one apiserver: the backup extension's
+// Package gardener_test runs the Gardener ⇄ extension ⇄ druid workflow end to end on one apiserver: the backup extension's
 // controllers (local provider and s3 on versitygw) create the bucket and the etcd-backup secret and expose it
 // in the BackupEntry status; the botanist's Deploy writes the Etcd with that secret and the TLS secrets; and
 // druid's real Etcd controller creates the StatefulSet only once every referenced secret exists.

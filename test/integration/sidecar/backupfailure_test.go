@@ -16,7 +16,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/test/s3server"
 )
 
-// Seed 002: a single member's /healthz (its readiness) follows the latest backup upload. With the S3
+// A single member's /healthz (its readiness) follows the latest backup upload. With the S3
 // server gone, uploads fail; past three delta periods the member reports unhealthy although etcd serves.
 func TestSingleMemberUnhealthyAfterSustainedBackupFailure(t *testing.T) {
 	g := NewWithT(t)

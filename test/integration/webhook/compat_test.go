@@ -23,7 +23,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/test/envtest"
 )
 
-// Issue 13, "any object the upstream CRD accepts is accepted": Etcds in the shapes existing landscapes
+// "any object the upstream CRD accepts is accepted": Etcds in the shapes existing landscapes
 // store for upstream etcd-druid, written as raw JSON so that a field our types did not know would be
 // pruned by the CRD and show up as a difference on reading back.
 

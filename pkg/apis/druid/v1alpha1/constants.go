@@ -1,6 +1,6 @@
 package v1alpha1
 
-// Annotations on an Etcd that steer druid (shared/reference/druid-api.md).
+// Annotations on an Etcd that steer druid (upstream etcd-druid's API).
 const (
 	// GardenerOperationAnnotation asks for a spec reconcile when druid's auto-reconcile is off; druid removes it
 	// after status.observedGeneration is written.
@@ -19,12 +19,12 @@ const (
 	DisableEtcdComponentProtectionAnnotation = "druid.gardener.cloud/disable-etcd-component-protection"
 	// AllowUnhealthyPodEvictionAnnotation sets the PDB's unhealthyPodEvictionPolicy to AlwaysAllow.
 	AllowUnhealthyPodEvictionAnnotation = "resources.druid.gardener.cloud/allow-unhealthy-pod-eviction"
-	// ScaledToMultiNodeAnnotation is set on the StatefulSet by older druids during scale-up (seed 001); it is
+	// ScaledToMultiNodeAnnotation is set on the StatefulSet by older druids during scale-up; it is
 	// harmless and never required.
 	ScaledToMultiNodeAnnotation = "gardener.cloud/scaled-to-multi-node"
 	// ConfigMapChecksumAnnotation on the pod template rolls the pods when the etcd configuration changes.
 	ConfigMapChecksumAnnotation = "checksum/etcd-configmap"
-	// TLSEnabledAnnotation on a member lease tells whether the member's peer URL is https (seeds 000/001).
+	// TLSEnabledAnnotation on a member lease tells whether the member's peer URL is https.
 	TLSEnabledAnnotation = "member.etcd.gardener.cloud/tls-enabled"
 	// LeftClusterAnnotation on a member lease says that the member is no longer in the etcd membership:
 	// the backup leader writes it (value: the member ID of the lease's holderIdentity, hex) after a scale-in

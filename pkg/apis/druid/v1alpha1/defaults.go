@@ -11,7 +11,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
-// Defaults of the Etcd API (shared/reference/druid-api.md). They are applied in code, not by the CRD, so that
+// Defaults of the Etcd API (upstream etcd-druid's API). They are applied in code, not by the CRD, so that
 // an Etcd reads back exactly as it was written and existing objects keep their meaning.
 const (
 	DefaultStorageCapacity          = "16Gi"

@@ -6,7 +6,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
-// The names of the objects druid creates for an Etcd (shared/reference/druid-components.md). Network
+// The names of the objects druid creates for an Etcd (as upstream etcd-druid names them). Network
 // policies, kube-apiserver configurations and monitoring of existing landscapes address these objects by
 // name, so they are part of the wire contract.
 

@@ -9,7 +9,7 @@ func TestCanonicalStorageProvider(t *testing.T) {
 	for in, want := range map[StorageProvider]StorageProvider{
 		"Local": "Local", "S3": "S3", "aws": "S3", "ABS": "ABS", "azure": "ABS", "GCS": "GCS", "gcp": "GCS", "Swift": "Swift",
 		"openstack": "Swift", "OSS": "OSS", "alicloud": "OSS", "ECS": "ECS", "dell": "ECS", "OCS": "OCS", "openshift": "OCS",
-		// Names Etcds written for upstream etcd-druid carry (issue 13).
+		// Names Etcds written for upstream etcd-druid carry.
 		"stackit": "S3", "local": "Local", "s3": "S3", "abs": "ABS", "gcs": "GCS", "swift": "Swift", "oss": "OSS", "ecs": "ECS", "ocs": "OCS",
 	} {
 		if got, ok := CanonicalStorageProvider(in); !ok || got != want {

@@ -71,7 +71,7 @@ type EtcdSpec struct {
 	// SchedulingConstraints place the etcd pods.
 	// +optional
 	SchedulingConstraints SchedulingConstraints `json:"schedulingConstraints,omitempty"`
-	// Replicas is the number of members: 0 hibernates the cluster. An odd number is recommended (seed 002):
+	// Replicas is the number of members: 0 hibernates the cluster. An odd number is recommended:
 	// an even number is accepted, as the deployed etcd-druid accepts it, but tolerates no more failed
 	// members than the odd number below it; the validation webhook warns about it.
 	// +kubebuilder:validation:Minimum=0
@@ -181,7 +181,7 @@ type EtcdConfig struct {
 	// +optional
 	ClientUrlTLS *TLSConfig `json:"clientUrlTls,omitempty"`
 	// PeerUrlTLS enables TLS for peer traffic; enabling it on a running cluster is done in place by druid
-	// and the sidecar (seeds 000/001).
+	// and the sidecar.
 	// +optional
 	PeerUrlTLS *PeerTLSConfig `json:"peerUrlTls,omitempty"`
 	// EtcdDefragTimeout bounds one defragmentation (default 15m).

@@ -52,19 +52,19 @@ type EtcdStatus struct {
 	// deployed etcd-druid's field). Stored so that it round-trips; this druid never writes it.
 	// +optional
 	BootstrapWithExistingClusterMembers []BootstrapJoinedMember `json:"bootstrapWithExistingClusterMembers,omitempty"`
-	// ClusterSize is the number of members the cluster was last bootstrapped or scaled to (seed 002).
+	// ClusterSize is the number of members the cluster was last bootstrapped or scaled to.
 	// +optional
 	ClusterSize *int32 `json:"clusterSize,omitempty"`
 	// LastFullSnapshot is the latest full snapshot the backup leader's sidecar stored, as recorded in the
 	// full snapshot lease (<name>-full-snap). Unset without a backup store and until the first full
-	// snapshot is recorded. (ours: the deployed etcd-druid's issue 17 asks for it.)
+	// snapshot is recorded. (ours; upstream etcd-druid does not record it.)
 	// +optional
 	LastFullSnapshot *SnapshotStatus `json:"lastFullSnapshot,omitempty"`
 	// LastDeltaSnapshot is the latest snapshot the backup leader's sidecar stored, as recorded in the delta
 	// snapshot lease (<name>-delta-snap). The sidecar renews that lease after a full snapshot too (a full
 	// snapshot covers every revision a delta would), so this is the latest snapshot of either kind: the
 	// revision up to which the backup is complete. Unset without a backup store and until the first
-	// snapshot is recorded. (ours: the deployed etcd-druid's issue 17 asks for it.)
+	// snapshot is recorded. (ours; upstream etcd-druid does not record it.)
 	// +optional
 	LastDeltaSnapshot *SnapshotStatus `json:"lastDeltaSnapshot,omitempty"`
 }

@@ -98,7 +98,7 @@ type BackupEntryStatus struct {
 	DefaultStatus `json:",inline"`
 	// EtcdBackupSecretRef references the etcd backup secret the extension wrote for this entry
 	// (`<shoot-namespace>/etcd-backup`, or `source-etcd-backup` for a source entry), so that the Gardener side
-	// takes the name from here instead of assuming it (seeds 003/004). Ours; older extensions leave it empty.
+	// takes the name from here instead of assuming it. Ours; older extensions leave it empty.
 	// +optional
 	EtcdBackupSecretRef *corev1.SecretReference `json:"etcdBackupSecretRef,omitempty"`
 }

@@ -10,7 +10,7 @@ import (
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
 )
 
-// Wire names of the etcd backup secret (shared/reference/gardener.md).
+// Wire names of the etcd backup secret (as Gardener writes them).
 const (
 	// EtcdBackupSecretName is the backup secret of a shoot's etcd-main.
 	EtcdBackupSecretName = "etcd-backup"

@@ -1,7 +1,7 @@
 // Package backupentry is the BackupEntry controller of the backup extension. For every entry it writes the
 // etcd backup secret into the shoot's control-plane namespace (the entry credentials, `bucketName` and the
 // provider's keys), exposes that secret's reference in status.etcdBackupSecretRef so the Gardener side need
-// not guess its name (seeds 003/004), and on deletion removes the secret — only if this entry wrote it — and
+// not guess its name, and on deletion removes the secret — only if this entry wrote it — and
 // the entry's objects in the bucket. A migrated entry (`gardener.cloud/operation: migrate`) keeps both, and
 // its deletion removes neither.
 package backupentry

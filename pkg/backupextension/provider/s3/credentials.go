@@ -1,5 +1,5 @@
 // Package s3 is the backup provider for S3-compatible object stores (AWS S3, versitygw, MinIO, Ceph RGW...).
-// The bucket and entry secrets carry the keys of the sidecar's S3 snapstore (shared/reference/backup-restore.md),
+// The bucket and entry secrets carry the keys of the sidecar's S3 snapstore (upstream etcd-backup-restore's),
 // so the same secret data works for managing the bucket here and for writing snapshots in the etcd pods.
 package s3
 

@@ -4,7 +4,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
 
-// MinAvailablePolicy computes the PDB's minAvailable for an Etcd. It is the hook through which the seed 002
+// MinAvailablePolicy computes the PDB's minAvailable for an Etcd. It is the hook through which the decision-table
 // toggling (on AllMembersReady and BackupReady) plugs in without changing the operator.
 type MinAvailablePolicy func(etcd *druidv1alpha1.Etcd) int32
 
@@ -12,7 +12,7 @@ type MinAvailablePolicy func(etcd *druidv1alpha1.Etcd) int32
 // hibernated cluster gets 0, because blocking every eviction of its only pod would block node drains forever.
 //
 // The replicas counted are the members that run: spec.replicas, or more while a scale-in keeps the
-// StatefulSet above it until the dropped members have left the etcd membership (issue 14) — those members
+// StatefulSet above it until the dropped members have left the etcd membership — those members
 // still vote, so evicting them could cost the quorum the removal relies on.
 func QuorumPolicy(etcd *druidv1alpha1.Etcd) int32 {
 	replicas := runningReplicas(etcd)
@@ -31,7 +31,7 @@ func runningReplicas(etcd *druidv1alpha1.Etcd) int32 {
 	return max(etcd.Spec.Replicas, etcd.Status.Replicas)
 }
 
-// Seed002Policy raises QuorumPolicy's value as seed 002 recommends, taking the highest applicable value:
+// Seed002Policy raises QuorumPolicy's value as the heal decision table recommends, taking the highest applicable value:
 //   - AllMembersReady False: the number of members whose status is Ready, so that no further member can be
 //     evicted while the cluster is already degraded;
 //   - BackupReady False: all replicas, so that no member is evicted while the latest data exists only in

@@ -25,13 +25,13 @@ func etcdWith(replicas int32, conditions map[druidv1alpha1.ConditionType]druidv1
 
 func TestQuorumPolicy(t *testing.T) {
 	g := NewWithT(t)
-	// Even counts (accepted as in upstream etcd-druid, issue 13) need a majority too: 2 of 2, 3 of 4.
+	// Even counts (accepted as in upstream etcd-druid) need a majority too: 2 of 2, 3 of 4.
 	for replicas, want := range map[int32]int32{0: 0, 1: 0, 2: 2, 3: 2, 4: 3, 5: 3, 7: 4} {
 		g.Expect(QuorumPolicy(etcdWith(replicas, nil, 0, 0))).To(Equal(want), "replicas %d", replicas)
 	}
 }
 
-// Issue 14: while a scale-in to one keeps three members running until they left the membership, the PDB
+// While a scale-in to one keeps three members running until they left the membership, the PDB
 // protects the quorum of the three; hibernation protects nothing.
 func TestQuorumPolicyCountsTheMembersAHeldScaleInKeeps(t *testing.T) {
 	g := NewWithT(t)

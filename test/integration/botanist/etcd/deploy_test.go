@@ -23,7 +23,7 @@ func caRef(name, namespace string) druidv1alpha1.SecretReference {
 	return druidv1alpha1.SecretReference{SecretReference: corev1.SecretReference{Name: name, Namespace: namespace}, DataKey: ptr.To("bundle.crt")}
 }
 
-// The seed 003/004 chain: the extension reconciles the BackupEntry and names etcd-backup in its status; Deploy
+// The Gardener ⇄ extension ⇄ druid chain: the extension reconciles the BackupEntry and names etcd-backup in its status; Deploy
 // waits for that, and writes the Etcd with that secret, the bucket from the secret and the TLS references.
 func TestDeployWritesEtcdWithTLSAndTheBackupStoreOfTheBackupEntry(t *testing.T) {
 	g := NewWithT(t)

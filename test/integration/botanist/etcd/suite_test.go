@@ -1,5 +1,5 @@
 // Package etcd_test checks the Gardener-side etcd component against a real apiserver with the backup
-// extension's controllers running in-process (local provider), so the seed 003/004 chain is real:
+// extension's controllers running in-process (local provider), so the chain Gardener ⇄ extension ⇄ druid is real:
 // BackupBucket → BackupEntry → etcd-backup secret named in the entry's status → Etcd with that secret and the
 // TLS secrets. Druid is not running: the tests play its part by writing the Etcd status and removing the
 // operation annotation, which is all the component observes.

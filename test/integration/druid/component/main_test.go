@@ -1,6 +1,6 @@
 // Package component_test runs druid's component operators against a real kube-apiserver (test/envtest):
 // the objects they write are read back from the apiserver and compared with the wire reference
-// (shared/reference/druid-components.md).
+// (as upstream etcd-druid names them).
 package component_test
 
 import (

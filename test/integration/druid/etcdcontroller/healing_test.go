@@ -244,7 +244,7 @@ func TestQuorumLossRecoveryScaledUpMidwayGoesBackToWaitingForPods(t *testing.T) 
 	}).WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 }
 
-// Issue 12 finding 2: two of three leases go stale past the grace periods while every member pod stays
+// Two of three leases go stale past the grace periods while every member pod stays
 // Ready (etcd serving, only the lease renewals stopped — e.g. a druid webhook outage), with a backup
 // store. Druid must not start the quorum-loss recovery: the StatefulSet stays at 3 without the marker, no
 // data volume and no lease is deleted. It says why in the QuorumLossRecovery condition and a Warning
@@ -410,7 +410,7 @@ func TestHibernatingADegradedClusterIsNotHeldBack(t *testing.T) {
 	waitReconciled(t, ns)
 }
 
-// Seed 002's PodDisruptionBudget: minAvailable is the quorum (3 of 5) while all members are ready, the
+// The PodDisruptionBudget's decision-table policy: minAvailable is the quorum (3 of 5) while all members are ready, the
 // number of Ready members (4) as soon as one is not — without a spec reconcile — and the quorum again
 // once the member is back.
 func TestPodDisruptionBudgetFollowsAllMembersReady(t *testing.T) {

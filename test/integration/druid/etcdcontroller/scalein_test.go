@@ -18,7 +18,7 @@ import (
 	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
 )
 
-// Issue 14, 3 → 1: the ConfigMap is rendered for one member at once, but the StatefulSet keeps 3 replicas
+// 3 → 1: the ConfigMap is rendered for one member at once, but the StatefulSet keeps 3 replicas
 // (and the members their leases) while members 1 and 2 are still in the etcd membership, so their pods
 // run while the backup leader removes them with quorum (the PodDisruptionBudget keeps the quorum of the
 // three); one mark is not enough. Once both leases carry the mark, the StatefulSet goes to 1, and the

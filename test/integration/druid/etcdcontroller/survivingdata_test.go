@@ -18,7 +18,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/healing"
 )
 
-// Issue 12, "quorum loss recovery keeps what any surviving volume holds": the backup store holds up to
+// "quorum loss recovery keeps what any surviving volume holds": the backup store holds up to
 // revision 120 (delta snapshot lease), member 0's volume holds revision 150 — writes that reached a
 // surviving volume but no snapshot. Before any volume is deleted, druid reads every member volume with a
 // data-revision Job (volume mounted read-only, result in the pod's termination message), picks the most

@@ -63,7 +63,7 @@ func validateEtcdSpec(spec *druidv1alpha1.EtcdSpec, fld *field.Path) field.Error
 }
 
 // validateReplicas refuses a negative member count. An even count is accepted, as upstream etcd-druid
-// accepts it (issue 13); seed 002 recommends odd counts, and the webhook warns (EvenReplicasWarning).
+// accepts it; odd counts are recommended, and the webhook warns (EvenReplicasWarning).
 func validateReplicas(replicas int32, fld *field.Path) field.ErrorList {
 	if replicas < 0 {
 		return field.ErrorList{field.Invalid(fld, replicas, "must be 0 (hibernated) or a positive number of members")}

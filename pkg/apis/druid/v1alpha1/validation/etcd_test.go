@@ -66,7 +66,7 @@ func TestValidEtcdHasNoErrors(t *testing.T) {
 			Spec:       druidv1alpha1.EtcdSpec{Labels: map[string]string{"role": "events"}, Replicas: 1},
 		},
 		"equal periods are not required when only one is set": with(validEtcd(), func(e *druidv1alpha1.Etcd) { e.Spec.Backup.GarbageCollectionPeriod = nil }),
-		// Shapes upstream etcd-druid accepts (issue 13); the webhook warns about some of them.
+		// Shapes upstream etcd-druid accepts; the webhook warns about some of them.
 		"even replicas":        with(validEtcd(), func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 4 }),
 		"upper-case container": with(validEtcd(), func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Container = ptr.To("Backups-EU") }),
 		"additional peer URLs": with(validEtcd(), func(e *druidv1alpha1.Etcd) {

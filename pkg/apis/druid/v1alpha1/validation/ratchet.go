@@ -11,7 +11,7 @@ import (
 
 // Ratchet drops the errors of an update whose field kept its value: the object stored before (oldObj)
 // already held it, so a rule added or tightened since then is no reason to refuse an unrelated change
-// (issue 13: Etcds written for upstream etcd-druid must stay updatable). An error whose field was
+// (Etcds written for upstream etcd-druid must stay updatable). An error whose field was
 // added, removed or changed is kept, i.e. a changed field is judged as on create; a field missing in
 // both objects is judged by the closest field above it that either has (unchangedAt). An error whose
 // path does not fit an object's shape is kept.
