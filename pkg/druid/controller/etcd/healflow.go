@@ -153,6 +153,11 @@ func (r *Reconciler) statefulSets() statefulset.Scaler {
 	return r.registry.Get(component.KindStatefulSet).(statefulset.Scaler)
 }
 
+// plannedStatefulSets is the StatefulSet operator's part the spec flow syncs through.
+func (r *Reconciler) plannedStatefulSets() statefulset.PlannedSyncer {
+	return r.registry.Get(component.KindStatefulSet).(statefulset.PlannedSyncer)
+}
+
 func (r *Reconciler) memberLeases() memberlease.Healer {
 	return r.registry.Get(component.KindMemberLease).(memberlease.Healer)
 }
