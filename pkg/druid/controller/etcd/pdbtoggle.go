@@ -19,7 +19,7 @@ import (
 //
 // Only Etcds that had a spec reconcile (observedGeneration set) get their PDB touched here, so that an
 // Etcd held back by missing secrets still has no component at all.
-func (h *healRun) togglePodDisruptionBudget(ctx context.Context) flow.Result {
+func (h *healFlow) togglePodDisruptionBudget(ctx context.Context) flow.Result {
 	if h.etcd.Status.ObservedGeneration == nil {
 		return flow.Continue()
 	}

@@ -90,7 +90,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	healResult := flow.Continue()
 	if !statusResult.Failed() {
-		healResult = flow.Run(ctx, logger.WithName("heal"), r.newHealRun(etcd, status).steps())
+		healResult = flow.Run(ctx, logger.WithName("heal"), r.newHealFlow(etcd, status).steps())
 	}
 	for _, res := range []flow.Result{statusResult, healResult} {
 		if res.Failed() && apierrors.IsNotFound(res.Err()) {
