@@ -61,9 +61,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return flow.Combine(0, flow.Run(ctx, logger.WithName("deletion"), r.deletionSteps(etcd)))
 	}
 
-	if err := r.adoptLabels(ctx, etcd); err != nil {
-		logger.Error(err, "Adoption: labelling the objects of the deployed etcd-druid failed, retried with the next reconcile")
-	}
 	held := &heldStatus{}
 	var spec *specRun
 	specResult := flow.Continue()
@@ -81,6 +78,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			spec = r.newSpecRun(etcd, held)
 			specResult = flow.Run(ctx, logger.WithName("spec"), spec.steps())
 		}
+	}
+	if spec == nil {
+		flow.Run(ctx, logger.WithName("adopt"), []flow.Step{r.adoptStep(etcd)}) // never fails: see adoptStep
 	}
 
 	status := r.newStatusRun(etcd, held, spec)
