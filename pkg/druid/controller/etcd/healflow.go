@@ -80,23 +80,14 @@ func (h *healFlow) report(context.Context) flow.Result {
 	return flow.Continue()
 }
 
-// healDeps are what package heal acts through.
+// healDeps are what package heal acts through: the StatefulSet and member Lease operators, so that
+// those objects have one writer.
 func (r *Reconciler) healDeps() heal.Deps {
-	return heal.Deps{Client: r.client, Reader: r.reader, Recorder: r.recorder, Clock: r.clock,
-		StatefulSets: r.statefulSets(), MemberLeases: r.memberLeases(), Config: r.config}
+	return heal.Deps{Client: r.client, Reader: r.reader, Recorder: r.recorder, Clock: r.clock, Config: r.config,
+		StatefulSets: r.statefulSets(), MemberLeases: r.registry.Get(component.KindMemberLease).(memberlease.Healer)}
 }
 
-// statefulSets is the StatefulSet operator's scaling part, plannedStatefulSets the part the spec flow
-// syncs through, memberLeases the member Lease operator's healing part.
+// statefulSets is the StatefulSet operator's scaling part (heal flow, full snapshot before an update).
 func (r *Reconciler) statefulSets() statefulset.Scaler {
 	return r.registry.Get(component.KindStatefulSet).(statefulset.Scaler)
-}
-
-// plannedStatefulSets is the StatefulSet operator's part the spec flow syncs through.
-func (r *Reconciler) plannedStatefulSets() statefulset.PlannedSyncer {
-	return r.registry.Get(component.KindStatefulSet).(statefulset.PlannedSyncer)
-}
-
-func (r *Reconciler) memberLeases() memberlease.Healer {
-	return r.registry.Get(component.KindMemberLease).(memberlease.Healer)
 }

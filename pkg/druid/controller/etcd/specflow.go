@@ -210,7 +210,7 @@ func (s *specRun) syncComponents(ctx context.Context) flow.Result {
 func (s *specRun) syncRegistry(ctx context.Context) error {
 	for _, reg := range s.r.registry {
 		if reg.Kind == component.KindStatefulSet {
-			synced, err := s.r.plannedStatefulSets().SyncPlanned(ctx, s.target, s.rendered)
+			synced, err := s.r.registry.Get(reg.Kind).(statefulset.PlannedSyncer).SyncPlanned(ctx, s.target, s.rendered)
 			s.synced = synced
 			if err != nil {
 				return err
