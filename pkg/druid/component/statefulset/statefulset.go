@@ -1,8 +1,8 @@
 // Package statefulset manages the StatefulSet `<n>` that runs the etcd members: per pod an `etcd`
 // container (the etcd wrapper) and a `backup-restore` container (`etcdbrctl server`), a data PVC, and the
 // TLS, configuration and backup volumes. It also holds back scale-ups until peer TLS is active on every
-// existing member (seeds 000/001), and scale-ins until the members they drop have left the etcd
-// membership (scalein.go).
+// existing member (a member without it could not talk to the new ones), and scale-ins until the members
+// they drop have left the etcd membership (scalein.go).
 package statefulset
 
 import (
