@@ -15,15 +15,15 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
-	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal"
 )
 
 // recoveryReasons are druid's event reasons that say it acted on (or refused to act on) a broken member or
 // cluster; startedReasons are those that started a recovery (a pod deleted, a quorum-loss recovery).
 var (
-	recoveryReasons = []string{etcdcontroller.EventReasonMemberPodDeleted, etcdcontroller.EventReasonQuorumLossRecovery,
-		etcdcontroller.EventReasonLeaseRenewalSuspected, etcdcontroller.EventReasonManualInterventionRequired}
-	startedReasons = []string{etcdcontroller.EventReasonMemberPodDeleted, etcdcontroller.EventReasonQuorumLossRecovery}
+	recoveryReasons = []string{heal.EventReasonMemberPodDeleted, heal.EventReasonQuorumLossRecovery,
+		heal.EventReasonLeaseRenewalSuspected, heal.EventReasonManualInterventionRequired}
+	startedReasons = []string{heal.EventReasonMemberPodDeleted, heal.EventReasonQuorumLossRecovery}
 )
 
 // podState is what a round compares before and after: each pod's incarnation and its containers' restart
@@ -144,7 +144,7 @@ func (s *Suite) recoveryCondition(ctx context.Context, since time.Time) (string,
 	if err := s.Env.Client.Get(ctx, client.ObjectKey{Namespace: s.Env.Namespace, Name: etcd.Name(etcd.RoleMain)}, obj); err != nil {
 		return "", err
 	}
-	c := druidv1alpha1.FindCondition(obj.Status.Conditions, etcdcontroller.ConditionTypeQuorumLossRecovery)
+	c := druidv1alpha1.FindCondition(obj.Status.Conditions, heal.ConditionTypeQuorumLossRecovery)
 	if c == nil || c.LastTransitionTime.Before(&metav1.Time{Time: since}) {
 		return "", nil
 	}

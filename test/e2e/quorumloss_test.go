@@ -14,7 +14,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
-	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal"
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
@@ -61,8 +61,8 @@ var _ = Describe("quorum loss", func() {
 			}
 			stale := expectCondition(ctx, env, etcd.RoleMain, druidv1alpha1.ConditionTypeBackupReady, druidv1alpha1.ConditionFalse, "")
 			By("BackupReady turned False without quorum: " + stale.Message)
-			expectConditionWithin(ctx, env, recoveryTimeout, etcd.RoleMain, etcdcontroller.ConditionTypeQuorumLossRecovery,
-				druidv1alpha1.ConditionFalse, etcdcontroller.ReasonRecoveryCompleted)
+			expectConditionWithin(ctx, env, recoveryTimeout, etcd.RoleMain, heal.ConditionTypeQuorumLossRecovery,
+				druidv1alpha1.ConditionFalse, heal.ReasonRecoveryCompleted)
 			Expect(seedworkflow.WaitMembers(ctx, env, etcd.RoleMain, 3, true)).To(Succeed())
 			expectCondition(ctx, env, etcd.RoleMain, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionTrue, "")
 		})

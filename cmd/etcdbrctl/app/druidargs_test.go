@@ -17,7 +17,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/compaction"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/copybackupstask"
-	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
@@ -221,14 +221,14 @@ func TestSurvivingDataAcceptDruidJobArgs(t *testing.T) {
 	etcd.Spec.Backup.EtcdSnapshotTimeout = &metav1.Duration{Duration: 7 * time.Minute}
 
 	rev, f := newDataRevisionCommand()
-	parse(t, rev, etcdcontroller.DataRevisionArgs(etcd))
+	parse(t, rev, heal.DataRevisionArgs(etcd))
 	if f.dataDir != etcdpod.DataDir || f.scratchDir == "" || f.terminationMessagePath != corev1.TerminationMessagePathDefault || f.owner != "shoot--a--b/etcd-main" {
 		t.Errorf("data-revision flags %+v", f)
 	}
 
 	setEnv(t, statefulset.StoreCredentialsEnv(etcd.Spec.Backup.Store, etcdpod.BackupSecretMountPath, ""))
 	preserve, o := newPreserveDataCommand()
-	parse(t, preserve, etcdcontroller.PreserveDataArgs(etcd, 150))
+	parse(t, preserve, heal.PreserveDataArgs(etcd, 150))
 	if o.expectRevision != 150 || o.timeout != 7*time.Minute || o.data.dataDir != etcdpod.DataDir ||
 		o.data.terminationMessagePath != corev1.TerminationMessagePathDefault {
 		t.Errorf("preserve-data options %+v, data %+v", o, o.data)

@@ -14,8 +14,9 @@ import (
 
 // Rendered is the pod template of one defaulted Etcd object and its checksum, the value Sync records in
 // PodTemplateChecksumAnnotation. Comparing Checksum with the existing StatefulSet's annotation tells,
-// before anything is synced, whether a sync would roll the members — which the spec flow holds back while
-// the cluster is unhealthy (seed 002, "Rolling updates to etcd members").
+// before anything is synced, whether a sync would roll the members — which the spec flow's rolling-update
+// gate holds back while the cluster is unhealthy. The gate hands the rendering it decided on to
+// SyncPlanned, so that a spec run renders the template once.
 type Rendered struct {
 	// etcd is the object the template was rendered from; Sync uses the rendering only for that object.
 	etcd     *druidv1alpha1.Etcd
@@ -42,21 +43,4 @@ func Render(ctx context.Context, c client.Reader, images config.Images, localBac
 		return nil, component.WrapError(err, component.OperationSync, kind, "computing the pod template checksum")
 	}
 	return &Rendered{etcd: etcd, template: template, Checksum: checksum}, nil
-}
-
-type renderedKey struct{}
-
-// WithRendered hands r to the StatefulSet operator's Sync within ctx, so that a spec flow which rendered
-// the template already (to decide on a rolling update) does not render it a second time in the same run.
-// Sync takes it only for the very Etcd object it was rendered from and renders anew otherwise.
-func WithRendered(ctx context.Context, r *Rendered) context.Context {
-	return context.WithValue(ctx, renderedKey{}, r)
-}
-
-// renderedFor returns the rendering handed over through ctx for etcd, or nil.
-func renderedFor(ctx context.Context, etcd *druidv1alpha1.Etcd) *Rendered {
-	if r, ok := ctx.Value(renderedKey{}).(*Rendered); ok && r != nil && r.etcd == etcd {
-		return r
-	}
-	return nil
 }

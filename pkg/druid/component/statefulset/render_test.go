@@ -21,8 +21,8 @@ func readStatefulSet(ctx context.Context, g *WithT, c client.Client, etcd *druid
 	return sts
 }
 
-// TestSyncUsesTheRenderingHandedOver shows that a spec run renders the pod template once: Sync writes the
-// template handed over by WithRendered for the same Etcd object instead of rendering it again (a marker
+// TestSyncUsesTheRenderingHandedOver shows that a spec run renders the pod template once: SyncPlanned
+// writes the template handed over for the same Etcd object instead of rendering it again (a marker
 // that only the handed-over rendering carries reaches the StatefulSet), and renders anew for any other
 // object.
 func TestSyncUsesTheRenderingHandedOver(t *testing.T) {
@@ -37,13 +37,16 @@ func TestSyncUsesTheRenderingHandedOver(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	rendered.template.Annotations["test/rendered-by"] = "the spec flow"
 	rendered.Checksum = "handed-over"
-	g.Expect(op.Sync(WithRendered(ctx, rendered), etcd)).To(Succeed())
+	synced, err := op.(PlannedSyncer).SyncPlanned(ctx, etcd, rendered)
+	g.Expect(err).NotTo(HaveOccurred())
 	sts := readStatefulSet(ctx, g, c, etcd)
+	g.Expect(synced.StatefulSet.ResourceVersion).To(Equal(sts.ResourceVersion), "SyncPlanned returns the StatefulSet as written")
 	g.Expect(sts.Spec.Template.Annotations).To(HaveKeyWithValue("test/rendered-by", "the spec flow"), "Sync rendered the template again")
 	g.Expect(sts.Annotations).To(HaveKeyWithValue(PodTemplateChecksumAnnotation, "handed-over"))
 
 	// Another object (even of the same Etcd) does not take a rendering made for a different one.
-	g.Expect(op.Sync(WithRendered(ctx, rendered), etcd.DeepCopy())).To(Succeed())
+	_, err = op.(PlannedSyncer).SyncPlanned(ctx, etcd.DeepCopy(), rendered)
+	g.Expect(err).NotTo(HaveOccurred())
 	sts = readStatefulSet(ctx, g, c, etcd)
 	g.Expect(sts.Spec.Template.Annotations).NotTo(HaveKey("test/rendered-by"))
 	fresh, err := Render(ctx, c, images, config.LocalBackup{}, etcd)

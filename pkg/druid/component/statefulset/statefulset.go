@@ -1,8 +1,8 @@
 // Package statefulset manages the StatefulSet `<n>` that runs the etcd members: per pod an `etcd`
 // container (the etcd wrapper) and a `backup-restore` container (`etcdbrctl server`), a data PVC, and the
 // TLS, configuration and backup volumes. It also holds back scale-ups until peer TLS is active on every
-// existing member (seeds 000/001), and scale-ins until the members they drop have left the etcd
-// membership (scalein.go).
+// existing member (a member without it could not talk to the new ones), and scale-ins until the members
+// they drop have left the etcd membership (scalein.go).
 package statefulset
 
 import (
@@ -47,13 +47,36 @@ func emptyStatefulSet(etcd *druidv1alpha1.Etcd) *appsv1.StatefulSet {
 	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: etcd.StatefulSetName(), Namespace: etcd.Namespace}}
 }
 
-// Sync creates or patches the StatefulSet, with the pod template handed over by WithRendered or rendered
-// here. During a scale-up with peer TLS that is not active on every existing member yet, it patches the
-// template at the current replica count and returns a component.RequeueError (see DecideReplicas).
+// PlannedSyncer is the part of the StatefulSet operator the spec flow syncs through: the flow's
+// rolling-update gate has rendered the pod template already, and the status flow that follows wants the
+// StatefulSet as written (the cache often has not seen the write yet).
+type PlannedSyncer interface {
+	// SyncPlanned is Sync with the pod template rendered (nil: render it here). A rendering is taken only
+	// for the very Etcd object it was rendered from; for any other it renders anew. The returned Synced is
+	// filled as far as the sync got, also when it returns a component.RequeueError.
+	SyncPlanned(ctx context.Context, etcd *druidv1alpha1.Etcd, rendered *Rendered) (Synced, error)
+}
+
+var _ PlannedSyncer = &operator{}
+
+// Sync creates or patches the StatefulSet with a pod template rendered here (see SyncPlanned).
 func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
+	_, err := o.SyncPlanned(ctx, etcd, nil)
+	return err
+}
+
+// SyncPlanned creates or patches the StatefulSet with rendered as its pod template. During a scale-up with
+// peer TLS that is not active on every existing member yet, it patches the template at the current replica
+// count and returns a component.RequeueError (see DecideReplicas).
+func (o *operator) SyncPlanned(ctx context.Context, etcd *druidv1alpha1.Etcd, rendered *Rendered) (Synced, error) {
+	var synced Synced
+	err := o.syncPlanned(ctx, etcd, rendered, &synced)
+	return synced, err
+}
+
+func (o *operator) syncPlanned(ctx context.Context, etcd *druidv1alpha1.Etcd, desired *Rendered, synced *Synced) error {
 	logger := log.FromContext(ctx).WithValues("etcd", client.ObjectKeyFromObject(etcd))
-	desired := renderedFor(ctx, etcd)
-	if desired == nil {
+	if desired == nil || desired.etcd != etcd {
 		var err error
 		if desired, err = Render(ctx, o.client, o.images, o.localBackup, etcd); err != nil {
 			return err
@@ -91,12 +114,12 @@ func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 		return component.WrapError(err, component.OperationSync, kind, "syncing statefulset %s", sts.Name)
 	}
 	logger.V(1).Info("Synced statefulset", "replicas", decision.Replicas, "result", result)
-	recordSynced(ctx, sts)
+	synced.StatefulSet = sts
 	recreate, kept := immutableDiffs(sts, etcd)
 	for _, k := range kept {
 		logger.Info("Adoption: StatefulSet keeps an immutable field", "field", k)
 	}
-	recordNotices(ctx, kept...)
+	synced.Notices = append(synced.Notices, kept...)
 	if decision.Requeue && decision.ScaleIn {
 		logger.Info("Scale-in held back", "reason", decision.Reason, "replicas", decision.Replicas, "desiredReplicas", etcd.Spec.Replicas)
 		return component.RequeueWithEvent(scaleInPollPeriod, EventReasonScaleInHeldBack, "%s", decision.Reason)

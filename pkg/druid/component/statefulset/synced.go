@@ -1,12 +1,10 @@
 package statefulset
 
 import (
-	"context"
-
 	appsv1 "k8s.io/api/apps/v1"
 )
 
-// Synced receives the StatefulSet as Sync left it: the apiserver's answer to its create or patch, or
+// Synced is the StatefulSet as SyncPlanned left it: the apiserver's answer to its create or patch, or
 // the object read when nothing had to change. The status flow that follows a spec flow in the same
 // reconcile reads the StatefulSet from druid's cache, which has often not seen a create made a
 // millisecond earlier; without the handover the status first reports no StatefulSet and the watch event of
@@ -18,20 +16,6 @@ type Synced struct {
 	Notices []string
 }
 
-type syncedKey struct{}
-
-// WithSynced makes Sync within ctx record its StatefulSet in s.
-func WithSynced(ctx context.Context, s *Synced) context.Context {
-	return context.WithValue(ctx, syncedKey{}, s)
-}
-
-// recordSynced stores sts in the Synced handed over through ctx, if any.
-func recordSynced(ctx context.Context, sts *appsv1.StatefulSet) {
-	if s, ok := ctx.Value(syncedKey{}).(*Synced); ok && s != nil {
-		s.StatefulSet = sts
-	}
-}
-
 // Newer returns whichever of cached (from druid's cache) and synced (see Synced) is the later state: synced
 // when the cache does not have the StatefulSet yet, has another one (deleted since) or has it at an older
 // generation (it has not seen the write); cached otherwise, as it may carry a newer status. Either may be
@@ -41,11 +25,4 @@ func Newer(cached, synced *appsv1.StatefulSet) *appsv1.StatefulSet {
 		return cached
 	}
 	return synced
-}
-
-// recordNotices stores notices in the Synced handed over through ctx, if any.
-func recordNotices(ctx context.Context, notices ...string) {
-	if s, ok := ctx.Value(syncedKey{}).(*Synced); ok && s != nil {
-		s.Notices = append(s.Notices, notices...)
-	}
 }

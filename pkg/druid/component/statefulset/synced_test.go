@@ -1,7 +1,6 @@
 package statefulset
 
 import (
-	"context"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -34,13 +33,4 @@ func TestNewerPrefersWhatTheCacheHasNotSeen(t *testing.T) {
 			NewWithT(t).Expect(Newer(tc.cached, tc.synced)).To(BeIdenticalTo(want))
 		})
 	}
-}
-
-func TestSyncedRecordsOnlyWhenHandedOver(t *testing.T) {
-	g := NewWithT(t)
-	sts := &appsv1.StatefulSet{}
-	recordSynced(context.Background(), sts) // nothing handed over: no panic, nothing kept
-	var s Synced
-	recordSynced(WithSynced(context.Background(), &s), sts)
-	g.Expect(s.StatefulSet).To(BeIdenticalTo(sts))
 }

@@ -35,31 +35,8 @@ const (
 	actionDelete    = "Delete"
 )
 
-// QuorumLossRecovery is druid's own condition (not part of the upstream API) for seed 002's case 10: True
-// while druid bootstraps a cluster that lost its quorum again from the backup, False with reason
-// ManualInterventionRequired when it may not (no backup store, or a backup that was not current when the
-// cluster lost its quorum), and False with reason Completed once the members were started again.
-const ConditionTypeQuorumLossRecovery druidv1alpha1.ConditionType = "QuorumLossRecovery"
-
-// Reasons of the QuorumLossRecovery condition.
+// Event reasons of the flows' own decisions after the spec flow's components (the heal run's are in package heal).
 const (
-	ReasonRecoveryInProgress         = "InProgress"
-	ReasonRecoveryCompleted          = "Completed"
-	ReasonManualInterventionRequired = "ManualInterventionRequired"
-	// ReasonLeaseRenewalSuspected: enough member leases are stale for a quorum loss, but a "lost" member's
-	// pod (or its etcd container) is Ready, so etcd may still serve: druid suspects the lease renewals
-	// (sidecar, API server, webhook) and does not start the recovery.
-	ReasonLeaseRenewalSuspected = "LeaseRenewalSuspected"
-)
-
-// Event reasons of the decision-table healing.
-const (
-	EventReasonMemberPodDeleted           = "MemberPodDeleted"
-	EventReasonQuorumLossRecovery         = "QuorumLossRecovery"
-	EventReasonManualInterventionRequired = "ManualInterventionRequired"
-	EventReasonLeaseRenewalSuspected      = "LeaseRenewalSuspected"
-	EventReasonScaledDown                 = "ScaledDown"
-	EventReasonSuperfluousMembersRemoved  = "SuperfluousMembersRemoved"
 	EventReasonRollingUpdateHeldBack      = "RollingUpdateHeldBack"
 	EventReasonPodDisruptionBudgetUpdated = "PodDisruptionBudgetUpdated"
 	actionHeal                            = "Heal"

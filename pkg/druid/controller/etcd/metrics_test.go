@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal"
 )
 
 func metricsScheme(t *testing.T) *runtime.Scheme {
@@ -58,7 +59,7 @@ func TestEtcdCollector(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "etcd-events", Namespace: "shoot--a"},
 		Spec:       druidv1alpha1.EtcdSpec{Replicas: 1},
 		Status: druidv1alpha1.EtcdStatus{Conditions: []druidv1alpha1.Condition{
-			{Type: ConditionTypeQuorumLossRecovery, Status: druidv1alpha1.ConditionFalse, Reason: ReasonManualInterventionRequired},
+			{Type: heal.ConditionTypeQuorumLossRecovery, Status: druidv1alpha1.ConditionFalse, Reason: heal.ReasonManualInterventionRequired},
 		}},
 	}
 	lease := func(name string, at time.Time, holder string) *coordinationv1.Lease {

@@ -14,12 +14,12 @@ import (
 // togglePodDisruptionBudget re-syncs the PodDisruptionBudget when this reconcile's status writes changed the
 // minAvailable that poddisruptionbudget.Seed002Policy derives from the conditions (AllMembersReady,
 // BackupReady, the number of Ready members). The spec flow syncs the PDB too, but it does not run when
-// only the health changes; seed 002 wants evictions blocked as soon as the cluster degrades. Comparing the
+// only the health changes, and evictions must be blocked as soon as the cluster degrades. Comparing the
 // policy before and after the write keeps the PDB sync (and its patch) out of the periodic status sync.
 //
 // Only Etcds that had a spec reconcile (observedGeneration set) get their PDB touched here, so that an
 // Etcd held back by missing secrets still has no component at all.
-func (h *healRun) togglePodDisruptionBudget(ctx context.Context) flow.Result {
+func (h *healFlow) togglePodDisruptionBudget(ctx context.Context) flow.Result {
 	if h.etcd.Status.ObservedGeneration == nil {
 		return flow.Continue()
 	}

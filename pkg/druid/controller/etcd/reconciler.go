@@ -61,9 +61,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return flow.Combine(0, flow.Run(ctx, logger.WithName("deletion"), r.deletionSteps(etcd)))
 	}
 
-	if err := r.adoptLabels(ctx, etcd); err != nil {
-		logger.Error(err, "Adoption: labelling the objects of the deployed etcd-druid failed, retried with the next reconcile")
-	}
 	held := &heldStatus{}
 	var spec *specRun
 	specResult := flow.Continue()
@@ -82,6 +79,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			specResult = flow.Run(ctx, logger.WithName("spec"), spec.steps())
 		}
 	}
+	if spec == nil {
+		flow.Run(ctx, logger.WithName("adopt"), []flow.Step{r.adoptStep(etcd)}) // never fails: see adoptStep
+	}
 
 	status := r.newStatusRun(etcd, held, spec)
 	statusResult := flow.Run(ctx, logger.WithName("status"), status.steps())
@@ -90,7 +90,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	healResult := flow.Continue()
 	if !statusResult.Failed() {
-		healResult = flow.Run(ctx, logger.WithName("heal"), r.newHealRun(etcd, status).steps())
+		healResult = flow.Run(ctx, logger.WithName("heal"), r.newHealFlow(etcd, status).steps())
 	}
 	for _, res := range []flow.Result{statusResult, healResult} {
 		if res.Failed() && apierrors.IsNotFound(res.Err()) {

@@ -11,7 +11,8 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/flow"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/healing"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal/decide"
 )
 
 // existingStatefulSet reads the Etcd's StatefulSet from the cache and, on a miss, from the apiserver (one a
@@ -26,7 +27,7 @@ func (s *specRun) existingStatefulSet(ctx context.Context) (*appsv1.StatefulSet,
 }
 
 // holdDuringQuorumLossRecovery keeps the spec flow from syncing anything while the heal flow bootstraps
-// the cluster again (seed 002 case 10): the StatefulSet sync would scale the members back up before their
+// the cluster again (the decision table's case 10): the StatefulSet sync would scale the members back up before their
 // pods are gone and their leases recreated. It runs before the operation is recorded, so lastOperation
 // keeps telling the recovery's progress; the spec reconcile runs once the recovery is done.
 func (s *specRun) holdDuringQuorumLossRecovery(ctx context.Context) flow.Result {
@@ -34,17 +35,17 @@ func (s *specRun) holdDuringQuorumLossRecovery(ctx context.Context) flow.Result 
 	if err != nil {
 		return flow.Fail(err)
 	}
-	if quorumLossRecoveryInProgress(sts) {
-		log.FromContext(ctx).Info("Spec reconcile waits for the quorum-loss recovery", "phase", healing.RecoveryPhaseOf(sts))
-		return flow.RequeueAfter(recoveryPollPeriod, "quorum-loss recovery in progress")
+	if heal.QuorumLossRecoveryInProgress(sts) {
+		log.FromContext(ctx).Info("Spec reconcile waits for the quorum-loss recovery", "phase", decide.RecoveryPhaseOf(sts))
+		return flow.RequeueAfter(heal.RecoveryPollPeriod, "quorum-loss recovery in progress")
 	}
 	return flow.Continue()
 }
 
-// holdRollingUpdate applies seed 002's "Rolling updates to etcd members": when the sync would change the
+// holdRollingUpdate applies the rule for rolling updates to etcd members: when the sync would change the
 // StatefulSet's pod template (and so restart every member in turn) while AllMembersReady or BackupReady is
 // False, nothing is synced; lastOperation says Requeue with the reason, a Normal event tells the operator,
-// and the flow comes back every status period until the cluster is healthy (healing.RollingUpdateAllowed
+// and the flow comes back every status period until the cluster is healthy (decide.RollingUpdateAllowed
 // lists the exceptions that let a change through because it may be needed to recover).
 func (s *specRun) holdRollingUpdate(ctx context.Context) flow.Result {
 	sts, err := s.existingStatefulSet(ctx)
@@ -59,7 +60,7 @@ func (s *specRun) holdRollingUpdate(ctx context.Context) flow.Result {
 	if sts.Annotations[statefulset.PodTemplateChecksumAnnotation] == rendered.Checksum {
 		return flow.Continue()
 	}
-	allowed, why := healing.RollingUpdateAllowed(s.etcd.Status, sts)
+	allowed, why := decide.RollingUpdateAllowed(s.etcd.Status, sts)
 	if allowed {
 		log.FromContext(ctx).V(1).Info("Rolling update allowed", "why", why)
 		return flow.Continue()

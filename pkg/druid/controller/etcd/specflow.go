@@ -38,14 +38,15 @@ type specRun struct {
 	// condition then goes out with the run's next status write instead of costing a write of its own.
 	secretsPresent bool
 	// rendered is target's pod template once holdRollingUpdate rendered it (nil while no StatefulSet
-	// exists); syncComponents hands it to the StatefulSet operator so that a run renders it once.
+	// exists); syncComponents passes it to the StatefulSet operator's SyncPlanned, so that a run renders
+	// it once.
 	rendered *statefulset.Rendered
 	// held is the reconcile's status held for its next write: recordSuccess puts the run's success there,
 	// and the status flow writes it with what it observed (finish writes it when the status flow did not).
 	held *heldStatus
 	// succeeded is set by recordSuccess: finish then removes the operation annotation.
 	succeeded bool
-	// synced receives the StatefulSet as syncComponents left it, for the status flow that follows.
+	// synced is the StatefulSet as SyncPlanned returned it, for the status flow that follows.
 	synced statefulset.Synced
 }
 
@@ -61,11 +62,13 @@ func (r *Reconciler) newSpecRun(etcd *druidv1alpha1.Etcd, held *heldStatus) *spe
 	return run
 }
 
-// steps are the spec flow: hold during a quorum-loss recovery → record operation → finalizer → secrets →
-// hold a rolling update of an unhealthy cluster → full snapshot before hibernation or new images →
-// components → success (held for the status flow's write). The operation annotation is removed by finish, after the status flow wrote the success.
+// steps are the spec flow: adopt the objects of a deployed etcd-druid → hold during a quorum-loss
+// recovery → record operation → finalizer → secrets → hold a rolling update of an unhealthy cluster → full
+// snapshot before hibernation or new images → components → success (held for the status flow's write).
+// The operation annotation is removed by finish, after the status flow wrote the success.
 func (s *specRun) steps() []flow.Step {
 	return []flow.Step{
+		s.r.adoptStep(s.etcd),
 		{Name: "holdDuringQuorumLossRecovery", Run: s.holdDuringQuorumLossRecovery},
 		{Name: "recordOperationStart", Run: s.recordStart},
 		{Name: "ensureFinalizer", Run: s.ensureFinalizer},
@@ -176,11 +179,7 @@ func (s *specRun) checkSecrets(ctx context.Context) flow.Result {
 // peer-TLS scale-up gate, the scale-in gate) is not a failure: lastOperation says Requeue with the reason and the flow comes
 // back after the requested delay.
 func (s *specRun) syncComponents(ctx context.Context) flow.Result {
-	if s.rendered != nil {
-		ctx = statefulset.WithRendered(ctx, s.rendered)
-	}
-	ctx = statefulset.WithSynced(ctx, &s.synced)
-	err := s.r.registry.SyncAll(ctx, s.target)
+	err := s.syncRegistry(ctx)
 	for _, notice := range s.synced.Notices {
 		s.r.recorder.Eventf(s.etcd, nil, "Warning", EventReasonStatefulSetFieldKept, actionReconcile, "StatefulSet %s: %s", s.target.StatefulSetName(), notice)
 	}
@@ -203,6 +202,26 @@ func (s *specRun) syncComponents(ctx context.Context) flow.Result {
 		return flow.Fail(errors.Join(err, recordErr))
 	}
 	return flow.Fail(err)
+}
+
+// syncRegistry syncs every operator in registry order and stops at the first error or requeue (as
+// component.Registry.SyncAll does); the StatefulSet goes through SyncPlanned with the gate's rendering,
+// and what it wrote is kept in s.synced.
+func (s *specRun) syncRegistry(ctx context.Context) error {
+	for _, reg := range s.r.registry {
+		if reg.Kind == component.KindStatefulSet {
+			synced, err := s.r.registry.Get(reg.Kind).(statefulset.PlannedSyncer).SyncPlanned(ctx, s.target, s.rendered)
+			s.synced = synced
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if err := reg.Operator.Sync(ctx, s.target); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // recordSuccess holds the run's success (observedGeneration, lastOperation Succeeded, no lastErrors) for

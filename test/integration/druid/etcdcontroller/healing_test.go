@@ -14,7 +14,8 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/healing"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal/decide"
 )
 
 // Case 9: one of three members stays NotReady past the grace period (2 s unknown + 3 s not-ready in this
@@ -29,7 +30,7 @@ func TestMinorityNotReadyPodIsDeleted(t *testing.T) {
 	failMember(t, ns, s, 2)
 	g.Eventually(exists(ns, "etcd-main-2", &corev1.Pod{})).WithTimeout(timeout).WithPolling(poll).Should(Satisfy(isNotFound))
 	g.Eventually(func(g Gomega) {
-		events := etcdEvents(g, ns, etcdcontroller.EventReasonMemberPodDeleted)
+		events := etcdEvents(g, ns, heal.EventReasonMemberPodDeleted)
 		g.Expect(events).To(HaveLen(1))
 		g.Expect(events[0].Type).To(Equal(corev1.EventTypeWarning))
 		g.Expect(events[0].Message).To(ContainSubstring("etcd-main-2"))
@@ -51,7 +52,7 @@ func TestMinorityNotReadyPodIsDeleted(t *testing.T) {
 	setPodReady(t, ns, "etcd-main-2", true)
 	s.resume("etcd-main-2", holder(2))
 	expectCondition(t, ns, druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionTrue, druidv1alpha1.ReasonAllMembersReady)
-	g.Expect(etcdEvents(g, ns, etcdcontroller.EventReasonMemberPodDeleted)).To(HaveLen(1))
+	g.Expect(etcdEvents(g, ns, heal.EventReasonMemberPodDeleted)).To(HaveLen(1))
 }
 
 // Case 10: two of three members NotReady past the grace period with a backup store: the StatefulSet goes to
@@ -82,9 +83,9 @@ func TestQuorumLossRecovery(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		sts := statefulSet(g, ns)
 		g.Expect(sts.Spec.Replicas).To(Equal(ptr.To(int32(0))))
-		g.Expect(sts.Annotations).To(HaveKey(healing.QuorumLossRecoveryAnnotation))
+		g.Expect(sts.Annotations).To(HaveKey(decide.QuorumLossRecoveryAnnotation))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
-	etcd := expectCondition(t, ns, etcdcontroller.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionTrue, etcdcontroller.ReasonRecoveryInProgress)
+	etcd := expectCondition(t, ns, heal.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionTrue, heal.ReasonRecoveryInProgress)
 	g.Expect(etcd.Status.LastOperation.Description).To(ContainSubstring("quorum-loss recovery"))
 
 	// Step 2 waits while pods exist: leases untouched, StatefulSet stays at 0.
@@ -127,7 +128,7 @@ func TestQuorumLossRecovery(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		sts := statefulSet(g, ns)
 		g.Expect(sts.Spec.Replicas).To(Equal(ptr.To(int32(3))))
-		g.Expect(sts.Annotations).NotTo(HaveKey(healing.QuorumLossRecoveryAnnotation))
+		g.Expect(sts.Annotations).NotTo(HaveKey(decide.QuorumLossRecoveryAnnotation))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	for name, uid := range oldLeases {
 		lease := memberLease(g, ns, name)
@@ -135,7 +136,7 @@ func TestQuorumLossRecovery(t *testing.T) {
 		g.Expect(lease.Spec.RenewTime).To(BeNil(), "lease %s empty", name)
 		g.Expect(lease.Spec.HolderIdentity).To(BeNil(), "lease %s empty", name)
 	}
-	etcd = expectCondition(t, ns, etcdcontroller.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, etcdcontroller.ReasonRecoveryCompleted)
+	etcd = expectCondition(t, ns, heal.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, heal.ReasonRecoveryCompleted)
 	g.Expect(etcd.Status.Members).To(BeEmpty())
 	g.Expect(etcd.Status.ClusterSize).To(Equal(ptr.To(int32(3))))
 	g.Expect(etcd.Status.LastOperation.State).To(Equal(druidv1alpha1.LastOperationStateSucceeded))
@@ -143,7 +144,7 @@ func TestQuorumLossRecovery(t *testing.T) {
 	// One event per step (a step retried after a failed write may report twice, which is fine).
 	g.Eventually(func(g Gomega) []string {
 		var actions []string
-		for _, e := range etcdEvents(g, ns, etcdcontroller.EventReasonQuorumLossRecovery) {
+		for _, e := range etcdEvents(g, ns, heal.EventReasonQuorumLossRecovery) {
 			if !slices.Contains(actions, e.Action) {
 				actions = append(actions, e.Action)
 			}
@@ -181,12 +182,12 @@ func TestQuorumLossRecoveryResumesAtTheMarkedPhase(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		sts := statefulSet(g, ns)
 		sts.Spec.Replicas = ptr.To(int32(0))
-		sts.Annotations[healing.QuorumLossRecoveryAnnotation] = string(healing.RecoveryDeletingVolumes)
+		sts.Annotations[decide.QuorumLossRecoveryAnnotation] = string(decide.RecoveryDeletingVolumes)
 		var read []*corev1.PersistentVolumeClaim
 		for _, name := range memberVolumes {
 			read = append(read, claim(g, ns, name))
 		}
-		sts.Annotations[healing.ReadVolumesAnnotation] = healing.ReadVolumes(read)
+		sts.Annotations[decide.ReadVolumesAnnotation] = decide.ReadVolumes(read)
 		g.Expect(env.Client.Update(ctx, sts)).To(Succeed())
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 
@@ -195,19 +196,19 @@ func TestQuorumLossRecoveryResumesAtTheMarkedPhase(t *testing.T) {
 			g.Expect(claim(g, ns, name).DeletionTimestamp).NotTo(BeNil(), name)
 		}
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
-	g.Expect(statefulSet(g, ns).Annotations).To(HaveKeyWithValue(healing.QuorumLossRecoveryAnnotation, string(healing.RecoveryDeletingVolumes)))
+	g.Expect(statefulSet(g, ns).Annotations).To(HaveKeyWithValue(decide.QuorumLossRecoveryAnnotation, string(decide.RecoveryDeletingVolumes)))
 	releaseClaims(t, ns, memberVolumes...)
 
 	g.Eventually(func(g Gomega) {
 		sts := statefulSet(g, ns)
 		g.Expect(sts.Spec.Replicas).To(Equal(ptr.To(int32(3))))
-		g.Expect(sts.Annotations).NotTo(HaveKey(healing.QuorumLossRecoveryAnnotation))
+		g.Expect(sts.Annotations).NotTo(HaveKey(decide.QuorumLossRecoveryAnnotation))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
-	etcd := expectCondition(t, ns, etcdcontroller.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, etcdcontroller.ReasonRecoveryCompleted)
+	etcd := expectCondition(t, ns, heal.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, heal.ReasonRecoveryCompleted)
 	g.Expect(etcd.Status.Members).To(BeEmpty())
 	g.Eventually(func(g Gomega) []string {
 		var steps []string
-		for _, e := range etcdEvents(g, ns, etcdcontroller.EventReasonQuorumLossRecovery) {
+		for _, e := range etcdEvents(g, ns, heal.EventReasonQuorumLossRecovery) {
 			if !slices.Contains(steps, e.Action) {
 				steps = append(steps, e.Action)
 			}
@@ -228,19 +229,19 @@ func TestQuorumLossRecoveryScaledUpMidwayGoesBackToWaitingForPods(t *testing.T) 
 	createClaim(t, ns, "etcd-main-etcd-main-0")
 	g.Eventually(func(g Gomega) {
 		sts := statefulSet(g, ns)
-		sts.Annotations[healing.QuorumLossRecoveryAnnotation] = string(healing.RecoveryResettingMembers)
+		sts.Annotations[decide.QuorumLossRecoveryAnnotation] = string(decide.RecoveryResettingMembers)
 		g.Expect(env.Client.Update(ctx, sts)).To(Succeed())
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 
 	g.Eventually(func(g Gomega) {
 		sts := statefulSet(g, ns)
 		g.Expect(sts.Spec.Replicas).To(Equal(ptr.To(int32(0))))
-		g.Expect(sts.Annotations).To(HaveKeyWithValue(healing.QuorumLossRecoveryAnnotation, string(healing.RecoveryWaitingForPods)))
+		g.Expect(sts.Annotations).To(HaveKeyWithValue(decide.QuorumLossRecoveryAnnotation, string(decide.RecoveryWaitingForPods)))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	g.Consistently(func(g Gomega) {
 		g.Expect(claim(g, ns, "etcd-main-etcd-main-0").DeletionTimestamp).To(BeNil())
 		g.Expect(memberLease(g, ns, "etcd-main-0").UID).To(Equal(lease0))
-		g.Expect(statefulSet(g, ns).Annotations).To(HaveKeyWithValue(healing.QuorumLossRecoveryAnnotation, string(healing.RecoveryWaitingForPods)))
+		g.Expect(statefulSet(g, ns).Annotations).To(HaveKeyWithValue(decide.QuorumLossRecoveryAnnotation, string(decide.RecoveryWaitingForPods)))
 	}).WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 }
 
@@ -266,16 +267,16 @@ func TestQuorumLossRecoveryNotStartedWhileMemberPodsReady(t *testing.T) {
 	s.stop("etcd-main-1")
 	s.stop("etcd-main-2")
 	expectCondition(t, ns, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonQuorumLost)
-	etcd := expectCondition(t, ns, etcdcontroller.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, etcdcontroller.ReasonLeaseRenewalSuspected)
-	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, etcdcontroller.ConditionTypeQuorumLossRecovery).Message).
+	etcd := expectCondition(t, ns, heal.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, heal.ReasonLeaseRenewalSuspected)
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, heal.ConditionTypeQuorumLossRecovery).Message).
 		To(And(ContainSubstring("etcd-main-1"), ContainSubstring("etcd-main-2"), ContainSubstring("Ready")))
 	g.Eventually(func(g Gomega) []corev1.Event {
-		return warningEvents(g, ns, etcdcontroller.EventReasonLeaseRenewalSuspected)
+		return warningEvents(g, ns, heal.EventReasonLeaseRenewalSuspected)
 	}).WithTimeout(timeout).WithPolling(poll).ShouldNot(BeEmpty())
 	g.Consistently(func(g Gomega) {
 		sts := statefulSet(g, ns)
 		g.Expect(sts.Spec.Replicas).To(Equal(ptr.To(int32(3))))
-		g.Expect(sts.Annotations).NotTo(HaveKey(healing.QuorumLossRecoveryAnnotation))
+		g.Expect(sts.Annotations).NotTo(HaveKey(decide.QuorumLossRecoveryAnnotation))
 		for _, name := range memberVolumes {
 			g.Expect(claim(g, ns, name).DeletionTimestamp).To(BeNil(), name)
 		}
@@ -288,7 +289,7 @@ func TestQuorumLossRecoveryNotStartedWhileMemberPodsReady(t *testing.T) {
 	s.resume("etcd-main-2", holder(2))
 	expectCondition(t, ns, druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionTrue, druidv1alpha1.ReasonAllMembersReady)
 	g.Eventually(func(g Gomega) *druidv1alpha1.Condition {
-		return druidv1alpha1.FindCondition(getEtcd(g, ns).Status.Conditions, etcdcontroller.ConditionTypeQuorumLossRecovery)
+		return druidv1alpha1.FindCondition(getEtcd(g, ns).Status.Conditions, heal.ConditionTypeQuorumLossRecovery)
 	}).WithTimeout(timeout).WithPolling(poll).Should(BeNil())
 }
 
@@ -301,10 +302,10 @@ func TestQuorumLossWithoutBackupNeedsManualAction(t *testing.T) {
 	failMember(t, ns, s, 1)
 	failMember(t, ns, s, 2)
 
-	etcd := expectCondition(t, ns, etcdcontroller.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, etcdcontroller.ReasonManualInterventionRequired)
-	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, etcdcontroller.ConditionTypeQuorumLossRecovery).Message).To(ContainSubstring("no backup store"))
+	etcd := expectCondition(t, ns, heal.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, heal.ReasonManualInterventionRequired)
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, heal.ConditionTypeQuorumLossRecovery).Message).To(ContainSubstring("no backup store"))
 	g.Eventually(func(g Gomega) []corev1.Event {
-		return warningEvents(g, ns, etcdcontroller.EventReasonManualInterventionRequired)
+		return warningEvents(g, ns, heal.EventReasonManualInterventionRequired)
 	}).WithTimeout(timeout).WithPolling(poll).ShouldNot(BeEmpty())
 	g.Consistently(func(g Gomega) {
 		g.Expect(statefulSet(g, ns).Spec.Replicas).To(Equal(ptr.To(int32(3))))

@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/healing"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal/decide"
 )
 
 // "quorum loss recovery keeps what any surviving volume holds": the backup store holds up to
@@ -39,7 +39,7 @@ func TestQuorumLossRecoveryKeepsTheMostAdvancedSurvivingVolume(t *testing.T) {
 			g.Expect(exists(ns, revisionJobName(i), &batchv1.Job{})()).To(Succeed())
 		}
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
-	g.Expect(statefulSet(g, ns).Annotations).To(HaveKeyWithValue(healing.QuorumLossRecoveryAnnotation, "SavingSurvivingData"))
+	g.Expect(statefulSet(g, ns).Annotations).To(HaveKeyWithValue(decide.QuorumLossRecoveryAnnotation, "SavingSurvivingData"))
 	for i, claimName := range memberClaims {
 		pod := waitForJob(t, ns, revisionJobName(i)).Spec.Template.Spec
 		g.Expect(pod.Containers).To(HaveLen(1))
@@ -81,12 +81,12 @@ func TestQuorumLossRecoveryKeepsTheMostAdvancedSurvivingVolume(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		sts := statefulSet(g, ns)
 		g.Expect(sts.Spec.Replicas).To(Equal(ptr.To(int32(3))))
-		g.Expect(sts.Annotations).NotTo(HaveKey(healing.QuorumLossRecoveryAnnotation))
+		g.Expect(sts.Annotations).NotTo(HaveKey(decide.QuorumLossRecoveryAnnotation))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
-	expectCondition(t, ns, etcdcontroller.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, etcdcontroller.ReasonRecoveryCompleted)
+	expectCondition(t, ns, heal.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, heal.ReasonRecoveryCompleted)
 
 	var saved []corev1.Event
-	for _, e := range etcdEvents(g, ns, etcdcontroller.EventReasonQuorumLossRecovery) {
+	for _, e := range etcdEvents(g, ns, heal.EventReasonQuorumLossRecovery) {
 		if e.Action == "SaveSurvivingData" {
 			saved = append(saved, e)
 		}
@@ -109,18 +109,18 @@ func TestQuorumLossRecoveryStopsWhenASurvivingVolumeCannotBeRead(t *testing.T) {
 	runJob(t, ns, revisionJobName(1), 1, "open /var/etcd/data/new.etcd/member/snap/db: permission denied")
 	runJob(t, ns, revisionJobName(2), 0, `{"revision":0,"valid":false,"empty":true}`)
 
-	etcd := expectCondition(t, ns, etcdcontroller.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, etcdcontroller.ReasonManualInterventionRequired)
-	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, etcdcontroller.ConditionTypeQuorumLossRecovery).Message).
+	etcd := expectCondition(t, ns, heal.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, heal.ReasonManualInterventionRequired)
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, heal.ConditionTypeQuorumLossRecovery).Message).
 		To(And(ContainSubstring(memberClaims[1]), ContainSubstring("permission denied"), ContainSubstring(revisionJobName(1))))
 	g.Eventually(func(g Gomega) []corev1.Event {
-		return warningEvents(g, ns, etcdcontroller.EventReasonManualInterventionRequired)
+		return warningEvents(g, ns, heal.EventReasonManualInterventionRequired)
 	}).WithTimeout(timeout).WithPolling(poll).ShouldNot(BeEmpty())
 	g.Consistently(func(g Gomega) {
 		noClaimDeleted(g, ns)
 		g.Expect(exists(ns, preserveJobName, &batchv1.Job{})()).To(Satisfy(isNotFound))
-		g.Expect(statefulSet(g, ns).Annotations).To(HaveKeyWithValue(healing.QuorumLossRecoveryAnnotation, "SavingSurvivingData"))
-		c := druidv1alpha1.FindCondition(getEtcd(g, ns).Status.Conditions, etcdcontroller.ConditionTypeQuorumLossRecovery)
-		g.Expect(c.Reason).To(Equal(etcdcontroller.ReasonManualInterventionRequired))
+		g.Expect(statefulSet(g, ns).Annotations).To(HaveKeyWithValue(decide.QuorumLossRecoveryAnnotation, "SavingSurvivingData"))
+		c := druidv1alpha1.FindCondition(getEtcd(g, ns).Status.Conditions, heal.ConditionTypeQuorumLossRecovery)
+		g.Expect(c.Reason).To(Equal(heal.ReasonManualInterventionRequired))
 	}).WithTimeout(3 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 
 	// The operator fixed the volume and deletes the failed Job (as kubectl does, in the background): druid
@@ -156,13 +156,13 @@ func TestQuorumLossRecoveryStopsWhenPreservingFails(t *testing.T) {
 	g.Eventually(func(g Gomega) []string { return preserveArgs(g, ns) }).WithTimeout(timeout).WithPolling(poll).Should(ContainElement("--expect-revision=150"))
 	runJob(t, ns, preserveJobName, 1, "uploading the full snapshot: 503 Service Unavailable")
 
-	etcd := expectCondition(t, ns, etcdcontroller.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, etcdcontroller.ReasonManualInterventionRequired)
-	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, etcdcontroller.ConditionTypeQuorumLossRecovery).Message).
+	etcd := expectCondition(t, ns, heal.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, heal.ReasonManualInterventionRequired)
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, heal.ConditionTypeQuorumLossRecovery).Message).
 		To(And(ContainSubstring(memberClaims[1]), ContainSubstring("150"), ContainSubstring("503 Service Unavailable")))
 	g.Consistently(func(g Gomega) {
 		noClaimDeleted(g, ns)
 	}).WithTimeout(3 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
-	events := warningEvents(g, ns, etcdcontroller.EventReasonManualInterventionRequired)
+	events := warningEvents(g, ns, heal.EventReasonManualInterventionRequired)
 	g.Expect(slices.ContainsFunc(events, func(e corev1.Event) bool { return e.Type == corev1.EventTypeWarning })).To(BeTrue())
 }
 
@@ -204,13 +204,13 @@ func TestQuorumLossRecoveryDeletesNoVolumeItDidNotRead(t *testing.T) {
 
 	sts := statefulSet(g, ns)
 	patch := client.MergeFrom(sts.DeepCopy())
-	sts.Annotations[healing.QuorumLossRecoveryAnnotation] = string(healing.RecoveryDeletingVolumes)
-	sts.Annotations[healing.ReadVolumesAnnotation] = fmt.Sprintf("%s=%s,%s=%s",
+	sts.Annotations[decide.QuorumLossRecoveryAnnotation] = string(decide.RecoveryDeletingVolumes)
+	sts.Annotations[decide.ReadVolumesAnnotation] = fmt.Sprintf("%s=%s,%s=%s",
 		memberClaims[0], claim(g, ns, memberClaims[0]).UID, memberClaims[1], claim(g, ns, memberClaims[1]).UID)
 	g.Expect(env.Client.Patch(ctx, sts, patch)).To(Succeed())
 
 	g.Eventually(func(g Gomega) {
-		events := etcdEvents(g, ns, etcdcontroller.EventReasonQuorumLossRecovery)
+		events := etcdEvents(g, ns, heal.EventReasonQuorumLossRecovery)
 		g.Expect(events).To(ContainElement(And(HaveField("Action", "ReadVolumesAgain"), HaveField("Type", corev1.EventTypeWarning),
 			HaveField("Message", ContainSubstring(memberClaims[2])))))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
@@ -220,7 +220,7 @@ func TestQuorumLossRecoveryDeletesNoVolumeItDidNotRead(t *testing.T) {
 		g.Expect(job.UID).NotTo(Equal(firstReading.UID))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	noClaimDeleted(g, ns)
-	g.Expect(statefulSet(g, ns).Annotations).NotTo(HaveKey(healing.ReadVolumesAnnotation))
+	g.Expect(statefulSet(g, ns).Annotations).NotTo(HaveKey(decide.ReadVolumesAnnotation))
 
 	for i := range memberClaims {
 		runJob(t, ns, revisionJobName(i), 0, `{"revision":190,"valid":true}`)

@@ -1,4 +1,4 @@
-package healing
+package decide
 
 import (
 	"fmt"
@@ -125,7 +125,7 @@ func scaleUp(in Input) []Action {
 // scaleDown is case 12: spec.replicas is below the recorded cluster size and the spec flow has lowered the
 // StatefulSet to spec.replicas (the highest ordinals are gone or going). The status flow deletes any lease
 // of an ordinal ≥ spec.replicas that is left and records the new cluster size. The spec flow lowers the
-// StatefulSet only after the backup leader removed those members from etcd (issue 14).
+// StatefulSet only after the backup leader removed those members from etcd (they leave while their pods run and quorum holds).
 func scaleDown(in Input) []Action {
 	desired, current := in.Observed.Etcd.Spec.Replicas, ptr.Deref(in.Observed.Etcd.Status.ClusterSize, 0)
 	if desired >= current || ptr.Deref(in.Observed.StatefulSet.Spec.Replicas, 1) != desired {

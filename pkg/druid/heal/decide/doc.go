@@ -1,8 +1,9 @@
-// Package healing classifies an Etcd's observed state into the cases 1–13 of seed 002's "Decision table
-// for etcd-druid based on the status" and says, as a list of Actions, what druid should do about it.
+// Package decide is the heal flow's decision table: it classifies an Etcd's observed state into the cases
+// 1–13 of druid's decision table based on the status (one row per situation a cluster can be in, from
+// "all members Ready" to "quorum lost") and says, as a list of Actions, what druid should do about it.
 // Decide is a pure function of what the status flow observed and computed, so the whole table is tested
-// without an apiserver; the Etcd controller's heal flow applies the actions (see package controller/etcd,
-// healflow.go, healing.go and quorumrecovery.go).
+// without an apiserver; package heal applies the actions (run.go, actions.go and quorumrecovery.go).
+// Not to be confused with package health, which turns the observation into the status and conditions.
 //
 // Who does what:
 //   - Cases 2–8 (stale member statuses and conditions) are answered by the status write itself: the
@@ -26,7 +27,7 @@
 //     gate) and creates the new, empty member leases; the new members join as learners. Decide only names it.
 //   - Case 12 (scale-down): the spec flow renders the configuration for spec.replicas members and lowers the
 //     StatefulSet's replicas — the StatefulSet removes the highest ordinals — only once the backup leader
-//     has marked the leases of the members it drops as removed from the etcd membership (issue 14: the
+//     has marked the leases of the members it drops as removed from the etcd membership (so that the
 //     members leave while their pods run and quorum holds). Once the StatefulSet is at spec.replicas, the
 //     status flow completes it: leases of ordinals ≥ spec.replicas are deleted and status.clusterSize is
 //     set to spec.replicas, also when the remaining members could not reach the old cluster's quorum.
@@ -40,4 +41,4 @@
 //
 // Rolling changes (any change of the StatefulSet's pod template) are held back by the spec flow while
 // AllMembersReady or BackupReady is False (see RollingUpdateAllowed).
-package healing
+package decide

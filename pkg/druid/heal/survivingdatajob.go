@@ -1,4 +1,4 @@
-package etcd
+package heal
 
 import (
 	"encoding/json"
@@ -14,7 +14,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/healing"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal/decide"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
@@ -285,13 +285,13 @@ func ownedBy(pod *corev1.Pod, job *batchv1.Job) bool {
 }
 
 // parseDataRevision turns the result of data-revision into the reading of the claim.
-func parseDataRevision(claim string, r jobResult) healing.VolumeReading {
-	reading := healing.VolumeReading{Claim: claim}
+func parseDataRevision(claim string, r jobResult) decide.VolumeReading {
+	reading := decide.VolumeReading{Claim: claim}
 	switch {
 	case !r.done:
 		return reading
 	case r.failed:
-		reading.State, reading.Problem = healing.ReadingFailed, r.message
+		reading.State, reading.Problem = decide.ReadingFailed, r.message
 		return reading
 	}
 	var out struct {
@@ -302,10 +302,10 @@ func parseDataRevision(claim string, r jobResult) healing.VolumeReading {
 		MovedAside []string `json:"movedAside"`
 	}
 	if err := json.Unmarshal([]byte(r.message), &out); err != nil || out.Revision == nil || (out.Valid && *out.Revision <= 0) {
-		reading.State, reading.Problem = healing.ReadingFailed, fmt.Sprintf("unexpected result %q", r.message)
+		reading.State, reading.Problem = decide.ReadingFailed, fmt.Sprintf("unexpected result %q", r.message)
 		return reading
 	}
-	reading.State, reading.Revision, reading.Valid, reading.Empty, reading.Problem = healing.ReadingDone, *out.Revision, out.Valid, out.Empty, out.Reason
+	reading.State, reading.Revision, reading.Valid, reading.Empty, reading.Problem = decide.ReadingDone, *out.Revision, out.Valid, out.Empty, out.Reason
 	reading.MovedAside = out.MovedAside
 	return reading
 }

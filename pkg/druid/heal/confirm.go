@@ -1,4 +1,4 @@
-package etcd
+package heal
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/memberlease"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/healing"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal/decide"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
 
@@ -20,28 +20,28 @@ import (
 // by the very writes that ended the situation — most notably the leases a quorum-loss recovery has just
 // recreated, which a lagging cache still shows as the old, long-expired ones — and a pod that turned
 // Ready again must keep its member out of a quorum-loss recovery.
-func (h *healRun) confirmFromAPIServer(ctx context.Context, kind healing.Kind) (healing.Action, map[string]*corev1.Pod, bool, error) {
+func (h *healRun) confirmFromAPIServer(ctx context.Context, kind decide.Kind) (decide.Action, map[string]*corev1.Pod, bool, error) {
 	fresh := h.input.Observed
 	etcd := fresh.Etcd
 	leases := &coordinationv1.LeaseList{}
-	if err := h.r.reader.List(ctx, leases, client.InNamespace(etcd.Namespace), memberlease.Selector(etcd)); err != nil {
-		return healing.Action{}, nil, false, fmt.Errorf("listing member leases: %w", err)
+	if err := h.deps.Reader.List(ctx, leases, client.InNamespace(etcd.Namespace), memberlease.Selector(etcd)); err != nil {
+		return decide.Action{}, nil, false, fmt.Errorf("listing member leases: %w", err)
 	}
 	fresh.MemberLeases = leases.Items
 	pods := &corev1.PodList{}
-	if err := h.r.reader.List(ctx, pods, client.InNamespace(etcd.Namespace), client.MatchingLabels(etcd.ManagedLabels())); err != nil {
-		return healing.Action{}, nil, false, fmt.Errorf("listing member pods: %w", err)
+	if err := h.deps.Reader.List(ctx, pods, client.InNamespace(etcd.Namespace), client.MatchingLabels(etcd.ManagedLabels())); err != nil {
+		return decide.Action{}, nil, false, fmt.Errorf("listing member pods: %w", err)
 	}
 	fresh.Pods = map[string]*corev1.Pod{}
 	for i := range pods.Items {
 		fresh.Pods[pods.Items[i].Name] = &pods.Items[i]
 	}
-	now := h.r.clock.Now()
-	th := h.r.thresholds()
-	for _, a := range healing.Decide(healing.Input{Observed: fresh, Computed: health.ComputeStatus(fresh, th, now), Thresholds: th, Now: now}) {
+	now := h.deps.Clock.Now()
+	th := h.deps.thresholds()
+	for _, a := range decide.Decide(decide.Input{Observed: fresh, Computed: health.ComputeStatus(fresh, th, now), Thresholds: th, Now: now}) {
 		if a.Kind == kind {
 			return a, fresh.Pods, true, nil
 		}
 	}
-	return healing.Action{}, nil, false, nil
+	return decide.Action{}, nil, false, nil
 }

@@ -1,4 +1,4 @@
-package healing
+package decide
 
 import (
 	"fmt"
@@ -30,7 +30,7 @@ func summary(actions []Action) []string {
 	return out
 }
 
-// TestDecide is the decision table of seed 002 (cases 1–13): for each observed state, the actions Decide
+// TestDecide is the decision table (cases 1–13): for each observed state, the actions Decide
 // returns and — for the status cases 2–8 — the member statuses and conditions the status write produces.
 // Grace periods: Unknown 1 m, NotReady 5 m.
 func TestDecide(t *testing.T) {

@@ -1,4 +1,4 @@
-package etcd
+package heal
 
 import (
 	"context"
@@ -17,14 +17,14 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/healing"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal/decide"
 )
 
 // Step 3 of the quorum-loss recovery, SavingSurvivingData: before step 4 deletes the member volumes, every
 // volume is read (a data-revision Job each) and the most advanced one, when it is ahead of the backup, is
 // uploaded as the newest full snapshot (a preserve-data Job), so the members that bootstrap from the
-// backup in step 6 start from everything a surviving volume held (issue 12). What is decided is in
-// healing.PlanSurvivingData; the Jobs are in survivingdatajob.go. A volume that cannot be read or holds
+// backup in step 6 start from everything a surviving volume held. What is decided is in
+// decide.PlanSurvivingData; the Jobs are in survivingdatajob.go. A volume that cannot be read or holds
 // data that is not valid, or a failed upload, stops the recovery here with
 // QuorumLossRecovery=False/ManualInterventionRequired and a Warning event: nothing is deleted, and
 // deleting the failed Job (after repairing what it reported) runs it again.
@@ -33,7 +33,7 @@ import (
 // the current one).
 
 // saveSurvivingData is step 3; it is done once what the volumes hold is in the store (or nothing needed
-// saving), and then returns the record of the claims it read (healing.ReadVolumes) for step 4. Its Jobs
+// saving), and then returns the record of the claims it read (decide.ReadVolumes) for step 4. Its Jobs
 // stay until step 4 deletes them: deleting them here, before the phase moved on, would make a repeated
 // step 3 start them again.
 func (h *healRun) saveSurvivingData(ctx context.Context, sts *appsv1.StatefulSet) (string, bool, error) {
@@ -46,7 +46,7 @@ func (h *healRun) saveSurvivingData(ctx context.Context, sts *appsv1.StatefulSet
 	if err != nil || !done {
 		return "", false, err
 	}
-	return healing.ReadVolumes(claims), true, nil
+	return decide.ReadVolumes(claims), true, nil
 }
 
 // saveWhatVolumesHold reads the claims and saves the most advanced one when it is ahead of the backup.
@@ -59,8 +59,8 @@ func (h *healRun) saveWhatVolumesHold(ctx context.Context, etcd *druidv1alpha1.E
 	if err != nil {
 		return false, err
 	}
-	backup := healing.BackupRevision(h.input.Observed.SnapshotLeases)
-	plan := healing.PlanSurvivingData(readings, backup)
+	backup := decide.BackupRevision(h.input.Observed.SnapshotLeases)
+	plan := decide.PlanSurvivingData(readings, backup)
 	if len(plan.Blocked) > 0 {
 		h.holdRecovery(ctx, fmt.Sprintf("cannot tell what every member volume holds, so none is deleted: %s. Repair the volume (or delete the claim "+
 			"once it holds nothing that is needed), then delete the failed Job to read it again", strings.Join(plan.Blocked, "; ")))
@@ -69,9 +69,9 @@ func (h *healRun) saveWhatVolumesHold(ctx context.Context, etcd *druidv1alpha1.E
 	if len(plan.Pending) > 0 {
 		log.FromContext(ctx).V(1).Info("Waiting for the member volumes to be read", "pvcs", plan.Pending)
 		h.recordRecovery(druidv1alpha1.LastOperationStateProcessing, druidv1alpha1.ConditionTrue, ReasonRecoveryInProgress,
-			recoveryProgress(healing.StepSaveSurvivingData, fmt.Sprintf("reading what the member data volumes hold before any is deleted, waiting for %d: %s",
+			recoveryProgress(decide.StepSaveSurvivingData, fmt.Sprintf("reading what the member data volumes hold before any is deleted, waiting for %d: %s",
 				len(plan.Pending), strings.Join(plan.Pending, ", "))))
-		h.requeue(recoveryPollPeriod, "waiting for the member volumes to be read")
+		h.requeue(RecoveryPollPeriod, "waiting for the member volumes to be read")
 		return false, nil
 	}
 
@@ -85,18 +85,18 @@ func (h *healRun) saveWhatVolumesHold(ctx context.Context, etcd *druidv1alpha1.E
 			return false, err
 		}
 	}
-	log.FromContext(ctx).Info(healing.StepLabel(healing.StepSaveSurvivingData)+": what the member volumes hold is in the backup",
+	log.FromContext(ctx).Info(decide.StepLabel(decide.StepSaveSurvivingData)+": what the member volumes hold is in the backup",
 		"result", saved, "readings", readingSummary(readings))
-	h.r.recorder.Eventf(h.etcd, nil, "Normal", EventReasonQuorumLossRecovery, "SaveSurvivingData", "%s: %s",
-		healing.StepLabel(healing.StepSaveSurvivingData), saved)
+	h.deps.Recorder.Eventf(h.etcd, nil, "Normal", EventReasonQuorumLossRecovery, "SaveSurvivingData", "%s: %s",
+		decide.StepLabel(decide.StepSaveSurvivingData), saved)
 	return true, nil
 }
 
 // readMemberVolumes runs (or looks at) the data-revision Job of every claim and returns what each
 // reported; a failed reading names its Job, which an operator deletes to read the volume again.
 func (h *healRun) readMemberVolumes(ctx context.Context, etcd *druidv1alpha1.Etcd, sts *appsv1.StatefulSet, claims []*corev1.PersistentVolumeClaim,
-	in survivingDataJobInput) ([]healing.VolumeReading, error) {
-	readings := make([]healing.VolumeReading, 0, len(claims))
+	in survivingDataJobInput) ([]decide.VolumeReading, error) {
+	readings := make([]decide.VolumeReading, 0, len(claims))
 	for _, c := range claims {
 		ordinal, _ := memberVolumeOrdinal(sts, c.Name)
 		job := newRevisionJob(etcd, c, ordinal, in)
@@ -105,7 +105,7 @@ func (h *healRun) readMemberVolumes(ctx context.Context, etcd *druidv1alpha1.Etc
 			return nil, err
 		}
 		reading := parseDataRevision(c.Name, res)
-		if reading.State == healing.ReadingFailed {
+		if reading.State == decide.ReadingFailed {
 			reading.Problem = fmt.Sprintf("Job %s: %s", job.Name, reading.Problem)
 		}
 		readings = append(readings, reading)
@@ -115,7 +115,7 @@ func (h *healRun) readMemberVolumes(ctx context.Context, etcd *druidv1alpha1.Etc
 
 // preserveMostAdvanced runs (or looks at) the preserve-data Job of the target volume; done once its
 // result names the target's revision. A failure holds the recovery (holdRecovery) and is not done.
-func (h *healRun) preserveMostAdvanced(ctx context.Context, etcd *druidv1alpha1.Etcd, claims []*corev1.PersistentVolumeClaim, t healing.VolumeReading,
+func (h *healRun) preserveMostAdvanced(ctx context.Context, etcd *druidv1alpha1.Etcd, claims []*corev1.PersistentVolumeClaim, t decide.VolumeReading,
 	backup int64, in survivingDataJobInput) (string, bool, error) {
 	var claim *corev1.PersistentVolumeClaim
 	for _, c := range claims {
@@ -133,8 +133,8 @@ func (h *healRun) preserveMostAdvanced(ctx context.Context, etcd *druidv1alpha1.
 	case !res.done:
 		log.FromContext(ctx).V(1).Info("Waiting for the most advanced volume to be uploaded", "pvc", t.Claim, "revision", t.Revision, "job", job.Name)
 		h.recordRecovery(druidv1alpha1.LastOperationStateProcessing, druidv1alpha1.ConditionTrue, ReasonRecoveryInProgress,
-			recoveryProgress(healing.StepSaveSurvivingData, fmt.Sprintf("uploading the most advanced %s as the newest full snapshot (Job %s)", what, job.Name)))
-		h.requeue(recoveryPollPeriod, "waiting for the most advanced volume to be uploaded")
+			recoveryProgress(decide.StepSaveSurvivingData, fmt.Sprintf("uploading the most advanced %s as the newest full snapshot (Job %s)", what, job.Name)))
+		h.requeue(RecoveryPollPeriod, "waiting for the most advanced volume to be uploaded")
 		return "", false, nil
 	case res.failed:
 		h.holdRecovery(ctx, fmt.Sprintf("uploading the most advanced %s failed, so no volume is deleted: Job %s: %s. Repair the store, then delete the Job to upload again",
@@ -158,17 +158,17 @@ func (h *healRun) preserveMostAdvanced(ctx context.Context, etcd *druidv1alpha1.
 // the claim and revision asked for.
 func (h *healRun) runSurvivingDataJob(ctx context.Context, want *batchv1.Job) (jobResult, error) {
 	job := &batchv1.Job{}
-	err := h.r.reader.Get(ctx, client.ObjectKeyFromObject(want), job)
+	err := h.deps.Reader.Get(ctx, client.ObjectKeyFromObject(want), job)
 	if apierrors.IsNotFound(err) {
-		if err := h.r.client.Create(ctx, want); apierrors.IsAlreadyExists(err) {
+		if err := h.deps.Client.Create(ctx, want); apierrors.IsAlreadyExists(err) {
 			return jobResult{}, nil
 		} else if err != nil {
 			return jobResult{}, fmt.Errorf("creating job %s: %w", want.Name, err)
 		}
-		log.FromContext(ctx).Info("Started a job on a member data volume", "step", healing.StepLabel(healing.StepSaveSurvivingData), "job", want.Name,
+		log.FromContext(ctx).Info("Started a job on a member data volume", "step", decide.StepLabel(decide.StepSaveSurvivingData), "job", want.Name,
 			"pvc", want.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName)
-		h.r.recorder.Eventf(h.etcd, nil, "Normal", EventReasonQuorumLossRecovery, "ReadSurvivingData", "%s: started job %s (%s) on data volume %s",
-			healing.StepLabel(healing.StepSaveSurvivingData), want.Name, want.Spec.Template.Spec.Containers[0].Args[0],
+		h.deps.Recorder.Eventf(h.etcd, nil, "Normal", EventReasonQuorumLossRecovery, "ReadSurvivingData", "%s: started job %s (%s) on data volume %s",
+			decide.StepLabel(decide.StepSaveSurvivingData), want.Name, want.Spec.Template.Spec.Containers[0].Args[0],
 			want.Spec.Template.Spec.Volumes[0].PersistentVolumeClaim.ClaimName)
 		return jobResult{}, nil
 	}
@@ -185,7 +185,7 @@ func (h *healRun) runSurvivingDataJob(ctx context.Context, want *batchv1.Job) (j
 		}
 	}
 	pods := &corev1.PodList{}
-	if err := h.r.reader.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.ControllerUidLabel: string(job.UID)}); err != nil {
+	if err := h.deps.Reader.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.ControllerUidLabel: string(job.UID)}); err != nil {
 		return jobResult{}, fmt.Errorf("listing the pods of job %s: %w", job.Name, err)
 	}
 	return resultOf(job, pods.Items), nil
@@ -196,7 +196,7 @@ func (h *healRun) runSurvivingDataJob(ctx context.Context, want *batchv1.Job) (j
 // again, and step 4 deletes them before the volumes they mount.
 func (h *healRun) deleteSurvivingDataJobs(ctx context.Context) (bool, error) {
 	jobs := &batchv1.JobList{}
-	if err := h.r.reader.List(ctx, jobs, client.InNamespace(h.etcd.Namespace), client.MatchingLabels{
+	if err := h.deps.Reader.List(ctx, jobs, client.InNamespace(h.etcd.Namespace), client.MatchingLabels{
 		druidv1alpha1.LabelManagedByKey: druidv1alpha1.LabelManagedByValue, druidv1alpha1.LabelPartOfKey: h.etcd.Name,
 		druidv1alpha1.LabelComponentKey: ComponentSurvivingDataJob,
 	}); err != nil {
@@ -210,13 +210,13 @@ func (h *healRun) deleteSurvivingDataJobs(ctx context.Context) (bool, error) {
 		}
 	}
 	if len(jobs.Items) > 0 {
-		h.requeue(recoveryPollPeriod, "waiting for the surviving-data jobs to be deleted")
+		h.requeue(RecoveryPollPeriod, "waiting for the surviving-data jobs to be deleted")
 	}
 	return len(jobs.Items) == 0, nil
 }
 
 func (h *healRun) deleteJob(ctx context.Context, job *batchv1.Job) error {
-	err := h.r.client.Delete(ctx, job, client.Preconditions{UID: ptr.To(job.UID)}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	err := h.deps.Client.Delete(ctx, job, client.Preconditions{UID: ptr.To(job.UID)}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 	if client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
 		return fmt.Errorf("deleting job %s: %w", job.Name, err)
 	}
@@ -227,7 +227,7 @@ func (h *healRun) deleteJob(ctx context.Context, job *batchv1.Job) error {
 // deleted is left out: no pod may mount it any more, and its deletion cannot be undone.
 func (h *healRun) memberClaims(ctx context.Context, sts *appsv1.StatefulSet) ([]*corev1.PersistentVolumeClaim, error) {
 	list := &corev1.PersistentVolumeClaimList{}
-	if err := h.r.reader.List(ctx, list, client.InNamespace(sts.Namespace)); err != nil {
+	if err := h.deps.Reader.List(ctx, list, client.InNamespace(sts.Namespace)); err != nil {
 		return nil, fmt.Errorf("listing the member data volumes: %w", err)
 	}
 	var claims []*corev1.PersistentVolumeClaim
@@ -248,11 +248,11 @@ func (h *healRun) memberClaims(ctx context.Context, sts *appsv1.StatefulSet) ([]
 
 // survivingDataJobInput is the image and, for a Local store, its checked node directory.
 func (h *healRun) survivingDataJobInput(ctx context.Context, etcd *druidv1alpha1.Etcd) (survivingDataJobInput, error) {
-	hostPath, err := statefulset.LocalHostPath(ctx, h.r.reader, etcd.Spec.Backup.Store, etcd.Namespace, h.r.config.LocalBackup)
+	hostPath, err := statefulset.LocalHostPath(ctx, h.deps.Reader, etcd.Spec.Backup.Store, etcd.Namespace, h.deps.Config.LocalBackup)
 	if err != nil {
 		return survivingDataJobInput{}, err
 	}
-	return survivingDataJobInput{image: survivingDataImage(etcd, h.r.config.Images.BackupRestore), localHostPath: hostPath}, nil
+	return survivingDataJobInput{image: survivingDataImage(etcd, h.deps.Config.Images.BackupRestore), localHostPath: hostPath}, nil
 }
 
 // holdRecovery stops the recovery at step 3 for a human: QuorumLossRecovery False with reason
@@ -260,20 +260,20 @@ func (h *healRun) survivingDataJobInput(ctx context.Context, etcd *druidv1alpha1
 // condition turns so. The phase stays SavingSurvivingData, so every later heal flow looks again.
 func (h *healRun) holdRecovery(ctx context.Context, message string) {
 	h.outcome.recoveryHeldBack = ReasonManualInterventionRequired
-	description := recoveryProgress(healing.StepSaveSurvivingData, message)
-	c := druidv1alpha1.FindCondition(h.outcome.observed.Etcd.Status.Conditions, ConditionTypeQuorumLossRecovery)
+	description := recoveryProgress(decide.StepSaveSurvivingData, message)
+	c := druidv1alpha1.FindCondition(h.outcome.Observed.Etcd.Status.Conditions, ConditionTypeQuorumLossRecovery)
 	if c != nil && c.Status == druidv1alpha1.ConditionFalse && c.Reason == ReasonManualInterventionRequired && c.Message == description {
 		return
 	}
 	if c == nil || c.Reason != ReasonManualInterventionRequired {
-		log.FromContext(ctx).Info("Quorum-loss recovery stopped before deleting any volume", "step", healing.StepLabel(healing.StepSaveSurvivingData), "why", message)
-		h.r.recorder.Eventf(h.etcd, nil, "Warning", EventReasonManualInterventionRequired, "SaveSurvivingData", "%s", description)
+		log.FromContext(ctx).Info("Quorum-loss recovery stopped before deleting any volume", "step", decide.StepLabel(decide.StepSaveSurvivingData), "why", message)
+		h.deps.Recorder.Eventf(h.etcd, nil, "Warning", EventReasonManualInterventionRequired, "SaveSurvivingData", "%s", description)
 	}
 	h.recordRecovery(druidv1alpha1.LastOperationStateError, druidv1alpha1.ConditionFalse, ReasonManualInterventionRequired, description)
 }
 
 // readingSummary is "<claim>=<revision>|empty|invalid" per volume, for the log.
-func readingSummary(readings []healing.VolumeReading) string {
+func readingSummary(readings []decide.VolumeReading) string {
 	parts := make([]string, 0, len(readings))
 	for _, r := range readings {
 		switch {

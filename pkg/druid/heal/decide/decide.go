@@ -1,4 +1,4 @@
-package healing
+package decide
 
 import (
 	"sort"
@@ -74,7 +74,7 @@ func clusterSize(in Input) int32 {
 }
 
 // notReadyPastGrace are the computed members that have been NotReady for at least the NotReady grace
-// period ("NotReady for long enough to be evicted" in seed 002), sorted by ordinal.
+// period ("NotReady for long enough to be evicted"), sorted by ordinal.
 func notReadyPastGrace(in Input) []druidv1alpha1.EtcdMemberStatus {
 	var out []druidv1alpha1.EtcdMemberStatus
 	for _, m := range in.Computed.Members {

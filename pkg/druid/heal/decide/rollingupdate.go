@@ -1,4 +1,4 @@
-package healing
+package decide
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 )
 
 // RollingUpdateAllowed tells whether the spec flow may change the pod template of sts now, judged by the
-// stored status (seed 002, "Rolling updates to etcd members"): a rolling update restarts every member one
+// stored status (the rule for rolling updates to etcd members): a rolling update restarts every member one
 // after the other, so it waits while AllMembersReady or BackupReady is False — a degraded cluster could
 // lose its quorum on the next restart, and without a recent backup a lost quorum loses data.
 //

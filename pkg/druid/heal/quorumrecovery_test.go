@@ -1,4 +1,4 @@
-package etcd
+package heal
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/healing"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal/decide"
 )
 
 // The quorum-loss recovery deletes the claims the StatefulSet made for its members, and no other claim
@@ -35,7 +35,7 @@ func TestIsMemberVolume(t *testing.T) {
 // A recovery held at step 3 keeps its run ID when it goes on; a finished recovery, or case 10 held back
 // without a backup, does not lend its run ID to the next recovery.
 func TestHeldAtStep3(t *testing.T) {
-	held := recoveryProgress(healing.StepSaveSurvivingData, "cannot tell what every member volume holds")
+	held := recoveryProgress(decide.StepSaveSurvivingData, "cannot tell what every member volume holds")
 	for name, c := range map[string]struct {
 		reason string
 		state  druidv1alpha1.LastOperationState
@@ -43,7 +43,7 @@ func TestHeldAtStep3(t *testing.T) {
 		want   bool
 	}{
 		"held at step 3":          {ReasonManualInterventionRequired, druidv1alpha1.LastOperationStateError, held, true},
-		"finished recovery":       {ReasonRecoveryCompleted, druidv1alpha1.LastOperationStateSucceeded, recoveryProgress(healing.StepScaleBack, "scaled back"), false},
+		"finished recovery":       {ReasonRecoveryCompleted, druidv1alpha1.LastOperationStateSucceeded, recoveryProgress(decide.StepScaleBack, "scaled back"), false},
 		"no backup (case 10)":     {ReasonManualInterventionRequired, druidv1alpha1.LastOperationStateSucceeded, "reconciled", false},
 		"held, other description": {ReasonManualInterventionRequired, druidv1alpha1.LastOperationStateError, "spec reconcile failed", false},
 	} {

@@ -1,4 +1,4 @@
-package etcd
+package heal
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/healing"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal/decide"
 )
 
 func survivingDataEtcd(customize ...func(*druidv1alpha1.Etcd)) *druidv1alpha1.Etcd {
@@ -118,15 +118,15 @@ func TestSurvivingDataJobResults(t *testing.T) {
 	g.Expect(failed.failed).To(BeTrue())
 	g.Expect(failed.message).To(And(ContainSubstring("DeadlineExceeded"), ContainSubstring("permission denied")))
 
-	g.Expect(parseDataRevision("c", jobResult{})).To(Equal(healing.VolumeReading{Claim: "c"}))
+	g.Expect(parseDataRevision("c", jobResult{})).To(Equal(decide.VolumeReading{Claim: "c"}))
 	g.Expect(parseDataRevision("c", jobResult{done: true, message: ok})).To(Equal(
-		healing.VolumeReading{Claim: "c", State: healing.ReadingDone, Revision: 150, Valid: true}))
+		decide.VolumeReading{Claim: "c", State: decide.ReadingDone, Revision: 150, Valid: true}))
 	g.Expect(parseDataRevision("c", jobResult{done: true, message: `{"revision":0,"valid":false,"empty":true,"reason":"none"}`})).To(Equal(
-		healing.VolumeReading{Claim: "c", State: healing.ReadingDone, Empty: true, Problem: "none"}))
+		decide.VolumeReading{Claim: "c", State: decide.ReadingDone, Empty: true, Problem: "none"}))
 	g.Expect(parseDataRevision("c", jobResult{done: true, message: `{"revision":0,"valid":false,"empty":true,"movedAside":["/d.invalid-1"]}`}).MovedAside).To(
 		Equal([]string{"/d.invalid-1"}))
 	for _, bad := range []string{"", "not json", `{"valid":true}`, `{"revision":0,"valid":true}`} {
-		g.Expect(parseDataRevision("c", jobResult{done: true, message: bad}).State).To(Equal(healing.ReadingFailed), bad)
+		g.Expect(parseDataRevision("c", jobResult{done: true, message: bad}).State).To(Equal(decide.ReadingFailed), bad)
 	}
 
 	p, err := parsePreserved(`{"revision":150,"snapshot":"Full-00000000-00000150-1","uploaded":true}`, 150)

@@ -1,4 +1,4 @@
-package healing
+package decide
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 // whether and which volume must be saved to the backup store before step 4 deletes them all. Why: the
 // volumes of the members that were not lost may hold writes beyond the last snapshot (the backup leader
 // uploads deltas only every delta period), and deleting them would lose acknowledged writes that exist
-// nowhere else (issue 12). The decision is here, a pure function, so that every combination is tested
+// nowhere else. The decision is here, a pure function, so that every combination is tested
 // without Jobs; the controller runs the Jobs that read and upload (etcdbrctl data-revision and
 // preserve-data) and feeds their results in.
 

@@ -1,4 +1,4 @@
-package healing
+package decide
 
 import (
 	"time"
@@ -7,10 +7,10 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
 
-// Case is the number of a row of seed 002's decision table for etcd-druid.
+// Case is the number of a row of druid's decision table based on the status.
 type Case int
 
-// The rows of the decision table, named as in seed 002.
+// The rows of the decision table, named after the situation each describes.
 const (
 	CasePinkOfHealth              Case = 1
 	CaseMembersOutOfSyncWithLease Case = 2
