@@ -41,7 +41,7 @@ func Selector(etcd *druidv1alpha1.Etcd) client.MatchingLabels {
 // ordinals (scale-down, hibernation). During a scale-in the StatefulSet keeps its larger replica count
 // until the members it drops have left the etcd membership, and their leases stay as long: their sidecars
 // renew them, and the backup leader marks on them that the member left, which is what lets the scale-in
-// proceed. The heal flow deletes them once the StatefulSet is down to spec.replicas (seed 002 case 12). Existing leases only get their labels and owner reference
+// proceed. The heal flow deletes them once the StatefulSet is down to spec.replicas (the heal decision table's case 12). Existing leases only get their labels and owner reference
 // refreshed: the spec and annotations written by the sidecar are never touched.
 //
 // A controller that must keep leases for fewer or more members than spec.replicas (e.g. during a staged

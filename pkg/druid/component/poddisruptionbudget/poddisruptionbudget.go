@@ -21,7 +21,7 @@ type options struct {
 	minAvailable MinAvailablePolicy
 }
 
-// WithMinAvailablePolicy replaces the default QuorumPolicy, e.g. with Seed002Policy once the status flow
+// WithMinAvailablePolicy replaces the default QuorumPolicy, e.g. with DecisionTablePolicy once the status flow
 // keeps the AllMembersReady and BackupReady conditions current.
 func WithMinAvailablePolicy(policy MinAvailablePolicy) Option {
 	return func(o *options) { o.minAvailable = policy }

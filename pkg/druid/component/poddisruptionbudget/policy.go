@@ -31,7 +31,7 @@ func runningReplicas(etcd *druidv1alpha1.Etcd) int32 {
 	return max(etcd.Spec.Replicas, etcd.Status.Replicas)
 }
 
-// Seed002Policy raises QuorumPolicy's value as the heal decision table recommends, taking the highest applicable value:
+// DecisionTablePolicy raises QuorumPolicy's value as the heal decision table recommends, taking the highest applicable value:
 //   - AllMembersReady False: the number of members whose status is Ready, so that no further member can be
 //     evicted while the cluster is already degraded;
 //   - BackupReady False: all replicas, so that no member is evicted while the latest data exists only in
@@ -39,7 +39,7 @@ func runningReplicas(etcd *druidv1alpha1.Etcd) int32 {
 //
 // Conditions that are missing, Unknown or NotChecked do not raise the value (druid does not know better
 // than quorum).
-func Seed002Policy(etcd *druidv1alpha1.Etcd) int32 {
+func DecisionTablePolicy(etcd *druidv1alpha1.Etcd) int32 {
 	minAvailable := QuorumPolicy(etcd)
 	replicas := runningReplicas(etcd)
 	if replicas <= 1 {

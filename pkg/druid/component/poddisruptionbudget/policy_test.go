@@ -38,7 +38,7 @@ func TestQuorumPolicyCountsTheMembersAHeldScaleInKeeps(t *testing.T) {
 	held := etcdWith(1, nil, 0, 0)
 	held.Status.Replicas = 3
 	g.Expect(QuorumPolicy(held)).To(Equal(int32(2)))
-	g.Expect(Seed002Policy(held)).To(Equal(int32(2)))
+	g.Expect(DecisionTablePolicy(held)).To(Equal(int32(2)))
 	hibernating := etcdWith(0, nil, 0, 0)
 	hibernating.Status.Replicas = 3
 	g.Expect(QuorumPolicy(hibernating)).To(Equal(int32(0)))
@@ -47,7 +47,7 @@ func TestQuorumPolicyCountsTheMembersAHeldScaleInKeeps(t *testing.T) {
 	g.Expect(QuorumPolicy(scalingUp)).To(Equal(int32(2)))
 }
 
-func TestSeed002Policy(t *testing.T) {
+func TestDecisionTablePolicy(t *testing.T) {
 	const (
 		allReady = druidv1alpha1.ConditionTypeAllMembersReady
 		backup   = druidv1alpha1.ConditionTypeBackupReady
@@ -69,7 +69,7 @@ func TestSeed002Policy(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			NewWithT(t).Expect(Seed002Policy(c.etcd)).To(Equal(c.expected))
+			NewWithT(t).Expect(DecisionTablePolicy(c.etcd)).To(Equal(c.expected))
 		})
 	}
 }

@@ -41,7 +41,7 @@ var (
 	descDeltaPeriod = prometheus.NewDesc("etcddruid_etcd_delta_snapshot_period_seconds",
 		"Delta snapshot period of an Etcd with a backup store (spec.backup.deltaSnapshotPeriod or the sidecar's default).", etcdLabels, nil)
 	descRecoveries = prometheus.NewDesc("etcddruid_etcd_quorum_loss_recoveries_total",
-		"Quorum-loss recoveries this druid process started for an Etcd (seed 002 case 10: scaled to 0 to bootstrap again from the backup).", etcdLabels, nil)
+		"Quorum-loss recoveries this druid process started for an Etcd (the heal decision table's case 10: scaled to 0 to bootstrap again from the backup).", etcdLabels, nil)
 )
 
 // collectTimeout bounds one scrape's reads from the cache.

@@ -95,7 +95,7 @@ etcddruid_etcd_members_ready{name="etcd-main",namespace="shoot--a"} 2
 # TYPE etcddruid_etcd_members_total gauge
 etcddruid_etcd_members_total{name="etcd-events",namespace="shoot--a"} 0
 etcddruid_etcd_members_total{name="etcd-main",namespace="shoot--a"} 3
-# HELP etcddruid_etcd_quorum_loss_recoveries_total Quorum-loss recoveries this druid process started for an Etcd (seed 002 case 10: scaled to 0 to bootstrap again from the backup).
+# HELP etcddruid_etcd_quorum_loss_recoveries_total Quorum-loss recoveries this druid process started for an Etcd (the heal decision table's case 10: scaled to 0 to bootstrap again from the backup).
 # TYPE etcddruid_etcd_quorum_loss_recoveries_total counter
 etcddruid_etcd_quorum_loss_recoveries_total{name="etcd-events",namespace="shoot--a"} 0
 etcddruid_etcd_quorum_loss_recoveries_total{name="etcd-main",namespace="shoot--a"} 2

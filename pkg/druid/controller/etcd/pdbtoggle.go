@@ -12,7 +12,7 @@ import (
 )
 
 // togglePodDisruptionBudget re-syncs the PodDisruptionBudget when this reconcile's status writes changed the
-// minAvailable that poddisruptionbudget.Seed002Policy derives from the conditions (AllMembersReady,
+// minAvailable that poddisruptionbudget.DecisionTablePolicy derives from the conditions (AllMembersReady,
 // BackupReady, the number of Ready members). The spec flow syncs the PDB too, but it does not run when
 // only the health changes, and evictions must be blocked as soon as the cluster degrades. Comparing the
 // policy before and after the write keeps the PDB sync (and its patch) out of the periodic status sync.
@@ -23,9 +23,9 @@ func (h *healFlow) togglePodDisruptionBudget(ctx context.Context) flow.Result {
 	if h.etcd.Status.ObservedGeneration == nil {
 		return flow.Continue()
 	}
-	before := poddisruptionbudget.Seed002Policy(h.before)
+	before := poddisruptionbudget.DecisionTablePolicy(h.before)
 	target := defaulted(h.etcd)
-	after := poddisruptionbudget.Seed002Policy(target)
+	after := poddisruptionbudget.DecisionTablePolicy(target)
 	if before == after {
 		return flow.Continue()
 	}

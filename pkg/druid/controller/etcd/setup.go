@@ -73,8 +73,8 @@ func AddToManager(ctx context.Context, mgr manager.Manager, cfg config.EtcdContr
 		client:   mgr.GetClient(),
 		reader:   mgr.GetAPIReader(),
 		recorder: mgr.GetEventRecorder("etcd-druid"),
-		// The PDB's minAvailable follows seed 002: raised while AllMembersReady or BackupReady is False.
-		registry: operators.New(component.Clients{Client: mgr.GetClient(), Live: mgr.GetAPIReader()}, operators.Options{Images: cfg.Images, LocalBackup: cfg.LocalBackup, PDBMinAvailable: poddisruptionbudget.Seed002Policy}),
+		// The PDB's minAvailable follows the heal decision table: raised while AllMembersReady or BackupReady is False.
+		registry: operators.New(component.Clients{Client: mgr.GetClient(), Live: mgr.GetAPIReader()}, operators.Options{Images: cfg.Images, LocalBackup: cfg.LocalBackup, PDBMinAvailable: poddisruptionbudget.DecisionTablePolicy}),
 		config:   cfg,
 		clock:    clock.RealClock{},
 		// Secrets are read from the apiserver: druid's cache holds none with their data.

@@ -24,7 +24,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
-// Events and the error code of the full snapshot before an update that stops the members (issue 14).
+// Events and the error code of the full snapshot before an update that stops the members.
 const (
 	// EventReasonFullSnapshotBeforeHibernation is a Normal event: the snapshot before scaling to 0 was taken.
 	EventReasonFullSnapshotBeforeHibernation = "FullSnapshotBeforeHibernation"

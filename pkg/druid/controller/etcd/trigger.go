@@ -18,7 +18,7 @@ func SpecReconcileSuspended(etcd *druidv1alpha1.Etcd) bool {
 	return ok
 }
 
-// SpecReconcileWanted is the reconcile trigger contract (shared/reference/druid-api.md):
+// SpecReconcileWanted is the reconcile trigger contract (as upstream etcd-druid defines it):
 //   - the operation annotation `reconcile` always asks for a spec reconcile;
 //   - an Etcd that was never reconciled successfully (no status.observedGeneration) is reconciled, so that
 //     a new Etcd gets its components without an annotation;

@@ -161,7 +161,7 @@ func TestDecide(t *testing.T) {
 					lose(ago(40*time.Minute), ago(30*time.Minute), 3).lose(ago(20*time.Minute), ago(10*time.Minute), 1, 2)
 			},
 			actions: []string{"10 ManualInterventionRequired etcd-main-1,etcd-main-2,etcd-main-3"}},
-		// Issue 12 finding 2: stale leases alone never start the recovery while a "lost" member may serve.
+		// Stale leases alone never start the recovery while a "lost" member may serve.
 		{name: "10 leases stale but every pod Ready, backup current: suspect the lease renewal, no recovery",
 			cluster: func() *cluster {
 				return newCluster(3).withStore().snapshotsAt(ago(2*time.Hour), ago(time.Minute)).renew(1, ago(20*time.Minute)).renew(2, ago(20*time.Minute)).settle(ago(10 * time.Minute))
