@@ -25,6 +25,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 	"github.com/gardener-etcd/gardener-etcd/test/freeport"
 	"github.com/gardener-etcd/gardener-etcd/test/testpki"
@@ -45,17 +46,17 @@ type pod struct {
 type modeRecorder struct {
 	httpapi.Initializer
 	mu    sync.Mutex
-	modes []httpapi.Mode
+	modes []podwire.InitMode
 }
 
-func (m *modeRecorder) Initialize(ctx context.Context, mode httpapi.Mode) error {
+func (m *modeRecorder) Initialize(ctx context.Context, mode podwire.InitMode) error {
 	m.mu.Lock()
 	m.modes = append(m.modes, mode)
 	m.mu.Unlock()
 	return m.Initializer.Initialize(ctx, mode)
 }
 
-func (m *modeRecorder) last() httpapi.Mode {
+func (m *modeRecorder) last() podwire.InitMode {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.modes) == 0 {
@@ -175,7 +176,7 @@ func TestWrapperRunsEtcdFromTheSidecarAndRestartsInSanityMode(t *testing.T) {
 
 	done := p.start(ctx)
 	g.Eventually(p.readyz, time.Minute, 100*time.Millisecond).Should(Equal(http.StatusOK))
-	g.Expect(p.modes.last()).To(Equal(httpapi.ModeFull), "first start: no clean-exit marker")
+	g.Expect(p.modes.last()).To(Equal(podwire.InitFull), "first start: no clean-exit marker")
 	cli := etcdserver.NewClient(t, p.clientURL.String())
 	_, err := cli.Put(ctx, "survives", "restart")
 	g.Expect(err).NotTo(HaveOccurred())
@@ -188,7 +189,7 @@ func TestWrapperRunsEtcdFromTheSidecarAndRestartsInSanityMode(t *testing.T) {
 
 	done = p.start(ctx)
 	g.Eventually(p.readyz, time.Minute, 100*time.Millisecond).Should(Equal(http.StatusOK))
-	g.Expect(p.modes.last()).To(Equal(httpapi.ModeSanity), "after a graceful stop")
+	g.Expect(p.modes.last()).To(Equal(podwire.InitSanity), "after a graceful stop")
 	g.Expect(filepath.Join(p.markerDir, cleanExitMarker)).NotTo(BeAnExistingFile(), "the marker is consumed at start")
 	g.Eventually(func() string {
 		resp, err := cli.Get(ctx, "survives")

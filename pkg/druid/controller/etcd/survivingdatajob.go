@@ -1,7 +1,6 @@
 package etcd
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/healing"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // The Jobs of step 3 of the quorum-loss recovery (SavingSurvivingData): `etcdbrctl data-revision` on every
@@ -69,14 +69,14 @@ type survivingDataJobInput struct {
 
 // DataRevisionArgs are the arguments of `etcdbrctl data-revision` in the Job of a member volume.
 func DataRevisionArgs(etcd *druidv1alpha1.Etcd) []string {
-	return append([]string{"data-revision"}, dataCopyArgs(etcd)...)
+	return append([]string{podwire.CommandDataRevision}, dataCopyArgs(etcd)...)
 }
 
 // PreserveDataArgs are the arguments of `etcdbrctl preserve-data` that uploads the volume at revision as
 // the newest full snapshot, with the sidecar's store location and compression, so the snapshot lands
 // where the restoring members look and reads as the sidecar's own.
 func PreserveDataArgs(etcd *druidv1alpha1.Etcd, revision int64) []string {
-	args := append([]string{"preserve-data"}, dataCopyArgs(etcd)...)
+	args := append([]string{podwire.CommandPreserveData}, dataCopyArgs(etcd)...)
 	args = append(args, fmt.Sprintf("--expect-revision=%d", revision))
 	args = append(args, statefulset.StoreLocationArgs(etcd.Spec.Backup.Store, "")...)
 	args = append(args, statefulset.CompressionArgs(etcd.Spec.Backup)...)
@@ -294,34 +294,21 @@ func parseDataRevision(claim string, r jobResult) healing.VolumeReading {
 		reading.State, reading.Problem = healing.ReadingFailed, r.message
 		return reading
 	}
-	var out struct {
-		Revision   *int64   `json:"revision"`
-		Valid      bool     `json:"valid"`
-		Empty      bool     `json:"empty"`
-		Reason     string   `json:"reason"`
-		MovedAside []string `json:"movedAside"`
-	}
-	if err := json.Unmarshal([]byte(r.message), &out); err != nil || out.Revision == nil || (out.Valid && *out.Revision <= 0) {
-		reading.State, reading.Problem = healing.ReadingFailed, fmt.Sprintf("unexpected result %q", r.message)
+	out, err := podwire.ParseDataRevision(r.message)
+	if err != nil {
+		reading.State, reading.Problem = healing.ReadingFailed, err.Error()
 		return reading
 	}
-	reading.State, reading.Revision, reading.Valid, reading.Empty, reading.Problem = healing.ReadingDone, *out.Revision, out.Valid, out.Empty, out.Reason
+	reading.State, reading.Revision, reading.Valid, reading.Empty, reading.Problem = healing.ReadingDone, out.Revision, out.Valid, out.Empty, out.Reason
 	reading.MovedAside = out.MovedAside
 	return reading
 }
 
-// preserved is the result of preserve-data.
-type preserved struct {
-	Revision int64  `json:"revision"`
-	Snapshot string `json:"snapshot"`
-	Uploaded bool   `json:"uploaded"`
-}
-
 // parsePreserved checks the result of preserve-data against the revision it had to upload.
-func parsePreserved(message string, revision int64) (preserved, error) {
-	var out preserved
-	if err := json.Unmarshal([]byte(message), &out); err != nil || out.Snapshot == "" {
-		return out, fmt.Errorf("unexpected result %q", message)
+func parsePreserved(message string, revision int64) (podwire.PreservedData, error) {
+	out, err := podwire.ParsePreservedData(message)
+	if err != nil {
+		return out, err
 	}
 	if out.Revision != revision {
 		return out, fmt.Errorf("result %q names revision %d, not %d", message, out.Revision, revision)
