@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
