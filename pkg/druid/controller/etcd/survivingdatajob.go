@@ -12,8 +12,8 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/healing"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
@@ -78,8 +78,8 @@ func DataRevisionArgs(etcd *druidv1alpha1.Etcd) []string {
 func PreserveDataArgs(etcd *druidv1alpha1.Etcd, revision int64) []string {
 	args := append([]string{podwire.CommandPreserveData}, dataCopyArgs(etcd)...)
 	args = append(args, fmt.Sprintf("--expect-revision=%d", revision))
-	args = append(args, statefulset.StoreLocationArgs(etcd.Spec.Backup.Store, "")...)
-	args = append(args, statefulset.CompressionArgs(etcd.Spec.Backup)...)
+	args = append(args, storeaccess.StoreLocationArgs(etcd.Spec.Backup.Store, "")...)
+	args = append(args, storeaccess.CompressionArgs(etcd.Spec.Backup)...)
 	if t := etcd.Spec.Backup.EtcdSnapshotTimeout; t != nil {
 		args = append(args, "--etcd-snapshot-timeout="+t.Duration.String())
 	}
@@ -142,7 +142,7 @@ func survivingDataJob(etcd *druidv1alpha1.Etcd, name string, claim *corev1.Persi
 	}
 	var env []corev1.EnvVar
 	if withStore {
-		for k, v := range statefulset.StoreNetworkPolicyLabels() {
+		for k, v := range storeaccess.StoreNetworkPolicyLabels() {
 			podLabels[k] = v
 		}
 		store := etcd.Spec.Backup.Store
@@ -150,10 +150,10 @@ func survivingDataJob(etcd *druidv1alpha1.Etcd, name string, claim *corev1.Persi
 			volumes = append(volumes, corev1.Volume{Name: volumeSurvivingSecret, VolumeSource: corev1.VolumeSource{
 				Secret: &corev1.SecretVolumeSource{SecretName: store.SecretRef.Name, DefaultMode: ptr.To(corev1.SecretVolumeSourceDefaultMode)}}})
 			mounts = append(mounts, corev1.VolumeMount{Name: volumeSurvivingSecret, MountPath: etcdpod.BackupSecretMountPath, ReadOnly: true})
-			env = append(env, statefulset.StoreCredentialsEnv(store, etcdpod.BackupSecretMountPath, "")...)
+			env = append(env, storeaccess.StoreCredentialsEnv(store, etcdpod.BackupSecretMountPath, "")...)
 		}
-		if statefulset.CanonicalProvider(store) == druidv1alpha1.StorageProviderLocal {
-			vol, mount := statefulset.LocalStoreVolume(volumeSurvivingLocal, in.localHostPath, store)
+		if storeaccess.CanonicalProvider(store) == druidv1alpha1.StorageProviderLocal {
+			vol, mount := storeaccess.LocalStoreVolume(volumeSurvivingLocal, in.localHostPath, store)
 			volumes, mounts = append(volumes, vol), append(mounts, mount)
 			env = append(env, corev1.EnvVar{Name: etcdpod.EnvHome, Value: etcdpod.LocalHome})
 		}
