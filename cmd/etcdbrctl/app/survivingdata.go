@@ -38,11 +38,11 @@ type dataCopyFlags struct {
 
 func bindDataCopyFlags(fs *pflag.FlagSet) *dataCopyFlags {
 	f := &dataCopyFlags{}
-	fs.StringVar(&f.dataDir, "data-dir", sidecar.DefaultOptions().DataDir, "etcd's data directory (only read)")
-	fs.StringVar(&f.scratchDir, "scratch-dir", "", "directory for the copy of the data the throwaway etcd runs on (required; needs the data's size free)")
-	fs.StringVar(&f.terminationMessagePath, "termination-message-path", "/dev/termination-log",
+	fs.StringVar(&f.dataDir, podwire.FlagDataDir, sidecar.DefaultOptions().DataDir, "etcd's data directory (only read)")
+	fs.StringVar(&f.scratchDir, podwire.FlagScratchDir, "", "directory for the copy of the data the throwaway etcd runs on (required; needs the data's size free)")
+	fs.StringVar(&f.terminationMessagePath, podwire.FlagTerminationMessagePath, "/dev/termination-log",
 		"file the JSON result is also written to (the pod's termination message); empty: stdout only")
-	fs.StringVar(&f.owner, "owner", "", "the Etcd (<namespace>/<name>) the data must be marked for; data marked for another is not valid. Empty: not checked")
+	fs.StringVar(&f.owner, podwire.FlagOwner, "", "the Etcd (<namespace>/<name>) the data must be marked for; data marked for another is not valid. Empty: not checked")
 	return f
 }
 
@@ -150,7 +150,7 @@ func newPreserveDataCommand() (*cobra.Command, *preserveDataOptions) {
 	o.data = bindDataCopyFlags(fs)
 	o.storeFlags = storeflags.Bind(fs, &o.store, "", "")
 	o.compression = storeflags.BindCompression(fs)
-	fs.Int64Var(&o.expectRevision, "expect-revision", 0, "the revision the data directory must hold (required; from data-revision)")
+	fs.Int64Var(&o.expectRevision, podwire.FlagExpectRevision, 0, "the revision the data directory must hold (required; from data-revision)")
 	fs.DurationVar(&o.timeout, "etcd-snapshot-timeout", 15*time.Minute, "timeout of taking and uploading the snapshot")
 	return cmd, o
 }

@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,7 +78,7 @@ func DataRevisionArgs(etcd *druidv1alpha1.Etcd) []string {
 // where the restoring members look and reads as the sidecar's own.
 func PreserveDataArgs(etcd *druidv1alpha1.Etcd, revision int64) []string {
 	args := append([]string{podwire.CommandPreserveData}, dataCopyArgs(etcd)...)
-	args = append(args, fmt.Sprintf("--expect-revision=%d", revision))
+	args = append(args, podwire.Arg(podwire.FlagExpectRevision, strconv.FormatInt(revision, 10)))
 	args = append(args, storeaccess.StoreLocationArgs(etcd.Spec.Backup.Store, "")...)
 	args = append(args, storeaccess.CompressionArgs(etcd.Spec.Backup)...)
 	if t := etcd.Spec.Backup.EtcdSnapshotTimeout; t != nil {
@@ -103,10 +104,10 @@ func newPreserveJob(etcd *druidv1alpha1.Etcd, claim *corev1.PersistentVolumeClai
 // as this Etcd's backup.
 func dataCopyArgs(etcd *druidv1alpha1.Etcd) []string {
 	return []string{
-		"--data-dir=" + etcdpod.DataDir,
-		"--scratch-dir=" + survivingScratchMountPath,
-		"--termination-message-path=" + corev1.TerminationMessagePathDefault,
-		"--owner=" + etcd.Namespace + "/" + etcd.Name,
+		podwire.Arg(podwire.FlagDataDir, etcdpod.DataDir),
+		podwire.Arg(podwire.FlagScratchDir, survivingScratchMountPath),
+		podwire.Arg(podwire.FlagTerminationMessagePath, corev1.TerminationMessagePathDefault),
+		podwire.Arg(podwire.FlagOwner, etcd.Namespace+"/"+etcd.Name),
 	}
 }
 
