@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
+	"github.com/gardener-etcd/gardener-etcd/pkg/ignoredflags"
 	"github.com/gardener-etcd/gardener-etcd/pkg/wrapper"
 )
 

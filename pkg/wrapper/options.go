@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
+	"github.com/gardener-etcd/gardener-etcd/pkg/ignoredflags"
 )
 
 // Options are the flags of `etcd-wrapper start-etcd`; druid passes them (statefulset.EtcdWrapperArgs).

@@ -14,7 +14,7 @@ import (
 
 	"github.com/go-logr/logr"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // sidecar is the wrapper's client of the backup-restore sidecar's HTTP API.
@@ -63,15 +63,15 @@ func (s *sidecar) get(ctx context.Context, path string) (*http.Response, []byte,
 
 // initialize runs the sidecar's initialization in mode and waits for its outcome. Unreachable sidecars
 // (still starting) are waited for; a Failed initialization ends the wait with the sidecar's reason.
-func (s *sidecar) initialize(ctx context.Context, mode httpapi.Mode, interval time.Duration, log logr.Logger) error {
+func (s *sidecar) initialize(ctx context.Context, mode podwire.InitMode, interval time.Duration, log logr.Logger) error {
 	requested := false
 	for {
 		resp, body, err := s.get(ctx, "/initialization/status")
 		if err != nil {
 			log.V(1).Info("Sidecar not answering yet", "error", err.Error())
 		} else {
-			switch status := httpapi.Status(body); status {
-			case httpapi.StatusNew:
+			switch status := podwire.InitStatus(body); status {
+			case podwire.InitNew:
 				// Also after our request: the outcome was read by someone else; ask again.
 				if _, _, err := s.get(ctx, "/initialization/start?mode="+string(mode)); err != nil {
 					log.Info("Requesting initialization failed; retrying", "error", err.Error())
@@ -79,19 +79,19 @@ func (s *sidecar) initialize(ctx context.Context, mode httpapi.Mode, interval ti
 					requested = true
 					log.Info("Requested initialization", "mode", mode)
 				}
-			case httpapi.StatusSuccessful:
+			case podwire.InitSuccessful:
 				if requested {
 					return nil
 				}
-			case httpapi.StatusFailed:
+			case podwire.InitFailed:
 				if requested {
-					reason := resp.Header.Get(httpapi.HeaderInitializationError)
+					reason := resp.Header.Get(podwire.HeaderInitializationError)
 					if reason == "" {
 						reason = "no reason given"
 					}
 					return fmt.Errorf("the sidecar failed to initialize the data directory: %s", reason)
 				}
-			case httpapi.StatusProgress:
+			case podwire.InitProgress:
 			default:
 				log.Info("Unknown initialization status", "status", status)
 			}

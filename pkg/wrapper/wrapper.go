@@ -14,28 +14,14 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
-)
-
-// Phase is what the wrapper does, served as plain text on GET /phase.
-type Phase string
-
-const (
-	// PhaseWaitingForInitialization: etcd has not been started by this wrapper and the wrapper waits for
-	// the sidecar's initialization. Only in this phase may the sidecar initialize (touch the data dir).
-	PhaseWaitingForInitialization Phase = "WaitingForInitialization"
-	// PhaseStartingEtcd: the initialization succeeded; the wrapper fetches the configuration and starts etcd.
-	PhaseStartingEtcd Phase = "StartingEtcd"
-	// PhaseRunning: etcd runs on the data directory.
-	PhaseRunning Phase = "Running"
-	// PhaseStopped: etcd stopped; the wrapper process is about to end.
-	PhaseStopped Phase = "Stopped"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podaccess"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // wrapper holds the state /readyz, /phase and /stop look at.
 type wrapper struct {
 	mu     sync.Mutex
-	phase  Phase
+	phase  podwire.WrapperPhase
 	etcd   *embed.Etcd
 	client *clientv3.Client
 	// older is an older etcd the data directory runs under before this etcd starts (step.go).
@@ -51,13 +37,13 @@ func (w *wrapper) setOlder(e *olderEtcd) {
 	defer w.mu.Unlock()
 	w.older = e
 	if e != nil {
-		w.phase = PhaseRunning
+		w.phase = podwire.PhaseRunning
 	} else {
-		w.phase = PhaseStartingEtcd
+		w.phase = podwire.PhaseStartingEtcd
 	}
 }
 
-func (w *wrapper) setPhase(p Phase) {
+func (w *wrapper) setPhase(p podwire.WrapperPhase) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.phase = p
@@ -70,8 +56,8 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	if err := o.Validate(); err != nil {
 		return err
 	}
-	w := &wrapper{stop: make(chan struct{}), phase: PhaseWaitingForInitialization}
-	defer w.setPhase(PhaseStopped)
+	w := &wrapper{stop: make(chan struct{}), phase: podwire.PhaseWaitingForInitialization}
+	defer w.setPhase(podwire.PhaseStopped)
 	cert, err := selfSignedCertificate()
 	if err != nil {
 		return fmt.Errorf("certificate of the wrapper port: %w", err)
@@ -93,9 +79,9 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
-	mode := httpapi.ModeFull
+	mode := podwire.InitFull
 	if graceful {
-		mode = httpapi.ModeSanity
+		mode = podwire.InitSanity
 	}
 	sc, err := newSidecar(o)
 	if err != nil {
@@ -108,7 +94,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		}
 		return err
 	}
-	w.setPhase(PhaseStartingEtcd)
+	w.setPhase(podwire.PhaseStartingEtcd)
 	config, err := sc.config(ctx)
 	if err != nil {
 		return err
@@ -134,7 +120,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	}
 	defer cli.Close()
 	w.mu.Lock()
-	w.etcd, w.client, w.phase = e, cli, PhaseRunning
+	w.etcd, w.client, w.phase = e, cli, podwire.PhaseRunning
 	w.mu.Unlock()
 
 	select {
@@ -171,7 +157,7 @@ func (w *wrapper) handler(log logr.Logger) http.Handler {
 		_, _ = rw.Write([]byte(phase))
 	})
 	// Stopping etcd is for the sidecar of this pod only (the peer URL switch): loopback callers.
-	mux.Handle("POST /stop", httpapi.Restrict(httpapi.PodOnly, http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+	mux.Handle("POST /stop", podaccess.Restrict(podaccess.PodOnly, http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
 		w.mu.Lock()
 		running := w.etcd != nil || w.older != nil
 		w.mu.Unlock()

@@ -11,12 +11,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/compactor"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotlease"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/storeflags"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
+	"github.com/gardener-etcd/gardener-etcd/pkg/ignoredflags"
 )
 
 // compactOptions are the flags of `etcdbrctl compact`, as druid's compaction Job passes them

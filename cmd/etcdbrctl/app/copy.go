@@ -6,10 +6,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/copier"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/storeflags"
+	"github.com/gardener-etcd/gardener-etcd/pkg/ignoredflags"
 )
 
 // Flag and variable prefixes of the source store, as druid's copy-backups Job renders them

@@ -14,11 +14,11 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotlease"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/compaction"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/copybackupstask"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
@@ -64,7 +64,7 @@ func TestCompactAcceptsDruidJobArgs(t *testing.T) {
 	etcd.Spec.Backup.EtcdSnapshotTimeout = &metav1.Duration{Duration: 7 * time.Minute}
 	etcd.Spec.Etcd.EtcdDefragTimeout = &metav1.Duration{Duration: 9 * time.Minute}
 	args := compaction.CompactArgs(etcd, imagecaps.AllOurs.BackupRestore)
-	setEnv(t, statefulset.StoreCredentialsEnv(etcd.Spec.Backup.Store, etcdpod.BackupSecretMountPath, ""))
+	setEnv(t, storeaccess.StoreCredentialsEnv(etcd.Spec.Backup.Store, etcdpod.BackupSecretMountPath, ""))
 	t.Setenv("POD_NAMESPACE", etcd.Namespace)
 	t.Setenv("KUBECONFIG", writeKubeconfig(t))
 
@@ -104,8 +104,8 @@ func TestCopyAcceptsDruidJobArgs(t *testing.T) {
 	task.Spec.MaxBackups = ptr.To(uint32(2))
 	task.Spec.WaitForFinalSnapshot = &druidv1alpha1.WaitForFinalSnapshotSpec{Enabled: true, Timeout: &metav1.Duration{Duration: 5 * time.Minute}}
 	args := copybackupstask.CopyArgs(task)
-	setEnv(t, statefulset.StoreCredentialsEnv(&task.Spec.TargetStore, copybackupstask.TargetSecretMountPath, ""))
-	setEnv(t, statefulset.StoreCredentialsEnv(&task.Spec.SourceStore, copybackupstask.SourceSecretMountPath, copybackupstask.SourceEnvPrefix))
+	setEnv(t, storeaccess.StoreCredentialsEnv(&task.Spec.TargetStore, copybackupstask.TargetSecretMountPath, ""))
+	setEnv(t, storeaccess.StoreCredentialsEnv(&task.Spec.SourceStore, copybackupstask.SourceSecretMountPath, copybackupstask.SourceEnvPrefix))
 
 	cmd, o := newCopyCommand()
 	parse(t, cmd, args)
@@ -140,8 +140,8 @@ func TestCopyAcceptsDruidJobArgsForS3CompatibleProviders(t *testing.T) {
 		Prefix: "new/etcd-main", SecretRef: &corev1.SecretReference{Name: "target-backup"}}
 	task.Spec.SourceStore = druidv1alpha1.StoreSpec{Provider: ptr.To(druidv1alpha1.StorageProviderDell), Container: ptr.To("source-bucket"),
 		Prefix: "old/etcd-main", SecretRef: &corev1.SecretReference{Name: "source-backup"}}
-	setEnv(t, statefulset.StoreCredentialsEnv(&task.Spec.TargetStore, copybackupstask.TargetSecretMountPath, ""))
-	setEnvFromSecret(t, statefulset.StoreCredentialsEnv(&task.Spec.SourceStore, copybackupstask.SourceSecretMountPath, copybackupstask.SourceEnvPrefix),
+	setEnv(t, storeaccess.StoreCredentialsEnv(&task.Spec.TargetStore, copybackupstask.TargetSecretMountPath, ""))
+	setEnvFromSecret(t, storeaccess.StoreCredentialsEnv(&task.Spec.SourceStore, copybackupstask.SourceSecretMountPath, copybackupstask.SourceEnvPrefix),
 		map[string]string{"endpoint": "https://ecs.example.com:9021", "accessKeyID": "AK", "secretAccessKey": "SK", "insecureSkipVerify": "true"})
 
 	cmd, o := newCopyCommand()
@@ -226,7 +226,7 @@ func TestSurvivingDataAcceptDruidJobArgs(t *testing.T) {
 		t.Errorf("data-revision flags %+v", f)
 	}
 
-	setEnv(t, statefulset.StoreCredentialsEnv(etcd.Spec.Backup.Store, etcdpod.BackupSecretMountPath, ""))
+	setEnv(t, storeaccess.StoreCredentialsEnv(etcd.Spec.Backup.Store, etcdpod.BackupSecretMountPath, ""))
 	preserve, o := newPreserveDataCommand()
 	parse(t, preserve, heal.PreserveDataArgs(etcd, 150))
 	if o.expectRevision != 150 || o.timeout != 7*time.Minute || o.data.dataDir != etcdpod.DataDir ||

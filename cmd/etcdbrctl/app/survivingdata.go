@@ -16,6 +16,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/storeflags"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // SurvivingDataCommands are data-revision and preserve-data, the two one-shot steps druid's quorum-loss
@@ -37,11 +38,11 @@ type dataCopyFlags struct {
 
 func bindDataCopyFlags(fs *pflag.FlagSet) *dataCopyFlags {
 	f := &dataCopyFlags{}
-	fs.StringVar(&f.dataDir, "data-dir", sidecar.DefaultOptions().DataDir, "etcd's data directory (only read)")
-	fs.StringVar(&f.scratchDir, "scratch-dir", "", "directory for the copy of the data the throwaway etcd runs on (required; needs the data's size free)")
-	fs.StringVar(&f.terminationMessagePath, "termination-message-path", "/dev/termination-log",
+	fs.StringVar(&f.dataDir, podwire.FlagDataDir, sidecar.DefaultOptions().DataDir, "etcd's data directory (only read)")
+	fs.StringVar(&f.scratchDir, podwire.FlagScratchDir, "", "directory for the copy of the data the throwaway etcd runs on (required; needs the data's size free)")
+	fs.StringVar(&f.terminationMessagePath, podwire.FlagTerminationMessagePath, "/dev/termination-log",
 		"file the JSON result is also written to (the pod's termination message); empty: stdout only")
-	fs.StringVar(&f.owner, "owner", "", "the Etcd (<namespace>/<name>) the data must be marked for; data marked for another is not valid. Empty: not checked")
+	fs.StringVar(&f.owner, podwire.FlagOwner, "", "the Etcd (<namespace>/<name>) the data must be marked for; data marked for another is not valid. Empty: not checked")
 	return f
 }
 
@@ -55,9 +56,17 @@ func (f *dataCopyFlags) validate() error {
 	return nil
 }
 
+// jobResult is a result of the surviving-data Jobs as podwire encodes it.
+type jobResult interface{ Encode() ([]byte, error) }
+
 // report writes the result as one JSON line to stdout and to the termination-message path.
-func (f *dataCopyFlags) report(cmd *cobra.Command, v any) error {
-	if err := printJSON(cmd.OutOrStdout(), v); err != nil {
+func (f *dataCopyFlags) report(cmd *cobra.Command, r jobResult) error {
+	line, err := r.Encode()
+	if err != nil {
+		return err
+	}
+	line = append(line, '\n')
+	if _, err := cmd.OutOrStdout().Write(line); err != nil {
 		return err
 	}
 	if f.terminationMessagePath == "" {
@@ -67,30 +76,17 @@ func (f *dataCopyFlags) report(cmd *cobra.Command, v any) error {
 	if err != nil {
 		return fmt.Errorf("--termination-message-path: %w", err)
 	}
-	if err := printJSON(file, v); err != nil {
+	if _, err := file.Write(line); err != nil {
 		_ = file.Close()
 		return fmt.Errorf("--termination-message-path: %w", err)
 	}
 	return file.Close()
 }
 
-// dataRevision is the result of data-revision. Empty (no member directory: never initialized, or
-// wiped) tells druid the volume holds nothing to lose; valid:false without it is data that is there but
-// cannot be served (corrupt, incomplete), which druid does not delete on its own.
-type dataRevision struct {
-	Revision int64  `json:"revision"`
-	Valid    bool   `json:"valid"`
-	Empty    bool   `json:"empty,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-	// MovedAside are the data directories the initializer moved aside and kept on the volume: data that
-	// is not served but may hold writes found nowhere else, which deleting the volume would lose.
-	MovedAside []string `json:"movedAside,omitempty"`
-}
-
 func newDataRevisionCommand() (*cobra.Command, *dataCopyFlags) {
 	var f *dataCopyFlags
 	cmd := &cobra.Command{
-		Use:   "data-revision",
+		Use:   podwire.CommandDataRevision,
 		Short: "Print the revision etcd would serve from a data directory, without modifying it",
 		Long: "Starts a throwaway etcd on a copy of the data directory (in --scratch-dir), so the WAL is replayed, and\n" +
 			"prints {\"revision\":N,\"valid\":true}, {\"revision\":0,\"valid\":false,\"empty\":true,...} for a directory without\n" +
@@ -104,14 +100,14 @@ func newDataRevisionCommand() (*cobra.Command, *dataCopyFlags) {
 			aside := initializer.MovedAside(f.dataDir)
 			facts := initializer.InspectDataDir(f.dataDir, f.owner, false)
 			if !facts.HasMember {
-				return f.report(cmd, dataRevision{Empty: true, Reason: f.dataDir + " holds no member directory", MovedAside: aside})
+				return f.report(cmd, podwire.DataRevision{Empty: true, Reason: f.dataDir + " holds no member directory", MovedAside: aside})
 			}
 			if !facts.OwnerOK {
-				return f.report(cmd, dataRevision{Reason: f.dataDir + ": " + facts.Problem + " than " + f.owner, MovedAside: aside})
+				return f.report(cmd, podwire.DataRevision{Reason: f.dataDir + ": " + facts.Problem + " than " + f.owner, MovedAside: aside})
 			}
 			data, err := initializer.StartOnCopy(cmd.Context(), f.dataDir, f.scratchDir)
 			if errors.Is(err, initializer.ErrNoValidData) {
-				return f.report(cmd, dataRevision{Reason: err.Error(), MovedAside: aside})
+				return f.report(cmd, podwire.DataRevision{Reason: err.Error(), MovedAside: aside})
 			}
 			if err != nil {
 				return err
@@ -120,7 +116,7 @@ func newDataRevisionCommand() (*cobra.Command, *dataCopyFlags) {
 			if err := data.Close(); err != nil {
 				return fmt.Errorf("removing the copy: %w", err)
 			}
-			return f.report(cmd, dataRevision{Revision: rev, Valid: true, MovedAside: aside})
+			return f.report(cmd, podwire.DataRevision{Revision: rev, Valid: true, MovedAside: aside})
 		},
 	}
 	f = bindDataCopyFlags(cmd.Flags())
@@ -139,17 +135,10 @@ type preserveDataOptions struct {
 	timeout        time.Duration
 }
 
-// preservedData is the result of preserve-data.
-type preservedData struct {
-	Revision int64  `json:"revision"`
-	Snapshot string `json:"snapshot"`
-	Uploaded bool   `json:"uploaded"`
-}
-
 func newPreserveDataCommand() (*cobra.Command, *preserveDataOptions) {
 	o := &preserveDataOptions{}
 	cmd := &cobra.Command{
-		Use:   "preserve-data",
+		Use:   podwire.CommandPreserveData,
 		Short: "Upload a full snapshot of a data directory to the store, unless one at its revision is there",
 		Long: "Takes a full snapshot from a throwaway etcd on a copy of the data directory (in --scratch-dir; the data\n" +
 			"directory is only read), refuses when its revision is not --expect-revision, and uploads it as the newest\n" +
@@ -161,7 +150,7 @@ func newPreserveDataCommand() (*cobra.Command, *preserveDataOptions) {
 	o.data = bindDataCopyFlags(fs)
 	o.storeFlags = storeflags.Bind(fs, &o.store, "", "")
 	o.compression = storeflags.BindCompression(fs)
-	fs.Int64Var(&o.expectRevision, "expect-revision", 0, "the revision the data directory must hold (required; from data-revision)")
+	fs.Int64Var(&o.expectRevision, podwire.FlagExpectRevision, 0, "the revision the data directory must hold (required; from data-revision)")
 	fs.DurationVar(&o.timeout, "etcd-snapshot-timeout", 15*time.Minute, "timeout of taking and uploading the snapshot")
 	return cmd, o
 }
@@ -200,7 +189,7 @@ func (o *preserveDataOptions) run(cmd *cobra.Command) error {
 		return err
 	} else if have != nil {
 		log.Info("The store already holds a full snapshot at or above the revision; nothing uploaded", "snapshot", have.SnapName, "revision", o.expectRevision)
-		return o.data.report(cmd, preservedData{Revision: o.expectRevision, Snapshot: have.SnapName})
+		return o.data.report(cmd, podwire.PreservedData{Revision: o.expectRevision, Snapshot: have.SnapName})
 	}
 	cli, err := data.Client()
 	if err != nil {
@@ -218,7 +207,7 @@ func (o *preserveDataOptions) run(cmd *cobra.Command) error {
 	if snap.LastRevision != o.expectRevision {
 		return fmt.Errorf("the uploaded snapshot %s holds revision %d, not --expect-revision=%d", snap.SnapName, snap.LastRevision, o.expectRevision)
 	}
-	return o.data.report(cmd, preservedData{Revision: snap.LastRevision, Snapshot: snap.SnapName, Uploaded: true})
+	return o.data.report(cmd, podwire.PreservedData{Revision: snap.LastRevision, Snapshot: snap.SnapName, Uploaded: true})
 }
 
 // fullSnapshotAtOrAbove returns the store's newest full snapshot whose last revision is at least rev,

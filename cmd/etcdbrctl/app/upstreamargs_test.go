@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
+	"github.com/gardener-etcd/gardener-etcd/pkg/ignoredflags"
 )
 
 // TestCompactAcceptsUpstreamDruidsJobArgs parses the arguments and environment upstream

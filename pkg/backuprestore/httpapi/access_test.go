@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/logr/testr"
 	. "github.com/onsi/gomega"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 	"github.com/gardener-etcd/gardener-etcd/test/podnettest"
 	"github.com/gardener-etcd/gardener-etcd/test/testpki"
 )
@@ -119,7 +120,7 @@ func TestStateChangingEndpointsRefuseCallersOutsideThePod(t *testing.T) {
 			code, err = call(http.DefaultClient, local+"/initialization/start")
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(code).To(Equal(http.StatusOK))
-			g.Eventually(init.modes, 10*time.Second).Should(Receive(Equal(ModeFull)))
+			g.Eventually(init.modes, 10*time.Second).Should(Receive(Equal(podwire.InitFull)))
 			init.results <- nil
 		})
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // DataDirOnlyInitializer is the interim initializer until the seed 002 decision table is wired in: it
@@ -17,7 +19,7 @@ type DataDirOnlyInitializer struct {
 }
 
 // Initialize implements Initializer.
-func (d DataDirOnlyInitializer) Initialize(_ context.Context, _ Mode) error {
+func (d DataDirOnlyInitializer) Initialize(_ context.Context, _ podwire.InitMode) error {
 	entries, err := os.ReadDir(d.DataDir)
 	if errors.Is(err, os.ErrNotExist) || (err == nil && len(entries) == 0) {
 		return nil // a fresh member: etcd creates the directory

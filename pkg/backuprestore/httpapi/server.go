@@ -13,11 +13,10 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-)
 
-// HeaderInitializationError carries the reason of a Failed initialization next to the plain-text status,
-// which must stay exactly "Failed" for wrappers that compare the body.
-const HeaderInitializationError = "X-Initialization-Error"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podaccess"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
+)
 
 // Options are the server's collaborators. Only Initializer and Config are required.
 type Options struct {
@@ -68,8 +67,8 @@ func New(ctx context.Context, opts Options) *Server {
 	s := &Server{opts: opts, ctx: ctx, mux: http.NewServeMux()}
 	// Who may call what: see Access. Reading a final initialization status consumes it, so it is the
 	// wrapper's alone like the start.
-	s.mux.Handle("GET /initialization/status", Restrict(PodOnly, http.HandlerFunc(s.handleInitStatus)))
-	s.mux.Handle("GET /initialization/start", Restrict(PodOnly, http.HandlerFunc(s.handleInitStart)))
+	s.mux.Handle("GET /initialization/status", podaccess.Restrict(podaccess.PodOnly, http.HandlerFunc(s.handleInitStatus)))
+	s.mux.Handle("GET /initialization/start", podaccess.Restrict(podaccess.PodOnly, http.HandlerFunc(s.handleInitStart)))
 	s.mux.HandleFunc("GET /config", s.handleConfig)
 	s.mux.HandleFunc("GET /healthz", s.handleHealthz)
 	// /livez is the liveness probe's: it answers whenever the HTTP server serves, whatever etcd does (a
@@ -80,16 +79,16 @@ func New(ctx context.Context, opts Options) *Server {
 	})
 	// Upstream etcd-druid's EtcdOpsTasks POST /snapshot/full; the upstream sidecar takes either method.
 	for _, route := range []string{"GET /snapshot/full", "POST /snapshot/full", "GET /snapshot/delta", "POST /snapshot/delta"} {
-		s.mux.Handle(route, Restrict(PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))
+		s.mux.Handle(route, podaccess.Restrict(podaccess.PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))
 	}
-	s.mux.Handle("GET /snapshot/latest", Restrict(PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))
+	s.mux.Handle("GET /snapshot/latest", podaccess.Restrict(podaccess.PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{}))
 	if opts.EnableProfiling {
-		s.mux.Handle("/debug/pprof/", Restrict(PodOrCAClient, http.HandlerFunc(pprof.Index)))
-		s.mux.Handle("/debug/pprof/cmdline", Restrict(PodOrCAClient, http.HandlerFunc(pprof.Cmdline)))
-		s.mux.Handle("/debug/pprof/profile", Restrict(PodOrCAClient, http.HandlerFunc(pprof.Profile)))
-		s.mux.Handle("/debug/pprof/symbol", Restrict(PodOrCAClient, http.HandlerFunc(pprof.Symbol)))
-		s.mux.Handle("/debug/pprof/trace", Restrict(PodOrCAClient, http.HandlerFunc(pprof.Trace)))
+		s.mux.Handle("/debug/pprof/", podaccess.Restrict(podaccess.PodOrCAClient, http.HandlerFunc(pprof.Index)))
+		s.mux.Handle("/debug/pprof/cmdline", podaccess.Restrict(podaccess.PodOrCAClient, http.HandlerFunc(pprof.Cmdline)))
+		s.mux.Handle("/debug/pprof/profile", podaccess.Restrict(podaccess.PodOrCAClient, http.HandlerFunc(pprof.Profile)))
+		s.mux.Handle("/debug/pprof/symbol", podaccess.Restrict(podaccess.PodOrCAClient, http.HandlerFunc(pprof.Symbol)))
+		s.mux.Handle("/debug/pprof/trace", podaccess.Restrict(podaccess.PodOrCAClient, http.HandlerFunc(pprof.Trace)))
 	}
 	return s
 }
@@ -134,14 +133,14 @@ func (s *Server) Serve(ctx context.Context, l net.Listener, certFile, keyFile st
 func (s *Server) handleInitStatus(w http.ResponseWriter, _ *http.Request) {
 	status, err := s.init.read()
 	if err != nil {
-		w.Header().Set(HeaderInitializationError, sanitizeHeader(err.Error()))
+		w.Header().Set(podwire.HeaderInitializationError, sanitizeHeader(err.Error()))
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = w.Write([]byte(status))
 }
 
 func (s *Server) handleInitStart(w http.ResponseWriter, r *http.Request) {
-	mode, err := ParseMode(r.URL.Query().Get("mode"))
+	mode, err := podwire.ParseInitMode(r.URL.Query().Get("mode"))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return

@@ -17,21 +17,22 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 	"github.com/gardener-etcd/gardener-etcd/test/testpki"
 )
 
 // gatedInitializer blocks each Initialize until the test releases it with the outcome to return, so the
 // test observes the Progress state deterministically.
 type gatedInitializer struct {
-	modes   chan Mode
+	modes   chan podwire.InitMode
 	results chan error
 }
 
 func newGatedInitializer() *gatedInitializer {
-	return &gatedInitializer{modes: make(chan Mode, 10), results: make(chan error)}
+	return &gatedInitializer{modes: make(chan podwire.InitMode, 10), results: make(chan error)}
 }
 
-func (g *gatedInitializer) Initialize(ctx context.Context, mode Mode) error {
+func (g *gatedInitializer) Initialize(ctx context.Context, mode podwire.InitMode) error {
 	g.modes <- mode
 	select {
 	case err := <-g.results:
@@ -82,7 +83,7 @@ func TestInitializationRunsOnceAndAFinalStatusIsReadOnce(t *testing.T) {
 	g.Expect(status()).To(Equal("New"))
 	code, _, _ := get(t, srv.Client(), srv.URL+"/initialization/start?mode=sanity")
 	g.Expect(code).To(Equal(http.StatusOK))
-	g.Expect(<-init.modes).To(Equal(ModeSanity))
+	g.Expect(<-init.modes).To(Equal(podwire.InitSanity))
 	g.Expect(status()).To(Equal("Progress"))
 	get(t, srv.Client(), srv.URL+"/initialization/start?mode=full")
 	g.Consistently(init.modes, 200*time.Millisecond).ShouldNot(Receive(), "a running initialization is not started twice")
@@ -92,7 +93,7 @@ func TestInitializationRunsOnceAndAFinalStatusIsReadOnce(t *testing.T) {
 	g.Expect(status()).To(Equal("New"), "reading a final status resets it")
 
 	get(t, srv.Client(), srv.URL+"/initialization/start")
-	g.Expect(<-init.modes).To(Equal(ModeFull), "no mode means full")
+	g.Expect(<-init.modes).To(Equal(podwire.InitFull), "no mode means full")
 	init.results <- errors.New("data dir is\ncorrupt")
 	var header http.Header
 	g.Eventually(func() string {
@@ -100,7 +101,7 @@ func TestInitializationRunsOnceAndAFinalStatusIsReadOnce(t *testing.T) {
 		_, header, body = get(t, srv.Client(), srv.URL+"/initialization/status")
 		return body
 	}).Should(Equal("Failed"))
-	g.Expect(header.Get(HeaderInitializationError)).To(Equal("data dir is corrupt"))
+	g.Expect(header.Get(podwire.HeaderInitializationError)).To(Equal("data dir is corrupt"))
 	g.Expect(status()).To(Equal("New"))
 
 	code, _, body := get(t, srv.Client(), srv.URL+"/initialization/start?mode=quick")

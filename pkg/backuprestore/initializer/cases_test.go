@@ -11,8 +11,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 )
@@ -157,7 +157,7 @@ func TestMemberWithoutDataNeverBootstrapsBesideANonQuorateCluster(t *testing.T) 
 			if c := Decide(f); c != CaseNonQuorateFollowingWait {
 				t.Fatalf("decided %s with facts %+v", c, f)
 			}
-			if err := in.Initialize(t.Context(), httpapi.ModeFull); err == nil {
+			if err := in.Initialize(t.Context(), podwire.InitFull); err == nil {
 				t.Fatal("initialization succeeded without a quorate cluster to join")
 			}
 			if !dataDirEmpty(h.nodes[0].dataDir) {
@@ -203,7 +203,7 @@ func TestCutOffFirstMemberNeverRestoresBesideALiveCluster(t *testing.T) {
 	if c := Decide(f); c != CaseNonQuorateFollowingWait {
 		t.Fatalf("decided %s (live peers %v) instead of waiting to join", c, f.Cluster.LivePeers)
 	}
-	if err := cutOff.Initialize(t.Context(), httpapi.ModeFull); err == nil {
+	if err := cutOff.Initialize(t.Context(), podwire.InitFull); err == nil {
 		t.Fatal("initialization succeeded while cut off from the cluster")
 	}
 	if !dataDirEmpty(h.nodes[0].dataDir) {
@@ -212,7 +212,7 @@ func TestCutOffFirstMemberNeverRestoresBesideALiveCluster(t *testing.T) {
 
 	// The cut heals: the member rejoins the one cluster and gets every write.
 	rejoined := h.initializer(0, func(o *Options) { o.LivePeers = running })
-	if err := rejoined.Initialize(t.Context(), httpapi.ModeFull); err != nil {
+	if err := rejoined.Initialize(t.Context(), podwire.InitFull); err != nil {
 		t.Fatal(err)
 	}
 	h.nodes[0].lastInitalized = rejoined.State()
@@ -265,7 +265,7 @@ func TestTotalLossRestoresFromBackups(t *testing.T) {
 			// Member 1 comes first: it has nobody to join and may not restore alone.
 			waited := make(chan error, 1)
 			in1 := h.initializer(1, nil)
-			go func() { waited <- in1.Initialize(context.Background(), httpapi.ModeFull) }()
+			go func() { waited <- in1.Initialize(context.Background(), podwire.InitFull) }()
 
 			h.initialize(0, CaseNonQuorateFirstRestore)
 			snaps, err := store.List(t.Context())

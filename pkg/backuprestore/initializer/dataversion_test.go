@@ -14,9 +14,9 @@ import (
 
 	"github.com/go-logr/logr/testr"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 	"github.com/gardener-etcd/gardener-etcd/test/oldetcd"
@@ -58,7 +58,7 @@ func TestOldDataIsLeftToTheWrapper(t *testing.T) {
 				t.Errorf("StepVersions = %v, %v; want %v", steps, err, wantSteps)
 			}
 			before := treeDigest(t, m.DataDir)
-			for _, mode := range []httpapi.Mode{httpapi.ModeFull, httpapi.ModeSanity} {
+			for _, mode := range []podwire.InitMode{podwire.InitFull, podwire.InitSanity} {
 				in := oldDataInitializer(t, m, 1)
 				if err := in.Initialize(t.Context(), mode); err != nil || in.State().Case != CaseRestartValid {
 					t.Errorf("1 member, %s: Initialize = %v, case %s; want %s", mode, err, in.State().Case, CaseRestartValid)
@@ -104,7 +104,7 @@ func TestOldCrashImageBehindTheBackupIsReused(t *testing.T) {
 	before := treeDigest(t, m.DataDir)
 	in := oldDataInitializer(t, m, 1)
 	in.opts.Store = store.SnapStore
-	if err := in.Initialize(t.Context(), httpapi.ModeFull); err != nil || in.State().Case != CaseRestartValid {
+	if err := in.Initialize(t.Context(), podwire.InitFull); err != nil || in.State().Case != CaseRestartValid {
 		t.Fatalf("Initialize = %v, case %s; want %s", err, in.State().Case, CaseRestartValid)
 	}
 	if after := treeDigest(t, m.DataDir); !maps.Equal(before, after) {

@@ -12,10 +12,10 @@ import (
 	"github.com/go-logr/logr/testr"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 )
 
@@ -91,7 +91,7 @@ func (h *harness) initialize(i int, want Case) State {
 	in := h.initializer(i, nil)
 	ctx, cancel := context.WithTimeout(h.t.Context(), 2*time.Minute)
 	defer cancel()
-	if err := in.Initialize(ctx, httpapi.ModeFull); err != nil {
+	if err := in.Initialize(ctx, podwire.InitFull); err != nil {
 		h.t.Fatalf("%s: Initialize: %v", h.nodes[i].name, err)
 	}
 	st := in.State()

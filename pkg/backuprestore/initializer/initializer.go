@@ -17,6 +17,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // Defaults of Options.
@@ -137,7 +138,7 @@ func (i *Initializer) State() State {
 }
 
 // Initialize implements httpapi.Initializer: observe, decide, act.
-func (i *Initializer) Initialize(ctx context.Context, mode httpapi.Mode) error {
+func (i *Initializer) Initialize(ctx context.Context, mode podwire.InitMode) error {
 	start := time.Now()
 	data, sanityPassed, err := i.validateDataDir(mode)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
 )
 
@@ -61,7 +61,7 @@ func TestInitializeRefusesWhileEtcdRunsOnTheDataDir(t *testing.T) {
 				}
 			}
 			putN(t, cli, "k/", 50)
-			for _, mode := range []httpapi.Mode{httpapi.ModeFull, httpapi.ModeSanity} {
+			for _, mode := range []podwire.InitMode{podwire.InitFull, podwire.InitSanity} {
 				in := h.initializer(0, nil)
 				err := in.Initialize(t.Context(), mode)
 				if !errors.Is(err, ErrDataDirInUse) {
@@ -133,7 +133,7 @@ func TestInitializeOfARunningMemberLeavesTheClusterAlone(t *testing.T) {
 	h.bootstrap()
 	putN(t, h.client(), "k/", 50)
 	before := memberIDs(t, h)
-	err := h.initializer(1, nil).Initialize(t.Context(), httpapi.ModeFull)
+	err := h.initializer(1, nil).Initialize(t.Context(), podwire.InitFull)
 	if !errors.Is(err, ErrDataDirInUse) {
 		t.Fatalf("initialization of a running member: %v, want %v", err, ErrDataDirInUse)
 	}

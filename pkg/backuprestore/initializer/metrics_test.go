@@ -12,8 +12,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"go.etcd.io/etcd/server/v3/storage/schema"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
 	"github.com/gardener-etcd/gardener-etcd/test/metricstest"
@@ -131,7 +131,7 @@ func TestDataDirInUseIsAFailedValidation(t *testing.T) {
 	h.start(0)
 	reg := prometheus.NewPedanticRegistry()
 	in := h.initializer(0, func(o *Options) { o.Metrics = NewMetrics(reg) })
-	if err := in.Initialize(t.Context(), httpapi.ModeFull); !errors.Is(err, ErrDataDirInUse) {
+	if err := in.Initialize(t.Context(), podwire.InitFull); !errors.Is(err, ErrDataDirInUse) {
 		t.Fatalf("Initialize on a running member = %v, want %v", err, ErrDataDirInUse)
 	}
 	expectObservations(t, reg, "etcdbr_validation_duration_seconds", 2, map[string]uint64{"true": 0, "false": 1}, succeeded)
@@ -162,7 +162,7 @@ func TestRefusedDataIsAFailedValidation(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	in := oldDataInitializer(t, m, 1)
 	in.opts.Metrics = NewMetrics(reg)
-	if err := in.Initialize(t.Context(), httpapi.ModeSanity); !errors.Is(err, etcddata.ErrDataVersion) {
+	if err := in.Initialize(t.Context(), podwire.InitSanity); !errors.Is(err, etcddata.ErrDataVersion) {
 		t.Fatalf("Initialize = %v, want ErrDataVersion for data of a newer etcd", err)
 	}
 	expectObservations(t, reg, "etcdbr_validation_duration_seconds", 2, map[string]uint64{"true": 0, "false": 1}, succeeded)

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
 )
 
@@ -56,7 +56,7 @@ func TestSingleMemberRevisionCheckAndOwnerGuard(t *testing.T) {
 	// Sanity mode after a graceful exit reuses the data without further checks.
 	h.stop(0)
 	in := h.initializer(0, nil)
-	if err := in.Initialize(t.Context(), httpapi.ModeSanity); err != nil || in.State().Case != CaseRestartValid {
+	if err := in.Initialize(t.Context(), podwire.InitSanity); err != nil || in.State().Case != CaseRestartValid {
 		t.Fatalf("sanity: %v, %s", err, in.State().Case)
 	}
 
@@ -64,7 +64,7 @@ func TestSingleMemberRevisionCheckAndOwnerGuard(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(h.nodes[0].dataDir, markerFile), []byte("other/etcd-main\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := in.Initialize(t.Context(), httpapi.ModeSanity); err != nil || in.State().Case != CaseNonQuorateFirstRestore {
+	if err := in.Initialize(t.Context(), podwire.InitSanity); err != nil || in.State().Case != CaseNonQuorateFirstRestore {
 		t.Fatalf("foreign owner: %v, %s", err, in.State().Case)
 	}
 	aside := MovedAside(h.nodes[0].dataDir)

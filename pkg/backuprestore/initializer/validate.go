@@ -3,7 +3,7 @@ package initializer
 import (
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // validateDataDir is the upstream sidecar's validation of the data directory, timed as its
@@ -15,7 +15,7 @@ import (
 // data is refused: data that no older etcd steps to a version this etcd opens (a newer storage version,
 // issue 13) is, in both modes, neither started on nor moved aside or restored over. Sanity mode is no
 // exception: the clean-exit marker may come from another wrapper.
-func (i *Initializer) validateDataDir(mode httpapi.Mode) (data DataFacts, sanityPassed bool, err error) {
+func (i *Initializer) validateDataDir(mode podwire.InitMode) (data DataFacts, sanityPassed bool, err error) {
 	start := time.Now()
 	if err := CheckNotInUse(i.opts.DataDir); err != nil {
 		i.opts.Metrics.validated(start, false)
@@ -27,7 +27,7 @@ func (i *Initializer) validateDataDir(mode httpapi.Mode) (data DataFacts, sanity
 		return DataFacts{}, false, err
 	}
 	defer i.opts.Metrics.validated(start, true)
-	if mode == httpapi.ModeSanity {
+	if mode == podwire.InitSanity {
 		data = InspectDataDir(i.opts.DataDir, i.opts.Owner, false)
 		if data.HasMember && data.DataValid && data.OwnerOK {
 			return data, true, nil

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
+	"github.com/gardener-etcd/gardener-etcd/pkg/ignoredflags"
 )
 
 // NewCommand is `etcdbrctl server`. run is Run in production; tests pass their own to see the parsed

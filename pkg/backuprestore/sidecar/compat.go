@@ -3,7 +3,7 @@ package sidecar
 import (
 	"github.com/spf13/pflag"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
+	"github.com/gardener-etcd/gardener-etcd/pkg/ignoredflags"
 )
 
 // addIgnoredFlags accepts the flags the deployed etcd-druid renders for the deployed sidecar that have no

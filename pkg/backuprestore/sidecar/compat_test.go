@@ -6,8 +6,8 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/pkg/ignoredflags"
 )
 
 // deployedServerArgs are the arguments the deployed etcd-druid (internal/component/statefulset, builder.go)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/initializer"
-	"github.com/gardener-etcd/gardener-etcd/pkg/wrapper"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // wrapperPhaseTimeout bounds asking the etcd wrapper for its phase (it answers from memory).
@@ -32,7 +32,7 @@ func initializationGuard(dataDir, wrapperURL string) func(ctx context.Context) e
 		if err != nil {
 			return err
 		}
-		if phase != wrapper.PhaseWaitingForInitialization && phase != phaseUnknown {
+		if phase != podwire.PhaseWaitingForInitialization && phase != phaseUnknown {
 			return fmt.Errorf("the etcd wrapper at %s does not wait for an initialization (phase %q)", wrapperURL, phase)
 		}
 		return nil
@@ -40,11 +40,11 @@ func initializationGuard(dataDir, wrapperURL string) func(ctx context.Context) e
 }
 
 // phaseUnknown is the phase of a wrapper that has no /phase endpoint (the deployed etcd-wrapper).
-const phaseUnknown wrapper.Phase = ""
+const phaseUnknown podwire.WrapperPhase = ""
 
 // wrapperPhase asks the etcd wrapper for its phase (GET /phase); a wrapper without the endpoint has
 // phaseUnknown.
-func wrapperPhase(ctx context.Context, client *http.Client, wrapperURL string) (wrapper.Phase, error) {
+func wrapperPhase(ctx context.Context, client *http.Client, wrapperURL string) (podwire.WrapperPhase, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(wrapperURL, "/")+"/phase", nil)
 	if err != nil {
 		return "", err
@@ -64,5 +64,5 @@ func wrapperPhase(ctx context.Context, client *http.Client, wrapperURL string) (
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("the etcd wrapper at %s answers GET /phase with %s", wrapperURL, resp.Status)
 	}
-	return wrapper.Phase(strings.TrimSpace(string(body))), nil
+	return podwire.WrapperPhase(strings.TrimSpace(string(body))), nil
 }

@@ -8,7 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/wrapper"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // The guard admits an initialization only when the wrapper says it waits for one; a wrapper in another
@@ -18,11 +18,11 @@ import (
 func TestInitializationGuardAsksTheWrapper(t *testing.T) {
 	g := NewWithT(t)
 	dataDir := filepath.Join(t.TempDir(), "new.etcd")
-	for phase, admitted := range map[wrapper.Phase]bool{
-		wrapper.PhaseWaitingForInitialization: true,
-		wrapper.PhaseStartingEtcd:             false,
-		wrapper.PhaseRunning:                  false,
-		wrapper.PhaseStopped:                  false,
+	for phase, admitted := range map[podwire.WrapperPhase]bool{
+		podwire.PhaseWaitingForInitialization: true,
+		podwire.PhaseStartingEtcd:             false,
+		podwire.PhaseRunning:                  false,
+		podwire.PhaseStopped:                  false,
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != "/phase" {

@@ -14,6 +14,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/initializer"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // decisionInitializer runs seed 002's decision table (package initializer) every time the wrapper is about
@@ -45,7 +46,7 @@ type decisionInitializer struct {
 var _ httpapi.Initializer = (*decisionInitializer)(nil)
 
 // Initialize implements httpapi.Initializer.
-func (d *decisionInitializer) Initialize(ctx context.Context, mode httpapi.Mode) error {
+func (d *decisionInitializer) Initialize(ctx context.Context, mode podwire.InitMode) error {
 	t, err := memberconfig.LoadTemplate(d.served.templatePath)
 	if err != nil {
 		return err

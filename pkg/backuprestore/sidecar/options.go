@@ -11,13 +11,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/defrag"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/leader"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/storeflags"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
+	"github.com/gardener-etcd/gardener-etcd/pkg/ignoredflags"
 )
 
 // Options are the flags of `etcdbrctl server` (shared/reference/backup-restore.md); druid passes them

@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // writeClusterTemplate writes druid's template for an Etcd of size members (no member needs to run: the
@@ -60,12 +60,12 @@ func TestScaledInMemberRefusesToInitialize(t *testing.T) {
 		}}
 
 	writeClusterTemplate(t, templatePath, 1)
-	err := d.Initialize(t.Context(), httpapi.ModeFull)
+	err := d.Initialize(t.Context(), podwire.InitFull)
 	g.Expect(err).To(MatchError(errScaledIn))
 	g.Expect(err.Error()).To(ContainSubstring("ordinal 2 of pod etcd-main-2 is beyond the cluster size 1"))
 
 	writeClusterTemplate(t, templatePath, 3) // the kubelet has not refreshed this pod's template yet
-	err = d.Initialize(t.Context(), httpapi.ModeSanity)
+	err = d.Initialize(t.Context(), podwire.InitSanity)
 	g.Expect(err).To(MatchError(errScaledIn))
 	g.Expect(err.Error()).To(ContainSubstring("left-cluster mark"))
 	g.Expect(asked).To(Equal([]string{"etcd-main-2"}))

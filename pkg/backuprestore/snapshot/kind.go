@@ -1,16 +1,20 @@
 package snapshot
 
-import "fmt"
+import (
+	"fmt"
 
-// Kind tells whether a snapshot is a complete database (restorable on its own) or the events of a
-// revision range that must be applied on top of an earlier snapshot.
-type Kind string
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
+)
+
+// Kind tells whether a snapshot is a complete database or the events of a revision range; it is the
+// kind of the sidecar's snapshot record (podwire.SnapshotKind).
+type Kind = podwire.SnapshotKind
 
 const (
 	// KindFull is a complete etcd database as streamed by Maintenance.Snapshot.
-	KindFull Kind = "Full"
+	KindFull = podwire.SnapshotFull
 	// KindIncr is a delta snapshot: the watch events of a contiguous revision range.
-	KindIncr Kind = "Incr"
+	KindIncr = podwire.SnapshotIncr
 )
 
 // parseKind maps the name token to a Kind, rejecting anything else so that stray objects are not

@@ -4,32 +4,15 @@ import (
 	"fmt"
 	"path"
 	"time"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // Snapshot describes one backup object. Everything in it except Prefix is encoded in the object's
-// name, so listing a store is enough to plan a restore. The JSON field names are those the sidecar's
-// HTTP API (/snapshot/latest, /snapshot/full) reports, so clients of either implementation agree.
-type Snapshot struct {
-	// Kind is Full or Incr.
-	Kind Kind `json:"kind"`
-	// StartRevision is the first revision a delta covers; 0 for a full snapshot.
-	StartRevision int64 `json:"startRevision"`
-	// LastRevision is the newest revision contained: the database revision of a full snapshot, the
-	// revision of the last event of a delta.
-	LastRevision int64 `json:"lastRevision"`
-	// CreatedOn is when the snapshot was taken, with second precision as in the name.
-	CreatedOn time.Time `json:"createdOn"`
-	// SnapDir is the legacy v1 directory ("Backup-<unix>") holding the snapshot; empty in v2.
-	SnapDir string `json:"snapDir"`
-	// SnapName is the object's base name, e.g. "Full-00000000-00000042-1700000000.gz".
-	SnapName string `json:"snapName"`
-	// Prefix is the store prefix the snapshot was listed under (informational; stores use their own).
-	Prefix string `json:"prefix"`
-	// CompressionSuffix is ".gz", ".Z", ".zlib" or empty; it selects the codec of the contents.
-	CompressionSuffix string `json:"compressionSuffix"`
-	// IsFinal marks the last full snapshot of a cluster that was shut down on purpose.
-	IsFinal bool `json:"isFinal"`
-}
+// name, so listing a store is enough to plan a restore. Its structure, and so its JSON, is the record the
+// sidecar's HTTP API reports (podwire.Snapshot: /snapshot/latest, /snapshot/full, /snapshot/delta), so
+// clients of either implementation agree; this type adds the store's methods.
+type Snapshot podwire.Snapshot
 
 // NewFull describes a full snapshot to be written in the v2 layout. Its name is derived here so that
 // the revision a restore relies on is always the one in the name.

@@ -5,7 +5,7 @@
 //
 // Every etcdbrctl subcommand that touches a store (server, snapshot, restore, compact, copy) binds them
 // here, so that the arguments druid renders for the sidecar and its Jobs
-// (pkg/druid/component/statefulset.StoreLocationArgs and StoreCredentialsEnv) mean the same thing
+// (pkg/druid/storeaccess.StoreLocationArgs and StoreCredentialsEnv) mean the same thing
 // everywhere. `etcdbrctl copy` binds a second set with the flag prefix "source-" and the variable prefix
 // "SOURCE_" for the store it reads from.
 package storeflags

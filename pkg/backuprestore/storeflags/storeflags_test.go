@@ -10,7 +10,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/storeflags"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 )
 
 // A Swift store finds its secret through the variable druid sets for it (OPENSTACK_APPLICATION_CREDENTIALS,
@@ -25,7 +25,7 @@ func TestSwiftSecretFromDruidsVariable(t *testing.T) {
 	} {
 		store := &druidv1alpha1.StoreSpec{Provider: ptr.To(tc.provider), SecretRef: &corev1.SecretReference{Name: "etcd-backup"}}
 		env := map[string]string{}
-		for _, e := range statefulset.StoreCredentialsEnv(store, tc.path, tc.envPrefix) {
+		for _, e := range storeaccess.StoreCredentialsEnv(store, tc.path, tc.envPrefix) {
 			env[e.Name] = e.Value
 		}
 		if len(env) != 1 {

@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // ErrNoClientCertificate says that druid has no certificate to call the sidecar with: the sidecar serves
@@ -61,7 +61,7 @@ func (h *HTTP) FullSnapshot(ctx context.Context, etcd *druidv1alpha1.Etcd) (*dru
 	if etcd.Spec.Backup.EtcdSnapshotTimeout != nil {
 		timeout = etcd.Spec.Backup.EtcdSnapshotTimeout.Duration
 	}
-	body, err := h.Snapshot(ctx, etcd, Request{Kind: snapshot.KindFull, Timeout: timeout + fullSnapshotRequestMargin})
+	body, err := h.Snapshot(ctx, etcd, Request{Kind: podwire.SnapshotFull, Timeout: timeout + fullSnapshotRequestMargin})
 	if err != nil {
 		return nil, err
 	}
@@ -70,8 +70,8 @@ func (h *HTTP) FullSnapshot(ctx context.Context, etcd *druidv1alpha1.Etcd) (*dru
 
 // Request is one snapshot to ask the sidecar for.
 type Request struct {
-	// Kind is snapshot.KindFull (`GET /snapshot/full`) or snapshot.KindIncr (`GET /snapshot/delta`).
-	Kind snapshot.Kind
+	// Kind is podwire.SnapshotFull (`GET /snapshot/full`) or podwire.SnapshotIncr (`GET /snapshot/delta`).
+	Kind podwire.SnapshotKind
 	// Final asks for the final full snapshot of a cluster shut down on purpose (`?final=true`).
 	Final bool
 	// Timeout bounds the whole request; the sidecar answers only after the upload, and a cancelled
@@ -87,11 +87,11 @@ type Request struct {
 func (h *HTTP) Snapshot(ctx context.Context, etcd *druidv1alpha1.Etcd, req Request) ([]byte, error) {
 	path, what := "/snapshot/full", "a full snapshot"
 	switch {
-	case req.Kind == snapshot.KindIncr && req.Final:
+	case req.Kind == podwire.SnapshotIncr && req.Final:
 		return nil, errors.New("only a full snapshot can be final")
-	case req.Kind == snapshot.KindIncr:
+	case req.Kind == podwire.SnapshotIncr:
 		path, what = "/snapshot/delta", "a delta snapshot"
-	case req.Kind != snapshot.KindFull:
+	case req.Kind != podwire.SnapshotFull:
 		return nil, fmt.Errorf("unknown snapshot kind %q", req.Kind)
 	case req.Final:
 		path, what = "/snapshot/full?final=true", "a final full snapshot"
@@ -154,9 +154,9 @@ const maxAnswer = 16 << 10
 // the full snapshot lease, which the sidecar renews after every full snapshot.
 func Parse(body []byte) *druidv1alpha1.SnapshotStatus {
 	var taken struct {
-		Kind snapshot.Kind `json:"kind"`
+		Kind podwire.SnapshotKind `json:"kind"`
 	}
-	if err := json.Unmarshal(body, &taken); err != nil || taken.Kind != snapshot.KindFull {
+	if err := json.Unmarshal(body, &taken); err != nil || taken.Kind != podwire.SnapshotFull {
 		return nil
 	}
 	return ParseAny(body)
@@ -166,8 +166,8 @@ func Parse(body []byte) *druidv1alpha1.SnapshotStatus {
 // object name, the last revision and when it was taken. It is nil when the body is `null` (a delta with
 // nothing new) or no snapshot with a revision.
 func ParseAny(body []byte) *druidv1alpha1.SnapshotStatus {
-	var taken snapshot.Snapshot
-	if err := json.Unmarshal(body, &taken); err != nil || taken.LastRevision <= 0 || (taken.Kind != snapshot.KindFull && taken.Kind != snapshot.KindIncr) {
+	var taken podwire.Snapshot
+	if err := json.Unmarshal(body, &taken); err != nil || taken.LastRevision <= 0 || (taken.Kind != podwire.SnapshotFull && taken.Kind != podwire.SnapshotIncr) {
 		return nil
 	}
 	status := &druidv1alpha1.SnapshotStatus{EndRevision: taken.LastRevision, Timestamp: metav1.NewTime(taken.CreatedOn.Truncate(time.Second))}

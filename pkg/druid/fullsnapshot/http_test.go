@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 	"github.com/gardener-etcd/gardener-etcd/test/sidecarstandin"
 )
 
@@ -97,9 +97,9 @@ func TestSnapshotAsksTheSidecarsEndpoint(t *testing.T) {
 		req  Request
 		want string
 	}{
-		{Request{Kind: snapshot.KindFull, Timeout: time.Minute}, "/snapshot/full"},
-		{Request{Kind: snapshot.KindFull, Final: true, Timeout: time.Minute}, "/snapshot/full?final=true"},
-		{Request{Kind: snapshot.KindIncr, Timeout: time.Minute}, "/snapshot/delta"},
+		{Request{Kind: podwire.SnapshotFull, Timeout: time.Minute}, "/snapshot/full"},
+		{Request{Kind: podwire.SnapshotFull, Final: true, Timeout: time.Minute}, "/snapshot/full?final=true"},
+		{Request{Kind: podwire.SnapshotIncr, Timeout: time.Minute}, "/snapshot/delta"},
 	} {
 		body, err := h.Snapshot(t.Context(), etcd, tc.req)
 		if err != nil || string(body) != tc.want {
@@ -110,11 +110,11 @@ func TestSnapshotAsksTheSidecarsEndpoint(t *testing.T) {
 		t.Errorf("the sidecar saw %v, want three authenticated requests", got)
 	}
 
-	if _, err := h.Snapshot(t.Context(), etcd, Request{Kind: snapshot.KindIncr, Final: true, Timeout: time.Minute}); err == nil {
+	if _, err := h.Snapshot(t.Context(), etcd, Request{Kind: podwire.SnapshotIncr, Final: true, Timeout: time.Minute}); err == nil {
 		t.Error("a final delta: got no error")
 	}
 	fail.Store(true)
-	_, err := h.Snapshot(t.Context(), etcd, Request{Kind: snapshot.KindIncr, Timeout: time.Minute})
+	_, err := h.Snapshot(t.Context(), etcd, Request{Kind: podwire.SnapshotIncr, Timeout: time.Minute})
 	if err == nil || !strings.Contains(err.Error(), "500") || !strings.Contains(err.Error(), "store unreachable") || !strings.Contains(err.Error(), "delta snapshot") {
 		t.Errorf("a failing sidecar: got %v, want an error naming the delta snapshot, the status and the sidecar's message", err)
 	}
@@ -124,7 +124,7 @@ func TestSnapshotAsksTheSidecarsEndpoint(t *testing.T) {
 	}
 	endpoints = &sidecarstandin.Endpoints{} // nothing listens
 	h.Endpoint = endpoints.Of
-	if _, err := h.Snapshot(t.Context(), etcd, Request{Kind: snapshot.KindFull, Timeout: time.Minute}); err == nil || errors.As(err, &answer) {
+	if _, err := h.Snapshot(t.Context(), etcd, Request{Kind: podwire.SnapshotFull, Timeout: time.Minute}); err == nil || errors.As(err, &answer) {
 		t.Errorf("an unreachable sidecar: got %v, want an error that is no *AnswerError", err)
 	}
 }

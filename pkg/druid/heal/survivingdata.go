@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal/decide"
+		"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal/decide"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 )
 
 // Step 3 of the quorum-loss recovery, SavingSurvivingData: before step 4 deletes the member volumes, every
@@ -248,7 +248,7 @@ func (h *healRun) memberClaims(ctx context.Context, sts *appsv1.StatefulSet) ([]
 
 // survivingDataJobInput is the image and, for a Local store, its checked node directory.
 func (h *healRun) survivingDataJobInput(ctx context.Context, etcd *druidv1alpha1.Etcd) (survivingDataJobInput, error) {
-	hostPath, err := statefulset.LocalHostPath(ctx, h.deps.Reader, etcd.Spec.Backup.Store, etcd.Namespace, h.deps.Config.LocalBackup)
+	hostPath, err := storeaccess.LocalHostPath(ctx, h.deps.Reader, etcd.Spec.Backup.Store, etcd.Namespace, h.deps.Config.LocalBackup)
 	if err != nil {
 		return survivingDataJobInput{}, err
 	}

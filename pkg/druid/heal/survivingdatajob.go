@@ -1,8 +1,8 @@
 package heal
 
 import (
-	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,9 +13,10 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal/decide"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // The Jobs of step 3 of the quorum-loss recovery (SavingSurvivingData): `etcdbrctl data-revision` on every
@@ -69,17 +70,17 @@ type survivingDataJobInput struct {
 
 // DataRevisionArgs are the arguments of `etcdbrctl data-revision` in the Job of a member volume.
 func DataRevisionArgs(etcd *druidv1alpha1.Etcd) []string {
-	return append([]string{"data-revision"}, dataCopyArgs(etcd)...)
+	return append([]string{podwire.CommandDataRevision}, dataCopyArgs(etcd)...)
 }
 
 // PreserveDataArgs are the arguments of `etcdbrctl preserve-data` that uploads the volume at revision as
 // the newest full snapshot, with the sidecar's store location and compression, so the snapshot lands
 // where the restoring members look and reads as the sidecar's own.
 func PreserveDataArgs(etcd *druidv1alpha1.Etcd, revision int64) []string {
-	args := append([]string{"preserve-data"}, dataCopyArgs(etcd)...)
-	args = append(args, fmt.Sprintf("--expect-revision=%d", revision))
-	args = append(args, statefulset.StoreLocationArgs(etcd.Spec.Backup.Store, "")...)
-	args = append(args, statefulset.CompressionArgs(etcd.Spec.Backup)...)
+	args := append([]string{podwire.CommandPreserveData}, dataCopyArgs(etcd)...)
+	args = append(args, podwire.Arg(podwire.FlagExpectRevision, strconv.FormatInt(revision, 10)))
+	args = append(args, storeaccess.StoreLocationArgs(etcd.Spec.Backup.Store, "")...)
+	args = append(args, storeaccess.CompressionArgs(etcd.Spec.Backup)...)
 	if t := etcd.Spec.Backup.EtcdSnapshotTimeout; t != nil {
 		args = append(args, "--etcd-snapshot-timeout="+t.Duration.String())
 	}
@@ -103,10 +104,10 @@ func newPreserveJob(etcd *druidv1alpha1.Etcd, claim *corev1.PersistentVolumeClai
 // as this Etcd's backup.
 func dataCopyArgs(etcd *druidv1alpha1.Etcd) []string {
 	return []string{
-		"--data-dir=" + etcdpod.DataDir,
-		"--scratch-dir=" + survivingScratchMountPath,
-		"--termination-message-path=" + corev1.TerminationMessagePathDefault,
-		"--owner=" + etcd.Namespace + "/" + etcd.Name,
+		podwire.Arg(podwire.FlagDataDir, etcdpod.DataDir),
+		podwire.Arg(podwire.FlagScratchDir, survivingScratchMountPath),
+		podwire.Arg(podwire.FlagTerminationMessagePath, corev1.TerminationMessagePathDefault),
+		podwire.Arg(podwire.FlagOwner, etcd.Namespace+"/"+etcd.Name),
 	}
 }
 
@@ -142,7 +143,7 @@ func survivingDataJob(etcd *druidv1alpha1.Etcd, name string, claim *corev1.Persi
 	}
 	var env []corev1.EnvVar
 	if withStore {
-		for k, v := range statefulset.StoreNetworkPolicyLabels() {
+		for k, v := range storeaccess.StoreNetworkPolicyLabels() {
 			podLabels[k] = v
 		}
 		store := etcd.Spec.Backup.Store
@@ -150,10 +151,10 @@ func survivingDataJob(etcd *druidv1alpha1.Etcd, name string, claim *corev1.Persi
 			volumes = append(volumes, corev1.Volume{Name: volumeSurvivingSecret, VolumeSource: corev1.VolumeSource{
 				Secret: &corev1.SecretVolumeSource{SecretName: store.SecretRef.Name, DefaultMode: ptr.To(corev1.SecretVolumeSourceDefaultMode)}}})
 			mounts = append(mounts, corev1.VolumeMount{Name: volumeSurvivingSecret, MountPath: etcdpod.BackupSecretMountPath, ReadOnly: true})
-			env = append(env, statefulset.StoreCredentialsEnv(store, etcdpod.BackupSecretMountPath, "")...)
+			env = append(env, storeaccess.StoreCredentialsEnv(store, etcdpod.BackupSecretMountPath, "")...)
 		}
-		if statefulset.CanonicalProvider(store) == druidv1alpha1.StorageProviderLocal {
-			vol, mount := statefulset.LocalStoreVolume(volumeSurvivingLocal, in.localHostPath, store)
+		if storeaccess.CanonicalProvider(store) == druidv1alpha1.StorageProviderLocal {
+			vol, mount := storeaccess.LocalStoreVolume(volumeSurvivingLocal, in.localHostPath, store)
 			volumes, mounts = append(volumes, vol), append(mounts, mount)
 			env = append(env, corev1.EnvVar{Name: etcdpod.EnvHome, Value: etcdpod.LocalHome})
 		}
@@ -294,34 +295,21 @@ func parseDataRevision(claim string, r jobResult) decide.VolumeReading {
 		reading.State, reading.Problem = decide.ReadingFailed, r.message
 		return reading
 	}
-	var out struct {
-		Revision   *int64   `json:"revision"`
-		Valid      bool     `json:"valid"`
-		Empty      bool     `json:"empty"`
-		Reason     string   `json:"reason"`
-		MovedAside []string `json:"movedAside"`
-	}
-	if err := json.Unmarshal([]byte(r.message), &out); err != nil || out.Revision == nil || (out.Valid && *out.Revision <= 0) {
-		reading.State, reading.Problem = decide.ReadingFailed, fmt.Sprintf("unexpected result %q", r.message)
+	out, err := podwire.ParseDataRevision(r.message)
+	if err != nil {
+		reading.State, reading.Problem = decide.ReadingFailed, err.Error()
 		return reading
 	}
-	reading.State, reading.Revision, reading.Valid, reading.Empty, reading.Problem = decide.ReadingDone, *out.Revision, out.Valid, out.Empty, out.Reason
+	reading.State, reading.Revision, reading.Valid, reading.Empty, reading.Problem = decide.ReadingDone, out.Revision, out.Valid, out.Empty, out.Reason
 	reading.MovedAside = out.MovedAside
 	return reading
 }
 
-// preserved is the result of preserve-data.
-type preserved struct {
-	Revision int64  `json:"revision"`
-	Snapshot string `json:"snapshot"`
-	Uploaded bool   `json:"uploaded"`
-}
-
 // parsePreserved checks the result of preserve-data against the revision it had to upload.
-func parsePreserved(message string, revision int64) (preserved, error) {
-	var out preserved
-	if err := json.Unmarshal([]byte(message), &out); err != nil || out.Snapshot == "" {
-		return out, fmt.Errorf("unexpected result %q", message)
+func parsePreserved(message string, revision int64) (podwire.PreservedData, error) {
+	out, err := podwire.ParsePreservedData(message)
+	if err != nil {
+		return out, err
 	}
 	if out.Revision != revision {
 		return out, fmt.Errorf("result %q names revision %d, not %d", message, out.Revision, revision)

@@ -12,6 +12,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal/decide"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 func survivingDataEtcd(customize ...func(*druidv1alpha1.Etcd)) *druidv1alpha1.Etcd {
@@ -131,7 +132,7 @@ func TestSurvivingDataJobResults(t *testing.T) {
 
 	p, err := parsePreserved(`{"revision":150,"snapshot":"Full-00000000-00000150-1","uploaded":true}`, 150)
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(p).To(Equal(preserved{Revision: 150, Snapshot: "Full-00000000-00000150-1", Uploaded: true}))
+	g.Expect(p).To(Equal(podwire.PreservedData{Revision: 150, Snapshot: "Full-00000000-00000150-1", Uploaded: true}))
 	_, err = parsePreserved(`{"revision":140,"snapshot":"Full-00000000-00000140-1"}`, 150)
 	g.Expect(err).To(MatchError(ContainSubstring("not 150")))
 	_, err = parsePreserved(`{"revision":150}`, 150)

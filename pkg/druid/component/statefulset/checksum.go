@@ -10,6 +10,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 )
 
 // Rendered is the pod template of one defaulted Etcd object and its checksum, the value Sync records in
@@ -31,7 +32,7 @@ func Render(ctx context.Context, c client.Reader, images config.Images, localBac
 	if err != nil {
 		return nil, component.WrapError(err, component.OperationSync, kind, "rendering the etcd configuration for its checksum")
 	}
-	hostPath, err := LocalHostPath(ctx, c, etcd.Spec.Backup.Store, etcd.Namespace, localBackup)
+	hostPath, err := storeaccess.LocalHostPath(ctx, c, etcd.Spec.Backup.Store, etcd.Namespace, localBackup)
 	if err != nil {
 		return nil, component.WrapError(err, component.OperationSync, kind, "the Local provider's host path")
 	}

@@ -6,6 +6,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
@@ -120,7 +121,7 @@ func livenessProbe(path string, port int32, scheme corev1.URIScheme) *corev1.Pro
 // A deployed sidecar (caps) serves no /livez and gets no liveness probe, as under the deployed druid.
 func backupRestoreContainer(etcd *druidv1alpha1.Etcd, image string, caps imagecaps.BackupRestore) corev1.Container {
 	env := podEnv()
-	env = append(env, StoreCredentialsEnv(etcd.Spec.Backup.Store, etcdpod.BackupSecretMountPath, "")...)
+	env = append(env, storeaccess.StoreCredentialsEnv(etcd.Spec.Backup.Store, etcdpod.BackupSecretMountPath, "")...)
 	if storageProvider(etcd) == druidv1alpha1.StorageProviderLocal {
 		// The Local store root is $HOME/<container>; pin HOME so that it matches the mount for any uid.
 		env = append(env, corev1.EnvVar{Name: etcdpod.EnvHome, Value: etcdpod.LocalHome})

@@ -10,6 +10,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
@@ -145,7 +146,7 @@ func storeArgs(etcd *druidv1alpha1.Etcd) []string {
 		"--full-snapshot-lease-name=" + etcd.FullSnapshotLeaseName(),
 		"--delta-snapshot-lease-name=" + etcd.DeltaSnapshotLeaseName(),
 	}
-	args = append(args, StoreLocationArgs(store, "")...)
+	args = append(args, storeaccess.StoreLocationArgs(store, "")...)
 	if backup.FullSnapshotSchedule != nil && *backup.FullSnapshotSchedule != "" {
 		args = append(args, "--schedule="+*backup.FullSnapshotSchedule)
 	}
@@ -167,7 +168,7 @@ func storeArgs(etcd *druidv1alpha1.Etcd) []string {
 	if backup.DeltaSnapshotRetentionPeriod != nil && backup.DeltaSnapshotRetentionPeriod.Duration > 0 {
 		args = append(args, "--delta-snapshot-retention-period="+backup.DeltaSnapshotRetentionPeriod.Duration.String())
 	}
-	return append(args, CompressionArgs(backup)...)
+	return append(args, storeaccess.CompressionArgs(backup)...)
 }
 
 // EtcdWrapperArgs are the arguments of the etcd wrapper (container `etcd`): where to reach the sidecar

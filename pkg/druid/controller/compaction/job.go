@@ -15,6 +15,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
@@ -61,9 +62,9 @@ func CompactArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []strin
 		"--full-snapshot-lease-name=" + etcd.FullSnapshotLeaseName(),
 		"--delta-snapshot-lease-name=" + etcd.DeltaSnapshotLeaseName(),
 	}
-	args = append(args, statefulset.StoreLocationArgs(backup.Store, "")...)
+	args = append(args, storeaccess.StoreLocationArgs(backup.Store, "")...)
 	if caps.CompactCompression {
-		args = append(args, statefulset.CompressionArgs(backup)...)
+		args = append(args, storeaccess.CompressionArgs(backup)...)
 	}
 	if backup.EtcdSnapshotTimeout != nil {
 		args = append(args, "--etcd-snapshot-timeout="+backup.EtcdSnapshotTimeout.Duration.String())
@@ -93,7 +94,7 @@ func upstreamCompactArgs(etcd *druidv1alpha1.Etcd) []string {
 // changes: the upstream compact takes no compression flags, so its snapshot is not compressed as
 // spec.backup.snapshotCompression asks. Empty for our image.
 func CompatibilityNotices(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []string {
-	if !caps.CompactCompression && len(statefulset.CompressionArgs(etcd.Spec.Backup)) > 0 {
+	if !caps.CompactCompression && len(storeaccess.CompressionArgs(etcd.Spec.Backup)) > 0 {
 		return []string{"the upstream backup-restore image's compact takes no --compress-snapshots/--compression-policy: the compacted full snapshot is written without spec.backup.snapshotCompression"}
 	}
 	return nil
@@ -120,7 +121,7 @@ func newJob(etcd *druidv1alpha1.Etcd, in jobInput) *batchv1.Job {
 		druidv1alpha1.LabelComponentKey: ComponentCompactionJob,
 		druidv1alpha1.LabelAppNameKey:   job.Name,
 	}
-	maps.Copy(podLabels, statefulset.StoreNetworkPolicyLabels())
+	maps.Copy(podLabels, storeaccess.StoreNetworkPolicyLabels())
 
 	store := etcd.Spec.Backup.Store
 	volumes := []corev1.Volume{{Name: volumeData, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
@@ -131,10 +132,10 @@ func newJob(etcd *druidv1alpha1.Etcd, in jobInput) *batchv1.Job {
 		volumes = append(volumes, corev1.Volume{Name: volumeBackupSecret, VolumeSource: corev1.VolumeSource{
 			Secret: &corev1.SecretVolumeSource{SecretName: store.SecretRef.Name, DefaultMode: ptr.To(corev1.SecretVolumeSourceDefaultMode)}}})
 		mounts = append(mounts, corev1.VolumeMount{Name: volumeBackupSecret, MountPath: etcdpod.BackupSecretMountPath, ReadOnly: true})
-		env = append(env, statefulset.StoreCredentialsEnv(store, etcdpod.BackupSecretMountPath, "")...)
+		env = append(env, storeaccess.StoreCredentialsEnv(store, etcdpod.BackupSecretMountPath, "")...)
 	}
-	if statefulset.CanonicalProvider(store) == druidv1alpha1.StorageProviderLocal {
-		vol, mount := statefulset.LocalStoreVolume(volumeLocalStore, in.localHostPath, store)
+	if storeaccess.CanonicalProvider(store) == druidv1alpha1.StorageProviderLocal {
+		vol, mount := storeaccess.LocalStoreVolume(volumeLocalStore, in.localHostPath, store)
 		volumes, mounts = append(volumes, vol), append(mounts, mount)
 		env = append(env, corev1.EnvVar{Name: etcdpod.EnvHome, Value: etcdpod.LocalHome})
 	}

@@ -27,10 +27,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 )
 
 // ConditionTypeLastSnapshotCompactionSucceeded tells whether the last compaction Job of the Etcd succeeded;
@@ -246,7 +246,7 @@ func (r *Reconciler) deltaEvents(ctx context.Context, etcd *druidv1alpha1.Etcd) 
 func (r *Reconciler) createJob(ctx context.Context, etcd *druidv1alpha1.Etcd, events, threshold int64) error {
 	defaulted := etcd.DeepCopy()
 	druidv1alpha1.SetDefaults(defaulted)
-	hostPath, err := statefulset.LocalHostPath(ctx, r.Client, defaulted.Spec.Backup.Store, etcd.Namespace, r.Config.LocalBackup)
+	hostPath, err := storeaccess.LocalHostPath(ctx, r.Client, defaulted.Spec.Backup.Store, etcd.Namespace, r.Config.LocalBackup)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
@@ -55,8 +55,8 @@ func WorkerJobName(task *druidv1alpha1.EtcdCopyBackupsTask) string { return task
 func CopyArgs(task *druidv1alpha1.EtcdCopyBackupsTask) []string {
 	spec := task.Spec
 	args := []string{"copy"}
-	args = append(args, statefulset.StoreLocationArgs(&spec.TargetStore, "")...)
-	args = append(args, statefulset.StoreLocationArgs(&spec.SourceStore, SourceFlagPrefix)...)
+	args = append(args, storeaccess.StoreLocationArgs(&spec.TargetStore, "")...)
+	args = append(args, storeaccess.StoreLocationArgs(&spec.SourceStore, SourceFlagPrefix)...)
 	if spec.MaxBackupAge != nil {
 		args = append(args, fmt.Sprintf("--max-backup-age=%d", *spec.MaxBackupAge))
 	}
@@ -96,10 +96,10 @@ func newJob(task *druidv1alpha1.EtcdCopyBackupsTask, image string, hostPaths loc
 			volumes = append(volumes, corev1.Volume{Name: secretVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 				SecretName: store.SecretRef.Name, DefaultMode: ptr.To(corev1.SecretVolumeSourceDefaultMode)}}})
 			mounts = append(mounts, corev1.VolumeMount{Name: secretVolume, MountPath: mountPath, ReadOnly: true})
-			env = append(env, statefulset.StoreCredentialsEnv(store, mountPath, envPrefix)...)
+			env = append(env, storeaccess.StoreCredentialsEnv(store, mountPath, envPrefix)...)
 		}
-		if statefulset.CanonicalProvider(store) == druidv1alpha1.StorageProviderLocal {
-			vol, mount := statefulset.LocalStoreVolume(localVolume, hostPath, store)
+		if storeaccess.CanonicalProvider(store) == druidv1alpha1.StorageProviderLocal {
+			vol, mount := storeaccess.LocalStoreVolume(localVolume, hostPath, store)
 			volumes, mounts = append(volumes, vol), append(mounts, mount)
 		}
 	}

@@ -22,9 +22,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 )
 
 // Reasons of the task's conditions and events.
@@ -97,10 +97,10 @@ func finished(task *druidv1alpha1.EtcdCopyBackupsTask) bool {
 func (r *Reconciler) createJob(ctx context.Context, task *druidv1alpha1.EtcdCopyBackupsTask) error {
 	var paths localHostPaths
 	var err error
-	if paths.target, err = statefulset.LocalHostPath(ctx, r.Client, &task.Spec.TargetStore, task.Namespace, r.Config.LocalBackup); err != nil {
+	if paths.target, err = storeaccess.LocalHostPath(ctx, r.Client, &task.Spec.TargetStore, task.Namespace, r.Config.LocalBackup); err != nil {
 		return err
 	}
-	if paths.source, err = statefulset.LocalHostPath(ctx, r.Client, &task.Spec.SourceStore, task.Namespace, r.Config.LocalBackup); err != nil {
+	if paths.source, err = storeaccess.LocalHostPath(ctx, r.Client, &task.Spec.SourceStore, task.Namespace, r.Config.LocalBackup); err != nil {
 		return err
 	}
 	job := newJob(task, r.Config.BackupRestoreImage, paths)

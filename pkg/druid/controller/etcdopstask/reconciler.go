@@ -35,8 +35,8 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1/validation"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // Error codes in status.lastErrors. The first six are upstream druid's; the rest are ours.
@@ -271,9 +271,9 @@ func (r *Reconciler) execute(ctx context.Context, task *druidv1alpha1.EtcdOpsTas
 	if remaining <= 0 {
 		return fail(ErrExecuteHTTPRequest, etcd, fmt.Sprintf("%s was not taken within %s (timeout): %s", describe(config), config.Timeout(), lastErrorOf(task)))
 	}
-	kind := snapshot.KindFull
+	kind := podwire.SnapshotFull
 	if config.Type == druidv1alpha1.OnDemandSnapshotTypeDelta {
-		kind = snapshot.KindIncr
+		kind = podwire.SnapshotIncr
 	}
 	body, err := r.Snapshots.Snapshot(ctx, etcd, fullsnapshot.Request{Kind: kind, Final: ptr.Deref(config.IsFinal, false), Timeout: remaining})
 	var answer *fullsnapshot.AnswerError

@@ -1,4 +1,4 @@
-package wrapper
+package pod
 
 import (
 	"context"
@@ -25,8 +25,9 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
+	"github.com/gardener-etcd/gardener-etcd/pkg/wrapper"
 	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
-	"github.com/gardener-etcd/gardener-etcd/test/freeport"
 	"github.com/gardener-etcd/gardener-etcd/test/testpki"
 )
 
@@ -37,7 +38,7 @@ type pod struct {
 	dataDir   string
 	markerDir string
 	clientURL url.URL
-	wrapper   Options
+	wrapper   wrapper.Options
 	modes     *modeRecorder
 }
 
@@ -45,17 +46,17 @@ type pod struct {
 type modeRecorder struct {
 	httpapi.Initializer
 	mu    sync.Mutex
-	modes []httpapi.Mode
+	modes []podwire.InitMode
 }
 
-func (m *modeRecorder) Initialize(ctx context.Context, mode httpapi.Mode) error {
+func (m *modeRecorder) Initialize(ctx context.Context, mode podwire.InitMode) error {
 	m.mu.Lock()
 	m.modes = append(m.modes, mode)
 	m.mu.Unlock()
 	return m.Initializer.Initialize(ctx, mode)
 }
 
-func (m *modeRecorder) last() httpapi.Mode {
+func (m *modeRecorder) last() podwire.InitMode {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.modes) == 0 {
@@ -71,8 +72,6 @@ type tlsSetup struct {
 	client  testpki.Pair
 	sidecar testpki.Pair
 }
-
-func freePort(t *testing.T) int { return freeport.Port(t) }
 
 func newPod(t *testing.T, tls *tlsSetup) *pod {
 	t.Helper()
@@ -132,7 +131,7 @@ func newPod(t *testing.T, tls *tlsSetup) *pod {
 	t.Cleanup(func() { cancel(); <-served })
 	t.Logf("sidecar API at %s://%s", scheme, l.Addr())
 
-	p.wrapper = DefaultOptions()
+	p.wrapper = wrapper.DefaultOptions()
 	p.wrapper.BackupRestoreHostPort = l.Addr().String()
 	p.wrapper.EtcdServerName = "etcd-main-local"
 	p.wrapper.WrapperPort = freePort(t)
@@ -151,7 +150,7 @@ func newPod(t *testing.T, tls *tlsSetup) *pod {
 // start runs the wrapper like the container runtime would; the returned channel yields Run's result.
 func (p *pod) start(ctx context.Context) <-chan error {
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, p.wrapper, testr.New(p.t)) }()
+	go func() { done <- wrapper.Run(ctx, p.wrapper, testr.New(p.t)) }()
 	return done
 }
 
@@ -175,7 +174,7 @@ func TestWrapperRunsEtcdFromTheSidecarAndRestartsInSanityMode(t *testing.T) {
 
 	done := p.start(ctx)
 	g.Eventually(p.readyz, time.Minute, 100*time.Millisecond).Should(Equal(http.StatusOK))
-	g.Expect(p.modes.last()).To(Equal(httpapi.ModeFull), "first start: no clean-exit marker")
+	g.Expect(p.modes.last()).To(Equal(podwire.InitFull), "first start: no clean-exit marker")
 	cli := etcdserver.NewClient(t, p.clientURL.String())
 	_, err := cli.Put(ctx, "survives", "restart")
 	g.Expect(err).NotTo(HaveOccurred())
@@ -183,13 +182,13 @@ func TestWrapperRunsEtcdFromTheSidecarAndRestartsInSanityMode(t *testing.T) {
 	// The sidecar's way of restarting etcd.
 	g.Expect(member.WrapperRestarter{URL: p.wrapperURL()}.RestartEtcd(ctx)).To(Succeed())
 	g.Eventually(done, time.Minute).Should(Receive(BeNil()), "a requested stop ends the wrapper with exit code 0")
-	g.Expect(filepath.Join(p.markerDir, cleanExitMarker)).To(BeAnExistingFile())
+	g.Expect(filepath.Join(p.markerDir, wrapper.CleanExitMarker)).To(BeAnExistingFile())
 	g.Expect(p.readyz()).To(BeZero(), "the wrapper port is released")
 
 	done = p.start(ctx)
 	g.Eventually(p.readyz, time.Minute, 100*time.Millisecond).Should(Equal(http.StatusOK))
-	g.Expect(p.modes.last()).To(Equal(httpapi.ModeSanity), "after a graceful stop")
-	g.Expect(filepath.Join(p.markerDir, cleanExitMarker)).NotTo(BeAnExistingFile(), "the marker is consumed at start")
+	g.Expect(p.modes.last()).To(Equal(podwire.InitSanity), "after a graceful stop")
+	g.Expect(filepath.Join(p.markerDir, wrapper.CleanExitMarker)).NotTo(BeAnExistingFile(), "the marker is consumed at start")
 	g.Eventually(func() string {
 		resp, err := cli.Get(ctx, "survives")
 		if err != nil || len(resp.Kvs) == 0 {
@@ -200,7 +199,7 @@ func TestWrapperRunsEtcdFromTheSidecarAndRestartsInSanityMode(t *testing.T) {
 
 	cancel() // SIGTERM
 	g.Eventually(done, time.Minute).Should(Receive(BeNil()))
-	g.Expect(filepath.Join(p.markerDir, cleanExitMarker)).To(BeAnExistingFile())
+	g.Expect(filepath.Join(p.markerDir, wrapper.CleanExitMarker)).To(BeAnExistingFile())
 }
 
 func TestWrapperWithTLSToSidecarAndEtcd(t *testing.T) {
@@ -226,7 +225,7 @@ func TestFailedInitializationEndsTheWrapperWithTheReason(t *testing.T) {
 	g.Expect(os.MkdirAll(filepath.Join(p.dataDir, "lost+found"), 0o700)).To(Succeed())
 	err := <-p.start(t.Context())
 	g.Expect(err).To(MatchError(And(ContainSubstring("failed to initialize"), ContainSubstring("neither empty nor an etcd data dir"))))
-	g.Expect(filepath.Join(p.markerDir, cleanExitMarker)).NotTo(BeAnExistingFile())
+	g.Expect(filepath.Join(p.markerDir, wrapper.CleanExitMarker)).NotTo(BeAnExistingFile())
 }
 
 func TestReadyzAndStopBeforeEtcdRuns(t *testing.T) {
@@ -239,24 +238,12 @@ func TestReadyzAndStopBeforeEtcdRuns(t *testing.T) {
 	code, phase, err := fetch(http.DefaultClient, http.MethodGet, p.wrapperURL()+"/phase")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(code).To(Equal(http.StatusOK))
-	g.Expect(phase).To(Equal(string(PhaseWaitingForInitialization)), "the only phase in which the sidecar may initialize")
+	g.Expect(phase).To(Equal(string(podwire.PhaseWaitingForInitialization)), "the only phase in which the sidecar may initialize")
 	resp, err := http.Post(p.wrapperURL()+"/stop", "", nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	resp.Body.Close()
 	g.Expect(resp.StatusCode).To(Equal(http.StatusConflict))
 	cancel()
 	g.Eventually(done, 10*time.Second).Should(Receive(BeNil()), "terminated while waiting: nothing to report")
-	g.Expect(filepath.Join(p.markerDir, cleanExitMarker)).NotTo(BeAnExistingFile(), "etcd never ran, so it did not stop gracefully")
-}
-
-func TestOptionsValidation(t *testing.T) {
-	g := NewWithT(t)
-	o := DefaultOptions()
-	g.Expect(o.Validate()).To(MatchError(ContainSubstring("--backup-restore-host-port")))
-	o.BackupRestoreHostPort = "etcd-main-local:8080"
-	o.BackupRestoreTLSEnabled = true
-	o.EtcdClientCertPath = "c"
-	err := o.Validate()
-	g.Expect(err).To(MatchError(ContainSubstring("--backup-restore-ca-cert-bundle-path")))
-	g.Expect(err).To(MatchError(ContainSubstring("--etcd-client-key-path")))
+	g.Expect(filepath.Join(p.markerDir, wrapper.CleanExitMarker)).NotTo(BeAnExistingFile(), "etcd never ran, so it did not stop gracefully")
 }

@@ -1,4 +1,4 @@
-package wrapper
+package pod
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/initializer"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
+	"github.com/gardener-etcd/gardener-etcd/pkg/wrapper"
 	"github.com/gardener-etcd/gardener-etcd/test/freeport"
 	"github.com/gardener-etcd/gardener-etcd/test/oldetcd"
 )
@@ -191,7 +192,7 @@ func TestOldDataWithoutStepBinariesIsRefused(t *testing.T) {
 	g.Expect(ok).To(BeTrue())
 	p := newStepPod(t, []oldetcd.Member{m}, 0)
 	p.opts.Step35Binary, p.opts.Step36Binary = "", ""
-	err := Run(t.Context(), p.opts, testr.New(t))
+	err := wrapper.Run(t.Context(), p.opts, testr.New(t))
 	g.Expect(err).To(MatchError(etcddata.ErrDataVersion))
 	g.Expect(err).To(MatchError(ContainSubstring("--step-etcd-3.6-binary")))
 	after, _ := etcddata.InspectDataVersion(m.DataDir)
@@ -223,7 +224,7 @@ func startOldCluster(t *testing.T, version string, members []oldetcd.Member, ext
 // configuration, and this wrapper with the older etcd binaries.
 type stepPod struct {
 	t    *testing.T
-	opts Options
+	opts wrapper.Options
 	stop func() // ends the wrapper (SIGTERM) and waits for it
 	mu   sync.Mutex
 	runs int
@@ -266,7 +267,7 @@ func newStepPod(t *testing.T, members []oldetcd.Member, i int) *stepPod {
 	go func() { defer close(served); _ = api.Serve(ctx, l, "", "") }()
 	t.Cleanup(func() { cancel(); <-served })
 
-	o := DefaultOptions()
+	o := wrapper.DefaultOptions()
 	o.BackupRestoreHostPort = l.Addr().String()
 	o.WrapperPort = freeport.Port(t)
 	o.ListenHost = "127.0.0.1"
@@ -291,7 +292,7 @@ func startStepPod(t *testing.T, members []oldetcd.Member, i int) *stepPod {
 	go func() {
 		defer close(done)
 		for ctx.Err() == nil {
-			err := Run(ctx, p.opts, testr.New(t))
+			err := wrapper.Run(ctx, p.opts, testr.New(t))
 			if ctx.Err() != nil {
 				return
 			}

@@ -1,12 +1,13 @@
-package httpapi
+// Package podaccess says who may call the HTTP endpoints of the etcd pod's containers: the sidecar's API
+// and the etcd wrapper's port. Reads are open; what changes state is served to callers inside the pod
+// (loopback) only, or also to clients of the backup-restore CA. Both containers apply the same rules, so
+// they live here, below both.
+package podaccess
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 )
 
 // Access says who may call an endpoint. Reads without side effects are open; everything that changes
@@ -70,27 +71,4 @@ func refusal(a Access, r *http.Request) (int, string) {
 	default:
 		return http.StatusUnauthorized, fmt.Sprintf("%s needs a client certificate of the backup-restore CA", what)
 	}
-}
-
-// ServerTLS is the server side of the API's TLS: the certificate it presents and the CA whose client
-// certificates it verifies when a client offers one (tls.VerifyClientCertIfGiven; endpoints that need one
-// check it per request, see Access). An empty clientCAFile verifies no client certificate.
-func ServerTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		return nil, fmt.Errorf("server certificate %s: %w", certFile, err)
-	}
-	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	if clientCAFile != "" {
-		pem, err := os.ReadFile(clientCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("client CA: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("client CA: no certificate in %s", clientCAFile)
-		}
-		cfg.ClientCAs, cfg.ClientAuth = pool, tls.VerifyClientCertIfGiven
-	}
-	return cfg, nil
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/go-logr/logr/funcr"
 	"github.com/spf13/pflag"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/ignoredflags"
+	"github.com/gardener-etcd/gardener-etcd/pkg/ignoredflags"
 )
 
 // Ignored flags parse with their upstream types (a bool also without a value, a malformed duration

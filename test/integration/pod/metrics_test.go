@@ -1,4 +1,4 @@
-package sidecar
+package pod
 
 import (
 	"net/http"

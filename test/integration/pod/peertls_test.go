@@ -1,4 +1,4 @@
-package sidecar
+package pod
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/heartbeat"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/member"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/sidecar"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	"github.com/gardener-etcd/gardener-etcd/pkg/wrapper"
@@ -39,7 +40,7 @@ type localPod struct {
 	clientURL    url.URL
 	peerHostPort string
 	dataDir      string
-	sidecar      Options
+	sidecar      sidecar.Options
 	wrapper      wrapper.Options
 	wrapperExits atomic.Int32
 }
@@ -73,7 +74,7 @@ func (p *localPod) run() (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		if err := Run(ctx, p.sidecar, testr.New(p.t).WithName("sidecar")); err != nil {
+		if err := sidecar.Run(ctx, p.sidecar, testr.New(p.t).WithName("sidecar")); err != nil {
 			p.t.Errorf("sidecar: %v", err)
 		}
 	})
@@ -110,7 +111,7 @@ func newLocalPod(t *testing.T) *localPod {
 	t.Setenv(etcdpod.EnvPodNamespace, "ns")
 
 	wrapperPort := freePort(t)
-	p.sidecar = DefaultOptions()
+	p.sidecar = sidecar.DefaultOptions()
 	p.sidecar.Endpoints = []string{p.clientURL.String()}
 	p.sidecar.DataDir = p.dataDir
 	p.sidecar.ServerPort = freePort(t)

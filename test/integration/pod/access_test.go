@@ -1,4 +1,4 @@
-package wrapper
+package pod
 
 import (
 	"io"
@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/member"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 	"github.com/gardener-etcd/gardener-etcd/test/podnettest"
 )
 
@@ -46,7 +47,7 @@ func TestStopIsRefusedToCallersOutsideThePod(t *testing.T) {
 	code, body, err = fetch(outsider, http.MethodGet, outside+"/phase")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(code).To(Equal(http.StatusOK))
-	g.Expect(body).To(Equal(string(PhaseRunning)))
+	g.Expect(body).To(Equal(string(podwire.PhaseRunning)))
 	code, _, err = fetch(outsider, http.MethodGet, outside+"/readyz")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(code).To(Equal(http.StatusOK))

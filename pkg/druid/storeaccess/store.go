@@ -1,4 +1,9 @@
-package statefulset
+// Package storeaccess is how a pod reaches the backup store: the flags that locate it, the environment
+// and secret mount through which etcdbrctl finds its credentials, the Local provider's host directory and
+// its mount, the compression flags and the network-policy labels. Every pod that runs etcdbrctl against a
+// store uses it: the etcd pods the StatefulSet operator renders and the compaction, copy-backups and
+// surviving-data Jobs, so that they address a store alike.
+package storeaccess
 
 import (
 	"context"
@@ -15,9 +20,15 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
-// The helpers below work on one StoreSpec, so that every pod that runs etcdbrctl against a store (the
-// sidecar, the compaction Job, the copy-backups Job with a source and a target store) addresses it with the
-// same flags, credentials and Local directory.
+// Local provider facts, as the deployed sidecar and druid spell them.
+const (
+	// LocalHostPathKey is the backup secret key naming the node directory that holds the buckets.
+	LocalHostPathKey = backupsecret.KeyHostPath
+	// DefaultLocalHostPath is used when the backup secret has no hostPath.
+	DefaultLocalHostPath = config.DefaultLocalBackupHostPath
+	// DefaultLocalContainer is the sidecar's container when spec.backup.store.container is unset.
+	DefaultLocalContainer = "default.bkp"
+)
 
 // CanonicalProvider returns the provider name the sidecar's --storage-provider flag expects for the store
 // (Gardener's aliases mapped), or "" without a store or provider.
