@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-		"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal/decide"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal/decide"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 )
 
