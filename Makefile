@@ -104,7 +104,7 @@ STORE_TESTS := TestSwift|TestAllProviders
 .PHONY: test-stores
 test-stores: tools ## (root, Debian) Install the object-store servers (OpenStack Swift) and run the store tests against them.
 	hack/stores/install-swift.sh
-	go test $(GO_TEST_FLAGS) -run '$(STORE_TESTS)' ./pkg/backuprestore/snapstore/ ./pkg/backuprestore/storeflags/ ./test/backuptest/ ./test/swiftserver/
+	go test $(GO_TEST_FLAGS) -run '$(STORE_TESTS)' ./pkg/backuprestore/snapstore/ ./pkg/backuprestore/storeflags/ ./test/support/backuptest/ ./test/support/swiftserver/
 
 # Benchmarks print their own figures and ratios against a baseline measured in the same run; they generate
 # their data when they run and are never part of `make test`.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs Debian's OpenStack Swift servers (proxy, account, container, object) and memcached (TempAuth
-# keeps its tokens there) for the Swift tests (test/swiftserver). Idempotent: does nothing when the binaries are already there. The tests start their
+# keeps its tokens there) for the Swift tests (test/support/swiftserver). Idempotent: does nothing when the binaries are already there. The tests start their
 # own all-in-one server on loopback from a temporary directory; the services the packages register are
 # never started (policy-rc.d denies it during the installation) and not needed.
 #

@@ -9,8 +9,8 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
-	"github.com/gardener-etcd/gardener-etcd/test/oldetcd"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/oldetcd"
 )
 
 func TestDataVersionUnopenable(t *testing.T) {

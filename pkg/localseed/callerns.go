@@ -9,7 +9,7 @@ import (
 
 // AddCallerNamespace adds a network namespace `<prefix>-<id>` on the seed's bridge, like a node's but
 // running nothing: a test's stand-in for another pod, whose connections reach the pods from an address of
-// the pod network instead of the host's loopback (test/podnettest.FromNamespace dials from it). Each node's
+// the pod network instead of the host's loopback (test/support/podnettest.FromNamespace dials from it). Each node's
 // pod range is routed through that node, as the nodes route each other's: the host does not forward
 // between the bridge's members. Stop removes the namespace with the seed's others; RemoveCallerNamespace
 // removes it earlier.

@@ -20,7 +20,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/imagebuild"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/kubeletnode"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/seednet"
-	"github.com/gardener-etcd/gardener-etcd/test/localseedtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/localseedtest"
 )
 
 // The crash test re-executes its own binary as the seed that crashes; the variable tells the child where

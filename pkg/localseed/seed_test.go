@@ -21,7 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/imagebuild"
-	"github.com/gardener-etcd/gardener-etcd/test/localseedtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/localseedtest"
 )
 
 // hardened is the security context every pod of the project runs with; the nodes enforce it.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed"
-	"github.com/gardener-etcd/gardener-etcd/test/localseedtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/localseedtest"
 )
 
 // TestDemo runs the whole demo on a local seed with the project's images built from this checkout: druid

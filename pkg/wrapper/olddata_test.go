@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gardener-etcd/gardener-etcd/test/oldetcd"
+	"github.com/gardener-etcd/gardener-etcd/test/support/oldetcd"
 )
 
 // envOpenDataDir set to "1" makes a re-executed test binary read an etcd configuration (YAML) from its

@@ -19,7 +19,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
-	"github.com/gardener-etcd/gardener-etcd/test/podnettest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/podnettest"
 )
 
 // attack is one unauthenticated call of the security review's findings on a state-changing endpoint.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed"
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
-	"github.com/gardener-etcd/gardener-etcd/test/localseedtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/localseedtest"
 )
 
 // startSuite starts the suite on a local seed running the project's images built from this checkout, and

@@ -14,7 +14,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed"
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
-	"github.com/gardener-etcd/gardener-etcd/test/childproc"
+	"github.com/gardener-etcd/gardener-etcd/test/support/childproc"
 )
 
 // Names of the suite's objects.

@@ -20,7 +20,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/druid"
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
-	"github.com/gardener-etcd/gardener-etcd/test/childproc"
+	"github.com/gardener-etcd/gardener-etcd/test/support/childproc"
 	"github.com/gardener-etcd/gardener-etcd/test/prometheusrules"
 )
 

@@ -27,7 +27,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed"
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
-	"github.com/gardener-etcd/gardener-etcd/test/localseedtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/localseedtest"
 )
 
 // Time limits of the suite's waits.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/test/childproc"
+	"github.com/gardener-etcd/gardener-etcd/test/support/childproc"
 )
 
 // rulesFile is the one copy of the rules; the chart's PrometheusRule embeds it.

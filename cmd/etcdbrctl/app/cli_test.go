@@ -11,8 +11,8 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/cmd/etcdbrctl/app"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
-	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/backuptest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
 // run executes etcdbrctl with args in-process and returns stdout; stderr (the logs) is shown on failure.

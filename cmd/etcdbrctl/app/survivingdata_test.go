@@ -20,8 +20,8 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/cmd/etcdbrctl/app"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/initializer"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
-	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/backuptest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
 // runSurviving executes a surviving-data subcommand of etcdbrctl in-process, with its termination

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed"
-	"github.com/gardener-etcd/gardener-etcd/test/localseedtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/localseedtest"
 )
 
 // TestLocalUpDetachAndDown runs the real binary: `local up --detach` returns with a ready seed running

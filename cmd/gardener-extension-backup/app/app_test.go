@@ -28,8 +28,8 @@ import (
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/ensureetcd"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhookcert"
-	"github.com/gardener-etcd/gardener-etcd/test/envtest"
-	"github.com/gardener-etcd/gardener-etcd/test/freeport"
+	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/freeport"
 )
 
 var env *envtest.Env

@@ -17,7 +17,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
 // snapshotOf streams a Maintenance.Snapshot through a Scanner in irregular write sizes and returns the

@@ -11,8 +11,8 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/compactor"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/restorer"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
-	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/backuptest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
 // leaseSpy records the revision the compactor renews the leases with.

@@ -12,7 +12,7 @@ import (
 	"github.com/go-logr/logr/testr"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
 // fragment writes and deletes about 3 MiB and compacts, leaving free pages for defragmentation.

@@ -7,8 +7,8 @@ import (
 	"github.com/go-logr/logr/testr"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
-	"github.com/gardener-etcd/gardener-etcd/test/metricstest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/metricstest"
 )
 
 // etcdbr_defragmentation_duration_seconds{succeeded,endpoint} counts each member's defragmentation under

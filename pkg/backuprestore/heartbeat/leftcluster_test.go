@@ -9,7 +9,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/scaledown"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
 // The backup leader's mark on a renewed lease: read with the holder's member ID, kept by the member's own

@@ -13,9 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/gardener-etcd/gardener-etcd/test/envtest"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
-	"github.com/gardener-etcd/gardener-etcd/test/testpki"
+	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/testpki"
 )
 
 var env *envtest.Env

@@ -13,8 +13,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
-	"github.com/gardener-etcd/gardener-etcd/test/podnettest"
-	"github.com/gardener-etcd/gardener-etcd/test/testpki"
+	"github.com/gardener-etcd/gardener-etcd/test/support/podnettest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/testpki"
 )
 
 // servedOn runs the API on addr (TLS when pair is set, verifying client certificates of clientCA) until

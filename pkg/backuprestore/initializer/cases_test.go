@@ -13,8 +13,8 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
-	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/backuptest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
 // requireSameData compares node i's keyspace at rev with node 0's, read from each member alone.
@@ -310,5 +310,5 @@ func TestTotalLossRestoresFromBackups(t *testing.T) {
 	}
 }
 
-// etcdserverMember is a guard that the harness' nodes are test/etcdserver members.
+// etcdserverMember is a guard that the harness' nodes are test/support/etcdserver members.
 var _ = etcdserver.MemberConfig{}

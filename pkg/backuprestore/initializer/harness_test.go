@@ -16,12 +16,12 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
 const (
 	testOwner = "shoot--dev--a/etcd-main"
-	testToken = "etcdserver-test" // the token test/etcdserver starts members with
+	testToken = "etcdserver-test" // the token test/support/etcdserver starts members with
 )
 
 // node is one pod of the test cluster: a fixed identity and data directory that survive restarts of

@@ -14,10 +14,10 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
-	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
-	"github.com/gardener-etcd/gardener-etcd/test/metricstest"
-	"github.com/gardener-etcd/gardener-etcd/test/oldetcd"
+	"github.com/gardener-etcd/gardener-etcd/test/support/backuptest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/metricstest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/oldetcd"
 )
 
 // expectObservations fails unless the histogram name exports wantSeries series (all of them from the start,

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
-	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/backuptest"
 )
 
 // A single-member cluster has no peer to ask: data behind the latest backup is replaced by a restore,

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
-	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/backuptest"
 )
 
 // startSnapshotter runs a snapshotter whose deltas are cut on demand only.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-logr/logr/testr"
 
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
 // recorder counts the active leadership terms of each sidecar.

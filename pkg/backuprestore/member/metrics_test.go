@@ -10,8 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/member"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
-	"github.com/gardener-etcd/gardener-etcd/test/metricstest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/metricstest"
 )
 
 // etcdbr_member_promote_duration_seconds{succeeded} times each promotion by outcome (both series exist

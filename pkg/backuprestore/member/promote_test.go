@@ -14,7 +14,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/member"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
 func TestLearnerIsPromotedOnceCaughtUp(t *testing.T) {

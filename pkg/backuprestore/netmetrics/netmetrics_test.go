@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/gardener-etcd/gardener-etcd/test/metricstest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/metricstest"
 )
 
 const devSample = `Inter-|   Receive                                                |  Transmit

@@ -20,8 +20,8 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
-	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/backuptest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
 // Benchmark workload: a full snapshot of benchKeys keys, then revisions over the same keys (one put

@@ -20,9 +20,9 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/restorer"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
-	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
-	"github.com/gardener-etcd/gardener-etcd/test/benchproc"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/backuptest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/benchproc"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
 // Each side of the benchmark runs in its own process (this test binary, re-executed) so that its

@@ -13,8 +13,8 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/restorer"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
-	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/backuptest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
 // restoreOptions restores into dataDir as a single member.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/restorer"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
-	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/backuptest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
 // upstreamKey is an object key of the upstream sidecar's layout with gzip compression, below the tests'

@@ -15,8 +15,8 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/restorer"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
-	"github.com/gardener-etcd/gardener-etcd/test/backuptest"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/backuptest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
 // newSnapshotter starts a snapshotter whose deltas are cut on demand only (the period is long).

@@ -11,8 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/member"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
-	"github.com/gardener-etcd/gardener-etcd/test/metricstest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/metricstest"
 )
 
 // startNamed starts n members named like StatefulSet pods.

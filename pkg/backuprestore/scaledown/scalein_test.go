@@ -14,7 +14,7 @@ import (
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
 // fakeLeases are member leases in memory, as the sidecars renewed them.

@@ -9,7 +9,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
-	"github.com/gardener-etcd/gardener-etcd/test/testpki"
+	"github.com/gardener-etcd/gardener-etcd/test/support/testpki"
 )
 
 // The backup leader's sidecar serves a certificate of the Etcd's backup CA, not a publicly trusted one: a

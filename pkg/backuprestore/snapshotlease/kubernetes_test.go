@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
-	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
 
 var env *envtest.Env

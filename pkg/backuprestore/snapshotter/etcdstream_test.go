@@ -9,7 +9,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/boltstream"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotformat"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
 // TestOpenSnapshotStreamsTheDatabaseIntact reads a database of many messages through openSnapshot: the

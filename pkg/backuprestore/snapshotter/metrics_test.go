@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
-	"github.com/gardener-etcd/gardener-etcd/test/metricstest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/metricstest"
 )
 
 // etcdbr_snapshot_gc_total and etcdbr_snapshotter_failure exist at 0 from the start, as in the upstream

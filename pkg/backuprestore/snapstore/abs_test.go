@@ -10,7 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 	"github.com/go-logr/logr/testr"
 
-	"github.com/gardener-etcd/gardener-etcd/test/azurite"
+	"github.com/gardener-etcd/gardener-etcd/test/support/azurite"
 )
 
 func openABSForTest(t *testing.T, srv *azurite.Server, containerName, prefix string, upload UploadOptions) SnapStore {

@@ -11,7 +11,7 @@ import (
 	"github.com/go-logr/logr/testr"
 	"google.golang.org/api/iterator"
 
-	"github.com/gardener-etcd/gardener-etcd/test/gcsserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/gcsserver"
 )
 
 func openGCSForTest(t *testing.T, srv *gcsserver.Server, bucket, prefix string, upload UploadOptions) SnapStore {

@@ -15,7 +15,7 @@ import (
 	"github.com/go-logr/logr/testr"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
-	"github.com/gardener-etcd/gardener-etcd/test/s3server"
+	"github.com/gardener-etcd/gardener-etcd/test/support/s3server"
 )
 
 // partRecorder is a reverse proxy in front of the S3 server that records the payload headers of

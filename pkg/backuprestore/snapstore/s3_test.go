@@ -13,7 +13,7 @@ import (
 	"github.com/go-logr/logr/testr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/test/s3server"
+	"github.com/gardener-etcd/gardener-etcd/test/support/s3server"
 )
 
 // writeSecretDir writes a backup secret as Kubernetes mounts it: one file per key.

@@ -8,7 +8,7 @@ import (
 	"github.com/go-logr/logr/testr"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
-	"github.com/gardener-etcd/gardener-etcd/test/s3server"
+	"github.com/gardener-etcd/gardener-etcd/test/support/s3server"
 )
 
 // An S3-compatible endpoint with a private CA works with the secret's trustedCaCert, or with

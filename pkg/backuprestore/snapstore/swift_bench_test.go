@@ -15,7 +15,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
-	"github.com/gardener-etcd/gardener-etcd/test/swiftserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/swiftserver"
 )
 
 // BenchmarkSwiftSave compares Save of a 64 MiB snapshot (a static large object of 5 MiB segments, five

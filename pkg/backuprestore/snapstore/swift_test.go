@@ -16,7 +16,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
-	"github.com/gardener-etcd/gardener-etcd/test/swiftserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/swiftserver"
 )
 
 // swiftFixture is one Swift server shared by the subtests of a test, with a fresh container per store.

@@ -13,7 +13,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
-	"github.com/gardener-etcd/gardener-etcd/test/s3server"
+	"github.com/gardener-etcd/gardener-etcd/test/support/s3server"
 )
 
 // capturedLogs keeps a logger's lines for assertions.

@@ -10,7 +10,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
-	"github.com/gardener-etcd/gardener-etcd/test/s3server"
+	"github.com/gardener-etcd/gardener-etcd/test/support/s3server"
 )
 
 // generationOf reports the watched store's current generation and whether the one it started with has

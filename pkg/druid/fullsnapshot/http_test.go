@@ -15,7 +15,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
-	"github.com/gardener-etcd/gardener-etcd/test/sidecarstandin"
+	"github.com/gardener-etcd/gardener-etcd/test/support/sidecarstandin"
 )
 
 func TestHTTPNeedsAClientCertificate(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
 
 // clockTicksPerSecond is the unit of the CPU times in /proc/<pid>/stat (USER_HZ, 100 on Linux).

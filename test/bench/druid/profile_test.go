@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
 
 // profileDir is where CPU profiles of kube-apiserver and etcd are written for every burst

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
 
 // burstWatch follows a burst's StatefulSets (metadata only) and Etcds through one informer each. The

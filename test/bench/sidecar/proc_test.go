@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gardener-etcd/gardener-etcd/test/benchproc"
+	"github.com/gardener-etcd/gardener-etcd/test/support/benchproc"
 )
 
 // The child protocol: the parent re-executes this test binary running only TestSidecarBenchChild with the

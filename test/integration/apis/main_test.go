@@ -5,7 +5,7 @@ package apis
 import (
 	"testing"
 
-	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
 
 var env *envtest.Env

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/charts"
 	"github.com/gardener-etcd/gardener-etcd/pkg/chartrender"
-	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
 
 var env *envtest.Env

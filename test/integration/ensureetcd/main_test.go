@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/ensureetcd"
-	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
 
 var env *envtest.Env

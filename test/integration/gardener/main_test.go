@@ -28,7 +28,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupentry"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
-	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
 
 var (

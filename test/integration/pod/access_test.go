@@ -12,7 +12,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/member"
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
-	"github.com/gardener-etcd/gardener-etcd/test/podnettest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/podnettest"
 )
 
 func fetch(c *http.Client, method, url string) (int, string, error) {

@@ -25,9 +25,9 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	"github.com/gardener-etcd/gardener-etcd/pkg/wrapper"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
-	"github.com/gardener-etcd/gardener-etcd/test/freeport"
-	"github.com/gardener-etcd/gardener-etcd/test/testpki"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/freeport"
+	"github.com/gardener-etcd/gardener-etcd/test/support/testpki"
 )
 
 func freePort(t *testing.T) int { return freeport.Port(t) }

@@ -24,8 +24,8 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
 	"github.com/gardener-etcd/gardener-etcd/pkg/wrapper"
-	"github.com/gardener-etcd/gardener-etcd/test/freeport"
-	"github.com/gardener-etcd/gardener-etcd/test/oldetcd"
+	"github.com/gardener-etcd/gardener-etcd/test/support/freeport"
+	"github.com/gardener-etcd/gardener-etcd/test/support/oldetcd"
 )
 
 // Issue 13: clusters of 1 and 3 members that etcd 3.5 (or 3.4) ran, with the v2 entries of their starts

@@ -12,8 +12,8 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
-	"github.com/gardener-etcd/gardener-etcd/test/etcdserver"
-	"github.com/gardener-etcd/gardener-etcd/test/s3server"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/s3server"
 )
 
 // A single member's /healthz (its readiness) follows the latest backup upload. With the S3

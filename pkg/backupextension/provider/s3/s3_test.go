@@ -12,7 +12,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/s3"
-	"github.com/gardener-etcd/gardener-etcd/test/s3server"
+	"github.com/gardener-etcd/gardener-etcd/test/support/s3server"
 )
 
 func credentialsOf(srv *s3server.Server) map[string][]byte {

@@ -17,7 +17,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/cmd/gardener-etcd/app"
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
-	"github.com/gardener-etcd/gardener-etcd/test/childproc"
+	"github.com/gardener-etcd/gardener-etcd/test/support/childproc"
 )
 
 // writeKubeconfig writes a kubeconfig for the test apiserver, so the CLI is tested through its real flag.

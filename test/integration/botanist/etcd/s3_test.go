@@ -10,7 +10,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
-	"github.com/gardener-etcd/gardener-etcd/test/s3server"
+	"github.com/gardener-etcd/gardener-etcd/test/support/s3server"
 )
 
 // The same chain on a real S3 server: the extension creates the bucket, the etcd-backup secret carries the

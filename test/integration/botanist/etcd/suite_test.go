@@ -22,7 +22,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupbucket"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupentry"
-	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
 
 var (

@@ -21,7 +21,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/cmd/etcd-druid/app"
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/test/freeport"
+	"github.com/gardener-etcd/gardener-etcd/test/support/freeport"
 )
 
 const (

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/etcdvalidation"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/protection"
-	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
 
 var env *envtest.Env

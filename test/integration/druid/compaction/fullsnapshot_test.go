@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/test/sidecarstandin"
+	"github.com/gardener-etcd/gardener-etcd/test/support/sidecarstandin"
 )
 
 const fullSnapshotTriggered = "etcddruid_compaction_full_snapshot_triggered_total"

@@ -23,7 +23,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/snapshotlease"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/compaction"
-	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
 
 const (

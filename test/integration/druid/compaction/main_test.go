@@ -22,7 +22,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/compaction"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
-	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
 
 const (

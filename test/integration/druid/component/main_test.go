@@ -1,4 +1,4 @@
-// Package component_test runs druid's component operators against a real kube-apiserver (test/envtest):
+// Package component_test runs druid's component operators against a real kube-apiserver (test/support/envtest):
 // the objects they write are read back from the apiserver and compared with the wire reference
 // (as upstream etcd-druid names them).
 package component_test
@@ -19,7 +19,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/operators"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
-	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
 
 var env *envtest.Env

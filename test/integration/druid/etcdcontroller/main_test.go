@@ -1,5 +1,5 @@
 // Package etcdcontroller_test runs druid's Etcd controller in a controller-runtime manager against a real
-// kube-apiserver (test/envtest). There is no kubelet, StatefulSet controller or sidecar: the tests write
+// kube-apiserver (test/support/envtest). There is no kubelet, StatefulSet controller or sidecar: the tests write
 // the pods' status, the StatefulSet's status and the member leases themselves, as those would.
 package etcdcontroller_test
 
@@ -21,7 +21,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
-	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
 
 var env *envtest.Env

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/test/sidecarstandin"
+	"github.com/gardener-etcd/gardener-etcd/test/support/sidecarstandin"
 )
 
 // snapshotSidecars are the stand-in backup leaders by namespace; druid calls them instead of

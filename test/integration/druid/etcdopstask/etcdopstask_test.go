@@ -19,7 +19,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcdopstask"
-	"github.com/gardener-etcd/gardener-etcd/test/sidecarstandin"
+	"github.com/gardener-etcd/gardener-etcd/test/support/sidecarstandin"
 )
 
 const (

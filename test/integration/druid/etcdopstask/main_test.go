@@ -1,6 +1,6 @@
 // Package etcdopstask tests druid's EtcdOpsTask controller against a real kube-apiserver, with the
 // controller in an in-process manager. No etcd runs: the Etcds' status is written by the tests, and the
-// backup leader's sidecar is a stand-in (test/sidecarstandin) that druid calls over TLS with the Etcd's
+// backup leader's sidecar is a stand-in (test/support/sidecarstandin) that druid calls over TLS with the Etcd's
 // backup client certificate, as it calls the real one.
 package etcdopstask
 
@@ -17,8 +17,8 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcdopstask"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
-	"github.com/gardener-etcd/gardener-etcd/test/envtest"
-	"github.com/gardener-etcd/gardener-etcd/test/sidecarstandin"
+	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/sidecarstandin"
 )
 
 var (

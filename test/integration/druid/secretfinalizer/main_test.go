@@ -14,7 +14,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/secret"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/secretref"
-	"github.com/gardener-etcd/gardener-etcd/test/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
 
 var env *envtest.Env

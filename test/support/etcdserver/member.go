@@ -11,7 +11,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
-	"github.com/gardener-etcd/gardener-etcd/test/freeport"
+	"github.com/gardener-etcd/gardener-etcd/test/support/freeport"
 )
 
 // readyTimeout bounds the wait for a member to join a cluster with a leader; a busy 2-core machine

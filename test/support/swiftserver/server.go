@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/test/freeport"
+	"github.com/gardener-etcd/gardener-etcd/test/support/freeport"
 )
 
 // Binaries are the programs a server needs; the packages hack/stores/install-swift.sh installs.

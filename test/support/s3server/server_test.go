@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/gardener-etcd/gardener-etcd/test/childproc"
+	"github.com/gardener-etcd/gardener-etcd/test/support/childproc"
 )
 
 func TestServerLifecycle(t *testing.T) {

@@ -10,10 +10,10 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
-	"github.com/gardener-etcd/gardener-etcd/test/azurite"
-	"github.com/gardener-etcd/gardener-etcd/test/gcsserver"
-	"github.com/gardener-etcd/gardener-etcd/test/s3server"
-	"github.com/gardener-etcd/gardener-etcd/test/swiftserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/azurite"
+	"github.com/gardener-etcd/gardener-etcd/test/support/gcsserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/s3server"
+	"github.com/gardener-etcd/gardener-etcd/test/support/swiftserver"
 )
 
 // Location is a store as a command line sees it: the configuration etcdbrctl's store flags and

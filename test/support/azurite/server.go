@@ -20,8 +20,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 
-	"github.com/gardener-etcd/gardener-etcd/test/childproc"
-	"github.com/gardener-etcd/gardener-etcd/test/freeport"
+	"github.com/gardener-etcd/gardener-etcd/test/support/childproc"
+	"github.com/gardener-etcd/gardener-etcd/test/support/freeport"
 )
 
 // BinaryEnv overrides where the azurite-blob executable is looked up, for runs outside the repository.

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gardener-etcd/gardener-etcd/test/childproc"
-	"github.com/gardener-etcd/gardener-etcd/test/freeport"
+	"github.com/gardener-etcd/gardener-etcd/test/support/childproc"
+	"github.com/gardener-etcd/gardener-etcd/test/support/freeport"
 )
 
 // Default credentials and region of test servers; any value works, tests just need to agree.

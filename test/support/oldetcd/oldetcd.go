@@ -18,8 +18,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
-	"github.com/gardener-etcd/gardener-etcd/test/childproc"
-	"github.com/gardener-etcd/gardener-etcd/test/freeport"
+	"github.com/gardener-etcd/gardener-etcd/test/support/childproc"
+	"github.com/gardener-etcd/gardener-etcd/test/support/freeport"
 )
 
 // Member is one etcd member's identity and data directory; every version runs it with the same flags.

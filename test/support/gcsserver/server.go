@@ -16,8 +16,8 @@ import (
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/option"
 
-	"github.com/gardener-etcd/gardener-etcd/test/childproc"
-	"github.com/gardener-etcd/gardener-etcd/test/freeport"
+	"github.com/gardener-etcd/gardener-etcd/test/support/childproc"
+	"github.com/gardener-etcd/gardener-etcd/test/support/freeport"
 )
 
 // BinaryEnv overrides where the fake-gcs-server binary is looked up, for runs outside the repository.

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/test/testpki"
+	"github.com/gardener-etcd/gardener-etcd/test/support/testpki"
 )
 
 // Names of the backup TLS secrets Start stores and WithBackupTLS refers to.
