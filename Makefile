@@ -68,7 +68,7 @@ demo: tools build images ## (root) The whole workflow on the local seed with a s
 e2e: tools ## (root) End-to-end suite on the local seed's real nodes, with images built from the checkout (test/e2e, build tag e2e; tens of minutes); E2E_FLAGS adds e.g. -ginkgo.focus=scale-up.
 	go test -tags e2e -count=1 -timeout 60m -v ./test/e2e/... -ginkgo.v -ginkgo.no-color $(E2E_FLAGS)
 
-# The chaos suite (test/chaos, issue 12): rounds of faults on a 3-member etcd under a writer; every
+# The chaos suite (test/chaos): rounds of faults on a 3-member etcd under a writer; every
 # acknowledged write must survive. CHAOS_SEED replays a run's order; CHAOS_ONLY limits it to some faults; CHAOS_NETWORK_CUT, CHAOS_S3_DOWN,
 # CHAOS_DRUID_DOWN, CHAOS_APISERVER_DOWN, CHAOS_STALE_LEASES, CHAOS_FROZEN_SIDECARS, CHAOS_DISK_FULL (Go durations) shorten the long faults.
 CHAOS_ROUNDS ?= 30

@@ -2,7 +2,7 @@ package etcdpod
 
 // ConfigTemplate is the etcd configuration template druid writes into the ConfigMap under ConfigFileName:
 // etcd's YAML config keys, plus per-member URL maps the sidecar resolves for its own member
-// (shared/reference/druid-components.md). Druid renders it from this struct; the sidecar reads the file
+// (as upstream etcd-druid renders it). Druid renders it from this struct; the sidecar reads the file
 // as a generic map (so that keys it does not know reach etcd unchanged) and finds the keys it resolves
 // by the Key constants below, which a test keeps equal to these json tags.
 type ConfigTemplate struct {

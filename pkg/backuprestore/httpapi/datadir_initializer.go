@@ -10,7 +10,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
-// DataDirOnlyInitializer is the interim initializer until the seed 002 decision table is wired in: it
+// DataDirOnlyInitializer is the interim initializer until the initialization decision table (package initializer) is wired in: it
 // only checks that the data directory is missing, empty, or shaped like an etcd member directory
 // (member/wal and member/snap/db). It restores nothing, joins nothing and does not verify WAL or database
 // contents, so a member with damaged data is started as it is. Both modes do the same checks.

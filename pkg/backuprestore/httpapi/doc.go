@@ -1,4 +1,4 @@
-// Package httpapi is the sidecar's HTTP API (shared/reference/backup-restore.md): the etcd wrapper drives
+// Package httpapi is the sidecar's HTTP API (upstream etcd-backup-restore's endpoints): the etcd wrapper drives
 // initialization through it and fetches etcd's configuration from it, probes and druid read its health,
 // operators and other sidecars trigger snapshots, Prometheus scrapes it.
 //

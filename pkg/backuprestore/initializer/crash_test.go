@@ -11,7 +11,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
-// Finding 3 of issue 12: a single member killed with SIGKILL leaves a crash image whose bbolt database
+// A single member killed with SIGKILL leaves a crash image whose bbolt database
 // lags its WAL (etcd commits the backend in batches; the WAL is what acknowledged writes are fsynced
 // to). etcd started on that image replays the WAL and serves every acknowledged write, so the revision
 // the member holds is the WAL's, not the database's: the initializer must not restore an older backup

@@ -22,7 +22,7 @@ var ErrNoValidData = errors.New("no valid etcd data")
 // DataCopy is a throwaway etcd serving a copy of a member's data directory, for reading what the
 // member holds — its revision, a full snapshot — without starting the member itself: the quorum-loss
 // recovery asks every surviving volume how far it got and saves the most advanced one to the store
-// before any volume is deleted (docs/architecture-notes.md).
+// before any volume is deleted (docs/design.md, "Quorum-loss recovery").
 type DataCopy struct {
 	etcd    *embed.Etcd
 	scratch string

@@ -22,7 +22,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/test/support/oldetcd"
 )
 
-// Issue 13: the initializer called a data directory written by etcd 3.5 (or 3.4) valid and etcd 3.7
+// The initializer once called a data directory written by etcd 3.5 (or 3.4) valid and etcd 3.7
 // crash-looped on it. The sidecar now leaves such data to the wrapper, which steps it through the older
 // etcds (or refuses it): in both modes and whatever the cluster size, the sidecar takes its decision on
 // the directory as it is and leaves it exactly as it was: nothing stepped, moved aside or restored over.

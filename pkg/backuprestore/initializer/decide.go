@@ -2,7 +2,7 @@ package initializer
 
 import "fmt"
 
-// Case is a row of seed 002's initialization decision table.
+// Case is a row of the initialization decision table (upstream etcd-druid's DEP-01, docs/design.md).
 type Case int
 
 // The eight cases of the table. Their actions are in actions.go.

@@ -2,7 +2,7 @@ package initializer
 
 import "testing"
 
-// TestDecideTable checks every row of seed 002's table plus the safety rows around it.
+// TestDecideTable checks every row of the initialization decision table plus the safety rows around it.
 func TestDecideTable(t *testing.T) {
 	const cid, mid = 0xc1, 0xa1
 	valid := DataFacts{HasMember: true, MetadataValid: true, DataValid: true, OwnerOK: true, MemberID: mid, ClusterID: cid, Revision: 50}

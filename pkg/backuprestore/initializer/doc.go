@@ -1,5 +1,5 @@
 // Package initializer decides, every time etcd is about to (re)start, what must happen to the member's
-// data directory first: the initialization decision table of seed 002 (eight cases), from facts it
+// data directory first: the initialization decision table of upstream etcd-druid's DEP-01 (eight cases, docs/design.md), from facts it
 // observes itself rather than from the Etcd status, which may be stale while members restart:
 //
 //   - the cluster size: the number of members in the configuration template's initial-cluster;

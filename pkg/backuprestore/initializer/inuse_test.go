@@ -41,7 +41,7 @@ func countKeys(t *testing.T, cli *clientv3.Client) int64 {
 	return resp.Count
 }
 
-// Finding 1 of issue 12: an initialization requested while etcd runs on the data directory took the
+// An initialization requested while etcd runs on the data directory took the
 // database lock held by etcd for "invalid data" and moved the directory aside under the running member
 // (restoring the backup, or nothing, in its place). It must refuse and touch nothing, with and without
 // backups, in both modes.

@@ -12,8 +12,8 @@ import (
 // full mode checks: the WAL read to its end and the database opened).
 //
 // The validation does not succeed, as upstream, when an etcd holds the directory's locks, or when the
-// data is refused: data that no older etcd steps to a version this etcd opens (a newer storage version,
-// issue 13) is, in both modes, neither started on nor moved aside or restored over. Sanity mode is no
+// data is refused: data that no older etcd steps to a version this etcd opens (a newer storage version)
+// is, in both modes, neither started on nor moved aside or restored over. Sanity mode is no
 // exception: the clean-exit marker may come from another wrapper.
 func (i *Initializer) validateDataDir(mode podwire.InitMode) (data DataFacts, sanityPassed bool, err error) {
 	start := time.Now()

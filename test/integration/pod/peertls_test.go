@@ -126,7 +126,7 @@ func newLocalPod(t *testing.T) *localPod {
 	return p
 }
 
-// TestSingleMemberPeerTLSEnablement is the sidecar's part of seeds 000/001 end to end: a running
+// TestSingleMemberPeerTLSEnablement is the sidecar's part of the in-place peer-TLS switch (upstream etcd-druid's DEP-03 scale-up) end to end: a running
 // single-member cluster with http peer URLs gets the https template (the pod restart of druid's rolling
 // update), the sidecar updates the member's peer URL and restarts etcd once through the wrapper, and the
 // member ends up with an https peer URL (the lease annotation "true"), data intact.

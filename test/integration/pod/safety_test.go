@@ -46,7 +46,7 @@ func movedAside(t *testing.T, dataDir string) []string {
 	return matches
 }
 
-// Finding 1 of issue 12, through the pod's HTTP APIs: GET /initialization/start on a running member
+// Through the pod's HTTP APIs: GET /initialization/start on a running member
 // made the sidecar move the data dir aside under etcd, and the wrapper's POST /stop then restarted etcd
 // on the empty replacement (50 keys → 0). The start must be refused with 409 and change nothing, so the
 // restart finds every key.
@@ -78,7 +78,7 @@ func TestInitializationStartOnARunningMemberIsRefused(t *testing.T) {
 	g.Expect(body).To(ContainSubstring("etcd"))
 }
 
-// Finding 4 (the /config part) of issue 12: GET /config recorded the rendered configuration as the one
+// GET /config recorded the rendered configuration as the one
 // etcd runs with and woke the membership loop, so any caller could make the sidecar switch the member's
 // peer URLs (a membership change) and restart etcd on a template the running etcd was not started with.
 // GET /config must have no side effects.

@@ -28,7 +28,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/test/support/oldetcd"
 )
 
-// Issue 13: clusters of 1 and 3 members that etcd 3.5 (or 3.4) ran, with the v2 entries of their starts
+// Clusters of 1 and 3 members that etcd 3.5 (or 3.4) ran, with the v2 entries of their starts
 // in the WAL (default snapshot-count), are upgraded in place member by member, as druid's rolling update
 // replaces the pods, under a writer: each old member is stopped (SIGTERM, or SIGKILL for the member kill
 // names) and our pod (the sidecar's initializer and this wrapper with the older etcd binaries) starts on
