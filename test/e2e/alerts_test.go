@@ -20,8 +20,8 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/druid"
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
-	"github.com/gardener-etcd/gardener-etcd/test/support/childproc"
 	"github.com/gardener-etcd/gardener-etcd/test/prometheusrules"
+	"github.com/gardener-etcd/gardener-etcd/test/support/childproc"
 )
 
 // scrapeInterval is how often the suite scrapes druid, and the step of the recorded series.
