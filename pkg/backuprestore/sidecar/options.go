@@ -21,7 +21,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
-// Options are the flags of `etcdbrctl server` (shared/reference/backup-restore.md); druid passes them
+// Options are the flags of `etcdbrctl server` (named in pkg/podwire); druid passes them
 // (statefulset.BackupRestoreArgs).
 type Options struct {
 	// Etcd access.

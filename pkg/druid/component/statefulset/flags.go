@@ -16,7 +16,7 @@ import (
 )
 
 // BackupRestoreArgs are the arguments of `etcdbrctl server` derived from the spec, with the flags of
-// shared/reference/backup-restore.md. Optional settings are only passed when set, so that the sidecar's own
+// pkg/podwire. Optional settings are only passed when set, so that the sidecar's own
 // defaults apply otherwise. The order is fixed, which keeps the pod template stable. caps switch the flags
 // that the image's etcdbrctl does not take, or needs besides ours (imagecaps.BackupRestore); for our
 // image the arguments are the same as before capabilities existed, so no member rolls.
