@@ -10,6 +10,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	"github.com/gardener-etcd/gardener-etcd/pkg/ignoredflags"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // Options are the flags of `etcd-wrapper start-etcd`; druid passes them (statefulset.EtcdWrapperArgs).
@@ -63,21 +64,21 @@ func DefaultOptions() Options {
 
 // AddFlags binds the options to flags.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.BackupRestoreHostPort, "backup-restore-host-port", o.BackupRestoreHostPort, "host:port of the backup-restore sidecar")
-	fs.BoolVar(&o.BackupRestoreTLSEnabled, "backup-restore-tls-enabled", o.BackupRestoreTLSEnabled, "call the sidecar over https")
-	fs.StringVar(&o.BackupRestoreCACertBundlePath, "backup-restore-ca-cert-bundle-path", o.BackupRestoreCACertBundlePath, "CA bundle that verifies the sidecar's certificate")
-	fs.StringVar(&o.EtcdServerName, "etcd-server-name", o.EtcdServerName, "server name etcd's certificate is valid for")
-	fs.StringVar(&o.EtcdClientCertPath, "etcd-client-cert-path", o.EtcdClientCertPath, "client certificate for talking to etcd")
-	fs.StringVar(&o.EtcdClientKeyPath, "etcd-client-key-path", o.EtcdClientKeyPath, "client key for talking to etcd")
-	fs.IntVar(&o.WrapperPort, "etcd-wrapper-port", o.WrapperPort, "port of /readyz and /stop")
+	fs.StringVar(&o.BackupRestoreHostPort, podwire.FlagBackupRestoreHostPort, o.BackupRestoreHostPort, "host:port of the backup-restore sidecar")
+	fs.BoolVar(&o.BackupRestoreTLSEnabled, podwire.FlagBackupRestoreTLSEnabled, o.BackupRestoreTLSEnabled, "call the sidecar over https")
+	fs.StringVar(&o.BackupRestoreCACertBundlePath, podwire.FlagBackupRestoreCACertBundlePath, o.BackupRestoreCACertBundlePath, "CA bundle that verifies the sidecar's certificate")
+	fs.StringVar(&o.EtcdServerName, podwire.FlagEtcdServerName, o.EtcdServerName, "server name etcd's certificate is valid for")
+	fs.StringVar(&o.EtcdClientCertPath, podwire.FlagEtcdClientCertPath, o.EtcdClientCertPath, "client certificate for talking to etcd")
+	fs.StringVar(&o.EtcdClientKeyPath, podwire.FlagEtcdClientKeyPath, o.EtcdClientKeyPath, "client key for talking to etcd")
+	fs.IntVar(&o.WrapperPort, podwire.FlagEtcdWrapperPort, o.WrapperPort, "port of /readyz and /stop")
 	fs.StringVar(&o.MarkerDir, "clean-exit-marker-dir", o.MarkerDir, "directory on the data volume that keeps the clean-exit marker across container restarts")
 	fs.DurationVar(&o.PollInterval, "sidecar-poll-interval", o.PollInterval, "interval of the sidecar status polls")
-	fs.StringVar(&o.Step35Binary, "step-etcd-3.5-binary", o.Step35Binary,
+	fs.StringVar(&o.Step35Binary, podwire.FlagStepEtcd35Binary, o.Step35Binary,
 		"etcd 3.5 server binary that data written by etcd 3.4 runs under first, as this member (with --step-etcd-3.6-binary); empty: such data is refused")
-	fs.StringVar(&o.Step36Binary, "step-etcd-3.6-binary", o.Step36Binary,
+	fs.StringVar(&o.Step36Binary, podwire.FlagStepEtcd36Binary, o.Step36Binary,
 		"etcd 3.6 server binary that data written by etcd 3.5 (or 3.4, after 3.5) runs under first, as this member; empty: such data is refused")
 	o.ignored = ignoredflags.New(fs)
-	o.ignored.Int64("etcd-client-port",
+	o.ignored.Int64(podwire.FlagEtcdClientPort,
 		"the readiness check dials the client URL etcd listens on, from the configuration the sidecar serves, not a port given here")
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/storeflags"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	"github.com/gardener-etcd/gardener-etcd/pkg/ignoredflags"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // compactOptions are the flags of `etcdbrctl compact`, as druid's compaction Job passes them
@@ -51,16 +52,16 @@ func newCompactCommand() (*cobra.Command, *compactOptions) {
 	fs := cmd.Flags()
 	o.storeFlags = storeflags.Bind(fs, &o.store, "", "")
 	o.compression = storeflags.BindCompression(fs)
-	fs.StringVar(&o.dataDir, "data-dir", "/var/etcd/data/compaction.etcd", "scratch data directory (removed before and after)")
-	fs.BoolVar(&o.renewLeases, "enable-snapshot-lease-renewal", false, "renew the full and delta snapshot leases with the new snapshot's revision")
-	fs.StringVar(&o.fullLease, "full-snapshot-lease-name", "full-snapshot-revisions", "full snapshot lease")
-	fs.StringVar(&o.deltaLease, "delta-snapshot-lease-name", "delta-snapshot-revisions", "delta snapshot lease")
-	fs.DurationVar(&o.snapTimeout, "etcd-snapshot-timeout", compactor.DefaultSnapshotTimeout, "timeout of taking and uploading the new full snapshot")
-	fs.DurationVar(&o.defragTimeout, "etcd-defrag-timeout", compactor.DefaultDefragTimeout, "timeout of the defragmentation")
-	fs.Int64Var(&o.quotaBytes, "embedded-etcd-quota-bytes", compactor.DefaultQuotaBytes, "backend quota of the private etcd")
+	fs.StringVar(&o.dataDir, podwire.FlagDataDir, "/var/etcd/data/compaction.etcd", "scratch data directory (removed before and after)")
+	fs.BoolVar(&o.renewLeases, podwire.FlagEnableSnapshotLeaseRenewal, false, "renew the full and delta snapshot leases with the new snapshot's revision")
+	fs.StringVar(&o.fullLease, podwire.FlagFullSnapshotLeaseName, "full-snapshot-revisions", "full snapshot lease")
+	fs.StringVar(&o.deltaLease, podwire.FlagDeltaSnapshotLeaseName, "delta-snapshot-revisions", "delta snapshot lease")
+	fs.DurationVar(&o.snapTimeout, podwire.FlagEtcdSnapshotTimeout, compactor.DefaultSnapshotTimeout, "timeout of taking and uploading the new full snapshot")
+	fs.DurationVar(&o.defragTimeout, podwire.FlagEtcdDefragTimeout, compactor.DefaultDefragTimeout, "timeout of the defragmentation")
+	fs.Int64Var(&o.quotaBytes, podwire.FlagEmbeddedEtcdQuotaBytes, compactor.DefaultQuotaBytes, "backend quota of the private etcd")
 	o.ignored = ignoredflags.New(fs)
-	o.ignored.String("restoration-temp-snapshots-dir", ignoredflags.WhyRestorationTempDir)
-	o.ignored.String("snapstore-temp-directory", ignoredflags.WhySnapstoreTempDir)
+	o.ignored.String(podwire.FlagRestorationTempSnapshotsDir, ignoredflags.WhyRestorationTempDir)
+	o.ignored.String(podwire.FlagSnapstoreTempDirectory, ignoredflags.WhySnapstoreTempDir)
 	o.ignored.Duration("metrics-scrape-wait-duration", "the compaction serves no metrics endpoint to wait for: its result is its log and stdout")
 	return cmd, o
 }

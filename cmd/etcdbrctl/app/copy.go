@@ -10,12 +10,13 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/storeflags"
 	"github.com/gardener-etcd/gardener-etcd/pkg/ignoredflags"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // Flag and variable prefixes of the source store, as druid's copy-backups Job renders them
 // (pkg/druid/controller/copybackupstask: SourceFlagPrefix, SourceEnvPrefix).
 const (
-	sourceFlagPrefix = "source-"
+	sourceFlagPrefix = podwire.FlagPrefixSource
 	sourceEnvPrefix  = "SOURCE_"
 )
 
@@ -47,14 +48,14 @@ func newCopyCommand() (*cobra.Command, *copyOptions) {
 	fs := cmd.Flags()
 	o.targetFlags = storeflags.Bind(fs, &o.target, "", "")
 	o.sourceFlags = storeflags.Bind(fs, &o.source, sourceFlagPrefix, sourceEnvPrefix)
-	fs.IntVar(&o.maxBackups, "max-backups-to-copy", -1, "number of newest full snapshots to copy (with their deltas); -1: all")
-	fs.IntVar(&o.maxAge, "max-backup-age", -1, "copy no full snapshot older than this many days; -1: no limit")
-	fs.BoolVar(&o.waitFinal, "wait-for-final-snapshot", false, "wait until the source's latest full snapshot is final")
-	fs.DurationVar(&o.waitTimeout, "wait-for-final-snapshot-timeout", 0, "how long to wait for the final snapshot; 0: no limit")
+	fs.IntVar(&o.maxBackups, podwire.FlagMaxBackupsToCopy, -1, "number of newest full snapshots to copy (with their deltas); -1: all")
+	fs.IntVar(&o.maxAge, podwire.FlagMaxBackupAge, -1, "copy no full snapshot older than this many days; -1: no limit")
+	fs.BoolVar(&o.waitFinal, podwire.FlagWaitForFinalSnapshot, false, "wait until the source's latest full snapshot is final")
+	fs.DurationVar(&o.waitTimeout, podwire.FlagWaitForFinalSnapshotTimeout, 0, "how long to wait for the final snapshot; 0: no limit")
 	fs.DurationVar(&o.pollInterval, "wait-for-final-snapshot-poll-interval", copier.DefaultPollInterval, "how often the source is listed while waiting")
 	o.ignored = ignoredflags.New(fs)
-	o.ignored.String("snapstore-temp-directory", ignoredflags.WhySnapstoreTempDir)
-	o.ignored.String(sourceFlagPrefix+"snapstore-temp-directory", ignoredflags.WhySnapstoreTempDir)
+	o.ignored.String(podwire.FlagSnapstoreTempDirectory, ignoredflags.WhySnapstoreTempDir)
+	o.ignored.String(sourceFlagPrefix+podwire.FlagSnapstoreTempDirectory, ignoredflags.WhySnapstoreTempDir)
 	return cmd, o
 }
 

@@ -151,7 +151,7 @@ func newPreserveDataCommand() (*cobra.Command, *preserveDataOptions) {
 	o.storeFlags = storeflags.Bind(fs, &o.store, "", "")
 	o.compression = storeflags.BindCompression(fs)
 	fs.Int64Var(&o.expectRevision, podwire.FlagExpectRevision, 0, "the revision the data directory must hold (required; from data-revision)")
-	fs.DurationVar(&o.timeout, "etcd-snapshot-timeout", 15*time.Minute, "timeout of taking and uploading the snapshot")
+	fs.DurationVar(&o.timeout, podwire.FlagEtcdSnapshotTimeout, 15*time.Minute, "timeout of taking and uploading the snapshot")
 	return cmd, o
 }
 

@@ -18,9 +18,10 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/storeflags"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	"github.com/gardener-etcd/gardener-etcd/pkg/ignoredflags"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
-// Options are the flags of `etcdbrctl server` (shared/reference/backup-restore.md); druid passes them
+// Options are the flags of `etcdbrctl server` (named in pkg/podwire); druid passes them
 // (statefulset.BackupRestoreArgs).
 type Options struct {
 	// Etcd access.
@@ -123,41 +124,41 @@ func DefaultOptions() Options {
 // AddFlags binds the options to flags. The store and compression flags are shared with the other etcdbrctl
 // commands and reach o through the returned binding's complete, after parsing.
 func (o *Options) AddFlags(fs *pflag.FlagSet) *boundFlags { //nolint:revive // the binding is opaque: callers only hand it back to this package
-	fs.StringVar(&o.DataDir, "data-dir", o.DataDir, "etcd's data directory")
-	fs.StringSliceVar(&o.Endpoints, "endpoints", o.Endpoints, "client URL of the local etcd member")
-	fs.StringSliceVar(&o.ServiceEndpoints, "service-endpoints", o.ServiceEndpoints, "client URL of the cluster's client service")
-	fs.BoolVar(&o.InsecureTransport, "insecure-transport", o.InsecureTransport, "talk to etcd without TLS")
-	fs.StringVar(&o.CACert, "cacert", o.CACert, "CA bundle that verifies etcd's server certificate")
-	fs.StringVar(&o.Cert, "cert", o.Cert, "client certificate for etcd")
-	fs.StringVar(&o.Key, "key", o.Key, "client key for etcd")
-	fs.BoolVar(&o.InsecureSkipVerify, "insecure-skip-tls-verify", o.InsecureSkipVerify, "accept any server certificate of etcd (with TLS only)")
+	fs.StringVar(&o.DataDir, podwire.FlagDataDir, o.DataDir, "etcd's data directory")
+	fs.StringSliceVar(&o.Endpoints, podwire.FlagEndpoints, o.Endpoints, "client URL of the local etcd member")
+	fs.StringSliceVar(&o.ServiceEndpoints, podwire.FlagServiceEndpoints, o.ServiceEndpoints, "client URL of the cluster's client service")
+	fs.BoolVar(&o.InsecureTransport, podwire.FlagInsecureTransport, o.InsecureTransport, "talk to etcd without TLS")
+	fs.StringVar(&o.CACert, podwire.FlagCACert, o.CACert, "CA bundle that verifies etcd's server certificate")
+	fs.StringVar(&o.Cert, podwire.FlagCert, o.Cert, "client certificate for etcd")
+	fs.StringVar(&o.Key, podwire.FlagKey, o.Key, "client key for etcd")
+	fs.BoolVar(&o.InsecureSkipVerify, podwire.FlagInsecureSkipTLSVerify, o.InsecureSkipVerify, "accept any server certificate of etcd (with TLS only)")
 
-	fs.IntVar(&o.ServerPort, "server-port", o.ServerPort, "port of the HTTP API")
-	fs.StringVar(&o.ServerCert, "server-cert", o.ServerCert, "certificate of the HTTP API (enables TLS)")
-	fs.StringVar(&o.ServerKey, "server-key", o.ServerKey, "key of the HTTP API")
-	fs.BoolVar(&o.EnableProfiling, "enable-profiling", o.EnableProfiling, "serve Go's pprof endpoints under /debug/pprof/ on the HTTP API")
-	fs.StringVar(&o.ServerCACert, "server-cacert", o.ServerCACert, "CA bundle that verifies the backup leader's HTTP API certificate when forwarding to it")
+	fs.IntVar(&o.ServerPort, podwire.FlagServerPort, o.ServerPort, "port of the HTTP API")
+	fs.StringVar(&o.ServerCert, podwire.FlagServerCert, o.ServerCert, "certificate of the HTTP API (enables TLS)")
+	fs.StringVar(&o.ServerKey, podwire.FlagServerKey, o.ServerKey, "key of the HTTP API")
+	fs.BoolVar(&o.EnableProfiling, podwire.FlagEnableProfiling, o.EnableProfiling, "serve Go's pprof endpoints under /debug/pprof/ on the HTTP API")
+	fs.StringVar(&o.ServerCACert, podwire.FlagServerCACert, o.ServerCACert, "CA bundle that verifies the backup leader's HTTP API certificate when forwarding to it")
 
-	fs.BoolVar(&o.EnableMemberLeaseRenewal, "enable-member-lease-renewal", o.EnableMemberLeaseRenewal, "renew the member lease (needs Kubernetes)")
-	fs.BoolVar(&o.EnableSnapshotLeaseRenewal, "enable-snapshot-lease-renewal", o.EnableSnapshotLeaseRenewal, "renew the snapshot leases (needs Kubernetes)")
-	fs.StringVar(&o.FullSnapshotLeaseName, "full-snapshot-lease-name", o.FullSnapshotLeaseName, "lease of the last full snapshot")
-	fs.StringVar(&o.DeltaSnapshotLeaseName, "delta-snapshot-lease-name", o.DeltaSnapshotLeaseName, "lease of the last delta snapshot")
-	fs.DurationVar(&o.HeartbeatDuration, "k8s-heartbeat-duration", o.HeartbeatDuration, "member lease renewal period")
+	fs.BoolVar(&o.EnableMemberLeaseRenewal, podwire.FlagEnableMemberLeaseRenewal, o.EnableMemberLeaseRenewal, "renew the member lease (needs Kubernetes)")
+	fs.BoolVar(&o.EnableSnapshotLeaseRenewal, podwire.FlagEnableSnapshotLeaseRenewal, o.EnableSnapshotLeaseRenewal, "renew the snapshot leases (needs Kubernetes)")
+	fs.StringVar(&o.FullSnapshotLeaseName, podwire.FlagFullSnapshotLeaseName, o.FullSnapshotLeaseName, "lease of the last full snapshot")
+	fs.StringVar(&o.DeltaSnapshotLeaseName, podwire.FlagDeltaSnapshotLeaseName, o.DeltaSnapshotLeaseName, "lease of the last delta snapshot")
+	fs.DurationVar(&o.HeartbeatDuration, podwire.FlagK8sHeartbeatDuration, o.HeartbeatDuration, "member lease renewal period")
 
-	fs.StringVar(&o.Schedule, "schedule", o.Schedule, "cron schedule of full snapshots")
-	fs.DurationVar(&o.DeltaSnapshotPeriod, "delta-snapshot-period", o.DeltaSnapshotPeriod, "period of delta snapshots (0: none)")
-	fs.Int64Var(&o.DeltaSnapshotMemoryLimit, "delta-snapshot-memory-limit", o.DeltaSnapshotMemoryLimit, "bytes of events buffered before a delta snapshot is cut")
-	fs.StringVar(&o.GarbageCollectionPolicy, "garbage-collection-policy", o.GarbageCollectionPolicy, "Exponential or LimitBased")
-	fs.IntVar(&o.MaxBackups, "max-backups", o.MaxBackups, "full snapshots kept by LimitBased garbage collection")
-	fs.DurationVar(&o.GarbageCollectionPeriod, "garbage-collection-period", o.GarbageCollectionPeriod, "period of garbage collection (0: none)")
-	fs.DurationVar(&o.DeltaSnapshotRetentionPeriod, "delta-snapshot-retention-period", o.DeltaSnapshotRetentionPeriod,
+	fs.StringVar(&o.Schedule, podwire.FlagSchedule, o.Schedule, "cron schedule of full snapshots")
+	fs.DurationVar(&o.DeltaSnapshotPeriod, podwire.FlagDeltaSnapshotPeriod, o.DeltaSnapshotPeriod, "period of delta snapshots (0: none)")
+	fs.Int64Var(&o.DeltaSnapshotMemoryLimit, podwire.FlagDeltaSnapshotMemoryLimit, o.DeltaSnapshotMemoryLimit, "bytes of events buffered before a delta snapshot is cut")
+	fs.StringVar(&o.GarbageCollectionPolicy, podwire.FlagGarbageCollectionPolicy, o.GarbageCollectionPolicy, "Exponential or LimitBased")
+	fs.IntVar(&o.MaxBackups, podwire.FlagMaxBackups, o.MaxBackups, "full snapshots kept by LimitBased garbage collection")
+	fs.DurationVar(&o.GarbageCollectionPeriod, podwire.FlagGarbageCollectionPeriod, o.GarbageCollectionPeriod, "period of garbage collection (0: none)")
+	fs.DurationVar(&o.DeltaSnapshotRetentionPeriod, podwire.FlagDeltaSnapshotRetentionPeriod, o.DeltaSnapshotRetentionPeriod,
 		"keep deltas created within this period through garbage collection, besides those the policy keeps (0: only those)")
-	fs.DurationVar(&o.SnapshotTimeout, "etcd-snapshot-timeout", o.SnapshotTimeout, "timeout of one snapshot taken on request or after defragmentation")
-	fs.DurationVar(&o.DefragTimeout, "etcd-defrag-timeout", o.DefragTimeout, "timeout of defragmenting one member")
-	fs.DurationVar(&o.ReelectionPeriod, "reelection-period", o.ReelectionPeriod, "how often the backup leader is determined again")
-	fs.DurationVar(&o.LeaderElectionTimeout, "etcd-connection-timeout-leader-election", o.LeaderElectionTimeout,
+	fs.DurationVar(&o.SnapshotTimeout, podwire.FlagEtcdSnapshotTimeout, o.SnapshotTimeout, "timeout of one snapshot taken on request or after defragmentation")
+	fs.DurationVar(&o.DefragTimeout, podwire.FlagEtcdDefragTimeout, o.DefragTimeout, "timeout of defragmenting one member")
+	fs.DurationVar(&o.ReelectionPeriod, podwire.FlagReelectionPeriod, o.ReelectionPeriod, "how often the backup leader is determined again")
+	fs.DurationVar(&o.LeaderElectionTimeout, podwire.FlagEtcdConnectionTimeoutLeaderElection, o.LeaderElectionTimeout,
 		"timeout of one request to etcd that determines the backup leader (0: the reelection period)")
-	fs.StringVar(&o.DefragmentationSchedule, "defragmentation-schedule", o.DefragmentationSchedule, "cron schedule of defragmentation")
+	fs.StringVar(&o.DefragmentationSchedule, podwire.FlagDefragmentationSchedule, o.DefragmentationSchedule, "cron schedule of defragmentation")
 
 	fs.StringVar(&o.EtcdWrapperURL, "etcd-wrapper-url", o.EtcdWrapperURL, "base URL of the etcd wrapper (POST /stop restarts etcd)")
 	o.ignored = addIgnoredFlags(fs)

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // Compression binds --compress-snapshots and --compression-policy: how new snapshots are written. Every
@@ -20,8 +21,8 @@ type Compression struct {
 // (compression off, policy gzip when on).
 func BindCompression(fs *pflag.FlagSet) *Compression {
 	c := &Compression{policy: string(snapshot.CompressionGzip)}
-	fs.BoolVar(&c.enabled, "compress-snapshots", false, "compress new snapshots")
-	fs.StringVar(&c.policy, "compression-policy", c.policy, "codec of compressed snapshots: gzip, lzw or zlib")
+	fs.BoolVar(&c.enabled, podwire.FlagCompressSnapshots, false, "compress new snapshots")
+	fs.StringVar(&c.policy, podwire.FlagCompressionPolicy, c.policy, "codec of compressed snapshots: gzip, lzw or zlib")
 	return c
 }
 

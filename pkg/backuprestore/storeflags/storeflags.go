@@ -10,6 +10,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // EnvStorageContainer holds the container when --store-container is not given (with the variable prefix
@@ -37,12 +38,12 @@ func Bind(fs *pflag.FlagSet, cfg *snapstore.Config, flagPrefix, envPrefix string
 	if flagPrefix != "" {
 		what = "the " + flagPrefix[:len(flagPrefix)-1] + " store"
 	}
-	fs.StringVar(&s.provider, flagPrefix+"storage-provider", string(cfg.Provider),
+	fs.StringVar(&s.provider, flagPrefix+podwire.FlagStorageProvider, string(cfg.Provider),
 		"object store provider of "+what+" (Local, S3, ABS, GCS, Swift, OSS, ECS, OCS or an alias such as aws); empty means no store")
-	fs.StringVar(&cfg.Container, flagPrefix+"store-container", cfg.Container,
+	fs.StringVar(&cfg.Container, flagPrefix+podwire.FlagStoreContainer, cfg.Container,
 		"bucket of "+what+" (Local: directory below $HOME); empty means $"+envPrefix+EnvStorageContainer+", else the secret's bucketName")
-	fs.StringVar(&cfg.Prefix, flagPrefix+"store-prefix", cfg.Prefix, "path of the cluster's snapshots inside the container of "+what)
-	fs.StringVar(&cfg.EndpointOverride, flagPrefix+"store-endpoint-override", cfg.EndpointOverride,
+	fs.StringVar(&cfg.Prefix, flagPrefix+podwire.FlagStorePrefix, cfg.Prefix, "path of the cluster's snapshots inside the container of "+what)
+	fs.StringVar(&cfg.EndpointOverride, flagPrefix+podwire.FlagStoreEndpointOverride, cfg.EndpointOverride,
 		"endpoint of "+what+" (S3-compatible servers, emulators); overrides the secret's endpoint")
 	fs.StringVar(&cfg.SecretDir, flagPrefix+"store-secret-dir", cfg.SecretDir,
 		"directory of the mounted backup secret of "+what+"; default: the provider's "+envPrefix+"*_APPLICATION_CREDENTIALS variable (ECS: its keys in "+envPrefix+"ECS_ENDPOINT, …)")

@@ -82,7 +82,7 @@ func PreserveDataArgs(etcd *druidv1alpha1.Etcd, revision int64) []string {
 	args = append(args, storeaccess.StoreLocationArgs(etcd.Spec.Backup.Store, "")...)
 	args = append(args, storeaccess.CompressionArgs(etcd.Spec.Backup)...)
 	if t := etcd.Spec.Backup.EtcdSnapshotTimeout; t != nil {
-		args = append(args, "--etcd-snapshot-timeout="+t.Duration.String())
+		args = append(args, podwire.Arg(podwire.FlagEtcdSnapshotTimeout, t.Duration.String()))
 	}
 	return args
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // Local provider facts, as the deployed sidecar and druid spell them.
@@ -48,14 +49,14 @@ func CanonicalProvider(store *druidv1alpha1.StoreSpec) druidv1alpha1.StorageProv
 func StoreLocationArgs(store *druidv1alpha1.StoreSpec, flagPrefix string) []string {
 	var args []string
 	if provider := CanonicalProvider(store); provider != "" {
-		args = append(args, "--"+flagPrefix+"storage-provider="+string(provider))
+		args = append(args, podwire.Arg(flagPrefix+podwire.FlagStorageProvider, string(provider)))
 	}
 	if store.Container != nil && *store.Container != "" {
-		args = append(args, "--"+flagPrefix+"store-container="+*store.Container)
+		args = append(args, podwire.Arg(flagPrefix+podwire.FlagStoreContainer, *store.Container))
 	}
-	args = append(args, "--"+flagPrefix+"store-prefix="+store.Prefix)
+	args = append(args, podwire.Arg(flagPrefix+podwire.FlagStorePrefix, store.Prefix))
 	if store.EndpointOverride != nil && *store.EndpointOverride != "" {
-		args = append(args, "--"+flagPrefix+"store-endpoint-override="+*store.EndpointOverride)
+		args = append(args, podwire.Arg(flagPrefix+podwire.FlagStoreEndpointOverride, *store.EndpointOverride))
 	}
 	return args
 }
@@ -97,9 +98,9 @@ func CompressionArgs(backup druidv1alpha1.BackupSpec) []string {
 	if c == nil || c.Enabled == nil || !*c.Enabled {
 		return nil
 	}
-	args := []string{"--compress-snapshots=true"}
+	args := []string{podwire.Arg(podwire.FlagCompressSnapshots, "true")}
 	if c.Policy != nil {
-		args = append(args, "--compression-policy="+string(*c.Policy))
+		args = append(args, podwire.Arg(podwire.FlagCompressionPolicy, string(*c.Policy)))
 	}
 	return args
 }

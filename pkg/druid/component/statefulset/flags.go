@@ -12,10 +12,11 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // BackupRestoreArgs are the arguments of `etcdbrctl server` derived from the spec, with the flags of
-// shared/reference/backup-restore.md. Optional settings are only passed when set, so that the sidecar's own
+// pkg/podwire. Optional settings are only passed when set, so that the sidecar's own
 // defaults apply otherwise. The order is fixed, which keeps the pod template stable. caps switch the flags
 // that the image's etcdbrctl does not take, or needs besides ours (imagecaps.BackupRestore); for our
 // image the arguments are the same as before capabilities existed, so no member rolls.
@@ -24,39 +25,39 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) [
 	clientScheme := etcdpod.Scheme(spec.Etcd.ClientUrlTLS != nil)
 	args := []string{
 		"server",
-		"--enable-member-lease-renewal=true",
-		"--k8s-heartbeat-duration=" + spec.Etcd.HeartbeatDuration.Duration.String(),
-		"--data-dir=" + etcdpod.DataDir,
-		fmt.Sprintf("--endpoints=%s://%s:%d", clientScheme, etcdpod.LocalHostName(etcd.Name), *spec.Etcd.ClientPort),
-		fmt.Sprintf("--service-endpoints=%s://%s.%s.svc:%d", clientScheme, etcd.ClientServiceName(), etcd.Namespace, *spec.Etcd.ClientPort),
-		fmt.Sprintf("--server-port=%d", *spec.Backup.Port),
+		podwire.Arg(podwire.FlagEnableMemberLeaseRenewal, "true"),
+		podwire.Arg(podwire.FlagK8sHeartbeatDuration, spec.Etcd.HeartbeatDuration.Duration.String()),
+		podwire.Arg(podwire.FlagDataDir, etcdpod.DataDir),
+		podwire.Arg(podwire.FlagEndpoints, fmt.Sprintf("%s://%s:%d", clientScheme, etcdpod.LocalHostName(etcd.Name), *spec.Etcd.ClientPort)),
+		podwire.Arg(podwire.FlagServiceEndpoints, fmt.Sprintf("%s://%s.%s.svc:%d", clientScheme, etcd.ClientServiceName(), etcd.Namespace, *spec.Etcd.ClientPort)),
+		podwire.Arg(podwire.FlagServerPort, fmt.Sprintf("%d", *spec.Backup.Port)),
 	}
 	if tls := spec.Etcd.ClientUrlTLS; tls != nil {
-		args = append(args, "--insecure-transport=false")
+		args = append(args, podwire.Arg(podwire.FlagInsecureTransport, "false"))
 		if caps.DeployedDefaults {
 			// The deployed sidecar's default is true: it would not verify etcd's server certificate.
-			args = append(args, "--insecure-skip-tls-verify=false")
+			args = append(args, podwire.Arg(podwire.FlagInsecureSkipTLSVerify, "false"))
 		}
-		args = append(args, "--cacert="+etcdpod.ClientCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
+		args = append(args, podwire.Arg(podwire.FlagCACert, etcdpod.ClientCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef)))
 		if tls.ClientTLSSecretRef.Name != "" {
 			args = append(args,
-				"--cert="+etcdpod.ClientTLSMountPath+"/"+etcdpod.TLSCertKey,
-				"--key="+etcdpod.ClientTLSMountPath+"/"+etcdpod.TLSKeyKey)
+				podwire.Arg(podwire.FlagCert, etcdpod.ClientTLSMountPath+"/"+etcdpod.TLSCertKey),
+				podwire.Arg(podwire.FlagKey, etcdpod.ClientTLSMountPath+"/"+etcdpod.TLSKeyKey))
 		}
 	} else {
-		args = append(args, "--insecure-transport=true")
+		args = append(args, podwire.Arg(podwire.FlagInsecureTransport, "true"))
 	}
 	if tls := spec.Backup.TLS; tls != nil {
 		// The CA also verifies the backup leader's sidecar when this one forwards a snapshot request to it.
 		args = append(args,
-			"--server-cert="+etcdpod.BackupServerTLSMountPath+"/"+etcdpod.TLSCertKey,
-			"--server-key="+etcdpod.BackupServerTLSMountPath+"/"+etcdpod.TLSKeyKey)
+			podwire.Arg(podwire.FlagServerCert, etcdpod.BackupServerTLSMountPath+"/"+etcdpod.TLSCertKey),
+			podwire.Arg(podwire.FlagServerKey, etcdpod.BackupServerTLSMountPath+"/"+etcdpod.TLSKeyKey))
 		if caps.ServerCACert {
-			args = append(args, "--server-cacert="+etcdpod.BackupCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
+			args = append(args, podwire.Arg(podwire.FlagServerCACert, etcdpod.BackupCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef)))
 		}
 	}
 	if s := spec.Etcd.DefragmentationSchedule; s != nil && *s != "" {
-		args = append(args, "--defragmentation-schedule="+*s)
+		args = append(args, podwire.Arg(podwire.FlagDefragmentationSchedule, *s))
 	}
 	args = append(args, tuningArgs(etcd, caps)...)
 	args = append(args, storeArgs(etcd)...)
@@ -79,9 +80,9 @@ const (
 // all of them).
 func deployedSidecarArgs(etcd *druidv1alpha1.Etcd) []string {
 	args := []string{
-		"--use-etcd-wrapper=true",
-		"--restoration-temp-snapshots-dir=" + deployedRestorationTempDir,
-		"--snapstore-temp-directory=" + deployedSnapstoreTempDir,
+		podwire.Arg(podwire.FlagUseEtcdWrapper, "true"),
+		podwire.Arg(podwire.FlagRestorationTempSnapshotsDir, deployedRestorationTempDir),
+		podwire.Arg(podwire.FlagSnapstoreTempDirectory, deployedSnapstoreTempDir),
 	}
 	return append(args, DeployedEmbeddedEtcdArgs(etcd)...)
 }
@@ -91,14 +92,14 @@ func deployedSidecarArgs(etcd *druidv1alpha1.Etcd) []string {
 func DeployedEmbeddedEtcdArgs(etcd *druidv1alpha1.Etcd) []string {
 	var args []string
 	if q := etcd.Spec.Etcd.Quota; q != nil {
-		args = append(args, "--embedded-etcd-quota-bytes="+strconv.FormatInt(q.Value(), 10))
+		args = append(args, podwire.Arg(podwire.FlagEmbeddedEtcdQuotaBytes, strconv.FormatInt(q.Value(), 10)))
 	}
 	if shared := etcd.Spec.SharedConfig; shared != nil {
 		if shared.AutoCompactionMode != nil {
-			args = append(args, "--auto-compaction-mode="+string(*shared.AutoCompactionMode))
+			args = append(args, podwire.Arg(podwire.FlagAutoCompactionMode, string(*shared.AutoCompactionMode)))
 		}
 		if shared.AutoCompactionRetention != nil {
-			args = append(args, "--auto-compaction-retention="+*shared.AutoCompactionRetention)
+			args = append(args, podwire.Arg(podwire.FlagAutoCompactionRetention, *shared.AutoCompactionRetention))
 		}
 	}
 	return args
@@ -114,21 +115,21 @@ func tuningArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []string
 	var args []string
 	duration := func(flag string, d *metav1.Duration, dflt time.Duration, always bool) {
 		if d != nil && (always || d.Duration != dflt) {
-			args = append(args, "--"+flag+"="+d.Duration.String())
+			args = append(args, podwire.Arg(flag, d.Duration.String()))
 		}
 	}
-	duration("etcd-defrag-timeout", etcd.Spec.Etcd.EtcdDefragTimeout, druidv1alpha1.DefaultEtcdDefragTimeout, caps.DeployedDefaults)
-	duration("etcd-snapshot-timeout", etcd.Spec.Backup.EtcdSnapshotTimeout, druidv1alpha1.DefaultEtcdSnapshotTimeout, caps.DeployedDefaults)
+	duration(podwire.FlagEtcdDefragTimeout, etcd.Spec.Etcd.EtcdDefragTimeout, druidv1alpha1.DefaultEtcdDefragTimeout, caps.DeployedDefaults)
+	duration(podwire.FlagEtcdSnapshotTimeout, etcd.Spec.Backup.EtcdSnapshotTimeout, druidv1alpha1.DefaultEtcdSnapshotTimeout, caps.DeployedDefaults)
 	if le := etcd.Spec.Backup.LeaderElection; le != nil {
 		period := etcdpod.DefaultReelectionPeriod
 		if le.ReelectionPeriod != nil {
 			period = le.ReelectionPeriod.Duration
 		}
-		duration("reelection-period", le.ReelectionPeriod, etcdpod.DefaultReelectionPeriod, caps.DeployedDefaults)
-		duration("etcd-connection-timeout-leader-election", le.EtcdConnectionTimeout, period, caps.DeployedDefaults)
+		duration(podwire.FlagReelectionPeriod, le.ReelectionPeriod, etcdpod.DefaultReelectionPeriod, caps.DeployedDefaults)
+		duration(podwire.FlagEtcdConnectionTimeoutLeaderElection, le.EtcdConnectionTimeout, period, caps.DeployedDefaults)
 	}
 	if p := etcd.Spec.Backup.EnableProfiling; p != nil && *p {
-		args = append(args, "--enable-profiling=true")
+		args = append(args, podwire.Arg(podwire.FlagEnableProfiling, "true"))
 	}
 	return args
 }
@@ -142,31 +143,31 @@ func storeArgs(etcd *druidv1alpha1.Etcd) []string {
 		return nil
 	}
 	args := []string{
-		"--enable-snapshot-lease-renewal=true",
-		"--full-snapshot-lease-name=" + etcd.FullSnapshotLeaseName(),
-		"--delta-snapshot-lease-name=" + etcd.DeltaSnapshotLeaseName(),
+		podwire.Arg(podwire.FlagEnableSnapshotLeaseRenewal, "true"),
+		podwire.Arg(podwire.FlagFullSnapshotLeaseName, etcd.FullSnapshotLeaseName()),
+		podwire.Arg(podwire.FlagDeltaSnapshotLeaseName, etcd.DeltaSnapshotLeaseName()),
 	}
 	args = append(args, storeaccess.StoreLocationArgs(store, "")...)
 	if backup.FullSnapshotSchedule != nil && *backup.FullSnapshotSchedule != "" {
-		args = append(args, "--schedule="+*backup.FullSnapshotSchedule)
+		args = append(args, podwire.Arg(podwire.FlagSchedule, *backup.FullSnapshotSchedule))
 	}
 	if backup.DeltaSnapshotPeriod != nil {
-		args = append(args, "--delta-snapshot-period="+backup.DeltaSnapshotPeriod.Duration.String())
+		args = append(args, podwire.Arg(podwire.FlagDeltaSnapshotPeriod, backup.DeltaSnapshotPeriod.Duration.String()))
 	}
 	if backup.DeltaSnapshotMemoryLimit != nil {
-		args = append(args, "--delta-snapshot-memory-limit="+strconv.FormatInt(backup.DeltaSnapshotMemoryLimit.Value(), 10))
+		args = append(args, podwire.Arg(podwire.FlagDeltaSnapshotMemoryLimit, strconv.FormatInt(backup.DeltaSnapshotMemoryLimit.Value(), 10)))
 	}
 	if backup.GarbageCollectionPolicy != nil {
-		args = append(args, "--garbage-collection-policy="+string(*backup.GarbageCollectionPolicy))
+		args = append(args, podwire.Arg(podwire.FlagGarbageCollectionPolicy, string(*backup.GarbageCollectionPolicy)))
 		if *backup.GarbageCollectionPolicy == druidv1alpha1.GarbageCollectionPolicyLimitBased && backup.MaxBackupsLimitBasedGC != nil {
-			args = append(args, fmt.Sprintf("--max-backups=%d", *backup.MaxBackupsLimitBasedGC))
+			args = append(args, podwire.Arg(podwire.FlagMaxBackups, fmt.Sprintf("%d", *backup.MaxBackupsLimitBasedGC)))
 		}
 	}
 	if backup.GarbageCollectionPeriod != nil {
-		args = append(args, "--garbage-collection-period="+backup.GarbageCollectionPeriod.Duration.String())
+		args = append(args, podwire.Arg(podwire.FlagGarbageCollectionPeriod, backup.GarbageCollectionPeriod.Duration.String()))
 	}
 	if backup.DeltaSnapshotRetentionPeriod != nil && backup.DeltaSnapshotRetentionPeriod.Duration > 0 {
-		args = append(args, "--delta-snapshot-retention-period="+backup.DeltaSnapshotRetentionPeriod.Duration.String())
+		args = append(args, podwire.Arg(podwire.FlagDeltaSnapshotRetentionPeriod, backup.DeltaSnapshotRetentionPeriod.Duration.String()))
 	}
 	return append(args, storeaccess.CompressionArgs(backup)...)
 }
@@ -180,29 +181,29 @@ func EtcdWrapperArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.EtcdWrapper) []str
 	spec := etcd.Spec
 	args := []string{
 		"start-etcd",
-		fmt.Sprintf("--backup-restore-host-port=%s:%d", etcdpod.LocalHostName(etcd.Name), *spec.Backup.Port),
-		"--etcd-server-name=" + etcdpod.LocalHostName(etcd.Name),
-		fmt.Sprintf("--etcd-wrapper-port=%d", *spec.Etcd.WrapperPort),
+		podwire.Arg(podwire.FlagBackupRestoreHostPort, fmt.Sprintf("%s:%d", etcdpod.LocalHostName(etcd.Name), *spec.Backup.Port)),
+		podwire.Arg(podwire.FlagEtcdServerName, etcdpod.LocalHostName(etcd.Name)),
+		podwire.Arg(podwire.FlagEtcdWrapperPort, fmt.Sprintf("%d", *spec.Etcd.WrapperPort)),
 	}
 	if tls := spec.Etcd.ClientUrlTLS; tls != nil && tls.ClientTLSSecretRef.Name != "" {
 		args = append(args,
-			"--etcd-client-cert-path="+etcdpod.ClientTLSMountPath+"/"+etcdpod.TLSCertKey,
-			"--etcd-client-key-path="+etcdpod.ClientTLSMountPath+"/"+etcdpod.TLSKeyKey)
+			podwire.Arg(podwire.FlagEtcdClientCertPath, etcdpod.ClientTLSMountPath+"/"+etcdpod.TLSCertKey),
+			podwire.Arg(podwire.FlagEtcdClientKeyPath, etcdpod.ClientTLSMountPath+"/"+etcdpod.TLSKeyKey))
 	}
 	if tls := spec.Backup.TLS; tls != nil {
 		args = append(args,
-			"--backup-restore-tls-enabled=true",
-			"--backup-restore-ca-cert-bundle-path="+etcdpod.BackupCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
+			podwire.Arg(podwire.FlagBackupRestoreTLSEnabled, "true"),
+			podwire.Arg(podwire.FlagBackupRestoreCACertBundlePath, etcdpod.BackupCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef)))
 	} else {
-		args = append(args, "--backup-restore-tls-enabled=false")
+		args = append(args, podwire.Arg(podwire.FlagBackupRestoreTLSEnabled, "false"))
 	}
 	if caps.ClientPortFlag {
-		args = append(args, fmt.Sprintf("--etcd-client-port=%d", *spec.Etcd.ClientPort))
+		args = append(args, podwire.Arg(podwire.FlagEtcdClientPort, fmt.Sprintf("%d", *spec.Etcd.ClientPort)))
 	}
 	if caps.StepBinaries {
 		args = append(args,
-			"--step-etcd-3.5-binary="+etcdpod.StepEtcd35BinaryPath,
-			"--step-etcd-3.6-binary="+etcdpod.StepEtcd36BinaryPath)
+			podwire.Arg(podwire.FlagStepEtcd35Binary, etcdpod.StepEtcd35BinaryPath),
+			podwire.Arg(podwire.FlagStepEtcd36Binary, etcdpod.StepEtcd36BinaryPath))
 	}
 	return args
 }

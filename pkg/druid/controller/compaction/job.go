@@ -17,6 +17,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // Names and paths of the compaction Job.
@@ -57,20 +58,20 @@ func CompactArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []strin
 	backup := etcd.Spec.Backup
 	args := []string{
 		"compact",
-		"--data-dir=" + DataMountPath + "/compaction.etcd",
-		"--enable-snapshot-lease-renewal=true",
-		"--full-snapshot-lease-name=" + etcd.FullSnapshotLeaseName(),
-		"--delta-snapshot-lease-name=" + etcd.DeltaSnapshotLeaseName(),
+		podwire.Arg(podwire.FlagDataDir, DataMountPath+"/compaction.etcd"),
+		podwire.Arg(podwire.FlagEnableSnapshotLeaseRenewal, "true"),
+		podwire.Arg(podwire.FlagFullSnapshotLeaseName, etcd.FullSnapshotLeaseName()),
+		podwire.Arg(podwire.FlagDeltaSnapshotLeaseName, etcd.DeltaSnapshotLeaseName()),
 	}
 	args = append(args, storeaccess.StoreLocationArgs(backup.Store, "")...)
 	if caps.CompactCompression {
 		args = append(args, storeaccess.CompressionArgs(backup)...)
 	}
 	if backup.EtcdSnapshotTimeout != nil {
-		args = append(args, "--etcd-snapshot-timeout="+backup.EtcdSnapshotTimeout.Duration.String())
+		args = append(args, podwire.Arg(podwire.FlagEtcdSnapshotTimeout, backup.EtcdSnapshotTimeout.Duration.String()))
 	}
 	if etcd.Spec.Etcd.EtcdDefragTimeout != nil {
-		args = append(args, "--etcd-defrag-timeout="+etcd.Spec.Etcd.EtcdDefragTimeout.Duration.String())
+		args = append(args, podwire.Arg(podwire.FlagEtcdDefragTimeout, etcd.Spec.Etcd.EtcdDefragTimeout.Duration.String()))
 	}
 	if caps.DeployedDefaults {
 		args = append(args, upstreamCompactArgs(etcd)...)
@@ -84,8 +85,8 @@ func CompactArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []strin
 // etcd it restores into with the member's quota and auto-compaction.
 func upstreamCompactArgs(etcd *druidv1alpha1.Etcd) []string {
 	args := []string{
-		"--restoration-temp-snapshots-dir=" + DataMountPath + "/compaction.restoration.temp",
-		"--snapstore-temp-directory=" + DataMountPath + "/tmp",
+		podwire.Arg(podwire.FlagRestorationTempSnapshotsDir, DataMountPath+"/compaction.restoration.temp"),
+		podwire.Arg(podwire.FlagSnapstoreTempDirectory, DataMountPath+"/tmp"),
 	}
 	return append(args, statefulset.DeployedEmbeddedEtcdArgs(etcd)...)
 }

@@ -12,6 +12,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // The worker Job's names and paths. The flags of `etcdbrctl copy` form the contract with the binary:
@@ -37,7 +38,7 @@ const (
 	// SourceEnvPrefix prefixes the source store's credentials variable.
 	SourceEnvPrefix = "SOURCE_"
 	// SourceFlagPrefix prefixes the source store's location flags.
-	SourceFlagPrefix = "source-"
+	SourceFlagPrefix = podwire.FlagPrefixSource
 	// BackoffLimit lets the Job controller retry a failed copy pod a few times (a copy resumes: it skips
 	// snapshots already in the target) before the task is marked failed.
 	BackoffLimit = int32(3)
@@ -58,15 +59,15 @@ func CopyArgs(task *druidv1alpha1.EtcdCopyBackupsTask) []string {
 	args = append(args, storeaccess.StoreLocationArgs(&spec.TargetStore, "")...)
 	args = append(args, storeaccess.StoreLocationArgs(&spec.SourceStore, SourceFlagPrefix)...)
 	if spec.MaxBackupAge != nil {
-		args = append(args, fmt.Sprintf("--max-backup-age=%d", *spec.MaxBackupAge))
+		args = append(args, podwire.Arg(podwire.FlagMaxBackupAge, fmt.Sprintf("%d", *spec.MaxBackupAge)))
 	}
 	if spec.MaxBackups != nil {
-		args = append(args, fmt.Sprintf("--max-backups-to-copy=%d", *spec.MaxBackups))
+		args = append(args, podwire.Arg(podwire.FlagMaxBackupsToCopy, fmt.Sprintf("%d", *spec.MaxBackups)))
 	}
 	if w := spec.WaitForFinalSnapshot; w != nil && w.Enabled {
-		args = append(args, "--wait-for-final-snapshot=true")
+		args = append(args, podwire.Arg(podwire.FlagWaitForFinalSnapshot, "true"))
 		if w.Timeout != nil {
-			args = append(args, "--wait-for-final-snapshot-timeout="+w.Timeout.Duration.String())
+			args = append(args, podwire.Arg(podwire.FlagWaitForFinalSnapshotTimeout, w.Timeout.Duration.String()))
 		}
 	}
 	return args
