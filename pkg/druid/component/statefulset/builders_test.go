@@ -88,7 +88,7 @@ func TestSidecarArgsCarryTheSpecsTimeoutsAndLeaderElection(t *testing.T) {
 	for _, flag := range []string{"--etcd-defrag-timeout", "--etcd-snapshot-timeout", "--reelection-period", "--etcd-connection-timeout-leader-election"} {
 		g.Expect(ours).NotTo(ContainElement(HavePrefix(flag)), "our sidecar's default %s renders no flag", flag)
 	}
-	g.Expect(BackupRestoreArgs(atDefaults, imagecaps.BackupRestoreOf(imagecaps.Deployed))).To(ContainElements(
+	g.Expect(BackupRestoreArgs(atDefaults, imagecaps.BackupRestoreOf(imagecaps.Upstream))).To(ContainElements(
 		"--etcd-defrag-timeout=15m0s", "--etcd-snapshot-timeout=15m0s", "--reelection-period=5s", "--etcd-connection-timeout-leader-election=5s"))
 }
 

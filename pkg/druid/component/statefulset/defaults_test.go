@@ -26,7 +26,7 @@ func TestUnsetGarbageCollectionIsLimitBasedKeepingSeven(t *testing.T) {
 
 // Both containers request 50m CPU and 128Mi memory when the Etcd leaves their resources unset, as the
 // deployed druid renders them; resources that are set, even empty, are taken as they are.
-func TestUnsetResourcesRequestTheDeployedDefaults(t *testing.T) {
+func TestUnsetResourcesRequestTheUpstreamDefaults(t *testing.T) {
 	g := NewWithT(t)
 	in := renderInput{images: config.Images{EtcdWrapper: "e", BackupRestore: "b"}, configChecksum: "c"}
 	want := corev1.ResourceRequirements{Requests: corev1.ResourceList{
@@ -51,7 +51,7 @@ func TestUnsetResourcesRequestTheDeployedDefaults(t *testing.T) {
 // was taken from the rendering before the change, with the step flags our wrapper image gets since the
 // same release (--step-etcd-3.5-binary, --step-etcd-3.6-binary: one roll on purpose); if it changes,
 // every such member rolls.
-func TestExplicitFieldsRenderAsBeforeTheDeployedDefaults(t *testing.T) {
+func TestExplicitFieldsRenderAsBeforeTheUpstreamDefaults(t *testing.T) {
 	g := NewWithT(t)
 	e := fullEtcd(func(e *druidv1alpha1.Etcd) {
 		e.Spec.Backup.GarbageCollectionPolicy = ptr.To(druidv1alpha1.GarbageCollectionPolicyExponential)

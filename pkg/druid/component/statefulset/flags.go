@@ -33,7 +33,7 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) [
 	}
 	if tls := spec.Etcd.ClientUrlTLS; tls != nil {
 		args = append(args, "--insecure-transport=false")
-		if caps.DeployedDefaults {
+		if caps.UpstreamDefaults {
 			// The deployed sidecar's default is true: it would not verify etcd's server certificate.
 			args = append(args, "--insecure-skip-tls-verify=false")
 		}
@@ -60,8 +60,8 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) [
 	}
 	args = append(args, tuningArgs(etcd, caps)...)
 	args = append(args, storeArgs(etcd)...)
-	if caps.DeployedDefaults {
-		args = append(args, deployedSidecarArgs(etcd)...)
+	if caps.UpstreamDefaults {
+		args = append(args, upstreamSidecarArgs(etcd)...)
 	}
 	return args
 }
@@ -69,26 +69,26 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) [
 // Directories of the deployed sidecar on the data volume, as the deployed druid passes them: its defaults
 // (a path relative to the working directory, /tmp) are not meant for a read-only root file system.
 const (
-	deployedRestorationTempDir = etcdpod.DataVolumeMountPath + "/restoration.temp"
-	deployedSnapstoreTempDir   = etcdpod.DataVolumeMountPath + "/temp"
+	upstreamRestorationTempDir = etcdpod.DataVolumeMountPath + "/restoration.temp"
+	upstreamSnapstoreTempDir   = etcdpod.DataVolumeMountPath + "/temp"
 )
 
-// deployedSidecarArgs are the flags the deployed sidecar needs besides ours, with the values the deployed
+// upstreamSidecarArgs are the flags the deployed sidecar needs besides ours, with the values the deployed
 // druid passes: run under etcd-wrapper, temporary directories on the data volume, and the restorer's
 // embedded etcd with the member's quota and auto-compaction (our sidecar restores without one and ignores
 // all of them).
-func deployedSidecarArgs(etcd *druidv1alpha1.Etcd) []string {
+func upstreamSidecarArgs(etcd *druidv1alpha1.Etcd) []string {
 	args := []string{
 		"--use-etcd-wrapper=true",
-		"--restoration-temp-snapshots-dir=" + deployedRestorationTempDir,
-		"--snapstore-temp-directory=" + deployedSnapstoreTempDir,
+		"--restoration-temp-snapshots-dir=" + upstreamRestorationTempDir,
+		"--snapstore-temp-directory=" + upstreamSnapstoreTempDir,
 	}
-	return append(args, DeployedEmbeddedEtcdArgs(etcd)...)
+	return append(args, UpstreamEmbeddedEtcdArgs(etcd)...)
 }
 
-// DeployedEmbeddedEtcdArgs configure the embedded etcd the deployed restorer (sidecar and compaction) applies
+// UpstreamEmbeddedEtcdArgs configure the embedded etcd the deployed restorer (sidecar and compaction) applies
 // deltas through, as the deployed druid does: the member's quota and auto-compaction.
-func DeployedEmbeddedEtcdArgs(etcd *druidv1alpha1.Etcd) []string {
+func UpstreamEmbeddedEtcdArgs(etcd *druidv1alpha1.Etcd) []string {
 	var args []string
 	if q := etcd.Spec.Etcd.Quota; q != nil {
 		args = append(args, "--embedded-etcd-quota-bytes="+strconv.FormatInt(q.Value(), 10))
@@ -117,15 +117,15 @@ func tuningArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []string
 			args = append(args, "--"+flag+"="+d.Duration.String())
 		}
 	}
-	duration("etcd-defrag-timeout", etcd.Spec.Etcd.EtcdDefragTimeout, druidv1alpha1.DefaultEtcdDefragTimeout, caps.DeployedDefaults)
-	duration("etcd-snapshot-timeout", etcd.Spec.Backup.EtcdSnapshotTimeout, druidv1alpha1.DefaultEtcdSnapshotTimeout, caps.DeployedDefaults)
+	duration("etcd-defrag-timeout", etcd.Spec.Etcd.EtcdDefragTimeout, druidv1alpha1.DefaultEtcdDefragTimeout, caps.UpstreamDefaults)
+	duration("etcd-snapshot-timeout", etcd.Spec.Backup.EtcdSnapshotTimeout, druidv1alpha1.DefaultEtcdSnapshotTimeout, caps.UpstreamDefaults)
 	if le := etcd.Spec.Backup.LeaderElection; le != nil {
 		period := etcdpod.DefaultReelectionPeriod
 		if le.ReelectionPeriod != nil {
 			period = le.ReelectionPeriod.Duration
 		}
-		duration("reelection-period", le.ReelectionPeriod, etcdpod.DefaultReelectionPeriod, caps.DeployedDefaults)
-		duration("etcd-connection-timeout-leader-election", le.EtcdConnectionTimeout, period, caps.DeployedDefaults)
+		duration("reelection-period", le.ReelectionPeriod, etcdpod.DefaultReelectionPeriod, caps.UpstreamDefaults)
+		duration("etcd-connection-timeout-leader-election", le.EtcdConnectionTimeout, period, caps.UpstreamDefaults)
 	}
 	if p := etcd.Spec.Backup.EnableProfiling; p != nil && *p {
 		args = append(args, "--enable-profiling=true")

@@ -28,11 +28,11 @@ func TestStepBinariesOnlyForOurWrapperImage(t *testing.T) {
 		want   bool
 	}{
 		{name: "ours", images: config.Images{EtcdWrapper: ourWrapperImage, BackupRestore: ourBackupRestoreImage}, want: true},
-		{name: "our wrapper, deployed sidecar", images: config.Images{EtcdWrapper: ourWrapperImage, BackupRestore: deployedBackupRestoreImage}, want: true},
-		{name: "deployed", images: config.Images{EtcdWrapper: deployedWrapperImage, BackupRestore: deployedBackupRestoreImage}},
-		{name: "deployed wrapper, our sidecar", images: config.Images{EtcdWrapper: deployedWrapperImage, BackupRestore: ourBackupRestoreImage}},
+		{name: "our wrapper, deployed sidecar", images: config.Images{EtcdWrapper: ourWrapperImage, BackupRestore: upstreamBackupRestoreImage}, want: true},
+		{name: "deployed", images: config.Images{EtcdWrapper: upstreamWrapperImage, BackupRestore: upstreamBackupRestoreImage}},
+		{name: "deployed wrapper, our sidecar", images: config.Images{EtcdWrapper: upstreamWrapperImage, BackupRestore: ourBackupRestoreImage}},
 		{name: "ours forced deployed", images: config.Images{EtcdWrapper: ourWrapperImage, BackupRestore: ourBackupRestoreImage,
-			Compatibility: imagecaps.Config{Mode: imagecaps.ModeDeployed}}},
+			Compatibility: imagecaps.Config{Mode: imagecaps.ModeUpstream}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, etcd := range []string{"plain", "full"} {
@@ -69,7 +69,7 @@ func TestStepBinariesRenderStably(t *testing.T) {
 	c := fake.NewClientBuilder().Build()
 	for _, images := range []config.Images{
 		{EtcdWrapper: ourWrapperImage, BackupRestore: ourBackupRestoreImage},
-		{EtcdWrapper: deployedWrapperImage, BackupRestore: deployedBackupRestoreImage},
+		{EtcdWrapper: upstreamWrapperImage, BackupRestore: upstreamBackupRestoreImage},
 	} {
 		first, err := Render(ctx, c, images, config.LocalBackup{}, fullEtcd())
 		if err != nil {

@@ -72,7 +72,7 @@ func CompactArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []strin
 	if etcd.Spec.Etcd.EtcdDefragTimeout != nil {
 		args = append(args, "--etcd-defrag-timeout="+etcd.Spec.Etcd.EtcdDefragTimeout.Duration.String())
 	}
-	if caps.DeployedDefaults {
+	if caps.UpstreamDefaults {
 		args = append(args, upstreamCompactArgs(etcd)...)
 	}
 	return args
@@ -87,7 +87,7 @@ func upstreamCompactArgs(etcd *druidv1alpha1.Etcd) []string {
 		"--restoration-temp-snapshots-dir=" + DataMountPath + "/compaction.restoration.temp",
 		"--snapstore-temp-directory=" + DataMountPath + "/tmp",
 	}
-	return append(args, statefulset.DeployedEmbeddedEtcdArgs(etcd)...)
+	return append(args, statefulset.UpstreamEmbeddedEtcdArgs(etcd)...)
 }
 
 // CompatibilityNotices name what a compaction with caps does differently from ours where behaviour

@@ -30,7 +30,7 @@ const EventReasonStatefulSetFieldKept = "StatefulSetFieldKept"
 // does not stop the flow: it is logged and retried with the next reconcile. An Etcd no druid has
 // reconciled yet (no observedGeneration) has nothing to adopt.
 func (r *Reconciler) adoptStep(etcd *druidv1alpha1.Etcd) flow.Step {
-	return flow.Step{Name: "adoptDeployedObjects", Run: func(ctx context.Context) flow.Result {
+	return flow.Step{Name: "adoptUpstreamObjects", Run: func(ctx context.Context) flow.Result {
 		if err := r.adoptLabels(ctx, etcd); err != nil {
 			log.FromContext(ctx).Error(err, "Adoption: labelling the objects of the deployed etcd-druid failed, retried with the next reconcile")
 		}
