@@ -10,7 +10,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/ignoredflags"
 )
 
-// upstreamServerArgs are the arguments the deployed etcd-druid (internal/component/statefulset, builder.go)
+// upstreamServerArgs are the arguments the upstream etcd-druid (internal/component/statefulset, builder.go)
 // renders for the backup-restore container of Etcd etcd-main in shoot--p--s: client and backup TLS, an
 // S3 store (its container only in $STORAGE_CONTAINER), compression, a delta retention period, profiling
 // and the leader election settings.
@@ -59,7 +59,7 @@ func upstreamServerArgs() []string {
 	}
 }
 
-// The deployed druid's sidecar arguments parse: meaningful flags reach their settings, the container
+// The upstream druid's sidecar arguments parse: meaningful flags reach their settings, the container
 // comes from $STORAGE_CONTAINER, and the flags without meaning here are reported (once, at startup, by
 // the command) with their values.
 func TestAcceptsTheArgumentsUpstreamDruidRenders(t *testing.T) {
@@ -98,7 +98,7 @@ func TestAcceptsTheArgumentsUpstreamDruidRenders(t *testing.T) {
 	}
 }
 
-// Without TLS the deployed druid asks to skip verification, which means nothing without TLS; a
+// Without TLS the upstream druid asks to skip verification, which means nothing without TLS; a
 // --store-container given wins over $STORAGE_CONTAINER; no ignored flag, nothing reported.
 func TestUpstreamFlagsWithoutTLS(t *testing.T) {
 	g := NewWithT(t)

@@ -61,7 +61,7 @@ func flagNames(args []string) []string {
 // The flags of `etcdbrctl server` in gardener/etcd-backup-restore (pkg/types and cmd: server, etcd
 // connection, snapstore, snapshotter, compression, restoration, lease, leader election and defragmentation
 // flags) that druid may render, and of `etcd-wrapper start-etcd` in gardener/etcd-wrapper (cmd/etcd.go).
-// --store-endpoint-override is the deployed druid's own (it passes spec.backup.store.endpointOverride).
+// --store-endpoint-override is the upstream druid's own (it passes spec.backup.store.endpointOverride).
 var (
 	upstreamServerFlags = []string{
 		"server-port", "enable-profiling", "server-cert", "server-key",
@@ -80,8 +80,8 @@ var (
 	}
 )
 
-// Every flag druid renders for a deployed image is one that image defines; for our images the sidecar
-// gets --server-cacert, which the deployed etcdbrctl would refuse as unknown.
+// Every flag druid renders for an upstream image is one that image defines; for our images the sidecar
+// gets --server-cacert, which the upstream etcdbrctl would refuse as unknown.
 func TestUpstreamImagesGetOnlyFlagsTheyDefine(t *testing.T) {
 	g := NewWithT(t)
 	for _, replicas := range []int32{1, 3} {
@@ -102,8 +102,8 @@ func TestUpstreamImagesGetOnlyFlagsTheyDefine(t *testing.T) {
 }
 
 // The exact arguments per image kind: ours keep what druid always rendered (no member rolls when druid is
-// upgraded) but for the old etcd servers of our wrapper image (added once); the deployed sidecar loses
-// --server-cacert and gets the deployed druid's settings of its defaults; the deployed wrapper gets the
+// upgraded) but for the old etcd servers of our wrapper image (added once); the upstream sidecar loses
+// --server-cacert and gets the upstream druid's settings of its defaults; the upstream wrapper gets the
 // client port its readiness check dials.
 func TestArgsPerImageKind(t *testing.T) {
 	g := NewWithT(t)
@@ -136,7 +136,7 @@ func TestArgsPerImageKind(t *testing.T) {
 	}
 	brOurs := BackupRestoreArgs(etcd, oursCaps.BackupRestore)
 	brUpstream := BackupRestoreArgs(etcd, upstreamCaps.BackupRestore)
-	// fullEtcd leaves garbage collection unset: both kinds get the deployed druid's default, LimitBased
+	// fullEtcd leaves garbage collection unset: both kinds get the upstream druid's default, LimitBased
 	// keeping 7.
 	gc := []string{"--garbage-collection-policy=LimitBased", "--max-backups=7"}
 	g.Expect(brOurs).To(HaveExactElements(concat(common, tlsAndStore, []string{"--server-cacert=/var/etcdbr/ssl/ca/ca.crt"}, store, []string{
@@ -153,7 +153,7 @@ func TestArgsPerImageKind(t *testing.T) {
 			"--embedded-etcd-quota-bytes=12884901888",
 			"--auto-compaction-mode=periodic",
 			"--auto-compaction-retention=30m",
-		})), "deployed:\n%s", strings.Join(brUpstream, "\n"))
+		})), "upstream:\n%s", strings.Join(brUpstream, "\n"))
 
 	wrapper := []string{
 		"start-etcd",
@@ -171,14 +171,14 @@ func TestArgsPerImageKind(t *testing.T) {
 	})))
 	g.Expect(EtcdWrapperArgs(etcd, upstreamCaps.EtcdWrapper)).To(HaveExactElements(concat(wrapper, []string{"--etcd-client-port=2479"})))
 
-	// Without client TLS the deployed sidecar's --insecure-skip-tls-verify stays unset: nothing to verify.
+	// Without client TLS the upstream sidecar's --insecure-skip-tls-verify stays unset: nothing to verify.
 	plain := newEtcd()
 	g.Expect(BackupRestoreArgs(plain, upstreamCaps.BackupRestore)).NotTo(ContainElement(HavePrefix("--insecure-skip-tls-verify")))
 	g.Expect(BackupRestoreArgs(plain, oursCaps.BackupRestore)).NotTo(ContainElement(HavePrefix("--use-etcd-wrapper")))
 }
 
-// Probes per image kind: a deployed wrapper serves no /phase and a deployed sidecar no /livez, so neither
-// gets a liveness probe; a deployed wrapper's /readyz is HTTPS once etcd's client TLS is on.
+// Probes per image kind: an upstream wrapper serves no /phase and an upstream sidecar no /livez, so neither
+// gets a liveness probe; an upstream wrapper's /readyz is HTTPS once etcd's client TLS is on.
 func TestProbesPerImageKind(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
@@ -192,11 +192,11 @@ func TestProbesPerImageKind(t *testing.T) {
 	}{
 		{name: "ours", images: config.Images{EtcdWrapper: "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0", BackupRestore: "ghcr.io/gardener-etcd/etcdbrctl:v0.1.0"},
 			etcdLiveness: true, sidecarLivez: true, readyzScheme: corev1.URISchemeHTTP},
-		{name: "deployed by repository", images: config.Images{EtcdWrapper: upstreamWrapperImage, BackupRestore: upstreamBackupRestoreImage},
+		{name: "upstream by repository", images: config.Images{EtcdWrapper: upstreamWrapperImage, BackupRestore: upstreamBackupRestoreImage},
 			readyzScheme: corev1.URISchemeHTTPS},
-		{name: "ours forced deployed", images: config.Images{EtcdWrapper: "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0", BackupRestore: "ghcr.io/gardener-etcd/etcdbrctl:v0.1.0",
+		{name: "ours forced upstream", images: config.Images{EtcdWrapper: "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0", BackupRestore: "ghcr.io/gardener-etcd/etcdbrctl:v0.1.0",
 			Compatibility: imagecaps.Config{Mode: imagecaps.ModeUpstream}}, readyzScheme: corev1.URISchemeHTTPS},
-		{name: "deployed sidecar, our wrapper", images: config.Images{EtcdWrapper: "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0", BackupRestore: upstreamBackupRestoreImage},
+		{name: "upstream sidecar, our wrapper", images: config.Images{EtcdWrapper: "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0", BackupRestore: upstreamBackupRestoreImage},
 			etcdLiveness: true, readyzScheme: corev1.URISchemeHTTP},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -225,7 +225,7 @@ func TestOurImagesRenderTheSameUnderEverySetting(t *testing.T) {
 	}
 	images.Compatibility = imagecaps.Config{Mode: imagecaps.ModeUpstream}
 	got, _ := templateChecksum(podTemplate(fullEtcd(), renderInput{images: images, configChecksum: "c"}))
-	g.Expect(got).NotTo(Equal(want), "forcing deployed must change the rendering")
+	g.Expect(got).NotTo(Equal(want), "forcing upstream must change the rendering")
 }
 
 // spec.backup.image and spec.etcd.image are judged like druid's own images.

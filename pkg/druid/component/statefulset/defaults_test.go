@@ -13,7 +13,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 )
 
-// An Etcd that leaves garbage collection unset keeps 7 full snapshots (LimitBased), as the deployed druid
+// An Etcd that leaves garbage collection unset keeps 7 full snapshots (LimitBased), as the upstream druid
 // renders it; the sidecar's own default would be Exponential.
 func TestUnsetGarbageCollectionIsLimitBasedKeepingSeven(t *testing.T) {
 	g := NewWithT(t)
@@ -25,7 +25,7 @@ func TestUnsetGarbageCollectionIsLimitBasedKeepingSeven(t *testing.T) {
 }
 
 // Both containers request 50m CPU and 128Mi memory when the Etcd leaves their resources unset, as the
-// deployed druid renders them; resources that are set, even empty, are taken as they are.
+// upstream druid renders them; resources that are set, even empty, are taken as they are.
 func TestUnsetResourcesRequestTheUpstreamDefaults(t *testing.T) {
 	g := NewWithT(t)
 	in := renderInput{images: config.Images{EtcdWrapper: "e", BackupRestore: "b"}, configChecksum: "c"}

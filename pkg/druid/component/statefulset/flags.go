@@ -34,7 +34,7 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) [
 	if tls := spec.Etcd.ClientUrlTLS; tls != nil {
 		args = append(args, "--insecure-transport=false")
 		if caps.UpstreamDefaults {
-			// The deployed sidecar's default is true: it would not verify etcd's server certificate.
+			// The upstream sidecar's default is true: it would not verify etcd's server certificate.
 			args = append(args, "--insecure-skip-tls-verify=false")
 		}
 		args = append(args, "--cacert="+etcdpod.ClientCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef))
@@ -66,14 +66,14 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) [
 	return args
 }
 
-// Directories of the deployed sidecar on the data volume, as the deployed druid passes them: its defaults
+// Directories of the upstream sidecar on the data volume, as the upstream druid passes them: its defaults
 // (a path relative to the working directory, /tmp) are not meant for a read-only root file system.
 const (
 	upstreamRestorationTempDir = etcdpod.DataVolumeMountPath + "/restoration.temp"
 	upstreamSnapstoreTempDir   = etcdpod.DataVolumeMountPath + "/temp"
 )
 
-// upstreamSidecarArgs are the flags the deployed sidecar needs besides ours, with the values the deployed
+// upstreamSidecarArgs are the flags the upstream sidecar needs besides ours, with the values the upstream
 // druid passes: run under etcd-wrapper, temporary directories on the data volume, and the restorer's
 // embedded etcd with the member's quota and auto-compaction (our sidecar restores without one and ignores
 // all of them).
@@ -86,8 +86,8 @@ func upstreamSidecarArgs(etcd *druidv1alpha1.Etcd) []string {
 	return append(args, UpstreamEmbeddedEtcdArgs(etcd)...)
 }
 
-// UpstreamEmbeddedEtcdArgs configure the embedded etcd the deployed restorer (sidecar and compaction) applies
-// deltas through, as the deployed druid does: the member's quota and auto-compaction.
+// UpstreamEmbeddedEtcdArgs configure the embedded etcd the upstream restorer (sidecar and compaction) applies
+// deltas through, as the upstream druid does: the member's quota and auto-compaction.
 func UpstreamEmbeddedEtcdArgs(etcd *druidv1alpha1.Etcd) []string {
 	var args []string
 	if q := etcd.Spec.Etcd.Quota; q != nil {
@@ -104,11 +104,11 @@ func UpstreamEmbeddedEtcdArgs(etcd *druidv1alpha1.Etcd) []string {
 	return args
 }
 
-// tuningArgs are the sidecar's timeouts, leader election and profiling, as the deployed druid passes them.
+// tuningArgs are the sidecar's timeouts, leader election and profiling, as the upstream druid passes them.
 // Our sidecar gets each only when the spec asks for something other than its default (both timeouts 15m,
 // which the API defaults to as well; the reelection period 5s, and its connection timeout the period), so an
 // Etcd that leaves them at that keeps its pod template and no member rolls when druid is upgraded. The
-// deployed sidecar gets both timeouts always, as the deployed druid passes them: its own default
+// upstream sidecar gets both timeouts always, as the upstream druid passes them: its own default
 // defragmentation timeout is 8m, not the 15m of the API.
 func tuningArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []string {
 	var args []string
@@ -174,7 +174,7 @@ func storeArgs(etcd *druidv1alpha1.Etcd) []string {
 // EtcdWrapperArgs are the arguments of the etcd wrapper (container `etcd`): where to reach the sidecar
 // (through the hostAlias, with its CA when the sidecar serves TLS), the name etcd's certificate is valid
 // for, the client certificate for its own health checks, and the port of /readyz and /stop. caps add the
-// client port for a deployed wrapper, whose readiness check dials that port rather than etcd's client URL,
+// client port for an upstream wrapper, whose readiness check dials that port rather than etcd's client URL,
 // and for ours the old etcd servers its image carries (constant paths, so the template stays stable).
 func EtcdWrapperArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.EtcdWrapper) []string {
 	spec := etcd.Spec

@@ -78,8 +78,8 @@ func CompactArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []strin
 	return args
 }
 
-// upstreamCompactArgs are the flags the deployed `compact` needs besides ours, with the values the
-// deployed druid passes: its temporary directories on the Job's data volume (its defaults, a path relative
+// upstreamCompactArgs are the flags the upstream `compact` needs besides ours, with the values the
+// upstream druid passes: its temporary directories on the Job's data volume (its defaults, a path relative
 // to the working directory and /tmp, are not writable for uid 65532 in every image), and the embedded
 // etcd it restores into with the member's quota and auto-compaction.
 func upstreamCompactArgs(etcd *druidv1alpha1.Etcd) []string {
