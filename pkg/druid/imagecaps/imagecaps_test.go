@@ -92,6 +92,7 @@ func TestCapabilitiesPerKind(t *testing.T) {
 // The former spelling stays accepted: the mode "deployed" (flag, chart value) is normalised to "upstream"
 // when parsed and by Default.
 func TestFormerSpellings(t *testing.T) {
+	//nolint:gocritic // " deployed ": Set trims the value, the whitespace is what is tested
 	for in, want := range map[string]Mode{"deployed": ModeUpstream, "upstream": ModeUpstream, " deployed ": ModeUpstream,
 		"ours": ModeOurs, "auto": ModeAuto, "sometimes": "sometimes"} {
 		var m Mode
