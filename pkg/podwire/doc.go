@@ -7,7 +7,7 @@
 //
 // Like pkg/etcdpod, which holds the pod's static shape (paths, ports, names), it sits below druid, the
 // sidecar and the wrapper and imports nothing of them, so that none links another to learn a spelling and
-// the wrapper and the sidecar stay independent of each other. Every value is on the wire of the deployed
-// upstream components too: a changed spelling breaks pods and Jobs rendered by the deployed druid, or
-// druid's reading of a deployed sidecar's answers.
+// the wrapper and the sidecar stay independent of each other. Every value is on the wire of the upstream
+// components too: a changed spelling breaks pods and Jobs rendered by the upstream druid, or
+// druid's reading of an upstream sidecar's answers.
 package podwire

@@ -15,7 +15,7 @@ const (
 )
 
 // Snapshot is one backup as the sidecar answers GET /snapshot/full and GET /snapshot/delta (a delta
-// with nothing new is `null`), with the field names of the deployed sidecar; druid records it in the
+// with nothing new is `null`), with the field names of the upstream sidecar; druid records it in the
 // Etcd's status. The sidecar's own snapshot type has this structure (and these field names), so what it
 // stores and prints is this record too.
 type Snapshot struct {

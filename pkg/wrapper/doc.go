@@ -8,7 +8,7 @@
 // start etcd with it. Meanwhile the wrapper serves GET /readyz (the pod's readiness), GET /phase (whether it
 // waits for an initialization, starts or runs etcd: the sidecar initializes only while it waits) and POST
 // /stop (loopback callers only: the sidecar of the pod) on its own port, in plain HTTP and, for the
-// deployed etcd-druid's HTTPS readiness probe, in HTTPS with a self-signed certificate (tlsport.go). /stop and SIGTERM stop etcd gracefully, leave the marker and end the process with exit code 0:
+// upstream etcd-druid's HTTPS readiness probe, in HTTPS with a self-signed certificate (tlsport.go). /stop and SIGTERM stop etcd gracefully, leave the marker and end the process with exit code 0:
 // the kubelet restarts the container, which starts over with a sanity check. Any other end of etcd is an
 // error, leaves no marker, and the next start asks for a full check.
 package wrapper

@@ -45,11 +45,11 @@ type Options struct {
 	// the pod IP).
 	ListenHost string
 
-	// ignored are the deployed wrapper's flags that mean nothing here (see IgnoredFlags).
+	// ignored are the upstream wrapper's flags that mean nothing here (see IgnoredFlags).
 	ignored *ignoredflags.Set
 }
 
-// IgnoredFlags are the flags of the deployed wrapper given on the command line that have no meaning for
+// IgnoredFlags are the flags of the upstream wrapper given on the command line that have no meaning for
 // this one; the command logs them once at startup.
 func (o *Options) IgnoredFlags() []ignoredflags.Flag { return o.ignored.Given() }
 

@@ -16,7 +16,7 @@ import (
 )
 
 // The wrapper port answers plain HTTP and HTTPS alike. Our druid and sidecar call it in plain HTTP
-// (probes, GET /phase, POST /stop); the deployed etcd-druid probes GET /readyz over HTTPS when the Etcd
+// (probes, GET /phase, POST /stop); the upstream etcd-druid probes GET /readyz over HTTPS when the Etcd
 // has backup TLS (docs/compatibility.md). The kubelet does not verify the certificate of an HTTPS probe,
 // so the port presents a self-signed one made at startup: it proves nothing and is not meant to. Which
 // protocol a connection speaks is read from its first bytes (a TLS connection opens with a handshake

@@ -12,7 +12,7 @@ import (
 )
 
 // One port answers a plain HTTP client (our druid's probe, the sidecar) and an HTTPS client that does not
-// verify the certificate (the kubelet running the deployed druid's HTTPS probe); a connection that sends
+// verify the certificate (the kubelet running the upstream druid's HTTPS probe); a connection that sends
 // nothing holds up neither.
 func TestWrapperPortServesPlainAndTLS(t *testing.T) {
 	g := NewWithT(t)

@@ -32,7 +32,7 @@ import (
 // etcd 3.5 server of our wrapper image, started directly with the flags the configuration template
 // resolves to, on the PVCs and the TLS secrets of the Etcd, since Gardener's images cannot be pulled here.
 // The pods have no backup-restore container: they stand for the data and the shapes, not for the
-// deployed sidecar.
+// upstream sidecar.
 func createUpstreamObjects(ctx context.Context, env *seedworkflow.Env, obj *druidv1alpha1.Etcd, wrapperImage string) {
 	create := func(o client.Object, component string) {
 		o.SetNamespace(obj.Namespace)

@@ -63,7 +63,7 @@ func NewCommand() *cobra.Command {
 
 // applyLogConfig sets the file's log level and format as if they were the --zap-log-level and --zap-encoder
 // flags, unless the command line gave that flag (or --zap-devel, which sets both): flags win over the file.
-// The deployed "text" format is zap's console encoder.
+// Upstream's "text" format is zap's console encoder.
 func applyLogConfig(logFlags *flag.FlagSet, changed func(name string) bool, lc LogConfig) error {
 	if changed("zap-devel") {
 		return nil

@@ -1,5 +1,5 @@
 // Package app is the etcd-druid command: its configuration (flags, and an optional --config file in the
-// deployed etcd-druid's OperatorConfiguration format, both mapped onto Config), the manager it builds (cache limited to druid's objects, leader election, metrics, health
+// upstream etcd-druid's OperatorConfiguration format, both mapped onto Config), the manager it builds (cache limited to druid's objects, leader election, metrics, health
 // probes, webhook server) and the controllers and webhooks it registers. It lives apart from main so that
 // tests can run the whole setup in-process against envtest with a context they cancel.
 package app
@@ -14,11 +14,11 @@ import (
 )
 
 // LeaderElectionID is the default name of the Lease the druid replicas elect their leader with (the
-// deployed druid's default resourceName).
+// upstream druid's default resourceName).
 const LeaderElectionID = "druid-leader-election"
 
 // Defaults of the process-level settings (the controllers' defaults live in pkg/druid/config). Where the
-// deployed etcd-druid has the same setting, the default is its default, except the client rate limit
+// upstream etcd-druid has the same setting, the default is its default, except the client rate limit
 // (restconfig.go) and leader election being on (see DefaultConfig).
 const (
 	DefaultMetricsBindAddress      = ":8080"

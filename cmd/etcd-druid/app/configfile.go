@@ -23,7 +23,7 @@ import (
 const OperatorConfigurationKind = "OperatorConfiguration"
 
 // OperatorConfigurationAPIVersions are the apiVersions --config accepts, both in circulation: the group the
-// deployed binary registers its type under, and the one its chart and API reference write.
+// upstream binary registers its type under, and the one its chart and API reference write.
 var OperatorConfigurationAPIVersions = []string{
 	"operator.config.druid.gardener.cloud/v1alpha1",
 	"config.druid.gardener.cloud/v1alpha1",

@@ -14,7 +14,7 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 }
 
-// NewMetrics creates the metrics and registers them with reg (nil: not registered). As deployed, the
+// NewMetrics creates the metrics and registers them with reg (nil: not registered). As upstream does, the
 // series with endpoint="" exist from the start for both outcomes.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{

@@ -23,7 +23,7 @@ const (
 )
 
 // Metrics record what the initialization does to the data directory and the membership, under the
-// deployed etcd-backup-restore's names and labels, which Gardener's dashboards and alerts query. A Metrics
+// upstream etcd-backup-restore's names and labels, which Gardener's dashboards and alerts query. A Metrics
 // lives as long as the sidecar process (an Initializer is created per initialization); every label
 // combination exists from the start, as upstream, so that rate() over a _count sees the first
 // observation.

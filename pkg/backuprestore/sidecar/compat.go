@@ -7,7 +7,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
-// addIgnoredFlags accepts the flags the deployed etcd-druid renders for the deployed sidecar that have no
+// addIgnoredFlags accepts the flags the upstream etcd-druid renders for the upstream sidecar that have no
 // meaning here, each with the reason (docs/compatibility.md). Flags with a meaning here are bound by
 // AddFlags to the setting they mean.
 func addIgnoredFlags(fs *pflag.FlagSet) *ignoredflags.Set {

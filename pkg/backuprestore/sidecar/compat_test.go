@@ -10,11 +10,11 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/ignoredflags"
 )
 
-// deployedServerArgs are the arguments the deployed etcd-druid (internal/component/statefulset, builder.go)
+// upstreamServerArgs are the arguments the upstream etcd-druid (internal/component/statefulset, builder.go)
 // renders for the backup-restore container of Etcd etcd-main in shoot--p--s: client and backup TLS, an
 // S3 store (its container only in $STORAGE_CONTAINER), compression, a delta retention period, profiling
 // and the leader election settings.
-func deployedServerArgs() []string {
+func upstreamServerArgs() []string {
 	return []string{"server",
 		"--server-port=8080",
 		"--enable-snapshot-lease-renewal=true",
@@ -59,14 +59,14 @@ func deployedServerArgs() []string {
 	}
 }
 
-// The deployed druid's sidecar arguments parse: meaningful flags reach their settings, the container
+// The upstream druid's sidecar arguments parse: meaningful flags reach their settings, the container
 // comes from $STORAGE_CONTAINER, and the flags without meaning here are reported (once, at startup, by
 // the command) with their values.
-func TestAcceptsTheArgumentsTheDeployedDruidRenders(t *testing.T) {
+func TestAcceptsTheArgumentsUpstreamDruidRenders(t *testing.T) {
 	g := NewWithT(t)
 	t.Setenv("STORAGE_CONTAINER", "bucket-1")
 	t.Setenv("AWS_APPLICATION_CREDENTIALS", "/var/etcd-backup")
-	o, err := parse(t, deployedServerArgs())
+	o, err := parse(t, upstreamServerArgs())
 	g.Expect(err).NotTo(HaveOccurred())
 
 	g.Expect(o.Store.Provider).To(BeEquivalentTo("S3"))
@@ -98,9 +98,9 @@ func TestAcceptsTheArgumentsTheDeployedDruidRenders(t *testing.T) {
 	}
 }
 
-// Without TLS the deployed druid asks to skip verification, which means nothing without TLS; a
+// Without TLS the upstream druid asks to skip verification, which means nothing without TLS; a
 // --store-container given wins over $STORAGE_CONTAINER; no ignored flag, nothing reported.
-func TestDeployedFlagsWithoutTLS(t *testing.T) {
+func TestUpstreamFlagsWithoutTLS(t *testing.T) {
 	g := NewWithT(t)
 	t.Setenv("STORAGE_CONTAINER", "from-env")
 	o, err := parse(t, []string{"server", "--insecure-transport=true", "--insecure-skip-tls-verify=true",

@@ -25,7 +25,7 @@ func (o *Options) clientTLS() (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("TLS for etcd: %w", err)
 	}
-	c.InsecureSkipVerify = o.InsecureSkipVerify //nolint:gosec // only on request (--insecure-skip-tls-verify), as the deployed sidecar does
+	c.InsecureSkipVerify = o.InsecureSkipVerify //nolint:gosec // only on request (--insecure-skip-tls-verify), as the upstream sidecar does
 	return c, nil
 }
 

@@ -19,7 +19,7 @@ const wrapperPhaseTimeout = 5 * time.Second
 // etcd runs on the data directory (its locks are free) and the etcd wrapper of this pod says it waits for
 // one. The wrapper starts etcd only after an initialization it requested succeeded, so together they
 // keep the initializer away from a directory etcd uses or is about to use. A wrapper that cannot be asked
-// refuses too. The deployed etcd-wrapper images have no /phase (404): with them the data-dir locks alone
+// refuses too. The upstream etcd-wrapper images have no /phase (404): with them the data-dir locks alone
 // decide, so that a landscape can run our sidecar beside its wrapper while the two are switched one at a
 // time.
 func initializationGuard(dataDir, wrapperURL string) func(ctx context.Context) error {
@@ -39,7 +39,7 @@ func initializationGuard(dataDir, wrapperURL string) func(ctx context.Context) e
 	}
 }
 
-// phaseUnknown is the phase of a wrapper that has no /phase endpoint (the deployed etcd-wrapper).
+// phaseUnknown is the phase of a wrapper that has no /phase endpoint (the upstream etcd-wrapper).
 const phaseUnknown podwire.WrapperPhase = ""
 
 // wrapperPhase asks the etcd wrapper for its phase (GET /phase); a wrapper without the endpoint has

@@ -12,7 +12,7 @@ import (
 )
 
 // The guard admits an initialization only when the wrapper says it waits for one; a wrapper in another
-// phase or one that does not answer refuses it; one without /phase (the deployed wrapper) leaves the
+// phase or one that does not answer refuses it; one without /phase (the upstream wrapper) leaves the
 // decision to the data-dir locks. (The data-dir lock half is tested against real etcd in
 // TestInitializationStartOnARunningMemberIsRefused and in package initializer.)
 func TestInitializationGuardAsksTheWrapper(t *testing.T) {
@@ -41,7 +41,7 @@ func TestInitializationGuardAsksTheWrapper(t *testing.T) {
 	}
 	g.Expect(initializationGuard(dataDir, "http://127.0.0.1:1")(t.Context())).To(MatchError(ContainSubstring("asking the etcd wrapper")))
 
-	// A deployed etcd-wrapper has no /phase: the data-dir locks alone decide.
+	// An upstream etcd-wrapper has no /phase: the data-dir locks alone decide.
 	legacy := httptest.NewServer(http.NotFoundHandler())
 	defer legacy.Close()
 	g.Expect(initializationGuard(dataDir, legacy.URL)(t.Context())).To(Succeed())

@@ -33,7 +33,7 @@ type Options struct {
 	Cert              string
 	Key               string
 	// InsecureSkipVerify accepts any server certificate of etcd (--insecure-skip-tls-verify, as in the
-	// deployed sidecar); it matters only without --insecure-transport.
+	// upstream sidecar); it matters only without --insecure-transport.
 	InsecureSkipVerify bool
 
 	// HTTP API.
@@ -93,11 +93,11 @@ type Options struct {
 	// EtcdWrapperURL is where POST /stop restarts etcd; empty means http://<host of the first endpoint>:9095.
 	EtcdWrapperURL string
 
-	// ignored are the deployed sidecar's flags that mean nothing here (see IgnoredFlags).
+	// ignored are the upstream sidecar's flags that mean nothing here (see IgnoredFlags).
 	ignored *ignoredflags.Set
 }
 
-// IgnoredFlags are the flags of the deployed sidecar given on the command line that have no meaning for
+// IgnoredFlags are the flags of the upstream sidecar given on the command line that have no meaning for
 // this one; the command logs them once at startup.
 func (o *Options) IgnoredFlags() []ignoredflags.Flag { return o.ignored.Given() }
 

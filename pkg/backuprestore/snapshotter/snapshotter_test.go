@@ -303,7 +303,7 @@ func TestGarbageCollectionOnTheStore(t *testing.T) {
 	if fulls != 2 || deltas != 1 {
 		t.Fatalf("after GC: %d fulls, %d deltas; want 2 and 1", fulls, deltas)
 	}
-	// 2 fulls and 2 deltas went, as the deployed etcdbr_snapshot_gc_total{kind,succeeded} counts them.
+	// 2 fulls and 2 deltas went, as the upstream etcdbr_snapshot_gc_total{kind,succeeded} counts them.
 	for kind, want := range map[string]float64{"Full": 2, "Incr": 2} {
 		if got := metricValue(t, registry, "etcdbr_snapshot_gc_total", map[string]string{"kind": kind, "succeeded": "true"}); got != want {
 			t.Errorf("etcdbr_snapshot_gc_total{kind=%s,succeeded=true} = %v, want %v", kind, got, want)

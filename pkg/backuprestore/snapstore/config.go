@@ -38,7 +38,7 @@ type Config struct {
 	// over files of SecretDir.
 	SecretValues map[string]string
 	// LocalRoot is the directory holding the Local provider's containers; empty means $HOME, as the
-	// deployed sidecar (the node's host path is mounted at the home directory of the sidecar's user).
+	// upstream sidecar (the node's host path is mounted at the home directory of the sidecar's user).
 	LocalRoot string
 	// Upload tunes multipart uploads.
 	Upload UploadOptions

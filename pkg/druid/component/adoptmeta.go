@@ -11,7 +11,7 @@ import (
 )
 
 // AdoptMeta puts druid's labels and owner reference (ApplyManagedMeta) on obj as the apiserver stores it,
-// patching only metadata, so that nothing restarts. It reads from c.Live: an object a deployed etcd-druid
+// patching only metadata, so that nothing restarts. It reads from c.Live: an object an upstream etcd-druid
 // left without druid's labels is not in druid's cache. It reports whether it patched; an object that does
 // not exist is no error.
 func AdoptMeta(ctx context.Context, c Clients, obj client.Object, etcd *druidv1alpha1.Etcd, componentName string) (bool, error) {
@@ -29,7 +29,7 @@ func AdoptMeta(ctx context.Context, c Clients, obj client.Object, etcd *druidv1a
 	return true, nil
 }
 
-// LabelAdopter is the part of an operator that labels the objects a deployed etcd-druid (before v0.22)
+// LabelAdopter is the part of an operator that labels the objects an upstream etcd-druid (before v0.22)
 // left with its own `instance`/`name` labels only, so that druid's cache, which selects on the managed-by
 // label, sees them. It returns the names of the objects it labelled.
 type LabelAdopter interface {

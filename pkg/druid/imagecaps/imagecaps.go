@@ -24,11 +24,6 @@ const (
 	// Upstream is Gardener's etcd-backup-restore (etcdbrctl) or etcd-wrapper, as upstream etcd-druid runs
 	// them.
 	Upstream Kind = "upstream"
-
-	// Deployed is the former name of Upstream.
-	//
-	// Deprecated: use Upstream.
-	Deployed = Upstream
 )
 
 // Mode is the operator's setting (--image-compatibility). It is a pflag.Value: Set takes the former
@@ -47,11 +42,6 @@ const (
 	// ModeDeployedAlias is the former spelling of ModeUpstream, still accepted wherever a mode is read
 	// (flag, chart value, Config) and normalised to ModeUpstream.
 	ModeDeployedAlias Mode = "deployed"
-
-	// ModeDeployed is the former name of ModeUpstream.
-	//
-	// Deprecated: use ModeUpstream.
-	ModeDeployed = ModeUpstream
 )
 
 // Normalize returns the mode with its former spelling "deployed" replaced by ModeUpstream; any other
@@ -82,11 +72,6 @@ func (m *Mode) Type() string { return "string" }
 // repository is matched, never the tag: both sides tag v0.x.
 const DefaultUpstreamRepositories = `^(europe-docker\.pkg\.dev/gardener-project/(releases|public|snapshots)|eu\.gcr\.io/gardener-project)/gardener/(etcdbrctl|etcd-wrapper)$`
 
-// DefaultDeployedRepositories is the former name of DefaultUpstreamRepositories.
-//
-// Deprecated: use DefaultUpstreamRepositories.
-const DefaultDeployedRepositories = DefaultUpstreamRepositories
-
 // Config is druid's setting of how images are told apart.
 type Config struct {
 	// Mode forces a kind for every image, or (auto) lets UpstreamRepositories decide per image.
@@ -94,22 +79,15 @@ type Config struct {
 	// UpstreamRepositories is a regular expression over an image's repository (the reference without tag
 	// and digest); in auto mode a match makes the image Upstream. Empty: DefaultUpstreamRepositories.
 	UpstreamRepositories string
-	// DeployedRepositories is the former name of UpstreamRepositories, used only when that is empty;
-	// Default moves it there.
-	//
-	// Deprecated: use UpstreamRepositories.
-	DeployedRepositories string
 }
 
-// Default fills the unset fields and normalises the former spellings (mode "deployed",
-// DeployedRepositories).
+// Default fills the unset fields and normalises the former spelling of the mode ("deployed").
 func (c *Config) Default() {
 	c.Mode = c.Mode.Normalize()
 	if c.Mode == "" {
 		c.Mode = ModeAuto
 	}
 	c.UpstreamRepositories = c.pattern()
-	c.DeployedRepositories = ""
 }
 
 // Validate refuses an unknown mode and a pattern that does not compile, naming both at once.
@@ -128,11 +106,8 @@ func (c Config) Validate() error {
 }
 
 func (c Config) pattern() string {
-	switch {
-	case c.UpstreamRepositories != "":
+	if c.UpstreamRepositories != "" {
 		return c.UpstreamRepositories
-	case c.DeployedRepositories != "":
-		return c.DeployedRepositories
 	}
 	return DefaultUpstreamRepositories
 }
@@ -177,11 +152,11 @@ type BackupRestore struct {
 	// Livez: the HTTP API answers GET /livez whenever it serves (the liveness probe). The upstream sidecar
 	// serves no /livez, and its /healthz fails during a restore, so it gets no liveness probe.
 	Livez bool
-	// DeployedDefaults (to be renamed UpstreamDefaults): defaults that do not fit our pod and that upstream
+	// UpstreamDefaults: defaults that do not fit our pod and that upstream
 	// etcd-druid therefore always overrides: --insecure-skip-tls-verify defaults to true (no verification of etcd's certificate),
 	// --use-etcd-wrapper to false, the restoration and snapstore temporary directories to a relative path
 	// and /tmp, the restorer's embedded etcd quota to 8Gi and its auto-compaction to periodic 30m.
-	DeployedDefaults bool
+	UpstreamDefaults bool
 }
 
 // EtcdWrapper is what an etcd-wrapper image accepts and serves, where druid's rendering depends on it.
@@ -205,7 +180,7 @@ type EtcdWrapper struct {
 // BackupRestoreOf returns the capabilities of an etcdbrctl image of kind k.
 func BackupRestoreOf(k Kind) BackupRestore {
 	if k == Upstream {
-		return BackupRestore{Kind: Upstream, DeployedDefaults: true}
+		return BackupRestore{Kind: Upstream, UpstreamDefaults: true}
 	}
 	return BackupRestore{Kind: Ours, ServerCACert: true, CompactCompression: true, Livez: true}
 }

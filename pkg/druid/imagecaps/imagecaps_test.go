@@ -40,7 +40,6 @@ func TestKindOfForcedAndCustomPattern(t *testing.T) {
 		{"forced ours keeps a Gardener image ours", Config{Mode: ModeOurs}, upstream, Ours},
 		{"forced upstream makes our image upstream", Config{Mode: ModeUpstream}, ours, Upstream},
 		{"the former spelling deployed forces upstream too", Config{Mode: ModeDeployedAlias}, ours, Upstream},
-		{"the former field DeployedRepositories still names the pattern", Config{Mode: ModeAuto, DeployedRepositories: `^mirror\.example/gardener/`}, "mirror.example/gardener/etcdbrctl:v0.35.1", Upstream},
 		{"a mirror named by the operator's pattern", Config{Mode: ModeAuto, UpstreamRepositories: `^mirror\.example/gardener/`}, "mirror.example/gardener/etcdbrctl:v0.35.1", Upstream},
 		{"the operator's pattern replaces the default", Config{Mode: ModeAuto, UpstreamRepositories: `^mirror\.example/gardener/`}, upstream, Ours},
 		{"unset mode is auto", Config{}, upstream, Upstream},
@@ -58,10 +57,9 @@ func TestValidate(t *testing.T) {
 	}{
 		{Config{Mode: ModeAuto}, true},
 		{Config{Mode: ModeUpstream, UpstreamRepositories: "^x$"}, true},
-		{Config{Mode: ModeDeployedAlias, DeployedRepositories: "^x$"}, true},
+		{Config{Mode: ModeDeployedAlias, UpstreamRepositories: "^x$"}, true},
 		{Config{Mode: "sometimes"}, false},
 		{Config{Mode: ModeAuto, UpstreamRepositories: "(unclosed"}, false},
-		{Config{Mode: ModeAuto, DeployedRepositories: "(unclosed"}, false},
 	} {
 		if err := tc.config.Validate(); (err == nil) != tc.ok {
 			t.Errorf("Validate(%+v) = %v, want ok=%v", tc.config, err, tc.ok)
@@ -75,7 +73,7 @@ func TestCapabilitiesPerKind(t *testing.T) {
 	if got, want := BackupRestoreOf(Ours), (BackupRestore{Kind: Ours, ServerCACert: true, CompactCompression: true, Livez: true}); got != want {
 		t.Errorf("ours etcdbrctl: got %+v, want %+v", got, want)
 	}
-	if got, want := BackupRestoreOf(Upstream), (BackupRestore{Kind: Upstream, DeployedDefaults: true}); got != want {
+	if got, want := BackupRestoreOf(Upstream), (BackupRestore{Kind: Upstream, UpstreamDefaults: true}); got != want {
 		t.Errorf("upstream etcdbrctl: got %+v, want %+v", got, want)
 	}
 	if got, want := EtcdWrapperOf(Ours), (EtcdWrapper{Kind: Ours, Phase: true, StepBinaries: true}); got != want {
@@ -91,9 +89,10 @@ func TestCapabilitiesPerKind(t *testing.T) {
 	}
 }
 
-// The former spellings stay accepted: the mode "deployed" (flag, chart value) is normalised to "upstream"
-// when parsed and by Default, and the field DeployedRepositories moves to UpstreamRepositories.
+// The former spelling stays accepted: the mode "deployed" (flag, chart value) is normalised to "upstream"
+// when parsed and by Default.
 func TestFormerSpellings(t *testing.T) {
+	//nolint:gocritic // " deployed ": Set trims the value, the whitespace is what is tested
 	for in, want := range map[string]Mode{"deployed": ModeUpstream, "upstream": ModeUpstream, " deployed ": ModeUpstream,
 		"ours": ModeOurs, "auto": ModeAuto, "sometimes": "sometimes"} {
 		var m Mode
@@ -101,18 +100,15 @@ func TestFormerSpellings(t *testing.T) {
 			t.Errorf("Set(%q) = %q, %v; want %q", in, m, err, want)
 		}
 	}
-	c := Config{Mode: ModeDeployedAlias, DeployedRepositories: `^mirror\.example/`}
+	c := Config{Mode: ModeDeployedAlias, UpstreamRepositories: `^mirror\.example/`}
 	c.Default()
 	if want := (Config{Mode: ModeUpstream, UpstreamRepositories: `^mirror\.example/`}); c != want {
 		t.Errorf("Default of the former spellings: got %+v, want %+v", c, want)
 	}
-	c = Config{DeployedRepositories: "^old$", UpstreamRepositories: "^new$"}
+	c = Config{}
 	c.Default()
-	if c.UpstreamRepositories != "^new$" || c.DeployedRepositories != "" {
-		t.Errorf("UpstreamRepositories wins over the former field: got %+v", c)
-	}
-	if Deployed != Upstream || ModeDeployed != ModeUpstream || DefaultDeployedRepositories != DefaultUpstreamRepositories {
-		t.Errorf("the deprecated names are not aliases of the new ones")
+	if want := (Config{Mode: ModeAuto, UpstreamRepositories: DefaultUpstreamRepositories}); c != want {
+		t.Errorf("Default of an empty Config: got %+v, want %+v", c, want)
 	}
 }
 

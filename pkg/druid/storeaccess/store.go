@@ -21,7 +21,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
-// Local provider facts, as the deployed sidecar and druid spell them.
+// Local provider facts, as the upstream sidecar and druid spell them.
 const (
 	// LocalHostPathKey is the backup secret key naming the node directory that holds the buckets.
 	LocalHostPathKey = backupsecret.KeyHostPath
@@ -62,7 +62,7 @@ func StoreLocationArgs(store *druidv1alpha1.StoreSpec, flagPrefix string) []stri
 }
 
 // StoreCredentialsEnv are the environment variables through which etcdbrctl finds the store's credentials,
-// as the deployed druid sets them (backupsecret): the variable naming the mounted secret (mountPath), named
+// as the upstream druid sets them (backupsecret): the variable naming the mounted secret (mountPath), named
 // envPrefix + the provider's variable (e.g. SOURCE_AWS_APPLICATION_CREDENTIALS for the copy source); for
 // ECS, which has no such variable, one variable per secret key taken from the secret itself. Empty without
 // a secret or for providers that need none (Local).

@@ -10,10 +10,10 @@ import (
 )
 
 // Every metric Gardener's dashboards and alerts query is on the running sidecar's /metrics under the
-// deployed name (issue 13): the registry of Run wires the snapshotter's, the defragmentation's, the
+// upstream name (issue 13): the registry of Run wires the snapshotter's, the defragmentation's, the
 // initializer's, the membership's and the pod's network metrics. After this one-member pod's initialization its validation
 // is counted, and the membership round sees a cluster of one voting member.
-func TestSidecarServesTheDeployedMetricNames(t *testing.T) {
+func TestSidecarServesTheUpstreamMetricNames(t *testing.T) {
 	g := NewWithT(t)
 	p := newLocalPod(t)
 	p.writeTemplate(nil)

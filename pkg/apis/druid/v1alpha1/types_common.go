@@ -53,13 +53,13 @@ const (
 	StorageProviderOCS       StorageProvider = "OCS"
 	StorageProviderOpenShift StorageProvider = "openshift"
 	// StorageProviderStackit is STACKIT's infrastructure name; its object storage is S3-compatible, and the
-	// deployed etcd-druid maps it to S3 as well.
+	// upstream etcd-druid maps it to S3 as well.
 	StorageProviderStackit StorageProvider = "stackit"
 )
 
 // StoreSpec locates the object store of an etcd cluster's backups.
 type StoreSpec struct {
-	// Container is the bucket (or, for Local, the directory below the host path). Any string the deployed
+	// Container is the bucket (or, for Local, the directory below the host path). Any string the upstream
 	// etcd-druid accepted is accepted (e.g. upper-case letters, which some stores allow); the validation
 	// webhook warns about names that are no DNS-compatible bucket name.
 	// +optional
@@ -69,7 +69,7 @@ type StoreSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	Prefix string `json:"prefix"`
 	// Provider is the object store implementation: a canonical name, an alias (KnownStorageProviders) or,
-	// as the deployed CRD allows, any other string; the validation webhook refuses an unknown name on create
+	// as the upstream CRD allows, any other string; the validation webhook refuses an unknown name on create
 	// and when an update changes it.
 	// +optional
 	Provider *StorageProvider `json:"provider,omitempty"`

@@ -72,7 +72,7 @@ type EtcdSpec struct {
 	// +optional
 	SchedulingConstraints SchedulingConstraints `json:"schedulingConstraints,omitempty"`
 	// Replicas is the number of members: 0 hibernates the cluster. An odd number is recommended:
-	// an even number is accepted, as the deployed etcd-druid accepts it, but tolerates no more failed
+	// an even number is accepted, as the upstream etcd-druid accepts it, but tolerates no more failed
 	// members than the odd number below it; the validation webhook warns about it.
 	// +kubebuilder:validation:Minimum=0
 	Replicas int32 `json:"replicas"`
@@ -93,7 +93,7 @@ type EtcdSpec struct {
 	RunAsRoot *bool `json:"runAsRoot,omitempty"`
 	// MemberNamePrefix prefixes the etcd member names and the member leases (`<prefix>-<pod>`); the etcd
 	// configuration in the ConfigMap stays keyed by pod name and carries it as `member-name-prefix`, as the
-	// deployed etcd-druid renders it. Immutable.
+	// upstream etcd-druid renders it. Immutable.
 	// +optional
 	MemberNamePrefix *string `json:"memberNamePrefix,omitempty"`
 }
@@ -197,7 +197,7 @@ type EtcdConfig struct {
 	// +optional
 	EnableGRPCGateway *bool `json:"enableGRPCGateway,omitempty"`
 	// AdditionalAdvertisePeerURLs are peer URLs a member advertises besides its peer Service URL (the
-	// deployed etcd-druid's field, used for cross-cluster migration): the URLs of the entry whose memberName
+	// upstream etcd-druid's field, used for cross-cluster migration): the URLs of the entry whose memberName
 	// is a pod's name follow that pod's peer Service URL in the etcd configuration's
 	// initial-advertise-peer-urls and initial-cluster (docs/compatibility.md, "Etcd API").
 	// +optional
@@ -208,7 +208,7 @@ type EtcdConfig struct {
 	// +optional
 	BackendBboltFreelistType *BboltFreelistType `json:"backendBboltFreelistType,omitempty"`
 	// BootstrapWithExistingCluster lets the members join an existing etcd cluster instead of bootstrapping
-	// a new one (the deployed etcd-druid's field). Stored so that it round-trips; this druid does not act
+	// a new one (the upstream etcd-druid's field). Stored so that it round-trips; this druid does not act
 	// on it (docs/compatibility.md, "Etcd API").
 	// +optional
 	BootstrapWithExistingCluster *BootstrapWithExistingCluster `json:"bootstrapWithExistingCluster,omitempty"`

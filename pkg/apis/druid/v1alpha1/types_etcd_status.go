@@ -44,12 +44,12 @@ type EtcdStatus struct {
 	// Selector is the pod label selector in string form, for the scale subresource.
 	// +optional
 	Selector *string `json:"selector,omitempty"`
-	// LabelSelector is Selector in structured form (the deployed etcd-druid's field, deprecated there);
+	// LabelSelector is Selector in structured form (the upstream etcd-druid's field, deprecated there);
 	// druid writes both.
 	// +optional
 	LabelSelector *metav1.LabelSelector `json:"labelSelector,omitempty"`
 	// BootstrapWithExistingClusterMembers are the members of an existing cluster this one joined (the
-	// deployed etcd-druid's field). Stored so that it round-trips; this druid never writes it.
+	// upstream etcd-druid's field). Stored so that it round-trips; this druid never writes it.
 	// +optional
 	BootstrapWithExistingClusterMembers []BootstrapJoinedMember `json:"bootstrapWithExistingClusterMembers,omitempty"`
 	// ClusterSize is the number of members the cluster was last bootstrapped or scaled to.
@@ -75,7 +75,7 @@ type EtcdStatus struct {
 type SnapshotStatus struct {
 	// Name is the snapshot's object name in the store (base name, e.g.
 	// Full-00000000-00001234-1700000000.gz): the lease's annotation snapshot.etcd.gardener.cloud/name,
-	// which this project's sidecar writes; unset when the lease carries none (a deployed sidecar).
+	// which this project's sidecar writes; unset when the lease carries none (an upstream sidecar).
 	// +optional
 	Name *string `json:"name,omitempty"`
 	// EndRevision is the last etcd revision the snapshot holds: the lease's holderIdentity, a decimal

@@ -8,7 +8,7 @@ import (
 
 // EtcdOpsTask asks druid to run one operation on an Etcd of its namespace (spec.etcdName), once. The
 // operation is named by the one member of spec.config that is set; this druid runs onDemandSnapshot (a full
-// or delta snapshot through the backup leader's sidecar) and rejects the other kinds the deployed API
+// or delta snapshot through the backup leader's sidecar) and rejects the other kinds the upstream API
 // knows. At most one unfinished task per Etcd runs: a second one is Rejected. A finished task (Succeeded,
 // Failed or Rejected) is deleted spec.ttlSecondsAfterFinished after status.lastTransitionTime.
 //
@@ -55,7 +55,7 @@ type EtcdOpsTaskSpec struct {
 	// +kubebuilder:default:=3600
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="ttlSecondsAfterFinished is immutable"
 	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
-	// EtcdName is the Etcd, in the task's namespace, the operation runs on. The deployed API marks it
+	// EtcdName is the Etcd, in the task's namespace, the operation runs on. The upstream API marks it
 	// optional in the schema; a task without it is rejected (by validation, or Rejected by the controller).
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="etcdName is immutable"
@@ -70,7 +70,7 @@ type EtcdOpsTaskConfig struct {
 	// OnDemandSnapshot takes a full or delta snapshot now, through the backup leader's sidecar.
 	// +optional
 	OnDemandSnapshot *OnDemandSnapshotConfig `json:"onDemandSnapshot,omitempty"`
-	// RecoverFromQuorumLoss is the deployed druid's quorum-loss recovery task. It is part of the schema so
+	// RecoverFromQuorumLoss is the upstream druid's quorum-loss recovery task. It is part of the schema so
 	// that such a task is stored as written, but this druid does not run it: validation refuses it and the
 	// controller rejects it (ERR_UNSUPPORTED_TASK_TYPE). This project's druid recovers from quorum loss by
 	// itself (docs/compatibility.md).
@@ -90,7 +90,7 @@ const (
 	OnDemandSnapshotTypeDelta OnDemandSnapshotType = "delta"
 )
 
-// Defaults of an on-demand snapshot task, as the deployed CRD sets them.
+// Defaults of an on-demand snapshot task, as the upstream CRD sets them.
 const (
 	DefaultOpsTaskTTLSecondsAfterFinished int32 = 3600
 	DefaultOnDemandSnapshotTimeoutDelta   int32 = 60
@@ -123,7 +123,7 @@ type OnDemandSnapshotConfig struct {
 	TimeoutSecondsFull *int32 `json:"timeoutSecondsFull,omitempty"`
 }
 
-// RecoverFromQuorumLossConfig is the deployed druid's configuration of its quorum-loss recovery task, kept
+// RecoverFromQuorumLossConfig is the upstream druid's configuration of its quorum-loss recovery task, kept
 // for the schema only (see EtcdOpsTaskConfig.RecoverFromQuorumLoss).
 type RecoverFromQuorumLossConfig struct {
 	// ScaleDownTimeout bounds the wait for the StatefulSet to reach 0 replicas.

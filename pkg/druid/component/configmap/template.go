@@ -85,7 +85,7 @@ func NewTemplate(etcd *druidv1alpha1.Etcd) *etcdpod.ConfigTemplate {
 }
 
 // additionalPeerURLs are the URLs of the first spec.etcd.additionalAdvertisePeerUrls entry for pod. The
-// deployed druid matches the entry's memberName against the pod name, not the prefixed member name.
+// upstream druid matches the entry's memberName against the pod name, not the prefixed member name.
 func additionalPeerURLs(etcd *druidv1alpha1.Etcd, pod string) []string {
 	for _, m := range etcd.Spec.Etcd.AdditionalAdvertisePeerURLs {
 		if m.MemberName == pod {

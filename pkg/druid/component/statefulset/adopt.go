@@ -18,7 +18,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 )
 
-// Events of adopting a StatefulSet a deployed etcd-druid created (docs/compatibility.md, "Adopting a
+// Events of adopting a StatefulSet an upstream etcd-druid created (docs/compatibility.md, "Adopting a
 // landscape's objects"). The spec flow records them on the Etcd.
 const (
 	// EventReasonAdoptionWaiting: the StatefulSet must be recreated (an immutable field differs) and waits
@@ -33,7 +33,7 @@ const (
 const adoptionPollPeriod = 5 * time.Second
 
 // carriedLabels are the labels the pod template carries besides the rendered ones, so that a StatefulSet a
-// deployed druid created can be patched and later recreated without another roll:
+// upstream druid created can be patched and later recreated without another roll:
 //   - the labels of an existing StatefulSet's own selector: the selector is immutable, and the apiserver
 //     refuses a template that it does not select;
 //   - LegacySelector's labels while the template has them and the rendered template is unchanged: the
@@ -124,7 +124,7 @@ func checkSelects(sts *appsv1.StatefulSet, template corev1.PodTemplateSpec) erro
 }
 
 // immutableDiffs compares the immutable fields of an existing StatefulSet with what druid would create.
-// recreate names those the adoption changes by recreating it: LegacySelector as selector (the deployed
+// recreate names those the adoption changes by recreating it: LegacySelector as selector (the upstream
 // druid migrates it the same way) and a podManagementPolicy other than Parallel (the members of a
 // multi-node cluster must start together). kept names those it keeps, with why: another selector,
 // serviceName, and volumeClaimTemplates (the PVCs are found by their name); a StatefulSet whose

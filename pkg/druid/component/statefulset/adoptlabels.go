@@ -15,7 +15,7 @@ import (
 )
 
 // LabelAdopter is the part of the StatefulSet operator the spec flow's adoption step labels through: a
-// StatefulSet a deployed etcd-druid before v0.22 created carries `instance`/`name` only, so druid's cache
+// StatefulSet an upstream etcd-druid before v0.22 created carries `instance`/`name` only, so druid's cache
 // (which selects on the managed-by label) sees neither it nor its pods.
 type LabelAdopter interface {
 	// Unlabelled returns the StatefulSet when the apiserver has it but druid's cache does not, i.e. it

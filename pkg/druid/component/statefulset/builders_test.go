@@ -61,7 +61,7 @@ func TestSidecarArgsWithoutStoreHaveNoSnapshotFlags(t *testing.T) {
 	}))
 }
 
-// The sidecar's timeouts, leader election and profiling are passed as the deployed druid passes them, when
+// The sidecar's timeouts, leader election and profiling are passed as the upstream druid passes them, when
 // the spec chose other than the defaults (TestSidecarArgsWithoutStoreHaveNoSnapshotFlags: none without).
 func TestSidecarArgsCarryTheSpecsTimeoutsAndLeaderElection(t *testing.T) {
 	g := NewWithT(t)
@@ -77,8 +77,8 @@ func TestSidecarArgsCarryTheSpecsTimeoutsAndLeaderElection(t *testing.T) {
 	e.Spec.Backup.EnableProfiling = ptr.To(false)
 	g.Expect(BackupRestoreArgs(e, imagecaps.AllOurs.BackupRestore)).NotTo(ContainElement(HavePrefix("--enable-profiling")))
 
-	// Our sidecar's defaults render nothing (an Etcd that states them keeps its pod template); the deployed
-	// sidecar gets the timeouts always, as the deployed druid passes them (its own defragmentation default
+	// Our sidecar's defaults render nothing (an Etcd that states them keeps its pod template); the upstream
+	// sidecar gets the timeouts always, as the upstream druid passes them (its own defragmentation default
 	// is 8m).
 	atDefaults := newEtcd(func(e *druidv1alpha1.Etcd) {
 		e.Spec.Backup.LeaderElection = &druidv1alpha1.LeaderElectionSpec{
@@ -88,7 +88,7 @@ func TestSidecarArgsCarryTheSpecsTimeoutsAndLeaderElection(t *testing.T) {
 	for _, flag := range []string{"--etcd-defrag-timeout", "--etcd-snapshot-timeout", "--reelection-period", "--etcd-connection-timeout-leader-election"} {
 		g.Expect(ours).NotTo(ContainElement(HavePrefix(flag)), "our sidecar's default %s renders no flag", flag)
 	}
-	g.Expect(BackupRestoreArgs(atDefaults, imagecaps.BackupRestoreOf(imagecaps.Deployed))).To(ContainElements(
+	g.Expect(BackupRestoreArgs(atDefaults, imagecaps.BackupRestoreOf(imagecaps.Upstream))).To(ContainElements(
 		"--etcd-defrag-timeout=15m0s", "--etcd-snapshot-timeout=15m0s", "--reelection-period=5s", "--etcd-connection-timeout-leader-election=5s"))
 }
 
@@ -113,7 +113,7 @@ func TestGCSCredentialsPointAtTheServiceAccountFile(t *testing.T) {
 	g.Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "GOOGLE_APPLICATION_CREDENTIALS", Value: "/var/etcd-backup/serviceaccount.json"}))
 }
 
-// ECS gets its secret's keys as variables of their own, as the deployed druid passes them (the deployed
+// ECS gets its secret's keys as variables of their own, as the upstream druid passes them (the upstream
 // sidecar reads no directory for ECS); the optional ones stay unset when the key is absent.
 func TestECSCredentialsAreVariablesFromTheSecret(t *testing.T) {
 	g := NewWithT(t)

@@ -17,12 +17,12 @@ import (
 )
 
 const (
-	deployedBackupRestoreImage = "europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1"
-	deployedWrapperImage       = "europe-docker.pkg.dev/gardener-project/releases/gardener/etcd-wrapper:v0.6.2"
+	upstreamBackupRestoreImage = "europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.35.1"
+	upstreamWrapperImage       = "europe-docker.pkg.dev/gardener-project/releases/gardener/etcd-wrapper:v0.6.2"
 )
 
 var (
-	deployedCaps = imagecaps.Caps{BackupRestore: imagecaps.BackupRestoreOf(imagecaps.Deployed), EtcdWrapper: imagecaps.EtcdWrapperOf(imagecaps.Deployed)}
+	upstreamCaps = imagecaps.Caps{BackupRestore: imagecaps.BackupRestoreOf(imagecaps.Upstream), EtcdWrapper: imagecaps.EtcdWrapperOf(imagecaps.Upstream)}
 	oursCaps     = imagecaps.AllOurs
 )
 
@@ -61,9 +61,9 @@ func flagNames(args []string) []string {
 // The flags of `etcdbrctl server` in gardener/etcd-backup-restore (pkg/types and cmd: server, etcd
 // connection, snapstore, snapshotter, compression, restoration, lease, leader election and defragmentation
 // flags) that druid may render, and of `etcd-wrapper start-etcd` in gardener/etcd-wrapper (cmd/etcd.go).
-// --store-endpoint-override is the deployed druid's own (it passes spec.backup.store.endpointOverride).
+// --store-endpoint-override is the upstream druid's own (it passes spec.backup.store.endpointOverride).
 var (
-	deployedServerFlags = []string{
+	upstreamServerFlags = []string{
 		"server-port", "enable-profiling", "server-cert", "server-key",
 		"endpoints", "service-endpoints", "insecure-transport", "insecure-skip-tls-verify", "cacert", "cert", "key",
 		"etcd-connection-timeout", "etcd-snapshot-timeout", "etcd-defrag-timeout",
@@ -74,15 +74,15 @@ var (
 		"enable-member-lease-renewal", "k8s-heartbeat-duration", "enable-snapshot-lease-renewal", "full-snapshot-lease-name", "delta-snapshot-lease-name",
 		"reelection-period", "etcd-connection-timeout-leader-election", "defragmentation-schedule", "use-etcd-wrapper",
 	}
-	deployedStartEtcdFlags = []string{
+	upstreamStartEtcdFlags = []string{
 		"etcd-wrapper-port", "backup-restore-tls-enabled", "backup-restore-host-port", "backup-restore-ca-cert-bundle-path",
 		"etcd-server-name", "etcd-client-port", "etcd-client-cert-path", "etcd-client-key-path", "etcd-ready-timeout",
 	}
 )
 
-// Every flag druid renders for a deployed image is one that image defines; for our images the sidecar
-// gets --server-cacert, which the deployed etcdbrctl would refuse as unknown.
-func TestDeployedImagesGetOnlyFlagsTheyDefine(t *testing.T) {
+// Every flag druid renders for an upstream image is one that image defines; for our images the sidecar
+// gets --server-cacert, which the upstream etcdbrctl would refuse as unknown.
+func TestUpstreamImagesGetOnlyFlagsTheyDefine(t *testing.T) {
 	g := NewWithT(t)
 	for _, replicas := range []int32{1, 3} {
 		etcd := fullEtcd(func(e *druidv1alpha1.Etcd) {
@@ -90,20 +90,20 @@ func TestDeployedImagesGetOnlyFlagsTheyDefine(t *testing.T) {
 			e.Spec.Etcd.DefragmentationSchedule = ptr.To("0 0 * * *")
 			e.Spec.Backup.DeltaSnapshotRetentionPeriod = &metav1.Duration{Duration: 24 * time.Hour}
 		})
-		for _, name := range flagNames(BackupRestoreArgs(etcd, deployedCaps.BackupRestore)) {
-			g.Expect(deployedServerFlags).To(ContainElement(name), "etcdbrctl server defines no --%s", name)
+		for _, name := range flagNames(BackupRestoreArgs(etcd, upstreamCaps.BackupRestore)) {
+			g.Expect(upstreamServerFlags).To(ContainElement(name), "etcdbrctl server defines no --%s", name)
 		}
-		for _, name := range flagNames(EtcdWrapperArgs(etcd, deployedCaps.EtcdWrapper)) {
-			g.Expect(deployedStartEtcdFlags).To(ContainElement(name), "etcd-wrapper start-etcd defines no --%s", name)
+		for _, name := range flagNames(EtcdWrapperArgs(etcd, upstreamCaps.EtcdWrapper)) {
+			g.Expect(upstreamStartEtcdFlags).To(ContainElement(name), "etcd-wrapper start-etcd defines no --%s", name)
 		}
 		g.Expect(flagNames(BackupRestoreArgs(etcd, oursCaps.BackupRestore))).To(ContainElement("server-cacert"))
-		g.Expect(deployedServerFlags).NotTo(ContainElement("server-cacert"))
+		g.Expect(upstreamServerFlags).NotTo(ContainElement("server-cacert"))
 	}
 }
 
 // The exact arguments per image kind: ours keep what druid always rendered (no member rolls when druid is
-// upgraded) but for the old etcd servers of our wrapper image (added once); the deployed sidecar loses
-// --server-cacert and gets the deployed druid's settings of its defaults; the deployed wrapper gets the
+// upgraded) but for the old etcd servers of our wrapper image (added once); the upstream sidecar loses
+// --server-cacert and gets the upstream druid's settings of its defaults; the upstream wrapper gets the
 // client port its readiness check dials.
 func TestArgsPerImageKind(t *testing.T) {
 	g := NewWithT(t)
@@ -135,15 +135,15 @@ func TestArgsPerImageKind(t *testing.T) {
 		"--store-endpoint-override=https://s3.example",
 	}
 	brOurs := BackupRestoreArgs(etcd, oursCaps.BackupRestore)
-	brDeployed := BackupRestoreArgs(etcd, deployedCaps.BackupRestore)
-	// fullEtcd leaves garbage collection unset: both kinds get the deployed druid's default, LimitBased
+	brUpstream := BackupRestoreArgs(etcd, upstreamCaps.BackupRestore)
+	// fullEtcd leaves garbage collection unset: both kinds get the upstream druid's default, LimitBased
 	// keeping 7.
 	gc := []string{"--garbage-collection-policy=LimitBased", "--max-backups=7"}
 	g.Expect(brOurs).To(HaveExactElements(concat(common, tlsAndStore, []string{"--server-cacert=/var/etcdbr/ssl/ca/ca.crt"}, store, []string{
 		"--delta-snapshot-memory-limit=104857600"}, gc, []string{
 		"--compress-snapshots=true", "--compression-policy=gzip",
 	})), "ours:\n%s", strings.Join(brOurs, "\n"))
-	g.Expect(brDeployed).To(HaveExactElements(concat(common, []string{"--insecure-skip-tls-verify=false"}, tlsAndStore,
+	g.Expect(brUpstream).To(HaveExactElements(concat(common, []string{"--insecure-skip-tls-verify=false"}, tlsAndStore,
 		[]string{"--etcd-defrag-timeout=15m0s", "--etcd-snapshot-timeout=15m0s"}, store, []string{
 			"--delta-snapshot-memory-limit=104857600"}, gc, []string{
 			"--compress-snapshots=true", "--compression-policy=gzip",
@@ -153,7 +153,7 @@ func TestArgsPerImageKind(t *testing.T) {
 			"--embedded-etcd-quota-bytes=12884901888",
 			"--auto-compaction-mode=periodic",
 			"--auto-compaction-retention=30m",
-		})), "deployed:\n%s", strings.Join(brDeployed, "\n"))
+		})), "upstream:\n%s", strings.Join(brUpstream, "\n"))
 
 	wrapper := []string{
 		"start-etcd",
@@ -169,16 +169,16 @@ func TestArgsPerImageKind(t *testing.T) {
 		"--step-etcd-3.5-binary=/usr/local/bin/etcd-3.5",
 		"--step-etcd-3.6-binary=/usr/local/bin/etcd-3.6",
 	})))
-	g.Expect(EtcdWrapperArgs(etcd, deployedCaps.EtcdWrapper)).To(HaveExactElements(concat(wrapper, []string{"--etcd-client-port=2479"})))
+	g.Expect(EtcdWrapperArgs(etcd, upstreamCaps.EtcdWrapper)).To(HaveExactElements(concat(wrapper, []string{"--etcd-client-port=2479"})))
 
-	// Without client TLS the deployed sidecar's --insecure-skip-tls-verify stays unset: nothing to verify.
+	// Without client TLS the upstream sidecar's --insecure-skip-tls-verify stays unset: nothing to verify.
 	plain := newEtcd()
-	g.Expect(BackupRestoreArgs(plain, deployedCaps.BackupRestore)).NotTo(ContainElement(HavePrefix("--insecure-skip-tls-verify")))
+	g.Expect(BackupRestoreArgs(plain, upstreamCaps.BackupRestore)).NotTo(ContainElement(HavePrefix("--insecure-skip-tls-verify")))
 	g.Expect(BackupRestoreArgs(plain, oursCaps.BackupRestore)).NotTo(ContainElement(HavePrefix("--use-etcd-wrapper")))
 }
 
-// Probes per image kind: a deployed wrapper serves no /phase and a deployed sidecar no /livez, so neither
-// gets a liveness probe; a deployed wrapper's /readyz is HTTPS once etcd's client TLS is on.
+// Probes per image kind: an upstream wrapper serves no /phase and an upstream sidecar no /livez, so neither
+// gets a liveness probe; an upstream wrapper's /readyz is HTTPS once etcd's client TLS is on.
 func TestProbesPerImageKind(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
@@ -188,15 +188,15 @@ func TestProbesPerImageKind(t *testing.T) {
 		readyzScheme  corev1.URIScheme
 		wantBRKind    imagecaps.Kind
 		wantEtcdKind  imagecaps.Kind
-		forceDeployed bool
+		forceUpstream bool
 	}{
 		{name: "ours", images: config.Images{EtcdWrapper: "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0", BackupRestore: "ghcr.io/gardener-etcd/etcdbrctl:v0.1.0"},
 			etcdLiveness: true, sidecarLivez: true, readyzScheme: corev1.URISchemeHTTP},
-		{name: "deployed by repository", images: config.Images{EtcdWrapper: deployedWrapperImage, BackupRestore: deployedBackupRestoreImage},
+		{name: "upstream by repository", images: config.Images{EtcdWrapper: upstreamWrapperImage, BackupRestore: upstreamBackupRestoreImage},
 			readyzScheme: corev1.URISchemeHTTPS},
-		{name: "ours forced deployed", images: config.Images{EtcdWrapper: "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0", BackupRestore: "ghcr.io/gardener-etcd/etcdbrctl:v0.1.0",
-			Compatibility: imagecaps.Config{Mode: imagecaps.ModeDeployed}}, readyzScheme: corev1.URISchemeHTTPS},
-		{name: "deployed sidecar, our wrapper", images: config.Images{EtcdWrapper: "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0", BackupRestore: deployedBackupRestoreImage},
+		{name: "ours forced upstream", images: config.Images{EtcdWrapper: "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0", BackupRestore: "ghcr.io/gardener-etcd/etcdbrctl:v0.1.0",
+			Compatibility: imagecaps.Config{Mode: imagecaps.ModeUpstream}}, readyzScheme: corev1.URISchemeHTTPS},
+		{name: "upstream sidecar, our wrapper", images: config.Images{EtcdWrapper: "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0", BackupRestore: upstreamBackupRestoreImage},
 			etcdLiveness: true, readyzScheme: corev1.URISchemeHTTP},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -218,23 +218,23 @@ func TestOurImagesRenderTheSameUnderEverySetting(t *testing.T) {
 	images := config.Images{EtcdWrapper: "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0", BackupRestore: "ghcr.io/gardener-etcd/etcdbrctl:v0.1.0"}
 	want, err := templateChecksum(podTemplate(fullEtcd(), renderInput{images: images, configChecksum: "c"}))
 	g.Expect(err).NotTo(HaveOccurred())
-	for _, c := range []imagecaps.Config{{Mode: imagecaps.ModeOurs}, {Mode: imagecaps.ModeAuto}, {Mode: imagecaps.ModeAuto, DeployedRepositories: `^elsewhere/`}} {
+	for _, c := range []imagecaps.Config{{Mode: imagecaps.ModeOurs}, {Mode: imagecaps.ModeAuto}, {Mode: imagecaps.ModeAuto, UpstreamRepositories: `^elsewhere/`}} {
 		images.Compatibility = c
 		got, _ := templateChecksum(podTemplate(fullEtcd(), renderInput{images: images, configChecksum: "c"}))
 		g.Expect(got).To(Equal(want), "setting %+v", c)
 	}
-	images.Compatibility = imagecaps.Config{Mode: imagecaps.ModeDeployed}
+	images.Compatibility = imagecaps.Config{Mode: imagecaps.ModeUpstream}
 	got, _ := templateChecksum(podTemplate(fullEtcd(), renderInput{images: images, configChecksum: "c"}))
-	g.Expect(got).NotTo(Equal(want), "forcing deployed must change the rendering")
+	g.Expect(got).NotTo(Equal(want), "forcing upstream must change the rendering")
 }
 
 // spec.backup.image and spec.etcd.image are judged like druid's own images.
 func TestAnEtcdsOwnImagesAreJudgedByTheirRepository(t *testing.T) {
 	g := NewWithT(t)
 	images := config.Images{EtcdWrapper: "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0", BackupRestore: "ghcr.io/gardener-etcd/etcdbrctl:v0.1.0"}
-	etcd := fullEtcd(func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Image = ptr.To(deployedBackupRestoreImage) })
+	etcd := fullEtcd(func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Image = ptr.To(upstreamBackupRestoreImage) })
 	br := podTemplate(etcd, renderInput{images: images}).Spec.Containers[1]
-	g.Expect(br.Image).To(Equal(deployedBackupRestoreImage))
+	g.Expect(br.Image).To(Equal(upstreamBackupRestoreImage))
 	g.Expect(br.Args).NotTo(ContainElement(HavePrefix("--server-cacert")))
 	g.Expect(br.Args).To(ContainElement("--use-etcd-wrapper=true"))
 }
@@ -249,8 +249,8 @@ func TestCompatibilityNotices(t *testing.T) {
 		return r
 	}
 	g.Expect(CompatibilityNotices(fullEtcd(), oursCaps)).To(BeEmpty())
-	g.Expect(reasons(CompatibilityNotices(fullEtcd(), deployedCaps))).To(HaveExactElements("NoSidecarClientVerification", "NoSidecarLivenessProbe", "NoWrapperLivenessProbe"))
-	g.Expect(reasons(CompatibilityNotices(newEtcd(), deployedCaps))).To(HaveExactElements("NoSidecarLivenessProbe", "NoWrapperLivenessProbe"), "without sidecar TLS no client verification is lost")
+	g.Expect(reasons(CompatibilityNotices(fullEtcd(), upstreamCaps))).To(HaveExactElements("NoSidecarClientVerification", "NoSidecarLivenessProbe", "NoWrapperLivenessProbe"))
+	g.Expect(reasons(CompatibilityNotices(newEtcd(), upstreamCaps))).To(HaveExactElements("NoSidecarLivenessProbe", "NoWrapperLivenessProbe"), "without sidecar TLS no client verification is lost")
 }
 
 func concat(parts ...[]string) []string {

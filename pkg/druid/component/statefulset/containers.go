@@ -11,7 +11,7 @@ import (
 )
 
 // etcdContainer runs the etcd wrapper, which starts etcd with the configuration the sidecar serves. A
-// deployed wrapper (caps) serves no /phase, so it gets no liveness probe, as under the deployed druid.
+// upstream wrapper (caps) serves no /phase, so it gets no liveness probe, as under the upstream druid.
 func etcdContainer(etcd *druidv1alpha1.Etcd, image string, caps imagecaps.EtcdWrapper) corev1.Container {
 	spec := etcd.Spec.Etcd
 	var liveness *corev1.Probe
@@ -38,7 +38,7 @@ func etcdContainer(etcd *druidv1alpha1.Etcd, image string, caps imagecaps.EtcdWr
 
 // readinessProbe: a member of a multi-node cluster is ready when the wrapper says etcd serves (readyz);
 // a single-node cluster asks the sidecar's /healthz, which also covers a running restore. Our wrapper
-// answers plain HTTP on its port; a deployed one serves only HTTPS there once etcd's client TLS is on.
+// answers plain HTTP on its port; an upstream one serves only HTTPS there once etcd's client TLS is on.
 func readinessProbe(etcd *druidv1alpha1.Etcd, caps imagecaps.EtcdWrapper) *corev1.Probe {
 	if etcd.Spec.Replicas <= 1 {
 		return sidecarReadinessProbe(etcd)
@@ -118,7 +118,7 @@ func livenessProbe(path string, port int32, scheme corev1.URIScheme) *corev1.Pro
 // sidecar readiness probe would take a member whose etcd serves out of the Service whenever its sidecar
 // crash-loops or hangs — and a cause all sidecars share (a broken backup secret, a bad image) would cut
 // every client off a quorate cluster; seed 002 itself rules out cutting clients off for backups there.
-// A deployed sidecar (caps) serves no /livez and gets no liveness probe, as under the deployed druid.
+// An upstream sidecar (caps) serves no /livez and gets no liveness probe, as under the upstream druid.
 func backupRestoreContainer(etcd *druidv1alpha1.Etcd, image string, caps imagecaps.BackupRestore) corev1.Container {
 	env := podEnv()
 	env = append(env, storeaccess.StoreCredentialsEnv(etcd.Spec.Backup.Store, etcdpod.BackupSecretMountPath, "")...)

@@ -13,7 +13,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 )
 
-// An Etcd that leaves garbage collection unset keeps 7 full snapshots (LimitBased), as the deployed druid
+// An Etcd that leaves garbage collection unset keeps 7 full snapshots (LimitBased), as the upstream druid
 // renders it; the sidecar's own default would be Exponential.
 func TestUnsetGarbageCollectionIsLimitBasedKeepingSeven(t *testing.T) {
 	g := NewWithT(t)
@@ -25,8 +25,8 @@ func TestUnsetGarbageCollectionIsLimitBasedKeepingSeven(t *testing.T) {
 }
 
 // Both containers request 50m CPU and 128Mi memory when the Etcd leaves their resources unset, as the
-// deployed druid renders them; resources that are set, even empty, are taken as they are.
-func TestUnsetResourcesRequestTheDeployedDefaults(t *testing.T) {
+// upstream druid renders them; resources that are set, even empty, are taken as they are.
+func TestUnsetResourcesRequestTheUpstreamDefaults(t *testing.T) {
 	g := NewWithT(t)
 	in := renderInput{images: config.Images{EtcdWrapper: "e", BackupRestore: "b"}, configChecksum: "c"}
 	want := corev1.ResourceRequirements{Requests: corev1.ResourceList{
@@ -51,7 +51,7 @@ func TestUnsetResourcesRequestTheDeployedDefaults(t *testing.T) {
 // was taken from the rendering before the change, with the step flags our wrapper image gets since the
 // same release (--step-etcd-3.5-binary, --step-etcd-3.6-binary: one roll on purpose); if it changes,
 // every such member rolls.
-func TestExplicitFieldsRenderAsBeforeTheDeployedDefaults(t *testing.T) {
+func TestExplicitFieldsRenderAsBeforeTheUpstreamDefaults(t *testing.T) {
 	g := NewWithT(t)
 	e := fullEtcd(func(e *druidv1alpha1.Etcd) {
 		e.Spec.Backup.GarbageCollectionPolicy = ptr.To(druidv1alpha1.GarbageCollectionPolicyExponential)

@@ -34,8 +34,8 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) [
 	}
 	if tls := spec.Etcd.ClientUrlTLS; tls != nil {
 		args = append(args, podwire.Arg(podwire.FlagInsecureTransport, "false"))
-		if caps.DeployedDefaults {
-			// The deployed sidecar's default is true: it would not verify etcd's server certificate.
+		if caps.UpstreamDefaults {
+			// The upstream sidecar's default is true: it would not verify etcd's server certificate.
 			args = append(args, podwire.Arg(podwire.FlagInsecureSkipTLSVerify, "false"))
 		}
 		args = append(args, podwire.Arg(podwire.FlagCACert, etcdpod.ClientCAMountPath+"/"+configmap.CAFileName(tls.TLSCASecretRef)))
@@ -61,35 +61,35 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) [
 	}
 	args = append(args, tuningArgs(etcd, caps)...)
 	args = append(args, storeArgs(etcd)...)
-	if caps.DeployedDefaults {
-		args = append(args, deployedSidecarArgs(etcd)...)
+	if caps.UpstreamDefaults {
+		args = append(args, upstreamSidecarArgs(etcd)...)
 	}
 	return args
 }
 
-// Directories of the deployed sidecar on the data volume, as the deployed druid passes them: its defaults
+// Directories of the upstream sidecar on the data volume, as the upstream druid passes them: its defaults
 // (a path relative to the working directory, /tmp) are not meant for a read-only root file system.
 const (
-	deployedRestorationTempDir = etcdpod.DataVolumeMountPath + "/restoration.temp"
-	deployedSnapstoreTempDir   = etcdpod.DataVolumeMountPath + "/temp"
+	upstreamRestorationTempDir = etcdpod.DataVolumeMountPath + "/restoration.temp"
+	upstreamSnapstoreTempDir   = etcdpod.DataVolumeMountPath + "/temp"
 )
 
-// deployedSidecarArgs are the flags the deployed sidecar needs besides ours, with the values the deployed
+// upstreamSidecarArgs are the flags the upstream sidecar needs besides ours, with the values the upstream
 // druid passes: run under etcd-wrapper, temporary directories on the data volume, and the restorer's
 // embedded etcd with the member's quota and auto-compaction (our sidecar restores without one and ignores
 // all of them).
-func deployedSidecarArgs(etcd *druidv1alpha1.Etcd) []string {
+func upstreamSidecarArgs(etcd *druidv1alpha1.Etcd) []string {
 	args := []string{
 		podwire.Arg(podwire.FlagUseEtcdWrapper, "true"),
-		podwire.Arg(podwire.FlagRestorationTempSnapshotsDir, deployedRestorationTempDir),
-		podwire.Arg(podwire.FlagSnapstoreTempDirectory, deployedSnapstoreTempDir),
+		podwire.Arg(podwire.FlagRestorationTempSnapshotsDir, upstreamRestorationTempDir),
+		podwire.Arg(podwire.FlagSnapstoreTempDirectory, upstreamSnapstoreTempDir),
 	}
-	return append(args, DeployedEmbeddedEtcdArgs(etcd)...)
+	return append(args, UpstreamEmbeddedEtcdArgs(etcd)...)
 }
 
-// DeployedEmbeddedEtcdArgs configure the embedded etcd the deployed restorer (sidecar and compaction) applies
-// deltas through, as the deployed druid does: the member's quota and auto-compaction.
-func DeployedEmbeddedEtcdArgs(etcd *druidv1alpha1.Etcd) []string {
+// UpstreamEmbeddedEtcdArgs configure the embedded etcd the upstream restorer (sidecar and compaction) applies
+// deltas through, as the upstream druid does: the member's quota and auto-compaction.
+func UpstreamEmbeddedEtcdArgs(etcd *druidv1alpha1.Etcd) []string {
 	var args []string
 	if q := etcd.Spec.Etcd.Quota; q != nil {
 		args = append(args, podwire.Arg(podwire.FlagEmbeddedEtcdQuotaBytes, strconv.FormatInt(q.Value(), 10)))
@@ -105,11 +105,11 @@ func DeployedEmbeddedEtcdArgs(etcd *druidv1alpha1.Etcd) []string {
 	return args
 }
 
-// tuningArgs are the sidecar's timeouts, leader election and profiling, as the deployed druid passes them.
+// tuningArgs are the sidecar's timeouts, leader election and profiling, as the upstream druid passes them.
 // Our sidecar gets each only when the spec asks for something other than its default (both timeouts 15m,
 // which the API defaults to as well; the reelection period 5s, and its connection timeout the period), so an
 // Etcd that leaves them at that keeps its pod template and no member rolls when druid is upgraded. The
-// deployed sidecar gets both timeouts always, as the deployed druid passes them: its own default
+// upstream sidecar gets both timeouts always, as the upstream druid passes them: its own default
 // defragmentation timeout is 8m, not the 15m of the API.
 func tuningArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []string {
 	var args []string
@@ -118,15 +118,15 @@ func tuningArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []string
 			args = append(args, podwire.Arg(flag, d.Duration.String()))
 		}
 	}
-	duration(podwire.FlagEtcdDefragTimeout, etcd.Spec.Etcd.EtcdDefragTimeout, druidv1alpha1.DefaultEtcdDefragTimeout, caps.DeployedDefaults)
-	duration(podwire.FlagEtcdSnapshotTimeout, etcd.Spec.Backup.EtcdSnapshotTimeout, druidv1alpha1.DefaultEtcdSnapshotTimeout, caps.DeployedDefaults)
+	duration(podwire.FlagEtcdDefragTimeout, etcd.Spec.Etcd.EtcdDefragTimeout, druidv1alpha1.DefaultEtcdDefragTimeout, caps.UpstreamDefaults)
+	duration(podwire.FlagEtcdSnapshotTimeout, etcd.Spec.Backup.EtcdSnapshotTimeout, druidv1alpha1.DefaultEtcdSnapshotTimeout, caps.UpstreamDefaults)
 	if le := etcd.Spec.Backup.LeaderElection; le != nil {
 		period := etcdpod.DefaultReelectionPeriod
 		if le.ReelectionPeriod != nil {
 			period = le.ReelectionPeriod.Duration
 		}
-		duration(podwire.FlagReelectionPeriod, le.ReelectionPeriod, etcdpod.DefaultReelectionPeriod, caps.DeployedDefaults)
-		duration(podwire.FlagEtcdConnectionTimeoutLeaderElection, le.EtcdConnectionTimeout, period, caps.DeployedDefaults)
+		duration(podwire.FlagReelectionPeriod, le.ReelectionPeriod, etcdpod.DefaultReelectionPeriod, caps.UpstreamDefaults)
+		duration(podwire.FlagEtcdConnectionTimeoutLeaderElection, le.EtcdConnectionTimeout, period, caps.UpstreamDefaults)
 	}
 	if p := etcd.Spec.Backup.EnableProfiling; p != nil && *p {
 		args = append(args, podwire.Arg(podwire.FlagEnableProfiling, "true"))
@@ -175,7 +175,7 @@ func storeArgs(etcd *druidv1alpha1.Etcd) []string {
 // EtcdWrapperArgs are the arguments of the etcd wrapper (container `etcd`): where to reach the sidecar
 // (through the hostAlias, with its CA when the sidecar serves TLS), the name etcd's certificate is valid
 // for, the client certificate for its own health checks, and the port of /readyz and /stop. caps add the
-// client port for a deployed wrapper, whose readiness check dials that port rather than etcd's client URL,
+// client port for an upstream wrapper, whose readiness check dials that port rather than etcd's client URL,
 // and for ours the old etcd servers its image carries (constant paths, so the template stays stable).
 func EtcdWrapperArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.EtcdWrapper) []string {
 	spec := etcd.Spec

@@ -137,7 +137,7 @@ func (o *operator) syncPlanned(ctx context.Context, etcd *druidv1alpha1.Etcd, de
 
 // mutate writes the desired state into sts (fresh or as read from the apiserver). The immutable fields
 // (selector, serviceName, podManagementPolicy, volumeClaimTemplates) are only set on creation: an existing
-// StatefulSet, also one a deployed druid created, keeps its own, so that a patch never fails on them (the
+// StatefulSet, also one an upstream druid created, keeps its own, so that a patch never fails on them (the
 // adoption recreates it where they must change, see immutableDiffs). The template is replaced only when
 // the rendered template changed or someone changed a field druid sets, so that apiserver defaults never
 // cause a patch.

@@ -19,7 +19,7 @@ const (
 
 var stepFlags = []string{"--step-etcd-3.5-binary=/usr/local/bin/etcd-3.5", "--step-etcd-3.6-binary=/usr/local/bin/etcd-3.6"}
 
-// Only our wrapper image carries the old etcd servers and takes the flags that name them: the deployed
+// Only our wrapper image carries the old etcd servers and takes the flags that name them: the upstream
 // wrapper (by repository or forced) would refuse them as unknown, and the sidecar never gets them.
 func TestStepBinariesOnlyForOurWrapperImage(t *testing.T) {
 	for _, tc := range []struct {
@@ -28,11 +28,11 @@ func TestStepBinariesOnlyForOurWrapperImage(t *testing.T) {
 		want   bool
 	}{
 		{name: "ours", images: config.Images{EtcdWrapper: ourWrapperImage, BackupRestore: ourBackupRestoreImage}, want: true},
-		{name: "our wrapper, deployed sidecar", images: config.Images{EtcdWrapper: ourWrapperImage, BackupRestore: deployedBackupRestoreImage}, want: true},
-		{name: "deployed", images: config.Images{EtcdWrapper: deployedWrapperImage, BackupRestore: deployedBackupRestoreImage}},
-		{name: "deployed wrapper, our sidecar", images: config.Images{EtcdWrapper: deployedWrapperImage, BackupRestore: ourBackupRestoreImage}},
-		{name: "ours forced deployed", images: config.Images{EtcdWrapper: ourWrapperImage, BackupRestore: ourBackupRestoreImage,
-			Compatibility: imagecaps.Config{Mode: imagecaps.ModeDeployed}}},
+		{name: "our wrapper, upstream sidecar", images: config.Images{EtcdWrapper: ourWrapperImage, BackupRestore: upstreamBackupRestoreImage}, want: true},
+		{name: "upstream", images: config.Images{EtcdWrapper: upstreamWrapperImage, BackupRestore: upstreamBackupRestoreImage}},
+		{name: "upstream wrapper, our sidecar", images: config.Images{EtcdWrapper: upstreamWrapperImage, BackupRestore: ourBackupRestoreImage}},
+		{name: "ours forced upstream", images: config.Images{EtcdWrapper: ourWrapperImage, BackupRestore: ourBackupRestoreImage,
+			Compatibility: imagecaps.Config{Mode: imagecaps.ModeUpstream}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, etcd := range []string{"plain", "full"} {
@@ -52,7 +52,7 @@ func TestStepBinariesOnlyForOurWrapperImage(t *testing.T) {
 					t.Errorf("%s: etcd container's step flags %v, want %v", etcd, got, stepFlags)
 				}
 				if !tc.want && len(got) != 0 {
-					t.Errorf("%s: etcd container gets %v for a deployed wrapper image", etcd, got)
+					t.Errorf("%s: etcd container gets %v for an upstream wrapper image", etcd, got)
 				}
 				if slices.ContainsFunc(brArgs, func(a string) bool { return strings.HasPrefix(a, "--step-etcd-") }) {
 					t.Errorf("%s: the backup-restore container gets step flags: %v", etcd, brArgs)
@@ -69,7 +69,7 @@ func TestStepBinariesRenderStably(t *testing.T) {
 	c := fake.NewClientBuilder().Build()
 	for _, images := range []config.Images{
 		{EtcdWrapper: ourWrapperImage, BackupRestore: ourBackupRestoreImage},
-		{EtcdWrapper: deployedWrapperImage, BackupRestore: deployedBackupRestoreImage},
+		{EtcdWrapper: upstreamWrapperImage, BackupRestore: upstreamBackupRestoreImage},
 	} {
 		first, err := Render(ctx, c, images, config.LocalBackup{}, fullEtcd())
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 )
 
 // Values of the failureReason label of etcddruid_compaction_jobs_total and _job_duration_seconds, the
-// deployed druid's, so that Gardener's compaction dashboards and queries split failures the same way.
+// upstream druid's, so that Gardener's compaction dashboards and queries split failures the same way.
 const (
 	failureReasonNone             = "none" // a succeeded Job
 	failureReasonDeadlineExceeded = "deadlineExceeded"

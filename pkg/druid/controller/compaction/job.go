@@ -73,14 +73,14 @@ func CompactArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []strin
 	if etcd.Spec.Etcd.EtcdDefragTimeout != nil {
 		args = append(args, podwire.Arg(podwire.FlagEtcdDefragTimeout, etcd.Spec.Etcd.EtcdDefragTimeout.Duration.String()))
 	}
-	if caps.DeployedDefaults {
+	if caps.UpstreamDefaults {
 		args = append(args, upstreamCompactArgs(etcd)...)
 	}
 	return args
 }
 
-// upstreamCompactArgs are the flags the deployed `compact` needs besides ours, with the values the
-// deployed druid passes: its temporary directories on the Job's data volume (its defaults, a path relative
+// upstreamCompactArgs are the flags the upstream `compact` needs besides ours, with the values the
+// upstream druid passes: its temporary directories on the Job's data volume (its defaults, a path relative
 // to the working directory and /tmp, are not writable for uid 65532 in every image), and the embedded
 // etcd it restores into with the member's quota and auto-compaction.
 func upstreamCompactArgs(etcd *druidv1alpha1.Etcd) []string {
@@ -88,7 +88,7 @@ func upstreamCompactArgs(etcd *druidv1alpha1.Etcd) []string {
 		podwire.Arg(podwire.FlagRestorationTempSnapshotsDir, DataMountPath+"/compaction.restoration.temp"),
 		podwire.Arg(podwire.FlagSnapstoreTempDirectory, DataMountPath+"/tmp"),
 	}
-	return append(args, statefulset.DeployedEmbeddedEtcdArgs(etcd)...)
+	return append(args, statefulset.UpstreamEmbeddedEtcdArgs(etcd)...)
 }
 
 // CompatibilityNotices name what a compaction with caps does differently from ours where behaviour

@@ -25,7 +25,7 @@ var upstreamCopyFlags = func() []string {
 }()
 
 // The copy Job renders the same arguments for our image and the upstream one: every flag it renders is
-// one the deployed `etcdbrctl copy` defines, so no capability switches a flag here. A flag added to
+// one the upstream `etcdbrctl copy` defines, so no capability switches a flag here. A flag added to
 // CopyArgs that the upstream copy does not know fails this test and needs a capability.
 func TestCopyArgsAreAcceptedByUpstreamCopy(t *testing.T) {
 	task := &druidv1alpha1.EtcdCopyBackupsTask{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main-copy-backups", Namespace: "shoot"}}

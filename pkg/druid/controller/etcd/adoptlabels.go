@@ -12,7 +12,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/flow"
 )
 
-// EventReasonAdoptedLabels is a Normal event: druid labelled the objects a deployed etcd-druid left without
+// EventReasonAdoptedLabels is a Normal event: druid labelled the objects an upstream etcd-druid left without
 // its labels, so that its cache, status flow and rolling-update gate see them.
 const EventReasonAdoptedLabels = "AdoptedDeployedObjects"
 
@@ -22,7 +22,7 @@ const EventReasonStatefulSetFieldKept = "StatefulSetFieldKept"
 
 // adoptStep is the spec flow's first step; a reconcile without a spec run runs it alone, because the
 // status flow needs it as much: it puts druid's labels and owner reference on the member leases, snapshot
-// leases, member pods and the StatefulSet of an Etcd that a deployed etcd-druid before v0.22 reconciled
+// leases, member pods and the StatefulSet of an Etcd that an upstream etcd-druid before v0.22 reconciled
 // (its objects carry `instance`/`name` only), through their operators. druid's cache selects on the
 // managed-by label: without it the status flow finds no member, reports AllMembersReady False, and the
 // rolling-update gate then holds back the very spec sync that would label them. Only metadata is patched:
@@ -30,9 +30,9 @@ const EventReasonStatefulSetFieldKept = "StatefulSetFieldKept"
 // does not stop the flow: it is logged and retried with the next reconcile. An Etcd no druid has
 // reconciled yet (no observedGeneration) has nothing to adopt.
 func (r *Reconciler) adoptStep(etcd *druidv1alpha1.Etcd) flow.Step {
-	return flow.Step{Name: "adoptDeployedObjects", Run: func(ctx context.Context) flow.Result {
+	return flow.Step{Name: "adoptUpstreamObjects", Run: func(ctx context.Context) flow.Result {
 		if err := r.adoptLabels(ctx, etcd); err != nil {
-			log.FromContext(ctx).Error(err, "Adoption: labelling the objects of the deployed etcd-druid failed, retried with the next reconcile")
+			log.FromContext(ctx).Error(err, "Adoption: labelling the objects of the upstream etcd-druid failed, retried with the next reconcile")
 		}
 		return flow.Continue()
 	}}
@@ -67,8 +67,8 @@ func (r *Reconciler) adoptLabels(ctx context.Context, etcd *druidv1alpha1.Etcd) 
 	if patched {
 		adopted = append(adopted, sts.Name)
 	}
-	log.FromContext(ctx).Info("Adoption: labelled the objects of the deployed etcd-druid", "objects", adopted)
+	log.FromContext(ctx).Info("Adoption: labelled the objects of the upstream etcd-druid", "objects", adopted)
 	r.recorder.Eventf(etcd, nil, corev1.EventTypeNormal, EventReasonAdoptedLabels, actionReconcile,
-		"put druid's labels on the objects of the deployed etcd-druid (metadata only, nothing restarts): %v", adopted)
+		"put druid's labels on the objects of the upstream etcd-druid (metadata only, nothing restarts): %v", adopted)
 	return nil
 }

@@ -4,7 +4,7 @@
 //   - the deletion flow when the Etcd is being deleted: delete every component, wait until all are gone,
 //     then remove the finalizer;
 //   - otherwise the spec flow, when a spec reconcile is due (see SpecReconcileWanted): adopt the objects a
-//     deployed etcd-druid left without druid's labels (adoptlabels.go, through the operators; run alone
+//     upstream etcd-druid left without druid's labels (adoptlabels.go, through the operators; run alone
 //     when no spec flow runs, because the status flow needs it too), record the operation, add the
 //     finalizer, check the referenced secrets, let the rolling-update gate render the pod template and
 //     decide (rollinggate.go), take a full snapshot before hibernation or new images

@@ -16,7 +16,7 @@ import (
 )
 
 // existingStatefulSet reads the Etcd's StatefulSet from the cache and, on a miss, from the apiserver (one a
-// deployed druid created may lack the label the cache selects on, and the rolling-update gate must see
+// upstream druid created may lack the label the cache selects on, and the rolling-update gate must see
 // it); nil when it does not exist.
 func (s *specRun) existingStatefulSet(ctx context.Context) (*appsv1.StatefulSet, error) {
 	sts, err := component.ExistingStatefulSet(ctx, component.Clients{Client: s.r.client, Live: s.r.reader}, s.etcd)

@@ -62,7 +62,7 @@ func (r *Reconciler) newSpecRun(etcd *druidv1alpha1.Etcd, held *heldStatus) *spe
 	return run
 }
 
-// steps are the spec flow: adopt the objects of a deployed etcd-druid → hold during a quorum-loss
+// steps are the spec flow: adopt the objects of an upstream etcd-druid → hold during a quorum-loss
 // recovery → record operation → finalizer → secrets → hold a rolling update of an unhealthy cluster → full
 // snapshot before hibernation or new images → components → success (held for the status flow's write).
 // The operation annotation is removed by finish, after the status flow wrote the success.

@@ -1,5 +1,5 @@
 // Package etcdopstask is druid's EtcdOpsTask controller. It runs each task once, through the states of the
-// deployed API: a new task becomes Pending; admission checks its preconditions (a task druid runs, no other
+// upstream API: a new task becomes Pending; admission checks its preconditions (a task druid runs, no other
 // unfinished task of the same Etcd, the Etcd exists, is ready, has a backup store and a client certificate
 // for the sidecar) and marks it Rejected when one fails; an admitted task is InProgress while the backup
 // leader's sidecar takes the snapshot (the same client, fullsnapshot.HTTP, druid asks for the snapshot

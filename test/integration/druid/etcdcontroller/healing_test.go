@@ -392,7 +392,7 @@ func TestTemplateChangeHeldBackWhileNotAllMembersReady(t *testing.T) {
 
 // Hibernating a degraded cluster goes ahead: the pod template changes with the replicas (the ConfigMap's
 // initial cluster), and AllMembersReady keeps its False through the hibernation (reason NotChecked, as the
-// deployed druid keeps it), which must not hold the change back as a rolling update.
+// upstream druid keeps it), which must not hold the change back as a rolling update.
 func TestHibernatingADegradedClusterIsNotHeldBack(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)

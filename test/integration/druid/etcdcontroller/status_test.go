@@ -160,7 +160,7 @@ func TestStatusFromMemberLeases(t *testing.T) {
 }
 
 // ClusterIDMismatch turns True when a member's lease names another cluster ID than the others', as the
-// deployed druid reports a member that bootstrapped a cluster of its own.
+// upstream druid reports a member that bootstrapped a cluster of its own.
 func TestClusterIDMismatchFromMemberLeases(t *testing.T) {
 	ns := env.CreateNamespace(t)
 	createEtcd(t, ns, 3)

@@ -79,7 +79,7 @@ func TestValidEtcdHasNoErrors(t *testing.T) {
 		"lower-case s3": with(validEtcd(), func(e *druidv1alpha1.Etcd) {
 			e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProvider("s3"))
 		}),
-		"deployed fields": with(validEtcd(), func(e *druidv1alpha1.Etcd) {
+		"upstream fields": with(validEtcd(), func(e *druidv1alpha1.Etcd) {
 			e.Spec.Etcd.BackendBboltFreelistType = ptr.To(druidv1alpha1.BboltFreelistMap)
 			e.Spec.Etcd.AdditionalAdvertisePeerURLs = []druidv1alpha1.MemberPeerURLs{{MemberName: "etcd-main-0", URLs: []string{"https://10.0.0.1:2380"}}}
 			e.Spec.Etcd.BootstrapWithExistingCluster = &druidv1alpha1.BootstrapWithExistingCluster{Members: []druidv1alpha1.BootstrapExistingMember{{Name: "source-0"}}}
