@@ -78,7 +78,7 @@ func openDataDir(config []byte) int {
 	return 0
 }
 
-// TestEmbeddedEtcdOnOldData shows what issue 13 reported, through the wrapper's start path (embedded
+// TestEmbeddedEtcdOnOldData shows why old data is stepped, through the wrapper's start path (embedded
 // etcd 3.7): on a data directory written by etcd 3.5 (or 3.4) etcd panics while it applies the WAL
 // ("proto: cannot parse invalid wire-format data": the old versions logged v2 requests, which 3.7 no longer
 // decodes) — unless a raft snapshot covered every such entry before the switch. One run under 3.6

@@ -21,7 +21,7 @@ import (
 // startRetryDelay paces new attempts to start the snapshotter (store or etcd unavailable).
 const startRetryDelay = 5 * time.Second
 
-// backupLeader is the work only the backup leader does (seed 002, "Work-flows only on the leading
+// backupLeader is the work only the backup leader does (upstream etcd-druid's DEP-01, "Work-flows only on the leading
 // member"), run for one leadership term at a time by the leader.Elector: the snapshotter (when a store
 // is configured), the removal of members beyond the cluster size and scheduled defragmentation. The
 // snapshotter of the current term is published for the HTTP API (see snapshots.go).
@@ -113,7 +113,7 @@ const (
 
 // flushIfLeaderless stores the revisions the ended term's snapshotter buffered when the term ended because
 // the cluster has no leader, i.e. lost its quorum: druid may bootstrap such a cluster again from the
-// backup (seed 002 case 10), and the writes acknowledged since the last delta snapshot exist in the backup
+// backup (the heal decision table's case 10), and the writes acknowledged since the last delta snapshot exist in the backup
 // only if this sidecar stores them now. While another member leads (or the local member does not answer,
 // so one may), its sidecar continues the deltas from the store and finds these revisions in etcd.
 func (b *backupLeader) flushIfLeaderless(s *snapshotter.Snapshotter) {

@@ -2,7 +2,7 @@
 // packages that do the work:
 //   - /config: the member's configuration resolved from druid's template (memberconfig), with the member
 //     list of the running cluster when the last initialization added this member as a learner;
-//   - /initialization/*: seed 002's decision table (initializer) at every etcd start, restoring from the
+//   - /initialization/*: the initialization decision table (initializer) at every etcd start, restoring from the
 //     store (restorer) when the table says so and taking a full snapshot of restored data;
 //   - the backup leader (leader: the sidecar of the raft leader) runs, per leadership term, the
 //     snapshotter when a store is configured (full snapshots on --schedule, deltas, garbage collection,

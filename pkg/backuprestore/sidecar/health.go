@@ -12,7 +12,7 @@ import (
 const backupFailurePeriods = 3
 
 // memberHealth is the sidecar's /healthz: the local member answers its status and, for a cluster of
-// one member, its backups are not failing for longer than grace. Seed 002: a single member's readiness
+// one member, its backups are not failing for longer than grace. A single member's readiness
 // follows the latest backup upload, so that client traffic stops before the gap between the data and
 // the last backup grows without bound; a member of a multi-member cluster stays ready (the backup leader
 // reports BackupReady instead), since cutting its traffic would endanger the quorum. uploadsFailingSince

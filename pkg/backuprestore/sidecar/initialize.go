@@ -17,7 +17,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
-// decisionInitializer runs seed 002's decision table (package initializer) every time the wrapper is about
+// decisionInitializer runs the initialization decision table (package initializer) every time the wrapper is about
 // to start etcd. It resolves the member from the template anew on each call, because druid's rolling
 // updates change the template (peer URLs, cluster size) between etcd starts, and the decision must be
 // taken for the configuration etcd is about to get. The outcome that matters to etcd's start — the

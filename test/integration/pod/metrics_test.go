@@ -10,7 +10,7 @@ import (
 )
 
 // Every metric Gardener's dashboards and alerts query is on the running sidecar's /metrics under the
-// upstream name (issue 13): the registry of Run wires the snapshotter's, the defragmentation's, the
+// upstream name: the registry of Run wires the snapshotter's, the defragmentation's, the
 // initializer's, the membership's and the pod's network metrics. After this one-member pod's initialization its validation
 // is counted, and the membership round sees a cluster of one voting member.
 func TestSidecarServesTheUpstreamMetricNames(t *testing.T) {

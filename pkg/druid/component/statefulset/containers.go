@@ -114,10 +114,10 @@ func livenessProbe(path string, port int32, scheme corev1.URIScheme) *corev1.Pro
 // its member. It has a liveness probe (a hung sidecar is restarted) but no readiness probe of its own:
 // a pod is Ready only when every container is, and a NotReady pod leaves the client Service. Of a
 // single member, the etcd container's readiness already asks the sidecar's /healthz (readinessProbe),
-// so the pod follows the sidecar and its backups there, as seed 002 wants. Of a multi-member cluster, a
+// so the pod follows the sidecar and its backups there, as upstream etcd-druid's DEP-01 wants. Of a multi-member cluster, a
 // sidecar readiness probe would take a member whose etcd serves out of the Service whenever its sidecar
 // crash-loops or hangs — and a cause all sidecars share (a broken backup secret, a bad image) would cut
-// every client off a quorate cluster; seed 002 itself rules out cutting clients off for backups there.
+// every client off a quorate cluster; DEP-01 itself rules out cutting clients off for backups there.
 // An upstream sidecar (caps) serves no /livez and gets no liveness probe, as under the upstream druid.
 func backupRestoreContainer(etcd *druidv1alpha1.Etcd, image string, caps imagecaps.BackupRestore) corev1.Container {
 	env := podEnv()

@@ -6,7 +6,7 @@ import (
 )
 
 // ReplicaInput is what the replica decision needs to know about the StatefulSet, the spec and the member
-// leases. It is a plain value so that the scale-up rules of seeds 000/001 can be tested as a table.
+// leases. It is a plain value so that the scale-up rules (upstream etcd-druid's DEP-03) can be tested as a table.
 type ReplicaInput struct {
 	// Exists is false when there is no StatefulSet yet.
 	Exists bool
