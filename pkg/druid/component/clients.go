@@ -14,7 +14,8 @@ type Clients struct {
 	// app.kubernetes.io/managed-by=etcd-druid (etcd.CacheOptions): reading an object druid is about to
 	// create costs the apiserver nothing.
 	client.Client
-	// Live reads from the apiserver. It is asked only when a create finds the object already there.
+	// Live reads from the apiserver. It is asked when a create finds the object already there, and by
+	// adoption, which looks for objects the cache cannot see because they lack druid's label.
 	Live client.Reader
 }
 

@@ -3,7 +3,6 @@ package heal
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal/decide"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // The quorum-loss recovery (the decision table's case 10) runs over several heal runs, one step or more per run,
@@ -267,10 +267,8 @@ func isMemberVolume(sts *appsv1.StatefulSet, name string) bool {
 // (<claim template>-<statefulset>-<ordinal>), or false for any other claim.
 func memberVolumeOrdinal(sts *appsv1.StatefulSet, name string) (int, bool) {
 	for _, template := range sts.Spec.VolumeClaimTemplates {
-		suffix, ok := strings.CutPrefix(name, template.Name+"-"+sts.Name+"-")
-		if ok && suffix != "" && strings.Trim(suffix, "0123456789") == "" {
-			ordinal, err := strconv.Atoi(suffix)
-			return ordinal, err == nil
+		if ordinal, ok := etcdpod.OrdinalAfter(name, template.Name+"-"+sts.Name+"-"); ok {
+			return ordinal, true
 		}
 	}
 	return 0, false

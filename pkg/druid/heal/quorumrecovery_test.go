@@ -22,6 +22,7 @@ func TestIsMemberVolume(t *testing.T) {
 		"main-etcd-etcd-main-12":       true,
 		"main-etcd-etcd-main-":         false,
 		"main-etcd-etcd-main-0-backup": false,
+		"main-etcd-etcd-main-01":       false, // the StatefulSet never writes a leading zero
 		"main-etcd-etcd-main-events-0": false,
 		"other-etcd-main-0":            false,
 		"main-etcd-etcd-events-0":      false,

@@ -46,7 +46,10 @@ type Server struct {
 	// CACertPEM is the certificate clients must trust when the server serves TLS; empty otherwise.
 	CACertPEM []byte
 
-	bin       string // the versitygw binary, also the admin client of CreateUser and DeleteUser
+	bin string // the versitygw binary, also the admin client of CreateUser and DeleteUser
+	// killAfter is how long Stop waits after SIGTERM before it kills versitygw (stopTimeout; a test of
+	// Stop itself sets it below versitygw's own shutdown wait, so that a wait shows as a kill).
+	killAfter time.Duration
 	transport *http.Transport
 	cmd       *exec.Cmd
 	exited    chan struct{}
@@ -205,17 +208,25 @@ func (s *Server) Stop() error {
 		_ = s.cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-s.exited:
-		case <-time.After(stopTimeout):
+		case <-time.After(s.stopWait()):
 			_ = s.cmd.Process.Kill()
 			<-s.exited
 			errs = append(errs, fmt.Errorf("versitygw did not exit within %s of SIGTERM and was killed "+
-				"(it waits for every open client connection: a client outside this server's may hold one)", stopTimeout))
+				"(it waits for every open client connection: a client outside this server's may hold one)", s.stopWait()))
 		}
 	}
 	if err := os.RemoveAll(s.tmp); err != nil {
 		errs = append(errs, fmt.Errorf("removing %s: %w", s.tmp, err))
 	}
 	return errors.Join(errs...)
+}
+
+// stopWait is how long Stop waits for versitygw to exit on SIGTERM.
+func (s *Server) stopWait() time.Duration {
+	if s.killAfter > 0 {
+		return s.killAfter
+	}
+	return stopTimeout
 }
 
 // ObjectPath is the backend file holding an object, for tests that corrupt or inspect it directly.

@@ -156,7 +156,7 @@ func TestFinalFullSnapshotIsRecordedAndTheTaskDeletedAfterItsTTL(t *testing.T) {
 		names <- snapshotJSON(w, r, 4242)
 	})
 	createEtcd(t, ns, "etcd-main")
-	const ttl = 5
+	const ttl = 15 // long enough that even a loaded machine sees the finished task well before it expires
 	task := createTask(t, ns, "final-snapshot", "etcd-main", druidv1alpha1.OnDemandSnapshotConfig{Type: druidv1alpha1.OnDemandSnapshotTypeFull, IsFinal: ptr.To(true)}, ttl)
 
 	done := waitForState(t, task, druidv1alpha1.TaskStateSucceeded)
@@ -178,15 +178,15 @@ func TestFinalFullSnapshotIsRecordedAndTheTaskDeletedAfterItsTTL(t *testing.T) {
 	))
 
 	// The task lives until lastTransitionTime + ttl (druid counts from the stored time), and is gone soon after.
-	// A loaded machine may show the test the finished task late; then there is too little of the TTL left to
-	// watch the task wait, which is logged rather than failed (the deletion is still checked).
+	// Should the test still see the finished task too late to watch it wait, it says so as a skip of that
+	// check (visible in the test output) and checks the deletion alone.
 	expiry := done.Status.LastTransitionTime.Add(ttl * time.Second)
 	if left := time.Until(expiry); left > time.Second {
 		g.Consistently(func() error {
 			return env.Client.Get(ctx, client.ObjectKeyFromObject(task), &druidv1alpha1.EtcdOpsTask{})
 		}).WithTimeout(left-300*time.Millisecond).WithPolling(poll).Should(Succeed(), "not deleted before its TTL")
 	} else {
-		t.Logf("the test saw the task finish with %s of its %ds TTL left: too late to watch it wait", left.Round(time.Millisecond), ttl)
+		t.Logf("SKIP of the TTL wait check: the test saw the task finish with %s of its %ds TTL left", left.Round(time.Millisecond), ttl)
 	}
 	g.Eventually(func() bool {
 		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(task), &druidv1alpha1.EtcdOpsTask{}))
