@@ -248,11 +248,12 @@ func (h *healRun) memberClaims(ctx context.Context, sts *appsv1.StatefulSet) ([]
 
 // survivingDataJobInput is the image and, for a Local store, its checked node directory.
 func (h *healRun) survivingDataJobInput(ctx context.Context, etcd *druidv1alpha1.Etcd) (survivingDataJobInput, error) {
-	hostPath, err := storeaccess.LocalHostPath(ctx, h.deps.Reader, etcd.Spec.Backup.Store, etcd.Namespace, h.deps.Config.LocalBackup)
+	local, err := storeaccess.ResolveLocalStore(ctx, h.deps.Reader, etcd.Spec.Backup.Store, storeaccess.EtcdContainerField, etcd.Namespace,
+		volumeSurvivingLocal, h.deps.Config.LocalBackup)
 	if err != nil {
 		return survivingDataJobInput{}, err
 	}
-	return survivingDataJobInput{image: survivingDataImage(etcd, h.deps.Config.Images.BackupRestore), localHostPath: hostPath}, nil
+	return survivingDataJobInput{image: survivingDataImage(etcd, h.deps.Config.Images.BackupRestore), local: local}, nil
 }
 
 // holdRecovery stops the recovery at step 3 for a human: QuorumLossRecovery False with reason

@@ -64,8 +64,8 @@ func PreserveJobName(etcd *druidv1alpha1.Etcd) string { return etcd.Name + "-pre
 // survivingDataJobInput is what the Jobs depend on besides the (defaulted) Etcd and the claim.
 type survivingDataJobInput struct {
 	image string
-	// localHostPath is the Local store's node directory; empty for other providers.
-	localHostPath string
+	// local is the Local store's checked volume and mount; nil for other providers.
+	local *storeaccess.LocalMount
 }
 
 // DataRevisionArgs are the arguments of `etcdbrctl data-revision` in the Job of a member volume.
@@ -153,9 +153,8 @@ func survivingDataJob(etcd *druidv1alpha1.Etcd, name string, claim *corev1.Persi
 			mounts = append(mounts, corev1.VolumeMount{Name: volumeSurvivingSecret, MountPath: etcdpod.BackupSecretMountPath, ReadOnly: true})
 			env = append(env, storeaccess.StoreCredentialsEnv(store, etcdpod.BackupSecretMountPath, "")...)
 		}
-		if storeaccess.CanonicalProvider(store) == druidv1alpha1.StorageProviderLocal {
-			vol, mount := storeaccess.LocalStoreVolume(volumeSurvivingLocal, in.localHostPath, store)
-			volumes, mounts = append(volumes, vol), append(mounts, mount)
+		if in.local != nil {
+			volumes, mounts = append(volumes, in.local.Volume), append(mounts, in.local.Mount)
 			env = append(env, corev1.EnvVar{Name: etcdpod.EnvHome, Value: etcdpod.LocalHome})
 		}
 	}

@@ -6,18 +6,14 @@
 package storeaccess
 
 import (
-	"context"
-	"fmt"
 	"path"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
-	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
@@ -113,56 +109,4 @@ func StoreNetworkPolicyLabels() map[string]string {
 		"networking.gardener.cloud/to-private-networks": "allowed",
 		"networking.gardener.cloud/to-public-networks":  "allowed",
 	}
-}
-
-// LocalContainer is the Local provider's container directory name of the store.
-func LocalContainer(store *druidv1alpha1.StoreSpec) string {
-	if store.Container != nil && *store.Container != "" {
-		return *store.Container
-	}
-	return DefaultLocalContainer
-}
-
-// LocalStoreVolume is the hostPath volume of a Local store (hostPath from LocalHostPath) and its mount at
-// $HOME/<container>, where etcdbrctl (with HOME=etcdpod.LocalHome) looks for the Local store.
-func LocalStoreVolume(name, hostPath string, store *druidv1alpha1.StoreSpec) (corev1.Volume, corev1.VolumeMount) {
-	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-			Path: path.Join(hostPath, LocalContainer(store)), Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}},
-		corev1.VolumeMount{Name: name, MountPath: path.Join(etcdpod.LocalHome, LocalContainer(store))}
-}
-
-// LocalHostPath returns the node directory of a Local store: the backup secret's hostPath, or the
-// reference's default, refused unless allowed permits it (it is mounted into the pods). It is empty for
-// other providers. A secret reference without namespace points into namespace.
-func LocalHostPath(ctx context.Context, reader client.Reader, store *druidv1alpha1.StoreSpec, namespace string, allowed config.LocalBackup) (string, error) {
-	hostPath, source, err := localHostPath(ctx, reader, store, namespace)
-	if err != nil || hostPath == "" {
-		return hostPath, err
-	}
-	if err := allowed.Check(hostPath); err != nil {
-		return "", fmt.Errorf("%s: %w", source, err)
-	}
-	return hostPath, nil
-}
-
-// localHostPath is LocalHostPath without the check, with where the path came from for messages.
-func localHostPath(ctx context.Context, reader client.Reader, store *druidv1alpha1.StoreSpec, namespace string) (string, string, error) {
-	if CanonicalProvider(store) != druidv1alpha1.StorageProviderLocal {
-		return "", "", nil
-	}
-	if store.SecretRef == nil || store.SecretRef.Name == "" {
-		return DefaultLocalHostPath, "the default Local host path", nil
-	}
-	if store.SecretRef.Namespace != "" {
-		namespace = store.SecretRef.Namespace
-	}
-	secret := &corev1.Secret{}
-	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: store.SecretRef.Name}, secret); err != nil {
-		return "", "", fmt.Errorf("backup secret %s/%s: %w", namespace, store.SecretRef.Name, err)
-	}
-	source := fmt.Sprintf("backup secret %s/%s, key %s", namespace, store.SecretRef.Name, LocalHostPathKey)
-	if hostPath := string(secret.Data[LocalHostPathKey]); hostPath != "" {
-		return hostPath, source, nil
-	}
-	return DefaultLocalHostPath, source + " (empty: the default)", nil
 }

@@ -40,10 +40,10 @@ func TestPeerTLSVolumesUpToDate(t *testing.T) {
 	tls := newEtcd(withPeerTLS("ca-peer", "peer-server"))
 	rotated := newEtcd(withPeerTLS("ca-peer-2", "peer-server"))
 
-	g.Expect(PeerTLSVolumesUpToDate(volumes(plain, ""), plain)).To(BeTrue(), "nothing to mount without peer TLS")
-	g.Expect(PeerTLSVolumesUpToDate(volumes(plain, ""), tls)).To(BeFalse(), "peer TLS newly enabled")
-	g.Expect(PeerTLSVolumesUpToDate(volumes(tls, ""), tls)).To(BeTrue())
-	g.Expect(PeerTLSVolumesUpToDate(volumes(tls, ""), rotated)).To(BeFalse(), "a different peer CA secret must roll the members first")
+	g.Expect(PeerTLSVolumesUpToDate(volumes(plain, nil), plain)).To(BeTrue(), "nothing to mount without peer TLS")
+	g.Expect(PeerTLSVolumesUpToDate(volumes(plain, nil), tls)).To(BeFalse(), "peer TLS newly enabled")
+	g.Expect(PeerTLSVolumesUpToDate(volumes(tls, nil), tls)).To(BeTrue())
+	g.Expect(PeerTLSVolumesUpToDate(volumes(tls, nil), rotated)).To(BeFalse(), "a different peer CA secret must roll the members first")
 }
 
 func TestSidecarArgsWithoutStoreHaveNoSnapshotFlags(t *testing.T) {
@@ -109,7 +109,7 @@ func TestGCSCredentialsPointAtTheServiceAccountFile(t *testing.T) {
 	e := newEtcd(func(e *druidv1alpha1.Etcd) {
 		e.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p", Provider: ptr.To(druidv1alpha1.StorageProviderGCP), SecretRef: &corev1.SecretReference{Name: "b"}}
 	})
-	c := backupRestoreContainer(e, "img", imagecaps.AllOurs.BackupRestore)
+	c := backupRestoreContainer(e, "img", imagecaps.AllOurs.BackupRestore, nil)
 	g.Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "GOOGLE_APPLICATION_CREDENTIALS", Value: "/var/etcd-backup/serviceaccount.json"}))
 }
 
@@ -124,7 +124,7 @@ func TestECSCredentialsAreVariablesFromTheSecret(t *testing.T) {
 		return corev1.EnvVar{Name: env, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 			LocalObjectReference: corev1.LocalObjectReference{Name: "b"}, Key: key, Optional: ptr.To(optional)}}}
 	}
-	c := backupRestoreContainer(e, "img", imagecaps.AllOurs.BackupRestore)
+	c := backupRestoreContainer(e, "img", imagecaps.AllOurs.BackupRestore, nil)
 	g.Expect(c.Env).To(ContainElements(
 		fromSecret("ECS_ENDPOINT", "endpoint", false),
 		fromSecret("ECS_ACCESS_KEY_ID", "accessKeyID", false),

@@ -32,13 +32,13 @@ func Render(ctx context.Context, c client.Reader, images config.Images, localBac
 	if err != nil {
 		return nil, component.WrapError(err, component.OperationSync, kind, "rendering the etcd configuration for its checksum")
 	}
-	hostPath, err := storeaccess.LocalHostPath(ctx, c, etcd.Spec.Backup.Store, etcd.Namespace, localBackup)
+	local, err := storeaccess.ResolveLocalStore(ctx, c, etcd.Spec.Backup.Store, storeaccess.EtcdContainerField, etcd.Namespace, volumeLocalStore, localBackup)
 	if err != nil {
 		return nil, component.WrapError(err, component.OperationSync, kind, "the Local provider's host path")
 	}
 	brImage, wrapperImage := backupRestoreImage(images, etcd), etcdImage(images, etcd)
 	noticeOnce(ctx, etcd, brImage, wrapperImage, images.Compatibility.For(brImage, wrapperImage))
-	template := podTemplate(etcd, renderInput{images: images, configChecksum: configmap.Checksum(data), localHostPath: hostPath})
+	template := podTemplate(etcd, renderInput{images: images, configChecksum: configmap.Checksum(data), local: local})
 	checksum, err := templateChecksum(template)
 	if err != nil {
 		return nil, component.WrapError(err, component.OperationSync, kind, "computing the pod template checksum")

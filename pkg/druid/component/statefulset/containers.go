@@ -119,7 +119,7 @@ func livenessProbe(path string, port int32, scheme corev1.URIScheme) *corev1.Pro
 // crash-loops or hangs — and a cause all sidecars share (a broken backup secret, a bad image) would cut
 // every client off a quorate cluster; DEP-01 itself rules out cutting clients off for backups there.
 // An upstream sidecar (caps) serves no /livez and gets no liveness probe, as under the upstream druid.
-func backupRestoreContainer(etcd *druidv1alpha1.Etcd, image string, caps imagecaps.BackupRestore) corev1.Container {
+func backupRestoreContainer(etcd *druidv1alpha1.Etcd, image string, caps imagecaps.BackupRestore, local *storeaccess.LocalMount) corev1.Container {
 	env := podEnv()
 	env = append(env, storeaccess.StoreCredentialsEnv(etcd.Spec.Backup.Store, etcdpod.BackupSecretMountPath, "")...)
 	if storageProvider(etcd) == druidv1alpha1.StorageProviderLocal {
@@ -138,7 +138,7 @@ func backupRestoreContainer(etcd *druidv1alpha1.Etcd, image string, caps imageca
 		Env:             env,
 		Resources:       resources(etcd.Spec.Backup.Resources),
 		LivenessProbe:   liveness,
-		VolumeMounts:    backupRestoreMounts(etcd),
+		VolumeMounts:    backupRestoreMounts(etcd, local),
 		SecurityContext: containerSecurityContext(etcd),
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
@@ -20,8 +21,8 @@ type renderInput struct {
 	images config.Images
 	// configChecksum is configmap.Checksum of the rendered ConfigMap data.
 	configChecksum string
-	// localHostPath is the Local provider's node directory (from the backup secret); unused otherwise.
-	localHostPath string
+	// local is the Local store's checked volume and the sidecar's mount of it; nil for other providers.
+	local *storeaccess.LocalMount
 }
 
 // podTemplate renders the pod template of a defaulted Etcd.
@@ -41,8 +42,8 @@ func podTemplate(etcd *druidv1alpha1.Etcd, in renderInput) corev1.PodTemplateSpe
 		DeprecatedServiceAccount:      etcd.ServiceAccountName(),
 		Affinity:                      etcd.Spec.SchedulingConstraints.Affinity.DeepCopy(),
 		SecurityContext:               securityContext(etcd),
-		Containers:                    []corev1.Container{etcdContainer(etcd, etcdImg, caps.EtcdWrapper), backupRestoreContainer(etcd, brImg, caps.BackupRestore)},
-		Volumes:                       volumes(etcd, in.localHostPath),
+		Containers:                    []corev1.Container{etcdContainer(etcd, etcdImg, caps.EtcdWrapper), backupRestoreContainer(etcd, brImg, caps.BackupRestore, in.local)},
+		Volumes:                       volumes(etcd, in.local),
 		RestartPolicy:                 corev1.RestartPolicyAlways,
 		DNSPolicy:                     corev1.DNSClusterFirst,
 		SchedulerName:                 corev1.DefaultSchedulerName,

@@ -9,8 +9,3 @@ import (
 func storageProvider(etcd *druidv1alpha1.Etcd) druidv1alpha1.StorageProvider {
 	return storeaccess.CanonicalProvider(etcd.Spec.Backup.Store)
 }
-
-// localContainer is the Local provider's container directory name.
-func localContainer(etcd *druidv1alpha1.Etcd) string {
-	return storeaccess.LocalContainer(etcd.Spec.Backup.Store)
-}

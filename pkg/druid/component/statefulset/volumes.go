@@ -1,12 +1,11 @@
 package statefulset
 
 import (
-	"path"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
@@ -34,8 +33,8 @@ func secretVolume(name, secretName string) corev1.Volume {
 		SecretName: secretName, DefaultMode: ptr.To(corev1.SecretVolumeSourceDefaultMode)}}}
 }
 
-// volumes lists the pod's volumes for the spec; localHostPath is the Local provider's node directory.
-func volumes(etcd *druidv1alpha1.Etcd, localHostPath string) []corev1.Volume {
+// volumes lists the pod's volumes for the spec; local is the Local store's volume (nil for other providers).
+func volumes(etcd *druidv1alpha1.Etcd, local *storeaccess.LocalMount) []corev1.Volume {
 	vols := []corev1.Volume{{Name: volumeConfig, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: etcd.ConfigMapName()},
 		Items:                []corev1.KeyToPath{{Key: etcdpod.ConfigFileName, Path: etcdpod.ConfigFileName}},
@@ -62,9 +61,8 @@ func volumes(etcd *druidv1alpha1.Etcd, localHostPath string) []corev1.Volume {
 		if store.SecretRef != nil && store.SecretRef.Name != "" {
 			vols = append(vols, secretVolume(volumeBackupSecret, store.SecretRef.Name))
 		}
-		if storageProvider(etcd) == druidv1alpha1.StorageProviderLocal {
-			vols = append(vols, corev1.Volume{Name: volumeLocalStore, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-				Path: path.Join(localHostPath, localContainer(etcd)), Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}})
+		if local != nil {
+			vols = append(vols, local.Volume)
 		}
 	}
 	return vols
@@ -133,8 +131,9 @@ func etcdMounts(etcd *druidv1alpha1.Etcd) []corev1.VolumeMount {
 }
 
 // backupRestoreMounts are the sidecar's mounts: data, the configuration template, its client credentials
-// for etcd, its HTTPS server certificate, the backup secret and the Local store directory.
-func backupRestoreMounts(etcd *druidv1alpha1.Etcd) []corev1.VolumeMount {
+// for etcd, its HTTPS server certificate, the backup secret and the Local store directory (local, nil for
+// other providers).
+func backupRestoreMounts(etcd *druidv1alpha1.Etcd, local *storeaccess.LocalMount) []corev1.VolumeMount {
 	mounts := []corev1.VolumeMount{
 		dataMount(etcd),
 		tmpMount(),
@@ -155,8 +154,8 @@ func backupRestoreMounts(etcd *druidv1alpha1.Etcd) []corev1.VolumeMount {
 		if store.SecretRef != nil && store.SecretRef.Name != "" {
 			mounts = append(mounts, corev1.VolumeMount{Name: volumeBackupSecret, MountPath: etcdpod.BackupSecretMountPath})
 		}
-		if storageProvider(etcd) == druidv1alpha1.StorageProviderLocal {
-			mounts = append(mounts, corev1.VolumeMount{Name: volumeLocalStore, MountPath: path.Join(etcdpod.LocalHome, localContainer(etcd))})
+		if local != nil {
+			mounts = append(mounts, local.Mount)
 		}
 	}
 	return mounts

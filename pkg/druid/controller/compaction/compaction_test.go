@@ -12,7 +12,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 )
 
 func TestLeaseRevisionAndDeltaEvents(t *testing.T) {
@@ -39,7 +41,10 @@ func TestLocalStoreJobMountsTheHostDirectoryAtHome(t *testing.T) {
 	etcd.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p", Provider: ptr.To(druidv1alpha1.StorageProviderLocal)}
 	druidv1alpha1.SetDefaults(etcd)
 
-	job := newJob(etcd, jobInput{image: "img", caps: imagecaps.AllOurs.BackupRestore, activeDeadline: time.Hour, localHostPath: "/srv/buckets"})
+	local, err := storeaccess.LocalStoreVolume(volumeLocalStore, "/srv/buckets", etcd.Spec.Backup.Store, storeaccess.EtcdContainerField,
+		config.LocalBackup{AllowedHostPaths: []string{"/srv/buckets"}})
+	g.Expect(err).NotTo(HaveOccurred())
+	job := newJob(etcd, jobInput{image: "img", caps: imagecaps.AllOurs.BackupRestore, activeDeadline: time.Hour, local: local})
 	pod := job.Spec.Template.Spec
 	g.Expect(pod.Volumes).To(ContainElement(corev1.Volume{Name: "local-backup", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
 		Path: "/srv/buckets/default.bkp", Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}}))

@@ -44,8 +44,8 @@ type jobInput struct {
 	// caps are the capabilities of image's etcdbrctl.
 	caps           imagecaps.BackupRestore
 	activeDeadline time.Duration
-	// localHostPath is the Local store's node directory; empty for other providers.
-	localHostPath string
+	// local is the Local store's checked volume and mount; nil for other providers.
+	local *storeaccess.LocalMount
 }
 
 // CompactArgs are the arguments of `etcdbrctl compact` for the Etcd: restore the latest full and delta
@@ -135,9 +135,8 @@ func newJob(etcd *druidv1alpha1.Etcd, in jobInput) *batchv1.Job {
 		mounts = append(mounts, corev1.VolumeMount{Name: volumeBackupSecret, MountPath: etcdpod.BackupSecretMountPath, ReadOnly: true})
 		env = append(env, storeaccess.StoreCredentialsEnv(store, etcdpod.BackupSecretMountPath, "")...)
 	}
-	if storeaccess.CanonicalProvider(store) == druidv1alpha1.StorageProviderLocal {
-		vol, mount := storeaccess.LocalStoreVolume(volumeLocalStore, in.localHostPath, store)
-		volumes, mounts = append(volumes, vol), append(mounts, mount)
+	if in.local != nil {
+		volumes, mounts = append(volumes, in.local.Volume), append(mounts, in.local.Mount)
 		env = append(env, corev1.EnvVar{Name: etcdpod.EnvHome, Value: etcdpod.LocalHome})
 	}
 

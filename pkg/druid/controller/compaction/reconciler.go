@@ -246,13 +246,13 @@ func (r *Reconciler) deltaEvents(ctx context.Context, etcd *druidv1alpha1.Etcd) 
 func (r *Reconciler) createJob(ctx context.Context, etcd *druidv1alpha1.Etcd, events, threshold int64) error {
 	defaulted := etcd.DeepCopy()
 	druidv1alpha1.SetDefaults(defaulted)
-	hostPath, err := storeaccess.LocalHostPath(ctx, r.Client, defaulted.Spec.Backup.Store, etcd.Namespace, r.Config.LocalBackup)
+	local, err := storeaccess.ResolveLocalStore(ctx, r.Client, defaulted.Spec.Backup.Store, storeaccess.EtcdContainerField, etcd.Namespace, volumeLocalStore, r.Config.LocalBackup)
 	if err != nil {
 		return err
 	}
 	image, caps := jobImageAndCaps(etcd, r.Config)
 	noticeOnce(ctx, defaulted, image, caps)
-	job := newJob(defaulted, jobInput{image: image, caps: caps, activeDeadline: r.Config.ActiveDeadline, localHostPath: hostPath})
+	job := newJob(defaulted, jobInput{image: image, caps: caps, activeDeadline: r.Config.ActiveDeadline, local: local})
 	if err := r.Client.Create(ctx, job); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return nil

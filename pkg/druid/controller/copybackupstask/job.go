@@ -73,12 +73,12 @@ func CopyArgs(task *druidv1alpha1.EtcdCopyBackupsTask) []string {
 	return args
 }
 
-// localHostPaths are the node directories of Local stores (empty for other providers).
-type localHostPaths struct{ target, source string }
+// localStores are the checked volumes of Local stores (nil for other providers).
+type localStores struct{ target, source *storeaccess.LocalMount }
 
 // newJob renders the worker Job. Its pod gets spec.podLabels (e.g. Gardener's network policy labels) plus
 // the component and name labels; it needs no API access, so no service account token is mounted.
-func newJob(task *druidv1alpha1.EtcdCopyBackupsTask, image string, hostPaths localHostPaths) *batchv1.Job {
+func newJob(task *druidv1alpha1.EtcdCopyBackupsTask, image string, locals localStores) *batchv1.Job {
 	name := WorkerJobName(task)
 	labels := map[string]string{
 		druidv1alpha1.LabelManagedByKey: druidv1alpha1.LabelManagedByValue,
@@ -92,21 +92,20 @@ func newJob(task *druidv1alpha1.EtcdCopyBackupsTask, image string, hostPaths loc
 	var volumes []corev1.Volume
 	var mounts []corev1.VolumeMount
 	var env []corev1.EnvVar
-	addStore := func(store *druidv1alpha1.StoreSpec, secretVolume, localVolume, mountPath, envPrefix, hostPath string) {
+	addStore := func(store *druidv1alpha1.StoreSpec, secretVolume, mountPath, envPrefix string, local *storeaccess.LocalMount) {
 		if store.SecretRef != nil && store.SecretRef.Name != "" {
 			volumes = append(volumes, corev1.Volume{Name: secretVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 				SecretName: store.SecretRef.Name, DefaultMode: ptr.To(corev1.SecretVolumeSourceDefaultMode)}}})
 			mounts = append(mounts, corev1.VolumeMount{Name: secretVolume, MountPath: mountPath, ReadOnly: true})
 			env = append(env, storeaccess.StoreCredentialsEnv(store, mountPath, envPrefix)...)
 		}
-		if storeaccess.CanonicalProvider(store) == druidv1alpha1.StorageProviderLocal {
-			vol, mount := storeaccess.LocalStoreVolume(localVolume, hostPath, store)
-			volumes, mounts = append(volumes, vol), append(mounts, mount)
+		if local != nil {
+			volumes, mounts = append(volumes, local.Volume), append(mounts, local.Mount)
 		}
 	}
-	addStore(&task.Spec.TargetStore, volumeTargetSecret, volumeTargetLocal, TargetSecretMountPath, "", hostPaths.target)
-	addStore(&task.Spec.SourceStore, volumeSourceSecret, volumeSourceLocal, SourceSecretMountPath, SourceEnvPrefix, hostPaths.source)
-	if hostPaths.target != "" || hostPaths.source != "" {
+	addStore(&task.Spec.TargetStore, volumeTargetSecret, TargetSecretMountPath, "", locals.target)
+	addStore(&task.Spec.SourceStore, volumeSourceSecret, SourceSecretMountPath, SourceEnvPrefix, locals.source)
+	if locals.target != nil || locals.source != nil {
 		env = append(env, corev1.EnvVar{Name: etcdpod.EnvHome, Value: etcdpod.LocalHome})
 	}
 

@@ -95,12 +95,14 @@ func finished(task *druidv1alpha1.EtcdCopyBackupsTask) bool {
 }
 
 func (r *Reconciler) createJob(ctx context.Context, task *druidv1alpha1.EtcdCopyBackupsTask) error {
-	var paths localHostPaths
+	var paths localStores
 	var err error
-	if paths.target, err = storeaccess.LocalHostPath(ctx, r.Client, &task.Spec.TargetStore, task.Namespace, r.Config.LocalBackup); err != nil {
+	if paths.target, err = storeaccess.ResolveLocalStore(ctx, r.Client, &task.Spec.TargetStore, "spec.targetStore.container", task.Namespace,
+		volumeTargetLocal, r.Config.LocalBackup); err != nil {
 		return err
 	}
-	if paths.source, err = storeaccess.LocalHostPath(ctx, r.Client, &task.Spec.SourceStore, task.Namespace, r.Config.LocalBackup); err != nil {
+	if paths.source, err = storeaccess.ResolveLocalStore(ctx, r.Client, &task.Spec.SourceStore, "spec.sourceStore.container", task.Namespace,
+		volumeSourceLocal, r.Config.LocalBackup); err != nil {
 		return err
 	}
 	job := newJob(task, r.Config.BackupRestoreImage, paths)

@@ -173,11 +173,27 @@ func ValidateStore(s *druidv1alpha1.StoreSpec, fld *field.Path) field.ErrorList 
 	}
 	if s.Provider != nil {
 		errs = append(errs, validateEnum(*s.Provider, fld.Child("provider"), druidv1alpha1.KnownStorageProviders()...)...)
+		errs = append(errs, validateLocalContainer(s, fld.Child("container"))...)
 	}
 	if s.SecretRef != nil && s.SecretRef.Name == "" {
 		errs = append(errs, field.Required(fld.Child("secretRef", "name"), "the name of the backup secret"))
 	}
 	return errs
+}
+
+// validateLocalContainer refuses a Local store's container that is not one path segment: druid mounts
+// it below the node directory it allows, so anything else would mount another node directory read-write.
+func validateLocalContainer(s *druidv1alpha1.StoreSpec, fld *field.Path) field.ErrorList {
+	if canonical, _ := druidv1alpha1.CanonicalStorageProvider(*s.Provider); canonical != druidv1alpha1.StorageProviderLocal {
+		return nil
+	}
+	if s.Container == nil || *s.Container == "" {
+		return nil // unset takes the default; empty is refused above
+	}
+	if problem := druidv1alpha1.LocalContainerProblem(*s.Container); problem != "" {
+		return field.ErrorList{field.Invalid(fld, *s.Container, problem)}
+	}
+	return nil
 }
 
 func validateImmutable[T comparable](newValue, oldValue *T, fld *field.Path) field.ErrorList {

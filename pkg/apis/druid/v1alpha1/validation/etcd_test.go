@@ -73,6 +73,9 @@ func TestValidEtcdHasNoErrors(t *testing.T) {
 			peerURLs("etcd-main-0", "https://10.0.0.1:2380", "https://etcd-main-0.other.example:2380")(e)
 			peerURLs("etcd-main-2", "https://[fd00::2]:2380")(e)
 		}),
+		"Local default container":   with(validEtcd(), localContainer(druidv1alpha1.StorageProviderLocal, "default.bkp")),
+		"Local container with dash": with(validEtcd(), localContainer(druidv1alpha1.StorageProviderLocal, "backups-eu")),
+		"S3 bucket with dots":       with(validEtcd(), localContainer(druidv1alpha1.StorageProviderS3, "..")),
 		"stackit": with(validEtcd(), func(e *druidv1alpha1.Etcd) {
 			e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProviderStackit)
 		}),
@@ -95,6 +98,14 @@ func TestValidEtcdHasNoErrors(t *testing.T) {
 func peerURLs(member string, urls ...string) func(*druidv1alpha1.Etcd) {
 	return func(e *druidv1alpha1.Etcd) {
 		e.Spec.Etcd.AdditionalAdvertisePeerURLs = append(e.Spec.Etcd.AdditionalAdvertisePeerURLs, druidv1alpha1.MemberPeerURLs{MemberName: member, URLs: urls})
+	}
+}
+
+// localContainer sets the store's provider and container.
+func localContainer(provider druidv1alpha1.StorageProvider, container string) func(*druidv1alpha1.Etcd) {
+	return func(e *druidv1alpha1.Etcd) {
+		e.Spec.Backup.Store.Provider = ptr.To(provider)
+		e.Spec.Backup.Store.Container = ptr.To(container)
 	}
 }
 
@@ -144,6 +155,13 @@ func TestInvalidEtcdIsRejectedNamingTheField(t *testing.T) {
 		{"additional peer URL breaking the initial-cluster list", peerURLs("etcd-main-0", "https://a:2380,etcd-x=https://b:2380"), "spec.etcd.additionalAdvertisePeerUrls[0].urls[0]", field.ErrorTypeInvalid, "comma"},
 		{"additional peer URL without host", peerURLs("etcd-main-0", "https://:2380"), "spec.etcd.additionalAdvertisePeerUrls[0].urls[0]", field.ErrorTypeInvalid, "host"},
 		{"additional peer URLs of no pod", peerURLs("etcd-events-0", "https://10.0.0.1:2380"), "spec.etcd.additionalAdvertisePeerUrls[0].memberName", field.ErrorTypeInvalid, "etcd-main-<ordinal>"},
+		{"Local container climbing out of the host directory", localContainer(druidv1alpha1.StorageProviderLocal, "../../var/lib/kubelet"), "spec.backup.store.container", field.ErrorTypeInvalid, "one path segment"},
+		{"Local container of dot-dot", localContainer(druidv1alpha1.StorageProviderLocal, ".."), "spec.backup.store.container", field.ErrorTypeInvalid, "one path segment"},
+		{"Local container of dot", localContainer(druidv1alpha1.StorageProviderLocal, "."), "spec.backup.store.container", field.ErrorTypeInvalid, "one path segment"},
+		{"Local container of two segments", localContainer(druidv1alpha1.StorageProviderLocal, "a/b"), "spec.backup.store.container", field.ErrorTypeInvalid, "one path segment"},
+		{"Local container of an absolute path", localContainer(druidv1alpha1.StorageProviderLocal, "/var/lib/kubelet"), "spec.backup.store.container", field.ErrorTypeInvalid, "one path segment"},
+		{"Local container with NUL", localContainer(druidv1alpha1.StorageProviderLocal, "bkp\x00"), "spec.backup.store.container", field.ErrorTypeInvalid, "one path segment"},
+		{"lower-case local alias with a traversing container", localContainer("local", "../x"), "spec.backup.store.container", field.ErrorTypeInvalid, "one path segment"},
 		{"additional peer URLs of one pod twice", func(e *druidv1alpha1.Etcd) {
 			peerURLs("etcd-main-1", "https://10.0.0.1:2380")(e)
 			peerURLs("etcd-main-1", "https://10.0.0.2:2380")(e)

@@ -48,6 +48,16 @@ func TestInvalidCopyTask(t *testing.T) {
 			"spec.sourceStore.prefix", field.ErrorTypeRequired, "snapshots"},
 		{"target with an empty container", func(task *druidv1alpha1.EtcdCopyBackupsTask) { task.Spec.TargetStore.Container = ptr.To("") },
 			"spec.targetStore.container", field.ErrorTypeInvalid, "name the bucket"},
+		{"Local source climbing out of the host directory", func(task *druidv1alpha1.EtcdCopyBackupsTask) {
+			task.Spec.SourceStore.Provider = ptr.To(druidv1alpha1.StorageProviderLocal)
+			task.Spec.SourceStore.Container = ptr.To("../../var/lib/kubelet")
+		},
+			"spec.sourceStore.container", field.ErrorTypeInvalid, "one path segment"},
+		{"Local target of two segments", func(task *druidv1alpha1.EtcdCopyBackupsTask) {
+			task.Spec.TargetStore.Provider = ptr.To(druidv1alpha1.StorageProvider("local"))
+			task.Spec.TargetStore.Container = ptr.To("a/b")
+		},
+			"spec.targetStore.container", field.ErrorTypeInvalid, "one path segment"},
 		{"zero wait timeout", func(task *druidv1alpha1.EtcdCopyBackupsTask) { task.Spec.WaitForFinalSnapshot.Timeout.Duration = 0 },
 			"spec.waitForFinalSnapshot.timeout", field.ErrorTypeInvalid, "positive"},
 	}

@@ -1,0 +1,109 @@
+package storeaccess
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
+)
+
+// EtcdContainerField is where an Etcd names its store's container; errors about a Local container name
+// it so that whoever reads the condition knows what to fix.
+const EtcdContainerField = "spec.backup.store.container"
+
+// LocalMount is a Local store's hostPath volume and the mount at $HOME/<container>, where etcdbrctl (with
+// HOME=etcdpod.LocalHome) looks for the store. Only LocalStoreVolume builds one, so every pod gets a
+// directory that was checked against druid's allow-list.
+type LocalMount struct {
+	Volume corev1.Volume
+	Mount  corev1.VolumeMount
+}
+
+// LocalContainer is the Local provider's container directory name of the store.
+func LocalContainer(store *druidv1alpha1.StoreSpec) string {
+	if store.Container != nil && *store.Container != "" {
+		return *store.Container
+	}
+	return DefaultLocalContainer
+}
+
+// LocalStoreDir is the node directory a Local store mounts: hostPath joined with the container. It is
+// refused unless the container is one path segment and the joined directory is strictly below hostPath
+// and allowed: the webhook refuses other containers, but an object stored before it did must not mount
+// another node directory read-write either.
+func LocalStoreDir(hostPath string, store *druidv1alpha1.StoreSpec, allowed config.LocalBackup) (string, error) {
+	container := LocalContainer(store)
+	if problem := druidv1alpha1.LocalContainerProblem(container); problem != "" {
+		return "", fmt.Errorf("container %q %s", container, problem)
+	}
+	base := path.Clean(hostPath)
+	dir := path.Clean(path.Join(base, container))
+	if !strings.HasPrefix(dir, strings.TrimSuffix(base, "/")+"/") {
+		return "", fmt.Errorf("container %q leaves the host path %q", container, hostPath)
+	}
+	if err := allowed.Check(dir); err != nil {
+		return "", fmt.Errorf("container %q: %w", container, err)
+	}
+	return dir, nil
+}
+
+// LocalStoreVolume is the Local store's volume named name, for hostPath from LocalHostPath, or an error
+// (naming containerField, where the store's owner sets the container) when LocalStoreDir refuses it.
+func LocalStoreVolume(name, hostPath string, store *druidv1alpha1.StoreSpec, containerField string, allowed config.LocalBackup) (*LocalMount, error) {
+	dir, err := LocalStoreDir(hostPath, store, allowed)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", containerField, err)
+	}
+	return &LocalMount{
+		Volume: corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
+			Path: dir, Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}},
+		Mount: corev1.VolumeMount{Name: name, MountPath: path.Join(etcdpod.LocalHome, LocalContainer(store))},
+	}, nil
+}
+
+// ResolveLocalStore is the volume of a Local store, or nil for other providers: what the StatefulSet and
+// the Jobs that run etcdbrctl against the store mount. The node directory is the backup secret's
+// hostPath (or the default), refused unless allowed permits it, joined with the container as
+// LocalStoreVolume checks it; errors about the container name containerField. A secret reference without
+// namespace points into namespace.
+func ResolveLocalStore(ctx context.Context, reader client.Reader, store *druidv1alpha1.StoreSpec, containerField, namespace, volumeName string,
+	allowed config.LocalBackup) (*LocalMount, error) {
+	hostPath, source, err := localHostPath(ctx, reader, store, namespace)
+	if err != nil || hostPath == "" {
+		return nil, err
+	}
+	if err := allowed.Check(hostPath); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	return LocalStoreVolume(volumeName, hostPath, store, containerField, allowed)
+}
+
+// localHostPath is the unchecked node directory of a Local store (empty for other providers), with where the path came from for messages.
+func localHostPath(ctx context.Context, reader client.Reader, store *druidv1alpha1.StoreSpec, namespace string) (string, string, error) {
+	if CanonicalProvider(store) != druidv1alpha1.StorageProviderLocal {
+		return "", "", nil
+	}
+	if store.SecretRef == nil || store.SecretRef.Name == "" {
+		return DefaultLocalHostPath, "the default Local host path", nil
+	}
+	if store.SecretRef.Namespace != "" {
+		namespace = store.SecretRef.Namespace
+	}
+	secret := &corev1.Secret{}
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: store.SecretRef.Name}, secret); err != nil {
+		return "", "", fmt.Errorf("backup secret %s/%s: %w", namespace, store.SecretRef.Name, err)
+	}
+	source := fmt.Sprintf("backup secret %s/%s, key %s", namespace, store.SecretRef.Name, LocalHostPathKey)
+	if hostPath := string(secret.Data[LocalHostPathKey]); hostPath != "" {
+		return hostPath, source, nil
+	}
+	return DefaultLocalHostPath, source + " (empty: the default)", nil
+}
