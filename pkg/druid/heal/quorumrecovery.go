@@ -78,7 +78,7 @@ func (h *healRun) continueQuorumLossRecovery(ctx context.Context, a decide.Actio
 	if err := h.deps.Reader.Get(ctx, client.ObjectKeyFromObject(h.etcd), h.etcd); err != nil {
 		return fmt.Errorf("reading etcd %s: %w", h.etcd.Name, err)
 	}
-	h.adjust(func(o *health.Observed) { o.Etcd, o.StatefulSet = defaulted(h.etcd), sts })
+	h.adjust(func(o *health.Observed) { o.Etcd, o.StatefulSet = druidv1alpha1.Defaulted(h.etcd), sts })
 	if ptr.Deref(sts.Spec.Replicas, 1) != 0 {
 		// Someone scaled the StatefulSet up mid-recovery: back to 0, and wait for the pods again.
 		phase = decide.RecoveryWaitingForPods

@@ -145,11 +145,3 @@ func (h *healRun) requeue(after time.Duration, reason string) {
 		h.outcome.RequeueAfter, h.outcome.RequeueReason = after, reason
 	}
 }
-
-// defaulted is the copy of etcd the decisions and Jobs are rendered from: SetDefaults on a deep copy, so
-// that the stored object never gets defaults written back.
-func defaulted(etcd *druidv1alpha1.Etcd) *druidv1alpha1.Etcd {
-	c := etcd.DeepCopy()
-	druidv1alpha1.SetDefaults(c)
-	return c
-}

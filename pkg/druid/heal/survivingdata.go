@@ -37,7 +37,7 @@ import (
 // stay until step 4 deletes them: deleting them here, before the phase moved on, would make a repeated
 // step 3 start them again.
 func (h *healRun) saveSurvivingData(ctx context.Context, sts *appsv1.StatefulSet) (string, bool, error) {
-	etcd := defaulted(h.etcd)
+	etcd := druidv1alpha1.Defaulted(h.etcd)
 	claims, err := h.memberClaims(ctx, sts)
 	if err != nil {
 		return "", false, err

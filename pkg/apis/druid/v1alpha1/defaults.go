@@ -45,6 +45,14 @@ const (
 	DefaultMemoryRequest = "128Mi"
 )
 
+// Defaulted is the copy of e that controllers render and decide on: SetDefaults on a deep copy, so that
+// the stored object never gets defaults written back.
+func Defaulted(e *Etcd) *Etcd {
+	c := e.DeepCopy()
+	SetDefaults(c)
+	return c
+}
+
 // SetDefaults fills every unset field that has a documented default. Controllers call it on a deep copy
 // before rendering components, so that the stored object is never rewritten with defaults.
 func SetDefaults(e *Etcd) {

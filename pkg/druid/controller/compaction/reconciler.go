@@ -187,8 +187,7 @@ func fullSnapshotReason(etcd *druidv1alpha1.Etcd, events, fullThreshold int64) s
 // druid cannot make the request (no client certificate): the caller then starts a compaction Job instead.
 func (r *Reconciler) requestFullSnapshot(ctx context.Context, etcd *druidv1alpha1.Etcd, events int64, why string) (ctrl.Result, bool, error) {
 	logger := log.FromContext(ctx)
-	defaulted := etcd.DeepCopy()
-	druidv1alpha1.SetDefaults(defaulted)
+	defaulted := druidv1alpha1.Defaulted(etcd)
 	logger.Info("Requesting a full snapshot instead of a compaction", "deltaEvents", events, "reason", why)
 	_, err := r.FullSnapshotter.FullSnapshot(ctx, defaulted)
 	if errors.Is(err, fullsnapshot.ErrNoClientCertificate) {
@@ -244,8 +243,7 @@ func (r *Reconciler) deltaEvents(ctx context.Context, etcd *druidv1alpha1.Etcd) 
 
 // createJob starts a compaction. An existing Job (a cache that lags behind our own create) is fine.
 func (r *Reconciler) createJob(ctx context.Context, etcd *druidv1alpha1.Etcd, events, threshold int64) error {
-	defaulted := etcd.DeepCopy()
-	druidv1alpha1.SetDefaults(defaulted)
+	defaulted := druidv1alpha1.Defaulted(etcd)
 	local, err := storeaccess.ResolveLocalStore(ctx, r.Client, defaulted.Spec.Backup.Store, storeaccess.EtcdContainerField, etcd.Namespace, volumeLocalStore, r.Config.LocalBackup)
 	if err != nil {
 		return err

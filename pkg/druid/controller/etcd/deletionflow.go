@@ -60,7 +60,7 @@ func (d *deletionRun) recordStart(ctx context.Context) flow.Result {
 // they depend on.
 func (d *deletionRun) triggerDelete(ctx context.Context) flow.Result {
 	var errs []string
-	target := defaulted(d.etcd)
+	target := druidv1alpha1.Defaulted(d.etcd)
 	for i := len(d.r.registry) - 1; i >= 0; i-- {
 		if err := d.r.registry[i].Operator.TriggerDelete(ctx, target); err != nil {
 			errs = append(errs, err.Error())
@@ -74,7 +74,7 @@ func (d *deletionRun) triggerDelete(ctx context.Context) flow.Result {
 }
 
 func (d *deletionRun) waitUntilGone(ctx context.Context) flow.Result {
-	target := defaulted(d.etcd)
+	target := druidv1alpha1.Defaulted(d.etcd)
 	var remaining []string
 	for _, reg := range d.r.registry {
 		names, err := reg.Operator.GetExistingResourceNames(ctx, target)

@@ -22,7 +22,7 @@ import (
 // per reconcile; the heal flow acts on the same observation. synced is the StatefulSet as the spec flow of
 // the same reconcile wrote it (nil without one), taken when the cache has not seen that write yet.
 func (r *Reconciler) Observe(ctx context.Context, etcd *druidv1alpha1.Etcd, synced *appsv1.StatefulSet) (health.Observed, error) {
-	o := health.Observed{Etcd: defaulted(etcd), Pods: map[string]*corev1.Pod{}}
+	o := health.Observed{Etcd: druidv1alpha1.Defaulted(etcd), Pods: map[string]*corev1.Pod{}}
 	sts := &appsv1.StatefulSet{}
 	switch err := r.client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.StatefulSetName()}, sts); {
 	case err == nil:

@@ -6,6 +6,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/poddisruptionbudget"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/flow"
@@ -24,7 +25,7 @@ func (h *healFlow) togglePodDisruptionBudget(ctx context.Context) flow.Result {
 		return flow.Continue()
 	}
 	before := poddisruptionbudget.DecisionTablePolicy(h.before)
-	target := defaulted(h.etcd)
+	target := druidv1alpha1.Defaulted(h.etcd)
 	after := poddisruptionbudget.DecisionTablePolicy(target)
 	if before == after {
 		return flow.Continue()

@@ -140,11 +140,3 @@ func (r *Reconciler) specReconcileWanted(ctx context.Context, etcd *druidv1alpha
 func (r *Reconciler) thresholds() health.Thresholds {
 	return health.Thresholds{Unknown: r.config.EtcdMemberUnknownThreshold, NotReady: r.config.EtcdMemberNotReadyThreshold}
 }
-
-// defaulted is the copy of etcd the components are given: SetDefaults on a deep copy, so that the stored
-// object never gets defaults written back.
-func defaulted(etcd *druidv1alpha1.Etcd) *druidv1alpha1.Etcd {
-	c := etcd.DeepCopy()
-	druidv1alpha1.SetDefaults(c)
-	return c
-}

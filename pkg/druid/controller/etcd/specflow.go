@@ -52,7 +52,7 @@ type specRun struct {
 
 // newSpecRun starts a spec run of etcd whose status writes go through held.
 func (r *Reconciler) newSpecRun(etcd *druidv1alpha1.Etcd, held *heldStatus) *specRun {
-	run := &specRun{r: r, etcd: etcd, target: defaulted(etcd), generation: etcd.Generation, held: held, op: druidv1alpha1.LastOperation{
+	run := &specRun{r: r, etcd: etcd, target: druidv1alpha1.Defaulted(etcd), generation: etcd.Generation, held: held, op: druidv1alpha1.LastOperation{
 		Type:  druidv1alpha1.LastOperationTypeReconcile,
 		RunID: string(uuid.NewUUID()),
 	}}
