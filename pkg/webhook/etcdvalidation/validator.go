@@ -59,6 +59,7 @@ func etcdWarnings(etcd *druidv1alpha1.Etcd) admission.Warnings {
 		warnings = append(warnings, w)
 	}
 	warnings = append(warnings, validation.StoreWarnings(etcd.Spec.Backup.Store, field.NewPath("spec", "backup", "store"))...)
+	warnings = append(warnings, validation.EtcdWarnings(etcd)...)
 	return warnings
 }
 
@@ -70,7 +71,7 @@ var _ admission.Validator[*druidv1alpha1.EtcdCopyBackupsTask] = CopyBackupsTaskV
 // ValidateCreate checks a new copy task.
 func (CopyBackupsTaskValidator) ValidateCreate(_ context.Context, task *druidv1alpha1.EtcdCopyBackupsTask) (admission.Warnings, error) {
 	errs := append(validation.ValidateEtcdCopyBackupsTask(task), foreignCopyTaskSecretRefs(task, nil)...)
-	return nil, invalid("EtcdCopyBackupsTask", task.Name, errs)
+	return validation.CopyTaskWarnings(task), invalid("EtcdCopyBackupsTask", task.Name, errs)
 }
 
 // ValidateUpdate checks an updated copy task.
@@ -79,7 +80,7 @@ func (CopyBackupsTaskValidator) ValidateUpdate(_ context.Context, oldTask, task 
 		return nil, nil
 	}
 	errs := append(validation.Ratchet(validation.ValidateEtcdCopyBackupsTask(task), task, oldTask), foreignCopyTaskSecretRefs(task, oldTask)...)
-	return nil, invalid("EtcdCopyBackupsTask", task.Name, errs)
+	return validation.CopyTaskWarnings(task), invalid("EtcdCopyBackupsTask", task.Name, errs)
 }
 
 // ValidateDelete allows every deletion.

@@ -59,6 +59,17 @@ func validateEtcdSpec(spec *druidv1alpha1.EtcdSpec, fld *field.Path) field.Error
 	if spec.SharedConfig != nil && spec.SharedConfig.AutoCompactionMode != nil {
 		errs = append(errs, validateEnum(*spec.SharedConfig.AutoCompactionMode, fld.Child("sharedConfig", "autoCompactionMode"), druidv1alpha1.Periodic, druidv1alpha1.Revision)...)
 	}
+	errs = append(errs, validateSizes(spec, fld)...)
+	errs = append(errs, validateDistinctPorts(spec, fld)...)
+	errs = append(errs, validateObjectNames(spec, fld)...)
+	errs = append(errs, validateSecretReferences(etcdSecretReferences(spec, fld))...)
+	errs = append(errs, validateDurations(spec, fld)...)
+	errs = append(errs, validateContainerResources(spec, fld)...)
+	errs = append(errs, validateScheduling(&spec.SchedulingConstraints, fld.Child("schedulingConstraints"))...)
+	errs = append(errs, validateMetadataDruidCopies(spec, fld)...)
+	errs = append(errs, validateAutoCompactionRetention(spec.SharedConfig, fld.Child("sharedConfig"))...)
+	errs = append(errs, validateScheduleInterval(spec.Etcd.DefragmentationSchedule, MinDefragmentationInterval, fld.Child("etcd", "defragmentationSchedule"))...)
+	errs = append(errs, validateScheduleInterval(spec.Backup.FullSnapshotSchedule, MinFullSnapshotInterval, fld.Child("backup", "fullSnapshotSchedule"))...)
 	return errs
 }
 
@@ -93,8 +104,6 @@ func validateEtcdConfig(c *druidv1alpha1.EtcdConfig, fld *field.Path) field.Erro
 	if c.BackendBboltFreelistType != nil {
 		errs = append(errs, validateEnum(*c.BackendBboltFreelistType, fld.Child("backendBboltFreelistType"), druidv1alpha1.BboltFreelistMap, druidv1alpha1.BboltFreelistArray)...)
 	}
-	errs = append(errs, validatePositiveDuration(c.EtcdDefragTimeout, fld.Child("etcdDefragTimeout"))...)
-	errs = append(errs, validatePositiveDuration(c.HeartbeatDuration, fld.Child("heartbeatDuration"))...)
 	if c.AuthSecretRef != nil && c.AuthSecretRef.Name == "" {
 		errs = append(errs, field.Required(fld.Child("authSecretRef", "name"), "the name of the secret with the etcd user credentials"))
 	}
@@ -132,7 +141,6 @@ func validateBackupSpec(b *druidv1alpha1.BackupSpec, fld *field.Path) field.Erro
 	if b.MaxBackupsLimitBasedGC != nil && *b.MaxBackupsLimitBasedGC < 1 {
 		errs = append(errs, field.Invalid(fld.Child("maxBackupsLimitBasedGC"), *b.MaxBackupsLimitBasedGC, "must be at least 1: the latest full snapshot is always kept"))
 	}
-	errs = append(errs, validatePositiveDuration(b.GarbageCollectionPeriod, fld.Child("garbageCollectionPeriod"))...)
 	errs = append(errs, validateNonNegativeDuration(b.DeltaSnapshotPeriod, fld.Child("deltaSnapshotPeriod"))...)
 	if b.DeltaSnapshotPeriod != nil && b.GarbageCollectionPeriod != nil && b.DeltaSnapshotPeriod.Duration >= b.GarbageCollectionPeriod.Duration {
 		errs = append(errs, field.Invalid(fld.Child("deltaSnapshotPeriod"), b.DeltaSnapshotPeriod.Duration.String(),
@@ -144,7 +152,6 @@ func validateBackupSpec(b *druidv1alpha1.BackupSpec, fld *field.Path) field.Erro
 		errs = append(errs, validateEnum(*b.SnapshotCompression.Policy, fld.Child("compression", "policy"),
 			druidv1alpha1.GzipCompression, druidv1alpha1.LzwCompression, druidv1alpha1.ZlibCompression)...)
 	}
-	errs = append(errs, validatePositiveDuration(b.EtcdSnapshotTimeout, fld.Child("etcdSnapshotTimeout"))...)
 	if c := b.SnapshotCompaction; c != nil {
 		if c.EventsThreshold != nil && *c.EventsThreshold < 1 {
 			errs = append(errs, field.Invalid(fld.Child("snapshotCompaction", "eventsThreshold"), *c.EventsThreshold, "must be at least 1"))
@@ -178,6 +185,9 @@ func ValidateStore(s *druidv1alpha1.StoreSpec, fld *field.Path) field.ErrorList 
 	if s.SecretRef != nil && s.SecretRef.Name == "" {
 		errs = append(errs, field.Required(fld.Child("secretRef", "name"), "the name of the backup secret"))
 	}
+	errs = append(errs, validateStorePrefix(s.Prefix, fld.Child("prefix"))...)
+	errs = append(errs, validateEndpointOverride(s.EndpointOverride, fld.Child("endpointOverride"))...)
+	errs = append(errs, validateStoreSecretName(s.SecretRef, fld.Child("secretRef"))...)
 	return errs
 }
 

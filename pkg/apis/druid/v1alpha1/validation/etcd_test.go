@@ -146,7 +146,7 @@ func TestInvalidEtcdIsRejectedNamingTheField(t *testing.T) {
 		{"peer TLS without server cert", func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.PeerUrlTLS.ServerTLSSecretRef.Name = "" }, "spec.etcd.peerUrlTls.serverTLSSecretRef.name", field.ErrorTypeRequired, "tls.crt"},
 		{"empty CA data key", func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.ClientUrlTLS.TLSCASecretRef.DataKey = ptr.To("") }, "spec.etcd.clientUrlTls.tlsCASecretRef.dataKey", field.ErrorTypeInvalid, "ca.crt"},
 		{"zero quota", func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.Quota = quantity("0") }, "spec.etcd.quota", field.ErrorTypeInvalid, "greater than zero"},
-		{"negative heartbeat", func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.HeartbeatDuration = duration(-time.Second) }, "spec.etcd.heartbeatDuration", field.ErrorTypeInvalid, "positive"},
+		{"negative heartbeat", func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.HeartbeatDuration = duration(-time.Second) }, "spec.etcd.heartbeatDuration", field.ErrorTypeInvalid, "at least 1s"},
 		{"invalid label", func(e *druidv1alpha1.Etcd) { e.Spec.Labels["bad key!"] = "x" }, "spec.labels", field.ErrorTypeInvalid, "name part"},
 		{"invalid member name prefix", func(e *druidv1alpha1.Etcd) { e.Spec.MemberNamePrefix = ptr.To("Garden_") }, "spec.memberNamePrefix", field.ErrorTypeInvalid, "RFC 1123"},
 		{"name too long for the client service", func(e *druidv1alpha1.Etcd) { e.Name = strings.Repeat("e", 60) }, "metadata.name", field.ErrorTypeInvalid, "-client"},

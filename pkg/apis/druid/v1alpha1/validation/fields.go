@@ -36,13 +36,6 @@ func validatePositiveQuantity(q *resource.Quantity, fld *field.Path) field.Error
 	return nil
 }
 
-func validatePositiveDuration(d *metav1.Duration, fld *field.Path) field.ErrorList {
-	if d != nil && d.Duration <= 0 {
-		return field.ErrorList{field.Invalid(fld, d.Duration.String(), "must be a positive duration such as 5m")}
-	}
-	return nil
-}
-
 func validateNonNegativeDuration(d *metav1.Duration, fld *field.Path) field.ErrorList {
 	if d != nil && d.Duration < 0 {
 		return field.ErrorList{field.Invalid(fld, d.Duration.String(), "must not be negative")}
