@@ -39,8 +39,12 @@ var hostileCopyTasks = []copyTaskCase{
 	{"source endpoint over ftp", func(c *druidv1alpha1.EtcdCopyBackupsTask) { c.Spec.SourceStore.EndpointOverride = ptr.To("ftp://x") }, refused("spec.sourceStore.endpointOverride")},
 	{"target secret no object name", func(c *druidv1alpha1.EtcdCopyBackupsTask) { c.Spec.TargetStore.SecretRef.Name = "Bad Name" }, refused("spec.targetStore.secretRef.name")},
 	{"onto its source", func(c *druidv1alpha1.EtcdCopyBackupsTask) { c.Spec.TargetStore = c.Spec.SourceStore }, refused("spec.targetStore must differ from spec.sourceStore")},
-	{"negative wait", func(c *druidv1alpha1.EtcdCopyBackupsTask) { c.Spec.WaitForFinalSnapshot.Timeout.Duration = -time.Minute }, refused("spec.waitForFinalSnapshot.timeout")},
-	{"unknown source provider", func(c *druidv1alpha1.EtcdCopyBackupsTask) { c.Spec.SourceStore.Provider = ptr.To(druidv1alpha1.StorageProvider("ftp")) }, refused("spec.sourceStore.provider")},
+	{"negative wait", func(c *druidv1alpha1.EtcdCopyBackupsTask) {
+		c.Spec.WaitForFinalSnapshot.Timeout.Duration = -time.Minute
+	}, refused("spec.waitForFinalSnapshot.timeout")},
+	{"unknown source provider", func(c *druidv1alpha1.EtcdCopyBackupsTask) {
+		c.Spec.SourceStore.Provider = ptr.To(druidv1alpha1.StorageProvider("ftp"))
+	}, refused("spec.sourceStore.provider")},
 	{"empty target container", func(c *druidv1alpha1.EtcdCopyBackupsTask) { c.Spec.TargetStore.Container = ptr.To("") }, refused("spec.targetStore.container")},
 	{"source secret in another namespace", func(c *druidv1alpha1.EtcdCopyBackupsTask) { c.Spec.SourceStore.SecretRef.Namespace = "garden" }, refused("spec.sourceStore.secretRef.namespace")},
 	{"source prefix with an empty segment", func(c *druidv1alpha1.EtcdCopyBackupsTask) { c.Spec.SourceStore.Prefix = "a//etcd-main" }, warned("spec.sourceStore.prefix")},

@@ -63,7 +63,9 @@ var hostileEtcds = []etcdCase{
 	{"zero reelection period", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.LeaderElection.ReelectionPeriod = dur(0) }, refused("spec.backup.leaderElection.reelectionPeriod")},
 	{"hourly reelection", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.LeaderElection.ReelectionPeriod = dur(time.Hour) }, refused("spec.backup.leaderElection.reelectionPeriod")},
 	{"zero leader election timeout", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.LeaderElection.EtcdConnectionTimeout = dur(0) }, refused("spec.backup.leaderElection.etcdConnectionTimeout")},
-	{"ten-minute leader election timeout", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.LeaderElection.EtcdConnectionTimeout = dur(10 * time.Minute) }, refused("spec.backup.leaderElection.etcdConnectionTimeout")},
+	{"ten-minute leader election timeout", func(e *druidv1alpha1.Etcd) {
+		e.Spec.Backup.LeaderElection.EtcdConnectionTimeout = dur(10 * time.Minute)
+	}, refused("spec.backup.leaderElection.etcdConnectionTimeout")},
 	{"heartbeat of 1000 hours", func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.HeartbeatDuration = dur(1000 * time.Hour) }, refused("spec.etcd.heartbeatDuration")},
 	{"heartbeat of a millisecond", func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.HeartbeatDuration = dur(time.Millisecond) }, refused("spec.etcd.heartbeatDuration")},
 	{"heartbeat of one minute", func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.HeartbeatDuration = dur(time.Minute) }, refused("spec.etcd.heartbeatDuration")},
@@ -142,7 +144,9 @@ var hostileEtcds = []etcdCase{
 		e.Spec.Backup.Store.EndpointOverride = ptr.To("https://admin:s3cr3t@s3.example.com")
 	}, outcome{refusedAt: "spec.backup.store.endpointOverride", absent: "s3cr3t"}},
 	{"endpoint of an S3 emulator", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.EndpointOverride = ptr.To("http://10.0.0.7:7070") }, admitted},
-	{"unknown provider", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProvider("ftp")) }, refused("spec.backup.store.provider")},
+	{"unknown provider", func(e *druidv1alpha1.Etcd) {
+		e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProvider("ftp"))
+	}, refused("spec.backup.store.provider")},
 	{"empty container", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Container = ptr.To("") }, refused("spec.backup.store.container")},
 	{"upper-case container", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Container = ptr.To("Gardener_Backups") }, warned("spec.backup.store.container")},
 
@@ -153,7 +157,9 @@ var hostileEtcds = []etcdCase{
 	{"etcd memory limit of a MiB", func(e *druidv1alpha1.Etcd) {
 		e.Spec.Etcd.Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Mi")}}
 	}, refused("spec.etcd.resources.limits[memory]")},
-	{"negative backup cpu request", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Resources.Requests[corev1.ResourceCPU] = resource.MustParse("-1") }, refused("spec.backup.resources.requests[cpu]")},
+	{"negative backup cpu request", func(e *druidv1alpha1.Etcd) {
+		e.Spec.Backup.Resources.Requests[corev1.ResourceCPU] = resource.MustParse("-1")
+	}, refused("spec.backup.resources.requests[cpu]")},
 	{"compaction memory limit of 10Mi", func(e *druidv1alpha1.Etcd) {
 		e.Spec.Backup.SnapshotCompaction.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("10Mi")}
 	}, refused("spec.backup.snapshotCompaction.resources.limits[memory]")},
@@ -165,7 +171,9 @@ var hostileEtcds = []etcdCase{
 
 	// Scheduling constraints.
 	{"spread without skew", func(e *druidv1alpha1.Etcd) { e.Spec.SchedulingConstraints.TopologySpreadConstraints[0].MaxSkew = 0 }, refused("spec.schedulingConstraints.topologySpreadConstraints[0].maxSkew")},
-	{"spread without topology key", func(e *druidv1alpha1.Etcd) { e.Spec.SchedulingConstraints.TopologySpreadConstraints[0].TopologyKey = "" }, refused("spec.schedulingConstraints.topologySpreadConstraints[0].topologyKey")},
+	{"spread without topology key", func(e *druidv1alpha1.Etcd) {
+		e.Spec.SchedulingConstraints.TopologySpreadConstraints[0].TopologyKey = ""
+	}, refused("spec.schedulingConstraints.topologySpreadConstraints[0].topologyKey")},
 	{"spread unsatisfiable sometimes", func(e *druidv1alpha1.Etcd) {
 		e.Spec.SchedulingConstraints.TopologySpreadConstraints[0].WhenUnsatisfiable = "Sometimes"
 	}, refused("spec.schedulingConstraints.topologySpreadConstraints[0].whenUnsatisfiable")},

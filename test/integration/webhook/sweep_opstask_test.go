@@ -24,7 +24,9 @@ var hostileOpsTasks = []opsTaskCase{
 	{"Etcd name no object name", func(o *druidv1alpha1.EtcdOpsTask) { o.Spec.EtcdName = ptr.To("Etcd_Main") }, refused("spec.etcdName")},
 	{"zero TTL", func(o *druidv1alpha1.EtcdOpsTask) { o.Spec.TTLSecondsAfterFinished = ptr.To[int32](0) }, refused("spec.ttlSecondsAfterFinished")},
 	{"no operation", func(o *druidv1alpha1.EtcdOpsTask) { o.Spec.Config = druidv1alpha1.EtcdOpsTaskConfig{} }, refused("spec.config")},
-	{"full snapshot timeout of a second", func(o *druidv1alpha1.EtcdOpsTask) { o.Spec.Config.OnDemandSnapshot.TimeoutSecondsFull = ptr.To[int32](1) }, refused("spec.config.onDemandSnapshot.timeoutSecondsFull")},
+	{"full snapshot timeout of a second", func(o *druidv1alpha1.EtcdOpsTask) {
+		o.Spec.Config.OnDemandSnapshot.TimeoutSecondsFull = ptr.To[int32](1)
+	}, refused("spec.config.onDemandSnapshot.timeoutSecondsFull")},
 	{"delta snapshot timeout of a second", func(o *druidv1alpha1.EtcdOpsTask) {
 		o.Spec.Config.OnDemandSnapshot.Type = druidv1alpha1.OnDemandSnapshotTypeDelta
 		o.Spec.Config.OnDemandSnapshot.TimeoutSecondsDelta = ptr.To[int32](1)
