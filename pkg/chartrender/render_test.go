@@ -21,6 +21,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/charts"
 	druidapp "github.com/gardener-etcd/gardener-etcd/cmd/etcd-druid/app"
 	extapp "github.com/gardener-etcd/gardener-etcd/cmd/gardener-extension-backup/app"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/backupvalidation"
 	"github.com/gardener-etcd/gardener-etcd/pkg/chartrender"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/networkpolicy"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
@@ -286,15 +287,31 @@ func TestExtensionDefaults(t *testing.T) {
 		"Deployment/gardener-extension-backup", "MutatingWebhookConfiguration/gardener-extension-backup-ensure-etcd",
 		"PodDisruptionBudget/gardener-extension-backup", "Role/gardener-extension-backup-leader-election",
 		"RoleBinding/gardener-extension-backup-leader-election", "Service/gardener-extension-backup",
-		"ServiceAccount/gardener-extension-backup",
+		"ServiceAccount/gardener-extension-backup", "ValidatingWebhookConfiguration/gardener-extension-backup-validation",
 	}))
+	svc := admissionregistrationv1.ServiceReference{Name: "gardener-extension-backup", Namespace: "garden"}
 	got := find[admissionregistrationv1.MutatingWebhookConfiguration](t, objs, "MutatingWebhookConfiguration", ensureetcd.ConfigurationName)
-	want := ensureetcd.WebhookConfiguration(admissionregistrationv1.ServiceReference{Name: "gardener-extension-backup", Namespace: "garden"}, []byte(caPEM))
+	want := ensureetcd.WebhookConfiguration(svc, []byte(caPEM))
 	got.Webhooks[0].ClientConfig.Service.Port = nil
 	g.Expect(got.Webhooks).To(Equal(want.Webhooks))
+	gotValidation := find[admissionregistrationv1.ValidatingWebhookConfiguration](t, objs, "ValidatingWebhookConfiguration", backupvalidation.ConfigurationName)
+	wantValidation := backupvalidation.WebhookConfiguration(svc, []byte(caPEM))
+	normalizeValidating(gotValidation)
+	g.Expect(gotValidation.Webhooks).To(Equal(wantValidation.Webhooks))
 
+	// Both webhooks fail closed: two replicas, one leader, on different nodes and zones if possible, and at
+	// most one of them voluntarily disrupted.
 	deploy := find[appsv1.Deployment](t, objs, "Deployment", "gardener-extension-backup")
+	pod := deploy.Spec.Template.Spec
+	g.Expect(*deploy.Spec.Replicas).To(Equal(int32(2)))
+	g.Expect(pod.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].PodAffinityTerm.LabelSelector.MatchLabels).
+		To(Equal(deploy.Spec.Selector.MatchLabels))
+	g.Expect(pod.TopologySpreadConstraints[0].TopologyKey).To(Equal("topology.kubernetes.io/zone"))
+	g.Expect(pod.TopologySpreadConstraints[0].LabelSelector.MatchLabels).To(Equal(deploy.Spec.Selector.MatchLabels))
+	pdb := find[policyv1.PodDisruptionBudget](t, objs, "PodDisruptionBudget", "gardener-extension-backup")
+	g.Expect(pdb.Spec.MaxUnavailable.IntValue()).To(Equal(1))
 	c := deploy.Spec.Template.Spec.Containers[0]
+	g.Expect(parseExtensionArgs(t, c.Args).LeaderElection).To(BeTrue(), "the replicas elect one leader")
 	g.Expect(*deploy.Spec.Template.Spec.SecurityContext.RunAsUser).To(Equal(int64(65532)))
 	g.Expect(*c.SecurityContext.ReadOnlyRootFilesystem).To(BeTrue())
 	opts := parseExtensionArgs(t, c.Args)
@@ -314,9 +331,11 @@ func TestExtensionVariant(t *testing.T) {
 	objs := render(t, charts.ExtensionBackup, "backup", map[string]any{
 		"providerTypes":  []any{"s3"},
 		"webhooks":       map[string]any{"enabled": false},
+		"replicas":       1,
 		"leaderElection": map[string]any{"enabled": false},
 	})
 	g.Expect(kinds(objs)).NotTo(ContainElement(HavePrefix("MutatingWebhookConfiguration/")))
+	g.Expect(kinds(objs)).NotTo(ContainElement(HavePrefix("ValidatingWebhookConfiguration/")))
 	g.Expect(kinds(objs)).NotTo(ContainElement(HavePrefix("Role/")))
 	deploy := find[appsv1.Deployment](t, objs, "Deployment", "backup")
 	c := deploy.Spec.Template.Spec.Containers[0]
@@ -339,4 +358,13 @@ func parseExtensionArgs(t *testing.T, args []string) *extapp.Options {
 		t.Fatalf("the chart's args do not validate: %v", err)
 	}
 	return opts
+}
+
+// TestExtensionRefusesReplicasWithoutLeaderElection: several replicas without a leader would all reconcile the
+// same BackupBuckets and BackupEntries; the chart refuses to render that.
+func TestExtensionRefusesReplicasWithoutLeaderElection(t *testing.T) {
+	_, err := chartrender.RenderEmbedded(charts.ExtensionBackup, chartrender.Release{Name: "backup", Namespace: "garden"}, map[string]any{
+		"replicas": 2, "leaderElection": map[string]any{"enabled": false},
+	})
+	NewWithT(t).Expect(err).To(MatchError(ContainSubstring("replicas > 1 needs leaderElection.enabled")))
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +22,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/backupvalidation"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupbucket"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupentry"
@@ -44,7 +46,7 @@ func NewCommand() *cobra.Command {
 	o := NewOptions()
 	cmd := &cobra.Command{
 		Use:           "gardener-extension-backup",
-		Short:         "Gardener provider extension for BackupBuckets, BackupEntries and the EnsureETCD webhook",
+		Short:         "Gardener provider extension for BackupBuckets, BackupEntries, their validation and the EnsureETCD webhook",
 		Version:       version.Get(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -72,7 +74,8 @@ func (o *Options) restConfig() (*rest.Config, error) {
 	return clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
 }
 
-// Run starts the manager with the controllers and the webhook and blocks until ctx is cancelled.
+// Run starts the manager with the controllers and the webhooks (EnsureETCD, and the validation of
+// BackupEntries and BackupBuckets) and blocks until ctx is cancelled.
 func (o *Options) Run(ctx context.Context, cfg *rest.Config) error {
 	if err := o.Validate(); err != nil {
 		return err
@@ -114,6 +117,9 @@ func (o *Options) Run(ctx context.Context, cfg *rest.Config) error {
 		}
 		if err := ensureetcd.AddToManager(mgr, webhookCfg); err != nil {
 			return fmt.Errorf("adding the EnsureETCD webhook: %w", err)
+		}
+		if err := backupvalidation.AddToManager(mgr, func(t string) bool { return slices.Contains(o.ProviderTypes, t) }); err != nil {
+			return fmt.Errorf("adding the BackupEntry and BackupBucket validation webhook: %w", err)
 		}
 		if err := mgr.AddReadyzCheck("webhook-server", mgr.GetWebhookServer().StartedChecker()); err != nil {
 			return err

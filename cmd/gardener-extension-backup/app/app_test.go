@@ -18,6 +18,7 @@ import (
 	. "github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,6 +27,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/cmd/gardener-extension-backup/app"
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/backupvalidation"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/ensureetcd"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhookcert"
 	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
@@ -44,8 +46,9 @@ func freePort(t *testing.T) int { return freeport.Port(t) }
 var commandStarted atomic.Bool
 
 // TestCommandRunsAndShutsDownCleanly executes the real command against envtest: the controllers reconcile a
-// local BackupBucket, the webhook server (with a certificate from the flags' cert dir) defaults an Etcd through
-// the apiserver, readyz answers, and cancelling the context ends the command without error.
+// local BackupBucket, the webhook server (with a certificate from the flags' cert dir) defaults an Etcd and
+// refuses a hostile BackupEntry through the apiserver, readyz answers, and cancelling the context ends the
+// command without error.
 func TestCommandRunsAndShutsDownCleanly(t *testing.T) {
 	if commandStarted.Swap(true) {
 		t.Skip("the command already ran in this test binary; controller names are unique per process (-count > 1)")
@@ -145,6 +148,30 @@ func TestCommandRunsAndShutsDownCleanly(t *testing.T) {
 		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(etcd), etcd)).To(Succeed())
 		g.Expect(etcd.Spec.StorageClass).To(Equal(ptr.To("from-flags")))
 		g.Expect(etcd.Spec.StorageCapacity.String()).To(Equal("33Gi"))
+	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+
+	// Validation webhook: a BackupEntry whose name leads to kube-system is refused with the field named.
+	validationCfg := backupvalidation.WebhookConfiguration(admissionregistrationv1.ServiceReference{}, nil)
+	validationCfg.Name = "cmd-test-validation"
+	for i, path := range []string{backupvalidation.BackupEntryPath, backupvalidation.BackupBucketPath} {
+		validationCfg.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{
+			URL:      ptr.To(fmt.Sprintf("https://127.0.0.1:%d%s", webhookPort, path)),
+			CABundle: bundle.CACert,
+		}
+	}
+	g.Expect(env.Client.Create(ctx, validationCfg)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), validationCfg) })
+	g.Eventually(func(g Gomega) {
+		entry := "kube-system--6f1c2e4a-0b7d-4a52-9a3e-1d2c3b4a5f60"
+		err := env.Client.Create(ctx, &extensionsv1alpha1.BackupEntry{
+			ObjectMeta: metav1.ObjectMeta{Name: entry},
+			Spec: extensionsv1alpha1.BackupEntrySpec{
+				DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "local"}, Region: "local", BucketName: bb.Name,
+				SecretRef: corev1.SecretReference{Name: "entry-" + entry, Namespace: "garden"},
+			},
+		})
+		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "refused by the webhook, got %v", err)
+		g.Expect(err.Error()).To(ContainSubstring("metadata.name"))
 	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
 
 	// The serving certificate really is the one from the cert dir.

@@ -1,6 +1,7 @@
 // Package app is the gardener-extension-backup command: one controller-runtime manager running the
 // BackupBucket and BackupEntry controllers for the enabled provider types and serving the EnsureETCD
-// webhook. The flags bind to Options, which tests fill directly.
+// webhook and the validation webhook of BackupEntries and BackupBuckets. The flags bind to Options, which
+// tests fill directly.
 package app
 
 import (
@@ -75,7 +76,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Workers, "workers", o.Workers, "parallel reconciles per controller")
 	fs.StringVar(&o.LocalRoot, "local-root", o.LocalRoot, "directory holding the buckets of provider type local")
 	fs.StringSliceVar(&o.ProviderTypes, "provider-types", o.ProviderTypes, "provider types this instance handles ("+strings.Join(builtin.Types(), ", ")+")")
-	fs.BoolVar(&o.EnableWebhooks, "enable-webhooks", o.EnableWebhooks, "serve the EnsureETCD webhook")
+	fs.BoolVar(&o.EnableWebhooks, "enable-webhooks", o.EnableWebhooks, "serve the EnsureETCD webhook and the BackupEntry/BackupBucket validation webhook")
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "port of the webhook server")
 	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", o.WebhookCertDir, "directory with tls.crt and tls.key of the webhook server")
 	for _, role := range []string{"main", "events"} {

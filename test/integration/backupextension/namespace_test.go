@@ -68,3 +68,35 @@ func TestEntryOfATerminatingNamespaceReportsItWithoutLooping(t *testing.T) {
 	noHotLoop(t, be)
 	deleteAndWaitGone(t, be)
 }
+
+// The entry name picks the namespace the etcd backup secret is written into. An entry whose name leads to a
+// namespace that is no shoot's control plane (kube-system here) is refused by the webhook (sweep_test.go);
+// one that got past it (bypassWebhookLabel) is refused by the controller with metadata.name named, and
+// nothing is written into that namespace.
+func TestEntryNamedAfterANonShootNamespaceWritesNothingThere(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	bb := newBucket(t, "local", nil)
+	eventuallySucceeded(t, bb, func() *extensionsv1alpha1.DefaultStatus { return &bb.Status.DefaultStatus })
+	t.Cleanup(func() { deleteAndWaitGone(t, bb) })
+
+	for _, namespace := range []string{"kube-system", "garden"} {
+		name := entryName(namespace)
+		secret := createSecret(t, "entry-"+name, map[string][]byte{"token": []byte("t")})
+		be := &extensionsv1alpha1.BackupEntry{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{bypassWebhookLabel: ""}},
+			Spec: extensionsv1alpha1.BackupEntrySpec{
+				DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: bb.Spec.Type},
+				Region:      bb.Spec.Region,
+				BucketName:  bb.Name,
+				SecretRef:   corev1.SecretReference{Name: secret.Name, Namespace: secret.Namespace},
+			},
+		}
+		g.Expect(env.Client.Create(ctx, be)).To(Succeed())
+		t.Cleanup(func() { forceRemove(t, be) })
+		waitForError(t, be, "metadata.name")
+		g.Expect(be.Status.LastError.Description).To(ContainSubstring("no shoot namespace"))
+		g.Expect(be.Status.EtcdBackupSecretRef).To(BeNil())
+		g.Expect(secretGone(namespace, "etcd-backup")()).To(BeTrue(), "nothing may be written into %s", namespace)
+	}
+}

@@ -1,25 +1,34 @@
-// Package backupextension_test runs the BackupBucket and BackupEntry controllers in-process against a real
-// apiserver (envtest) and real stores (a host directory, versitygw), and checks what gardenlet and the
-// Gardener-side etcd component rely on.
+// Package backupextension_test runs the BackupBucket and BackupEntry controllers and the extension's
+// validating webhook in-process against a real apiserver (envtest) and real stores (a host directory,
+// versitygw), and checks what gardenlet and the Gardener-side etcd component rely on.
 package backupextension_test
 
 import (
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
+	"net"
 	"os"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/backupvalidation"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupbucket"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupentry"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/builtin"
 	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
 
@@ -32,6 +41,24 @@ var (
 // namespaceRetryInterval is long on purpose: a test that waits for a namespace passes only if the namespace
 // watch, not the periodic retry, triggers the reconcile.
 const namespaceRetryInterval = time.Hour
+
+// bypassWebhookLabel keeps an object away from the validating webhook in this suite only (the suite's copy
+// of the webhook configuration excludes it by object selector). It stands for an object stored before the
+// webhook existed or admitted while it was bypassed, so tests can show that the controllers refuse it on
+// their own.
+const bypassWebhookLabel = "test.gardener-etcd.io/bypass-webhook"
+
+// webhookConfiguration is the extension's validating webhook configuration as the chart installs it, except
+// for the suite's bypass selector.
+func webhookConfiguration() *admissionregistrationv1.ValidatingWebhookConfiguration {
+	cfg := backupvalidation.WebhookConfiguration(admissionregistrationv1.ServiceReference{Name: "gardener-extension-backup", Namespace: "garden"}, nil)
+	for i := range cfg.Webhooks {
+		cfg.Webhooks[i].ObjectSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: bypassWebhookLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
+		}}
+	}
+	return cfg
+}
 
 // TestMain skips the package under -short, as envtest.Main does: unit runs need no binaries.
 func TestMain(m *testing.M) {
@@ -51,7 +78,8 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(localRoot)
 
-	if env, err = envtest.Start(envtest.Options{}); err != nil {
+	webhooks := ctrlenvtest.WebhookInstallOptions{ValidatingWebhooks: []*admissionregistrationv1.ValidatingWebhookConfiguration{webhookConfiguration()}}
+	if env, err = envtest.Start(envtest.Options{Webhooks: webhooks}); err != nil {
 		fmt.Fprintln(os.Stderr, "envtest:", err)
 		return 1
 	}
@@ -66,10 +94,14 @@ func run(m *testing.M) int {
 	}
 
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr)))
+	serving := env.WebhookInstallOptions
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
 		Scheme:                 envtest.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: serving.LocalServingHost, Port: serving.LocalServingPort, CertDir: serving.LocalServingCertDir,
+		}),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "manager:", err)
@@ -83,6 +115,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if err := backupvalidation.AddToManager(mgr, func(t string) bool { return slices.Contains(builtin.Types(), t) }); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
 	go func() { stopped <- mgr.Start(ctx) }()
@@ -92,5 +128,24 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 		}
 	}()
+	if err := waitServing(net.JoinHostPort(serving.LocalServingHost, strconv.Itoa(serving.LocalServingPort))); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	return m.Run()
+}
+
+// waitServing waits until the webhook server accepts TLS connections; serving starts asynchronously.
+func waitServing(address string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", address, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // readiness probe only
+		if err == nil {
+			return conn.Close()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("webhook server on %s did not start: %w", address, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

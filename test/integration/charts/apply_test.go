@@ -34,7 +34,7 @@ func TestRenderedChartsApply(t *testing.T) {
 			"controllers": map[string]any{"etcd": map[string]any{"enableEtcdSpecAutoReconcile": true}}}},
 		{charts.ExtensionBackup, "gardener-extension-backup", map[string]any{"webhooks": map[string]any{"caBundle": caPEM},
 			"ensureETCD": map[string]any{"main": map[string]any{"storageClass": "fast", "storageCapacity": "25Gi"}}}},
-		{charts.ExtensionBackup, "backup-variant", map[string]any{"providerTypes": []any{"s3"}, "webhooks": map[string]any{"enabled": false},
+		{charts.ExtensionBackup, "backup-variant", map[string]any{"providerTypes": []any{"s3"}, "webhooks": map[string]any{"enabled": false}, "replicas": 1,
 			"leaderElection": map[string]any{"enabled": false}}},
 	} {
 		t.Run(tc.release, func(t *testing.T) {

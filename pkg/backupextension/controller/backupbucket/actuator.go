@@ -25,8 +25,12 @@ type actuator struct {
 	Options Options
 }
 
-// Ensure creates the bucket and writes the generated secret.
+// Ensure creates the bucket and writes the generated secret. A bucket that fails ValidateBucket — one stored
+// before the admission webhook, or admitted while it was bypassed — is refused with the fields named.
 func (a *actuator) Ensure(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, p provider.Provider) error {
+	if errs := ValidateBucket(bb); len(errs) > 0 {
+		return errs.ToAggregate()
+	}
 	request, err := a.bucketRequest(ctx, bb)
 	if err != nil {
 		return err
@@ -60,7 +64,12 @@ func (a *actuator) Delete(ctx context.Context, bb *extensionsv1alpha1.BackupBuck
 	return nil
 }
 
+// bucketRequest reads the bucket secret, the only source Gardener's contract allows (validateSecretRef); both
+// operations go through it, so neither uses the credentials of a secret the bucket may not name.
 func (a *actuator) bucketRequest(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) (provider.BucketRequest, error) {
+	if errs := validateSecretRef(bb); len(errs) > 0 {
+		return provider.BucketRequest{}, errs.ToAggregate()
+	}
 	secret := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: bb.Spec.SecretRef.Namespace, Name: bb.Spec.SecretRef.Name}
 	if err := a.APIReader.Get(ctx, key, secret); err != nil {

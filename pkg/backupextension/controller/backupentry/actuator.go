@@ -25,8 +25,13 @@ type actuator struct {
 	Options Options
 }
 
-// Ensure writes the etcd backup secret into the shoot namespace and reports it in the status.
+// Ensure writes the etcd backup secret into the shoot namespace and reports it in the status. An entry that
+// fails ValidateEntry — one stored before the admission webhook, or admitted while it was bypassed — is
+// refused with the fields named, before anything is read or written.
 func (a *actuator) Ensure(ctx context.Context, be *extensionsv1alpha1.BackupEntry, p provider.Provider) error {
+	if errs := ValidateEntry(be); len(errs) > 0 {
+		return errs.ToAggregate()
+	}
 	namespace, err := ShootNamespace(be.Name)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package backupentry
 
 import (
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -15,11 +16,14 @@ func TestShootNamespaceAndSecretNameFromEntryName(t *testing.T) {
 	for entry, want := range map[string]string{
 		"shoot--dev--app--6f1c0b1e-7a0e-4d5c-9c8e-0b5f6c7d8e9f":        "shoot--dev--app",
 		"source-shoot--dev--app--6f1c0b1e-7a0e-4d5c-9c8e-0b5f6c7d8e9f": "shoot--dev--app",
-		"garden--uid": "garden",
+		"shoot-legacy-app--uid": "shoot-legacy-app",
 	} {
 		g.Expect(ShootNamespace(entry)).To(Equal(want), entry)
 	}
-	for _, invalid := range []string{"noseparator", "--uid", "shoot--", "source-"} {
+	for _, invalid := range []string{"noseparator", "--uid", "shoot--", "source-",
+		// Only shoot namespaces: a name must not pick kube-system, garden or any namespace of its choice.
+		"garden--uid", "kube-system--uid", "source-kube-system--uid", "shoot--dev--app--uid--x--", "shoot----uid",
+		"shoot--Dev--app--uid", "shoot--dev.app--uid", "shoot--" + strings.Repeat("a", 60) + "--uid"} {
 		_, err := ShootNamespace(invalid)
 		g.Expect(err).To(HaveOccurred(), invalid)
 	}

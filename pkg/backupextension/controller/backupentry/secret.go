@@ -2,6 +2,7 @@ package backupentry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 
@@ -26,11 +27,16 @@ func etcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, credentials, provi
 	return data
 }
 
-// writeEtcdBackupSecret writes the secret and marks it as created by this entry. A secret another entry
-// created is taken over: the entry being reconciled is the current one for the namespace.
+// writeEtcdBackupSecret writes the secret and marks it as created by this entry. It overwrites only a secret
+// a backup entry wrote (ownedByAnEntry): one another entry created is taken over — the entry being reconciled
+// is the current one for the namespace, after a shoot was deleted and created again under the same name —
+// but a secret nobody's entry wrote is left as it is and the entry fails with a NotOwnedError.
 func (a *actuator) writeEtcdBackupSecret(ctx context.Context, be *extensionsv1alpha1.BackupEntry, namespace string, data map[string][]byte) (*corev1.SecretReference, error) {
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: EtcdBackupSecretNameFor(be.Name), Namespace: namespace}}
 	_, err := controllerutil.CreateOrUpdate(ctx, a.Client, secret, func() error {
+		if !secret.CreationTimestamp.IsZero() && !ownedByAnEntry(secret) {
+			return &NotOwnedError{Secret: client.ObjectKeyFromObject(secret), Entry: be.Name}
+		}
 		if previous := secret.Annotations[CreatedByAnnotation]; previous != "" && previous != be.Name {
 			logf.FromContext(ctx).Info("Taking over the etcd backup secret from another backup entry", "previousEntry", previous)
 		}
@@ -39,6 +45,10 @@ func (a *actuator) writeEtcdBackupSecret(ctx context.Context, be *extensionsv1al
 		secret.Data = data
 		return nil
 	})
+	var notOwned *NotOwnedError
+	if errors.As(err, &notOwned) {
+		return nil, notOwned
+	}
 	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 		return nil, a.retryLater(fmt.Errorf("shoot namespace %q is being deleted", namespace))
 	}
@@ -68,4 +78,26 @@ func (a *actuator) deleteEtcdBackupSecret(ctx context.Context, be *extensionsv1a
 		return fmt.Errorf("deleting the etcd backup secret %s: %w", key, err)
 	}
 	return nil
+}
+
+// ownedByAnEntry tells whether a backup entry wrote the secret: every etcd backup secret this extension has
+// written carries CreatedByAnnotation (it has from the start, so secrets of earlier versions are
+// recognised), and so does one a Gardener provider extension wrote — Gardener's generic BackupEntry
+// actuator sets the same annotation — which a switch-over to this extension takes over.
+func ownedByAnEntry(secret *corev1.Secret) bool {
+	return secret.Annotations[CreatedByAnnotation] != ""
+}
+
+// NotOwnedError reports an etcd backup secret that exists without CreatedByAnnotation: someone other than a
+// backup entry wrote it (an operator restoring from a hand-made secret, another tool), and overwriting it
+// would point the shoot's backups somewhere else without anyone asking. The entry fails until the secret is
+// removed or handed over by annotating it.
+type NotOwnedError struct {
+	Secret client.ObjectKey
+	Entry  string
+}
+
+func (e *NotOwnedError) Error() string {
+	return fmt.Sprintf("etcd backup secret %s was not written by a backup entry (it has no annotation %s) and is left untouched: "+
+		"delete it, or annotate it with %s=%s to hand it over to this entry", e.Secret, CreatedByAnnotation, CreatedByAnnotation, e.Entry)
 }
