@@ -20,11 +20,27 @@ import (
 const EtcdContainerField = "spec.backup.store.container"
 
 // LocalMount is a Local store's hostPath volume and the mount at $HOME/<container>, where etcdbrctl (with
-// HOME=etcdpod.LocalHome) looks for the store. Only LocalStoreVolume builds one, so every pod gets a
-// directory that was checked against druid's allow-list.
+// HOME=etcdpod.LocalHome) looks for the store. The volume is the allowed directory the store lies below
+// (config.LocalBackup.Root) and the mount's subPath selects the store's directory in it: the kubelet
+// builds a hostPath volume by following every symlink of its path, but refuses a subPath that leaves the
+// volume through one, so a symlink placed below an allowed directory cannot hand the pod another node
+// directory. Only LocalStoreVolume builds one, so every pod gets a directory that was checked.
 type LocalMount struct {
 	Volume corev1.Volume
 	Mount  corev1.VolumeMount
+}
+
+// NodeDir is the node directory the mount reaches (the volume's path joined with the subPath): the
+// store's directory, <hostPath>/<container>.
+func (m *LocalMount) NodeDir() string {
+	return path.Join(m.Volume.HostPath.Path, m.Mount.SubPath)
+}
+
+// ReadOnly is a copy of m whose mount is read-only, for a store a pod only reads (the copy Job's source).
+func (m *LocalMount) ReadOnly() *LocalMount {
+	ro := *m
+	ro.Mount.ReadOnly = true
+	return &ro
 }
 
 // LocalContainer is the Local provider's container directory name of the store.
@@ -55,17 +71,24 @@ func LocalStoreDir(hostPath string, store *druidv1alpha1.StoreSpec, allowed conf
 	return dir, nil
 }
 
-// LocalStoreVolume is the Local store's volume named name, for hostPath from LocalHostPath, or an error
-// (naming containerField, where the store's owner sets the container) when LocalStoreDir refuses it.
+// LocalStoreVolume is the Local store's volume named name, for hostPath from the backup secret, or an
+// error (naming containerField, where the store's owner sets the container) when LocalStoreDir refuses it.
+// The volume is the allowed directory above the store (DirectoryOrCreate: the operator named it, so
+// creating it on a node that lacks it is what the allow-list asks for and cannot be steered by a tenant),
+// the mount's subPath the rest of the way, which the kubelet creates when missing.
 func LocalStoreVolume(name, hostPath string, store *druidv1alpha1.StoreSpec, containerField string, allowed config.LocalBackup) (*LocalMount, error) {
 	dir, err := LocalStoreDir(hostPath, store, allowed)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", containerField, err)
 	}
+	root, err := allowed.Root(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", containerField, err)
+	}
 	return &LocalMount{
 		Volume: corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-			Path: dir, Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}},
-		Mount: corev1.VolumeMount{Name: name, MountPath: path.Join(etcdpod.LocalHome, LocalContainer(store))},
+			Path: root, Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}},
+		Mount: corev1.VolumeMount{Name: name, MountPath: path.Join(etcdpod.LocalHome, LocalContainer(store)), SubPath: strings.TrimPrefix(dir, root+"/")},
 	}, nil
 }
 
