@@ -2,6 +2,7 @@ package storeaccess
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -79,11 +80,11 @@ func LocalStoreDir(hostPath string, store *druidv1alpha1.StoreSpec, allowed conf
 func LocalStoreVolume(name, hostPath string, store *druidv1alpha1.StoreSpec, containerField string, allowed config.LocalBackup) (*LocalMount, error) {
 	dir, err := LocalStoreDir(hostPath, store, allowed)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", containerField, err)
+		return nil, refused(fmt.Errorf("%s: %w", containerField, err))
 	}
 	root, err := allowed.Root(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", containerField, err)
+		return nil, refused(fmt.Errorf("%s: %w", containerField, err))
 	}
 	return &LocalMount{
 		Volume: corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
@@ -104,7 +105,7 @@ func ResolveLocalStore(ctx context.Context, reader client.Reader, store *druidv1
 		return nil, err
 	}
 	if err := allowed.Check(hostPath); err != nil {
-		return nil, fmt.Errorf("%s: %w", source, err)
+		return nil, refused(fmt.Errorf("%s: %w", source, err))
 	}
 	return LocalStoreVolume(volumeName, hostPath, store, containerField, allowed)
 }
@@ -129,4 +130,22 @@ func localHostPath(ctx context.Context, reader client.Reader, store *druidv1alph
 		return hostPath, source, nil
 	}
 	return DefaultLocalHostPath, source + " (empty: the default)", nil
+}
+
+// LocalStoreRefusedError is ResolveLocalStore's and LocalStoreVolume's refusal of a Local store whose
+// directory breaks the rules (a container that is not one segment, a host path outside the allowed
+// directories), as opposed to a failed read of the backup secret: retrying cannot help, only a changed
+// store, secret or configuration, so callers report it where the store's owner looks.
+type LocalStoreRefusedError struct{ err error }
+
+func refused(err error) error { return &LocalStoreRefusedError{err: err} }
+
+func (e *LocalStoreRefusedError) Error() string { return e.err.Error() }
+
+func (e *LocalStoreRefusedError) Unwrap() error { return e.err }
+
+// IsLocalStoreRefused tells whether err is (or wraps) a LocalStoreRefusedError.
+func IsLocalStoreRefused(err error) bool {
+	var r *LocalStoreRefusedError
+	return errors.As(err, &r)
 }

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
@@ -26,7 +27,7 @@ func TestResolveLocalStoreRefusesAContainerThatLeavesTheHostDirectory(t *testing
 	for _, container := range []string{"..", "../x", "../../var/lib/kubelet", "a/b", "/abs", ".", "bkp/", "x\x00"} {
 		for _, provider := range []druidv1alpha1.StorageProvider{druidv1alpha1.StorageProviderLocal, "local"} {
 			mount, err := ResolveLocalStore(ctx, nil, localStore(provider, container), EtcdContainerField, "ns", "local-backup", config.LocalBackup{})
-			if err == nil || !strings.Contains(err.Error(), EtcdContainerField) {
+			if err == nil || !strings.Contains(err.Error(), EtcdContainerField) || !IsLocalStoreRefused(err) {
 				t.Errorf("%s container %q: mount %+v, err %v; want an error naming %s", provider, container, mount, err, EtcdContainerField)
 			}
 		}
@@ -54,6 +55,12 @@ func TestLocalStoreDir(t *testing.T) {
 	store := localStore(druidv1alpha1.StorageProviderLocal, "bkp")
 	if dir, err := LocalStoreDir("/srv/buckets/", store, allowed); err != nil || dir != "/srv/buckets/bkp" {
 		t.Errorf("LocalStoreDir = %q, %v; want /srv/buckets/bkp", dir, err)
+	}
+	// A backup secret that cannot be read is no refusal: the next attempt may succeed.
+	secretRef := localStore(druidv1alpha1.StorageProviderLocal, "bkp")
+	secretRef.SecretRef = &corev1.SecretReference{Name: "missing"}
+	if _, err := ResolveLocalStore(context.Background(), fake.NewClientBuilder().Build(), secretRef, EtcdContainerField, "ns", "v", allowed); err == nil || IsLocalStoreRefused(err) {
+		t.Errorf("missing backup secret: err = %v; want an error that is no refusal", err)
 	}
 	if _, err := LocalStoreDir("/srv/other", store, allowed); err == nil || !strings.Contains(err.Error(), "not below a directory druid allows") {
 		t.Errorf("a host path outside the allow-list: err = %v", err)
