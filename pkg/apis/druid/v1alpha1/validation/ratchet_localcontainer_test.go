@@ -31,8 +31,10 @@ func TestProviderChangeToLocalJudgesTheKeptContainer(t *testing.T) {
 func TestKeptLocalContainerRatchetsWhileTheProviderStaysLocal(t *testing.T) {
 	old := with(validEtcd(), localContainer(druidv1alpha1.StorageProviderLocal, "../x"))
 	for name, mutate := range map[string]func(*druidv1alpha1.Etcd){
-		"unrelated field":    func(e *druidv1alpha1.Etcd) { e.Spec.Labels = map[string]string{"a": "b"} },
-		"provider alias":     func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProvider("local")) },
+		"unrelated field": func(e *druidv1alpha1.Etcd) { e.Spec.Labels = map[string]string{"a": "b"} },
+		"provider alias": func(e *druidv1alpha1.Etcd) {
+			e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProvider("local"))
+		},
 		"prefix of the same": func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Prefix = "other" },
 	} {
 		updated := with(old.DeepCopy(), mutate)
