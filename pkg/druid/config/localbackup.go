@@ -41,23 +41,35 @@ func (c LocalBackup) Validate() error {
 
 // Check returns an error unless hostPath is one of the allowed directories or below one.
 func (c LocalBackup) Check(hostPath string) error {
+	_, err := c.Root(hostPath)
+	return err
+}
+
+// Root is the allowed directory hostPath is at or below — the most specific one when allowed directories
+// nest — or Check's error. Pods mount this directory, not hostPath: it is the operator's, so the kubelet
+// follows no symlink a tenant placed below it to build the volume (see storeaccess.LocalStoreVolume).
+func (c LocalBackup) Root(hostPath string) (string, error) {
 	clean := path.Clean(hostPath)
 	switch {
 	case !path.IsAbs(hostPath):
-		return fmt.Errorf("hostPath %q must be an absolute path", hostPath)
+		return "", fmt.Errorf("hostPath %q must be an absolute path", hostPath)
 	case clean == "/":
-		return fmt.Errorf("hostPath %q would mount the node's whole filesystem", hostPath)
+		return "", fmt.Errorf("hostPath %q would mount the node's whole filesystem", hostPath)
 	}
 	allowed := c.allowed()
+	root := ""
 	for _, dir := range allowed {
 		dir = path.Clean(dir)
-		if clean == dir || strings.HasPrefix(clean, dir+"/") {
-			return nil
+		if (clean == dir || strings.HasPrefix(clean, dir+"/")) && len(dir) > len(root) {
+			root = dir
 		}
 	}
-	if len(allowed) == 0 {
-		return fmt.Errorf("hostPath %q: the Local backup provider is not allowed by druid's configuration (--local-backup-allowed-host-paths is empty)", hostPath)
+	if root != "" {
+		return root, nil
 	}
-	return fmt.Errorf("hostPath %q is not below a directory druid allows for the Local backup provider (%s; see --local-backup-allowed-host-paths)",
+	if len(allowed) == 0 {
+		return "", fmt.Errorf("hostPath %q: the Local backup provider is not allowed by druid's configuration (--local-backup-allowed-host-paths is empty)", hostPath)
+	}
+	return "", fmt.Errorf("hostPath %q is not below a directory druid allows for the Local backup provider (%s; see --local-backup-allowed-host-paths)",
 		hostPath, strings.Join(allowed, ", "))
 }

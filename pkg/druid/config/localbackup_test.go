@@ -38,3 +38,21 @@ func TestLocalBackupCheck(t *testing.T) {
 		t.Errorf("Validate = %v, want both entries named", err)
 	}
 }
+
+// Root is the directory pods mount for a Local store: the most specific allowed one above the host path.
+func TestLocalBackupRoot(t *testing.T) {
+	nested := LocalBackup{AllowedHostPaths: []string{"/srv", "/srv/buckets/"}}
+	for hostPath, want := range map[string]string{
+		"/srv/buckets":       "/srv/buckets",
+		"/srv/buckets/a/b":   "/srv/buckets",
+		"/srv/other":         "/srv",
+		"/srv/buckets-other": "/srv",
+	} {
+		if got, err := nested.Root(hostPath); err != nil || got != want {
+			t.Errorf("Root(%q) = %q, %v; want %q", hostPath, got, err, want)
+		}
+	}
+	if got, err := nested.Root("/etc"); err == nil {
+		t.Errorf("Root(/etc) = %q; want Check's error", got)
+	}
+}

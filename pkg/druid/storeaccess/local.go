@@ -2,6 +2,7 @@ package storeaccess
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -20,11 +21,27 @@ import (
 const EtcdContainerField = "spec.backup.store.container"
 
 // LocalMount is a Local store's hostPath volume and the mount at $HOME/<container>, where etcdbrctl (with
-// HOME=etcdpod.LocalHome) looks for the store. Only LocalStoreVolume builds one, so every pod gets a
-// directory that was checked against druid's allow-list.
+// HOME=etcdpod.LocalHome) looks for the store. The volume is the allowed directory the store lies below
+// (config.LocalBackup.Root) and the mount's subPath selects the store's directory in it: the kubelet
+// builds a hostPath volume by following every symlink of its path, but refuses a subPath that leaves the
+// volume through one, so a symlink placed below an allowed directory cannot hand the pod another node
+// directory. Only LocalStoreVolume builds one, so every pod gets a directory that was checked.
 type LocalMount struct {
 	Volume corev1.Volume
 	Mount  corev1.VolumeMount
+}
+
+// NodeDir is the node directory the mount reaches (the volume's path joined with the subPath): the
+// store's directory, <hostPath>/<container>.
+func (m *LocalMount) NodeDir() string {
+	return path.Join(m.Volume.HostPath.Path, m.Mount.SubPath)
+}
+
+// ReadOnly is a copy of m whose mount is read-only, for a store a pod only reads (the copy Job's source).
+func (m *LocalMount) ReadOnly() *LocalMount {
+	ro := *m
+	ro.Mount.ReadOnly = true
+	return &ro
 }
 
 // LocalContainer is the Local provider's container directory name of the store.
@@ -55,17 +72,24 @@ func LocalStoreDir(hostPath string, store *druidv1alpha1.StoreSpec, allowed conf
 	return dir, nil
 }
 
-// LocalStoreVolume is the Local store's volume named name, for hostPath from LocalHostPath, or an error
-// (naming containerField, where the store's owner sets the container) when LocalStoreDir refuses it.
+// LocalStoreVolume is the Local store's volume named name, for hostPath from the backup secret, or an
+// error (naming containerField, where the store's owner sets the container) when LocalStoreDir refuses it.
+// The volume is the allowed directory above the store (DirectoryOrCreate: the operator named it, so
+// creating it on a node that lacks it is what the allow-list asks for and cannot be steered by a tenant),
+// the mount's subPath the rest of the way, which the kubelet creates when missing.
 func LocalStoreVolume(name, hostPath string, store *druidv1alpha1.StoreSpec, containerField string, allowed config.LocalBackup) (*LocalMount, error) {
 	dir, err := LocalStoreDir(hostPath, store, allowed)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", containerField, err)
+		return nil, refused(fmt.Errorf("%s: %w", containerField, err))
+	}
+	root, err := allowed.Root(dir)
+	if err != nil {
+		return nil, refused(fmt.Errorf("%s: %w", containerField, err))
 	}
 	return &LocalMount{
 		Volume: corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-			Path: dir, Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}},
-		Mount: corev1.VolumeMount{Name: name, MountPath: path.Join(etcdpod.LocalHome, LocalContainer(store))},
+			Path: root, Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}},
+		Mount: corev1.VolumeMount{Name: name, MountPath: path.Join(etcdpod.LocalHome, LocalContainer(store)), SubPath: strings.TrimPrefix(dir, root+"/")},
 	}, nil
 }
 
@@ -81,7 +105,7 @@ func ResolveLocalStore(ctx context.Context, reader client.Reader, store *druidv1
 		return nil, err
 	}
 	if err := allowed.Check(hostPath); err != nil {
-		return nil, fmt.Errorf("%s: %w", source, err)
+		return nil, refused(fmt.Errorf("%s: %w", source, err))
 	}
 	return LocalStoreVolume(volumeName, hostPath, store, containerField, allowed)
 }
@@ -106,4 +130,22 @@ func localHostPath(ctx context.Context, reader client.Reader, store *druidv1alph
 		return hostPath, source, nil
 	}
 	return DefaultLocalHostPath, source + " (empty: the default)", nil
+}
+
+// LocalStoreRefusedError is ResolveLocalStore's and LocalStoreVolume's refusal of a Local store whose
+// directory breaks the rules (a container that is not one segment, a host path outside the allowed
+// directories), as opposed to a failed read of the backup secret: retrying cannot help, only a changed
+// store, secret or configuration, so callers report it where the store's owner looks.
+type LocalStoreRefusedError struct{ err error }
+
+func refused(err error) error { return &LocalStoreRefusedError{err: err} }
+
+func (e *LocalStoreRefusedError) Error() string { return e.err.Error() }
+
+func (e *LocalStoreRefusedError) Unwrap() error { return e.err }
+
+// IsLocalStoreRefused tells whether err is (or wraps) a LocalStoreRefusedError.
+func IsLocalStoreRefused(err error) bool {
+	var r *LocalStoreRefusedError
+	return errors.As(err, &r)
 }

@@ -41,13 +41,19 @@ func CanonicalProvider(store *druidv1alpha1.StoreSpec) druidv1alpha1.StorageProv
 
 // StoreLocationArgs are the flags that locate a store: --<p>storage-provider, --<p>store-container,
 // --<p>store-prefix and --<p>store-endpoint-override with p = flagPrefix ("" for the store a command works
-// on, "source-" for the store `etcdbrctl copy` reads from). Unset optional values are left out.
+// on, "source-" for the store `etcdbrctl copy` reads from). Unset optional values are left out, except a
+// Local store's container (see LocalContainer).
 func StoreLocationArgs(store *druidv1alpha1.StoreSpec, flagPrefix string) []string {
 	var args []string
 	if provider := CanonicalProvider(store); provider != "" {
 		args = append(args, podwire.Arg(flagPrefix+podwire.FlagStorageProvider, string(provider)))
 	}
-	if store.Container != nil && *store.Container != "" {
+	switch {
+	case CanonicalProvider(store) == druidv1alpha1.StorageProviderLocal:
+		// Always the directory LocalStoreVolume mounts: left unset, the sidecar would fall back to
+		// $STORAGE_CONTAINER or the backup secret's bucketName, a directory nothing mounts.
+		args = append(args, podwire.Arg(flagPrefix+podwire.FlagStoreContainer, LocalContainer(store)))
+	case store.Container != nil && *store.Container != "":
 		args = append(args, podwire.Arg(flagPrefix+podwire.FlagStoreContainer, *store.Container))
 	}
 	args = append(args, podwire.Arg(flagPrefix+podwire.FlagStorePrefix, store.Prefix))

@@ -38,7 +38,8 @@ func TestSyncRefusesALocalContainerOutsideTheHostDirectory(t *testing.T) {
 	}
 }
 
-// An allowed container is mounted as the directory of that name below the host directory.
+// An allowed container is the directory of that name below the host directory: the pods mount the
+// allowed directory and select the container by subPath (storeaccess.LocalStoreVolume).
 func TestSyncMountsALocalContainerBelowTheHostDirectory(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -56,5 +57,14 @@ func TestSyncMountsALocalContainerBelowTheHostDirectory(t *testing.T) {
 			hostPaths = append(hostPaths, v.HostPath.Path)
 		}
 	}
-	g.Expect(hostPaths).To(ConsistOf(config.DefaultLocalBackupHostPath + "/backups-eu"))
+	g.Expect(hostPaths).To(ConsistOf(config.DefaultLocalBackupHostPath))
+	var subPaths []string
+	for _, c := range sts.Spec.Template.Spec.Containers {
+		for _, m := range c.VolumeMounts {
+			if m.Name == volumeLocalStore {
+				subPaths = append(subPaths, m.SubPath)
+			}
+		}
+	}
+	g.Expect(subPaths).To(ConsistOf("backups-eu"))
 }

@@ -47,8 +47,8 @@ func TestLocalStoreJobMountsTheHostDirectoryAtHome(t *testing.T) {
 	job := newJob(etcd, jobInput{image: "img", caps: imagecaps.AllOurs.BackupRestore, activeDeadline: time.Hour, local: local})
 	pod := job.Spec.Template.Spec
 	g.Expect(pod.Volumes).To(ContainElement(corev1.Volume{Name: "local-backup", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{
-		Path: "/srv/buckets/default.bkp", Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}}))
-	g.Expect(pod.Containers[0].VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: "local-backup", MountPath: "/home/nonroot/default.bkp"}))
+		Path: "/srv/buckets", Type: ptr.To(corev1.HostPathDirectoryOrCreate)}}}))
+	g.Expect(pod.Containers[0].VolumeMounts).To(ContainElement(corev1.VolumeMount{Name: "local-backup", MountPath: "/home/nonroot/default.bkp", SubPath: "default.bkp"}))
 	g.Expect(pod.Containers[0].Env).To(ContainElement(corev1.EnvVar{Name: "HOME", Value: "/home/nonroot"}))
 	g.Expect(pod.Containers[0].Args).To(ContainElement("--storage-provider=Local"))
 }

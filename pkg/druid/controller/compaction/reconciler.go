@@ -57,6 +57,12 @@ const (
 	EventReasonFullSnapshotTaken = ReasonFullSnapshotTaken
 	// EventReasonFullSnapshotFailed is a Warning event when requesting that full snapshot failed.
 	EventReasonFullSnapshotFailed = "FullSnapshotFailed"
+	// ReasonLocalStoreRefused is the reason of a False condition when druid refuses to mount the Etcd's
+	// Local store (a container or host path outside the allowed directories): no Job runs until the
+	// store or druid's configuration is fixed; the message names the path.
+	ReasonLocalStoreRefused = "LocalStoreRefused"
+	// EventReasonLocalStoreRefused is the Warning event of the same refusal.
+	EventReasonLocalStoreRefused = ReasonLocalStoreRefused
 )
 
 // Reconciler looks at one Etcd per call.
@@ -245,6 +251,9 @@ func (r *Reconciler) deltaEvents(ctx context.Context, etcd *druidv1alpha1.Etcd) 
 func (r *Reconciler) createJob(ctx context.Context, etcd *druidv1alpha1.Etcd, events, threshold int64) error {
 	defaulted := druidv1alpha1.Defaulted(etcd)
 	local, err := storeaccess.ResolveLocalStore(ctx, r.Client, defaulted.Spec.Backup.Store, storeaccess.EtcdContainerField, etcd.Namespace, volumeLocalStore, r.Config.LocalBackup)
+	if storeaccess.IsLocalStoreRefused(err) {
+		return r.recordLocalStoreRefused(ctx, etcd, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -262,6 +271,17 @@ func (r *Reconciler) createJob(ctx context.Context, etcd *druidv1alpha1.Etcd, ev
 	r.Recorder.Eventf(etcd, job, corev1.EventTypeNormal, EventReasonJobCreated, "Compact",
 		"%d delta events since the last full snapshot reached the threshold %d; started Job %s", events, threshold, job.Name)
 	return nil
+}
+
+// recordLocalStoreRefused reports a Local store druid will not mount on the Etcd: the condition False (which
+// also holds the next attempt back by the failure back-off, anchored at its update time) and a Warning
+// event, both naming the path. Retrying sooner cannot help: only a changed Etcd, secret or configuration can.
+func (r *Reconciler) recordLocalStoreRefused(ctx context.Context, etcd *druidv1alpha1.Etcd, refused error) error {
+	r.setFailures(client.ObjectKeyFromObject(etcd), -1)
+	message := "no compaction Job: " + refused.Error()
+	log.FromContext(ctx).Info("Local store refused, no compaction Job", "reason", refused.Error())
+	r.Recorder.Eventf(etcd, nil, corev1.EventTypeWarning, EventReasonLocalStoreRefused, "Compact", "%s", message)
+	return r.setCondition(ctx, etcd, druidv1alpha1.ConditionFalse, ReasonLocalStoreRefused, message)
 }
 
 // handleJob waits for a running Job and records a finished one. Only one Job exists per Etcd at a time, so a

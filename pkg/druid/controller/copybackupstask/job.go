@@ -104,7 +104,12 @@ func newJob(task *druidv1alpha1.EtcdCopyBackupsTask, image string, locals localS
 		}
 	}
 	addStore(&task.Spec.TargetStore, volumeTargetSecret, TargetSecretMountPath, "", locals.target)
-	addStore(&task.Spec.SourceStore, volumeSourceSecret, SourceSecretMountPath, SourceEnvPrefix, locals.source)
+	source := locals.source
+	if source != nil {
+		// etcdbrctl copy only lists and fetches the source: whatever goes wrong, it cannot change it.
+		source = source.ReadOnly()
+	}
+	addStore(&task.Spec.SourceStore, volumeSourceSecret, SourceSecretMountPath, SourceEnvPrefix, source)
 	if locals.target != nil || locals.source != nil {
 		env = append(env, corev1.EnvVar{Name: etcdpod.EnvHome, Value: etcdpod.LocalHome})
 	}

@@ -37,6 +37,11 @@ const (
 	ReasonJobFailed = "CopyJobFailed"
 	// EventReasonJobFailed is a Warning event on the task: the migration waiting for it is stuck.
 	EventReasonJobFailed = "CopyJobFailed"
+	// ReasonLocalStoreRefused: druid will not mount a Local store of the task (a container or host path
+	// outside the allowed directories), so no worker Job runs; the message names the path.
+	ReasonLocalStoreRefused = "LocalStoreRefused"
+	// EventReasonLocalStoreRefused is the Warning event of the same refusal.
+	EventReasonLocalStoreRefused = ReasonLocalStoreRefused
 )
 
 // Reconciler handles one EtcdCopyBackupsTask per call.
@@ -99,17 +104,41 @@ func (r *Reconciler) createJob(ctx context.Context, task *druidv1alpha1.EtcdCopy
 	var err error
 	if paths.target, err = storeaccess.ResolveLocalStore(ctx, r.Client, &task.Spec.TargetStore, "spec.targetStore.container", task.Namespace,
 		volumeTargetLocal, r.Config.LocalBackup); err != nil {
-		return err
+		return r.localStoreError(ctx, task, "target", err)
 	}
 	if paths.source, err = storeaccess.ResolveLocalStore(ctx, r.Client, &task.Spec.SourceStore, "spec.sourceStore.container", task.Namespace,
 		volumeSourceLocal, r.Config.LocalBackup); err != nil {
-		return err
+		return r.localStoreError(ctx, task, "source", err)
 	}
 	job := newJob(task, r.Config.BackupRestoreImage, paths)
 	if err := r.Client.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating worker job %s: %w", job.Name, err)
 	}
 	log.FromContext(ctx).Info("Created copy-backups worker job", "job", job.Name)
+	return nil
+}
+
+// localStoreError returns err, unless it is a refusal of a Local store: the task then fails for its
+// generation (Failed=True, lastError and a Warning event naming the path), since no retry can mount a
+// directory the rules refuse; Gardener, waiting for Succeeded or Failed, learns it at once.
+func (r *Reconciler) localStoreError(ctx context.Context, task *druidv1alpha1.EtcdCopyBackupsTask, which string, err error) error {
+	if !storeaccess.IsLocalStoreRefused(err) {
+		return err
+	}
+	message := fmt.Sprintf("no worker Job: the %s store: %v", which, err)
+	log.FromContext(ctx).Info("Local store refused, no copy-backups worker job", "store", which, "reason", err.Error())
+	r.Recorder.Eventf(task, nil, corev1.EventTypeWarning, EventReasonLocalStoreRefused, "Copy", "%s", message)
+	before := task.DeepCopy()
+	now := r.Clock.Now()
+	task.Status.Conditions = health.SetCondition(task.Status.Conditions,
+		condition(druidv1alpha1.EtcdCopyBackupsTaskSucceeded, druidv1alpha1.ConditionFalse, ReasonLocalStoreRefused, message), now)
+	task.Status.Conditions = health.SetCondition(task.Status.Conditions,
+		condition(druidv1alpha1.EtcdCopyBackupsTaskFailed, druidv1alpha1.ConditionTrue, ReasonLocalStoreRefused, message), now)
+	task.Status.LastError = &message
+	task.Status.ObservedGeneration = ptr.To(task.Generation)
+	if err := r.Client.Status().Patch(ctx, task, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("recording the refused Local store in the task status: %w", err)
+	}
 	return nil
 }
 

@@ -63,7 +63,8 @@ func (r *Reconciler) newSpecRun(etcd *druidv1alpha1.Etcd, held *heldStatus) *spe
 }
 
 // steps are the spec flow: adopt the objects of an upstream etcd-druid → hold during a quorum-loss
-// recovery → record operation → finalizer → secrets → hold a rolling update of an unhealthy cluster → full
+// recovery → record operation → finalizer → secrets → report Local store mounts outside the allowed
+// directories (before and after the sync) → hold a rolling update of an unhealthy cluster → full
 // snapshot before hibernation or new images → components → success (held for the status flow's write).
 // The operation annotation is removed by finish, after the status flow wrote the success.
 func (s *specRun) steps() []flow.Step {
@@ -73,9 +74,11 @@ func (s *specRun) steps() []flow.Step {
 		{Name: "recordOperationStart", Run: s.recordStart},
 		{Name: "ensureFinalizer", Run: s.ensureFinalizer},
 		{Name: "checkReferencedSecrets", Run: s.checkSecrets},
+		{Name: "checkLocalStoreMounts", Run: s.checkLocalStoreMounts},
 		{Name: "holdRollingUpdate", Run: s.holdRollingUpdate},
 		{Name: "snapshotBeforeUpdate", Run: s.snapshotBeforeUpdate},
 		{Name: "syncComponents", Run: s.syncComponents},
+		{Name: "recheckLocalStoreMounts", Run: s.recheckLocalStoreMounts},
 		{Name: "recordSuccess", Run: s.recordSuccess},
 	}
 }

@@ -7,6 +7,8 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
 
 // Ratchet drops the errors of an update whose field kept its value: the object stored before (oldObj)
@@ -17,7 +19,8 @@ import (
 // path does not fit an object's shape is kept.
 //
 // A rule that relates two fields reports on one of them; when only the other one changed, the error is
-// dropped here. The CRD's CEL rules check those pairs again on every write of the enclosing object.
+// dropped here unless the pair is listed in couplings (a store's container is judged by its provider).
+// The CRD's CEL rules check the other pairs again on every write of the enclosing object.
 func Ratchet(errs field.ErrorList, newObj, oldObj any) field.ErrorList {
 	if len(errs) == 0 || oldObj == nil {
 		return errs
@@ -30,7 +33,7 @@ func Ratchet(errs field.ErrorList, newObj, oldObj any) field.ErrorList {
 	var kept field.ErrorList
 	for _, e := range errs {
 		segments, ok := splitPath(e.Field)
-		if !ok || !unchangedAt(newMap, oldMap, segments) {
+		if !ok || !unchangedAt(newMap, oldMap, segments) || coupledChanged(newMap, oldMap, segments) {
 			kept = append(kept, e)
 		}
 	}
@@ -119,4 +122,44 @@ func lookup(obj any, segments []segment) (value any, found, ok bool) {
 		}
 	}
 	return value, true, true
+}
+
+// coupling names the sibling field whose change makes a rule judge its field again, and when a change
+// counts.
+type coupling struct {
+	sibling string
+	changed func(newValue, oldValue any) bool
+}
+
+// couplings are the fields (by name) whose rules depend on a sibling. A store's container is one path
+// segment only for the Local provider: a container kept from an S3 store (where "../x" is a bucket name)
+// must be judged when the store becomes Local, or the update would mount another node directory.
+var couplings = map[string]coupling{
+	"container": {sibling: "provider", changed: canonicalProviderChanged},
+}
+
+// coupledChanged tells whether the sibling an error's field is coupled to changed.
+func coupledChanged(newMap, oldMap any, segments []segment) bool {
+	last := segments[len(segments)-1]
+	c, ok := couplings[last.name]
+	if !ok || last.index {
+		return false
+	}
+	sibling := append(append([]segment{}, segments[:len(segments)-1]...), segment{name: c.sibling})
+	newValue, _, ok1 := lookup(newMap, sibling)
+	oldValue, _, ok2 := lookup(oldMap, sibling)
+	return ok1 && ok2 && c.changed(newValue, oldValue)
+}
+
+// canonicalProviderChanged compares two provider values by their canonical names (an alias is no change).
+func canonicalProviderChanged(newValue, oldValue any) bool {
+	canonical := func(v any) any {
+		if s, ok := v.(string); ok {
+			if c, known := druidv1alpha1.CanonicalStorageProvider(druidv1alpha1.StorageProvider(s)); known {
+				return string(c)
+			}
+		}
+		return v
+	}
+	return !apiequality.Semantic.DeepEqual(canonical(newValue), canonical(oldValue))
 }
