@@ -80,7 +80,7 @@ func TestFullOperatorConfiguration(t *testing.T) {
 	want.LeaderElectionRetryPeriod = 5 * time.Second
 	want.LeaderElectionResourceLock = "leases"
 	want.LeaderElectionID = "etcd-druid-leader-election"
-	want.Webhooks = WebhookConfig{Enabled: true, Host: "0.0.0.0", Port: 10250, CertDir: "/etc/webhook-server-tls",
+	want.Webhooks = WebhookConfig{Enabled: true, ComponentProtection: true, Host: "0.0.0.0", Port: 10250, CertDir: "/etc/webhook-server-tls",
 		ReconcilerServiceAccount: "system:serviceaccount:garden:etcd-druid",
 		ExemptServiceAccounts:    []string{"system:serviceaccount:kube-system:generic-garbage-collector"}}
 	want.MetricsBindAddress = "127.0.0.1:8090"

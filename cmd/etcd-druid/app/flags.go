@@ -60,7 +60,9 @@ func bindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.IntVar(&c.EtcdOpsTask.Workers, "etcd-ops-task-workers", c.EtcdOpsTask.Workers, "EtcdOpsTasks run in parallel (each holds its worker while the sidecar takes the snapshot)")
 
 	w := &c.Webhooks
-	fs.BoolVar(&w.Enabled, "enable-webhooks", w.Enabled, "serve the Etcd validation and component protection webhooks")
+	fs.BoolVar(&w.Enabled, "enable-webhooks", w.Enabled, "run the webhook server with the Etcd validation webhook (and the component protection webhook unless --enable-etcd-component-protection=false)")
+	fs.BoolVar(&w.ComponentProtection, "enable-etcd-component-protection", w.ComponentProtection,
+		"serve the component protection webhook with the other webhooks; off, the Etcd validation webhook is still served")
 	fs.StringVar(&w.Host, "webhook-host", w.Host, "address the webhook server binds to (default: every interface)")
 	fs.IntVar(&w.Port, "webhook-port", w.Port, "port of the webhook server")
 	fs.StringVar(&w.CertDir, "webhook-cert-dir", w.CertDir, "directory with tls.crt and tls.key of the webhook server")
