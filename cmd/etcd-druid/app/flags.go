@@ -35,6 +35,8 @@ func bindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.DurationVar(&e.EtcdMemberUnknownThreshold, "etcd-member-unknown-threshold", e.EtcdMemberUnknownThreshold, "lease age after which a member is Unknown")
 	fs.DurationVar(&e.EtcdMemberNotReadyThreshold, "etcd-member-notready-threshold", e.EtcdMemberNotReadyThreshold,
 		"how long a member stays Unknown before it is NotReady; also the grace period before druid acts on a NotReady member")
+	fs.DurationVar(&e.FullSnapshotRefusalGrace, "full-snapshot-refusal-grace", e.FullSnapshotRefusalGrace,
+		"how long a sidecar that refuses druid's full snapshot request (401/403) holds hibernation or new images before they go ahead without it")
 	fs.StringVar(&e.Images.EtcdWrapper, "etcd-wrapper-image", e.Images.EtcdWrapper, "image of the etcd container (etcd-wrapper)")
 	fs.StringVar(&e.Images.BackupRestore, "backup-restore-image", e.Images.BackupRestore, "image of the backup-restore container and of the compaction and copy Jobs")
 	fs.Var(&e.Images.Compatibility.Mode, "image-compatibility",
