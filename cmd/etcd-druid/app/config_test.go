@@ -356,11 +356,11 @@ func TestEtcdOpsTaskConfig(t *testing.T) {
 	g := NewWithT(t)
 	cfg, err := resolve(t, "")
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(cfg.EtcdOpsTask).To(Equal(config.EtcdOpsTaskController{Enabled: true, Workers: 3, RetryInterval: 5 * time.Second}))
+	g.Expect(cfg.EtcdOpsTask).To(Equal(config.EtcdOpsTaskController{Enabled: true, Workers: 3, RetryInterval: 5 * time.Second, MinInterval: time.Minute}))
 
 	cfg, err = resolve(t, header+"controllers: {etcdOpsTask: {enabled: false, concurrentSyncs: 5, requeueInterval: 20s}}\n")
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(cfg.EtcdOpsTask).To(Equal(config.EtcdOpsTaskController{Enabled: false, Workers: 5, RetryInterval: 20 * time.Second}))
+	g.Expect(cfg.EtcdOpsTask).To(Equal(config.EtcdOpsTaskController{Enabled: false, Workers: 5, RetryInterval: 20 * time.Second, MinInterval: time.Minute}))
 	g.Expect(cfg.IgnoredSettings).To(BeEmpty(), "the upstream controller's settings configure ours")
 
 	cfg, err = resolve(t, header+"controllers: {etcdOpsTask: {enabled: false}}\n", "--enable-etcd-ops-task-controller", "--etcd-ops-task-workers=2")

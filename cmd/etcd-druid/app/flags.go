@@ -59,6 +59,8 @@ func bindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.BoolVar(&c.EnableCopyBackupsTask, "enable-copy-backups-task", c.EnableCopyBackupsTask, "run the EtcdCopyBackupsTask controller")
 	fs.IntVar(&c.CopyBackupsTask.Workers, "copy-backups-task-workers", c.CopyBackupsTask.Workers, "EtcdCopyBackupsTasks reconciled in parallel")
 	fs.BoolVar(&c.EtcdOpsTask.Enabled, "enable-etcd-ops-task-controller", c.EtcdOpsTask.Enabled, "run EtcdOpsTasks (on-demand snapshots)")
+	fs.DurationVar(&c.EtcdOpsTask.MinInterval, "etcd-ops-task-min-interval", c.EtcdOpsTask.MinInterval,
+		"least time between the starts of two EtcdOpsTasks of the same kind (full, final full, delta) of one Etcd; sooner ones are rejected")
 	fs.IntVar(&c.EtcdOpsTask.Workers, "etcd-ops-task-workers", c.EtcdOpsTask.Workers, "EtcdOpsTasks run in parallel (each holds its worker while the sidecar takes the snapshot)")
 
 	w := &c.Webhooks
