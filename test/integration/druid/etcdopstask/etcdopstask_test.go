@@ -460,7 +460,7 @@ func TestTasksOfTheSameKindAreRateLimitedPerEtcd(t *testing.T) {
 	waitForState(t, createTask(t, ns, "full-1", "etcd-main", fullSnapshot(), 3600), druidv1alpha1.TaskStateSucceeded)
 	again := waitForState(t, createTask(t, ns, "full-2", "etcd-main", fullSnapshot(), 3600), druidv1alpha1.TaskStateRejected)
 	expectError(g, again, etcdopstask.ErrTooFrequent, "EtcdOpsTask full-1 started a full snapshot of Etcd etcd-main at ")
-	g.Expect(again.Status.LastErrors[len(again.Status.LastErrors)-1].Description).To(ContainSubstring("at most one per "+minInterval.String()))
+	g.Expect(again.Status.LastErrors[len(again.Status.LastErrors)-1].Description).To(ContainSubstring("at most one per " + minInterval.String()))
 	g.Expect(sidecar.Requests()).To(Equal(1), "the rejected task did not ask for a snapshot")
 
 	waitForState(t, createTask(t, ns, "delta", "etcd-main", druidv1alpha1.OnDemandSnapshotConfig{Type: druidv1alpha1.OnDemandSnapshotTypeDelta}, 3600), druidv1alpha1.TaskStateSucceeded)
