@@ -188,6 +188,18 @@ func TestDruidVariant(t *testing.T) {
 	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeUpstream, UpstreamRepositories: `^mirror\.example/gardener/`}))
 }
 
+// Component protection switched off in the values drops its webhook configuration and tells druid so, while
+// the Etcd validation webhook stays registered and served.
+func TestDruidWithoutComponentProtectionKeepsValidation(t *testing.T) {
+	g := NewWithT(t)
+	objs := render(t, charts.EtcdDruid, "druid", map[string]any{"webhooks": map[string]any{"componentProtection": false, "caBundle": caPEM}})
+	g.Expect(kinds(objs)).To(ContainElement("ValidatingWebhookConfiguration/etcd-druid-validation"))
+	g.Expect(kinds(objs)).NotTo(ContainElement("ValidatingWebhookConfiguration/etcd-druid-components-protection"))
+	cfg := parseDruidArgs(t, find[appsv1.Deployment](t, objs, "Deployment", "druid").Spec.Template.Spec.Containers[0].Args)
+	g.Expect(cfg.Webhooks.Enabled).To(BeTrue())
+	g.Expect(cfg.Webhooks.ComponentProtection).To(BeFalse())
+}
+
 // The former spellings of the image compatibility values, compatibility "deployed" and
 // deployedRepositories, render as their new ones; upstreamRepositories wins when both are set.
 func TestDruidImageCompatibilityFormerValues(t *testing.T) {

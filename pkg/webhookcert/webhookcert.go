@@ -24,16 +24,68 @@ const (
 	DataKeyCertificate = "tls.crt"
 	DataKeyPrivateKey  = "tls.key"
 	DataKeyCA          = "ca.crt"
+	// DataKeyPreviousCAs holds the CAs a renewal replaced, still trusted until they expire (Renewed).
+	DataKeyPreviousCAs = "previous-ca.crt"
 )
 
 // DefaultValidity is how long a generated CA and serving certificate are valid.
 const DefaultValidity = 5 * 365 * 24 * time.Hour
 
-// Bundle is a CA and a serving certificate signed by it, all PEM encoded.
+// Bundle is a CA and a serving certificate signed by it, all PEM encoded, and the CAs earlier renewals
+// replaced.
 type Bundle struct {
 	CACert []byte
 	Cert   []byte
 	Key    []byte
+	// PreviousCACerts are the CAs of earlier serving certificates, kept in CABundle until they expire: a
+	// webhook server may still serve a certificate of one (the kubelet refreshes a mounted Secret a while
+	// after it changed).
+	PreviousCACerts []byte
+}
+
+// CABundle is what a webhook configuration trusts: the current CA and every previous one that has not
+// expired at now.
+func (b *Bundle) CABundle(now time.Time) []byte {
+	return append(append([]byte{}, b.CACert...), unexpired(b.PreviousCACerts, now)...)
+}
+
+// Renewed returns next (a freshly generated bundle) that keeps trusting b's CAs until they expire. A
+// renewal thus overlaps: a caBundle written from the result holds the old and the new CA, so that both the
+// old serving certificate (still served until the server reloads) and the new one verify. The caller
+// publishes that caBundle before it hands the new certificate to the server.
+func (b *Bundle) Renewed(next *Bundle, now time.Time) *Bundle {
+	renewed := *next
+	renewed.PreviousCACerts = unexpired(append(append([]byte{}, b.CACert...), b.PreviousCACerts...), now)
+	return &renewed
+}
+
+// Pruned returns b without the previous CAs that expired at now (b itself when none did).
+func (b *Bundle) Pruned(now time.Time) *Bundle {
+	kept := unexpired(b.PreviousCACerts, now)
+	if string(kept) == string(b.PreviousCACerts) {
+		return b
+	}
+	pruned := *b
+	pruned.PreviousCACerts = kept
+	return &pruned
+}
+
+// unexpired returns the PEM certificates of pemCerts that are valid at now, dropping anything else (expired
+// certificates, undecodable blocks).
+func unexpired(pemCerts []byte, now time.Time) []byte {
+	var out []byte
+	for rest := pemCerts; ; {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			return out
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil || now.After(cert.NotAfter) {
+			continue
+		}
+		out = append(out, pem.EncodeToMemory(block)...)
+	}
 }
 
 // DNSNames are the names a client may use to reach Service name in namespace.
@@ -126,19 +178,23 @@ func (b *Bundle) Valid(dnsNames []string, now time.Time, minRemaining time.Durat
 	return true
 }
 
-// Data is the bundle as Secret data.
+// Data is the bundle as Secret data (the previous CAs only when there are any).
 func (b *Bundle) Data() map[string][]byte {
-	return map[string][]byte{DataKeyCA: b.CACert, DataKeyCertificate: b.Cert, DataKeyPrivateKey: b.Key}
+	data := map[string][]byte{DataKeyCA: b.CACert, DataKeyCertificate: b.Cert, DataKeyPrivateKey: b.Key}
+	if len(b.PreviousCACerts) > 0 {
+		data[DataKeyPreviousCAs] = b.PreviousCACerts
+	}
+	return data
 }
 
 // FromData reads a bundle from Secret data; missing keys yield empty fields (and an invalid bundle).
 func FromData(data map[string][]byte) *Bundle {
-	return &Bundle{CACert: data[DataKeyCA], Cert: data[DataKeyCertificate], Key: data[DataKeyPrivateKey]}
+	return &Bundle{CACert: data[DataKeyCA], Cert: data[DataKeyCertificate], Key: data[DataKeyPrivateKey], PreviousCACerts: data[DataKeyPreviousCAs]}
 }
 
 // WriteDir writes tls.crt and tls.key (and ca.crt) into dir, the layout a webhook server's cert dir has.
 func (b *Bundle) WriteDir(dir string) error {
-	for name, content := range b.Data() {
+	for name, content := range map[string][]byte{DataKeyCA: b.CACert, DataKeyCertificate: b.Cert, DataKeyPrivateKey: b.Key} {
 		if err := os.WriteFile(filepath.Join(dir, name), content, 0o600); err != nil {
 			return err
 		}

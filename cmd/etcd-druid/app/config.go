@@ -113,9 +113,14 @@ func (l LogConfig) Validate() error {
 
 // WebhookConfig configures druid's webhook server and the component protection webhook.
 type WebhookConfig struct {
-	// Enabled serves the Etcd validation and component protection webhooks (the file's
-	// webhooks.etcdComponentProtection.enabled).
+	// Enabled runs the webhook server with the Etcd validation webhook (and the component protection
+	// webhook when ComponentProtection is on). A file turns it on with server.webhooks (the server upstream
+	// druid always runs) or webhooks.etcdComponentProtection.enabled: true.
 	Enabled bool
+	// ComponentProtection serves the component protection webhook besides the validation (the file's
+	// webhooks.etcdComponentProtection.enabled). Off, druid's objects may be changed by anyone allowed by
+	// RBAC, while Etcd writes are still validated.
+	ComponentProtection bool
 	// Host and Port are where the webhook server listens (empty host: every interface).
 	Host string
 	Port int
@@ -142,7 +147,7 @@ func DefaultConfig() Config {
 		MetricsBindAddress:          DefaultMetricsBindAddress,
 		HealthProbeBindAddress:      DefaultHealthProbeBindAddress,
 		GracefulShutdownTimeout:     DefaultGracefulShutdownTimeout,
-		Webhooks:                    WebhookConfig{Port: DefaultWebhookPort, CertDir: DefaultWebhookCertDir},
+		Webhooks:                    WebhookConfig{Port: DefaultWebhookPort, CertDir: DefaultWebhookCertDir, ComponentProtection: true},
 		ClientConnection:            ClientConnection{QPS: DefaultClientQPS, Burst: DefaultClientBurst},
 		// On, unlike upstream druid's default: Gardener's control plane migration needs it, and the
 		// controller does nothing until an EtcdCopyBackupsTask is created.
@@ -192,7 +197,7 @@ func (c Config) Validate() error {
 		if c.Webhooks.Port < 1 || c.Webhooks.Port > 65535 {
 			errs = append(errs, fmt.Errorf("webhooks: port must be in 1..65535, got %d", c.Webhooks.Port))
 		}
-		if c.Webhooks.ReconcilerServiceAccount == "" {
+		if c.Webhooks.ComponentProtection && c.Webhooks.ReconcilerServiceAccount == "" {
 			errs = append(errs, errors.New("webhooks: reconcilerServiceAccount must be set, or the protection webhook would deny druid itself"))
 		}
 	}

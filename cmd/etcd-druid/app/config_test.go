@@ -80,7 +80,7 @@ func TestFullOperatorConfiguration(t *testing.T) {
 	want.LeaderElectionRetryPeriod = 5 * time.Second
 	want.LeaderElectionResourceLock = "leases"
 	want.LeaderElectionID = "etcd-druid-leader-election"
-	want.Webhooks = WebhookConfig{Enabled: true, Host: "0.0.0.0", Port: 10250, CertDir: "/etc/webhook-server-tls",
+	want.Webhooks = WebhookConfig{Enabled: true, ComponentProtection: true, Host: "0.0.0.0", Port: 10250, CertDir: "/etc/webhook-server-tls",
 		ReconcilerServiceAccount: "system:serviceaccount:garden:etcd-druid",
 		ExemptServiceAccounts:    []string{"system:serviceaccount:kube-system:generic-garbage-collector"}}
 	want.MetricsBindAddress = "127.0.0.1:8090"
@@ -356,11 +356,11 @@ func TestEtcdOpsTaskConfig(t *testing.T) {
 	g := NewWithT(t)
 	cfg, err := resolve(t, "")
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(cfg.EtcdOpsTask).To(Equal(config.EtcdOpsTaskController{Enabled: true, Workers: 3, RetryInterval: 5 * time.Second}))
+	g.Expect(cfg.EtcdOpsTask).To(Equal(config.EtcdOpsTaskController{Enabled: true, Workers: 3, RetryInterval: 5 * time.Second, MinInterval: time.Minute}))
 
 	cfg, err = resolve(t, header+"controllers: {etcdOpsTask: {enabled: false, concurrentSyncs: 5, requeueInterval: 20s}}\n")
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(cfg.EtcdOpsTask).To(Equal(config.EtcdOpsTaskController{Enabled: false, Workers: 5, RetryInterval: 20 * time.Second}))
+	g.Expect(cfg.EtcdOpsTask).To(Equal(config.EtcdOpsTaskController{Enabled: false, Workers: 5, RetryInterval: 20 * time.Second, MinInterval: time.Minute}))
 	g.Expect(cfg.IgnoredSettings).To(BeEmpty(), "the upstream controller's settings configure ours")
 
 	cfg, err = resolve(t, header+"controllers: {etcdOpsTask: {enabled: false}}\n", "--enable-etcd-ops-task-controller", "--etcd-ops-task-workers=2")

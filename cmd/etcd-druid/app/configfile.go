@@ -232,6 +232,11 @@ func (f operatorConfiguration) applyTo(c *Config) error {
 				c.Webhooks.Port = *w.Port
 			}
 			setString(&c.Webhooks.CertDir, w.ServerCertDir)
+			// Upstream druid always runs the webhook server it is given; ours serves the Etcd validation
+			// there, whether or not the component protection is on.
+			if (w.Port != nil && *w.Port != 0) || (w.ServerCertDir != nil && *w.ServerCertDir != "") {
+				c.Webhooks.Enabled = true
+			}
 		}
 		if m := s.Metrics; m != nil {
 			c.MetricsBindAddress = metricsAddress(c.MetricsBindAddress, m)
@@ -282,7 +287,12 @@ func (f operatorConfiguration) applyTo(c *Config) error {
 
 	if w := f.Webhooks; w != nil && w.EtcdComponentProtection != nil {
 		p := w.EtcdComponentProtection
-		setBool(&c.Webhooks.Enabled, p.Enabled)
+		// The switch of the protection alone: turning it on needs the webhook server, turning it off
+		// leaves the server and the Etcd validation as they are.
+		setBool(&c.Webhooks.ComponentProtection, p.Enabled)
+		if p.Enabled != nil && *p.Enabled {
+			c.Webhooks.Enabled = true
+		}
 		account, err := reconcilerServiceAccount(p.ReconcilerServiceAccountFQDN, p.ServiceAccountInfo)
 		if err != nil {
 			errs = append(errs, err)

@@ -35,6 +35,8 @@ func bindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.DurationVar(&e.EtcdMemberUnknownThreshold, "etcd-member-unknown-threshold", e.EtcdMemberUnknownThreshold, "lease age after which a member is Unknown")
 	fs.DurationVar(&e.EtcdMemberNotReadyThreshold, "etcd-member-notready-threshold", e.EtcdMemberNotReadyThreshold,
 		"how long a member stays Unknown before it is NotReady; also the grace period before druid acts on a NotReady member")
+	fs.DurationVar(&e.FullSnapshotRefusalGrace, "full-snapshot-refusal-grace", e.FullSnapshotRefusalGrace,
+		"how long a sidecar that refuses druid's full snapshot request (401/403) holds hibernation or new images before they go ahead without it")
 	fs.StringVar(&e.Images.EtcdWrapper, "etcd-wrapper-image", e.Images.EtcdWrapper, "image of the etcd container (etcd-wrapper)")
 	fs.StringVar(&e.Images.BackupRestore, "backup-restore-image", e.Images.BackupRestore, "image of the backup-restore container and of the compaction and copy Jobs")
 	fs.Var(&e.Images.Compatibility.Mode, "image-compatibility",
@@ -57,10 +59,14 @@ func bindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.BoolVar(&c.EnableCopyBackupsTask, "enable-copy-backups-task", c.EnableCopyBackupsTask, "run the EtcdCopyBackupsTask controller")
 	fs.IntVar(&c.CopyBackupsTask.Workers, "copy-backups-task-workers", c.CopyBackupsTask.Workers, "EtcdCopyBackupsTasks reconciled in parallel")
 	fs.BoolVar(&c.EtcdOpsTask.Enabled, "enable-etcd-ops-task-controller", c.EtcdOpsTask.Enabled, "run EtcdOpsTasks (on-demand snapshots)")
+	fs.DurationVar(&c.EtcdOpsTask.MinInterval, "etcd-ops-task-min-interval", c.EtcdOpsTask.MinInterval,
+		"least time between the starts of two EtcdOpsTasks of the same kind (full, final full, delta) of one Etcd; sooner ones are rejected")
 	fs.IntVar(&c.EtcdOpsTask.Workers, "etcd-ops-task-workers", c.EtcdOpsTask.Workers, "EtcdOpsTasks run in parallel (each holds its worker while the sidecar takes the snapshot)")
 
 	w := &c.Webhooks
-	fs.BoolVar(&w.Enabled, "enable-webhooks", w.Enabled, "serve the Etcd validation and component protection webhooks")
+	fs.BoolVar(&w.Enabled, "enable-webhooks", w.Enabled, "run the webhook server with the Etcd validation webhook (and the component protection webhook unless --enable-etcd-component-protection=false)")
+	fs.BoolVar(&w.ComponentProtection, "enable-etcd-component-protection", w.ComponentProtection,
+		"serve the component protection webhook with the other webhooks; off, the Etcd validation webhook is still served")
 	fs.StringVar(&w.Host, "webhook-host", w.Host, "address the webhook server binds to (default: every interface)")
 	fs.IntVar(&w.Port, "webhook-port", w.Port, "port of the webhook server")
 	fs.StringVar(&w.CertDir, "webhook-cert-dir", w.CertDir, "directory with tls.crt and tls.key of the webhook server")

@@ -87,15 +87,25 @@ func NewManager(ctx context.Context, cfg Config, restConfig *rest.Config) (manag
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
-	if cfg.Webhooks.Enabled {
-		if err := etcdvalidation.AddToManager(mgr); err != nil {
-			return nil, fmt.Errorf("adding the etcd validation webhook: %w", err)
-		}
-		protection.AddToManager(mgr, cfg.Webhooks.ReconcilerServiceAccount, cfg.Webhooks.ExemptServiceAccounts)
-		// Not ready until the webhook server serves TLS: the apiserver would otherwise fail admission calls.
-		if err := mgr.AddReadyzCheck("webhook-server", mgr.GetWebhookServer().StartedChecker()); err != nil {
-			return nil, err
-		}
+	if err := addWebhooks(mgr, cfg.Webhooks); err != nil {
+		return nil, err
 	}
 	return mgr, nil
+}
+
+// addWebhooks registers the webhooks w switches on. The Etcd validation webhook runs wherever the
+// webhook server does; the component protection webhook has its own switch, so that an operator who
+// turns the protection off (e.g. to repair objects by hand) keeps the validation of every Etcd write.
+func addWebhooks(mgr manager.Manager, w WebhookConfig) error {
+	if !w.Enabled {
+		return nil
+	}
+	if err := etcdvalidation.AddToManager(mgr); err != nil {
+		return fmt.Errorf("adding the etcd validation webhook: %w", err)
+	}
+	if w.ComponentProtection {
+		protection.AddToManager(mgr, w.ReconcilerServiceAccount, w.ExemptServiceAccounts)
+	}
+	// Not ready until the webhook server serves TLS: the apiserver would otherwise fail admission calls.
+	return mgr.AddReadyzCheck("webhook-server", mgr.GetWebhookServer().StartedChecker())
 }

@@ -55,7 +55,8 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode podwire.InitM
 	if err != nil {
 		return err
 	}
-	if ord := initializer.Ordinal(d.served.pod); ord >= len(ic) {
+	ord := initializer.Ordinal(d.served.pod)
+	if ord >= len(ic) {
 		err := fmt.Errorf("%w: ordinal %d of pod %s is beyond the cluster size %d of the configuration; its pod goes once the membership has shrunk",
 			errScaledIn, ord, d.served.pod, len(ic))
 		d.log.Info("Refusing to initialize: " + err.Error())
@@ -65,7 +66,7 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode podwire.InitM
 	if err != nil {
 		return err
 	}
-	if err := d.refuseIfLeftCluster(ctx, cfg.Member.Name); err != nil {
+	if err := d.refuseIfLeftCluster(ctx, ord, cfg.Member.Name); err != nil {
 		d.log.Info("Refusing to initialize: " + err.Error())
 		return err
 	}
@@ -92,20 +93,29 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode podwire.InitM
 // has shrunk; a member that joined again would be a voter whose pod goes next, taking quorum with it.
 var errScaledIn = errors.New("this member is being scaled in")
 
+// errLeftClusterUnknown refuses the initialization of a member whose left-cluster mark cannot be read:
+// no answer is no evidence that the member stays, and a member the backup leader removed must not join
+// again (errScaledIn).
+var errLeftClusterUnknown = errors.New("whether this member was removed from the cluster is unknown")
+
 // refuseIfLeftCluster refuses the initialization while the backup leader's left-cluster mark is on this
 // member's lease. The ordinal check in Initialize covers a template that already shows the smaller
 // cluster; the mark covers the time the kubelet still shows this pod the old one. The leader removes the
 // mark when the cluster size grows past this member again (a scale-in undone), so that it may join anew.
-// A lease that cannot be read does not stop the initialization: etcd must restart while the API server is
-// away, and the mark only matters in the short window of a scale-in.
-func (d *decisionInitializer) refuseIfLeftCluster(ctx context.Context, member string) error {
-	if d.leftCluster == nil {
+//
+// It fails closed: a lease that cannot be read refuses the initialization (errLeftClusterUnknown); the
+// wrapper fails and the container restarts, asking again until the apiserver answers. A missing lease
+// carries no mark (druid creates the leases; a woken-up cluster starts with empty ones). The first member
+// (ordinal 0) is never scaled in, as a scale-in keeps at least one member, so its lease is not read and a
+// single-member cluster restarts while the apiserver is away.
+func (d *decisionInitializer) refuseIfLeftCluster(ctx context.Context, ordinal int, member string) error {
+	if d.leftCluster == nil || ordinal == 0 {
 		return nil
 	}
 	left, err := d.leftCluster(ctx, member)
 	if err != nil {
-		d.log.Error(err, "Could not read the left-cluster mark of this member's lease; initializing without it", "member", member)
-		return nil
+		return fmt.Errorf("%w: the left-cluster mark on the lease of member %s cannot be read (%w); refusing to initialize until it can",
+			errLeftClusterUnknown, member, err)
 	}
 	if left {
 		return fmt.Errorf("%w: the backup leader removed member %s from the cluster (left-cluster mark on its lease); its pod goes once the membership has shrunk",

@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,4 +71,34 @@ func TestScaledInMemberRefusesToInitialize(t *testing.T) {
 	g.Expect(err.Error()).To(ContainSubstring("left-cluster mark"))
 	g.Expect(asked).To(Equal([]string{"etcd-main-2"}))
 	g.Expect(filepath.Join(dir, "data")).NotTo(BeADirectory(), "nothing was created or moved")
+}
+
+// A lease that cannot be read is no evidence that the member stays: the initialization is refused (the
+// wrapper asks again) and nothing is created, rather than letting a member that the backup leader may
+// have removed join again. The first member is never scaled in, so its start does not depend on the
+// apiserver.
+func TestUnreadableLeftClusterMarkRefusesToInitialize(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	templatePath := filepath.Join(dir, "etcd.conf.yaml")
+	writeClusterTemplate(t, templatePath, 3)
+	var asked []string
+	unreadable := func(_ context.Context, member string) (bool, error) {
+		asked = append(asked, member)
+		return false, errors.New("the server is currently unable to handle the request")
+	}
+	d := &decisionInitializer{served: newServedConfig(templatePath, "etcd-main-2"), dataDir: filepath.Join(dir, "data"), log: testr.New(t),
+		leftCluster: unreadable}
+
+	err := d.Initialize(t.Context(), podwire.InitSanity)
+	g.Expect(err).To(MatchError(errLeftClusterUnknown))
+	g.Expect(err.Error()).To(ContainSubstring("etcd-main-2"))
+	g.Expect(err.Error()).To(ContainSubstring("the server is currently unable to handle the request"))
+	g.Expect(asked).To(Equal([]string{"etcd-main-2"}))
+	g.Expect(filepath.Join(dir, "data")).NotTo(BeADirectory(), "nothing was created or moved")
+
+	asked = nil
+	first := &decisionInitializer{served: newServedConfig(templatePath, "etcd-main-0"), log: testr.New(t), leftCluster: unreadable}
+	g.Expect(first.refuseIfLeftCluster(t.Context(), 0, "etcd-main-0")).To(Succeed())
+	g.Expect(asked).To(BeEmpty(), "the first member's lease is not read")
 }

@@ -18,7 +18,8 @@ import (
 )
 
 // Deploy applies, in this order, the namespace, the CRDs, the webhook certificate secret and the chart's
-// objects. Everything is written with server-side apply under FieldOwner, so a second Deploy changes nothing
+// objects; a renewed webhook certificate goes into its Secret after the objects, once the webhook
+// configurations trust the new CA too. Everything is written with server-side apply under FieldOwner, so a second Deploy changes nothing
 // and fields other managers own (e.g. the Deployment's status) are left alone.
 func (b *bootstrap) Deploy(ctx context.Context) error {
 	log := logf.FromContext(ctx).WithValues("namespace", b.namespace)
@@ -35,17 +36,30 @@ func (b *bootstrap) Deploy(ctx context.Context) error {
 		}
 	}
 	log.V(1).Info("Applied CRDs", "count", len(crds))
-	bundle, err := b.ensureWebhookCertificate(ctx)
+	cert, err := b.planWebhookCertificate(ctx)
 	if err != nil {
 		return err
 	}
-	objects, err := b.render(bundle.CACert)
+	// A new certificate is written before the objects when none was served yet (the Deployment mounts it);
+	// a renewal only after the webhook configurations trust its CA besides the old one, so that the
+	// apiserver verifies whichever of the two certificates druid serves meanwhile.
+	if cert.write && !cert.renewal {
+		if err := b.writeWebhookCertificate(ctx, cert); err != nil {
+			return err
+		}
+	}
+	objects, err := b.render(cert.bundle.CABundle(b.values.Clock()))
 	if err != nil {
 		return err
 	}
 	for _, obj := range objects {
 		if err := b.apply(ctx, obj); err != nil {
 			return fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	if cert.write && cert.renewal {
+		if err := b.writeWebhookCertificate(ctx, cert); err != nil {
+			return err
 		}
 	}
 	log.V(1).Info("Applied etcd-druid", "objects", len(objects))
@@ -60,38 +74,62 @@ func (b *bootstrap) ensureNamespace(ctx context.Context) error {
 	return nil
 }
 
-// ensureWebhookCertificate keeps a valid serving certificate for etcd-druid.<ns>.svc and issues a new CA and
+// webhookCertificate is the serving certificate Deploy leaves in the Secret, and whether it must write it.
+type webhookCertificate struct {
+	secret *corev1.Secret
+	bundle *webhookcert.Bundle
+	// write: the Secret does not hold bundle yet (new, renewed, or an expired previous CA dropped).
+	write bool
+	// renewal: bundle replaces a certificate that may be served now, so the webhook configurations must
+	// trust the new CA before the Secret changes.
+	renewal bool
+}
+
+// planWebhookCertificate keeps a valid serving certificate for etcd-druid.<ns>.svc and issues a new CA and
 // certificate when there is none, it does not cover the service names, or it expires within
-// CertificateRenewBefore. The Deployment mounts the secret; the webhook configurations carry the CA.
-func (b *bootstrap) ensureWebhookCertificate(ctx context.Context) (*webhookcert.Bundle, error) {
+// CertificateRenewBefore. A renewal keeps trusting the old CA until it expires (webhookcert.Renewed); an
+// expired previous CA is dropped. The Deployment mounts the Secret; the webhook configurations carry
+// Bundle.CABundle.
+func (b *bootstrap) planWebhookCertificate(ctx context.Context) (*webhookCertificate, error) {
 	names := webhookcert.DNSNames(Name, b.namespace)
+	now := b.values.Clock()
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: WebhookSecretName, Namespace: b.namespace}}
 	err := b.client.Get(ctx, client.ObjectKeyFromObject(secret), secret)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, fmt.Errorf("reading secret %s: %w", WebhookSecretName, err)
 	}
-	if err == nil {
-		if existing := webhookcert.FromData(secret.Data); existing.Valid(names, b.values.Clock(), CertificateRenewBefore) {
-			return existing, nil
-		}
+	found := err == nil
+	existing := webhookcert.FromData(secret.Data)
+	if found && existing.Valid(names, now, CertificateRenewBefore) {
+		pruned := existing.Pruned(now)
+		return &webhookCertificate{secret: secret, bundle: pruned, write: pruned != existing}, nil
 	}
-	bundle, err := webhookcert.Generate(names, nil, b.values.Clock(), webhookcert.DefaultValidity)
+	next, err := webhookcert.Generate(names, nil, now, webhookcert.DefaultValidity)
 	if err != nil {
 		return nil, err
 	}
+	if found && len(existing.Cert) > 0 {
+		return &webhookCertificate{secret: secret, bundle: existing.Renewed(next, now), write: true, renewal: true}, nil
+	}
+	return &webhookCertificate{secret: secret, bundle: next, write: true}, nil
+}
+
+// writeWebhookCertificate stores cert's bundle in the Secret.
+func (b *bootstrap) writeWebhookCertificate(ctx context.Context, cert *webhookCertificate) error {
+	secret := cert.secret
 	if _, err := controllerutil.CreateOrPatch(ctx, b.client, secret, func() error {
 		secret.Type = corev1.SecretTypeTLS
 		if secret.Labels == nil {
 			secret.Labels = map[string]string{}
 		}
 		secret.Labels["app.kubernetes.io/name"] = Name
-		secret.Data = bundle.Data()
+		secret.Data = cert.bundle.Data()
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("writing secret %s: %w", WebhookSecretName, err)
+		return fmt.Errorf("writing secret %s: %w", WebhookSecretName, err)
 	}
-	logf.FromContext(ctx).Info("Issued a new webhook serving certificate", "secret", b.namespace+"/"+WebhookSecretName)
-	return bundle, nil
+	logf.FromContext(ctx).Info("Wrote the webhook serving certificate", "secret", b.namespace+"/"+WebhookSecretName, "renewal", cert.renewal)
+	return nil
 }
 
 // apply server-side applies obj (typed with its GVK set, or unstructured) under FieldOwner.

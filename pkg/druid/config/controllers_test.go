@@ -66,7 +66,7 @@ func TestSecretDefaultsAndValidation(t *testing.T) {
 
 func TestEtcdOpsTaskDefaultsAndValidation(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(DefaultEtcdOpsTaskController()).To(Equal(EtcdOpsTaskController{Enabled: true, Workers: 3, RetryInterval: 5 * time.Second}))
+	g.Expect(DefaultEtcdOpsTaskController()).To(Equal(EtcdOpsTaskController{Enabled: true, Workers: 3, RetryInterval: 5 * time.Second, MinInterval: time.Minute}))
 
 	cfg := EtcdOpsTaskController{}
 	cfg.Default()

@@ -22,6 +22,9 @@ const (
 	DefaultEtcdMemberUnknownThreshold = time.Minute
 	// DefaultEtcdMemberNotReadyThreshold is how long an Unknown member stays Unknown before it is NotReady.
 	DefaultEtcdMemberNotReadyThreshold = 5 * time.Minute
+	// DefaultFullSnapshotRefusalGrace is how long a sidecar that refuses druid's request for a full snapshot
+	// (401/403) holds hibernation or new images before they go ahead without the snapshot.
+	DefaultFullSnapshotRefusalGrace = 15 * time.Minute
 )
 
 // Images are the container images druid puts into the StatefulSet unless an Etcd pins its own.
@@ -50,6 +53,11 @@ type EtcdController struct {
 	EtcdMemberUnknownThreshold time.Duration
 	// EtcdMemberNotReadyThreshold: a member that stayed unrenewed for Unknown + this long is NotReady.
 	EtcdMemberNotReadyThreshold time.Duration
+	// FullSnapshotRefusalGrace: a sidecar that refuses druid's request for the full snapshot before
+	// hibernation or new images (401/403: a certificate it does not accept, an image that authenticates
+	// otherwise) holds the update this long, and at least three attempts; then the update goes ahead without
+	// the snapshot, as the volumes stay and the sidecar keeps uploading deltas.
+	FullSnapshotRefusalGrace time.Duration
 	// Images are passed to the StatefulSet component.
 	Images Images
 	// LocalBackup limits the node directories a Local backup store may mount (the compaction and
@@ -72,6 +80,9 @@ func (c *EtcdController) Default() {
 	if c.EtcdMemberNotReadyThreshold == 0 {
 		c.EtcdMemberNotReadyThreshold = DefaultEtcdMemberNotReadyThreshold
 	}
+	if c.FullSnapshotRefusalGrace == 0 {
+		c.FullSnapshotRefusalGrace = DefaultFullSnapshotRefusalGrace
+	}
 	c.Images.Compatibility.Default()
 }
 
@@ -86,6 +97,7 @@ func (c EtcdController) Validate() error {
 		"statusSyncPeriod":            c.StatusSyncPeriod,
 		"etcdMemberUnknownThreshold":  c.EtcdMemberUnknownThreshold,
 		"etcdMemberNotReadyThreshold": c.EtcdMemberNotReadyThreshold,
+		"fullSnapshotRefusalGrace":    c.FullSnapshotRefusalGrace,
 	} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("etcd controller: %s must be positive, got %s", name, d))

@@ -14,6 +14,9 @@ const (
 	// DefaultEtcdOpsTaskRetryInterval is the wait before a snapshot request that did not reach the sidecar
 	// (connection refused, TLS secrets unreadable) is sent again, within the task's timeout.
 	DefaultEtcdOpsTaskRetryInterval = 5 * time.Second
+	// DefaultEtcdOpsTaskMinInterval is the least time between the starts of two tasks of the same kind
+	// (full, final full, delta) of one Etcd.
+	DefaultEtcdOpsTaskMinInterval = time.Minute
 )
 
 // EtcdOpsTaskController configures the EtcdOpsTask controller.
@@ -25,6 +28,10 @@ type EtcdOpsTaskController struct {
 	Workers int
 	// RetryInterval is the wait before a snapshot request that did not reach the sidecar is retried.
 	RetryInterval time.Duration
+	// MinInterval is the least time between the starts of two tasks of the same kind of one Etcd; a task
+	// sooner is Rejected (ERR_TOO_FREQUENT). Every snapshot streams the whole database (full) or loads the
+	// backup leader and the store, so tasks created in a loop must not turn into a snapshot loop.
+	MinInterval time.Duration
 }
 
 // DefaultEtcdOpsTaskController is the controller's configuration before flags and the config file.
@@ -42,6 +49,9 @@ func (c *EtcdOpsTaskController) Default() {
 	if c.RetryInterval == 0 {
 		c.RetryInterval = DefaultEtcdOpsTaskRetryInterval
 	}
+	if c.MinInterval == 0 {
+		c.MinInterval = DefaultEtcdOpsTaskMinInterval
+	}
 }
 
 // Validate rejects a configuration the controller cannot run with, naming every offending field.
@@ -52,6 +62,9 @@ func (c EtcdOpsTaskController) Validate() error {
 	}
 	if c.RetryInterval <= 0 {
 		errs = append(errs, fmt.Errorf("etcd-ops-task controller: retryInterval must be positive, got %s", c.RetryInterval))
+	}
+	if c.MinInterval < 0 {
+		errs = append(errs, fmt.Errorf("etcd-ops-task controller: minInterval must not be negative, got %s", c.MinInterval))
 	}
 	return errors.Join(errs...)
 }

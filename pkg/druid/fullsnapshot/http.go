@@ -125,7 +125,7 @@ func (h *HTTP) Snapshot(ctx context.Context, etcd *druidv1alpha1.Etcd, req Reque
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if resp.StatusCode != http.StatusOK {
-		return nil, &AnswerError{What: what, URL: url, Status: resp.Status, Message: strings.TrimSpace(string(body))}
+		return nil, &AnswerError{What: what, URL: url, Status: resp.Status, Code: resp.StatusCode, Message: strings.TrimSpace(string(body))}
 	}
 	return body, nil
 }
@@ -137,12 +137,22 @@ type AnswerError struct {
 	What string
 	// URL is the URL called, Status the HTTP status line's text (e.g. "500 Internal Server Error").
 	URL, Status string
+	// Code is the HTTP status code.
+	Code int
 	// Message is the sidecar's message.
 	Message string
 }
 
 func (e *AnswerError) Error() string {
 	return fmt.Sprintf("requesting %s: GET %s answered %s: %s", e.What, e.URL, e.Status, e.Message)
+}
+
+// IsRefusal tells whether err is the sidecar's refusal of druid as a caller (401 Unauthorized, 403
+// Forbidden): the sidecar does not accept druid's client certificate (another CA, an upstream image that
+// authenticates otherwise). Asking again does not change that; only the configuration does.
+func IsRefusal(err error) bool {
+	var answer *AnswerError
+	return errors.As(err, &answer) && (answer.Code == http.StatusUnauthorized || answer.Code == http.StatusForbidden)
 }
 
 // maxAnswer bounds what is read of the sidecar's answer: a snapshot's JSON is a few hundred bytes.

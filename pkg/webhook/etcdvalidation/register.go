@@ -34,7 +34,7 @@ func AddToManager(mgr manager.Manager) error {
 		return err
 	}
 	return builder.WebhookManagedBy(mgr, &druidv1alpha1.EtcdOpsTask{}).
-		WithValidator(OpsTaskValidator{}).
+		WithValidator(OpsTaskValidator{Reader: mgr.GetAPIReader()}).
 		WithValidatorCustomPath(EtcdOpsTaskPath).
 		Complete()
 }

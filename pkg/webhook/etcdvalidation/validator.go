@@ -6,9 +6,12 @@ package etcdvalidation
 
 import (
 	"context"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
@@ -89,14 +92,31 @@ func (CopyBackupsTaskValidator) ValidateDelete(context.Context, *druidv1alpha1.E
 }
 
 // OpsTaskValidator admits EtcdOpsTasks that pass validation.ValidateEtcdOpsTask: one operation this druid
-// runs (onDemandSnapshot), an Etcd named; on updates the spec is immutable.
-type OpsTaskValidator struct{}
+// runs (onDemandSnapshot), an Etcd named; a final full snapshot only of an Etcd that declares its clients
+// stopped (validation.ValidateEtcdOpsTaskForEtcd); on updates the spec is immutable.
+type OpsTaskValidator struct {
+	// Reader reads the task's Etcd from the apiserver.
+	Reader client.Reader
+}
 
 var _ admission.Validator[*druidv1alpha1.EtcdOpsTask] = OpsTaskValidator{}
 
-// ValidateCreate checks a new ops task.
-func (OpsTaskValidator) ValidateCreate(_ context.Context, task *druidv1alpha1.EtcdOpsTask) (admission.Warnings, error) {
-	return nil, invalid("EtcdOpsTask", task.Name, validation.ValidateEtcdOpsTask(task))
+// ValidateCreate checks a new ops task. An Etcd that does not exist is left to the controller, which
+// rejects the task in its status; an Etcd that cannot be read refuses a final snapshot task.
+func (v OpsTaskValidator) ValidateCreate(ctx context.Context, task *druidv1alpha1.EtcdOpsTask) (admission.Warnings, error) {
+	errs := validation.ValidateEtcdOpsTask(task)
+	if s := task.Spec.Config.OnDemandSnapshot; len(errs) == 0 && s != nil && ptr.Deref(s.IsFinal, false) {
+		etcd := &druidv1alpha1.Etcd{}
+		err := v.Reader.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: *task.Spec.EtcdName}, etcd)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, apierrors.NewInternalError(fmt.Errorf("reading Etcd %s/%s to judge spec.config.onDemandSnapshot.isFinal: %w", task.Namespace, *task.Spec.EtcdName, err))
+		default:
+			errs = validation.ValidateEtcdOpsTaskForEtcd(task, etcd)
+		}
+	}
+	return nil, invalid("EtcdOpsTask", task.Name, errs)
 }
 
 // ValidateUpdate checks an updated ops task: the spec must not change; what the task already stored is not

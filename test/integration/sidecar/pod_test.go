@@ -20,8 +20,11 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
@@ -29,6 +32,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/role"
 	"github.com/gardener-etcd/gardener-etcd/pkg/wrapper"
 	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 	"github.com/gardener-etcd/gardener-etcd/test/support/freeport"
@@ -81,6 +85,7 @@ func newCluster(t *testing.T, n int) *cluster {
 func newPrefixedCluster(t *testing.T, n int, prefix string) *cluster {
 	t.Helper()
 	c := &cluster{t: t, namespace: env.CreateNamespace(t), kube: kubernetes.NewForConfigOrDie(env.Config), prefix: prefix}
+	sidecarKube := c.etcdServiceAccountClient()
 	c.store = snapstore.Config{Provider: druidv1alpha1.StorageProviderLocal, Container: storeBucket, Prefix: storePrefix, LocalRoot: t.TempDir()}
 	for _, name := range []string{fullLease, deltaLease} {
 		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: c.namespace}}
@@ -102,7 +107,7 @@ func newPrefixedCluster(t *testing.T, n int, prefix string) *cluster {
 		// No cron full snapshots: the test decides when full snapshots happen besides the first one.
 		o.Schedule, o.DeltaSnapshotPeriod, o.ReelectionPeriod = "", deltaPeriod, reelectPeriod
 		o.EnableSnapshotLeaseRenewal, o.FullSnapshotLeaseName, o.DeltaSnapshotLeaseName = true, fullLease, deltaLease
-		o.Kubernetes = c.kube
+		o.Kubernetes = sidecarKube
 		o.SidecarURLOf = c.sidecarURLOf
 		p.sidecar = o
 		w := wrapper.DefaultOptions()
@@ -121,6 +126,33 @@ func newPrefixedCluster(t *testing.T, n int, prefix string) *cluster {
 		}
 	})
 	return c
+}
+
+// etcdServiceAccountClient is the client the sidecars call the apiserver with: the etcd pods' service
+// account, bound to the Role druid renders for our sidecar (role.OurRules), as in a seed. The tests' own
+// client (c.kube) stays the administrator's.
+func (c *cluster) etcdServiceAccountClient() kubernetes.Interface {
+	c.t.Helper()
+	ctx, ns := c.t.Context(), c.namespace
+	must := func(_ any, err error) {
+		if err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	must(c.kube.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: etcdName}}, metav1.CreateOptions{}))
+	name := "druid.gardener.cloud:etcd:" + etcdName
+	must(c.kube.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: role.OurRules()}, metav1.CreateOptions{}))
+	must(c.kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: etcdName, Namespace: ns}},
+	}, metav1.CreateOptions{}))
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + ns + ":" + etcdName,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+	}
+	return kubernetes.NewForConfigOrDie(cfg)
 }
 
 // startAll starts every pod, waits until each is ready and returns a client of the whole cluster.

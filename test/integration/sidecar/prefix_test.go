@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -44,6 +45,9 @@ func TestPrefixedMembersBootstrapRenewTheirLeasesAndRejoin(t *testing.T) {
 		g.Eventually(c.leaseHolder, time.Minute, 200*time.Millisecond).WithArguments(prefix+"-"+p.name).ShouldNot(BeEmpty(), "member lease of %s", p.name)
 	}
 	putRetrying(t, cli, "a/", 20)
+	// The sidecars did all of that with the narrow Role, which is enforced: their account reads no pods.
+	_, err := c.pods[0].sidecar.Kubernetes.CoreV1().Pods(c.namespace).List(t.Context(), metav1.ListOptions{})
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "listing pods as the etcd service account: %v", err)
 
 	wiped := c.pods[2]
 	wiped.stop()

@@ -176,3 +176,31 @@ func TestValidationWebhookRejectsOpsTasksDruidCannotRun(t *testing.T) {
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring("etcdName is immutable"))
 }
+
+// A final full snapshot task is refused, naming spec.config.onDemandSnapshot.isFinal, for an Etcd whose
+// clients nothing declared stopped; it is admitted once the Etcd carries the declaration. A task for an
+// Etcd that does not exist (yet) is left to the controller, which rejects it in its status.
+func TestValidationWebhookRefusesFinalSnapshotTasksOfARunningEtcd(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	etcd := exampleEtcd(t)
+	namespace := etcd.Namespace
+	g.Expect(env.Client.Create(ctx, etcd)).To(Succeed())
+	final := func(name string) *druidv1alpha1.EtcdOpsTask {
+		return &druidv1alpha1.EtcdOpsTask{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+			Spec: druidv1alpha1.EtcdOpsTaskSpec{EtcdName: ptr.To(etcd.Name), Config: druidv1alpha1.EtcdOpsTaskConfig{
+				OnDemandSnapshot: &druidv1alpha1.OnDemandSnapshotConfig{Type: druidv1alpha1.OnDemandSnapshotTypeFull, IsFinal: ptr.To(true)}}}}
+	}
+	err := env.Client.Create(ctx, final("final"))
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring("spec.config.onDemandSnapshot.isFinal: Forbidden"))
+	g.Expect(err.Error()).To(ContainSubstring("druid.gardener.cloud/final-snapshot-allowed"))
+
+	metav1.SetMetaDataAnnotation(&etcd.ObjectMeta, "druid.gardener.cloud/final-snapshot-allowed", "true")
+	g.Expect(env.Client.Update(ctx, etcd)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, final("final"))).To(Succeed())
+
+	missing := final("other")
+	missing.Spec.EtcdName = ptr.To("no-such-etcd")
+	g.Expect(env.Client.Create(ctx, missing)).To(Succeed())
+}

@@ -37,7 +37,7 @@ func New(c component.Clients, opts Options) component.Registry {
 	}
 	registry, err := component.NewRegistry(map[component.Kind]component.Operator{
 		component.KindServiceAccount:      serviceaccount.New(c),
-		component.KindRole:                role.New(c),
+		component.KindRole:                role.New(c, opts.Images),
 		component.KindRoleBinding:         rolebinding.New(c),
 		component.KindMemberLease:         memberlease.New(c),
 		component.KindSnapshotLease:       snapshotlease.New(c),

@@ -39,7 +39,16 @@ const (
 	EventReasonNoFullSnapshotBeforeUpdate = "NoFullSnapshotBeforeUpdate"
 	// ErrorCodeFullSnapshotBeforeUpdate is recorded in status.lastErrors while the snapshot fails.
 	ErrorCodeFullSnapshotBeforeUpdate druidv1alpha1.ErrorCode = "ERR_FULL_SNAPSHOT_BEFORE_UPDATE"
+	// EventReasonFullSnapshotBeforeUpdateRefused is a Warning event: the sidecar refused druid as a caller
+	// (401/403), so the update waits for the refusal grace (config.EtcdController.FullSnapshotRefusalGrace).
+	EventReasonFullSnapshotBeforeUpdateRefused = "FullSnapshotBeforeUpdateRefused"
+	// ErrorCodeFullSnapshotRefused is recorded in status.lastErrors while the sidecar refuses.
+	ErrorCodeFullSnapshotRefused druidv1alpha1.ErrorCode = "ERR_FULL_SNAPSHOT_REFUSED"
 )
+
+// minRefusals is how many refused requests in a row, besides the refusal grace, an update waits for before
+// it goes ahead: one refusal may come from a certificate being rotated.
+const minRefusals = 3
 
 // recordedSnapshotFreshness is how long a snapshot recorded for an update still counts for it: an update
 // held longer by something else (a component that does not sync) would otherwise go ahead on an old one.
@@ -121,6 +130,10 @@ func (u stoppingUpdate) eventReason() string {
 //   - no client certificate (spec.backup.tls.clientTLSSecretRef): the sidecar answers /snapshot/full only
 //     to callers with a certificate of its CA, so druid can never ask; as the compaction controller, which
 //     falls back to a Job then, the update is not held for a configuration druid cannot change (Warning);
+//   - the sidecar refused druid as a caller (401/403) for FullSnapshotRefusalGrace and at least
+//     minRefusals requests in a row (refusedSnapshot): asking again does not change a certificate it does
+//     not accept or an image that authenticates otherwise, and that sidecar, being up, keeps uploading
+//     deltas (Warning, after Warnings and lastErrors ERR_FULL_SNAPSHOT_REFUSED while it waits);
 //   - the snapshot failed and the members the StatefulSet runs have no quorum (judged as the Ready
 //     condition): no member can take one, and hibernating or repairing a broken cluster must stay possible
 //     (Warning). The snapshot is always tried first: the leases the quorum is judged from may be stale
@@ -173,6 +186,9 @@ func (s *specRun) snapshotBeforeUpdate(ctx context.Context) flow.Result {
 				"the store holds what the last delta snapshot uploaded, the volumes (kept) every write since", err), corev1.EventTypeWarning)
 			return flow.Continue()
 		}
+		if fullsnapshot.IsRefusal(err) {
+			return s.refusedSnapshot(ctx, key, update, err)
+		}
 		return s.holdForSnapshot(ctx, update, err, s.r.snapshotRetries.failed(key, s.r.clock.Now()))
 	}
 	s.r.snapshotRetries.succeeded(key)
@@ -219,6 +235,36 @@ func (s *specRun) holdForSnapshot(ctx context.Context, update stoppingUpdate, ca
 	log.FromContext(ctx).Info("Full snapshot before the update failed, the update waits", "update", update.what, "error", cause.Error(), "retryIn", retryIn)
 	s.r.recorder.Eventf(s.etcd, nil, corev1.EventTypeWarning, EventReasonFullSnapshotBeforeUpdateFailed, actionReconcile, "%s", message)
 	lastError := druidv1alpha1.LastError{Code: ErrorCodeFullSnapshotBeforeUpdate, Description: message, ObservedAt: metav1.NewTime(s.r.clock.Now())}
+	if err := s.record(ctx, druidv1alpha1.LastOperationStateError, message, lastError); err != nil {
+		return flow.Fail(err)
+	}
+	return flow.RequeueAfter(retryIn, message)
+}
+
+// refusedSnapshot handles the sidecar's refusal of druid's request (401/403). The update waits, saying why
+// and what to check (Warning event FullSnapshotBeforeUpdateRefused, lastErrors ERR_FULL_SNAPSHOT_REFUSED),
+// until the sidecar refused for FullSnapshotRefusalGrace and at least minRefusals times in a row; then it
+// goes ahead without the snapshot. The data stays safe: hibernation and new images keep the volumes, which
+// hold every write, and the refusing sidecar is up and uploads deltas, so the store is at most a delta
+// period behind, as it is when no client certificate is configured. The count lives in memory: a
+// restarted druid waits the grace again (longer, never shorter).
+func (s *specRun) refusedSnapshot(ctx context.Context, key client.ObjectKey, update stoppingUpdate, cause error) flow.Result {
+	now := s.r.clock.Now()
+	grace := s.r.config.FullSnapshotRefusalGrace
+	since, refusals, retryIn := s.r.snapshotRetries.refused(key, now)
+	if refusals >= minRefusals && now.Sub(since) >= grace {
+		s.r.snapshotRetries.succeeded(key)
+		s.proceedWithoutSnapshot(ctx, update, fmt.Sprintf("the sidecar refused druid's request %d times in a row since %s (%v); "+
+			"the volumes (kept) hold every write, the store what the last delta snapshot uploaded", refusals, since.UTC().Format(time.RFC3339), cause), corev1.EventTypeWarning)
+		return flow.Continue()
+	}
+	message := fmt.Sprintf("the sidecar refused druid's request for a full snapshot before %s: %v. "+
+		"Check that spec.backup.tls.clientTLSSecretRef holds a certificate of the CA the sidecar trusts (spec.backup.tls.tlsCASecretRef) "+
+		"and that the backup-restore image accepts it; the update goes ahead without the snapshot once refused for %s and %d times in a row (refused %d times since %s); retrying in %s",
+		update.what, cause, grace, minRefusals, refusals, since.UTC().Format(time.RFC3339), retryIn)
+	log.FromContext(ctx).Info("The sidecar refused the full snapshot before the update, the update waits", "update", update.what, "error", cause.Error(), "refusals", refusals, "retryIn", retryIn)
+	s.r.recorder.Eventf(s.etcd, nil, corev1.EventTypeWarning, EventReasonFullSnapshotBeforeUpdateRefused, actionReconcile, "%s", message)
+	lastError := druidv1alpha1.LastError{Code: ErrorCodeFullSnapshotRefused, Description: message, ObservedAt: metav1.NewTime(now)}
 	if err := s.record(ctx, druidv1alpha1.LastOperationStateError, message, lastError); err != nil {
 		return flow.Fail(err)
 	}

@@ -79,3 +79,21 @@ func TestSnapshotRetriesBackOff(t *testing.T) {
 	r.succeeded(key)
 	g.Expect(r.wait(key, now)).To(BeZero())
 }
+
+// Refusals are counted from the first of a row; any other failure starts the row anew.
+func TestSnapshotRetriesCountRefusalsInARow(t *testing.T) {
+	g := NewWithT(t)
+	var r snapshotRetries
+	key := types.NamespacedName{Namespace: "shoot", Name: "etcd-main"}
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	since, n, _ := r.refused(key, t0)
+	g.Expect(since).To(Equal(t0))
+	g.Expect(n).To(Equal(1))
+	since, n, _ = r.refused(key, t0.Add(time.Minute))
+	g.Expect(since).To(Equal(t0))
+	g.Expect(n).To(Equal(2))
+	r.failed(key, t0.Add(2*time.Minute))
+	since, n, _ = r.refused(key, t0.Add(3*time.Minute))
+	g.Expect(since).To(Equal(t0.Add(3 * time.Minute)))
+	g.Expect(n).To(Equal(1))
+}

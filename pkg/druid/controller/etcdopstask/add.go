@@ -41,6 +41,7 @@ func AddToManagerWith(mgr manager.Manager, cfg config.EtcdOpsTaskController, sna
 		Snapshots:     snapshots,
 		Clock:         clock.RealClock{},
 		RetryInterval: cfg.RetryInterval,
+		MinInterval:   cfg.MinInterval,
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).

@@ -53,6 +53,8 @@ const (
 	ErrInvalidTask druidv1alpha1.ErrorCode = "ERR_INVALID_TASK"
 	// ErrNoClientCertificate: the Etcd's spec.backup.tls names no client certificate druid could present.
 	ErrNoClientCertificate druidv1alpha1.ErrorCode = "ERR_NO_CLIENT_CERTIFICATE"
+	// ErrTooFrequent: a task of the same kind of the same Etcd started less than MinInterval ago.
+	ErrTooFrequent druidv1alpha1.ErrorCode = "ERR_TOO_FREQUENT"
 )
 
 // Reasons of the events on a task.
@@ -86,11 +88,16 @@ type Reconciler struct {
 	Clock     clock.PassiveClock
 	// RetryInterval is the wait before a request that did not reach the sidecar is sent again.
 	RetryInterval time.Duration
+	// MinInterval is the least time between the starts of two tasks of the same kind of one Etcd.
+	MinInterval time.Duration
 
 	// admitting serializes admissions: the check for another unfinished task of the same Etcd and the
 	// write that starts this one are one step, so two tasks created together and admitted by two workers
 	// cannot both start (druid runs as one leader, so a process-local lock covers every admission).
 	admitting sync.Mutex
+	// started remembers when a task of a kind of an Etcd ("<namespace>/<etcd>/<kind>") last started, for
+	// tasks deleted (TTL) before MinInterval passed; guarded by admitting.
+	started map[string]time.Time
 }
 
 // Reconcile implements reconcile.Reconciler for EtcdOpsTasks.
@@ -161,11 +168,21 @@ func (r *Reconciler) admit(ctx context.Context, task *druidv1alpha1.EtcdOpsTask)
 		return reject(ErrDuplicateTask, nil, "EtcdOpsTask %s for Etcd %s/%s is not finished yet (state %s); one task per Etcd runs at a time, create this one again once it finished",
 			other.Name, task.Namespace, *task.Spec.EtcdName, stateOf(other))
 	}
+	if other, at, err := r.recentTask(ctx, task); err != nil {
+		return false, err
+	} else if !at.IsZero() {
+		return reject(ErrTooFrequent, nil, "EtcdOpsTask %s started %s of Etcd %s at %s; tasks of one kind run at most one per %s and Etcd, create this one again after %s",
+			other, describe(task.Spec.Config.OnDemandSnapshot), *task.Spec.EtcdName, at.UTC().Format(time.RFC3339), r.MinInterval, at.Add(r.MinInterval).UTC().Format(time.RFC3339))
+	}
 	etcd := &druidv1alpha1.Etcd{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: *task.Spec.EtcdName}, etcd); apierrors.IsNotFound(err) {
 		return reject(ErrGetEtcd, nil, "Etcd %s/%s does not exist", task.Namespace, *task.Spec.EtcdName)
 	} else if err != nil {
 		return false, fmt.Errorf("reading Etcd %s/%s: %w", task.Namespace, *task.Spec.EtcdName, err)
+	}
+	// The validation webhook refuses such a task at creation; one stored while it was off is rejected here.
+	if errs := validation.ValidateEtcdOpsTaskForEtcd(task, etcd); len(errs) > 0 {
+		return reject(ErrInvalidTask, etcd, "%s", errs.ToAggregate().Error())
 	}
 	if etcd.Spec.Backup.Store == nil {
 		return reject(ErrBackupNotEnabled, etcd, "Etcd %s has no backup store (spec.backup.store): there is nothing to take a snapshot to", etcd.Name)
@@ -186,6 +203,10 @@ func (r *Reconciler) admit(ctx context.Context, task *druidv1alpha1.EtcdOpsTask)
 	}); err != nil {
 		return false, err
 	}
+	if r.started == nil {
+		r.started = map[string]time.Time{}
+	}
+	r.started[kindKey(task)] = r.Clock.Now()
 	r.event(task, etcd, corev1.EventTypeNormal, EventReasonSnapshotStarted, "Execute", "Taking %s of Etcd %s (timeout %s)", describe(snapshotConfig), etcd.Name, snapshotConfig.Timeout())
 	return true, nil
 }
@@ -208,6 +229,42 @@ func (r *Reconciler) blockingTask(ctx context.Context, task *druidv1alpha1.EtcdO
 		}
 	}
 	return nil, nil
+}
+
+// recentTask names a task of the same kind and Etcd that started less than MinInterval ago, and when it
+// started (zero time: none). It looks at the stored tasks (also finished ones, kept for their TTL) and at
+// the starts this druid remembers of tasks deleted since.
+func (r *Reconciler) recentTask(ctx context.Context, task *druidv1alpha1.EtcdOpsTask) (string, time.Time, error) {
+	if r.MinInterval <= 0 {
+		return "", time.Time{}, nil
+	}
+	now := r.Clock.Now()
+	tasks := &druidv1alpha1.EtcdOpsTaskList{}
+	if err := r.Reader.List(ctx, tasks, client.InNamespace(task.Namespace)); err != nil {
+		return "", time.Time{}, fmt.Errorf("listing the EtcdOpsTasks of namespace %s: %w", task.Namespace, err)
+	}
+	for i := range tasks.Items {
+		other := &tasks.Items[i]
+		if other.UID == task.UID || other.Status.StartedAt == nil || kindKey(other) != kindKey(task) {
+			continue
+		}
+		if at := other.Status.StartedAt.Time; now.Sub(at) < r.MinInterval {
+			return other.Name, at, nil
+		}
+	}
+	if at, ok := r.started[kindKey(task)]; ok && now.Sub(at) < r.MinInterval {
+		return "(since deleted)", at, nil
+	}
+	return "", time.Time{}, nil
+}
+
+// kindKey identifies a task's Etcd and kind of snapshot ("a full snapshot", "a final full snapshot", "a
+// delta snapshot"); a task without a snapshot config (rejected before) has none.
+func kindKey(task *druidv1alpha1.EtcdOpsTask) string {
+	if task.Spec.Config.OnDemandSnapshot == nil {
+		return ""
+	}
+	return task.Namespace + "/" + ptr.Deref(task.Spec.EtcdName, "") + "/" + describe(task.Spec.Config.OnDemandSnapshot)
 }
 
 func earlier(a, b *druidv1alpha1.EtcdOpsTask) bool {

@@ -34,6 +34,8 @@ var testConfig = config.EtcdController{
 	EtcdMemberUnknownThreshold:  2 * time.Second,
 	EtcdMemberNotReadyThreshold: 3 * time.Second,
 	Images:                      config.Images{EtcdWrapper: "example.org/etcd-wrapper:v1", BackupRestore: "example.org/etcdbrctl:v1"},
+	// A sidecar that refuses druid's certificate holds an update for a few seconds here, not minutes.
+	FullSnapshotRefusalGrace: 3 * time.Second,
 }
 
 func TestMain(m *testing.M) { envtest.MainWith(m, &env, envtest.Options{}, startManager) }

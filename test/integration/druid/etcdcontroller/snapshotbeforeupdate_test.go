@@ -291,3 +291,42 @@ func loseQuorumByLeases(t *testing.T, ns string, members *sidecars) {
 		g.Expect(c.Status).NotTo(Equal(druidv1alpha1.ConditionTrue))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 }
+
+// A sidecar that refuses druid's client certificate (401) would refuse it for ever: druid says so (a
+// Warning event and lastErrors naming the refusal and what to check), holds the update for the refusal
+// grace and at least three attempts, and then lets hibernation go ahead without the snapshot, with a
+// Warning: the volumes stay, and the sidecar that refused keeps uploading deltas.
+func TestHibernationRefusedByTheSidecarGoesAheadAfterTheGrace(t *testing.T) {
+	g := NewWithT(t)
+	ns, sidecar, _ := backedUpCluster(t, 3)
+	sidecar.refuse()
+
+	reconcileChange(t, ns, func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 0 })
+	g.Eventually(eventMessages(ns, etcdcontroller.EventReasonFullSnapshotBeforeUpdateRefused)).WithTimeout(timeout).WithPolling(poll).Should(
+		ContainElement(And(HavePrefix(corev1.EventTypeWarning+": the sidecar refused druid's request for a full snapshot before scaling from 3 to 0 replicas (hibernation)"),
+			ContainSubstring("401 Unauthorized"), ContainSubstring("spec.backup.tls"))))
+	g.Eventually(stsReplicas(ns)).WithTimeout(timeout).WithPolling(poll).Should(Equal(int32(0)))
+	g.Expect(sidecar.count()).To(BeNumerically(">=", 3), "held for at least three refused attempts")
+	g.Expect(sidecar.takenCount()).To(BeZero())
+	g.Expect(eventMessages(ns, etcdcontroller.EventReasonNoFullSnapshotBeforeUpdate)(g)).To(ContainElement(And(
+		HavePrefix(corev1.EventTypeWarning+": scaling from 3 to 0 replicas (hibernation) without a full snapshot first: the sidecar refused"),
+		ContainSubstring("401 Unauthorized"))))
+}
+
+// The same for new images: the refusal is surfaced in lastErrors while the update waits, and the image
+// changes once the grace has passed.
+func TestImageChangeRefusedByTheSidecarGoesAheadAfterTheGrace(t *testing.T) {
+	g := NewWithT(t)
+	ns, sidecar, _ := backedUpCluster(t, 3)
+	sidecar.refuse()
+	const newImage = "example.org/etcd-wrapper:v2"
+
+	reconcileChange(t, ns, func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.Image = ptr.To(newImage) })
+	g.Eventually(func(g Gomega) {
+		g.Expect(getEtcd(g, ns).Status.LastErrors).To(ContainElement(And(
+			HaveField("Code", etcdcontroller.ErrorCodeFullSnapshotRefused),
+			HaveField("Description", ContainSubstring("401 Unauthorized")))))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	g.Eventually(stsImage(ns, "etcd")).WithTimeout(timeout).WithPolling(poll).Should(Equal(newImage))
+	g.Expect(sidecar.count()).To(BeNumerically(">=", 3))
+}

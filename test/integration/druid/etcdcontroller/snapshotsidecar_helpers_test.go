@@ -24,6 +24,14 @@ type snapshotSidecar struct {
 	mu       sync.Mutex
 	taken    int
 	revision int64 // 0: the snapshot fails with 500
+	refusing bool  // the sidecar refuses druid's certificate (401), as one that authenticates otherwise
+}
+
+// refuse lets the following snapshot requests be refused with 401 Unauthorized.
+func (s *snapshotSidecar) refuse() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refusing = true
 }
 
 // succeedAt lets the following snapshots succeed at revision (0: fail again).
@@ -59,11 +67,15 @@ func startSnapshotSidecar(t *testing.T, namespace string) *snapshotSidecar {
 
 func (s *snapshotSidecar) answer(w http.ResponseWriter) {
 	s.mu.Lock()
-	revision := s.revision
-	if revision != 0 {
+	revision, refusing := s.revision, s.refusing
+	if revision != 0 && !refusing {
 		s.taken++
 	}
 	s.mu.Unlock()
+	if refusing {
+		http.Error(w, "client certificate not accepted", http.StatusUnauthorized)
+		return
+	}
 	if revision == 0 {
 		http.Error(w, "taking the full snapshot: uploading: connection reset by peer", http.StatusInternalServerError)
 		return

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1/validation"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcdopstask"
 	"github.com/gardener-etcd/gardener-etcd/test/support/sidecarstandin"
 )
@@ -155,7 +156,9 @@ func TestFinalFullSnapshotIsRecordedAndTheTaskDeletedAfterItsTTL(t *testing.T) {
 	sidecar := sidecarstandin.StartHandler(t, env.Client, &sidecars, ns, func(w http.ResponseWriter, r *http.Request) {
 		names <- snapshotJSON(w, r, 4242)
 	})
-	createEtcd(t, ns, "etcd-main")
+	createEtcd(t, ns, "etcd-main", func(e *druidv1alpha1.Etcd) {
+		e.Annotations = map[string]string{validation.FinalSnapshotAllowedAnnotation: "true"} // its clients are stopped
+	})
 	const ttl = 15 // long enough that even a loaded machine sees the finished task well before it expires
 	task := createTask(t, ns, "final-snapshot", "etcd-main", druidv1alpha1.OnDemandSnapshotConfig{Type: druidv1alpha1.OnDemandSnapshotTypeFull, IsFinal: ptr.To(true)}, ttl)
 
@@ -208,6 +211,7 @@ func TestDeltaSnapshot(t *testing.T) {
 		snapshotJSON(w, r, 120)
 	})
 	createEtcd(t, ns, "etcd-main")
+	createEtcd(t, ns, "etcd-events") // a second delta of etcd-main would wait for the minimum interval
 	delta := druidv1alpha1.OnDemandSnapshotConfig{Type: druidv1alpha1.OnDemandSnapshotTypeDelta}
 
 	first := waitForState(t, createTask(t, ns, "delta-1", "etcd-main", delta, 3600), druidv1alpha1.TaskStateSucceeded)
@@ -216,7 +220,7 @@ func TestDeltaSnapshot(t *testing.T) {
 	g.Expect(*first.Status.Snapshot.Name).To(HavePrefix("Incr-00000110-00000120-"))
 	g.Expect(first.Status.LastOperation.Description).To(ContainSubstring("took a delta snapshot: Incr-00000110-00000120-"))
 
-	second := waitForState(t, createTask(t, ns, "delta-2", "etcd-main", delta, 3600), druidv1alpha1.TaskStateSucceeded)
+	second := waitForState(t, createTask(t, ns, "delta-2", "etcd-events", delta, 3600), druidv1alpha1.TaskStateSucceeded)
 	g.Expect(second.Status.Snapshot).To(BeNil())
 	g.Expect(second.Status.LastOperation.Description).To(Equal("took no delta snapshot: nothing changed since the last snapshot"))
 	g.Expect(sidecar.RequestURIs()).To(Equal([]string{"/snapshot/delta", "/snapshot/delta"}))
@@ -259,8 +263,10 @@ func TestSecondTaskForTheSameEtcdIsRejectedWhileOneRuns(t *testing.T) {
 	g.Expect(sidecar.Requests()).To(Equal(1), "the rejected task did not ask for a snapshot")
 	g.Expect(stored(second)(g)).To(haveState(druidv1alpha1.TaskStateRejected), "rejection is final")
 
-	// Once the first task finished, a new task of the Etcd runs.
-	third := waitForState(t, createTask(t, ns, "third", "etcd-main", fullSnapshot(), 3600), druidv1alpha1.TaskStateSucceeded)
+	// Once the first task finished, a new task of the Etcd runs (of another kind: a second full snapshot
+	// waits for the minimum interval).
+	third := waitForState(t, createTask(t, ns, "third", "etcd-main", druidv1alpha1.OnDemandSnapshotConfig{Type: druidv1alpha1.OnDemandSnapshotTypeDelta}, 3600),
+		druidv1alpha1.TaskStateSucceeded)
 	g.Expect(third.Status.Snapshot.EndRevision).To(Equal(int64(77)))
 }
 
@@ -288,6 +294,9 @@ func TestTasksAreRejectedWhenTheirPreconditionsFail(t *testing.T) {
 		{"no client certificate", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.TLS.ClientTLSSecretRef = corev1.SecretReference{} },
 			druidv1alpha1.EtcdOpsTaskConfig{OnDemandSnapshot: ptr.To(fullSnapshot())},
 			etcdopstask.ErrNoClientCertificate, "spec.backup.tls.clientTLSSecretRef is not set"},
+		{"final snapshot of an Etcd whose clients nothing declared stopped", func(*druidv1alpha1.Etcd) {},
+			druidv1alpha1.EtcdOpsTaskConfig{OnDemandSnapshot: &druidv1alpha1.OnDemandSnapshotConfig{Type: druidv1alpha1.OnDemandSnapshotTypeFull, IsFinal: ptr.To(true)}},
+			etcdopstask.ErrInvalidTask, "spec.config.onDemandSnapshot.isFinal: Forbidden: a final full snapshot marks Etcd etcd-main as shut down on purpose"},
 		{"quorum-loss recovery (the upstream API's other task)", func(*druidv1alpha1.Etcd) {},
 			druidv1alpha1.EtcdOpsTaskConfig{RecoverFromQuorumLoss: &druidv1alpha1.RecoverFromQuorumLossConfig{ScaleDownTimeout: &metav1.Duration{Duration: time.Minute}}},
 			etcdopstask.ErrUnsupportedTaskType, "spec.config.recoverFromQuorumLoss: Forbidden: this etcd-druid runs only onDemandSnapshot tasks"},
@@ -436,4 +445,25 @@ func TestCRDRejectsInvalidTasksAndKeepsTheSpec(t *testing.T) {
 			g.Expect(strings.Contains(err.Error(), tc.message)).To(BeTrue(), "%s: %v", name, err)
 		}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	}
+}
+
+// Tasks of one kind run at most once per minimum interval per Etcd: a second full snapshot right after
+// the first is Rejected with ERR_TOO_FREQUENT naming the earlier task and when the next may run, without
+// reaching the sidecar; a task of another kind, or of another Etcd, runs.
+func TestTasksOfTheSameKindAreRateLimitedPerEtcd(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	sidecar := sidecarstandin.StartHandler(t, env.Client, &sidecars, ns, func(w http.ResponseWriter, r *http.Request) { snapshotJSON(w, r, 9) })
+	createEtcd(t, ns, "etcd-main")
+	createEtcd(t, ns, "etcd-events")
+
+	waitForState(t, createTask(t, ns, "full-1", "etcd-main", fullSnapshot(), 3600), druidv1alpha1.TaskStateSucceeded)
+	again := waitForState(t, createTask(t, ns, "full-2", "etcd-main", fullSnapshot(), 3600), druidv1alpha1.TaskStateRejected)
+	expectError(g, again, etcdopstask.ErrTooFrequent, "EtcdOpsTask full-1 started a full snapshot of Etcd etcd-main at ")
+	g.Expect(again.Status.LastErrors[len(again.Status.LastErrors)-1].Description).To(ContainSubstring("at most one per " + minInterval.String()))
+	g.Expect(sidecar.Requests()).To(Equal(1), "the rejected task did not ask for a snapshot")
+
+	waitForState(t, createTask(t, ns, "delta", "etcd-main", druidv1alpha1.OnDemandSnapshotConfig{Type: druidv1alpha1.OnDemandSnapshotTypeDelta}, 3600), druidv1alpha1.TaskStateSucceeded)
+	waitForState(t, createTask(t, ns, "events-full", "etcd-events", fullSnapshot(), 3600), druidv1alpha1.TaskStateSucceeded)
+	g.Expect(sidecar.Requests()).To(Equal(3))
 }

@@ -32,6 +32,9 @@ var (
 // for a delta) after a few tries.
 const retryInterval = 500 * time.Millisecond
 
+// minInterval is long enough that no test runs two tasks of one kind of one Etcd within it by chance.
+const minInterval = time.Hour
+
 func TestMain(m *testing.M) {
 	envtest.MainWith(m, &env, envtest.Options{}, startManager)
 }
@@ -45,7 +48,7 @@ func startManager(ctx context.Context, env *envtest.Env) error {
 		return err
 	}
 	snapshots := &fullsnapshot.HTTP{Reader: mgr.GetAPIReader(), Endpoint: sidecars.Of}
-	cfg := config.EtcdOpsTaskController{Enabled: true, RetryInterval: retryInterval}
+	cfg := config.EtcdOpsTaskController{Enabled: true, RetryInterval: retryInterval, MinInterval: minInterval}
 	if err := etcdopstask.AddToManagerWith(mgr, cfg, snapshots); err != nil {
 		return err
 	}

@@ -81,3 +81,22 @@ func ValidateEtcdOpsTaskUpdate(task, old *druidv1alpha1.EtcdOpsTask) field.Error
 	errs = append(errs, validateImmutable(task.Spec.TTLSecondsAfterFinished, old.Spec.TTLSecondsAfterFinished, spec.Child("ttlSecondsAfterFinished"))...)
 	return errs
 }
+
+// FinalSnapshotAllowedAnnotation on an Etcd ("true") declares that its clients are stopped for a shutdown
+// or a migration, so that an EtcdOpsTask may take its final full snapshot. Without it a final snapshot
+// task is refused: a final snapshot tells a migration's copy that the source holds nothing more
+// (`etcdbrctl copy` waits for it), which a running cluster contradicts with its next write. Gardener's own
+// final snapshot during a migration calls the sidecar directly and needs neither task nor annotation.
+const FinalSnapshotAllowedAnnotation = "druid.gardener.cloud/final-snapshot-allowed"
+
+// ValidateEtcdOpsTaskForEtcd checks what a task may ask of the Etcd it names: a final full snapshot only
+// of an Etcd that carries FinalSnapshotAllowedAnnotation "true".
+func ValidateEtcdOpsTaskForEtcd(task *druidv1alpha1.EtcdOpsTask, etcd *druidv1alpha1.Etcd) field.ErrorList {
+	s := task.Spec.Config.OnDemandSnapshot
+	if s == nil || !ptr.Deref(s.IsFinal, false) || etcd.Annotations[FinalSnapshotAllowedAnnotation] == "true" {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(field.NewPath("spec", "config", "onDemandSnapshot", "isFinal"),
+		fmt.Sprintf("a final full snapshot marks Etcd %s as shut down on purpose (a migration's copy waits for it), but nothing says its clients are stopped: "+
+			"annotate the Etcd %s=true once they are, or omit isFinal for a full snapshot of the running cluster", etcd.Name, FinalSnapshotAllowedAnnotation))}
+}

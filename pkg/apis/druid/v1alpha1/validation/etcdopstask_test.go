@@ -127,3 +127,24 @@ func TestOpsTaskSpecIsImmutable(t *testing.T) {
 		}
 	})
 }
+
+// A final full snapshot says that the cluster was shut down on purpose (a migration's copy waits for it),
+// so a task asks for one only of an Etcd whose operator declared its clients stopped; any other task, and
+// Gardener's own final snapshot (a direct sidecar call, no task), are not judged by this.
+func TestFinalSnapshotTaskNeedsTheEtcdsDeclaration(t *testing.T) {
+	running := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "shoot--dev--a"}}
+	errs := validation.ValidateEtcdOpsTaskForEtcd(validOpsTask(), running)
+	if len(errs) != 1 || errs[0].Type != field.ErrorTypeForbidden || errs[0].Field != "spec.config.onDemandSnapshot.isFinal" {
+		t.Fatalf("final snapshot of a running Etcd: got %v, want Forbidden on spec.config.onDemandSnapshot.isFinal", errs)
+	}
+	declared := running.DeepCopy()
+	declared.Annotations = map[string]string{validation.FinalSnapshotAllowedAnnotation: "true"}
+	if errs := validation.ValidateEtcdOpsTaskForEtcd(validOpsTask(), declared); len(errs) > 0 {
+		t.Errorf("final snapshot of an Etcd declared stopped: unexpected errors %v", errs)
+	}
+	notFinal := validOpsTask()
+	notFinal.Spec.Config.OnDemandSnapshot.IsFinal = nil
+	if errs := validation.ValidateEtcdOpsTaskForEtcd(notFinal, running); len(errs) > 0 {
+		t.Errorf("full snapshot of a running Etcd: unexpected errors %v", errs)
+	}
+}
