@@ -201,7 +201,7 @@ func (s *Suite) waitSnapshotBeyond(ctx context.Context, rev int64) (string, erro
 	var found string
 	err := poll(ctx, fmt.Sprintf("a snapshot up to revision %d in the store", rev), waitTimeout, func(context.Context) (string, error) {
 		var last int64
-		err := filepath.WalkDir(s.Seed.S3().Dir, func(path string, d fs.DirEntry, err error) error {
+		err := filepath.WalkDir(s.Seed.S3().Dir, func(_ string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err
 			}
