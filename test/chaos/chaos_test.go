@@ -16,6 +16,9 @@ import (
 // ten-minute druid and apiserver outages), each overridable: CHAOS_NETWORK_CUT, CHAOS_S3_DOWN,
 // CHAOS_DRUID_DOWN, CHAOS_APISERVER_DOWN, CHAOS_STALE_LEASES, CHAOS_FROZEN_SIDECARS, CHAOS_DISK_FULL (Go durations).
 // CHAOS_ONLY (comma-separated name prefixes, e.g. "kill -9,network cut") limits the run to those faults.
+// Besides the faults (background.go): on-demand snapshot EtcdOpsTasks in every round, compaction Jobs at
+// CHAOS_COMPACTION_EVENTS delta events (default 1500, about a minute and a half of the writer's writes) and
+// a rotation of the backup credentials every CHAOS_ROTATE_EVERY rounds (default 10; at least one per run).
 func TestChaos(t *testing.T) {
 	rounds := envInt(t, "CHAOS_ROUNDS", 30)
 	seed := uint64(envInt(t, "CHAOS_SEED", int(time.Now().UnixNano()%1_000_000)))
@@ -53,7 +56,11 @@ func TestChaos(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Hour)
 	defer cancel()
-	s := startSuite(t, ctx)
+	bg := Background{OpsTasks: true, CompactionEventsThreshold: int64(envInt(t, "CHAOS_COMPACTION_EVENTS", 1500)),
+		RotateEvery: envInt(t, "CHAOS_ROTATE_EVERY", 10)}
+	t.Logf("background: EtcdOpsTasks in every round, compaction at %d delta events, credential rotation every %d rounds",
+		bg.CompactionEventsThreshold, bg.RotateEvery)
+	s := startSuite(t, ctx, bg)
 	begin := time.Now()
 	results := s.Run(ctx, plan, seed)
 	PrintTable(t.Output(), seed, results)

@@ -10,6 +10,11 @@
 //
 // Every fault here leaves all member volumes in place, so a lost write is always a bug.
 //
+// Besides the faults a run operates the cluster as usual (background.go): on-demand snapshot EtcdOpsTasks in
+// every round (opstasks.go), compaction Jobs at a low events threshold (compaction.go) and rotations of the
+// backup store's credentials with the old ones revoked (rotation.go); what runs while no fault is active
+// must succeed, what runs during one must at least end.
+//
 // TestChaosShort (short_test.go) runs a few quick rounds inside `make test`; TestChaos (build tag chaos,
 // `make chaos`) runs CHAOS_ROUNDS rounds in an order drawn from CHAOS_SEED, printed so a run can be
 // replayed.

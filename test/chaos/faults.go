@@ -55,7 +55,7 @@ func Faults(d Durations) []Fault {
 		{Name: "kill -9 etcd", Inject: killMemberContainer(etcdpod.ContainerEtcd)},
 		{Name: "kill -9 backup-restore", Inject: killMemberContainer(etcdpod.ContainerBackupRestore)},
 		{Name: "kill -9 druid", Inject: killDruid},
-		{Name: "attack endpoints", Inject: attackEndpoints, NoRecovery: true},
+		{Name: "attack endpoints", Inject: attackEndpoints, NoRecovery: true, Quiet: true},
 		{Name: "S3 down " + short(d.S3Down), Inject: s3Down(d.S3Down), After: backupReadyAgain},
 		{Name: "network cut " + short(d.NetworkCut), Inject: networkCut(d.NetworkCut)},
 		{Name: "disk full " + short(d.DiskFull), Inject: diskFull(d.DiskFull)},

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -24,6 +25,9 @@ type Fault struct {
 	Inject func(ctx context.Context, r *Round) (target string, err error)
 	// NoRecovery: druid must start no recovery (no pod deleted, no quorum-loss recovery) in this round.
 	NoRecovery bool
+	// Quiet: the fault compares the store before and after (the attacks), so no EtcdOpsTask runs while it
+	// lasts and it starts once no compaction Job runs.
+	Quiet bool
 	// After checks what must hold once etcd-main is Ready again (nil: nothing more).
 	After func(ctx context.Context, r *Round) error
 }
@@ -65,6 +69,12 @@ type Result struct {
 	// Unready: the cluster did not settle before the round or was not Ready after it; later rounds would
 	// start from a broken cluster.
 	Unready bool
+	// OpsTasks are the round's EtcdOpsTasks: the one on the settled cluster, then those during the fault.
+	OpsTasks []OpsTask
+	// Compactions are the compaction Jobs that finished during the round.
+	Compactions []CompactionJob
+	// Between: not a fault's round but a step between rounds (the credential rotation after round Round).
+	Between bool
 }
 
 // RunRound runs one round of f: waits until the suite has settled (not counted), injects f at a random
@@ -76,38 +86,50 @@ func (s *Suite) RunRound(ctx context.Context, n int, f Fault, rng *rand.Rand) Re
 		res.Err, res.Unready = err, true
 		return res
 	}
+	// The background's failures join the fault's at the end, so that they hide none of its checks.
+	var background error
+	if s.bg.OpsTasks {
+		task, err := s.settledOpsTask(ctx, opsTaskType(n))
+		res.OpsTasks, background = append(res.OpsTasks, task), err
+	}
+	if f.Quiet {
+		if err := s.compactions.waitIdle(ctx); err != nil {
+			res.Err = errors.Join(background, err)
+			return res
+		}
+	}
 	before, err := s.snapshotPods(ctx)
 	if err != nil {
-		res.Err = err
+		res.Err = errors.Join(background, err)
 		return res
 	}
 	r := &Round{N: n, Suite: s, Rand: rng, Start: time.Now()}
 	ackedBefore := s.Writer.AckedCount()
 	// A random moment: the writer is somewhere in its stream of writes, etcd somewhere in its batch.
 	if err := pause(ctx, time.Duration(rng.Int64N(int64(3*time.Second)))); err != nil {
-		res.Err = err
+		res.Err = errors.Join(background, err)
 		return res
 	}
 	begin := time.Now()
-	res.Target, res.Err = f.Inject(ctx, r)
+	s.windows.begin(begin)
+	var tasks *faultTasks
+	if s.bg.OpsTasks && !f.Quiet {
+		tasks = s.startFaultTasks(ctx)
+	}
+	target, injectErr := f.Inject(ctx, r)
+	res.Target = target
 	res.FaultFor = time.Since(begin)
-	if res.Err != nil {
-		res.Err = fmt.Errorf("injecting: %w", res.Err)
+	if injectErr != nil {
+		res.Err = fmt.Errorf("injecting: %w", injectErr)
 	}
 	toReady, err := s.waitEtcdReady(ctx)
 	res.ToReady, res.Unready = toReady, err != nil
 	if err != nil && res.Err == nil {
 		res.Err = err
 	}
-	acked := s.Writer.Acked()
-	res.TotalAcked, res.Acked = len(acked), len(acked)-ackedBefore
-	lost, err := s.lostWrites(ctx, acked)
-	res.Lost = len(lost)
+	res.Acked, res.TotalAcked, res.Lost, err = s.checkWrites(ctx, ackedBefore)
 	if err != nil && res.Err == nil {
-		res.Err = fmt.Errorf("reading the writes back: %w", err)
-	}
-	if len(lost) > 0 && res.Err == nil {
-		res.Err = fmt.Errorf("%d acknowledged writes lost, e.g. %s", len(lost), strings.Join(lost[:min(5, len(lost))], ", "))
+		res.Err = err
 	}
 	after, err := s.snapshotPods(ctx)
 	if err == nil {
@@ -126,8 +148,31 @@ func (s *Suite) RunRound(ctx context.Context, n int, f Fault, rng *rand.Rand) Re
 	if f.After != nil && res.Err == nil {
 		res.Err = f.After(ctx, r)
 	}
+	if tasks != nil {
+		during, err := tasks.stop(ctx)
+		res.OpsTasks = append(res.OpsTasks, during...)
+		background = errors.Join(background, err)
+	}
+	s.windows.end(time.Now())
+	res.Compactions, err = s.compactions.collect()
+	res.Err = errors.Join(res.Err, background, err)
 	res.Notes = r.Notes
 	return res
+}
+
+// checkWrites reads every write acknowledged so far back from every member: how many were acknowledged
+// since ackedBefore and in total, how many are lost, and an error when any is or the read failed.
+func (s *Suite) checkWrites(ctx context.Context, ackedBefore int) (acked, total, lost int, err error) {
+	all := s.Writer.Acked()
+	total, acked = len(all), len(all)-ackedBefore
+	missing, err := s.lostWrites(ctx, all)
+	if err != nil {
+		return acked, total, len(missing), fmt.Errorf("reading the writes back: %w", err)
+	}
+	if len(missing) > 0 {
+		return acked, total, len(missing), fmt.Errorf("%d acknowledged writes lost, e.g. %s", len(missing), strings.Join(missing[:min(5, len(missing))], ", "))
+	}
+	return acked, total, 0, nil
 }
 
 // lostWrites reads the keys under KeyPrefix from every member (linearizable; retried while a member does

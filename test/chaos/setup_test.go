@@ -20,8 +20,9 @@ import (
 
 // startSuite starts the suite on a local seed running the project's images built from this checkout, and
 // registers its teardown: the seed stops and must leave nothing behind; a failed test first logs the
-// tails of the pods' logs. It skips under -short, without root and without the tools of `make tools`.
-func startSuite(t *testing.T, ctx context.Context) *Suite {
+// tails of the pods' logs. It skips under -short, without root and without the tools of `make tools`. bg is
+// what runs besides the faults.
+func startSuite(t *testing.T, ctx context.Context, bg Background) *Suite {
 	t.Helper()
 	localseedtest.SkipUnlessPossible(t)
 	localseedtest.SkipUnlessNodeTools(t, append([]string{"ctr"}, localseed.NodeTools...))
@@ -44,7 +45,7 @@ func startSuite(t *testing.T, ctx context.Context) *Suite {
 		t.Fatal(err)
 	}
 	t.Logf("seed log: %s", seedLog.Name())
-	s, err := Start(ctx, stateDir, t.Output(), fileLogger(seedLog))
+	s, err := Start(ctx, stateDir, t.Output(), fileLogger(seedLog), bg)
 	if err != nil {
 		_ = os.RemoveAll(stateDir)
 		t.Fatal(err)

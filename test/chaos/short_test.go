@@ -18,7 +18,9 @@ func TestChaosShort(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	begin := time.Now()
-	s := startSuite(t, ctx)
+	// An on-demand snapshot task in every round, settled and during the fault; no compaction threshold (no
+	// Jobs) and no credential rotation: those are the full run's.
+	s := startSuite(t, ctx, Background{OpsTasks: true})
 	byName := map[string]Fault{}
 	for _, f := range Faults(shortDurations) {
 		byName[f.Name] = f

@@ -41,18 +41,29 @@ type Suite struct {
 	// ctr is containerd's client binary (`make tools`).
 	ctr string
 	out io.Writer
+
+	// bg is what runs besides the faults (background.go); windows the spans it is judged against.
+	bg          Background
+	windows     disturbances
+	compactions *compactionWatch
+	// s3User is the store user the shoot's backups use now ("" on the store's root keys); rotations
+	// counts the users issued so far.
+	s3User    string
+	rotations int
 }
 
 // Start starts the seed in stateDir (short: the kubelets keep unix sockets below it) from the binaries of
 // localseed.DefaultBinDir (the caller points it at a BuildBinDir directory), bootstraps druid and the
-// extension, deploys etcd-main with three members backed up to the seed's S3 server and starts the writer.
-// On error the seed is stopped again.
-func Start(ctx context.Context, stateDir string, out io.Writer, log logr.Logger) (*Suite, error) {
+// extension, deploys etcd-main with three members backed up to the seed's S3 server and starts the writer
+// and the watch of compaction Jobs. bg is what runs besides the faults: with rotations the shoot's backups
+// start on a store user of their own, with a compaction threshold etcd-main gets it. On error the seed is
+// stopped again.
+func Start(ctx context.Context, stateDir string, out io.Writer, log logr.Logger, bg Background) (*Suite, error) {
 	ctr, err := childproc.FindBinary("ctr", "CTR_BIN")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", seedworkflow.ErrToolsMissing, err)
 	}
-	s := &Suite{ctr: ctr, out: out}
+	s := &Suite{ctr: ctr, out: out, bg: bg}
 	step := func(name string, fn func() error) error {
 		begin := time.Now()
 		if err := fn(); err != nil {
@@ -72,6 +83,7 @@ func Start(ctx context.Context, stateDir string, out io.Writer, log logr.Logger)
 		return nil, errors.Join(err, s.Stop(context.WithoutCancel(ctx)))
 	}
 	s.Writer = seedworkflow.StartWriter(ctx, s.Env, etcd.RoleMain, KeyPrefix)
+	s.compactions = s.startCompactionWatch(ctx)
 	return s, nil
 }
 
@@ -91,11 +103,21 @@ func (s *Suite) deploy(ctx context.Context) error {
 	if _, err := seedworkflow.CreateShoot(ctx, env); err != nil {
 		return err
 	}
+	if s.bg.RotateEvery > 0 {
+		if _, err := s.useNewS3User(ctx); err != nil {
+			return fmt.Errorf("moving the shoot's backups to a store user of their own: %w", err)
+		}
+	}
 	c := etcd.New(env.Client, env.Namespace, etcd.Values{Role: etcd.RoleMain, Replicas: ptr.To(int32(members)), HighAvailability: true,
 		BackupConfig: &etcd.BackupConfig{BackupEntryName: env.BackupEntryName}, DeltaSnapshotPeriod: env.DeltaSnapshotPeriod,
 		WaitTimeout: env.Timeout, WaitInterval: env.Interval})
 	if err := c.Deploy(ctx); err != nil {
 		return err
+	}
+	if s.bg.CompactionEventsThreshold > 0 {
+		if err := s.setCompactionThreshold(ctx, s.bg.CompactionEventsThreshold); err != nil {
+			return err
+		}
 	}
 	if err := c.Wait(ctx); err != nil {
 		return err
@@ -103,10 +125,13 @@ func (s *Suite) deploy(ctx context.Context) error {
 	return seedworkflow.WaitMembers(ctx, env, etcd.RoleMain, members, true)
 }
 
-// Stop stops the writer and the seed.
+// Stop stops the writer, the compaction watch and the seed.
 func (s *Suite) Stop(ctx context.Context) error {
 	if s.Writer != nil {
 		s.Writer.Stop()
+	}
+	if s.compactions != nil {
+		s.compactions.stop()
 	}
 	if s.Seed == nil {
 		return nil
