@@ -109,7 +109,7 @@ func createPod(t *testing.T, namespace string, ordinal int, ready bool) {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: etcd.PodName(ordinal), Namespace: namespace, Labels: etcd.ManagedLabels(),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID, Controller: ptr.To(true)}}},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "example.org/etcd-wrapper:v1"}}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "example.org/etcd-wrapper:v1"}}},
 	}
 	g.Expect(env.Client.Create(ctx, pod)).To(Succeed())
 	setPodReady(t, namespace, etcd.PodName(ordinal), ready)
