@@ -24,6 +24,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/backupvalidation"
 	"github.com/gardener-etcd/gardener-etcd/pkg/chartrender"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/networkpolicy"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/ensureetcd"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/etcdvalidation"
@@ -166,6 +167,7 @@ func TestDruidVariant(t *testing.T) {
 		"podDisruptionBudget": map[string]any{"enabled": false},
 		"image":               map[string]any{"tag": "v9.9.9"},
 		"localBackup":         map[string]any{"allowedHostPaths": []any{"/srv/a", "/srv/b"}},
+		"networkPolicy":       map[string]any{"backupPortClientNamespaces": []any{"monitoring", "garden"}},
 		"images":              map[string]any{"compatibility": "upstream", "upstreamRepositories": `^mirror\.example/gardener/`},
 	})
 	g.Expect(kinds(objs)).To(Equal([]string{"ClusterRole/druid", "ClusterRoleBinding/druid", "Deployment/druid", "Service/druid", "ServiceAccount/druid"}))
@@ -185,6 +187,7 @@ func TestDruidVariant(t *testing.T) {
 	g.Expect(cfg.Etcd.EnableEtcdSpecAutoReconcile).To(BeTrue())
 	g.Expect(cfg.Webhooks.Enabled).To(BeFalse())
 	g.Expect(cfg.Etcd.LocalBackup.AllowedHostPaths).To(Equal([]string{"/srv/a", "/srv/b"}))
+	g.Expect(cfg.Etcd.BackupPortAccess).To(Equal(config.BackupPortAccess{DruidNamespace: "garden", ClientNamespaces: []string{"monitoring", "garden"}}))
 	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeUpstream, UpstreamRepositories: `^mirror\.example/gardener/`}))
 }
 

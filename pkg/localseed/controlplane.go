@@ -94,11 +94,22 @@ func (cp *controlPlane) start(ctx context.Context, restCfg *rest.Config) error {
 	}, apiserverReady(restCfg)); err != nil {
 		return err
 	}
+	// kube-controller-manager authenticates as in a real cluster, system:kube-controller-manager, which
+	// druid's member pods webhook recognizes; with --use-service-account-credentials=false it acts as itself
+	// for every controller, so it also gets system:masters.
+	kcmKubeconfig, err := p.clientKubeconfig("kube-controller-manager", cp.server, "system:kube-controller-manager", "system:masters")
+	if err != nil {
+		return err
+	}
 	for _, name := range []string{"kube-controller-manager", "kube-scheduler"} {
 		port := freePort()
+		kubeconfig := cp.kubeconfig
+		if name == "kube-controller-manager" {
+			kubeconfig = kcmKubeconfig
+		}
 		args := []string{
-			"--kubeconfig=" + cp.kubeconfig, "--authentication-kubeconfig=" + cp.kubeconfig,
-			"--authorization-kubeconfig=" + cp.kubeconfig, "--leader-elect=false",
+			"--kubeconfig=" + kubeconfig, "--authentication-kubeconfig=" + kubeconfig,
+			"--authorization-kubeconfig=" + kubeconfig, "--leader-elect=false",
 			"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(port),
 			"--cert-dir=" + filepath.Join(cp.stateDir, name),
 		}

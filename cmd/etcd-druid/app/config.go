@@ -7,7 +7,9 @@ package app
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
@@ -163,7 +165,7 @@ func DefaultConfig() Config {
 
 // complete fills what derives from other fields: the Jobs of the compaction and copy-backups controllers
 // run the backup-restore image unless they got their own, and mount Local stores within the Etcd
-// controller's limit.
+// controller's limit; druid's namespace defaults to the one it runs in.
 func (c *Config) complete() {
 	if c.Compaction.BackupRestoreImage == "" {
 		c.Compaction.BackupRestoreImage = c.Etcd.Images.BackupRestore
@@ -176,6 +178,22 @@ func (c *Config) complete() {
 	// One limit for every pod druid mounts a Local store into.
 	c.Compaction.LocalBackup = c.Etcd.LocalBackup
 	c.CopyBackupsTask.LocalBackup = c.Etcd.LocalBackup
+	if c.Etcd.BackupPortAccess.DruidNamespace == "" {
+		c.Etcd.BackupPortAccess.DruidNamespace = inClusterNamespace()
+	}
+}
+
+// serviceAccountNamespaceFile is where the kubelet puts the namespace of a pod's service account.
+const serviceAccountNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// inClusterNamespace is druid's namespace when it runs in a pod (as client-go's and controller-runtime's
+// in-cluster configuration find it), else empty.
+func inClusterNamespace() string {
+	ns, err := os.ReadFile(serviceAccountNamespaceFile)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(ns))
 }
 
 // Validate checks the whole configuration at start-up, naming every problem at once.

@@ -412,3 +412,26 @@ func TestImageCompatibilityFormerSpellings(t *testing.T) {
 	g.Expect(flag.Deprecated).To(ContainSubstring("--upstream-image-repositories"))
 	g.Expect(flag.Hidden).To(BeTrue(), "a deprecated flag is left out of --help")
 }
+
+// TestBackupPortAccess: druid's namespace and the namespaces admitted to the backup port come from the
+// flags; without --backup-port-client-namespaces only druid's namespace is admitted, and an empty value
+// admits none besides the Etcd's own.
+func TestBackupPortAccess(t *testing.T) {
+	g := NewWithT(t)
+	cfg, err := resolve(t, "", "--druid-namespace=garden")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.Etcd.BackupPortAccess.DruidNamespace).To(Equal("garden"))
+	g.Expect(cfg.Etcd.BackupPortAccess.Namespaces()).To(Equal([]string{"garden"}))
+
+	cfg, err = resolve(t, "", "--druid-namespace=garden", "--backup-port-client-namespaces=monitoring,garden")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.Etcd.BackupPortAccess.Namespaces()).To(Equal([]string{"garden", "monitoring"}))
+
+	cfg, err = resolve(t, "", "--druid-namespace=garden", "--backup-port-client-namespaces=")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.Etcd.BackupPortAccess.Namespaces()).To(BeEmpty())
+
+	cfg, err = resolve(t, "", "--backup-port-client-namespaces=Not_A_Namespace")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.Validate()).To(MatchError(ContainSubstring(`"Not_A_Namespace" is no namespace name`)))
+}

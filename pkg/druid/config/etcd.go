@@ -63,6 +63,8 @@ type EtcdController struct {
 	// LocalBackup limits the node directories a Local backup store may mount (the compaction and
 	// copy-backups controllers get the same limit).
 	LocalBackup LocalBackup
+	// BackupPortAccess names the namespaces the NetworkPolicy admits to the members' backup-restore port.
+	BackupPortAccess BackupPortAccess
 }
 
 // Default fills every zero field with its default; it never overrides a set value, so that a partly
@@ -109,6 +111,6 @@ func (c EtcdController) Validate() error {
 	if c.Images.BackupRestore == "" {
 		errs = append(errs, errors.New("etcd controller: images.backupRestore must be set"))
 	}
-	errs = append(errs, c.Images.Compatibility.Validate(), c.LocalBackup.Validate())
+	errs = append(errs, c.Images.Compatibility.Validate(), c.LocalBackup.Validate(), c.BackupPortAccess.Validate())
 	return errors.Join(errs...)
 }

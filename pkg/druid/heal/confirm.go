@@ -28,14 +28,11 @@ func (h *healRun) confirmFromAPIServer(ctx context.Context, kind decide.Kind) (d
 		return decide.Action{}, nil, false, fmt.Errorf("listing member leases: %w", err)
 	}
 	fresh.MemberLeases = leases.Items
-	pods := &corev1.PodList{}
-	if err := h.deps.Reader.List(ctx, pods, client.InNamespace(etcd.Namespace), client.MatchingLabels(etcd.ManagedLabels())); err != nil {
-		return decide.Action{}, nil, false, fmt.Errorf("listing member pods: %w", err)
+	pods, err := listMemberPods(ctx, h.deps.Reader, etcd, fresh.StatefulSet)
+	if err != nil {
+		return decide.Action{}, nil, false, err
 	}
-	fresh.Pods = map[string]*corev1.Pod{}
-	for i := range pods.Items {
-		fresh.Pods[pods.Items[i].Name] = &pods.Items[i]
-	}
+	fresh.Pods = pods
 	now := h.deps.Clock.Now()
 	th := h.deps.thresholds()
 	for _, a := range decide.Decide(decide.Input{Observed: fresh, Computed: health.ComputeStatus(fresh, th, now), Thresholds: th, Now: now}) {

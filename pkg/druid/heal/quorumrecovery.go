@@ -90,7 +90,7 @@ func (h *healRun) continueQuorumLossRecovery(ctx context.Context, a decide.Actio
 	ctx = log.IntoContext(ctx, logger)
 
 	if phase == decide.RecoveryWaitingForPods {
-		done, err := h.waitForMemberPodsGone(ctx)
+		done, err := h.waitForMemberPodsGone(ctx, sts)
 		if err != nil || !done {
 			return err
 		}
@@ -129,13 +129,15 @@ func (h *healRun) continueQuorumLossRecovery(ctx context.Context, a decide.Actio
 	return h.resetMembers(ctx, a.Replicas)
 }
 
-// waitForMemberPodsGone is step 2: done once no member pod exists (read from the apiserver, not the cache).
-func (h *healRun) waitForMemberPodsGone(ctx context.Context) (bool, error) {
-	pods := &corev1.PodList{}
-	if err := h.deps.Reader.List(ctx, pods, client.InNamespace(h.etcd.Namespace), client.MatchingLabels(h.etcd.ManagedLabels())); err != nil {
-		return false, fmt.Errorf("listing member pods: %w", err)
+// waitForMemberPodsGone is step 2: done once no pod of the StatefulSet sts exists (read from the apiserver,
+// not the cache). Pods that only carry the member labels are not the StatefulSet's (health.MemberPods)
+// and do not hold the recovery back.
+func (h *healRun) waitForMemberPodsGone(ctx context.Context, sts *appsv1.StatefulSet) (bool, error) {
+	pods, err := listMemberPods(ctx, h.deps.Reader, h.etcd, sts)
+	if err != nil {
+		return false, err
 	}
-	n := len(pods.Items)
+	n := len(pods)
 	if n == 0 {
 		return true, nil
 	}

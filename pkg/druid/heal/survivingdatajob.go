@@ -124,11 +124,11 @@ func survivingDataJob(etcd *druidv1alpha1.Etcd, name string, claim *corev1.Persi
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: etcd.Namespace,
 		Annotations: map[string]string{AnnotationDataVolumeUID: string(claim.UID)}}}
 	component.ApplyManagedMeta(job, etcd, ComponentSurvivingDataJob)
-	podLabels := map[string]string{
-		druidv1alpha1.LabelManagedByKey: druidv1alpha1.LabelManagedByValue,
-		druidv1alpha1.LabelComponentKey: ComponentSurvivingDataJob,
-		druidv1alpha1.LabelAppNameKey:   name,
+	var storeLabels map[string]string
+	if withStore {
+		storeLabels = storeaccess.StoreNetworkPolicyLabels()
 	}
+	podLabels := component.JobPodLabels(ComponentSurvivingDataJob, name, storeLabels)
 
 	volumes := []corev1.Volume{
 		{Name: volumeSurvivingData, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
@@ -143,9 +143,6 @@ func survivingDataJob(etcd *druidv1alpha1.Etcd, name string, claim *corev1.Persi
 	}
 	var env []corev1.EnvVar
 	if withStore {
-		for k, v := range storeaccess.StoreNetworkPolicyLabels() {
-			podLabels[k] = v
-		}
 		store := etcd.Spec.Backup.Store
 		if store.SecretRef != nil && store.SecretRef.Name != "" {
 			volumes = append(volumes, corev1.Volume{Name: volumeSurvivingSecret, VolumeSource: corev1.VolumeSource{

@@ -1,6 +1,8 @@
 package protection
 
 import (
+	"strings"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -10,19 +12,42 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
 
-// Path is where druid serves the protection webhook; ConfigurationName names its configuration.
+// Path is where druid serves the protection webhook, MemberPodsPath the member identity webhook;
+// ConfigurationName names their configuration.
 const (
 	Path              = "/webhooks/etcd-components-protection"
+	MemberPodsPath    = "/webhooks/etcd-member-pods"
 	ConfigurationName = "etcd-druid-components-protection"
 )
 
-// AddToManager serves the handler on Path of the manager's webhook server, reading through the API reader.
+// AddToManager serves the handlers on Path and MemberPodsPath of the manager's webhook server, reading
+// through the API reader.
 func AddToManager(mgr manager.Manager, reconcilerServiceAccount string, exempt []string) {
 	mgr.GetWebhookServer().Register(Path, &webhook.Admission{Handler: &Handler{
 		Reader:                   mgr.GetAPIReader(),
 		ReconcilerServiceAccount: reconcilerServiceAccount,
 		ExemptServiceAccounts:    exempt,
 	}})
+	mgr.GetWebhookServer().Register(MemberPodsPath, &webhook.Admission{Handler: &MemberPodHandler{
+		Reader:                   mgr.GetAPIReader(),
+		ReconcilerServiceAccount: reconcilerServiceAccount,
+		ExemptServiceAccounts:    exempt,
+	}})
+}
+
+// PodControllerUsers are kube-controller-manager's users that create pods: itself (without
+// --use-service-account-credentials) and the service accounts of its controllers that create pods. The
+// StatefulSet controller must recreate member pods while druid is down, so their requests go to a member
+// pods webhook that fails open; the other pod-creating controllers are listed so that a workload unrelated
+// to etcd never waits for druid either. While druid runs, their pods are judged like everybody's: a
+// stranger's Deployment, Job or DaemonSet whose template carries member labels gets no pods.
+var PodControllerUsers = []string{
+	"system:kube-controller-manager",
+	"system:serviceaccount:kube-system:statefulset-controller",
+	"system:serviceaccount:kube-system:replicaset-controller",
+	"system:serviceaccount:kube-system:replication-controller",
+	"system:serviceaccount:kube-system:daemon-set-controller",
+	"system:serviceaccount:kube-system:job-controller",
 }
 
 // Match conditions of the components webhook (CEL, evaluated by the apiserver before it calls druid).
@@ -35,6 +60,15 @@ const (
 		`has(oldObject.metadata.labels) && has(object.metadata.labels) && 'app.kubernetes.io/part-of' in oldObject.metadata.labels && ` +
 		`request.userInfo.username == 'system:serviceaccount:' + request.namespace + ':' + oldObject.metadata.labels['app.kubernetes.io/part-of'] && ` +
 		`object.metadata.labels == oldObject.metadata.labels)`
+	// MemberIdentityChangesCondition sends pod CREATEs, and UPDATEs whose managed-by or part-of label is
+	// not the same before and after: an UPDATE that keeps them (the StatefulSet controller adopting a pod,
+	// the kubelet's status) never depends on druid. Written so that no label lookup can fail: a failing
+	// condition would apply the failure policy.
+	MemberIdentityChangesCondition = `request.operation != 'UPDATE' || !has(oldObject.metadata.labels) || !has(object.metadata.labels) || ` +
+		`!('app.kubernetes.io/managed-by' in oldObject.metadata.labels) || !('app.kubernetes.io/part-of' in oldObject.metadata.labels) || ` +
+		`!('app.kubernetes.io/managed-by' in object.metadata.labels) || !('app.kubernetes.io/part-of' in object.metadata.labels) || ` +
+		`oldObject.metadata.labels['app.kubernetes.io/managed-by'] != object.metadata.labels['app.kubernetes.io/managed-by'] || ` +
+		`oldObject.metadata.labels['app.kubernetes.io/part-of'] != object.metadata.labels['app.kubernetes.io/part-of']`
 	// OnlyLabelChangesOfPodsAndPVCsCondition sends UPDATEs of pods and PVCs only when they remove or change
 	// a label: relabelling takes a member out of druid's hands, while kube-controller-manager's own updates
 	// (binding a PVC, adopting a pod) must not depend on druid.
@@ -45,7 +79,9 @@ const (
 // WebhookConfiguration routes UPDATE and DELETE of every kind druid manages (and UPDATE of PVCs and pods
 // that changes their labels, and DELETE of PVCs), limited to objects labelled as managed by druid before or
 // after the change, and scaling of any StatefulSet to the protection webhook. Lease renewals of the etcd
-// pods are excluded (SkipLeaseRenewalsCondition).
+// pods are excluded (SkipLeaseRenewalsCondition). CREATE of pods with an Etcd's member labels, and UPDATE
+// that gives a pod those labels (MemberIdentityChangesCondition), go to the member pods webhook in two
+// entries: PodControllerUsers' requests fail open, everybody else's fail closed.
 func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBundle []byte) *admissionregistrationv1.ValidatingWebhookConfiguration {
 	svc := service
 	svc.Path = ptr.To(Path)
@@ -74,6 +110,13 @@ func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBu
 	managedByDruid := &metav1.LabelSelector{MatchLabels: map[string]string{
 		druidv1alpha1.LabelManagedByKey: druidv1alpha1.LabelManagedByValue,
 	}}
+	memberLabelled := &metav1.LabelSelector{
+		MatchLabels:      map[string]string{druidv1alpha1.LabelManagedByKey: druidv1alpha1.LabelManagedByValue},
+		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: druidv1alpha1.LabelPartOfKey, Operator: metav1.LabelSelectorOpExists}},
+	}
+	memberSvc := service
+	memberSvc.Path = ptr.To(MemberPodsPath)
+	createAndUpdate := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
 	components := webhook("protect.etcd-components.druid.gardener.cloud", managedByDruid, admissionregistrationv1.Fail,
 		rule(updateAndDelete, "", "serviceaccounts", "services", "configmaps", "persistentvolumeclaims"),
 		rule(updateAndDelete, "rbac.authorization.k8s.io", "roles", "rolebindings"),
@@ -88,10 +131,24 @@ func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBu
 		{Name: "skip-etcd-lease-renewals", Expression: SkipLeaseRenewalsCondition},
 		{Name: "only-label-changes-of-pods-and-pvcs", Expression: OnlyLabelChangesOfPodsAndPVCsCondition},
 	}
+	memberPods := func(name string, failure admissionregistrationv1.FailurePolicyType, users string) admissionregistrationv1.ValidatingWebhook {
+		w := webhook(name, memberLabelled, failure, rule(createAndUpdate, "", "pods"))
+		w.ClientConfig.Service = &memberSvc
+		w.MatchConditions = []admissionregistrationv1.MatchCondition{
+			{Name: "member-identity-changes", Expression: MemberIdentityChangesCondition},
+			{Name: "pod-controller-users", Expression: users},
+		}
+		return w
+	}
 	return &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{
 			components,
+			// Pods that claim an Etcd's member labels (MemberPodHandler). kube-controller-manager's requests
+			// fail open: the StatefulSet controller must recreate member pods while druid is down; everybody
+			// else's fail closed.
+			memberPods("member-pods-by-controllers.etcd-components.druid.gardener.cloud", admissionregistrationv1.Ignore, podControllerUsersCondition(true)),
+			memberPods("member-pods.etcd-components.druid.gardener.cloud", admissionregistrationv1.Fail, podControllerUsersCondition(false)),
 			// The apiserver matches an object selector against the Scale object, which carries no labels, so
 			// the scale subresource gets a webhook of its own; the handler looks up the StatefulSet's labels.
 			// Without a selector it sees every StatefulSet of the seed, so it fails open: an unreachable druid
@@ -101,4 +158,18 @@ func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBu
 			),
 		},
 	}
+}
+
+// podControllerUsersCondition matches requests of PodControllerUsers (or, with controllers false, of
+// everybody else).
+func podControllerUsersCondition(controllers bool) string {
+	quoted := make([]string, len(PodControllerUsers))
+	for i, u := range PodControllerUsers {
+		quoted[i] = "'" + u + "'"
+	}
+	condition := "request.userInfo.username in [" + strings.Join(quoted, ", ") + "]"
+	if !controllers {
+		condition = "!(" + condition + ")"
+	}
+	return condition
 }

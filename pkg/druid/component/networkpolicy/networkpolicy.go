@@ -9,10 +9,14 @@
 //     `<n>-client` on that port, and the members themselves (the sidecars manage the membership through it);
 //   - peer port: the members only;
 //   - backup-restore port: the members (a follower forwards snapshot requests to the backup leader), pods
-//     of any namespace labelled for `<n>-client` on that port (the Gardener side's final snapshot, monitoring),
-//     and druid's pods (app.kubernetes.io/name=etcd-druid, its chart's label; the compaction controller asks
-//     for a full snapshot beyond triggerFullSnapshotThreshold); the endpoints themselves authenticate callers
-//     (client certificates of the backup-restore CA).
+//     labelled for `<n>-client` on that port in the Etcd's namespace and in the namespaces druid's
+//     configuration names (config.BackupPortAccess; by default druid's own, where gardenlet asks for the
+//     final snapshot), and druid's pods (app.kubernetes.io/name=etcd-druid, its chart's label) in druid's
+//     namespace only (the compaction controller asks for a full snapshot beyond
+//     triggerFullSnapshotThreshold). Gardener's released sidecar image serves its initialization and
+//     snapshot endpoints without authentication, so this rule is their only barrier: namespaces are
+//     selected by kubernetes.io/metadata.name, which the apiserver sets and no tenant can forge, and no peer
+//     selects every namespace.
 //
 // The wrapper's port is reached over loopback only and gets no rule.
 package networkpolicy
@@ -30,12 +34,16 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 )
 
 // LabelValueAllowed is the value of Gardener's network labels that grants access.
 const LabelValueAllowed = "allowed"
 
-// DruidPodLabels select druid's own pods (the selector label of the etcd-druid chart), in any namespace.
+// NamespaceNameLabel is the label the apiserver sets on every namespace to its name.
+const NamespaceNameLabel = corev1.LabelMetadataName
+
+// DruidPodLabels select druid's own pods (the selector label of the etcd-druid chart), in druid's namespace.
 var DruidPodLabels = map[string]string{"app.kubernetes.io/name": "etcd-druid"}
 
 // AccessLabel is Gardener's pod label that grants access to TCP port of the Service serviceName
@@ -44,8 +52,8 @@ func AccessLabel(serviceName string, port int32) string {
 	return fmt.Sprintf("networking.resources.gardener.cloud/to-%s-tcp-%d", serviceName, port)
 }
 
-// New returns the NetworkPolicy operator.
-func New(c component.Clients) component.Operator {
+// New returns the NetworkPolicy operator; access names the namespaces admitted to the backup-restore port.
+func New(c component.Clients, access config.BackupPortAccess) component.Operator {
 	return &component.SingleObject[*networkingv1.NetworkPolicy]{
 		Client:    c,
 		Kind:      component.KindNetworkPolicy,
@@ -55,13 +63,13 @@ func New(c component.Clients) component.Operator {
 		},
 		Desired: func(ctx context.Context, etcd *druidv1alpha1.Etcd, policy *networkingv1.NetworkPolicy) error {
 			pods, err := component.PodSelector(ctx, c, etcd)
-			policy.Spec = desiredSpec(etcd, pods)
+			policy.Spec = desiredSpec(etcd, pods, access)
 			return err
 		},
 	}
 }
 
-func desiredSpec(etcd *druidv1alpha1.Etcd, pods map[string]string) networkingv1.NetworkPolicySpec {
+func desiredSpec(etcd *druidv1alpha1.Etcd, pods map[string]string, access config.BackupPortAccess) networkingv1.NetworkPolicySpec {
 	clientPort, peerPort, backupPort := *etcd.Spec.Etcd.ClientPort, *etcd.Spec.Etcd.ServerPort, *etcd.Spec.Backup.Port
 	members := networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{MatchLabels: pods}}
 	labelledFor := func(port int32) *metav1.LabelSelector {
@@ -81,12 +89,37 @@ func desiredSpec(etcd *druidv1alpha1.Etcd, pods map[string]string) networkingv1.
 			},
 			{
 				Ports: tcp(backupPort),
-				From: []networkingv1.NetworkPolicyPeer{members,
-					{PodSelector: labelledFor(backupPort), NamespaceSelector: &metav1.LabelSelector{}},
-					{PodSelector: &metav1.LabelSelector{MatchLabels: DruidPodLabels}, NamespaceSelector: &metav1.LabelSelector{}}},
+				From:  backupPortPeers(etcd, members, labelledFor(backupPort), access),
 			},
 		},
 	}
+}
+
+// backupPortPeers are the members, the labelled pods of the Etcd's namespace and of the other configured
+// namespaces, and druid's pods in druid's namespace.
+func backupPortPeers(etcd *druidv1alpha1.Etcd, members networkingv1.NetworkPolicyPeer, labelled *metav1.LabelSelector,
+	access config.BackupPortAccess) []networkingv1.NetworkPolicyPeer {
+	peers := []networkingv1.NetworkPolicyPeer{members, {PodSelector: labelled}}
+	var others []string
+	for _, ns := range access.Namespaces() {
+		if ns != etcd.Namespace {
+			others = append(others, ns)
+		}
+	}
+	if len(others) > 0 {
+		peers = append(peers, networkingv1.NetworkPolicyPeer{PodSelector: labelled, NamespaceSelector: namespacesNamed(others...)})
+	}
+	if access.DruidNamespace != "" {
+		peers = append(peers, networkingv1.NetworkPolicyPeer{
+			PodSelector: &metav1.LabelSelector{MatchLabels: DruidPodLabels}, NamespaceSelector: namespacesNamed(access.DruidNamespace)})
+	}
+	return peers
+}
+
+// namespacesNamed selects namespaces by the name label the apiserver sets.
+func namespacesNamed(names ...string) *metav1.LabelSelector {
+	return &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: NamespaceNameLabel, Operator: metav1.LabelSelectorOpIn, Values: names}}}
 }
 
 func tcp(port int32) []networkingv1.NetworkPolicyPort {

@@ -24,6 +24,8 @@ type Options struct {
 	Images config.Images
 	// LocalBackup limits the node directories a Local backup store may mount (nil list: the default).
 	LocalBackup config.LocalBackup
+	// BackupPortAccess names the namespaces the NetworkPolicy admits to the backup-restore port.
+	BackupPortAccess config.BackupPortAccess
 	// PDBMinAvailable overrides the PodDisruptionBudget's minAvailable policy (default: quorum).
 	PDBMinAvailable poddisruptionbudget.MinAvailablePolicy
 }
@@ -42,7 +44,7 @@ func New(c component.Clients, opts Options) component.Registry {
 		component.KindMemberLease:         memberlease.New(c),
 		component.KindSnapshotLease:       snapshotlease.New(c),
 		component.KindPodDisruptionBudget: poddisruptionbudget.New(c, pdbOpts...),
-		component.KindNetworkPolicy:       networkpolicy.New(c),
+		component.KindNetworkPolicy:       networkpolicy.New(c, opts.BackupPortAccess),
 		component.KindClientService:       clientservice.New(c),
 		component.KindPeerService:         peerservice.New(c),
 		component.KindConfigMap:           configmap.New(c),

@@ -2,7 +2,6 @@ package compaction
 
 import (
 	"context"
-	"maps"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -117,12 +116,7 @@ func newJob(etcd *druidv1alpha1.Etcd, in jobInput) *batchv1.Job {
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: etcd.CompactionJobName(), Namespace: etcd.Namespace}}
 	component.ApplyManagedMeta(job, etcd, ComponentCompactionJob)
 
-	podLabels := map[string]string{
-		druidv1alpha1.LabelManagedByKey: druidv1alpha1.LabelManagedByValue,
-		druidv1alpha1.LabelComponentKey: ComponentCompactionJob,
-		druidv1alpha1.LabelAppNameKey:   job.Name,
-	}
-	maps.Copy(podLabels, storeaccess.StoreNetworkPolicyLabels())
+	podLabels := component.JobPodLabels(ComponentCompactionJob, job.Name, storeaccess.StoreNetworkPolicyLabels())
 
 	store := etcd.Spec.Backup.Store
 	volumes := []corev1.Volume{{Name: volumeData, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}

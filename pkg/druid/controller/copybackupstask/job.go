@@ -2,7 +2,6 @@ package copybackupstask
 
 import (
 	"fmt"
-	"maps"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
@@ -76,8 +76,8 @@ func CopyArgs(task *druidv1alpha1.EtcdCopyBackupsTask) []string {
 // localStores are the checked volumes of Local stores (nil for other providers).
 type localStores struct{ target, source *storeaccess.LocalMount }
 
-// newJob renders the worker Job. Its pod gets spec.podLabels (e.g. Gardener's network policy labels) plus
-// the component and name labels; it needs no API access, so no service account token is mounted.
+// newJob renders the worker Job. Its pod gets spec.podLabels (e.g. Gardener's network policy labels) under
+// druid's own labels, never a member's (component.JobPodLabels); it needs no API access, so no service account token is mounted.
 func newJob(task *druidv1alpha1.EtcdCopyBackupsTask, image string, locals localStores) *batchv1.Job {
 	name := WorkerJobName(task)
 	labels := map[string]string{
@@ -85,9 +85,7 @@ func newJob(task *druidv1alpha1.EtcdCopyBackupsTask, image string, locals localS
 		druidv1alpha1.LabelComponentKey: ComponentCopyBackupsJob,
 		druidv1alpha1.LabelAppNameKey:   name,
 	}
-	podLabels := map[string]string{}
-	maps.Copy(podLabels, task.Spec.PodLabels)
-	maps.Copy(podLabels, labels)
+	podLabels := component.JobPodLabels(ComponentCopyBackupsJob, name, task.Spec.PodLabels)
 
 	var volumes []corev1.Volume
 	var mounts []corev1.VolumeMount

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/memberlease"
@@ -17,7 +18,8 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
 
-// Observe reads everything the status is derived from: the StatefulSet, its pods, the member and snapshot
+// Observe reads everything the status is derived from: the StatefulSet, its pods (those it controls:
+// health.MemberPods), the member and snapshot
 // leases and the warning events of the data volumes, all from the cache. The status flow observes once
 // per reconcile; the heal flow acts on the same observation. synced is the StatefulSet as the spec flow of
 // the same reconcile wrote it (nil without one), taken when the cache has not seen that write yet.
@@ -36,9 +38,11 @@ func (r *Reconciler) Observe(ctx context.Context, etcd *druidv1alpha1.Etcd, sync
 	if err := r.client.List(ctx, pods, client.InNamespace(etcd.Namespace), client.MatchingLabels(etcd.ManagedLabels())); err != nil {
 		return o, fmt.Errorf("listing pods: %w", err)
 	}
-	for i := range pods.Items {
-		o.Pods[pods.Items[i].Name] = &pods.Items[i]
+	members, strangers := health.MemberPods(pods.Items, o.StatefulSet)
+	if len(strangers) > 0 {
+		log.FromContext(ctx).Info("Ignoring pods with the member labels that the Etcd's StatefulSet does not control", "pods", strangers)
 	}
+	o.Pods = members
 
 	leases := &coordinationv1.LeaseList{}
 	if err := r.client.List(ctx, leases, client.InNamespace(etcd.Namespace), memberlease.Selector(etcd)); err != nil {

@@ -74,7 +74,7 @@ func AddToManager(ctx context.Context, mgr manager.Manager, cfg config.EtcdContr
 		reader:   mgr.GetAPIReader(),
 		recorder: mgr.GetEventRecorder("etcd-druid"),
 		// The PDB's minAvailable follows the heal decision table: raised while AllMembersReady or BackupReady is False.
-		registry: operators.New(component.Clients{Client: mgr.GetClient(), Live: mgr.GetAPIReader()}, operators.Options{Images: cfg.Images, LocalBackup: cfg.LocalBackup, PDBMinAvailable: poddisruptionbudget.DecisionTablePolicy}),
+		registry: operators.New(component.Clients{Client: mgr.GetClient(), Live: mgr.GetAPIReader()}, operators.Options{Images: cfg.Images, LocalBackup: cfg.LocalBackup, BackupPortAccess: cfg.BackupPortAccess, PDBMinAvailable: poddisruptionbudget.DecisionTablePolicy}),
 		config:   cfg,
 		clock:    clock.RealClock{},
 		// Secrets are read from the apiserver: druid's cache holds none with their data.

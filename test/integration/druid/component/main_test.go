@@ -33,6 +33,9 @@ var testImages = config.Images{EtcdWrapper: "example.org/etcd-wrapper:v1", Backu
 // /srv/buckets.
 var testLocalBackup = config.LocalBackup{AllowedHostPaths: []string{config.DefaultLocalBackupHostPath, "/srv/buckets"}}
 
+// testBackupPortAccess is druid running in namespace garden with the default client namespaces.
+var testBackupPortAccess = config.BackupPortAccess{DruidNamespace: "garden"}
+
 // writeCounter counts the writes that reach the apiserver, so that idempotency is asserted on what druid
 // sends and not only on what the apiserver kept.
 type writeCounter struct{ writes atomic.Int64 }
@@ -67,7 +70,7 @@ func newRegistry(t *testing.T) (component.Registry, *writeCounter) {
 		t.Fatal(err)
 	}
 	counter := &writeCounter{}
-	return operators.New(component.Uncached(counter.client(watching)), operators.Options{Images: testImages, LocalBackup: testLocalBackup}), counter
+	return operators.New(component.Uncached(counter.client(watching)), operators.Options{Images: testImages, LocalBackup: testLocalBackup, BackupPortAccess: testBackupPortAccess}), counter
 }
 
 // createEtcd stores an Etcd named etcd-main in namespace (so that it has a UID for owner references) and

@@ -20,8 +20,9 @@ import (
 // TestNetworkPolicyLetsInOnlyTheNamedCallers checks the NetworkPolicy of an Etcd: owned by it, selecting its
 // pods, limiting ingress only, and admitting per port exactly the callers of the design — the client port
 // from the members and pods labelled with Gardener's access label for the client Service, the peer port from
-// the members, the backup-restore port from the members and labelled pods of any namespace; nothing else
-// (the wrapper port has no rule). A custom port follows the spec; deleting the Etcd's objects removes it.
+// the members, the backup-restore port from the members, labelled pods of the Etcd's namespace and of druid's
+// namespace (the default of config.BackupPortAccess) and druid's pods in druid's namespace only — never from
+// every namespace; nothing else (the wrapper port has no rule). A custom port follows the spec; deleting the Etcd's objects removes it.
 func TestNetworkPolicyLetsInOnlyTheNamedCallers(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -39,6 +40,8 @@ func TestNetworkPolicyLetsInOnlyTheNamedCallers(t *testing.T) {
 	tcp := func(port int32) []networkingv1.NetworkPolicyPort {
 		return []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromInt32(port))}}
 	}
+	druidNamespace := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: []string{testBackupPortAccess.DruidNamespace}}}}
 	fromMembers := networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{MatchLabels: members}}
 	labelled := func(port string) *metav1.LabelSelector {
 		return &metav1.LabelSelector{MatchLabels: map[string]string{"networking.resources.gardener.cloud/to-etcd-main-client-tcp-" + port: "allowed"}}
@@ -47,9 +50,10 @@ func TestNetworkPolicyLetsInOnlyTheNamedCallers(t *testing.T) {
 		networkingv1.NetworkPolicyIngressRule{Ports: tcp(3379), From: []networkingv1.NetworkPolicyPeer{fromMembers, {PodSelector: labelled("3379")}}},
 		networkingv1.NetworkPolicyIngressRule{Ports: tcp(2380), From: []networkingv1.NetworkPolicyPeer{fromMembers}},
 		networkingv1.NetworkPolicyIngressRule{Ports: tcp(8080), From: []networkingv1.NetworkPolicyPeer{fromMembers,
-			{PodSelector: labelled("8080"), NamespaceSelector: &metav1.LabelSelector{}},
+			{PodSelector: labelled("8080")},
+			{PodSelector: labelled("8080"), NamespaceSelector: druidNamespace},
 			// druid asks for a full snapshot beyond triggerFullSnapshotThreshold
-			{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "etcd-druid"}}, NamespaceSelector: &metav1.LabelSelector{}}}},
+			{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "etcd-druid"}}, NamespaceSelector: druidNamespace}}},
 	))
 
 	g.Expect(registry.Get(component.KindNetworkPolicy).TriggerDelete(ctx, etcd)).To(Succeed())

@@ -97,15 +97,19 @@ func statefulSet(g Gomega, namespace string) *appsv1.StatefulSet {
 	return sts
 }
 
-// createPod creates the pod of an ordinal with the StatefulSet's labels and sets its readiness, as the
-// StatefulSet controller and the kubelet would.
+// createPod creates the pod of an ordinal with the StatefulSet's labels and the StatefulSet as controller
+// (druid counts only such pods as members) and sets its readiness, as the StatefulSet controller and the
+// kubelet would.
 func createPod(t *testing.T, namespace string, ordinal int, ready bool) {
 	t.Helper()
 	g := NewWithT(t)
 	etcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: etcdName, Namespace: namespace}}
+	var sts *appsv1.StatefulSet
+	g.Eventually(func(g Gomega) { sts = statefulSet(g, namespace) }).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: etcd.PodName(ordinal), Namespace: namespace, Labels: etcd.ManagedLabels()},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "example.org/etcd-wrapper:v1"}}},
+		ObjectMeta: metav1.ObjectMeta{Name: etcd.PodName(ordinal), Namespace: namespace, Labels: etcd.ManagedLabels(),
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID, Controller: ptr.To(true)}}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "example.org/etcd-wrapper:v1"}}},
 	}
 	g.Expect(env.Client.Create(ctx, pod)).To(Succeed())
 	setPodReady(t, namespace, etcd.PodName(ordinal), ready)

@@ -21,6 +21,7 @@ func ValidateEtcd(etcd *druidv1alpha1.Etcd) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, validateEtcdName(etcd.Name, field.NewPath("metadata", "name"))...)
 	errs = append(errs, validateEtcdSpec(&etcd.Spec, field.NewPath("spec"))...)
+	errs = append(errs, validateMemberLabels(etcd, field.NewPath("spec", "labels"))...)
 	errs = append(errs, validateAdditionalPeerURLs(etcd, field.NewPath("spec", "etcd", "additionalAdvertisePeerUrls"))...)
 	return errs
 }

@@ -14,6 +14,7 @@ func ValidateEtcdCopyBackupsTask(task *druidv1alpha1.EtcdCopyBackupsTask) field.
 	var errs field.ErrorList
 	errs = append(errs, ValidateStore(&task.Spec.SourceStore, spec.Child("sourceStore"))...)
 	errs = append(errs, ValidateStore(&task.Spec.TargetStore, spec.Child("targetStore"))...)
+	errs = append(errs, validateJobPodLabels(task.Spec.PodLabels, spec.Child("podLabels"))...)
 	src, dst := task.Spec.SourceStore, task.Spec.TargetStore
 	if src.SameLocation(dst) {
 		errs = append(errs, field.Invalid(spec, dst.Prefix, "spec.targetStore must differ from spec.sourceStore (provider, container or prefix)"))

@@ -1,0 +1,132 @@
+package protection
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+)
+
+// MemberPodHandler guards member identity: a pod that carries an Etcd's member labels (ManagedLabels:
+// managed-by=etcd-druid, part-of=<etcd>) is counted by the Etcd's PodDisruptionBudget, client Service and
+// NetworkPolicy, so one extra Ready pod lets a 3-member PDB allow two evictions and receives client
+// traffic. Creating such a pod, or relabelling a pod into one, is allowed only to the StatefulSet
+// controller for a pod whose controller is the Etcd's StatefulSet — checked by UID against the stored
+// StatefulSet, so an owner reference of an earlier StatefulSet does not pass, and anyone else copying the
+// owner reference does not pass either — and to the users the components webhook lets through (druid, exempt service accounts;
+// any user while the Etcd has its protection disabled or is gone).
+type MemberPodHandler struct {
+	// Reader reads Etcds and StatefulSets; the manager's API reader, so that a StatefulSet created a moment
+	// ago (whose first pods are being created) is found.
+	Reader client.Reader
+	// ReconcilerServiceAccount is druid's own user; ExemptServiceAccounts further users; both always allowed.
+	ReconcilerServiceAccount string
+	ExemptServiceAccounts    []string
+}
+
+var _ admission.Handler = &MemberPodHandler{}
+
+// Handle implements admission.Handler for CREATE and UPDATE of pods.
+func (h *MemberPodHandler) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
+		return admission.Allowed("only creating and relabelling pods is judged")
+	}
+	pod, err := decodePodMeta(req.Object.Raw)
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	etcdName := memberOf(pod.Labels)
+	if etcdName == "" {
+		return admission.Allowed("the pod carries no Etcd's member labels")
+	}
+	if req.Operation == admissionv1.Update {
+		old, err := decodePodMeta(req.OldObject.Raw)
+		if err != nil {
+			return admission.Errored(http.StatusBadRequest, err)
+		}
+		if memberOf(old.Labels) == etcdName {
+			return admission.Allowed("the pod's member labels are unchanged")
+		}
+	}
+	user := req.UserInfo.Username
+	if user == h.ReconcilerServiceAccount || slices.Contains(h.ExemptServiceAccounts, user) {
+		return admission.Allowed("exempt user")
+	}
+
+	etcd := &druidv1alpha1.Etcd{}
+	if err := h.Reader.Get(ctx, client.ObjectKey{Namespace: req.Namespace, Name: etcdName}, etcd); err != nil {
+		if apierrors.IsNotFound(err) {
+			return admission.Allowed("no such Etcd")
+		}
+		return admission.Errored(http.StatusInternalServerError, err)
+	}
+	if _, disabled := etcd.Annotations[druidv1alpha1.DisableEtcdComponentProtectionAnnotation]; disabled || etcd.DeletionTimestamp != nil {
+		return admission.Allowed("the Etcd's component protection is off")
+	}
+	if slices.Contains(StatefulSetControllerUsers, user) {
+		owned, err := h.ownedByStatefulSet(ctx, pod, etcd)
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, err)
+		}
+		if owned {
+			return admission.Allowed("the StatefulSet controller creates a pod of the Etcd's StatefulSet")
+		}
+	}
+	logf.FromContext(ctx).Info("Denied a pod that claims to be an Etcd member", "namespace", req.Namespace, "pod", pod.Name,
+		"generateName", pod.GenerateName, "operation", req.Operation, "user", user, "etcd", etcdName)
+	return admission.Denied(fmt.Sprintf(
+		"metadata.labels: %s=%s together with %s=%s make a pod a member of Etcd %s/%s (its PodDisruptionBudget, client Service and "+
+			"NetworkPolicy count it); only pods of the StatefulSet %s may carry them, and %s may not give them to this pod; "+
+			"to allow it anyway, annotate the Etcd with %s",
+		druidv1alpha1.LabelManagedByKey, druidv1alpha1.LabelManagedByValue, druidv1alpha1.LabelPartOfKey, etcdName,
+		req.Namespace, etcdName, etcd.StatefulSetName(), user, druidv1alpha1.DisableEtcdComponentProtectionAnnotation))
+}
+
+// StatefulSetControllerUsers are the users kube-controller-manager's StatefulSet controller creates pods
+// as: its own service account, or kube-controller-manager itself without --use-service-account-credentials.
+var StatefulSetControllerUsers = []string{"system:kube-controller-manager", "system:serviceaccount:kube-system:statefulset-controller"}
+
+// ownedByStatefulSet tells whether the pod's controller is the Etcd's StatefulSet as stored now (its UID).
+func (h *MemberPodHandler) ownedByStatefulSet(ctx context.Context, pod *metav1.ObjectMeta, etcd *druidv1alpha1.Etcd) (bool, error) {
+	owner := metav1.GetControllerOfNoCopy(pod)
+	if owner == nil || owner.Kind != "StatefulSet" || owner.APIVersion != appsv1.SchemeGroupVersion.String() || owner.Name != etcd.StatefulSetName() {
+		return false, nil
+	}
+	sts := &appsv1.StatefulSet{}
+	if err := h.Reader.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.StatefulSetName()}, sts); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	return sts.UID == owner.UID, nil
+}
+
+// memberOf is the Etcd whose member selector the labels match, or empty.
+func memberOf(labels map[string]string) string {
+	if labels[druidv1alpha1.LabelManagedByKey] != druidv1alpha1.LabelManagedByValue {
+		return ""
+	}
+	return labels[druidv1alpha1.LabelPartOfKey]
+}
+
+func decodePodMeta(raw []byte) (*metav1.ObjectMeta, error) {
+	var pod struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+	}
+	if err := json.Unmarshal(raw, &pod); err != nil {
+		return nil, fmt.Errorf("decoding the pod's metadata: %w", err)
+	}
+	return &pod.Metadata, nil
+}

@@ -1,0 +1,124 @@
+package webhook
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/protection"
+)
+
+const statefulSetController = "system:serviceaccount:kube-system:statefulset-controller"
+
+// memberPod is a pod with the Etcd's member labels, controlled by the StatefulSet named like the Etcd with
+// the given UID (no owner when uid is empty).
+func memberPod(etcd *druidv1alpha1.Etcd, name string, uid types.UID) *corev1.Pod {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: etcd.Namespace, Labels: etcd.ManagedLabels()},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "etcd-wrapper"}}},
+	}
+	if uid != "" {
+		pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: etcd.StatefulSetName(), UID: uid,
+			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
+	}
+	return pod
+}
+
+func expectMemberLabelsRefused(g Gomega, err error, etcd *druidv1alpha1.Etcd) {
+	g.ExpectWithOffset(1, apierrors.IsForbidden(err)).To(BeTrue(), "refused, got %v", err)
+	g.ExpectWithOffset(1, err.Error()).To(And(ContainSubstring("metadata.labels"), ContainSubstring(druidv1alpha1.LabelPartOfKey+"="+etcd.Name),
+		ContainSubstring("member of Etcd "+etcd.Namespace+"/"+etcd.Name), ContainSubstring(druidv1alpha1.DisableEtcdComponentProtectionAnnotation)))
+}
+
+// A stranger may not create a pod with an Etcd's member labels, nor with a copied owner reference (wrong
+// UID), nor relabel a pod into a member; the StatefulSet controller creates the StatefulSet's pods.
+func TestMemberPodsOnlyFromTheStatefulSet(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newProtectedSetup(t)
+	etcd, sts := s.etcd, s.statefulSet
+	stranger, kcm := clientAs(t, mallory), clientAs(t, statefulSetController)
+
+	expectMemberLabelsRefused(g, stranger.Create(ctx, memberPod(etcd, "fake-member", "")), etcd)
+	expectMemberLabelsRefused(g, stranger.Create(ctx, memberPod(etcd, etcd.PodName(1), sts.UID)), etcd)
+	expectMemberLabelsRefused(g, kcm.Create(ctx, memberPod(etcd, etcd.PodName(1), "0badc0de-0000-0000-0000-000000000000")), etcd)
+
+	g.Expect(kcm.Create(ctx, memberPod(etcd, etcd.PodName(0), sts.UID))).To(Succeed(), "the StatefulSet controller creates a member pod")
+	g.Expect(clientAs(t, druidUser).Create(ctx, memberPod(etcd, "druids-own", ""))).To(Succeed(), "druid itself is exempt")
+
+	// A pod that is no member (managed-by only) may be created, but not relabelled into one.
+	half := memberPod(etcd, "half-member", "")
+	delete(half.Labels, druidv1alpha1.LabelPartOfKey)
+	g.Expect(stranger.Create(ctx, half)).To(Succeed())
+	half.Labels[druidv1alpha1.LabelPartOfKey] = etcd.Name
+	expectMemberLabelsRefused(g, stranger.Update(ctx, half), etcd)
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(half), half)).To(Succeed())
+	g.Expect(half.Labels).NotTo(HaveKey(druidv1alpha1.LabelPartOfKey))
+
+	// Updates that keep the member labels pass (e.g. the StatefulSet controller's pod-name label).
+	member := &corev1.Pod{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.PodName(0)}, member)).To(Succeed())
+	member.Labels["statefulset.kubernetes.io/pod-name"] = member.Name
+	g.Expect(stranger.Update(ctx, member)).To(Succeed())
+
+	// Pods of other workloads, without the member labels, are none of druid's business.
+	plain := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: etcd.Namespace, Labels: map[string]string{druidv1alpha1.LabelPartOfKey: etcd.Name}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
+	g.Expect(stranger.Create(ctx, plain)).To(Succeed())
+}
+
+// With the Etcd's component protection disabled, anybody may create member pods (as for its other
+// components).
+func TestMemberPodsAllowedWhileProtectionIsDisabled(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newProtectedSetup(t)
+	patch := client.MergeFrom(s.etcd.DeepCopy())
+	metav1.SetMetaDataAnnotation(&s.etcd.ObjectMeta, druidv1alpha1.DisableEtcdComponentProtectionAnnotation, "")
+	g.Expect(env.Client.Patch(ctx, s.etcd, patch)).To(Succeed())
+	g.Expect(clientAs(t, mallory).Create(ctx, memberPod(s.etcd, "recovery-helper", ""))).To(Succeed())
+}
+
+// Availability first: with druid's webhook server unreachable, kube-controller-manager still creates member
+// pods (its webhook fails open), while everybody else's member pods are refused (fail closed). A
+// configuration like druid's points at a closed port, limited to this test's namespace.
+func TestMemberPodsWhileDruidIsDown(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newProtectedSetup(t)
+
+	down := protection.WebhookConfiguration(admissionregistrationv1.ServiceReference{}, nil)
+	down.Name = "druid-down-" + s.etcd.Namespace
+	closedPort := "https://127.0.0.1:1" + protection.MemberPodsPath
+	var webhooks []admissionregistrationv1.ValidatingWebhook
+	for _, w := range down.Webhooks {
+		if w.ClientConfig.Service == nil || w.ClientConfig.Service.Path == nil || *w.ClientConfig.Service.Path != protection.MemberPodsPath {
+			continue
+		}
+		w.ClientConfig = admissionregistrationv1.WebhookClientConfig{URL: &closedPort}
+		w.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: s.etcd.Namespace}}
+		webhooks = append(webhooks, w)
+	}
+	g.Expect(webhooks).To(HaveLen(2))
+	down.Webhooks = webhooks
+	g.Expect(env.Client.Create(ctx, down)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), down) })
+
+	// The apiserver picks the configuration up asynchronously: wait until a stranger's pod fails calling it.
+	g.Eventually(func() error {
+		return clientAs(t, mallory).Create(ctx, memberPod(s.etcd, "probe", ""))
+	}).WithTimeout(30 * time.Second).Should(MatchError(ContainSubstring("failed calling webhook")))
+
+	g.Expect(clientAs(t, statefulSetController).Create(ctx, memberPod(s.etcd, s.etcd.PodName(0), s.statefulSet.UID))).To(Succeed(),
+		"the StatefulSet controller recreates a member pod with druid down")
+}
