@@ -3,11 +3,11 @@ package backupvalidation
 import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/validatingwebhook"
 )
 
 // The paths the extension serves the validators on, and the name of their configuration.
@@ -38,25 +38,7 @@ func AddToManager(mgr manager.Manager, handles Handles) error {
 // deletion carries needs checking, and a deletion must never hang on the webhook.
 func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBundle []byte) *admissionregistrationv1.ValidatingWebhookConfiguration {
 	webhook := func(name, resource, path string) admissionregistrationv1.ValidatingWebhook {
-		svc := service
-		svc.Path = ptr.To(path)
-		return admissionregistrationv1.ValidatingWebhook{
-			Name:                    name,
-			ClientConfig:            admissionregistrationv1.WebhookClientConfig{Service: &svc, CABundle: caBundle},
-			AdmissionReviewVersions: []string{"v1"},
-			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
-			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
-			TimeoutSeconds:          ptr.To(int32(10)),
-			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-				Rule: admissionregistrationv1.Rule{
-					APIGroups:   []string{extensionsv1alpha1.SchemeGroupVersion.Group},
-					APIVersions: []string{extensionsv1alpha1.SchemeGroupVersion.Version},
-					Resources:   []string{resource},
-					Scope:       ptr.To(admissionregistrationv1.ClusterScope),
-				},
-			}},
-		}
+		return validatingwebhook.CreateUpdate(name, extensionsv1alpha1.SchemeGroupVersion, resource, admissionregistrationv1.ClusterScope, service, path, caBundle)
 	}
 	return &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName},

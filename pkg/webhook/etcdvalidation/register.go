@@ -3,11 +3,11 @@ package etcdvalidation
 import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/validatingwebhook"
 )
 
 // The paths druid serves the validation webhooks on; the webhook configuration points at them.
@@ -43,25 +43,7 @@ func AddToManager(mgr manager.Manager) error {
 // to druid's service. The seed bootstrap fills in the CA bundle of druid's serving certificate.
 func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBundle []byte) *admissionregistrationv1.ValidatingWebhookConfiguration {
 	webhook := func(name, resource, path string) admissionregistrationv1.ValidatingWebhook {
-		svc := service
-		svc.Path = ptr.To(path)
-		return admissionregistrationv1.ValidatingWebhook{
-			Name:                    name,
-			ClientConfig:            admissionregistrationv1.WebhookClientConfig{Service: &svc, CABundle: caBundle},
-			AdmissionReviewVersions: []string{"v1"},
-			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
-			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
-			TimeoutSeconds:          ptr.To(int32(10)),
-			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-				Rule: admissionregistrationv1.Rule{
-					APIGroups:   []string{druidv1alpha1.GroupName},
-					APIVersions: []string{druidv1alpha1.SchemeGroupVersion.Version},
-					Resources:   []string{resource},
-					Scope:       ptr.To(admissionregistrationv1.NamespacedScope),
-				},
-			}},
-		}
+		return validatingwebhook.CreateUpdate(name, druidv1alpha1.SchemeGroupVersion, resource, admissionregistrationv1.NamespacedScope, service, path, caBundle)
 	}
 	return &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName},
