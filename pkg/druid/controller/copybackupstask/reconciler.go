@@ -110,6 +110,9 @@ func (r *Reconciler) createJob(ctx context.Context, task *druidv1alpha1.EtcdCopy
 		volumeSourceLocal, r.Config.LocalBackup); err != nil {
 		return r.localStoreError(ctx, task, "source", err)
 	}
+	if err := storeaccess.RefuseSharedMount(paths.target, paths.source); err != nil {
+		return r.localStoreError(ctx, task, "source", err)
+	}
 	job := newJob(task, r.Config.BackupRestoreImage, paths)
 	if err := r.Client.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating worker job %s: %w", job.Name, err)

@@ -56,3 +56,29 @@ func TestRefusedLocalStoreFailsTheTask(t *testing.T) {
 		return list.Items
 	}).WithTimeout(2 * time.Second).WithPolling(poll).Should(BeEmpty())
 }
+
+// Source and target Local stores with the same container would both be mounted at $HOME/<container> in
+// the worker pod, which the apiserver refuses to create (and, on one node directory, would copy a store
+// onto itself): the task fails naming the container instead of retrying a Job that can never be created.
+func TestLocalStoresSharingAContainerFailTheTask(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	local := func() druidv1alpha1.StoreSpec {
+		return druidv1alpha1.StoreSpec{Container: ptr.To("shared"), Prefix: "shoot--dev--x/etcd-main", Provider: ptr.To(druidv1alpha1.StorageProviderLocal)}
+	}
+	task := &druidv1alpha1.EtcdCopyBackupsTask{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "etcd-main-copy"},
+		Spec:       druidv1alpha1.EtcdCopyBackupsTaskSpec{SourceStore: local(), TargetStore: local()},
+	}
+	g.Expect(env.Client.Create(ctx, task)).To(Succeed())
+
+	g.Eventually(status(task)).WithTimeout(timeout).WithPolling(poll).Should(And(
+		haveCondition(druidv1alpha1.EtcdCopyBackupsTaskFailed, druidv1alpha1.ConditionTrue, copybackupstask.ReasonLocalStoreRefused),
+		HaveField("LastError", HaveValue(ContainSubstring(`"shared"`))),
+	))
+	g.Consistently(func(g Gomega) []batchv1.Job {
+		list := &batchv1.JobList{}
+		g.Expect(env.Client.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+		return list.Items
+	}).WithTimeout(2 * time.Second).WithPolling(poll).Should(BeEmpty())
+}
