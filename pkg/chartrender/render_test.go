@@ -309,14 +309,16 @@ func TestExtensionDefaults(t *testing.T) {
 	want := ensureetcd.WebhookConfiguration(svc, []byte(caPEM))
 	got.Webhooks[0].ClientConfig.Service.Port = nil
 	g.Expect(got.Webhooks).To(Equal(want.Webhooks))
+	deploy := find[appsv1.Deployment](t, objs, "Deployment", "gardener-extension-backup")
+	opts := parseExtensionArgs(t, deploy.Spec.Template.Spec.Containers[0].Args)
+	g.Expect(opts.ProviderTypes).To(Equal([]string{"local", "s3"}))
 	gotValidation := find[admissionregistrationv1.ValidatingWebhookConfiguration](t, objs, "ValidatingWebhookConfiguration", backupvalidation.ConfigurationName)
-	wantValidation := backupvalidation.WebhookConfiguration(svc, []byte(caPEM))
+	wantValidation := backupvalidation.WebhookConfiguration(svc, []byte(caPEM), opts.ProviderTypes)
 	normalizeValidating(gotValidation)
 	g.Expect(gotValidation.Webhooks).To(Equal(wantValidation.Webhooks))
 
 	// Both webhooks fail closed: two replicas, one leader, on different nodes and zones if possible, and at
 	// most one of them voluntarily disrupted.
-	deploy := find[appsv1.Deployment](t, objs, "Deployment", "gardener-extension-backup")
 	pod := deploy.Spec.Template.Spec
 	g.Expect(*deploy.Spec.Replicas).To(Equal(int32(2)))
 	g.Expect(pod.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].PodAffinityTerm.LabelSelector.MatchLabels).
@@ -326,11 +328,9 @@ func TestExtensionDefaults(t *testing.T) {
 	pdb := find[policyv1.PodDisruptionBudget](t, objs, "PodDisruptionBudget", "gardener-extension-backup")
 	g.Expect(pdb.Spec.MaxUnavailable.IntValue()).To(Equal(1))
 	c := deploy.Spec.Template.Spec.Containers[0]
-	g.Expect(parseExtensionArgs(t, c.Args).LeaderElection).To(BeTrue(), "the replicas elect one leader")
+	g.Expect(opts.LeaderElection).To(BeTrue(), "the replicas elect one leader")
 	g.Expect(*deploy.Spec.Template.Spec.SecurityContext.RunAsUser).To(Equal(int64(65532)))
 	g.Expect(*c.SecurityContext.ReadOnlyRootFilesystem).To(BeTrue())
-	opts := parseExtensionArgs(t, c.Args)
-	g.Expect(opts.ProviderTypes).To(Equal([]string{"local", "s3"}))
 	g.Expect(opts.LocalRoot).To(Equal("/var/lib/gardener-etcd/backups"))
 	g.Expect(opts.WebhookCertDir).To(Equal(c.VolumeMounts[0].MountPath))
 	cfg, err := opts.EnsureETCDConfig()
@@ -359,6 +359,22 @@ func TestExtensionVariant(t *testing.T) {
 	g.Expect(opts.LocalRoot).To(BeEmpty())
 	g.Expect(opts.EnableWebhooks).To(BeFalse())
 	g.Expect(deploy.Spec.Template.Spec.Volumes).To(BeEmpty())
+}
+
+// TestExtensionValidationFollowsProviderTypes: the validating webhook routes only the provider types the
+// binary is told to handle, so BackupEntries and BackupBuckets of other backup extensions on the seed never
+// wait for this one.
+func TestExtensionValidationFollowsProviderTypes(t *testing.T) {
+	g := NewWithT(t)
+	objs := render(t, charts.ExtensionBackup, "backup", map[string]any{"providerTypes": []any{"s3"}})
+	deploy := find[appsv1.Deployment](t, objs, "Deployment", "backup")
+	opts := parseExtensionArgs(t, deploy.Spec.Template.Spec.Containers[0].Args)
+	g.Expect(opts.ProviderTypes).To(Equal([]string{"s3"}))
+	got := find[admissionregistrationv1.ValidatingWebhookConfiguration](t, objs, "ValidatingWebhookConfiguration", backupvalidation.ConfigurationName)
+	normalizeValidating(got)
+	want := backupvalidation.WebhookConfiguration(admissionregistrationv1.ServiceReference{Name: "backup", Namespace: "garden"}, nil, opts.ProviderTypes)
+	g.Expect(got.Webhooks).To(Equal(want.Webhooks))
+	g.Expect(got.Webhooks[0].MatchConditions[0].Expression).To(ContainSubstring(`in ["s3"]`))
 }
 
 func parseExtensionArgs(t *testing.T, args []string) *extapp.Options {

@@ -151,7 +151,7 @@ func TestCommandRunsAndShutsDownCleanly(t *testing.T) {
 	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
 
 	// Validation webhook: a BackupEntry whose name leads to kube-system is refused with the field named.
-	validationCfg := backupvalidation.WebhookConfiguration(admissionregistrationv1.ServiceReference{}, nil)
+	validationCfg := backupvalidation.WebhookConfiguration(admissionregistrationv1.ServiceReference{}, nil, []string{"local"})
 	validationCfg.Name = "cmd-test-validation"
 	for i, path := range []string{backupvalidation.BackupEntryPath, backupvalidation.BackupBucketPath} {
 		validationCfg.Webhooks[i].ClientConfig = admissionregistrationv1.WebhookClientConfig{

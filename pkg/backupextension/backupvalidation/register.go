@@ -36,9 +36,15 @@ func AddToManager(mgr manager.Manager, handles Handles) error {
 // bucket and type is only enforced here, so the chart runs two replicas behind a PodDisruptionBudget
 // rather than letting writes through unchecked while a pod restarts. Deletions are not routed: nothing a
 // deletion carries needs checking, and a deletion must never hang on the webhook.
-func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBundle []byte) *admissionregistrationv1.ValidatingWebhookConfiguration {
+//
+// Only objects of providerTypes (the extension's --provider-types), without a type, or updated away from one
+// of them are routed (HandledTypeExpression): failing closed must not stop gardenlet from writing the
+// BackupEntries and BackupBuckets that another backup extension on the seed owns.
+func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBundle []byte, providerTypes []string) *admissionregistrationv1.ValidatingWebhookConfiguration {
 	webhook := func(name, resource, path string) admissionregistrationv1.ValidatingWebhook {
-		return validatingwebhook.CreateUpdate(name, extensionsv1alpha1.SchemeGroupVersion, resource, admissionregistrationv1.ClusterScope, service, path, caBundle)
+		w := validatingwebhook.CreateUpdate(name, extensionsv1alpha1.SchemeGroupVersion, resource, admissionregistrationv1.ClusterScope, service, path, caBundle)
+		w.MatchConditions = handledTypeConditions(providerTypes)
+		return w
 	}
 	return &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: ConfigurationName},

@@ -51,7 +51,7 @@ const bypassWebhookLabel = "test.gardener-etcd.io/bypass-webhook"
 // webhookConfiguration is the extension's validating webhook configuration as the chart installs it, except
 // for the suite's bypass selector.
 func webhookConfiguration() *admissionregistrationv1.ValidatingWebhookConfiguration {
-	cfg := backupvalidation.WebhookConfiguration(admissionregistrationv1.ServiceReference{Name: "gardener-extension-backup", Namespace: "garden"}, nil)
+	cfg := backupvalidation.WebhookConfiguration(admissionregistrationv1.ServiceReference{Name: "gardener-extension-backup", Namespace: "garden"}, nil, builtin.Types())
 	for i := range cfg.Webhooks {
 		cfg.Webhooks[i].ObjectSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
 			{Key: bypassWebhookLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
