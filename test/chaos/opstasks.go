@@ -27,9 +27,11 @@ const (
 	// opsTaskTTL keeps a finished task long enough to be read (every wait below is shorter), then druid
 	// deletes it: a run leaves no pile of tasks.
 	opsTaskTTL int32 = 900
-	// faultTaskGap is the pause between the end of one task and the next while a fault lasts. The kinds
-	// alternate, so a kind repeats after twice the gap plus a task: beyond druid's default minimum interval
-	// between tasks of one kind (1 min), which would otherwise reject most of them as too frequent.
+	// faultTaskGap is the pause between the end of one task and the next while a fault lasts. It is more
+	// than druid's default bound between two tasks of one Etcd (half of --etcd-ops-task-min-interval,
+	// 30 s), and as the kinds alternate, a kind repeats after twice the gap plus a task: beyond the default
+	// minimum interval between tasks of one kind (1 min). Shorter, druid would reject most of them as too
+	// frequent.
 	faultTaskGap = 31 * time.Second
 	// faultTaskFirst is when the first task starts after the fault's injection began.
 	faultTaskFirst = 2 * time.Second
@@ -185,8 +187,8 @@ func (s *Suite) settledOpsTask(ctx context.Context, typ druidv1alpha1.OnDemandSn
 }
 
 // A settled task that druid rejects as too frequent (ERR_TOO_FREQUENT: the same kind ran less than druid's
-// --etcd-ops-task-min-interval ago) is created again after tooFrequentPause, at most tooFrequentAttempts
-// times in all.
+// --etcd-ops-task-min-interval ago, or any kind less than half of it, e.g. the fault's last task) is
+// created again after tooFrequentPause, at most tooFrequentAttempts times in all.
 const (
 	tooFrequentPause    = 30 * time.Second
 	tooFrequentAttempts = 5

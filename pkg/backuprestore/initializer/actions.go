@@ -14,6 +14,11 @@ import (
 
 // act runs the action of case c.
 func (i *Initializer) act(ctx context.Context, c Case, f Facts) (State, error) {
+	if !reusesData(c) && i.opts.BeforeChange != nil {
+		if err := i.opts.BeforeChange(ctx, c); err != nil {
+			return State{}, err
+		}
+	}
 	switch c {
 	case CaseBootstrapFirst, CaseBootstrapFollowing:
 		return i.bootstrapFresh(c, f)
@@ -32,6 +37,12 @@ func (i *Initializer) act(ctx context.Context, c Case, f Facts) (State, error) {
 		return i.waitForQuorumAndJoin(ctx)
 	}
 	return State{}, fmt.Errorf("no action for %s", c)
+}
+
+// reusesData tells the cases in which etcd starts on the data directory as it is, with the member ID it
+// holds: nothing is added to the cluster, restored or created (Options.BeforeChange is not asked).
+func reusesData(c Case) bool {
+	return c == CaseRestartValid || c == CaseNonQuorateValid
 }
 
 // bootstrapFresh (cases 1 and 2): etcd creates the member from the template's initial-cluster of all n

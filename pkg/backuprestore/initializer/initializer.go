@@ -63,6 +63,12 @@ type Options struct {
 	// forbids. nil: no evidence source (a member restores whenever nobody
 	// answers). An error fails the initialization: the wrapper retries it.
 	LivePeers func(ctx context.Context, others []string) ([]string, error)
+	// BeforeChange is asked after the decision and before every action other than reusing valid data as
+	// it is (cases 3 and 6, and a passed sanity check): a bootstrap, a rejoin as a learner, a restore or
+	// the wait to join. An error refuses the initialization before anything is changed. It carries checks
+	// that only matter when the member would get a new identity or new data (e.g. the sidecar's
+	// left-cluster mark), so that a member with valid data restarts without them. nil: no check.
+	BeforeChange func(ctx context.Context, c Case) error
 	// Metrics record validations, restores and learner additions; nil records nothing.
 	Metrics *Metrics
 	Log     logr.Logger

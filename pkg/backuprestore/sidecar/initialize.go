@@ -66,15 +66,16 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode podwire.InitM
 	if err != nil {
 		return err
 	}
-	if err := d.refuseIfLeftCluster(ctx, ord, cfg.Member.Name); err != nil {
+	beforeChange, err := d.checkLeftCluster(ctx, ord, cfg.Member.Name)
+	if err != nil {
 		d.log.Info("Refusing to initialize: " + err.Error())
 		return err
 	}
 	in, err := initializer.New(initializer.Options{
 		Member: cfg.Member, InitialCluster: ic, DataDir: d.dataDir, ClusterToken: t.ClusterToken(), Owner: d.owner,
 		ClusterEndpoints: append(t.AllClientURLs(), d.serviceEndpoints...), ClientTLS: d.clientTLS,
-		Store: d.store, TakeFullSnapshot: d.fullSnapshot, LivePeers: d.livePeers, Metrics: d.metrics,
-		Log: d.log,
+		Store: d.store, TakeFullSnapshot: d.fullSnapshot, LivePeers: d.livePeers, BeforeChange: beforeChange,
+		Metrics: d.metrics, Log: d.log,
 	})
 	if err != nil {
 		return err
@@ -93,35 +94,43 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode podwire.InitM
 // has shrunk; a member that joined again would be a voter whose pod goes next, taking quorum with it.
 var errScaledIn = errors.New("this member is being scaled in")
 
-// errLeftClusterUnknown refuses the initialization of a member whose left-cluster mark cannot be read:
-// no answer is no evidence that the member stays, and a member the backup leader removed must not join
-// again (errScaledIn).
+// errLeftClusterUnknown refuses an initialization that would add this member to the cluster again,
+// restore or create a data directory while its left-cluster mark cannot be read: no answer is no evidence
+// that the member stays, and a member the backup leader removed must not join again (errScaledIn).
 var errLeftClusterUnknown = errors.New("whether this member was removed from the cluster is unknown")
 
-// refuseIfLeftCluster refuses the initialization while the backup leader's left-cluster mark is on this
+// checkLeftCluster refuses the initialization while the backup leader's left-cluster mark is on this
 // member's lease. The ordinal check in Initialize covers a template that already shows the smaller
 // cluster; the mark covers the time the kubelet still shows this pod the old one. The leader removes the
 // mark when the cluster size grows past this member again (a scale-in undone), so that it may join anew.
 //
-// It fails closed: a lease that cannot be read refuses the initialization (errLeftClusterUnknown); the
-// wrapper fails and the container restarts, asking again until the apiserver answers. A missing lease
-// carries no mark (druid creates the leases; a woken-up cluster starts with empty ones). The first member
-// (ordinal 0) is never scaled in, as a scale-in keeps at least one member, so its lease is not read and a
-// single-member cluster restarts while the apiserver is away.
-func (d *decisionInitializer) refuseIfLeftCluster(ctx context.Context, ordinal int, member string) error {
+// A lease that cannot be read (the apiserver is down or out of reach) refuses only what the mark guards:
+// the returned initializer.Options.BeforeChange refuses every case but reusing valid data as it is
+// (errLeftClusterUnknown; the wrapper fails and asks again until the apiserver answers). A member whose
+// data directory holds its own member ID restarts without the mark, because etcd itself refuses a member
+// ID the cluster removed; refusing it too would keep a member that crashed (OOM, liveness) down for as
+// long as the apiserver is away, and with a second one the cluster's quorum. A missing lease carries no
+// mark (druid creates the leases; a woken-up cluster starts with empty ones). The first member (ordinal
+// 0) is never scaled in, as a scale-in keeps at least one member, so its lease is not read and it may
+// restore a single-member cluster while the apiserver is away.
+func (d *decisionInitializer) checkLeftCluster(ctx context.Context, ordinal int, member string) (beforeChange func(context.Context, initializer.Case) error, err error) {
 	if d.leftCluster == nil || ordinal == 0 {
-		return nil
+		return nil, nil
 	}
-	left, err := d.leftCluster(ctx, member)
-	if err != nil {
-		return fmt.Errorf("%w: the left-cluster mark on the lease of member %s cannot be read (%w); refusing to initialize until it can",
-			errLeftClusterUnknown, member, err)
+	left, readErr := d.leftCluster(ctx, member)
+	if readErr != nil {
+		d.log.Error(readErr, "Could not read the left-cluster mark of this member's lease; valid data is reused as it is, nothing else is done until the mark can be read",
+			"member", member)
+		return func(_ context.Context, c initializer.Case) error {
+			return fmt.Errorf("%w: the left-cluster mark on the lease of member %s cannot be read (%w); refusing %s until it can",
+				errLeftClusterUnknown, member, readErr, c)
+		}, nil
 	}
 	if left {
-		return fmt.Errorf("%w: the backup leader removed member %s from the cluster (left-cluster mark on its lease); its pod goes once the membership has shrunk",
+		return nil, fmt.Errorf("%w: the backup leader removed member %s from the cluster (left-cluster mark on its lease); its pod goes once the membership has shrunk",
 			errScaledIn, member)
 	}
-	return nil
+	return nil, nil
 }
 
 // ownerOf is the owner marker of the data directory: "<namespace>/<etcd>", the Etcd being the pod name

@@ -15,8 +15,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/initializer"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/configmap"
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
 // writeClusterTemplate writes druid's template for an Etcd of size members (no member needs to run: the
@@ -73,10 +75,10 @@ func TestScaledInMemberRefusesToInitialize(t *testing.T) {
 	g.Expect(filepath.Join(dir, "data")).NotTo(BeADirectory(), "nothing was created or moved")
 }
 
-// A lease that cannot be read is no evidence that the member stays: the initialization is refused (the
-// wrapper asks again) and nothing is created, rather than letting a member that the backup leader may
-// have removed join again. The first member is never scaled in, so its start does not depend on the
-// apiserver.
+// A lease that cannot be read is no evidence that the member stays: an initialization that would create
+// a new data directory (here: bootstrap, no data) is refused (the wrapper asks again) and nothing is
+// created, rather than letting a member that the backup leader may have removed join again. The first
+// member is never scaled in, so its start does not depend on the apiserver.
 func TestUnreadableLeftClusterMarkRefusesToInitialize(t *testing.T) {
 	g := NewWithT(t)
 	dir := t.TempDir()
@@ -99,6 +101,44 @@ func TestUnreadableLeftClusterMarkRefusesToInitialize(t *testing.T) {
 
 	asked = nil
 	first := &decisionInitializer{served: newServedConfig(templatePath, "etcd-main-0"), log: testr.New(t), leftCluster: unreadable}
-	g.Expect(first.refuseIfLeftCluster(t.Context(), 0, "etcd-main-0")).To(Succeed())
+	beforeChange, err := first.checkLeftCluster(t.Context(), 0, "etcd-main-0")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(beforeChange).To(BeNil())
 	g.Expect(asked).To(BeEmpty(), "the first member's lease is not read")
+}
+
+// A member whose data directory is valid and is used as it is gains nothing from the left-cluster mark:
+// etcd itself refuses a member ID the cluster removed. So a restart while the apiserver is away (OOM,
+// liveness) goes ahead on an unreadable lease, in sanity mode and in a full initialization that finds no
+// quorum (the other members are down as well), and the data directory stays where it is. Only what would
+// (re)add the member, restore or create a data directory waits for the mark
+// (TestUnreadableLeftClusterMarkRefusesToInitialize).
+func TestUnreadableLeftClusterMarkReusesValidData(t *testing.T) {
+	g := NewWithT(t)
+	dir := t.TempDir()
+	templatePath := filepath.Join(dir, "etcd.conf.yaml")
+	writeClusterTemplate(t, templatePath, 3)
+	dataDir := filepath.Join(dir, "data")
+	m := etcdserver.StartMember(t, etcdserver.MemberConfig{Name: "etcd-main-2", DataDir: dataDir})
+	if _, err := m.Client(t).Put(t.Context(), "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	m.Stop()
+
+	var asked []string
+	d := &decisionInitializer{served: newServedConfig(templatePath, "etcd-main-2"), dataDir: dataDir, log: testr.New(t),
+		leftCluster: func(_ context.Context, member string) (bool, error) {
+			asked = append(asked, member)
+			return false, errors.New("the server is currently unable to handle the request")
+		}}
+
+	for _, mode := range []podwire.InitMode{podwire.InitSanity, podwire.InitFull} {
+		g.Expect(d.Initialize(t.Context(), mode)).To(Succeed(), "mode %s", mode)
+		cfg, err := d.served.resolve()
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(cfg.Member.Name).To(Equal("etcd-main-2"))
+	}
+	g.Expect(asked).To(Equal([]string{"etcd-main-2", "etcd-main-2"}))
+	g.Expect(filepath.Join(dataDir, "member")).To(BeADirectory(), "the data directory is used as it is")
+	g.Expect(initializer.MovedAside(dataDir)).To(BeEmpty())
 }

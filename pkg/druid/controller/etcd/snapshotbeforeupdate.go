@@ -143,7 +143,9 @@ func (s *specRun) snapshotBeforeUpdate(ctx context.Context) flow.Result {
 	if err != nil || cached == nil {
 		return flowResultOf(err)
 	}
+	key := client.ObjectKeyFromObject(s.etcd)
 	if _, pending := pendingStoppingUpdate(cached, s.rendered, s.target.Spec.Replicas, s.generation); !pending {
+		s.r.snapshotRetries.forget(key)
 		return flow.Continue()
 	}
 	// Decide on the stored StatefulSet: the cache may not show the record this druid wrote a moment ago.
@@ -156,6 +158,7 @@ func (s *specRun) snapshotBeforeUpdate(ctx context.Context) flow.Result {
 	}
 	update, pending := pendingStoppingUpdate(sts, s.rendered, s.target.Spec.Replicas, s.generation)
 	if !pending {
+		s.r.snapshotRetries.forget(key)
 		return flow.Continue()
 	}
 	logger := log.FromContext(ctx).WithValues("update", update.what)
@@ -168,8 +171,7 @@ func (s *specRun) snapshotBeforeUpdate(ctx context.Context) flow.Result {
 		return flow.Continue()
 	}
 
-	key := client.ObjectKeyFromObject(s.etcd)
-	if wait := s.r.snapshotRetries.wait(key, s.r.clock.Now()); wait > 0 {
+	if wait := s.r.snapshotRetries.wait(key, update.key, s.r.clock.Now()); wait > 0 {
 		logger.V(1).Info("Full snapshot before the update failed before, waiting to retry", "retryIn", wait)
 		return flow.RequeueAfter(wait, "waiting to retry the full snapshot before "+update.what)
 	}
@@ -189,9 +191,9 @@ func (s *specRun) snapshotBeforeUpdate(ctx context.Context) flow.Result {
 		if fullsnapshot.IsRefusal(err) {
 			return s.refusedSnapshot(ctx, key, update, err)
 		}
-		return s.holdForSnapshot(ctx, update, err, s.r.snapshotRetries.failed(key, s.r.clock.Now()))
+		return s.holdForSnapshot(ctx, update, err, s.r.snapshotRetries.failed(key, update.key, s.r.clock.Now()))
 	}
-	s.r.snapshotRetries.succeeded(key)
+	s.r.snapshotRetries.forget(key)
 	record := fullsnapshot.NewRecord(update.key, taken, s.r.clock.Now())
 	markers := map[string]string{fullsnapshot.BeforeUpdateAnnotation: record.Encode()}
 	if err := s.r.statefulSets().ScaleWithMarkers(ctx, sts, ptr.Deref(sts.Spec.Replicas, 1), markers); err != nil {
@@ -246,14 +248,15 @@ func (s *specRun) holdForSnapshot(ctx context.Context, update stoppingUpdate, ca
 // until the sidecar refused for FullSnapshotRefusalGrace and at least minRefusals times in a row; then it
 // goes ahead without the snapshot. The data stays safe: hibernation and new images keep the volumes, which
 // hold every write, and the refusing sidecar is up and uploads deltas, so the store is at most a delta
-// period behind, as it is when no client certificate is configured. The count lives in memory: a
-// restarted druid waits the grace again (longer, never shorter).
+// period behind, as it is when no client certificate is configured. The count belongs to this update
+// (snapshotRetries): an update that was withdrawn and a later one each wait their own grace. It lives in
+// memory: a restarted druid waits the grace again (longer, never shorter).
 func (s *specRun) refusedSnapshot(ctx context.Context, key client.ObjectKey, update stoppingUpdate, cause error) flow.Result {
 	now := s.r.clock.Now()
 	grace := s.r.config.FullSnapshotRefusalGrace
-	since, refusals, retryIn := s.r.snapshotRetries.refused(key, now)
+	since, refusals, retryIn := s.r.snapshotRetries.refused(key, update.key, now)
 	if refusals >= minRefusals && now.Sub(since) >= grace {
-		s.r.snapshotRetries.succeeded(key)
+		s.r.snapshotRetries.forget(key)
 		s.proceedWithoutSnapshot(ctx, update, fmt.Sprintf("the sidecar refused druid's request %d times in a row since %s (%v); "+
 			"the volumes (kept) hold every write, the store what the last delta snapshot uploaded", refusals, since.UTC().Format(time.RFC3339), cause), corev1.EventTypeWarning)
 		return flow.Continue()

@@ -68,16 +68,18 @@ func TestSnapshotRetriesBackOff(t *testing.T) {
 	var r snapshotRetries
 	key := types.NamespacedName{Namespace: "shoot", Name: "etcd-main"}
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	g.Expect(r.wait(key, now)).To(BeZero())
-	g.Expect(r.failed(key, now)).To(Equal(retryBaseDelay))
-	g.Expect(r.wait(key, now)).To(Equal(retryBaseDelay))
-	g.Expect(r.failed(key, now)).To(Equal(2 * retryBaseDelay))
+	const update = "etcd-generation=2,statefulset-generation=7,replicas=0,pod-template=a"
+	g.Expect(r.wait(key, update, now)).To(BeZero())
+	g.Expect(r.failed(key, update, now)).To(Equal(retryBaseDelay))
+	g.Expect(r.wait(key, update, now)).To(Equal(retryBaseDelay))
+	g.Expect(r.failed(key, update, now)).To(Equal(2 * retryBaseDelay))
 	for range 40 {
-		r.failed(key, now)
+		r.failed(key, update, now)
 	}
-	g.Expect(r.wait(key, now)).To(Equal(retryMaxDelay))
-	r.succeeded(key)
-	g.Expect(r.wait(key, now)).To(BeZero())
+	g.Expect(r.wait(key, update, now)).To(Equal(retryMaxDelay))
+	g.Expect(r.wait(key, "another update", now)).To(BeZero(), "another update asks at once")
+	r.forget(key)
+	g.Expect(r.wait(key, update, now)).To(BeZero())
 }
 
 // Refusals are counted from the first of a row; any other failure starts the row anew.
@@ -86,14 +88,37 @@ func TestSnapshotRetriesCountRefusalsInARow(t *testing.T) {
 	var r snapshotRetries
 	key := types.NamespacedName{Namespace: "shoot", Name: "etcd-main"}
 	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	since, n, _ := r.refused(key, t0)
+	const update = "etcd-generation=2,statefulset-generation=7,replicas=0,pod-template=a"
+	since, n, _ := r.refused(key, update, t0)
 	g.Expect(since).To(Equal(t0))
 	g.Expect(n).To(Equal(1))
-	since, n, _ = r.refused(key, t0.Add(time.Minute))
+	since, n, _ = r.refused(key, update, t0.Add(time.Minute))
 	g.Expect(since).To(Equal(t0))
 	g.Expect(n).To(Equal(2))
-	r.failed(key, t0.Add(2*time.Minute))
-	since, n, _ = r.refused(key, t0.Add(3*time.Minute))
+	r.failed(key, update, t0.Add(2*time.Minute))
+	since, n, _ = r.refused(key, update, t0.Add(3*time.Minute))
 	g.Expect(since).To(Equal(t0.Add(3 * time.Minute)))
 	g.Expect(n).To(Equal(1))
+}
+
+// The refusal grace is measured from the first refusal of the update that is pending now: an update
+// refused twice and then withdrawn (the shoot woke up again) leaves nothing behind, so a hibernation days
+// later is refused once, not three times in a row since days, and waits for its own grace and refusals
+// before it goes ahead without a snapshot.
+func TestSnapshotRetriesCountRefusalsOfThePendingUpdateOnly(t *testing.T) {
+	g := NewWithT(t)
+	var r snapshotRetries
+	key := types.NamespacedName{Namespace: "shoot", Name: "etcd-main"}
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	const withdrawn = "etcd-generation=2,statefulset-generation=7,replicas=0,pod-template=a"
+	const later = "etcd-generation=4,statefulset-generation=7,replicas=0,pod-template=a"
+	r.refused(key, withdrawn, t0)
+	r.refused(key, withdrawn, t0.Add(time.Minute))
+
+	days := t0.Add(72 * time.Hour)
+	g.Expect(r.wait(key, later, days)).To(BeZero())
+	since, n, retryIn := r.refused(key, later, days)
+	g.Expect(since).To(Equal(days))
+	g.Expect(n).To(Equal(1))
+	g.Expect(retryIn).To(Equal(retryBaseDelay), "the back-off starts anew as well")
 }

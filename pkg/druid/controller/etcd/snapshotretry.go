@@ -9,14 +9,22 @@ import (
 
 // snapshotRetries spaces out the full snapshot requests before an update while they fail: every watch
 // event (a lease renewal, a pod's status) runs the spec flow again, and without this each one would ask
-// the sidecar anew. After n consecutive failures of an Etcd the next request waits retryBaseDelay·2^(n-1),
-// at most retryMaxDelay. It is memory only: a restarted druid asks once at once, then backs off again.
+// the sidecar anew. After n consecutive failures of an Etcd's pending update the next request waits
+// retryBaseDelay·2^(n-1), at most retryMaxDelay. It is memory only: a restarted druid asks once at once,
+// then backs off again.
+//
+// The state belongs to one pending update (stoppingUpdate.key): the failures and refusals of an update
+// that was withdrawn (a hibernation undone before it went ahead) say nothing about a later one, whose
+// refusal grace must run from its own first refusal. A request for another update starts afresh, and the
+// spec flow forgets an Etcd's state whenever no stopping update is pending.
 type snapshotRetries struct {
 	mu    sync.Mutex
 	state map[types.NamespacedName]snapshotRetry
 }
 
 type snapshotRetry struct {
+	// update is the key of the update the counts belong to.
+	update    string
 	failures  int
 	notBefore time.Time
 	// refusals counts the consecutive refusals (401/403) since refusedSince; any other failure resets it.
@@ -24,38 +32,45 @@ type snapshotRetry struct {
 	refusedSince time.Time
 }
 
-// wait is how long the next request of key must still wait at now (0: ask now).
-func (r *snapshotRetries) wait(key types.NamespacedName, now time.Time) time.Duration {
+// wait is how long the next request of key's update must still wait at now (0: ask now).
+func (r *snapshotRetries) wait(key types.NamespacedName, update string, now time.Time) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if d := r.state[key].notBefore.Sub(now); d > 0 {
+	s, ok := r.state[key]
+	if !ok || s.update != update {
+		return 0
+	}
+	if d := s.notBefore.Sub(now); d > 0 {
 		return d
 	}
 	return 0
 }
 
-// failed counts a failed request of key at now and returns the delay before the next one.
-func (r *snapshotRetries) failed(key types.NamespacedName, now time.Time) time.Duration {
+// failed counts a failed request of key's update at now and returns the delay before the next one.
+func (r *snapshotRetries) failed(key types.NamespacedName, update string, now time.Time) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.fail(key, now, false)
+	return r.fail(key, update, now, false)
 }
 
-// refused counts a request of key refused at now (401/403) and returns since when and how many times in a
-// row the sidecar refused, and the delay before the next request.
-func (r *snapshotRetries) refused(key types.NamespacedName, now time.Time) (since time.Time, refusals int, retryIn time.Duration) {
+// refused counts a request of key's update refused at now (401/403) and returns since when and how many
+// times in a row the sidecar refused this update, and the delay before the next request.
+func (r *snapshotRetries) refused(key types.NamespacedName, update string, now time.Time) (since time.Time, refusals int, retryIn time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	retryIn = r.fail(key, now, true)
+	retryIn = r.fail(key, update, now, true)
 	s := r.state[key]
 	return s.refusedSince, s.refusals, retryIn
 }
 
-func (r *snapshotRetries) fail(key types.NamespacedName, now time.Time, refusal bool) time.Duration {
+func (r *snapshotRetries) fail(key types.NamespacedName, update string, now time.Time, refusal bool) time.Duration {
 	if r.state == nil {
 		r.state = map[types.NamespacedName]snapshotRetry{}
 	}
 	s := r.state[key]
+	if s.update != update {
+		s = snapshotRetry{update: update}
+	}
 	s.failures++
 	switch {
 	case !refusal:
@@ -74,8 +89,9 @@ func (r *snapshotRetries) fail(key types.NamespacedName, now time.Time, refusal 
 	return delay
 }
 
-// succeeded forgets key's failures (also when an update went ahead without the snapshot).
-func (r *snapshotRetries) succeeded(key types.NamespacedName) {
+// forget drops key's state: the snapshot was taken, the update went ahead without it, or no stopping
+// update is pending (any longer).
+func (r *snapshotRetries) forget(key types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.state, key)

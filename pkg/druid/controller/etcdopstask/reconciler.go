@@ -53,7 +53,8 @@ const (
 	ErrInvalidTask druidv1alpha1.ErrorCode = "ERR_INVALID_TASK"
 	// ErrNoClientCertificate: the Etcd's spec.backup.tls names no client certificate druid could present.
 	ErrNoClientCertificate druidv1alpha1.ErrorCode = "ERR_NO_CLIENT_CERTIFICATE"
-	// ErrTooFrequent: a task of the same kind of the same Etcd started less than MinInterval ago.
+	// ErrTooFrequent: a task of the same kind of the same Etcd started less than MinInterval ago, or one of
+	// any kind less than half of it (ratelimit.go).
 	ErrTooFrequent druidv1alpha1.ErrorCode = "ERR_TOO_FREQUENT"
 )
 
@@ -88,16 +89,17 @@ type Reconciler struct {
 	Clock     clock.PassiveClock
 	// RetryInterval is the wait before a request that did not reach the sidecar is sent again.
 	RetryInterval time.Duration
-	// MinInterval is the least time between the starts of two tasks of the same kind of one Etcd.
+	// MinInterval is the least time between the starts of two tasks of the same kind of one Etcd; between
+	// tasks of any kind of one Etcd it is half of it (ratelimit.go).
 	MinInterval time.Duration
 
 	// admitting serializes admissions: the check for another unfinished task of the same Etcd and the
 	// write that starts this one are one step, so two tasks created together and admitted by two workers
 	// cannot both start (druid runs as one leader, so a process-local lock covers every admission).
 	admitting sync.Mutex
-	// started remembers when a task of a kind of an Etcd ("<namespace>/<etcd>/<kind>") last started, for
-	// tasks deleted (TTL) before MinInterval passed; guarded by admitting.
-	started map[string]time.Time
+	// started remembers when a task of a kind of an Etcd last started within the last MinInterval, for
+	// tasks deleted (TTL) before the intervals passed (recordStart); guarded by admitting.
+	started map[startKey]time.Time
 }
 
 // Reconcile implements reconcile.Reconciler for EtcdOpsTasks.
@@ -168,12 +170,6 @@ func (r *Reconciler) admit(ctx context.Context, task *druidv1alpha1.EtcdOpsTask)
 		return reject(ErrDuplicateTask, nil, "EtcdOpsTask %s for Etcd %s/%s is not finished yet (state %s); one task per Etcd runs at a time, create this one again once it finished",
 			other.Name, task.Namespace, *task.Spec.EtcdName, stateOf(other))
 	}
-	if other, at, err := r.recentTask(ctx, task); err != nil {
-		return false, err
-	} else if !at.IsZero() {
-		return reject(ErrTooFrequent, nil, "EtcdOpsTask %s started %s of Etcd %s at %s; tasks of one kind run at most one per %s and Etcd, create this one again after %s",
-			other, describe(task.Spec.Config.OnDemandSnapshot), *task.Spec.EtcdName, at.UTC().Format(time.RFC3339), r.MinInterval, at.Add(r.MinInterval).UTC().Format(time.RFC3339))
-	}
 	etcd := &druidv1alpha1.Etcd{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: task.Namespace, Name: *task.Spec.EtcdName}, etcd); apierrors.IsNotFound(err) {
 		return reject(ErrGetEtcd, nil, "Etcd %s/%s does not exist", task.Namespace, *task.Spec.EtcdName)
@@ -193,6 +189,13 @@ func (r *Reconciler) admit(ctx context.Context, task *druidv1alpha1.EtcdOpsTask)
 	if tls := etcd.Spec.Backup.TLS; tls == nil || tls.ClientTLSSecretRef.Name == "" {
 		return reject(ErrNoClientCertificate, etcd, "Etcd %s: %s", etcd.Name, fullsnapshot.ErrNoClientCertificate.Error())
 	}
+	// Last: the rate limit only says "later", every check above says what is wrong.
+	if other, from, err := r.recentTask(ctx, task); err != nil {
+		return false, err
+	} else if !from.IsZero() {
+		return reject(ErrTooFrequent, etcd, "EtcdOpsTask %s started %s of Etcd %s at %s; an Etcd starts at most one task per %s and one of each kind per %s, create this one again after %s",
+			other.task, other.kind, etcd.Name, other.at.UTC().Format(time.RFC3339), etcdInterval(r.MinInterval), r.MinInterval, from.UTC().Format(time.RFC3339))
+	}
 
 	snapshotConfig := task.Spec.Config.OnDemandSnapshot
 	if err := r.update(ctx, task, func(s *druidv1alpha1.EtcdOpsTaskStatus) {
@@ -203,10 +206,13 @@ func (r *Reconciler) admit(ctx context.Context, task *druidv1alpha1.EtcdOpsTask)
 	}); err != nil {
 		return false, err
 	}
-	if r.started == nil {
-		r.started = map[string]time.Time{}
+	if r.MinInterval > 0 {
+		if r.started == nil {
+			r.started = map[startKey]time.Time{}
+		}
+		// The stored start (in seconds), so that the remembered start is the same as the stored task's.
+		recordStart(r.started, client.ObjectKey{Namespace: task.Namespace, Name: *task.Spec.EtcdName}, describe(snapshotConfig), task.Status.StartedAt.Time, r.MinInterval)
 	}
-	r.started[kindKey(task)] = r.Clock.Now()
 	r.event(task, etcd, corev1.EventTypeNormal, EventReasonSnapshotStarted, "Execute", "Taking %s of Etcd %s (timeout %s)", describe(snapshotConfig), etcd.Name, snapshotConfig.Timeout())
 	return true, nil
 }
@@ -231,40 +237,31 @@ func (r *Reconciler) blockingTask(ctx context.Context, task *druidv1alpha1.EtcdO
 	return nil, nil
 }
 
-// recentTask names a task of the same kind and Etcd that started less than MinInterval ago, and when it
-// started (zero time: none). It looks at the stored tasks (also finished ones, kept for their TTL) and at
-// the starts this druid remembers of tasks deleted since.
-func (r *Reconciler) recentTask(ctx context.Context, task *druidv1alpha1.EtcdOpsTask) (string, time.Time, error) {
-	if r.MinInterval <= 0 {
-		return "", time.Time{}, nil
+// recentTask is the start of a task of the same Etcd that keeps task back (tooSoon), and from when task
+// may start (zero time: now). It looks at the stored tasks (also finished ones, kept for their TTL) and
+// at the starts this druid remembers of tasks deleted since.
+func (r *Reconciler) recentTask(ctx context.Context, task *druidv1alpha1.EtcdOpsTask) (taskStart, time.Time, error) {
+	if r.MinInterval <= 0 || task.Spec.Config.OnDemandSnapshot == nil {
+		return taskStart{}, time.Time{}, nil
 	}
-	now := r.Clock.Now()
 	tasks := &druidv1alpha1.EtcdOpsTaskList{}
 	if err := r.Reader.List(ctx, tasks, client.InNamespace(task.Namespace)); err != nil {
-		return "", time.Time{}, fmt.Errorf("listing the EtcdOpsTasks of namespace %s: %w", task.Namespace, err)
+		return taskStart{}, time.Time{}, fmt.Errorf("listing the EtcdOpsTasks of namespace %s: %w", task.Namespace, err)
 	}
+	// The stored tasks first: of two equal starts, tooSoon names the first, and a remembered start is the
+	// stored one's as long as that task exists.
+	var starts []taskStart
 	for i := range tasks.Items {
-		other := &tasks.Items[i]
-		if other.UID == task.UID || other.Status.StartedAt == nil || kindKey(other) != kindKey(task) {
-			continue
-		}
-		if at := other.Status.StartedAt.Time; now.Sub(at) < r.MinInterval {
-			return other.Name, at, nil
+		if other := &tasks.Items[i]; other.UID != task.UID {
+			if s, ok := startOf(other); ok {
+				starts = append(starts, s)
+			}
 		}
 	}
-	if at, ok := r.started[kindKey(task)]; ok && now.Sub(at) < r.MinInterval {
-		return "(since deleted)", at, nil
-	}
-	return "", time.Time{}, nil
-}
-
-// kindKey identifies a task's Etcd and kind of snapshot ("a full snapshot", "a final full snapshot", "a
-// delta snapshot"); a task without a snapshot config (rejected before) has none.
-func kindKey(task *druidv1alpha1.EtcdOpsTask) string {
-	if task.Spec.Config.OnDemandSnapshot == nil {
-		return ""
-	}
-	return task.Namespace + "/" + ptr.Deref(task.Spec.EtcdName, "") + "/" + describe(task.Spec.Config.OnDemandSnapshot)
+	starts = append(starts, rememberedStarts(r.started)...)
+	etcd := client.ObjectKey{Namespace: task.Namespace, Name: *task.Spec.EtcdName}
+	blocking, from, _ := tooSoon(starts, etcd, describe(task.Spec.Config.OnDemandSnapshot), r.Clock.Now(), r.MinInterval)
+	return blocking, from, nil
 }
 
 func earlier(a, b *druidv1alpha1.EtcdOpsTask) bool {
@@ -372,7 +369,40 @@ func (r *Reconciler) execute(ctx context.Context, task *druidv1alpha1.EtcdOpsTas
 	}
 	log.FromContext(ctx).Info("EtcdOpsTask succeeded", "result", message)
 	r.event(task, etcd, corev1.EventTypeNormal, EventReasonSnapshotSucceeded, "Execute", "Etcd %s: %s", etcd.Name, message)
+	if ptr.Deref(config.IsFinal, false) {
+		r.useUpFinalSnapshotDeclaration(ctx, task, etcd)
+	}
 	return r.requeueForExpiry(task), nil
+}
+
+// useUpFinalSnapshotDeclaration removes validation.FinalSnapshotAllowedAnnotation from the Etcd once the
+// final snapshot it admitted was taken: the declaration that the clients are stopped is for that shutdown
+// or migration, and a cluster woken up afterwards runs with clients again, so that a final snapshot task
+// of it must be refused until someone declares anew. The snapshot is taken and recorded whatever happens
+// here; should the annotation not go (apiserver away for the whole back-off), a Warning event on the task
+// says to remove it by hand.
+func (r *Reconciler) useUpFinalSnapshotDeclaration(ctx context.Context, task *druidv1alpha1.EtcdOpsTask, etcd *druidv1alpha1.Etcd) {
+	key := client.ObjectKeyFromObject(etcd)
+	err := retry.OnError(retry.DefaultBackoff, func(error) bool { return true }, func() error {
+		current := &druidv1alpha1.Etcd{}
+		if err := r.Reader.Get(ctx, key, current); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if _, ok := current.Annotations[validation.FinalSnapshotAllowedAnnotation]; !ok {
+			return nil
+		}
+		before := current.DeepCopy()
+		delete(current.Annotations, validation.FinalSnapshotAllowedAnnotation)
+		return client.IgnoreNotFound(r.Client.Patch(ctx, current, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})))
+	})
+	if err != nil {
+		log.FromContext(ctx).Error(err, "Could not remove the final snapshot declaration from the Etcd", "annotation", validation.FinalSnapshotAllowedAnnotation)
+		r.event(task, etcd, corev1.EventTypeWarning, EventReasonSnapshotSucceeded, "Execute",
+			"Etcd %s: the final snapshot was taken, but annotation %s could not be removed (%v): remove it before the cluster runs with clients again",
+			etcd.Name, validation.FinalSnapshotAllowedAnnotation, err)
+		return
+	}
+	log.FromContext(ctx).Info("Removed the final snapshot declaration from the Etcd: it admitted this final snapshot", "annotation", validation.FinalSnapshotAllowedAnnotation)
 }
 
 // expire deletes a finished task whose TTL ran out, or requeues it for that moment.

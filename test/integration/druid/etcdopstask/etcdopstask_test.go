@@ -195,6 +195,56 @@ func TestFinalFullSnapshotIsRecordedAndTheTaskDeletedAfterItsTTL(t *testing.T) {
 		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(task), &druidv1alpha1.EtcdOpsTask{}))
 	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue(), "the task is deleted once its TTL ran out")
 	g.Expect(sidecar.Requests()).To(Equal(1), "the snapshot was taken once")
+	g.Expect(getEtcd(g, ns, "etcd-main").Annotations).NotTo(HaveKey(validation.FinalSnapshotAllowedAnnotation),
+		"the declaration is used up by the final snapshot it admitted")
+}
+
+// The declaration that an Etcd's clients are stopped holds for one final snapshot: druid removes the
+// annotation once a final snapshot task it admitted succeeded, so after a wake-up a final snapshot task
+// of the running cluster is refused again until someone declares anew. A final snapshot that failed
+// leaves it (the task is created again), and so does any other task.
+func TestFinalSnapshotAllowedIsUsedUpByTheFinalSnapshot(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	var failing atomic.Bool
+	failing.Store(true)
+	sidecar := sidecarstandin.StartHandler(t, env.Client, &sidecars, ns, func(w http.ResponseWriter, r *http.Request) {
+		if failing.Load() {
+			http.Error(w, "taking the full snapshot: uploading: connection reset by peer", http.StatusInternalServerError)
+			return
+		}
+		snapshotJSON(w, r, 8)
+	})
+	createEtcd(t, ns, "etcd-main", func(e *druidv1alpha1.Etcd) {
+		e.Annotations = map[string]string{validation.FinalSnapshotAllowedAnnotation: "true"}
+	})
+	final := druidv1alpha1.OnDemandSnapshotConfig{Type: druidv1alpha1.OnDemandSnapshotTypeFull, IsFinal: ptr.To(true)}
+
+	waitForState(t, createTask(t, ns, "final-1", "etcd-main", final, 3600), druidv1alpha1.TaskStateFailed)
+	g.Expect(getEtcd(g, ns, "etcd-main").Annotations).To(HaveKeyWithValue(validation.FinalSnapshotAllowedAnnotation, "true"), "a failed final snapshot leaves it")
+
+	failing.Store(false)
+	createEtcd(t, ns, "etcd-other", func(e *druidv1alpha1.Etcd) {
+		e.Annotations = map[string]string{validation.FinalSnapshotAllowedAnnotation: "true"}
+	})
+	waitForState(t, createTask(t, ns, "final-2", "etcd-other", final, 3600), druidv1alpha1.TaskStateSucceeded)
+	g.Eventually(func(g Gomega) {
+		g.Expect(getEtcd(g, ns, "etcd-other").Annotations).NotTo(HaveKey(validation.FinalSnapshotAllowedAnnotation))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	g.Expect(getEtcd(g, ns, "etcd-main").Annotations).To(HaveKeyWithValue(validation.FinalSnapshotAllowedAnnotation, "true"), "another Etcd's is kept")
+
+	// Woken up and running again: the next final snapshot task is refused (stored while the webhook was
+	// off, it is Rejected by druid).
+	again := waitForState(t, createTask(t, ns, "final-3", "etcd-other", final, 3600), druidv1alpha1.TaskStateRejected)
+	expectError(g, again, etcdopstask.ErrInvalidTask, "spec.config.onDemandSnapshot.isFinal: Forbidden")
+	g.Expect(sidecar.Requests()).To(Equal(2))
+}
+
+// getEtcd reads the stored Etcd.
+func getEtcd(g Gomega, namespace, name string) *druidv1alpha1.Etcd {
+	etcd := &druidv1alpha1.Etcd{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, etcd)).To(Succeed())
+	return etcd
 }
 
 // A delta snapshot asks /snapshot/delta and records the delta; when the sidecar had nothing new to store
@@ -263,11 +313,11 @@ func TestSecondTaskForTheSameEtcdIsRejectedWhileOneRuns(t *testing.T) {
 	g.Expect(sidecar.Requests()).To(Equal(1), "the rejected task did not ask for a snapshot")
 	g.Expect(stored(second)(g)).To(haveState(druidv1alpha1.TaskStateRejected), "rejection is final")
 
-	// Once the first task finished, a new task of the Etcd runs (of another kind: a second full snapshot
-	// waits for the minimum interval).
+	// Once the first task finished, a new task of the Etcd is no longer a duplicate: what keeps it now is
+	// the rate limit (TestTasksAreRateLimitedPerEtcd).
 	third := waitForState(t, createTask(t, ns, "third", "etcd-main", druidv1alpha1.OnDemandSnapshotConfig{Type: druidv1alpha1.OnDemandSnapshotTypeDelta}, 3600),
-		druidv1alpha1.TaskStateSucceeded)
-	g.Expect(third.Status.Snapshot.EndRevision).To(Equal(int64(77)))
+		druidv1alpha1.TaskStateRejected)
+	expectError(g, third, etcdopstask.ErrTooFrequent, "EtcdOpsTask first started a full snapshot of Etcd etcd-main at ")
 }
 
 // Tasks whose preconditions do not hold are Rejected at admission with a clear error, a Warning event, and
@@ -447,10 +497,11 @@ func TestCRDRejectsInvalidTasksAndKeepsTheSpec(t *testing.T) {
 	}
 }
 
-// Tasks of one kind run at most once per minimum interval per Etcd: a second full snapshot right after
-// the first is Rejected with ERR_TOO_FREQUENT naming the earlier task and when the next may run, without
-// reaching the sidecar; a task of another kind, or of another Etcd, runs.
-func TestTasksOfTheSameKindAreRateLimitedPerEtcd(t *testing.T) {
+// Tasks of one kind of one Etcd start at most once per minimum interval, tasks of any kind at most once
+// per half of it: a second full snapshot right after the first, and a delta snapshot right after it, are
+// Rejected with ERR_TOO_FREQUENT naming the earlier task, both limits and when the next may run, without
+// reaching the sidecar; a task of another Etcd runs. (TestStartsAllowed walks the limits through time.)
+func TestTasksAreRateLimitedPerEtcd(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)
 	sidecar := sidecarstandin.StartHandler(t, env.Client, &sidecars, ns, func(w http.ResponseWriter, r *http.Request) { snapshotJSON(w, r, 9) })
@@ -460,10 +511,12 @@ func TestTasksOfTheSameKindAreRateLimitedPerEtcd(t *testing.T) {
 	waitForState(t, createTask(t, ns, "full-1", "etcd-main", fullSnapshot(), 3600), druidv1alpha1.TaskStateSucceeded)
 	again := waitForState(t, createTask(t, ns, "full-2", "etcd-main", fullSnapshot(), 3600), druidv1alpha1.TaskStateRejected)
 	expectError(g, again, etcdopstask.ErrTooFrequent, "EtcdOpsTask full-1 started a full snapshot of Etcd etcd-main at ")
-	g.Expect(again.Status.LastErrors[len(again.Status.LastErrors)-1].Description).To(ContainSubstring("at most one per " + minInterval.String()))
+	g.Expect(again.Status.LastErrors[len(again.Status.LastErrors)-1].Description).To(ContainSubstring(
+		"an Etcd starts at most one task per " + (minInterval / 2).String() + " and one of each kind per " + minInterval.String()))
 	g.Expect(sidecar.Requests()).To(Equal(1), "the rejected task did not ask for a snapshot")
 
-	waitForState(t, createTask(t, ns, "delta", "etcd-main", druidv1alpha1.OnDemandSnapshotConfig{Type: druidv1alpha1.OnDemandSnapshotTypeDelta}, 3600), druidv1alpha1.TaskStateSucceeded)
+	delta := waitForState(t, createTask(t, ns, "delta", "etcd-main", druidv1alpha1.OnDemandSnapshotConfig{Type: druidv1alpha1.OnDemandSnapshotTypeDelta}, 3600), druidv1alpha1.TaskStateRejected)
+	expectError(g, delta, etcdopstask.ErrTooFrequent, "EtcdOpsTask full-1 started a full snapshot of Etcd etcd-main at ")
 	waitForState(t, createTask(t, ns, "events-full", "etcd-events", fullSnapshot(), 3600), druidv1alpha1.TaskStateSucceeded)
-	g.Expect(sidecar.Requests()).To(Equal(3))
+	g.Expect(sidecar.Requests()).To(Equal(2))
 }
