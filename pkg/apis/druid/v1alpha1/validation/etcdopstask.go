@@ -87,6 +87,8 @@ func ValidateEtcdOpsTaskUpdate(task, old *druidv1alpha1.EtcdOpsTask) field.Error
 // task is refused: a final snapshot tells a migration's copy that the source holds nothing more
 // (`etcdbrctl copy` waits for it), which a running cluster contradicts with its next write. Gardener's own
 // final snapshot during a migration calls the sidecar directly and needs neither task nor annotation.
+// The declaration is used up: druid removes the annotation once a final snapshot task it admitted has
+// succeeded, so a cluster woken up later does not admit final snapshots on the strength of an old one.
 const FinalSnapshotAllowedAnnotation = "druid.gardener.cloud/final-snapshot-allowed"
 
 // ValidateEtcdOpsTaskForEtcd checks what a task may ask of the Etcd it names: a final full snapshot only
