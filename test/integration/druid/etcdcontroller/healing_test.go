@@ -378,12 +378,9 @@ func TestTemplateChangeHeldBackWhileNotAllMembersReady(t *testing.T) {
 	}).WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 	g.Expect(etcdEvents(g, ns, etcdcontroller.EventReasonRollingUpdateHeldBack)).NotTo(BeEmpty())
 
-	// The member recovers (its pod may have been deleted by case 9 meanwhile and comes back ready).
-	if err := exists(ns, "etcd-main-2", &corev1.Pod{})(); isNotFound(err) {
-		createPod(t, ns, 2, true)
-	} else {
-		setPodReady(t, ns, "etcd-main-2", true)
-	}
+	// The member recovers (its pod may have been deleted by case 9 meanwhile, even between a read and the
+	// status write here, and comes back ready).
+	recoverPod(t, ns, 2)
 	s.resume("etcd-main-2", holder(2))
 	g.Eventually(func(g Gomega) string { return statefulSet(g, ns).Spec.Template.Spec.Containers[0].Image }).
 		WithTimeout(timeout).WithPolling(poll).Should(Equal("example.org/etcd-wrapper:v2"))

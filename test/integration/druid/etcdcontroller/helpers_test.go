@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -97,22 +98,48 @@ func statefulSet(g Gomega, namespace string) *appsv1.StatefulSet {
 	return sts
 }
 
-// createPod creates the pod of an ordinal with the StatefulSet's labels and the StatefulSet as controller
-// (druid counts only such pods as members) and sets its readiness, as the StatefulSet controller and the
-// kubelet would.
+// createPod creates the pod of an ordinal (memberPod) and sets its readiness, as the StatefulSet controller
+// and the kubelet would.
 func createPod(t *testing.T, namespace string, ordinal int, ready bool) {
 	t.Helper()
 	g := NewWithT(t)
+	var pod *corev1.Pod
+	g.Eventually(func(g Gomega) { pod = memberPod(g, namespace, ordinal) }).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	g.Expect(env.Client.Create(ctx, pod)).To(Succeed())
+	setPodReady(t, namespace, pod.Name, ready)
+}
+
+// memberPod is the pod of an ordinal with the StatefulSet's labels and the StatefulSet as controller
+// (druid counts only such pods as members).
+func memberPod(g Gomega, namespace string, ordinal int) *corev1.Pod {
 	etcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: etcdName, Namespace: namespace}}
-	var sts *appsv1.StatefulSet
-	g.Eventually(func(g Gomega) { sts = statefulSet(g, namespace) }).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
-	pod := &corev1.Pod{
+	sts := statefulSet(g, namespace)
+	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: etcd.PodName(ordinal), Namespace: namespace, Labels: etcd.ManagedLabels(),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID, Controller: ptr.To(true)}}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "example.org/etcd-wrapper:v1"}}},
 	}
-	g.Expect(env.Client.Create(ctx, pod)).To(Succeed())
-	setPodReady(t, namespace, etcd.PodName(ordinal), ready)
+}
+
+// recoverPod makes the ordinal's pod Ready, creating it when it is gone: druid may delete a failed
+// member's pod at any moment (case 9), also between reading the pod and writing its status, so both steps
+// are retried together until one of them lands.
+func recoverPod(t *testing.T, namespace string, ordinal int) {
+	t.Helper()
+	g := NewWithT(t)
+	etcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: etcdName, Namespace: namespace}}
+	g.Eventually(func(g Gomega) {
+		pod := &corev1.Pod{}
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: etcd.PodName(ordinal)}, pod)
+		if apierrors.IsNotFound(err) {
+			pod = memberPod(g, namespace, ordinal)
+			g.Expect(env.Client.Create(ctx, pod)).To(Succeed())
+		} else {
+			g.Expect(err).NotTo(HaveOccurred())
+		}
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
+		g.Expect(env.Client.Status().Update(ctx, pod)).To(Succeed())
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 }
 
 func setPodReady(t *testing.T, namespace, name string, ready bool) {
