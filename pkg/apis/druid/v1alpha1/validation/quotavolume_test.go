@@ -73,3 +73,15 @@ func containsText(texts []string, want string) bool {
 	}
 	return false
 }
+
+// The gap judgement covers the quota-versus-volume rule only: the other rules on the same fields are
+// judged as usual on update.
+func TestOtherQuotaAndVolumeRulesAreNotJudgedByTheGap(t *testing.T) {
+	stored := validEtcd()
+	tiny := with(stored.DeepCopy(), func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.Quota = quantity("1") })
+	expectSingleError(t, validation.ValidateEtcdUpdate(tiny, stored), "spec.etcd.quota", field.ErrorTypeInvalid, "must be at least 64Mi")
+	zero := with(stored.DeepCopy(), func(e *druidv1alpha1.Etcd) { e.Spec.StorageCapacity = quantity("0") })
+	if errs := validation.ValidateEtcdUpdate(zero, stored); len(errs) == 0 {
+		t.Error("storageCapacity 0 on update: admitted; want refused")
+	}
+}

@@ -23,7 +23,7 @@ import (
 // provider). The CRD's CEL rules check the other pairs again on every write of the enclosing object.
 //
 // A rule whose violation has a measure (how far a quota exceeds the volume, how often a spread
-// constraint is repeated) is also judged as a whole, by its entry in judges: its error is dropped when
+// constraint is repeated) is also judged as a whole, by its entry in judges (by the error's origin): its error is dropped when
 // the update does not make the violation worse, so a stored violation can be repaired step by step and
 // does not look new when unrelated list items move. When it is worse, the errors on the fields that
 // changed are kept (by the path rule above).
@@ -38,7 +38,7 @@ func Ratchet(errs field.ErrorList, newObj, oldObj any) field.ErrorList {
 	}
 	var kept field.ErrorList
 	for _, e := range errs {
-		if judge, found := judges[e.Field]; found {
+		if judge, found := judges[e.Origin]; found && e.Origin != "" {
 			if worse, applies := judge(e, newObj, oldObj); applies && !worse {
 				continue
 			}
@@ -55,11 +55,17 @@ func Ratchet(errs field.ErrorList, newObj, oldObj any) field.ErrorList {
 // cannot judge the objects (another kind), and the error is then ratcheted by its path alone.
 type judge func(e *field.Error, newObj, oldObj any) (worse, applies bool)
 
-// judges are the rules judged as a whole on update, by the exact path of their errors.
+// The origins (field.Error.Origin) of the errors of the rules judged as a whole: other rules report on the
+// same fields, so the rule is told by its origin, not by its path.
+const (
+	originQuotaFitsVolume          = "quotaFitsVolume"
+	originDistinctSpreadConstraint = "distinctSpreadConstraints"
+)
+
+// judges are the rules judged as a whole on update, by the origin of their errors.
 var judges = map[string]judge{
-	"spec.etcd.quota":      quotaExcessGrew,
-	"spec.storageCapacity": quotaExcessGrew,
-	"spec.schedulingConstraints.topologySpreadConstraints": spreadDuplicatesGrew,
+	originQuotaFitsVolume:          quotaExcessGrew,
+	originDistinctSpreadConstraint: spreadDuplicatesGrew,
 }
 
 // unchangedAt tells whether both objects hold the same at the path, judged at its deepest point that

@@ -38,7 +38,7 @@ func validateDistinctSpreadConstraints(constraints []corev1.TopologySpreadConstr
 	var errs field.ErrorList
 	for identity, count := range spreadIdentityCounts(constraints) {
 		for range count - 1 {
-			errs = append(errs, field.Duplicate(fld, identity))
+			errs = append(errs, field.Duplicate(fld, identity).WithOrigin(originDistinctSpreadConstraint))
 		}
 	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i].BadValue.(string) < errs[j].BadValue.(string) })
@@ -60,7 +60,7 @@ func spreadDuplicatesGrew(e *field.Error, newObj, oldObj any) (worse, applies bo
 	newEtcd, ok1 := newObj.(*druidv1alpha1.Etcd)
 	oldEtcd, ok2 := oldObj.(*druidv1alpha1.Etcd)
 	identity, ok3 := e.BadValue.(string)
-	if !ok1 || !ok2 || !ok3 || e.Type != field.ErrorTypeDuplicate {
+	if !ok1 || !ok2 || !ok3 {
 		return false, false
 	}
 	newCount := spreadIdentityCounts(newEtcd.Spec.SchedulingConstraints.TopologySpreadConstraints)[identity]

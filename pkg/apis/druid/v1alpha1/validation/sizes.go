@@ -79,7 +79,7 @@ func validateQuotaFitsVolume(spec *druidv1alpha1.EtcdSpec, fld *field.Path) fiel
 	if spec.StorageCapacity != nil {
 		errs = append(errs, field.Invalid(fld.Child("storageCapacity"), capacity.String(), msg))
 	}
-	return errs
+	return errs.WithOrigin(originQuotaFitsVolume)
 }
 
 // quotaExcess is by how much an explicit quota exceeds the volume (zero when it fits, when the quota is
