@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1/validation"
 )
 
 // TestPrinterColumns asks the apiserver for the Table rendering `kubectl get etcd` shows and checks that
@@ -90,6 +91,18 @@ func TestScaleSubresource(t *testing.T) {
 	err := env.Client.SubResource("scale").Update(ctx, etcd, client.WithSubResourceBody(scale))
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "scaling to -1 members is rejected, got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring("spec.replicas"))
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(etcd), etcd)).To(Succeed())
+	g.Expect(etcd.Spec.Replicas).To(Equal(int32(3)))
+
+	// The scale subresource bypasses the validation webhook (it matches etcds, not etcds/scale), so the
+	// schema bounds the count: kubectl scale --replicas=100000 is rejected.
+	for _, tooMany := range []int32{validation.MaxReplicas + 1, 100000} {
+		g.Expect(env.Client.SubResource("scale").Get(ctx, etcd, scale)).To(Succeed())
+		scale.Spec.Replicas = tooMany
+		err := env.Client.SubResource("scale").Update(ctx, etcd, client.WithSubResourceBody(scale))
+		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "scaling to %d members is rejected, got %v", tooMany, err)
+		g.Expect(err.Error()).To(ContainSubstring("spec.replicas"))
+	}
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(etcd), etcd)).To(Succeed())
 	g.Expect(etcd.Spec.Replicas).To(Equal(int32(3)))
 

@@ -90,6 +90,9 @@ var hostileEtcds = []etcdCase{
 	{"quota above the volume", func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.Quota = qty("100Gi") }, refused("spec.etcd.quota")},
 	{"volume below the quota", func(e *druidv1alpha1.Etcd) { e.Spec.StorageCapacity = qty("1Gi") }, refused("spec.storageCapacity")},
 	{"zero volume", func(e *druidv1alpha1.Etcd) { e.Spec.StorageCapacity = qty("0") }, refused("spec.storageCapacity")},
+	{"small volume without a quota, as upstream druid's samples write", func(e *druidv1alpha1.Etcd) {
+		e.Spec.Etcd.Quota, e.Spec.StorageCapacity = nil, qty("1Gi")
+	}, warned("spec.etcd.quota: unset, etcd's default quota 8Gi exceeds spec.storageCapacity (1Gi)")},
 	{"quota above etcd's suggested maximum", func(e *druidv1alpha1.Etcd) {
 		e.Spec.Etcd.Quota, e.Spec.StorageCapacity = qty("16Gi"), qty("50Gi")
 	}, warned("spec.etcd.quota: 16Gi is above etcd's suggested maximum")},
@@ -102,6 +105,10 @@ var hostileEtcds = []etcdCase{
 	}, warned("spec.backup.snapshotCompaction.triggerFullSnapshotThreshold: 1000 is not above eventsThreshold")},
 
 	// Names druid copies into the StatefulSet, and images.
+	{"empty storage class: the cluster's default", func(e *druidv1alpha1.Etcd) { e.Spec.StorageClass = ptr.To("") }, admitted},
+	{"empty priority class: none", func(e *druidv1alpha1.Etcd) { e.Spec.PriorityClassName = ptr.To("") }, admitted},
+	{"empty claim template: the Etcd's name", func(e *druidv1alpha1.Etcd) { e.Spec.VolumeClaimTemplate = ptr.To("") }, admitted},
+	{"empty member name prefix: none", func(e *druidv1alpha1.Etcd) { e.Spec.MemberNamePrefix = ptr.To("") }, admitted},
 	{"storage class no object name", func(e *druidv1alpha1.Etcd) { e.Spec.StorageClass = ptr.To("Not_A_Class") }, refused("spec.storageClass")},
 	{"storage class of 300 characters", func(e *druidv1alpha1.Etcd) { e.Spec.StorageClass = ptr.To(strings.Repeat("a", 300)) }, refused("spec.storageClass")},
 	{"claim template with a dot", func(e *druidv1alpha1.Etcd) { e.Spec.VolumeClaimTemplate = ptr.To("data.volume") }, refused("spec.volumeClaimTemplate")},

@@ -2,7 +2,9 @@ package webhook
 
 // gardenerEtcds are Etcds in the shapes gardenlet writes (its etcd component, druid API v0.38.1): each
 // must be admitted. Secret names are the secrets manager's (hashed); the values are Gardener's for the
-// class (important for etcd-main, normal for etcd-events) and its botanist's schedules.
+// class (important for etcd-main, normal for etcd-events) and its botanist's schedules. The seed's provider
+// extensions (provider-aws, provider-gcp, ...) add spec.storageClass on creation: "" (the seed's default
+// class) for etcd-events, and for etcd-main when no class is configured.
 var gardenerEtcds = map[string]string{
 	"etcd-main, highly available": `
 apiVersion: druid.gardener.cloud/v1alpha1
@@ -172,5 +174,58 @@ spec:
       container: bucket-main
       provider: S3
       prefix: shoot--dev--c--uid/etcd-main
+`,
+	"etcd-events, seed's default storage class (provider extension)": `
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata:
+  name: etcd-events
+spec:
+  replicas: 1
+  priorityClassName: gardener-system-500
+  labels: {gardener.cloud/role: controlplane, role: events, app: etcd-statefulset}
+  etcd:
+    metrics: basic
+    defragmentationSchedule: "34 12 * * *"
+    quota: 8Gi
+    clientUrlTls:
+      tlsCASecretRef: {name: ca-etcd-bundle-1a2b3c4d, dataKey: bundle.crt}
+      serverTLSSecretRef: {name: etcd-server-events-2b3c4d5e}
+      clientTLSSecretRef: {name: etcd-client-9c0d1e2f}
+  backup:
+    port: 8080
+  storageClass: ""
+  storageCapacity: 10Gi
+  volumeClaimTemplate: etcd-events
+`,
+	"etcd-main, seed's default storage class (provider extension without a configured class)": `
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata:
+  name: etcd-main
+spec:
+  replicas: 3
+  priorityClassName: gardener-system-500
+  labels: {gardener.cloud/role: controlplane, role: main, app: etcd-statefulset}
+  etcd:
+    metrics: extensive
+    defragmentationSchedule: "34 12 * * *"
+    quota: 8Gi
+    clientUrlTls:
+      tlsCASecretRef: {name: ca-etcd, dataKey: bundle.crt}
+      serverTLSSecretRef: {name: etcd-server-main}
+      clientTLSSecretRef: {name: etcd-client}
+    peerUrlTls:
+      tlsCASecretRef: {name: ca-etcd-peer, dataKey: bundle.crt}
+      serverTLSSecretRef: {name: etcd-peer-server-main}
+  backup:
+    store:
+      secretRef: {name: etcd-backup}
+      container: bucket-main
+      provider: aws
+      prefix: shoot--dev--d--uid/etcd-main
+  storageClass: ""
+  storageCapacity: 25Gi
+  volumeClaimTemplate: main-etcd
 `,
 }

@@ -73,8 +73,10 @@ type EtcdSpec struct {
 	SchedulingConstraints SchedulingConstraints `json:"schedulingConstraints,omitempty"`
 	// Replicas is the number of members: 0 hibernates the cluster. An odd number is recommended:
 	// an even number is accepted, as the upstream etcd-druid accepts it, but tolerates no more failed
-	// members than the odd number below it; the validation webhook warns about it.
+	// members than the odd number below it; the validation webhook warns about it. The schema bounds it
+	// (validation.MaxReplicas) because the scale subresource bypasses the validation webhook.
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=255
 	Replicas int32 `json:"replicas"`
 	// PriorityClassName is the priority class of the etcd pods.
 	// +optional

@@ -49,7 +49,7 @@ func validateEtcdSpec(spec *druidv1alpha1.EtcdSpec, fld *field.Path) field.Error
 	var errs field.ErrorList
 	errs = append(errs, validateReplicas(spec.Replicas, fld.Child("replicas"))...)
 	errs = append(errs, metav1validation.ValidateLabels(spec.Labels, fld.Child("labels"))...)
-	if spec.MemberNamePrefix != nil {
+	if spec.MemberNamePrefix != nil && *spec.MemberNamePrefix != "" { // "" means none, as druid renders it
 		for _, msg := range utilvalidation.IsDNS1123Label(*spec.MemberNamePrefix) {
 			errs = append(errs, field.Invalid(fld.Child("memberNamePrefix"), *spec.MemberNamePrefix, msg))
 		}

@@ -18,13 +18,16 @@ import (
 //   - priorityClassName and storageClass name cluster objects: DNS subdomains.
 //   - volumeClaimTemplate is both the StatefulSet's claim template and the pod volume druid mounts it
 //     as; pod volume names are DNS labels.
-//   - images (spec.etcd.image, spec.backup.image) must parse as image references; "" means druid's
-//     configured image.
+//   - images (spec.etcd.image, spec.backup.image) must parse as image references.
+//
+// Each is optional, and "" means unset as nil does (druid renders both alike): Gardener's seed provider
+// extensions write storageClass: "" for the seed's default class, "" for an image means druid's
+// configured image.
 func validateObjectNames(spec *druidv1alpha1.EtcdSpec, fld *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, validateDNSSubdomain(spec.PriorityClassName, fld.Child("priorityClassName"))...)
 	errs = append(errs, validateDNSSubdomain(spec.StorageClass, fld.Child("storageClass"))...)
-	if v := spec.VolumeClaimTemplate; v != nil {
+	if v := spec.VolumeClaimTemplate; v != nil && *v != "" {
 		for _, msg := range utilvalidation.IsDNS1123Label(*v) {
 			errs = append(errs, field.Invalid(fld.Child("volumeClaimTemplate"), *v, "must be a DNS label (it names the pods' data volume): "+msg))
 		}
@@ -34,8 +37,9 @@ func validateObjectNames(spec *druidv1alpha1.EtcdSpec, fld *field.Path) field.Er
 	return errs
 }
 
+// validateDNSSubdomain checks an optional object name; nil and "" mean none.
 func validateDNSSubdomain(value *string, fld *field.Path) field.ErrorList {
-	if value == nil {
+	if value == nil || *value == "" {
 		return nil
 	}
 	var errs field.ErrorList
@@ -96,9 +100,7 @@ func etcdSecretReferences(spec *druidv1alpha1.EtcdSpec, fld *field.Path) []secre
 func validateSecretReferences(refs []secretReference) field.ErrorList {
 	var errs field.ErrorList
 	for _, ref := range refs {
-		if ref.name != "" {
-			errs = append(errs, validateDNSSubdomain(&ref.name, ref.fld.Child("name"))...)
-		}
+		errs = append(errs, validateDNSSubdomain(&ref.name, ref.fld.Child("name"))...)
 		if ref.dataKey != nil && *ref.dataKey != "" {
 			for _, msg := range utilvalidation.IsConfigMapKey(*ref.dataKey) {
 				errs = append(errs, field.Invalid(ref.fld.Child("dataKey"), *ref.dataKey, "must be a key of the secret's data: "+msg))
@@ -111,7 +113,7 @@ func validateSecretReferences(refs []secretReference) field.ErrorList {
 // validateStoreSecretName checks the name of a store's backup secret, which druid mounts into the sidecar
 // (and the copy and compaction Jobs).
 func validateStoreSecretName(ref *corev1.SecretReference, fld *field.Path) field.ErrorList {
-	if ref == nil || ref.Name == "" {
+	if ref == nil {
 		return nil
 	}
 	return validateDNSSubdomain(&ref.Name, fld.Child("name"))

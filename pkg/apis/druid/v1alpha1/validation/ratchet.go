@@ -19,8 +19,14 @@ import (
 // path does not fit an object's shape is kept.
 //
 // A rule that relates two fields reports on one of them; when only the other one changed, the error is
-// dropped here unless the pair is listed in couplings (a store's container is judged by its provider).
-// The CRD's CEL rules check the other pairs again on every write of the enclosing object.
+// dropped here unless the pair is listed in couplings (a store's container and prefix are judged by its
+// provider). The CRD's CEL rules check the other pairs again on every write of the enclosing object.
+//
+// A rule whose violation has a measure (how far a quota exceeds the volume, how often a spread
+// constraint is repeated) is also judged as a whole, by its entry in judges (by the error's origin): its error is dropped when
+// the update does not make the violation worse, so a stored violation can be repaired step by step and
+// does not look new when unrelated list items move. When it is worse, the errors on the fields that
+// changed are kept (by the path rule above).
 func Ratchet(errs field.ErrorList, newObj, oldObj any) field.ErrorList {
 	if len(errs) == 0 || oldObj == nil {
 		return errs
@@ -32,12 +38,34 @@ func Ratchet(errs field.ErrorList, newObj, oldObj any) field.ErrorList {
 	}
 	var kept field.ErrorList
 	for _, e := range errs {
+		if judge, found := judges[e.Origin]; found && e.Origin != "" {
+			if worse, applies := judge(e, newObj, oldObj); applies && !worse {
+				continue
+			}
+		}
 		segments, ok := splitPath(e.Field)
 		if !ok || !unchangedAt(newMap, oldMap, segments) || coupledChanged(newMap, oldMap, segments) {
 			kept = append(kept, e)
 		}
 	}
 	return kept
+}
+
+// judge decides whether an update made the violation an error reports worse; applies is false when it
+// cannot judge the objects (another kind), and the error is then ratcheted by its path alone.
+type judge func(e *field.Error, newObj, oldObj any) (worse, applies bool)
+
+// The origins (field.Error.Origin) of the errors of the rules judged as a whole: other rules report on the
+// same fields, so the rule is told by its origin, not by its path.
+const (
+	originQuotaFitsVolume          = "quotaFitsVolume"
+	originDistinctSpreadConstraint = "distinctSpreadConstraints"
+)
+
+// judges are the rules judged as a whole on update, by the origin of their errors.
+var judges = map[string]judge{
+	originQuotaFitsVolume:          quotaExcessGrew,
+	originDistinctSpreadConstraint: spreadDuplicatesGrew,
 }
 
 // unchangedAt tells whether both objects hold the same at the path, judged at its deepest point that
@@ -133,9 +161,13 @@ type coupling struct {
 
 // couplings are the fields (by name) whose rules depend on a sibling. A store's container is one path
 // segment only for the Local provider: a container kept from an S3 store (where "../x" is a bucket name)
-// must be judged when the store becomes Local, or the update would mount another node directory.
+// must be judged when the store becomes Local, or the update would mount another node directory. The
+// same holds for a prefix with a ".." segment (kept from before the prefix rule): below a Local store's
+// mount it leads into another node directory. A store with another provider is a new location, so any
+// change of provider judges both again.
 var couplings = map[string]coupling{
 	"container": {sibling: "provider", changed: canonicalProviderChanged},
+	"prefix":    {sibling: "provider", changed: canonicalProviderChanged},
 }
 
 // coupledChanged tells whether the sibling an error's field is coupled to changed.

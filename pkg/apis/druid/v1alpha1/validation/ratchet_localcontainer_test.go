@@ -43,3 +43,22 @@ func TestKeptLocalContainerRatchetsWhileTheProviderStaysLocal(t *testing.T) {
 		}
 	}
 }
+
+// The prefix is judged again when the provider changes, as the container is: a "../" prefix kept from an
+// object store would lead out of the node directory druid mounts for a Local store.
+func TestProviderChangeToLocalJudgesTheKeptPrefix(t *testing.T) {
+	old := with(validEtcd(), func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Prefix = "../other/etcd-main" })
+	moved := with(old.DeepCopy(), func(e *druidv1alpha1.Etcd) {
+		e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProviderLocal)
+		e.Spec.Backup.Store.Container = ptr.To("default.bkp")
+	})
+	expectSingleError(t, validation.ValidateEtcdUpdate(moved, old), "spec.backup.store.prefix", field.ErrorTypeInvalid, `".." path segment`)
+
+	task := validCopyTask()
+	task.Spec.TargetStore.Prefix = "../x"
+	movedTask := task.DeepCopy()
+	movedTask.Spec.TargetStore.Provider = ptr.To(druidv1alpha1.StorageProvider("local"))
+	movedTask.Spec.TargetStore.Container = nil
+	expectSingleError(t, validation.Ratchet(validation.ValidateEtcdCopyBackupsTask(movedTask), movedTask, task),
+		"spec.targetStore.prefix", field.ErrorTypeInvalid, `".." path segment`)
+}

@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,19 +20,52 @@ import (
 func validateScheduling(c *druidv1alpha1.SchedulingConstraints, fld *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	spread := fld.Child("topologySpreadConstraints")
-	seen := map[string]bool{}
 	for i, t := range c.TopologySpreadConstraints {
 		errs = append(errs, validateSpreadConstraint(&t, spread.Index(i))...)
-		key := t.TopologyKey + "/" + string(t.WhenUnsatisfiable)
-		if seen[key] {
-			errs = append(errs, field.Duplicate(spread.Index(i), fmt.Sprintf("{%s, %s}", t.TopologyKey, t.WhenUnsatisfiable)))
-		}
-		seen[key] = true
 	}
+	errs = append(errs, validateDistinctSpreadConstraints(c.TopologySpreadConstraints, spread)...)
 	if a := c.Affinity; a != nil {
 		errs = append(errs, validateAffinity(a, fld.Child("affinity"))...)
 	}
 	return errs
+}
+
+// validateDistinctSpreadConstraints refuses two spread constraints with the same identity (topologyKey,
+// whenUnsatisfiable), as the apiserver does for a pod. The error names the list and the identity, not an
+// index: an update judges it by the number of repeats (spreadDuplicatesGrew), so a stored duplicate does
+// not look new when an item is inserted before it.
+func validateDistinctSpreadConstraints(constraints []corev1.TopologySpreadConstraint, fld *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for identity, count := range spreadIdentityCounts(constraints) {
+		for range count - 1 {
+			errs = append(errs, field.Duplicate(fld, identity).WithOrigin(originDistinctSpreadConstraint))
+		}
+	}
+	sort.Slice(errs, func(i, j int) bool { return errs[i].BadValue.(string) < errs[j].BadValue.(string) })
+	return errs
+}
+
+// spreadIdentityCounts counts the spread constraints per identity ("{topologyKey, whenUnsatisfiable}").
+func spreadIdentityCounts(constraints []corev1.TopologySpreadConstraint) map[string]int {
+	counts := map[string]int{}
+	for _, t := range constraints {
+		counts[fmt.Sprintf("{%s, %s}", t.TopologyKey, t.WhenUnsatisfiable)]++
+	}
+	return counts
+}
+
+// spreadDuplicatesGrew judges a duplicate spread constraint of an Etcd update (see Ratchet's judges): it
+// stands only when the update repeats its identity more often than the stored object did.
+func spreadDuplicatesGrew(e *field.Error, newObj, oldObj any) (worse, applies bool) {
+	newEtcd, ok1 := newObj.(*druidv1alpha1.Etcd)
+	oldEtcd, ok2 := oldObj.(*druidv1alpha1.Etcd)
+	identity, ok3 := e.BadValue.(string)
+	if !ok1 || !ok2 || !ok3 {
+		return false, false
+	}
+	newCount := spreadIdentityCounts(newEtcd.Spec.SchedulingConstraints.TopologySpreadConstraints)[identity]
+	oldCount := spreadIdentityCounts(oldEtcd.Spec.SchedulingConstraints.TopologySpreadConstraints)[identity]
+	return newCount > oldCount, true
 }
 
 func validateSpreadConstraint(t *corev1.TopologySpreadConstraint, fld *field.Path) field.ErrorList {

@@ -63,23 +63,63 @@ func validateSizes(spec *druidv1alpha1.EtcdSpec, fld *field.Path) field.ErrorLis
 	return errs
 }
 
-// validateQuotaFitsVolume refuses a quota larger than the data volume (both after defaulting: 8Gi and
-// 16Gi): the volume fills up before etcd's quota alarm, and a member that cannot write its WAL stops. The
-// error is reported on each field that is set, so that an update changing either is judged.
+// validateQuotaFitsVolume refuses an explicit quota larger than the data volume (16Gi when unset): the
+// volume fills up before etcd's quota alarm, and a member that cannot write its WAL stops. An unset
+// quota takes etcd's default (8Gi), which is nobody's choice: a small volume without a quota (as upstream
+// etcd-druid's samples write it) is admitted with a warning (defaultQuotaWarning). The error is reported
+// on each field that is set; on update it stands only when the change widens the gap (quotaExcessGrew).
 func validateQuotaFitsVolume(spec *druidv1alpha1.EtcdSpec, fld *field.Path) field.ErrorList {
-	quota, capacity := quantityOr(spec.Etcd.Quota, druidv1alpha1.DefaultQuota), quantityOr(spec.StorageCapacity, druidv1alpha1.DefaultStorageCapacity)
-	if quota.Sign() <= 0 || capacity.Sign() <= 0 || quota.Cmp(capacity) <= 0 {
+	excess := quotaExcess(spec)
+	if excess.Sign() <= 0 {
 		return nil
 	}
+	quota, capacity := *spec.Etcd.Quota, quantityOr(spec.StorageCapacity, druidv1alpha1.DefaultStorageCapacity)
 	msg := fmt.Sprintf("spec.etcd.quota (%s) must not exceed spec.storageCapacity (%s): the volume would fill up before etcd's quota alarm", quota.String(), capacity.String())
-	var errs field.ErrorList
-	if spec.Etcd.Quota != nil {
-		errs = append(errs, field.Invalid(fld.Child("etcd", "quota"), quota.String(), msg))
-	}
+	errs := field.ErrorList{field.Invalid(fld.Child("etcd", "quota"), quota.String(), msg)}
 	if spec.StorageCapacity != nil {
 		errs = append(errs, field.Invalid(fld.Child("storageCapacity"), capacity.String(), msg))
 	}
-	return errs
+	return errs.WithOrigin(originQuotaFitsVolume)
+}
+
+// quotaExcess is by how much an explicit quota exceeds the volume (zero when it fits, when the quota is
+// unset, or when either is not positive: those are refused by their own rules).
+func quotaExcess(spec *druidv1alpha1.EtcdSpec) resource.Quantity {
+	if spec.Etcd.Quota == nil {
+		return resource.Quantity{}
+	}
+	quota, capacity := *spec.Etcd.Quota, quantityOr(spec.StorageCapacity, druidv1alpha1.DefaultStorageCapacity)
+	if quota.Sign() <= 0 || capacity.Sign() <= 0 || quota.Cmp(capacity) <= 0 {
+		return resource.Quantity{}
+	}
+	quota.Sub(capacity)
+	return quota
+}
+
+// quotaExcessGrew judges the quota-versus-volume errors of an Etcd update (see Ratchet's judges): an
+// Etcd stored with a quota above its volume may move towards compliance (a larger volume, a lower quota)
+// in steps; only a change that widens the gap is refused.
+func quotaExcessGrew(_ *field.Error, newObj, oldObj any) (worse, applies bool) {
+	newEtcd, ok1 := newObj.(*druidv1alpha1.Etcd)
+	oldEtcd, ok2 := oldObj.(*druidv1alpha1.Etcd)
+	if !ok1 || !ok2 {
+		return false, false
+	}
+	newExcess, oldExcess := quotaExcess(&newEtcd.Spec), quotaExcess(&oldEtcd.Spec)
+	return newExcess.Cmp(oldExcess) > 0, true
+}
+
+// defaultQuotaWarning names an unset quota whose default exceeds the volume (see validateQuotaFitsVolume).
+func defaultQuotaWarning(spec *druidv1alpha1.EtcdSpec, fld *field.Path) []string {
+	if spec.Etcd.Quota != nil {
+		return nil
+	}
+	quota, capacity := resource.MustParse(druidv1alpha1.DefaultQuota), quantityOr(spec.StorageCapacity, druidv1alpha1.DefaultStorageCapacity)
+	if capacity.Sign() <= 0 || quota.Cmp(capacity) <= 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s: unset, etcd's default quota %s exceeds spec.storageCapacity (%s): the volume may fill up before etcd's quota alarm; set a quota below the volume",
+		fld.Child("etcd", "quota"), quota.String(), capacity.String())}
 }
 
 func quantityOr(q *resource.Quantity, fallback string) resource.Quantity {

@@ -26,6 +26,7 @@ func EtcdWarnings(etcd *druidv1alpha1.Etcd) []string {
 		warnings = append(warnings, fmt.Sprintf("%s: %s is above etcd's suggested maximum database size %s; defragmentation and snapshots of a larger database take longer",
 			fld.Child("etcd", "quota"), q.String(), RecommendedMaxQuota.String()))
 	}
+	warnings = append(warnings, defaultQuotaWarning(spec, fld)...)
 	if spec.Backup.Store != nil {
 		if d := spec.Backup.DeltaSnapshotPeriod; d != nil && d.Duration == 0 {
 			warnings = append(warnings, fmt.Sprintf("%s: 0 turns delta snapshots off; a restore loses every write since the last full snapshot", backup.Child("deltaSnapshotPeriod")))
