@@ -161,12 +161,19 @@ func mutate(sts *appsv1.StatefulSet, etcd *druidv1alpha1.Etcd, template corev1.P
 	}
 }
 
+// volumeClaimTemplate is the members' claim. An empty storageClass (what Gardener's provider extensions
+// write for the cluster's default class) leaves the claim's class unset: on a PVC "" means "no class",
+// which no provisioner serves.
 func volumeClaimTemplate(etcd *druidv1alpha1.Etcd) corev1.PersistentVolumeClaim {
+	storageClass := etcd.Spec.StorageClass
+	if ptr.Deref(storageClass, "") == "" {
+		storageClass = nil
+	}
 	return corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: etcd.VolumeClaimTemplateName()},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			StorageClassName: etcd.Spec.StorageClass,
+			StorageClassName: storageClass,
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{
 				corev1.ResourceStorage: *etcd.Spec.StorageCapacity,
 			}},
