@@ -383,3 +383,17 @@ func TestExtensionRefusesReplicasWithoutLeaderElection(t *testing.T) {
 	})
 	NewWithT(t).Expect(err).To(MatchError(ContainSubstring("replicas > 1 needs leaderElection.enabled")))
 }
+
+// networkPolicy.backupPortClientNamespaces: unset leaves druid's default (the release namespace), an empty
+// list names no further namespace — two settings the chart must tell apart.
+func TestDruidBackupPortClientNamespacesNoneDiffersFromDefault(t *testing.T) {
+	g := NewWithT(t)
+	argsOf := func(values map[string]any) druidapp.Config {
+		objs := render(t, charts.EtcdDruid, "druid", values)
+		return parseDruidArgs(t, find[appsv1.Deployment](t, objs, "Deployment", "druid").Spec.Template.Spec.Containers[0].Args)
+	}
+	g.Expect(argsOf(map[string]any{}).Etcd.BackupPortAccess.Namespaces()).To(Equal([]string{"garden"}), "default: the release namespace")
+	none := argsOf(map[string]any{"networkPolicy": map[string]any{"backupPortClientNamespaces": []any{}}}).Etcd.BackupPortAccess
+	g.Expect(none.ClientNamespaces).NotTo(BeNil())
+	g.Expect(none.Namespaces()).To(BeEmpty(), "[]: no further namespace")
+}

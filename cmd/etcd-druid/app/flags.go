@@ -52,7 +52,7 @@ func bindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&e.BackupPortAccess.DruidNamespace, "druid-namespace", e.BackupPortAccess.DruidNamespace,
 		"namespace of druid's own pods, the only one from which the Etcds' NetworkPolicies admit them to the backup-restore port (default: the namespace of druid's service account when in a pod)")
 	fs.StringSliceVar(&e.BackupPortAccess.ClientNamespaces, "backup-port-client-namespaces", e.BackupPortAccess.ClientNamespaces,
-		"namespaces whose pods labelled networking.resources.gardener.cloud/to-<etcd>-client-tcp-<port>=allowed may reach the backup-restore port besides the Etcd's own (default: --druid-namespace; empty: none)")
+		"namespaces whose pods labelled networking.resources.gardener.cloud/to-<etcd>-client-tcp-<port>=allowed or to-all-shoots-<etcd>-client-tcp-<port>=allowed may reach the backup-restore port besides the Etcd's own (default: --druid-namespace; empty: none, but pods of --druid-namespace with the to-all-shoots label still may)")
 
 	fs.IntVar(&c.Secret.Workers, "secret-workers", c.Secret.Workers, "Secrets reconciled in parallel by the secret finalizer controller")
 	fs.BoolVar(&c.Compaction.EnableBackupCompaction, "enable-backup-compaction", c.Compaction.EnableBackupCompaction, "run compaction Jobs when delta snapshots pile up")
