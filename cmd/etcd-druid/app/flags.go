@@ -77,6 +77,8 @@ func bindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&w.ReconcilerServiceAccount, "reconciler-service-account", w.ReconcilerServiceAccount,
 		"druid's own user (system:serviceaccount:<namespace>:<name>), allowed to change the components")
 	fs.StringSliceVar(&w.ExemptServiceAccounts, "exempt-service-accounts", w.ExemptServiceAccounts, "further users allowed to change druid's components")
+	fs.StringSliceVar(&w.PodControllerUsers, "pod-controller-users", w.PodControllerUsers,
+		"users kube-controller-manager creates pods as (its StatefulSet controller's among them); the protection webhook configuration must name the same")
 }
 
 // applySetFlags copies the flags that were set on the command line (set) onto c, so that they win over
