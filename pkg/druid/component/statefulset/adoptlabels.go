@@ -81,4 +81,3 @@ func (o *operator) AdoptPodLabels(ctx context.Context, etcd *druidv1alpha1.Etcd,
 func (o *operator) AdoptStatefulSetLabels(ctx context.Context, etcd *druidv1alpha1.Etcd, sts *appsv1.StatefulSet) (bool, error) {
 	return component.AdoptMeta(ctx, o.client, sts, etcd, druidv1alpha1.ComponentStatefulSet)
 }
-
