@@ -125,6 +125,7 @@ func TestDruidDefaults(t *testing.T) {
 	g.Expect(cfg.Etcd.LocalBackup.AllowedHostPaths).To(BeNil(), "druid's default directory")
 	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeAuto, UpstreamRepositories: imagecaps.DefaultUpstreamRepositories}))
 	g.Expect(cfg.Webhooks.ReconcilerServiceAccount).To(Equal("system:serviceaccount:garden:etcd-druid"))
+	g.Expect(cfg.Webhooks.PodControllerUsers).To(Equal(protection.DefaultPodControllerUsers))
 	g.Expect(*pod.SecurityContext.RunAsUser).To(Equal(int64(65532)))
 	g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
 	g.Expect(*c.SecurityContext.ReadOnlyRootFilesystem).To(BeTrue())
@@ -136,7 +137,7 @@ func TestDruidDefaults(t *testing.T) {
 	svc := admissionregistrationv1.ServiceReference{Name: "etcd-druid", Namespace: "garden"}
 	for _, want := range []*admissionregistrationv1.ValidatingWebhookConfiguration{
 		etcdvalidation.WebhookConfiguration(svc, []byte(caPEM)),
-		protection.WebhookConfiguration(svc, []byte(caPEM)),
+		protection.WebhookConfiguration(svc, []byte(caPEM), protection.DefaultPodControllerUsers),
 	} {
 		got := find[admissionregistrationv1.ValidatingWebhookConfiguration](t, objs, "ValidatingWebhookConfiguration", want.Name)
 		g.Expect(got).NotTo(BeNil())
@@ -398,4 +399,33 @@ func TestExtensionRefusesReplicasWithoutLeaderElection(t *testing.T) {
 		"replicas": 2, "leaderElection": map[string]any{"enabled": false},
 	})
 	NewWithT(t).Expect(err).To(MatchError(ContainSubstring("replicas > 1 needs leaderElection.enabled")))
+}
+
+// networkPolicy.backupPortClientNamespaces: unset leaves druid's default (the release namespace), an empty
+// list names no further namespace — two settings the chart must tell apart.
+func TestDruidBackupPortClientNamespacesNoneDiffersFromDefault(t *testing.T) {
+	g := NewWithT(t)
+	argsOf := func(values map[string]any) druidapp.Config {
+		objs := render(t, charts.EtcdDruid, "druid", values)
+		return parseDruidArgs(t, find[appsv1.Deployment](t, objs, "Deployment", "druid").Spec.Template.Spec.Containers[0].Args)
+	}
+	g.Expect(argsOf(map[string]any{}).Etcd.BackupPortAccess.Namespaces()).To(Equal([]string{"garden"}), "default: the release namespace")
+	none := argsOf(map[string]any{"networkPolicy": map[string]any{"backupPortClientNamespaces": []any{}}}).Etcd.BackupPortAccess
+	g.Expect(none.ClientNamespaces).NotTo(BeNil())
+	g.Expect(none.Namespaces()).To(BeEmpty(), "[]: no further namespace")
+}
+
+// webhooks.podControllerUsers reaches druid (--pod-controller-users) and the protection configuration's
+// routing alike, as the Go builder writes it for the same list.
+func TestDruidPodControllerUsers(t *testing.T) {
+	g := NewWithT(t)
+	users := []string{"seed:kube-controller-manager", "system:serviceaccount:kube-system:statefulset-controller"}
+	objs := render(t, charts.EtcdDruid, "druid", map[string]any{"webhooks": map[string]any{"caBundle": caPEM, "podControllerUsers": []any{users[0], users[1]}}})
+	cfg := parseDruidArgs(t, find[appsv1.Deployment](t, objs, "Deployment", "druid").Spec.Template.Spec.Containers[0].Args)
+	g.Expect(cfg.Webhooks.PodControllerUsers).To(Equal(users))
+	want := protection.WebhookConfiguration(admissionregistrationv1.ServiceReference{Name: "druid", Namespace: "garden"}, []byte(caPEM), users)
+	got := find[admissionregistrationv1.ValidatingWebhookConfiguration](t, objs, "ValidatingWebhookConfiguration", want.Name)
+	normalizeValidating(got)
+	normalizeValidating(want)
+	g.Expect(got.Webhooks).To(Equal(want.Webhooks))
 }

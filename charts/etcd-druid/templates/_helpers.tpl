@@ -41,3 +41,12 @@ clientConfig:
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
 {{- end -}}
+
+{{/* The pod controller users as a CEL list body: 'a', 'b'. */}}
+{{- define "etcd-druid.podControllerUsers" -}}
+{{- $quoted := list }}
+{{- range .Values.webhooks.podControllerUsers }}
+{{- $quoted = append $quoted (printf "'%s'" .) }}
+{{- end }}
+{{- join ", " $quoted }}
+{{- end }}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/protection"
 )
 
 // LeaderElectionID is the default name of the Lease the druid replicas elect their leader with (the
@@ -133,6 +134,11 @@ type WebhookConfig struct {
 	ReconcilerServiceAccount string
 	// ExemptServiceAccounts may change druid's components as well (e.g. recovery tooling).
 	ExemptServiceAccounts []string
+	// PodControllerUsers are the users the seed's kube-controller-manager creates pods as
+	// (protection.DefaultPodControllerUsers by default): their member pods go to the webhook entry that
+	// fails open, and the StatefulSet's pods they create carry member labels. The protection webhook
+	// configuration must name the same list (the chart's webhooks.podControllerUsers renders both).
+	PodControllerUsers []string
 }
 
 // DefaultConfig is the configuration before any file or flag is applied.
@@ -149,8 +155,9 @@ func DefaultConfig() Config {
 		MetricsBindAddress:          DefaultMetricsBindAddress,
 		HealthProbeBindAddress:      DefaultHealthProbeBindAddress,
 		GracefulShutdownTimeout:     DefaultGracefulShutdownTimeout,
-		Webhooks:                    WebhookConfig{Port: DefaultWebhookPort, CertDir: DefaultWebhookCertDir, ComponentProtection: true},
-		ClientConnection:            ClientConnection{QPS: DefaultClientQPS, Burst: DefaultClientBurst},
+		Webhooks: WebhookConfig{Port: DefaultWebhookPort, CertDir: DefaultWebhookCertDir, ComponentProtection: true,
+			PodControllerUsers: slices.Clone(protection.DefaultPodControllerUsers)},
+		ClientConnection: ClientConnection{QPS: DefaultClientQPS, Burst: DefaultClientBurst},
 		// On, unlike upstream druid's default: Gardener's control plane migration needs it, and the
 		// controller does nothing until an EtcdCopyBackupsTask is created.
 		EnableCopyBackupsTask: true,
@@ -217,6 +224,9 @@ func (c Config) Validate() error {
 		}
 		if c.Webhooks.ComponentProtection && c.Webhooks.ReconcilerServiceAccount == "" {
 			errs = append(errs, errors.New("webhooks: reconcilerServiceAccount must be set, or the protection webhook would deny druid itself"))
+		}
+		if c.Webhooks.ComponentProtection {
+			errs = append(errs, protection.ValidatePodControllerUsers(c.Webhooks.PodControllerUsers))
 		}
 	}
 	return errors.Join(errs...)

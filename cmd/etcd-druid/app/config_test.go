@@ -15,6 +15,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
+	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/protection"
 )
 
 // header starts every test file: the upstream binary's apiVersion.
@@ -82,7 +83,8 @@ func TestFullOperatorConfiguration(t *testing.T) {
 	want.LeaderElectionID = "etcd-druid-leader-election"
 	want.Webhooks = WebhookConfig{Enabled: true, ComponentProtection: true, Host: "0.0.0.0", Port: 10250, CertDir: "/etc/webhook-server-tls",
 		ReconcilerServiceAccount: "system:serviceaccount:garden:etcd-druid",
-		ExemptServiceAccounts:    []string{"system:serviceaccount:kube-system:generic-garbage-collector"}}
+		ExemptServiceAccounts:    []string{"system:serviceaccount:kube-system:generic-garbage-collector"},
+		PodControllerUsers:       protection.DefaultPodControllerUsers}
 	want.MetricsBindAddress = "127.0.0.1:8090"
 	want.Etcd.Workers = 25
 	want.Etcd.EnableEtcdSpecAutoReconcile = true

@@ -52,7 +52,7 @@ func bindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&e.BackupPortAccess.DruidNamespace, "druid-namespace", e.BackupPortAccess.DruidNamespace,
 		"namespace of druid's own pods, the only one from which the Etcds' NetworkPolicies admit them to the backup-restore port (default: the namespace of druid's service account when in a pod)")
 	fs.StringSliceVar(&e.BackupPortAccess.ClientNamespaces, "backup-port-client-namespaces", e.BackupPortAccess.ClientNamespaces,
-		"namespaces whose pods labelled networking.resources.gardener.cloud/to-<etcd>-client-tcp-<port>=allowed may reach the backup-restore port besides the Etcd's own (default: --druid-namespace; empty: none)")
+		"namespaces whose pods labelled networking.resources.gardener.cloud/to-<etcd>-client-tcp-<port>=allowed or to-all-shoots-<etcd>-client-tcp-<port>=allowed may reach the backup-restore port besides the Etcd's own (default: --druid-namespace; empty: none, but pods of --druid-namespace with the to-all-shoots label still may)")
 
 	fs.IntVar(&c.Secret.Workers, "secret-workers", c.Secret.Workers, "Secrets reconciled in parallel by the secret finalizer controller")
 	fs.BoolVar(&c.Compaction.EnableBackupCompaction, "enable-backup-compaction", c.Compaction.EnableBackupCompaction, "run compaction Jobs when delta snapshots pile up")
@@ -77,6 +77,8 @@ func bindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&w.ReconcilerServiceAccount, "reconciler-service-account", w.ReconcilerServiceAccount,
 		"druid's own user (system:serviceaccount:<namespace>:<name>), allowed to change the components")
 	fs.StringSliceVar(&w.ExemptServiceAccounts, "exempt-service-accounts", w.ExemptServiceAccounts, "further users allowed to change druid's components")
+	fs.StringSliceVar(&w.PodControllerUsers, "pod-controller-users", w.PodControllerUsers,
+		"users kube-controller-manager creates pods as (its StatefulSet controller's among them); the protection webhook configuration must name the same")
 }
 
 // applySetFlags copies the flags that were set on the command line (set) onto c, so that they win over

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,11 +15,12 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/gardener-etcd/gardener-etcd/charts"
+	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/protection"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhookcert"
 )
 
 // Deploy applies, in this order, the namespace, the CRDs, the webhook certificate secret and the chart's
-// objects; a renewed webhook certificate goes into its Secret after the objects, once the webhook
+// objects, after deleting the optional webhook configurations the chart no longer renders; a renewed webhook certificate goes into its Secret after the objects, once the webhook
 // configurations trust the new CA too. Everything is written with server-side apply under FieldOwner, so a second Deploy changes nothing
 // and fields other managers own (e.g. the Deployment's status) are left alone.
 func (b *bootstrap) Deploy(ctx context.Context) error {
@@ -52,6 +54,9 @@ func (b *bootstrap) Deploy(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := b.deleteUnrenderedWebhookConfigurations(ctx, objects); err != nil {
+		return err
+	}
 	for _, obj := range objects {
 		if err := b.apply(ctx, obj); err != nil {
 			return fmt.Errorf("applying %s %s: %w", obj.GetKind(), obj.GetName(), err)
@@ -64,6 +69,43 @@ func (b *bootstrap) Deploy(ctx context.Context) error {
 	}
 	log.V(1).Info("Applied etcd-druid", "objects", len(objects))
 	return nil
+}
+
+// deleteUnrenderedWebhookConfigurations deletes the optional webhook configurations the chart did not
+// render this time (OptionalWebhookConfigurations). Applying only what is rendered would leave, e.g., the
+// component protection configuration behind once it is turned off: druid then no longer serves its paths,
+// and the configuration, which fails closed, refuses every update and delete of a druid-managed object,
+// druid's own included. It runs before the objects are applied, so that the configuration is gone before
+// the rolled druid pods stop serving it.
+func (b *bootstrap) deleteUnrenderedWebhookConfigurations(ctx context.Context, rendered []*unstructured.Unstructured) error {
+	for _, obj := range OptionalWebhookConfigurations() {
+		if isRendered(rendered, obj) {
+			continue
+		}
+		if err := client.IgnoreNotFound(b.client.Delete(ctx, obj)); err != nil {
+			return fmt.Errorf("deleting %s %s, which the chart no longer renders: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// OptionalWebhookConfigurations are the webhook configurations the chart renders depending on its values
+// while the bootstrap's own settings (webhooks.enabled) stay: the component protection's. Destroy
+// deletes them whatever the values.
+func OptionalWebhookConfigurations() []client.Object {
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: protection.ConfigurationName}}
+	vwc.SetGroupVersionKind(admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingWebhookConfiguration"))
+	return []client.Object{vwc}
+}
+
+func isRendered(rendered []*unstructured.Unstructured, obj client.Object) bool {
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	for _, r := range rendered {
+		if r.GroupVersionKind() == gvk && r.GetName() == obj.GetName() && r.GetNamespace() == obj.GetNamespace() {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *bootstrap) ensureNamespace(ctx context.Context) error {

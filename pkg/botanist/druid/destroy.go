@@ -29,6 +29,11 @@ func (b *bootstrap) Destroy(ctx context.Context) error {
 	for _, obj := range objects {
 		toDelete = append(toDelete, obj)
 	}
+	for _, obj := range OptionalWebhookConfigurations() {
+		if !isRendered(objects, obj) {
+			toDelete = append(toDelete, obj)
+		}
+	}
 	toDelete = append(toDelete, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: WebhookSecretName, Namespace: b.namespace}})
 	crds, err := charts.CRDs(charts.EtcdDruid)
 	if err != nil {

@@ -7,10 +7,12 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 )
 
-// A Job pod never carries both member selector labels, whatever the user's labels say, and druid's own
-// labels win over the user's.
+// A Job pod never carries both member selector labels, nor the legacy selector's keys (instance, name),
+// whatever the user's labels say, and druid's own labels win over the user's.
 func TestJobPodLabelsNeverMatchTheMemberSelector(t *testing.T) {
 	user := map[string]string{
+		"instance":                         "etcd-main",
+		"name":                             "etcd",
 		druidv1alpha1.LabelPartOfKey:       "etcd-main",
 		druidv1alpha1.LabelManagedByKey:    "someone",
 		druidv1alpha1.LabelAppNameKey:      "etcd-druid",

@@ -16,7 +16,7 @@ import (
 // that): `instance: <n>`, `name: etcd`. Later releases select with ManagedLabels; the selector is
 // immutable, so a StatefulSet they adopted from an older release may still carry it.
 func LegacySelector(etcd *druidv1alpha1.Etcd) map[string]string {
-	return map[string]string{"instance": etcd.Name, "name": "etcd"}
+	return etcd.LegacyMemberLabels()
 }
 
 // PodSelector returns the labels that select the Etcd's member pods now: the selector of an existing

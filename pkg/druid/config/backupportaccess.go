@@ -10,8 +10,8 @@ import (
 
 // BackupPortAccess names who, beyond an Etcd's own namespace and its members, may reach the members'
 // backup-restore port through the NetworkPolicy druid writes. Gardener's released sidecar image serves its
-// initialization and snapshot endpoints there without authentication, so the NetworkPolicy is the only
-// barrier: a namespace is named here, never "any namespace".
+// initialization and snapshot endpoints there without authentication, so druid's policy admits named
+// namespaces only, never "any namespace" (other allow policies in the Etcd's namespace add to it).
 type BackupPortAccess struct {
 	// DruidNamespace is the namespace druid's own pods run in; only there are pods labelled
 	// app.kubernetes.io/name=etcd-druid admitted as druid. The command fills it from --druid-namespace or,
@@ -20,8 +20,10 @@ type BackupPortAccess struct {
 	DruidNamespace string
 	// ClientNamespaces are the namespaces whose pods labelled for the Etcd's client Service on the backup
 	// port (Gardener's networking.resources.gardener.cloud/to-<n>-client-tcp-<port>: allowed) may reach it,
-	// besides the Etcd's own namespace. nil means DruidNamespace: in Gardener, gardenlet runs next to druid
-	// (namespace garden) and calls the sidecar's snapshot endpoint too. An empty, non-nil list names none.
+	// besides the Etcd's own namespace; pods there labelled for all shoots
+	// (to-all-shoots-<n>-client-tcp-<port>) may too. nil means DruidNamespace: in Gardener, gardenlet runs
+	// next to druid (namespace garden) and calls the sidecar's snapshot endpoint too. An empty, non-nil list
+	// names none; pods in DruidNamespace with the all-shoots label, gardenlet's, are admitted regardless.
 	ClientNamespaces []string
 }
 

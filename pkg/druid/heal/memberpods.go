@@ -13,16 +13,17 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
 
-// listMemberPods reads the pods with the Etcd's member labels from reader and returns those the
-// StatefulSet sts controls, by name (health.MemberPods); the others are logged and left alone.
+// listMemberPods reads the pods with the Etcd's member labels from reader and returns the members, by
+// name: those the StatefulSet sts controls and uncontrolled pods named as members (health.MemberPods);
+// the others are logged and left alone.
 func listMemberPods(ctx context.Context, reader client.Reader, etcd *druidv1alpha1.Etcd, sts *appsv1.StatefulSet) (map[string]*corev1.Pod, error) {
 	pods := &corev1.PodList{}
 	if err := reader.List(ctx, pods, client.InNamespace(etcd.Namespace), client.MatchingLabels(etcd.ManagedLabels())); err != nil {
 		return nil, fmt.Errorf("listing member pods: %w", err)
 	}
-	members, strangers := health.MemberPods(pods.Items, sts)
+	members, strangers := health.MemberPods(pods.Items, etcd, sts)
 	if len(strangers) > 0 {
-		log.FromContext(ctx).Info("Ignoring pods with the member labels that the Etcd's StatefulSet does not control", "pods", strangers)
+		log.FromContext(ctx).Info("Ignoring pods with the member labels that another controller than the Etcd's StatefulSet controls, or that are not named as members", "pods", strangers)
 	}
 	return members, nil
 }

@@ -52,3 +52,23 @@ func TestStep2IgnoresPodsTheStatefulSetDoesNotOwn(t *testing.T) {
 		t.Fatalf("waitForMemberPodsGone = %v, %v; want not done while the StatefulSet's pod exists", done, err)
 	}
 }
+
+// A member pod without any owner (orphaned while its StatefulSet was recreated, or by `kubectl delete
+// --cascade=orphan`) may still run etcd on its volume: step 2 waits for it like for the StatefulSet's own
+// pods, and quorum-loss confirmation sees it.
+func TestStep2WaitsForOrphanedMemberPods(t *testing.T) {
+	etcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "shoot"}}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "shoot", UID: "sts-uid"}}
+	orphan := labelledPod(etcd, "etcd-main-2", nil, "")
+	reader := fake.NewClientBuilder().WithObjects(orphan).Build()
+	h := &healRun{deps: Deps{Reader: reader, Clock: clock.RealClock{}}, etcd: etcd, outcome: Outcome{Observed: health.Observed{Etcd: etcd.DeepCopy()}}}
+
+	done, err := h.waitForMemberPodsGone(context.Background(), sts)
+	if err != nil || done {
+		t.Fatalf("waitForMemberPodsGone = %v, %v; want not done while an orphaned member pod exists", done, err)
+	}
+	pods, err := listMemberPods(context.Background(), reader, etcd, sts)
+	if err != nil || pods["etcd-main-2"] == nil {
+		t.Fatalf("listMemberPods = %v, %v; want the orphaned member pod etcd-main-2", pods, err)
+	}
+}

@@ -129,9 +129,11 @@ func (h *healRun) continueQuorumLossRecovery(ctx context.Context, a decide.Actio
 	return h.resetMembers(ctx, a.Replicas)
 }
 
-// waitForMemberPodsGone is step 2: done once no pod of the StatefulSet sts exists (read from the apiserver,
-// not the cache). Pods that only carry the member labels are not the StatefulSet's (health.MemberPods)
-// and do not hold the recovery back.
+// waitForMemberPodsGone is step 2: done once no member pod exists (read from the apiserver, not the
+// cache): no pod of the StatefulSet sts, and no pod without an owner named as a member — an orphaned
+// member may still run etcd on a volume step 4 deletes, and it does not go away with the StatefulSet's
+// scale-down. Pods that only carry the member labels under another controller or name are no members
+// (health.MemberPods) and do not hold the recovery back.
 func (h *healRun) waitForMemberPodsGone(ctx context.Context, sts *appsv1.StatefulSet) (bool, error) {
 	pods, err := listMemberPods(ctx, h.deps.Reader, h.etcd, sts)
 	if err != nil {

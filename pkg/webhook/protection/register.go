@@ -1,6 +1,7 @@
 package protection
 
 import (
+	"fmt"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -21,8 +22,9 @@ const (
 )
 
 // AddToManager serves the handlers on Path and MemberPodsPath of the manager's webhook server, reading
-// through the API reader.
-func AddToManager(mgr manager.Manager, reconcilerServiceAccount string, exempt []string) {
+// through the API reader. podControllerUsers are kube-controller-manager's users (DefaultPodControllerUsers
+// unless the seed's differ); the configuration (WebhookConfiguration) must name the same.
+func AddToManager(mgr manager.Manager, reconcilerServiceAccount string, exempt, podControllerUsers []string) {
 	mgr.GetWebhookServer().Register(Path, &webhook.Admission{Handler: &Handler{
 		Reader:                   mgr.GetAPIReader(),
 		ReconcilerServiceAccount: reconcilerServiceAccount,
@@ -32,16 +34,20 @@ func AddToManager(mgr manager.Manager, reconcilerServiceAccount string, exempt [
 		Reader:                   mgr.GetAPIReader(),
 		ReconcilerServiceAccount: reconcilerServiceAccount,
 		ExemptServiceAccounts:    exempt,
+		PodControllerUsers:       podControllerUsers,
 	}})
 }
 
-// PodControllerUsers are kube-controller-manager's users that create pods: itself (without
-// --use-service-account-credentials) and the service accounts of its controllers that create pods. The
-// StatefulSet controller must recreate member pods while druid is down, so their requests go to a member
-// pods webhook that fails open; the other pod-creating controllers are listed so that a workload unrelated
-// to etcd never waits for druid either. While druid runs, their pods are judged like everybody's: a
-// stranger's Deployment, Job or DaemonSet whose template carries member labels gets no pods.
-var PodControllerUsers = []string{
+// DefaultPodControllerUsers are kube-controller-manager's users that create pods in a cluster set up the
+// usual way: itself (without --use-service-account-credentials) and the service accounts of its
+// controllers that create pods. The StatefulSet controller must recreate member pods while druid is down,
+// so their requests go to a member pods webhook that fails open; the other pod-creating controllers are
+// listed so that a workload unrelated to etcd never waits for druid either. While druid runs, their pods
+// are judged like everybody's: a stranger's Deployment, Job or DaemonSet whose template carries member
+// labels gets no pods. A seed whose kube-controller-manager authenticates under another name configures
+// its own list (druid's --pod-controller-users): otherwise its member pods go to the entry that fails
+// closed and are refused.
+var DefaultPodControllerUsers = []string{
 	"system:kube-controller-manager",
 	"system:serviceaccount:kube-system:statefulset-controller",
 	"system:serviceaccount:kube-system:replicaset-controller",
@@ -69,6 +75,13 @@ const (
 		`!('app.kubernetes.io/managed-by' in object.metadata.labels) || !('app.kubernetes.io/part-of' in object.metadata.labels) || ` +
 		`oldObject.metadata.labels['app.kubernetes.io/managed-by'] != object.metadata.labels['app.kubernetes.io/managed-by'] || ` +
 		`oldObject.metadata.labels['app.kubernetes.io/part-of'] != object.metadata.labels['app.kubernetes.io/part-of']`
+	// LegacyMemberIdentityChangesCondition is MemberIdentityChangesCondition for the legacy selector's
+	// labels, name and instance.
+	LegacyMemberIdentityChangesCondition = `request.operation != 'UPDATE' || !has(oldObject.metadata.labels) || !has(object.metadata.labels) || ` +
+		`!('name' in oldObject.metadata.labels) || !('instance' in oldObject.metadata.labels) || ` +
+		`!('name' in object.metadata.labels) || !('instance' in object.metadata.labels) || ` +
+		`oldObject.metadata.labels['name'] != object.metadata.labels['name'] || ` +
+		`oldObject.metadata.labels['instance'] != object.metadata.labels['instance']`
 	// OnlyLabelChangesOfPodsAndPVCsCondition sends UPDATEs of pods and PVCs only when they remove or change
 	// a label: relabelling takes a member out of druid's hands, while kube-controller-manager's own updates
 	// (binding a PVC, adopting a pod) must not depend on druid.
@@ -81,8 +94,10 @@ const (
 // after the change, and scaling of any StatefulSet to the protection webhook. Lease renewals of the etcd
 // pods are excluded (SkipLeaseRenewalsCondition). CREATE of pods with an Etcd's member labels, and UPDATE
 // that gives a pod those labels (MemberIdentityChangesCondition), go to the member pods webhook in two
-// entries: PodControllerUsers' requests fail open, everybody else's fail closed.
-func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBundle []byte) *admissionregistrationv1.ValidatingWebhookConfiguration {
+// entries: the requests of podControllerUsers (DefaultPodControllerUsers unless the seed's
+// kube-controller-manager authenticates otherwise) fail open, everybody else's fail closed. The legacy
+// member labels (instance, name=etcd) get the same two entries: a label selector cannot say "either".
+func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBundle []byte, podControllerUsers []string) *admissionregistrationv1.ValidatingWebhookConfiguration {
 	svc := service
 	svc.Path = ptr.To(Path)
 	updateAndDelete := []admissionregistrationv1.OperationType{admissionregistrationv1.Update, admissionregistrationv1.Delete}
@@ -114,6 +129,10 @@ func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBu
 		MatchLabels:      map[string]string{druidv1alpha1.LabelManagedByKey: druidv1alpha1.LabelManagedByValue},
 		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: druidv1alpha1.LabelPartOfKey, Operator: metav1.LabelSelectorOpExists}},
 	}
+	legacyMemberLabelled := &metav1.LabelSelector{
+		MatchLabels:      map[string]string{druidv1alpha1.LabelLegacyNameKey: druidv1alpha1.LabelLegacyNameValue},
+		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: druidv1alpha1.LabelLegacyInstanceKey, Operator: metav1.LabelSelectorOpExists}},
+	}
 	memberSvc := service
 	memberSvc.Path = ptr.To(MemberPodsPath)
 	createAndUpdate := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}
@@ -131,11 +150,12 @@ func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBu
 		{Name: "skip-etcd-lease-renewals", Expression: SkipLeaseRenewalsCondition},
 		{Name: "only-label-changes-of-pods-and-pvcs", Expression: OnlyLabelChangesOfPodsAndPVCsCondition},
 	}
-	memberPods := func(name string, failure admissionregistrationv1.FailurePolicyType, users string) admissionregistrationv1.ValidatingWebhook {
-		w := webhook(name, memberLabelled, failure, rule(createAndUpdate, "", "pods"))
+	memberPods := func(name string, selector *metav1.LabelSelector, identityChanges string, failure admissionregistrationv1.FailurePolicyType,
+		users string) admissionregistrationv1.ValidatingWebhook {
+		w := webhook(name, selector, failure, rule(createAndUpdate, "", "pods"))
 		w.ClientConfig.Service = &memberSvc
 		w.MatchConditions = []admissionregistrationv1.MatchCondition{
-			{Name: "member-identity-changes", Expression: MemberIdentityChangesCondition},
+			{Name: "member-identity-changes", Expression: identityChanges},
 			{Name: "pod-controller-users", Expression: users},
 		}
 		return w
@@ -147,8 +167,14 @@ func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBu
 			// Pods that claim an Etcd's member labels (MemberPodHandler). kube-controller-manager's requests
 			// fail open: the StatefulSet controller must recreate member pods while druid is down; everybody
 			// else's fail closed.
-			memberPods("member-pods-by-controllers.etcd-components.druid.gardener.cloud", admissionregistrationv1.Ignore, podControllerUsersCondition(true)),
-			memberPods("member-pods.etcd-components.druid.gardener.cloud", admissionregistrationv1.Fail, podControllerUsersCondition(false)),
+			memberPods("member-pods-by-controllers.etcd-components.druid.gardener.cloud", memberLabelled, MemberIdentityChangesCondition,
+				admissionregistrationv1.Ignore, PodControllerUsersCondition(podControllerUsers, true)),
+			memberPods("member-pods.etcd-components.druid.gardener.cloud", memberLabelled, MemberIdentityChangesCondition,
+				admissionregistrationv1.Fail, PodControllerUsersCondition(podControllerUsers, false)),
+			memberPods("legacy-member-pods-by-controllers.etcd-components.druid.gardener.cloud", legacyMemberLabelled, LegacyMemberIdentityChangesCondition,
+				admissionregistrationv1.Ignore, PodControllerUsersCondition(podControllerUsers, true)),
+			memberPods("legacy-member-pods.etcd-components.druid.gardener.cloud", legacyMemberLabelled, LegacyMemberIdentityChangesCondition,
+				admissionregistrationv1.Fail, PodControllerUsersCondition(podControllerUsers, false)),
 			// The apiserver matches an object selector against the Scale object, which carries no labels, so
 			// the scale subresource gets a webhook of its own; the handler looks up the StatefulSet's labels.
 			// Without a selector it sees every StatefulSet of the seed, so it fails open: an unreachable druid
@@ -160,11 +186,12 @@ func WebhookConfiguration(service admissionregistrationv1.ServiceReference, caBu
 	}
 }
 
-// podControllerUsersCondition matches requests of PodControllerUsers (or, with controllers false, of
-// everybody else).
-func podControllerUsersCondition(controllers bool) string {
-	quoted := make([]string, len(PodControllerUsers))
-	for i, u := range PodControllerUsers {
+// PodControllerUsersCondition matches requests of users (or, with controllers false, of everybody else).
+// The names go into CEL string literals: ValidatePodControllerUsers refuses the characters that could end
+// one.
+func PodControllerUsersCondition(users []string, controllers bool) string {
+	quoted := make([]string, len(users))
+	for i, u := range users {
 		quoted[i] = "'" + u + "'"
 	}
 	condition := "request.userInfo.username in [" + strings.Join(quoted, ", ") + "]"
@@ -172,4 +199,18 @@ func podControllerUsersCondition(controllers bool) string {
 		condition = "!(" + condition + ")"
 	}
 	return condition
+}
+
+// ValidatePodControllerUsers refuses an empty list (every member pod would then depend on druid) and names
+// that cannot stand in a CEL string literal.
+func ValidatePodControllerUsers(users []string) error {
+	if len(users) == 0 {
+		return fmt.Errorf("pod controller users: none named; the StatefulSet controller could create no member pod while druid is down")
+	}
+	for _, u := range users {
+		if u == "" || strings.ContainsAny(u, "'\\\n\r") {
+			return fmt.Errorf("pod controller users: %q is no user name", u)
+		}
+	}
+	return nil
 }

@@ -28,7 +28,13 @@ import (
 const (
 	druidUser  = "system:serviceaccount:garden:etcd-druid"
 	exemptUser = "system:serviceaccount:garden:recovery-tool"
+	// seedControllerManager is the user a seed's kube-controller-manager authenticates as when it is not
+	// one of protection.DefaultPodControllerUsers; druid is configured with it.
+	seedControllerManager = "seed:kube-controller-manager"
 )
+
+// podControllerUsers is druid's configured list here: the defaults and the seed's own.
+var podControllerUsers = append(append([]string{}, protection.DefaultPodControllerUsers...), seedControllerManager)
 
 var env *envtest.Env
 
@@ -37,7 +43,7 @@ func TestMain(m *testing.M) {
 	envtest.MainWith(m, &env, envtest.Options{Webhooks: ctrlenvtest.WebhookInstallOptions{
 		ValidatingWebhooks: []*admissionregistrationv1.ValidatingWebhookConfiguration{
 			etcdvalidation.WebhookConfiguration(service, nil),
-			protection.WebhookConfiguration(service, nil),
+			protection.WebhookConfiguration(service, nil, podControllerUsers),
 		},
 	}}, startWebhookServer)
 }
@@ -57,7 +63,7 @@ func startWebhookServer(ctx context.Context, env *envtest.Env) error {
 	if err := etcdvalidation.AddToManager(mgr); err != nil {
 		return err
 	}
-	protection.AddToManager(mgr, druidUser, []string{exemptUser})
+	protection.AddToManager(mgr, druidUser, []string{exemptUser}, podControllerUsers)
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)

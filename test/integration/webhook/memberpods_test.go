@@ -97,7 +97,7 @@ func TestMemberPodsWhileDruidIsDown(t *testing.T) {
 	ctx := context.Background()
 	s := newProtectedSetup(t)
 
-	down := protection.WebhookConfiguration(admissionregistrationv1.ServiceReference{}, nil)
+	down := protection.WebhookConfiguration(admissionregistrationv1.ServiceReference{}, nil, podControllerUsers)
 	down.Name = "druid-down-" + s.etcd.Namespace
 	closedPort := "https://127.0.0.1:1" + protection.MemberPodsPath
 	var webhooks []admissionregistrationv1.ValidatingWebhook
@@ -109,7 +109,7 @@ func TestMemberPodsWhileDruidIsDown(t *testing.T) {
 		w.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: s.etcd.Namespace}}
 		webhooks = append(webhooks, w)
 	}
-	g.Expect(webhooks).To(HaveLen(2))
+	g.Expect(webhooks).To(HaveLen(4), "managed and legacy member labels, each for controllers and for everybody else")
 	down.Webhooks = webhooks
 	g.Expect(env.Client.Create(ctx, down)).To(Succeed())
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), down) })
@@ -121,4 +121,66 @@ func TestMemberPodsWhileDruidIsDown(t *testing.T) {
 
 	g.Expect(clientAs(t, statefulSetController).Create(ctx, memberPod(s.etcd, s.etcd.PodName(0), s.statefulSet.UID))).To(Succeed(),
 		"the StatefulSet controller recreates a member pod with druid down")
+	g.Expect(clientAs(t, seedControllerManager).Create(ctx, memberPod(s.etcd, s.etcd.PodName(1), s.statefulSet.UID))).To(Succeed(),
+		"a configured controller user recreates a member pod with druid down")
+	legacy := legacyMemberPod(s.etcd, "legacy-probe", "")
+	g.Expect(clientAs(t, mallory).Create(ctx, legacy)).To(MatchError(ContainSubstring("failed calling webhook")),
+		"a stranger's pod with the legacy member labels fails closed")
+	g.Expect(clientAs(t, statefulSetController).Create(ctx, legacyMemberPod(s.etcd, s.etcd.PodName(2), s.statefulSet.UID))).To(Succeed(),
+		"the StatefulSet controller recreates a legacy-labelled member pod with druid down")
+}
+
+// legacyMemberPod is memberPod with the legacy selector's labels (instance=<etcd>, name=etcd) instead of
+// druid's.
+func legacyMemberPod(etcd *druidv1alpha1.Etcd, name string, uid types.UID) *corev1.Pod {
+	pod := memberPod(etcd, name, uid)
+	pod.Labels = etcd.LegacyMemberLabels()
+	return pod
+}
+
+// A StatefulSet adopted from an older etcd-druid may select its members with the legacy labels, and druid's
+// PDB, client Service and NetworkPolicy then select with them too: a stranger may neither create a pod with
+// instance=<etcd>, name=etcd nor relabel a pod into one; the StatefulSet controller creates the
+// StatefulSet's pods. The labels naming no Etcd are none of druid's business.
+func TestLegacyMemberLabelsOnlyFromTheStatefulSet(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newProtectedSetup(t)
+	etcd, sts := s.etcd, s.statefulSet
+	stranger, kcm := clientAs(t, mallory), clientAs(t, statefulSetController)
+	expectRefused := func(err error) {
+		g.ExpectWithOffset(1, apierrors.IsForbidden(err)).To(BeTrue(), "refused, got %v", err)
+		g.ExpectWithOffset(1, err.Error()).To(And(ContainSubstring("metadata.labels"), ContainSubstring("instance="+etcd.Name),
+			ContainSubstring("member of Etcd "+etcd.Namespace+"/"+etcd.Name)))
+	}
+
+	expectRefused(stranger.Create(ctx, legacyMemberPod(etcd, "fake-member", "")))
+	expectRefused(stranger.Create(ctx, legacyMemberPod(etcd, etcd.PodName(1), sts.UID)))
+	expectRefused(kcm.Create(ctx, legacyMemberPod(etcd, etcd.PodName(1), "0badc0de-0000-0000-0000-000000000000")))
+	g.Expect(kcm.Create(ctx, legacyMemberPod(etcd, etcd.PodName(0), sts.UID))).To(Succeed(), "the StatefulSet controller creates a member pod")
+	g.Expect(clientAs(t, druidUser).Create(ctx, legacyMemberPod(etcd, "druids-own", ""))).To(Succeed(), "druid itself is exempt")
+
+	// Relabelling into the legacy selector is refused.
+	half := legacyMemberPod(etcd, "half-member", "")
+	delete(half.Labels, druidv1alpha1.LabelLegacyInstanceKey)
+	g.Expect(stranger.Create(ctx, half)).To(Succeed())
+	half.Labels[druidv1alpha1.LabelLegacyInstanceKey] = etcd.Name
+	expectRefused(stranger.Update(ctx, half))
+
+	// Labels that name no Etcd are not member labels.
+	other := legacyMemberPod(etcd, "other", "")
+	other.Labels[druidv1alpha1.LabelLegacyInstanceKey] = "no-such-etcd"
+	g.Expect(stranger.Create(ctx, other)).To(Succeed())
+}
+
+// A seed whose kube-controller-manager authenticates under another name than the defaults configures it
+// (--pod-controller-users): its StatefulSet controller then creates member pods, while the configured
+// name gains nothing for a pod that is not the StatefulSet's.
+func TestConfiguredPodControllerUserCreatesMemberPods(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newProtectedSetup(t)
+	seedKCM := clientAs(t, seedControllerManager)
+	g.Expect(seedKCM.Create(ctx, memberPod(s.etcd, s.etcd.PodName(0), s.statefulSet.UID))).To(Succeed())
+	expectMemberLabelsRefused(g, seedKCM.Create(ctx, memberPod(s.etcd, "not-the-statefulsets", "")), s.etcd)
 }

@@ -204,7 +204,7 @@ func TestLeaseRenewalsDoNotNeedDruid(t *testing.T) {
 		Labels: s.etcd.ComponentLabels(druidv1alpha1.ComponentSnapshotLease, s.etcd.FullSnapshotLeaseName())}}
 	g.Expect(clientAs(t, druidUser).Create(ctx, snapshotLease)).To(Succeed())
 
-	down := protection.WebhookConfiguration(admissionregistrationv1.ServiceReference{}, nil)
+	down := protection.WebhookConfiguration(admissionregistrationv1.ServiceReference{}, nil, podControllerUsers)
 	down.Name = "druid-down-" + s.etcd.Namespace
 	closedPort := "https://127.0.0.1:1" + protection.Path
 	for i := range down.Webhooks {

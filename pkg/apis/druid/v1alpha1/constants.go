@@ -47,6 +47,20 @@ const (
 	LabelAppNameKey     = "app.kubernetes.io/name"
 )
 
+// The legacy member selector of etcd-druid releases before v0.22: `instance: <etcd>`, `name: etcd`. A
+// StatefulSet such a release created keeps it (a selector is immutable) until it is recreated, and druid
+// then selects the members with it (PodSelector), so these keys claim membership as much as ManagedLabels.
+const (
+	LabelLegacyInstanceKey = "instance"
+	LabelLegacyNameKey     = "name"
+	LabelLegacyNameValue   = "etcd"
+)
+
+// LegacyMemberLabels are the Etcd's member labels under the legacy selector.
+func (e *Etcd) LegacyMemberLabels() map[string]string {
+	return map[string]string{LabelLegacyInstanceKey: e.Name, LabelLegacyNameKey: LabelLegacyNameValue}
+}
+
 // Values of LabelComponentKey, one per kind of managed object.
 const (
 	ComponentStatefulSet    = "etcd-statefulset"

@@ -1,30 +1,39 @@
-// Package networkpolicy manages the NetworkPolicy `<n>` that limits who may reach an Etcd's pods: the sidecar
-// and the wrapper serve state-changing endpoints and etcd holds the cluster's data, so nothing in the pod
-// network but the callers the design names may connect. Only ingress is limited; the members need egress to
-// the apiserver and the backup store.
+// Package networkpolicy manages the NetworkPolicy `<n>` that says who may reach an Etcd's pods: the sidecar
+// and the wrapper serve state-changing endpoints and etcd holds the cluster's data. Only ingress is limited;
+// the members need egress to the apiserver and the backup store.
 //
-// Who may connect, per port (Gardener's convention: a client pod carries
-// `networking.resources.gardener.cloud/to-<service>-tcp-<port>: allowed` for each Service port it needs):
+// What it guarantees: once it exists, the members are isolated for ingress, and the callers below are
+// admitted. NetworkPolicies are additive, though — a connection is allowed when any policy selecting the
+// pod allows it — so it is no upper bound on who else may connect: in a Gardener seed the resource manager
+// writes further allow policies from the client Service's annotations (e.g. for scrape targets), and
+// anyone who may write NetworkPolicies in the Etcd's namespace can add one. It bounds access only in
+// namespaces where nobody else does.
+//
+// Who it admits, per port (Gardener's convention: a client pod carries
+// `networking.resources.gardener.cloud/to-<service>-tcp-<port>: allowed` for each Service port it needs in
+// its own namespace, and `networking.resources.gardener.cloud/to-all-shoots-<service>-tcp-<port>: allowed`
+// for a Service of any shoot namespace):
 //   - client port: the kube-apiserver (and other clients) of the Etcd's namespace labelled for
 //     `<n>-client` on that port, and the members themselves (the sidecars manage the membership through it);
 //   - peer port: the members only;
 //   - backup-restore port: the members (a follower forwards snapshot requests to the backup leader), pods
 //     labelled for `<n>-client` on that port in the Etcd's namespace and in the namespaces druid's
-//     configuration names (config.BackupPortAccess; by default druid's own, where gardenlet asks for the
-//     final snapshot), and druid's pods (app.kubernetes.io/name=etcd-druid, its chart's label) in druid's
+//     configuration names (config.BackupPortAccess; by default druid's own), pods labelled to-all-shoots
+//     for it in those namespaces and in druid's (gardenlet, beside druid, asks for the final snapshot with
+//     that label), and druid's pods (app.kubernetes.io/name=etcd-druid, its chart's label) in druid's
 //     namespace only (the compaction controller asks for a full snapshot beyond
-//     triggerFullSnapshotThreshold). Gardener's released sidecar image serves its initialization and
-//     snapshot endpoints without authentication, so this rule is their only barrier: namespaces are
-//     selected by kubernetes.io/metadata.name, which the apiserver sets and no tenant can forge, and no peer
-//     selects every namespace.
+//     triggerFullSnapshotThreshold). Namespaces are selected by kubernetes.io/metadata.name, which the
+//     apiserver sets and no tenant can forge, and no peer of ours selects every namespace. Gardener's
+//     released sidecar image serves its initialization and snapshot endpoints without authentication: what
+//     other policies admit to this port is outside druid's hands.
 //
 // The wrapper's port is reached over loopback only and gets no rule.
 package networkpolicy
 
 import (
 	"context"
-
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -46,10 +55,17 @@ const NamespaceNameLabel = corev1.LabelMetadataName
 // DruidPodLabels select druid's own pods (the selector label of the etcd-druid chart), in druid's namespace.
 var DruidPodLabels = map[string]string{"app.kubernetes.io/name": "etcd-druid"}
 
-// AccessLabel is Gardener's pod label that grants access to TCP port of the Service serviceName
-// (`networking.resources.gardener.cloud/to-<service>-tcp-<port>`).
+// AccessLabel is Gardener's pod label that grants access to TCP port of the Service serviceName in the
+// pod's own namespace (`networking.resources.gardener.cloud/to-<service>-tcp-<port>`).
 func AccessLabel(serviceName string, port int32) string {
 	return fmt.Sprintf("networking.resources.gardener.cloud/to-%s-tcp-%d", serviceName, port)
+}
+
+// AllShootsAccessLabel is Gardener's pod label that grants access to TCP port of the Service serviceName in
+// every shoot namespace (`networking.resources.gardener.cloud/to-all-shoots-<service>-tcp-<port>`, the
+// resource manager's namespace alias all-shoots); gardenlet carries it for etcd-main's backup port.
+func AllShootsAccessLabel(serviceName string, port int32) string {
+	return fmt.Sprintf("networking.resources.gardener.cloud/to-all-shoots-%s-tcp-%d", serviceName, port)
 }
 
 // New returns the NetworkPolicy operator; access names the namespaces admitted to the backup-restore port.
@@ -72,8 +88,8 @@ func New(c component.Clients, access config.BackupPortAccess) component.Operator
 func desiredSpec(etcd *druidv1alpha1.Etcd, pods map[string]string, access config.BackupPortAccess) networkingv1.NetworkPolicySpec {
 	clientPort, peerPort, backupPort := *etcd.Spec.Etcd.ClientPort, *etcd.Spec.Etcd.ServerPort, *etcd.Spec.Backup.Port
 	members := networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{MatchLabels: pods}}
-	labelledFor := func(port int32) *metav1.LabelSelector {
-		return &metav1.LabelSelector{MatchLabels: map[string]string{AccessLabel(etcd.ClientServiceName(), port): LabelValueAllowed}}
+	labelledFor := func(label func(string, int32) string, port int32) *metav1.LabelSelector {
+		return &metav1.LabelSelector{MatchLabels: map[string]string{label(etcd.ClientServiceName(), port): LabelValueAllowed}}
 	}
 	return networkingv1.NetworkPolicySpec{
 		PodSelector: metav1.LabelSelector{MatchLabels: pods},
@@ -81,7 +97,7 @@ func desiredSpec(etcd *druidv1alpha1.Etcd, pods map[string]string, access config
 		Ingress: []networkingv1.NetworkPolicyIngressRule{
 			{
 				Ports: tcp(clientPort),
-				From:  []networkingv1.NetworkPolicyPeer{members, {PodSelector: labelledFor(clientPort)}},
+				From:  []networkingv1.NetworkPolicyPeer{members, {PodSelector: labelledFor(AccessLabel, clientPort)}},
 			},
 			{
 				Ports: tcp(peerPort),
@@ -89,15 +105,16 @@ func desiredSpec(etcd *druidv1alpha1.Etcd, pods map[string]string, access config
 			},
 			{
 				Ports: tcp(backupPort),
-				From:  backupPortPeers(etcd, members, labelledFor(backupPort), access),
+				From:  backupPortPeers(etcd, members, labelledFor(AccessLabel, backupPort), labelledFor(AllShootsAccessLabel, backupPort), access),
 			},
 		},
 	}
 }
 
 // backupPortPeers are the members, the labelled pods of the Etcd's namespace and of the other configured
-// namespaces, and druid's pods in druid's namespace.
-func backupPortPeers(etcd *druidv1alpha1.Etcd, members networkingv1.NetworkPolicyPeer, labelled *metav1.LabelSelector,
+// namespaces, the pods labelled for all shoots in the configured namespaces and druid's, and druid's pods
+// in druid's namespace.
+func backupPortPeers(etcd *druidv1alpha1.Etcd, members networkingv1.NetworkPolicyPeer, labelled, labelledForAllShoots *metav1.LabelSelector,
 	access config.BackupPortAccess) []networkingv1.NetworkPolicyPeer {
 	peers := []networkingv1.NetworkPolicyPeer{members, {PodSelector: labelled}}
 	var others []string
@@ -108,6 +125,14 @@ func backupPortPeers(etcd *druidv1alpha1.Etcd, members networkingv1.NetworkPolic
 	}
 	if len(others) > 0 {
 		peers = append(peers, networkingv1.NetworkPolicyPeer{PodSelector: labelled, NamespaceSelector: namespacesNamed(others...)})
+	}
+	allShoots := others
+	if access.DruidNamespace != "" {
+		allShoots = append(slices.Clone(others), access.DruidNamespace)
+	}
+	slices.Sort(allShoots)
+	if allShoots = slices.Compact(allShoots); len(allShoots) > 0 {
+		peers = append(peers, networkingv1.NetworkPolicyPeer{PodSelector: labelledForAllShoots, NamespaceSelector: namespacesNamed(allShoots...)})
 	}
 	if access.DruidNamespace != "" {
 		peers = append(peers, networkingv1.NetworkPolicyPeer{

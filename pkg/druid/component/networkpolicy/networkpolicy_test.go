@@ -28,12 +28,15 @@ func namespaces(names ...string) *metav1.LabelSelector {
 
 // The backup-restore port serves unauthenticated endpoints in Gardener's sidecar image: labelled pods may
 // reach it from the Etcd's namespace and the configured ones only, druid's pods from druid's namespace
-// only; no peer selects every namespace.
+// only; no peer selects every namespace. Gardener's cross-namespace label (to-all-shoots-<service>, which
+// gardenlet carries for its final snapshot call) is admitted from the configured namespaces and druid's.
 func TestBackupPortOnlyFromTheNamedNamespaces(t *testing.T) {
 	etcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "shoot--a"}}
 	druidv1alpha1.SetDefaults(etcd)
 	members := etcd.ManagedLabels()
 	labelled := &metav1.LabelSelector{MatchLabels: map[string]string{AccessLabel("etcd-main-client", 8080): LabelValueAllowed}}
+	allShoots := &metav1.LabelSelector{MatchLabels: map[string]string{
+		"networking.resources.gardener.cloud/to-all-shoots-etcd-main-client-tcp-8080": LabelValueAllowed}}
 	druid := &metav1.LabelSelector{MatchLabels: DruidPodLabels}
 
 	cases := map[string]struct {
@@ -44,12 +47,20 @@ func TestBackupPortOnlyFromTheNamedNamespaces(t *testing.T) {
 			{PodSelector: &metav1.LabelSelector{MatchLabels: members}},
 			{PodSelector: labelled},
 			{PodSelector: labelled, NamespaceSelector: namespaces("garden")},
+			{PodSelector: allShoots, NamespaceSelector: namespaces("garden")},
 			{PodSelector: druid, NamespaceSelector: namespaces("garden")},
 		}},
 		"configured namespaces": {config.BackupPortAccess{DruidNamespace: "garden", ClientNamespaces: []string{"monitoring", "shoot--a", "garden"}}, []networkingv1.NetworkPolicyPeer{
 			{PodSelector: &metav1.LabelSelector{MatchLabels: members}},
 			{PodSelector: labelled},
 			{PodSelector: labelled, NamespaceSelector: namespaces("garden", "monitoring")},
+			{PodSelector: allShoots, NamespaceSelector: namespaces("garden", "monitoring")},
+			{PodSelector: druid, NamespaceSelector: namespaces("garden")},
+		}},
+		"no further namespaces: gardenlet's label from druid's still": {config.BackupPortAccess{DruidNamespace: "garden", ClientNamespaces: []string{}}, []networkingv1.NetworkPolicyPeer{
+			{PodSelector: &metav1.LabelSelector{MatchLabels: members}},
+			{PodSelector: labelled},
+			{PodSelector: allShoots, NamespaceSelector: namespaces("garden")},
 			{PodSelector: druid, NamespaceSelector: namespaces("garden")},
 		}},
 		"druid outside the cluster": {config.BackupPortAccess{}, []networkingv1.NetworkPolicyPeer{

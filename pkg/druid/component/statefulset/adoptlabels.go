@@ -12,6 +12,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
 
 // LabelAdopter is the part of the StatefulSet operator the spec flow's adoption step labels through: a
@@ -21,8 +22,10 @@ type LabelAdopter interface {
 	// Unlabelled returns the StatefulSet when the apiserver has it but druid's cache does not, i.e. it
 	// lacks druid's labels; nil otherwise. Once it is labelled this costs one cached read.
 	Unlabelled(ctx context.Context, etcd *druidv1alpha1.Etcd) (*appsv1.StatefulSet, error)
-	// AdoptPodLabels adds the managed labels to the member pods sts selects: the pods keep running, and
-	// the status flow sees them before the adoption rolls them. It returns the pods it labelled.
+	// AdoptPodLabels adds the managed labels to the member pods sts selects and controls (by UID): the pods
+	// keep running, and the status flow sees them before the adoption rolls them. A pod that only carries
+	// the selector's labels under a member's name is left alone: labelling it would make druid itself
+	// promote a stranger to a member. It returns the pods it labelled.
 	AdoptPodLabels(ctx context.Context, etcd *druidv1alpha1.Etcd, sts *appsv1.StatefulSet) ([]string, error)
 	// AdoptStatefulSetLabels puts druid's labels and owner reference on sts (metadata only); it tells
 	// whether it patched.
@@ -54,7 +57,7 @@ func (o *operator) AdoptPodLabels(ctx context.Context, etcd *druidv1alpha1.Etcd,
 	var adopted []string
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if _, member := etcd.PodOrdinalOf(pod.Name); !member {
+		if _, member := etcd.PodOrdinalOf(pod.Name); !member || !health.OwnedByStatefulSet(pod, sts) {
 			continue
 		}
 		base := pod.DeepCopy()

@@ -18,8 +18,8 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
 
-// Observe reads everything the status is derived from: the StatefulSet, its pods (those it controls:
-// health.MemberPods), the member and snapshot
+// Observe reads everything the status is derived from: the StatefulSet, its pods (those it controls, and
+// uncontrolled pods named as members: health.MemberPods), the member and snapshot
 // leases and the warning events of the data volumes, all from the cache. The status flow observes once
 // per reconcile; the heal flow acts on the same observation. synced is the StatefulSet as the spec flow of
 // the same reconcile wrote it (nil without one), taken when the cache has not seen that write yet.
@@ -38,9 +38,9 @@ func (r *Reconciler) Observe(ctx context.Context, etcd *druidv1alpha1.Etcd, sync
 	if err := r.client.List(ctx, pods, client.InNamespace(etcd.Namespace), client.MatchingLabels(etcd.ManagedLabels())); err != nil {
 		return o, fmt.Errorf("listing pods: %w", err)
 	}
-	members, strangers := health.MemberPods(pods.Items, o.StatefulSet)
+	members, strangers := health.MemberPods(pods.Items, etcd, o.StatefulSet)
 	if len(strangers) > 0 {
-		log.FromContext(ctx).Info("Ignoring pods with the member labels that the Etcd's StatefulSet does not control", "pods", strangers)
+		log.FromContext(ctx).Info("Ignoring pods with the member labels that another controller than the Etcd's StatefulSet controls, or that are not named as members", "pods", strangers)
 	}
 	o.Pods = members
 

@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 	envtest.MainWith(m, &env, envtest.Options{Webhooks: ctrlenvtest.WebhookInstallOptions{
 		ValidatingWebhooks: []*admissionregistrationv1.ValidatingWebhookConfiguration{
 			etcdvalidation.WebhookConfiguration(service, nil),
-			protection.WebhookConfiguration(service, nil),
+			protection.WebhookConfiguration(service, nil, protection.DefaultPodControllerUsers),
 		},
 	}}, nil)
 }

@@ -21,7 +21,8 @@ import (
 // pods, limiting ingress only, and admitting per port exactly the callers of the design — the client port
 // from the members and pods labelled with Gardener's access label for the client Service, the peer port from
 // the members, the backup-restore port from the members, labelled pods of the Etcd's namespace and of druid's
-// namespace (the default of config.BackupPortAccess) and druid's pods in druid's namespace only — never from
+// namespace (the default of config.BackupPortAccess), pods there with Gardener's to-all-shoots label
+// (gardenlet's) and druid's pods in druid's namespace only — never from
 // every namespace; nothing else (the wrapper port has no rule). A custom port follows the spec; deleting the Etcd's objects removes it.
 func TestNetworkPolicyLetsInOnlyTheNamedCallers(t *testing.T) {
 	g := NewWithT(t)
@@ -52,6 +53,9 @@ func TestNetworkPolicyLetsInOnlyTheNamedCallers(t *testing.T) {
 		networkingv1.NetworkPolicyIngressRule{Ports: tcp(8080), From: []networkingv1.NetworkPolicyPeer{fromMembers,
 			{PodSelector: labelled("8080")},
 			{PodSelector: labelled("8080"), NamespaceSelector: druidNamespace},
+			// gardenlet's label for the final snapshot call
+			{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"networking.resources.gardener.cloud/to-all-shoots-etcd-main-client-tcp-8080": "allowed"}},
+				NamespaceSelector: druidNamespace},
 			// druid asks for a full snapshot beyond triggerFullSnapshotThreshold
 			{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "etcd-druid"}}, NamespaceSelector: druidNamespace}}},
 	))

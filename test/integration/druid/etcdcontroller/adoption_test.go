@@ -48,7 +48,10 @@ func TestUpstreamObjectsAreAdoptedThroughTheReconciler(t *testing.T) {
 	uids := map[string]string{}
 	for i := 0; i < 3; i++ {
 		name := fmt.Sprintf("%s-%d", etcdName, i)
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: maps.Clone(legacy)}, Spec: template.Spec}
+		// The pods are the StatefulSet's (no StatefulSet controller runs here): adoption labels no other pod.
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: maps.Clone(legacy),
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID,
+				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}}, Spec: template.Spec}
 		g.Expect(env.Client.Create(ctx, pod)).To(Succeed())
 		uids[name] = string(pod.UID)
 		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: maps.Clone(legacy), OwnerReferences: owner},

@@ -15,9 +15,11 @@ import (
 
 // reservedPodLabelKeys are the label keys druid sets itself on the pods of its Jobs: the member selector's
 // keys, and the component and name keys (app.kubernetes.io/name=etcd-druid is what the NetworkPolicy
-// admits as druid's own pods).
+// admits as druid's own pods); and the keys of the legacy member selector (instance, name), which an
+// adopted StatefulSet may still select its members with.
 var reservedPodLabelKeys = []string{
 	druidv1alpha1.LabelManagedByKey, druidv1alpha1.LabelPartOfKey, druidv1alpha1.LabelComponentKey, druidv1alpha1.LabelAppNameKey,
+	druidv1alpha1.LabelLegacyInstanceKey, druidv1alpha1.LabelLegacyNameKey,
 }
 
 // validateJobPodLabels refuses druid's own label keys in labels that druid puts onto a Job's pod (an
@@ -29,8 +31,8 @@ func validateJobPodLabels(labels map[string]string, fld *field.Path) field.Error
 		for _, reserved := range reservedPodLabelKeys {
 			if key == reserved {
 				errs = append(errs, field.Forbidden(fld.Key(key), fmt.Sprintf(
-					"%s is reserved: etcd-druid sets it on the Job's pod itself (with %s it marks an Etcd's member pods)",
-					key, druidv1alpha1.LabelManagedByKey)))
+					"%s is reserved: etcd-druid sets or drops it on the Job's pod itself (%s with %s, or %s with %s, marks an Etcd's member pods)",
+					key, druidv1alpha1.LabelPartOfKey, druidv1alpha1.LabelManagedByKey, druidv1alpha1.LabelLegacyInstanceKey, druidv1alpha1.LabelLegacyNameKey)))
 			}
 		}
 	}

@@ -10,9 +10,11 @@ import (
 )
 
 // A copy Job's pod carries managed-by=etcd-druid; with part-of=<etcd> from spec.podLabels it would match
-// that Etcd's member selector (PDB, client Service, NetworkPolicy). Druid's own label keys are refused.
+// that Etcd's member selector (PDB, client Service, NetworkPolicy); instance=<etcd> with name=etcd matches
+// the legacy selector a StatefulSet of an older etcd-druid keeps. Druid's own label keys and the legacy
+// selector's are refused.
 func TestCopyTaskPodLabelsMayNotUseDruidsLabelKeys(t *testing.T) {
-	for _, key := range []string{druidv1alpha1.LabelPartOfKey, druidv1alpha1.LabelManagedByKey, druidv1alpha1.LabelComponentKey, druidv1alpha1.LabelAppNameKey} {
+	for _, key := range []string{druidv1alpha1.LabelPartOfKey, druidv1alpha1.LabelManagedByKey, druidv1alpha1.LabelComponentKey, druidv1alpha1.LabelAppNameKey, "instance", "name"} {
 		t.Run(key, func(t *testing.T) {
 			task := validCopyTask()
 			task.Spec.PodLabels = map[string]string{key: "etcd-main", "networking.gardener.cloud/to-dns": "allowed"}
