@@ -357,8 +357,8 @@ type writer struct {
 
 // holdDurably runs fn (a SIGKILL of a single-member cluster) between writes, after every write acknowledged
 // so far is on disk. etcd releases before 3.4.21 and 3.5.5 acknowledge a write of a single-member cluster
-// while its WAL entry may still be unwritten (etcd-io/etcd issue 14370, "Durability API guarantee broken
-// in single node cluster"), so a SIGKILL can take the last acknowledged write with it before any code of
+// while its WAL entry may still be unwritten (etcd's CHANGELOG-3.4, v3.4.21: "Durability API guarantee
+// broken in single node cluster"), so a SIGKILL can take the last acknowledged write with it before any code of
 // this project runs. A sentinel write after the writer's last one closes that window: raft hands the
 // server the sentinel only once the entries before it were saved, so its acknowledgement means every
 // earlier write is durable (the sentinel itself is not checked).
