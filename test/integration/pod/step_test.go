@@ -72,11 +72,12 @@ func TestInPlaceUpgradeUnderAWriter(t *testing.T) {
 			versions := watchVersions(t, members, w)
 			pods := make([]*stepPod, len(members))
 			for i := len(members) - 1; i >= 0; i-- { // as the StatefulSet's rolling update
-				if i == tc.kill && tc.members == 1 {
+				switch {
+				case i == tc.kill && tc.members == 1:
 					w.holdDurably(t, func() { old[i].Kill() })
-				} else if i == tc.kill {
+				case i == tc.kill:
 					old[i].Kill()
-				} else {
+				default:
 					g.Expect(old[i].Stop()).To(Succeed())
 				}
 				v, ok := etcddata.InspectDataVersion(members[i].DataDir)
