@@ -1,6 +1,8 @@
 package chaos
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -70,4 +72,25 @@ func (d *disturbances) overlaps(from, to time.Time) bool {
 		}
 	}
 	return false
+}
+
+// countedSummary counts equal outcomes in the order they first occur, for a table cell: "2 ok, 1 Failed";
+// "—" for none.
+func countedSummary(outcomes []string) string {
+	if len(outcomes) == 0 {
+		return "—"
+	}
+	counts := map[string]int{}
+	var order []string
+	for _, k := range outcomes {
+		if counts[k] == 0 {
+			order = append(order, k)
+		}
+		counts[k]++
+	}
+	parts := make([]string, 0, len(order))
+	for _, k := range order {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+	}
+	return strings.Join(parts, ", ")
 }

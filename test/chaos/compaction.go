@@ -224,26 +224,15 @@ func (w *compactionWatch) waitIdle(ctx context.Context) error {
 
 // compactionSummary is a round's Jobs for the table: "1 ok", "1 failed", "—".
 func compactionSummary(jobs []CompactionJob) string {
-	if len(jobs) == 0 {
-		return "—"
-	}
-	counts := map[string]int{}
-	var order []string
+	outcomes := make([]string, 0, len(jobs))
 	for _, j := range jobs {
 		k := j.Outcome
 		if k == jobSucceeded {
 			k = "ok"
 		}
-		if counts[k] == 0 {
-			order = append(order, k)
-		}
-		counts[k]++
+		outcomes = append(outcomes, k)
 	}
-	var parts []string
-	for _, k := range order {
-		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
-	}
-	return strings.Join(parts, ", ")
+	return countedSummary(outcomes)
 }
 
 // setCompactionThreshold writes etcd-main's compaction events threshold, with Gardener's reconcile

@@ -281,11 +281,7 @@ func (ft *faultTasks) stop(ctx context.Context) ([]OpsTask, error) {
 
 // opsTaskSummary is a round's tasks for the table: "2 ok", "1 ok, 1 Failed", "—".
 func opsTaskSummary(tasks []OpsTask) string {
-	if len(tasks) == 0 {
-		return "—"
-	}
-	counts := map[string]int{}
-	var order []string
+	outcomes := make([]string, 0, len(tasks))
 	for _, t := range tasks {
 		k := "ok"
 		switch {
@@ -294,14 +290,7 @@ func opsTaskSummary(tasks []OpsTask) string {
 		case t.State != druidv1alpha1.TaskStateSucceeded:
 			k = string(t.State)
 		}
-		if counts[k] == 0 {
-			order = append(order, k)
-		}
-		counts[k]++
+		outcomes = append(outcomes, k)
 	}
-	var parts []string
-	for _, k := range order {
-		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
-	}
-	return strings.Join(parts, ", ")
+	return countedSummary(outcomes)
 }
