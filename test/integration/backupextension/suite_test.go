@@ -5,7 +5,6 @@ package backupextension_test
 
 import (
 	"context"
-	"crypto/tls"
 	"flag"
 	"fmt"
 	"net"
@@ -128,24 +127,9 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 		}
 	}()
-	if err := waitServing(net.JoinHostPort(serving.LocalServingHost, strconv.Itoa(serving.LocalServingPort))); err != nil {
+	if err := envtest.WaitWebhookServing(net.JoinHostPort(serving.LocalServingHost, strconv.Itoa(serving.LocalServingPort))); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()
-}
-
-// waitServing waits until the webhook server accepts TLS connections; serving starts asynchronously.
-func waitServing(address string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", address, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // readiness probe only
-		if err == nil {
-			return conn.Close()
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("webhook server on %s did not start: %w", address, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }

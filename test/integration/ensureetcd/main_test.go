@@ -5,13 +5,11 @@ package ensureetcd_test
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
 	"strconv"
 	"testing"
-	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -62,15 +60,5 @@ func startWebhookServer(ctx context.Context, env *envtest.Env) error {
 		}
 	}()
 	address := net.JoinHostPort(opts.LocalServingHost, strconv.Itoa(opts.LocalServingPort))
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", address, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // readiness probe only
-		if err == nil {
-			return conn.Close()
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("webhook server on %s did not start: %w", address, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return envtest.WaitWebhookServing(address)
 }

@@ -4,13 +4,11 @@ package webhook
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
 	"strconv"
 	"testing"
-	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/client-go/rest"
@@ -71,17 +69,7 @@ func startWebhookServer(ctx context.Context, env *envtest.Env) error {
 	}()
 	// Serving starts asynchronously; wait until TLS connections are accepted.
 	address := net.JoinHostPort(opts.LocalServingHost, strconv.Itoa(opts.LocalServingPort))
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		conn, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", address, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // readiness probe only
-		if err == nil {
-			return conn.Close()
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("webhook server on %s did not start: %w", address, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return envtest.WaitWebhookServing(address)
 }
 
 // clientAs returns a client that acts as user. Membership in system:masters lets the apiserver's RBAC
