@@ -26,6 +26,22 @@ const (
 	KeyTrustedCACert    = "trustedCaCert"
 )
 
+// Workload identity (upstream etcd-backup-restore's keys, written by Gardener's provider extensions for a
+// BackupEntry whose credentials are a WorkloadIdentity). KeyToken is the subject token, a file of the
+// mounted secret that Gardener's token requestor rewrites before it expires; the sidecar reads it anew on
+// every exchange.
+const (
+	// KeyToken is the web identity (OIDC) token of the shoot's workload identity.
+	KeyToken = "token"
+	// KeyRoleARN is the IAM role S3 assumes with the token (STS AssumeRoleWithWebIdentity).
+	KeyRoleARN = "roleARN"
+	// KeyCredentialsConfig is GCS's external_account credential configuration; Gardener copies it into
+	// KeyServiceAccount, the file the sidecar reads.
+	KeyCredentialsConfig = "credentialsConfig"
+	// KeyProjectID is the GCS project of an external_account configuration.
+	KeyProjectID = "projectID"
+)
+
 // ECS and OCS: KeyDisableSSL switches to plain HTTP (the upstream sidecar's OCS secret key, also accepted
 // for ECS).
 const KeyDisableSSL = "disableSSL"
@@ -37,7 +53,7 @@ const (
 	KeyDomain         = "domain"
 )
 
-// GCS: a service account key file.
+// GCS: a service account key file, or an external_account credential configuration (workload identity).
 const KeyServiceAccount = "serviceaccount.json"
 
 // Swift: Keystone v3 credentials, by password or by application credential.

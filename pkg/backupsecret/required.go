@@ -91,7 +91,8 @@ func Required(provider druidv1alpha1.StorageProvider) []Requirement {
 	canonical, _ := druidv1alpha1.CanonicalStorageProvider(provider)
 	switch canonical {
 	case druidv1alpha1.StorageProviderS3:
-		return Keys(KeyAccessKeyID, KeySecretAccessKey, KeyRegion)
+		// Static keys, or workload identity: the role to assume with the token file.
+		return append([]Requirement{OneOf([]string{KeyAccessKeyID, KeySecretAccessKey}, []string{KeyRoleARN, KeyToken})}, Keys(KeyRegion)...)
 	case druidv1alpha1.StorageProviderABS:
 		return Keys(KeyStorageAccount, KeyStorageKey)
 	case druidv1alpha1.StorageProviderGCS:

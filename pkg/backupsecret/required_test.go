@@ -14,7 +14,7 @@ func has(keys ...string) func(string) bool {
 func TestRequiredByProviderAndAlias(t *testing.T) {
 	for provider, want := range map[druidv1alpha1.StorageProvider]string{
 		"Local":     "",
-		"aws":       `"accessKeyID", "secretAccessKey", "region"`,
+		"aws":       `("accessKeyID" and "secretAccessKey") or ("roleARN" and "token"), "region"`,
 		"azure":     `"storageAccount", "storageKey"`,
 		"gcp":       `"serviceaccount.json"`,
 		"alicloud":  `"storageEndpoint", "accessKeyID", "accessKeySecret"`,

@@ -101,8 +101,11 @@ func TestS3ConfigErrorsNameKeyAndDirectory(t *testing.T) {
 	if _, err := s3ConfigFrom(Config{}, secretDir{dir: writeSecretDir(t, s3Secret())}); err == nil || !strings.Contains(err.Error(), "bucketName") {
 		t.Errorf("no container: err = %v, want one mentioning bucketName", err)
 	}
-	if _, err := New(t.Context(), Config{Provider: "aws", Container: "b"}, testr.New(t)); err == nil || !strings.Contains(err.Error(), "secret directory") {
-		t.Errorf("no secret dir: err = %v", err)
+	// Without a secret the pod's ambient credentials are used; their region must come from the environment.
+	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_DEFAULT_REGION", "")
+	if _, err := New(t.Context(), Config{Provider: "aws", Container: "b"}, testr.New(t)); err == nil || !strings.Contains(err.Error(), "AWS_REGION") {
+		t.Errorf("no secret dir, no region: err = %v", err)
 	}
 	missing := filepath.Join(t.TempDir(), "nope")
 	if _, err := New(t.Context(), Config{Provider: "aws", Container: "b", SecretDir: missing}, testr.New(t)); err == nil || !strings.Contains(err.Error(), missing) {
@@ -151,7 +154,7 @@ func TestABSConfig(t *testing.T) {
 func TestGCSConfig(t *testing.T) {
 	dir := writeSecretDir(t, map[string]string{"serviceaccount.json": serviceAccountJSON(t)})
 	c, err := gcsConfigFrom(Config{Container: "bkt"}, secretDir{dir: dir})
-	if err != nil || c.bucket != "bkt" || len(c.serviceAccount) == 0 {
+	if err != nil || c.bucket != "bkt" || len(c.credentialsFile) == 0 {
 		t.Fatalf("gcs config: %+v, %v", c, err)
 	}
 	store, err := New(t.Context(), Config{Provider: "gcp", Container: "bkt", Prefix: "p", SecretDir: dir}, testr.New(t))

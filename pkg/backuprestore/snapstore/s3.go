@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager"
 	tmtypes "github.com/aws/aws-sdk-go-v2/feature/s3/transfermanager/types"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -28,12 +27,14 @@ import (
 // S3-compatible providers (ECS, OCS, OSS), each of which resolves it from its own secret format
 // (s3ConfigFrom, s3CompatibleConfigFrom, ossConfigFrom); openS3 opens any of them.
 type s3Config struct {
-	provider           Provider // for logs and errors
-	bucket             string
-	region             string
-	endpoint           string // empty: AWS
-	accessKeyID        string
-	secretAccessKey    string
+	provider        Provider // for logs and errors
+	bucket          string
+	region          string
+	endpoint        string // empty: AWS
+	accessKeyID     string
+	secretAccessKey string
+	// identity, when set, replaces the static key pair: a workload identity or the pod's own (s3identity.go).
+	identity           *s3Identity
 	forcePathStyle     bool
 	insecureSkipVerify bool
 	trustedCACert      []byte // PEM, added to the system roots
@@ -41,8 +42,12 @@ type s3Config struct {
 	maxSingleCopy int64
 }
 
-// s3ConfigFrom resolves an S3 store from the S3 secret format.
+// s3ConfigFrom resolves an S3 store from the S3 secret format: static keys, or a workload identity (a role
+// assumed with the secret's token file); without any backup secret, the pod's ambient credentials.
 func s3ConfigFrom(cfg Config, secret secretDir) (s3Config, error) {
+	if secret.absent() {
+		return s3AmbientConfig(cfg)
+	}
 	if err := secret.checkDir(ProviderS3); err != nil {
 		return s3Config{}, err
 	}
@@ -51,10 +56,18 @@ func s3ConfigFrom(cfg Config, secret secretDir) (s3Config, error) {
 	if c.bucket, err = containerFrom(cfg, secret, ProviderS3, ""); err != nil {
 		return s3Config{}, err
 	}
-	if err := secret.requiredInto(map[string]*string{
-		backupsecret.KeyAccessKeyID: &c.accessKeyID, backupsecret.KeySecretAccessKey: &c.secretAccessKey, backupsecret.KeyRegion: &c.region,
-	}); err != nil {
+	if c.region, err = secret.required(backupsecret.KeyRegion); err != nil {
 		return s3Config{}, err
+	}
+	if c.identity, err = s3WebIdentityFrom(secret); err != nil {
+		return s3Config{}, err
+	}
+	if c.identity == nil {
+		if err := secret.requiredInto(map[string]*string{
+			backupsecret.KeyAccessKeyID: &c.accessKeyID, backupsecret.KeySecretAccessKey: &c.secretAccessKey,
+		}); err != nil {
+			return s3Config{}, err
+		}
 	}
 	if c.endpoint, _, err = secret.optional(backupsecret.KeyEndpoint); err != nil {
 		return s3Config{}, err
@@ -118,9 +131,13 @@ func (c s3Config) client() (*s3.Client, error) {
 	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
 		t.TLSClientConfig = tlsConfig
 	})
+	creds, region, err := c.credentials(httpClient)
+	if err != nil {
+		return nil, err
+	}
 	opts := s3.Options{
-		Region:                     c.region,
-		Credentials:                credentials.NewStaticCredentialsProvider(c.accessKeyID, c.secretAccessKey, ""),
+		Region:                     region,
+		Credentials:                creds,
 		UsePathStyle:               c.forcePathStyle,
 		HTTPClient:                 httpClient,
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,

@@ -82,6 +82,13 @@ func (s secretDir) boolean(key string) (bool, error) {
 	return b, nil
 }
 
+// absent tells whether no backup secret is configured at all (no directory, no values): the pod then
+// uses its own identity where the provider allows it (ambient credentials).
+func (s secretDir) absent() bool { return s.dir == "" && len(s.values) == 0 }
+
+// path is the file of a key in the mounted directory, for keys an SDK reads itself (token files).
+func (s secretDir) path(key string) string { return filepath.Join(s.dir, key) }
+
 // checkDir fails early with a clear message when a provider needs the secret but it is not mounted.
 func (s secretDir) checkDir(provider Provider) error {
 	if s.dir == "" && len(s.values) > 0 {

@@ -104,7 +104,7 @@ func (e *etcd) checkSecrets(ctx context.Context, reqs []secretRequirement) (map[
 			}
 			return nil, fmt.Errorf("reading secret %s/%s: %w", e.namespace, req.name, err)
 		}
-		if unmet := backupsecret.Unmet(req.required, backupsecret.InData(secret.Data)); len(unmet) > 0 {
+		if unmet := backupsecret.UnmetIn(req.required, req.provider, secret.Data); len(unmet) > 0 {
 			missing = append(missing, MissingSecret{Name: req.name, Keys: keyNames(unmet), Provider: req.provider})
 			continue
 		}

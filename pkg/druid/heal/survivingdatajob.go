@@ -147,8 +147,9 @@ func survivingDataJob(etcd *druidv1alpha1.Etcd, name string, claim *corev1.Persi
 		if store.SecretRef != nil && store.SecretRef.Name != "" {
 			volumes = append(volumes, corev1.Volume{Name: volumeSurvivingSecret, VolumeSource: corev1.VolumeSource{
 				Secret: &corev1.SecretVolumeSource{SecretName: store.SecretRef.Name, DefaultMode: ptr.To(corev1.SecretVolumeSourceDefaultMode)}}})
-			mounts = append(mounts, corev1.VolumeMount{Name: volumeSurvivingSecret, MountPath: etcdpod.BackupSecretMountPath, ReadOnly: true})
-			env = append(env, storeaccess.StoreCredentialsEnv(store, etcdpod.BackupSecretMountPath, "")...)
+			mountPath := storeaccess.SecretMountPath(store, false)
+			mounts = append(mounts, corev1.VolumeMount{Name: volumeSurvivingSecret, MountPath: mountPath, ReadOnly: true})
+			env = append(env, storeaccess.StoreCredentialsEnv(store, mountPath, "")...)
 		}
 		if in.local != nil {
 			volumes, mounts = append(volumes, in.local.Volume), append(mounts, in.local.Mount)

@@ -104,13 +104,16 @@ func TestProviderAliasesAreCanonicalized(t *testing.T) {
 	}
 }
 
+// The GCS secret is mounted at upstream druid's /var/.gcp, where a Gardener workload-identity configuration
+// expects its token file; the variable names serviceaccount.json there.
 func TestGCSCredentialsPointAtTheServiceAccountFile(t *testing.T) {
 	g := NewWithT(t)
 	e := newEtcd(func(e *druidv1alpha1.Etcd) {
 		e.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p", Provider: ptr.To(druidv1alpha1.StorageProviderGCP), SecretRef: &corev1.SecretReference{Name: "b"}}
 	})
 	c := backupRestoreContainer(e, "img", imagecaps.AllOurs.BackupRestore, nil)
-	g.Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "GOOGLE_APPLICATION_CREDENTIALS", Value: "/var/etcd-backup/serviceaccount.json"}))
+	g.Expect(c.Env).To(ContainElement(corev1.EnvVar{Name: "GOOGLE_APPLICATION_CREDENTIALS", Value: "/var/.gcp/serviceaccount.json"}))
+	g.Expect(c.VolumeMounts).To(ContainElement(HaveField("MountPath", "/var/.gcp")))
 }
 
 // ECS gets its secret's keys as variables of their own, as the upstream druid passes them (the upstream

@@ -121,7 +121,7 @@ func livenessProbe(path string, port int32, scheme corev1.URIScheme) *corev1.Pro
 // An upstream sidecar (caps) serves no /livez and gets no liveness probe, as under the upstream druid.
 func backupRestoreContainer(etcd *druidv1alpha1.Etcd, image string, caps imagecaps.BackupRestore, local *storeaccess.LocalMount) corev1.Container {
 	env := podEnv()
-	env = append(env, storeaccess.StoreCredentialsEnv(etcd.Spec.Backup.Store, etcdpod.BackupSecretMountPath, "")...)
+	env = append(env, storeaccess.StoreCredentialsEnv(etcd.Spec.Backup.Store, storeaccess.SecretMountPath(etcd.Spec.Backup.Store, false), "")...)
 	if storageProvider(etcd) == druidv1alpha1.StorageProviderLocal {
 		// The Local store root is $HOME/<container>; pin HOME so that it matches the mount for any uid.
 		env = append(env, corev1.EnvVar{Name: etcdpod.EnvHome, Value: etcdpod.LocalHome})

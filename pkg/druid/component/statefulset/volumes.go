@@ -152,7 +152,7 @@ func backupRestoreMounts(etcd *druidv1alpha1.Etcd, local *storeaccess.LocalMount
 	}
 	if store := etcd.Spec.Backup.Store; store != nil {
 		if store.SecretRef != nil && store.SecretRef.Name != "" {
-			mounts = append(mounts, corev1.VolumeMount{Name: volumeBackupSecret, MountPath: etcdpod.BackupSecretMountPath})
+			mounts = append(mounts, corev1.VolumeMount{Name: volumeBackupSecret, MountPath: storeaccess.SecretMountPath(store, false)})
 		}
 		if local != nil {
 			mounts = append(mounts, local.Mount)

@@ -126,8 +126,9 @@ func newJob(etcd *druidv1alpha1.Etcd, in jobInput) *batchv1.Job {
 	if store.SecretRef != nil && store.SecretRef.Name != "" {
 		volumes = append(volumes, corev1.Volume{Name: volumeBackupSecret, VolumeSource: corev1.VolumeSource{
 			Secret: &corev1.SecretVolumeSource{SecretName: store.SecretRef.Name, DefaultMode: ptr.To(corev1.SecretVolumeSourceDefaultMode)}}})
-		mounts = append(mounts, corev1.VolumeMount{Name: volumeBackupSecret, MountPath: etcdpod.BackupSecretMountPath, ReadOnly: true})
-		env = append(env, storeaccess.StoreCredentialsEnv(store, etcdpod.BackupSecretMountPath, "")...)
+		mountPath := storeaccess.SecretMountPath(store, false)
+		mounts = append(mounts, corev1.VolumeMount{Name: volumeBackupSecret, MountPath: mountPath, ReadOnly: true})
+		env = append(env, storeaccess.StoreCredentialsEnv(store, mountPath, "")...)
 	}
 	if in.local != nil {
 		volumes, mounts = append(volumes, in.local.Volume), append(mounts, in.local.Mount)

@@ -25,7 +25,8 @@ import (
 //
 // Credentials: the target secret is mounted at TargetSecretMountPath and named by the provider's variable
 // (e.g. AWS_APPLICATION_CREDENTIALS); the source secret at SourceSecretMountPath, named by the same variable
-// with the prefix SOURCE_ (e.g. SOURCE_AWS_APPLICATION_CREDENTIALS).
+// with the prefix SOURCE_ (e.g. SOURCE_AWS_APPLICATION_CREDENTIALS). GCS secrets have directories of their
+// own (storeaccess.SecretMountPath).
 const (
 	// ComponentCopyBackupsJob is the app.kubernetes.io/component label value of worker Jobs and pods.
 	ComponentCopyBackupsJob = "etcd-copy-backups-task"
@@ -34,7 +35,7 @@ const (
 	// TargetSecretMountPath holds the target store's credentials.
 	TargetSecretMountPath = etcdpod.BackupSecretMountPath
 	// SourceSecretMountPath holds the source store's credentials.
-	SourceSecretMountPath = "/var/source-etcd-backup"
+	SourceSecretMountPath = storeaccess.SourceSecretMountPath
 	// SourceEnvPrefix prefixes the source store's credentials variable.
 	SourceEnvPrefix = "SOURCE_"
 	// SourceFlagPrefix prefixes the source store's location flags.
@@ -90,8 +91,9 @@ func newJob(task *druidv1alpha1.EtcdCopyBackupsTask, image string, locals localS
 	var volumes []corev1.Volume
 	var mounts []corev1.VolumeMount
 	var env []corev1.EnvVar
-	addStore := func(store *druidv1alpha1.StoreSpec, secretVolume, mountPath, envPrefix string, local *storeaccess.LocalMount) {
+	addStore := func(store *druidv1alpha1.StoreSpec, secretVolume string, source bool, envPrefix string, local *storeaccess.LocalMount) {
 		if store.SecretRef != nil && store.SecretRef.Name != "" {
+			mountPath := storeaccess.SecretMountPath(store, source)
 			volumes = append(volumes, corev1.Volume{Name: secretVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 				SecretName: store.SecretRef.Name, DefaultMode: ptr.To(corev1.SecretVolumeSourceDefaultMode)}}})
 			mounts = append(mounts, corev1.VolumeMount{Name: secretVolume, MountPath: mountPath, ReadOnly: true})
@@ -101,13 +103,13 @@ func newJob(task *druidv1alpha1.EtcdCopyBackupsTask, image string, locals localS
 			volumes, mounts = append(volumes, local.Volume), append(mounts, local.Mount)
 		}
 	}
-	addStore(&task.Spec.TargetStore, volumeTargetSecret, TargetSecretMountPath, "", locals.target)
+	addStore(&task.Spec.TargetStore, volumeTargetSecret, false, "", locals.target)
 	source := locals.source
 	if source != nil {
 		// etcdbrctl copy only lists and fetches the source: whatever goes wrong, it cannot change it.
 		source = source.ReadOnly()
 	}
-	addStore(&task.Spec.SourceStore, volumeSourceSecret, SourceSecretMountPath, SourceEnvPrefix, source)
+	addStore(&task.Spec.SourceStore, volumeSourceSecret, true, SourceEnvPrefix, source)
 	if locals.target != nil || locals.source != nil {
 		env = append(env, corev1.EnvVar{Name: etcdpod.EnvHome, Value: etcdpod.LocalHome})
 	}

@@ -28,7 +28,7 @@ func missingSecrets(ctx context.Context, reader client.Reader, reqs []secretref.
 		if err != nil {
 			return nil, fmt.Errorf("reading secret %s: %w", req.Key(), err)
 		}
-		if unmet := backupsecret.Unmet(req.Required, backupsecret.InData(secret.Data)); len(unmet) > 0 {
+		if unmet := backupsecret.UnmetIn(req.Required, req.Provider, secret.Data); len(unmet) > 0 {
 			where := req.Field
 			if req.Provider != "" {
 				where += ", provider " + string(req.Provider)

@@ -149,12 +149,14 @@ func (s *specRun) ensureFinalizer(ctx context.Context) flow.Result {
 	return flow.Continue()
 }
 
-// checkSecrets stops the flow before any component is synced when a referenced secret or key is missing.
+// checkSecrets stops the flow before any component is synced when a referenced secret or key is missing, or
+// when a backup store without a secret could not work on the pod's own identity.
 func (s *specRun) checkSecrets(ctx context.Context) flow.Result {
 	missing, err := missingSecrets(ctx, s.r.reader, secretref.Of(s.target))
 	if err != nil {
 		return flow.Fail(err)
 	}
+	missing = append(secretref.AmbientStoreProblems(s.target), missing...)
 	now := s.r.clock.Now()
 	if len(missing) == 0 {
 		s.secretsPresent = true // written with the next status write of the run (recordSuccess at the latest)
