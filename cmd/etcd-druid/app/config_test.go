@@ -323,7 +323,7 @@ func TestValidateNamesEveryProblem(t *testing.T) {
 	g := NewWithT(t)
 	cfg, err := resolve(t, "", "--etcd-workers=0", "--enable-webhooks", "--kube-api-qps=0")
 	g.Expect(err).NotTo(HaveOccurred())
-	cfg.Etcd.Workers = 0 // Default() would otherwise restore it in AddToManager; Validate must still see it
+	cfg.Etcd.Workers = 0             // Default() would otherwise restore it in AddToManager; Validate must still see it
 	cfg.Etcd.Images.EtcdWrapper = "" // the built-in image vector fills it in ResolveConfig; Validate must still refuse none
 	err = cfg.Validate()
 	g.Expect(err).To(MatchError(ContainSubstring("workers must be at least 1")))
