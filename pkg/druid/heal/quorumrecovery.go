@@ -49,7 +49,7 @@ func (h *healRun) startQuorumLossRecovery(ctx context.Context) error {
 		// Step 4 would fail after step 1 scaled the cluster to 0: stop before anything changes.
 		msg := fmt.Sprintf("%s; the quorum-loss recovery needs permission to %s, which druid's role does not grant: nothing was changed",
 			a.Message, permissions.Join(h.deps.MissingPVCDeletion))
-		log.FromContext(ctx).Info("Quorum lost, recovery not started: "+msg)
+		log.FromContext(ctx).Info("Quorum lost, recovery not started: " + msg)
 		h.deps.Recorder.Eventf(h.etcd, nil, "Warning", EventReasonQuorumLossRecovery, "PermissionsMissing", "%s", msg)
 		h.recordRecovery(druidv1alpha1.LastOperationStateError, druidv1alpha1.ConditionFalse, ReasonRecoveryPermissionsMissing, msg)
 		return nil
