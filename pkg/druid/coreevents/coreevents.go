@@ -39,7 +39,9 @@ func Wrap(ctx context.Context, mgr manager.Manager, restConfig *rest.Config) (*M
 		return nil, fmt.Errorf("building the events client: %w", err)
 	}
 	broadcaster := events.NewBroadcaster(Sink{Events: clientset.CoreV1()})
-	broadcaster.StartRecordingToSinkWithContext(ctx)
+	if err := broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
+		return nil, fmt.Errorf("starting the event recording: %w", err)
+	}
 	go func() {
 		<-ctx.Done()
 		broadcaster.Shutdown()
