@@ -280,7 +280,7 @@ func parseDruidArgs(t *testing.T, args []string) druidapp.Config {
 	if err := cmd.Flags().Parse(args); err != nil {
 		t.Fatalf("etcd-druid rejects the chart's args %v: %v", args, err)
 	}
-	cfg, err := druidapp.ResolveConfig(cmd.Flags(), "")
+	cfg, err := druidapp.ResolveConfig(cmd.Flags(), "", "")
 	if err != nil {
 		t.Fatalf("resolving etcd-druid's configuration from the chart's args: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -12,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagevector"
 	"github.com/gardener-etcd/gardener-etcd/pkg/version"
 )
 
@@ -33,7 +36,7 @@ func NewCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := ResolveConfig(cmd.Flags(), configFile)
+			cfg, err := ResolveConfig(cmd.Flags(), configFile, os.Getenv(imagevector.OverrideEnv))
 			if err != nil {
 				return err
 			}
@@ -89,7 +92,12 @@ func applyLogConfig(logFlags *flag.FlagSet, changed func(name string) bool, lc L
 // OperatorConfiguration, see loadFile) and the flags
 // set on the command line, in that order of precedence from low to high, and completes the fields that derive
 // from others, so that the result is exactly what Run validates and runs.
-func ResolveConfig(fs *pflag.FlagSet, configFile string) (Config, error) {
+//
+// The images of the etcd and backup-restore containers come, from high to low precedence, from the flags,
+// the file (upstream's OperatorConfiguration has no image fields, so today never), the image vector at
+// imageVectorOverwrite (the value of IMAGEVECTOR_OVERWRITE, "" for none) and the built-in image vector:
+// druid deployed by gardenlet (only --config and IMAGEVECTOR_OVERWRITE) starts like upstream druid does.
+func ResolveConfig(fs *pflag.FlagSet, configFile, imageVectorOverwrite string) (Config, error) {
 	cfg := DefaultConfig()
 	if configFile != "" {
 		if err := loadFile(configFile, &cfg); err != nil {
@@ -99,8 +107,29 @@ func ResolveConfig(fs *pflag.FlagSet, configFile string) (Config, error) {
 	if err := applySetFlags(fs, &cfg); err != nil {
 		return cfg, fmt.Errorf("applying flags: %w", err)
 	}
+	if err := defaultImages(&cfg.Etcd.Images, imageVectorOverwrite); err != nil {
+		return cfg, err
+	}
 	cfg.complete()
 	return cfg, nil
+}
+
+// defaultImages fills the images that neither a flag nor the file set from the image vector.
+func defaultImages(images *config.Images, imageVectorOverwrite string) error {
+	if images.EtcdWrapper != "" && images.BackupRestore != "" {
+		return nil
+	}
+	vector, err := imagevector.Load(imageVectorOverwrite)
+	if err != nil {
+		return err
+	}
+	if images.EtcdWrapper == "" {
+		images.EtcdWrapper = vector.Image(imagevector.NameEtcdWrapper)
+	}
+	if images.BackupRestore == "" {
+		images.BackupRestore = vector.Image(imagevector.NameBackupRestore)
+	}
+	return nil
 }
 
 // Run validates cfg, builds the manager with every controller and webhook, and runs it until ctx ends.

@@ -55,7 +55,7 @@ func resolveArgs(t *testing.T, args ...string) (Config, error) {
 	cmd := NewCommand()
 	NewWithT(t).Expect(cmd.ParseFlags(args)).To(Succeed())
 	path, _ := cmd.Flags().GetString("config")
-	return ResolveConfig(cmd.Flags(), path)
+	return ResolveConfig(cmd.Flags(), path, "")
 }
 
 // defaultsWithImages is what a run without file and with only the image flags resolves to.
@@ -323,7 +323,8 @@ func TestValidateNamesEveryProblem(t *testing.T) {
 	g := NewWithT(t)
 	cfg, err := resolve(t, "", "--etcd-workers=0", "--enable-webhooks", "--kube-api-qps=0")
 	g.Expect(err).NotTo(HaveOccurred())
-	cfg.Etcd.Workers = 0 // Default() would otherwise restore it in AddToManager; Validate must still see it
+	cfg.Etcd.Workers = 0             // Default() would otherwise restore it in AddToManager; Validate must still see it
+	cfg.Etcd.Images.EtcdWrapper = "" // the built-in image vector fills it in ResolveConfig; Validate must still refuse none
 	err = cfg.Validate()
 	g.Expect(err).To(MatchError(ContainSubstring("workers must be at least 1")))
 	g.Expect(err).To(MatchError(ContainSubstring("images.etcdWrapper must be set")))

@@ -23,6 +23,7 @@ import (
 	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcdopstask"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/secret"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/coreevents"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/etcdvalidation"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/protection"
 )
@@ -58,9 +59,15 @@ func NewManager(ctx context.Context, cfg Config, restConfig *rest.Config) (manag
 	if cfg.Webhooks.Enabled {
 		opts.WebhookServer = webhook.NewServer(webhook.Options{Host: cfg.Webhooks.Host, Port: cfg.Webhooks.Port, CertDir: cfg.Webhooks.CertDir})
 	}
-	mgr, err := ctrl.NewManager(restConfig, opts)
+	base, err := ctrl.NewManager(restConfig, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	// Every controller's events as core/v1 Events: a role granting only core events (Gardener's for
+	// etcd-druid) must not lose them.
+	mgr, err := coreevents.Wrap(ctx, base, restConfig)
+	if err != nil {
+		return nil, err
 	}
 
 	if err := etcdcontroller.AddToManager(ctx, mgr, cfg.Etcd); err != nil {

@@ -13,6 +13,9 @@ const (
 	ReasonRecoveryInProgress         = "InProgress"
 	ReasonRecoveryCompleted          = "Completed"
 	ReasonManualInterventionRequired = "ManualInterventionRequired"
+	// ReasonRecoveryPermissionsMissing: the quorum is lost, but druid's role does not allow what the
+	// recovery needs (deleting the members' data volumes); it does not start and changes nothing.
+	ReasonRecoveryPermissionsMissing = "PermissionsMissing"
 	// ReasonLeaseRenewalSuspected: enough member leases are stale for a quorum loss, but a "lost" member's
 	// pod (or its etcd container) is Ready, so etcd may still serve: druid suspects the lease renewals
 	// (sidecar, API server, webhook) and does not start the recovery.

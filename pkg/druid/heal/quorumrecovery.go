@@ -17,6 +17,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal/decide"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/permissions"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
@@ -43,6 +44,15 @@ func (h *healRun) startQuorumLossRecovery(ctx context.Context) error {
 	if err != nil || !confirmed {
 		log.FromContext(ctx).V(1).Info("Quorum loss not confirmed by the apiserver's leases and pods", "error", err)
 		return err
+	}
+	if len(h.deps.MissingPVCDeletion) > 0 {
+		// Step 4 would fail after step 1 scaled the cluster to 0: stop before anything changes.
+		msg := fmt.Sprintf("%s; the quorum-loss recovery needs permission to %s, which druid's role does not grant: nothing was changed",
+			a.Message, permissions.Join(h.deps.MissingPVCDeletion))
+		log.FromContext(ctx).Info("Quorum lost, recovery not started: " + msg)
+		h.deps.Recorder.Eventf(h.etcd, nil, "Warning", EventReasonQuorumLossRecovery, "PermissionsMissing", "%s", msg)
+		h.recordRecovery(druidv1alpha1.LastOperationStateError, druidv1alpha1.ConditionFalse, ReasonRecoveryPermissionsMissing, msg)
+		return nil
 	}
 	if err := h.setRecoveryPhase(ctx, h.input.Observed.StatefulSet, 0, decide.RecoveryWaitingForPods, ""); err != nil {
 		return err

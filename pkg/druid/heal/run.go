@@ -16,6 +16,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal/decide"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/permissions"
 )
 
 // Deps are what the heal flow acts through. The StatefulSet and the member leases are written only
@@ -29,6 +30,9 @@ type Deps struct {
 	Clock        clock.PassiveClock
 	StatefulSets statefulset.Scaler
 	MemberLeases memberlease.Healer
+	// MissingPVCDeletion names the permissions the quorum-loss recovery needs and druid's role does not
+	// grant (deleting PersistentVolumeClaims); with any, the recovery does not start.
+	MissingPVCDeletion []permissions.Permission
 	// Config gives the member grace periods, the backup-restore image of the surviving-data Jobs and the
 	// node directories a Local backup store mounts.
 	Config config.EtcdController

@@ -14,22 +14,28 @@ import (
 )
 
 // Path is where druid serves the protection webhook, MemberPodsPath the member identity webhook;
-// ConfigurationName names their configuration.
+// ConfigurationName names their configuration. UpstreamPath is upstream etcd-druid's path of the same
+// webhook, which Gardener's webhook configuration calls for both its entries (the components and the
+// StatefulSet scale subresource): druid serves the same handler there, so that it runs unchanged under
+// gardenlet's deployment.
 const (
 	Path              = "/webhooks/etcd-components-protection"
+	UpstreamPath      = "/webhooks/etcdcomponents"
 	MemberPodsPath    = "/webhooks/etcd-member-pods"
 	ConfigurationName = "etcd-druid-components-protection"
 )
 
-// AddToManager serves the handlers on Path and MemberPodsPath of the manager's webhook server, reading
-// through the API reader. podControllerUsers are kube-controller-manager's users (DefaultPodControllerUsers
+// AddToManager serves the handlers on Path (and UpstreamPath) and MemberPodsPath of the manager's webhook
+// server, reading through the API reader. podControllerUsers are kube-controller-manager's users (DefaultPodControllerUsers
 // unless the seed's differ); the configuration (WebhookConfiguration) must name the same.
 func AddToManager(mgr manager.Manager, reconcilerServiceAccount string, exempt, podControllerUsers []string) {
-	mgr.GetWebhookServer().Register(Path, &webhook.Admission{Handler: &Handler{
+	components := &webhook.Admission{Handler: &Handler{
 		Reader:                   mgr.GetAPIReader(),
 		ReconcilerServiceAccount: reconcilerServiceAccount,
 		ExemptServiceAccounts:    exempt,
-	}})
+	}}
+	mgr.GetWebhookServer().Register(Path, components)
+	mgr.GetWebhookServer().Register(UpstreamPath, components)
 	mgr.GetWebhookServer().Register(MemberPodsPath, &webhook.Admission{Handler: &MemberPodHandler{
 		Reader:                   mgr.GetAPIReader(),
 		ReconcilerServiceAccount: reconcilerServiceAccount,

@@ -28,6 +28,8 @@ type Options struct {
 	BackupPortAccess config.BackupPortAccess
 	// PDBMinAvailable overrides the PodDisruptionBudget's minAvailable policy (default: quorum).
 	PDBMinAvailable poddisruptionbudget.MinAvailablePolicy
+	// Skip are optional kinds druid's role does not allow: they get component.Skipped.
+	Skip []component.Kind
 }
 
 // New returns the registry of all operators, writing through c and reading through c's cache (c.Live
@@ -37,7 +39,7 @@ func New(c component.Clients, opts Options) component.Registry {
 	if opts.PDBMinAvailable != nil {
 		pdbOpts = append(pdbOpts, poddisruptionbudget.WithMinAvailablePolicy(opts.PDBMinAvailable))
 	}
-	registry, err := component.NewRegistry(map[component.Kind]component.Operator{
+	ops := map[component.Kind]component.Operator{
 		component.KindServiceAccount:      serviceaccount.New(c),
 		component.KindRole:                role.New(c, opts.Images),
 		component.KindRoleBinding:         rolebinding.New(c),
@@ -49,7 +51,11 @@ func New(c component.Clients, opts Options) component.Registry {
 		component.KindPeerService:         peerservice.New(c),
 		component.KindConfigMap:           configmap.New(c),
 		component.KindStatefulSet:         statefulset.New(c, opts.Images, opts.LocalBackup),
-	})
+	}
+	for _, kind := range opts.Skip {
+		ops[kind] = component.Skipped{}
+	}
+	registry, err := component.NewRegistry(ops)
 	if err != nil {
 		// Every kind is listed above; a failure here is a programming error caught by the tests.
 		panic(err)

@@ -38,6 +38,9 @@ type Reconciler struct {
 	snapshots fullsnapshot.Requester
 	// snapshotRetries spaces out those snapshot requests while they fail.
 	snapshotRetries snapshotRetries
+	// missing is what druid's role does not allow (probed at start-up): skipped components, the
+	// quorum-loss recovery's PVC deletion.
+	missing missingPermissions
 }
 
 // Reconcile runs the deletion flow for an Etcd being deleted; otherwise the spec flow when one is due,

@@ -25,6 +25,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/poddisruptionbudget"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/permissions"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/secretref"
 )
 
@@ -69,14 +70,27 @@ func AddToManager(ctx context.Context, mgr manager.Manager, cfg config.EtcdContr
 		return err
 	}
 
+	// A role without an optional component's permissions (Gardener's ClusterRole has no NetworkPolicies)
+	// makes druid skip it, found out before any cache or watch of it exists: a watch of a forbidden kind
+	// never syncs, and every reconcile reading it would wait forever.
+	missing, err := probePermissions(ctx, mgr.GetClient())
+	if err != nil {
+		return err
+	}
+	if len(missing.components) > 0 || len(missing.pvcDeletion) > 0 {
+		log.FromContext(ctx).Info("druid's role lacks permissions of optional features; they are skipped", "components", missing.message(),
+			"quorumLossRecovery", permissions.Join(missing.pvcDeletion))
+	}
 	r := &Reconciler{
 		client:   mgr.GetClient(),
 		reader:   mgr.GetAPIReader(),
 		recorder: mgr.GetEventRecorder("etcd-druid"),
+		missing:  missing,
 		// The PDB's minAvailable follows the heal decision table: raised while AllMembersReady or BackupReady is False.
-		registry: operators.New(component.Clients{Client: mgr.GetClient(), Live: mgr.GetAPIReader()}, operators.Options{Images: cfg.Images, LocalBackup: cfg.LocalBackup, BackupPortAccess: cfg.BackupPortAccess, PDBMinAvailable: poddisruptionbudget.DecisionTablePolicy}),
-		config:   cfg,
-		clock:    clock.RealClock{},
+		registry: operators.New(component.Clients{Client: mgr.GetClient(), Live: mgr.GetAPIReader()}, operators.Options{Images: cfg.Images, LocalBackup: cfg.LocalBackup,
+			BackupPortAccess: cfg.BackupPortAccess, PDBMinAvailable: poddisruptionbudget.DecisionTablePolicy, Skip: missing.skippedKinds()}),
+		config: cfg,
+		clock:  clock.RealClock{},
 		// Secrets are read from the apiserver: druid's cache holds none with their data.
 		snapshots: &fullsnapshot.HTTP{Reader: mgr.GetAPIReader()},
 	}

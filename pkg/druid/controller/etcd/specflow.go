@@ -184,6 +184,7 @@ func (s *specRun) checkSecrets(ctx context.Context) flow.Result {
 // peer-TLS scale-up gate, the scale-in gate) is not a failure: lastOperation says Requeue with the reason and the flow comes
 // back after the requested delay.
 func (s *specRun) syncComponents(ctx context.Context) flow.Result {
+	s.r.reportSkipped(s.etcd)
 	err := s.syncRegistry(ctx)
 	for _, notice := range s.synced.Notices {
 		s.r.recorder.Eventf(s.etcd, nil, "Warning", EventReasonStatefulSetFieldKept, actionReconcile, "StatefulSet %s: %s", s.target.StatefulSetName(), notice)
@@ -233,14 +234,14 @@ func (s *specRun) syncRegistry(ctx context.Context) error {
 // the status flow's write, which follows in the same reconcile: one status write carries both.
 func (s *specRun) recordSuccess(context.Context) flow.Result {
 	now := metav1.NewTime(s.r.clock.Now())
-	s.held.hold(s.etcd, s.withSecretsReady(func(st *druidv1alpha1.EtcdStatus) {
+	s.held.hold(s.etcd, s.r.withPermissionsCondition(s.withSecretsReady(func(st *druidv1alpha1.EtcdStatus) {
 		st.ObservedGeneration = &s.generation
 		st.LastErrors = nil
 		op := s.op
 		op.State, op.Description, op.LastUpdateTime = druidv1alpha1.LastOperationStateSucceeded,
 			fmt.Sprintf("%s of generation %d succeeded", s.op.Type, s.generation), now
 		st.LastOperation = &op
-	}))
+	})))
 	s.succeeded = true
 	return flow.Continue()
 }
