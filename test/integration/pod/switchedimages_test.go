@@ -72,7 +72,7 @@ func TestSwitchedImagesStepOldDataUnderUpstreamDruidsArgs(t *testing.T) {
 			fs := pflag.NewFlagSet("start-etcd", pflag.ContinueOnError)
 			opts.AddFlags(fs)
 			g.Expect(fs.Parse(upstreamStartEtcdArgs(t))).To(Succeed())
-			g.Expect(opts.Step35Binary + opts.Step36Binary).To(BeEmpty(), "upstream druid passes no step flags")
+			g.Expect(opts.Step35Binary+opts.Step36Binary).To(BeEmpty(), "upstream druid passes no step flags")
 
 			p := newStepPod(t, []oldetcd.Member{m}, 0)
 			// The pod's plumbing (the sidecar's address instead of the hostAlias, a free wrapper port) and
