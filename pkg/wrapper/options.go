@@ -36,9 +36,14 @@ type Options struct {
 	// EtcdLogger, when set, replaces etcd's own logger (tests silence it).
 	EtcdLogger *zap.Logger
 	// Step35Binary and Step36Binary are etcd 3.5 and 3.6 server binaries: data that an older etcd wrote
-	// and this one (3.7) cannot open is run through them first, as this member (step.go). Empty: such
-	// data is refused and etcd is not started.
+	// and this one (3.7) cannot open is run through them first, as this member (step.go). Empty: the one of
+	// ImageStepBinaries.
 	Step35Binary, Step36Binary string
+	// ImageStepBinaries are the etcd servers our image carries, by minor version ("3.5", "3.6"), used
+	// where the step flags are not given and the file exists: upstream etcd-druid passes no step flags,
+	// and a seed that points its image vector at our wrapper before it switches druid must not leave a
+	// member of etcd 3.4 or 3.5 data down. Without either, such data is refused and etcd is not started.
+	ImageStepBinaries map[string]string
 	// StepOutput receives the older etcds' output; nil means the wrapper's standard error.
 	StepOutput io.Writer
 	// ListenHost is the address the wrapper port binds to; empty means all interfaces (the kubelet probes
@@ -59,6 +64,10 @@ func DefaultOptions() Options {
 		WrapperPort:  int(etcdpod.DefaultWrapperPort),
 		MarkerDir:    etcdpod.DataVolumeMountPath,
 		PollInterval: time.Second,
+		ImageStepBinaries: map[string]string{
+			"3.5": etcdpod.StepEtcd35BinaryPath,
+			"3.6": etcdpod.StepEtcd36BinaryPath,
+		},
 	}
 }
 
@@ -74,9 +83,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.MarkerDir, "clean-exit-marker-dir", o.MarkerDir, "directory on the data volume that keeps the clean-exit marker across container restarts")
 	fs.DurationVar(&o.PollInterval, "sidecar-poll-interval", o.PollInterval, "interval of the sidecar status polls")
 	fs.StringVar(&o.Step35Binary, podwire.FlagStepEtcd35Binary, o.Step35Binary,
-		"etcd 3.5 server binary that data written by etcd 3.4 runs under first, as this member (with --step-etcd-3.6-binary); empty: such data is refused")
+		"etcd 3.5 server binary that data written by etcd 3.4 runs under first, as this member (with --step-etcd-3.6-binary); empty: "+etcdpod.StepEtcd35BinaryPath+" when the image carries it, else such data is refused")
 	fs.StringVar(&o.Step36Binary, podwire.FlagStepEtcd36Binary, o.Step36Binary,
-		"etcd 3.6 server binary that data written by etcd 3.5 (or 3.4, after 3.5) runs under first, as this member; empty: such data is refused")
+		"etcd 3.6 server binary that data written by etcd 3.5 (or 3.4, after 3.5) runs under first, as this member; empty: "+etcdpod.StepEtcd36BinaryPath+" when the image carries it, else such data is refused")
 	o.ignored = ignoredflags.New(fs)
 	o.ignored.Int64(podwire.FlagEtcdClientPort,
 		"the readiness check dials the client URL etcd listens on, from the configuration the sidecar serves, not a port given here")

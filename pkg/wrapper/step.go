@@ -51,8 +51,9 @@ func planSteps(dataDir string, o Options) ([]stepEtcd, error) {
 	for _, version := range versions {
 		bin := o.stepBinary(version)
 		if bin == "" {
-			return nil, fmt.Errorf("%w: %s: %s; no etcd %s binary is configured (--step-etcd-%s-binary) to step it, so etcd is "+
-				"not started and the data is left as it is", etcddata.ErrDataVersion, dataDir, v.Unopenable(), version, version)
+			return nil, fmt.Errorf("%w: %s: %s; no etcd %s binary is configured (--step-etcd-%s-binary) or in the image (%s) to "+
+				"step it, so etcd is not started and the data is left as it is", etcddata.ErrDataVersion, dataDir, v.Unopenable(), version, version,
+				o.ImageStepBinaries[version])
 		}
 		plan = append(plan, stepEtcd{version: version, binary: bin})
 	}
@@ -134,13 +135,14 @@ func initialPlan(ctx context.Context, cfg *embed.Config, o Options, log logr.Log
 	if len(below) == 0 {
 		return nil, nil
 	}
-	if o.Step36Binary == "" {
+	step36 := o.stepBinary("3.6")
+	if step36 == "" {
 		return nil, fmt.Errorf("%w: members %s run etcd older than 3.6, which log requests this etcd panics on; no etcd 3.6 "+
 			"binary is configured (--step-etcd-3.6-binary) to run as this member until they run 3.6, so etcd is not started",
 			etcddata.ErrDataVersion, strings.Join(below, ", "))
 	}
 	log.Info("Other members run etcd older than 3.6: this member runs etcd 3.6 until they do", "members", below)
-	return []stepEtcd{{version: "3.6", binary: o.Step36Binary}}, nil
+	return []stepEtcd{{version: "3.6", binary: step36}}, nil
 }
 
 // newer tells whether minor version a is newer than b ("3.6" > "3.5").
@@ -271,12 +273,23 @@ func planVersions(plan []stepEtcd) []string {
 	return out
 }
 
+// stepBinary is the etcd server of the minor version the data runs under first: the flag's, else the
+// image's when the file is there; "" when there is none.
 func (o Options) stepBinary(version string) string {
+	flag := ""
 	switch version {
 	case "3.5":
-		return o.Step35Binary
+		flag = o.Step35Binary
 	case "3.6":
-		return o.Step36Binary
+		flag = o.Step36Binary
+	}
+	if flag != "" {
+		return flag
+	}
+	if bin := o.ImageStepBinaries[version]; bin != "" {
+		if fi, err := os.Stat(bin); err == nil && fi.Mode().IsRegular() {
+			return bin
+		}
 	}
 	return ""
 }

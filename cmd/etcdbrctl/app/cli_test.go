@@ -154,3 +154,23 @@ func TestCompactThenCopyCLI(t *testing.T) {
 	}
 	restoreAndCompare(t, dst, want)
 }
+
+// TestCompactKeepsTheSnapshotsCompression runs `etcdbrctl compact` without compression flags, as the
+// upstream etcd-druid's compaction Job runs it, on a store of gzip'd snapshots: the compacted snapshot is
+// gzip'd too (named ".gz"), as upstream etcd-backup-restore's compactor writes it, and restores.
+func TestCompactKeepsTheSnapshotsCompression(t *testing.T) {
+	loc := backuptest.LocalLocation(t)
+	t.Setenv("HOME", loc.Home)
+	m := backedUp(t, loc)
+	want := backuptest.StateAt(t, m.Client(t), 0)
+
+	out := run(t, append(loc.Args(""), "compact", "--data-dir="+filepath.Join(t.TempDir(), "compaction.etcd"))...)
+	var compacted struct{ Snapshot snapshot.Snapshot }
+	if err := json.Unmarshal([]byte(out), &compacted); err != nil {
+		t.Fatalf("compact printed %q: %v", out, err)
+	}
+	if compacted.Snapshot.CompressionSuffix != ".gz" || compacted.Snapshot.LastRevision != want.Revision {
+		t.Fatalf("compacted snapshot %s, want a gzip'd full snapshot at revision %d", compacted.Snapshot.SnapName, want.Revision)
+	}
+	restoreAndCompare(t, loc, want)
+}

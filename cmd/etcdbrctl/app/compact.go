@@ -25,7 +25,6 @@ import (
 type compactOptions struct {
 	store           snapstore.Config
 	storeFlags      *storeflags.Store
-	compression     *storeflags.Compression
 	dataDir         string
 	renewLeases     bool
 	fullLease       string
@@ -51,7 +50,6 @@ func newCompactCommand() (*cobra.Command, *compactOptions) {
 	}
 	fs := cmd.Flags()
 	o.storeFlags = storeflags.Bind(fs, &o.store, "", "")
-	o.compression = storeflags.BindCompression(fs)
 	fs.StringVar(&o.dataDir, podwire.FlagDataDir, "/var/etcd/data/compaction.etcd", "scratch data directory (removed before and after)")
 	fs.BoolVar(&o.renewLeases, podwire.FlagEnableSnapshotLeaseRenewal, false, "renew the full and delta snapshot leases with the new snapshot's revision")
 	fs.StringVar(&o.fullLease, podwire.FlagFullSnapshotLeaseName, "full-snapshot-revisions", "full snapshot lease")
@@ -62,18 +60,20 @@ func newCompactCommand() (*cobra.Command, *compactOptions) {
 	o.ignored = ignoredflags.New(fs)
 	o.ignored.String(podwire.FlagRestorationTempSnapshotsDir, ignoredflags.WhyRestorationTempDir)
 	o.ignored.String(podwire.FlagSnapstoreTempDirectory, ignoredflags.WhySnapstoreTempDir)
+	o.ignored.Bool(podwire.FlagCompressSnapshots, whyCompactCompression)
+	o.ignored.String(podwire.FlagCompressionPolicy, whyCompactCompression)
 	o.ignored.Duration("metrics-scrape-wait-duration", "the compaction serves no metrics endpoint to wait for: its result is its log and stdout")
 	return cmd, o
 }
 
+// whyCompactCompression: druids of this project before the compacted snapshot took the compression of the
+// snapshots it replaces passed the sidecar's compression flags to the compaction Job.
+const whyCompactCompression = "the compacted snapshot is compressed like the newest snapshot it replaces, as upstream's compact writes it"
+
 // compactorOptions completes everything but the store from the flags and the environment.
 func (o *compactOptions) compactorOptions() (compactor.Options, error) {
-	compression, err := o.compression.Compression()
-	if err != nil {
-		return compactor.Options{}, err
-	}
 	opts := compactor.Options{
-		DataDir: o.dataDir, Compression: compression, SnapshotTimeout: o.snapTimeout,
+		DataDir: o.dataDir, SnapshotTimeout: o.snapTimeout,
 		DefragTimeout: o.defragTimeout, QuotaBytes: o.quotaBytes, Leases: snapshotter.NoLeases{},
 	}
 	if o.renewLeases {

@@ -82,7 +82,7 @@ func TestCompactAcceptsDruidJobArgs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opts.DataDir != compaction.DataMountPath+"/compaction.etcd" || opts.Compression != snapshot.CompressionZlib ||
+	if opts.DataDir != compaction.DataMountPath+"/compaction.etcd" ||
 		opts.SnapshotTimeout != 7*time.Minute || opts.DefragTimeout != 9*time.Minute {
 		t.Errorf("compactor options %+v", opts)
 	}

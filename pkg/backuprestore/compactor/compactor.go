@@ -32,8 +32,6 @@ type Options struct {
 	// DataDir is the scratch data directory; whatever is there is removed first (a previous attempt's
 	// leftovers) and at the end.
 	DataDir string
-	// Compression of the new full snapshot.
-	Compression snapshot.Compression
 	// Leases are renewed with the new snapshot's revision; nil means none.
 	Leases snapshotter.LeaseUpdater
 	// SnapshotTimeout bounds taking and uploading the new full snapshot; 0 means DefaultSnapshotTimeout.
@@ -95,7 +93,7 @@ func Compact(ctx context.Context, opts Options) (Result, error) {
 	if err := compactAndDefrag(ctx, cli, srv.endpoint, restored.Revision, opts, &res); err != nil {
 		return res, err
 	}
-	snap, err := takeSnapshot(ctx, cli, opts, restored.Revision)
+	snap, err := takeSnapshot(ctx, cli, opts, restored.Revision, compactedLike(restored))
 	if err != nil {
 		return res, err
 	}
@@ -151,17 +149,40 @@ func compactAndDefrag(ctx context.Context, cli *clientv3.Client, endpoint string
 	return nil
 }
 
+// compacted is how the new full snapshot is written: the compression and final mark of what it replaces.
+type compacted struct {
+	compression snapshot.Compression
+	final       bool
+}
+
+// compactedLike takes, as upstream etcd-backup-restore's compactor does, the compression of the newest
+// snapshot of the stream (the last delta, else the full snapshot): the sidecar's current setting, which the
+// compaction Job is not told (the upstream druid passes it no compression flags). The final mark is kept
+// only when no delta follows the final full snapshot, where upstream keeps it always: a final snapshot
+// followed by deltas was contradicted by the cluster's later writes, and marking the compacted snapshot
+// final would hide that from a copy waiting for the final snapshot (package copier).
+func compactedLike(restored restorer.Result) compacted {
+	var c compacted
+	if n := len(restored.Deltas); n > 0 {
+		c.compression = restored.Deltas[n-1].Compression()
+	} else if restored.Full != nil {
+		c.compression = restored.Full.Compression()
+		c.final = restored.Full.IsFinal
+	}
+	return c
+}
+
 // takeSnapshot stores the new full snapshot through the sidecar's own pipeline and rejects it if etcd's
 // revision moved (see the package documentation). The snapshotter renews no leases itself: they are
 // renewed here only once the snapshot is known to be good.
-func takeSnapshot(ctx context.Context, cli *clientv3.Client, opts Options, head int64) (*snapshot.Snapshot, error) {
-	snapper, err := snapshotter.New(snapshotter.Options{Config: snapshotter.OneShot(opts.Compression), Client: cli, Store: opts.Store, Leases: snapshotter.NoLeases{}, Log: opts.Log, Now: opts.Now})
+func takeSnapshot(ctx context.Context, cli *clientv3.Client, opts Options, head int64, like compacted) (*snapshot.Snapshot, error) {
+	snapper, err := snapshotter.New(snapshotter.Options{Config: snapshotter.OneShot(like.compression), Client: cli, Store: opts.Store, Leases: snapshotter.NoLeases{}, Log: opts.Log, Now: opts.Now})
 	if err != nil {
 		return nil, err
 	}
 	sctx, cancel := context.WithTimeout(ctx, opts.SnapshotTimeout)
 	defer cancel()
-	snap, err := snapper.TakeFull(sctx, false)
+	snap, err := snapper.TakeFull(sctx, like.final)
 	if err != nil {
 		return nil, fmt.Errorf("taking the compacted full snapshot: %w", err)
 	}

@@ -2,7 +2,9 @@ package compactor_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,7 +53,7 @@ func TestCompactReplacesDeltasByOneFull(t *testing.T) {
 			leases := &leaseSpy{}
 			res, err := compactor.Compact(t.Context(), compactor.Options{
 				Store: store.SnapStore, DataDir: filepath.Join(t.TempDir(), "compaction.etcd"),
-				Compression: snapshot.CompressionGzip, Leases: leases, Log: testr.New(t),
+				Leases: leases, Log: testr.New(t),
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -91,6 +93,65 @@ func TestCompactReplacesDeltasByOneFull(t *testing.T) {
 			m := etcdserver.StartMember(t, etcdserver.MemberConfig{Name: "m0", DataDir: dataDir, PeerURL: peer})
 			got := backuptest.StateAt(t, m.Client(t), 0)
 			if diff := backuptest.Diff(want, got); len(diff) > 0 {
+				t.Fatalf("restore of the compacted snapshot differs from the source:\n%v", diff)
+			}
+		})
+	}
+}
+
+// TestCompactWritesLikeTheStream: the compacted snapshot is compressed like the newest snapshot it replaces
+// and is final when the stream ends with a final full snapshot, as upstream etcd-backup-restore's compactor
+// writes it; a final snapshot that deltas followed is not final any more. Each restores.
+func TestCompactWritesLikeTheStream(t *testing.T) {
+	for _, tc := range []struct {
+		compression snapshot.Compression
+		// finalThenDeltas: the stream is a final full snapshot followed by deltas; otherwise a full
+		// snapshot, deltas and a final full snapshot at the end (final) or no final one.
+		final, finalThenDeltas bool
+		wantName               string // the suffix of the compacted snapshot's name
+	}{
+		{compression: snapshot.CompressionZlib, wantName: ".zlib"},
+		{compression: snapshot.CompressionLZW, final: true, wantName: ".Z.final"},
+		{compression: snapshot.CompressionGzip, finalThenDeltas: true, wantName: ".gz"},
+		{compression: snapshot.CompressionNone, wantName: ""},
+	} {
+		t.Run(fmt.Sprintf("%s final=%t finalThenDeltas=%t", tc.compression, tc.final, tc.finalThenDeltas), func(t *testing.T) {
+			store := backuptest.Local(t)
+			cli := etcdserver.Start(t).Members[0].Client(t)
+			s := backuptest.Backup(t, cli, store.SnapStore, backuptest.NewClock(time.Now().Add(-time.Hour).Truncate(time.Second)), tc.compression)
+			if tc.finalThenDeltas {
+				backuptest.TakeFull(t, s, true)
+			}
+			for round := range 2 {
+				backuptest.Churn(t, cli, round)
+				backuptest.TakeDelta(t, s)
+			}
+			if tc.final {
+				backuptest.TakeFull(t, s, true)
+			}
+			s.Stop()
+			want := backuptest.StateAt(t, cli, 0)
+
+			res, err := compactor.Compact(t.Context(), compactor.Options{
+				Store: store.SnapStore, DataDir: filepath.Join(t.TempDir(), "compaction.etcd"), Log: testr.New(t),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := res.Snapshot.SnapName
+			tail := name[strings.LastIndexByte(name, '-'):]
+			if got := strings.TrimLeft(tail, "-0123456789"); got != tc.wantName {
+				t.Fatalf("compacted snapshot %s ends in %q, want %q", name, got, tc.wantName)
+			}
+
+			dataDir := filepath.Join(t.TempDir(), "restored")
+			peer := etcdserver.FreeURL(t)
+			if _, err := restorer.Restore(t.Context(), restorer.Options{Store: store.SnapStore, DataDir: dataDir, Name: "m0",
+				InitialCluster: "m0=" + peer.String(), InitialAdvertisePeerURLs: []string{peer.String()}, ClusterToken: "t", Log: testr.New(t)}); err != nil {
+				t.Fatal(err)
+			}
+			m := etcdserver.StartMember(t, etcdserver.MemberConfig{Name: "m0", DataDir: dataDir, PeerURL: peer})
+			if diff := backuptest.Diff(want, backuptest.StateAt(t, m.Client(t), 0)); len(diff) > 0 {
 				t.Fatalf("restore of the compacted snapshot differs from the source:\n%v", diff)
 			}
 		})

@@ -5,7 +5,9 @@
 //
 // This is `etcdbrctl compact`, which druid's compaction Job runs while the cluster keeps running: the new
 // snapshot has the revision of the last delta, so the sidecar's following deltas continue it without a
-// gap. The private etcd serves nobody and is never reachable from outside the loopback interface.
+// gap. The private etcd serves nobody and is never reachable from outside the loopback interface. The new
+// snapshot is compressed like the newest snapshot it replaces (the sidecar's current setting), as upstream
+// etcd-backup-restore's compactor writes it, so the Job needs no compression settings of its own.
 //
 // One hazard is guarded explicitly: etcd revokes leases whose TTL runs out while it is leader, and a
 // revocation deletes keys at a new revision that the real cluster never had. If the head revision moved

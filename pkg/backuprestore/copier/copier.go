@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -77,8 +78,8 @@ func Copy(ctx context.Context, opts Options) (Result, error) {
 	log.Info("Copying backups", "selected", len(selected), "inSource", len(snaps))
 	var res Result
 	for _, snap := range selected {
-		dst := inV2(snap)
-		if present[dst.SnapName] {
+		dst := inTarget(snap)
+		if present[dst.SnapName] || present[dst.SnapName+snapshot.FinalSuffix] {
 			res.Skipped = append(res.Skipped, snap)
 			continue
 		}
@@ -127,10 +128,17 @@ func Select(snaps []*snapshot.Snapshot, maxBackups, maxAgeDays int, now time.Tim
 	return selected
 }
 
-// inV2 is the snapshot as the target stores it: legacy v1 snapshots move to the v2 layout unchanged.
-func inV2(s *snapshot.Snapshot) *snapshot.Snapshot {
+// inTarget is the snapshot as the target stores it, named as upstream etcd-backup-restore's copy names
+// it: never final (the mark says the source cluster shut down; the target is the store of a cluster that
+// has not, and a final snapshot there would release a later copy out of it too early), and legacy v1
+// snapshots in the v2 layout with their contents unchanged.
+func inTarget(s *snapshot.Snapshot) *snapshot.Snapshot {
 	c := *s
 	c.SnapDir = ""
+	if c.IsFinal {
+		c.IsFinal = false
+		c.SnapName = strings.TrimSuffix(c.SnapName, snapshot.FinalSuffix)
+	}
 	return &c
 }
 

@@ -283,3 +283,59 @@ func (s *saveHook) Save(ctx context.Context, snap *snapshot.Snapshot, r io.Reade
 	s.once.Do(s.before)
 	return s.SnapStore.Save(ctx, snap, r)
 }
+
+// TestCopyDropsTheFinalSuffix: a final full snapshot lands in the target under its name without ".final",
+// as upstream etcd-backup-restore's copy writes it (copier.go: snapshot.SetFinal(false) before Save): the
+// target is a new cluster's store, whose own shutdown is what may mark a snapshot final there. A second
+// copy skips it, and so does a copy into a target that holds it with ".final" (what this copier wrote
+// before), so that no snapshot is duplicated.
+func TestCopyDropsTheFinalSuffix(t *testing.T) {
+	h := newHistory(t)
+	backuptest.Churn(t, h.etcd.Client(t), 100)
+	final := backuptest.TakeFull(t, h.snap, true)
+	want := strings.TrimSuffix(final.SnapName, snapshot.FinalSuffix)
+	if want == final.SnapName {
+		t.Fatalf("source snapshot %s is not final", final.SnapName)
+	}
+	for _, preset := range []string{"", final.SnapName} {
+		t.Run("target holding "+preset, func(t *testing.T) {
+			target := backuptest.Local(t)
+			if preset != "" {
+				rc, err := h.source.Fetch(t.Context(), final)
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = target.Save(t.Context(), final, rc)
+				rc.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			opts := copier.Options{Source: h.source.SnapStore, Target: target.SnapStore, MaxBackups: 1, MaxBackupAge: -1, Log: testr.New(t)}
+			res, err := copier.Copy(t.Context(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := target.List(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if preset != "" {
+				if len(res.Copied) != 0 || len(got) != 1 || got[0].SnapName != preset {
+					t.Fatalf("copied %v into a target holding %s; target now %v, want nothing copied", names(res.Copied), preset, names(got))
+				}
+				return
+			}
+			if len(got) != 1 || got[0].SnapName != want || got[0].IsFinal {
+				t.Fatalf("target holds %v, want only %s (not final)", names(got), want)
+			}
+			again, err := copier.Copy(t.Context(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(again.Copied) != 0 || len(again.Skipped) != 1 {
+				t.Fatalf("second copy: copied %v, skipped %d; want the snapshot skipped", names(again.Copied), len(again.Skipped))
+			}
+		})
+	}
+}

@@ -5,6 +5,8 @@
 // What is copied: the newest full snapshots, at most MaxBackups of them and none older than MaxBackupAge
 // days, and every delta after the oldest of them, so that the target's latest snap stream restores exactly
 // what the source's does. Legacy v1 snapshots are written in the v2 layout (the only one stores write).
+// A final full snapshot is written without its ".final" suffix, as upstream etcd-backup-restore's copy
+// writes it; a target holding it under either name counts as holding it.
 //
 // How: objects are copied in revision order, so an interrupted copy leaves the target with a restorable
 // prefix of the history; each object streams from the source to the target while its checksum trailer is

@@ -9,19 +9,19 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
-// Compression binds --compress-snapshots and --compression-policy: how new snapshots are written. Every
-// command that writes snapshots (server, snapshot, compact) binds it, so that the compaction Job writes
-// what the sidecar would.
+// Compression binds --compress-snapshots and --compression-policy: how new snapshots are written. The
+// commands that write snapshots from a running or preserved etcd (server, snapshot, preserve-data) bind it;
+// compact writes like the snapshots it replaces.
 type Compression struct {
 	enabled bool
 	policy  string
 }
 
-// BindCompression registers the compression flags on fs with the upstream sidecar's defaults
-// (compression off, policy gzip when on).
+// BindCompression registers the compression flags on fs with upstream etcd-backup-restore's defaults
+// (pkg/compressor: compressed, gzip), so a command given upstream's arguments writes what upstream's would.
 func BindCompression(fs *pflag.FlagSet) *Compression {
-	c := &Compression{policy: string(snapshot.CompressionGzip)}
-	fs.BoolVar(&c.enabled, podwire.FlagCompressSnapshots, false, "compress new snapshots")
+	c := &Compression{enabled: true, policy: string(snapshot.CompressionGzip)}
+	fs.BoolVar(&c.enabled, podwire.FlagCompressSnapshots, c.enabled, "compress new snapshots")
 	fs.StringVar(&c.policy, podwire.FlagCompressionPolicy, c.policy, "codec of compressed snapshots: gzip, lzw or zlib")
 	return c
 }

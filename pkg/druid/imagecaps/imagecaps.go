@@ -146,9 +146,6 @@ type BackupRestore struct {
 	// /snapshot/* and /debug/pprof/, and verifies the backup leader with when forwarding). The upstream
 	// sidecar has no such flag and no equivalent: it verifies no client.
 	ServerCACert bool
-	// CompactCompression: `compact` takes --compress-snapshots and --compression-policy. The upstream
-	// compact registers no compression flags.
-	CompactCompression bool
 	// Livez: the HTTP API answers GET /livez whenever it serves (the liveness probe). The upstream sidecar
 	// serves no /livez, and its /healthz fails during a restore, so it gets no liveness probe.
 	Livez bool
@@ -182,7 +179,7 @@ func BackupRestoreOf(k Kind) BackupRestore {
 	if k == Upstream {
 		return BackupRestore{Kind: Upstream, UpstreamDefaults: true}
 	}
-	return BackupRestore{Kind: Ours, ServerCACert: true, CompactCompression: true, Livez: true}
+	return BackupRestore{Kind: Ours, ServerCACert: true, Livez: true}
 }
 
 // EtcdWrapperOf returns the capabilities of an etcd-wrapper image of kind k.

@@ -7,6 +7,7 @@ package storeaccess
 
 import (
 	"path"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -93,18 +94,27 @@ func StoreCredentialsEnv(store *druidv1alpha1.StoreSpec, mountPath, envPrefix st
 	return []corev1.EnvVar{{Name: envPrefix + name, Value: value}}
 }
 
-// CompressionArgs are the sidecar's snapshot compression flags, for every command that uploads a snapshot
-// the sidecar must read back (the sidecar, the compaction Job, the quorum-loss recovery's preserve-data Job).
+// The compression of an Etcd whose spec.backup.compression leaves it out, as in upstream etcd-druid's API
+// (DefaultCompressionEnabled, DefaultCompression) and upstream etcd-backup-restore's own flag defaults.
+const (
+	DefaultCompressionEnabled = true
+	DefaultCompressionPolicy  = druidv1alpha1.GzipCompression
+)
+
+// CompressionArgs are the sidecar's snapshot compression flags, for every command that writes snapshots the
+// sidecar must read back (the sidecar, the quorum-loss recovery's preserve-data Job), rendered as upstream
+// etcd-druid renders them: always both flags, with its API's defaults for what spec.backup.compression
+// leaves out (enabled, gzip). Explicit values, because the sidecars' own defaults are not to be relied on:
+// an older sidecar of this project compressed nothing unless told.
 func CompressionArgs(backup druidv1alpha1.BackupSpec) []string {
-	c := backup.SnapshotCompression
-	if c == nil || c.Enabled == nil || !*c.Enabled {
-		return nil
+	enabled, policy := DefaultCompressionEnabled, DefaultCompressionPolicy
+	if c := backup.SnapshotCompression; c != nil {
+		enabled, policy = ptr.Deref(c.Enabled, enabled), ptr.Deref(c.Policy, policy)
 	}
-	args := []string{podwire.Arg(podwire.FlagCompressSnapshots, "true")}
-	if c.Policy != nil {
-		args = append(args, podwire.Arg(podwire.FlagCompressionPolicy, string(*c.Policy)))
+	return []string{
+		podwire.Arg(podwire.FlagCompressSnapshots, strconv.FormatBool(enabled)),
+		podwire.Arg(podwire.FlagCompressionPolicy, string(policy)),
 	}
-	return args
 }
 
 // StoreNetworkPolicyLabels let a Job pod that talks to the store (compaction, preserve-data) reach DNS and

@@ -194,7 +194,7 @@ func TestOldDataWithoutStepBinariesIsRefused(t *testing.T) {
 	before, ok := etcddata.InspectDataVersion(m.DataDir)
 	g.Expect(ok).To(BeTrue())
 	p := newStepPod(t, []oldetcd.Member{m}, 0)
-	p.opts.Step35Binary, p.opts.Step36Binary = "", ""
+	p.opts.Step35Binary, p.opts.Step36Binary, p.opts.ImageStepBinaries = "", "", nil
 	err := wrapper.Run(t.Context(), p.opts, testr.New(t))
 	g.Expect(err).To(MatchError(etcddata.ErrDataVersion))
 	g.Expect(err).To(MatchError(ContainSubstring("--step-etcd-3.6-binary")))
@@ -290,6 +290,14 @@ func newStepPod(t *testing.T, members []oldetcd.Member, i int) *stepPod {
 // startStepPod runs the pod's wrapper until the test ends; an exit counts as a restart (restarts).
 func startStepPod(t *testing.T, members []oldetcd.Member, i int) *stepPod {
 	p := newStepPod(t, members, i)
+	p.start(i)
+	return p
+}
+
+// start runs the wrapper of member i with p.opts until the test ends, again after every exit (the
+// kubelet's restart), each exit counted (restarts).
+func (p *stepPod) start(i int) {
+	t := p.t
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -309,7 +317,6 @@ func startStepPod(t *testing.T, members []oldetcd.Member, i int) *stepPod {
 	var once sync.Once
 	p.stop = func() { once.Do(func() { cancel(); <-done }) }
 	t.Cleanup(p.stop)
-	return p
 }
 
 func (p *stepPod) restarts() int {

@@ -40,8 +40,9 @@ func compressedEtcd() *druidv1alpha1.Etcd {
 	return etcd
 }
 
-// The exact `compact` arguments per image kind: the upstream compact gets no compression flags (it would
-// refuse them) and upstream druid's temporary directories, quota and auto-compaction.
+// The exact `compact` arguments per image kind: neither gets compression flags (the upstream compact would
+// refuse them; both compress like the snapshots they compact), the upstream one gets upstream druid's
+// temporary directories, quota and auto-compaction.
 func TestCompactArgsPerImageKind(t *testing.T) {
 	g := NewWithT(t)
 	etcd := compressedEtcd()
@@ -58,7 +59,7 @@ func TestCompactArgsPerImageKind(t *testing.T) {
 	}
 	timeouts := []string{"--etcd-snapshot-timeout=10m0s", "--etcd-defrag-timeout=15m0s"}
 	g.Expect(CompactArgs(etcd, imagecaps.BackupRestoreOf(imagecaps.Ours))).To(HaveExactElements(
-		append(append(append([]string{}, common...), "--compress-snapshots=true", "--compression-policy=gzip"), timeouts...)))
+		append(append([]string{}, common...), timeouts...)))
 	upstream := CompactArgs(etcd, imagecaps.BackupRestoreOf(imagecaps.Upstream))
 	g.Expect(upstream).To(HaveExactElements(append(append(append([]string{}, common...), timeouts...),
 		"--restoration-temp-snapshots-dir=/var/etcd/data/compaction.restoration.temp",
@@ -83,7 +84,7 @@ func TestCompactionJobRendersForItsImage(t *testing.T) {
 	g.Expect(image).To(Equal(cfg.BackupRestoreImage))
 	g.Expect(caps.Kind).To(Equal(imagecaps.Ours))
 	job := newJob(etcd, jobInput{image: image, caps: caps, activeDeadline: time.Hour})
-	g.Expect(job.Spec.Template.Spec.Containers[0].Args).To(ContainElement("--compress-snapshots=true"))
+	g.Expect(job.Spec.Template.Spec.Containers[0].Args).NotTo(ContainElement(HavePrefix("--compress")))
 
 	etcd.Spec.Backup.Image = ptr.To(upstreamImage)
 	image, caps = jobImageAndCaps(etcd, cfg)
@@ -92,10 +93,8 @@ func TestCompactionJobRendersForItsImage(t *testing.T) {
 	job = newJob(etcd, jobInput{image: image, caps: caps, activeDeadline: time.Hour})
 	g.Expect(job.Spec.Template.Spec.Containers[0].Image).To(Equal(upstreamImage))
 	g.Expect(job.Spec.Template.Spec.Containers[0].Args).NotTo(ContainElement(HavePrefix("--compress")))
-	g.Expect(CompatibilityNotices(etcd, caps)).To(HaveLen(1), "dropping compression is said")
 
 	cfg.ImageCompatibility = imagecaps.Config{Mode: imagecaps.ModeOurs}
 	_, caps = jobImageAndCaps(etcd, cfg)
 	g.Expect(caps.Kind).To(Equal(imagecaps.Ours), "the operator's setting wins over the repository")
-	g.Expect(CompatibilityNotices(etcd, caps)).To(BeEmpty())
 }

@@ -1,7 +1,6 @@
 package compaction
 
 import (
-	"context"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -49,10 +48,10 @@ type jobInput struct {
 
 // CompactArgs are the arguments of `etcdbrctl compact` for the Etcd: restore the latest full and delta
 // snapshots into a temporary data dir, compact and defragment, upload a new full snapshot, and renew the full
-// snapshot lease with its revision (which brings the delta events below the threshold). Store location and
-// compression are the sidecar's, so the new snapshot lands where the sidecar looks. caps switch the flags
-// the image's etcdbrctl does not take (the upstream compact has no compression flags) or needs besides
-// ours (see upstreamCompactArgs).
+// snapshot lease with its revision (which brings the delta events below the threshold). The store location
+// is the sidecar's, so the new snapshot lands where the sidecar looks; no compression is passed, since
+// `compact` compresses the new snapshot like the snapshots it replaces (ours and upstream's alike). caps add
+// the flags an upstream etcdbrctl needs besides ours (see upstreamCompactArgs).
 func CompactArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []string {
 	backup := etcd.Spec.Backup
 	args := []string{
@@ -63,9 +62,6 @@ func CompactArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []strin
 		podwire.Arg(podwire.FlagDeltaSnapshotLeaseName, etcd.DeltaSnapshotLeaseName()),
 	}
 	args = append(args, storeaccess.StoreLocationArgs(backup.Store, "")...)
-	if caps.CompactCompression {
-		args = append(args, storeaccess.CompressionArgs(backup)...)
-	}
 	if backup.EtcdSnapshotTimeout != nil {
 		args = append(args, podwire.Arg(podwire.FlagEtcdSnapshotTimeout, backup.EtcdSnapshotTimeout.Duration.String()))
 	}
@@ -88,24 +84,6 @@ func upstreamCompactArgs(etcd *druidv1alpha1.Etcd) []string {
 		podwire.Arg(podwire.FlagSnapstoreTempDirectory, DataMountPath+"/tmp"),
 	}
 	return append(args, statefulset.UpstreamEmbeddedEtcdArgs(etcd)...)
-}
-
-// CompatibilityNotices name what a compaction with caps does differently from ours where behaviour
-// changes: the upstream compact takes no compression flags, so its snapshot is not compressed as
-// spec.backup.snapshotCompression asks. Empty for our image.
-func CompatibilityNotices(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []string {
-	if !caps.CompactCompression && len(storeaccess.CompressionArgs(etcd.Spec.Backup)) > 0 {
-		return []string{"the upstream backup-restore image's compact takes no --compress-snapshots/--compression-policy: the compacted full snapshot is written without spec.backup.snapshotCompression"}
-	}
-	return nil
-}
-
-// noticeOnce logs the compaction's compatibility notices once per druid process, Etcd and image.
-func noticeOnce(ctx context.Context, etcd *druidv1alpha1.Etcd, image string, caps imagecaps.BackupRestore) {
-	for _, n := range CompatibilityNotices(etcd, caps) {
-		imagecaps.NoticeOnce(ctx, "compaction|"+etcd.Namespace+"/"+etcd.Name+"|"+image+"|"+n,
-			"Rendering the compaction Job for an upstream image: "+n, "etcd", etcd.Namespace+"/"+etcd.Name, "image", image)
-	}
 }
 
 // newJob renders the compaction Job `<n>-compactor` for a defaulted Etcd with a store. The Job carries the

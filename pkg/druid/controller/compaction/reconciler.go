@@ -258,7 +258,6 @@ func (r *Reconciler) createJob(ctx context.Context, etcd *druidv1alpha1.Etcd, ev
 		return err
 	}
 	image, caps := jobImageAndCaps(etcd, r.Config)
-	noticeOnce(ctx, defaulted, image, caps)
 	job := newJob(defaulted, jobInput{image: image, caps: caps, activeDeadline: r.Config.ActiveDeadline, local: local})
 	if err := r.Client.Create(ctx, job); err != nil {
 		if apierrors.IsAlreadyExists(err) {

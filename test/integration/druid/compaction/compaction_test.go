@@ -102,8 +102,6 @@ func TestAtThresholdJobWithExactShape(t *testing.T) {
 		"--store-container=bucket",
 		"--store-prefix=shoot--dev--x/etcd-main",
 		"--store-endpoint-override=http://127.0.0.1:9000",
-		"--compress-snapshots=true",
-		"--compression-policy=gzip",
 		"--etcd-snapshot-timeout=20m0s",
 		"--etcd-defrag-timeout=15m0s",
 	}))
