@@ -1,9 +1,11 @@
 package sidecar
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -48,4 +50,30 @@ func TestInitializationGuardAsksTheWrapper(t *testing.T) {
 	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) }))
 	defer failing.Close()
 	g.Expect(initializationGuard(dataDir, failing.URL)(t.Context())).To(MatchError(ContainSubstring("500")))
+}
+
+// The guard asks the wrapper on --etcd-wrapper-port at the host of --endpoints: with the port druid passes
+// for spec.etcd.wrapperPort, not 9095.
+func TestInitializationGuardAsksTheConfiguredWrapperPort(t *testing.T) {
+	g := NewWithT(t)
+	var asked atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/phase" {
+			asked.Add(1)
+		}
+		_, _ = w.Write([]byte(podwire.PhaseWaitingForInitialization))
+	}))
+	defer srv.Close()
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	g.Expect(err).NotTo(HaveOccurred())
+
+	o, err := parse(t, []string{"server", "--endpoints=http://127.0.0.1:2379", "--etcd-wrapper-port=" + port})
+	g.Expect(err).NotTo(HaveOccurred())
+	wrapperURL, err := o.wrapperURL()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(initializationGuard(filepath.Join(t.TempDir(), "new.etcd"), wrapperURL)(t.Context())).To(Succeed())
+	g.Expect(asked.Load()).To(BeEquivalentTo(1), "the wrapper was asked on the configured port")
+
+	_, err = parse(t, []string{"server", "--endpoints=http://127.0.0.1:2379", "--etcd-wrapper-port=0"})
+	g.Expect(err).To(MatchError(ContainSubstring("--etcd-wrapper-port")))
 }

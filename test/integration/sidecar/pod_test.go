@@ -102,7 +102,7 @@ func newPrefixedCluster(t *testing.T, n int, prefix string) *cluster {
 		o.Pod, o.Namespace, o.TemplatePath = p.name, c.namespace, filepath.Join(dir, "etcd.conf.yaml")
 		o.Endpoints, o.DataDir = []string{p.client.String()}, p.dataDir
 		o.ServerPort = freePort(t)
-		o.EtcdWrapperURL = "http://127.0.0.1:" + strconv.Itoa(wrapperPort)
+		o.EtcdWrapperPort = wrapperPort
 		o.Store, o.Compression = c.store, snapshot.CompressionGzip
 		// No cron full snapshots: the test decides when full snapshots happen besides the first one.
 		o.Schedule, o.DeltaSnapshotPeriod, o.ReelectionPeriod = "", deltaPeriod, reelectPeriod
