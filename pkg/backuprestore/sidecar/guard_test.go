@@ -14,8 +14,8 @@ import (
 )
 
 // The guard admits an initialization only when the wrapper says it waits for one; a wrapper in another
-// phase or one that does not answer refuses it; one without /phase (the upstream wrapper) leaves the
-// decision to the data-dir locks. (The data-dir lock half is tested against real etcd in
+// phase or one that answers with an error refuses it; one without /phase or not listening yet (Gardener's
+// released wrapper, before and after its initialization) leaves the decision to the data-dir locks. (The data-dir lock half is tested against real etcd in
 // TestInitializationStartOnARunningMemberIsRefused and in package initializer.)
 func TestInitializationGuardAsksTheWrapper(t *testing.T) {
 	g := NewWithT(t)
@@ -41,9 +41,11 @@ func TestInitializationGuardAsksTheWrapper(t *testing.T) {
 			g.Expect(err).To(MatchError(ContainSubstring(string(phase))))
 		}
 	}
-	g.Expect(initializationGuard(dataDir, "http://127.0.0.1:1")(t.Context())).To(MatchError(ContainSubstring("asking the etcd wrapper")))
-
-	// An upstream etcd-wrapper has no /phase: the data-dir locks alone decide.
+	// Gardener's released etcd-wrapper listens only once its initialization is done, and has no /phase:
+	// the data-dir locks alone decide.
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	g.Expect(initializationGuard(dataDir, closed.URL)(t.Context())).To(Succeed(), "nothing listens on the wrapper port")
 	legacy := httptest.NewServer(http.NotFoundHandler())
 	defer legacy.Close()
 	g.Expect(initializationGuard(dataDir, legacy.URL)(t.Context())).To(Succeed())
