@@ -1,7 +1,8 @@
 // Package podaccess says who may call the HTTP endpoints of the etcd pod's containers: the sidecar's API
-// and the etcd wrapper's port. Reads are open; what changes state is served to callers inside the pod
-// (loopback) only, or also to clients of the backup-restore CA. Both containers apply the same rules, so
-// they live here, below both.
+// and the etcd wrapper's port. Reads are open; snapshot triggers are open too (they add backups and touch
+// no data), the server rate-limits callers without credentials; what changes or consumes state is served to
+// callers inside the pod (loopback) only, or also to clients of the backup-restore CA. Both containers
+// apply the same rules, so they live here, below both.
 package podaccess
 
 import (
@@ -10,9 +11,9 @@ import (
 	"net/http"
 )
 
-// Access says who may call an endpoint. Reads without side effects are open; everything that changes
-// state is restricted, so that nobody in the pod network can make the sidecar touch the data directory,
-// restart etcd or take snapshots.
+// Access says who may call an endpoint. Reads without side effects are open, and so are snapshot
+// triggers, which only add backups; everything else that changes state is restricted, so that nobody in
+// the pod network can make the sidecar touch the data directory or restart etcd.
 type Access int
 
 const (
@@ -22,10 +23,22 @@ const (
 	// (/initialization/*). A client certificate does not help: no one outside the pod initializes.
 	PodOnly
 	// PodOrCAClient admits loopback callers and, when the server serves TLS, callers presenting a client
-	// certificate of the backup-restore CA (the Gardener side, other sidecars forwarding to the backup
-	// leader): /snapshot/*.
+	// certificate of the backup-restore CA (druid, other sidecars forwarding to the backup leader):
+	// /snapshot/latest, /debug/pprof/.
 	PodOrCAClient
+	// Trigger admits every caller the NetworkPolicy lets through, with or without a client certificate:
+	// /snapshot/full (also ?final=true) and /snapshot/delta. Taking a snapshot reads etcd and adds an
+	// object to the store; it deletes, overwrites and restarts nothing, and it is what Gardener's gardenlet
+	// (GET …/snapshot/full?final=true over TLS verified with the etcd CA, without a client certificate) and
+	// the upstream etcd-druid (EtcdOpsTask, compaction trigger, pre-hibernation snapshot; no client
+	// certificate either) ask of the upstream sidecar, which authenticates nobody. The server rate-limits
+	// the callers that are not Authenticated, so that such a caller cannot make it snapshot without end.
+	Trigger
 )
+
+// Authenticated tells whether the caller is one the pod trusts: inside the pod (loopback), or presenting
+// a client certificate of the backup-restore CA. Triggers are rate-limited for everybody else.
+func Authenticated(r *http.Request) bool { return FromLoopback(r) || withVerifiedCAClient(r) }
 
 // FromLoopback tells whether the request came from a loopback address, i.e. from inside the pod's
 // network namespace.
@@ -57,7 +70,7 @@ func Restrict(a Access, h http.Handler) http.Handler {
 }
 
 func refusal(a Access, r *http.Request) (int, string) {
-	if a == Anyone || FromLoopback(r) {
+	if a == Anyone || a == Trigger || FromLoopback(r) {
 		return 0, ""
 	}
 	what := r.Method + " " + r.URL.Path

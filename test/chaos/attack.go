@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
@@ -29,18 +30,27 @@ type attack struct {
 	method, path string
 }
 
-// attacks are the state-changing endpoints of the sidecar and the wrapper: wiping a member
-// (/initialization/start then /stop), consuming its initialization status, snapshots (a stray final one
-// releases a waiting copy task).
+// attacks are the endpoints of the sidecar and the wrapper refused to callers without credentials:
+// wiping a member (/initialization/start then /stop), consuming its initialization status, listing the
+// store.
 var attacks = []attack{
 	{etcdpod.DefaultBackupPort, http.MethodGet, "/initialization/start"},
 	{etcdpod.DefaultBackupPort, http.MethodGet, "/initialization/status"},
-	{etcdpod.DefaultBackupPort, http.MethodGet, "/snapshot/full?final=true"},
-	{etcdpod.DefaultBackupPort, http.MethodGet, "/snapshot/full"},
-	{etcdpod.DefaultBackupPort, http.MethodGet, "/snapshot/delta"},
 	{etcdpod.DefaultBackupPort, http.MethodGet, "/snapshot/latest"},
 	{etcdpod.DefaultWrapperPort, http.MethodPost, "/stop"},
 }
+
+// triggers are the snapshot triggers, served to callers without credentials (gardenlet's final snapshot
+// comes without a client certificate) but rate-limited: a burst must end in 429 within the budget. The
+// final variant is not fired: a stray final snapshot misleads a later copy of the backups.
+var triggers = []attack{
+	{etcdpod.DefaultBackupPort, http.MethodGet, "/snapshot/full"},
+	{etcdpod.DefaultBackupPort, http.MethodGet, "/snapshot/delta"},
+}
+
+// triggerBurst is how many triggers of one kind a member may serve a caller without credentials before
+// it must answer 429 (httpapi.DefaultTriggerLimit's burst, plus one token refilled meanwhile).
+var triggerBurst = httpapi.DefaultTriggerLimit.Burst + 1
 
 // reachable are read-only endpoints that must answer the caller 200: proof that the refusals above come
 // from the servers, not from a network that does not reach them.
@@ -51,7 +61,9 @@ var reachable = []attack{
 
 // attackEndpoints replays the attacks on every member from another pod's network namespace on the seed's
 // bridge, without credentials: every call must get 401 or 403, and nothing may change — no container
-// restarted, no pod recreated, the same etcd member IDs, no new full snapshot in the store.
+// restarted, no pod recreated, the same etcd member IDs, no new full snapshot in the store. Then it fires
+// bursts of snapshot triggers: each burst must end in 429 within triggerBurst calls, no container or
+// member may change, and the store may gain at most one full snapshot per trigger served.
 func attackEndpoints(ctx context.Context, r *Round) (string, error) {
 	s := r.Suite
 	ns, err := s.Seed.AddCallerNamespace(ctx, "attacker")
@@ -90,16 +102,72 @@ func attackEndpoints(ctx context.Context, r *Round) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if s.compactions.startedSince(begin) {
+	noted := false
+	compacted := func() bool {
 		// The round started without one (Quiet), but druid may start a Job at any time; its compacted full
 		// snapshot is no attack's.
-		r.Note("a compaction Job ran meanwhile: full snapshots not compared")
+		if !s.compactions.startedSince(begin) {
+			return false
+		}
+		if !noted {
+			r.Note("a compaction Job ran meanwhile: full snapshots not compared")
+			noted = true
+		}
+		return true
+	}
+	if compacted() {
 		after.fulls = before.fulls
 	}
 	if changed := before.diff(after); changed != "" {
 		errs = append(errs, fmt.Errorf("the attacks changed something: %s", changed))
 	}
+
+	served, terrs := burstTriggers(ctx, caller, ips)
+	errs = append(errs, terrs...)
+	r.Note("%d snapshot triggers from %s served before 429", served, ns.IP)
+	final, err := s.attackState(ctx)
+	if err != nil {
+		return "", err
+	}
+	if grown := len(final.fulls) - len(after.fulls); grown > served && !compacted() {
+		errs = append(errs, fmt.Errorf("%d full snapshots appeared for %d triggers served", grown, served))
+	}
+	final.fulls = after.fulls
+	if changed := after.diff(final); changed != "" {
+		errs = append(errs, fmt.Errorf("the snapshot triggers changed something: %s", changed))
+	}
 	return fmt.Sprintf("%d members", len(ips)), errors.Join(errs...)
+}
+
+// burstTriggers fires each trigger at every member until it answers 429; it returns how many were served
+// and an error for every burst that was not limited within triggerBurst calls or got another answer.
+func burstTriggers(ctx context.Context, caller *podnettest.Caller, ips map[string]string) (int, []error) {
+	var errs []error
+	served := 0
+	for _, name := range slices.Sorted(maps.Keys(ips)) {
+		for _, a := range triggers {
+			limited := false
+			for i := 0; i <= triggerBurst && !limited; i++ {
+				code, err := call(ctx, caller, ips[name], a)
+				switch {
+				case err != nil:
+					errs = append(errs, fmt.Errorf("%s %s on %s: %w", a.method, a.path, name, err))
+					limited = true
+				case code == http.StatusTooManyRequests:
+					limited = true
+				case code == http.StatusOK:
+					served++
+				default:
+					errs = append(errs, fmt.Errorf("%s %s on %s: %d (want 200 within the budget, then 429)", a.method, a.path, name, code))
+					limited = true
+				}
+			}
+			if !limited {
+				errs = append(errs, fmt.Errorf("%s %s on %s: no 429 after %d triggers", a.method, a.path, name, triggerBurst+1))
+			}
+		}
+	}
+	return served, errs
 }
 
 // call makes one request from the caller: https first (the sidecar serves TLS when the Etcd has backup

@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/time/rate"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/podaccess"
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
@@ -39,8 +40,12 @@ type Options struct {
 	// the status stays as it was. nil starts whenever the status is New (tests of the API alone).
 	InitializationGuard func(ctx context.Context) error
 	// ClientCAFile is the backup-restore CA: with TLS, clients presenting a certificate it verifies may
-	// call the snapshot endpoints from outside the pod (see Access).
+	// call /snapshot/latest and /debug/pprof/ from outside the pod, and trigger snapshots without a rate
+	// limit (see podaccess.Access).
 	ClientCAFile string
+	// TriggerLimit bounds the snapshot triggers of callers without credentials; the zero value means
+	// DefaultTriggerLimit.
+	TriggerLimit TriggerLimit
 	// EnableProfiling serves Go's pprof endpoints under /debug/pprof/ (--enable-profiling), to the same
 	// callers as the snapshot endpoints: profiles name the process's internals.
 	EnableProfiling bool
@@ -64,6 +69,9 @@ func New(ctx context.Context, opts Options) *Server {
 	if opts.Gatherer == nil {
 		opts.Gatherer = prometheus.DefaultGatherer
 	}
+	if opts.TriggerLimit == (TriggerLimit{}) {
+		opts.TriggerLimit = DefaultTriggerLimit
+	}
 	s := &Server{opts: opts, ctx: ctx, mux: http.NewServeMux()}
 	// Who may call what: see Access. Reading a final initialization status consumes it, so it is the
 	// wrapper's alone like the start.
@@ -78,8 +86,10 @@ func New(ctx context.Context, opts Options) *Server {
 		_, _ = w.Write([]byte("ok"))
 	})
 	// Upstream etcd-druid's EtcdOpsTasks POST /snapshot/full; the upstream sidecar takes either method.
-	for _, route := range []string{"GET /snapshot/full", "POST /snapshot/full", "GET /snapshot/delta", "POST /snapshot/delta"} {
-		s.mux.Handle(route, podaccess.Restrict(podaccess.PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))
+	// Full snapshots, final or not, share one rate limit, delta snapshots have their own.
+	full, delta := newTriggerLimiter(opts.TriggerLimit), newTriggerLimiter(opts.TriggerLimit)
+	for route, lim := range map[string]*rate.Limiter{"GET /snapshot/full": full, "POST /snapshot/full": full, "GET /snapshot/delta": delta, "POST /snapshot/delta": delta} {
+		s.mux.Handle(route, podaccess.Restrict(podaccess.Trigger, rateLimited(lim, http.HandlerFunc(s.handleSnapshot))))
 	}
 	s.mux.Handle("GET /snapshot/latest", podaccess.Restrict(podaccess.PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{}))

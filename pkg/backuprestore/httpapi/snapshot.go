@@ -124,8 +124,11 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, leaderURL strin
 	}
 	defer resp.Body.Close()
 	s.opts.Log.V(1).Info("Forwarded snapshot request to the backup leader", "path", r.URL.Path, "leader", leaderURL, "status", resp.StatusCode)
-	if ct := resp.Header.Get("Content-Type"); ct != "" {
-		w.Header().Set("Content-Type", ct)
+	// Retry-After tells a caller the leader rate-limited when to come back.
+	for _, h := range []string{"Content-Type", "Retry-After"} {
+		if v := resp.Header.Get(h); v != "" {
+			w.Header().Set(h, v)
+		}
 	}
 	w.WriteHeader(resp.StatusCode)
 	_, _ = io.Copy(w, resp.Body)

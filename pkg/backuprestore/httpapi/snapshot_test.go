@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -130,3 +131,18 @@ type pointerLeader struct{ url *string }
 func (p pointerLeader) BackupLeader(context.Context) (Leader, error) { return Leader{URL: *p.url}, nil }
 
 func leaderAt(url *string) LeaderResolver { return pointerLeader{url} }
+
+// A follower relays the backup leader's 429 with its Retry-After, so that a rate-limited caller learns
+// when to come back whichever member it reached.
+func TestFollowerRelaysTheLeadersRetryAfter(t *testing.T) {
+	g := NewWithT(t)
+	leader := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Retry-After", "120")
+		http.Error(w, "too many", http.StatusTooManyRequests)
+	}))
+	t.Cleanup(leader.Close)
+	follower := newTestServer(t, Options{Snapshotter: &recordingSnapshotter{}, Leader: fixedLeader{URL: leader.URL}})
+	code, header, _ := get(t, follower.Client(), follower.URL+"/snapshot/full?final=true")
+	g.Expect(code).To(Equal(http.StatusTooManyRequests))
+	g.Expect(header.Get("Retry-After")).To(Equal("120"))
+}

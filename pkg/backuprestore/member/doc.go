@@ -8,7 +8,7 @@
 // configuration, after which the sidecar updates the member's peer URLs with MemberUpdate and flips the
 // lease annotation; restart (2) makes etcd run with listeners that match the new membership. Here druid's
 // rolling update is restart (1), and restart (2) is replaced by an in-place restart of etcd: after
-// MemberUpdate the sidecar asks the wrapper to stop etcd (POST :9095/stop), the wrapper exits 0 and the
+// MemberUpdate the sidecar asks the wrapper to stop etcd (POST <wrapper port>/stop), the wrapper exits 0 and the
 // kubelet restarts only the etcd container. No second rolling update, no rescheduling, no new pod IP.
 //
 // Why this is safe:

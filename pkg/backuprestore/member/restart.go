@@ -13,7 +13,7 @@ import (
 // ends the wrapper with exit code 0, so the kubelet starts the etcd container again, which fetches the
 // configuration from this sidecar anew.
 type WrapperRestarter struct {
-	// URL is the wrapper's base URL, e.g. http://etcd-main-local:9095.
+	// URL is the wrapper's base URL, e.g. http://etcd-main-local:9095 (spec.etcd.wrapperPort).
 	URL string
 	// Client defaults to one with a 30 s timeout: a graceful stop may wait for etcd to hand over leadership.
 	Client *http.Client

@@ -82,6 +82,7 @@ func TestAcceptsTheArgumentsDruidGenerates(t *testing.T) {
 			g.Expect(o.DataDir).To(Equal("/var/etcd/data/new.etcd"))
 			g.Expect(o.Store.Provider).To(BeEmpty())
 			g.Expect(o.EnableSnapshotLeaseRenewal).To(BeFalse())
+			g.Expect(o.wrapperURL()).To(Equal("http://etcd-main-local:9095"))
 		}},
 		"TLS everywhere": {etcdSpec(tls), func(g Gomega, o Options) {
 			g.Expect(o.InsecureTransport).To(BeFalse())
@@ -115,7 +116,9 @@ func TestAcceptsTheArgumentsDruidGenerates(t *testing.T) {
 			e.Spec.Backup.Port = ptr.To(int32(8081))
 			e.Spec.Etcd.ClientPort = ptr.To(int32(12379))
 			e.Spec.Etcd.HeartbeatDuration = &metav1.Duration{Duration: 15 * time.Second}
+			e.Spec.Etcd.WrapperPort = ptr.To(int32(9096))
 		}), func(g Gomega, o Options) {
+			g.Expect(o.wrapperURL()).To(Equal("http://etcd-main-local:9096"), "spec.etcd.wrapperPort")
 			g.Expect(o.Store.Provider).To(BeEquivalentTo("Local"))
 			g.Expect(o.ServerPort).To(Equal(8081))
 			g.Expect(o.Endpoints).To(Equal([]string{"http://etcd-main-local:12379"}))

@@ -3,7 +3,9 @@ package sidecar
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -90,8 +92,11 @@ type Options struct {
 	// Kubernetes renews the leases; nil means the pod's service account (or $KUBECONFIG). Not a flag.
 	Kubernetes kubernetes.Interface
 
-	// EtcdWrapperURL is where POST /stop restarts etcd; empty means http://<host of the first endpoint>:9095.
-	EtcdWrapperURL string
+	// EtcdWrapperPort is where the etcd wrapper of this pod listens (--etcd-wrapper-port, the spelling of
+	// the wrapper's own flag; druid passes spec.etcd.wrapperPort when it is not 9095): GET /phase before an
+	// initialization, POST /stop to restart etcd. The host is the one of the first --endpoints, the pod-local
+	// name of etcd.
+	EtcdWrapperPort int
 
 	// ignored are the upstream sidecar's flags that mean nothing here (see IgnoredFlags).
 	ignored *ignoredflags.Set
@@ -108,6 +113,7 @@ func DefaultOptions() Options {
 		Endpoints:                []string{fmt.Sprintf("http://127.0.0.1:%d", etcdpod.DefaultClientPort)},
 		InsecureTransport:        true,
 		ServerPort:               int(etcdpod.DefaultBackupPort),
+		EtcdWrapperPort:          int(etcdpod.DefaultWrapperPort),
 		HeartbeatDuration:        30 * time.Second,
 		Schedule:                 "0 */1 * * *",
 		DeltaSnapshotPeriod:      20 * time.Second,
@@ -160,7 +166,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) *boundFlags { //nolint:revive // t
 		"timeout of one request to etcd that determines the backup leader (0: the reelection period)")
 	fs.StringVar(&o.DefragmentationSchedule, podwire.FlagDefragmentationSchedule, o.DefragmentationSchedule, "cron schedule of defragmentation")
 
-	fs.StringVar(&o.EtcdWrapperURL, "etcd-wrapper-url", o.EtcdWrapperURL, "base URL of the etcd wrapper (POST /stop restarts etcd)")
+	fs.IntVar(&o.EtcdWrapperPort, podwire.FlagEtcdWrapperPort, o.EtcdWrapperPort, "port of the etcd wrapper on the host of --endpoints (GET /phase, POST /stop)")
 	o.ignored = addIgnoredFlags(fs)
 	return &boundFlags{store: storeflags.Bind(fs, &o.Store, "", ""), compression: storeflags.BindCompression(fs)}
 }
@@ -231,6 +237,9 @@ func (o *Options) Validate() error {
 	if err := o.snapshotterConfig().Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("snapshot flags (--schedule, --delta-snapshot-*, --garbage-collection-*, --max-backups): %w", err))
 	}
+	if o.EtcdWrapperPort <= 0 || o.EtcdWrapperPort > 65535 {
+		errs = append(errs, fmt.Errorf("--%s %d is no TCP port", podwire.FlagEtcdWrapperPort, o.EtcdWrapperPort))
+	}
 	if o.LeaderElectionTimeout < 0 {
 		errs = append(errs, errors.New("--etcd-connection-timeout-leader-election must not be negative"))
 	}
@@ -245,14 +254,11 @@ func (o *Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-// wrapperURL is where the etcd wrapper listens: the pod-local host of the etcd endpoint, port 9095.
+// wrapperURL is where the etcd wrapper listens: the pod-local host of the etcd endpoint, --etcd-wrapper-port.
 func (o *Options) wrapperURL() (string, error) {
-	if o.EtcdWrapperURL != "" {
-		return o.EtcdWrapperURL, nil
-	}
 	u, err := url.Parse(o.Endpoints[0])
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("http://%s:%d", u.Hostname(), etcdpod.DefaultWrapperPort), nil
+	return "http://" + net.JoinHostPort(u.Hostname(), strconv.Itoa(o.EtcdWrapperPort)), nil
 }

@@ -142,10 +142,14 @@ type Caps struct {
 // BackupRestore is what an etcdbrctl image accepts and serves, where druid's rendering depends on it.
 type BackupRestore struct {
 	Kind Kind
-	// ServerCACert: `server` takes --server-cacert (ours: the CA its HTTPS API requires of clients of
-	// /snapshot/* and /debug/pprof/, and verifies the backup leader with when forwarding). The upstream
+	// ServerCACert: `server` takes --server-cacert (ours: the CA whose clients its HTTPS API serves
+	// /snapshot/latest and /debug/pprof/ and triggers snapshots without a rate limit, and verifies the
+	// backup leader with when forwarding). The upstream
 	// sidecar has no such flag and no equivalent: it verifies no client.
 	ServerCACert bool
+	// WrapperPortFlag: `server` takes --etcd-wrapper-port, where it asks the etcd wrapper for its phase and
+	// stops etcd. The upstream sidecar dials port 9095 fixed.
+	WrapperPortFlag bool
 	// Livez: the HTTP API answers GET /livez whenever it serves (the liveness probe). The upstream sidecar
 	// serves no /livez, and its /healthz fails during a restore, so it gets no liveness probe.
 	Livez bool
@@ -179,7 +183,7 @@ func BackupRestoreOf(k Kind) BackupRestore {
 	if k == Upstream {
 		return BackupRestore{Kind: Upstream, UpstreamDefaults: true}
 	}
-	return BackupRestore{Kind: Ours, ServerCACert: true, Livez: true}
+	return BackupRestore{Kind: Ours, ServerCACert: true, WrapperPortFlag: true, Livez: true}
 }
 
 // EtcdWrapperOf returns the capabilities of an etcd-wrapper image of kind k.

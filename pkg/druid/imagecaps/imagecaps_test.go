@@ -70,7 +70,7 @@ func TestValidate(t *testing.T) {
 // The capabilities of each kind, field by field: a renderer switches on these, so a flipped field changes
 // what a pod gets.
 func TestCapabilitiesPerKind(t *testing.T) {
-	if got, want := BackupRestoreOf(Ours), (BackupRestore{Kind: Ours, ServerCACert: true, Livez: true}); got != want {
+	if got, want := BackupRestoreOf(Ours), (BackupRestore{Kind: Ours, ServerCACert: true, WrapperPortFlag: true, Livez: true}); got != want {
 		t.Errorf("ours etcdbrctl: got %+v, want %+v", got, want)
 	}
 	if got, want := BackupRestoreOf(Upstream), (BackupRestore{Kind: Upstream, UpstreamDefaults: true}); got != want {

@@ -115,7 +115,7 @@ func newLocalPod(t *testing.T) *localPod {
 	p.sidecar.Endpoints = []string{p.clientURL.String()}
 	p.sidecar.DataDir = p.dataDir
 	p.sidecar.ServerPort = freePort(t)
-	p.sidecar.EtcdWrapperURL = "http://127.0.0.1:" + strconv.Itoa(wrapperPort)
+	p.sidecar.EtcdWrapperPort = wrapperPort
 	p.wrapper = wrapper.DefaultOptions()
 	p.wrapper.BackupRestoreHostPort = "127.0.0.1:" + strconv.Itoa(p.sidecar.ServerPort)
 	p.wrapper.WrapperPort = wrapperPort

@@ -102,7 +102,7 @@ func newPrefixedCluster(t *testing.T, n int, prefix string) *cluster {
 		o.Pod, o.Namespace, o.TemplatePath = p.name, c.namespace, filepath.Join(dir, "etcd.conf.yaml")
 		o.Endpoints, o.DataDir = []string{p.client.String()}, p.dataDir
 		o.ServerPort = freePort(t)
-		o.EtcdWrapperURL = "http://127.0.0.1:" + strconv.Itoa(wrapperPort)
+		o.EtcdWrapperPort = wrapperPort
 		o.Store, o.Compression = c.store, snapshot.CompressionGzip
 		// No cron full snapshots: the test decides when full snapshots happen besides the first one.
 		o.Schedule, o.DeltaSnapshotPeriod, o.ReelectionPeriod = "", deltaPeriod, reelectPeriod
@@ -211,7 +211,11 @@ func (c *cluster) sidecarURLOf(clientURL string) (string, error) {
 func (p *pod) sidecarURL() string { return "http://127.0.0.1:" + strconv.Itoa(p.sidecar.ServerPort) }
 
 // start runs both containers; the wrapper is restarted whenever it exits, like by the kubelet.
-func (p *pod) start() {
+func (p *pod) start() { p.startWith(p.startWrapper) }
+
+// startWith runs the sidecar and, as the etcd container, what etcdContainer starts (it returns the
+// container's stop).
+func (p *pod) startWith(etcdContainer func() func()) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	sctx, scancel := context.WithCancel(context.Background())
@@ -223,7 +227,7 @@ func (p *pod) start() {
 		}
 	}()
 	p.stopSidecar = func() { scancel(); <-sdone }
-	p.stopWrapper = p.startWrapper()
+	p.stopWrapper = etcdContainer()
 }
 
 func (p *pod) startWrapper() func() {

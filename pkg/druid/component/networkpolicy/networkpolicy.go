@@ -20,12 +20,15 @@
 //     labelled for `<n>-client` on that port in the Etcd's namespace and in the namespaces druid's
 //     configuration names (config.BackupPortAccess; by default druid's own), pods labelled to-all-shoots
 //     for it in those namespaces and in druid's (gardenlet, beside druid, asks for the final snapshot with
-//     that label), and druid's pods (app.kubernetes.io/name=etcd-druid, its chart's label) in druid's
+//     that label), and druid's pods (app.kubernetes.io/name=etcd-druid, its chart's label, or
+//     gardener.cloud/role=etcd-druid, the label of the Deployment gardenlet writes for druid) in druid's
 //     namespace only (the compaction controller asks for a full snapshot beyond
-//     triggerFullSnapshotThreshold). Namespaces are selected by kubernetes.io/metadata.name, which the
-//     apiserver sets and no tenant can forge, and no peer of ours selects every namespace. Gardener's
-//     released sidecar image serves its initialization and snapshot endpoints without authentication: what
-//     other policies admit to this port is outside druid's hands.
+//     triggerFullSnapshotThreshold, druid before hibernation and image changes, EtcdOpsTasks). Namespaces
+//     are selected by kubernetes.io/metadata.name, which the apiserver sets and no tenant can forge, and no
+//     peer of ours selects every namespace. This list is the only authentication of a snapshot trigger:
+//     our sidecar serves /snapshot/full (also final) and /snapshot/delta without a client certificate, as
+//     gardenlet calls them, and Gardener's released sidecar image serves its initialization and snapshot
+//     endpoints without authentication. What other policies admit to this port is outside druid's hands.
 //
 // The wrapper's port is reached over loopback only and gets no rule.
 package networkpolicy
@@ -54,6 +57,11 @@ const NamespaceNameLabel = corev1.LabelMetadataName
 
 // DruidPodLabels select druid's own pods (the selector label of the etcd-druid chart), in druid's namespace.
 var DruidPodLabels = map[string]string{"app.kubernetes.io/name": "etcd-druid"}
+
+// GardenletDruidPodLabels select druid's pods when gardenlet deploys druid: its Deployment labels them
+// with nothing else (Gardener's pkg/component/etcd/etcd/bootstrap.go), and their to-all-shoots label names
+// etcd-main only, so without this selector druid's snapshot requests to etcd-events would be dropped.
+var GardenletDruidPodLabels = map[string]string{"gardener.cloud/role": "etcd-druid"}
 
 // AccessLabel is Gardener's pod label that grants access to TCP port of the Service serviceName in the
 // pod's own namespace (`networking.resources.gardener.cloud/to-<service>-tcp-<port>`).
@@ -135,8 +143,10 @@ func backupPortPeers(etcd *druidv1alpha1.Etcd, members networkingv1.NetworkPolic
 		peers = append(peers, networkingv1.NetworkPolicyPeer{PodSelector: labelledForAllShoots, NamespaceSelector: namespacesNamed(allShoots...)})
 	}
 	if access.DruidNamespace != "" {
-		peers = append(peers, networkingv1.NetworkPolicyPeer{
-			PodSelector: &metav1.LabelSelector{MatchLabels: DruidPodLabels}, NamespaceSelector: namespacesNamed(access.DruidNamespace)})
+		for _, labels := range []map[string]string{DruidPodLabels, GardenletDruidPodLabels} {
+			peers = append(peers, networkingv1.NetworkPolicyPeer{
+				PodSelector: &metav1.LabelSelector{MatchLabels: labels}, NamespaceSelector: namespacesNamed(access.DruidNamespace)})
+		}
 	}
 	return peers
 }

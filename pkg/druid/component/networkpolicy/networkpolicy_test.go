@@ -30,6 +30,9 @@ func namespaces(names ...string) *metav1.LabelSelector {
 // reach it from the Etcd's namespace and the configured ones only, druid's pods from druid's namespace
 // only; no peer selects every namespace. Gardener's cross-namespace label (to-all-shoots-<service>, which
 // gardenlet carries for its final snapshot call) is admitted from the configured namespaces and druid's.
+// Druid's pods are admitted with the label of our chart and with the one of the Deployment gardenlet
+// writes for druid (Gardener's pkg/component/etcd/etcd/bootstrap.go), which carries no other label we
+// could select by for etcd-events.
 func TestBackupPortOnlyFromTheNamedNamespaces(t *testing.T) {
 	etcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "shoot--a"}}
 	druidv1alpha1.SetDefaults(etcd)
@@ -38,6 +41,7 @@ func TestBackupPortOnlyFromTheNamedNamespaces(t *testing.T) {
 	allShoots := &metav1.LabelSelector{MatchLabels: map[string]string{
 		"networking.resources.gardener.cloud/to-all-shoots-etcd-main-client-tcp-8080": LabelValueAllowed}}
 	druid := &metav1.LabelSelector{MatchLabels: DruidPodLabels}
+	gardenletsDruid := &metav1.LabelSelector{MatchLabels: map[string]string{"gardener.cloud/role": "etcd-druid"}}
 
 	cases := map[string]struct {
 		access config.BackupPortAccess
@@ -49,6 +53,7 @@ func TestBackupPortOnlyFromTheNamedNamespaces(t *testing.T) {
 			{PodSelector: labelled, NamespaceSelector: namespaces("garden")},
 			{PodSelector: allShoots, NamespaceSelector: namespaces("garden")},
 			{PodSelector: druid, NamespaceSelector: namespaces("garden")},
+			{PodSelector: gardenletsDruid, NamespaceSelector: namespaces("garden")},
 		}},
 		"configured namespaces": {config.BackupPortAccess{DruidNamespace: "garden", ClientNamespaces: []string{"monitoring", "shoot--a", "garden"}}, []networkingv1.NetworkPolicyPeer{
 			{PodSelector: &metav1.LabelSelector{MatchLabels: members}},
@@ -56,12 +61,14 @@ func TestBackupPortOnlyFromTheNamedNamespaces(t *testing.T) {
 			{PodSelector: labelled, NamespaceSelector: namespaces("garden", "monitoring")},
 			{PodSelector: allShoots, NamespaceSelector: namespaces("garden", "monitoring")},
 			{PodSelector: druid, NamespaceSelector: namespaces("garden")},
+			{PodSelector: gardenletsDruid, NamespaceSelector: namespaces("garden")},
 		}},
 		"no further namespaces: gardenlet's label from druid's still": {config.BackupPortAccess{DruidNamespace: "garden", ClientNamespaces: []string{}}, []networkingv1.NetworkPolicyPeer{
 			{PodSelector: &metav1.LabelSelector{MatchLabels: members}},
 			{PodSelector: labelled},
 			{PodSelector: allShoots, NamespaceSelector: namespaces("garden")},
 			{PodSelector: druid, NamespaceSelector: namespaces("garden")},
+			{PodSelector: gardenletsDruid, NamespaceSelector: namespaces("garden")},
 		}},
 		"druid outside the cluster": {config.BackupPortAccess{}, []networkingv1.NetworkPolicyPeer{
 			{PodSelector: &metav1.LabelSelector{MatchLabels: members}},

@@ -244,3 +244,17 @@ func TestProbesOnBothContainers(t *testing.T) {
 		})
 	}
 }
+
+// The sidecar asks the wrapper for its phase and restarts etcd through it: with spec.etcd.wrapperPort other
+// than 9095 (Gardener's etcd-events as a static pod uses 9096) our sidecar is told the port; at 9095 the
+// flag is left out, so pods rendered before keep their template and no member rolls. The upstream sidecar
+// has no such flag (it dials 9095 fixed).
+func TestSidecarGetsTheWrapperPort(t *testing.T) {
+	g := NewWithT(t)
+	e := newEtcd()
+	g.Expect(BackupRestoreArgs(e, imagecaps.AllOurs.BackupRestore)).NotTo(ContainElement(HavePrefix("--etcd-wrapper-port")))
+	e.Spec.Etcd.WrapperPort = ptr.To(int32(9096))
+	g.Expect(BackupRestoreArgs(e, imagecaps.AllOurs.BackupRestore)).To(ContainElement("--etcd-wrapper-port=9096"))
+	g.Expect(EtcdWrapperArgs(e, imagecaps.AllOurs.EtcdWrapper)).To(ContainElement("--etcd-wrapper-port=9096"), "the wrapper listens there")
+	g.Expect(BackupRestoreArgs(e, imagecaps.BackupRestoreOf(imagecaps.Upstream))).NotTo(ContainElement(HavePrefix("--etcd-wrapper-port")))
+}

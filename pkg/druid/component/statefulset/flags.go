@@ -59,6 +59,10 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) [
 	if s := spec.Etcd.DefragmentationSchedule; s != nil && *s != "" {
 		args = append(args, podwire.Arg(podwire.FlagDefragmentationSchedule, *s))
 	}
+	// Only a port other than the sidecar's default is passed: pods rendered before keep their template.
+	if p := spec.Etcd.WrapperPort; caps.WrapperPortFlag && p != nil && *p != etcdpod.DefaultWrapperPort {
+		args = append(args, podwire.Arg(podwire.FlagEtcdWrapperPort, strconv.Itoa(int(*p))))
+	}
 	args = append(args, tuningArgs(etcd, caps)...)
 	args = append(args, storeArgs(etcd)...)
 	if caps.UpstreamDefaults {

@@ -22,7 +22,8 @@ import (
 // from the members and pods labelled with Gardener's access label for the client Service, the peer port from
 // the members, the backup-restore port from the members, labelled pods of the Etcd's namespace and of druid's
 // namespace (the default of config.BackupPortAccess), pods there with Gardener's to-all-shoots label
-// (gardenlet's) and druid's pods in druid's namespace only — never from
+// (gardenlet's) and druid's pods in druid's namespace only (by our chart's label or by the one of
+// gardenlet's druid Deployment) — never from
 // every namespace; nothing else (the wrapper port has no rule). A custom port follows the spec; deleting the Etcd's objects removes it.
 func TestNetworkPolicyLetsInOnlyTheNamedCallers(t *testing.T) {
 	g := NewWithT(t)
@@ -57,7 +58,9 @@ func TestNetworkPolicyLetsInOnlyTheNamedCallers(t *testing.T) {
 			{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"networking.resources.gardener.cloud/to-all-shoots-etcd-main-client-tcp-8080": "allowed"}},
 				NamespaceSelector: druidNamespace},
 			// druid asks for a full snapshot beyond triggerFullSnapshotThreshold
-			{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "etcd-druid"}}, NamespaceSelector: druidNamespace}}},
+			{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": "etcd-druid"}}, NamespaceSelector: druidNamespace},
+			// the same, when gardenlet deploys druid
+			{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"gardener.cloud/role": "etcd-druid"}}, NamespaceSelector: druidNamespace}}},
 	))
 
 	g.Expect(registry.Get(component.KindNetworkPolicy).TriggerDelete(ctx, etcd)).To(Succeed())

@@ -329,3 +329,19 @@ func TestLocalProviderRefusesHostPathsDruidDoesNotAllow(t *testing.T) {
 		})
 	}
 }
+
+// spec.etcd.wrapperPort 9096 (Gardener's etcd-events as a static pod): the wrapper listens there, the probes
+// ask there, and our sidecar is told where to ask for the wrapper's phase and to stop etcd.
+func TestWrapperPortFromTheSpecReachesWrapperProbesAndSidecar(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	etcd := createEtcd(t, ns, 3, func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.WrapperPort = ptr.To(int32(9096)) })
+	sts := syncStatefulSet(t, etcd)
+
+	etcdC := container(g, sts, "etcd")
+	g.Expect(etcdC.Ports).To(ContainElement(corev1.ContainerPort{Name: "wrapper", ContainerPort: 9096, Protocol: corev1.ProtocolTCP}))
+	g.Expect(etcdC.Args).To(ContainElement("--etcd-wrapper-port=9096"))
+	g.Expect(etcdC.ReadinessProbe.HTTPGet.Port).To(Equal(intstr.FromInt32(9096)))
+	g.Expect(etcdC.LivenessProbe.HTTPGet.Port).To(Equal(intstr.FromInt32(9096)))
+	g.Expect(container(g, sts, "backup-restore").Args).To(ContainElement("--etcd-wrapper-port=9096"))
+}
