@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the pinned tools (Kubernetes control plane and node components, etcd, the old etcd servers 3.4, 3.5 and
-# 3.6 as bin/etcd-3.4, bin/etcd-3.5 and bin/etcd-3.6 for the version-stepping tests, versitygw, fake-gcs-server,
-# controller-gen, staticcheck, golangci-lint, promtool (checks and unit-tests the Prometheus rules of the druid
-# chart), and the node runtime: containerd, runc, CNI plugins, CoreDNS and the
-# distribution registry) from the Go module proxy, and installs Azurite from the npm registry, into a
-# version-stamped cache outside the clone and links them into bin/.
+# 3.6 as bin/etcd-3.4, bin/etcd-3.5 and bin/etcd-3.6 for the version-stepping tests, versitygw, MinIO (for its
+# STS: the S3 workload-identity test), fake-gcs-server, controller-gen, staticcheck, golangci-lint, promtool
+# (checks and unit-tests the Prometheus rules of the druid chart), and the node runtime: containerd, runc, CNI
+# plugins, CoreDNS and the distribution registry) from the Go module proxy, and installs Azurite from the npm
+# registry, into a version-stamped cache outside the clone and links them into bin/.
 #
 # Each directory under hack/tools is its own Go module pinning one tool set. The cache key is a hash of that
 # module's files, the Go version and the module's build environment, tags and ldflags, so a second run only
@@ -74,6 +74,18 @@ ldflags_of() {
 		v=$(version_of "$module_dir" github.com/prometheus/prometheus)
 		echo "-X github.com/prometheus/common/version.Version=$(echo "$v" | awk -F. '{printf "%d.%d.%s", substr($2, 1, 1), substr($2, 2) + 0, $3}')"
 		;;
+	minio)
+		# MinIO is not tagged as a Go module: the pin is a pseudo-version whose timestamp is the commit time that
+		# upstream's buildscripts/gen-ldflags.go turns into Version (RFC 3339) and ReleaseTag; its hash is the
+		# short commit id. Without them MinIO reports DEVELOPMENT.GOGET.
+		local v ts stamp
+		v=$(version_of "$module_dir" github.com/minio/minio)
+		ts=$(echo "$v" | awk -F- '{print $2}')
+		stamp="${ts:0:4}-${ts:4:2}-${ts:6:2}T${ts:8:2}:${ts:10:2}:${ts:12:2}Z"
+		local pkg=github.com/minio/minio/cmd
+		echo "-X $pkg.Version=$stamp -X $pkg.ReleaseTag=DEVELOPMENT.${stamp//:/-} -X $pkg.CopyrightYear=${ts:0:4}" \
+			"-X $pkg.CommitID=${v##*-} -X $pkg.ShortCommitID=${v##*-}"
+		;;
 	*) echo "" ;;
 	esac
 }
@@ -84,7 +96,7 @@ ldflags_of() {
 env_of() {
 	case "$1" in
 	runc) echo "CGO_ENABLED=1" ;;
-	containerd | cni-plugins | registry | coredns) echo "CGO_ENABLED=0" ;;
+	containerd | cni-plugins | registry | coredns | minio) echo "CGO_ENABLED=0" ;;
 	*) echo "" ;;
 	esac
 }
@@ -95,6 +107,7 @@ tags_of() {
 	case "$1" in
 	runc) echo "seccomp" ;;
 	containerd) echo "no_btrfs no_devmapper no_zfs" ;;
+	minio) echo "kqueue" ;; # upstream's Makefile builds with it (it selects macOS's file watcher; no effect on Linux)
 	*) echo "" ;;
 	esac
 }
@@ -264,8 +277,8 @@ install_azurite() {
 
 modules=("$@")
 if [ ${#modules[@]} -eq 0 ]; then
-	modules=(controller-gen staticcheck golangci-lint etcd etcd-3.4 etcd-3.5 etcd-3.6 kube versitygw fake-gcs-server
-		azurite containerd runc cni-plugins registry coredns promtool)
+	modules=(controller-gen staticcheck golangci-lint etcd etcd-3.4 etcd-3.5 etcd-3.6 kube versitygw minio
+		fake-gcs-server azurite containerd runc cni-plugins registry coredns promtool)
 fi
 
 # One build at a time per cache: parallel make targets and CI must not build the same stamp twice.
