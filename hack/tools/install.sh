@@ -18,7 +18,11 @@
 # Azurite (the Azure Blob Storage emulator the ABS tests run against) is a Node.js package: it needs node
 # and npm on the PATH. Without them this script says so and goes on; the ABS tests then skip.
 #
-# Usage: hack/tools/install.sh [tool-module ... | azurite]   (default: all of them)
+# The upstream components, upstream-etcd-druid and upstream-etcd-backup-restore (bin/upstream-etcd-druid and
+# bin/upstream-etcdbrctl, built from upstream's released modules with upstream's version ldflags), are no test
+# tool of `make test`: they are built only when named (`make tools-upstream`), so the default run stays as fast.
+#
+# Usage: hack/tools/install.sh [tool-module ... | azurite]   (default: all of them but the upstream components)
 # Env:   GARDENER_ETCD_TOOLS_CACHE overrides the cache root; TOOLS_PROGRESS_INTERVAL (seconds, default 60) is
 #        how often a long build says it is still running.
 set -euo pipefail
@@ -47,6 +51,18 @@ packages_of() {
 # version_of prints the version a tools module's go.mod requires of module path $2.
 version_of() {
 	awk -v path="$2" '{for (i = 1; i < NF; i++) if ($i == path) {print $(i + 1); exit}}' "$1/go.mod"
+}
+
+# origin_of prints "<commit> <time>" of the version a tools module's go.mod requires of module path $2, as the
+# module proxy recorded them from the tag (the .info file of `go mod download`): what upstream's Makefiles take
+# from git. Without that record (another proxy) they read "unknown".
+origin_of() {
+	local module_dir=$1 path=$2 json info commit time
+	json=$(cd "$module_dir" && go mod download -json "$path@$(version_of "$module_dir" "$path")")
+	commit=$(echo "$json" | sed -n 's/^[[:space:]]*"Hash": "\([0-9a-f]*\)".*/\1/p')
+	info=$(echo "$json" | sed -n 's/^[[:space:]]*"Info": "\(.*\)",$/\1/p')
+	time=$(sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "$info" 2>/dev/null)
+	echo "${commit:-unknown} ${time:-unknown}"
 }
 
 # ldflags_of stamps the upstream version into binaries whose version variable is set at link time by the
@@ -86,6 +102,20 @@ ldflags_of() {
 		echo "-X $pkg.Version=$stamp -X $pkg.ReleaseTag=DEVELOPMENT.${stamp//:/-} -X $pkg.CopyrightYear=${ts:0:4}" \
 			"-X $pkg.CommitID=${v##*-} -X $pkg.ShortCommitID=${v##*-}"
 		;;
+	upstream-etcd-druid)
+		# As upstream's hack/ld-flags.sh, with the tag's commit and time for git's and the build's date.
+		local pkg=github.com/gardener/etcd-druid/internal/version origin
+		origin=$(origin_of "$module_dir" github.com/gardener/etcd-druid)
+		echo "-X $pkg.gitVersion=$(version_of "$module_dir" github.com/gardener/etcd-druid) -X $pkg.gitCommit=${origin% *}" \
+			"-X $pkg.gitTreeState=clean -X $pkg.buildDate=${origin#* } -X $pkg.programName=etcd-druid"
+		;;
+	upstream-etcd-backup-restore)
+		# As upstream's Makefile: the version and `git rev-parse --short HEAD` of the tag.
+		local pkg=github.com/gardener/etcd-backup-restore/pkg/version origin
+		origin=$(origin_of "$module_dir" github.com/gardener/etcd-backup-restore)
+		echo "-w -X $pkg.Version=$(version_of "$module_dir" github.com/gardener/etcd-backup-restore)" \
+			"-X $pkg.GitSHA=$(echo "${origin% *}" | cut -c1-7)"
+		;;
 	*) echo "" ;;
 	esac
 }
@@ -97,6 +127,7 @@ env_of() {
 	case "$1" in
 	runc) echo "CGO_ENABLED=1" ;;
 	containerd | cni-plugins | registry | coredns | minio) echo "CGO_ENABLED=0" ;;
+	upstream-etcd-druid | upstream-etcd-backup-restore) echo "CGO_ENABLED=0" ;; # as upstream's images
 	*) echo "" ;;
 	esac
 }
@@ -179,6 +210,17 @@ can_build() {
 	return 0
 }
 
+# binary_name_of prints the name of the one binary a module builds when it must not be named after its main
+# package: upstream's etcd-druid (package .../cmd) and etcdbrctl (the module root) get names that cannot be
+# taken for ours.
+binary_name_of() {
+	case "$1" in
+	upstream-etcd-druid) echo "upstream-etcd-druid" ;;
+	upstream-etcd-backup-restore) echo "upstream-etcdbrctl" ;;
+	*) echo "" ;;
+	esac
+}
+
 # target_of prints the cache directory of a module's current stamp.
 target_of() {
 	echo "$cache_root/$1-$(stamp_of "$tools_dir/$1")"
@@ -188,7 +230,9 @@ target_of() {
 binaries_of() {
 	local module_dir="$tools_dir/$1" pkgs
 	pkgs=$(packages_of "$module_dir")
-	if [ "$pkgs" = "." ]; then
+	if [ -n "$(binary_name_of "$1")" ]; then
+		binary_name_of "$1"
+	elif [ "$pkgs" = "." ]; then
 		echo "$1"
 	else
 		echo "$pkgs" | awk -F/ '{printf "%s%s", (NR > 1 ? ", " : ""), $NF}'
@@ -238,7 +282,7 @@ install_module() {
 		start_heartbeat "$name"
 		# shellcheck disable=SC2046 # the environment and the package list are meant to split
 		(cd "$module_dir" && env $(env_of "$name") go build -tags "$(tags_of "$name")" \
-			-ldflags "$(ldflags_of "$name")" -o "$staging/" $(packages_of "$module_dir"))
+			-ldflags "$(ldflags_of "$name")" -o "$staging/$(binary_name_of "$name")" $(packages_of "$module_dir"))
 		stop_heartbeat
 		touch "$staging/.complete"
 		# A concurrent run may have won the race; keep whichever finished first.
