@@ -114,7 +114,7 @@ func (s *Suite) awaitOpsTask(ctx context.Context, task *druidv1alpha1.EtcdOpsTas
 		} else if err != nil {
 			return "", err
 		}
-		if !got.IsFinished() {
+		if !got.IsCompleted() {
 			return fmt.Sprintf("state %s", stateOf(got)), nil
 		}
 		out.State, out.Detail = *got.Status.State, taskDetail(got)

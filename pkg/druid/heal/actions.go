@@ -27,8 +27,8 @@ func (h *healRun) deleteNotReadyMemberPods(ctx context.Context) error {
 	}
 	etcd := h.input.Observed.Etcd
 	for _, member := range a.Members {
-		ordinal, _ := etcd.OrdinalOf(member)
-		pod := pods[etcd.PodName(ordinal)]
+		ordinal, _ := druidv1alpha1.OrdinalOf(etcd, member)
+		pod := pods[druidv1alpha1.PodName(etcd, ordinal)]
 		if pod == nil {
 			continue
 		}

@@ -46,8 +46,8 @@ func ComputeStatus(o Observed, th Thresholds, now time.Time) druidv1alpha1.EtcdS
 	etcd := o.Etcd
 	status := *etcd.Status.DeepCopy()
 	status.Members = Members(etcd, o.MemberLeases, o.Pods, th, now)
-	status.Selector = ptr.To(labels.SelectorFromSet(etcd.ManagedLabels()).String())
-	status.LabelSelector = &metav1.LabelSelector{MatchLabels: etcd.ManagedLabels()}
+	status.Selector = ptr.To(labels.SelectorFromSet(druidv1alpha1.ManagedLabels(etcd)).String())
+	status.LabelSelector = &metav1.LabelSelector{MatchLabels: druidv1alpha1.ManagedLabels(etcd)}
 	status.PeerUrlTLSEnabled = PeerURLTLSEnabled(o.MemberLeases, etcd.Spec.Replicas)
 	setReplicas(&status, o.StatefulSet)
 	status.LastFullSnapshot, status.LastDeltaSnapshot = nil, nil

@@ -28,7 +28,7 @@ func threeHealthyMembers() ([]coordinationv1.Lease, map[string]*corev1.Pod) {
 	var leases []coordinationv1.Lease
 	pods := map[string]*corev1.Pod{}
 	for i, role := range []string{"Leader", "Member", "Member"} {
-		name := testEtcd(3).PodName(i)
+		name := druidv1alpha1.PodName(testEtcd(3), i)
 		l := lease(name, "a"+string(rune('0'+i))+":c:"+role, 5*time.Second)
 		l.Annotations = map[string]string{druidv1alpha1.TLSEnabledAnnotation: "true"}
 		leases = append(leases, l)
@@ -211,7 +211,7 @@ func TestComputeStatusLeaderlessSurvivorOfAScaleInIsNotReady(t *testing.T) {
 	g := NewWithT(t)
 	etcd := testEtcd(1)
 	etcd.Status.ClusterSize = ptr.To(int32(1))
-	name := etcd.PodName(0)
+	name := druidv1alpha1.PodName(etcd, 0)
 	leases := []coordinationv1.Lease{lease(name, "a0:c:Member", 5*time.Second)}
 	s := ComputeStatus(Observed{Etcd: etcd, StatefulSet: rolledOutStatefulSet(1), Pods: map[string]*corev1.Pod{name: pod(name, true)}, MemberLeases: leases}, th, now)
 	g.Expect(conditionsByType(s)).To(HaveKeyWithValue(druidv1alpha1.ConditionTypeReady, "False/QuorumLost"))

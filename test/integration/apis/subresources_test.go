@@ -68,7 +68,7 @@ func TestScaleSubresource(t *testing.T) {
 	etcd := exampleEtcd(t)
 	etcd.Spec.Replicas = 1
 	g.Expect(env.Client.Create(ctx, etcd)).To(Succeed())
-	selector := labels.SelectorFromSet(etcd.ManagedLabels()).String()
+	selector := labels.SelectorFromSet(druidv1alpha1.ManagedLabels(etcd)).String()
 	etcd.Status.Replicas = 1
 	etcd.Status.Selector = ptr.To(selector)
 	g.Expect(env.Client.Status().Update(ctx, etcd)).To(Succeed())

@@ -57,7 +57,7 @@ const (
 )
 
 // LegacyMemberLabels are the Etcd's member labels under the legacy selector.
-func (e *Etcd) LegacyMemberLabels() map[string]string {
+func LegacyMemberLabels(e *Etcd) map[string]string {
 	return map[string]string{LabelLegacyInstanceKey: e.Name, LabelLegacyNameKey: LabelLegacyNameValue}
 }
 

@@ -201,7 +201,7 @@ type EtcdOpsTaskStatus struct {
 const MaxOpsTaskLastErrors = 10
 
 // IsFinished tells whether the task reached a final state (Succeeded, Failed or Rejected).
-func (t *EtcdOpsTask) IsFinished() bool {
+func (t *EtcdOpsTask) IsCompleted() bool {
 	if t.Status.State == nil {
 		return false
 	}
@@ -213,7 +213,7 @@ func (t *EtcdOpsTask) IsFinished() bool {
 }
 
 // TTLAfterFinished is spec.ttlSecondsAfterFinished, or its default when unset.
-func (t *EtcdOpsTask) TTLAfterFinished() time.Duration {
+func OpsTaskTTLAfterFinished(t *EtcdOpsTask) time.Duration {
 	ttl := DefaultOpsTaskTTLSecondsAfterFinished
 	if t.Spec.TTLSecondsAfterFinished != nil {
 		ttl = *t.Spec.TTLSecondsAfterFinished
@@ -223,16 +223,16 @@ func (t *EtcdOpsTask) TTLAfterFinished() time.Duration {
 
 // ExpiresAt is when a finished task is to be deleted: its last transition plus its TTL. It is the zero
 // time for a task that has not finished.
-func (t *EtcdOpsTask) ExpiresAt() time.Time {
-	if !t.IsFinished() || t.Status.LastTransitionTime == nil {
+func OpsTaskExpiresAt(t *EtcdOpsTask) time.Time {
+	if !t.IsCompleted() || t.Status.LastTransitionTime == nil {
 		return time.Time{}
 	}
-	return t.Status.LastTransitionTime.Add(t.TTLAfterFinished())
+	return t.Status.LastTransitionTime.Add(OpsTaskTTLAfterFinished(t))
 }
 
 // Timeout is how long the snapshot may take: timeoutSecondsFull or timeoutSecondsDelta by type, or their
 // defaults when unset.
-func (c *OnDemandSnapshotConfig) Timeout() time.Duration {
+func OnDemandSnapshotTimeout(c *OnDemandSnapshotConfig) time.Duration {
 	seconds, set := DefaultOnDemandSnapshotTimeoutFull, c.TimeoutSecondsFull
 	if c.Type == OnDemandSnapshotTypeDelta {
 		seconds, set = DefaultOnDemandSnapshotTimeoutDelta, c.TimeoutSecondsDelta

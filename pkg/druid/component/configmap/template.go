@@ -54,8 +54,8 @@ func NewTemplate(etcd *druidv1alpha1.Etcd) *etcdpod.ConfigTemplate {
 	}
 	var members []string
 	for i := 0; i < int(etcd.Spec.Replicas); i++ {
-		pod := etcd.PodName(i)
-		host := fmt.Sprintf("%s.%s.%s.svc", pod, etcd.PeerServiceName(), etcd.Namespace)
+		pod := druidv1alpha1.PodName(etcd, i)
+		host := fmt.Sprintf("%s.%s.%s.svc", pod, druidv1alpha1.PeerServiceName(etcd), etcd.Namespace)
 		peerURLs := append([]string{fmt.Sprintf("%s://%s:%d", peerScheme, host, *spec.ServerPort)}, additionalPeerURLs(etcd, pod)...)
 		t.InitialAdvertisePeerURLs[pod] = peerURLs
 		t.AdvertiseClientURLs[pod] = []string{fmt.Sprintf("%s://%s:%d", clientScheme, host, *spec.ClientPort)}

@@ -154,7 +154,7 @@ func (c *etcdCollector) collectEtcd(ctx context.Context, reader client.Reader, e
 		period = p.Duration
 	}
 	gauge(descDeltaPeriod, period.Seconds())
-	for kind, leaseName := range map[string]string{"full": etcd.FullSnapshotLeaseName(), "delta": etcd.DeltaSnapshotLeaseName()} {
+	for kind, leaseName := range map[string]string{"full": druidv1alpha1.FullSnapshotLeaseName(etcd), "delta": druidv1alpha1.DeltaSnapshotLeaseName(etcd)} {
 		lease := &coordinationv1.Lease{}
 		if err := reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: leaseName}, lease); err != nil {
 			continue // not created yet, or gone with the store: no snapshot to report

@@ -113,7 +113,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !task.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.releaseUpstreamFinalizer(ctx, task)
 	}
-	if task.IsFinished() {
+	if task.IsCompleted() {
 		return r.expire(ctx, task)
 	}
 	if task.Status.State == nil {
@@ -213,7 +213,7 @@ func (r *Reconciler) admit(ctx context.Context, task *druidv1alpha1.EtcdOpsTask)
 		// The stored start (in seconds), so that the remembered start is the same as the stored task's.
 		recordStart(r.started, client.ObjectKey{Namespace: task.Namespace, Name: *task.Spec.EtcdName}, describe(snapshotConfig), task.Status.StartedAt.Time, r.MinInterval)
 	}
-	r.event(task, etcd, corev1.EventTypeNormal, EventReasonSnapshotStarted, "Execute", "Taking %s of Etcd %s (timeout %s)", describe(snapshotConfig), etcd.Name, snapshotConfig.Timeout())
+	r.event(task, etcd, corev1.EventTypeNormal, EventReasonSnapshotStarted, "Execute", "Taking %s of Etcd %s (timeout %s)", describe(snapshotConfig), etcd.Name, druidv1alpha1.OnDemandSnapshotTimeout(snapshotConfig))
 	return true, nil
 }
 
@@ -227,7 +227,7 @@ func (r *Reconciler) blockingTask(ctx context.Context, task *druidv1alpha1.EtcdO
 	}
 	for i := range tasks.Items {
 		other := &tasks.Items[i]
-		if other.UID == task.UID || ptr.Deref(other.Spec.EtcdName, "") != *task.Spec.EtcdName || other.IsFinished() || !other.DeletionTimestamp.IsZero() {
+		if other.UID == task.UID || ptr.Deref(other.Spec.EtcdName, "") != *task.Spec.EtcdName || other.IsCompleted() || !other.DeletionTimestamp.IsZero() {
 			continue
 		}
 		if stateOf(other) == druidv1alpha1.TaskStateInProgress || earlier(other, task) {
@@ -321,9 +321,9 @@ func (r *Reconciler) execute(ctx context.Context, task *druidv1alpha1.EtcdOpsTas
 	if task.Status.StartedAt != nil {
 		started = task.Status.StartedAt.Time
 	}
-	remaining := started.Add(config.Timeout()).Sub(r.Clock.Now())
+	remaining := started.Add(druidv1alpha1.OnDemandSnapshotTimeout(config)).Sub(r.Clock.Now())
 	if remaining <= 0 {
-		return fail(ErrExecuteHTTPRequest, etcd, fmt.Sprintf("%s was not taken within %s (timeout): %s", describe(config), config.Timeout(), lastErrorOf(task)))
+		return fail(ErrExecuteHTTPRequest, etcd, fmt.Sprintf("%s was not taken within %s (timeout): %s", describe(config), druidv1alpha1.OnDemandSnapshotTimeout(config), lastErrorOf(task)))
 	}
 	kind := podwire.SnapshotFull
 	if config.Type == druidv1alpha1.OnDemandSnapshotTypeDelta {
@@ -335,8 +335,8 @@ func (r *Reconciler) execute(ctx context.Context, task *druidv1alpha1.EtcdOpsTas
 	case errors.As(err, &answer):
 		return fail(ErrCreateSnapshot, etcd, fmt.Sprintf("the backup-restore sidecar did not take %s: %s", describe(config), err))
 	case err != nil:
-		if r.Clock.Now().Add(r.RetryInterval).After(started.Add(config.Timeout())) {
-			return fail(ErrExecuteHTTPRequest, etcd, fmt.Sprintf("%s was not taken within %s (timeout): %s", describe(config), config.Timeout(), err))
+		if r.Clock.Now().Add(r.RetryInterval).After(started.Add(druidv1alpha1.OnDemandSnapshotTimeout(config))) {
+			return fail(ErrExecuteHTTPRequest, etcd, fmt.Sprintf("%s was not taken within %s (timeout): %s", describe(config), druidv1alpha1.OnDemandSnapshotTimeout(config), err))
 		}
 		log.FromContext(ctx).Info("Snapshot request did not reach the sidecar; retrying", "error", err.Error(), "retryAfter", r.RetryInterval)
 		if uerr := r.update(ctx, task, func(s *druidv1alpha1.EtcdOpsTaskStatus) {
@@ -407,10 +407,10 @@ func (r *Reconciler) useUpFinalSnapshotDeclaration(ctx context.Context, task *dr
 
 // expire deletes a finished task whose TTL ran out, or requeues it for that moment.
 func (r *Reconciler) expire(ctx context.Context, task *druidv1alpha1.EtcdOpsTask) (ctrl.Result, error) {
-	if task.ExpiresAt().After(r.Clock.Now()) {
+	if druidv1alpha1.OpsTaskExpiresAt(task).After(r.Clock.Now()) {
 		return r.requeueForExpiry(task), nil
 	}
-	log.FromContext(ctx).Info("Deleting finished EtcdOpsTask, its TTL ran out", "state", stateOf(task), "ttl", task.TTLAfterFinished())
+	log.FromContext(ctx).Info("Deleting finished EtcdOpsTask, its TTL ran out", "state", stateOf(task), "ttl", druidv1alpha1.OpsTaskTTLAfterFinished(task))
 	err := r.Client.Delete(ctx, task, client.Preconditions{UID: &task.UID, ResourceVersion: &task.ResourceVersion})
 	return ctrl.Result{}, client.IgnoreNotFound(err)
 }
@@ -418,10 +418,10 @@ func (r *Reconciler) expire(ctx context.Context, task *druidv1alpha1.EtcdOpsTask
 // requeueForExpiry is the result that brings a finished task back when its TTL runs out (none for a task
 // that has not finished).
 func (r *Reconciler) requeueForExpiry(task *druidv1alpha1.EtcdOpsTask) ctrl.Result {
-	if !task.IsFinished() {
+	if !task.IsCompleted() {
 		return ctrl.Result{}
 	}
-	return ctrl.Result{RequeueAfter: max(task.ExpiresAt().Sub(r.Clock.Now()), time.Millisecond)}
+	return ctrl.Result{RequeueAfter: max(druidv1alpha1.OpsTaskExpiresAt(task).Sub(r.Clock.Now()), time.Millisecond)}
 }
 
 // releaseUpstreamFinalizer removes upstream druid's finalizer from a task being deleted.
@@ -448,7 +448,7 @@ func (r *Reconciler) recordOutcome(ctx context.Context, task *druidv1alpha1.Etcd
 		if gerr := r.Reader.Get(ctx, client.ObjectKeyFromObject(task), current); gerr != nil {
 			return gerr
 		}
-		if current.IsFinished() {
+		if current.IsCompleted() {
 			return fmt.Errorf("EtcdOpsTask %s finished meanwhile (state %s)", task.Name, stateOf(current))
 		}
 		*task = *current

@@ -126,7 +126,7 @@ func leasesAtOrAbove(in Input, first int) []string {
 	}
 	var found []named
 	for _, l := range in.Observed.MemberLeases {
-		if ordinal, ok := etcd.OrdinalOf(l.Name); ok && ordinal >= first {
+		if ordinal, ok := druidv1alpha1.OrdinalOf(etcd, l.Name); ok && ordinal >= first {
 			found = append(found, named{l.Name, ordinal})
 		}
 	}

@@ -62,7 +62,7 @@ func (c *cluster) emptyLease(i int) *cluster {
 
 func (c *cluster) lease(i int) *coordinationv1.Lease {
 	if c.leases[i] == nil {
-		c.leases[i] = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: c.etcd.MemberLeaseName(i), Namespace: "shoot"}}
+		c.leases[i] = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.MemberLeaseName(c.etcd, i), Namespace: "shoot"}}
 	}
 	return c.leases[i]
 }
@@ -73,8 +73,8 @@ func (c *cluster) pod(i int, ready bool, age time.Duration) *cluster {
 	if ready {
 		status = corev1.ConditionTrue
 	}
-	c.pods[c.etcd.PodName(i)] = &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: c.etcd.PodName(i), CreationTimestamp: metav1.NewTime(now.Add(-age))},
+	c.pods[druidv1alpha1.PodName(c.etcd, i)] = &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.PodName(c.etcd, i), CreationTimestamp: metav1.NewTime(now.Add(-age))},
 		Status:     corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}},
 	}
 	return c
@@ -83,7 +83,7 @@ func (c *cluster) pod(i int, ready bool, age time.Duration) *cluster {
 // etcdContainerReady marks the etcd container of ordinal i ready while the pod stays as it is, as when
 // etcd serves and only the backup-restore sidecar (which renews the lease) is down.
 func (c *cluster) etcdContainerReady(i int) *cluster {
-	pod := c.pods[c.etcd.PodName(i)]
+	pod := c.pods[druidv1alpha1.PodName(c.etcd, i)]
 	pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses,
 		corev1.ContainerStatus{Name: "etcd", Ready: true}, corev1.ContainerStatus{Name: "backup-restore", Ready: false})
 	return c

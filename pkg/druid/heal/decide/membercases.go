@@ -94,11 +94,11 @@ func minorityNotReady(in Input) []Action {
 		if len(victims) == limit {
 			break
 		}
-		ordinal, ok := etcd.OrdinalOf(m.Name)
+		ordinal, ok := druidv1alpha1.OrdinalOf(etcd, m.Name)
 		if !ok || len(maybeServing(in, []druidv1alpha1.EtcdMemberStatus{m})) > 0 {
 			continue
 		}
-		pod := in.Observed.Pods[etcd.PodName(ordinal)]
+		pod := in.Observed.Pods[druidv1alpha1.PodName(etcd, ordinal)]
 		if pod == nil || pod.DeletionTimestamp != nil || in.Now.Sub(pod.CreationTimestamp.Time) < in.Thresholds.NotReady {
 			continue
 		}
@@ -160,11 +160,11 @@ func maybeServing(in Input, lost []druidv1alpha1.EtcdMemberStatus) []string {
 	etcd := in.Observed.Etcd
 	var serving []string
 	for _, m := range lost {
-		ordinal, ok := etcd.OrdinalOf(m.Name)
+		ordinal, ok := druidv1alpha1.OrdinalOf(etcd, m.Name)
 		if !ok {
 			continue
 		}
-		if pod := in.Observed.Pods[etcd.PodName(ordinal)]; health.PodReady(pod) || etcdContainerReady(pod) {
+		if pod := in.Observed.Pods[druidv1alpha1.PodName(etcd, ordinal)]; health.PodReady(pod) || etcdContainerReady(pod) {
 			serving = append(serving, m.Name)
 		}
 	}

@@ -115,7 +115,7 @@ func memberPod(g Gomega, namespace string, ordinal int) *corev1.Pod {
 	etcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: etcdName, Namespace: namespace}}
 	sts := statefulSet(g, namespace)
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: etcd.PodName(ordinal), Namespace: namespace, Labels: etcd.ManagedLabels(),
+		ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.PodName(etcd, ordinal), Namespace: namespace, Labels: druidv1alpha1.ManagedLabels(etcd),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID, Controller: ptr.To(true)}}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "example.org/etcd-wrapper:v1"}}},
 	}
@@ -130,7 +130,7 @@ func recoverPod(t *testing.T, namespace string, ordinal int) {
 	etcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: etcdName, Namespace: namespace}}
 	g.Eventually(func(g Gomega) {
 		pod := &corev1.Pod{}
-		err := env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: etcd.PodName(ordinal)}, pod)
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: druidv1alpha1.PodName(etcd, ordinal)}, pod)
 		if apierrors.IsNotFound(err) {
 			pod = memberPod(g, namespace, ordinal)
 			g.Expect(env.Client.Create(ctx, pod)).To(Succeed())

@@ -67,10 +67,10 @@ func TestStatusShowsLastSnapshotsFromLeases(t *testing.T) {
 	// A full snapshot renews both leases (it covers every revision a delta would), then a delta follows.
 	fullAt := time.Now().Add(-2 * time.Minute).Truncate(time.Second)
 	fullName := fmt.Sprintf("Full-00000000-00004711-%d.gz", fullAt.Unix())
-	renewSnapshotLease(t, ns, etcd.FullSnapshotLeaseName(), 4711, fullAt, fullName)
-	renewSnapshotLease(t, ns, etcd.DeltaSnapshotLeaseName(), 4711, fullAt, fullName)
+	renewSnapshotLease(t, ns, druidv1alpha1.FullSnapshotLeaseName(etcd), 4711, fullAt, fullName)
+	renewSnapshotLease(t, ns, druidv1alpha1.DeltaSnapshotLeaseName(etcd), 4711, fullAt, fullName)
 	deltaAt := time.Now().Add(-10 * time.Second).Add(250 * time.Millisecond)
-	renewSnapshotLease(t, ns, etcd.DeltaSnapshotLeaseName(), 4800, deltaAt, "") // an upstream sidecar: no name
+	renewSnapshotLease(t, ns, druidv1alpha1.DeltaSnapshotLeaseName(etcd), 4800, deltaAt, "") // an upstream sidecar: no name
 
 	wantFull := &druidv1alpha1.SnapshotStatus{EndRevision: 4711, Timestamp: metav1.NewTime(fullAt)}
 	wantDelta := &druidv1alpha1.SnapshotStatus{EndRevision: 4800, Timestamp: metav1.NewTime(deltaAt.Truncate(time.Second))}
@@ -97,7 +97,7 @@ func TestStatusShowsLastSnapshotsFromLeases(t *testing.T) {
 	// A newer delta moves only the delta fields.
 	laterAt := time.Now().Truncate(time.Second)
 	deltaName := fmt.Sprintf("Incr-00004801-00004900-%d.gz", laterAt.Unix())
-	renewSnapshotLease(t, ns, etcd.DeltaSnapshotLeaseName(), 4900, laterAt, deltaName)
+	renewSnapshotLease(t, ns, druidv1alpha1.DeltaSnapshotLeaseName(etcd), 4900, laterAt, deltaName)
 	g.Eventually(func(g Gomega) int64 {
 		return ptr.Deref(getEtcd(g, ns).Status.LastDeltaSnapshot, druidv1alpha1.SnapshotStatus{}).EndRevision
 	}).WithTimeout(timeout).WithPolling(poll).Should(Equal(int64(4900)))

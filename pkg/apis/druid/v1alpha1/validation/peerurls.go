@@ -22,7 +22,7 @@ func validateAdditionalPeerURLs(etcd *druidv1alpha1.Etcd, fld *field.Path) field
 	seen := map[string]bool{}
 	for i, m := range etcd.Spec.Etcd.AdditionalAdvertisePeerURLs {
 		entry := fld.Index(i)
-		if _, ok := etcd.PodOrdinalOf(m.MemberName); !ok {
+		if _, ok := druidv1alpha1.PodOrdinalOf(etcd, m.MemberName); !ok {
 			errs = append(errs, field.Invalid(entry.Child("memberName"), m.MemberName, fmt.Sprintf("must name a pod of the Etcd, %s-<ordinal>", etcd.Name)))
 		} else if seen[m.MemberName] {
 			errs = append(errs, field.Duplicate(entry.Child("memberName"), m.MemberName))
