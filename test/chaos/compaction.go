@@ -245,7 +245,7 @@ func (s *Suite) setCompactionThreshold(ctx context.Context, threshold int64) err
 	}
 	patch := client.MergeFrom(obj.DeepCopy())
 	if obj.Spec.Backup.SnapshotCompaction == nil {
-		obj.Spec.Backup.SnapshotCompaction = &druidv1alpha1.CompactionSpec{}
+		obj.Spec.Backup.SnapshotCompaction = &druidv1alpha1.SnapshotCompactionSpec{}
 	}
 	obj.Spec.Backup.SnapshotCompaction.EventsThreshold = &threshold
 	metav1.SetMetaDataAnnotation(&obj.ObjectMeta, druidv1alpha1.GardenerOperationAnnotation, "reconcile")

@@ -94,13 +94,12 @@ func UpstreamEmbeddedEtcdArgs(etcd *druidv1alpha1.Etcd) []string {
 	if q := etcd.Spec.Etcd.Quota; q != nil {
 		args = append(args, podwire.Arg(podwire.FlagEmbeddedEtcdQuotaBytes, strconv.FormatInt(q.Value(), 10)))
 	}
-	if shared := etcd.Spec.SharedConfig; shared != nil {
-		if shared.AutoCompactionMode != nil {
-			args = append(args, podwire.Arg(podwire.FlagAutoCompactionMode, string(*shared.AutoCompactionMode)))
-		}
-		if shared.AutoCompactionRetention != nil {
-			args = append(args, podwire.Arg(podwire.FlagAutoCompactionRetention, *shared.AutoCompactionRetention))
-		}
+	shared := etcd.Spec.Common
+	if shared.AutoCompactionMode != nil {
+		args = append(args, podwire.Arg(podwire.FlagAutoCompactionMode, string(*shared.AutoCompactionMode)))
+	}
+	if shared.AutoCompactionRetention != nil {
+		args = append(args, podwire.Arg(podwire.FlagAutoCompactionRetention, *shared.AutoCompactionRetention))
 	}
 	return args
 }

@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	appsv1 "k8s.io/api/apps/v1"
 	"sync"
 	"time"
 
@@ -32,7 +33,7 @@ var (
 	descMembersTotal = prometheus.NewDesc("etcddruid_etcd_members_total",
 		"Members of an Etcd in its status.", etcdLabels, nil)
 	descClusterSize = prometheus.NewDesc("etcddruid_etcd_cluster_size",
-		"Members the cluster was last bootstrapped or scaled to (status.clusterSize).", etcdLabels, nil)
+		"Members the cluster was last bootstrapped or scaled to (the StatefulSet's annotation druid.gardener.cloud/cluster-size).", etcdLabels, nil)
 	descReplicas = prometheus.NewDesc("etcddruid_etcd_replicas",
 		"Members an Etcd asks for (spec.replicas).", etcdLabels, nil)
 	descSnapshotTime = prometheus.NewDesc("etcddruid_etcd_snapshot_latest_timestamp_seconds",
@@ -141,8 +142,11 @@ func (c *etcdCollector) collectEtcd(ctx context.Context, reader client.Reader, e
 	}
 	gauge(descMembersReady, float64(ready))
 	gauge(descMembersTotal, float64(len(st.Members)))
-	if st.ClusterSize != nil {
-		gauge(descClusterSize, float64(*st.ClusterSize))
+	sts := &appsv1.StatefulSet{}
+	if err := reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: druidv1alpha1.StatefulSetName(etcd)}, sts); err == nil {
+		if size, ok := health.AnnotatedClusterSize(sts); ok {
+			gauge(descClusterSize, float64(size))
+		}
 	}
 	gauge(descReplicas, float64(etcd.Spec.Replicas))
 

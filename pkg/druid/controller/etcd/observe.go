@@ -49,6 +49,7 @@ func (r *Reconciler) Observe(ctx context.Context, etcd *druidv1alpha1.Etcd, sync
 		return o, fmt.Errorf("listing member leases: %w", err)
 	}
 	o.MemberLeases = leases.Items
+	o.ClusterSize = health.RecordedClusterSize(etcd, o.StatefulSet, o.MemberLeases)
 
 	if etcd.Spec.Backup.Store != nil {
 		var err error

@@ -47,8 +47,6 @@ const (
 	ErrBackupNotEnabled   druidv1alpha1.ErrorCode = "ERR_BACKUP_NOT_ENABLED"
 	ErrExecuteHTTPRequest druidv1alpha1.ErrorCode = "ERR_EXECUTE_HTTP_REQUEST"
 	ErrCreateSnapshot     druidv1alpha1.ErrorCode = "ERR_CREATE_SNAPSHOT"
-	// ErrUnsupportedTaskType: a task kind of the upstream API this druid does not run.
-	ErrUnsupportedTaskType druidv1alpha1.ErrorCode = "ERR_UNSUPPORTED_TASK_TYPE"
 	// ErrInvalidTask: a task validation refuses (stored while the validation webhook was off).
 	ErrInvalidTask druidv1alpha1.ErrorCode = "ERR_INVALID_TASK"
 	// ErrNoClientCertificate: the Etcd's spec.backup.tls names no client certificate druid could present.
@@ -158,11 +156,7 @@ func (r *Reconciler) admit(ctx context.Context, task *druidv1alpha1.EtcdOpsTask)
 	r.admitting.Lock()
 	defer r.admitting.Unlock()
 	if errs := validation.ValidateEtcdOpsTask(task); len(errs) > 0 {
-		code := ErrInvalidTask
-		if task.Spec.Config.RecoverFromQuorumLoss != nil {
-			code = ErrUnsupportedTaskType
-		}
-		return reject(code, nil, "%s", errs.ToAggregate().Error())
+		return reject(ErrInvalidTask, nil, "%s", errs.ToAggregate().Error())
 	}
 	if other, err := r.blockingTask(ctx, task); err != nil {
 		return false, err
@@ -361,7 +355,6 @@ func (r *Reconciler) execute(ctx context.Context, task *druidv1alpha1.EtcdOpsTas
 		message = "took no delta snapshot: nothing changed since the last snapshot"
 	}
 	if err := r.recordOutcome(ctx, task, func(s *druidv1alpha1.EtcdOpsTaskStatus) {
-		s.Snapshot = taken
 		setOperation(s, druidv1alpha1.LastOperationTypeExecution, druidv1alpha1.LastOperationStateCompleted, message, runID(ctx), r.Clock.Now())
 		r.setState(s, druidv1alpha1.TaskStateSucceeded)
 	}); err != nil {

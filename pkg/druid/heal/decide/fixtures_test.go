@@ -2,6 +2,7 @@ package decide
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -125,9 +126,12 @@ func (c *cluster) specReplicas(n int32) *cluster {
 	return c
 }
 
-// settle stores the status the status flow computes at t from the current picture.
+// settle stores the status the status flow computes at t from the current picture, and records the
+// cluster size on the StatefulSet as the status flow does.
 func (c *cluster) settle(t time.Time) *cluster {
-	c.etcd.Status = health.ComputeStatus(c.observed(), th, t)
+	o := c.observed()
+	c.etcd.Status = health.ComputeStatus(o, th, t)
+	maps.Copy(c.sts.Annotations, health.ClusterSizeMarker(c.sts, health.NextClusterSize(o, c.etcd.Status)))
 	return c
 }
 
@@ -151,6 +155,7 @@ func (c *cluster) observed() health.Observed {
 			o.MemberLeases = append(o.MemberLeases, *l.DeepCopy())
 		}
 	}
+	o.ClusterSize = health.RecordedClusterSize(o.Etcd, o.StatefulSet, o.MemberLeases)
 	return o
 }
 

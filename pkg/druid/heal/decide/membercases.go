@@ -114,7 +114,7 @@ func minorityNotReady(in Input) []Action {
 // scaleUp is case 11: spec.replicas is above the current cluster size. The spec flow does the work (raise
 // the StatefulSet's replicas after the peer-TLS gate, create the new leases); the status flow only names it.
 func scaleUp(in Input) []Action {
-	desired, current := in.Observed.Etcd.Spec.Replicas, ptr.Deref(in.Observed.Etcd.Status.ClusterSize, 0)
+	desired, current := in.Observed.Etcd.Spec.Replicas, in.Observed.ClusterSize
 	if current == 0 || desired <= current {
 		return nil
 	}
@@ -127,7 +127,7 @@ func scaleUp(in Input) []Action {
 // of an ordinal ≥ spec.replicas that is left and records the new cluster size. The spec flow lowers the
 // StatefulSet only after the backup leader removed those members from etcd (they leave while their pods run and quorum holds).
 func scaleDown(in Input) []Action {
-	desired, current := in.Observed.Etcd.Spec.Replicas, ptr.Deref(in.Observed.Etcd.Status.ClusterSize, 0)
+	desired, current := in.Observed.Etcd.Spec.Replicas, in.Observed.ClusterSize
 	if desired >= current || ptr.Deref(in.Observed.StatefulSet.Spec.Replicas, 1) != desired {
 		return nil
 	}
@@ -140,7 +140,7 @@ func scaleDown(in Input) []Action {
 // (case 12) is left to scaleDown.
 func superfluousMembers(in Input) []Action {
 	desired := in.Observed.Etcd.Spec.Replicas
-	if ptr.Deref(in.Observed.StatefulSet.Spec.Replicas, 1) != desired || ptr.Deref(in.Observed.Etcd.Status.ClusterSize, 0) > desired {
+	if ptr.Deref(in.Observed.StatefulSet.Spec.Replicas, 1) != desired || in.Observed.ClusterSize > desired {
 		return nil
 	}
 	extra := leasesAtOrAbove(in, int(desired))

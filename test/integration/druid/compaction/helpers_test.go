@@ -49,7 +49,7 @@ func createEtcd(t *testing.T, namespace string, threshold *int64, customize ...f
 					Container: ptr.To("bucket"), Prefix: "shoot--dev--x/etcd-main", Provider: ptr.To(druidv1alpha1.StorageProviderAWS),
 					SecretRef: &corev1.SecretReference{Name: "etcd-backup"}, EndpointOverride: ptr.To("http://127.0.0.1:9000"),
 				},
-				SnapshotCompaction: &druidv1alpha1.CompactionSpec{
+				SnapshotCompaction: &druidv1alpha1.SnapshotCompactionSpec{
 					EventsThreshold: threshold,
 					Resources: &corev1.ResourceRequirements{
 						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("600m"), corev1.ResourceMemory: resource.MustParse("1Gi")},

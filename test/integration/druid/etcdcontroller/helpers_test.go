@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +16,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
 
 const (
@@ -46,6 +48,57 @@ func getEtcd(g Gomega, namespace string) *druidv1alpha1.Etcd {
 	etcd := &druidv1alpha1.Etcd{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: etcdName}, etcd)).To(Succeed())
 	return etcd
+}
+
+// recordedClusterSize is the cluster size druid recorded on the Etcd's StatefulSet
+// (druidv1alpha1.ClusterSizeAnnotation); nil without the StatefulSet or the annotation.
+func recordedClusterSize(g Gomega, namespace string) *int32 {
+	sts := &appsv1.StatefulSet{}
+	err := env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: etcdName}, sts)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	g.Expect(err).NotTo(HaveOccurred())
+	size, ok := health.AnnotatedClusterSize(sts)
+	if !ok {
+		return nil
+	}
+	return &size
+}
+
+// lastFullSnapshot and lastDeltaSnapshot are the Etcd's last snapshots as druid reads them: from the
+// snapshot leases (and the StatefulSet's record of the full snapshot before an update), health.LastSnapshots.
+func lastFullSnapshot(g Gomega, namespace string) *druidv1alpha1.SnapshotStatus {
+	full, _ := health.LastSnapshots(observedSnapshots(g, namespace))
+	return full
+}
+
+func lastDeltaSnapshot(g Gomega, namespace string) *druidv1alpha1.SnapshotStatus {
+	_, delta := health.LastSnapshots(observedSnapshots(g, namespace))
+	return delta
+}
+
+func observedSnapshots(g Gomega, namespace string) health.Observed {
+	etcd := getEtcd(g, namespace)
+	o := health.Observed{Etcd: etcd}
+	optional := func(name string, obj client.Object) bool {
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
+		if apierrors.IsNotFound(err) {
+			return false
+		}
+		g.Expect(err).NotTo(HaveOccurred())
+		return true
+	}
+	if sts := (&appsv1.StatefulSet{}); optional(druidv1alpha1.StatefulSetName(etcd), sts) {
+		o.StatefulSet = sts
+	}
+	if l := (&coordinationv1.Lease{}); optional(druidv1alpha1.FullSnapshotLeaseName(etcd), l) {
+		o.SnapshotLeases.Full = l
+	}
+	if l := (&coordinationv1.Lease{}); optional(druidv1alpha1.DeltaSnapshotLeaseName(etcd), l) {
+		o.SnapshotLeases.Delta = l
+	}
+	return o
 }
 
 // updateEtcd changes the stored Etcd, retrying on conflicts with the controller's writes.

@@ -11,7 +11,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
-// validateAdditionalPeerURLs checks spec.etcd.additionalAdvertisePeerUrls, which druid writes verbatim into
+// validateAdditionalPeerURLs checks spec.etcd.additionalAdvertisePeerURLs, which druid writes verbatim into
 // every member's initial-cluster and initial-advertise-peer-urls: a URL etcd cannot parse, one that breaks
 // the `name=url,…` list (a comma or an equals sign), or one of the other scheme than peer TLS dictates would
 // roll every member into a configuration it cannot start with. An entry is named after a pod of the Etcd
