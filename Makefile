@@ -16,7 +16,7 @@ tools: ## Build (first time only) and link kube-apiserver, kube-controller-manag
 	@hack/tools/install.sh
 
 .PHONY: generate
-generate: tools ## Write deepcopy functions and CRDs (into charts/*/crds) from the API types.
+generate: tools ## Write deepcopy functions and the extension CRDs from the API types; copy the druid CRDs from upstream's API module (into charts/*/crds).
 	@hack/generate.sh "$(CURDIR)"
 
 .PHONY: verify

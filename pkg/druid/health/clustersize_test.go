@@ -17,8 +17,8 @@ func TestRecordedClusterSize(t *testing.T) {
 		leases     []coordinationv1.Lease
 		want       int32
 	}{
-		"recorded":                                     {annotation: "1", leases: leases, want: 1},
-		"not recorded, all members ran":                {leases: leases, want: 3},
+		"recorded":                      {annotation: "1", leases: leases, want: 1},
+		"not recorded, all members ran": {leases: leases, want: 3},
 		"not recorded, scale-up 1 → 3, one member ran": {leases: joinedOne, want: 1},
 		"not recorded, nothing ran yet":                {leases: joinedOne[1:], want: 0},
 		"garbage is no record":                         {annotation: "three", leases: joinedOne, want: 1},
