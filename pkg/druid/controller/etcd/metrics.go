@@ -2,11 +2,11 @@ package etcd
 
 import (
 	"context"
-	appsv1 "k8s.io/api/apps/v1"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
