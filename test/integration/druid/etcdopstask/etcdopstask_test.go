@@ -461,7 +461,7 @@ func TestCRDRejectsInvalidTasksAndKeepsTheSpec(t *testing.T) {
 	}
 	g.Expect(env.Client.Create(ctx, task)).To(Succeed())
 	g.Expect(task.Spec.TTLSecondsAfterFinished).To(Equal(ptr.To[int32](3600)))
-	g.Expect(task.Spec.Config.OnDemandSnapshot.TimeoutSecondsFull).To(Equal(ptr.To[int32](480)))
+	g.Expect(task.Spec.Config.OnDemandSnapshot.TimeoutSecondsFull).To(Equal(ptr.To(druidv1alpha1.DefaultOnDemandSnapshotTimeoutFull)))
 	g.Expect(task.Spec.Config.OnDemandSnapshot.TimeoutSecondsDelta).To(Equal(ptr.To[int32](60)))
 
 	for name, tc := range map[string]struct {
