@@ -40,7 +40,7 @@ var hostileEtcds = []etcdCase{
 	{"full snapshot every five minutes", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.FullSnapshotSchedule = ptr.To("*/5 * * * *") }, refused("spec.backup.fullSnapshotSchedule")},
 	{"full snapshot twice an hour", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.FullSnapshotSchedule = ptr.To("0,30 * * * *") }, refused("spec.backup.fullSnapshotSchedule")},
 	{"full snapshot minute out of range", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.FullSnapshotSchedule = ptr.To("61 * * * *") }, refused("spec.backup.fullSnapshotSchedule")},
-	{"full snapshot hourly", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.FullSnapshotSchedule = ptr.To("@hourly") }, admitted},
+	{"full snapshot hourly by macro", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.FullSnapshotSchedule = ptr.To("@hourly") }, refused("spec.backup.fullSnapshotSchedule")},
 	{"full snapshot every 24 hours as upstream defaults", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.FullSnapshotSchedule = ptr.To("0 */24 * * *") }, admitted},
 
 	// Ports of the pod.
@@ -108,7 +108,7 @@ var hostileEtcds = []etcdCase{
 	{"empty storage class: the cluster's default", func(e *druidv1alpha1.Etcd) { e.Spec.StorageClass = ptr.To("") }, admitted},
 	{"empty priority class: none", func(e *druidv1alpha1.Etcd) { e.Spec.PriorityClassName = ptr.To("") }, admitted},
 	{"empty claim template: the Etcd's name", func(e *druidv1alpha1.Etcd) { e.Spec.VolumeClaimTemplate = ptr.To("") }, admitted},
-	{"empty member name prefix: none", func(e *druidv1alpha1.Etcd) { e.Spec.MemberNamePrefix = ptr.To("") }, admitted},
+	{"empty member name prefix", func(e *druidv1alpha1.Etcd) { e.Spec.MemberNamePrefix = ptr.To("") }, refused("spec.memberNamePrefix")},
 	{"storage class no object name", func(e *druidv1alpha1.Etcd) { e.Spec.StorageClass = ptr.To("Not_A_Class") }, refused("spec.storageClass")},
 	{"storage class of 300 characters", func(e *druidv1alpha1.Etcd) { e.Spec.StorageClass = ptr.To(strings.Repeat("a", 300)) }, refused("spec.storageClass")},
 	{"claim template with a dot", func(e *druidv1alpha1.Etcd) { e.Spec.VolumeClaimTemplate = ptr.To("data.volume") }, refused("spec.volumeClaimTemplate")},
@@ -226,17 +226,17 @@ var hostileEtcds = []etcdCase{
 	}, refused("spec.etcd.clientService.labels")},
 
 	// Settings shared by etcd and the sidecar.
-	{"compaction retention in words", func(e *druidv1alpha1.Etcd) { e.Spec.SharedConfig.AutoCompactionRetention = ptr.To("thirty minutes") }, refused("spec.sharedConfig.autoCompactionRetention")},
+	{"compaction retention in words", func(e *druidv1alpha1.Etcd) { e.Spec.Common.AutoCompactionRetention = ptr.To("thirty minutes") }, refused("spec.sharedConfig.autoCompactionRetention")},
 	{"compaction retention a duration in revision mode", func(e *druidv1alpha1.Etcd) {
-		e.Spec.SharedConfig.AutoCompactionMode = ptr.To(druidv1alpha1.Revision)
+		e.Spec.Common.AutoCompactionMode = ptr.To(druidv1alpha1.Revision)
 	}, refused("spec.sharedConfig.autoCompactionRetention")},
-	{"negative compaction retention", func(e *druidv1alpha1.Etcd) { e.Spec.SharedConfig.AutoCompactionRetention = ptr.To("-1h") }, refused("spec.sharedConfig.autoCompactionRetention")},
-	{"compaction retention in hours", func(e *druidv1alpha1.Etcd) { e.Spec.SharedConfig.AutoCompactionRetention = ptr.To("8") }, admitted},
+	{"negative compaction retention", func(e *druidv1alpha1.Etcd) { e.Spec.Common.AutoCompactionRetention = ptr.To("-1h") }, refused("spec.sharedConfig.autoCompactionRetention")},
+	{"compaction retention in hours", func(e *druidv1alpha1.Etcd) { e.Spec.Common.AutoCompactionRetention = ptr.To("8") }, admitted},
 
 	// Others.
 	{"profiling on", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.EnableProfiling = ptr.To(true) }, warned("spec.backup.enableProfiling")},
 	{"unknown metrics level", func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.Metrics = ptr.To(druidv1alpha1.MetricsLevel("all")) }, refused("spec.etcd.metrics")},
 	{"peer URL over ftp", func(e *druidv1alpha1.Etcd) {
 		e.Spec.Etcd.AdditionalAdvertisePeerURLs = []druidv1alpha1.MemberPeerURLs{{MemberName: e.Name + "-0", URLs: []string{"ftp://10.0.0.1:2380"}}}
-	}, refused("spec.etcd.additionalAdvertisePeerUrls[0].urls[0]")},
+	}, refused("spec.etcd.additionalAdvertisePeerURLs[0].urls[0]")},
 }

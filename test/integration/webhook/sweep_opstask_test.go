@@ -31,8 +31,5 @@ var hostileOpsTasks = []opsTaskCase{
 		o.Spec.Config.OnDemandSnapshot.Type = druidv1alpha1.OnDemandSnapshotTypeDelta
 		o.Spec.Config.OnDemandSnapshot.TimeoutSecondsDelta = ptr.To[int32](1)
 	}, refused("spec.config.onDemandSnapshot.timeoutSecondsDelta")},
-	{"quorum-loss recovery", func(o *druidv1alpha1.EtcdOpsTask) {
-		o.Spec.Config = druidv1alpha1.EtcdOpsTaskConfig{RecoverFromQuorumLoss: &druidv1alpha1.RecoverFromQuorumLossConfig{}}
-	}, refused("spec.config.recoverFromQuorumLoss")},
 	{"on-demand full snapshot", func(*druidv1alpha1.EtcdOpsTask) {}, admitted},
 }

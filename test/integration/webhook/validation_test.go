@@ -46,9 +46,7 @@ func TestValidationWebhookRejectsWhatTheSchemaCannot(t *testing.T) {
 		mutate func(*druidv1alpha1.Etcd)
 		field  string
 	}{
-		"full snapshot schedule that is no cron": {func(e *druidv1alpha1.Etcd) { e.Spec.Backup.FullSnapshotSchedule = ptr.To("daily at 3") }, "spec.backup.fullSnapshotSchedule"},
-		"defragmentation schedule out of range":  {func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.DefragmentationSchedule = ptr.To("0 25 * * *") }, "spec.etcd.defragmentationSchedule"},
-		"invalid pod label":                      {func(e *druidv1alpha1.Etcd) { e.Spec.Labels["not a label"] = "x" }, "spec.labels"},
+		"invalid pod label": {func(e *druidv1alpha1.Etcd) { e.Spec.Labels["not a label"] = "x" }, "spec.labels"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -155,9 +153,6 @@ func TestValidationWebhookRejectsOpsTasksDruidCannotRun(t *testing.T) {
 		message string
 	}{
 		"no etcd": {druidv1alpha1.EtcdOpsTaskSpec{Config: snapshot}, "spec.etcdName: Required value"},
-		"quorum-loss recovery": {druidv1alpha1.EtcdOpsTaskSpec{EtcdName: ptr.To("etcd-main"), Config: druidv1alpha1.EtcdOpsTaskConfig{
-			RecoverFromQuorumLoss: &druidv1alpha1.RecoverFromQuorumLossConfig{},
-		}}, "spec.config.recoverFromQuorumLoss: Forbidden: this etcd-druid runs only onDemandSnapshot tasks"},
 	} {
 		task := &druidv1alpha1.EtcdOpsTask{ObjectMeta: metav1.ObjectMeta{Name: "task", Namespace: namespace}, Spec: tc.spec}
 		err := env.Client.Create(ctx, task)

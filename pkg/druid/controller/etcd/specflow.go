@@ -187,7 +187,7 @@ func (s *specRun) syncComponents(ctx context.Context) flow.Result {
 	s.r.reportSkipped(s.etcd)
 	err := s.syncRegistry(ctx)
 	for _, notice := range s.synced.Notices {
-		s.r.recorder.Eventf(s.etcd, nil, "Warning", EventReasonStatefulSetFieldKept, actionReconcile, "StatefulSet %s: %s", s.target.StatefulSetName(), notice)
+		s.r.recorder.Eventf(s.etcd, nil, "Warning", EventReasonStatefulSetFieldKept, actionReconcile, "StatefulSet %s: %s", druidv1alpha1.StatefulSetName(s.target), notice)
 	}
 	if err == nil {
 		return flow.Continue()
