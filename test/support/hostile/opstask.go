@@ -1,4 +1,4 @@
-package webhook
+package hostile
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -7,10 +7,10 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
 
-type opsTaskCase = hostileCase[*druidv1alpha1.EtcdOpsTask]
+type opsTaskCase = Case[*druidv1alpha1.EtcdOpsTask]
 
-// sweepOpsTask is a valid on-demand full snapshot of etcd-main.
-func sweepOpsTask(namespace string) *druidv1alpha1.EtcdOpsTask {
+// OpsTask is a valid on-demand full snapshot of etcd-main.
+func OpsTask(namespace string) *druidv1alpha1.EtcdOpsTask {
 	return &druidv1alpha1.EtcdOpsTask{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace},
 		Spec: druidv1alpha1.EtcdOpsTaskSpec{EtcdName: ptr.To("etcd-main"), Config: druidv1alpha1.EtcdOpsTaskConfig{
@@ -19,20 +19,21 @@ func sweepOpsTask(namespace string) *druidv1alpha1.EtcdOpsTask {
 	}
 }
 
-var hostileOpsTasks = []opsTaskCase{
-	{"no Etcd", func(o *druidv1alpha1.EtcdOpsTask) { o.Spec.EtcdName = nil }, refused("spec.etcdName")},
-	{"Etcd name no object name", func(o *druidv1alpha1.EtcdOpsTask) { o.Spec.EtcdName = ptr.To("Etcd_Main") }, refused("spec.etcdName")},
-	{"zero TTL", func(o *druidv1alpha1.EtcdOpsTask) { o.Spec.TTLSecondsAfterFinished = ptr.To[int32](0) }, refused("spec.ttlSecondsAfterFinished")},
-	{"no operation", func(o *druidv1alpha1.EtcdOpsTask) { o.Spec.Config = druidv1alpha1.EtcdOpsTaskConfig{} }, refused("spec.config")},
+// OpsTasks change one thing of OpsTask.
+var OpsTasks = []opsTaskCase{
+	{"no Etcd", func(o *druidv1alpha1.EtcdOpsTask) { o.Spec.EtcdName = nil }, Refused("spec.etcdName")},
+	{"Etcd name no object name", func(o *druidv1alpha1.EtcdOpsTask) { o.Spec.EtcdName = ptr.To("Etcd_Main") }, Refused("spec.etcdName")},
+	{"zero TTL", func(o *druidv1alpha1.EtcdOpsTask) { o.Spec.TTLSecondsAfterFinished = ptr.To[int32](0) }, Refused("spec.ttlSecondsAfterFinished")},
+	{"no operation", func(o *druidv1alpha1.EtcdOpsTask) { o.Spec.Config = druidv1alpha1.EtcdOpsTaskConfig{} }, Refused("spec.config")},
 	{"full snapshot timeout of a second", func(o *druidv1alpha1.EtcdOpsTask) {
 		o.Spec.Config.OnDemandSnapshot.TimeoutSecondsFull = ptr.To[int32](1)
-	}, refused("spec.config.onDemandSnapshot.timeoutSecondsFull")},
+	}, Refused("spec.config.onDemandSnapshot.timeoutSecondsFull")},
 	{"delta snapshot timeout of a second", func(o *druidv1alpha1.EtcdOpsTask) {
 		o.Spec.Config.OnDemandSnapshot.Type = druidv1alpha1.OnDemandSnapshotTypeDelta
 		o.Spec.Config.OnDemandSnapshot.TimeoutSecondsDelta = ptr.To[int32](1)
-	}, refused("spec.config.onDemandSnapshot.timeoutSecondsDelta")},
+	}, Refused("spec.config.onDemandSnapshot.timeoutSecondsDelta")},
 	{"quorum-loss recovery", func(o *druidv1alpha1.EtcdOpsTask) {
 		o.Spec.Config = druidv1alpha1.EtcdOpsTaskConfig{RecoverFromQuorumLoss: &druidv1alpha1.RecoverFromQuorumLossConfig{}}
-	}, refused("spec.config.recoverFromQuorumLoss")},
-	{"on-demand full snapshot", func(*druidv1alpha1.EtcdOpsTask) {}, admitted},
+	}, Refused("spec.config.recoverFromQuorumLoss")},
+	{"on-demand full snapshot", func(*druidv1alpha1.EtcdOpsTask) {}, Admitted},
 }
