@@ -1,7 +1,7 @@
 // Package coreevents records druid's events as core/v1 Events. controller-runtime's recorders write
 // events.k8s.io/v1, which a role that grants only core `events` cannot create: Gardener's ClusterRole for
 // etcd-druid is such a role, and every druid event was dropped there. Both APIs serve the same objects, so
-// events written here are read through either; druid's own chart grants both.
+// events written here are read through either; druid's own chart grants core events only.
 //
 // The recorders keep the events.k8s.io/v1 recorder interface (action, related object, series of repeated
 // events): client-go's events broadcaster builds the events, and only its sink writes core/v1. client-go's
