@@ -117,12 +117,12 @@ func appliedEtcd(ctx context.Context, etcd *druidv1alpha1.Etcd, sts *appsv1.Stat
 	old := etcd.DeepCopy()
 	if recorded, ok := sts.Annotations[AppliedSpecAnnotation]; ok {
 		spec := druidv1alpha1.EtcdSpec{}
-		if err := json.Unmarshal([]byte(recorded), &spec); err == nil {
+		err := json.Unmarshal([]byte(recorded), &spec)
+		if err == nil {
 			old.Spec = spec
 			return old
-		} else {
-			log.FromContext(ctx).Info("Unreadable applied spec on the StatefulSet, judging against what it runs", "annotation", AppliedSpecAnnotation, "error", err.Error())
 		}
+		log.FromContext(ctx).Info("Unreadable applied spec on the StatefulSet, judging against what it runs", "annotation", AppliedSpecAnnotation, "error", err.Error())
 	}
 	if len(sts.Spec.VolumeClaimTemplates) == 1 {
 		claim := sts.Spec.VolumeClaimTemplates[0]
