@@ -1,10 +1,7 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -13,27 +10,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/hostile"
 )
 
 func exampleEtcd(t *testing.T) *druidv1alpha1.Etcd {
 	t.Helper()
-	root, err := envtest.ProjectRoot()
+	etcd, err := hostile.ExampleEtcd(env.CreateNamespace(t))
 	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(root, "example", "etcd.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The example's secret references name its namespace; secrets live in the Etcd's own namespace.
-	namespace := env.CreateNamespace(t)
-	data = bytes.ReplaceAll(data, []byte("namespace: shoot--dev--demo"), []byte("namespace: "+namespace))
-	etcd := &druidv1alpha1.Etcd{}
-	if err := yaml.UnmarshalStrict(data, etcd); err != nil {
 		t.Fatal(err)
 	}
 	return etcd
