@@ -67,7 +67,7 @@ func TestReconcilerRefusesCopyTasksTheWebhookRefuses(t *testing.T) {
 				}
 				return messages
 			}).WithTimeout(timeout).WithPolling(poll).Should(ContainElement(ContainSubstring(fld)))
-			g.Consistently(func(g Gomega) error {
+			g.Consistently(func() error {
 				return env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: copybackupstask.WorkerJobName(task)}, &batchv1.Job{})
 			}).WithTimeout(time.Second).WithPolling(poll).Should(Satisfy(apierrors.IsNotFound), "no worker Job")
 		})
