@@ -95,6 +95,8 @@ func TestReconcilerRefusesUnsafeChangesOfARunningEtcd(t *testing.T) {
 			g.Eventually(func(g Gomega) {
 				sts = statefulSet(g, namespace)
 				g.Expect(sts.Annotations).To(HaveKey(etcdcontroller.AppliedSpecAnnotation), "druid records the spec it applied")
+				// The status flow records the cluster size on its own schedule; compare after it did.
+				g.Expect(sts.Annotations).To(HaveKey(druidv1alpha1.ClusterSizeAnnotation), "druid records the cluster size")
 			}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 			cm := &corev1.ConfigMap{}
 			g.Expect(exists(namespace, etcdName+"-config", cm)()).To(Succeed())
