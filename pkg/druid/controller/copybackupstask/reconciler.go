@@ -8,11 +8,14 @@ package copybackupstask
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -23,8 +26,10 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/coreevents"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
+	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/etcdvalidation"
 )
 
 // Reasons of the task's conditions and events.
@@ -42,6 +47,11 @@ const (
 	ReasonLocalStoreRefused = "LocalStoreRefused"
 	// EventReasonLocalStoreRefused is the Warning event of the same refusal.
 	EventReasonLocalStoreRefused = ReasonLocalStoreRefused
+	// ReasonInvalidSpec: the task's spec fails the checks of the validation webhook
+	// (etcdvalidation.CopyTaskErrors), so no worker Job runs; the message names every field.
+	ReasonInvalidSpec = "InvalidSpec"
+	// EventReasonInvalidSpec is the Warning event of the same refusal.
+	EventReasonInvalidSpec = ReasonInvalidSpec
 )
 
 // Reconciler handles one EtcdCopyBackupsTask per call.
@@ -100,6 +110,9 @@ func finished(task *druidv1alpha1.EtcdCopyBackupsTask) bool {
 }
 
 func (r *Reconciler) createJob(ctx context.Context, task *druidv1alpha1.EtcdCopyBackupsTask) error {
+	if errs := etcdvalidation.CopyTaskErrors(task); len(errs) > 0 {
+		return r.refuseInvalidSpec(ctx, task, errs)
+	}
 	var paths localStores
 	var err error
 	if paths.target, err = storeaccess.ResolveLocalStore(ctx, r.Client, &task.Spec.TargetStore, "spec.targetStore.container", task.Namespace,
@@ -130,17 +143,41 @@ func (r *Reconciler) localStoreError(ctx context.Context, task *druidv1alpha1.Et
 	}
 	message := fmt.Sprintf("no worker Job: the %s store: %v", which, err)
 	log.FromContext(ctx).Info("Local store refused, no copy-backups worker job", "store", which, "reason", err.Error())
-	r.Recorder.Eventf(task, nil, corev1.EventTypeWarning, EventReasonLocalStoreRefused, "Copy", "%s", message)
+	return r.failWithoutJob(ctx, task, ReasonLocalStoreRefused, message)
+}
+
+// refuseInvalidSpec fails the task for its generation when its spec fails the validation webhook's checks
+// (etcdvalidation.CopyTaskErrors): a deployment may register no validation webhook for copy tasks
+// (gardenlet registers none), and a copy into another shoot's prefix or onto its own source must not run
+// because of that. The fields come first in the message: an event's message is cut at 1024 bytes.
+func (r *Reconciler) refuseInvalidSpec(ctx context.Context, task *druidv1alpha1.EtcdCopyBackupsTask, errs field.ErrorList) error {
+	fields := make([]string, 0, len(errs))
+	for _, e := range errs {
+		if !slices.Contains(fields, e.Field) {
+			fields = append(fields, e.Field)
+		}
+	}
+	message := fmt.Sprintf("no worker Job: generation %d refused by validation (%s): %s", task.Generation, strings.Join(fields, ", "), errs.ToAggregate().Error())
+	log.FromContext(ctx).Info("Spec refused by validation, no copy-backups worker job", "generation", task.Generation, "errors", errs.ToAggregate().Error())
+	return r.failWithoutJob(ctx, task, ReasonInvalidSpec, message)
+}
+
+// failWithoutJob ends the task's generation without a worker Job: Succeeded=False and Failed=True with
+// reason, lastError message and a Warning event of the same reason. A refusal no retry can change fails
+// at once, since Gardener, waiting for Succeeded or Failed, would otherwise wait forever; a new spec
+// (a new generation) is judged again.
+func (r *Reconciler) failWithoutJob(ctx context.Context, task *druidv1alpha1.EtcdCopyBackupsTask, reason, message string) error {
+	r.Recorder.Eventf(task, nil, corev1.EventTypeWarning, reason, "Copy", "%s", coreevents.TruncatedNote(message))
 	before := task.DeepCopy()
 	now := r.Clock.Now()
 	task.Status.Conditions = health.SetCondition(task.Status.Conditions,
-		condition(druidv1alpha1.EtcdCopyBackupsTaskSucceeded, druidv1alpha1.ConditionFalse, ReasonLocalStoreRefused, message), now)
+		condition(druidv1alpha1.EtcdCopyBackupsTaskSucceeded, druidv1alpha1.ConditionFalse, reason, message), now)
 	task.Status.Conditions = health.SetCondition(task.Status.Conditions,
-		condition(druidv1alpha1.EtcdCopyBackupsTaskFailed, druidv1alpha1.ConditionTrue, ReasonLocalStoreRefused, message), now)
+		condition(druidv1alpha1.EtcdCopyBackupsTaskFailed, druidv1alpha1.ConditionTrue, reason, message), now)
 	task.Status.LastError = &message
 	task.Status.ObservedGeneration = ptr.To(task.Generation)
 	if err := r.Client.Status().Patch(ctx, task, client.MergeFrom(before)); err != nil {
-		return fmt.Errorf("recording the refused Local store in the task status: %w", err)
+		return fmt.Errorf("recording %s in the task status: %w", reason, err)
 	}
 	return nil
 }

@@ -57,18 +57,18 @@ func TestRefusedLocalStoreFailsTheTask(t *testing.T) {
 	}).WithTimeout(2 * time.Second).WithPolling(poll).Should(BeEmpty())
 }
 
-// Source and target Local stores with the same container would both be mounted at $HOME/<container> in
-// the worker pod, which the apiserver refuses to create (and, on one node directory, would copy a store
-// onto itself): the task fails naming the container instead of retrying a Job that can never be created.
+// Source and target Local stores with the same container (but different prefixes, so the validation
+// admits them) would both be mounted at $HOME/<container> in the worker pod, which the apiserver refuses
+// to create: the task fails naming the container instead of retrying a Job that can never be created.
 func TestLocalStoresSharingAContainerFailTheTask(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)
-	local := func() druidv1alpha1.StoreSpec {
-		return druidv1alpha1.StoreSpec{Container: ptr.To("shared"), Prefix: "shoot--dev--x/etcd-main", Provider: ptr.To(druidv1alpha1.StorageProviderLocal)}
+	local := func(prefix string) druidv1alpha1.StoreSpec {
+		return druidv1alpha1.StoreSpec{Container: ptr.To("shared"), Prefix: prefix, Provider: ptr.To(druidv1alpha1.StorageProviderLocal)}
 	}
 	task := &druidv1alpha1.EtcdCopyBackupsTask{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "etcd-main-copy"},
-		Spec:       druidv1alpha1.EtcdCopyBackupsTaskSpec{SourceStore: local(), TargetStore: local()},
+		Spec:       druidv1alpha1.EtcdCopyBackupsTaskSpec{SourceStore: local("shoot--dev--x/etcd-main"), TargetStore: local("shoot--dev--x2/etcd-main")},
 	}
 	g.Expect(env.Client.Create(ctx, task)).To(Succeed())
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/coreevents"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/fullsnapshot"
 	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
@@ -63,12 +65,12 @@ func startManager(ctx context.Context, e *envtest.Env) error {
 	}
 	log.SetLogger(logger)
 	druid.ctx, druid.env = ctx, e
-	return runDruid()
+	return runDruid(e.Config)
 }
 
-// runDruid starts a manager with the Etcd controller and waits until its cache synced.
-func runDruid() error {
-	mgr, err := ctrl.NewManager(druid.env.Config, etcdcontroller.NewManagerOptions(ctrl.Options{
+// runDruid starts a manager with the Etcd controller under identity and waits until its cache synced.
+func runDruid(identity *rest.Config) error {
+	base, err := ctrl.NewManager(identity, etcdcontroller.NewManagerOptions(ctrl.Options{
 		Scheme:                 envtest.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
@@ -82,6 +84,12 @@ func runDruid() error {
 	// The full snapshot before hibernation or new images goes to the namespace's stand-in sidecar.
 	snapshots := &fullsnapshot.HTTP{Reader: druid.env.Client, Endpoint: snapshotSidecars.Of}
 	ctx, cancel := context.WithCancel(druid.ctx)
+	// Core events, as druid's command records them (a role granting only core events loses none).
+	mgr, err := coreevents.Wrap(ctx, base, identity)
+	if err != nil {
+		cancel()
+		return err
+	}
 	if err := etcdcontroller.AddToManager(ctx, mgr, testConfig, etcdcontroller.WithFullSnapshotRequester(snapshots)); err != nil {
 		cancel()
 		return err
@@ -107,7 +115,19 @@ func restartDruid(t *testing.T) {
 	t.Helper()
 	druid.cancel()
 	<-druid.done
-	if err := runDruid(); err != nil {
+	if err := runDruid(druid.env.Config); err != nil {
 		t.Fatalf("restarting druid: %v", err)
+	}
+}
+
+// restartDruidAs restarts druid under identity (it probes its permissions at start, as a deployed druid
+// does) until the test ends, then under the suite's own identity again.
+func restartDruidAs(t *testing.T, identity *rest.Config) {
+	t.Helper()
+	druid.cancel()
+	<-druid.done
+	t.Cleanup(func() { restartDruid(t) }) // also after a failed start: the stopped druid is cancelled and done
+	if err := runDruid(identity); err != nil {
+		t.Fatalf("starting druid under another identity: %v", err)
 	}
 }

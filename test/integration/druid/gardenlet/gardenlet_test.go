@@ -12,11 +12,9 @@ import (
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -30,6 +28,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagevector"
 	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 	"github.com/gardener-etcd/gardener-etcd/test/support/freeport"
+	"github.com/gardener-etcd/gardener-etcd/test/support/gardenlet"
 )
 
 const (
@@ -40,27 +39,15 @@ const (
 // gardenletConfig is Gardener's rendered OperatorConfiguration (see the file's header for its source).
 var gardenletConfig = filepath.Join("..", "..", "..", "..", "cmd", "etcd-druid", "app", "testdata", "gardenlet-operatorconfiguration.yaml")
 
-// druidIdentity creates druid's service account bound to the copy of Gardener's ClusterRole and returns a
-// kubeconfig for it (a token of the service account: druid is system:serviceaccount:<ns>:etcd-druid, the
-// user the configuration names as the reconciler).
+// druidIdentity creates druid's namespace and its service account bound to the copy of Gardener's
+// ClusterRole and returns a kubeconfig for it (druid is system:serviceaccount:<ns>:etcd-druid, the user the
+// configuration names as the reconciler).
 func druidIdentity(t *testing.T, ctx context.Context) (string, *rest.Config) {
 	t.Helper()
 	g := NewWithT(t)
-	c := env.Client
-	g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: druidNamespace}})).To(Succeed())
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "etcd-druid", Namespace: druidNamespace}}
-	g.Expect(c.Create(ctx, sa)).To(Succeed())
-	role := gardenletClusterRole()
-	g.Expect(c.Create(ctx, role)).To(Succeed())
-	g.Expect(c.Create(ctx, &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: sa.Namespace}},
-	})).To(Succeed())
-	token := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}
-	g.Expect(c.SubResource("token").Create(ctx, sa, token)).To(Succeed())
-
-	cfg := &rest.Config{Host: env.Config.Host, BearerToken: token.Status.Token, TLSClientConfig: rest.TLSClientConfig{CAData: env.Config.CAData}}
+	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: druidNamespace}})).To(Succeed())
+	cfg, err := gardenlet.DruidIdentity(ctx, env.Client, env.Config, druidNamespace)
+	g.Expect(err).NotTo(HaveOccurred())
 	kubeconfig := clientcmdapi.NewConfig()
 	kubeconfig.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
 	kubeconfig.AuthInfos["etcd-druid"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken}

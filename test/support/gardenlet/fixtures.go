@@ -1,3 +1,6 @@
+// Package gardenlet holds copies of the objects gardenlet deploys etcd-druid with (its ClusterRole and
+// ValidatingWebhookConfiguration) and an identity bound to that role, so that suites run druid exactly
+// under what gardenlet grants it.
 package gardenlet
 
 import (
@@ -7,10 +10,10 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// gardenletClusterRole is a COPY of the rules of Gardener's ClusterRole gardener.cloud:system:etcd-druid
+// ClusterRole is a COPY of the rules of Gardener's ClusterRole gardener.cloud:system:etcd-druid
 // (gardener/gardener v1.150.0, pkg/component/etcd/etcd/bootstrap.go, getClusterRole): the identity
 // gardenlet runs etcd-druid under. Keep it identical to Gardener's; it is what druid must cope with.
-func gardenletClusterRole() *rbacv1.ClusterRole {
+func ClusterRole() *rbacv1.ClusterRole {
 	all := []string{"get", "list", "watch", "create", "update", "patch", "delete"}
 	return &rbacv1.ClusterRole{
 		ObjectMeta: metav1.ObjectMeta{Name: "gardener.cloud:system:etcd-druid"},
@@ -33,10 +36,11 @@ func gardenletClusterRole() *rbacv1.ClusterRole {
 	}
 }
 
-// gardenletWebhookConfiguration is a COPY of Gardener's ValidatingWebhookConfiguration etcd-druid
-// (gardener/gardener v1.150.0, pkg/component/etcd/etcd/bootstrap.go, getValidatingWebhookConfiguration):
-// both entries call upstream druid's path, fail closed, and the scale entry has no object selector.
-func gardenletWebhookConfiguration() *admissionregistrationv1.ValidatingWebhookConfiguration {
+// WebhookConfiguration is a COPY of Gardener's ValidatingWebhookConfiguration etcd-druid
+// (gardener/gardener v1.150.0, pkg/component/etcd/etcd/bootstrap.go, getValidatingWebhookConfiguration)
+// for a druid in druidNamespace: both entries call upstream druid's path, fail closed, and the scale entry
+// has no object selector.
+func WebhookConfiguration(druidNamespace string) *admissionregistrationv1.ValidatingWebhookConfiguration {
 	updateDelete := []admissionregistrationv1.OperationType{admissionregistrationv1.Update, admissionregistrationv1.Delete}
 	deleteOnly := []admissionregistrationv1.OperationType{admissionregistrationv1.Delete}
 	clientConfig := admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{

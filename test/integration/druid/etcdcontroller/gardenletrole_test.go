@@ -1,0 +1,87 @@
+package etcdcontroller_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal/decide"
+	"github.com/gardener-etcd/gardener-etcd/test/support/gardenlet"
+)
+
+// TestQuorumLossUnderGardenletsRoleDeletesNothing: druid runs under gardenlet's ClusterRole, which grants
+// no `delete persistentvolumeclaims`, and a 3-member cluster with a backup store loses its quorum (two
+// members' leases stale and pods not ready). The recovery would scale to 0 and then fail at deleting the
+// data volumes, leaving the cluster down: druid must not start it. The QuorumLossRecovery condition is
+// False/PermissionsMissing naming the permission, a Warning event says so, and nothing is deleted or
+// scaled — the claims, the StatefulSet's replicas, the member leases and pods stay as they were.
+func TestQuorumLossUnderGardenletsRoleDeletesNothing(t *testing.T) {
+	g := NewWithT(t)
+	druidNS := env.CreateNamespace(t)
+	identity, err := gardenlet.DruidIdentity(ctx, env.Client, env.Config, druidNS)
+	g.Expect(err).NotTo(HaveOccurred())
+	restartDruidAs(t, identity)
+
+	ns := env.CreateNamespace(t)
+	createSecret(t, ns, "etcd-backup", "accessKeyID", "secretAccessKey", "region")
+	s := healthyCluster(t, ns, 3, withS3Store)
+	leases, pods := map[string]types.UID{}, map[string]types.UID{}
+	for _, name := range []string{"etcd-main-0", "etcd-main-1", "etcd-main-2"} {
+		leases[name] = memberLease(g, ns, name).UID
+		pods[name] = podUID(g, ns, name)
+	}
+	memberVolumes := []string{"etcd-main-etcd-main-0", "etcd-main-etcd-main-1", "etcd-main-etcd-main-2"}
+	for _, name := range memberVolumes {
+		createClaim(t, ns, name)
+	}
+
+	failMember(t, ns, s, 1)
+	failMember(t, ns, s, 2)
+	expectCondition(t, ns, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonQuorumLost)
+	etcd := expectCondition(t, ns, heal.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, heal.ReasonRecoveryPermissionsMissing)
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, heal.ConditionTypeQuorumLossRecovery).Message).
+		To(ContainSubstring("delete persistentvolumeclaims"))
+	g.Eventually(func(g Gomega) []string {
+		var messages []string
+		for _, e := range warningEvents(g, ns, heal.EventReasonQuorumLossRecovery) {
+			messages = append(messages, e.Message)
+		}
+		return messages
+	}).WithTimeout(timeout).WithPolling(poll).Should(ContainElement(ContainSubstring("delete persistentvolumeclaims")), func() string {
+		list := &corev1.EventList{}
+		_ = env.Client.List(ctx, list, client.InNamespace(ns))
+		var all []string
+		for _, e := range list.Items {
+			all = append(all, e.Type+"/"+e.Reason+"/"+e.InvolvedObject.Kind+": "+e.Message)
+		}
+		return strings.Join(all, "\n")
+	})
+
+	// Observed over several status periods (one second each here) after the refusal: still nothing done.
+	g.Consistently(func(g Gomega) {
+		sts := statefulSet(g, ns)
+		g.Expect(sts.Spec.Replicas).To(Equal(ptr.To(int32(3))), "StatefulSet not scaled")
+		g.Expect(sts.Annotations).NotTo(HaveKey(decide.QuorumLossRecoveryAnnotation), "no recovery started")
+		for _, name := range memberVolumes {
+			g.Expect(claim(g, ns, name).DeletionTimestamp).To(BeNil(), "claim %s not deleted", name)
+		}
+		for name, uid := range leases {
+			g.Expect(memberLease(g, ns, name).UID).To(Equal(uid), "lease %s not recreated", name)
+		}
+		for name, uid := range pods {
+			g.Expect(podUID(g, ns, name)).To(Equal(uid), "pod %s not deleted", name)
+		}
+		for _, e := range etcdEvents(g, ns, heal.EventReasonQuorumLossRecovery) {
+			g.Expect(strings.Contains(e.Message, "scaled the StatefulSet")).To(BeFalse(), "no recovery step: %s", e.Message)
+		}
+	}).WithTimeout(5 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+	g.Expect(getEtcd(g, ns).Status.LastOperation.State).To(Equal(druidv1alpha1.LastOperationStateError))
+}
