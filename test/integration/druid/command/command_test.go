@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,6 +23,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/cmd/etcd-druid/app"
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/test/support/freeport"
+	"github.com/gardener-etcd/gardener-etcd/test/support/gardenlet"
 )
 
 const (
@@ -48,8 +50,13 @@ func TestCommandReconcilesAndShutsDownCleanly(t *testing.T) {
 	ctx := context.Background()
 	ns := env.CreateNamespace(t)
 	const leaseName = "druid-leader-from-config"
+	// Druid runs as the service account its configuration names (serviceAccountInfo below), bound to
+	// gardenlet's ClusterRole: its protection webhook lets only that user change the components.
+	g.Expect(client.IgnoreAlreadyExists(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "garden"}}))).To(Succeed())
+	identity, err := gardenlet.DruidIdentity(ctx, env.Client, env.Config, "garden")
+	g.Expect(err).NotTo(HaveOccurred())
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	g.Expect(os.WriteFile(kubeconfig, env.KubeConfig, 0o600)).To(Succeed())
+	g.Expect(gardenlet.WriteKubeconfig(identity, kubeconfig)).To(Succeed())
 	probe := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
 	wh := env.WebhookInstallOptions
 
@@ -117,7 +124,7 @@ logConfiguration: {logLevel: info, logFormat: json}
 
 	// The protection webhook the command serves denies anyone but druid deleting a component.
 	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: ns}}
-	err := env.Client.Delete(ctx, sts)
+	err = env.Client.Delete(ctx, sts)
 	g.Expect(err).To(HaveOccurred(), "deleting druid's StatefulSet as someone else")
 	g.Expect(err.Error()).To(ContainSubstring(druidv1alpha1.DisableEtcdComponentProtectionAnnotation))
 

@@ -17,8 +17,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -48,13 +46,8 @@ func druidIdentity(t *testing.T, ctx context.Context) (string, *rest.Config) {
 	g.Expect(env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: druidNamespace}})).To(Succeed())
 	cfg, err := gardenlet.DruidIdentity(ctx, env.Client, env.Config, druidNamespace)
 	g.Expect(err).NotTo(HaveOccurred())
-	kubeconfig := clientcmdapi.NewConfig()
-	kubeconfig.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kubeconfig.AuthInfos["etcd-druid"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken}
-	kubeconfig.Contexts["etcd-druid"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "etcd-druid"}
-	kubeconfig.CurrentContext = "etcd-druid"
 	path := filepath.Join(t.TempDir(), "kubeconfig")
-	g.Expect(clientcmd.WriteToFile(*kubeconfig, path)).To(Succeed())
+	g.Expect(gardenlet.WriteKubeconfig(cfg, path)).To(Succeed())
 	return path, cfg
 }
 
