@@ -9,7 +9,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"k8s.io/utils/ptr"
+
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/druid"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
@@ -40,7 +41,7 @@ var _ = Describe("upstream binaries", func() {
 			env = newShoot(ctx, "updruid", fastDeltaSnapshots)
 		}, NodeTimeout(15*time.Minute))
 
-		bootstrapBackupRestore(func() *seedworkflow.Env { return env }, "/e2e/updruid/")
+		bootstrapBackupRestore(func() *seedworkflow.Env { return env }, "/e2e/updruid/", "etcdbrctl")
 	})
 
 	Context("our etcd-druid running upstream's etcd-backup-restore v0.40.0 image", Ordered, func() {
@@ -61,27 +62,27 @@ var _ = Describe("upstream binaries", func() {
 			env = newShoot(ctx, "upbr", fastDeltaSnapshots)
 		}, NodeTimeout(15*time.Minute))
 
-		It("renders upstream's etcd-backup-restore image into the member pods", func(ctx SpecContext) {
-			measure("bootstrap 3 members", func() { deployMain(ctx, env, 3) })
-			Expect(sidecarImages(ctx, env)).To(HaveEach(Equal(seed.Images()[upstreamBackupRestoreImage])))
-		})
-
-		bootstrapBackupRestore(func() *seedworkflow.Env { return env }, "/e2e/upbr/")
+		bootstrapBackupRestore(func() *seedworkflow.Env { return env }, "/e2e/upbr/", upstreamBackupRestoreImage)
 	})
 })
 
 // bootstrapBackupRestore adds the specs both pairings share to the current Ordered container: a 3-member
-// etcd-main Ready (deployed through botanist, as gardenlet writes it, unless a spec before deployed it),
-// full and delta snapshots in the store under a writer, and the restore after all members lost their data.
-func bootstrapBackupRestore(env func() *seedworkflow.Env, prefix string) {
+// etcd-main Ready (deployed through botanist, as gardenlet writes it) whose sidecars run the seed's image
+// sidecarImage, full and delta snapshots in the store under a writer, and the restore after all members lost
+// their data.
+func bootstrapBackupRestore(env func() *seedworkflow.Env, prefix, sidecarImage string) {
 	var writer *seedworkflow.Writer
 	It("bootstraps a 3-member etcd-main Ready", func(ctx SpecContext) {
-		if _, err := seedworkflow.Component(env(), etcd.RoleMain).Get(ctx); err != nil {
-			measure("bootstrap 3 members", func() { deployMain(ctx, env(), 3) })
-		}
-		Expect(seedworkflow.WaitMembers(ctx, env(), etcd.RoleMain, 3, true)).To(Succeed())
-		expectCondition(ctx, env(), etcd.RoleMain, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionTrue, "")
-		Expect(memberList(ctx, env(), etcd.RoleMain).Members).To(HaveLen(3))
+		measure("bootstrap 3 members", func() {
+			values := etcd.Values{Role: etcd.RoleMain, Replicas: ptr.To(int32(3)), HighAvailability: true,
+				BackupConfig: &etcd.BackupConfig{BackupEntryName: env().BackupEntryName}, DeltaSnapshotPeriod: env().DeltaSnapshotPeriod,
+				WaitTimeout: env().Timeout, WaitInterval: env().Interval}
+			c := etcd.New(env().Client, env().Namespace, values)
+			Expect(c.Deploy(ctx)).To(Succeed())
+			Expect(c.Wait(ctx)).To(Succeed())
+			expectReadyWithPeerTLS(ctx, env(), 3)
+		})
+		Expect(sidecarImages(ctx, env())).To(HaveEach(Equal(seed.Images()[sidecarImage])))
 		writer = seedworkflow.StartWriter(ctx, env(), etcd.RoleMain, prefix)
 	})
 

@@ -136,9 +136,28 @@ func restoreByUpstreamProcedure(ctx context.Context, env *seedworkflow.Env) {
 		druidv1alpha1.DisableEtcdComponentProtectionAnnotation: nil,
 		"gardener.cloud/operation":                             ptr.To("reconcile"),
 	})
-	Expect(seedworkflow.WaitMembers(ctx, env, etcd.RoleMain, replicas, true)).To(Succeed())
+	expectReadyWithPeerTLS(ctx, env, replicas)
+}
+
+// expectReadyWithPeerTLS waits until druid reports the members of etcd-main ready and the Etcd Ready, and the
+// cluster's member list has them all, each with https peer URLs only. Peer TLS is read from etcd itself, not
+// from status.peerUrlTLSEnabled, which upstream druid v0.38.1 never sets.
+func expectReadyWithPeerTLS(ctx context.Context, env *seedworkflow.Env, members int) {
+	Expect(seedworkflow.WaitMembers(ctx, env, etcd.RoleMain, members, false)).To(Succeed())
 	expectCondition(ctx, env, etcd.RoleMain, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionTrue, "")
-	Expect(memberList(ctx, env, etcd.RoleMain).Members).To(HaveLen(replicas))
+	Eventually(func(g Gomega) {
+		cli, err := seedworkflow.EtcdClient(ctx, env, etcd.RoleMain)
+		g.Expect(err).NotTo(HaveOccurred())
+		defer cli.Close()
+		resp, err := cli.MemberList(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		list := resp.Members
+		g.Expect(list).To(HaveLen(members))
+		for _, m := range list {
+			g.Expect(m.IsLearner).To(BeFalse(), "member %s is still a learner", m.Name)
+			g.Expect(m.PeerURLs).To(HaveEach(HavePrefix("https://")), "peer URLs of %s", m.Name)
+		}
+	}).WithContext(ctx).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
 }
 
 // annotate sets (non-nil) and removes (nil) annotations of the Etcd.
