@@ -5,7 +5,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -78,14 +80,39 @@ func sidecarImages(ctx context.Context, env *seedworkflow.Env) []string {
 
 // restoreByUpstreamProcedure loses the data of every member of etcd-main and restores it from the backup by
 // the steps of upstream etcd-druid's "Recovery from Quorum Loss" (docs/usage/recovering-etcd-clusters.md,
-// v0.38.1), which work with either druid: suspend the spec reconcile and the component protection, scale
-// the StatefulSet to 0, delete every PVC (the data loss) and every member lease, cut the ConfigMap's
-// initial-cluster and URL maps down to the first member, scale to 1 and wait until that member — restored
-// from the backup by its sidecar — is ready; then lift the suspension and have druid reconcile, which brings
-// the other members back as new members of the restored cluster.
+// v0.38.1), which work with either druid: loseAllDataAndStartFirstMember, then wait until that member —
+// restored from the backup by its sidecar — is ready, lift the suspension and have druid reconcile, which
+// brings the other members back as new members of the restored cluster.
 func restoreByUpstreamProcedure(ctx context.Context, env *seedworkflow.Env) {
+	obj := loseAllDataAndStartFirstMember(ctx, env)
+	By("07: waiting until the first member is restored and ready")
+	Eventually(func(g Gomega) {
+		pod := &corev1.Pod{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: obj.PodName(0)}, pod)).To(Succeed())
+		g.Expect(pod.Status.ContainerStatuses).NotTo(BeEmpty())
+		for _, cs := range pod.Status.ContainerStatuses {
+			g.Expect(cs.Ready).To(BeTrue(), "container %s of %s", cs.Name, pod.Name)
+		}
+	}).WithContext(ctx).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
+
+	By("08: lifting the suspension; druid reconciles the other members back")
+	obj = getEtcd(ctx, env, etcd.RoleMain)
+	annotate(ctx, env, obj, map[string]*string{
+		druidv1alpha1.SuspendEtcdSpecReconcileAnnotation:       nil,
+		druidv1alpha1.DisableEtcdComponentProtectionAnnotation: nil,
+		"gardener.cloud/operation":                             ptr.To("reconcile"),
+	})
+	expectReadyWithPeerTLS(ctx, env, int(obj.Spec.Replicas))
+}
+
+// loseAllDataAndStartFirstMember runs steps 01 to 06 of upstream's procedure: suspend the spec reconcile
+// and the component protection, scale the StatefulSet to 0, delete every PVC (the data loss) and every
+// member lease, cut the ConfigMap's initial-cluster and URL maps down to the first member and scale to 1.
+// It returns the Etcd.
+func loseAllDataAndStartFirstMember(ctx context.Context, env *seedworkflow.Env) *druidv1alpha1.Etcd {
 	obj := getEtcd(ctx, env, etcd.RoleMain)
 	replicas := int(obj.Spec.Replicas)
+	By("01: suspending the spec reconcile and the component protection")
 	annotate(ctx, env, obj, map[string]*string{
 		druidv1alpha1.SuspendEtcdSpecReconcileAnnotation:       ptr.To(""),
 		druidv1alpha1.DisableEtcdComponentProtectionAnnotation: ptr.To(""),
@@ -117,26 +144,35 @@ func restoreByUpstreamProcedure(ctx context.Context, env *seedworkflow.Env) {
 	By("05: cutting the ConfigMap down to the first member")
 	cutConfigToFirstMember(ctx, env, sts, obj.PodName(0))
 
-	By("06: scaling the StatefulSet to 1 and waiting until the first member is restored and ready")
+	By("06: scaling the StatefulSet to 1")
 	Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(sts), sts)).To(Succeed())
 	scaleStatefulSet(ctx, env, sts, 1)
-	Eventually(func(g Gomega) {
-		pod := &corev1.Pod{}
-		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: obj.PodName(0)}, pod)).To(Succeed())
-		g.Expect(pod.Status.ContainerStatuses).NotTo(BeEmpty())
-		for _, cs := range pod.Status.ContainerStatuses {
-			g.Expect(cs.Ready).To(BeTrue(), "container %s of %s", cs.Name, pod.Name)
-		}
-	}).WithContext(ctx).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
+	return obj
+}
 
-	By("08: lifting the suspension; druid reconciles the other members back")
-	obj = getEtcd(ctx, env, etcd.RoleMain)
-	annotate(ctx, env, obj, map[string]*string{
-		druidv1alpha1.SuspendEtcdSpecReconcileAnnotation:       nil,
-		druidv1alpha1.DisableEtcdComponentProtectionAnnotation: nil,
-		"gardener.cloud/operation":                             ptr.To("reconcile"),
-	})
-	expectReadyWithPeerTLS(ctx, env, replicas)
+// expectSidecarLog waits until a log of a backup-restore container of the namespace contains text, and
+// returns that line.
+func expectSidecarLog(ctx context.Context, env *seedworkflow.Env, text string) string {
+	var line string
+	Eventually(func() string {
+		for _, dir := range seed.PodLogDirs(env.Namespace) {
+			logs, _ := filepath.Glob(filepath.Join(dir, "backup-restore", "*.log"))
+			for _, file := range logs {
+				data, err := os.ReadFile(file)
+				if err != nil {
+					continue
+				}
+				for _, l := range strings.Split(string(data), "\n") {
+					if strings.Contains(l, text) {
+						line = l
+						return line
+					}
+				}
+			}
+		}
+		return ""
+	}).WithContext(ctx).WithTimeout(waitTimeout).WithPolling(pollInterval).ShouldNot(BeEmpty(), "no sidecar logged %q", text)
+	return line
 }
 
 // expectReadyWithPeerTLS waits until druid reports the members of etcd-main ready and the Etcd Ready, and the
