@@ -20,7 +20,7 @@ tools-upstream: ## Build (first time only) and link upstream's etcd-druid v0.38.
 	@hack/tools/install.sh upstream-etcd-druid upstream-etcd-backup-restore
 
 .PHONY: generate
-generate: tools ## Write deepcopy functions and CRDs (into charts/*/crds) from the API types.
+generate: tools ## Write deepcopy functions and the extension CRDs from the API types; copy the druid CRDs from upstream's API module (into charts/*/crds).
 	@hack/generate.sh "$(CURDIR)"
 
 .PHONY: verify
