@@ -88,7 +88,7 @@ func restoreByUpstreamProcedure(ctx context.Context, env *seedworkflow.Env) {
 	By("07: waiting until the first member is restored and ready")
 	Eventually(func(g Gomega) {
 		pod := &corev1.Pod{}
-		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: obj.PodName(0)}, pod)).To(Succeed())
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: druidv1alpha1.PodName(obj, 0)}, pod)).To(Succeed())
 		g.Expect(pod.Status.ContainerStatuses).NotTo(BeEmpty())
 		for _, cs := range pod.Status.ContainerStatuses {
 			g.Expect(cs.Ready).To(BeTrue(), "container %s of %s", cs.Name, pod.Name)
@@ -137,12 +137,12 @@ func loseAllDataAndStartFirstMember(ctx context.Context, env *seedworkflow.Env) 
 
 	By("04: deleting every member lease")
 	for i := range replicas {
-		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: env.Namespace, Name: obj.MemberLeaseName(i)}}
+		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: env.Namespace, Name: druidv1alpha1.MemberLeaseName(obj, i)}}
 		Expect(client.IgnoreNotFound(env.Client.Delete(ctx, lease))).To(Succeed())
 	}
 
 	By("05: cutting the ConfigMap down to the first member")
-	cutConfigToFirstMember(ctx, env, sts, obj.PodName(0))
+	cutConfigToFirstMember(ctx, env, sts, druidv1alpha1.PodName(obj, 0))
 
 	By("06: scaling the StatefulSet to 1")
 	Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(sts), sts)).To(Succeed())
