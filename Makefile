@@ -73,7 +73,7 @@ demo: tools build images ## (root) The whole workflow on the local seed with a s
 	$(BIN)/gardener-etcd demo $(DEMO_FLAGS)
 
 .PHONY: e2e
-e2e: tools ## (root) End-to-end suite on the local seed's real nodes, with images built from the checkout (test/e2e, build tag e2e; tens of minutes); E2E_FLAGS adds e.g. -ginkgo.focus=scale-up.
+e2e: tools tools-upstream ## (root) End-to-end suite on the local seed's real nodes, with images built from the checkout and of upstream's etcd-druid and etcd-backup-restore (test/e2e, build tag e2e; tens of minutes); E2E_FLAGS adds e.g. -ginkgo.focus=scale-up.
 	go test -tags e2e -count=1 -timeout 60m -v ./test/e2e/... -ginkgo.v -ginkgo.no-color $(E2E_FLAGS)
 
 # The chaos suite (test/chaos): rounds of faults on a 3-member etcd under a writer; every

@@ -2,10 +2,14 @@ package localseed
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -56,8 +60,44 @@ func (s *Seed) PushProjectImages(ctx context.Context, layoutDir string) error {
 	return nil
 }
 
-// Images are the references by digest of the images pushed with PushProjectImages, by image name
-// (etcd-druid, etcdbrctl, etcd-wrapper, gardener-extension-backup); nil before PushProjectImages.
+// UpstreamImages are the images of upstream's released components (imagebuild.Upstream, written by `make
+// images-upstream` or seedworkflow.BuildBinDir) with the repository below the seed's registry each is pushed
+// to: upstream's own path (as in europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl), so that
+// the seed's registry stands for a mirror of upstream's, and the references tell upstream's images from ours
+// (gardener-etcd/<name>).
+var UpstreamImages = map[string]string{
+	"upstream-etcd-druid":          "gardener/etcd-druid",
+	"upstream-etcd-backup-restore": "gardener/etcdbrctl",
+}
+
+// PushUpstreamImages pushes the images of UpstreamImages whose OCI layouts exist under layoutDir to the
+// seed's registry; Images then names them by digest under their image names. A missing layout is not an
+// error (upstream's binaries are built by `make tools-upstream` only, not by `make tools`): the names of the
+// pushed images are returned, and the tests that need one skip without it.
+func (s *Seed) PushUpstreamImages(ctx context.Context, layoutDir string) ([]string, error) {
+	var pushed []string
+	for _, name := range slices.Sorted(maps.Keys(UpstreamImages)) {
+		dir := filepath.Join(layoutDir, name)
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		index, tag, err := imagebuild.ReadLayout(dir)
+		if err != nil {
+			return pushed, err
+		}
+		ref, err := imagebuild.Push(ctx, index, fmt.Sprintf("%s/%s:%s", s.Registry(), UpstreamImages[name], tag), true)
+		if err != nil {
+			return pushed, err
+		}
+		s.images[name] = ref.String()
+		pushed = append(pushed, name)
+	}
+	return pushed, nil
+}
+
+// Images are the references by digest of the images pushed with PushProjectImages (etcd-druid, etcdbrctl,
+// etcd-wrapper, gardener-extension-backup) and PushUpstreamImages (upstream-etcd-druid,
+// upstream-etcd-backup-restore), by image name; nil before PushProjectImages.
 func (s *Seed) Images() map[string]string {
 	if len(s.images) == 0 {
 		return nil

@@ -29,7 +29,8 @@ var seedTools = []string{"kube-apiserver", "kube-controller-manager", "kube-sche
 // BuildBinDir links the tools of `make tools` the local seed runs into dir and writes the project's images,
 // built from this checkout for the host's platform (the etcd-wrapper image with the old etcd servers of
 // hack/tools, imagebuild.StepEtcdExtras), as OCI layouts into <dir>/images, where StartSeed pushes them
-// from; so a test seed runs the code under test, never stale images of an earlier `make images`.
+// from; so a test seed runs the code under test, never stale images of an earlier `make images`. The images of
+// upstream's components are written there as well when `make tools-upstream` built their binaries.
 // It runs `go build`, so the working directory must be inside the module.
 func BuildBinDir(ctx context.Context, dir string) error {
 	tools, err := localseed.DefaultBinDir()
@@ -56,6 +57,31 @@ func BuildBinDir(ctx context.Context, dir string) error {
 			return err
 		}
 		if err := imagebuild.WriteLayout(filepath.Join(dir, "images", bin.Name), index, opts.Version); err != nil {
+			return err
+		}
+	}
+	return writeUpstreamImages(ctx, moduleDir, tools, filepath.Join(dir, "images"))
+}
+
+// writeUpstreamImages writes the images of upstream's components (imagebuild.Upstream, as `make
+// images-upstream` writes them) from the binaries `make tools-upstream` linked into tools, into imagesDir.
+// A component whose binary is missing is left out: `make tools` does not build them, and the specs that run
+// upstream's components skip without their images (Seed.PushUpstreamImages).
+func writeUpstreamImages(ctx context.Context, moduleDir, tools, imagesDir string) error {
+	images, err := imagebuild.Upstream(moduleDir, tools)
+	if err != nil {
+		return err
+	}
+	opts := imagebuild.Options{ModuleDir: moduleDir, Platforms: []v1.Platform{imagebuild.HostPlatform()}}
+	for _, bin := range images {
+		if _, err := os.Stat(bin.Prebuilt); err != nil {
+			continue
+		}
+		index, err := imagebuild.Build(ctx, opts, bin)
+		if err != nil {
+			return err
+		}
+		if err := imagebuild.WriteLayout(filepath.Join(imagesDir, bin.Name), index, bin.Tag(opts)); err != nil {
 			return err
 		}
 	}

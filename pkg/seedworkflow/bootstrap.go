@@ -17,12 +17,20 @@ import (
 // BootstrapDruid installs the druid CRDs and etcd-druid from its chart, with the images the seed's registry
 // holds (by digest), and waits until the Deployment is available, i.e. its pods run and serve the webhooks.
 func BootstrapDruid(ctx context.Context, env *Env) (string, error) {
+	return BootstrapDruidWith(ctx, env, func(*druid.Values) {})
+}
+
+// BootstrapDruidWith is BootstrapDruid with the values changed by adjust (e.g. another backup-restore image);
+// BootstrapDruid again brings druid back to the project's images.
+func BootstrapDruidWith(ctx context.Context, env *Env, adjust func(*druid.Values)) (string, error) {
 	if err := ensurePriorityClass(ctx, env); err != nil {
 		return "", err
 	}
 	images := env.Seed.Images()
-	component := druid.New(env.Client, GardenNamespace, druid.Values{WaitTimeout: env.Timeout, WaitInterval: env.Interval,
-		Image: images["etcd-druid"], EtcdWrapperImage: images["etcd-wrapper"], BackupRestoreImage: images["etcdbrctl"]})
+	values := druid.Values{WaitTimeout: env.Timeout, WaitInterval: env.Interval,
+		Image: images["etcd-druid"], EtcdWrapperImage: images["etcd-wrapper"], BackupRestoreImage: images["etcdbrctl"]}
+	adjust(&values)
+	component := druid.New(env.Client, GardenNamespace, values)
 	if err := component.Deploy(ctx); err != nil {
 		return "", err
 	}

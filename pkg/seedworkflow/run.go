@@ -36,7 +36,8 @@ type Options struct {
 }
 
 // StartSeed starts a local seed with S3 and pushes the images of `make images` (bin/images) to its
-// registry (Seed.Images), which druid and the extension then run by digest.
+// registry (Seed.Images), which druid and the extension then run by digest, and those of upstream's
+// components that bin/images holds (`make images-upstream`, Seed.PushUpstreamImages).
 func StartSeed(ctx context.Context, opts Options) (*localseed.Seed, error) {
 	binDir, err := localseed.DefaultBinDir()
 	if err != nil {
@@ -48,6 +49,9 @@ func StartSeed(ctx context.Context, opts Options) (*localseed.Seed, error) {
 		return nil, err
 	}
 	if err := seed.PushProjectImages(ctx, filepath.Join(binDir, "images")); err != nil {
+		return nil, errors.Join(err, seed.Stop(context.WithoutCancel(ctx)))
+	}
+	if _, err := seed.PushUpstreamImages(ctx, filepath.Join(binDir, "images")); err != nil {
 		return nil, errors.Join(err, seed.Stop(context.WithoutCancel(ctx)))
 	}
 	return seed, nil

@@ -42,11 +42,22 @@ func newSidecar(o Options) (*sidecar, error) {
 }
 
 func (s *sidecar) get(ctx context.Context, path string) (*http.Response, []byte, error) {
+	return s.do(ctx, s.client, path)
+}
+
+// unbounded is the client without its per-request timeout, for a request bounded by its context.
+func (s *sidecar) unbounded() *http.Client {
+	c := *s.client
+	c.Timeout = 0
+	return &c
+}
+
+func (s *sidecar) do(ctx context.Context, client *http.Client, path string) (*http.Response, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+path, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	resp, err := s.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -104,9 +115,18 @@ func (s *sidecar) initialize(ctx context.Context, mode podwire.InitMode, interva
 	}
 }
 
-// config fetches etcd's configuration for this member.
+// configTimeout bounds GET /config. The upstream sidecar answers it only after asking the cluster for its
+// members and for a learner (gardener/etcd-backup-restore pkg/server/httpAPI.go serveConfig: up to 5 s
+// twice, then up to 30 s), which in a fresh multi-member bootstrap, with no member serving yet, takes
+// longer than the client's bound of other requests; cutting it off restarted the container into the same
+// wait. Ours answers at once.
+const configTimeout = 2 * time.Minute
+
+// config fetches etcd's configuration for this member, waiting up to configTimeout.
 func (s *sidecar) config(ctx context.Context) ([]byte, error) {
-	_, body, err := s.get(ctx, "/config")
+	ctx, cancel := context.WithTimeout(ctx, configTimeout)
+	defer cancel()
+	_, body, err := s.do(ctx, s.unbounded(), "/config")
 	if err != nil {
 		return nil, fmt.Errorf("fetching etcd's configuration from the sidecar: %w", err)
 	}

@@ -158,6 +158,10 @@ type BackupRestore struct {
 	// --use-etcd-wrapper to false, the restoration and snapstore temporary directories to a relative path
 	// and /tmp, the restorer's embedded etcd quota to 8Gi and its auto-compaction to periodic 30m.
 	UpstreamDefaults bool
+	// WritesHome: GET /config writes the configuration it serves to $HOME/etcd.conf.yaml first (the upstream
+	// sidecar, gardener/etcd-backup-restore pkg/server/httpAPI.go), so under a read-only root file system the
+	// container needs a writable home, or it answers 500 and etcd never starts. Ours serves it from memory.
+	WritesHome bool
 }
 
 // EtcdWrapper is what an etcd-wrapper image accepts and serves, where druid's rendering depends on it.
@@ -181,7 +185,7 @@ type EtcdWrapper struct {
 // BackupRestoreOf returns the capabilities of an etcdbrctl image of kind k.
 func BackupRestoreOf(k Kind) BackupRestore {
 	if k == Upstream {
-		return BackupRestore{Kind: Upstream, UpstreamDefaults: true}
+		return BackupRestore{Kind: Upstream, UpstreamDefaults: true, WritesHome: true}
 	}
 	return BackupRestore{Kind: Ours, ServerCACert: true, WrapperPortFlag: true, Livez: true}
 }

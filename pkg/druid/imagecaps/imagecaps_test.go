@@ -73,7 +73,7 @@ func TestCapabilitiesPerKind(t *testing.T) {
 	if got, want := BackupRestoreOf(Ours), (BackupRestore{Kind: Ours, ServerCACert: true, WrapperPortFlag: true, Livez: true}); got != want {
 		t.Errorf("ours etcdbrctl: got %+v, want %+v", got, want)
 	}
-	if got, want := BackupRestoreOf(Upstream), (BackupRestore{Kind: Upstream, UpstreamDefaults: true}); got != want {
+	if got, want := BackupRestoreOf(Upstream), (BackupRestore{Kind: Upstream, UpstreamDefaults: true, WritesHome: true}); got != want {
 		t.Errorf("upstream etcdbrctl: got %+v, want %+v", got, want)
 	}
 	if got, want := EtcdWrapperOf(Ours), (EtcdWrapper{Kind: Ours, Phase: true, StepBinaries: true}); got != want {

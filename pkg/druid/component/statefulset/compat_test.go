@@ -14,6 +14,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 const (
@@ -259,4 +260,36 @@ func concat(parts ...[]string) []string {
 		all = append(all, p...)
 	}
 	return all
+}
+
+// The upstream sidecar's GET /config writes the etcd configuration it serves to $HOME/etcd.conf.yaml
+// (gardener/etcd-backup-restore pkg/server/httpAPI.go, serveConfig) before serving it; under our read-only
+// root file system that write fails and every member's wrapper waits for a configuration that never comes.
+// An upstream sidecar gets a writable home (an emptyDir at /home/nonroot, the home of uid 65532 in its
+// distroless image); ours writes nothing there and renders as before.
+func TestUpstreamSidecarGetsAWritableHome(t *testing.T) {
+	g := NewWithT(t)
+	homeMount := func(c corev1.Container) *corev1.VolumeMount {
+		for i, m := range c.VolumeMounts {
+			if m.MountPath == etcdpod.LocalHome {
+				return &c.VolumeMounts[i]
+			}
+		}
+		return nil
+	}
+	ours := config.Images{EtcdWrapper: "ghcr.io/gardener-etcd/etcd-wrapper:v0.1.0", BackupRestore: "ghcr.io/gardener-etcd/etcdbrctl:v0.1.0"}
+	upstream := config.Images{EtcdWrapper: ours.EtcdWrapper, BackupRestore: upstreamBackupRestoreImage}
+
+	tmpl := podTemplate(fullEtcd(), renderInput{images: upstream, configChecksum: "c"})
+	br := tmpl.Spec.Containers[1]
+	g.Expect(*br.SecurityContext.ReadOnlyRootFilesystem).To(BeTrue(), "the root file system stays read-only")
+	mount := homeMount(br)
+	g.Expect(mount).NotTo(BeNil(), "the upstream sidecar has no writable %s", etcdpod.LocalHome)
+	g.Expect(mount.ReadOnly).To(BeFalse())
+	g.Expect(tmpl.Spec.Volumes).To(ContainElement(And(HaveField("Name", mount.Name), HaveField("VolumeSource.EmptyDir", Not(BeNil())))))
+	g.Expect(homeMount(tmpl.Spec.Containers[0])).To(BeNil(), "the wrapper does not get it")
+
+	ourTmpl := podTemplate(fullEtcd(), renderInput{images: ours, configChecksum: "c"})
+	g.Expect(homeMount(ourTmpl.Spec.Containers[1])).To(BeNil(), "our sidecar renders as before")
+	g.Expect(ourTmpl.Spec.Volumes).NotTo(ContainElement(HaveField("Name", mount.Name)))
 }

@@ -138,7 +138,7 @@ func backupRestoreContainer(etcd *druidv1alpha1.Etcd, image string, caps imageca
 		Env:             env,
 		Resources:       resources(etcd.Spec.Backup.Resources),
 		LivenessProbe:   liveness,
-		VolumeMounts:    backupRestoreMounts(etcd, local),
+		VolumeMounts:    sidecarMounts(etcd, caps, local),
 		SecurityContext: containerSecurityContext(etcd),
 	})
 }

@@ -1,10 +1,13 @@
 package statefulset
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/storeaccess"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
@@ -159,6 +162,28 @@ func backupRestoreMounts(etcd *druidv1alpha1.Etcd, local *storeaccess.LocalMount
 		}
 	}
 	return mounts
+}
+
+// volumeSidecarHome is the writable home of a sidecar that writes there (imagecaps.BackupRestore.WritesHome).
+const volumeSidecarHome = "backup-restore-home"
+
+// sidecarHomeVolumes is the emptyDir of the sidecar's home when its image writes there; none for ours, so
+// that the pod template of our images stays as it was.
+func sidecarHomeVolumes(caps imagecaps.BackupRestore) []corev1.Volume {
+	if !caps.WritesHome {
+		return nil
+	}
+	return []corev1.Volume{{Name: volumeSidecarHome, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+}
+
+// sidecarMounts are backupRestoreMounts plus, for an image that writes to its home, the emptyDir at
+// etcdpod.LocalHome (HOME of uid 65532), placed before a Local store's directory, which is mounted below it.
+func sidecarMounts(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore, local *storeaccess.LocalMount) []corev1.VolumeMount {
+	mounts := backupRestoreMounts(etcd, local)
+	if !caps.WritesHome {
+		return mounts
+	}
+	return slices.Insert(mounts, 2, corev1.VolumeMount{Name: volumeSidecarHome, MountPath: etcdpod.LocalHome})
 }
 
 func dataMount(etcd *druidv1alpha1.Etcd) corev1.VolumeMount {
