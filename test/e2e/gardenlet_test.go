@@ -28,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -97,11 +98,16 @@ var _ = Describe("under gardenlet's deployment", Ordered, func() {
 					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: seed.Images()["etcd-wrapper"]}}}}}}
 		Expect(env.Client.Create(ctx, sts)).To(Succeed())
 		// Scaling between 0 and 0 runs no pod; the apiserver still calls the scale webhook (failing closed).
+		// The StatefulSet controller writes its status meanwhile: a conflict is retried, a refusal is not.
 		for _, replicas := range []int32{2, 0} {
-			scale := &autoscalingv1.Scale{}
-			Expect(env.Client.SubResource("scale").Get(ctx, sts, scale)).To(Succeed())
-			scale.Spec.Replicas = replicas
-			Expect(env.Client.SubResource("scale").Update(ctx, sts, client.WithSubResourceBody(scale))).To(Succeed())
+			Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				scale := &autoscalingv1.Scale{}
+				if err := env.Client.SubResource("scale").Get(ctx, sts, scale); err != nil {
+					return err
+				}
+				scale.Spec.Replicas = replicas
+				return env.Client.SubResource("scale").Update(ctx, sts, client.WithSubResourceBody(scale))
+			})).To(Succeed(), "scaling %s/%s to %d", sts.Namespace, sts.Name, replicas)
 		}
 	})
 
