@@ -12,11 +12,15 @@ GO_TEST_FLAGS ?= -count=1 -timeout=30m
 all: build
 
 .PHONY: tools
-tools: ## Build (first time only) and link kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy, etcd (and the old etcd-3.4, etcd-3.5, etcd-3.6), containerd, runc, CNI plugins, CoreDNS, registry, versitygw, fake-gcs-server, controller-gen, staticcheck, golangci-lint, promtool and Azurite (npm) into bin/; as root also apt-installs iptables, conntrack and libseccomp-dev.
+tools: ## Build (first time only) and link kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy, etcd (and the old etcd-3.4, etcd-3.5, etcd-3.6), containerd, runc, CNI plugins, CoreDNS, registry, versitygw, MinIO, fake-gcs-server, controller-gen, staticcheck, golangci-lint, promtool and Azurite (npm) into bin/; as root also apt-installs iptables, conntrack and libseccomp-dev.
 	@hack/tools/install.sh
 
+.PHONY: tools-upstream
+tools-upstream: ## Build (first time only) and link upstream's etcd-druid v0.38.1 and etcd-backup-restore v0.40.0 from their Go modules as bin/upstream-etcd-druid and bin/upstream-etcdbrctl (not needed by `make test`).
+	@hack/tools/install.sh upstream-etcd-druid upstream-etcd-backup-restore
+
 .PHONY: generate
-generate: tools ## Write deepcopy functions and CRDs (into charts/*/crds) from the API types.
+generate: tools ## Write deepcopy functions and the extension CRDs from the API types; copy the druid CRDs from upstream's API module (into charts/*/crds).
 	@hack/generate.sh "$(CURDIR)"
 
 .PHONY: verify
@@ -48,6 +52,10 @@ IMAGES_DIR := $(BIN)/images
 images: ## OCI images of every binary for linux/amd64 and linux/arm64 (PLATFORMS=linux/arm64 or PLATFORMS=host for fewer), non-root, reproducible; prints "<image> sha256:<digest>" per image.
 	@SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct) go run ./hack/images build --dir $(IMAGES_DIR) --registry $(REGISTRY) \
 	  --version $(VERSION) --revision $$(git rev-parse HEAD) --source $(SOURCE_URL) $(if $(PLATFORMS),--platforms '$(PLATFORMS)')
+
+.PHONY: images-upstream
+images-upstream: tools-upstream ## OCI images of upstream's etcd-druid and etcd-backup-restore (bin/images/upstream-*), from the binaries of `tools-upstream`, for the host only, tagged with upstream's versions.
+	@go run ./hack/images build-upstream --dir $(IMAGES_DIR) --registry $(REGISTRY) --bin-dir $(BIN)
 
 .PHONY: inspect-images
 inspect-images: ## Per image of `make images`: platforms, manifest digests, user, entrypoint and OCI labels.

@@ -7,8 +7,15 @@ tree=${1:-$project_root}
 controller_gen="$project_root/bin/controller-gen"
 cd "$tree"
 "$controller_gen" object paths=./pkg/apis/...
-"$controller_gen" crd paths=./pkg/apis/druid/... output:crd:dir=charts/etcd-druid/crds
 "$controller_gen" crd paths=./pkg/apis/extensions/... output:crd:dir=charts/gardener-extension-backup/crds
+# The druid.gardener.cloud CRDs are upstream etcd-druid's, byte for byte, from the
+# github.com/gardener/etcd-druid/api module go.mod pins (the API types are its types): the variants with CEL
+# rules, which gardenlet installs on Kubernetes >= 1.29 (crds.GetAll of that module).
+druid_api_module=$(go list -m -f '{{.Dir}}' github.com/gardener/etcd-druid/api)
+rm -f charts/etcd-druid/crds/druid.gardener.cloud_*.yaml
+for crd in etcds etcdcopybackupstasks etcdopstasks; do
+	install -m 0644 "$druid_api_module/core/v1alpha1/crds/druid.gardener.cloud_$crd.yaml" charts/etcd-druid/crds/
+done
 # The VPA CRDs come from the k8s.io/autoscaler/vertical-pod-autoscaler module that go.mod pins (package vpa).
 vpa_module=$(go list -m -f '{{.Dir}}' k8s.io/autoscaler/vertical-pod-autoscaler)
 install -m 0644 "$vpa_module/deploy/vpa-v1-crd-gen.yaml" pkg/vpa/crds/vpa-v1-crd-gen.yaml

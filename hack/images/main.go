@@ -28,7 +28,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return errors.New("usage: images build|push|inspect [flags]")
+		return errors.New("usage: images build|build-upstream|push|inspect [flags]")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -58,6 +58,12 @@ func run(args []string) error {
 		}
 		opts.Created = created
 		return build(ctx, opts, *dir, *registry)
+	case "build-upstream":
+		binDir := fs.String("bin-dir", "bin", "directory of the upstream binaries `make tools-upstream` linked")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return buildUpstream(ctx, *dir, *registry, *binDir)
 	case "push":
 		insecure := fs.Bool("insecure", false, "allow a registry over plain HTTP")
 		if err := fs.Parse(args[1:]); err != nil {
@@ -70,7 +76,7 @@ func run(args []string) error {
 		}
 		return inspect(*dir)
 	default:
-		return fmt.Errorf("unknown command %q: build, push or inspect", args[0])
+		return fmt.Errorf("unknown command %q: build, build-upstream, push or inspect", args[0])
 	}
 }
 
@@ -104,6 +110,35 @@ func build(ctx context.Context, opts imagebuild.Options, dir, registry string) e
 			return err
 		}
 		fmt.Printf("%s/%s:%s %s\n", registry, bin.Name, opts.Version, digest)
+	}
+	return nil
+}
+
+// buildUpstream writes the images of upstream's etcd-druid and etcd-backup-restore (imagebuild.Upstream)
+// from the binaries in binDir, for the host's platform, tagged with upstream's versions.
+func buildUpstream(ctx context.Context, dir, registry, binDir string) error {
+	images, err := imagebuild.Upstream(".", binDir)
+	if err != nil {
+		return err
+	}
+	opts := imagebuild.Options{ModuleDir: ".", Platforms: []v1.Platform{imagebuild.HostPlatform()}}
+	for _, bin := range images {
+		if _, err := os.Stat(bin.Prebuilt); err != nil {
+			return fmt.Errorf("%w: build it with `make tools-upstream`", err)
+		}
+		fmt.Fprintf(os.Stderr, ">> building image %s from %s\n", bin.Name, bin.Prebuilt)
+		index, err := imagebuild.Build(ctx, opts, bin)
+		if err != nil {
+			return err
+		}
+		if err := imagebuild.WriteLayout(filepath.Join(dir, bin.Name), index, bin.Tag(opts)); err != nil {
+			return err
+		}
+		digest, err := index.Digest()
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s/%s:%s %s\n", registry, bin.Name, bin.Tag(opts), digest)
 	}
 	return nil
 }

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the pinned tools (Kubernetes control plane and node components, etcd, the old etcd servers 3.4, 3.5 and
-# 3.6 as bin/etcd-3.4, bin/etcd-3.5 and bin/etcd-3.6 for the version-stepping tests, versitygw, fake-gcs-server,
-# controller-gen, staticcheck, golangci-lint, promtool (checks and unit-tests the Prometheus rules of the druid
-# chart), and the node runtime: containerd, runc, CNI plugins, CoreDNS and the
-# distribution registry) from the Go module proxy, and installs Azurite from the npm registry, into a
-# version-stamped cache outside the clone and links them into bin/.
+# 3.6 as bin/etcd-3.4, bin/etcd-3.5 and bin/etcd-3.6 for the version-stepping tests, versitygw, MinIO (for its
+# STS: the S3 workload-identity test), fake-gcs-server, controller-gen, staticcheck, golangci-lint, promtool
+# (checks and unit-tests the Prometheus rules of the druid chart), and the node runtime: containerd, runc, CNI
+# plugins, CoreDNS and the distribution registry) from the Go module proxy, and installs Azurite from the npm
+# registry, into a version-stamped cache outside the clone and links them into bin/.
 #
 # Each directory under hack/tools is its own Go module pinning one tool set. The cache key is a hash of that
 # module's files, the Go version and the module's build environment, tags and ldflags, so a second run only
@@ -18,7 +18,11 @@
 # Azurite (the Azure Blob Storage emulator the ABS tests run against) is a Node.js package: it needs node
 # and npm on the PATH. Without them this script says so and goes on; the ABS tests then skip.
 #
-# Usage: hack/tools/install.sh [tool-module ... | azurite]   (default: all of them)
+# The upstream components, upstream-etcd-druid and upstream-etcd-backup-restore (bin/upstream-etcd-druid and
+# bin/upstream-etcdbrctl, built from upstream's released modules with upstream's version ldflags), are no test
+# tool of `make test`: they are built only when named (`make tools-upstream`), so the default run stays as fast.
+#
+# Usage: hack/tools/install.sh [tool-module ... | azurite]   (default: all of them but the upstream components)
 # Env:   GARDENER_ETCD_TOOLS_CACHE overrides the cache root; TOOLS_PROGRESS_INTERVAL (seconds, default 60) is
 #        how often a long build says it is still running.
 set -euo pipefail
@@ -49,6 +53,18 @@ version_of() {
 	awk -v path="$2" '{for (i = 1; i < NF; i++) if ($i == path) {print $(i + 1); exit}}' "$1/go.mod"
 }
 
+# origin_of prints "<commit> <time>" of the version a tools module's go.mod requires of module path $2, as the
+# module proxy recorded them from the tag (the .info file of `go mod download`): what upstream's Makefiles take
+# from git. Without that record (another proxy) they read "unknown".
+origin_of() {
+	local module_dir=$1 path=$2 json info commit time
+	json=$(cd "$module_dir" && go mod download -json "$path@$(version_of "$module_dir" "$path")")
+	commit=$(echo "$json" | sed -n 's/^[[:space:]]*"Hash": "\([0-9a-f]*\)".*/\1/p')
+	info=$(echo "$json" | sed -n 's/^[[:space:]]*"Info": "\(.*\)",$/\1/p')
+	time=$(sed -n 's/.*"Time":"\([^"]*\)".*/\1/p' "$info" 2>/dev/null)
+	echo "${commit:-unknown} ${time:-unknown}"
+}
+
 # ldflags_of stamps the upstream version into binaries whose version variable is set at link time by the
 # upstream Makefiles (a plain `go build` would print "unknown" or a +unknown suffix). runc embeds its VERSION
 # file and CoreDNS has a constant, so they need none.
@@ -74,6 +90,32 @@ ldflags_of() {
 		v=$(version_of "$module_dir" github.com/prometheus/prometheus)
 		echo "-X github.com/prometheus/common/version.Version=$(echo "$v" | awk -F. '{printf "%d.%d.%s", substr($2, 1, 1), substr($2, 2) + 0, $3}')"
 		;;
+	minio)
+		# MinIO is not tagged as a Go module: the pin is a pseudo-version whose timestamp is the commit time that
+		# upstream's buildscripts/gen-ldflags.go turns into Version (RFC 3339) and ReleaseTag; its hash is the
+		# short commit id. Without them MinIO reports DEVELOPMENT.GOGET.
+		local v ts stamp
+		v=$(version_of "$module_dir" github.com/minio/minio)
+		ts=$(echo "$v" | awk -F- '{print $2}')
+		stamp="${ts:0:4}-${ts:4:2}-${ts:6:2}T${ts:8:2}:${ts:10:2}:${ts:12:2}Z"
+		local pkg=github.com/minio/minio/cmd
+		echo "-X $pkg.Version=$stamp -X $pkg.ReleaseTag=DEVELOPMENT.${stamp//:/-} -X $pkg.CopyrightYear=${ts:0:4}" \
+			"-X $pkg.CommitID=${v##*-} -X $pkg.ShortCommitID=${v##*-}"
+		;;
+	upstream-etcd-druid)
+		# As upstream's hack/ld-flags.sh, with the tag's commit and time for git's and the build's date.
+		local pkg=github.com/gardener/etcd-druid/internal/version origin
+		origin=$(origin_of "$module_dir" github.com/gardener/etcd-druid)
+		echo "-X $pkg.gitVersion=$(version_of "$module_dir" github.com/gardener/etcd-druid) -X $pkg.gitCommit=${origin% *}" \
+			"-X $pkg.gitTreeState=clean -X $pkg.buildDate=${origin#* } -X $pkg.programName=etcd-druid"
+		;;
+	upstream-etcd-backup-restore)
+		# As upstream's Makefile: the version and `git rev-parse --short HEAD` of the tag.
+		local pkg=github.com/gardener/etcd-backup-restore/pkg/version origin
+		origin=$(origin_of "$module_dir" github.com/gardener/etcd-backup-restore)
+		echo "-w -X $pkg.Version=$(version_of "$module_dir" github.com/gardener/etcd-backup-restore)" \
+			"-X $pkg.GitSHA=$(echo "${origin% *}" | cut -c1-7)"
+		;;
 	*) echo "" ;;
 	esac
 }
@@ -84,7 +126,8 @@ ldflags_of() {
 env_of() {
 	case "$1" in
 	runc) echo "CGO_ENABLED=1" ;;
-	containerd | cni-plugins | registry | coredns) echo "CGO_ENABLED=0" ;;
+	containerd | cni-plugins | registry | coredns | minio) echo "CGO_ENABLED=0" ;;
+	upstream-etcd-druid | upstream-etcd-backup-restore) echo "CGO_ENABLED=0" ;; # as upstream's images
 	*) echo "" ;;
 	esac
 }
@@ -95,6 +138,7 @@ tags_of() {
 	case "$1" in
 	runc) echo "seccomp" ;;
 	containerd) echo "no_btrfs no_devmapper no_zfs" ;;
+	minio) echo "kqueue" ;; # upstream's Makefile builds with it (it selects macOS's file watcher; no effect on Linux)
 	*) echo "" ;;
 	esac
 }
@@ -166,6 +210,17 @@ can_build() {
 	return 0
 }
 
+# binary_name_of prints the name of the one binary a module builds when it must not be named after its main
+# package: upstream's etcd-druid (package .../cmd) and etcdbrctl (the module root) get names that cannot be
+# taken for ours.
+binary_name_of() {
+	case "$1" in
+	upstream-etcd-druid) echo "upstream-etcd-druid" ;;
+	upstream-etcd-backup-restore) echo "upstream-etcdbrctl" ;;
+	*) echo "" ;;
+	esac
+}
+
 # target_of prints the cache directory of a module's current stamp.
 target_of() {
 	echo "$cache_root/$1-$(stamp_of "$tools_dir/$1")"
@@ -175,7 +230,9 @@ target_of() {
 binaries_of() {
 	local module_dir="$tools_dir/$1" pkgs
 	pkgs=$(packages_of "$module_dir")
-	if [ "$pkgs" = "." ]; then
+	if [ -n "$(binary_name_of "$1")" ]; then
+		binary_name_of "$1"
+	elif [ "$pkgs" = "." ]; then
 		echo "$1"
 	else
 		echo "$pkgs" | awk -F/ '{printf "%s%s", (NR > 1 ? ", " : ""), $NF}'
@@ -225,7 +282,7 @@ install_module() {
 		start_heartbeat "$name"
 		# shellcheck disable=SC2046 # the environment and the package list are meant to split
 		(cd "$module_dir" && env $(env_of "$name") go build -tags "$(tags_of "$name")" \
-			-ldflags "$(ldflags_of "$name")" -o "$staging/" $(packages_of "$module_dir"))
+			-ldflags "$(ldflags_of "$name")" -o "$staging/$(binary_name_of "$name")" $(packages_of "$module_dir"))
 		stop_heartbeat
 		touch "$staging/.complete"
 		# A concurrent run may have won the race; keep whichever finished first.
@@ -264,8 +321,8 @@ install_azurite() {
 
 modules=("$@")
 if [ ${#modules[@]} -eq 0 ]; then
-	modules=(controller-gen staticcheck golangci-lint etcd etcd-3.4 etcd-3.5 etcd-3.6 kube versitygw fake-gcs-server
-		azurite containerd runc cni-plugins registry coredns promtool)
+	modules=(controller-gen staticcheck golangci-lint etcd etcd-3.4 etcd-3.5 etcd-3.6 kube versitygw minio
+		fake-gcs-server azurite containerd runc cni-plugins registry coredns promtool)
 fi
 
 # One build at a time per cache: parallel make targets and CI must not build the same stamp twice.

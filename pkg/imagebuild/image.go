@@ -3,6 +3,7 @@ package imagebuild
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -27,6 +28,48 @@ type Binary struct {
 	Prebuilt string
 	// Extras are further binaries the image carries, in a layer of their own below the image's binary.
 	Extras []Extra
+	// Path is the binary's absolute path in the image, its entrypoint; /<Name> when empty. An image of
+	// another project's binary keeps that project's path (Upstream).
+	Path string
+	// WorkingDir is the image's working directory; HomeDir when empty.
+	WorkingDir string
+	// Version and Source, when Version is set, label the image instead of Options.Version, Revision and
+	// Source: a prebuilt binary of another project carries that project's version stamp.
+	Version string
+	Source  string
+}
+
+// path is the binary's absolute path in the image.
+func (b Binary) path() string {
+	if b.Path != "" {
+		return b.Path
+	}
+	return "/" + b.Name
+}
+
+// workingDir is the image's working directory.
+func (b Binary) workingDir() string {
+	if b.WorkingDir != "" {
+		return b.WorkingDir
+	}
+	return HomeDir
+}
+
+// labelled are the options an image is labelled with: the project's, or the other project's version and
+// repository.
+func (b Binary) labelled(opts Options) Options {
+	if b.Version != "" {
+		return Options{Version: b.Version, Source: b.Source}
+	}
+	return opts
+}
+
+// Tag is the tag the image is written and pushed with: its own version, else the project's.
+func (b Binary) Tag(opts Options) string {
+	if b.Version != "" {
+		return b.Version
+	}
+	return opts.Version
 }
 
 // Extra is a binary built from a module of its own (e.g. one of hack/tools, which pins a version of a
@@ -74,6 +117,9 @@ func Build(ctx context.Context, opts Options, bin Binary) (v1.ImageIndex, error)
 	if len(platforms) == 0 {
 		platforms = DefaultPlatforms
 	}
+	if p := bin.path(); !path.IsAbs(p) || path.Clean(p) != p || path.Dir(p) != "/" {
+		return nil, fmt.Errorf("image %s: the binary's path %q must be absolute, clean and in /", bin.Name, p)
+	}
 	base, err := layerOf(rootfsEntries(), created)
 	if err != nil {
 		return nil, fmt.Errorf("root file system layer: %w", err)
@@ -94,12 +140,12 @@ func Build(ctx context.Context, opts Options, bin Binary) (v1.ImageIndex, error)
 		if err != nil {
 			return nil, err
 		}
-		top, err := layerOf(binaryEntries(bin.Name, binary), created)
+		top, err := layerOf(binaryEntries(bin.path()[1:], binary), created)
 		if err != nil {
 			return nil, err
 		}
-		layers = append(layers, mutate.Addendum{Layer: top, History: v1.History{Created: stamp, CreatedBy: "gardener-etcd imagebuild: /" + bin.Name}})
-		img, err := imageOf(bin.Name, layers, platform, created, opts)
+		layers = append(layers, mutate.Addendum{Layer: top, History: v1.History{Created: stamp, CreatedBy: "gardener-etcd imagebuild: " + bin.path()}})
+		img, err := imageOf(bin, layers, platform, created, opts)
 		if err != nil {
 			return nil, fmt.Errorf("image %s for %s: %w", bin.Name, platform.String(), err)
 		}
@@ -112,7 +158,7 @@ func Build(ctx context.Context, opts Options, bin Binary) (v1.ImageIndex, error)
 
 // imageOf assembles one platform's image from its layers (the shared root file system first, the binary
 // last) and a config that runs the binary as the non-root user.
-func imageOf(name string, layers []mutate.Addendum, platform v1.Platform, created time.Time, opts Options) (v1.Image, error) {
+func imageOf(bin Binary, layers []mutate.Addendum, platform v1.Platform, created time.Time, opts Options) (v1.Image, error) {
 	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
 	stamp := v1.Time{Time: created}
 	img, err := mutate.Append(img, layers...)
@@ -127,15 +173,15 @@ func imageOf(name string, layers []mutate.Addendum, platform v1.Platform, create
 	cfg.Created = stamp
 	cfg.OS, cfg.Architecture, cfg.Variant = platform.OS, platform.Architecture, platform.Variant
 	cfg.Config = v1.Config{
-		Entrypoint: []string{"/" + name},
+		Entrypoint: []string{bin.path()},
 		User:       fmt.Sprintf("%d:%d", NonRootUID, NonRootUID),
-		WorkingDir: HomeDir,
+		WorkingDir: bin.workingDir(),
 		Env: []string{
 			"PATH=/usr/local/bin:/usr/bin:/bin",
 			"HOME=" + HomeDir,
 			"SSL_CERT_FILE=" + CACertificatesPath,
 		},
-		Labels: Labels(name, opts),
+		Labels: Labels(bin.Name, bin.labelled(opts)),
 	}
 	return mutate.ConfigFile(img, cfg)
 }

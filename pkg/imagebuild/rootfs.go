@@ -53,9 +53,10 @@ func rootfsEntries() []entry {
 	}
 }
 
-// binaryEntries is the layer of one image's own binary, at /<name>.
-func binaryEntries(name string, binary []byte) []entry {
-	return []entry{{path: name, mode: 0o755, data: binary}}
+// binaryEntries is the layer of one image's own binary, at file (its path in the image without the
+// leading slash).
+func binaryEntries(file string, binary []byte) []entry {
+	return []entry{{path: file, mode: 0o755, data: binary}}
 }
 
 // epoch is the time every entry and the image config carry when none is given.

@@ -97,7 +97,7 @@ func (w *compactionWatch) stop() {
 // look reads the Job once and records what changed.
 func (w *compactionWatch) look(ctx context.Context) {
 	c := w.s.Env.Client
-	name := (&druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: etcd.Name(etcd.RoleMain)}}).CompactionJobName()
+	name := druidv1alpha1.CompactionJobName((&druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: etcd.Name(etcd.RoleMain)}}))
 	job := &batchv1.Job{}
 	err := c.Get(ctx, client.ObjectKey{Namespace: w.s.Env.Namespace, Name: name}, job)
 	switch {
@@ -245,7 +245,7 @@ func (s *Suite) setCompactionThreshold(ctx context.Context, threshold int64) err
 	}
 	patch := client.MergeFrom(obj.DeepCopy())
 	if obj.Spec.Backup.SnapshotCompaction == nil {
-		obj.Spec.Backup.SnapshotCompaction = &druidv1alpha1.CompactionSpec{}
+		obj.Spec.Backup.SnapshotCompaction = &druidv1alpha1.SnapshotCompactionSpec{}
 	}
 	obj.Spec.Backup.SnapshotCompaction.EventsThreshold = &threshold
 	metav1.SetMetaDataAnnotation(&obj.ObjectMeta, druidv1alpha1.GardenerOperationAnnotation, "reconcile")

@@ -32,7 +32,7 @@ func (s *Suite) memberLeaseNames(ctx context.Context) ([]string, error) {
 	if err := s.Env.Client.Get(ctx, client.ObjectKey{Namespace: s.Env.Namespace, Name: etcd.Name(etcd.RoleMain)}, obj); err != nil {
 		return nil, err
 	}
-	return obj.MemberLeaseNames(), nil
+	return druidv1alpha1.MemberLeaseNames(obj), nil
 }
 
 // watchLeasesFor checks every few seconds for d that every member lease was renewed within leaseFresh,

@@ -3,6 +3,8 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -114,13 +116,11 @@ func (s *Suite) awaitOpsTask(ctx context.Context, task *druidv1alpha1.EtcdOpsTas
 		} else if err != nil {
 			return "", err
 		}
-		if !got.IsFinished() {
+		if !got.IsCompleted() {
 			return fmt.Sprintf("state %s", stateOf(got)), nil
 		}
 		out.State, out.Detail = *got.Status.State, taskDetail(got)
-		if got.Status.Snapshot != nil {
-			out.EndRevision = got.Status.Snapshot.EndRevision
-		}
+		out.EndRevision = revisionIn(got.Status.LastOperation)
 		return "", nil
 	})
 	out.Took = time.Since(task.CreationTimestamp.Time)
@@ -293,4 +293,22 @@ func opsTaskSummary(tasks []OpsTask) string {
 		outcomes = append(outcomes, k)
 	}
 	return countedSummary(outcomes)
+}
+
+// takenRevision is how druid's lastOperation description of a succeeded snapshot task names the snapshot's
+// revision ("took full snapshot: <name> (revision 42)", "took delta snapshot at revision 42"); upstream's
+// task status has no field for it.
+var takenRevision = regexp.MustCompile(`revision (\d+)`)
+
+// revisionIn is the revision a succeeded task's lastOperation names, 0 when it names none.
+func revisionIn(op *druidv1alpha1.LastOperation) int64 {
+	if op == nil {
+		return 0
+	}
+	m := takenRevision.FindStringSubmatch(op.Description)
+	if m == nil {
+		return 0
+	}
+	revision, _ := strconv.ParseInt(m[1], 10, 64)
+	return revision
 }

@@ -166,7 +166,7 @@ var _ = Describe("under gardenlet's deployment", Ordered, func() {
 			wipeMemberData(ctx, env, etcd.RoleMain, ordinal)
 		}
 		for _, ordinal := range followers {
-			deletePod(ctx, env, obj.PodName(ordinal))
+			deletePod(ctx, env, druidv1alpha1.PodName(obj, ordinal))
 		}
 		var stopped *druidv1alpha1.Condition
 		measure("quorum loss → recovery refused for a missing permission", func() {
@@ -360,7 +360,7 @@ func (r *readinessWatch) observe(obj *druidv1alpha1.Etcd) {
 	if c == nil || c.Status != druidv1alpha1.ConditionFalse || c.Reason != druidv1alpha1.ReasonQuorumLost {
 		return
 	}
-	member := obj.PodName(0)
+	member := druidv1alpha1.PodName(obj, 0)
 	o := quorumLostObservation{at: time.Now(), message: c.Message, member: member}
 	for _, m := range obj.Status.Members {
 		if m.Name == member && m.Status == druidv1alpha1.EtcdMemberStatusReady {
@@ -386,7 +386,7 @@ func (r *readinessWatch) stop() []quorumLostObservation {
 func memberVolumeEntries(ctx context.Context, env *seedworkflow.Env, obj *druidv1alpha1.Etcd, ordinal int) []string {
 	claim := &corev1.PersistentVolumeClaim{}
 	Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace,
-		Name: fmt.Sprintf("%s-%s-%d", obj.VolumeClaimTemplateName(), obj.Name, ordinal)}, claim)).To(Succeed())
+		Name: fmt.Sprintf("%s-%s-%d", druidv1alpha1.VolumeClaimTemplateName(obj), obj.Name, ordinal)}, claim)).To(Succeed())
 	pv := &corev1.PersistentVolume{}
 	Expect(env.Client.Get(ctx, client.ObjectKey{Name: claim.Spec.VolumeName}, pv)).To(Succeed())
 	Expect(pv.Spec.Local).NotTo(BeNil())

@@ -27,21 +27,21 @@ var _ = Describe("member healing", func() {
 
 		By("deleting the pod of member 1")
 		measure("member pod deleted → Ready", func() {
-			uid := deletePod(ctx, env, obj.PodName(1))
-			waitReplaced(ctx, env, obj.PodName(1), uid)
+			uid := deletePod(ctx, env, druidv1alpha1.PodName(obj, 1))
+			waitReplaced(ctx, env, druidv1alpha1.PodName(obj, 1), uid)
 			Expect(seedworkflow.WaitMembers(ctx, env, etcd.RoleMain, 3, true)).To(Succeed())
 		})
 		expectKeysOnEveryMember(ctx, env, etcd.RoleMain, seedworkflow.DemoKeyPrefix, 3, nil)
 
 		By("wiping the volume of member 2 and killing its pod")
-		oldID := memberID(getEtcd(ctx, env, etcd.RoleMain), obj.PodName(2))
+		oldID := memberID(getEtcd(ctx, env, etcd.RoleMain), druidv1alpha1.PodName(obj, 2))
 		Expect(oldID).NotTo(BeEmpty())
 		measure("member data wiped → rejoined and promoted", func() {
 			wipeMemberData(ctx, env, etcd.RoleMain, 2)
-			uid := deletePod(ctx, env, obj.PodName(2))
-			waitReplaced(ctx, env, obj.PodName(2), uid)
+			uid := deletePod(ctx, env, druidv1alpha1.PodName(obj, 2))
+			waitReplaced(ctx, env, druidv1alpha1.PodName(obj, 2), uid)
 			// The rejoined member has a new etcd member ID (the old identity was removed, a learner added).
-			Eventually(func() string { return memberID(getEtcd(ctx, env, etcd.RoleMain), obj.PodName(2)) }).
+			Eventually(func() string { return memberID(getEtcd(ctx, env, etcd.RoleMain), druidv1alpha1.PodName(obj, 2)) }).
 				WithTimeout(waitTimeout).WithPolling(pollInterval).ShouldNot(Or(BeEmpty(), Equal(oldID)))
 			Expect(seedworkflow.WaitMembers(ctx, env, etcd.RoleMain, 3, true)).To(Succeed())
 			// Promoted: no learner is left in etcd's member list.
@@ -61,7 +61,7 @@ var _ = Describe("member healing", func() {
 		Expect(ids).NotTo(ContainElement(oldID), "the wiped member's old identity is still in the cluster")
 		count := expectKeysOnEveryMember(ctx, env, etcd.RoleMain, seedworkflow.DemoKeyPrefix, 3, nil)
 		Expect(count).To(Equal(100))
-		fmt.Fprintf(GinkgoWriter, "member 2: %s → %s\n", oldID, memberID(getEtcd(ctx, env, etcd.RoleMain), obj.PodName(2)))
+		fmt.Fprintf(GinkgoWriter, "member 2: %s → %s\n", oldID, memberID(getEtcd(ctx, env, etcd.RoleMain), druidv1alpha1.PodName(obj, 2)))
 	})
 })
 

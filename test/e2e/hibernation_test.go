@@ -44,11 +44,11 @@ var _ = Describe("hibernation", func() {
 				g.Expect(sts.Status.Replicas).To(BeZero(), "member pods still running")
 			}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
 		})
-		obj := getEtcd(ctx, env, etcd.RoleMain)
-		Expect(obj.Status.LastFullSnapshot).NotTo(BeNil())
-		Expect(obj.Status.LastFullSnapshot.EndRevision).To(Equal(revision), "the snapshot before hibernation holds the cluster's revision")
-		Expect(obj.Status.LastFullSnapshot.Name).NotTo(BeNil())
-		snapName := *obj.Status.LastFullSnapshot.Name
+		lastFull, _ := lastSnapshots(ctx, env, etcd.RoleMain)
+		Expect(lastFull).NotTo(BeNil())
+		Expect(lastFull.EndRevision).To(Equal(revision), "the snapshot before hibernation holds the cluster's revision")
+		Expect(lastFull.Name).NotTo(BeNil())
+		snapName := *lastFull.Name
 		Expect(snapName).To(HavePrefix(fmt.Sprintf("Full-00000000-%08d-", revision)))
 		backups, err := seedworkflow.ListBackups(ctx, env)
 		Expect(err).NotTo(HaveOccurred())

@@ -33,7 +33,7 @@ var _ = Describe("member identity", func() {
 		var disruptionsAllowed int32
 		Eventually(func(g Gomega) {
 			pdb := &policyv1.PodDisruptionBudget{}
-			g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: obj.PDBName()}, pdb)).To(Succeed())
+			g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: druidv1alpha1.PDBName(obj)}, pdb)).To(Succeed())
 			g.Expect(pdb.Status.ObservedGeneration).To(Equal(pdb.Generation))
 			g.Expect(pdb.Status.CurrentHealthy).To(Equal(int32(3)))
 			disruptionsAllowed = pdb.Status.DisruptionsAllowed
@@ -43,7 +43,7 @@ var _ = Describe("member identity", func() {
 
 		By("creating a pod with the member labels as a user other than druid")
 		stranger := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "not-a-member", Namespace: env.Namespace, Labels: obj.ManagedLabels()},
+			ObjectMeta: metav1.ObjectMeta{Name: "not-a-member", Namespace: env.Namespace, Labels: druidv1alpha1.ManagedLabels(obj)},
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: image}}},
 		}
 		err := env.Client.Create(ctx, stranger)
@@ -51,7 +51,7 @@ var _ = Describe("member identity", func() {
 		Expect(err.Error()).To(And(ContainSubstring("metadata.labels"), ContainSubstring("member of Etcd "+env.Namespace+"/"+obj.Name)))
 
 		By("creating a Deployment whose pod template carries the member labels")
-		labels := obj.ManagedLabels()
+		labels := druidv1alpha1.ManagedLabels(obj)
 		labels["e2e"] = "not-a-member"
 		deploy := &appsv1.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Name: "not-a-member", Namespace: env.Namespace},
@@ -83,7 +83,7 @@ var _ = Describe("member identity", func() {
 
 		By("the PDB and the client Service still count the three members only")
 		pdb := &policyv1.PodDisruptionBudget{}
-		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: obj.PDBName()}, pdb)).To(Succeed())
+		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: druidv1alpha1.PDBName(obj)}, pdb)).To(Succeed())
 		Expect(pdb.Status.CurrentHealthy).To(Equal(int32(3)))
 		Expect(pdb.Status.DisruptionsAllowed).To(Equal(disruptionsAllowed))
 		Expect(clientEndpoints(ctx, env, obj)).To(ConsistOf(endpoints))
@@ -95,7 +95,7 @@ var _ = Describe("member identity", func() {
 func clientEndpoints(ctx SpecContext, env *seedworkflow.Env, obj *druidv1alpha1.Etcd) []string {
 	slices := &discoveryv1.EndpointSliceList{}
 	Expect(env.Client.List(ctx, slices, client.InNamespace(env.Namespace),
-		client.MatchingLabels{discoveryv1.LabelServiceName: obj.ClientServiceName()})).To(Succeed())
+		client.MatchingLabels{discoveryv1.LabelServiceName: druidv1alpha1.ClientServiceName(obj)})).To(Succeed())
 	var names []string
 	for _, s := range slices.Items {
 		for _, e := range s.Endpoints {

@@ -109,7 +109,7 @@ func memberPod(ctx context.Context, env *seedworkflow.Env, name string) *corev1.
 // named in the PV's spec.local.path) is emptied while the member runs; the caller then kills the pod.
 func wipeMemberData(ctx context.Context, env *seedworkflow.Env, role string, ordinal int) {
 	obj := getEtcd(ctx, env, role)
-	claimName := fmt.Sprintf("%s-%s-%d", obj.VolumeClaimTemplateName(), obj.Name, ordinal)
+	claimName := fmt.Sprintf("%s-%s-%d", druidv1alpha1.VolumeClaimTemplateName(obj), obj.Name, ordinal)
 	pvc := &corev1.PersistentVolumeClaim{}
 	Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: claimName}, pvc)).To(Succeed())
 	Expect(pvc.Spec.VolumeName).NotTo(BeEmpty(), "claim %s is not bound", claimName)

@@ -57,7 +57,7 @@ var _ = Describe("quorum loss", func() {
 				wipeMemberData(ctx, env, etcd.RoleMain, ordinal)
 			}
 			for _, ordinal := range followers {
-				deletePod(ctx, env, obj.PodName(ordinal))
+				deletePod(ctx, env, druidv1alpha1.PodName(obj, ordinal))
 			}
 			stale := expectCondition(ctx, env, etcd.RoleMain, druidv1alpha1.ConditionTypeBackupReady, druidv1alpha1.ConditionFalse, "")
 			By("BackupReady turned False without quorum: " + stale.Message)
@@ -80,7 +80,7 @@ func leaderOrdinal(ctx context.Context, env *seedworkflow.Env, role string) int 
 		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: etcd.Name(role)}, obj)).To(Succeed())
 		var leaders []int
 		for _, m := range obj.Status.Members {
-			if ordinal, ok := obj.OrdinalOf(m.Name); ok && ptr.Deref(m.Role, "") == druidv1alpha1.EtcdRoleLeader {
+			if ordinal, ok := druidv1alpha1.OrdinalOf(obj, m.Name); ok && ptr.Deref(m.Role, "") == druidv1alpha1.EtcdRoleLeader {
 				leaders = append(leaders, ordinal)
 			}
 		}

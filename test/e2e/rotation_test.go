@@ -87,9 +87,9 @@ func rotateEntryCredentials(ctx context.Context, env *seedworkflow.Env, accessKe
 // to there), i.e. one stored after rev was written.
 func expectDeltaBeyond(ctx context.Context, env *seedworkflow.Env, rev int64) {
 	Eventually(func(g Gomega) int64 {
-		obj := getEtcd(ctx, env, etcd.RoleMain)
-		g.Expect(obj.Status.LastDeltaSnapshot).NotTo(BeNil())
-		return obj.Status.LastDeltaSnapshot.EndRevision
+		_, lastDelta := lastSnapshots(ctx, env, etcd.RoleMain)
+		g.Expect(lastDelta).NotTo(BeNil())
+		return lastDelta.EndRevision
 	}).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeNumerically(">=", rev))
 }
 

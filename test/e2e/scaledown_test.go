@@ -73,7 +73,8 @@ var _ = Describe("scale-down", func() {
 		expectKeysOnEveryMember(ctx, env, etcd.RoleMain, "/e2e/scalein/", 1, acked)
 		_, err = seedworkflow.CheckData(ctx, env, etcd.RoleMain, 100)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(getEtcd(ctx, env, etcd.RoleMain).Status.ClusterSize).To(HaveValue(Equal(int32(1))))
+		Eventually(func() *int32 { return recordedClusterSize(ctx, env, etcd.RoleMain) }).
+			WithTimeout(waitTimeout).WithPolling(pollInterval).Should(HaveValue(Equal(int32(1))))
 	})
 })
 

@@ -42,7 +42,7 @@ var _ = Describe("scale-up", func() {
 		Expect(total).To(BeNumerically("<=", 2), "member restarts: %s", detail)
 
 		obj := getEtcd(ctx, env, etcd.RoleMain)
-		for _, name := range obj.MemberLeaseNames() {
+		for _, name := range druidv1alpha1.MemberLeaseNames(obj) {
 			lease := &coordinationv1.Lease{}
 			Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: name}, lease)).To(Succeed())
 			Expect(lease.Annotations).To(HaveKeyWithValue(druidv1alpha1.TLSEnabledAnnotation, "true"), "member lease %s", name)

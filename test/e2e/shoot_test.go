@@ -11,6 +11,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +22,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
 
@@ -89,6 +92,40 @@ func getEtcd(ctx context.Context, env *seedworkflow.Env, role string) *druidv1al
 	obj := &druidv1alpha1.Etcd{}
 	Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: etcd.Name(role)}, obj)).To(Succeed())
 	return obj
+}
+
+// lastSnapshots are the Etcd's last full and delta snapshots as druid reads them: from the snapshot leases
+// (and the StatefulSet's record of the full snapshot before an update), health.LastSnapshots.
+func lastSnapshots(ctx context.Context, env *seedworkflow.Env, role string) (full, delta *druidv1alpha1.SnapshotStatus) {
+	obj := getEtcd(ctx, env, role)
+	o := health.Observed{Etcd: obj}
+	get := func(name string, into client.Object) bool {
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: name}, into)
+		Expect(client.IgnoreNotFound(err)).NotTo(HaveOccurred())
+		return err == nil
+	}
+	if sts := (&appsv1.StatefulSet{}); get(druidv1alpha1.StatefulSetName(obj), sts) {
+		o.StatefulSet = sts
+	}
+	if l := (&coordinationv1.Lease{}); get(druidv1alpha1.FullSnapshotLeaseName(obj), l) {
+		o.SnapshotLeases.Full = l
+	}
+	if l := (&coordinationv1.Lease{}); get(druidv1alpha1.DeltaSnapshotLeaseName(obj), l) {
+		o.SnapshotLeases.Delta = l
+	}
+	return health.LastSnapshots(o)
+}
+
+// recordedClusterSize is the cluster size druid recorded on the Etcd's StatefulSet
+// (druidv1alpha1.ClusterSizeAnnotation); nil when it recorded none.
+func recordedClusterSize(ctx context.Context, env *seedworkflow.Env, role string) *int32 {
+	sts := &appsv1.StatefulSet{}
+	Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: etcd.Name(role)}, sts)).To(Succeed())
+	size, ok := health.AnnotatedClusterSize(sts)
+	if !ok {
+		return nil
+	}
+	return &size
 }
 
 // expectCondition waits until the Etcd of role has condition t with status (and reason, unless empty).

@@ -36,33 +36,33 @@ import (
 func createUpstreamObjects(ctx context.Context, env *seedworkflow.Env, obj *druidv1alpha1.Etcd, wrapperImage string) {
 	create := func(o client.Object, component string) {
 		o.SetNamespace(obj.Namespace)
-		o.SetLabels(obj.ComponentLabels(component, o.GetName()))
+		o.SetLabels(druidv1alpha1.ComponentLabels(obj, component, o.GetName()))
 		Expect(controllerutil.SetControllerReference(obj, o, env.Client.Scheme())).To(Succeed())
 		Expect(env.Client.Create(ctx, o)).To(Succeed(), "creating %T %s", o, o.GetName())
 	}
-	create(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: obj.ServiceAccountName()}}, druidv1alpha1.ComponentServiceAccount)
+	create(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.ServiceAccountName(obj)}}, druidv1alpha1.ComponentServiceAccount)
 	for i := 0; i < int(obj.Spec.Replicas); i++ {
-		create(&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: obj.MemberLeaseName(i)}}, druidv1alpha1.ComponentMemberLease)
+		create(&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.MemberLeaseName(obj, i)}}, druidv1alpha1.ComponentMemberLease)
 	}
-	for _, name := range []string{obj.FullSnapshotLeaseName(), obj.DeltaSnapshotLeaseName()} {
+	for _, name := range []string{druidv1alpha1.FullSnapshotLeaseName(obj), druidv1alpha1.DeltaSnapshotLeaseName(obj)} {
 		create(&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name}}, druidv1alpha1.ComponentSnapshotLease)
 	}
-	selector := obj.ManagedLabels()
-	create(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: obj.ClientServiceName()}, Spec: corev1.ServiceSpec{
+	selector := druidv1alpha1.ManagedLabels(obj)
+	create(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.ClientServiceName(obj)}, Spec: corev1.ServiceSpec{
 		Selector: selector, Ports: []corev1.ServicePort{
 			{Name: "client", Port: 2379, TargetPort: intstr.FromInt32(2379)},
 			{Name: "server", Port: 2380, TargetPort: intstr.FromInt32(2380)},
 			{Name: "backuprestore", Port: 8080, TargetPort: intstr.FromInt32(8080)},
 		}}}, druidv1alpha1.ComponentClientService)
-	create(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: obj.PeerServiceName()}, Spec: corev1.ServiceSpec{
+	create(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.PeerServiceName(obj)}, Spec: corev1.ServiceSpec{
 		ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true, Selector: selector,
 		Ports: []corev1.ServicePort{{Name: "peer", Port: 2380, TargetPort: intstr.FromInt32(2380)}}}}, druidv1alpha1.ComponentPeerService)
 	defaulted := obj.DeepCopy() // as druid renders it: unset fields at their defaults
 	druidv1alpha1.SetDefaults(defaulted)
 	data, err := configmap.Render(defaulted)
 	Expect(err).NotTo(HaveOccurred())
-	create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: obj.ConfigMapName()}, Data: data}, druidv1alpha1.ComponentConfigMap)
-	create(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: obj.PDBName()}, Spec: policyv1.PodDisruptionBudgetSpec{
+	create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.ConfigMapName(obj)}, Data: data}, druidv1alpha1.ComponentConfigMap)
+	create(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.PDBName(obj)}, Spec: policyv1.PodDisruptionBudgetSpec{
 		MinAvailable: ptr.To(intstr.FromInt32(obj.Spec.Replicas/2 + 1)), Selector: &metav1.LabelSelector{MatchLabels: selector}}},
 		druidv1alpha1.ComponentPDB)
 	create(upstreamStatefulSet(defaulted, wrapperImage), druidv1alpha1.ComponentStatefulSet)
@@ -75,10 +75,10 @@ func upstreamStatefulSet(obj *druidv1alpha1.Etcd, wrapperImage string) *appsv1.S
 	tls, peer := obj.Spec.Etcd.ClientUrlTLS, obj.Spec.Etcd.PeerUrlTLS
 	Expect(tls).NotTo(BeNil(), "Gardener's Etcds serve clients over TLS")
 	Expect(peer).NotTo(BeNil(), "Gardener's HA Etcds talk to peers over TLS")
-	host := fmt.Sprintf("$(POD_NAME).%s.%s.svc", obj.PeerServiceName(), obj.Namespace)
+	host := fmt.Sprintf("$(POD_NAME).%s.%s.svc", druidv1alpha1.PeerServiceName(obj), obj.Namespace)
 	var initial []string
 	for i := 0; i < int(obj.Spec.Replicas); i++ {
-		initial = append(initial, fmt.Sprintf("%s=https://%s.%s.%s.svc:2380", obj.PodName(i), obj.PodName(i), obj.PeerServiceName(), obj.Namespace))
+		initial = append(initial, fmt.Sprintf("%s=https://%s.%s.%s.svc:2380", druidv1alpha1.PodName(obj, i), druidv1alpha1.PodName(obj, i), druidv1alpha1.PeerServiceName(obj), obj.Namespace))
 	}
 	args := []string{
 		"--name=$(POD_NAME)", "--data-dir=" + etcdpod.DataDir,
@@ -95,7 +95,7 @@ func upstreamStatefulSet(obj *druidv1alpha1.Etcd, wrapperImage string) *appsv1.S
 		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret}}},
 			corev1.VolumeMount{Name: name, MountPath: path, ReadOnly: true}
 	}
-	mounts := []corev1.VolumeMount{{Name: obj.VolumeClaimTemplateName(), MountPath: etcdpod.DataVolumeMountPath}}
+	mounts := []corev1.VolumeMount{{Name: druidv1alpha1.VolumeClaimTemplateName(obj), MountPath: etcdpod.DataVolumeMountPath}}
 	var volumes []corev1.Volume
 	for _, v := range []struct{ name, secret, path string }{
 		{"etcd-ca", tls.TLSCASecretRef.Name, etcdpod.ClientCAMountPath},
@@ -106,17 +106,17 @@ func upstreamStatefulSet(obj *druidv1alpha1.Etcd, wrapperImage string) *appsv1.S
 		vol, mount := secretVolume(v.name, v.secret, v.path)
 		volumes, mounts = append(volumes, vol), append(mounts, mount)
 	}
-	labels := obj.ComponentLabels(druidv1alpha1.ComponentStatefulSet, obj.StatefulSetName())
+	labels := druidv1alpha1.ComponentLabels(obj, druidv1alpha1.ComponentStatefulSet, druidv1alpha1.StatefulSetName(obj))
 	return &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Name: obj.StatefulSetName()},
+		ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.StatefulSetName(obj)},
 		Spec: appsv1.StatefulSetSpec{
-			Replicas: ptr.To(obj.Spec.Replicas), Selector: &metav1.LabelSelector{MatchLabels: obj.ManagedLabels()},
-			ServiceName: obj.PeerServiceName(), PodManagementPolicy: appsv1.ParallelPodManagement,
+			Replicas: ptr.To(obj.Spec.Replicas), Selector: &metav1.LabelSelector{MatchLabels: druidv1alpha1.ManagedLabels(obj)},
+			ServiceName: druidv1alpha1.PeerServiceName(obj), PodManagementPolicy: appsv1.ParallelPodManagement,
 			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
-					ServiceAccountName: obj.ServiceAccountName(),
+					ServiceAccountName: druidv1alpha1.ServiceAccountName(obj),
 					PriorityClassName:  ptr.Deref(obj.Spec.PriorityClassName, ""),
 					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(uid), RunAsGroup: ptr.To(uid),
 						FSGroup: ptr.To(uid), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
@@ -134,7 +134,7 @@ func upstreamStatefulSet(obj *druidv1alpha1.Etcd, wrapperImage string) *appsv1.S
 				},
 			},
 			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
-				ObjectMeta: metav1.ObjectMeta{Name: obj.VolumeClaimTemplateName()},
+				ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.VolumeClaimTemplateName(obj)},
 				Spec: corev1.PersistentVolumeClaimSpec{
 					AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: obj.Spec.StorageClass,
 					Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{

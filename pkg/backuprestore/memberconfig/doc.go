@@ -5,7 +5,7 @@
 // The template is shared by all members of an Etcd, so some of its keys cannot be used as they are: `name`
 // is a placeholder, and `initial-advertise-peer-urls` / `advertise-client-urls` are maps from pod name to
 // URLs. The member resolves its own entries by POD_NAME; all URLs of its entry are advertised (the peer
-// Service URL and the Etcd's additionalAdvertisePeerUrls).
+// Service URL and the Etcd's additionalAdvertisePeerURLs).
 //
 // Member names: druid (ours, and the upstream one) keys `initial-cluster` by pod name, one `<pod>=<url>`
 // entry per peer URL, and writes spec.memberNamePrefix as `member-name-prefix`. The etcd member of pod p is

@@ -5,15 +5,11 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha1" //nolint:gosec // MinIO derives its role ID with SHA-1; not a security use here
-	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,7 +22,7 @@ import (
 	"github.com/go-logr/logr/testr"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
-	"github.com/gardener-etcd/gardener-etcd/test/support/freeport"
+	"github.com/gardener-etcd/gardener-etcd/test/support/minioserver"
 )
 
 // oidcIssuer is a minimal OpenID provider: a discovery document and a JWKS, and tokens signed with its key.
@@ -76,61 +72,9 @@ func (iss *oidcIssuer) token(t *testing.T, key *rsa.PrivateKey, audience string,
 }
 
 const (
-	minioRootUser     = "minio-root"
-	minioRootPassword = "minio-root-secret"
-	minioRegion       = "us-east-1"
-	minioClientID     = "etcd-backup"
+	minioRegion   = "us-east-1"
+	minioClientID = "etcd-backup"
 )
-
-// startMinIOWithOIDC runs MinIO (its binary from $MINIO_BIN or bin/minio, built from MinIO's Go module)
-// trusting iss, with one role (a client ID) whose policy is MinIO's built-in readwrite; it returns the
-// endpoint and the role's ARN.
-func startMinIOWithOIDC(t *testing.T, iss *oidcIssuer) (endpoint, roleARN string) {
-	t.Helper()
-	bin := os.Getenv("MINIO_BIN")
-	if bin == "" {
-		bin, _ = filepath.Abs("../../../bin/minio")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("MinIO binary not available (%v): build it with `go install github.com/minio/minio@<version>` and set MINIO_BIN", err)
-	}
-	port := freeport.Port(t)
-	console := freeport.Port(t)
-	endpoint = fmt.Sprintf("http://127.0.0.1:%d", port)
-	cmd := exec.Command(bin, "server", t.TempDir(), "--address", fmt.Sprintf("127.0.0.1:%d", port), "--console-address", fmt.Sprintf("127.0.0.1:%d", console), "--quiet")
-	cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+minioRootUser, "MINIO_ROOT_PASSWORD="+minioRootPassword,
-		"MINIO_SITE_REGION="+minioRegion, "MINIO_BROWSER=off",
-		"MINIO_IDENTITY_OPENID_CONFIG_URL="+iss.url+"/.well-known/openid-configuration",
-		"MINIO_IDENTITY_OPENID_CLIENT_ID="+minioClientID, "MINIO_IDENTITY_OPENID_ROLE_POLICY=readwrite")
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("MinIO log:\n%s", log.String())
-		}
-	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := http.Get(endpoint + "/minio/health/ready")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("MinIO not ready: %v\n%s", err, log.String())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	sum := sha1.Sum([]byte(minioClientID)) //nolint:gosec // see import
-	return endpoint, fmt.Sprintf("arn:minio:iam:%s::role/%s", minioRegion, base64.RawURLEncoding.EncodeToString(sum[:]))
-}
 
 // A workload-identity S3 secret (roleARN and a token file, no static keys) is exchanged for credentials at
 // a real STS (MinIO's AssumeRoleWithWebIdentity against a local OpenID issuer): a full snapshot is stored
@@ -138,14 +82,16 @@ func startMinIOWithOIDC(t *testing.T, iss *oidcIssuer) (endpoint, roleARN string
 // another issuer's key is refused with STS's answer.
 func TestS3WorkloadIdentityAgainstMinIOSTS(t *testing.T) {
 	iss := startOIDCIssuer(t)
-	endpoint, roleARN := startMinIOWithOIDC(t, iss)
+	minio := minioserver.Start(t, minioserver.Config{Region: minioRegion, OpenID: &minioserver.OpenID{
+		ConfigURL: iss.url + "/.well-known/openid-configuration", ClientID: minioClientID, RolePolicy: "readwrite"}})
+	endpoint, roleARN := minio.Endpoint, minio.RoleARN
 	t.Setenv("AWS_ENDPOINT_URL_STS", endpoint)
 	for _, v := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_PROFILE"} {
 		t.Setenv(v, "")
 	}
 	root := s3.New(s3.Options{BaseEndpoint: aws.String(endpoint), Region: minioRegion, UsePathStyle: true,
 		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{AccessKeyID: minioRootUser, SecretAccessKey: minioRootPassword}, nil
+			return aws.Credentials{AccessKeyID: minioserver.RootUser, SecretAccessKey: minioserver.RootPassword}, nil
 		})})
 	if _, err := root.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String("backups")}); err != nil {
 		t.Fatal(err)

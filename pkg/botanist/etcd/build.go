@@ -129,7 +129,7 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 		spec.VolumeClaimTemplate = ptr.To(VolumeClaimTemplateName(e.values.Role))
 	}
 	spec.StorageCapacity = e.storageCapacity(existing)
-	spec.SharedConfig = &druidv1alpha1.SharedConfig{AutoCompactionMode: &autoCompactionModePeriodic, AutoCompactionRetention: &autoCompactionRetention}
+	spec.Common = druidv1alpha1.SharedConfig{AutoCompactionMode: &autoCompactionModePeriodic, AutoCompactionRetention: &autoCompactionRetention}
 
 	spec.Etcd.ClientPort = ptr.To(clientPort)
 	spec.Etcd.ServerPort = ptr.To(serverPort)
@@ -168,8 +168,8 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 }
 
 // snapshotCompaction is the existing compaction spec with Gardener's Job resources.
-func snapshotCompaction(existing *druidv1alpha1.CompactionSpec) *druidv1alpha1.CompactionSpec {
-	c := &druidv1alpha1.CompactionSpec{}
+func snapshotCompaction(existing *druidv1alpha1.SnapshotCompactionSpec) *druidv1alpha1.SnapshotCompactionSpec {
+	c := &druidv1alpha1.SnapshotCompactionSpec{}
 	if existing != nil {
 		c = existing.DeepCopy()
 	}

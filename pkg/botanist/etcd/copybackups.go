@@ -69,7 +69,7 @@ func (e *etcd) CopyBackups(ctx context.Context, source RestoreSource) error {
 	if err != nil {
 		return err
 	}
-	if task.Spec.SourceStore.SameLocation(task.Spec.TargetStore) {
+	if druidv1alpha1.SameLocation(task.Spec.SourceStore, task.Spec.TargetStore) {
 		e.logger(ctx).Info("Not copying backups: the source store is the shoot's store", "store", describeStore(task.Spec.TargetStore))
 		return nil
 	}

@@ -49,7 +49,7 @@ func topologySpreadConstraints(etcd *druidv1alpha1.Etcd, replicas, zones int32, 
 	if replicas <= 1 {
 		return nil
 	}
-	selector := metav1.LabelSelector{MatchLabels: etcd.ManagedLabels()}
+	selector := metav1.LabelSelector{MatchLabels: druidv1alpha1.ManagedLabels(etcd)}
 	host := corev1.TopologySpreadConstraint{
 		MaxSkew:           1,
 		TopologyKey:       corev1.LabelHostname,

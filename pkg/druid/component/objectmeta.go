@@ -32,7 +32,7 @@ func ApplyManagedMeta(obj metav1.Object, etcd *druidv1alpha1.Etcd, componentName
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	maps.Copy(labels, etcd.ComponentLabels(componentName, NameLabelValue(obj.GetName())))
+	maps.Copy(labels, druidv1alpha1.ComponentLabels(etcd, componentName, NameLabelValue(obj.GetName())))
 	obj.SetLabels(labels)
 	obj.SetOwnerReferences(withOwner(obj.GetOwnerReferences(), OwnerReference(etcd)))
 }

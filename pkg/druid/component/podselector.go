@@ -16,7 +16,7 @@ import (
 // that): `instance: <n>`, `name: etcd`. Later releases select with ManagedLabels; the selector is
 // immutable, so a StatefulSet they adopted from an older release may still carry it.
 func LegacySelector(etcd *druidv1alpha1.Etcd) map[string]string {
-	return etcd.LegacyMemberLabels()
+	return druidv1alpha1.LegacyMemberLabels(etcd)
 }
 
 // PodSelector returns the labels that select the Etcd's member pods now: the selector of an existing
@@ -28,11 +28,11 @@ func LegacySelector(etcd *druidv1alpha1.Etcd) map[string]string {
 func PodSelector(ctx context.Context, c Clients, etcd *druidv1alpha1.Etcd) (map[string]string, error) {
 	sts, err := ExistingStatefulSet(ctx, c, etcd)
 	if err != nil || sts == nil || sts.DeletionTimestamp != nil || sts.Spec.Selector == nil {
-		return etcd.ManagedLabels(), err
+		return druidv1alpha1.ManagedLabels(etcd), err
 	}
 	sel := sts.Spec.Selector
-	if len(sel.MatchExpressions) > 0 || len(sel.MatchLabels) == 0 || maps.Equal(sel.MatchLabels, etcd.ManagedLabels()) {
-		return etcd.ManagedLabels(), nil
+	if len(sel.MatchExpressions) > 0 || len(sel.MatchLabels) == 0 || maps.Equal(sel.MatchLabels, druidv1alpha1.ManagedLabels(etcd)) {
+		return druidv1alpha1.ManagedLabels(etcd), nil
 	}
 	log.FromContext(ctx).Info("Adoption: selecting the members with the StatefulSet's own selector until it is recreated",
 		"etcd", client.ObjectKeyFromObject(etcd), "selector", sel.MatchLabels)
@@ -44,7 +44,7 @@ func PodSelector(ctx context.Context, c Clients, etcd *druidv1alpha1.Etcd) (map[
 // druid has reconciled yet (no observedGeneration) has no such StatefulSet, and a new Etcd's objects are
 // created without reads the apiserver answers with 404. nil when it does not exist.
 func ExistingStatefulSet(ctx context.Context, c Clients, etcd *druidv1alpha1.Etcd) (*appsv1.StatefulSet, error) {
-	key := client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.StatefulSetName()}
+	key := client.ObjectKey{Namespace: etcd.Namespace, Name: druidv1alpha1.StatefulSetName(etcd)}
 	sts := &appsv1.StatefulSet{}
 	err := c.Get(ctx, key, sts)
 	if apierrors.IsNotFound(err) && c.Live != nil && etcd.Status.ObservedGeneration != nil {

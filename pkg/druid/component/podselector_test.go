@@ -35,12 +35,12 @@ func TestPodSelectorFollowsTheStatefulSet(t *testing.T) {
 		etcd    *druidv1alpha1.Etcd
 		want    map[string]string
 	}{
-		{"no StatefulSet", Clients{Client: empty, Live: empty}, reconciled, etcd.ManagedLabels()},
-		{"druid's selector", Uncached(fake.NewClientBuilder().WithObjects(sts(etcd.ManagedLabels(), false)).Build()), reconciled, etcd.ManagedLabels()},
+		{"no StatefulSet", Clients{Client: empty, Live: empty}, reconciled, druidv1alpha1.ManagedLabels(etcd)},
+		{"druid's selector", Uncached(fake.NewClientBuilder().WithObjects(sts(druidv1alpha1.ManagedLabels(etcd), false)).Build()), reconciled, druidv1alpha1.ManagedLabels(etcd)},
 		{"the old selector, found in the cache", Uncached(withLegacy), reconciled, LegacySelector(etcd)},
 		{"the old selector, found only by the live read", Clients{Client: empty, Live: withLegacy}, reconciled, LegacySelector(etcd)},
-		{"no live read for an Etcd nobody reconciled", Clients{Client: empty, Live: withLegacy}, etcd, etcd.ManagedLabels()},
-		{"being deleted by the adoption", Uncached(fake.NewClientBuilder().WithObjects(sts(LegacySelector(etcd), true)).Build()), reconciled, etcd.ManagedLabels()},
+		{"no live read for an Etcd nobody reconciled", Clients{Client: empty, Live: withLegacy}, etcd, druidv1alpha1.ManagedLabels(etcd)},
+		{"being deleted by the adoption", Uncached(fake.NewClientBuilder().WithObjects(sts(LegacySelector(etcd), true)).Build()), reconciled, druidv1alpha1.ManagedLabels(etcd)},
 	} {
 		got, err := PodSelector(ctx, tc.clients, tc.etcd)
 		if err != nil || !maps.Equal(got, tc.want) {

@@ -1,7 +1,7 @@
 // Package coreevents records druid's events as core/v1 Events. controller-runtime's recorders write
 // events.k8s.io/v1, which a role that grants only core `events` cannot create: Gardener's ClusterRole for
 // etcd-druid is such a role, and every druid event was dropped there. Both APIs serve the same objects, so
-// events written here are read through either; druid's own chart grants both.
+// events written here are read through either; druid's own chart grants core events only.
 //
 // The recorders keep the events.k8s.io/v1 recorder interface (action, related object, series of repeated
 // events): client-go's events broadcaster builds the events, and only its sink writes core/v1. client-go's
@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -107,7 +108,7 @@ func ToCore(e *eventsv1.Event) *corev1.Event {
 		InvolvedObject:      e.Regarding,
 		Related:             e.Related,
 		Reason:              e.Reason,
-		Message:             e.Note,
+		Message:             TruncatedNote(e.Note),
 		Type:                e.Type,
 		Action:              e.Action,
 		EventTime:           e.EventTime,
@@ -122,6 +123,23 @@ func ToCore(e *eventsv1.Event) *corev1.Event {
 		out.Series = &corev1.EventSeries{Count: e.Series.Count, LastObservedTime: e.Series.LastObservedTime}
 	}
 	return out
+}
+
+// maxNoteBytes is the apiserver's limit on the message of an event with an eventTime (events.k8s.io/v1's
+// note): a longer one refuses the whole event, which client-go's recorder would then drop.
+const maxNoteBytes = 1024
+
+// TruncatedNote cuts note to maxNoteBytes on a UTF-8 boundary, ending in "…" when cut.
+func TruncatedNote(note string) string {
+	if len(note) <= maxNoteBytes {
+		return note
+	}
+	const ellipsis = "…"
+	cut := maxNoteBytes - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(note[cut]) {
+		cut--
+	}
+	return note[:cut] + ellipsis
 }
 
 // FromCore is the events.k8s.io/v1 form of a core/v1 Event.

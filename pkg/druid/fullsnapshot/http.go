@@ -104,7 +104,7 @@ func (h *HTTP) Snapshot(ctx context.Context, etcd *druidv1alpha1.Etcd, req Reque
 	if err != nil {
 		return nil, err
 	}
-	endpoint := fmt.Sprintf("https://%s.%s.svc:%d", etcd.ClientServiceName(), etcd.Namespace, ptr.Deref(etcd.Spec.Backup.Port, etcdpod.DefaultBackupPort))
+	endpoint := fmt.Sprintf("https://%s.%s.svc:%d", druidv1alpha1.ClientServiceName(etcd), etcd.Namespace, ptr.Deref(etcd.Spec.Backup.Port, etcdpod.DefaultBackupPort))
 	if h.Endpoint != nil {
 		endpoint = h.Endpoint(etcd)
 	}

@@ -27,8 +27,8 @@ func (h *healRun) deleteNotReadyMemberPods(ctx context.Context) error {
 	}
 	etcd := h.input.Observed.Etcd
 	for _, member := range a.Members {
-		ordinal, _ := etcd.OrdinalOf(member)
-		pod := pods[etcd.PodName(ordinal)]
+		ordinal, _ := druidv1alpha1.OrdinalOf(etcd, member)
+		pod := pods[druidv1alpha1.PodName(etcd, ordinal)]
 		if pod == nil {
 			continue
 		}
@@ -93,8 +93,8 @@ func (h *healRun) completeScaleDown(ctx context.Context, a decide.Action) error 
 	if err := h.deleteMemberLeases(ctx, a.Members); err != nil {
 		return err
 	}
-	from := ptr.Deref(h.outcome.Observed.Etcd.Status.ClusterSize, 0)
-	h.adjust(func(o *health.Observed) { o.Etcd.Status.ClusterSize = ptr.To(a.Replicas) })
+	from := h.outcome.Observed.ClusterSize
+	h.adjust(func(o *health.Observed) { o.ClusterSize = a.Replicas })
 	log.FromContext(ctx).Info("Scale-down completed", "from", from, "to", a.Replicas, "deletedLeases", a.Members)
 	h.deps.Recorder.Eventf(h.etcd, nil, "Normal", EventReasonScaledDown, eventAction,
 		"cluster size %d → %d; the backup-restore leader removes the members with ordinal ≥ %d from etcd", from, a.Replicas, a.Replicas)

@@ -18,7 +18,7 @@ import (
 // the others are logged and left alone.
 func listMemberPods(ctx context.Context, reader client.Reader, etcd *druidv1alpha1.Etcd, sts *appsv1.StatefulSet) (map[string]*corev1.Pod, error) {
 	pods := &corev1.PodList{}
-	if err := reader.List(ctx, pods, client.InNamespace(etcd.Namespace), client.MatchingLabels(etcd.ManagedLabels())); err != nil {
+	if err := reader.List(ctx, pods, client.InNamespace(etcd.Namespace), client.MatchingLabels(druidv1alpha1.ManagedLabels(etcd))); err != nil {
 		return nil, fmt.Errorf("listing member pods: %w", err)
 	}
 	members, strangers := health.MemberPods(pods.Items, etcd, sts)

@@ -19,7 +19,7 @@ import (
 // labelledPod is a pod with the Etcd's member labels, controlled by owner (nil: no owner) with the owner's
 // UID or, when uid is set, that UID.
 func labelledPod(etcd *druidv1alpha1.Etcd, name string, owner *appsv1.StatefulSet, uid types.UID) *corev1.Pod {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: etcd.Namespace, Labels: etcd.ManagedLabels()}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: etcd.Namespace, Labels: druidv1alpha1.ManagedLabels(etcd)}}
 	if owner != nil {
 		if uid == "" {
 			uid = owner.UID

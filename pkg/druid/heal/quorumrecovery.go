@@ -228,7 +228,7 @@ func (h *healRun) resetMembers(ctx context.Context, replicas int32) error {
 	}
 	h.adjust(func(o *health.Observed) {
 		o.Etcd.Status.Members = nil
-		o.Etcd.Status.ClusterSize = ptr.To(replicas)
+		o.ClusterSize = replicas
 		o.MemberLeases = leases
 	})
 	log.FromContext(ctx).Info(decide.StepLabel(decide.StepResetMembers)+": member pods and data volumes gone; member leases recreated, members cleared", "clusterSize", replicas)

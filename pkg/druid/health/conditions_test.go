@@ -21,7 +21,7 @@ const (
 func members(statuses ...druidv1alpha1.EtcdMemberConditionStatus) []druidv1alpha1.EtcdMemberStatus {
 	out := make([]druidv1alpha1.EtcdMemberStatus, 0, len(statuses))
 	for i, s := range statuses {
-		out = append(out, member(testEtcd(3).PodName(i), s))
+		out = append(out, member(druidv1alpha1.PodName(testEtcd(3), i), s))
 	}
 	return out
 }

@@ -44,6 +44,6 @@ func orphanedMember(pod *corev1.Pod, etcd *druidv1alpha1.Etcd) bool {
 	if metav1.GetControllerOfNoCopy(pod) != nil {
 		return false
 	}
-	_, named := etcd.PodOrdinalOf(pod.Name)
+	_, named := druidv1alpha1.PodOrdinalOf(etcd, pod.Name)
 	return named
 }

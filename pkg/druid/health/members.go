@@ -85,15 +85,15 @@ func Members(etcd *druidv1alpha1.Etcd, leases []coordinationv1.Lease, pods map[s
 
 // podNameOf maps a member (lease) name to its pod name: they differ only with spec.memberNamePrefix.
 func podNameOf(etcd *druidv1alpha1.Etcd, memberName string) string {
-	if ordinal, ok := etcd.OrdinalOf(memberName); ok {
-		return etcd.PodName(ordinal)
+	if ordinal, ok := druidv1alpha1.OrdinalOf(etcd, memberName); ok {
+		return druidv1alpha1.PodName(etcd, ordinal)
 	}
 	return memberName
 }
 
 func memberLess(etcd *druidv1alpha1.Etcd, a, b string) bool {
-	oa, okA := etcd.OrdinalOf(a)
-	ob, okB := etcd.OrdinalOf(b)
+	oa, okA := druidv1alpha1.OrdinalOf(etcd, a)
+	ob, okB := druidv1alpha1.OrdinalOf(etcd, b)
 	if okA && okB {
 		return oa < ob
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,30 +33,24 @@ type Observed struct {
 	SnapshotLeases SnapshotLeases
 	// DataVolumeWarnings are the messages of warning events on the members' PVCs.
 	DataVolumeWarnings []string
+	// ClusterSize is the cluster size druid recorded last (RecordedClusterSize); 0 when none is known.
+	ClusterSize int32
 }
 
 // ComputeStatus returns the Etcd's status with every field the status flow owns recomputed at now:
-// members, clusterSize, the conditions Ready, AllMembersReady, AllMembersUpdated, DataVolumesReady,
+// members, the conditions Ready, AllMembersReady, AllMembersUpdated, DataVolumesReady,
 // ClusterIDMismatch and BackupReady, the replica counts, ready, peerUrlTLSEnabled, selector, the
-// StatefulSet reference and the last full and delta snapshots (from the snapshot leases, also while hibernated: the backup stays; the
-// full one is the StatefulSet's fullsnapshot.Record instead while that is newer than the lease).
+// StatefulSet reference. The cluster size to record next is NextClusterSize, the last snapshots are
+// LastSnapshots: upstream's status has no fields for them.
 // Fields owned by the spec flow (observedGeneration, lastOperation, lastErrors, other conditions) are kept.
 func ComputeStatus(o Observed, th Thresholds, now time.Time) druidv1alpha1.EtcdStatus {
 	etcd := o.Etcd
 	status := *etcd.Status.DeepCopy()
 	status.Members = Members(etcd, o.MemberLeases, o.Pods, th, now)
-	status.Selector = ptr.To(labels.SelectorFromSet(etcd.ManagedLabels()).String())
-	status.LabelSelector = &metav1.LabelSelector{MatchLabels: etcd.ManagedLabels()}
+	status.Selector = ptr.To(labels.SelectorFromSet(druidv1alpha1.ManagedLabels(etcd)).String())
+	status.LabelSelector = &metav1.LabelSelector{MatchLabels: druidv1alpha1.ManagedLabels(etcd)}
 	status.PeerUrlTLSEnabled = PeerURLTLSEnabled(o.MemberLeases, etcd.Spec.Replicas)
 	setReplicas(&status, o.StatefulSet)
-	status.LastFullSnapshot, status.LastDeltaSnapshot = nil, nil
-	if etcd.Spec.Backup.Store != nil {
-		status.LastFullSnapshot = SnapshotFromLease(o.SnapshotLeases.Full)
-		if record, ok := fullsnapshot.RecordOf(o.StatefulSet); ok {
-			status.LastFullSnapshot = fullsnapshot.Newer(status.LastFullSnapshot, record.Snapshot())
-		}
-		status.LastDeltaSnapshot = SnapshotFromLease(o.SnapshotLeases.Delta)
-	}
 
 	replicas := etcd.Spec.Replicas
 	if replicas == 0 {
@@ -74,9 +67,7 @@ func ComputeStatus(o Observed, th Thresholds, now time.Time) druidv1alpha1.EtcdS
 		return status
 	}
 
-	size := ClusterSizeForQuorum(etcd, len(status.Members))
-	ready := ReadyCondition(status.Members, size)
-	status.ClusterSize = ptr.To(NextClusterSize(etcd, status.Members, ready))
+	ready := ReadyCondition(status.Members, ClusterSizeForQuorum(o, len(status.Members)))
 	status.Conditions = SetCondition(status.Conditions, ready, now)
 	status.Conditions = SetCondition(status.Conditions, AllMembersReadyCondition(status.Members, replicas), now)
 	status.Conditions = SetCondition(status.Conditions, AllMembersUpdatedCondition(o.StatefulSet), now)
@@ -90,28 +81,47 @@ func ComputeStatus(o Observed, th Thresholds, now time.Time) druidv1alpha1.EtcdS
 	return status
 }
 
-// ClusterSizeForQuorum is the cluster size the Ready condition computes the quorum against: the last
-// recorded status.clusterSize (spec.replicas before the first bootstrap), or more members when more have
-// joined since.
-func ClusterSizeForQuorum(etcd *druidv1alpha1.Etcd, members int) int32 {
-	size := ptr.Deref(etcd.Status.ClusterSize, 0)
+// LastSnapshots are the latest full and delta snapshots of the Etcd's backup, from the snapshot leases the
+// backup leader's sidecar renews (also while hibernated: the backup stays). The full one is the
+// StatefulSet's fullsnapshot.Record instead while that is newer than the full snapshot lease. Both are nil
+// without a backup store and until the sidecar recorded one.
+func LastSnapshots(o Observed) (full, delta *druidv1alpha1.SnapshotStatus) {
+	if o.Etcd.Spec.Backup.Store == nil {
+		return nil, nil
+	}
+	full = SnapshotFromLease(o.SnapshotLeases.Full)
+	if record, ok := fullsnapshot.RecordOf(o.StatefulSet); ok {
+		full = fullsnapshot.Newer(full, record.Snapshot())
+	}
+	return full, SnapshotFromLease(o.SnapshotLeases.Delta)
+}
+
+// ClusterSizeForQuorum is the cluster size the Ready condition computes the quorum against: the recorded
+// cluster size (spec.replicas before the first bootstrap), or more members when more have joined since.
+func ClusterSizeForQuorum(o Observed, members int) int32 {
+	size := o.ClusterSize
 	if size == 0 {
-		size = etcd.Spec.Replicas
+		size = o.Etcd.Spec.Replicas
 	}
 	return max(size, int32(members))
 }
 
-// NextClusterSize implements the status's clusterSize: spec.replicas while no member has bootstrapped (the
+// NextClusterSize is the cluster size druid records after computing status (ClusterSizeAnnotation):
+// unchanged while hibernated (spec.replicas 0), spec.replicas while no member has bootstrapped (the
 // cluster is being created or bootstrapped again), len(members) while the cluster is quorate, and
 // unchanged otherwise (a cluster that lost quorum keeps the size it had).
-func NextClusterSize(etcd *druidv1alpha1.Etcd, members []druidv1alpha1.EtcdMemberStatus, ready druidv1alpha1.Condition) int32 {
+func NextClusterSize(o Observed, computed druidv1alpha1.EtcdStatus) int32 {
+	members := computed.Members
+	ready := druidv1alpha1.FindCondition(computed.Conditions, druidv1alpha1.ConditionTypeReady)
 	switch {
+	case o.Etcd.Spec.Replicas == 0:
+		return o.ClusterSize
 	case len(members) == 0:
-		return etcd.Spec.Replicas
-	case ready.Status == druidv1alpha1.ConditionTrue:
+		return o.Etcd.Spec.Replicas
+	case ready != nil && ready.Status == druidv1alpha1.ConditionTrue:
 		return int32(len(members))
 	default:
-		return ClusterSizeForQuorum(etcd, len(members))
+		return ClusterSizeForQuorum(o, len(members))
 	}
 }
 
@@ -136,7 +146,7 @@ func setReplicas(status *druidv1alpha1.EtcdStatus, sts *appsv1.StatefulSet) {
 		status.Ready = ptr.To(false)
 		return
 	}
-	status.Etcd = &autoscalingv1.CrossVersionObjectReference{Kind: "StatefulSet", Name: sts.Name, APIVersion: appsv1.SchemeGroupVersion.String()}
+	status.Etcd = &druidv1alpha1.CrossVersionObjectReference{Kind: "StatefulSet", Name: sts.Name, APIVersion: appsv1.SchemeGroupVersion.String()}
 	status.Replicas = sts.Status.Replicas
 	status.ReadyReplicas = sts.Status.ReadyReplicas
 	status.CurrentReplicas = sts.Status.CurrentReplicas

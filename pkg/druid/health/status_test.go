@@ -28,7 +28,7 @@ func threeHealthyMembers() ([]coordinationv1.Lease, map[string]*corev1.Pod) {
 	var leases []coordinationv1.Lease
 	pods := map[string]*corev1.Pod{}
 	for i, role := range []string{"Leader", "Member", "Member"} {
-		name := testEtcd(3).PodName(i)
+		name := druidv1alpha1.PodName(testEtcd(3), i)
 		l := lease(name, "a"+string(rune('0'+i))+":c:"+role, 5*time.Second)
 		l.Annotations = map[string]string{druidv1alpha1.TLSEnabledAnnotation: "true"}
 		leases = append(leases, l)
@@ -61,7 +61,7 @@ func TestComputeStatusHealthy(t *testing.T) {
 		"ClusterIDMismatch": "False/NoClusterIDMismatchDetected",
 	}))
 	g.Expect(s.Members).To(HaveLen(3))
-	g.Expect(s.ClusterSize).To(Equal(ptr.To(int32(3))))
+	g.Expect(NextClusterSize(Observed{Etcd: etcd}, s)).To(Equal(int32(3)))
 	g.Expect(s.PeerUrlTLSEnabled).To(Equal(ptr.To(true)))
 	g.Expect(s.Ready).To(Equal(ptr.To(true)))
 	g.Expect(s.ReadyReplicas).To(Equal(int32(3)))
@@ -125,14 +125,13 @@ func TestComputeStatusBackupReadyOnlyWithStore(t *testing.T) {
 	g.Expect(s.Etcd).To(BeNil())
 }
 
-// The snapshot fields come from the snapshot leases whenever there is a store (hibernated too: the backup
-// stays), and are dropped without one.
-func TestComputeStatusLastSnapshots(t *testing.T) {
+// The last snapshots come from the snapshot leases whenever there is a store (hibernated too: the backup
+// stays), and are nil without one.
+func TestLastSnapshots(t *testing.T) {
 	g := NewWithT(t)
 	full, delta := lease("etcd-main-full-snap", "100", time.Hour), lease("etcd-main-delta-snap", "120", 10*time.Second)
 	observed := func(replicas int32, store bool) Observed {
 		etcd := testEtcd(replicas)
-		etcd.Status.LastFullSnapshot = &druidv1alpha1.SnapshotStatus{EndRevision: 1}
 		if store {
 			etcd.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p"}
 		}
@@ -141,24 +140,25 @@ func TestComputeStatusLastSnapshots(t *testing.T) {
 	wantFull := &druidv1alpha1.SnapshotStatus{EndRevision: 100, Timestamp: metav1.NewTime(now.Add(-time.Hour))}
 	wantDelta := &druidv1alpha1.SnapshotStatus{EndRevision: 120, Timestamp: metav1.NewTime(now.Add(-10 * time.Second))}
 	for _, replicas := range []int32{3, 0} {
-		s := ComputeStatus(observed(replicas, true), th, now)
-		g.Expect(s.LastFullSnapshot).To(Equal(wantFull), "replicas %d", replicas)
-		g.Expect(s.LastDeltaSnapshot).To(Equal(wantDelta), "replicas %d", replicas)
+		gotFull, gotDelta := LastSnapshots(observed(replicas, true))
+		g.Expect(gotFull).To(Equal(wantFull), "replicas %d", replicas)
+		g.Expect(gotDelta).To(Equal(wantDelta), "replicas %d", replicas)
 
-		s = ComputeStatus(observed(replicas, false), th, now)
-		g.Expect(s.LastFullSnapshot).To(BeNil(), "replicas %d, no store", replicas)
-		g.Expect(s.LastDeltaSnapshot).To(BeNil(), "replicas %d, no store", replicas)
+		gotFull, gotDelta = LastSnapshots(observed(replicas, false))
+		g.Expect(gotFull).To(BeNil(), "replicas %d, no store", replicas)
+		g.Expect(gotDelta).To(BeNil(), "replicas %d, no store", replicas)
 	}
 
-	// A lease that records nothing (recreated empty) clears the field rather than keep an old value.
+	// A lease that records nothing (recreated empty) gives no snapshot.
 	o := observed(3, true)
 	o.SnapshotLeases.Full = ptr.To(lease("etcd-main-full-snap", "", -1))
-	g.Expect(ComputeStatus(o, th, now).LastFullSnapshot).To(BeNil())
+	gotFull, _ := LastSnapshots(o)
+	g.Expect(gotFull).To(BeNil())
 }
 
 // The full snapshot druid requested before an update (recorded on the StatefulSet) is shown while the
 // full snapshot lease lags behind it; a newer lease wins again.
-func TestComputeStatusLastFullSnapshotFromTheRecord(t *testing.T) {
+func TestLastFullSnapshotFromTheRecord(t *testing.T) {
 	g := NewWithT(t)
 	takenAt := now.Add(-time.Minute).Truncate(time.Second)
 	record := fullsnapshot.Record{For: "update", Revision: 150, Name: "Full-00000000-00000150-1.gz", TakenAt: metav1.NewTime(takenAt)}
@@ -167,21 +167,21 @@ func TestComputeStatusLastFullSnapshotFromTheRecord(t *testing.T) {
 	etcd.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p"}
 	for revision, want := range map[string]int64{"100": 150, "150": 150, "200": 200} {
 		full := lease("etcd-main-full-snap", revision, time.Hour)
-		s := ComputeStatus(Observed{Etcd: etcd, StatefulSet: sts, SnapshotLeases: SnapshotLeases{Full: &full}}, th, now)
-		g.Expect(s.LastFullSnapshot).NotTo(BeNil())
-		g.Expect(s.LastFullSnapshot.EndRevision).To(Equal(want), "lease at %s", revision)
+		got, _ := LastSnapshots(Observed{Etcd: etcd, StatefulSet: sts, SnapshotLeases: SnapshotLeases{Full: &full}})
+		g.Expect(got).NotTo(BeNil())
+		g.Expect(got.EndRevision).To(Equal(want), "lease at %s", revision)
 	}
-	s := ComputeStatus(Observed{Etcd: etcd, StatefulSet: sts}, th, now)
-	g.Expect(s.LastFullSnapshot).NotTo(BeNil(), "no lease yet")
-	g.Expect(s.LastFullSnapshot.EndRevision).To(Equal(int64(150)))
-	g.Expect(s.LastFullSnapshot.Name).To(Equal(ptr.To("Full-00000000-00000150-1.gz")))
-	g.Expect(s.LastFullSnapshot.Timestamp.Time).To(BeTemporally("==", takenAt))
+	got, _ := LastSnapshots(Observed{Etcd: etcd, StatefulSet: sts})
+	g.Expect(got).NotTo(BeNil(), "no lease yet")
+	g.Expect(got.EndRevision).To(Equal(int64(150)))
+	g.Expect(got.Name).To(Equal(ptr.To("Full-00000000-00000150-1.gz")))
+	g.Expect(got.Timestamp.Time).To(BeTemporally("==", takenAt))
 }
 
 func TestClusterSize(t *testing.T) {
 	leases, pods := threeHealthyMembers()
 	for name, tc := range map[string]struct {
-		previous *int32
+		previous int32
 		replicas int32
 		leases   []coordinationv1.Lease
 		want     int32
@@ -189,16 +189,16 @@ func TestClusterSize(t *testing.T) {
 	}{
 		"before bootstrap: spec.replicas":        {replicas: 3, want: 3, ready: "Unknown/NoMembersInStatus"},
 		"quorate: number of members":             {replicas: 3, leases: leases, want: 3, ready: "True/Quorate"},
-		"scale-up 1→3, only member 0 joined":     {previous: ptr.To(int32(1)), replicas: 3, leases: leases[:1], want: 1, ready: "True/Quorate"},
-		"scale-up 1→3, all joined":               {previous: ptr.To(int32(1)), replicas: 3, leases: leases, want: 3, ready: "True/Quorate"},
+		"scale-up 1→3, only member 0 joined":     {previous: 1, replicas: 3, leases: leases[:1], want: 1, ready: "True/Quorate"},
+		"scale-up 1→3, all joined":               {previous: 1, replicas: 3, leases: leases, want: 3, ready: "True/Quorate"},
 		"creation of 3, one joined: not quorate": {replicas: 3, leases: leases[:1], want: 3, ready: "False/QuorumLost"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
 			etcd := testEtcd(tc.replicas)
-			etcd.Status.ClusterSize = tc.previous
-			s := ComputeStatus(Observed{Etcd: etcd, Pods: pods, MemberLeases: tc.leases}, th, now)
-			g.Expect(s.ClusterSize).To(Equal(ptr.To(tc.want)))
+			o := Observed{Etcd: etcd, Pods: pods, MemberLeases: tc.leases, ClusterSize: tc.previous}
+			s := ComputeStatus(o, th, now)
+			g.Expect(NextClusterSize(o, s)).To(Equal(tc.want))
 			g.Expect(conditionsByType(s)).To(HaveKeyWithValue(druidv1alpha1.ConditionTypeReady, tc.ready))
 		})
 	}
@@ -210,13 +210,13 @@ func TestClusterSize(t *testing.T) {
 func TestComputeStatusLeaderlessSurvivorOfAScaleInIsNotReady(t *testing.T) {
 	g := NewWithT(t)
 	etcd := testEtcd(1)
-	etcd.Status.ClusterSize = ptr.To(int32(1))
-	name := etcd.PodName(0)
+	name := druidv1alpha1.PodName(etcd, 0)
 	leases := []coordinationv1.Lease{lease(name, "a0:c:Member", 5*time.Second)}
-	s := ComputeStatus(Observed{Etcd: etcd, StatefulSet: rolledOutStatefulSet(1), Pods: map[string]*corev1.Pod{name: pod(name, true)}, MemberLeases: leases}, th, now)
+	o := Observed{Etcd: etcd, StatefulSet: rolledOutStatefulSet(1), Pods: map[string]*corev1.Pod{name: pod(name, true)}, MemberLeases: leases, ClusterSize: 1}
+	s := ComputeStatus(o, th, now)
 	g.Expect(conditionsByType(s)).To(HaveKeyWithValue(druidv1alpha1.ConditionTypeReady, "False/QuorumLost"))
 	g.Expect(druidv1alpha1.FindCondition(s.Conditions, druidv1alpha1.ConditionTypeReady).Message).To(ContainSubstring("reports no leader"))
-	g.Expect(s.ClusterSize).To(Equal(ptr.To(int32(1))))
+	g.Expect(NextClusterSize(o, s)).To(Equal(int32(1)))
 
 	// Once it leads its one-member cluster, it is Ready.
 	leases[0] = lease(name, "a0:c:Leader", 5*time.Second)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -43,8 +44,23 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 		return admission.Errored(http.StatusInternalServerError, err)
 	}
 	resp := admission.PatchResponseFromRaw(req.Object.Raw, mutated)
+	resp.Patches = withoutNullAdds(resp.Patches)
 	if len(resp.Patches) > 0 {
 		logf.FromContext(ctx).V(1).Info("Applied provider defaults", "etcd", req.Namespace+"/"+req.Name, "operation", req.Operation)
 	}
 	return resp
+}
+
+// withoutNullAdds drops patches that add a null: upstream's API types marshal some unset fields as null
+// (spec.selector, spec.labels carry no omitempty), which the request omitted and upstream's CRD refuses as
+// "must be of type object" once a webhook patch puts it in.
+func withoutNullAdds(patches []jsonpatch.JsonPatchOperation) []jsonpatch.JsonPatchOperation {
+	out := patches[:0]
+	for _, p := range patches {
+		if p.Operation == "add" && p.Value == nil {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }

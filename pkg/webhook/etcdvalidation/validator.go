@@ -25,8 +25,7 @@ var _ admission.Validator[*druidv1alpha1.Etcd] = EtcdValidator{}
 
 // ValidateCreate checks a new Etcd.
 func (EtcdValidator) ValidateCreate(_ context.Context, etcd *druidv1alpha1.Etcd) (admission.Warnings, error) {
-	errs := append(validation.ValidateEtcd(etcd), foreignSecretRefs(etcd, nil)...)
-	return etcdWarnings(etcd), invalid("Etcd", etcd.Name, errs)
+	return EtcdWarnings(etcd), invalid("Etcd", etcd.Name, EtcdErrors(etcd, nil))
 }
 
 // ValidateUpdate checks an updated Etcd, including its immutable fields. It ratchets: only the fields that
@@ -37,8 +36,7 @@ func (EtcdValidator) ValidateUpdate(_ context.Context, oldEtcd, newEtcd *druidv1
 	if newEtcd.DeletionTimestamp != nil {
 		return nil, nil
 	}
-	errs := append(validation.ValidateEtcdUpdate(newEtcd, oldEtcd), foreignSecretRefs(newEtcd, oldEtcd)...)
-	return etcdWarnings(newEtcd), invalid("Etcd", newEtcd.Name, errs)
+	return EtcdWarnings(newEtcd), invalid("Etcd", newEtcd.Name, EtcdErrors(newEtcd, oldEtcd))
 }
 
 // ValidateDelete allows every deletion: the deletion flow is what protects data (final snapshot, finalizers).
@@ -46,8 +44,24 @@ func (EtcdValidator) ValidateDelete(context.Context, *druidv1alpha1.Etcd) (admis
 	return nil, nil
 }
 
-// etcdWarnings points out settings that are accepted but probably not what the user wants.
-func etcdWarnings(etcd *druidv1alpha1.Etcd) admission.Warnings {
+// EtcdErrors are the webhook's refusals of etcd: validation.ValidateEtcd on create (old nil),
+// validation.ValidateEtcdUpdate against old on update, and secret references into other namespaces. The
+// Etcd reconciler runs the same checks against the spec it last applied, for deployments that register no
+// validation webhook.
+func EtcdErrors(etcd, old *druidv1alpha1.Etcd) field.ErrorList {
+	if old == nil {
+		return append(validation.ValidateEtcd(etcd), foreignSecretRefs(etcd, nil)...)
+	}
+	return append(validation.ValidateEtcdUpdate(etcd, old), foreignSecretRefs(etcd, old)...)
+}
+
+// CopyTaskErrors are the webhook's refusals of a new copy task (the copy task reconciler runs them too).
+func CopyTaskErrors(task *druidv1alpha1.EtcdCopyBackupsTask) field.ErrorList {
+	return append(validation.ValidateEtcdCopyBackupsTask(task), foreignCopyTaskSecretRefs(task, nil)...)
+}
+
+// EtcdWarnings points out settings that are accepted but probably not what the user wants.
+func EtcdWarnings(etcd *druidv1alpha1.Etcd) admission.Warnings {
 	var warnings admission.Warnings
 	if etcd.Spec.Selector != nil {
 		warnings = append(warnings, "spec.selector is deprecated and ignored: the pods are selected by the labels app.kubernetes.io/managed-by and app.kubernetes.io/part-of")
@@ -73,8 +87,7 @@ var _ admission.Validator[*druidv1alpha1.EtcdCopyBackupsTask] = CopyBackupsTaskV
 
 // ValidateCreate checks a new copy task.
 func (CopyBackupsTaskValidator) ValidateCreate(_ context.Context, task *druidv1alpha1.EtcdCopyBackupsTask) (admission.Warnings, error) {
-	errs := append(validation.ValidateEtcdCopyBackupsTask(task), foreignCopyTaskSecretRefs(task, nil)...)
-	return validation.CopyTaskWarnings(task), invalid("EtcdCopyBackupsTask", task.Name, errs)
+	return validation.CopyTaskWarnings(task), invalid("EtcdCopyBackupsTask", task.Name, CopyTaskErrors(task))
 }
 
 // ValidateUpdate checks an updated copy task.

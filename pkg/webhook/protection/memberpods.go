@@ -110,17 +110,17 @@ func (h *MemberPodHandler) judge(ctx context.Context, req admission.Request, pod
 		"metadata.labels: %s make a pod a member of Etcd %s/%s (its PodDisruptionBudget, client Service and "+
 			"NetworkPolicy count it); only pods of the StatefulSet %s may carry them, and %s may not give them to this pod; "+
 			"to allow it anyway, annotate the Etcd with %s",
-		claim.labels, req.Namespace, claim.etcd, etcd.StatefulSetName(), user, druidv1alpha1.DisableEtcdComponentProtectionAnnotation))
+		claim.labels, req.Namespace, claim.etcd, druidv1alpha1.StatefulSetName(etcd), user, druidv1alpha1.DisableEtcdComponentProtectionAnnotation))
 }
 
 // ownedByStatefulSet tells whether the pod's controller is the Etcd's StatefulSet as stored now (its UID).
 func (h *MemberPodHandler) ownedByStatefulSet(ctx context.Context, pod *metav1.ObjectMeta, etcd *druidv1alpha1.Etcd) (bool, error) {
 	owner := metav1.GetControllerOfNoCopy(pod)
-	if owner == nil || owner.Kind != "StatefulSet" || owner.APIVersion != appsv1.SchemeGroupVersion.String() || owner.Name != etcd.StatefulSetName() {
+	if owner == nil || owner.Kind != "StatefulSet" || owner.APIVersion != appsv1.SchemeGroupVersion.String() || owner.Name != druidv1alpha1.StatefulSetName(etcd) {
 		return false, nil
 	}
 	sts := &appsv1.StatefulSet{}
-	if err := h.Reader.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.StatefulSetName()}, sts); err != nil {
+	if err := h.Reader.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: druidv1alpha1.StatefulSetName(etcd)}, sts); err != nil {
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
-	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -16,7 +15,7 @@ import (
 )
 
 // TestEtcdStatusRoundTrip writes a status with every field set through the status subresource and reads
-// it back unchanged: druid's status (members, conditions, lastErrors, clusterSize, …) must survive pruning.
+// it back unchanged: druid's status (members, conditions, lastErrors, bootstrapWithExistingCluster, …) must survive pruning.
 func TestEtcdStatusRoundTrip(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -26,7 +25,7 @@ func TestEtcdStatusRoundTrip(t *testing.T) {
 	now := metav1.Now().Rfc3339Copy()
 	etcd.Status = druidv1alpha1.EtcdStatus{
 		ObservedGeneration: ptr.To(etcd.Generation),
-		Etcd:               &autoscalingv1.CrossVersionObjectReference{Kind: "StatefulSet", Name: etcd.Name, APIVersion: "apps/v1"},
+		Etcd:               &druidv1alpha1.CrossVersionObjectReference{Kind: "StatefulSet", Name: etcd.Name, APIVersion: "apps/v1"},
 		Conditions: []druidv1alpha1.Condition{{
 			Type: druidv1alpha1.ConditionTypeReady, Status: druidv1alpha1.ConditionTrue, Reason: druidv1alpha1.ReasonQuorate,
 			Message: "The majority of ETCD members is ready", LastTransitionTime: now, LastUpdateTime: now,
@@ -44,7 +43,8 @@ func TestEtcdStatusRoundTrip(t *testing.T) {
 		}},
 		PeerUrlTLSEnabled: ptr.To(false),
 		Selector:          ptr.To("app.kubernetes.io/managed-by=etcd-druid,app.kubernetes.io/part-of=etcd-main"),
-		ClusterSize:       ptr.To(int32(3)),
+		BootstrapWithExistingCluster: &druidv1alpha1.BootstrapWithExistingClusterStatus{JoinedAt: now,
+			Members: []druidv1alpha1.BootstrapJoinedMember{{Name: "old-0", PeerURLs: []string{"https://old-0:2380"}}}},
 	}
 	want := etcd.Status.DeepCopy()
 	g.Expect(env.Client.Status().Update(ctx, etcd)).To(Succeed())

@@ -41,7 +41,7 @@ spec:
     role: main
   etcd:
     backendBboltFreelistType: array
-    additionalAdvertisePeerUrls:
+    additionalAdvertisePeerURLs:
     - memberName: etcd-main-0
       urls:
       - http://10.0.0.1:2380
@@ -67,11 +67,12 @@ labelSelector:
   matchLabels:
     app.kubernetes.io/managed-by: etcd-druid
     app.kubernetes.io/part-of: etcd-main
-bootstrapWithExistingClusterMembers:
-- name: etcd-source-0
-  peerUrls:
-  - http://etcd-source-0.etcd-source-peer.source.svc:2380
+bootstrapWithExistingCluster:
   joinedAt: "2026-06-04T10:11:00Z"
+  members:
+  - name: etcd-source-0
+    peerUrls:
+    - http://etcd-source-0.etcd-source-peer.source.svc:2380
 `
 
 // warningRecorder collects the warnings the apiserver returns (admission warnings among them).
@@ -166,7 +167,7 @@ func TestUpstreamEtcdShapesAreAcceptedAndRoundTrip(t *testing.T) {
 		g.Expect(typed.Spec.Etcd.AdditionalAdvertisePeerURLs).To(HaveLen(1))
 		g.Expect(typed.Spec.Etcd.BootstrapWithExistingCluster.Members).To(HaveLen(1))
 		g.Expect(typed.Status.LabelSelector.MatchLabels).To(HaveKeyWithValue("app.kubernetes.io/part-of", "etcd-main"))
-		g.Expect(typed.Status.BootstrapWithExistingClusterMembers).To(HaveLen(1))
+		g.Expect(typed.Status.BootstrapWithExistingCluster.Members).To(HaveLen(1))
 	})
 
 	for provider, warned := range map[string]bool{

@@ -24,11 +24,11 @@ const statefulSetController = "system:serviceaccount:kube-system:statefulset-con
 // the given UID (no owner when uid is empty).
 func memberPod(etcd *druidv1alpha1.Etcd, name string, uid types.UID) *corev1.Pod {
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: etcd.Namespace, Labels: etcd.ManagedLabels()},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: etcd.Namespace, Labels: druidv1alpha1.ManagedLabels(etcd)},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "etcd-wrapper"}}},
 	}
 	if uid != "" {
-		pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: etcd.StatefulSetName(), UID: uid,
+		pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: druidv1alpha1.StatefulSetName(etcd), UID: uid,
 			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
 	}
 	return pod
@@ -50,10 +50,10 @@ func TestMemberPodsOnlyFromTheStatefulSet(t *testing.T) {
 	stranger, kcm := clientAs(t, mallory), clientAs(t, statefulSetController)
 
 	expectMemberLabelsRefused(g, stranger.Create(ctx, memberPod(etcd, "fake-member", "")), etcd)
-	expectMemberLabelsRefused(g, stranger.Create(ctx, memberPod(etcd, etcd.PodName(1), sts.UID)), etcd)
-	expectMemberLabelsRefused(g, kcm.Create(ctx, memberPod(etcd, etcd.PodName(1), "0badc0de-0000-0000-0000-000000000000")), etcd)
+	expectMemberLabelsRefused(g, stranger.Create(ctx, memberPod(etcd, druidv1alpha1.PodName(etcd, 1), sts.UID)), etcd)
+	expectMemberLabelsRefused(g, kcm.Create(ctx, memberPod(etcd, druidv1alpha1.PodName(etcd, 1), "0badc0de-0000-0000-0000-000000000000")), etcd)
 
-	g.Expect(kcm.Create(ctx, memberPod(etcd, etcd.PodName(0), sts.UID))).To(Succeed(), "the StatefulSet controller creates a member pod")
+	g.Expect(kcm.Create(ctx, memberPod(etcd, druidv1alpha1.PodName(etcd, 0), sts.UID))).To(Succeed(), "the StatefulSet controller creates a member pod")
 	g.Expect(clientAs(t, druidUser).Create(ctx, memberPod(etcd, "druids-own", ""))).To(Succeed(), "druid itself is exempt")
 
 	// A pod that is no member (managed-by only) may be created, but not relabelled into one.
@@ -67,7 +67,7 @@ func TestMemberPodsOnlyFromTheStatefulSet(t *testing.T) {
 
 	// Updates that keep the member labels pass (e.g. the StatefulSet controller's pod-name label).
 	member := &corev1.Pod{}
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.PodName(0)}, member)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: druidv1alpha1.PodName(etcd, 0)}, member)).To(Succeed())
 	member.Labels["statefulset.kubernetes.io/pod-name"] = member.Name
 	g.Expect(stranger.Update(ctx, member)).To(Succeed())
 
@@ -119,14 +119,14 @@ func TestMemberPodsWhileDruidIsDown(t *testing.T) {
 		return clientAs(t, mallory).Create(ctx, memberPod(s.etcd, "probe", ""))
 	}).WithTimeout(30 * time.Second).Should(MatchError(ContainSubstring("failed calling webhook")))
 
-	g.Expect(clientAs(t, statefulSetController).Create(ctx, memberPod(s.etcd, s.etcd.PodName(0), s.statefulSet.UID))).To(Succeed(),
+	g.Expect(clientAs(t, statefulSetController).Create(ctx, memberPod(s.etcd, druidv1alpha1.PodName(s.etcd, 0), s.statefulSet.UID))).To(Succeed(),
 		"the StatefulSet controller recreates a member pod with druid down")
-	g.Expect(clientAs(t, seedControllerManager).Create(ctx, memberPod(s.etcd, s.etcd.PodName(1), s.statefulSet.UID))).To(Succeed(),
+	g.Expect(clientAs(t, seedControllerManager).Create(ctx, memberPod(s.etcd, druidv1alpha1.PodName(s.etcd, 1), s.statefulSet.UID))).To(Succeed(),
 		"a configured controller user recreates a member pod with druid down")
 	legacy := legacyMemberPod(s.etcd, "legacy-probe", "")
 	g.Expect(clientAs(t, mallory).Create(ctx, legacy)).To(MatchError(ContainSubstring("failed calling webhook")),
 		"a stranger's pod with the legacy member labels fails closed")
-	g.Expect(clientAs(t, statefulSetController).Create(ctx, legacyMemberPod(s.etcd, s.etcd.PodName(2), s.statefulSet.UID))).To(Succeed(),
+	g.Expect(clientAs(t, statefulSetController).Create(ctx, legacyMemberPod(s.etcd, druidv1alpha1.PodName(s.etcd, 2), s.statefulSet.UID))).To(Succeed(),
 		"the StatefulSet controller recreates a legacy-labelled member pod with druid down")
 }
 
@@ -134,7 +134,7 @@ func TestMemberPodsWhileDruidIsDown(t *testing.T) {
 // druid's.
 func legacyMemberPod(etcd *druidv1alpha1.Etcd, name string, uid types.UID) *corev1.Pod {
 	pod := memberPod(etcd, name, uid)
-	pod.Labels = etcd.LegacyMemberLabels()
+	pod.Labels = druidv1alpha1.LegacyMemberLabels(etcd)
 	return pod
 }
 
@@ -155,9 +155,9 @@ func TestLegacyMemberLabelsOnlyFromTheStatefulSet(t *testing.T) {
 	}
 
 	expectRefused(stranger.Create(ctx, legacyMemberPod(etcd, "fake-member", "")))
-	expectRefused(stranger.Create(ctx, legacyMemberPod(etcd, etcd.PodName(1), sts.UID)))
-	expectRefused(kcm.Create(ctx, legacyMemberPod(etcd, etcd.PodName(1), "0badc0de-0000-0000-0000-000000000000")))
-	g.Expect(kcm.Create(ctx, legacyMemberPod(etcd, etcd.PodName(0), sts.UID))).To(Succeed(), "the StatefulSet controller creates a member pod")
+	expectRefused(stranger.Create(ctx, legacyMemberPod(etcd, druidv1alpha1.PodName(etcd, 1), sts.UID)))
+	expectRefused(kcm.Create(ctx, legacyMemberPod(etcd, druidv1alpha1.PodName(etcd, 1), "0badc0de-0000-0000-0000-000000000000")))
+	g.Expect(kcm.Create(ctx, legacyMemberPod(etcd, druidv1alpha1.PodName(etcd, 0), sts.UID))).To(Succeed(), "the StatefulSet controller creates a member pod")
 	g.Expect(clientAs(t, druidUser).Create(ctx, legacyMemberPod(etcd, "druids-own", ""))).To(Succeed(), "druid itself is exempt")
 
 	// Relabelling into the legacy selector is refused.
@@ -181,6 +181,6 @@ func TestConfiguredPodControllerUserCreatesMemberPods(t *testing.T) {
 	ctx := context.Background()
 	s := newProtectedSetup(t)
 	seedKCM := clientAs(t, seedControllerManager)
-	g.Expect(seedKCM.Create(ctx, memberPod(s.etcd, s.etcd.PodName(0), s.statefulSet.UID))).To(Succeed())
+	g.Expect(seedKCM.Create(ctx, memberPod(s.etcd, druidv1alpha1.PodName(s.etcd, 0), s.statefulSet.UID))).To(Succeed())
 	expectMemberLabelsRefused(g, seedKCM.Create(ctx, memberPod(s.etcd, "not-the-statefulsets", "")), s.etcd)
 }

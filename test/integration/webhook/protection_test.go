@@ -39,19 +39,19 @@ func newProtectedSetup(t *testing.T) *protectedSetup {
 	etcd := exampleEtcd(t)
 	g.Expect(env.Client.Create(ctx, etcd)).To(Succeed())
 	meta := func(name, component string) metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: name, Namespace: etcd.Namespace, Labels: etcd.ComponentLabels(component, name)}
+		return metav1.ObjectMeta{Name: name, Namespace: etcd.Namespace, Labels: druidv1alpha1.ComponentLabels(etcd, component, name)}
 	}
 	s := &protectedSetup{
 		etcd:      etcd,
-		configMap: &corev1.ConfigMap{ObjectMeta: meta(etcd.ConfigMapName(), druidv1alpha1.ComponentConfigMap), Data: map[string]string{"etcd.conf.yaml": "name: x"}},
-		lease:     &coordinationv1.Lease{ObjectMeta: meta(etcd.MemberLeaseName(0), druidv1alpha1.ComponentMemberLease)},
+		configMap: &corev1.ConfigMap{ObjectMeta: meta(druidv1alpha1.ConfigMapName(etcd), druidv1alpha1.ComponentConfigMap), Data: map[string]string{"etcd.conf.yaml": "name: x"}},
+		lease:     &coordinationv1.Lease{ObjectMeta: meta(druidv1alpha1.MemberLeaseName(etcd, 0), druidv1alpha1.ComponentMemberLease)},
 		statefulSet: &appsv1.StatefulSet{
-			ObjectMeta: meta(etcd.StatefulSetName(), druidv1alpha1.ComponentStatefulSet),
+			ObjectMeta: meta(druidv1alpha1.StatefulSetName(etcd), druidv1alpha1.ComponentStatefulSet),
 			Spec: appsv1.StatefulSetSpec{
 				Replicas: ptr.To(int32(1)),
-				Selector: &metav1.LabelSelector{MatchLabels: etcd.ManagedLabels()},
+				Selector: &metav1.LabelSelector{MatchLabels: druidv1alpha1.ManagedLabels(etcd)},
 				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: etcd.ManagedLabels()},
+					ObjectMeta: metav1.ObjectMeta{Labels: druidv1alpha1.ManagedLabels(etcd)},
 					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "etcd-wrapper"}}},
 				},
 			},
@@ -147,7 +147,7 @@ func TestProtectionJudgesTheObjectBeforeTheUpdate(t *testing.T) {
 	s := newProtectedSetup(t)
 	others := clientAs(t, mallory)
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: s.etcd.Name + "-0", Namespace: s.etcd.Namespace, Labels: s.etcd.ManagedLabels()},
+		ObjectMeta: metav1.ObjectMeta{Name: s.etcd.Name + "-0", Namespace: s.etcd.Namespace, Labels: druidv1alpha1.ManagedLabels(s.etcd)},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "etcd-wrapper"}}},
 	}
 	g.Expect(clientAs(t, druidUser).Create(ctx, pod)).To(Succeed())
@@ -200,8 +200,8 @@ func TestLeaseRenewalsDoNotNeedDruid(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	s := newProtectedSetup(t)
-	snapshotLease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: s.etcd.FullSnapshotLeaseName(), Namespace: s.etcd.Namespace,
-		Labels: s.etcd.ComponentLabels(druidv1alpha1.ComponentSnapshotLease, s.etcd.FullSnapshotLeaseName())}}
+	snapshotLease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.FullSnapshotLeaseName(s.etcd), Namespace: s.etcd.Namespace,
+		Labels: druidv1alpha1.ComponentLabels(s.etcd, druidv1alpha1.ComponentSnapshotLease, druidv1alpha1.FullSnapshotLeaseName(s.etcd))}}
 	g.Expect(clientAs(t, druidUser).Create(ctx, snapshotLease)).To(Succeed())
 
 	down := protection.WebhookConfiguration(admissionregistrationv1.ServiceReference{}, nil, podControllerUsers)
@@ -222,7 +222,7 @@ func TestLeaseRenewalsDoNotNeedDruid(t *testing.T) {
 		return clientAs(t, druidUser).Update(ctx, s.configMap)
 	}).WithTimeout(30 * time.Second).Should(MatchError(ContainSubstring("failed calling webhook")))
 
-	etcdPods := clientAs(t, "system:serviceaccount:"+s.etcd.Namespace+":"+s.etcd.ServiceAccountName())
+	etcdPods := clientAs(t, "system:serviceaccount:"+s.etcd.Namespace+":"+druidv1alpha1.ServiceAccountName(s.etcd))
 	for _, lease := range []*coordinationv1.Lease{s.lease, snapshotLease} {
 		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(lease), lease)).To(Succeed())
 		lease.Spec.HolderIdentity = ptr.To("42")

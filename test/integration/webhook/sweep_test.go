@@ -5,9 +5,11 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/gardener-etcd/gardener-etcd/test/support/hostile"
 )
 
-// TestHostileObjectSweep sends each row of hostileEtcds, hostileCopyTasks and hostileOpsTasks through the
+// TestHostileObjectSweep sends each row of hostile.Etcds, hostile.CopyTasks and hostile.OpsTasks through the
 // apiserver with druid's validation webhook registered: what would harm a node, a member or a running
 // cluster is refused naming the field, what is odd but harmless is admitted with a warning. The Etcds in
 // the shapes gardenlet writes (gardenerEtcds) must be admitted.
@@ -15,13 +17,13 @@ func TestHostileObjectSweep(t *testing.T) {
 	c, warnings := warningClient(t)
 
 	t.Run("Etcd", func(t *testing.T) {
-		runSweep(t, c, warnings, exampleEtcd(t), hostileEtcds)
+		runSweep(t, c, warnings, exampleEtcd(t), hostile.Etcds)
 	})
 	t.Run("EtcdCopyBackupsTask", func(t *testing.T) {
-		runSweep(t, c, warnings, sweepCopyTask(env.CreateNamespace(t)), hostileCopyTasks)
+		runSweep(t, c, warnings, hostile.CopyTask(env.CreateNamespace(t)), hostile.CopyTasks)
 	})
 	t.Run("EtcdOpsTask", func(t *testing.T) {
-		runSweep(t, c, warnings, sweepOpsTask(env.CreateNamespace(t)), hostileOpsTasks)
+		runSweep(t, c, warnings, hostile.OpsTask(env.CreateNamespace(t)), hostile.OpsTasks)
 	})
 	t.Run("Gardener's shapes are admitted", func(t *testing.T) {
 		for name, manifest := range gardenerEtcds {
@@ -33,7 +35,7 @@ func TestHostileObjectSweep(t *testing.T) {
 			})
 		}
 	})
-	if n := len(hostileEtcds) + len(hostileCopyTasks) + len(hostileOpsTasks); n < 100 {
+	if n := len(hostile.Etcds) + len(hostile.CopyTasks) + len(hostile.OpsTasks); n < 100 {
 		t.Errorf("the sweep has %d rows; it is meant to cover at least 100 hostile objects", n)
 	}
 }

@@ -1,10 +1,7 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -13,27 +10,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/hostile"
 )
 
 func exampleEtcd(t *testing.T) *druidv1alpha1.Etcd {
 	t.Helper()
-	root, err := envtest.ProjectRoot()
+	etcd, err := hostile.ExampleEtcd(env.CreateNamespace(t))
 	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(root, "example", "etcd.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The example's secret references name its namespace; secrets live in the Etcd's own namespace.
-	namespace := env.CreateNamespace(t)
-	data = bytes.ReplaceAll(data, []byte("namespace: shoot--dev--demo"), []byte("namespace: "+namespace))
-	etcd := &druidv1alpha1.Etcd{}
-	if err := yaml.UnmarshalStrict(data, etcd); err != nil {
 		t.Fatal(err)
 	}
 	return etcd
@@ -46,9 +31,7 @@ func TestValidationWebhookRejectsWhatTheSchemaCannot(t *testing.T) {
 		mutate func(*druidv1alpha1.Etcd)
 		field  string
 	}{
-		"full snapshot schedule that is no cron": {func(e *druidv1alpha1.Etcd) { e.Spec.Backup.FullSnapshotSchedule = ptr.To("daily at 3") }, "spec.backup.fullSnapshotSchedule"},
-		"defragmentation schedule out of range":  {func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.DefragmentationSchedule = ptr.To("0 25 * * *") }, "spec.etcd.defragmentationSchedule"},
-		"invalid pod label":                      {func(e *druidv1alpha1.Etcd) { e.Spec.Labels["not a label"] = "x" }, "spec.labels"},
+		"invalid pod label": {func(e *druidv1alpha1.Etcd) { e.Spec.Labels["not a label"] = "x" }, "spec.labels"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -155,9 +138,6 @@ func TestValidationWebhookRejectsOpsTasksDruidCannotRun(t *testing.T) {
 		message string
 	}{
 		"no etcd": {druidv1alpha1.EtcdOpsTaskSpec{Config: snapshot}, "spec.etcdName: Required value"},
-		"quorum-loss recovery": {druidv1alpha1.EtcdOpsTaskSpec{EtcdName: ptr.To("etcd-main"), Config: druidv1alpha1.EtcdOpsTaskConfig{
-			RecoverFromQuorumLoss: &druidv1alpha1.RecoverFromQuorumLossConfig{},
-		}}, "spec.config.recoverFromQuorumLoss: Forbidden: this etcd-druid runs only onDemandSnapshot tasks"},
 	} {
 		task := &druidv1alpha1.EtcdOpsTask{ObjectMeta: metav1.ObjectMeta{Name: "task", Namespace: namespace}, Spec: tc.spec}
 		err := env.Client.Create(ctx, task)

@@ -9,11 +9,14 @@ import (
 	"testing"
 	"time"
 
+	druidcrds "github.com/gardener/etcd-druid/api/core/v1alpha1/crds"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 
 	"github.com/gardener-etcd/gardener-etcd/charts"
 	"github.com/gardener-etcd/gardener-etcd/pkg/apis"
@@ -39,6 +42,10 @@ type Options struct {
 	APIServerFlags map[string]string
 	// EtcdFlags are set on etcd's command line the same way, e.g. enable-pprof for a benchmark's profiles.
 	EtcdFlags map[string]string
+	// EtcdCRDWithoutCEL installs upstream etcd-druid's Etcd CRD variant without CEL rules (what gardenlet
+	// installs on Kubernetes < 1.29) instead of the chart's. Only that variant lets spec.replicas go down
+	// other than to 0, so suites that drive druid's scale-in through the apiserver need it.
+	EtcdCRDWithoutCEL bool
 }
 
 // Env is a running control plane.
@@ -66,6 +73,11 @@ func Start(opts Options) (*Env, error) {
 	crds, err := charts.CRDs()
 	if err != nil {
 		return nil, err
+	}
+	if opts.EtcdCRDWithoutCEL {
+		if crds, err = withEtcdCRDWithoutCEL(crds); err != nil {
+			return nil, err
+		}
 	}
 	vpaCRDs, err := vpa.CRDs()
 	if err != nil {
@@ -187,4 +199,25 @@ func (e *Env) CreateNamespace(t testing.TB) string {
 	}
 	t.Cleanup(func() { _ = e.Client.Delete(context.Background(), ns) })
 	return ns.Name
+}
+
+// withEtcdCRDWithoutCEL replaces the Etcd CRD in crds with upstream etcd-druid's variant without CEL rules,
+// from the API module go.mod pins (the one its crds.GetAll returns for Kubernetes 1.28).
+func withEtcdCRDWithoutCEL(crds []*apiextensionsv1.CustomResourceDefinition) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	all, err := druidcrds.GetAll("1.28")
+	if err != nil {
+		return nil, err
+	}
+	withoutCEL := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict([]byte(all[druidcrds.ResourceNameEtcd]), withoutCEL); err != nil {
+		return nil, fmt.Errorf("decoding upstream's Etcd CRD without CEL: %w", err)
+	}
+	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(crds))
+	for _, crd := range crds {
+		if crd.Name == druidcrds.ResourceNameEtcd {
+			crd = withoutCEL
+		}
+		out = append(out, crd)
+	}
+	return out, nil
 }

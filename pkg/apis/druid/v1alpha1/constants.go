@@ -1,22 +1,27 @@
 package v1alpha1
 
+import (
+	druidapicommon "github.com/gardener/etcd-druid/api/common"
+	upstream "github.com/gardener/etcd-druid/api/core/v1alpha1"
+)
+
 // Annotations on an Etcd that steer druid (upstream etcd-druid's API).
 const (
 	// GardenerOperationAnnotation asks for a spec reconcile when druid's auto-reconcile is off; druid removes it
 	// after status.observedGeneration is written.
-	GardenerOperationAnnotation = "gardener.cloud/operation"
+	GardenerOperationAnnotation = upstream.GardenerOperationAnnotation
 	// DruidOperationAnnotation is druid's own name for GardenerOperationAnnotation.
-	DruidOperationAnnotation = "druid.gardener.cloud/operation"
+	DruidOperationAnnotation = upstream.DruidOperationAnnotation
 	// OperationReconcile is the value of the operation annotations that asks for a reconcile.
-	OperationReconcile = "reconcile"
+	OperationReconcile = upstream.DruidOperationReconcile
 	// GardenerTimestampAnnotation is set by Gardener together with the operation annotation, so that an
 	// identical request still changes the object.
 	GardenerTimestampAnnotation = "gardener.cloud/timestamp"
 	// SuspendEtcdSpecReconcileAnnotation skips spec reconciles (status is still updated, a Warning is emitted).
-	SuspendEtcdSpecReconcileAnnotation = "druid.gardener.cloud/suspend-etcd-spec-reconcile"
+	SuspendEtcdSpecReconcileAnnotation = upstream.SuspendEtcdSpecReconcileAnnotation
 	// DisableEtcdComponentProtectionAnnotation lets changes to druid-managed objects through the protection
 	// webhook.
-	DisableEtcdComponentProtectionAnnotation = "druid.gardener.cloud/disable-etcd-component-protection"
+	DisableEtcdComponentProtectionAnnotation = upstream.DisableEtcdComponentProtectionAnnotation
 	// AllowUnhealthyPodEvictionAnnotation sets the PDB's unhealthyPodEvictionPolicy to AlwaysAllow.
 	AllowUnhealthyPodEvictionAnnotation = "resources.druid.gardener.cloud/allow-unhealthy-pod-eviction"
 	// ScaledToMultiNodeAnnotation is set on the StatefulSet by older druids during scale-up; it is
@@ -36,15 +41,15 @@ const (
 )
 
 // FinalizerName is set on every Etcd and on every Secret an Etcd references.
-const FinalizerName = "druid.gardener.cloud/etcd-druid"
+const FinalizerName = druidapicommon.EtcdFinalizerName
 
 // Labels on every object druid manages. ManagedBy and PartOf together form the StatefulSet selector.
 const (
-	LabelManagedByKey   = "app.kubernetes.io/managed-by"
-	LabelManagedByValue = "etcd-druid"
-	LabelPartOfKey      = "app.kubernetes.io/part-of"
-	LabelComponentKey   = "app.kubernetes.io/component"
-	LabelAppNameKey     = "app.kubernetes.io/name"
+	LabelManagedByKey   = upstream.LabelManagedByKey
+	LabelManagedByValue = upstream.LabelManagedByValue
+	LabelPartOfKey      = upstream.LabelPartOfKey
+	LabelComponentKey   = upstream.LabelComponentKey
+	LabelAppNameKey     = upstream.LabelAppNameKey
 )
 
 // The legacy member selector of etcd-druid releases before v0.22: `instance: <etcd>`, `name: etcd`. A
@@ -57,7 +62,7 @@ const (
 )
 
 // LegacyMemberLabels are the Etcd's member labels under the legacy selector.
-func (e *Etcd) LegacyMemberLabels() map[string]string {
+func LegacyMemberLabels(e *Etcd) map[string]string {
 	return map[string]string{LabelLegacyInstanceKey: e.Name, LabelLegacyNameKey: LabelLegacyNameValue}
 }
 
@@ -74,18 +79,6 @@ const (
 	ComponentRoleBinding    = "etcd-role-binding"
 	ComponentServiceAccount = "etcd-service-account"
 	ComponentNetworkPolicy  = "etcd-network-policy"
-)
-
-// Condition types of an Etcd.
-const (
-	ConditionTypeReady             ConditionType = "Ready"
-	ConditionTypeAllMembersReady   ConditionType = "AllMembersReady"
-	ConditionTypeAllMembersUpdated ConditionType = "AllMembersUpdated"
-	ConditionTypeBackupReady       ConditionType = "BackupReady"
-	ConditionTypeDataVolumesReady  ConditionType = "DataVolumesReady"
-	// ConditionTypeClusterIDMismatch is True when members report different etcd cluster IDs in their
-	// leases: one of them was bootstrapped into a cluster of its own (split brain).
-	ConditionTypeClusterIDMismatch ConditionType = "ClusterIDMismatch"
 )
 
 // Condition reasons of an Etcd.
@@ -118,3 +111,9 @@ const (
 	MemberReasonPodNotReady                = "PodNotReady"
 	MemberReasonUnknownGracePeriodExceeded = "UnknownGracePeriodExceeded"
 )
+
+// ClusterSizeAnnotation on the Etcd's StatefulSet is the number of members the etcd cluster was last
+// bootstrapped or scaled to (decimal), which druid computes the quorum against. Druid alone writes it: it is
+// druid's own record, kept on a druid-owned object (guarded by the component-protection webhook) because
+// upstream etcd-druid's CRD has no status field for it and prunes any it does not know.
+const ClusterSizeAnnotation = "druid.gardener.cloud/cluster-size"

@@ -64,11 +64,8 @@ func SetDefaults(e *Etcd) {
 	setDefault(&s.RunAsRoot, false)
 	setEtcdConfigDefaults(&s.Etcd)
 	setBackupDefaults(&s.Backup)
-	if s.SharedConfig == nil {
-		s.SharedConfig = &SharedConfig{}
-	}
-	setDefault(&s.SharedConfig.AutoCompactionMode, DefaultAutoCompactionMode)
-	setDefault(&s.SharedConfig.AutoCompactionRetention, DefaultAutoCompactionRetention)
+	setDefault(&s.Common.AutoCompactionMode, DefaultAutoCompactionMode)
+	setDefault(&s.Common.AutoCompactionRetention, DefaultAutoCompactionRetention)
 }
 
 func setEtcdConfigDefaults(c *EtcdConfig) {

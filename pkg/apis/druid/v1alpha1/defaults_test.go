@@ -57,8 +57,8 @@ func TestSetDefaultsFillsEveryDocumentedDefault(t *testing.T) {
 	}
 	g.Expect(s.Backup.DeltaSnapshotMemoryLimit.Cmp(resource.MustParse("100Mi"))).To(Equal(0))
 	g.Expect(s.Backup.EtcdSnapshotTimeout.Duration).To(Equal(15 * time.Minute))
-	g.Expect(s.SharedConfig.AutoCompactionMode).To(Equal(ptr.To(druidv1alpha1.Periodic)))
-	g.Expect(s.SharedConfig.AutoCompactionRetention).To(Equal(ptr.To("30m")))
+	g.Expect(s.Common.AutoCompactionMode).To(Equal(ptr.To(druidv1alpha1.Periodic)))
+	g.Expect(s.Common.AutoCompactionRetention).To(Equal(ptr.To("30m")))
 }
 
 func TestSetDefaultsKeepsValuesThatAreSet(t *testing.T) {
@@ -71,7 +71,7 @@ func TestSetDefaultsKeepsValuesThatAreSet(t *testing.T) {
 	etcd.Spec.Etcd.ClientPort = ptr.To(int32(12379))
 	etcd.Spec.Etcd.ClientUrlTLS = &druidv1alpha1.TLSConfig{TLSCASecretRef: druidv1alpha1.SecretReference{DataKey: ptr.To("bundle.crt")}}
 	etcd.Spec.Backup.Port = ptr.To(int32(18080))
-	etcd.Spec.SharedConfig = &druidv1alpha1.SharedConfig{AutoCompactionMode: ptr.To(druidv1alpha1.Revision)}
+	etcd.Spec.Common = druidv1alpha1.SharedConfig{AutoCompactionMode: ptr.To(druidv1alpha1.Revision)}
 	etcd.Spec.Backup.GarbageCollectionPolicy = ptr.To(druidv1alpha1.GarbageCollectionPolicyExponential)
 	etcd.Spec.Etcd.Resources = &corev1.ResourceRequirements{}
 	etcd.Spec.Backup.Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
@@ -85,8 +85,8 @@ func TestSetDefaultsKeepsValuesThatAreSet(t *testing.T) {
 	g.Expect(etcd.Spec.Etcd.ClientPort).To(Equal(ptr.To(int32(12379))))
 	g.Expect(etcd.Spec.Etcd.ClientUrlTLS.TLSCASecretRef.DataKey).To(Equal(ptr.To("bundle.crt")))
 	g.Expect(etcd.Spec.Backup.Port).To(Equal(ptr.To(int32(18080))))
-	g.Expect(etcd.Spec.SharedConfig.AutoCompactionMode).To(Equal(ptr.To(druidv1alpha1.Revision)))
-	g.Expect(etcd.Spec.SharedConfig.AutoCompactionRetention).To(Equal(ptr.To("30m")))
+	g.Expect(etcd.Spec.Common.AutoCompactionMode).To(Equal(ptr.To(druidv1alpha1.Revision)))
+	g.Expect(etcd.Spec.Common.AutoCompactionRetention).To(Equal(ptr.To("30m")))
 	g.Expect(etcd.Spec.Backup.GarbageCollectionPolicy).To(Equal(ptr.To(druidv1alpha1.GarbageCollectionPolicyExponential)))
 	g.Expect(etcd.Spec.Etcd.Resources).To(Equal(before.Spec.Etcd.Resources))
 	g.Expect(etcd.Spec.Backup.Resources).To(Equal(before.Spec.Backup.Resources))

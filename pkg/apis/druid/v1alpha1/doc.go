@@ -1,10 +1,5 @@
-// Package v1alpha1 holds the druid.gardener.cloud/v1alpha1 API (Etcd, EtcdCopyBackupsTask).
-//
-// The JSON names are those that existing Gardener landscapes store (upstream etcd-druid's API): an Etcd
-// written by an existing gardenlet must mean the same thing to our controllers, so every field keeps its wire
-// name and additions are optional. The Go names and the package layout are ours, because the upstream Go
-// modules are not reachable.
-//
-// +kubebuilder:object:generate=true
-// +groupName=druid.gardener.cloud
+// Package v1alpha1 is the druid.gardener.cloud/v1alpha1 API (Etcd, EtcdCopyBackupsTask, EtcdOpsTask) as
+// druid's code uses it: aliases of upstream etcd-druid's API module (types.go), the object names and labels
+// druid derives from an Etcd (names.go), defaults applied in code (defaults.go) and what druid keeps beyond
+// upstream's schema (annotations, snapshot leases).
 package v1alpha1

@@ -10,6 +10,28 @@ import (
 // Gardener writes (its infrastructure names) — to the canonical name the sidecar's --storage-provider flag
 // expects. It is the only such table: druid, the sidecar and the Gardener side all resolve names with
 // CanonicalStorageProvider.
+// The storage providers and their aliases as existing landscapes write them.
+const (
+	StorageProviderLocal     StorageProvider = "Local"
+	StorageProviderS3        StorageProvider = "S3"
+	StorageProviderAWS       StorageProvider = "aws"
+	StorageProviderABS       StorageProvider = "ABS"
+	StorageProviderAzure     StorageProvider = "azure"
+	StorageProviderGCS       StorageProvider = "GCS"
+	StorageProviderGCP       StorageProvider = "gcp"
+	StorageProviderSwift     StorageProvider = "Swift"
+	StorageProviderOpenStack StorageProvider = "openstack"
+	StorageProviderOSS       StorageProvider = "OSS"
+	StorageProviderAlicloud  StorageProvider = "alicloud"
+	StorageProviderECS       StorageProvider = "ECS"
+	StorageProviderDell      StorageProvider = "dell"
+	StorageProviderOCS       StorageProvider = "OCS"
+	StorageProviderOpenShift StorageProvider = "openshift"
+	// StorageProviderStackit is STACKIT's infrastructure name; its object storage is S3-compatible, and the
+	// upstream etcd-druid maps it to S3 as well.
+	StorageProviderStackit StorageProvider = "stackit"
+)
+
 var storageProviderAliases = map[StorageProvider]StorageProvider{
 	StorageProviderLocal:     StorageProviderLocal,
 	StorageProviderS3:        StorageProviderS3,

@@ -29,7 +29,7 @@ func New(c component.Clients) component.Operator {
 		Kind:      component.KindClientService,
 		Component: druidv1alpha1.ComponentClientService,
 		Empty: func(etcd *druidv1alpha1.Etcd) *corev1.Service {
-			return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: etcd.ClientServiceName(), Namespace: etcd.Namespace}}
+			return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.ClientServiceName(etcd), Namespace: etcd.Namespace}}
 		},
 		Desired: func(ctx context.Context, etcd *druidv1alpha1.Etcd, svc *corev1.Service) error {
 			pods, err := component.PodSelector(ctx, c, etcd)

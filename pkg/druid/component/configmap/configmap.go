@@ -20,7 +20,7 @@ func New(c component.Clients) component.Operator {
 		Kind:      component.KindConfigMap,
 		Component: druidv1alpha1.ComponentConfigMap,
 		Empty: func(etcd *druidv1alpha1.Etcd) *corev1.ConfigMap {
-			return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: etcd.ConfigMapName(), Namespace: etcd.Namespace}}
+			return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.ConfigMapName(etcd), Namespace: etcd.Namespace}}
 		},
 		Desired: func(_ context.Context, etcd *druidv1alpha1.Etcd, cm *corev1.ConfigMap) error {
 			data, err := Render(etcd)

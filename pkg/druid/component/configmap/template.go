@@ -22,7 +22,7 @@ const (
 // hibernated: initial-cluster is then empty and the maps are empty), as upstream etcd-druid renders it:
 // initial-cluster and the URL maps are keyed by pod name, also with spec.memberNamePrefix, which goes into
 // `member-name-prefix` (the sidecar names the member `<prefix>-<pod>`). The URLs of the
-// spec.etcd.additionalAdvertisePeerUrls entry whose memberName is the pod name follow the pod's peer Service
+// spec.etcd.additionalAdvertisePeerURLs entry whose memberName is the pod name follow the pod's peer Service
 // URL in initial-advertise-peer-urls and in initial-cluster, one `<pod>=<url>` entry per URL.
 func NewTemplate(etcd *druidv1alpha1.Etcd) *etcdpod.ConfigTemplate {
 	spec := etcd.Spec.Etcd
@@ -42,8 +42,8 @@ func NewTemplate(etcd *druidv1alpha1.Etcd) *etcdpod.ConfigTemplate {
 		InitialAdvertisePeerURLs: map[string][]string{},
 		InitialClusterToken:      initialClusterToken,
 		InitialClusterState:      initialClusterState,
-		AutoCompactionMode:       string(*etcd.Spec.SharedConfig.AutoCompactionMode),
-		AutoCompactionRetention:  *etcd.Spec.SharedConfig.AutoCompactionRetention,
+		AutoCompactionMode:       string(*etcd.Spec.Common.AutoCompactionMode),
+		AutoCompactionRetention:  *etcd.Spec.Common.AutoCompactionRetention,
 		EnableGRPCGateway:        spec.EnableGRPCGateway != nil && *spec.EnableGRPCGateway,
 	}
 	if spec.BackendBboltFreelistType != nil {
@@ -54,8 +54,8 @@ func NewTemplate(etcd *druidv1alpha1.Etcd) *etcdpod.ConfigTemplate {
 	}
 	var members []string
 	for i := 0; i < int(etcd.Spec.Replicas); i++ {
-		pod := etcd.PodName(i)
-		host := fmt.Sprintf("%s.%s.%s.svc", pod, etcd.PeerServiceName(), etcd.Namespace)
+		pod := druidv1alpha1.PodName(etcd, i)
+		host := fmt.Sprintf("%s.%s.%s.svc", pod, druidv1alpha1.PeerServiceName(etcd), etcd.Namespace)
 		peerURLs := append([]string{fmt.Sprintf("%s://%s:%d", peerScheme, host, *spec.ServerPort)}, additionalPeerURLs(etcd, pod)...)
 		t.InitialAdvertisePeerURLs[pod] = peerURLs
 		t.AdvertiseClientURLs[pod] = []string{fmt.Sprintf("%s://%s:%d", clientScheme, host, *spec.ClientPort)}
@@ -84,7 +84,7 @@ func NewTemplate(etcd *druidv1alpha1.Etcd) *etcdpod.ConfigTemplate {
 	return t
 }
 
-// additionalPeerURLs are the URLs of the first spec.etcd.additionalAdvertisePeerUrls entry for pod. The
+// additionalPeerURLs are the URLs of the first spec.etcd.additionalAdvertisePeerURLs entry for pod. The
 // upstream druid matches the entry's memberName against the pod name, not the prefixed member name.
 func additionalPeerURLs(etcd *druidv1alpha1.Etcd, pod string) []string {
 	for _, m := range etcd.Spec.Etcd.AdditionalAdvertisePeerURLs {

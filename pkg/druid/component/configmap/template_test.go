@@ -19,7 +19,7 @@ func newEtcd(replicas int32, peerTLS, clientTLS bool) *druidv1alpha1.Etcd {
 	e := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "shoot--p--s"}}
 	e.Spec.Replicas = replicas
 	e.Spec.Etcd.Quota = ptr.To(resource.MustParse("2Gi"))
-	e.Spec.SharedConfig = &druidv1alpha1.SharedConfig{AutoCompactionMode: ptr.To(druidv1alpha1.Revision), AutoCompactionRetention: ptr.To("1000")}
+	e.Spec.Common = druidv1alpha1.SharedConfig{AutoCompactionMode: ptr.To(druidv1alpha1.Revision), AutoCompactionRetention: ptr.To("1000")}
 	if peerTLS {
 		e.Spec.Etcd.PeerUrlTLS = &druidv1alpha1.PeerTLSConfig{TLSConfig: druidv1alpha1.TLSConfig{
 			TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: corev1.SecretReference{Name: "peer-ca"}, DataKey: ptr.To("bundle.crt")},

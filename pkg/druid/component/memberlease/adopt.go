@@ -19,12 +19,12 @@ var _ component.LabelAdopter = &operator{}
 // StatefulSet's replicas (a scale-in may hold it above spec.replicas); leases that do not exist are skipped.
 func (o *operator) AdoptLabels(ctx context.Context, etcd *druidv1alpha1.Etcd) ([]string, error) {
 	sts := &appsv1.StatefulSet{}
-	if err := o.client.Live.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.StatefulSetName()}, sts); client.IgnoreNotFound(err) != nil {
+	if err := o.client.Live.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: druidv1alpha1.StatefulSetName(etcd)}, sts); client.IgnoreNotFound(err) != nil {
 		return nil, component.WrapError(err, component.OperationSync, kind, "reading the statefulset's replicas")
 	}
 	var adopted []string
 	for i := 0; i < max(int(etcd.Spec.Replicas), int(ptr.Deref(sts.Spec.Replicas, 0))); i++ {
-		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: etcd.Namespace, Name: etcd.MemberLeaseName(i)}}
+		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: etcd.Namespace, Name: druidv1alpha1.MemberLeaseName(etcd, i)}}
 		patched, err := component.AdoptMeta(ctx, o.client, lease, etcd, druidv1alpha1.ComponentMemberLease)
 		if err != nil {
 			return adopted, component.WrapError(err, component.OperationSync, kind, "adopting member lease %s", lease.Name)

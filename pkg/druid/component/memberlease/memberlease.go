@@ -32,7 +32,7 @@ func New(c component.Clients) component.Operator {
 
 // Selector matches the member leases of an Etcd (and nothing else of it), for listing and deleting them.
 func Selector(etcd *druidv1alpha1.Etcd) client.MatchingLabels {
-	labels := etcd.ManagedLabels()
+	labels := druidv1alpha1.ManagedLabels(etcd)
 	labels[druidv1alpha1.LabelComponentKey] = druidv1alpha1.ComponentMemberLease
 	return labels
 }
@@ -49,7 +49,7 @@ func Selector(etcd *druidv1alpha1.Etcd) client.MatchingLabels {
 func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 	logger := log.FromContext(ctx).WithValues("etcd", client.ObjectKeyFromObject(etcd))
 	for i := 0; i < int(etcd.Spec.Replicas); i++ {
-		name := etcd.MemberLeaseName(i)
+		name := druidv1alpha1.MemberLeaseName(etcd, i)
 		_, result, err := component.CreateOrPatch(ctx, o.client, func() *coordinationv1.Lease {
 			return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: etcd.Namespace}}
 		}, func(lease *coordinationv1.Lease) error {
@@ -86,7 +86,7 @@ func (o *operator) replicasToKeep(ctx context.Context, etcd *druidv1alpha1.Etcd)
 		return 0, nil
 	}
 	sts := &appsv1.StatefulSet{}
-	err := o.client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.StatefulSetName()}, sts)
+	err := o.client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: druidv1alpha1.StatefulSetName(etcd)}, sts)
 	if apierrors.IsNotFound(err) {
 		return keep, nil
 	}
@@ -105,7 +105,7 @@ func (o *operator) leasesAtOrAbove(ctx context.Context, etcd *druidv1alpha1.Etcd
 	}
 	var out []*coordinationv1.Lease
 	for i := range list.Items {
-		if ordinal, ok := etcd.OrdinalOf(list.Items[i].Name); ok && ordinal >= first {
+		if ordinal, ok := druidv1alpha1.OrdinalOf(etcd, list.Items[i].Name); ok && ordinal >= first {
 			out = append(out, &list.Items[i])
 		}
 	}

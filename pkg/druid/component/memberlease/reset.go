@@ -43,7 +43,7 @@ func (o *operator) Reset(ctx context.Context, etcd *druidv1alpha1.Etcd, replicas
 	}
 	leases := make([]coordinationv1.Lease, 0, replicas)
 	for i := 0; i < int(replicas); i++ {
-		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: etcd.MemberLeaseName(i), Namespace: etcd.Namespace}}
+		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.MemberLeaseName(etcd, i), Namespace: etcd.Namespace}}
 		component.ApplyManagedMeta(lease, etcd, druidv1alpha1.ComponentMemberLease)
 		if err := o.client.Create(ctx, lease); err != nil {
 			return nil, component.WrapError(err, component.OperationSync, kind, "creating member lease %s", lease.Name)

@@ -83,7 +83,7 @@ func New(c component.Clients, access config.BackupPortAccess) component.Operator
 		Kind:      component.KindNetworkPolicy,
 		Component: druidv1alpha1.ComponentNetworkPolicy,
 		Empty: func(etcd *druidv1alpha1.Etcd) *networkingv1.NetworkPolicy {
-			return &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: etcd.NetworkPolicyName(), Namespace: etcd.Namespace}}
+			return &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.NetworkPolicyName(etcd), Namespace: etcd.Namespace}}
 		},
 		Desired: func(ctx context.Context, etcd *druidv1alpha1.Etcd, policy *networkingv1.NetworkPolicy) error {
 			pods, err := component.PodSelector(ctx, c, etcd)
@@ -97,7 +97,7 @@ func desiredSpec(etcd *druidv1alpha1.Etcd, pods map[string]string, access config
 	clientPort, peerPort, backupPort := *etcd.Spec.Etcd.ClientPort, *etcd.Spec.Etcd.ServerPort, *etcd.Spec.Backup.Port
 	members := networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{MatchLabels: pods}}
 	labelledFor := func(label func(string, int32) string, port int32) *metav1.LabelSelector {
-		return &metav1.LabelSelector{MatchLabels: map[string]string{label(etcd.ClientServiceName(), port): LabelValueAllowed}}
+		return &metav1.LabelSelector{MatchLabels: map[string]string{label(druidv1alpha1.ClientServiceName(etcd), port): LabelValueAllowed}}
 	}
 	return networkingv1.NetworkPolicySpec{
 		PodSelector: metav1.LabelSelector{MatchLabels: pods},

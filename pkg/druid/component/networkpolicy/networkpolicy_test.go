@@ -36,7 +36,7 @@ func namespaces(names ...string) *metav1.LabelSelector {
 func TestBackupPortOnlyFromTheNamedNamespaces(t *testing.T) {
 	etcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "shoot--a"}}
 	druidv1alpha1.SetDefaults(etcd)
-	members := etcd.ManagedLabels()
+	members := druidv1alpha1.ManagedLabels(etcd)
 	labelled := &metav1.LabelSelector{MatchLabels: map[string]string{AccessLabel("etcd-main-client", 8080): LabelValueAllowed}}
 	allShoots := &metav1.LabelSelector{MatchLabels: map[string]string{
 		"networking.resources.gardener.cloud/to-all-shoots-etcd-main-client-tcp-8080": LabelValueAllowed}}

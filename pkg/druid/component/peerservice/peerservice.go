@@ -24,7 +24,7 @@ func New(c component.Clients) component.Operator {
 		Kind:      component.KindPeerService,
 		Component: druidv1alpha1.ComponentPeerService,
 		Empty: func(etcd *druidv1alpha1.Etcd) *corev1.Service {
-			return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: etcd.PeerServiceName(), Namespace: etcd.Namespace}}
+			return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.PeerServiceName(etcd), Namespace: etcd.Namespace}}
 		},
 		Desired: func(ctx context.Context, etcd *druidv1alpha1.Etcd, svc *corev1.Service) error {
 			pods, err := component.PodSelector(ctx, c, etcd)

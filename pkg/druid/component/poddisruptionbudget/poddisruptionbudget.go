@@ -40,7 +40,7 @@ func New(c component.Clients, opts ...Option) component.Operator {
 		Kind:      component.KindPodDisruptionBudget,
 		Component: druidv1alpha1.ComponentPDB,
 		Empty: func(etcd *druidv1alpha1.Etcd) *policyv1.PodDisruptionBudget {
-			return &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: etcd.PDBName(), Namespace: etcd.Namespace}}
+			return &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.PDBName(etcd), Namespace: etcd.Namespace}}
 		},
 		Desired: func(ctx context.Context, etcd *druidv1alpha1.Etcd, pdb *policyv1.PodDisruptionBudget) error {
 			pods, err := component.PodSelector(ctx, c, etcd)

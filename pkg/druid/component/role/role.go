@@ -29,7 +29,7 @@ func New(c component.Clients, images config.Images) component.Operator {
 		Kind:      component.KindRole,
 		Component: druidv1alpha1.ComponentRole,
 		Empty: func(etcd *druidv1alpha1.Etcd) *rbacv1.Role {
-			return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: etcd.RoleName(), Namespace: etcd.Namespace}}
+			return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.RoleName(etcd), Namespace: etcd.Namespace}}
 		},
 		Desired: desired(c, images),
 	}

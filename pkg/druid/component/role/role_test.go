@@ -52,7 +52,7 @@ func statefulSetRunning(image string) *appsv1.StatefulSet {
 }
 
 func podRunning(image string) *corev1.Pod {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main-0", Namespace: "shoot", Labels: etcdWith("").ManagedLabels()}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main-0", Namespace: "shoot", Labels: druidv1alpha1.ManagedLabels(etcdWith(""))}}
 	pod.Spec.Containers = []corev1.Container{{Name: etcdpod.ContainerBackupRestore, Image: image}}
 	return pod
 }

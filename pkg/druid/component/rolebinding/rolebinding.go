@@ -20,11 +20,11 @@ func New(c component.Clients) component.Operator {
 		Kind:      component.KindRoleBinding,
 		Component: druidv1alpha1.ComponentRoleBinding,
 		Empty: func(etcd *druidv1alpha1.Etcd) *rbacv1.RoleBinding {
-			return &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: etcd.RoleName(), Namespace: etcd.Namespace}}
+			return &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.RoleName(etcd), Namespace: etcd.Namespace}}
 		},
 		Desired: func(_ context.Context, etcd *druidv1alpha1.Etcd, rb *rbacv1.RoleBinding) error {
-			rb.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: etcd.RoleName()}
-			rb.Subjects = []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: etcd.ServiceAccountName(), Namespace: etcd.Namespace}}
+			rb.RoleRef = rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: druidv1alpha1.RoleName(etcd)}
+			rb.Subjects = []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: druidv1alpha1.ServiceAccountName(etcd), Namespace: etcd.Namespace}}
 			return nil
 		},
 	}

@@ -19,7 +19,7 @@ func New(c component.Clients) component.Operator {
 		Kind:      component.KindServiceAccount,
 		Component: druidv1alpha1.ComponentServiceAccount,
 		Empty: func(etcd *druidv1alpha1.Etcd) *corev1.ServiceAccount {
-			return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: etcd.ServiceAccountName(), Namespace: etcd.Namespace}}
+			return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.ServiceAccountName(etcd), Namespace: etcd.Namespace}}
 		},
 		Desired: func(context.Context, *druidv1alpha1.Etcd, *corev1.ServiceAccount) error { return nil },
 	}

@@ -28,8 +28,8 @@ func New(c component.Clients) component.Operator {
 
 func emptyLeases(etcd *druidv1alpha1.Etcd) []client.Object {
 	return []client.Object{
-		&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: etcd.FullSnapshotLeaseName(), Namespace: etcd.Namespace}},
-		&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: etcd.DeltaSnapshotLeaseName(), Namespace: etcd.Namespace}},
+		&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.FullSnapshotLeaseName(etcd), Namespace: etcd.Namespace}},
+		&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.DeltaSnapshotLeaseName(etcd), Namespace: etcd.Namespace}},
 	}
 }
 
@@ -41,7 +41,7 @@ func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 		err := component.DeleteIgnoringNotFound(ctx, o.client, emptyLeases(etcd)...)
 		return component.WrapError(err, component.OperationSync, kind, "deleting snapshot leases of an Etcd without backup store")
 	}
-	for _, name := range []string{etcd.FullSnapshotLeaseName(), etcd.DeltaSnapshotLeaseName()} {
+	for _, name := range []string{druidv1alpha1.FullSnapshotLeaseName(etcd), druidv1alpha1.DeltaSnapshotLeaseName(etcd)} {
 		_, result, err := component.CreateOrPatch(ctx, o.client, func() *coordinationv1.Lease {
 			return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: etcd.Namespace}}
 		}, func(lease *coordinationv1.Lease) error {

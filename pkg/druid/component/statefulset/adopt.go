@@ -43,7 +43,7 @@ const adoptionPollPeriod = 5 * time.Second
 func (o *operator) carriedLabels(ctx context.Context, etcd *druidv1alpha1.Etcd, sts *appsv1.StatefulSet, checksum string) (map[string]string, error) {
 	legacy := component.LegacySelector(etcd)
 	if !sts.CreationTimestamp.IsZero() {
-		if sel := sts.Spec.Selector; sel != nil && !maps.Equal(sel.MatchLabels, etcd.ManagedLabels()) {
+		if sel := sts.Spec.Selector; sel != nil && !maps.Equal(sel.MatchLabels, druidv1alpha1.ManagedLabels(etcd)) {
 			return maps.Clone(sel.MatchLabels), nil
 		}
 		if sts.Annotations[PodTemplateChecksumAnnotation] == checksum && hasLabels(sts.Spec.Template.Labels, legacy) {
@@ -52,7 +52,7 @@ func (o *operator) carriedLabels(ctx context.Context, etcd *druidv1alpha1.Etcd, 
 		return nil, nil
 	}
 	pods := &corev1.PodList{}
-	selector := etcd.ManagedLabels()
+	selector := druidv1alpha1.ManagedLabels(etcd)
 	maps.Copy(selector, legacy)
 	if err := o.client.List(ctx, pods, client.InNamespace(etcd.Namespace), client.MatchingLabels(selector), client.Limit(1)); err != nil {
 		return nil, fmt.Errorf("listing the member pods: %w", err)
@@ -82,7 +82,7 @@ func withClaimName(template corev1.PodTemplateSpec, etcd *druidv1alpha1.Etcd, st
 	if sts.CreationTimestamp.IsZero() || len(sts.Spec.VolumeClaimTemplates) != 1 {
 		return template
 	}
-	existing, rendered := sts.Spec.VolumeClaimTemplates[0].Name, etcd.VolumeClaimTemplateName()
+	existing, rendered := sts.Spec.VolumeClaimTemplates[0].Name, druidv1alpha1.VolumeClaimTemplateName(etcd)
 	if existing == rendered {
 		return template
 	}
@@ -133,7 +133,7 @@ func immutableDiffs(sts *appsv1.StatefulSet, etcd *druidv1alpha1.Etcd) (recreate
 	if sts.CreationTimestamp.IsZero() {
 		return nil, nil
 	}
-	if sel := sts.Spec.Selector; sel != nil && !maps.Equal(sel.MatchLabels, etcd.ManagedLabels()) {
+	if sel := sts.Spec.Selector; sel != nil && !maps.Equal(sel.MatchLabels, druidv1alpha1.ManagedLabels(etcd)) {
 		if len(sel.MatchExpressions) == 0 && maps.Equal(sel.MatchLabels, component.LegacySelector(etcd)) {
 			recreate = append(recreate, "spec.selector instance/name of etcd-druid before v0.22")
 		} else {
@@ -143,15 +143,15 @@ func immutableDiffs(sts *appsv1.StatefulSet, etcd *druidv1alpha1.Etcd) (recreate
 	if sts.Spec.PodManagementPolicy != appsv1.ParallelPodManagement {
 		recreate = append(recreate, fmt.Sprintf("spec.podManagementPolicy %q", sts.Spec.PodManagementPolicy))
 	}
-	if sts.Spec.ServiceName != etcd.PeerServiceName() {
-		kept = append(kept, fmt.Sprintf("spec.serviceName %q kept: the members' DNS names follow it, while their peer URLs name %q", sts.Spec.ServiceName, etcd.PeerServiceName()))
+	if sts.Spec.ServiceName != druidv1alpha1.PeerServiceName(etcd) {
+		kept = append(kept, fmt.Sprintf("spec.serviceName %q kept: the members' DNS names follow it, while their peer URLs name %q", sts.Spec.ServiceName, druidv1alpha1.PeerServiceName(etcd)))
 	}
 	var claims []string
 	for _, vct := range sts.Spec.VolumeClaimTemplates {
 		claims = append(claims, vct.Name)
 	}
-	if len(claims) != 1 || claims[0] != etcd.VolumeClaimTemplateName() {
-		kept = append(kept, fmt.Sprintf("spec.volumeClaimTemplates %v kept: the members' PVCs are named after them (the Etcd asks for %q)", claims, etcd.VolumeClaimTemplateName()))
+	if len(claims) != 1 || claims[0] != druidv1alpha1.VolumeClaimTemplateName(etcd) {
+		kept = append(kept, fmt.Sprintf("spec.volumeClaimTemplates %v kept: the members' PVCs are named after them (the Etcd asks for %q)", claims, druidv1alpha1.VolumeClaimTemplateName(etcd)))
 		if len(recreate) > 0 {
 			kept = append(kept, fmt.Sprintf("not recreated for %v: a new StatefulSet would claim new, empty volumes", recreate))
 			recreate = nil
@@ -189,7 +189,7 @@ func (o *operator) recreate(ctx context.Context, etcd *druidv1alpha1.Etcd, sts *
 		return component.WrapError(err, component.OperationSync, kind, "listing the pods of statefulset %s", sts.Name)
 	}
 	for _, pod := range pods.Items {
-		if !hasLabels(pod.Labels, etcd.ManagedLabels()) {
+		if !hasLabels(pod.Labels, druidv1alpha1.ManagedLabels(etcd)) {
 			logger.Info("Adoption: a pod lacks druid's labels, StatefulSet not recreated yet", "pod", pod.Name)
 			return component.RequeueWithEvent(adoptionPollPeriod, EventReasonAdoptionWaiting,
 				"StatefulSet %s must be recreated (%s): waiting until pod %s carries druid's labels", sts.Name, reason, pod.Name)

@@ -18,9 +18,9 @@ import (
 func existing(etcd *druidv1alpha1.Etcd, selector map[string]string) *appsv1.StatefulSet {
 	return &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: etcd.Name, Namespace: etcd.Namespace, CreationTimestamp: metav1.NewTime(time.Unix(1, 0))},
-		Spec: appsv1.StatefulSetSpec{Selector: &metav1.LabelSelector{MatchLabels: selector}, ServiceName: etcd.PeerServiceName(),
+		Spec: appsv1.StatefulSetSpec{Selector: &metav1.LabelSelector{MatchLabels: selector}, ServiceName: druidv1alpha1.PeerServiceName(etcd),
 			PodManagementPolicy:  appsv1.ParallelPodManagement,
-			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: etcd.VolumeClaimTemplateName()}}}},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.VolumeClaimTemplateName(etcd)}}}},
 	}
 }
 
@@ -32,12 +32,12 @@ func TestImmutableDiffs(t *testing.T) {
 		selector       map[string]string
 		recreate, kept []string // substrings
 	}{
-		{name: "druid's own", selector: etcd.ManagedLabels()},
+		{name: "druid's own", selector: druidv1alpha1.ManagedLabels(etcd)},
 		{name: "old selector is recreated", selector: component.LegacySelector(etcd), recreate: []string{"spec.selector instance/name"}},
-		{name: "OrderedReady is recreated", selector: etcd.ManagedLabels(), change: func(s *appsv1.StatefulSet) { s.Spec.PodManagementPolicy = "" },
+		{name: "OrderedReady is recreated", selector: druidv1alpha1.ManagedLabels(etcd), change: func(s *appsv1.StatefulSet) { s.Spec.PodManagementPolicy = "" },
 			recreate: []string{"podManagementPolicy"}},
 		{name: "another selector is kept", selector: map[string]string{"app": "x"}, kept: []string{"spec.selector app=x kept"}},
-		{name: "serviceName is kept", selector: etcd.ManagedLabels(), change: func(s *appsv1.StatefulSet) { s.Spec.ServiceName = "etcd-events-client" },
+		{name: "serviceName is kept", selector: druidv1alpha1.ManagedLabels(etcd), change: func(s *appsv1.StatefulSet) { s.Spec.ServiceName = "etcd-events-client" },
 			kept: []string{`spec.serviceName "etcd-events-client" kept`}},
 		{name: "another claim name blocks the recreation", selector: component.LegacySelector(etcd),
 			change: func(s *appsv1.StatefulSet) { s.Spec.VolumeClaimTemplates[0].Name = "other" },
@@ -94,7 +94,7 @@ func TestRolledOut(t *testing.T) {
 
 func TestCarriedLabelsAndSelectorCheck(t *testing.T) {
 	etcd := newEtcd()
-	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: etcd.ManagedLabels()}}
+	template := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: druidv1alpha1.ManagedLabels(etcd)}}
 	legacy := existing(etcd, component.LegacySelector(etcd))
 	if err := checkSelects(legacy, template); err == nil {
 		t.Error("a template without the old selector's labels must be refused")

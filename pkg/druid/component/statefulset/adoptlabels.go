@@ -35,7 +35,7 @@ type LabelAdopter interface {
 var _ LabelAdopter = &operator{}
 
 func (o *operator) Unlabelled(ctx context.Context, etcd *druidv1alpha1.Etcd) (*appsv1.StatefulSet, error) {
-	key := client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.StatefulSetName()}
+	key := client.ObjectKey{Namespace: etcd.Namespace, Name: druidv1alpha1.StatefulSetName(etcd)}
 	sts := &appsv1.StatefulSet{}
 	if err := o.client.Get(ctx, key, sts); !apierrors.IsNotFound(err) {
 		return nil, err // labelled already (or a read error)
@@ -57,7 +57,7 @@ func (o *operator) AdoptPodLabels(ctx context.Context, etcd *druidv1alpha1.Etcd,
 	var adopted []string
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if _, member := etcd.PodOrdinalOf(pod.Name); !member || !health.OwnedByStatefulSet(pod, sts) {
+		if _, member := druidv1alpha1.PodOrdinalOf(etcd, pod.Name); !member || !health.OwnedByStatefulSet(pod, sts) {
 			continue
 		}
 		base := pod.DeepCopy()
@@ -65,7 +65,7 @@ func (o *operator) AdoptPodLabels(ctx context.Context, etcd *druidv1alpha1.Etcd,
 		if labels == nil {
 			labels = map[string]string{}
 		}
-		maps.Copy(labels, etcd.ManagedLabels())
+		maps.Copy(labels, druidv1alpha1.ManagedLabels(etcd))
 		if maps.Equal(labels, pod.Labels) {
 			continue
 		}

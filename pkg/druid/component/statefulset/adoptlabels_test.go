@@ -31,17 +31,17 @@ func TestAdoptPodLabelsOnlyOfTheStatefulSetsPods(t *testing.T) {
 		return p
 	}
 	c := fake.NewClientBuilder().WithObjects(sts,
-		pod(etcd.PodName(0), sts.UID), pod(etcd.PodName(1), ""), pod(etcd.PodName(2), "forged-uid")).Build()
+		pod(druidv1alpha1.PodName(etcd, 0), sts.UID), pod(druidv1alpha1.PodName(etcd, 1), ""), pod(druidv1alpha1.PodName(etcd, 2), "forged-uid")).Build()
 	o := &operator{client: component.Clients{Client: c, Live: c}}
 
 	adopted, err := o.AdoptPodLabels(context.Background(), etcd, sts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(adopted, []string{etcd.PodName(0)}) {
-		t.Errorf("adopted %v, want only %s, the StatefulSet's pod", adopted, etcd.PodName(0))
+	if !slices.Equal(adopted, []string{druidv1alpha1.PodName(etcd, 0)}) {
+		t.Errorf("adopted %v, want only %s, the StatefulSet's pod", adopted, druidv1alpha1.PodName(etcd, 0))
 	}
-	for _, name := range []string{etcd.PodName(1), etcd.PodName(2)} {
+	for _, name := range []string{druidv1alpha1.PodName(etcd, 1), druidv1alpha1.PodName(etcd, 2)} {
 		p := &corev1.Pod{}
 		if err := c.Get(context.Background(), client.ObjectKey{Namespace: etcd.Namespace, Name: name}, p); err != nil {
 			t.Fatal(err)

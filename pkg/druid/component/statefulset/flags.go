@@ -29,7 +29,7 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) [
 		podwire.Arg(podwire.FlagK8sHeartbeatDuration, spec.Etcd.HeartbeatDuration.Duration.String()),
 		podwire.Arg(podwire.FlagDataDir, etcdpod.DataDir),
 		podwire.Arg(podwire.FlagEndpoints, fmt.Sprintf("%s://%s:%d", clientScheme, etcdpod.LocalHostName(etcd.Name), *spec.Etcd.ClientPort)),
-		podwire.Arg(podwire.FlagServiceEndpoints, fmt.Sprintf("%s://%s.%s.svc:%d", clientScheme, etcd.ClientServiceName(), etcd.Namespace, *spec.Etcd.ClientPort)),
+		podwire.Arg(podwire.FlagServiceEndpoints, fmt.Sprintf("%s://%s.%s.svc:%d", clientScheme, druidv1alpha1.ClientServiceName(etcd), etcd.Namespace, *spec.Etcd.ClientPort)),
 		podwire.Arg(podwire.FlagServerPort, fmt.Sprintf("%d", *spec.Backup.Port)),
 	}
 	if tls := spec.Etcd.ClientUrlTLS; tls != nil {
@@ -98,13 +98,12 @@ func UpstreamEmbeddedEtcdArgs(etcd *druidv1alpha1.Etcd) []string {
 	if q := etcd.Spec.Etcd.Quota; q != nil {
 		args = append(args, podwire.Arg(podwire.FlagEmbeddedEtcdQuotaBytes, strconv.FormatInt(q.Value(), 10)))
 	}
-	if shared := etcd.Spec.SharedConfig; shared != nil {
-		if shared.AutoCompactionMode != nil {
-			args = append(args, podwire.Arg(podwire.FlagAutoCompactionMode, string(*shared.AutoCompactionMode)))
-		}
-		if shared.AutoCompactionRetention != nil {
-			args = append(args, podwire.Arg(podwire.FlagAutoCompactionRetention, *shared.AutoCompactionRetention))
-		}
+	shared := etcd.Spec.Common
+	if shared.AutoCompactionMode != nil {
+		args = append(args, podwire.Arg(podwire.FlagAutoCompactionMode, string(*shared.AutoCompactionMode)))
+	}
+	if shared.AutoCompactionRetention != nil {
+		args = append(args, podwire.Arg(podwire.FlagAutoCompactionRetention, *shared.AutoCompactionRetention))
 	}
 	return args
 }
@@ -148,8 +147,8 @@ func storeArgs(etcd *druidv1alpha1.Etcd) []string {
 	}
 	args := []string{
 		podwire.Arg(podwire.FlagEnableSnapshotLeaseRenewal, "true"),
-		podwire.Arg(podwire.FlagFullSnapshotLeaseName, etcd.FullSnapshotLeaseName()),
-		podwire.Arg(podwire.FlagDeltaSnapshotLeaseName, etcd.DeltaSnapshotLeaseName()),
+		podwire.Arg(podwire.FlagFullSnapshotLeaseName, druidv1alpha1.FullSnapshotLeaseName(etcd)),
+		podwire.Arg(podwire.FlagDeltaSnapshotLeaseName, druidv1alpha1.DeltaSnapshotLeaseName(etcd)),
 	}
 	args = append(args, storeaccess.StoreLocationArgs(store, "")...)
 	if backup.FullSnapshotSchedule != nil && *backup.FullSnapshotSchedule != "" {

@@ -32,7 +32,7 @@ func TestSyncRefusesALocalContainerOutsideTheHostDirectory(t *testing.T) {
 
 			err := op.Sync(ctx, etcd)
 			g.Expect(err).To(MatchError(ContainSubstring("spec.backup.store.container")))
-			getErr := c.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.StatefulSetName()}, &appsv1.StatefulSet{})
+			getErr := c.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: druidv1alpha1.StatefulSetName(etcd)}, &appsv1.StatefulSet{})
 			g.Expect(apierrors.IsNotFound(getErr)).To(BeTrue(), "a StatefulSet was written: %v", getErr)
 		})
 	}

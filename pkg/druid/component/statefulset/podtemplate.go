@@ -29,7 +29,7 @@ type renderInput struct {
 func podTemplate(etcd *druidv1alpha1.Etcd, in renderInput) corev1.PodTemplateSpec {
 	labels := map[string]string{}
 	maps.Copy(labels, etcd.Spec.Labels)
-	maps.Copy(labels, etcd.ManagedLabels())
+	maps.Copy(labels, druidv1alpha1.ManagedLabels(etcd))
 	annotations := map[string]string{}
 	maps.Copy(annotations, etcd.Spec.Annotations)
 	annotations[druidv1alpha1.ConfigMapChecksumAnnotation] = in.configChecksum
@@ -38,8 +38,8 @@ func podTemplate(etcd *druidv1alpha1.Etcd, in renderInput) corev1.PodTemplateSpe
 
 	spec := corev1.PodSpec{
 		HostAliases:                   []corev1.HostAlias{{IP: "127.0.0.1", Hostnames: []string{etcdpod.LocalHostName(etcd.Name)}}},
-		ServiceAccountName:            etcd.ServiceAccountName(),
-		DeprecatedServiceAccount:      etcd.ServiceAccountName(),
+		ServiceAccountName:            druidv1alpha1.ServiceAccountName(etcd),
+		DeprecatedServiceAccount:      druidv1alpha1.ServiceAccountName(etcd),
 		Affinity:                      etcd.Spec.SchedulingConstraints.Affinity.DeepCopy(),
 		SecurityContext:               securityContext(etcd),
 		Containers:                    []corev1.Container{etcdContainer(etcd, etcdImg, caps.EtcdWrapper), backupRestoreContainer(etcd, brImg, caps.BackupRestore, in.local)},

@@ -17,7 +17,7 @@ import (
 // readStatefulSet returns etcd's StatefulSet as written.
 func readStatefulSet(ctx context.Context, g *WithT, c client.Client, etcd *druidv1alpha1.Etcd) *appsv1.StatefulSet {
 	sts := &appsv1.StatefulSet{}
-	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.StatefulSetName()}, sts)).To(Succeed())
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: druidv1alpha1.StatefulSetName(etcd)}, sts)).To(Succeed())
 	return sts
 }
 

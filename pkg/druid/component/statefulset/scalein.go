@@ -27,7 +27,7 @@ const scaleInPollPeriod = 10 * time.Second
 func (o *operator) membersStillInCluster(ctx context.Context, etcd *druidv1alpha1.Etcd, desired, current int32) ([]string, error) {
 	var still []string
 	for i := int(current) - 1; i >= int(desired); i-- {
-		name := etcd.MemberLeaseName(i)
+		name := druidv1alpha1.MemberLeaseName(etcd, i)
 		lease := &coordinationv1.Lease{}
 		err := o.client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: name}, lease)
 		switch {

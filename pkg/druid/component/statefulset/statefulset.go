@@ -44,7 +44,7 @@ func New(c component.Clients, images config.Images, localBackup config.LocalBack
 }
 
 func emptyStatefulSet(etcd *druidv1alpha1.Etcd) *appsv1.StatefulSet {
-	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: etcd.StatefulSetName(), Namespace: etcd.Namespace}}
+	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.StatefulSetName(etcd), Namespace: etcd.Namespace}}
 }
 
 // PlannedSyncer is the part of the StatefulSet operator the spec flow syncs through: the flow's
@@ -85,7 +85,7 @@ func (o *operator) syncPlanned(ctx context.Context, etcd *druidv1alpha1.Etcd, de
 
 	existing, err := component.ExistingStatefulSet(ctx, o.client, etcd)
 	if err != nil {
-		return component.WrapError(err, component.OperationSync, kind, "reading statefulset %s", etcd.StatefulSetName())
+		return component.WrapError(err, component.OperationSync, kind, "reading statefulset %s", druidv1alpha1.StatefulSetName(etcd))
 	}
 	if existing != nil && existing.DeletionTimestamp != nil {
 		logger.Info("StatefulSet is being deleted, waiting to create it again", "finalizers", existing.Finalizers)
@@ -150,8 +150,8 @@ func mutate(sts *appsv1.StatefulSet, etcd *druidv1alpha1.Etcd, template corev1.P
 		ru.Partition = ptr.To(int32(0))
 	}
 	if creating {
-		sts.Spec.Selector = &metav1.LabelSelector{MatchLabels: etcd.ManagedLabels()}
-		sts.Spec.ServiceName = etcd.PeerServiceName()
+		sts.Spec.Selector = &metav1.LabelSelector{MatchLabels: druidv1alpha1.ManagedLabels(etcd)}
+		sts.Spec.ServiceName = druidv1alpha1.PeerServiceName(etcd)
 		sts.Spec.PodManagementPolicy = appsv1.ParallelPodManagement
 		sts.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{volumeClaimTemplate(etcd)}
 	}
@@ -170,7 +170,7 @@ func volumeClaimTemplate(etcd *druidv1alpha1.Etcd) corev1.PersistentVolumeClaim 
 		storageClass = nil
 	}
 	return corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: etcd.VolumeClaimTemplateName()},
+		ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.VolumeClaimTemplateName(etcd)},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			StorageClassName: storageClass,
@@ -216,12 +216,12 @@ func (o *operator) replicaInput(ctx context.Context, etcd *druidv1alpha1.Etcd, e
 func (o *operator) allMembersPeerTLSEnabled(ctx context.Context, etcd *druidv1alpha1.Etcd, current int32) (bool, error) {
 	for i := 0; i < int(current); i++ {
 		lease := &coordinationv1.Lease{}
-		err := o.client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.MemberLeaseName(i)}, lease)
+		err := o.client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: druidv1alpha1.MemberLeaseName(etcd, i)}, lease)
 		if apierrors.IsNotFound(err) {
 			return false, nil
 		}
 		if err != nil {
-			return false, fmt.Errorf("reading member lease %s: %w", etcd.MemberLeaseName(i), err)
+			return false, fmt.Errorf("reading member lease %s: %w", druidv1alpha1.MemberLeaseName(etcd, i), err)
 		}
 		if lease.Annotations[druidv1alpha1.TLSEnabledAnnotation] != "true" {
 			return false, nil

@@ -36,7 +36,7 @@ func secretVolume(name, secretName string) corev1.Volume {
 // volumes lists the pod's volumes for the spec; local is the Local store's volume (nil for other providers).
 func volumes(etcd *druidv1alpha1.Etcd, local *storeaccess.LocalMount) []corev1.Volume {
 	vols := []corev1.Volume{{Name: volumeConfig, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-		LocalObjectReference: corev1.LocalObjectReference{Name: etcd.ConfigMapName()},
+		LocalObjectReference: corev1.LocalObjectReference{Name: druidv1alpha1.ConfigMapName(etcd)},
 		Items:                []corev1.KeyToPath{{Key: etcdpod.ConfigFileName, Path: etcdpod.ConfigFileName}},
 		DefaultMode:          ptr.To(corev1.ConfigMapVolumeSourceDefaultMode),
 	}}}, {Name: volumeTmp, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
@@ -162,5 +162,5 @@ func backupRestoreMounts(etcd *druidv1alpha1.Etcd, local *storeaccess.LocalMount
 }
 
 func dataMount(etcd *druidv1alpha1.Etcd) corev1.VolumeMount {
-	return corev1.VolumeMount{Name: etcd.VolumeClaimTemplateName(), MountPath: etcdpod.DataVolumeMountPath}
+	return corev1.VolumeMount{Name: druidv1alpha1.VolumeClaimTemplateName(etcd), MountPath: etcdpod.DataVolumeMountPath}
 }

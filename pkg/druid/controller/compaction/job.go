@@ -58,8 +58,8 @@ func CompactArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) []strin
 		"compact",
 		podwire.Arg(podwire.FlagDataDir, DataMountPath+"/compaction.etcd"),
 		podwire.Arg(podwire.FlagEnableSnapshotLeaseRenewal, "true"),
-		podwire.Arg(podwire.FlagFullSnapshotLeaseName, etcd.FullSnapshotLeaseName()),
-		podwire.Arg(podwire.FlagDeltaSnapshotLeaseName, etcd.DeltaSnapshotLeaseName()),
+		podwire.Arg(podwire.FlagFullSnapshotLeaseName, druidv1alpha1.FullSnapshotLeaseName(etcd)),
+		podwire.Arg(podwire.FlagDeltaSnapshotLeaseName, druidv1alpha1.DeltaSnapshotLeaseName(etcd)),
 	}
 	args = append(args, storeaccess.StoreLocationArgs(backup.Store, "")...)
 	if backup.EtcdSnapshotTimeout != nil {
@@ -91,7 +91,7 @@ func upstreamCompactArgs(etcd *druidv1alpha1.Etcd) []string {
 // app.kubernetes.io/part-of, which together with managed-by is the selector of the etcd Services, PDB and
 // StatefulSet — a compaction pod must never receive client traffic or count as a member.
 func newJob(etcd *druidv1alpha1.Etcd, in jobInput) *batchv1.Job {
-	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: etcd.CompactionJobName(), Namespace: etcd.Namespace}}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.CompactionJobName(etcd), Namespace: etcd.Namespace}}
 	component.ApplyManagedMeta(job, etcd, ComponentCompactionJob)
 
 	podLabels := component.JobPodLabels(ComponentCompactionJob, job.Name, storeaccess.StoreNetworkPolicyLabels())
@@ -126,7 +126,7 @@ func newJob(etcd *druidv1alpha1.Etcd, in jobInput) *batchv1.Job {
 			Spec: corev1.PodSpec{
 				RestartPolicy: corev1.RestartPolicyNever,
 				// The etcd pods' service account may renew the snapshot leases, which the compactor does.
-				ServiceAccountName: etcd.ServiceAccountName(),
+				ServiceAccountName: druidv1alpha1.ServiceAccountName(etcd),
 				PriorityClassName:  ptr.Deref(etcd.Spec.PriorityClassName, ""),
 				SecurityContext: &corev1.PodSecurityContext{
 					RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To(uid), RunAsGroup: ptr.To(uid), FSGroup: ptr.To(uid),

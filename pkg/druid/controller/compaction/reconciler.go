@@ -111,7 +111,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	job := &batchv1.Job{}
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.CompactionJobName()}, job)
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: druidv1alpha1.CompactionJobName(etcd)}, job)
 	switch {
 	case err == nil:
 		return r.handleJob(ctx, etcd, job)
@@ -228,7 +228,7 @@ func (r *Reconciler) requestFullSnapshot(ctx context.Context, etcd *druidv1alpha
 // means there is nothing to compact onto).
 func (r *Reconciler) deltaEvents(ctx context.Context, etcd *druidv1alpha1.Etcd) (int64, bool, error) {
 	var revisions [2]int64
-	for i, name := range []string{etcd.FullSnapshotLeaseName(), etcd.DeltaSnapshotLeaseName()} {
+	for i, name := range []string{druidv1alpha1.FullSnapshotLeaseName(etcd), druidv1alpha1.DeltaSnapshotLeaseName(etcd)} {
 		lease := &coordinationv1.Lease{}
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: name}, lease); err != nil {
 			if apierrors.IsNotFound(err) {

@@ -61,7 +61,10 @@ func (h *healFlow) writeStatus(ctx context.Context) flow.Result {
 	}
 	now := h.r.clock.Now()
 	computed := health.ComputeStatus(h.outcome.Observed, h.r.thresholds(), now)
-	return flowResultOf(h.r.writeComputedStatus(ctx, h.etcd, nil, computed, now))
+	if err := h.r.writeComputedStatus(ctx, h.etcd, nil, computed, now); err != nil {
+		return flowResultOf(err)
+	}
+	return flowResultOf(h.r.recordClusterSize(ctx, h.outcome.Observed, computed))
 }
 
 func (h *healFlow) finishQuorumLossRecovery(ctx context.Context) flow.Result {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,7 +33,7 @@ var (
 	descMembersTotal = prometheus.NewDesc("etcddruid_etcd_members_total",
 		"Members of an Etcd in its status.", etcdLabels, nil)
 	descClusterSize = prometheus.NewDesc("etcddruid_etcd_cluster_size",
-		"Members the cluster was last bootstrapped or scaled to (status.clusterSize).", etcdLabels, nil)
+		"Members the cluster was last bootstrapped or scaled to (the StatefulSet's annotation druid.gardener.cloud/cluster-size).", etcdLabels, nil)
 	descReplicas = prometheus.NewDesc("etcddruid_etcd_replicas",
 		"Members an Etcd asks for (spec.replicas).", etcdLabels, nil)
 	descSnapshotTime = prometheus.NewDesc("etcddruid_etcd_snapshot_latest_timestamp_seconds",
@@ -141,8 +142,11 @@ func (c *etcdCollector) collectEtcd(ctx context.Context, reader client.Reader, e
 	}
 	gauge(descMembersReady, float64(ready))
 	gauge(descMembersTotal, float64(len(st.Members)))
-	if st.ClusterSize != nil {
-		gauge(descClusterSize, float64(*st.ClusterSize))
+	sts := &appsv1.StatefulSet{}
+	if err := reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: druidv1alpha1.StatefulSetName(etcd)}, sts); err == nil {
+		if size, ok := health.AnnotatedClusterSize(sts); ok {
+			gauge(descClusterSize, float64(size))
+		}
 	}
 	gauge(descReplicas, float64(etcd.Spec.Replicas))
 
@@ -154,7 +158,7 @@ func (c *etcdCollector) collectEtcd(ctx context.Context, reader client.Reader, e
 		period = p.Duration
 	}
 	gauge(descDeltaPeriod, period.Seconds())
-	for kind, leaseName := range map[string]string{"full": etcd.FullSnapshotLeaseName(), "delta": etcd.DeltaSnapshotLeaseName()} {
+	for kind, leaseName := range map[string]string{"full": druidv1alpha1.FullSnapshotLeaseName(etcd), "delta": druidv1alpha1.DeltaSnapshotLeaseName(etcd)} {
 		lease := &coordinationv1.Lease{}
 		if err := reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: leaseName}, lease); err != nil {
 			continue // not created yet, or gone with the store: no snapshot to report

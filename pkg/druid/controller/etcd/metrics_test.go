@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	appsv1 "k8s.io/api/apps/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,7 +43,6 @@ func TestEtcdCollector(t *testing.T) {
 		Spec: druidv1alpha1.EtcdSpec{Replicas: 3, Backup: druidv1alpha1.BackupSpec{
 			Store: &druidv1alpha1.StoreSpec{}, DeltaSnapshotPeriod: &metav1.Duration{Duration: time.Minute}}},
 		Status: druidv1alpha1.EtcdStatus{
-			ClusterSize: ptr.To[int32](3),
 			Conditions: []druidv1alpha1.Condition{
 				{Type: druidv1alpha1.ConditionTypeReady, Status: druidv1alpha1.ConditionTrue, Reason: druidv1alpha1.ReasonQuorate},
 				{Type: druidv1alpha1.ConditionTypeBackupReady, Status: druidv1alpha1.ConditionFalse, Reason: druidv1alpha1.ReasonBackupFailed},
@@ -66,7 +66,11 @@ func TestEtcdCollector(t *testing.T) {
 		return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shoot--a"},
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(holder), RenewTime: &metav1.MicroTime{Time: at}}}
 	}
-	c := fake.NewClientBuilder().WithScheme(metricsScheme(t)).WithObjects(main, events,
+	// The cluster size is druid's record on the StatefulSet; etcd-events' StatefulSet has none: no series.
+	mainSts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "shoot--a",
+		Annotations: map[string]string{druidv1alpha1.ClusterSizeAnnotation: "3"}}}
+	eventsSts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "etcd-events", Namespace: "shoot--a"}}
+	c := fake.NewClientBuilder().WithScheme(metricsScheme(t)).WithObjects(main, events, mainSts, eventsSts,
 		lease("etcd-main-full-snap", full, "100"), lease("etcd-main-delta-snap", delta, "120"),
 		// A lease that records no snapshot yet (no holder) gives no series.
 		lease("etcd-events-full-snap", full, "")).Build()
@@ -76,7 +80,7 @@ func TestEtcdCollector(t *testing.T) {
 	col.recoveryStarted(types.NamespacedName{Namespace: "shoot--a", Name: "etcd-main"})
 
 	g.Expect(testutil.CollectAndCompare(col, strings.NewReader(`
-# HELP etcddruid_etcd_cluster_size Members the cluster was last bootstrapped or scaled to (status.clusterSize).
+# HELP etcddruid_etcd_cluster_size Members the cluster was last bootstrapped or scaled to (the StatefulSet's annotation druid.gardener.cloud/cluster-size).
 # TYPE etcddruid_etcd_cluster_size gauge
 etcddruid_etcd_cluster_size{name="etcd-main",namespace="shoot--a"} 3
 # HELP etcddruid_etcd_condition Condition of an Etcd: 1 for its current status and reason (condition Ready, AllMembersReady, BackupReady, DataVolumesReady, QuorumLossRecovery, …).

@@ -26,7 +26,7 @@ import (
 func (r *Reconciler) Observe(ctx context.Context, etcd *druidv1alpha1.Etcd, synced *appsv1.StatefulSet) (health.Observed, error) {
 	o := health.Observed{Etcd: druidv1alpha1.Defaulted(etcd), Pods: map[string]*corev1.Pod{}}
 	sts := &appsv1.StatefulSet{}
-	switch err := r.client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.StatefulSetName()}, sts); {
+	switch err := r.client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: druidv1alpha1.StatefulSetName(etcd)}, sts); {
 	case err == nil:
 		o.StatefulSet = sts
 	case !apierrors.IsNotFound(err):
@@ -35,7 +35,7 @@ func (r *Reconciler) Observe(ctx context.Context, etcd *druidv1alpha1.Etcd, sync
 	o.StatefulSet = statefulset.Newer(o.StatefulSet, synced)
 
 	pods := &corev1.PodList{}
-	if err := r.client.List(ctx, pods, client.InNamespace(etcd.Namespace), client.MatchingLabels(etcd.ManagedLabels())); err != nil {
+	if err := r.client.List(ctx, pods, client.InNamespace(etcd.Namespace), client.MatchingLabels(druidv1alpha1.ManagedLabels(etcd))); err != nil {
 		return o, fmt.Errorf("listing pods: %w", err)
 	}
 	members, strangers := health.MemberPods(pods.Items, etcd, o.StatefulSet)
@@ -49,13 +49,14 @@ func (r *Reconciler) Observe(ctx context.Context, etcd *druidv1alpha1.Etcd, sync
 		return o, fmt.Errorf("listing member leases: %w", err)
 	}
 	o.MemberLeases = leases.Items
+	o.ClusterSize = health.RecordedClusterSize(etcd, o.StatefulSet, o.MemberLeases)
 
 	if etcd.Spec.Backup.Store != nil {
 		var err error
-		if o.SnapshotLeases.Full, err = r.optionalLease(ctx, etcd.Namespace, etcd.FullSnapshotLeaseName()); err != nil {
+		if o.SnapshotLeases.Full, err = r.optionalLease(ctx, etcd.Namespace, druidv1alpha1.FullSnapshotLeaseName(etcd)); err != nil {
 			return o, err
 		}
-		if o.SnapshotLeases.Delta, err = r.optionalLease(ctx, etcd.Namespace, etcd.DeltaSnapshotLeaseName()); err != nil {
+		if o.SnapshotLeases.Delta, err = r.optionalLease(ctx, etcd.Namespace, druidv1alpha1.DeltaSnapshotLeaseName(etcd)); err != nil {
 			return o, err
 		}
 	}
@@ -91,7 +92,7 @@ func (r *Reconciler) dataVolumeWarnings(ctx context.Context, etcd *druidv1alpha1
 	}
 	claims := map[string]bool{}
 	for i := 0; i < int(*sts.Spec.Replicas); i++ {
-		claims[fmt.Sprintf("%s-%s-%d", etcd.VolumeClaimTemplateName(), sts.Name, i)] = true
+		claims[fmt.Sprintf("%s-%s-%d", druidv1alpha1.VolumeClaimTemplateName(etcd), sts.Name, i)] = true
 	}
 	list := &corev1.EventList{}
 	err := r.client.List(ctx, list, client.InNamespace(etcd.Namespace))

@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,6 +42,8 @@ type Reconciler struct {
 	// missing is what druid's role does not allow (probed at start-up): skipped components, the
 	// quorum-loss recovery's PVC deletion.
 	missing missingPermissions
+	// warned is the generation whose validation warnings were last announced, per Etcd UID.
+	warned sync.Map
 }
 
 // Reconcile runs the deletion flow for an Etcd being deleted; otherwise the spec flow when one is due,

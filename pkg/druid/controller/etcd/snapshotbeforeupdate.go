@@ -220,7 +220,7 @@ func (s *specRun) quorate(ctx context.Context, sts *appsv1.StatefulSet) (bool, e
 		return false, err
 	}
 	members := health.Members(observed.Etcd, observed.MemberLeases, observed.Pods, s.r.thresholds(), s.r.clock.Now())
-	ready := health.ReadyCondition(members, health.ClusterSizeForQuorum(observed.Etcd, len(members)))
+	ready := health.ReadyCondition(members, health.ClusterSizeForQuorum(observed, len(members)))
 	return ready.Status == druidv1alpha1.ConditionTrue, nil
 }
 

@@ -29,14 +29,20 @@ var errSecretsMissing = errors.New("referenced secrets are missing")
 // are synced from target and observedGeneration records generation, so that a spec change that arrives
 // mid-run is not reported as reconciled (it triggers its own run).
 type specRun struct {
-	r          *Reconciler
-	etcd       *druidv1alpha1.Etcd
-	target     *druidv1alpha1.Etcd
+	r      *Reconciler
+	etcd   *druidv1alpha1.Etcd
+	target *druidv1alpha1.Etcd
+	// spec is the spec as written (not defaulted) when the run started: what validateSpec judges and
+	// recordAppliedSpec records.
+	spec       *druidv1alpha1.EtcdSpec
 	generation int64
 	op         druidv1alpha1.LastOperation
 	// secretsPresent is set once checkSecrets found every referenced secret and key: the SecretsReady=True
 	// condition then goes out with the run's next status write instead of costing a write of its own.
 	secretsPresent bool
+	// specValid is SpecValid=True once a spec passed after a refusal; it goes out with the run's next
+	// status write.
+	specValid *druidv1alpha1.Condition
 	// rendered is target's pod template once holdRollingUpdate rendered it (nil while no StatefulSet
 	// exists); syncComponents passes it to the StatefulSet operator's SyncPlanned, so that a run renders
 	// it once.
@@ -52,7 +58,7 @@ type specRun struct {
 
 // newSpecRun starts a spec run of etcd whose status writes go through held.
 func (r *Reconciler) newSpecRun(etcd *druidv1alpha1.Etcd, held *heldStatus) *specRun {
-	run := &specRun{r: r, etcd: etcd, target: druidv1alpha1.Defaulted(etcd), generation: etcd.Generation, held: held, op: druidv1alpha1.LastOperation{
+	run := &specRun{r: r, etcd: etcd, target: druidv1alpha1.Defaulted(etcd), spec: etcd.Spec.DeepCopy(), generation: etcd.Generation, held: held, op: druidv1alpha1.LastOperation{
 		Type:  druidv1alpha1.LastOperationTypeReconcile,
 		RunID: string(uuid.NewUUID()),
 	}}
@@ -63,14 +69,15 @@ func (r *Reconciler) newSpecRun(etcd *druidv1alpha1.Etcd, held *heldStatus) *spe
 }
 
 // steps are the spec flow: adopt the objects of an upstream etcd-druid → hold during a quorum-loss
-// recovery → record operation → finalizer → secrets → report Local store mounts outside the allowed
+// recovery → refuse a spec the validation webhook would refuse → record operation → finalizer → secrets → report Local store mounts outside the allowed
 // directories (before and after the sync) → hold a rolling update of an unhealthy cluster → full
-// snapshot before hibernation or new images → components → success (held for the status flow's write).
+// snapshot before hibernation or new images → components → record the applied spec → success (held for the status flow's write).
 // The operation annotation is removed by finish, after the status flow wrote the success.
 func (s *specRun) steps() []flow.Step {
 	return []flow.Step{
 		s.r.adoptStep(s.etcd),
 		{Name: "holdDuringQuorumLossRecovery", Run: s.holdDuringQuorumLossRecovery},
+		{Name: "validateSpec", Run: s.validateSpec},
 		{Name: "recordOperationStart", Run: s.recordStart},
 		{Name: "ensureFinalizer", Run: s.ensureFinalizer},
 		{Name: "checkReferencedSecrets", Run: s.checkSecrets},
@@ -78,6 +85,7 @@ func (s *specRun) steps() []flow.Step {
 		{Name: "holdRollingUpdate", Run: s.holdRollingUpdate},
 		{Name: "snapshotBeforeUpdate", Run: s.snapshotBeforeUpdate},
 		{Name: "syncComponents", Run: s.syncComponents},
+		{Name: "recordAppliedSpec", Run: s.recordAppliedSpec},
 		{Name: "recheckLocalStoreMounts", Run: s.recheckLocalStoreMounts},
 		{Name: "recordSuccess", Run: s.recordSuccess},
 	}
@@ -116,9 +124,13 @@ func (s *specRun) patchStatus(ctx context.Context, mutate func(*druidv1alpha1.Et
 	return s.r.patchStatus(ctx, s.etcd, s.held, s.withSecretsReady(mutate))
 }
 
-// withSecretsReady is mutate that also sets SecretsReady=True once the secrets were found present.
+// withSecretsReady is mutate that also sets SecretsReady=True once the secrets were found present, and
+// SpecValid=True once a spec passed after a refusal.
 func (s *specRun) withSecretsReady(mutate func(*druidv1alpha1.EtcdStatus)) func(*druidv1alpha1.EtcdStatus) {
 	return func(st *druidv1alpha1.EtcdStatus) {
+		if s.specValid != nil {
+			st.Conditions = health.SetCondition(st.Conditions, *s.specValid, s.r.clock.Now())
+		}
 		if s.secretsPresent {
 			if c := druidv1alpha1.FindCondition(st.Conditions, ConditionTypeSecretsReady); c == nil || c.Status != druidv1alpha1.ConditionTrue {
 				st.Conditions = health.SetCondition(st.Conditions, druidv1alpha1.Condition{Type: ConditionTypeSecretsReady,
@@ -187,7 +199,7 @@ func (s *specRun) syncComponents(ctx context.Context) flow.Result {
 	s.r.reportSkipped(s.etcd)
 	err := s.syncRegistry(ctx)
 	for _, notice := range s.synced.Notices {
-		s.r.recorder.Eventf(s.etcd, nil, "Warning", EventReasonStatefulSetFieldKept, actionReconcile, "StatefulSet %s: %s", s.target.StatefulSetName(), notice)
+		s.r.recorder.Eventf(s.etcd, nil, "Warning", EventReasonStatefulSetFieldKept, actionReconcile, "StatefulSet %s: %s", druidv1alpha1.StatefulSetName(s.target), notice)
 	}
 	if err == nil {
 		return flow.Continue()

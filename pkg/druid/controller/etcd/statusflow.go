@@ -5,6 +5,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
@@ -67,7 +68,25 @@ func (s *statusRun) compute(context.Context) flow.Result {
 }
 
 func (s *statusRun) write(ctx context.Context) flow.Result {
-	return flowResultOf(s.r.writeComputedStatus(ctx, s.etcd, s.held, s.computed, s.now))
+	if err := s.r.writeComputedStatus(ctx, s.etcd, s.held, s.computed, s.now); err != nil {
+		return flowResultOf(err)
+	}
+	return flowResultOf(s.r.recordClusterSize(ctx, s.observed, s.computed))
+}
+
+// recordClusterSize writes the cluster size that follows from computed (health.NextClusterSize) into the
+// StatefulSet's ClusterSizeAnnotation when it says something else. The write is guarded by the
+// StatefulSet's resourceVersion, so that it never undoes a newer write of the spec flow; a conflict fails
+// the run, and the next one records the size. The observed StatefulSet is updated in place with the stored
+// object, so that later writes of the same run (the quorum-loss recovery's scale back) build on it.
+func (r *Reconciler) recordClusterSize(ctx context.Context, observed health.Observed, computed druidv1alpha1.EtcdStatus) error {
+	sts := observed.StatefulSet
+	marker := health.ClusterSizeMarker(sts, health.NextClusterSize(observed, computed))
+	if marker == nil {
+		return nil
+	}
+	log.FromContext(ctx).Info("Recording the cluster size", "from", observed.ClusterSize, "to", marker[druidv1alpha1.ClusterSizeAnnotation])
+	return r.statefulSets().ScaleWithMarkers(ctx, sts, ptr.Deref(sts.Spec.Replicas, 1), marker)
 }
 
 // writeComputedStatus writes computed as etcd's status unless it differs from the stored one only in

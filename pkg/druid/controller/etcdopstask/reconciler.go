@@ -47,8 +47,6 @@ const (
 	ErrBackupNotEnabled   druidv1alpha1.ErrorCode = "ERR_BACKUP_NOT_ENABLED"
 	ErrExecuteHTTPRequest druidv1alpha1.ErrorCode = "ERR_EXECUTE_HTTP_REQUEST"
 	ErrCreateSnapshot     druidv1alpha1.ErrorCode = "ERR_CREATE_SNAPSHOT"
-	// ErrUnsupportedTaskType: a task kind of the upstream API this druid does not run.
-	ErrUnsupportedTaskType druidv1alpha1.ErrorCode = "ERR_UNSUPPORTED_TASK_TYPE"
 	// ErrInvalidTask: a task validation refuses (stored while the validation webhook was off).
 	ErrInvalidTask druidv1alpha1.ErrorCode = "ERR_INVALID_TASK"
 	// ErrNoClientCertificate: the Etcd's spec.backup.tls names no client certificate druid could present.
@@ -113,7 +111,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !task.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.releaseUpstreamFinalizer(ctx, task)
 	}
-	if task.IsFinished() {
+	if task.IsCompleted() {
 		return r.expire(ctx, task)
 	}
 	if task.Status.State == nil {
@@ -158,11 +156,7 @@ func (r *Reconciler) admit(ctx context.Context, task *druidv1alpha1.EtcdOpsTask)
 	r.admitting.Lock()
 	defer r.admitting.Unlock()
 	if errs := validation.ValidateEtcdOpsTask(task); len(errs) > 0 {
-		code := ErrInvalidTask
-		if task.Spec.Config.RecoverFromQuorumLoss != nil {
-			code = ErrUnsupportedTaskType
-		}
-		return reject(code, nil, "%s", errs.ToAggregate().Error())
+		return reject(ErrInvalidTask, nil, "%s", errs.ToAggregate().Error())
 	}
 	if other, err := r.blockingTask(ctx, task); err != nil {
 		return false, err
@@ -213,7 +207,7 @@ func (r *Reconciler) admit(ctx context.Context, task *druidv1alpha1.EtcdOpsTask)
 		// The stored start (in seconds), so that the remembered start is the same as the stored task's.
 		recordStart(r.started, client.ObjectKey{Namespace: task.Namespace, Name: *task.Spec.EtcdName}, describe(snapshotConfig), task.Status.StartedAt.Time, r.MinInterval)
 	}
-	r.event(task, etcd, corev1.EventTypeNormal, EventReasonSnapshotStarted, "Execute", "Taking %s of Etcd %s (timeout %s)", describe(snapshotConfig), etcd.Name, snapshotConfig.Timeout())
+	r.event(task, etcd, corev1.EventTypeNormal, EventReasonSnapshotStarted, "Execute", "Taking %s of Etcd %s (timeout %s)", describe(snapshotConfig), etcd.Name, druidv1alpha1.OnDemandSnapshotTimeout(snapshotConfig))
 	return true, nil
 }
 
@@ -227,7 +221,7 @@ func (r *Reconciler) blockingTask(ctx context.Context, task *druidv1alpha1.EtcdO
 	}
 	for i := range tasks.Items {
 		other := &tasks.Items[i]
-		if other.UID == task.UID || ptr.Deref(other.Spec.EtcdName, "") != *task.Spec.EtcdName || other.IsFinished() || !other.DeletionTimestamp.IsZero() {
+		if other.UID == task.UID || ptr.Deref(other.Spec.EtcdName, "") != *task.Spec.EtcdName || other.IsCompleted() || !other.DeletionTimestamp.IsZero() {
 			continue
 		}
 		if stateOf(other) == druidv1alpha1.TaskStateInProgress || earlier(other, task) {
@@ -321,9 +315,9 @@ func (r *Reconciler) execute(ctx context.Context, task *druidv1alpha1.EtcdOpsTas
 	if task.Status.StartedAt != nil {
 		started = task.Status.StartedAt.Time
 	}
-	remaining := started.Add(config.Timeout()).Sub(r.Clock.Now())
+	remaining := started.Add(druidv1alpha1.OnDemandSnapshotTimeout(config)).Sub(r.Clock.Now())
 	if remaining <= 0 {
-		return fail(ErrExecuteHTTPRequest, etcd, fmt.Sprintf("%s was not taken within %s (timeout): %s", describe(config), config.Timeout(), lastErrorOf(task)))
+		return fail(ErrExecuteHTTPRequest, etcd, fmt.Sprintf("%s was not taken within %s (timeout): %s", describe(config), druidv1alpha1.OnDemandSnapshotTimeout(config), lastErrorOf(task)))
 	}
 	kind := podwire.SnapshotFull
 	if config.Type == druidv1alpha1.OnDemandSnapshotTypeDelta {
@@ -335,8 +329,8 @@ func (r *Reconciler) execute(ctx context.Context, task *druidv1alpha1.EtcdOpsTas
 	case errors.As(err, &answer):
 		return fail(ErrCreateSnapshot, etcd, fmt.Sprintf("the backup-restore sidecar did not take %s: %s", describe(config), err))
 	case err != nil:
-		if r.Clock.Now().Add(r.RetryInterval).After(started.Add(config.Timeout())) {
-			return fail(ErrExecuteHTTPRequest, etcd, fmt.Sprintf("%s was not taken within %s (timeout): %s", describe(config), config.Timeout(), err))
+		if r.Clock.Now().Add(r.RetryInterval).After(started.Add(druidv1alpha1.OnDemandSnapshotTimeout(config))) {
+			return fail(ErrExecuteHTTPRequest, etcd, fmt.Sprintf("%s was not taken within %s (timeout): %s", describe(config), druidv1alpha1.OnDemandSnapshotTimeout(config), err))
 		}
 		log.FromContext(ctx).Info("Snapshot request did not reach the sidecar; retrying", "error", err.Error(), "retryAfter", r.RetryInterval)
 		if uerr := r.update(ctx, task, func(s *druidv1alpha1.EtcdOpsTaskStatus) {
@@ -361,7 +355,6 @@ func (r *Reconciler) execute(ctx context.Context, task *druidv1alpha1.EtcdOpsTas
 		message = "took no delta snapshot: nothing changed since the last snapshot"
 	}
 	if err := r.recordOutcome(ctx, task, func(s *druidv1alpha1.EtcdOpsTaskStatus) {
-		s.Snapshot = taken
 		setOperation(s, druidv1alpha1.LastOperationTypeExecution, druidv1alpha1.LastOperationStateCompleted, message, runID(ctx), r.Clock.Now())
 		r.setState(s, druidv1alpha1.TaskStateSucceeded)
 	}); err != nil {
@@ -407,10 +400,10 @@ func (r *Reconciler) useUpFinalSnapshotDeclaration(ctx context.Context, task *dr
 
 // expire deletes a finished task whose TTL ran out, or requeues it for that moment.
 func (r *Reconciler) expire(ctx context.Context, task *druidv1alpha1.EtcdOpsTask) (ctrl.Result, error) {
-	if task.ExpiresAt().After(r.Clock.Now()) {
+	if druidv1alpha1.OpsTaskExpiresAt(task).After(r.Clock.Now()) {
 		return r.requeueForExpiry(task), nil
 	}
-	log.FromContext(ctx).Info("Deleting finished EtcdOpsTask, its TTL ran out", "state", stateOf(task), "ttl", task.TTLAfterFinished())
+	log.FromContext(ctx).Info("Deleting finished EtcdOpsTask, its TTL ran out", "state", stateOf(task), "ttl", druidv1alpha1.OpsTaskTTLAfterFinished(task))
 	err := r.Client.Delete(ctx, task, client.Preconditions{UID: &task.UID, ResourceVersion: &task.ResourceVersion})
 	return ctrl.Result{}, client.IgnoreNotFound(err)
 }
@@ -418,10 +411,10 @@ func (r *Reconciler) expire(ctx context.Context, task *druidv1alpha1.EtcdOpsTask
 // requeueForExpiry is the result that brings a finished task back when its TTL runs out (none for a task
 // that has not finished).
 func (r *Reconciler) requeueForExpiry(task *druidv1alpha1.EtcdOpsTask) ctrl.Result {
-	if !task.IsFinished() {
+	if !task.IsCompleted() {
 		return ctrl.Result{}
 	}
-	return ctrl.Result{RequeueAfter: max(task.ExpiresAt().Sub(r.Clock.Now()), time.Millisecond)}
+	return ctrl.Result{RequeueAfter: max(druidv1alpha1.OpsTaskExpiresAt(task).Sub(r.Clock.Now()), time.Millisecond)}
 }
 
 // releaseUpstreamFinalizer removes upstream druid's finalizer from a task being deleted.
@@ -448,7 +441,7 @@ func (r *Reconciler) recordOutcome(ctx context.Context, task *druidv1alpha1.Etcd
 		if gerr := r.Reader.Get(ctx, client.ObjectKeyFromObject(task), current); gerr != nil {
 			return gerr
 		}
-		if current.IsFinished() {
+		if current.IsCompleted() {
 			return fmt.Errorf("EtcdOpsTask %s finished meanwhile (state %s)", task.Name, stateOf(current))
 		}
 		*task = *current

@@ -29,7 +29,7 @@ func backupAtQuorumLoss(in Input, size int32) (backup druidv1alpha1.Condition, l
 	etcd := in.Observed.Etcd
 	var renewals []time.Time
 	for _, l := range in.Observed.MemberLeases {
-		if ordinal, found := etcd.OrdinalOf(l.Name); found && int32(ordinal) < size && l.Spec.RenewTime != nil {
+		if ordinal, found := druidv1alpha1.OrdinalOf(etcd, l.Name); found && int32(ordinal) < size && l.Spec.RenewTime != nil {
 			renewals = append(renewals, l.Spec.RenewTime.Time)
 		}
 	}

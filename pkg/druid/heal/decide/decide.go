@@ -49,7 +49,7 @@ func pinkOfHealth(in Input) bool {
 	if replicas == 0 || in.Observed.StatefulSet == nil || RecoveryPhaseOf(in.Observed.StatefulSet) != RecoveryIdle {
 		return false
 	}
-	if int32(len(c.Members)) != replicas || ptr.Deref(etcd.Status.ClusterSize, 0) != replicas ||
+	if int32(len(c.Members)) != replicas || in.Observed.ClusterSize != replicas ||
 		ptr.Deref(in.Observed.StatefulSet.Spec.Replicas, 1) != replicas || len(leasesAtOrAbove(in, int(replicas))) > 0 {
 		return false
 	}
@@ -70,7 +70,7 @@ func pinkOfHealth(in Input) bool {
 
 // clusterSize is the size the quorum is computed against (see health.ClusterSizeForQuorum).
 func clusterSize(in Input) int32 {
-	return health.ClusterSizeForQuorum(in.Observed.Etcd, len(in.Computed.Members))
+	return health.ClusterSizeForQuorum(in.Observed, len(in.Computed.Members))
 }
 
 // notReadyPastGrace are the computed members that have been NotReady for at least the NotReady grace
@@ -126,7 +126,7 @@ func leasesAtOrAbove(in Input, first int) []string {
 	}
 	var found []named
 	for _, l := range in.Observed.MemberLeases {
-		if ordinal, ok := etcd.OrdinalOf(l.Name); ok && ordinal >= first {
+		if ordinal, ok := druidv1alpha1.OrdinalOf(etcd, l.Name); ok && ordinal >= first {
 			found = append(found, named{l.Name, ordinal})
 		}
 	}

@@ -2,6 +2,7 @@ package decide
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -62,7 +63,7 @@ func (c *cluster) emptyLease(i int) *cluster {
 
 func (c *cluster) lease(i int) *coordinationv1.Lease {
 	if c.leases[i] == nil {
-		c.leases[i] = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: c.etcd.MemberLeaseName(i), Namespace: "shoot"}}
+		c.leases[i] = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.MemberLeaseName(c.etcd, i), Namespace: "shoot"}}
 	}
 	return c.leases[i]
 }
@@ -73,8 +74,8 @@ func (c *cluster) pod(i int, ready bool, age time.Duration) *cluster {
 	if ready {
 		status = corev1.ConditionTrue
 	}
-	c.pods[c.etcd.PodName(i)] = &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: c.etcd.PodName(i), CreationTimestamp: metav1.NewTime(now.Add(-age))},
+	c.pods[druidv1alpha1.PodName(c.etcd, i)] = &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.PodName(c.etcd, i), CreationTimestamp: metav1.NewTime(now.Add(-age))},
 		Status:     corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}},
 	}
 	return c
@@ -83,7 +84,7 @@ func (c *cluster) pod(i int, ready bool, age time.Duration) *cluster {
 // etcdContainerReady marks the etcd container of ordinal i ready while the pod stays as it is, as when
 // etcd serves and only the backup-restore sidecar (which renews the lease) is down.
 func (c *cluster) etcdContainerReady(i int) *cluster {
-	pod := c.pods[c.etcd.PodName(i)]
+	pod := c.pods[druidv1alpha1.PodName(c.etcd, i)]
 	pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses,
 		corev1.ContainerStatus{Name: "etcd", Ready: true}, corev1.ContainerStatus{Name: "backup-restore", Ready: false})
 	return c
@@ -125,9 +126,12 @@ func (c *cluster) specReplicas(n int32) *cluster {
 	return c
 }
 
-// settle stores the status the status flow computes at t from the current picture.
+// settle stores the status the status flow computes at t from the current picture, and records the
+// cluster size on the StatefulSet as the status flow does.
 func (c *cluster) settle(t time.Time) *cluster {
-	c.etcd.Status = health.ComputeStatus(c.observed(), th, t)
+	o := c.observed()
+	c.etcd.Status = health.ComputeStatus(o, th, t)
+	maps.Copy(c.sts.Annotations, health.ClusterSizeMarker(c.sts, health.NextClusterSize(o, c.etcd.Status)))
 	return c
 }
 
@@ -151,6 +155,7 @@ func (c *cluster) observed() health.Observed {
 			o.MemberLeases = append(o.MemberLeases, *l.DeepCopy())
 		}
 	}
+	o.ClusterSize = health.RecordedClusterSize(o.Etcd, o.StatefulSet, o.MemberLeases)
 	return o
 }
 

@@ -94,11 +94,11 @@ func minorityNotReady(in Input) []Action {
 		if len(victims) == limit {
 			break
 		}
-		ordinal, ok := etcd.OrdinalOf(m.Name)
+		ordinal, ok := druidv1alpha1.OrdinalOf(etcd, m.Name)
 		if !ok || len(maybeServing(in, []druidv1alpha1.EtcdMemberStatus{m})) > 0 {
 			continue
 		}
-		pod := in.Observed.Pods[etcd.PodName(ordinal)]
+		pod := in.Observed.Pods[druidv1alpha1.PodName(etcd, ordinal)]
 		if pod == nil || pod.DeletionTimestamp != nil || in.Now.Sub(pod.CreationTimestamp.Time) < in.Thresholds.NotReady {
 			continue
 		}
@@ -114,7 +114,7 @@ func minorityNotReady(in Input) []Action {
 // scaleUp is case 11: spec.replicas is above the current cluster size. The spec flow does the work (raise
 // the StatefulSet's replicas after the peer-TLS gate, create the new leases); the status flow only names it.
 func scaleUp(in Input) []Action {
-	desired, current := in.Observed.Etcd.Spec.Replicas, ptr.Deref(in.Observed.Etcd.Status.ClusterSize, 0)
+	desired, current := in.Observed.Etcd.Spec.Replicas, in.Observed.ClusterSize
 	if current == 0 || desired <= current {
 		return nil
 	}
@@ -127,7 +127,7 @@ func scaleUp(in Input) []Action {
 // of an ordinal ≥ spec.replicas that is left and records the new cluster size. The spec flow lowers the
 // StatefulSet only after the backup leader removed those members from etcd (they leave while their pods run and quorum holds).
 func scaleDown(in Input) []Action {
-	desired, current := in.Observed.Etcd.Spec.Replicas, ptr.Deref(in.Observed.Etcd.Status.ClusterSize, 0)
+	desired, current := in.Observed.Etcd.Spec.Replicas, in.Observed.ClusterSize
 	if desired >= current || ptr.Deref(in.Observed.StatefulSet.Spec.Replicas, 1) != desired {
 		return nil
 	}
@@ -140,7 +140,7 @@ func scaleDown(in Input) []Action {
 // (case 12) is left to scaleDown.
 func superfluousMembers(in Input) []Action {
 	desired := in.Observed.Etcd.Spec.Replicas
-	if ptr.Deref(in.Observed.StatefulSet.Spec.Replicas, 1) != desired || ptr.Deref(in.Observed.Etcd.Status.ClusterSize, 0) > desired {
+	if ptr.Deref(in.Observed.StatefulSet.Spec.Replicas, 1) != desired || in.Observed.ClusterSize > desired {
 		return nil
 	}
 	extra := leasesAtOrAbove(in, int(desired))
@@ -160,11 +160,11 @@ func maybeServing(in Input, lost []druidv1alpha1.EtcdMemberStatus) []string {
 	etcd := in.Observed.Etcd
 	var serving []string
 	for _, m := range lost {
-		ordinal, ok := etcd.OrdinalOf(m.Name)
+		ordinal, ok := druidv1alpha1.OrdinalOf(etcd, m.Name)
 		if !ok {
 			continue
 		}
-		if pod := in.Observed.Pods[etcd.PodName(ordinal)]; health.PodReady(pod) || etcdContainerReady(pod) {
+		if pod := in.Observed.Pods[druidv1alpha1.PodName(etcd, ordinal)]; health.PodReady(pod) || etcdContainerReady(pod) {
 			serving = append(serving, m.Name)
 		}
 	}

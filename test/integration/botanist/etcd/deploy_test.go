@@ -73,7 +73,7 @@ func TestDeployWritesEtcdWithTLSAndTheBackupStoreOfTheBackupEntry(t *testing.T) 
 	// Gardener's backup settings: gzip, the compaction Job's resources (druid's default thresholds) and
 	// 15 days of delta snapshots.
 	gzip := &druidv1alpha1.CompressionSpec{Enabled: ptr.To(true), Policy: ptr.To(druidv1alpha1.GzipCompression)}
-	compaction := &druidv1alpha1.CompactionSpec{Resources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{
+	compaction := &druidv1alpha1.SnapshotCompactionSpec{Resources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{
 		corev1.ResourceCPU: resource.MustParse("600m"), corev1.ResourceMemory: resource.MustParse("3Gi"),
 	}}}
 	g.Expect(main.Spec.Backup.SnapshotCompression).To(Equal(gzip))
@@ -234,7 +234,7 @@ func TestDeployIsIdempotentAndKeepsWhatIsAlreadyOnTheObject(t *testing.T) {
 	// Someone (druid's scale subresource, a provider webhook, an operator) changed values since.
 	patch := client.MergeFrom(second.DeepCopy())
 	second.Spec.StorageCapacity = ptr.To(resource.MustParse("40Gi"))
-	second.Spec.Etcd.DefragmentationSchedule = ptr.To("7 3 * * 0")
+	second.Spec.Etcd.DefragmentationSchedule = ptr.To("7 3 * * 6")
 	second.Spec.Backup.FullSnapshotSchedule = ptr.To("0 */12 * * *")
 	g.Expect(env.Client.Patch(ctx, second, patch)).To(Succeed())
 
@@ -243,7 +243,7 @@ func TestDeployIsIdempotentAndKeepsWhatIsAlreadyOnTheObject(t *testing.T) {
 	g.Expect(etcd.New(env.Client, s.namespace, plain).Deploy(ctx)).To(Succeed())
 	kept := getEtcd(g, s.namespace, "etcd-main")
 	g.Expect(kept.Spec.StorageCapacity.String()).To(Equal("40Gi"))
-	g.Expect(*kept.Spec.Etcd.DefragmentationSchedule).To(Equal("7 3 * * 0"))
+	g.Expect(*kept.Spec.Etcd.DefragmentationSchedule).To(Equal("7 3 * * 6"))
 	g.Expect(*kept.Spec.Backup.FullSnapshotSchedule).To(Equal("0 */12 * * *"))
 	g.Expect(kept.Spec.Backup.Store).To(Equal(first.Spec.Backup.Store))
 

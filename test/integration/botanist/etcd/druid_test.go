@@ -47,7 +47,7 @@ func reconcileAsDruid(ctx context.Context, key client.ObjectKey) error {
 		if i == 0 {
 			role = druidv1alpha1.EtcdRoleLeader
 		}
-		s.Members = append(s.Members, druidv1alpha1.EtcdMemberStatus{Name: obj.PodName(i), Role: &role, Status: druidv1alpha1.EtcdMemberStatusReady, LastTransitionTime: now})
+		s.Members = append(s.Members, druidv1alpha1.EtcdMemberStatus{Name: druidv1alpha1.PodName(obj, i), Role: &role, Status: druidv1alpha1.EtcdMemberStatusReady, LastTransitionTime: now})
 	}
 	if err := env.Client.Status().Update(ctx, obj); err != nil {
 		return fmt.Errorf("status: %w", err)

@@ -47,7 +47,7 @@ func TestDefaultThresholdApplies(t *testing.T) {
 	g.Eventually(metric(deltaEvents, etcd)).WithTimeout(timeout).WithPolling(poll).Should(Equal(999_999.0))
 	g.Consistently(jobs(ns)).WithTimeout(settle).WithPolling(poll).Should(BeEmpty())
 
-	setRevision(t, ns, etcd.DeltaSnapshotLeaseName(), 1_000_001)
+	setRevision(t, ns, druidv1alpha1.DeltaSnapshotLeaseName(etcd), 1_000_001)
 	waitForJob(t, etcd)
 }
 
@@ -127,7 +127,7 @@ func TestOnlyOneJobWhileRunning(t *testing.T) {
 
 	// More deltas arrive while the Job runs; each lease update triggers a reconcile.
 	for rev := int64(1200); rev <= 1500; rev += 100 {
-		setRevision(t, ns, etcd.DeltaSnapshotLeaseName(), rev)
+		setRevision(t, ns, druidv1alpha1.DeltaSnapshotLeaseName(etcd), rev)
 	}
 	g.Eventually(metric(deltaEvents, etcd)).WithTimeout(timeout).WithPolling(poll).Should(Equal(500.0))
 	g.Consistently(jobs(ns)).WithTimeout(settle).WithPolling(poll).Should(ConsistOf(
@@ -144,7 +144,7 @@ func TestSucceededJobSetsConditionAndIsDeleted(t *testing.T) {
 	job := waitForJob(t, etcd)
 
 	// The compactor uploads a full snapshot at the latest revision and renews the full snapshot lease.
-	setRevision(t, ns, etcd.FullSnapshotLeaseName(), 1100)
+	setRevision(t, ns, druidv1alpha1.FullSnapshotLeaseName(etcd), 1100)
 	finishJob(t, job, true, "CompletionsReached", "Reached expected number of succeeded pods")
 
 	g.Eventually(compactionCondition(etcd)).WithTimeout(timeout).WithPolling(poll).Should(And(

@@ -77,7 +77,7 @@ func TestAtFullSnapshotThresholdFullSnapshotInsteadOfJob(t *testing.T) {
 	ns := env.CreateNamespace(t)
 	sidecar := startSidecar(t, ns)
 	etcd := createEtcd(t, ns, ptr.To(int64(100)), withBackupTLS, withFullSnapshotThreshold(1000))
-	sidecar.renewOnSuccess(func() { setRevision(t, ns, etcd.FullSnapshotLeaseName(), 2000) })
+	sidecar.renewOnSuccess(func() { setRevision(t, ns, druidv1alpha1.FullSnapshotLeaseName(etcd), 2000) })
 	setRevisions(t, etcd, 1000, 2000) // 1,000 delta events: both thresholds reached
 
 	g.Eventually(sidecar.count).WithTimeout(timeout).WithPolling(poll).Should(Equal(1))
@@ -94,7 +94,7 @@ func TestAtFullSnapshotThresholdFullSnapshotInsteadOfJob(t *testing.T) {
 	g.Eventually(eventReasons(ns, etcd.Name)).WithTimeout(timeout).WithPolling(poll).Should(ContainElement("FullSnapshotTakenSuccessfully"))
 
 	// Between the two thresholds: a compaction Job, no full snapshot.
-	setRevision(t, ns, etcd.DeltaSnapshotLeaseName(), 2500)
+	setRevision(t, ns, druidv1alpha1.DeltaSnapshotLeaseName(etcd), 2500)
 	waitForJob(t, etcd)
 	g.Expect(sidecar.count()).To(Equal(1))
 }
@@ -118,7 +118,7 @@ func TestFailedFullSnapshotRequestIsRecordedAndRetried(t *testing.T) {
 	g.Expect(sidecar.count()).To(Equal(1))
 
 	sidecar.setStatus(http.StatusOK)
-	sidecar.renewOnSuccess(func() { setRevision(t, ns, etcd.FullSnapshotLeaseName(), 1600) })
+	sidecar.renewOnSuccess(func() { setRevision(t, ns, druidv1alpha1.FullSnapshotLeaseName(etcd), 1600) })
 	g.Eventually(compactionCondition(etcd)).WithTimeout(timeout + retryBackoff).WithPolling(poll).Should(
 		HaveField("Reason", "FullSnapshotTakenSuccessfully"))
 	g.Expect(sidecar.count()).To(Equal(2))

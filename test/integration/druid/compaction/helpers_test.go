@@ -49,7 +49,7 @@ func createEtcd(t *testing.T, namespace string, threshold *int64, customize ...f
 					Container: ptr.To("bucket"), Prefix: "shoot--dev--x/etcd-main", Provider: ptr.To(druidv1alpha1.StorageProviderAWS),
 					SecretRef: &corev1.SecretReference{Name: "etcd-backup"}, EndpointOverride: ptr.To("http://127.0.0.1:9000"),
 				},
-				SnapshotCompaction: &druidv1alpha1.CompactionSpec{
+				SnapshotCompaction: &druidv1alpha1.SnapshotCompactionSpec{
 					EventsThreshold: threshold,
 					Resources: &corev1.ResourceRequirements{
 						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("600m"), corev1.ResourceMemory: resource.MustParse("1Gi")},
@@ -86,8 +86,8 @@ func setRevision(t *testing.T, namespace, lease string, revision int64) {
 
 func setRevisions(t *testing.T, etcd *druidv1alpha1.Etcd, full, delta int64) {
 	t.Helper()
-	setRevision(t, etcd.Namespace, etcd.FullSnapshotLeaseName(), full)
-	setRevision(t, etcd.Namespace, etcd.DeltaSnapshotLeaseName(), delta)
+	setRevision(t, etcd.Namespace, druidv1alpha1.FullSnapshotLeaseName(etcd), full)
+	setRevision(t, etcd.Namespace, druidv1alpha1.DeltaSnapshotLeaseName(etcd), delta)
 }
 
 // jobs lists the compaction Jobs of the namespace.
@@ -103,7 +103,7 @@ func waitForJob(t *testing.T, etcd *druidv1alpha1.Etcd) *batchv1.Job {
 	t.Helper()
 	job := &batchv1.Job{}
 	NewWithT(t).Eventually(func() error {
-		return env.Client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.CompactionJobName()}, job)
+		return env.Client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: druidv1alpha1.CompactionJobName(etcd)}, job)
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	return job
 }

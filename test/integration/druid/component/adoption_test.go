@@ -29,7 +29,7 @@ func adoptedEtcd(t *testing.T, ns string) *druidv1alpha1.Etcd {
 }
 
 func readStatefulSet(t *testing.T, etcd *druidv1alpha1.Etcd) *appsv1.StatefulSet {
-	return get(t, etcd.Namespace, etcd.StatefulSetName(), &appsv1.StatefulSet{}).(*appsv1.StatefulSet)
+	return get(t, etcd.Namespace, druidv1alpha1.StatefulSetName(etcd), &appsv1.StatefulSet{}).(*appsv1.StatefulSet)
 }
 
 // expectRequeue asserts that err asks for a retry with the given event.
@@ -42,10 +42,10 @@ func expectRequeue(g Gomega, err error, event string) {
 // expectSelectors asserts the pod selector of both Services and the PDB.
 func expectSelectors(t *testing.T, etcd *druidv1alpha1.Etcd, want map[string]string) {
 	g := NewWithT(t)
-	for _, name := range []string{etcd.ClientServiceName(), etcd.PeerServiceName()} {
+	for _, name := range []string{druidv1alpha1.ClientServiceName(etcd), druidv1alpha1.PeerServiceName(etcd)} {
 		g.Expect(get(t, etcd.Namespace, name, &corev1.Service{}).(*corev1.Service).Spec.Selector).To(Equal(want), name)
 	}
-	g.Expect(get(t, etcd.Namespace, etcd.PDBName(), &policyv1.PodDisruptionBudget{}).(*policyv1.PodDisruptionBudget).Spec.Selector.MatchLabels).To(Equal(want))
+	g.Expect(get(t, etcd.Namespace, druidv1alpha1.PDBName(etcd), &policyv1.PodDisruptionBudget{}).(*policyv1.PodDisruptionBudget).Spec.Selector.MatchLabels).To(Equal(want))
 }
 
 // expectUIDs asserts that the pods and PVCs are the ones upstream druid left: none was deleted.
@@ -53,7 +53,7 @@ func expectUIDs(t *testing.T, etcd *druidv1alpha1.Etcd, uids map[string]string) 
 	g := NewWithT(t)
 	for name, uid := range uids {
 		var obj client.Object = &corev1.Pod{}
-		if _, isPod := etcd.PodOrdinalOf(name); !isPod {
+		if _, isPod := druidv1alpha1.PodOrdinalOf(etcd, name); !isPod {
 			obj = &corev1.PersistentVolumeClaim{}
 		}
 		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: etcd.Namespace, Name: name}, obj)).To(Succeed(), name)
@@ -85,7 +85,7 @@ func TestAdoptsOldSelectorStatefulSetWithOneRoll(t *testing.T) {
 	g.Expect(sts.Labels).To(HaveKeyWithValue("instance", etcd.Name), "a label of upstream druid is kept")
 	g.Expect(sts.Annotations).To(HaveKeyWithValue("gardener.cloud/owned-by", ns+"/"+etcd.Name))
 	expectManaged(g, sts, etcd, druidv1alpha1.ComponentStatefulSet)
-	lease := get(t, ns, etcd.MemberLeaseName(0), &coordinationv1.Lease{})
+	lease := get(t, ns, druidv1alpha1.MemberLeaseName(etcd, 0), &coordinationv1.Lease{})
 	expectManaged(g, lease, etcd, druidv1alpha1.ComponentMemberLease)
 	g.Expect(lease.GetAnnotations()).To(HaveKeyWithValue(druidv1alpha1.TLSEnabledAnnotation, "false"))
 	expectSelectors(t, etcd, old.selector(etcd))
@@ -108,11 +108,11 @@ func TestAdoptsOldSelectorStatefulSetWithOneRoll(t *testing.T) {
 	// Created again with druid's selector and the template the pods run: no second roll.
 	g.Expect(registry.SyncAll(ctx, etcd)).To(Succeed())
 	sts = readStatefulSet(t, etcd)
-	g.Expect(sts.Spec.Selector.MatchLabels).To(Equal(etcd.ManagedLabels()))
+	g.Expect(sts.Spec.Selector.MatchLabels).To(Equal(druidv1alpha1.ManagedLabels(etcd)))
 	g.Expect(equality.Semantic.DeepEqual(sts.Spec.Template, rolled)).To(BeTrue(), "the pod template changed a second time")
 	g.Expect(sts.Spec.VolumeClaimTemplates[0].Name).To(Equal("main-etcd"))
-	g.Expect(sts.Spec.ServiceName).To(Equal(etcd.PeerServiceName()))
-	expectSelectors(t, etcd, etcd.ManagedLabels())
+	g.Expect(sts.Spec.ServiceName).To(Equal(druidv1alpha1.PeerServiceName(etcd)))
+	expectSelectors(t, etcd, druidv1alpha1.ManagedLabels(etcd))
 	expectUIDs(t, etcd, uids)
 
 	// Adopted: a further sync writes nothing.
@@ -132,11 +132,11 @@ func TestAdoptsCurrentStatefulSetInPlace(t *testing.T) {
 	g.Expect(registry.SyncAll(ctx, etcd)).To(Succeed())
 	sts := readStatefulSet(t, etcd)
 	g.Expect(sts.Generation).To(Equal(int64(2)), "one template patch")
-	g.Expect(sts.Spec.Selector.MatchLabels).To(Equal(etcd.ManagedLabels()))
+	g.Expect(sts.Spec.Selector.MatchLabels).To(Equal(druidv1alpha1.ManagedLabels(etcd)))
 	g.Expect(sts.Spec.Template.Labels).NotTo(HaveKey("instance"))
 	g.Expect(sts.Spec.VolumeClaimTemplates[0].Name).To(Equal("main-etcd"))
 	expectManaged(g, sts, etcd, druidv1alpha1.ComponentStatefulSet)
-	expectSelectors(t, etcd, etcd.ManagedLabels())
+	expectSelectors(t, etcd, druidv1alpha1.ManagedLabels(etcd))
 	expectUIDs(t, etcd, uids)
 	expectResyncWritesNothing(t, registry, counter, etcd)
 }
@@ -206,20 +206,20 @@ func TestUpstreamDruidCanWriteOverWhatOursLeaves(t *testing.T) {
 	upstream := upstreamVariant{podManagementPolicy: appsv1.ParallelPodManagement}
 	sts := readStatefulSet(t, etcd)
 	sts.Spec.Selector.MatchLabels = upstream.selector(etcd)
-	sts.Spec.ServiceName, sts.Spec.PodManagementPolicy = etcd.PeerServiceName(), appsv1.ParallelPodManagement
-	sts.Spec.VolumeClaimTemplates[0].Name = etcd.VolumeClaimTemplateName()
+	sts.Spec.ServiceName, sts.Spec.PodManagementPolicy = druidv1alpha1.PeerServiceName(etcd), appsv1.ParallelPodManagement
+	sts.Spec.VolumeClaimTemplates[0].Name = druidv1alpha1.VolumeClaimTemplateName(etcd)
 	sts.Spec.VolumeClaimTemplates[0].Spec = upstreamClaimSpec(etcd)
 	sts.Spec.VolumeClaimTemplates[0].Spec.VolumeMode = ptr.To(corev1.PersistentVolumeFilesystem)
 	sts.Spec.Template = upstreamPodTemplate(upstream, etcd)
 	sts.Spec.Template.Spec.Volumes = nil
 	g.Expect(env.Client.Update(ctx, sts)).To(Succeed(), "upstream druid's StatefulSet over ours")
 
-	for _, name := range []string{etcd.ClientServiceName(), etcd.PeerServiceName()} {
+	for _, name := range []string{druidv1alpha1.ClientServiceName(etcd), druidv1alpha1.PeerServiceName(etcd)} {
 		svc := get(t, ns, name, &corev1.Service{}).(*corev1.Service)
 		g.Expect(svc.Spec.Selector).To(Equal(upstream.selector(etcd)), name)
 		svc.Labels = upstream.labels(etcd, "service", name)
 		g.Expect(env.Client.Update(ctx, svc)).To(Succeed(), name)
 	}
-	pdb := get(t, ns, etcd.PDBName(), &policyv1.PodDisruptionBudget{}).(*policyv1.PodDisruptionBudget)
+	pdb := get(t, ns, druidv1alpha1.PDBName(etcd), &policyv1.PodDisruptionBudget{}).(*policyv1.PodDisruptionBudget)
 	g.Expect(pdb.Spec.Selector.MatchLabels).To(Equal(upstream.selector(etcd)))
 }

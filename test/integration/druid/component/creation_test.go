@@ -70,7 +70,7 @@ func TestSyncCreatesEveryObjectWithReferenceNamesLabelsAndOwner(t *testing.T) {
 	expectManaged(g, client, etcd, "etcd-client-service")
 	g.Expect(client.Spec.Type).To(Equal(corev1.ServiceTypeClusterIP))
 	g.Expect(client.Spec.ClusterIP).NotTo(Equal(corev1.ClusterIPNone))
-	g.Expect(client.Spec.Selector).To(Equal(etcd.ManagedLabels()))
+	g.Expect(client.Spec.Selector).To(Equal(druidv1alpha1.ManagedLabels(etcd)))
 	g.Expect(servicePorts(client)).To(Equal(map[string]int32{"client": 2379, "server": 2380, "backuprestore": 8080}))
 	g.Expect(client.Labels).To(HaveKeyWithValue("extra", "label"))
 	g.Expect(client.Annotations).To(HaveKeyWithValue("networking.resources.gardener.cloud/from-all-scrape-targets-allowed-ports", "[]"))
@@ -80,7 +80,7 @@ func TestSyncCreatesEveryObjectWithReferenceNamesLabelsAndOwner(t *testing.T) {
 	expectManaged(g, peer, etcd, "etcd-peer-service")
 	g.Expect(peer.Spec.ClusterIP).To(Equal(corev1.ClusterIPNone))
 	g.Expect(peer.Spec.PublishNotReadyAddresses).To(BeTrue())
-	g.Expect(peer.Spec.Selector).To(Equal(etcd.ManagedLabels()))
+	g.Expect(peer.Spec.Selector).To(Equal(druidv1alpha1.ManagedLabels(etcd)))
 	g.Expect(servicePorts(peer)).To(Equal(map[string]int32{"peer": 2380}))
 
 	cm := get(t, ns, "etcd-main-config", &corev1.ConfigMap{}).(*corev1.ConfigMap)

@@ -51,7 +51,7 @@ func TestMemberLeasesKeepSidecarDataAndFollowReplicas(t *testing.T) {
 		"app.kubernetes.io/managed-by": "etcd-druid", "app.kubernetes.io/part-of": "etcd-events", "app.kubernetes.io/component": "etcd-member-lease"}}}
 	g.Expect(env.Client.Create(ctx, other)).To(Succeed())
 
-	etcd = updateEtcd(t, etcd, func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 3 })
+	etcd = scaledIn(etcd, 3)
 	g.Expect(leases.Sync(ctx, etcd)).To(Succeed())
 	g.Expect(leaseNames(t, leases, etcd)).To(ConsistOf("etcd-main-0", "etcd-main-1", "etcd-main-2"))
 	for _, gone := range []string{"etcd-main-3", "etcd-main-4"} {

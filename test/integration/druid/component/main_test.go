@@ -102,6 +102,17 @@ func updateEtcd(t *testing.T, etcd *druidv1alpha1.Etcd, change func(*druidv1alph
 	return defaulted(stored)
 }
 
+// scaledIn is etcd asking for fewer members than it has. Upstream etcd-druid's CRD with CEL rules (the one
+// installed for Kubernetes >= 1.29) refuses lowering spec.replicas other than to 0; its variant without CEL
+// (older Kubernetes) and an Etcd stored before the rule accept it, and the component operators must then
+// still take the members out one by one. The operators get the Etcd in memory, so the scale-in is given
+// to them that way.
+func scaledIn(etcd *druidv1alpha1.Etcd, replicas int32) *druidv1alpha1.Etcd {
+	lower := etcd.DeepCopy()
+	lower.Spec.Replicas = replicas
+	return lower
+}
+
 func defaulted(etcd *druidv1alpha1.Etcd) *druidv1alpha1.Etcd {
 	defaultedEtcd := etcd.DeepCopy()
 	druidv1alpha1.SetDefaults(defaultedEtcd)

@@ -41,7 +41,7 @@ func TestScaleInSequence(t *testing.T) {
 	renewAsSidecar(t, ns, "etcd-main-1", "a1:c:Member", "false")
 	renewAsSidecar(t, ns, "etcd-main-2", "a2:c:Member", "false")
 
-	etcd = updateEtcd(t, etcd, func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 1 })
+	etcd = scaledIn(etcd, 1)
 	err := registry.SyncAll(ctx, etcd)
 	requeue, ok := component.IsRequeue(err)
 	g.Expect(ok).To(BeTrue(), "expected a requeue, got %v", err)
@@ -83,7 +83,7 @@ func TestScaleInWaitsForTheLeaderAlsoOnMembersThatNeverRenewed(t *testing.T) {
 	renewAsSidecar(t, ns, "etcd-main-0", "a0:c:Leader", "false")
 	renewAsSidecar(t, ns, "etcd-main-1", "a1:c:Member", "false")
 
-	etcd = updateEtcd(t, etcd, func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 2 })
+	etcd = scaledIn(etcd, 2)
 	_, held := component.IsRequeue(registry.SyncAll(ctx, etcd))
 	g.Expect(held).To(BeTrue(), "a lease never renewed is no evidence that etcd-main-2 is not a voter")
 	g.Expect(replicas()).To(Equal(int32(3)))

@@ -33,7 +33,7 @@ func (v upstreamVariant) claimName(etcd *druidv1alpha1.Etcd) string {
 	if v.claim != "" {
 		return v.claim
 	}
-	return etcd.VolumeClaimTemplateName()
+	return druidv1alpha1.VolumeClaimTemplateName(etcd)
 }
 
 // selector is the variant's StatefulSet, Service and PDB selector.
@@ -87,7 +87,7 @@ func createUpstream(t *testing.T, v upstreamVariant, etcd *druidv1alpha1.Etcd) m
 	}
 	sts := &appsv1.StatefulSet{ObjectMeta: stsMeta, Spec: appsv1.StatefulSetSpec{
 		Replicas: ptr.To(etcd.Spec.Replicas), Selector: &metav1.LabelSelector{MatchLabels: v.selector(etcd)},
-		ServiceName: etcd.PeerServiceName(), PodManagementPolicy: v.podManagementPolicy, Template: template,
+		ServiceName: druidv1alpha1.PeerServiceName(etcd), PodManagementPolicy: v.podManagementPolicy, Template: template,
 		UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
 		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: v.claimName(etcd)},
 			Spec: upstreamClaimSpec(etcd)}},
@@ -96,12 +96,12 @@ func createUpstream(t *testing.T, v upstreamVariant, etcd *druidv1alpha1.Etcd) m
 
 	uids := map[string]string{}
 	for i := 0; i < int(etcd.Spec.Replicas); i++ {
-		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%s", v.claimName(etcd), etcd.PodName(i)),
+		pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%s", v.claimName(etcd), druidv1alpha1.PodName(etcd, i)),
 			Namespace: etcd.Namespace, Labels: v.selector(etcd)}, Spec: sts.Spec.VolumeClaimTemplates[0].Spec}
 		g.Expect(env.Client.Create(ctx, pvc)).To(Succeed())
 		uids[pvc.Name] = string(pvc.UID)
 
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: etcd.PodName(i), Namespace: etcd.Namespace, Labels: maps.Clone(template.Labels),
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.PodName(etcd, i), Namespace: etcd.Namespace, Labels: maps.Clone(template.Labels),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID,
 				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}}, Spec: *template.Spec.DeepCopy()}
 		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: v.claimName(etcd),
@@ -111,11 +111,11 @@ func createUpstream(t *testing.T, v upstreamVariant, etcd *druidv1alpha1.Etcd) m
 		g.Expect(env.Client.Create(ctx, pod)).To(Succeed())
 		uids[pod.Name] = string(pod.UID)
 
-		lease := &coordinationv1.Lease{ObjectMeta: upstreamMeta(v, etcd, "etcd-member-lease", etcd.MemberLeaseName(i))}
+		lease := &coordinationv1.Lease{ObjectMeta: upstreamMeta(v, etcd, "etcd-member-lease", druidv1alpha1.MemberLeaseName(etcd, i))}
 		lease.Annotations = map[string]string{druidv1alpha1.TLSEnabledAnnotation: "false"}
 		g.Expect(env.Client.Create(ctx, lease)).To(Succeed())
 	}
-	for _, name := range []string{etcd.FullSnapshotLeaseName(), etcd.DeltaSnapshotLeaseName()} {
+	for _, name := range []string{druidv1alpha1.FullSnapshotLeaseName(etcd), druidv1alpha1.DeltaSnapshotLeaseName(etcd)} {
 		g.Expect(env.Client.Create(ctx, &coordinationv1.Lease{ObjectMeta: upstreamMeta(v, etcd, "etcd-snapshot-lease", name)})).To(Succeed())
 	}
 	setRolledOut(t, etcd, "deployed")
@@ -123,11 +123,11 @@ func createUpstream(t *testing.T, v upstreamVariant, etcd *druidv1alpha1.Etcd) m
 	port := func(name string, p int32) corev1.ServicePort {
 		return corev1.ServicePort{Name: name, Protocol: corev1.ProtocolTCP, Port: p, TargetPort: intstr.FromInt32(p)}
 	}
-	clientSvc := &corev1.Service{ObjectMeta: upstreamMeta(v, etcd, "etcd-client-service", etcd.ClientServiceName()), Spec: corev1.ServiceSpec{
+	clientSvc := &corev1.Service{ObjectMeta: upstreamMeta(v, etcd, "etcd-client-service", druidv1alpha1.ClientServiceName(etcd)), Spec: corev1.ServiceSpec{
 		Selector: v.selector(etcd), Ports: []corev1.ServicePort{port("client", 2379), port("server", 2380), port("backuprestore", 8080)}}}
-	peer := &corev1.Service{ObjectMeta: upstreamMeta(v, etcd, "etcd-peer-service", etcd.PeerServiceName()), Spec: corev1.ServiceSpec{
+	peer := &corev1.Service{ObjectMeta: upstreamMeta(v, etcd, "etcd-peer-service", druidv1alpha1.PeerServiceName(etcd)), Spec: corev1.ServiceSpec{
 		ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true, Selector: v.selector(etcd), Ports: []corev1.ServicePort{port("peer", 2380)}}}
-	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: upstreamMeta(v, etcd, "etcd-pdb", etcd.PDBName()), Spec: policyv1.PodDisruptionBudgetSpec{
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: upstreamMeta(v, etcd, "etcd-pdb", druidv1alpha1.PDBName(etcd)), Spec: policyv1.PodDisruptionBudgetSpec{
 		MinAvailable: ptr.To(intstr.FromInt32(2)), Selector: &metav1.LabelSelector{MatchLabels: v.selector(etcd)}}}
 	for _, obj := range []client.Object{clientSvc, peer, pdb} {
 		g.Expect(env.Client.Create(ctx, obj)).To(Succeed())
@@ -141,7 +141,7 @@ func setRolledOut(t *testing.T, etcd *druidv1alpha1.Etcd, revision string) {
 	t.Helper()
 	NewWithT(t).Eventually(func(g Gomega) {
 		sts := &appsv1.StatefulSet{}
-		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.StatefulSetName()}, sts)).To(Succeed())
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: etcd.Namespace, Name: druidv1alpha1.StatefulSetName(etcd)}, sts)).To(Succeed())
 		n := ptr.Deref(sts.Spec.Replicas, 1)
 		sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: n, ReadyReplicas: n, CurrentReplicas: n,
 			UpdatedReplicas: n, AvailableReplicas: n, CurrentRevision: sts.Name + "-" + revision, UpdateRevision: sts.Name + "-" + revision}
@@ -157,9 +157,9 @@ func rollPods(t *testing.T, etcd *druidv1alpha1.Etcd, template corev1.PodTemplat
 	for i := 0; i < int(etcd.Spec.Replicas); i++ {
 		NewWithT(t).Eventually(func(g Gomega) {
 			pod := &corev1.Pod{}
-			g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.PodName(i)}, pod)).To(Succeed())
+			g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: etcd.Namespace, Name: druidv1alpha1.PodName(etcd, i)}, pod)).To(Succeed())
 			pod.Labels = maps.Clone(template.Labels)
-			pod.Labels["controller-revision-hash"] = etcd.StatefulSetName() + "-" + revision
+			pod.Labels["controller-revision-hash"] = druidv1alpha1.StatefulSetName(etcd) + "-" + revision
 			pod.Labels["statefulset.kubernetes.io/pod-name"] = pod.Name
 			g.Expect(env.Client.Update(context.Background(), pod)).To(Succeed())
 		}).Should(Succeed())
@@ -174,12 +174,12 @@ func collectGarbage(t *testing.T, etcd *druidv1alpha1.Etcd) {
 	g, ctx := NewWithT(t), context.Background()
 	for i := 0; i < int(etcd.Spec.Replicas); i++ {
 		pod := &corev1.Pod{}
-		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.PodName(i)}, pod)).To(Succeed())
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: druidv1alpha1.PodName(etcd, i)}, pod)).To(Succeed())
 		pod.OwnerReferences = nil
 		g.Expect(env.Client.Update(ctx, pod)).To(Succeed())
 	}
 	sts := &appsv1.StatefulSet{}
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: etcd.StatefulSetName()}, sts)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: druidv1alpha1.StatefulSetName(etcd)}, sts)).To(Succeed())
 	g.Expect(sts.DeletionTimestamp).NotTo(BeNil())
 	g.Expect(sts.Finalizers).To(ConsistOf(metav1.FinalizerOrphanDependents))
 	sts.Finalizers = nil

@@ -138,7 +138,7 @@ func TestQuorumLossRecovery(t *testing.T) {
 	}
 	etcd = expectCondition(t, ns, heal.ConditionTypeQuorumLossRecovery, druidv1alpha1.ConditionFalse, heal.ReasonRecoveryCompleted)
 	g.Expect(etcd.Status.Members).To(BeEmpty())
-	g.Expect(etcd.Status.ClusterSize).To(Equal(ptr.To(int32(3))))
+	g.Eventually(func(g Gomega) *int32 { return recordedClusterSize(g, ns) }).WithTimeout(timeout).WithPolling(poll).Should(Equal(ptr.To(int32(3))))
 	g.Expect(etcd.Status.LastOperation.State).To(Equal(druidv1alpha1.LastOperationStateSucceeded))
 	g.Expect(etcd.Status.LastOperation.Description).To(ContainSubstring("scaled the StatefulSet back to 3"))
 	// One event per step (a step retried after a failed write may report twice, which is fine).
@@ -320,7 +320,7 @@ func TestScaleDownFiveToThree(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.CreateNamespace(t)
 	s := healthyCluster(t, ns, 5)
-	g.Expect(getEtcd(g, ns).Status.ClusterSize).To(Equal(ptr.To(int32(5))))
+	g.Eventually(func(g Gomega) *int32 { return recordedClusterSize(g, ns) }).WithTimeout(timeout).WithPolling(poll).Should(Equal(ptr.To(int32(5))))
 
 	updateEtcd(t, ns, func(e *druidv1alpha1.Etcd) {
 		e.Spec.Replicas = 3
@@ -343,7 +343,7 @@ func TestScaleDownFiveToThree(t *testing.T) {
 	waitReconciled(t, ns)
 	g.Eventually(func(g Gomega) {
 		etcd := getEtcd(g, ns)
-		g.Expect(etcd.Status.ClusterSize).To(Equal(ptr.To(int32(3))))
+		g.Expect(recordedClusterSize(g, ns)).To(Equal(ptr.To(int32(3))))
 		g.Expect(etcd.Status.Members).To(HaveLen(3))
 		g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
 		g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeAllMembersReady).Status).To(Equal(druidv1alpha1.ConditionTrue))

@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,6 +16,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
 
 const (
@@ -46,6 +48,57 @@ func getEtcd(g Gomega, namespace string) *druidv1alpha1.Etcd {
 	etcd := &druidv1alpha1.Etcd{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: etcdName}, etcd)).To(Succeed())
 	return etcd
+}
+
+// recordedClusterSize is the cluster size druid recorded on the Etcd's StatefulSet
+// (druidv1alpha1.ClusterSizeAnnotation); nil without the StatefulSet or the annotation.
+func recordedClusterSize(g Gomega, namespace string) *int32 {
+	sts := &appsv1.StatefulSet{}
+	err := env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: etcdName}, sts)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	g.Expect(err).NotTo(HaveOccurred())
+	size, ok := health.AnnotatedClusterSize(sts)
+	if !ok {
+		return nil
+	}
+	return &size
+}
+
+// lastFullSnapshot and lastDeltaSnapshot are the Etcd's last snapshots as druid reads them: from the
+// snapshot leases (and the StatefulSet's record of the full snapshot before an update), health.LastSnapshots.
+func lastFullSnapshot(g Gomega, namespace string) *druidv1alpha1.SnapshotStatus {
+	full, _ := health.LastSnapshots(observedSnapshots(g, namespace))
+	return full
+}
+
+func lastDeltaSnapshot(g Gomega, namespace string) *druidv1alpha1.SnapshotStatus {
+	_, delta := health.LastSnapshots(observedSnapshots(g, namespace))
+	return delta
+}
+
+func observedSnapshots(g Gomega, namespace string) health.Observed {
+	etcd := getEtcd(g, namespace)
+	o := health.Observed{Etcd: etcd}
+	optional := func(name string, obj client.Object) bool {
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)
+		if apierrors.IsNotFound(err) {
+			return false
+		}
+		g.Expect(err).NotTo(HaveOccurred())
+		return true
+	}
+	if sts := (&appsv1.StatefulSet{}); optional(druidv1alpha1.StatefulSetName(etcd), sts) {
+		o.StatefulSet = sts
+	}
+	if l := (&coordinationv1.Lease{}); optional(druidv1alpha1.FullSnapshotLeaseName(etcd), l) {
+		o.SnapshotLeases.Full = l
+	}
+	if l := (&coordinationv1.Lease{}); optional(druidv1alpha1.DeltaSnapshotLeaseName(etcd), l) {
+		o.SnapshotLeases.Delta = l
+	}
+	return o
 }
 
 // updateEtcd changes the stored Etcd, retrying on conflicts with the controller's writes.
@@ -115,7 +168,7 @@ func memberPod(g Gomega, namespace string, ordinal int) *corev1.Pod {
 	etcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: etcdName, Namespace: namespace}}
 	sts := statefulSet(g, namespace)
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: etcd.PodName(ordinal), Namespace: namespace, Labels: etcd.ManagedLabels(),
+		ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.PodName(etcd, ordinal), Namespace: namespace, Labels: druidv1alpha1.ManagedLabels(etcd),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID, Controller: ptr.To(true)}}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "etcd", Image: "example.org/etcd-wrapper:v1"}}},
 	}
@@ -130,7 +183,7 @@ func recoverPod(t *testing.T, namespace string, ordinal int) {
 	etcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: etcdName, Namespace: namespace}}
 	g.Eventually(func(g Gomega) {
 		pod := &corev1.Pod{}
-		err := env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: etcd.PodName(ordinal)}, pod)
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: druidv1alpha1.PodName(etcd, ordinal)}, pod)
 		if apierrors.IsNotFound(err) {
 			pod = memberPod(g, namespace, ordinal)
 			g.Expect(env.Client.Create(ctx, pod)).To(Succeed())

@@ -61,7 +61,7 @@ func TestScaleInThreeToOneWaitsForTheMembershipToShrink(t *testing.T) {
 	waitReconciled(t, ns)
 	g.Eventually(func(g Gomega) {
 		etcd := getEtcd(g, ns)
-		g.Expect(etcd.Status.ClusterSize).To(Equal(ptr.To(int32(1))))
+		g.Expect(recordedClusterSize(g, ns)).To(Equal(ptr.To(int32(1))))
 		g.Expect(etcd.Status.Members).To(HaveLen(1))
 		g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeReady).Status).To(Equal(druidv1alpha1.ConditionTrue))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())

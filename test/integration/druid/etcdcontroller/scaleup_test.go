@@ -69,6 +69,6 @@ func TestPeerTLSScaleUpThroughController(t *testing.T) {
 	}
 	// The new members are not bootstrapped yet; the cluster is still the single quorate member.
 	etcd = expectCondition(t, ns, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionTrue, druidv1alpha1.ReasonQuorate)
-	g.Expect(etcd.Status.ClusterSize).To(Equal(ptr.To(int32(1))))
+	g.Eventually(func(g Gomega) *int32 { return recordedClusterSize(g, ns) }).WithTimeout(timeout).WithPolling(poll).Should(Equal(ptr.To(int32(1))))
 	g.Expect(etcd.Status.PeerUrlTLSEnabled).To(Equal(ptr.To(false)), "the new members have not reported peer TLS yet")
 }

@@ -32,7 +32,7 @@ func stsImage(ns, container string) func(g Gomega) string {
 
 func lastFullSnapshotRevision(ns string) func(g Gomega) int64 {
 	return func(g Gomega) int64 {
-		if s := getEtcd(g, ns).Status.LastFullSnapshot; s != nil {
+		if s := lastFullSnapshot(g, ns); s != nil {
 			return s.EndRevision
 		}
 		return 0
@@ -113,7 +113,7 @@ func TestHibernationWaitsForTheFullSnapshot(t *testing.T) {
 	g.Eventually(stsReplicas(ns)).WithTimeout(timeout).WithPolling(poll).Should(Equal(int32(0)))
 	g.Expect(sidecar.takenCount()).To(Equal(1))
 	g.Eventually(lastFullSnapshotRevision(ns)).WithTimeout(timeout).WithPolling(poll).Should(Equal(int64(4711)))
-	g.Expect(getEtcd(g, ns).Status.LastFullSnapshot.Name).To(HaveValue(HavePrefix("Full-00000000-00004711-")))
+	g.Expect(lastFullSnapshot(g, ns).Name).To(HaveValue(HavePrefix("Full-00000000-00004711-")))
 	g.Eventually(eventMessages(ns, etcdcontroller.EventReasonFullSnapshotBeforeHibernation)).WithTimeout(timeout).WithPolling(poll).Should(
 		ConsistOf(ContainSubstring("Normal: full snapshot at revision 4711 taken before scaling from 3 to 0 replicas (hibernation)")))
 	waitReconciled(t, ns)
@@ -230,7 +230,7 @@ func TestHibernationWithoutBackupStoreTakesNoSnapshot(t *testing.T) {
 	g.Expect(eventMessages(ns, etcdcontroller.EventReasonNoFullSnapshotBeforeUpdate)(g)).To(ContainElement(
 		"Normal: scaling from 3 to 0 replicas (hibernation) without a full snapshot first: no backup store is configured"))
 	g.Consistently(sidecar.count).WithTimeout(settle).WithPolling(poll).Should(BeZero())
-	g.Expect(getEtcd(g, ns).Status.LastFullSnapshot).To(BeNil())
+	g.Expect(lastFullSnapshot(g, ns)).To(BeNil())
 }
 
 // Without a client certificate druid cannot ask the sidecar: the update goes ahead with a Warning.

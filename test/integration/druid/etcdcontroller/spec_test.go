@@ -61,7 +61,7 @@ func TestCreationProducesEveryComponent(t *testing.T) {
 	g.Expect(etcd.Status.Selector).To(Equal(ptr.To("app.kubernetes.io/managed-by=etcd-druid,app.kubernetes.io/part-of=etcd-main")))
 	g.Expect(etcd.Status.Etcd).NotTo(BeNil())
 	g.Expect(etcd.Status.Etcd.Name).To(Equal("etcd-main"))
-	g.Expect(etcd.Status.ClusterSize).To(Equal(ptr.To(int32(3))))
+	g.Eventually(func(g Gomega) *int32 { return recordedClusterSize(g, ns) }).WithTimeout(timeout).WithPolling(poll).Should(Equal(ptr.To(int32(3))))
 }
 
 // A missing TLS secret key stops the spec flow before any component: no StatefulSet, SecretsReady=False

@@ -57,5 +57,5 @@ func TestCreationWritesTheStatusTwice(t *testing.T) {
 		g.Expect(druidv1alpha1.FindCondition(done.Conditions, ct)).NotTo(BeNil(), "condition %s comes with the success", ct)
 	}
 	g.Expect(done.Etcd).NotTo(BeNil(), "the StatefulSet the run created is in the status written with the success")
-	g.Expect(done.ClusterSize).NotTo(BeNil())
+	g.Eventually(func(g Gomega) *int32 { return recordedClusterSize(g, ns) }).WithTimeout(timeout).WithPolling(poll).ShouldNot(BeNil(), "the cluster size is recorded on the StatefulSet")
 }

@@ -16,7 +16,7 @@ import (
 // periodic mode (the default) a duration such as 30m or a whole number of hours, in revision mode a
 // whole number of revisions. etcd refuses anything else at start, so every member would crash-loop.
 func validateAutoCompactionRetention(shared *druidv1alpha1.SharedConfig, fld *field.Path) field.ErrorList {
-	if shared == nil || shared.AutoCompactionRetention == nil {
+	if shared.AutoCompactionRetention == nil {
 		return nil
 	}
 	value := *shared.AutoCompactionRetention

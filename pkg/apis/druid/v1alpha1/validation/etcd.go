@@ -22,7 +22,7 @@ func ValidateEtcd(etcd *druidv1alpha1.Etcd) field.ErrorList {
 	errs = append(errs, validateEtcdName(etcd.Name, field.NewPath("metadata", "name"))...)
 	errs = append(errs, validateEtcdSpec(&etcd.Spec, field.NewPath("spec"))...)
 	errs = append(errs, validateMemberLabels(etcd, field.NewPath("spec", "labels"))...)
-	errs = append(errs, validateAdditionalPeerURLs(etcd, field.NewPath("spec", "etcd", "additionalAdvertisePeerUrls"))...)
+	errs = append(errs, validateAdditionalPeerURLs(etcd, field.NewPath("spec", "etcd", "additionalAdvertisePeerURLs"))...)
 	return errs
 }
 
@@ -57,8 +57,8 @@ func validateEtcdSpec(spec *druidv1alpha1.EtcdSpec, fld *field.Path) field.Error
 	errs = append(errs, validatePositiveQuantity(spec.StorageCapacity, fld.Child("storageCapacity"))...)
 	errs = append(errs, validateEtcdConfig(&spec.Etcd, fld.Child("etcd"))...)
 	errs = append(errs, validateBackupSpec(&spec.Backup, fld.Child("backup"))...)
-	if spec.SharedConfig != nil && spec.SharedConfig.AutoCompactionMode != nil {
-		errs = append(errs, validateEnum(*spec.SharedConfig.AutoCompactionMode, fld.Child("sharedConfig", "autoCompactionMode"), druidv1alpha1.Periodic, druidv1alpha1.Revision)...)
+	if spec.Common.AutoCompactionMode != nil {
+		errs = append(errs, validateEnum(*spec.Common.AutoCompactionMode, fld.Child("sharedConfig", "autoCompactionMode"), druidv1alpha1.Periodic, druidv1alpha1.Revision)...)
 	}
 	errs = append(errs, validateSizes(spec, fld)...)
 	errs = append(errs, validateDistinctPorts(spec, fld)...)
@@ -67,8 +67,9 @@ func validateEtcdSpec(spec *druidv1alpha1.EtcdSpec, fld *field.Path) field.Error
 	errs = append(errs, validateDurations(spec, fld)...)
 	errs = append(errs, validateContainerResources(spec, fld)...)
 	errs = append(errs, validateScheduling(&spec.SchedulingConstraints, fld.Child("schedulingConstraints"))...)
+	errs = append(errs, validateExternallyManagedMemberAddresses(spec, fld.Child("externallyManagedMemberAddresses"))...)
 	errs = append(errs, validateMetadataDruidCopies(spec, fld)...)
-	errs = append(errs, validateAutoCompactionRetention(spec.SharedConfig, fld.Child("sharedConfig"))...)
+	errs = append(errs, validateAutoCompactionRetention(&spec.Common, fld.Child("sharedConfig"))...)
 	errs = append(errs, validateScheduleInterval(spec.Etcd.DefragmentationSchedule, MinDefragmentationInterval, fld.Child("etcd", "defragmentationSchedule"))...)
 	errs = append(errs, validateScheduleInterval(spec.Backup.FullSnapshotSchedule, MinFullSnapshotInterval, fld.Child("backup", "fullSnapshotSchedule"))...)
 	return errs

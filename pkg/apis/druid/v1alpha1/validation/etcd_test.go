@@ -94,7 +94,7 @@ func TestValidEtcdHasNoErrors(t *testing.T) {
 	}
 }
 
-// peerURLs adds an additionalAdvertisePeerUrls entry.
+// peerURLs adds an additionalAdvertisePeerURLs entry.
 func peerURLs(member string, urls ...string) func(*druidv1alpha1.Etcd) {
 	return func(e *druidv1alpha1.Etcd) {
 		e.Spec.Etcd.AdditionalAdvertisePeerURLs = append(e.Spec.Etcd.AdditionalAdvertisePeerURLs, druidv1alpha1.MemberPeerURLs{MemberName: member, URLs: urls})
@@ -151,10 +151,10 @@ func TestInvalidEtcdIsRejectedNamingTheField(t *testing.T) {
 		{"invalid member name prefix", func(e *druidv1alpha1.Etcd) { e.Spec.MemberNamePrefix = ptr.To("Garden_") }, "spec.memberNamePrefix", field.ErrorTypeInvalid, "RFC 1123"},
 		{"name too long for the client service", func(e *druidv1alpha1.Etcd) { e.Name = strings.Repeat("e", 60) }, "metadata.name", field.ErrorTypeInvalid, "-client"},
 		{"backup secret without name", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.SecretRef.Name = "" }, "spec.backup.store.secretRef.name", field.ErrorTypeRequired, "backup secret"},
-		{"additional peer URL of the wrong scheme", peerURLs("etcd-main-0", "http://10.0.0.1:2380"), "spec.etcd.additionalAdvertisePeerUrls[0].urls[0]", field.ErrorTypeInvalid, "scheme https"},
-		{"additional peer URL breaking the initial-cluster list", peerURLs("etcd-main-0", "https://a:2380,etcd-x=https://b:2380"), "spec.etcd.additionalAdvertisePeerUrls[0].urls[0]", field.ErrorTypeInvalid, "comma"},
-		{"additional peer URL without host", peerURLs("etcd-main-0", "https://:2380"), "spec.etcd.additionalAdvertisePeerUrls[0].urls[0]", field.ErrorTypeInvalid, "host"},
-		{"additional peer URLs of no pod", peerURLs("etcd-events-0", "https://10.0.0.1:2380"), "spec.etcd.additionalAdvertisePeerUrls[0].memberName", field.ErrorTypeInvalid, "etcd-main-<ordinal>"},
+		{"additional peer URL of the wrong scheme", peerURLs("etcd-main-0", "http://10.0.0.1:2380"), "spec.etcd.additionalAdvertisePeerURLs[0].urls[0]", field.ErrorTypeInvalid, "scheme https"},
+		{"additional peer URL breaking the initial-cluster list", peerURLs("etcd-main-0", "https://a:2380,etcd-x=https://b:2380"), "spec.etcd.additionalAdvertisePeerURLs[0].urls[0]", field.ErrorTypeInvalid, "comma"},
+		{"additional peer URL without host", peerURLs("etcd-main-0", "https://:2380"), "spec.etcd.additionalAdvertisePeerURLs[0].urls[0]", field.ErrorTypeInvalid, "host"},
+		{"additional peer URLs of no pod", peerURLs("etcd-events-0", "https://10.0.0.1:2380"), "spec.etcd.additionalAdvertisePeerURLs[0].memberName", field.ErrorTypeInvalid, "etcd-main-<ordinal>"},
 		{"Local container climbing out of the host directory", localContainer(druidv1alpha1.StorageProviderLocal, "../../var/lib/kubelet"), "spec.backup.store.container", field.ErrorTypeInvalid, "one path segment"},
 		{"Local container of dot-dot", localContainer(druidv1alpha1.StorageProviderLocal, ".."), "spec.backup.store.container", field.ErrorTypeInvalid, "one path segment"},
 		{"Local container of dot", localContainer(druidv1alpha1.StorageProviderLocal, "."), "spec.backup.store.container", field.ErrorTypeInvalid, "one path segment"},
@@ -162,10 +162,25 @@ func TestInvalidEtcdIsRejectedNamingTheField(t *testing.T) {
 		{"Local container of an absolute path", localContainer(druidv1alpha1.StorageProviderLocal, "/var/lib/kubelet"), "spec.backup.store.container", field.ErrorTypeInvalid, "one path segment"},
 		{"Local container with NUL", localContainer(druidv1alpha1.StorageProviderLocal, "bkp\x00"), "spec.backup.store.container", field.ErrorTypeInvalid, "one path segment"},
 		{"lower-case local alias with a traversing container", localContainer("local", "../x"), "spec.backup.store.container", field.ErrorTypeInvalid, "one path segment"},
+		{"toleration of every taint with a value", func(e *druidv1alpha1.Etcd) {
+			e.Spec.SchedulingConstraints.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists, Value: "x"}}
+		}, "spec.schedulingConstraints.tolerations[0].value", field.ErrorTypeInvalid, "empty when operator is Exists"},
+		{"toleration of an unknown effect", func(e *druidv1alpha1.Etcd) {
+			e.Spec.SchedulingConstraints.Tolerations = []corev1.Toleration{{Key: "k", Value: "v", Effect: "NoWay"}}
+		}, "spec.schedulingConstraints.tolerations[0].effect", field.ErrorTypeNotSupported, "NoExecute"},
+		{"toleration seconds without NoExecute", func(e *druidv1alpha1.Etcd) {
+			e.Spec.SchedulingConstraints.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule, TolerationSeconds: ptr.To[int64](5)}}
+		}, "spec.schedulingConstraints.tolerations[0].tolerationSeconds", field.ErrorTypeInvalid, "NoExecute"},
+		{"external member address with a port", func(e *druidv1alpha1.Etcd) {
+			e.Spec.ExternallyManagedMemberAddresses = []string{"10.0.0.1", "10.0.0.2:2380", "etcd-2.example.com"}
+		}, "spec.externallyManagedMemberAddresses[1]", field.ErrorTypeInvalid, "without scheme or port"},
+		{"external member addresses fewer than members", func(e *druidv1alpha1.Etcd) {
+			e.Spec.ExternallyManagedMemberAddresses = []string{"10.0.0.1", "fd00::2"}
+		}, "spec.externallyManagedMemberAddresses", field.ErrorTypeInvalid, "one address per member"},
 		{"additional peer URLs of one pod twice", func(e *druidv1alpha1.Etcd) {
 			peerURLs("etcd-main-1", "https://10.0.0.1:2380")(e)
 			peerURLs("etcd-main-1", "https://10.0.0.2:2380")(e)
-		}, "spec.etcd.additionalAdvertisePeerUrls[1].memberName", field.ErrorTypeDuplicate, ""},
+		}, "spec.etcd.additionalAdvertisePeerURLs[1].memberName", field.ErrorTypeDuplicate, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

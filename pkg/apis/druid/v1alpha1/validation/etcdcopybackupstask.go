@@ -16,7 +16,7 @@ func ValidateEtcdCopyBackupsTask(task *druidv1alpha1.EtcdCopyBackupsTask) field.
 	errs = append(errs, ValidateStore(&task.Spec.TargetStore, spec.Child("targetStore"))...)
 	errs = append(errs, validateJobPodLabels(task.Spec.PodLabels, spec.Child("podLabels"))...)
 	src, dst := task.Spec.SourceStore, task.Spec.TargetStore
-	if src.SameLocation(dst) {
+	if druidv1alpha1.SameLocation(src, dst) {
 		errs = append(errs, field.Invalid(spec, dst.Prefix, "spec.targetStore must differ from spec.sourceStore (provider, container or prefix)"))
 	}
 	if w := task.Spec.WaitForFinalSnapshot; w != nil && w.Timeout != nil && w.Timeout.Duration <= 0 {

@@ -37,11 +37,6 @@ func ValidateEtcdOpsTask(task *druidv1alpha1.EtcdOpsTask) field.ErrorList {
 	if task.Spec.Config.OnDemandSnapshot != nil {
 		set++
 	}
-	if task.Spec.Config.RecoverFromQuorumLoss != nil {
-		set++
-		errs = append(errs, field.Forbidden(config.Child("recoverFromQuorumLoss"),
-			"this etcd-druid runs only onDemandSnapshot tasks; it recovers a cluster from quorum loss by itself (see docs/compatibility.md)"))
-	}
 	switch {
 	case set == 0:
 		errs = append(errs, field.Required(config, "must set exactly one operation: onDemandSnapshot"))

@@ -71,10 +71,6 @@ func TestInvalidOpsTask(t *testing.T) {
 			task.Spec.Config.OnDemandSnapshot.TimeoutSecondsDelta = ptr.To[int32](9)
 		},
 			"spec.config.onDemandSnapshot.timeoutSecondsDelta", field.ErrorTypeInvalid, "at least 10"},
-		{"quorum-loss recovery", func(task *druidv1alpha1.EtcdOpsTask) {
-			task.Spec.Config = druidv1alpha1.EtcdOpsTaskConfig{RecoverFromQuorumLoss: &druidv1alpha1.RecoverFromQuorumLossConfig{}}
-		},
-			"spec.config.recoverFromQuorumLoss", field.ErrorTypeForbidden, "runs only onDemandSnapshot"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -82,19 +78,6 @@ func TestInvalidOpsTask(t *testing.T) {
 			tc.mutate(task)
 			expectSingleError(t, validation.ValidateEtcdOpsTask(task), tc.field, tc.errorType, tc.message)
 		})
-	}
-}
-
-func TestOpsTaskWithTwoOperations(t *testing.T) {
-	task := validOpsTask()
-	task.Spec.Config.RecoverFromQuorumLoss = &druidv1alpha1.RecoverFromQuorumLossConfig{}
-	errs := validation.ValidateEtcdOpsTask(task)
-	fields := map[string]bool{}
-	for _, err := range errs {
-		fields[err.Field] = true
-	}
-	if len(errs) != 2 || !fields["spec.config"] || !fields["spec.config.recoverFromQuorumLoss"] {
-		t.Fatalf("got %v, want one error on spec.config (several operations) and one on spec.config.recoverFromQuorumLoss", errs)
 	}
 }
 

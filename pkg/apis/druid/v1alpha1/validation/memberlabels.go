@@ -45,7 +45,7 @@ func validateJobPodLabels(labels map[string]string, fld *field.Path) field.Error
 // equal to druid's own is accepted: Gardener writes some of these labels itself.
 func validateMemberLabels(etcd *druidv1alpha1.Etcd, fld *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	own := etcd.ManagedLabels()
+	own := druidv1alpha1.ManagedLabels(etcd)
 	for _, key := range sortedKeys(own) {
 		if value, ok := etcd.Spec.Labels[key]; ok && value != own[key] {
 			errs = append(errs, field.Invalid(fld.Key(key), value, fmt.Sprintf(

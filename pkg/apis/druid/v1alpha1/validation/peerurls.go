@@ -11,7 +11,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
-// validateAdditionalPeerURLs checks spec.etcd.additionalAdvertisePeerUrls, which druid writes verbatim into
+// validateAdditionalPeerURLs checks spec.etcd.additionalAdvertisePeerURLs, which druid writes verbatim into
 // every member's initial-cluster and initial-advertise-peer-urls: a URL etcd cannot parse, one that breaks
 // the `name=url,…` list (a comma or an equals sign), or one of the other scheme than peer TLS dictates would
 // roll every member into a configuration it cannot start with. An entry is named after a pod of the Etcd
@@ -22,7 +22,7 @@ func validateAdditionalPeerURLs(etcd *druidv1alpha1.Etcd, fld *field.Path) field
 	seen := map[string]bool{}
 	for i, m := range etcd.Spec.Etcd.AdditionalAdvertisePeerURLs {
 		entry := fld.Index(i)
-		if _, ok := etcd.PodOrdinalOf(m.MemberName); !ok {
+		if _, ok := druidv1alpha1.PodOrdinalOf(etcd, m.MemberName); !ok {
 			errs = append(errs, field.Invalid(entry.Child("memberName"), m.MemberName, fmt.Sprintf("must name a pod of the Etcd, %s-<ordinal>", etcd.Name)))
 		} else if seen[m.MemberName] {
 			errs = append(errs, field.Duplicate(entry.Child("memberName"), m.MemberName))

@@ -27,6 +27,7 @@ func validateScheduling(c *druidv1alpha1.SchedulingConstraints, fld *field.Path)
 	if a := c.Affinity; a != nil {
 		errs = append(errs, validateAffinity(a, fld.Child("affinity"))...)
 	}
+	errs = append(errs, validateTolerations(c.Tolerations, fld.Child("tolerations"))...)
 	return errs
 }
 
