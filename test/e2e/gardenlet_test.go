@@ -229,10 +229,11 @@ func newGardenletShoot(ctx context.Context, env *seedworkflow.Env) *gardenletSho
 // component is Gardener's etcd component of etcd-main, with the values the botanist gives it.
 func (s *gardenletShoot) component(replicas int32, ha bool) gardeneretcd.Interface {
 	return gardeneretcd.New(logr.Discard(), s.c, s.env.Namespace, s.sm, gardeneretcd.Values{
-		Role:                     v1beta1constants.ETCDRoleMain,
-		Class:                    gardeneretcd.ClassImportant,
-		Replicas:                 ptr.To(replicas),
-		StorageCapacity:          "1Gi",
+		Role:     v1beta1constants.ETCDRoleMain,
+		Class:    gardeneretcd.ClassImportant,
+		Replicas: ptr.To(replicas),
+		// The botanist's size for etcd-main: Gardener's quota of 8Gi must fit (druid refuses a larger quota).
+		StorageCapacity:          "25Gi",
 		PriorityClassName:        seedworkflow.PriorityClassName,
 		HighAvailabilityEnabled:  ha,
 		BackupConfig:             s.backup,
