@@ -247,7 +247,7 @@ func EtcdClientFor(ctx context.Context, env *Env, role string, endpoints ...stri
 	}
 	tlsConfig := obj.Spec.Etcd.ClientUrlTLS
 	if tlsConfig == nil {
-		return nil, fmt.Errorf("Etcd %s serves clients without TLS", obj.Name)
+		return nil, fmt.Errorf("the Etcd %s serves clients without TLS", obj.Name)
 	}
 	caKey := ptr.Deref(tlsConfig.TLSCASecretRef.DataKey, etcd.DataKeyCABundle)
 	secrets := map[string]*corev1.Secret{}

@@ -144,7 +144,7 @@ var _ = Describe("under gardenlet's deployment", Ordered, func() {
 		_, err := seedworkflow.WriteData(ctx, env, etcd.RoleMain, 100)
 		Expect(err).NotTo(HaveOccurred())
 		measure("gardenlet's final full snapshot", func() {
-			Expect(shoot.component(3, true).Snapshot(ctx, gardenletHTTPClient(ctx, env, shoot))).To(Succeed())
+			Expect(shoot.component(3, true).Snapshot(ctx, gardenletHTTPClient(ctx, env))).To(Succeed())
 		})
 		Eventually(func() []string { return shoot.fullSnapshots(ctx) }).WithContext(ctx).WithTimeout(waitTimeout).WithPolling(pollInterval).
 			Should(ContainElement(Not(BeElementOf(before))), "a new full snapshot under %s", shoot.storePrefix())
@@ -279,7 +279,7 @@ func (s *gardenletShoot) fullSnapshots(ctx context.Context) []string {
 // gardenletHTTPClient is the HTTP client gardenlet calls the sidecar with: it trusts the etcd CA bundle and
 // presents no client certificate. Its connections go to a member pod, since the seed's service names do
 // not resolve on the host; TLS still verifies the client service's name.
-func gardenletHTTPClient(ctx context.Context, env *seedworkflow.Env, s *gardenletShoot) *http.Client {
+func gardenletHTTPClient(ctx context.Context, env *seedworkflow.Env) *http.Client {
 	obj := getEtcd(ctx, env, etcd.RoleMain)
 	bundle := &corev1.Secret{}
 	Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: obj.Spec.Etcd.ClientUrlTLS.TLSCASecretRef.Name}, bundle)).To(Succeed())
