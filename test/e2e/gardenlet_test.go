@@ -171,11 +171,14 @@ var _ = Describe("under gardenlet's deployment", Ordered, func() {
 		var stopped *druidv1alpha1.Condition
 		measure("quorum loss → recovery refused for a missing permission", func() {
 			stopped = expectConditionWithin(ctx, env, recoveryTimeout, etcd.RoleMain, heal.ConditionTypeQuorumLossRecovery,
-				druidv1alpha1.ConditionFalse, "PermissionsMissing")
+				druidv1alpha1.ConditionFalse, heal.ReasonRecoveryPermissionsMissing)
 		})
 		fmt.Fprintf(GinkgoWriter, "QuorumLossRecovery=False/%s: %s\n", stopped.Reason, stopped.Message)
 		AddReportEntry("gardenlet quorum loss", "stopped: "+stopped.Message)
 		Expect(stopped.Message).To(ContainSubstring("delete persistentvolumeclaims"))
+		// Gardenlet's role grants core events only: the refusal is there for an operator to see.
+		Eventually(func() []string { return etcdEventReasons(ctx, env, etcd.RoleMain) }).WithContext(ctx).WithTimeout(waitTimeout).
+			WithPolling(pollInterval).Should(ContainElement(heal.EventReasonQuorumLossRecovery))
 		Expect(claimUIDs(ctx, env)).To(Equal(claims), "no claim deleted or replaced")
 		sts := &appsv1.StatefulSet{}
 		Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: obj.Name}, sts)).To(Succeed())
