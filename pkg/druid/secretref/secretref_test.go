@@ -73,10 +73,12 @@ func TestOfSkipsUnsetReferences(t *testing.T) {
 	etcd.Spec.Etcd.ClientUrlTLS.ClientTLSSecretRef = corev1.SecretReference{}
 	g.Expect(Keys(etcd)).To(Equal([]string{"ns/c-ca", "ns/c-server"}))
 
-	// The S3 backup secret must hold S3's keys, and bucketName as long as the store names no container.
+	// The S3 backup secret must hold static keys or a role and token, the region, and bucketName as long as
+	// the store names no container.
 	etcd.Spec.Backup.Store.SecretRef = &corev1.SecretReference{Name: "b"}
 	g.Expect(Of(etcd)).To(ContainElement(Reference{Namespace: "ns", Name: "b", Field: "spec.backup.store.secretRef", Provider: druidv1alpha1.StorageProviderS3,
-		Required: backupsecret.Keys("accessKeyID", "secretAccessKey", "region", "bucketName")}))
+		Required: append([]backupsecret.Requirement{backupsecret.OneOf([]string{"accessKeyID", "secretAccessKey"}, []string{"roleARN", "token"})},
+			backupsecret.Keys("region", "bucketName")...)}))
 	etcd.Spec.Backup.Store.Container = ptr.To("bucket")
 	etcd.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProviderAlicloud)
 	g.Expect(Of(etcd)).To(ContainElement(Reference{Namespace: "ns", Name: "b", Field: "spec.backup.store.secretRef", Provider: druidv1alpha1.StorageProviderOSS,

@@ -45,9 +45,12 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	}
 	resp := admission.PatchResponseFromRaw(req.Object.Raw, mutated)
 	resp.Patches = withoutNullAdds(resp.Patches)
-	if len(resp.Patches) > 0 {
-		logf.FromContext(ctx).V(1).Info("Applied provider defaults", "etcd", req.Namespace+"/"+req.Name, "operation", req.Operation)
+	if len(resp.Patches) == 0 {
+		// The apiserver refuses a patch type without a patch.
+		resp.PatchType = nil
+		return resp
 	}
+	logf.FromContext(ctx).V(1).Info("Applied provider defaults", "etcd", req.Namespace+"/"+req.Name, "operation", req.Operation)
 	return resp
 }
 

@@ -123,11 +123,11 @@ func TestWorkerJobRunsCopyWithBothStores(t *testing.T) {
 	}))
 	g.Expect(c.VolumeMounts).To(Equal([]corev1.VolumeMount{
 		{Name: "etcd-backup", MountPath: "/var/etcd-backup", ReadOnly: true},
-		{Name: "source-etcd-backup", MountPath: "/var/source-etcd-backup", ReadOnly: true},
+		{Name: "source-etcd-backup", MountPath: "/var/.source-gcp", ReadOnly: true},
 	}))
 	g.Expect(c.Env).To(Equal([]corev1.EnvVar{
 		{Name: "AWS_APPLICATION_CREDENTIALS", Value: "/var/etcd-backup"},
-		{Name: "SOURCE_GOOGLE_APPLICATION_CREDENTIALS", Value: "/var/source-etcd-backup/serviceaccount.json"},
+		{Name: "SOURCE_GOOGLE_APPLICATION_CREDENTIALS", Value: "/var/.source-gcp/serviceaccount.json"},
 	}))
 
 	stored := &druidv1alpha1.EtcdCopyBackupsTask{}
