@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
@@ -219,8 +220,8 @@ func (env *Env) dialMember(role string) func(ctx context.Context, network, addre
 	}
 }
 
-// EtcdClient is an etcd client of role's members, reached at their pod IPs over TLS with the etcd-client
-// certificate botanist generated; the server certificate is verified for the client service's name.
+// EtcdClient is an etcd client of role's members, reached at their pod IPs over TLS with the client
+// certificate the Etcd names; the server certificate is verified for the client service's name.
 func EtcdClient(ctx context.Context, env *Env, role string) (*clientv3.Client, error) {
 	ips, err := MemberIPs(ctx, env, role)
 	if err != nil {
@@ -236,10 +237,21 @@ func EtcdClient(ctx context.Context, env *Env, role string) (*clientv3.Client, e
 	return EtcdClientFor(ctx, env, role, endpoints...)
 }
 
-// EtcdClientFor is EtcdClient for the given endpoints (https://<pod IP>:2379).
+// EtcdClientFor is EtcdClient for the given endpoints (https://<pod IP>:2379). The CA bundle and the client
+// certificate are the secrets the Etcd's spec.etcd.clientUrlTLS names: botanist's fixed names, or the
+// hashed names of Gardener's secrets manager.
 func EtcdClientFor(ctx context.Context, env *Env, role string, endpoints ...string) (*clientv3.Client, error) {
+	obj := &druidv1alpha1.Etcd{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: etcd.Name(role)}, obj); err != nil {
+		return nil, fmt.Errorf("reading Etcd %s: %w", etcd.Name(role), err)
+	}
+	tlsConfig := obj.Spec.Etcd.ClientUrlTLS
+	if tlsConfig == nil {
+		return nil, fmt.Errorf("the Etcd %s serves clients without TLS", obj.Name)
+	}
+	caKey := ptr.Deref(tlsConfig.TLSCASecretRef.DataKey, etcd.DataKeyCABundle)
 	secrets := map[string]*corev1.Secret{}
-	for _, name := range []string{etcd.CASecretName, etcd.ClientSecretName} {
+	for _, name := range []string{tlsConfig.TLSCASecretRef.Name, tlsConfig.ClientTLSSecretRef.Name} {
 		s := &corev1.Secret{}
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: name}, s); err != nil {
 			return nil, fmt.Errorf("reading secret %s: %w", name, err)
@@ -247,12 +259,13 @@ func EtcdClientFor(ctx context.Context, env *Env, role string, endpoints ...stri
 		secrets[name] = s
 	}
 	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(secrets[etcd.CASecretName].Data[etcd.DataKeyCABundle]) {
-		return nil, fmt.Errorf("secret %s has no CA certificate in %s", etcd.CASecretName, etcd.DataKeyCABundle)
+	if !roots.AppendCertsFromPEM(secrets[tlsConfig.TLSCASecretRef.Name].Data[caKey]) {
+		return nil, fmt.Errorf("secret %s has no CA certificate in %s", tlsConfig.TLSCASecretRef.Name, caKey)
 	}
-	cert, err := tls.X509KeyPair(secrets[etcd.ClientSecretName].Data[etcd.DataKeyCertificate], secrets[etcd.ClientSecretName].Data[etcd.DataKeyPrivateKey])
+	clientSecret := secrets[tlsConfig.ClientTLSSecretRef.Name]
+	cert, err := tls.X509KeyPair(clientSecret.Data[etcd.DataKeyCertificate], clientSecret.Data[etcd.DataKeyPrivateKey])
 	if err != nil {
-		return nil, fmt.Errorf("secret %s: %w", etcd.ClientSecretName, err)
+		return nil, fmt.Errorf("secret %s: %w", clientSecret.Name, err)
 	}
 	// gRPC verifies the server certificate for the connection's authority (not tls.Config.ServerName), which
 	// would be the pod IP: name the client service instead, one of the certificate's SANs.
