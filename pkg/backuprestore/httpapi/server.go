@@ -13,7 +13,6 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"golang.org/x/time/rate"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/podaccess"
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
@@ -86,10 +85,10 @@ func New(ctx context.Context, opts Options) *Server {
 		_, _ = w.Write([]byte("ok"))
 	})
 	// Upstream etcd-druid's EtcdOpsTasks POST /snapshot/full; the upstream sidecar takes either method.
-	// Full snapshots, final or not, share one rate limit, delta snapshots have their own.
-	full, delta := newTriggerLimiter(opts.TriggerLimit), newTriggerLimiter(opts.TriggerLimit)
-	for route, lim := range map[string]*rate.Limiter{"GET /snapshot/full": full, "POST /snapshot/full": full, "GET /snapshot/delta": delta, "POST /snapshot/delta": delta} {
-		s.mux.Handle(route, podaccess.Restrict(podaccess.Trigger, rateLimited(lim, http.HandlerFunc(s.handleSnapshot))))
+	// Full, final full and delta snapshots have a rate limit each (see limiterOf).
+	limiterOf := newTriggerLimiters(opts.TriggerLimit)
+	for _, route := range []string{"GET /snapshot/full", "POST /snapshot/full", "GET /snapshot/delta", "POST /snapshot/delta"} {
+		s.mux.Handle(route, podaccess.Restrict(podaccess.Trigger, rateLimited(limiterOf, http.HandlerFunc(s.handleSnapshot))))
 	}
 	s.mux.Handle("GET /snapshot/latest", podaccess.Restrict(podaccess.PodOrCAClient, http.HandlerFunc(s.handleSnapshot)))
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{}))
