@@ -1,7 +1,6 @@
 package copybackupstask
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -26,20 +25,9 @@ import (
 // all naming the field. Rows the CRD schema already refuses are skipped (the apiserver stores nothing).
 func TestReconcilerRefusesCopyTasksTheWebhookRefuses(t *testing.T) {
 	namespace := env.CreateNamespace(t)
-	created := map[int]*druidv1alpha1.EtcdCopyBackupsTask{}
-	for i, row := range hostile.CopyTasks {
-		if row.Want.RefusedAt == "" {
-			continue
-		}
-		task := hostile.CopyTask(namespace)
-		task.Name = fmt.Sprintf("sweep-%03d", i)
-		row.Mutate(task)
-		if err := env.Client.Create(ctx, task); err != nil {
-			NewWithT(t).Expect(apierrors.IsInvalid(err)).To(BeTrue(), "row %q: %v", row.Name, err)
-			continue // the schema refuses it
-		}
-		created[i] = task
-	}
+	created, err := hostile.CreateRefused(ctx, env.Client, hostile.CopyTasks,
+		func() *druidv1alpha1.EtcdCopyBackupsTask { return hostile.CopyTask(namespace) })
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	NewWithT(t).Expect(len(created)).To(BeNumerically(">", 5), "most refused rows pass the CRD schema")
 
 	for i, row := range hostile.CopyTasks {

@@ -31,20 +31,8 @@ func TestReconcilerRefusesWhatTheWebhookRefuses(t *testing.T) {
 	namespace := env.CreateNamespace(t)
 	base, err := hostile.ExampleEtcd(namespace)
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
-	created := map[int]*druidv1alpha1.Etcd{}
-	for i, row := range hostile.Etcds {
-		if row.Want.RefusedAt == "" {
-			continue
-		}
-		etcd := base.DeepCopy()
-		etcd.Name = fmt.Sprintf("sweep-%03d", i)
-		row.Mutate(etcd)
-		if err := env.Client.Create(ctx, etcd); err != nil {
-			NewWithT(t).Expect(apierrors.IsInvalid(err)).To(BeTrue(), "row %q: %v", row.Name, err)
-			continue // the schema refuses it
-		}
-		created[i] = etcd
-	}
+	created, err := hostile.CreateRefused(ctx, env.Client, hostile.Etcds, base.DeepCopy)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	NewWithT(t).Expect(len(created)).To(BeNumerically(">", 50), "most refused rows pass the CRD schema")
 
 	for i, row := range hostile.Etcds {
