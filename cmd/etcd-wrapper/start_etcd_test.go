@@ -32,7 +32,7 @@ func TestAcceptsTheArgumentsDruidGenerates(t *testing.T) {
 			got = o
 			return o.Validate()
 		})
-		args := statefulset.EtcdWrapperArgs(e, imagecaps.AllOurs.EtcdWrapper)
+		args := statefulset.EtcdWrapperArgs(e, imagecaps.AllOurs)
 		g.Expect(args[0]).To(Equal("start-etcd"))
 		cmd.SetArgs(args[1:])
 		g.Expect(cmd.ExecuteContext(t.Context())).To(Succeed())

@@ -243,3 +243,19 @@ func (v DataVersion) StepVersions() ([]string, error) {
 	}
 	return nil, fmt.Errorf("%w: %s (storage version %q); no older etcd steps it, the data is left as it is", ErrDataVersion, why, v.StorageVersion)
 }
+
+// WrittenBy35OrOlder tells whether the directory holds nothing a newer etcd than 3.5 wrote, so that etcd
+// 3.5 may run on it: a database of etcd 3.4 (no raft term beside the consistent index), a WAL with the v2
+// requests only etcd 3.5 and older log, or a recorded cluster version of 3.5 or older — and no storage
+// version, which every etcd since 3.6 writes. A directory that tells neither way (a term, no cluster version
+// decided yet, no v2 request: etcd 3.5 stopped in its first moments, or any newer etcd before it wrote its
+// storage version) is not: running an older etcd on a newer one's data is a downgrade etcd does not allow.
+func (v DataVersion) WrittenBy35OrOlder() bool {
+	if v.StorageVersion != "" {
+		return false
+	}
+	if cv, err := semver.NewVersion(v.ClusterVersion); err == nil && !cv.Equal(semver.Version{Major: 3}) {
+		return cv.Major == 3 && cv.Minor <= 5
+	}
+	return v.ConsistentIndex > 0 && !v.Term || v.LegacyEntries > 0
+}

@@ -118,4 +118,5 @@ const (
 	FlagEtcdClientPort                = "etcd-client-port"
 	FlagStepEtcd35Binary              = "step-etcd-3.5-binary"
 	FlagStepEtcd36Binary              = "step-etcd-3.6-binary"
+	FlagHoldEtcdVersion               = "hold-etcd-version"
 )

@@ -26,9 +26,10 @@ const olderEtcdStopTimeout = time.Minute
 
 // olderEtcd is an older etcd server binary running as this member, as a child process, on the member's
 // real configuration: same name, data directory, URLs and TLS, so that it serves clients and peers as
-// the member did under the old wrapper. Only --snapshot-count is changed, to 1: each applied entry is
-// then followed by a raft snapshot, so that the WAL entries the next version does not apply leave what a
-// restart replays as soon as the cluster writes again (see stepThrough).
+// the member did under the old wrapper. A step (stepThrough) changes only --snapshot-count, to 1: each
+// applied entry is then followed by a raft snapshot, so that the WAL entries the next version does not
+// apply leave what a restart replays as soon as the cluster writes again. A held etcd (runHeld) runs on
+// the configuration as it is.
 type olderEtcd struct {
 	version string
 	cmd     *exec.Cmd
@@ -41,13 +42,9 @@ type olderEtcd struct {
 	dir  string
 }
 
-// startOlderEtcd starts the binary of s with the member's configuration (YAML as the sidecar serves it;
-// cfg is the same, loaded). Its output goes to out.
-func startOlderEtcd(s stepEtcd, config []byte, cfg *embed.Config, o Options, out io.Writer) (*olderEtcd, error) {
-	childConfig, err := withSnapshotCount(config, 1)
-	if err != nil {
-		return nil, err
-	}
+// startOlderEtcd starts the binary of s with childConfig, the member's configuration (YAML as the sidecar
+// serves it, cfg loaded from it) as the caller adapted it. Its output goes to out.
+func startOlderEtcd(s stepEtcd, childConfig []byte, cfg *embed.Config, o Options, out io.Writer) (*olderEtcd, error) {
 	dir, err := os.MkdirTemp("", "etcd-wrapper-step-")
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package wrapper
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -44,6 +45,12 @@ type Options struct {
 	// and a seed that points its image vector at our wrapper before it switches druid must not leave a
 	// member of etcd 3.4 or 3.5 data down. Without either, such data is refused and etcd is not started.
 	ImageStepBinaries map[string]string
+	// HoldVersion ("3.5" or empty) runs the image's etcd of that minor version as this member for as long as
+	// the container runs, instead of this build's etcd, where the data and the cluster allow it (hold.go):
+	// druid asks for it when the pod's sidecar restores only what etcd 3.5 and older write (upstream
+	// etcd-backup-restore restores through etcd 3.4's storage package, which refuses storage version 3.6
+	// and newer), so that the backups taken from this member stay restorable by it.
+	HoldVersion string
 	// StepOutput receives the older etcds' output; nil means the wrapper's standard error.
 	StepOutput io.Writer
 	// ListenHost is the address the wrapper port binds to; empty means all interfaces (the kubelet probes
@@ -86,6 +93,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"etcd 3.5 server binary that data written by etcd 3.4 runs under first, as this member (with --step-etcd-3.6-binary); empty: "+etcdpod.StepEtcd35BinaryPath+" when the image carries it, else such data is refused")
 	fs.StringVar(&o.Step36Binary, podwire.FlagStepEtcd36Binary, o.Step36Binary,
 		"etcd 3.6 server binary that data written by etcd 3.5 (or 3.4, after 3.5) runs under first, as this member; empty: "+etcdpod.StepEtcd36BinaryPath+" when the image carries it, else such data is refused")
+	fs.StringVar(&o.HoldVersion, podwire.FlagHoldEtcdVersion, o.HoldVersion,
+		`run the image's etcd of this minor version ("`+heldVersion+`", the newest whose data upstream etcd-backup-restore restores) as this member instead of this build's etcd, unless the data or another member already runs a newer one; empty: this build's etcd`)
 	o.ignored = ignoredflags.New(fs)
 	o.ignored.Int64(podwire.FlagEtcdClientPort,
 		"the readiness check dials the client URL etcd listens on, from the configuration the sidecar serves, not a port given here")
@@ -105,6 +114,9 @@ func (o *Options) Validate() error {
 	}
 	if o.WrapperPort <= 0 || o.WrapperPort > 65535 {
 		errs = append(errs, errors.New("--etcd-wrapper-port must be a TCP port"))
+	}
+	if o.HoldVersion != "" && o.HoldVersion != heldVersion {
+		errs = append(errs, fmt.Errorf("--%s: only %q can be held, got %q", podwire.FlagHoldEtcdVersion, heldVersion, o.HoldVersion))
 	}
 	if o.PollInterval <= 0 {
 		errs = append(errs, errors.New("--sidecar-poll-interval must be positive"))

@@ -87,7 +87,11 @@ func (w *wrapper) stepThrough(ctx context.Context, config []byte, cfg *embed.Con
 		}
 		log.Info("Running an older etcd as this member before this etcd", "version", s.version, "binary", s.binary,
 			"plan", planVersions(plan), "run", runs[s.version])
-		older, err := startOlderEtcd(s, config, cfg, o, o.stepOutput())
+		stepConfig, err := withSnapshotCount(config, 1)
+		if err != nil {
+			return false, err
+		}
+		older, err := startOlderEtcd(s, stepConfig, cfg, o, o.stepOutput())
 		if err != nil {
 			return false, err
 		}

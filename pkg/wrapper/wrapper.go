@@ -103,6 +103,16 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
+	if o.HoldVersion != "" {
+		held, whyNot, err := holdPlan(ctx, cfg, o)
+		if err != nil {
+			return err
+		}
+		if whyNot == "" {
+			return w.runHeld(ctx, held, config, cfg, o, log)
+		}
+		log.Info("Not holding this member at the older etcd version: it runs the newest etcd the data needs", "version", o.HoldVersion, "reason", whyNot)
+	}
 	if stopped, err := w.stepThrough(ctx, config, cfg, o, log); err != nil {
 		return err
 	} else if stopped {

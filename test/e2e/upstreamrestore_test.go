@@ -5,9 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -148,31 +146,6 @@ func loseAllDataAndStartFirstMember(ctx context.Context, env *seedworkflow.Env) 
 	Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(sts), sts)).To(Succeed())
 	scaleStatefulSet(ctx, env, sts, 1)
 	return obj
-}
-
-// expectSidecarLog waits until a log of a backup-restore container of the namespace contains text, and
-// returns that line.
-func expectSidecarLog(ctx context.Context, env *seedworkflow.Env, text string) string {
-	var line string
-	Eventually(func() string {
-		for _, dir := range seed.PodLogDirs(env.Namespace) {
-			logs, _ := filepath.Glob(filepath.Join(dir, "backup-restore", "*.log"))
-			for _, file := range logs {
-				data, err := os.ReadFile(file)
-				if err != nil {
-					continue
-				}
-				for _, l := range strings.Split(string(data), "\n") {
-					if strings.Contains(l, text) {
-						line = l
-						return line
-					}
-				}
-			}
-		}
-		return ""
-	}).WithContext(ctx).WithTimeout(waitTimeout).WithPolling(pollInterval).ShouldNot(BeEmpty(), "no sidecar logged %q", text)
-	return line
 }
 
 // expectReadyWithPeerTLS waits until druid reports the members of etcd-main ready and the Etcd Ready, and the

@@ -162,6 +162,10 @@ type BackupRestore struct {
 	// sidecar, gardener/etcd-backup-restore pkg/server/httpAPI.go), so under a read-only root file system the
 	// container needs a writable home, or it answers 500 and etcd never starts. Ours serves it from memory.
 	WritesHome bool
+	// NewestRestorableEtcd is the newest etcd minor version whose data the restorer opens, "" for any the
+	// pod's etcd writes. The upstream sidecar restores (and compacts) through etcd 3.4's storage package,
+	// which refuses storage version 3.6 and newer: our wrapper is then held at etcd 3.5 (EtcdWrapper.Hold).
+	NewestRestorableEtcd string
 }
 
 // EtcdWrapper is what an etcd-wrapper image accepts and serves, where druid's rendering depends on it.
@@ -180,12 +184,15 @@ type EtcdWrapper struct {
 	// and start-etcd takes --step-etcd-3.5-binary and --step-etcd-3.6-binary, to step data etcd 3.4 or 3.5
 	// wrote before its etcd 3.7 opens it. The upstream wrapper runs its own etcd and refuses unknown flags.
 	StepBinaries bool
+	// Hold: start-etcd takes --hold-etcd-version and runs the image's etcd 3.5 for good instead of its own,
+	// for a sidecar whose restorer opens nothing newer (BackupRestore.NewestRestorableEtcd).
+	Hold bool
 }
 
 // BackupRestoreOf returns the capabilities of an etcdbrctl image of kind k.
 func BackupRestoreOf(k Kind) BackupRestore {
 	if k == Upstream {
-		return BackupRestore{Kind: Upstream, UpstreamDefaults: true, WritesHome: true}
+		return BackupRestore{Kind: Upstream, UpstreamDefaults: true, WritesHome: true, NewestRestorableEtcd: "3.5"}
 	}
 	return BackupRestore{Kind: Ours, ServerCACert: true, WrapperPortFlag: true, Livez: true}
 }
@@ -195,7 +202,7 @@ func EtcdWrapperOf(k Kind) EtcdWrapper {
 	if k == Upstream {
 		return EtcdWrapper{Kind: Upstream, ReadyzHTTPSWithClientTLS: true, ClientPortFlag: true}
 	}
-	return EtcdWrapper{Kind: Ours, Phase: true, StepBinaries: true}
+	return EtcdWrapper{Kind: Ours, Phase: true, StepBinaries: true, Hold: true}
 }
 
 // AllOurs are the capabilities of a pod of our two images.

@@ -73,10 +73,10 @@ func TestCapabilitiesPerKind(t *testing.T) {
 	if got, want := BackupRestoreOf(Ours), (BackupRestore{Kind: Ours, ServerCACert: true, WrapperPortFlag: true, Livez: true}); got != want {
 		t.Errorf("ours etcdbrctl: got %+v, want %+v", got, want)
 	}
-	if got, want := BackupRestoreOf(Upstream), (BackupRestore{Kind: Upstream, UpstreamDefaults: true, WritesHome: true}); got != want {
+	if got, want := BackupRestoreOf(Upstream), (BackupRestore{Kind: Upstream, UpstreamDefaults: true, WritesHome: true, NewestRestorableEtcd: "3.5"}); got != want {
 		t.Errorf("upstream etcdbrctl: got %+v, want %+v", got, want)
 	}
-	if got, want := EtcdWrapperOf(Ours), (EtcdWrapper{Kind: Ours, Phase: true, StepBinaries: true}); got != want {
+	if got, want := EtcdWrapperOf(Ours), (EtcdWrapper{Kind: Ours, Phase: true, StepBinaries: true, Hold: true}); got != want {
 		t.Errorf("ours etcd-wrapper: got %+v, want %+v", got, want)
 	}
 	if got, want := EtcdWrapperOf(Upstream), (EtcdWrapper{Kind: Upstream, ReadyzHTTPSWithClientTLS: true, ClientPortFlag: true}); got != want {

@@ -255,6 +255,6 @@ func TestSidecarGetsTheWrapperPort(t *testing.T) {
 	g.Expect(BackupRestoreArgs(e, imagecaps.AllOurs.BackupRestore)).NotTo(ContainElement(HavePrefix("--etcd-wrapper-port")))
 	e.Spec.Etcd.WrapperPort = ptr.To(int32(9096))
 	g.Expect(BackupRestoreArgs(e, imagecaps.AllOurs.BackupRestore)).To(ContainElement("--etcd-wrapper-port=9096"))
-	g.Expect(EtcdWrapperArgs(e, imagecaps.AllOurs.EtcdWrapper)).To(ContainElement("--etcd-wrapper-port=9096"), "the wrapper listens there")
+	g.Expect(EtcdWrapperArgs(e, imagecaps.AllOurs)).To(ContainElement("--etcd-wrapper-port=9096"), "the wrapper listens there")
 	g.Expect(BackupRestoreArgs(e, imagecaps.BackupRestoreOf(imagecaps.Upstream))).NotTo(ContainElement(HavePrefix("--etcd-wrapper-port")))
 }

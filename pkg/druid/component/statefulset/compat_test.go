@@ -94,7 +94,7 @@ func TestUpstreamImagesGetOnlyFlagsTheyDefine(t *testing.T) {
 		for _, name := range flagNames(BackupRestoreArgs(etcd, upstreamCaps.BackupRestore)) {
 			g.Expect(upstreamServerFlags).To(ContainElement(name), "etcdbrctl server defines no --%s", name)
 		}
-		for _, name := range flagNames(EtcdWrapperArgs(etcd, upstreamCaps.EtcdWrapper)) {
+		for _, name := range flagNames(EtcdWrapperArgs(etcd, upstreamCaps)) {
 			g.Expect(upstreamStartEtcdFlags).To(ContainElement(name), "etcd-wrapper start-etcd defines no --%s", name)
 		}
 		g.Expect(flagNames(BackupRestoreArgs(etcd, oursCaps.BackupRestore))).To(ContainElement("server-cacert"))
@@ -166,11 +166,15 @@ func TestArgsPerImageKind(t *testing.T) {
 		"--backup-restore-tls-enabled=true",
 		"--backup-restore-ca-cert-bundle-path=/var/etcdbr/ssl/ca/ca.crt",
 	}
-	g.Expect(EtcdWrapperArgs(etcd, oursCaps.EtcdWrapper)).To(HaveExactElements(concat(wrapper, []string{
+	steps := []string{
 		"--step-etcd-3.5-binary=/usr/local/bin/etcd-3.5",
 		"--step-etcd-3.6-binary=/usr/local/bin/etcd-3.6",
-	})))
-	g.Expect(EtcdWrapperArgs(etcd, upstreamCaps.EtcdWrapper)).To(HaveExactElements(concat(wrapper, []string{"--etcd-client-port=2479"})))
+	}
+	g.Expect(EtcdWrapperArgs(etcd, oursCaps)).To(HaveExactElements(concat(wrapper, steps)))
+	// Our wrapper beside the upstream sidecar, whose restore opens only what etcd 3.5 and older write.
+	g.Expect(EtcdWrapperArgs(etcd, imagecaps.Caps{BackupRestore: upstreamCaps.BackupRestore, EtcdWrapper: oursCaps.EtcdWrapper})).
+		To(HaveExactElements(concat(wrapper, steps, []string{"--hold-etcd-version=3.5"})))
+	g.Expect(EtcdWrapperArgs(etcd, upstreamCaps)).To(HaveExactElements(concat(wrapper, []string{"--etcd-client-port=2479"})))
 
 	// Without client TLS the upstream sidecar's --insecure-skip-tls-verify stays unset: nothing to verify.
 	plain := newEtcd()

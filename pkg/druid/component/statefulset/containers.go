@@ -12,8 +12,8 @@ import (
 
 // etcdContainer runs the etcd wrapper, which starts etcd with the configuration the sidecar serves. A
 // upstream wrapper (caps) serves no /phase, so it gets no liveness probe, as under the upstream druid.
-func etcdContainer(etcd *druidv1alpha1.Etcd, image string, caps imagecaps.EtcdWrapper) corev1.Container {
-	spec := etcd.Spec.Etcd
+func etcdContainer(etcd *druidv1alpha1.Etcd, image string, pod imagecaps.Caps) corev1.Container {
+	spec, caps := etcd.Spec.Etcd, pod.EtcdWrapper
 	var liveness *corev1.Probe
 	if caps.Phase {
 		liveness = livenessProbe("/phase", *spec.WrapperPort, corev1.URISchemeHTTP)
@@ -21,7 +21,7 @@ func etcdContainer(etcd *druidv1alpha1.Etcd, image string, caps imagecaps.EtcdWr
 	return withDefaults(corev1.Container{
 		Name:  etcdpod.ContainerEtcd,
 		Image: image,
-		Args:  EtcdWrapperArgs(etcd, caps),
+		Args:  EtcdWrapperArgs(etcd, pod),
 		Ports: []corev1.ContainerPort{
 			{Name: etcdpod.PortNameClient, ContainerPort: *spec.ClientPort, Protocol: corev1.ProtocolTCP},
 			{Name: etcdpod.PortNameServer, ContainerPort: *spec.ServerPort, Protocol: corev1.ProtocolTCP},

@@ -180,7 +180,8 @@ func storeArgs(etcd *druidv1alpha1.Etcd) []string {
 // for, the client certificate for its own health checks, and the port of /readyz and /stop. caps add the
 // client port for an upstream wrapper, whose readiness check dials that port rather than etcd's client URL,
 // and for ours the old etcd servers its image carries (constant paths, so the template stays stable).
-func EtcdWrapperArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.EtcdWrapper) []string {
+func EtcdWrapperArgs(etcd *druidv1alpha1.Etcd, pod imagecaps.Caps) []string {
+	caps := pod.EtcdWrapper
 	spec := etcd.Spec
 	args := []string{
 		"start-etcd",
@@ -207,6 +208,9 @@ func EtcdWrapperArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.EtcdWrapper) []str
 		args = append(args,
 			podwire.Arg(podwire.FlagStepEtcd35Binary, etcdpod.StepEtcd35BinaryPath),
 			podwire.Arg(podwire.FlagStepEtcd36Binary, etcdpod.StepEtcd36BinaryPath))
+	}
+	if caps.Hold && pod.BackupRestore.NewestRestorableEtcd != "" {
+		args = append(args, podwire.Arg(podwire.FlagHoldEtcdVersion, pod.BackupRestore.NewestRestorableEtcd))
 	}
 	return args
 }

@@ -42,7 +42,7 @@ func podTemplate(etcd *druidv1alpha1.Etcd, in renderInput) corev1.PodTemplateSpe
 		DeprecatedServiceAccount:      druidv1alpha1.ServiceAccountName(etcd),
 		Affinity:                      etcd.Spec.SchedulingConstraints.Affinity.DeepCopy(),
 		SecurityContext:               securityContext(etcd),
-		Containers:                    []corev1.Container{etcdContainer(etcd, etcdImg, caps.EtcdWrapper), backupRestoreContainer(etcd, brImg, caps.BackupRestore, in.local)},
+		Containers:                    []corev1.Container{etcdContainer(etcd, etcdImg, caps), backupRestoreContainer(etcd, brImg, caps.BackupRestore, in.local)},
 		Volumes:                       append(volumes(etcd, in.local), sidecarHomeVolumes(caps.BackupRestore)...),
 		RestartPolicy:                 corev1.RestartPolicyAlways,
 		DNSPolicy:                     corev1.DNSClusterFirst,
