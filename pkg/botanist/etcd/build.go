@@ -3,6 +3,7 @@ package etcd
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"maps"
 	"time"
 
@@ -35,8 +36,31 @@ const (
 	labelToDNS            = "networking.gardener.cloud/to-dns"
 	labelToPublicNetworks = "networking.gardener.cloud/to-public-networks"
 	labelToPrivateNets    = "networking.gardener.cloud/to-private-networks"
-	labelAllowed          = "allowed"
+	// labelToRuntimeAPIServer lets the pods reach the seed's kube-apiserver (the sidecar's leases and
+	// member status); a Gardener seed's network policies deny it otherwise.
+	labelToRuntimeAPIServer = "networking.gardener.cloud/to-runtime-apiserver"
+	labelAllowed            = "allowed"
 )
+
+// clientServiceAnnotations are what Gardener's resource manager reads from the client Service to write
+// its network policies: the seed's Prometheus (garden namespace) may scrape etcd (2379) and the sidecar
+// (8080), and the kube-apiservers of all shoot namespaces may reach the Service through the all-shoots
+// alias.
+var clientServiceAnnotations = map[string]string{
+	"networking.resources.gardener.cloud/from-all-scrape-targets-allowed-ports": fmt.Sprintf(`[{"protocol":"TCP","port":%d},{"protocol":"TCP","port":%d}]`, clientPort, backupPort),
+	"networking.resources.gardener.cloud/namespace-selectors":                   `[{"matchLabels":{"kubernetes.io/metadata.name":"garden"}}]`,
+	"networking.resources.gardener.cloud/pod-label-selector-namespace-alias":    "all-shoots",
+}
+
+// peerNetworkLabels open, through Gardener's resource manager, the traffic between the members of a
+// multi-member etcd: client, peer and sidecar ports of the client Service etcd-<role>-client.
+func peerNetworkLabels(role string) map[string]string {
+	out := map[string]string{}
+	for _, port := range []int32{clientPort, serverPort, backupPort} {
+		out[fmt.Sprintf("networking.resources.gardener.cloud/to-etcd-%s-client-tcp-%d", role, port)] = labelAllowed
+	}
+	return out
+}
 
 var (
 	defaultQuota             = resource.MustParse("8Gi")
@@ -114,12 +138,13 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 		spec.Labels = map[string]string{}
 	}
 	maps.Copy(spec.Labels, map[string]string{
-		labelGardenerRole:     labelGardenerRoleCP,
-		labelRole:             e.values.Role,
-		labelApp:              labelAppEtcd,
-		labelToDNS:            labelAllowed,
-		labelToPublicNetworks: labelAllowed,
-		labelToPrivateNets:    labelAllowed,
+		labelGardenerRole:       labelGardenerRoleCP,
+		labelRole:               e.values.Role,
+		labelApp:                labelAppEtcd,
+		labelToDNS:              labelAllowed,
+		labelToPublicNetworks:   labelAllowed,
+		labelToPrivateNets:      labelAllowed,
+		labelToRuntimeAPIServer: labelAllowed,
 	})
 	spec.Replicas = p.replicas
 	spec.SchedulingConstraints.TopologySpreadConstraints = spreadConstraints(existing, obj, p.replicas, e.values.Zones, e.values.FailureToleranceType)
@@ -138,6 +163,13 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 	spec.Etcd.Metrics = ptr.To(druidv1alpha1.Basic)
 	spec.Etcd.DefragmentationSchedule = ptr.To(p.defragmentation)
 	spec.Etcd.ClientUrlTLS = e.clientTLS()
+	if spec.Etcd.ClientService == nil {
+		spec.Etcd.ClientService = &druidv1alpha1.ClientService{}
+	}
+	if spec.Etcd.ClientService.Annotations == nil {
+		spec.Etcd.ClientService.Annotations = map[string]string{}
+	}
+	maps.Copy(spec.Etcd.ClientService.Annotations, clientServiceAnnotations)
 	if spec.Etcd.Resources == nil {
 		spec.Etcd.Resources = &corev1.ResourceRequirements{Requests: etcdRequestsByClass[e.values.Class].DeepCopy()}
 	}
@@ -177,8 +209,10 @@ func snapshotCompaction(existing *druidv1alpha1.SnapshotCompactionSpec) *druidv1
 	return c
 }
 
-// setPeerTLS configures peer TLS (or leaves it off) and the pod annotation that rolls the members when the
-// peer bundle or certificate changes.
+// setPeerTLS configures peer TLS (or leaves it off), the pod annotation that rolls the members when the
+// peer bundle or certificate changes, and the pod labels that let the members reach each other (Gardener
+// writes them with high availability; here they go with peer TLS, which also covers a cluster scaled out
+// without it).
 func (e *etcd) setPeerTLS(obj *druidv1alpha1.Etcd, peerTLS bool, checksum string) {
 	if !peerTLS {
 		obj.Spec.Etcd.PeerUrlTLS = nil
@@ -192,6 +226,10 @@ func (e *etcd) setPeerTLS(obj *druidv1alpha1.Etcd, peerTLS bool, checksum string
 		obj.Spec.Annotations = map[string]string{}
 	}
 	obj.Spec.Annotations[PeerTLSChecksumAnnotation] = checksum
+	if obj.Spec.Labels == nil {
+		obj.Spec.Labels = map[string]string{}
+	}
+	maps.Copy(obj.Spec.Labels, peerNetworkLabels(e.values.Role))
 }
 
 // clientTLS is used by etcd's client port and by the sidecar's HTTP server: both present the server
