@@ -72,20 +72,69 @@ var (
 	// whole database and replays the deltas in memory.
 	compactionResources = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("600m"), corev1.ResourceMemory: resource.MustParse("3Gi")}
 
-	// etcdRequestsByClass are the etcd container's requests when the Etcd has none: Gardener requests only
-	// memory, the VPA's minAllowed (vpa.go), and lets the VPA raise it from there; CPU is left to the VPA.
-	etcdRequestsByClass = map[Class]corev1.ResourceList{
+	// etcdFloorByClass is the VPA's floor for the etcd container (vpa.go) unless Values.MinAllowed
+	// replaces it: memory only, CPU is left to the VPA.
+	etcdFloorByClass = map[Class]corev1.ResourceList{
 		ClassImportant: {corev1.ResourceMemory: resource.MustParse("300M")},
 		ClassNormal:    {corev1.ResourceMemory: resource.MustParse("60M")},
 	}
-	// backupRestoreRequestsByClass are the sidecar's requests when the Etcd has none (Gardener's values;
-	// the VPA leaves this container alone).
+	// etcdRequestsByClass are Gardener's requests of the etcd container, raised to the floor where it is
+	// higher. The VPA changes the pods' requests, never the Etcd's, so these are what a new or rolled
+	// member starts with.
+	etcdRequestsByClass = map[Class]corev1.ResourceList{
+		ClassImportant: {corev1.ResourceCPU: resource.MustParse("150m"), corev1.ResourceMemory: resource.MustParse("500M")},
+		ClassNormal:    {corev1.ResourceCPU: resource.MustParse("30m"), corev1.ResourceMemory: resource.MustParse("150M")},
+	}
+	// backupRestoreRequestsByClass are the sidecar's requests (Gardener's values; the VPA leaves this
+	// container alone).
 	backupRestoreRequestsByClass = map[Class]corev1.ResourceList{
 		ClassImportant: {corev1.ResourceCPU: resource.MustParse("20m"), corev1.ResourceMemory: resource.MustParse("80Mi")},
 		ClassNormal:    {corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("40Mi")},
 	}
 	autoCompactionModePeriodic = druidv1alpha1.Periodic
+	// metricsByClass: the important etcd exports its extensive metrics (request latencies per method).
+	metricsByClass = map[Class]druidv1alpha1.MetricsLevel{ClassImportant: druidv1alpha1.Extensive, ClassNormal: druidv1alpha1.Basic}
 )
+
+// safeToEvictAnnotation is the cluster-autoscaler's pod annotation; "false" keeps a node from being
+// scaled down while the pod runs on it.
+const safeToEvictAnnotation = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+
+// etcdFloor is the class's floor with Values.MinAllowed replacing it per resource.
+func (e *etcd) etcdFloor() corev1.ResourceList {
+	floor := etcdFloorByClass[e.values.Class].DeepCopy()
+	maps.Copy(floor, e.values.MinAllowed)
+	return floor
+}
+
+// etcdRequests are the class's requests, each raised to the floor where that is higher.
+func (e *etcd) etcdRequests() corev1.ResourceList {
+	requests := etcdRequestsByClass[e.values.Class].DeepCopy()
+	for name, floor := range e.etcdFloor() {
+		if have, ok := requests[name]; !ok || floor.Cmp(have) > 0 {
+			requests[name] = floor.DeepCopy()
+		}
+	}
+	return requests
+}
+
+// setEvictionAnnotations says who may evict the members. etcd-events (class normal) holds nothing worth
+// an outage of the control plane: druid lets its PodDisruptionBudget evict unhealthy members. A single
+// important member is the shoot's API: the cluster-autoscaler must not drain its node. With high
+// availability the PodDisruptionBudget protects the quorum, so the autoscaler may.
+func (e *etcd) setEvictionAnnotations(obj *druidv1alpha1.Etcd) {
+	if e.values.Class == ClassNormal {
+		metav1.SetMetaDataAnnotation(&obj.ObjectMeta, druidv1alpha1.AllowUnhealthyPodEvictionAnnotation, "")
+	}
+	if e.values.Class == ClassImportant && !e.values.HighAvailability {
+		if obj.Spec.Annotations == nil {
+			obj.Spec.Annotations = map[string]string{}
+		}
+		obj.Spec.Annotations[safeToEvictAnnotation] = "false"
+		return
+	}
+	delete(obj.Spec.Annotations, safeToEvictAnnotation)
+}
 
 // plan is what Deploy settled before building the Etcd: the merged replicas, whether peers talk TLS, the
 // backup store and the schedules.
@@ -160,7 +209,7 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 	spec.Etcd.ServerPort = ptr.To(serverPort)
 	spec.Etcd.WrapperPort = ptr.To(wrapperPort)
 	spec.Etcd.Quota = ptr.To(defaultQuota)
-	spec.Etcd.Metrics = ptr.To(druidv1alpha1.Basic)
+	spec.Etcd.Metrics = ptr.To(metricsByClass[e.values.Class])
 	spec.Etcd.DefragmentationSchedule = ptr.To(p.defragmentation)
 	spec.Etcd.ClientUrlTLS = e.clientTLS()
 	if spec.Etcd.ClientService == nil {
@@ -170,16 +219,15 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 		spec.Etcd.ClientService.Annotations = map[string]string{}
 	}
 	maps.Copy(spec.Etcd.ClientService.Annotations, clientServiceAnnotations)
-	if spec.Etcd.Resources == nil {
-		spec.Etcd.Resources = &corev1.ResourceRequirements{Requests: etcdRequestsByClass[e.values.Class].DeepCopy()}
-	}
+	// Written on every Deploy, as Gardener does: the class (and the floor) decide, not what an earlier
+	// writer left.
+	spec.Etcd.Resources = &corev1.ResourceRequirements{Requests: e.etcdRequests()}
 	e.setPeerTLS(obj, p.peerTLS, p.peerTLSChecksum)
 
 	spec.Backup.Port = ptr.To(backupPort)
 	spec.Backup.TLS = e.clientTLS()
-	if spec.Backup.Resources == nil {
-		spec.Backup.Resources = &corev1.ResourceRequirements{Requests: backupRestoreRequestsByClass[e.values.Class].DeepCopy()}
-	}
+	spec.Backup.Resources = &corev1.ResourceRequirements{Requests: backupRestoreRequestsByClass[e.values.Class].DeepCopy()}
+	e.setEvictionAnnotations(obj)
 	// As Gardener does on every Etcd, backed up or not (without a store they are simply not used): gzip
 	// compression of the snapshots, and the compaction Job's resources. Thresholds someone set on the
 	// object are kept; unset, druid's defaults apply (1,000,000 and 3,000,000 delta events).

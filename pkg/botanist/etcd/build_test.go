@@ -58,3 +58,40 @@ func TestBuildAnnotatesTheClientServiceForGardenersNetworkPolicies(t *testing.T)
 		"networking.resources.gardener.cloud/pod-label-selector-namespace-alias":    "all-shoots",
 	}))
 }
+
+// etcd-events (class normal) may lose an unhealthy member to an eviction (druid relaxes its
+// PodDisruptionBudget); a single-member etcd-main (important, not highly available) must not be evicted by
+// the cluster-autoscaler, since that is an outage of the shoot's API.
+func TestBuildAnnotatesEvictionByClassAndAvailability(t *testing.T) {
+	g := NewWithT(t)
+	events := built(Values{Role: RoleEvents}, nil, 1)
+	g.Expect(events.Annotations).To(HaveKeyWithValue(druidv1alpha1.AllowUnhealthyPodEvictionAnnotation, ""))
+	g.Expect(events.Spec.Annotations).NotTo(HaveKey("cluster-autoscaler.kubernetes.io/safe-to-evict"))
+
+	main := built(Values{Role: RoleMain}, nil, 1)
+	g.Expect(main.Annotations).NotTo(HaveKey(druidv1alpha1.AllowUnhealthyPodEvictionAnnotation))
+	g.Expect(main.Spec.Annotations).To(HaveKeyWithValue("cluster-autoscaler.kubernetes.io/safe-to-evict", "false"))
+
+	// Becoming highly available, three members tolerate the eviction of one: the annotation goes.
+	ha := built(Values{Role: RoleMain, HighAvailability: true}, main, 3)
+	g.Expect(ha.Spec.Annotations).NotTo(HaveKey("cluster-autoscaler.kubernetes.io/safe-to-evict"))
+}
+
+// Gardener's requests: the class's default or the VPA's floor, whichever is higher, written on every
+// Deploy; extensive metrics for the important etcd.
+func TestBuildRequestsAndMetricsByClass(t *testing.T) {
+	g := NewWithT(t)
+	events := built(Values{Role: RoleEvents}, nil, 1)
+	g.Expect(events.Spec.Etcd.Resources.Requests).To(BeComparableTo(resources("cpu", "30m", "memory", "150M")))
+	g.Expect(events.Spec.Etcd.Metrics).To(HaveValue(Equal(druidv1alpha1.Basic)))
+	main := built(Values{Role: RoleMain}, nil, 1)
+	g.Expect(main.Spec.Etcd.Resources.Requests).To(BeComparableTo(resources("cpu", "150m", "memory", "500M")))
+	g.Expect(main.Spec.Etcd.Metrics).To(HaveValue(Equal(druidv1alpha1.Extensive)))
+
+	// A raised floor raises the requests; what was on the object does not survive.
+	existing := main.DeepCopy()
+	existing.Spec.Etcd.Resources.Requests = resources("memory", "123Mi")
+	raised := built(Values{Role: RoleMain, MinAllowed: resources("memory", "1Gi")}, existing, 1)
+	g.Expect(raised.Spec.Etcd.Resources.Requests).To(BeComparableTo(resources("cpu", "150m", "memory", "1Gi")))
+	g.Expect(built(Values{Role: RoleMain}, existing, 1).Spec.Etcd.Resources.Requests).To(BeComparableTo(resources("cpu", "150m", "memory", "500M")))
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -109,6 +110,22 @@ type Values struct {
 	MaintenanceWindow *MaintenanceWindow
 	// PriorityClassName of the etcd pods (DefaultPriorityClassName when empty).
 	PriorityClassName string
+
+	// Inputs gardenlet's etcd component takes from the Shoot and its own configuration (gardenlet_values.go
+	// says how gardenlet derives them).
+	//
+	// MinAllowed replaces, per resource, the VPA's floor for the etcd container (the shoot's
+	// spec.kubernetes.etcd.<role>.autoscaling.minAllowed); the Etcd's requests never lie below it.
+	MinAllowed corev1.ResourceList
+	// Purpose is the shoot's purpose: the important etcd of a production or infrastructure shoot is
+	// never evicted to scale it down.
+	Purpose Purpose
+	// ScaleDownDisabled is the shoot's scale-down-disabled annotation: the VPA never evicts to scale down,
+	// whatever the class.
+	ScaleDownDisabled bool
+	// BackupLeaderElection tunes how the sidecars of a backed-up etcd elect the one that takes snapshots
+	// (gardenlet's etcdConfig.backupLeaderElection); nil leaves druid's defaults.
+	BackupLeaderElection *druidv1alpha1.LeaderElectionSpec
 
 	// SkipTLSSecretGeneration leaves the TLS secrets to another owner (for example Gardener's secrets
 	// manager); Deploy then only checks that they exist.

@@ -46,7 +46,7 @@ func (e *etcd) reconcileVPA(ctx context.Context) error {
 				{
 					ContainerName:    etcdpod.ContainerEtcd,
 					Mode:             ptr.To(vpaautoscalingv1.ContainerScalingModeAuto),
-					MinAllowed:       etcdRequestsByClass[e.values.Class].DeepCopy(),
+					MinAllowed:       e.etcdFloor(),
 					ControlledValues: ptr.To(vpaautoscalingv1.ContainerControlledValuesRequestsOnly),
 				},
 				{
