@@ -102,7 +102,10 @@ func storeSecretName(store *druidv1alpha1.StoreSpec) string {
 	return store.SecretRef.Name
 }
 
-// schedules: explicit values win, then what the object already has, then a slot in the maintenance window.
+// schedules follow Gardener's rule: what an existing Etcd has stays, even against Values (an operator may
+// have moved it, and a moved full snapshot must not jump), except a defragmentation every N days, the old
+// default, which gives way to the daily one; a new Etcd takes the Values, else a slot in the maintenance
+// window.
 func (e *etcd) schedules(existing *druidv1alpha1.Etcd) (defragmentation, fullSnapshot string, err error) {
 	window := DefaultMaintenanceWindow
 	if e.values.MaintenanceWindow != nil {
@@ -112,17 +115,17 @@ func (e *etcd) schedules(existing *druidv1alpha1.Etcd) (defragmentation, fullSna
 	if err != nil {
 		return "", "", err
 	}
-	if existing != nil && existing.Spec.Etcd.DefragmentationSchedule != nil {
-		defragmentation = *existing.Spec.Etcd.DefragmentationSchedule
-	}
-	if existing != nil && existing.Spec.Backup.FullSnapshotSchedule != nil {
-		fullSnapshot = *existing.Spec.Backup.FullSnapshotSchedule
-	}
 	if e.values.DefragmentationSchedule != nil {
 		defragmentation = *e.values.DefragmentationSchedule
 	}
 	if e.values.FullSnapshotSchedule != nil {
 		fullSnapshot = *e.values.FullSnapshotSchedule
+	}
+	if existing != nil && existing.Spec.Etcd.DefragmentationSchedule != nil && !everyNDays(*existing.Spec.Etcd.DefragmentationSchedule) {
+		defragmentation = *existing.Spec.Etcd.DefragmentationSchedule
+	}
+	if existing != nil && existing.Spec.Backup.FullSnapshotSchedule != nil {
+		fullSnapshot = *existing.Spec.Backup.FullSnapshotSchedule
 	}
 	return defragmentation, fullSnapshot, nil
 }

@@ -83,11 +83,12 @@ type Values struct {
 	StorageCapacity *resource.Quantity
 	// StorageClass of the volumes; only used on creation since it is immutable.
 	StorageClass *string
-	// DefragmentationSchedule is a cron schedule; nil keeps the existing one or derives one in the
-	// maintenance window.
+	// DefragmentationSchedule is the cron schedule of a new Etcd (nil: one derived in the maintenance
+	// window). An existing Etcd keeps its schedule unless that runs every N days (N > 1), Gardener's old
+	// default.
 	DefragmentationSchedule *string
-	// FullSnapshotSchedule is a cron schedule; nil keeps the existing one or derives a daily one in the
-	// maintenance window.
+	// FullSnapshotSchedule is the cron schedule of a new Etcd's full snapshots (nil: a daily one derived
+	// in the maintenance window). An existing Etcd keeps its schedule, as with Gardener.
 	FullSnapshotSchedule *string
 	// DeltaSnapshotPeriod is how often the main etcd's sidecar uploads a delta snapshot (DefaultDeltaSnapshotPeriod
 	// when zero). It also bounds what a quorum-loss recovery loses, and BackupReady turns False after three

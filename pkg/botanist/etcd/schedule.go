@@ -3,6 +3,8 @@ package etcd
 import (
 	"fmt"
 	"hash/fnv"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -62,4 +64,15 @@ func derivedSchedules(w MaintenanceWindow, namespace, role string) (defragmentat
 func dailyCron(minuteOfDay int) string {
 	m := minuteOfDay % (24 * 60)
 	return fmt.Sprintf("%d %d * * *", m%60, m/60)
+}
+
+// everyNDays tells a five-field cron schedule whose day of month is */N with N > 1: Gardener's old
+// defragmentation default, the one kind of existing schedule a Deploy replaces.
+func everyNDays(schedule string) bool {
+	fields := strings.Fields(schedule)
+	if len(fields) != 5 {
+		return false
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(fields[2], "*/"))
+	return strings.HasPrefix(fields[2], "*/") && err == nil && n > 1
 }

@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
 
 // minuteOf parses "M H * * *" back into minutes after midnight.
@@ -73,4 +76,34 @@ func TestMaintenanceWindowErrors(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring(`begin "22:00"`)))
 	_, _, err = derivedSchedules(MaintenanceWindow{Begin: "220000+0000", End: "220000+0000"}, "ns", RoleMain)
 	g.Expect(err).To(MatchError(ContainSubstring("is empty")))
+}
+
+// Gardener's rule for schedules on an existing Etcd: what is there stays, even against a schedule the
+// Values pass (a schedule may have been moved by an operator, and a moved full snapshot must not jump);
+// only a defragmentation every N days (N > 1), the old default, is replaced by the daily one.
+func TestSchedulesKeepWhatTheEtcdHasExceptEveryNDaysDefragmentation(t *testing.T) {
+	g := NewWithT(t)
+	withSchedules := func(defrag, full string) *druidv1alpha1.Etcd {
+		obj := &druidv1alpha1.Etcd{}
+		obj.Spec.Etcd.DefragmentationSchedule = ptr.To(defrag)
+		obj.Spec.Backup.FullSnapshotSchedule = ptr.To(full)
+		return obj
+	}
+	e := New(nil, "ns", Values{Role: RoleMain, DefragmentationSchedule: ptr.To("5 22 * * *"), FullSnapshotSchedule: ptr.To("6 22 * * *")}).(*etcd)
+	cases := []struct{ existingDefrag, wantDefrag string }{
+		{"7 3 * * *", "7 3 * * *"},
+		{"7 3 * * 6", "7 3 * * 6"},
+		{"7 3 */1 * *", "7 3 */1 * *"},
+		{"7 3 */3 * *", "5 22 * * *"},
+		{"7 3 */2 * *", "5 22 * * *"},
+	}
+	for _, c := range cases {
+		defrag, full, err := e.schedules(withSchedules(c.existingDefrag, "0 */12 * * *"))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(defrag).To(Equal(c.wantDefrag), c.existingDefrag)
+		g.Expect(full).To(Equal("0 */12 * * *"), "an existing full snapshot schedule is kept")
+	}
+	defrag, full, err := e.schedules(nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect([]string{defrag, full}).To(Equal([]string{"5 22 * * *", "6 22 * * *"}), "a new Etcd takes the Values")
 }

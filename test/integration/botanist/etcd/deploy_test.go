@@ -247,13 +247,21 @@ func TestDeployIsIdempotentAndKeepsWhatIsAlreadyOnTheObject(t *testing.T) {
 	g.Expect(*kept.Spec.Backup.FullSnapshotSchedule).To(Equal("0 */12 * * *"))
 	g.Expect(kept.Spec.Backup.Store).To(Equal(first.Spec.Backup.Store))
 
-	// Explicit values win, but a volume never shrinks.
+	// A volume never shrinks, and schedules passed in Values do not move the existing ones (Gardener's
+	// rule); only a defragmentation every N days gives way.
 	plain.StorageCapacity = ptr.To(resource.MustParse("30Gi"))
 	plain.FullSnapshotSchedule = ptr.To("15 2 * * *")
+	plain.DefragmentationSchedule = ptr.To("20 2 * * *")
 	g.Expect(etcd.New(env.Client, s.namespace, plain).Deploy(ctx)).To(Succeed())
 	kept = getEtcd(g, s.namespace, "etcd-main")
 	g.Expect(kept.Spec.StorageCapacity.String()).To(Equal("40Gi"))
-	g.Expect(*kept.Spec.Backup.FullSnapshotSchedule).To(Equal("15 2 * * *"))
+	g.Expect(*kept.Spec.Backup.FullSnapshotSchedule).To(Equal("0 */12 * * *"))
+	g.Expect(*kept.Spec.Etcd.DefragmentationSchedule).To(Equal("7 3 * * 6"))
+	patch = client.MergeFrom(kept.DeepCopy())
+	kept.Spec.Etcd.DefragmentationSchedule = ptr.To("7 3 */3 * *")
+	g.Expect(env.Client.Patch(ctx, kept, patch)).To(Succeed())
+	g.Expect(etcd.New(env.Client, s.namespace, plain).Deploy(ctx)).To(Succeed())
+	g.Expect(*getEtcd(g, s.namespace, "etcd-main").Spec.Etcd.DefragmentationSchedule).To(Equal("20 2 * * *"))
 }
 
 // An Etcd created before (by another Gardener side, or an older version of ours) without a PVC template keeps
