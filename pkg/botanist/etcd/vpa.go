@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,35 +12,38 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 // vpaRoleLabelPrefix names a VPA's role label value, etcd-vpa-<role>, as Gardener labels it.
 const vpaRoleLabelPrefix = "etcd-vpa-"
 
-// emptyVPA is the VerticalPodAutoscaler of this etcd, named like the Etcd and its StatefulSet.
+// emptyVPA is the VerticalPodAutoscaler of this etcd, named like the Etcd.
 func (e *etcd) emptyVPA() *vpaautoscalingv1.VerticalPodAutoscaler {
 	return &vpaautoscalingv1.VerticalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: e.name(), Namespace: e.namespace}}
 }
 
-// reconcileVPA writes the VerticalPodAutoscaler of the etcd's StatefulSet the way Gardener does: update mode
-// Recreate (Gardener writes "Auto", which the VPA API deprecated as an alias of Recreate, the behaviour we
-// keep, and will remove); the etcd container scaled (requests only, so no limit ever appears) from the class's floor
-// (etcdRequestsByClass, which Deploy also writes as the initial requests); the backup-restore container
-// left at its fixed requests (mode Off). A recommendation changes no Etcd and no StatefulSet: the VPA's
-// updater evicts a member (within druid's PodDisruptionBudget) and its admission controller sets the
-// requests of the pod that replaces it.
+// reconcileVPA writes the VerticalPodAutoscaler of the etcd the way gardenlet does. It targets the Etcd,
+// whose scale subresource gives the VPA the members' selector (druid writes status.selector), so it follows
+// the Etcd whatever druid names the StatefulSet. Update mode InPlaceOrRecreate: the VPA resizes a member in
+// place where the kubelet can and evicts it (within druid's PodDisruptionBudget) otherwise; a
+// recommendation changes neither the Etcd nor the StatefulSet. Only the etcd container is scaled, requests
+// only (no limit ever appears), from the floor (etcdFloor); every other container keeps the requests the
+// Etcd gives it. The eviction requirement tells Gardener's eviction-requirements controller when the VPA
+// may evict to scale down (downscaleRestriction).
 func (e *etcd) reconcileVPA(ctx context.Context) error {
 	vpa := e.emptyVPA()
 	_, err := controllerutil.CreateOrUpdate(ctx, e.client, vpa, func() error {
 		metav1.SetMetaDataLabel(&vpa.ObjectMeta, labelRole, vpaRoleLabelPrefix+e.values.Role)
+		e.setEvictionRequirement(vpa)
 		vpa.Spec = vpaautoscalingv1.VerticalPodAutoscalerSpec{
 			TargetRef: &autoscalingv1.CrossVersionObjectReference{
-				APIVersion: appsv1.SchemeGroupVersion.String(),
-				Kind:       "StatefulSet",
+				APIVersion: druidv1alpha1.SchemeGroupVersion.String(),
+				Kind:       "Etcd",
 				Name:       e.name(),
 			},
-			UpdatePolicy: &vpaautoscalingv1.PodUpdatePolicy{UpdateMode: ptr.To(vpaautoscalingv1.UpdateModeRecreate)},
+			UpdatePolicy: &vpaautoscalingv1.PodUpdatePolicy{UpdateMode: ptr.To(vpaautoscalingv1.UpdateModeInPlaceOrRecreate)},
 			ResourcePolicy: &vpaautoscalingv1.PodResourcePolicy{ContainerPolicies: []vpaautoscalingv1.ContainerResourcePolicy{
 				{
 					ContainerName:    etcdpod.ContainerEtcd,
@@ -50,9 +52,8 @@ func (e *etcd) reconcileVPA(ctx context.Context) error {
 					ControlledValues: ptr.To(vpaautoscalingv1.ContainerControlledValuesRequestsOnly),
 				},
 				{
-					ContainerName:    etcdpod.ContainerBackupRestore,
-					Mode:             ptr.To(vpaautoscalingv1.ContainerScalingModeOff),
-					ControlledValues: ptr.To(vpaautoscalingv1.ContainerControlledValuesRequestsOnly),
+					ContainerName: vpaautoscalingv1.DefaultContainerResourcePolicy,
+					Mode:          ptr.To(vpaautoscalingv1.ContainerScalingModeOff),
 				},
 			}},
 		}
@@ -62,6 +63,23 @@ func (e *etcd) reconcileVPA(ctx context.Context) error {
 		return fmt.Errorf("writing VerticalPodAutoscaler %s/%s: %w", e.namespace, e.name(), err)
 	}
 	return nil
+}
+
+// setEvictionRequirement labels the VPA for Gardener's eviction-requirements controller and says when it
+// may evict to scale down; the maintenance window goes with the in-window restriction only.
+func (e *etcd) setEvictionRequirement(vpa *vpaautoscalingv1.VerticalPodAutoscaler) {
+	restriction := e.values.downscaleRestriction()
+	metav1.SetMetaDataLabel(&vpa.ObjectMeta, labelVPAEvictionRequirements, evictionRequirementManagedByController)
+	metav1.SetMetaDataAnnotation(&vpa.ObjectMeta, annotationVPADownscaleRestriction, restriction)
+	if restriction != downscaleInMaintenanceWindowOnly {
+		delete(vpa.Annotations, annotationShootMaintenanceWindow)
+		return
+	}
+	window := DefaultMaintenanceWindow
+	if e.values.MaintenanceWindow != nil {
+		window = *e.values.MaintenanceWindow
+	}
+	metav1.SetMetaDataAnnotation(&vpa.ObjectMeta, annotationShootMaintenanceWindow, window.Begin+","+window.End)
 }
 
 // deleteVPA deletes the VerticalPodAutoscaler; a cluster without the VPA API has none to delete.
