@@ -173,6 +173,11 @@ func (e *etcd) scale(ctx context.Context, replicas int32) error {
 	if existing == nil {
 		return fmt.Errorf("cannot scale %s/%s: it does not exist, deploy it first", e.namespace, e.name())
 	}
+	// As gardenlet's Scale: a change druid has not reconciled yet is not piled onto (Wait first).
+	if op, pending := existing.Annotations[druidv1alpha1.GardenerOperationAnnotation]; pending {
+		return fmt.Errorf("cannot scale %s/%s yet: annotation %q is still set (%q), druid has not reconciled the last change; wait for it first",
+			e.namespace, e.name(), druidv1alpha1.GardenerOperationAnnotation, op)
+	}
 	desired := existing.DeepCopy()
 	desired.Spec.Replicas = replicas
 	desired.Spec.SchedulingConstraints.TopologySpreadConstraints = spreadConstraints(existing, desired, replicas, e.values.Zones, e.values.FailureToleranceType)

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
@@ -41,6 +42,7 @@ func TestScaleFromOneToThreeEnablesPeerTLSAndKeepsTheRest(t *testing.T) {
 	g.Expect(after.Spec.Etcd.ClientUrlTLS).To(Equal(before.Spec.Etcd.ClientUrlTLS))
 
 	// The Gardener side never asks for an even member count (the API admits one, for Etcds of upstream druid).
+	g.Expect(reconcileAsDruid(ctx, clientKey(after))).To(Succeed())
 	g.Expect(etcd.New(env.Client, s.namespace, values(etcd.RoleMain)).Scale(ctx, 2)).To(MatchError(ContainSubstring("spec.replicas")))
 	g.Expect(getEtcd(g, s.namespace, "etcd-main").Spec.Replicas).To(Equal(int32(3)))
 }
@@ -110,6 +112,7 @@ func TestMultiMemberEtcdSpreadsOverNodesAndZones(t *testing.T) {
 	main := values(etcd.RoleMain)
 	main.Zones = 2
 	g.Expect(etcd.New(env.Client, namespace, main).Deploy(ctx)).To(Succeed())
+	g.Expect(reconcileAsDruid(ctx, client.ObjectKey{Namespace: namespace, Name: "etcd-main"})).To(Succeed(), "Scale waits for druid to take the Deploy")
 	g.Expect(etcd.New(env.Client, namespace, main).Scale(ctx, 3)).To(Succeed())
 	mainSelector := &metav1.LabelSelector{MatchLabels: map[string]string{
 		"app.kubernetes.io/managed-by": "etcd-druid", "app.kubernetes.io/part-of": "etcd-main"}}
@@ -117,4 +120,24 @@ func TestMultiMemberEtcdSpreadsOverNodesAndZones(t *testing.T) {
 		{MaxSkew: 1, TopologyKey: "kubernetes.io/hostname", WhenUnsatisfiable: corev1.ScheduleAnyway, LabelSelector: mainSelector},
 		{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.DoNotSchedule, MinDomains: ptr.To[int32](2), LabelSelector: mainSelector},
 	}))
+}
+
+// As gardenlet's Scale: while druid has not reconciled the last change (the operation annotation is still
+// set), a Scale would pile a second change onto one not yet acted on; it refuses, names the annotation and
+// writes nothing.
+func TestScaleRefusesWhileTheOperationAnnotationIsSet(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := env.CreateNamespace(t)
+	c := etcd.New(env.Client, namespace, values(etcd.RoleEvents))
+	g.Expect(c.Deploy(ctx)).To(Succeed())
+	before := getEtcd(g, namespace, "etcd-events")
+
+	err := c.Scale(ctx, 3)
+	g.Expect(err).To(MatchError(ContainSubstring(`annotation "gardener.cloud/operation" is still set`)))
+	g.Expect(getEtcd(g, namespace, "etcd-events").ResourceVersion).To(Equal(before.ResourceVersion))
+
+	g.Expect(reconcileAsDruid(ctx, clientKey(before))).To(Succeed())
+	g.Expect(c.Scale(ctx, 3)).To(Succeed())
+	g.Expect(getEtcd(g, namespace, "etcd-events").Spec.Replicas).To(Equal(int32(3)))
 }
