@@ -168,10 +168,19 @@ func needsPeerTLS(existing *druidv1alpha1.Etcd, highAvailability bool, replicas 
 	return highAvailability || replicas > 1 || (existing != nil && existing.Spec.Etcd.PeerUrlTLS != nil)
 }
 
-// VolumeClaimTemplateName is the PVC template Gardener gives the Etcd of a role, `<role>-etcd`: its
-// volumes are `main-etcd-etcd-main-<i>` as they were before druid, so landscapes keep their PVCs. It is set
-// only on new Etcds; the field is immutable and an existing Etcd keeps what it has (or the Etcd name).
+// VolumeClaimTemplateName is the PVC template Gardener gives an important Etcd of a role, `<role>-etcd`:
+// its volumes are `main-etcd-etcd-main-<i>` as they were before druid, so landscapes keep their PVCs.
 func VolumeClaimTemplateName(role string) string { return role + "-etcd" }
+
+// claimTemplateName is the PVC template of a new Etcd as Gardener names it: VolumeClaimTemplateName for an
+// important Etcd, the Etcd's own name for a normal one (etcd-events). It is set only on new Etcds: the field
+// is immutable, and an existing Etcd's members' PVCs carry the name it has (or the Etcd name).
+func (e *etcd) claimTemplateName() string {
+	if e.values.Class == ClassImportant {
+		return VolumeClaimTemplateName(e.values.Role)
+	}
+	return e.name()
+}
 
 // build returns the Etcd to write: the existing object (so fields owned by others survive) with every field
 // this component owns set from the plan.
@@ -200,7 +209,7 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 	spec.PriorityClassName = ptr.To(e.values.PriorityClassName)
 	if existing == nil {
 		spec.StorageClass = e.values.StorageClass
-		spec.VolumeClaimTemplate = ptr.To(VolumeClaimTemplateName(e.values.Role))
+		spec.VolumeClaimTemplate = ptr.To(e.claimTemplateName())
 	}
 	spec.StorageCapacity = e.storageCapacity(existing)
 	spec.Common = druidv1alpha1.SharedConfig{AutoCompactionMode: &autoCompactionModePeriodic, AutoCompactionRetention: &autoCompactionRetention}

@@ -6,6 +6,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
@@ -94,4 +95,17 @@ func TestBuildRequestsAndMetricsByClass(t *testing.T) {
 	raised := built(Values{Role: RoleMain, MinAllowed: resources("memory", "1Gi")}, existing, 1)
 	g.Expect(raised.Spec.Etcd.Resources.Requests).To(BeComparableTo(resources("cpu", "150m", "memory", "1Gi")))
 	g.Expect(built(Values{Role: RoleMain}, existing, 1).Spec.Etcd.Resources.Requests).To(BeComparableTo(resources("cpu", "150m", "memory", "500M")))
+}
+
+// Gardener's PVC template: <role>-etcd for an important etcd (the volumes it had before druid), the Etcd
+// name for a normal one. Only a new Etcd gets it: an existing one keeps its template, whose name its
+// members' PVCs carry.
+func TestBuildNamesTheClaimTemplateByClassOnNewEtcdsOnly(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(built(Values{Role: RoleMain}, nil, 1).Spec.VolumeClaimTemplate).To(HaveValue(Equal("main-etcd")))
+	events := built(Values{Role: RoleEvents}, nil, 1)
+	g.Expect(events.Spec.VolumeClaimTemplate).To(HaveValue(Equal("etcd-events")))
+
+	events.Spec.VolumeClaimTemplate = ptr.To("events-etcd")
+	g.Expect(built(Values{Role: RoleEvents}, events, 1).Spec.VolumeClaimTemplate).To(HaveValue(Equal("events-etcd")))
 }

@@ -89,7 +89,7 @@ func TestDeployWritesEtcdWithTLSAndTheBackupStoreOfTheBackupEntry(t *testing.T) 
 	g.Expect(events.Spec.Backup.SnapshotCompression).To(Equal(gzip), "as Gardener writes it, store or not")
 	g.Expect(events.Spec.Backup.SnapshotCompaction).To(Equal(compaction), "as Gardener writes it, store or not")
 	g.Expect(events.Spec.StorageCapacity.String()).To(Equal("10Gi"))
-	g.Expect(events.Spec.VolumeClaimTemplate).To(Equal(ptr.To("events-etcd")))
+	g.Expect(events.Spec.VolumeClaimTemplate).To(Equal(ptr.To("etcd-events")), "Gardener names a normal Etcd's PVC template after the Etcd")
 	g.Expect(events.Spec.Etcd.ClientUrlTLS.ServerTLSSecretRef.Name).To(Equal("etcd-server-events"))
 	g.Expect(getSecret(g, s.namespace, "etcd-server-events").Data).To(HaveKey("tls.crt"))
 }
