@@ -247,11 +247,13 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 		spec.Backup.FullSnapshotSchedule = ptr.To(p.fullSnapshot)
 		spec.Backup.DeltaSnapshotPeriod = &metav1.Duration{Duration: e.deltaSnapshotPeriod()}
 		spec.Backup.DeltaSnapshotMemoryLimit = ptr.To(deltaSnapshotMemoryLimit)
-		spec.Backup.DeltaSnapshotRetentionPeriod = &metav1.Duration{Duration: e.deltaSnapshotRetentionPeriod()}
+		spec.Backup.DeltaSnapshotRetentionPeriod = e.deltaSnapshotRetentionPeriod()
+		spec.Backup.LeaderElection = e.values.BackupLeaderElection.DeepCopy()
 		spec.Backup.GarbageCollectionPolicy = ptr.To(druidv1alpha1.GarbageCollectionPolicyExponential)
 		spec.Backup.GarbageCollectionPeriod = &metav1.Duration{Duration: garbageCollectionPeriod}
 	} else {
 		spec.Backup.DeltaSnapshotRetentionPeriod = nil
+		spec.Backup.LeaderElection = nil
 	}
 	return obj
 }
@@ -321,12 +323,14 @@ func peerTLSChecksum(peerCA, peerServer *corev1.Secret) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// deltaSnapshotRetentionPeriod is Values.DeltaSnapshotRetentionPeriod, else DefaultDeltaSnapshotRetentionPeriod.
-func (e *etcd) deltaSnapshotRetentionPeriod() time.Duration {
-	if e.values.DeltaSnapshotRetentionPeriod > 0 {
-		return e.values.DeltaSnapshotRetentionPeriod
+// deltaSnapshotRetentionPeriod is Values.DeltaSnapshotRetentionPeriod, or nil (the sidecar's default:
+// delta snapshots older than the latest full snapshot set are collected) when it is unset, as gardenlet
+// writes it without one in its etcd configuration.
+func (e *etcd) deltaSnapshotRetentionPeriod() *metav1.Duration {
+	if e.values.DeltaSnapshotRetentionPeriod <= 0 {
+		return nil
 	}
-	return DefaultDeltaSnapshotRetentionPeriod
+	return &metav1.Duration{Duration: e.values.DeltaSnapshotRetentionPeriod}
 }
 
 // deltaSnapshotPeriod is Values.DeltaSnapshotPeriod, else DefaultDeltaSnapshotPeriod.

@@ -94,8 +94,10 @@ type Values struct {
 	// when zero). It also bounds what a quorum-loss recovery loses, and BackupReady turns False after three
 	// periods without a snapshot; end-to-end tests shorten it to see both within minutes.
 	DeltaSnapshotPeriod time.Duration
-	// DeltaSnapshotRetentionPeriod is how long the main etcd's garbage collection keeps delta snapshots
-	// (DefaultDeltaSnapshotRetentionPeriod when zero); gardenlet takes it from its etcd configuration.
+	// DeltaSnapshotRetentionPeriod is how long the main etcd's garbage collection keeps delta snapshots of
+	// older full snapshot sets; zero writes none (the sidecar's default, the latest set only), as gardenlet
+	// does without etcdConfig.deltaSnapshotRetentionPeriod (DefaultDeltaSnapshotRetentionPeriod is what
+	// Gardener's own tests configure).
 	DeltaSnapshotRetentionPeriod time.Duration
 	// HighAvailability runs three members with peer TLS.
 	HighAvailability bool
@@ -151,9 +153,8 @@ const (
 	DefaultPriorityClassName = "gardener-system-500"
 	// DefaultDeltaSnapshotPeriod is Gardener's delta snapshot period.
 	DefaultDeltaSnapshotPeriod = 5 * time.Minute
-	// DefaultDeltaSnapshotRetentionPeriod is the delta snapshot retention Gardener writes (15 days, the
-	// value of its etcd component): the sidecar's garbage collection keeps delta snapshots at least this
-	// long.
+	// DefaultDeltaSnapshotRetentionPeriod is a delta snapshot retention for Values (15 days, what
+	// Gardener's tests configure); Deploy writes a retention only when Values ask for one.
 	DefaultDeltaSnapshotRetentionPeriod = 15 * 24 * time.Hour
 )
 

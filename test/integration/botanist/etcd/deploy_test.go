@@ -70,15 +70,17 @@ func TestDeployWritesEtcdWithTLSAndTheBackupStoreOfTheBackupEntry(t *testing.T) 
 	g.Expect(main.Spec.Backup.DeltaSnapshotPeriod.Duration).To(Equal(5 * time.Minute))
 	g.Expect(main.Spec.Backup.DeltaSnapshotMemoryLimit.String()).To(Equal("100Mi"))
 	g.Expect(*main.Spec.Backup.GarbageCollectionPolicy).To(Equal(druidv1alpha1.GarbageCollectionPolicyExponential))
-	// Gardener's backup settings: gzip, the compaction Job's resources (druid's default thresholds) and
-	// 15 days of delta snapshots.
+	// Gardener's backup settings: gzip and the compaction Job's resources (druid's default thresholds);
+	// no delta retention and no leader election tuning unless configured (gardenlet writes neither when
+	// its etcd configuration has none).
 	gzip := &druidv1alpha1.CompressionSpec{Enabled: ptr.To(true), Policy: ptr.To(druidv1alpha1.GzipCompression)}
 	compaction := &druidv1alpha1.SnapshotCompactionSpec{Resources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{
 		corev1.ResourceCPU: resource.MustParse("600m"), corev1.ResourceMemory: resource.MustParse("3Gi"),
 	}}}
 	g.Expect(main.Spec.Backup.SnapshotCompression).To(Equal(gzip))
 	g.Expect(main.Spec.Backup.SnapshotCompaction).To(Equal(compaction))
-	g.Expect(main.Spec.Backup.DeltaSnapshotRetentionPeriod).To(Equal(&metav1.Duration{Duration: 15 * 24 * time.Hour}))
+	g.Expect(main.Spec.Backup.DeltaSnapshotRetentionPeriod).To(BeNil())
+	g.Expect(main.Spec.Backup.LeaderElection).To(BeNil())
 
 	// etcd-events: class normal, never backed up, same TLS shape.
 	g.Expect(etcd.New(env.Client, s.namespace, values(etcd.RoleEvents)).Deploy(ctx)).To(Succeed())
@@ -318,17 +320,20 @@ func TestDeployWritesTheConfiguredDeltaSnapshotPeriod(t *testing.T) {
 	g.Expect(getEtcd(g, s.namespace, "etcd-main").Spec.Backup.DeltaSnapshotPeriod.Duration).To(Equal(10 * time.Second))
 }
 
-// A configured delta retention replaces the default, and compaction thresholds someone set on the object
-// survive a Deploy (only the Job's resources are Gardener's).
-func TestDeployWritesTheConfiguredDeltaRetentionAndKeepsCompactionThresholds(t *testing.T) {
+// A configured delta retention and leader election are written, and compaction thresholds someone set on
+// the object survive a Deploy (only the Job's resources are Gardener's).
+func TestDeployWritesTheConfiguredDeltaRetentionAndLeaderElectionAndKeepsCompactionThresholds(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	s := newShoot(t)
 	v := s.mainValues()
 	v.DeltaSnapshotRetentionPeriod = 72 * time.Hour
+	election := &druidv1alpha1.LeaderElectionSpec{EtcdConnectionTimeout: &metav1.Duration{Duration: 10 * time.Second}, ReelectionPeriod: &metav1.Duration{Duration: 11 * time.Second}}
+	v.BackupLeaderElection = election
 	g.Expect(etcd.New(env.Client, s.namespace, v).Deploy(ctx)).To(Succeed())
 	main := getEtcd(g, s.namespace, "etcd-main")
 	g.Expect(main.Spec.Backup.DeltaSnapshotRetentionPeriod).To(Equal(&metav1.Duration{Duration: 72 * time.Hour}))
+	g.Expect(main.Spec.Backup.LeaderElection).To(Equal(election))
 
 	main.Spec.Backup.SnapshotCompaction.EventsThreshold = ptr.To(int64(500_000))
 	main.Spec.Backup.SnapshotCompaction.TriggerFullSnapshotThreshold = ptr.To(int64(2_000_000))
