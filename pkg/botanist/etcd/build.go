@@ -247,7 +247,9 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 		spec.Backup.FullSnapshotSchedule = ptr.To(p.fullSnapshot)
 		spec.Backup.DeltaSnapshotPeriod = &metav1.Duration{Duration: e.deltaSnapshotPeriod()}
 		spec.Backup.DeltaSnapshotMemoryLimit = ptr.To(deltaSnapshotMemoryLimit)
-		spec.Backup.DeltaSnapshotRetentionPeriod = e.deltaSnapshotRetentionPeriod()
+		if retention := e.deltaSnapshotRetentionPeriod(); retention != nil {
+			spec.Backup.DeltaSnapshotRetentionPeriod = retention
+		}
 		spec.Backup.LeaderElection = e.values.BackupLeaderElection.DeepCopy()
 		spec.Backup.GarbageCollectionPolicy = ptr.To(druidv1alpha1.GarbageCollectionPolicyExponential)
 		spec.Backup.GarbageCollectionPeriod = &metav1.Duration{Duration: garbageCollectionPeriod}
@@ -323,9 +325,11 @@ func peerTLSChecksum(peerCA, peerServer *corev1.Secret) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// deltaSnapshotRetentionPeriod is Values.DeltaSnapshotRetentionPeriod, or nil (the sidecar's default:
-// delta snapshots older than the latest full snapshot set are collected) when it is unset, as gardenlet
-// writes it without one in its etcd configuration.
+// deltaSnapshotRetentionPeriod is Values.DeltaSnapshotRetentionPeriod, or nil when it is unset: a new Etcd
+// then gets none (the sidecar's default: delta snapshots older than the latest full snapshot set are
+// collected), as gardenlet writes it without one in its etcd configuration, and an existing one keeps its
+// own — dropping it would have garbage collection delete the older deltas, the history a restore to an
+// earlier revision needs.
 func (e *etcd) deltaSnapshotRetentionPeriod() *metav1.Duration {
 	if e.values.DeltaSnapshotRetentionPeriod <= 0 {
 		return nil

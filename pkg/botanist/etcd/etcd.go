@@ -95,9 +95,9 @@ type Values struct {
 	// periods without a snapshot; end-to-end tests shorten it to see both within minutes.
 	DeltaSnapshotPeriod time.Duration
 	// DeltaSnapshotRetentionPeriod is how long the main etcd's garbage collection keeps delta snapshots of
-	// older full snapshot sets; zero writes none (the sidecar's default, the latest set only), as gardenlet
-	// does without etcdConfig.deltaSnapshotRetentionPeriod (DefaultDeltaSnapshotRetentionPeriod is what
-	// Gardener's own tests configure).
+	// older full snapshot sets; zero writes none on a new Etcd (the sidecar's default, the latest set only),
+	// as gardenlet does without etcdConfig.deltaSnapshotRetentionPeriod, and keeps an existing Etcd's
+	// (DefaultDeltaSnapshotRetentionPeriod is what Gardener's own tests configure).
 	DeltaSnapshotRetentionPeriod time.Duration
 	// HighAvailability runs three members with peer TLS.
 	HighAvailability bool

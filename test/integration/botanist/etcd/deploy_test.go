@@ -344,3 +344,18 @@ func TestDeployWritesTheConfiguredDeltaRetentionAndLeaderElectionAndKeepsCompact
 	g.Expect(c.TriggerFullSnapshotThreshold).To(Equal(ptr.To(int64(2_000_000))))
 	g.Expect(c.Resources.Requests.Memory().String()).To(Equal("3Gi"))
 }
+
+// A delta retention the Etcd already has (an earlier Deploy's, or an operator's) stays when Values set none:
+// dropping it would let garbage collection delete the deltas of older full snapshot sets, the history a
+// restore to an earlier revision needs.
+func TestDeployKeepsAnExistingDeltaRetentionWhenValuesSetNone(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newShoot(t)
+	v := s.mainValues()
+	v.DeltaSnapshotRetentionPeriod = 72 * time.Hour
+	g.Expect(etcd.New(env.Client, s.namespace, v).Deploy(ctx)).To(Succeed())
+	v.DeltaSnapshotRetentionPeriod = 0
+	g.Expect(etcd.New(env.Client, s.namespace, v).Deploy(ctx)).To(Succeed())
+	g.Expect(getEtcd(g, s.namespace, "etcd-main").Spec.Backup.DeltaSnapshotRetentionPeriod).To(Equal(&metav1.Duration{Duration: 72 * time.Hour}))
+}
