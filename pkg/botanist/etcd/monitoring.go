@@ -168,6 +168,8 @@ func (e *etcd) reconcileMonitoring(ctx context.Context, replicas int32, backup b
 	return nil
 }
 
+// writeMonitoringObject creates the object or sets its spec and our labels; labels others added stay (a
+// seed's tooling may label them).
 func (e *etcd) writeMonitoringObject(ctx context.Context, gvk schema.GroupVersionKind, desired client.Object) error {
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(desired)
 	if err != nil {
@@ -189,10 +191,10 @@ func (e *etcd) writeMonitoringObject(ctx context.Context, gvk schema.GroupVersio
 		obj.Object["spec"] = content["spec"]
 		return nil
 	})
-	if err != nil && !meta.IsNoMatchError(err) {
+	if err != nil {
 		return fmt.Errorf("writing %s %s/%s: %w", gvk.Kind, e.namespace, desired.GetName(), err)
 	}
-	return err
+	return nil
 }
 
 // deleteMonitoring deletes the ServiceMonitor, the PrometheusRule and Gardener's old druid ScrapeConfig;
