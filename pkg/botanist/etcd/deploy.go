@@ -61,6 +61,9 @@ func (e *etcd) deploy(ctx context.Context) error {
 	if err := e.reconcileVPA(ctx); err != nil {
 		return err
 	}
+	if err := e.reconcileMonitoring(ctx, p.replicas, store != nil); err != nil {
+		return err
+	}
 	log.Info("Deployed Etcd", "replicas", p.replicas, "peerTLS", p.peerTLS, "backup", store != nil)
 	return nil
 }
@@ -200,6 +203,9 @@ func (e *etcd) scale(ctx context.Context, replicas int32) error {
 
 func (e *etcd) Destroy(ctx context.Context) error {
 	if err := e.deleteVPA(ctx); err != nil {
+		return err
+	}
+	if err := e.deleteMonitoring(ctx); err != nil {
 		return err
 	}
 	existing, err := e.getExisting(ctx)

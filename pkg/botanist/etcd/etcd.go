@@ -44,9 +44,11 @@ const (
 type Interface interface {
 	// Deploy makes sure the TLS secrets exist, checks every secret the Etcd references and writes the Etcd with
 	// the operation annotation so that druid reconciles it. It returns a *MissingSecretError (retriable) and
-	// writes nothing while a referenced secret or key is missing.
+	// writes nothing while a referenced secret or key is missing. It also writes Gardener's ServiceMonitor and
+	// PrometheusRule shoot-etcd-<role> (monitoring.go), or only logs that it skips them on a cluster without
+	// the Prometheus Operator's API.
 	Deploy(ctx context.Context) error
-	// Destroy deletes the Etcd; a missing Etcd is not an error.
+	// Destroy deletes the Etcd and its monitoring objects; missing ones are not an error.
 	Destroy(ctx context.Context) error
 	// Wait blocks until druid reconciled the last Deploy and reports the cluster ready, or times out with an
 	// error that says what was still missing.
