@@ -58,7 +58,7 @@ func backUpHistory(t *testing.T, store *backuptest.Store) history {
 	clock.Set(h.t4)
 	h.d3 = backuptest.TakeDelta(t, s)
 	s.Stop()
-	if !(h.d1.StartRevision < h.insideD1 && h.insideD1 < h.d1.LastRevision) || h.full2.LastRevision != h.d2.LastRevision {
+	if h.insideD1 <= h.d1.StartRevision || h.insideD1 >= h.d1.LastRevision || h.full2.LastRevision != h.d2.LastRevision {
 		t.Fatalf("unexpected history: full1 %s, d1 %s (inside %d), d2 %s, full2 %s, d3 %s", h.full1, h.d1, h.insideD1, h.d2, h.full2, h.d3)
 	}
 	return h
