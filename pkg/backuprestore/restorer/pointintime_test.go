@@ -64,6 +64,21 @@ func backUpHistory(t *testing.T, store *backuptest.Store) history {
 	return h
 }
 
+// d3Size is the stored size of d3.
+func (h history) d3Size(t *testing.T) int64 {
+	t.Helper()
+	r, err := h.store.Fetch(t.Context(), h.d3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	n, err := io.Copy(io.Discard, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // fingerprint is every stored object's key and the digest of its stored bytes.
 func fingerprint(t *testing.T, store snapstore.SnapStore) map[string][sha256.Size]byte {
 	t.Helper()
@@ -147,7 +162,8 @@ func TestRestoreToRevision(t *testing.T) {
 }
 
 // TestRestoreToRevisionRefusals: a target the store cannot restore exactly is refused, naming the
-// revisions, before anything is written; the store is untouched.
+// revisions, before anything is written; the store is untouched. A corrupted delta spanning the target
+// fails the restore even when the corruption lies after the target.
 func TestRestoreToRevisionRefusals(t *testing.T) {
 	h := backUpHistory(t, backuptest.Local(t))
 	// The same backups without d2: its revisions are a gap of the delta chain (full2 is at its end).
@@ -201,6 +217,24 @@ func TestRestoreToRevisionRefusals(t *testing.T) {
 			sameFingerprint(t, before, fingerprint(t, tc.store))
 		})
 	}
+	t.Run("corruption after the target in the delta spanning it", func(t *testing.T) {
+		// The checksum covers the whole delta: events up to the target are trusted only once it matched.
+		backuptest.FlipByte(t, h.store, h.d3, h.d3Size(t)-10)
+		parent := t.TempDir()
+		opts := restoreOptions(h.store, filepath.Join(parent, "m0"), t)
+		opts.TargetRevision = h.d3.StartRevision
+		if _, err := restorer.Restore(t.Context(), opts); err == nil || !strings.Contains(err.Error(), h.d3.SnapName) {
+			t.Fatalf("err = %v, want an error naming the corrupted %s", err, h.d3)
+		}
+		if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+			t.Fatalf("a failed restore left %v", entries)
+		}
+		backuptest.FlipByte(t, h.store, h.d3, h.d3Size(t)-10) // repaired: the failure was the corruption's
+		opts.DataDir = filepath.Join(parent, "m1")
+		if _, err := restorer.Restore(t.Context(), opts); err != nil {
+			t.Fatalf("restore after the repair: %v", err)
+		}
+	})
 	t.Run("revision and time together", func(t *testing.T) {
 		opts := restoreOptions(h.store, filepath.Join(t.TempDir(), "m0"), t)
 		opts.TargetRevision, opts.TargetTime = h.d1.LastRevision, h.t1
