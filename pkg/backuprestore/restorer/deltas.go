@@ -34,25 +34,6 @@ type eventBatch struct {
 	err    error
 }
 
-// latestStream lists the store and picks the snap stream to restore.
-func (r *restore) latestStream(ctx context.Context) (snapshot.Stream, error) {
-	snaps, err := r.opts.Store.List(ctx)
-	if err != nil {
-		return snapshot.Stream{}, fmt.Errorf("listing the store: %w", err)
-	}
-	stream, err := snapshot.LatestStream(snaps)
-	if err != nil {
-		return snapshot.Stream{}, err
-	}
-	if stream.IsEmpty() {
-		return snapshot.Stream{}, ErrNoSnapshots
-	}
-	for _, d := range stream.Dropped {
-		r.log.Info("Ignoring delta covered by another delta", "snapshot", d.SnapName, "revision", d.LastRevision)
-	}
-	return stream, nil
-}
-
 // downloadFull writes the full snapshot's database to path, verifying etcd's checksum on the way.
 func (r *restore) downloadFull(ctx context.Context, snap *snapshot.Snapshot, path string) error {
 	raw, err := r.opts.Store.Fetch(ctx, snap)
@@ -79,9 +60,11 @@ func (r *restore) downloadFull(ctx context.Context, snap *snapshot.Snapshot, pat
 // applyDeltas replays the deltas in order. Each delta's events must continue the revision the
 // database is at when it starts: events at or below it are skipped (an overlap), the first new
 // revision is the next one, revisions grow by one, and the events start and end at the revisions its
-// name claims. Events are applied before their delta's checksum is known; a delta that turns out
-// corrupted fails the restore, whose work directory, database included, is then thrown away.
-func (r *restore) applyDeltas(ctx context.Context, rp *replayer, deltas []*snapshot.Snapshot, progress *progress) error {
+// name claims. Events after target are not applied; the delta holding them is still read to its end,
+// because its checksum covers the whole object: events up to target are trusted only once it matched.
+// Events are applied before their delta's checksum is known; a delta that turns out corrupted fails
+// the restore, whose work directory, database included, is then thrown away.
+func (r *restore) applyDeltas(ctx context.Context, rp *replayer, deltas []*snapshot.Snapshot, target int64, progress *progress) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	batches := make(chan eventBatch, eventBatchesAhead)
@@ -91,7 +74,7 @@ func (r *restore) applyDeltas(ctx context.Context, rp *replayer, deltas []*snaps
 		for range batches { // let the reader end
 		}
 	}()
-	applied, first := rp.revision(), int64(0)
+	applied, first, seen := rp.revision(), int64(0), int64(0)
 	for b := range batches {
 		if b.err != nil {
 			return b.err
@@ -101,6 +84,9 @@ func (r *restore) applyDeltas(ctx context.Context, rp *replayer, deltas []*snaps
 			rev := ev.Kv.ModRevision
 			if first == 0 {
 				first = rev
+			}
+			if seen = rev; rev > target {
+				continue
 			}
 			if rev <= applied {
 				rp.skipped++
@@ -117,9 +103,12 @@ func (r *restore) applyDeltas(ctx context.Context, rp *replayer, deltas []*snaps
 		if !b.end {
 			continue
 		}
-		if first != snap.StartRevision || rp.revision() != snap.LastRevision {
+		if first != snap.StartRevision || seen != snap.LastRevision {
 			return fmt.Errorf("%w: %s holds revisions %d..%d, its name says %d..%d",
-				ErrDiscontinuous, snap, first, rp.revision(), snap.StartRevision, snap.LastRevision)
+				ErrDiscontinuous, snap, first, seen, snap.StartRevision, snap.LastRevision)
+		}
+		if want := min(snap.LastRevision, target); rp.revision() != want {
+			return fmt.Errorf("%w: after %s the database is at revision %d, want %d", ErrDiscontinuous, snap, rp.revision(), want)
 		}
 		applied, first = rp.revision(), 0
 	}

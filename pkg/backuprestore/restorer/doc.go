@@ -1,5 +1,8 @@
 // Package restorer rebuilds an etcd member's data directory from the latest snap stream of a store:
-// the newest full snapshot plus every delta after it.
+// the newest full snapshot plus every delta after it. Or, to a point in time (Options.TargetRevision,
+// Options.TargetTime), exactly the state at a chosen revision: the newest full snapshot at or below it
+// plus the deltas' events up to and including it, none after (target.go). It only lists and reads the
+// store: the backups are the same objects, byte for byte, after a restore.
 //
 // It avoids the upstream sidecar's defects:
 //   - nothing reaches the data directory before everything is verified: every object's checksum, the

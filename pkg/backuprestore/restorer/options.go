@@ -40,7 +40,15 @@ type Options struct {
 	MaxDeltaSize int64
 	// ProgressInterval is how often progress is logged; 0 means DefaultProgressInterval.
 	ProgressInterval time.Duration
-	Log              logr.Logger
+	// TargetRevision, when set, restores the state at exactly this revision instead of the latest: the
+	// newest full snapshot at or below it, then the deltas' events up to and including it (see
+	// target.go). A revision the store cannot restore exactly is refused before anything is written.
+	TargetRevision int64
+	// TargetTime, when set, restores the newest revision the backups had recorded at this time: the
+	// highest last revision of a snapshot (full or delta) whose creation time, as its name records it
+	// to the second, is at or before it (see revisionAtTime). Exclusive with TargetRevision.
+	TargetTime time.Time
+	Log        logr.Logger
 }
 
 func (o *Options) validate() error {
@@ -63,6 +71,12 @@ func (o *Options) validate() error {
 	if o.MissingLeaseTTL < time.Second {
 		errs = append(errs, fmt.Errorf("missing lease TTL %s is below 1s", o.MissingLeaseTTL))
 	}
+	if o.TargetRevision < 0 {
+		errs = append(errs, fmt.Errorf("TargetRevision %d is negative", o.TargetRevision))
+	}
+	if o.TargetRevision != 0 && !o.TargetTime.IsZero() {
+		errs = append(errs, errors.New("TargetRevision and TargetTime are exclusive: set one"))
+	}
 	if o.ProgressInterval <= 0 {
 		o.ProgressInterval = DefaultProgressInterval
 	}
@@ -71,8 +85,8 @@ func (o *Options) validate() error {
 
 // Result describes a completed restore.
 type Result struct {
-	// Revision is the revision of the restored data: the last delta's last revision (or the full
-	// snapshot's).
+	// Revision is the revision of the restored data: the target revision if one was set (or resolved
+	// from the target time), else the last delta's last revision (or the full snapshot's).
 	Revision int64
 	// Full is the base snapshot; nil when the store held only deltas from revision 1.
 	Full *snapshot.Snapshot
@@ -90,3 +104,8 @@ type Result struct {
 
 // ErrNoSnapshots means the store holds nothing to restore.
 var ErrNoSnapshots = errors.New("no snapshots in the store")
+
+// ErrTargetNotInStore means the target revision or time is outside what the store holds: older than
+// the oldest full snapshot kept or newer than the newest stored revision. (A target inside the stored
+// range that no snapshot covers is a snapshot.ErrRevisionGap.)
+var ErrTargetNotInStore = errors.New("target not in the store")

@@ -14,8 +14,6 @@ import (
 	"go.etcd.io/etcd/server/v3/storage/backend"
 	"go.etcd.io/etcd/server/v3/storage/mvcc"
 	"go.uber.org/zap"
-
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 )
 
 // restore is one run of Restore.
@@ -25,8 +23,10 @@ type restore struct {
 	work string // temporary directory next to the data directory
 }
 
-// Restore rebuilds opts.DataDir from the latest snap stream in opts.Store. On error the data directory
-// is as it was (absent or empty) and the temporary work directory is removed.
+// Restore rebuilds opts.DataDir from the latest snap stream in opts.Store, or from the one ending at
+// opts.TargetRevision or opts.TargetTime. It only lists and reads the store, never writes to it. On error
+// the data directory is as it was (absent or empty) and the temporary work directory is removed; a
+// target the store cannot restore is refused before the work directory is created.
 func Restore(ctx context.Context, opts Options) (Result, error) {
 	start := time.Now()
 	if err := opts.validate(); err != nil {
@@ -35,13 +35,18 @@ func Restore(ctx context.Context, opts Options) (Result, error) {
 	if err := checkTarget(opts.DataDir); err != nil {
 		return Result{}, err
 	}
+	r := &restore{opts: opts, log: opts.Log.WithName("restorer")}
+	p, err := r.plan(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("restoring %s: %w", opts.DataDir, err)
+	}
 	work, err := os.MkdirTemp(filepath.Dir(opts.DataDir), "."+filepath.Base(opts.DataDir)+".restore-")
 	if err != nil {
 		return Result{}, fmt.Errorf("creating the restore work directory: %w", err)
 	}
 	defer os.RemoveAll(work)
-	r := &restore{opts: opts, log: opts.Log.WithName("restorer"), work: work}
-	res, err := r.run(ctx)
+	r.work = work
+	res, err := r.run(ctx, p)
 	if err != nil {
 		return Result{}, fmt.Errorf("restoring %s: %w", opts.DataDir, err)
 	}
@@ -51,13 +56,11 @@ func Restore(ctx context.Context, opts Options) (Result, error) {
 	return res, nil
 }
 
-// run builds the member data directory in the work directory from the full snapshot, replays the
-// deltas into its database and moves it into place once everything was read and verified.
-func (r *restore) run(ctx context.Context) (Result, error) {
-	stream, err := r.latestStream(ctx)
-	if err != nil {
-		return Result{}, err
-	}
+// run builds the member data directory in the work directory from the planned full snapshot, replays
+// the deltas into its database up to the target revision and moves it into place once everything was
+// read and verified.
+func (r *restore) run(ctx context.Context, p plan) (Result, error) {
+	stream := p.stream
 	dbPath := filepath.Join(r.work, "db")
 	if stream.Full != nil {
 		if err := r.downloadFull(ctx, stream.Full, dbPath); err != nil {
@@ -73,7 +76,7 @@ func (r *restore) run(ctx context.Context) (Result, error) {
 	if err := os.Remove(dbPath); err != nil { // the member holds its own copy
 		return Result{}, err
 	}
-	res, err := r.replay(ctx, stream, filepath.Join(member, "member", "snap", "db"))
+	res, err := r.replay(ctx, p, filepath.Join(member, "member", "snap", "db"))
 	if err != nil {
 		return Result{}, err
 	}
@@ -98,8 +101,10 @@ func checkTarget(dir string) error {
 	return nil
 }
 
-// replay applies the deltas on top of the full snapshot's data in the member database at dbPath.
-func (r *restore) replay(ctx context.Context, stream snapshot.Stream, dbPath string) (Result, error) {
+// replay applies the deltas on top of the full snapshot's data in the member database at dbPath, up to
+// and including the plan's target revision.
+func (r *restore) replay(ctx context.Context, p plan, dbPath string) (Result, error) {
+	stream := p.stream
 	rp, err := openReplayer(dbPath, r.opts.MissingLeaseTTL)
 	if err != nil {
 		return Result{}, err
@@ -110,10 +115,14 @@ func (r *restore) replay(ctx context.Context, stream snapshot.Stream, dbPath str
 		rp.abort()
 		return Result{}, fmt.Errorf("full snapshot %s holds revision %d only", stream.Full, base)
 	}
+	if base > p.target {
+		rp.abort()
+		return Result{}, fmt.Errorf("full snapshot %s holds revisions up to %d, past the target revision %d", stream.Full, base, p.target)
+	}
 	// A full snapshot of the upstream sidecar may hold revisions past the one in its name; what it
 	// holds already is skipped like an overlap.
-	progress := newProgress(r.log, base, stream.LastRevision(), r.opts.ProgressInterval)
-	if err := r.applyDeltas(ctx, rp, stream.Deltas, progress); err != nil {
+	progress := newProgress(r.log, base, p.target, r.opts.ProgressInterval)
+	if err := r.applyDeltas(ctx, rp, stream.Deltas, p.target, progress); err != nil {
 		rp.abort()
 		return Result{}, err
 	}
@@ -122,8 +131,8 @@ func (r *restore) replay(ctx context.Context, stream snapshot.Stream, dbPath str
 	if err := rp.close(); err != nil {
 		return Result{}, fmt.Errorf("closing the replayed database: %w", err)
 	}
-	if want := stream.LastRevision(); res.Revision != want {
-		return Result{}, fmt.Errorf("replay ended at revision %d, the last delta ends at %d", res.Revision, want)
+	if res.Revision != p.target {
+		return Result{}, fmt.Errorf("replay ended at revision %d, the target is %d", res.Revision, p.target)
 	}
 	r.log.Info("Replayed delta snapshots", "revision", res.Revision, "deltas", len(stream.Deltas),
 		"deltaRevisions", res.AppliedRevisions, "skippedEvents", res.SkippedEvents, "missingLeases", res.MissingLeases)
