@@ -29,7 +29,7 @@ var _ = Describe("missing TLS secret", func() {
 		env := newShoot(ctx, "secrets", 0)
 		values := etcd.Values{Role: etcd.RoleEvents, WaitTimeout: env.Timeout, WaitInterval: env.Interval}
 		external := values
-		external.SkipTLSSecretGeneration = true
+		external.TLS = etcd.ExistingTLS{Refs: etcd.DefaultTLSSecretRefs(etcd.RoleEvents)}
 		stsKey := client.ObjectKey{Namespace: env.Namespace, Name: etcd.Name(etcd.RoleEvents)}
 
 		By("Gardener's side: Deploy with TLS secrets owned elsewhere refuses while they are missing")

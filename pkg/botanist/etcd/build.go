@@ -1,8 +1,6 @@
 package etcd
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"time"
@@ -145,6 +143,8 @@ type plan struct {
 	defragmentation string
 	fullSnapshot    string
 	peerTLSChecksum string
+	// tls are the secrets the TLS source returned (tls_source.go).
+	tls TLSSecretRefs
 }
 
 // desiredReplicas keeps what the object has unless Values say otherwise; a single member becomes three when
@@ -220,7 +220,7 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 	spec.Etcd.Quota = ptr.To(defaultQuota)
 	spec.Etcd.Metrics = ptr.To(metricsByClass[e.values.Class])
 	spec.Etcd.DefragmentationSchedule = ptr.To(p.defragmentation)
-	spec.Etcd.ClientUrlTLS = e.clientTLS()
+	spec.Etcd.ClientUrlTLS = clientTLS(e.namespace, p.tls)
 	if spec.Etcd.ClientService == nil {
 		spec.Etcd.ClientService = &druidv1alpha1.ClientService{}
 	}
@@ -231,10 +231,10 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 	// Written on every Deploy, as Gardener does: the class (and the floor) decide, not what an earlier
 	// writer left.
 	spec.Etcd.Resources = &corev1.ResourceRequirements{Requests: e.etcdRequests()}
-	e.setPeerTLS(obj, p.peerTLS, p.peerTLSChecksum)
+	e.setPeerTLS(obj, p.peerTLS, p.tls, p.peerTLSChecksum)
 
 	spec.Backup.Port = ptr.To(backupPort)
-	spec.Backup.TLS = e.clientTLS()
+	spec.Backup.TLS = clientTLS(e.namespace, p.tls)
 	spec.Backup.Resources = &corev1.ResourceRequirements{Requests: backupRestoreRequestsByClass[e.values.Class].DeepCopy()}
 	e.setEvictionAnnotations(obj)
 	// As Gardener does on every Etcd, backed up or not (without a store they are simply not used): gzip
@@ -270,18 +270,18 @@ func snapshotCompaction(existing *druidv1alpha1.SnapshotCompactionSpec) *druidv1
 	return c
 }
 
-// setPeerTLS configures peer TLS (or leaves it off), the pod annotation that rolls the members when the
-// peer bundle or certificate changes, and the pod labels that let the members reach each other (Gardener
-// writes them with high availability; here they go with peer TLS, which also covers a cluster scaled out
-// without it).
-func (e *etcd) setPeerTLS(obj *druidv1alpha1.Etcd, peerTLS bool, checksum string) {
+// setPeerTLS configures peer TLS with the TLS source's peer secrets (or leaves it off), the pod annotation
+// that rolls the members when the peer bundle or certificate changes, and the pod labels that let the
+// members reach each other (Gardener writes them with high availability; here they go with peer TLS, which
+// also covers a cluster scaled out without it).
+func (e *etcd) setPeerTLS(obj *druidv1alpha1.Etcd, peerTLS bool, refs TLSSecretRefs, checksum string) {
 	if !peerTLS {
 		obj.Spec.Etcd.PeerUrlTLS = nil
 		return
 	}
 	obj.Spec.Etcd.PeerUrlTLS = &druidv1alpha1.PeerTLSConfig{TLSConfig: druidv1alpha1.TLSConfig{
-		TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: corev1.SecretReference{Name: PeerCASecretName, Namespace: e.namespace}, DataKey: ptr.To(DataKeyCABundle)},
-		ServerTLSSecretRef: corev1.SecretReference{Name: PeerServerSecretName(e.values.Role), Namespace: e.namespace},
+		TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: corev1.SecretReference{Name: refs.PeerCA.Name, Namespace: e.namespace}, DataKey: ptr.To(refs.PeerCA.DataKey)},
+		ServerTLSSecretRef: corev1.SecretReference{Name: refs.PeerServer, Namespace: e.namespace},
 	}}
 	if obj.Spec.Annotations == nil {
 		obj.Spec.Annotations = map[string]string{}
@@ -291,17 +291,6 @@ func (e *etcd) setPeerTLS(obj *druidv1alpha1.Etcd, peerTLS bool, checksum string
 		obj.Spec.Labels = map[string]string{}
 	}
 	maps.Copy(obj.Spec.Labels, peerNetworkLabels(e.values.Role))
-}
-
-// clientTLS is used by etcd's client port and by the sidecar's HTTP server: both present the server
-// certificate and accept clients with certificates of ca-etcd, referenced through its bundle so that a CA
-// rotation never needs an Etcd change.
-func (e *etcd) clientTLS() *druidv1alpha1.TLSConfig {
-	return &druidv1alpha1.TLSConfig{
-		TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: corev1.SecretReference{Name: CASecretName, Namespace: e.namespace}, DataKey: ptr.To(DataKeyCABundle)},
-		ServerTLSSecretRef: corev1.SecretReference{Name: ServerSecretName(e.values.Role), Namespace: e.namespace},
-		ClientTLSSecretRef: corev1.SecretReference{Name: ClientSecretName, Namespace: e.namespace},
-	}
 }
 
 // storageCapacity is the wanted capacity, or the existing one when it is larger: volumes cannot shrink, and a
@@ -315,14 +304,6 @@ func (e *etcd) storageCapacity(existing *druidv1alpha1.Etcd) *resource.Quantity 
 		return ptr.To(existing.Spec.StorageCapacity.DeepCopy())
 	}
 	return &want
-}
-
-// peerTLSChecksum hashes what the members load from the peer secrets at start.
-func peerTLSChecksum(peerCA, peerServer *corev1.Secret) string {
-	h := sha256.New()
-	h.Write(peerCA.Data[DataKeyCABundle])
-	h.Write(peerServer.Data[DataKeyCertificate])
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // deltaSnapshotRetentionPeriod is Values.DeltaSnapshotRetentionPeriod, or nil when it is unset: a new Etcd

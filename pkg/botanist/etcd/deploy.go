@@ -34,14 +34,14 @@ func (e *etcd) deploy(ctx context.Context) error {
 	}
 	p := plan{replicas: e.desiredReplicas(existing)}
 	p.peerTLS = needsPeerTLS(existing, e.values.HighAvailability, p.replicas)
-	if err := e.ensureTLSSecrets(ctx, p.peerTLS); err != nil {
+	if p.tls, err = e.tlsSecretRefs(ctx, p.peerTLS); err != nil {
 		return err
 	}
 	store, err := e.backupStore(ctx, existing)
 	if err != nil {
 		return err
 	}
-	secrets, err := e.checkSecrets(ctx, requiredSecrets(e.values.Role, p.peerTLS, store))
+	secrets, err := e.checkSecrets(ctx, requiredSecrets(p.tls, store))
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (e *etcd) deploy(ctx context.Context) error {
 	}
 	p.store = store
 	if p.peerTLS {
-		p.peerTLSChecksum = peerTLSChecksum(secrets[PeerCASecretName], secrets[PeerServerSecretName(e.values.Role)])
+		p.peerTLSChecksum = peerTLSChecksum(p.tls, secrets)
 	}
 	if p.defragmentation, p.fullSnapshot, err = e.schedules(existing); err != nil {
 		return err
@@ -65,16 +65,6 @@ func (e *etcd) deploy(ctx context.Context) error {
 		return err
 	}
 	log.Info("Deployed Etcd", "replicas", p.replicas, "peerTLS", p.peerTLS, "backup", store != nil)
-	return nil
-}
-
-func (e *etcd) ensureTLSSecrets(ctx context.Context, peerTLS bool) error {
-	if e.values.SkipTLSSecretGeneration {
-		return nil
-	}
-	if _, err := e.tlsSecrets(peerTLS).Ensure(ctx); err != nil {
-		return fmt.Errorf("ensuring the TLS secrets of %s: %w", e.name(), err)
-	}
 	return nil
 }
 
@@ -185,14 +175,15 @@ func (e *etcd) scale(ctx context.Context, replicas int32) error {
 	desired.Spec.Replicas = replicas
 	desired.Spec.SchedulingConstraints.TopologySpreadConstraints = spreadConstraints(existing, desired, replicas, e.values.Zones, e.values.FailureToleranceType)
 	if peerTLS := needsPeerTLS(existing, false, replicas); peerTLS {
-		if err := e.ensureTLSSecrets(ctx, true); err != nil {
-			return err
-		}
-		secrets, err := e.checkSecrets(ctx, requiredSecrets(e.values.Role, true, existing.Spec.Backup.Store))
+		refs, err := e.tlsSecretRefs(ctx, true)
 		if err != nil {
 			return err
 		}
-		e.setPeerTLS(desired, true, peerTLSChecksum(secrets[PeerCASecretName], secrets[PeerServerSecretName(e.values.Role)]))
+		secrets, err := e.checkSecrets(ctx, requiredSecrets(refs, existing.Spec.Backup.Store))
+		if err != nil {
+			return err
+		}
+		e.setPeerTLS(desired, true, refs, peerTLSChecksum(refs, secrets))
 	}
 	if err := e.write(ctx, existing, desired); err != nil {
 		return err

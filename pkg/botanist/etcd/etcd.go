@@ -1,5 +1,6 @@
 // Package etcd is the Gardener-side etcd component: it writes the Etcd resource of one role (main or events)
-// in a shoot's control-plane namespace for etcd-druid to run, with the TLS secrets it generates (tls.go) and
+// in a shoot's control-plane namespace for etcd-druid to run, with the TLS secrets its caller's TLSSource
+// supplies (tls_source.go; by default the project's generator, tls.go) and
 // the backup store it takes from the shoot's BackupEntry, and it waits until druid reports
 // the cluster ready (waiter.go).
 package etcd
@@ -132,9 +133,16 @@ type Values struct {
 	// (gardenlet's etcdConfig.backupLeaderElection); nil leaves druid's defaults.
 	BackupLeaderElection *druidv1alpha1.LeaderElectionSpec
 
-	// SkipTLSSecretGeneration leaves the TLS secrets to another owner (for example Gardener's secrets
-	// manager); Deploy then only checks that they exist.
-	SkipTLSSecretGeneration bool
+	// --- TLS: which secrets the Etcd references and who writes them (tls_source.go) ---
+	// TLS supplies the CA bundles and certificates the Etcd references; Deploy only references what it
+	// returns and checks that it exists. Nil is the project's generator (NewGeneratedTLS with the
+	// component's client and Clock), which writes ca-etcd, ca-etcd-peer, etcd-server-<role>, etcd-client and
+	// etcd-peer-server-<role> and never touches a secret it did not create. ExistingTLS references secrets
+	// someone else keeps under fixed names; gardenersecrets.New adapts gardenlet's secrets manager (its
+	// hashed names and CA bundles) for a shoot whose TLS gardenlet owns.
+	TLS TLSSource
+	// --- end of TLS ---
+
 	// Clock stamps gardener.cloud/timestamp and dates certificates (time.Now when nil).
 	Clock func() time.Time
 	// WaitTimeout bounds Wait, WaitCleanup and the wait for the BackupEntry (DefaultWaitTimeout when zero).
@@ -226,9 +234,4 @@ func (e *etcd) getExisting(ctx context.Context) (*druidv1alpha1.Etcd, error) {
 		return nil, fmt.Errorf("reading Etcd %s/%s: %w", e.namespace, e.name(), err)
 	}
 	return obj, nil
-}
-
-// tlsSecrets is the TLS secret generator of this role; peerTLS adds the peer certificate.
-func (e *etcd) tlsSecrets(peerTLS bool) *TLSSecrets {
-	return NewTLSSecrets(e.client, e.namespace, TLSValues{Role: e.values.Role, HighAvailability: peerTLS, Clock: e.values.Clock})
 }

@@ -16,6 +16,8 @@ import (
 //
 // It resumes at the phase the peer CA secret records and repeats that phase's rollout, so a rotation
 // interrupted by a failed wait continues on the next call. Without peer TLS nothing presents a peer certificate: the secrets are rotated at once.
+// This is the rotation of the project's generator; with another TLS source the owner of the secrets rotates
+// them, and RolloutPeerCA only rolls its current peer bundle out (rolloutOwnersPeerCA).
 func (e *etcd) RolloutPeerCA(ctx context.Context) error {
 	log := e.logger(ctx)
 	existing, err := e.getExisting(ctx)
@@ -23,8 +25,12 @@ func (e *etcd) RolloutPeerCA(ctx context.Context) error {
 		return err
 	}
 	peerTLS := existing != nil && existing.Spec.Etcd.PeerUrlTLS != nil
+	generated, ok := e.tlsSource().(*GeneratedTLS)
+	if !ok {
+		return e.rolloutOwnersPeerCA(ctx, peerTLS)
+	}
 	// Without peer TLS no peer certificate is issued: only the CA is rotated.
-	tlsSecrets := e.tlsSecrets(peerTLS)
+	tlsSecrets := generated.generator(TLSRequest{Namespace: e.namespace, Role: e.values.Role, PeerTLS: peerTLS})
 	rollout := func(PeerCARotationPhase) error { return nil }
 	if peerTLS {
 		rollout = func(phase PeerCARotationPhase) error {
@@ -74,4 +80,21 @@ func (e *etcd) peerCARolloutWait(ctx context.Context, phase PeerCARotationPhase)
 		return e.values.PeerCARolloutWait(ctx, phase)
 	}
 	return e.Wait(ctx)
+}
+
+// rolloutOwnersPeerCA is RolloutPeerCA when the secrets belong to another owner (gardenlet's secrets manager
+// moves the peer CA through its phases itself): like Gardener's etcd component, it deploys the owner's
+// current peer bundle and certificate and waits for the rollout. Without peer TLS there is nothing to roll.
+func (e *etcd) rolloutOwnersPeerCA(ctx context.Context, peerTLS bool) error {
+	if !peerTLS {
+		return nil
+	}
+	if err := e.Deploy(ctx); err != nil {
+		return fmt.Errorf("rolling out the peer CA of the TLS source: %w", err)
+	}
+	if err := e.peerCARolloutWait(ctx, PeerCARotationIdle); err != nil {
+		return fmt.Errorf("rolling out the peer CA of the TLS source: %w", err)
+	}
+	e.logger(ctx).Info("Rolled out the peer CA of the TLS source")
+	return nil
 }

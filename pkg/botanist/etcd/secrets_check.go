@@ -61,25 +61,20 @@ type secretRequirement struct {
 	provider druidv1alpha1.StorageProvider
 }
 
-// requiredSecrets are the secrets of an Etcd with the given TLS names and backup store (nil without one).
+// requiredSecrets are the secrets of an Etcd with the given TLS secrets and backup store (nil without one).
 // The backup secret must hold its provider's keys (backupsecret.Required), which the sidecar reads, and
 // bucketName, which becomes the Etcd's container.
-func requiredSecrets(role string, peerTLS bool, store *druidv1alpha1.StoreSpec) []secretRequirement {
-	leaf := backupsecret.Keys(DataKeyCertificate, DataKeyPrivateKey)
-	reqs := []secretRequirement{
-		{name: CASecretName, required: backupsecret.Keys(DataKeyCABundle)},
-		{name: ServerSecretName(role), required: leaf},
-		{name: ClientSecretName, required: leaf},
-	}
-	if peerTLS {
-		reqs = append(reqs,
-			secretRequirement{name: PeerCASecretName, required: backupsecret.Keys(DataKeyCABundle)},
-			secretRequirement{name: PeerServerSecretName(role), required: leaf})
-	}
+func requiredSecrets(tls TLSSecretRefs, store *druidv1alpha1.StoreSpec) []secretRequirement {
+	reqs := tlsRequirements(tls)
 	if name := storeSecretName(store); name != "" {
 		reqs = append(reqs, backupSecretRequirement(name, ptr.Deref(store.Provider, "")))
 	}
 	return reqs
+}
+
+// keysRequirement is a secret that must hold every one of keys.
+func keysRequirement(name string, keys ...string) secretRequirement {
+	return secretRequirement{name: name, required: backupsecret.Keys(keys...)}
 }
 
 // backupSecretRequirement is a backup secret: its provider's keys, which the sidecar (or a copy Job) reads,

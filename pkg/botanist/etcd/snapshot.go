@@ -12,8 +12,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
 // SnapshotTransport says how Snapshot reaches the backup-restore sidecar. The zero value uses the client
@@ -31,9 +29,9 @@ type SnapshotTransport struct {
 // the snapshot.
 const maxSnapshotResponse = 1 << 20
 
-// Snapshot asks the sidecar for a final full snapshot over TLS: the server must present a certificate that
-// ca-etcd's bundle trusts, and the request authenticates with etcd-client, as the sidecar accepts only
-// clients of that CA.
+// Snapshot asks the sidecar for a final full snapshot over TLS with the secrets the Etcd's spec.backup.tls
+// names (servedTLSSecretRefs): the server must present a certificate that the CA bundle trusts, and the
+// request authenticates with the client certificate, as the sidecar accepts only clients of that CA.
 func (e *etcd) Snapshot(ctx context.Context) (string, error) {
 	httpClient, err := e.snapshotHTTPClient(ctx)
 	if err != nil {
@@ -65,18 +63,22 @@ func (e *etcd) Snapshot(ctx context.Context) (string, error) {
 }
 
 func (e *etcd) snapshotHTTPClient(ctx context.Context) (*http.Client, error) {
+	refs, err := e.servedTLSSecretRefs(ctx)
+	if err != nil {
+		return nil, err
+	}
 	secrets, err := e.checkSecrets(ctx, []secretRequirement{
-		{name: CASecretName, required: backupsecret.Keys(DataKeyCABundle)},
-		{name: ClientSecretName, required: backupsecret.Keys(DataKeyCertificate, DataKeyPrivateKey)},
+		keysRequirement(refs.ClientCA.Name, refs.ClientCA.DataKey),
+		keysRequirement(refs.Client, DataKeyCertificate, DataKeyPrivateKey),
 	})
 	if err != nil {
 		return nil, err
 	}
 	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(secrets[CASecretName].Data[DataKeyCABundle]) {
-		return nil, fmt.Errorf("secret %s/%s: no certificate in %s", e.namespace, CASecretName, DataKeyCABundle)
+	if !roots.AppendCertsFromPEM(secrets[refs.ClientCA.Name].Data[refs.ClientCA.DataKey]) {
+		return nil, fmt.Errorf("secret %s/%s: no certificate in %s", e.namespace, refs.ClientCA.Name, refs.ClientCA.DataKey)
 	}
-	cert, err := clientCertificate(secrets[ClientSecretName])
+	cert, err := clientCertificate(secrets[refs.Client])
 	if err != nil {
 		return nil, err
 	}

@@ -176,8 +176,8 @@ func (s *TLSSecrets) ensureCA(ctx context.Context, name, commonName string) (*ce
 	return ca, nil
 }
 
-// ensureBundleHoldsCA adds the signing CA to the bundle of a secret that lacks it (for example one written
-// by a generator that knew no bundle), keeping every other CA the bundle already trusts.
+// ensureBundleHoldsCA adds the signing CA to the bundle of a generated CA secret that lacks it (a bundle
+// edited by hand), keeping every other CA the bundle already trusts.
 func (s *TLSSecrets) ensureBundleHoldsCA(ctx context.Context, secret *corev1.Secret, ca *certificateAuthority) error {
 	bundle := secret.Data[DataKeyCABundle]
 	if certs, err := parseCertificates(bundle); err == nil {
@@ -221,7 +221,9 @@ func (s *TLSSecrets) ensureLeaf(ctx context.Context, name string, ca *certificat
 	return nil
 }
 
-// get returns the secret or nil when it does not exist.
+// get returns the secret or nil when it does not exist. A secret under the name that the generator did not
+// create is a *ForeignSecretError: the generator owns its names entirely or not at all, so it never adopts,
+// signs with or rewrites another owner's secret (another owner rotates it, and others trust it).
 func (s *TLSSecrets) get(ctx context.Context, name string) (*corev1.Secret, error) {
 	secret := &corev1.Secret{}
 	if err := s.client.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: name}, secret); err != nil {
@@ -230,12 +232,16 @@ func (s *TLSSecrets) get(ctx context.Context, name string) (*corev1.Secret, erro
 		}
 		return nil, fmt.Errorf("reading secret %s/%s: %w", s.namespace, name, err)
 	}
+	if secret.Labels[ManagedByLabel] != managedByValue {
+		return nil, &ForeignSecretError{Namespace: s.namespace, Name: name, Labels: secret.Labels}
+	}
 	return secret, nil
 }
 
 // write creates the secret, or replaces the data of the existing one in place (optimistically locked on the
-// resourceVersion it was read with, so concurrent writers fail instead of overwriting each other). The type
-// is only set on creation: it is immutable, and secrets from other generators may be Opaque.
+// resourceVersion it was read with, so concurrent writers fail instead of overwriting each other). Existing
+// secrets come from get, which only returns the generator's own. The type is only set on creation: it is
+// immutable.
 func (s *TLSSecrets) write(ctx context.Context, name string, existing *corev1.Secret, data map[string][]byte, secretType corev1.SecretType) error {
 	if existing == nil {
 		secret := &corev1.Secret{
@@ -248,10 +254,6 @@ func (s *TLSSecrets) write(ctx context.Context, name string, existing *corev1.Se
 		}
 		return nil
 	}
-	if existing.Labels == nil {
-		existing.Labels = map[string]string{}
-	}
-	existing.Labels[ManagedByLabel] = managedByValue
 	existing.Data = data
 	if err := s.client.Update(ctx, existing); err != nil {
 		return fmt.Errorf("updating secret %s/%s: %w", s.namespace, name, err)

@@ -236,21 +236,24 @@ func TestEnsureReplacesUnusableCAAndReissuesItsCertificates(t *testing.T) {
 	g.Expect(verify(t, secretData(t, c, "etcd-client")[DataKeyCertificate], bundle, "", x509.ExtKeyUsageClientAuth, time.Now())).To(Succeed())
 }
 
-func TestEnsureAddsBundleToCASecretWithoutOne(t *testing.T) {
+// A CA under the generator's name that someone else made (here without a bundle, like the never-rotated
+// ca-etcd of gardenlet's secrets manager) is neither adopted nor completed: Ensure fails naming it and
+// writes nothing.
+func TestEnsureRefusesACASecretItDidNotCreate(t *testing.T) {
 	g := NewWithT(t)
 	c := newFakeClient(t)
 	ca, err := newCertificateAuthority("etcd", time.Now(), time.Hour*24*365)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(c.Create(context.Background(), &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "ca-etcd", Namespace: testNamespace},
+		ObjectMeta: metav1.ObjectMeta{Name: "ca-etcd", Namespace: testNamespace, Labels: map[string]string{"managed-by": "secrets-manager"}},
 		Data:       map[string][]byte{DataKeyCACertificate: ca.certPEM, DataKeyCAPrivateKey: ca.keyPEM},
 	})).To(Succeed())
+	before := allSecrets(t, c)
 
 	_, err = NewTLSSecrets(c, testNamespace, TLSValues{Role: "main"}).Ensure(context.Background())
-	g.Expect(err).NotTo(HaveOccurred())
-	data := secretData(t, c, "ca-etcd")
-	g.Expect(data[DataKeyCACertificate]).To(Equal(ca.certPEM), "a valid CA is kept")
-	g.Expect(data[DataKeyCABundle]).To(Equal(ca.certPEM))
+	g.Expect(IsForeignSecret(err)).To(BeTrue(), "error %v", err)
+	g.Expect(err).To(MatchError(ContainSubstring("secret " + testNamespace + "/ca-etcd was not created by gardener-etcd")))
+	g.Expect(allSecrets(t, c)).To(Equal(before), "nothing may be written")
 }
 
 func writeSecretData(t *testing.T, c client.Client, name string, data map[string][]byte) {

@@ -79,7 +79,7 @@ func runWorkflow(t *testing.T, providerType string, credentials map[string][]byt
 	// A TLS secret disappears. Deploy with TLS secrets owned elsewhere refuses, naming it, and writes nothing.
 	g.Expect(env.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: clientSecret}})).To(Succeed())
 	skipTLS := values
-	skipTLS.SkipTLSSecretGeneration = true
+	skipTLS.TLS = etcd.ExistingTLS{Refs: etcd.DefaultTLSSecretRefs(etcd.RoleMain)}
 	before := getEtcd(g, namespace).ResourceVersion
 	err := etcd.New(env.Client, namespace, skipTLS).Deploy(ctx)
 	var missing *etcd.MissingSecretError

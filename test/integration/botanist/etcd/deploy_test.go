@@ -146,7 +146,7 @@ func TestDeployRefusesWhileATLSSecretOrKeyIsMissing(t *testing.T) {
 	g.Expect(env.Client.Update(ctx, ca)).To(Succeed())
 
 	v := values(etcd.RoleEvents)
-	v.SkipTLSSecretGeneration = true
+	v.TLS = etcd.ExistingTLS{Refs: etcd.DefaultTLSSecretRefs(etcd.RoleEvents)}
 	err = etcd.New(env.Client, namespace, v).Deploy(ctx)
 	var missing *etcd.MissingSecretError
 	g.Expect(errors.As(err, &missing)).To(BeTrue(), "want a *MissingSecretError, got %v", err)

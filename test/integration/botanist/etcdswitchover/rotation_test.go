@@ -1,0 +1,65 @@
+package etcdswitchover_test
+
+import (
+	"context"
+	"crypto/x509"
+	"testing"
+
+	. "github.com/onsi/gomega"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd/gardenersecrets"
+)
+
+// After the switch-over, a CA rotation of the shoot runs through the secrets manager's phases, and each
+// Deploy of the project's component references what the phase needs: while preparing, a bundle with the old
+// and the new CA (the server certificate is still signed by the old CA, the client certificate already by the
+// new one, and both verify); while completing, a bundle with only the new CA and certificates it signed.
+func TestClientCARotationFollowsTheSecretsManagersPhases(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := env.CreateNamespace(t)
+	gardenletEtcd(t, namespace, etcd.RoleMain, gardenletReconcile(t, namespace, etcd.RoleMain, true, caRotation{}))
+	deploy := func(rotation caRotation) *etcd.TLSSecretRefs {
+		sm := gardenletSecretsManager(t, namespace, rotation)
+		g.Expect(etcd.New(env.Client, namespace, etcd.Values{Role: etcd.RoleMain, HighAvailability: true, TLS: gardenersecrets.New(sm)}).Deploy(ctx)).To(Succeed())
+		obj := getEtcd(g, namespace, etcd.RoleMain)
+		g.Expect(referencedBundle(g, namespace, obj)).To(Equal(bundleOf(g, sm)), "the Etcd trusts what kube-apiserver trusts")
+		g.Expect(sm.Cleanup(ctx)).To(Succeed()) // as gardenlet ends its reconcile
+		tls := obj.Spec.Etcd.ClientUrlTLS
+		return &etcd.TLSSecretRefs{
+			ClientCA: etcd.CABundleRef{Name: tls.TLSCASecretRef.Name, DataKey: *tls.TLSCASecretRef.DataKey},
+			Server:   tls.ServerTLSSecretRef.Name,
+			Client:   tls.ClientTLSSecretRef.Name,
+		}
+	}
+	verifyAll := func(refs *etcd.TLSSecretRefs) {
+		bundle := getSecret(g, namespace, refs.ClientCA.Name).Data[refs.ClientCA.DataKey]
+		g.Expect(verifyLeaf(g, namespace, refs.Server, bundle, "etcd-main-client."+namespace+".svc", x509.ExtKeyUsageServerAuth)).To(Succeed())
+		g.Expect(verifyLeaf(g, namespace, refs.Client, bundle, "", x509.ExtKeyUsageClientAuth)).To(Succeed())
+	}
+	before := getEtcd(g, namespace, etcd.RoleMain)
+	oldPeerBundle := before.Spec.Etcd.PeerUrlTLS.TLSCASecretRef.Name
+	oldBundle := referencedBundle(g, namespace, before)
+
+	preparing := deploy(caRotation{lastInitiation: &rotatedAt})
+	g.Expect(bundleSize(getSecret(g, namespace, preparing.ClientCA.Name).Data["bundle.crt"])).To(Equal(2), "old and new CA")
+	verifyAll(preparing)
+	g.Expect(verifyLeaf(g, namespace, preparing.Server, oldBundle, "etcd-main-client."+namespace+".svc", x509.ExtKeyUsageServerAuth)).
+		To(Succeed(), "members not yet restarted still trust only the old CA")
+	peerBundle := getEtcd(g, namespace, etcd.RoleMain).Spec.Etcd.PeerUrlTLS.TLSCASecretRef.Name
+	g.Expect(peerBundle).NotTo(Equal(oldPeerBundle))
+	g.Expect(bundleSize(getSecret(g, namespace, peerBundle).Data["bundle.crt"])).To(Equal(2), "old and new peer CA")
+
+	completing := deploy(caRotation{lastInitiation: &rotatedAt, completing: true})
+	newBundle := getSecret(g, namespace, completing.ClientCA.Name).Data["bundle.crt"]
+	g.Expect(bundleSize(newBundle)).To(Equal(1), "only the new CA")
+	verifyAll(completing)
+	g.Expect(completing.Server).NotTo(Equal(preparing.Server), "the server certificate is re-issued by the new CA")
+	g.Expect(verifyLeaf(g, namespace, completing.Server, oldBundle, "etcd-main-client."+namespace+".svc", x509.ExtKeyUsageServerAuth)).
+		NotTo(Succeed(), "the old CA signs nothing any more")
+	g.Expect(secretVersions(t, namespace)).NotTo(HaveKey("ca-etcd"), "the old CA is gone after the rotation")
+
+	// The reconciles after the rotation change nothing.
+	g.Expect(deploy(caRotation{lastInitiation: &rotatedAt})).To(Equal(completing))
+}
