@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -93,6 +94,7 @@ func (r TLSSecretRefs) validate(peerTLS bool) error {
 		}
 	}
 	if len(missing) > 0 {
+		slices.Sort(missing)
 		return fmt.Errorf("the TLS source returned no %v", missing)
 	}
 	return nil

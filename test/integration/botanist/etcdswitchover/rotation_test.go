@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd/gardenersecrets"
@@ -62,4 +64,32 @@ func TestClientCARotationFollowsTheSecretsManagersPhases(t *testing.T) {
 
 	// The reconciles after the rotation change nothing.
 	g.Expect(deploy(caRotation{lastInitiation: &rotatedAt})).To(Equal(completing))
+}
+
+// With the secrets manager's TLS, RolloutPeerCA does what Gardener's etcd component does: it deploys the
+// secrets manager's current peer bundle and waits for the rollout once. The project's own three-step
+// rotation (which writes ca-etcd-peer) does not run.
+func TestRolloutPeerCADeploysTheSecretsManagersPeerBundle(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := env.CreateNamespace(t)
+	gardenletEtcd(t, namespace, etcd.RoleMain, gardenletReconcile(t, namespace, etcd.RoleMain, true, caRotation{}))
+
+	sm := gardenletSecretsManager(t, namespace, caRotation{lastInitiation: &rotatedAt})
+	var waited []etcd.PeerCARotationPhase
+	values := etcd.Values{Role: etcd.RoleMain, HighAvailability: true, TLS: gardenersecrets.New(sm),
+		PeerCARolloutWait: func(_ context.Context, phase etcd.PeerCARotationPhase) error {
+			waited = append(waited, phase)
+			return nil
+		}}
+	g.Expect(etcd.New(env.Client, namespace, values).RolloutPeerCA(ctx)).To(Succeed())
+
+	g.Expect(waited).To(Equal([]etcd.PeerCARotationPhase{etcd.PeerCARotationIdle}))
+	peerBundle, found := sm.Get("ca-etcd-peer")
+	g.Expect(found).To(BeTrue())
+	g.Expect(getEtcd(g, namespace, etcd.RoleMain).Spec.Etcd.PeerUrlTLS.TLSCASecretRef.Name).To(Equal(peerBundle.Name))
+	g.Expect(bundleSize(peerBundle.Data["bundle.crt"])).To(Equal(2))
+	list := &corev1.SecretList{}
+	g.Expect(env.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{etcd.ManagedByLabel: "gardener-etcd"})).To(Succeed())
+	g.Expect(list.Items).To(BeEmpty(), "the project's generator wrote secrets")
 }
