@@ -43,8 +43,8 @@ const (
 // Interface is the etcd component of one role in one control-plane namespace, as the shoot flow drives it:
 // Deploy, then Wait; Destroy, then WaitCleanup.
 type Interface interface {
-	// Deploy makes sure the TLS secrets exist, checks every secret the Etcd references and writes the Etcd with
-	// the operation annotation so that druid reconciles it. It returns a *MissingSecretError (retriable) and
+	// Deploy asks the TLS source (Values.TLS) for its secrets, checks every secret the Etcd references and
+	// writes the Etcd with the operation annotation so that druid reconciles it. It returns a *MissingSecretError (retriable) and
 	// writes nothing while a referenced secret or key is missing. It also writes Gardener's ServiceMonitor and
 	// PrometheusRule shoot-etcd-<role> (monitoring.go), or only logs that it skips them on a cluster without
 	// the Prometheus Operator's API.

@@ -6,9 +6,10 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
-// Names and data keys of the TLS secrets Gardener generates for the etcds of one control-plane namespace
-// (as Gardener writes them). Existing kube-apiservers, monitoring stacks and Etcd resources address these
-// secrets by name and key, so they are part of the wire contract and must not change.
+// Names and data keys of the TLS secrets the project's generator writes for the etcds of one control-plane
+// namespace (GeneratedTLS). They are the names Gardener used before its secrets manager, which now adds a
+// hash (package gardenersecrets references those). Kube-apiservers and Etcd resources set up with the
+// generator address these secrets by name and key, so they must not change.
 const (
 	// CASecretName is the CA that signs the etcd server and client certificates (CN "etcd").
 	CASecretName = "ca-etcd"
