@@ -169,3 +169,59 @@ func TestS3WorkloadIdentityAgainstMinIOSTS(t *testing.T) {
 		t.Fatalf("rotated token: %v", err)
 	}
 }
+
+// In a pod nothing sets AWS_ENDPOINT_URL_STS (druid renders no such variable): a workload identity of an
+// S3-compatible server (the secret's endpoint, here MinIO) must be exchanged at that server's own STS, or
+// the sidecar would ask AWS's STS for a role AWS does not know.
+func TestS3WorkloadIdentityExchangesAtTheSecretsEndpointWithoutSTSVariable(t *testing.T) {
+	iss := startOIDCIssuer(t)
+	minio := minioserver.Start(t, minioserver.Config{Region: minioRegion, OpenID: &minioserver.OpenID{
+		ConfigURL: iss.url + "/.well-known/openid-configuration", ClientID: minioClientID, RolePolicy: "readwrite"}})
+	for _, v := range []string{"AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+		"AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_PROFILE"} {
+		t.Setenv(v, "") // restored after the test
+		if err := os.Unsetenv(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := s3.New(s3.Options{BaseEndpoint: aws.String(minio.Endpoint), Region: minioRegion, UsePathStyle: true,
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: minioserver.RootUser, SecretAccessKey: minioserver.RootPassword}, nil
+		})})
+	if _, err := root.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String("backups")}); err != nil {
+		t.Fatal(err)
+	}
+	dir := writeSecretDir(t, map[string]string{"region": minioRegion, "roleARN": minio.RoleARN, "endpoint": minio.Endpoint,
+		"s3ForcePathStyle": "true", "bucketName": "backups", "token": iss.token(t, iss.key, minioClientID, time.Hour)})
+	store, err := New(t.Context(), Config{Provider: "aws", Prefix: "shoot--a/etcd-main", SecretDir: dir}, testr.New(t))
+	if err != nil {
+		t.Fatalf("store with workload identity: %v", err)
+	}
+	defer func() { _ = store.Close() }()
+	full := snapshot.NewFull(7, time.Now(), snapshot.CompressionNone, false)
+	if err := store.Save(t.Context(), full, strings.NewReader("full snapshot")); err != nil {
+		t.Fatalf("saving a full snapshot with credentials of the secret's endpoint's STS: %v", err)
+	}
+}
+
+// Only a server other than AWS is asked for STS at the secret's endpoint: an AWS S3 endpoint (regional,
+// dual-stack, FIPS, a VPC endpoint) serves no STS, so the SDK's own resolution (AWS's regional STS, or
+// AWS_ENDPOINT_URL_STS) stays.
+func TestS3WorkloadIdentitySTSEndpoint(t *testing.T) {
+	for endpoint, want := range map[string]string{
+		"":                                   "",
+		"http://10.0.0.1:9000":               "http://10.0.0.1:9000",
+		"https://minio.example.org":          "https://minio.example.org",
+		"https://s3.eu-west-1.amazonaws.com": "",
+		"https://s3.dualstack.eu-west-1.amazonaws.com":                 "",
+		"https://bucket.vpce-1a2b3c4d.s3.eu-west-1.vpce.amazonaws.com": "",
+		"https://s3.cn-north-1.amazonaws.com.cn":                       "",
+		"https://s3-fips.us-gov-west-1.amazonaws.com":                  "",
+		"https://s3.eu-west-1.api.aws":                                 "",
+		"https://amazonaws.com.example.org":                            "https://amazonaws.com.example.org",
+	} {
+		if got := stsEndpointOf(endpoint); got != want {
+			t.Errorf("stsEndpointOf(%q) = %q, want %q", endpoint, got, want)
+		}
+	}
+}
