@@ -267,8 +267,13 @@ func (s *gardenletShoot) destroy(ctx context.Context) {
 }
 
 // destroyGardenerEtcd deletes the Etcd of role with Gardener's component c (its deletion confirmation) and
-// waits until druid removed it.
+// waits until druid removed it. After a failed spec it first prints the Etcds and keeps the shoot's pod
+// logs, which go with the pods.
 func destroyGardenerEtcd(ctx context.Context, env *seedworkflow.Env, c gardeneretcd.Interface, role string) {
+	if CurrentSpecReport().Failed() {
+		printEtcdStatus(ctx, env)
+		keepLogs(seed.StateDir(), seed.PodLogDirs(env.Namespace))
+	}
 	Expect(c.Destroy(ctx)).To(Succeed())
 	Eventually(func() bool {
 		err := env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: etcd.Name(role)}, &druidv1alpha1.Etcd{})
