@@ -233,18 +233,24 @@ func newGardenletShoot(ctx context.Context, env *seedworkflow.Env) *gardenletSho
 
 // component is Gardener's etcd component of etcd-main, with the values the botanist gives it.
 func (s *gardenletShoot) component(replicas int32, ha bool) gardeneretcd.Interface {
-	return gardeneretcd.New(logr.Discard(), s.c, s.env.Namespace, s.sm, gardeneretcd.Values{
+	return s.componentWith(s.c, gardeneretcd.Values{
 		Role:     v1beta1constants.ETCDRoleMain,
 		Class:    gardeneretcd.ClassImportant,
 		Replicas: ptr.To(replicas),
 		// The botanist's size for etcd-main: Gardener's quota of 8Gi must fit (druid refuses a larger quota).
-		StorageCapacity:          "25Gi",
-		PriorityClassName:        seedworkflow.PriorityClassName,
-		HighAvailabilityEnabled:  ha,
-		BackupConfig:             s.backup,
-		RuntimeKubernetesVersion: seedVersion(),
-		MaintenanceTimeWindow:    gardencorev1beta1.MaintenanceTimeWindow{Begin: "220000+0000", End: "230000+0000"},
+		StorageCapacity:         "25Gi",
+		HighAvailabilityEnabled: ha,
+		BackupConfig:            s.backup,
 	})
+}
+
+// componentWith is Gardener's etcd component writing through c, with values completed by what the botanist
+// gives every etcd of a shoot (priority class, runtime version, maintenance window).
+func (s *gardenletShoot) componentWith(c client.Client, values gardeneretcd.Values) gardeneretcd.Interface {
+	values.PriorityClassName = seedworkflow.PriorityClassName
+	values.RuntimeKubernetesVersion = seedVersion()
+	values.MaintenanceTimeWindow = gardencorev1beta1.MaintenanceTimeWindow{Begin: "220000+0000", End: "230000+0000"}
+	return gardeneretcd.New(logr.Discard(), c, s.env.Namespace, s.sm, values)
 }
 
 // deploy runs the component's Deploy and Wait as the shoot flow does.
@@ -257,28 +263,58 @@ func (s *gardenletShoot) deploy(ctx context.Context, replicas int32, ha bool) {
 // destroy deletes etcd-main as gardenlet does (Gardener's deletion confirmation) and waits until druid
 // removed it, before the shoot's namespace goes.
 func (s *gardenletShoot) destroy(ctx context.Context) {
-	Expect(s.component(1, false).Destroy(ctx)).To(Succeed())
+	destroyGardenerEtcd(ctx, s.env, s.component(1, false), etcd.RoleMain)
+}
+
+// destroyGardenerEtcd deletes the Etcd of role with Gardener's component c (its deletion confirmation) and
+// waits until druid removed it. After a failed spec it first prints the Etcds and keeps the shoot's pod
+// logs, which go with the pods.
+func destroyGardenerEtcd(ctx context.Context, env *seedworkflow.Env, c gardeneretcd.Interface, role string) {
+	if CurrentSpecReport().Failed() {
+		printEtcdStatus(ctx, env)
+		keepLogs(seed.StateDir(), seed.PodLogDirs(env.Namespace))
+	}
+	Expect(c.Destroy(ctx)).To(Succeed())
 	Eventually(func() bool {
-		err := s.env.Client.Get(ctx, client.ObjectKey{Namespace: s.env.Namespace, Name: etcd.Name(etcd.RoleMain)}, &druidv1alpha1.Etcd{})
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: etcd.Name(role)}, &druidv1alpha1.Etcd{})
 		return client.IgnoreNotFound(err) == nil && err != nil
-	}).WithContext(ctx).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeTrue(), "etcd-main removed by druid")
+	}).WithContext(ctx).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(BeTrue(), "%s removed by druid", etcd.Name(role))
 }
 
 // storePrefix is where Gardener's Etcd keeps etcd-main's backups.
-func (s *gardenletShoot) storePrefix() string { return s.backup.Prefix + "/etcd-main/" }
+func (s *gardenletShoot) storePrefix() string { return s.storePrefixOf(etcd.RoleMain) }
+
+// storePrefixOf is where Gardener's component puts the backups of role: <BackupEntry>/etcd-<role>/.
+func (s *gardenletShoot) storePrefixOf(role string) string {
+	return s.backup.Prefix + "/" + etcd.Name(role) + "/"
+}
 
 // fullSnapshots are the keys of the full snapshots in etcd-main's store.
 func (s *gardenletShoot) fullSnapshots(ctx context.Context) []string {
+	return s.fullSnapshotsOf(ctx, etcd.RoleMain)
+}
+
+// fullSnapshotsOf are the keys of the full snapshots of role in the shoot's bucket of the seed's S3.
+func (s *gardenletShoot) fullSnapshotsOf(ctx context.Context, role string) []string {
 	objects, err := seedworkflow.ListBucket(ctx, s.env, s.backup.Container)
 	Expect(err).NotTo(HaveOccurred())
-	var keys []string
+	keys := make([]string, 0, len(objects))
 	for _, o := range objects {
-		if strings.HasPrefix(o.Key, s.storePrefix()) && strings.Contains(o.Key, "/Full-") {
-			keys = append(keys, o.Key)
+		keys = append(keys, o.Key)
+	}
+	return fullSnapshotKeys(keys, s.storePrefixOf(role))
+}
+
+// fullSnapshotKeys are the keys of full snapshots under prefix, sorted.
+func fullSnapshotKeys(keys []string, prefix string) []string {
+	var full []string
+	for _, k := range keys {
+		if strings.HasPrefix(k, prefix) && strings.Contains(k, "/Full-") {
+			full = append(full, k)
 		}
 	}
-	sort.Strings(keys)
-	return keys
+	sort.Strings(full)
+	return full
 }
 
 // gardenletHTTPClient is the HTTP client gardenlet calls the sidecar with: it trusts the etcd CA bundle and

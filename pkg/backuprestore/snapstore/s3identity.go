@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -27,8 +29,9 @@ import (
 // EKS IRSA's AWS_ROLE_ARN and AWS_WEB_IDENTITY_TOKEN_FILE, the node's instance role, …), for an Etcd
 // without spec.backup.store.secretRef.
 //
-// STS is reached where the SDK's configuration says (AWS_ENDPOINT_URL_STS for an STS other than AWS's,
-// e.g. the S3-compatible server's own), through the store's HTTP client (its trusted CA applies).
+// STS is reached where AWS_ENDPOINT_URL_STS says when it is set; otherwise at the secret's endpoint when
+// that is a server other than AWS (its own STS, stsEndpointOf), else at AWS's regional STS; always
+// through the store's HTTP client (its trusted CA applies).
 type s3Identity struct {
 	roleARN   string
 	tokenFile string
@@ -81,6 +84,32 @@ func (c s3Config) credentials(httpClient aws.HTTPClient) (aws.CredentialsProvide
 	if c.identity.roleARN == "" {
 		return sdk.Credentials, sdk.Region, nil
 	}
-	role := stscreds.NewWebIdentityRoleProvider(sts.NewFromConfig(sdk), c.identity.roleARN, stscreds.IdentityTokenFile(c.identity.tokenFile))
+	var stsOpts []func(*sts.Options)
+	if own := stsEndpointOf(c.endpoint); own != "" && !stsVariableSet() {
+		stsOpts = append(stsOpts, func(o *sts.Options) { o.BaseEndpoint = aws.String(own) })
+	}
+	role := stscreds.NewWebIdentityRoleProvider(sts.NewFromConfig(sdk, stsOpts...), c.identity.roleARN, stscreds.IdentityTokenFile(c.identity.tokenFile))
 	return aws.NewCredentialsCache(role), sdk.Region, nil
 }
+
+// stsEndpointOf is where a workload identity is exchanged when the SDK's configuration names no STS: the
+// store's endpoint when it is a server other than AWS (MinIO, Ceph RGW serve STS at their S3 endpoint;
+// in a pod nothing sets AWS_ENDPOINT_URL_STS), empty (AWS's regional STS) for AWS's own S3 endpoints,
+// which serve no STS.
+func stsEndpointOf(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if endpoint == "" || err != nil {
+		return ""
+	}
+	host := strings.ToLower(u.Hostname())
+	for _, domain := range []string{"amazonaws.com", "amazonaws.com.cn", "api.aws"} {
+		if host == domain || strings.HasSuffix(host, "."+domain) {
+			return ""
+		}
+	}
+	return endpoint
+}
+
+// stsVariableSet tells whether the environment names an STS endpoint (AWS_ENDPOINT_URL_STS), which the
+// SDK then uses and which wins over the secret's endpoint.
+func stsVariableSet() bool { return os.Getenv("AWS_ENDPOINT_URL_STS") != "" }

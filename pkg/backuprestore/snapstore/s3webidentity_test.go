@@ -5,10 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
-	"encoding/json"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,54 +14,17 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/go-logr/logr/testr"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/test/support/minioserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/oidcissuer"
 )
 
-// oidcIssuer is a minimal OpenID provider: a discovery document and a JWKS, and tokens signed with its key.
-type oidcIssuer struct {
-	url string
-	key *rsa.PrivateKey
-}
-
-func startOIDCIssuer(t *testing.T) *oidcIssuer {
+// tokenFor signs a token of the issuer (or of another key) for audience, valid until expiry from now.
+func tokenFor(t *testing.T, iss *oidcissuer.Issuer, key *rsa.PrivateKey, audience string, expiry time.Duration) string {
 	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	iss := &oidcIssuer{key: key}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, _ *http.Request) {
-		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": iss.url, "jwks_uri": iss.url + "/keys",
-			"authorization_endpoint": iss.url + "/auth", "token_endpoint": iss.url + "/token",
-			"response_types_supported": []string{"id_token"}, "subject_types_supported": []string{"public"},
-			"id_token_signing_alg_values_supported": []string{"RS256"}})
-	})
-	mux.HandleFunc("/keys", func(w http.ResponseWriter, _ *http.Request) {
-		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "test", Algorithm: "RS256", Use: "sig"}}})
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	iss.url = srv.URL
-	return iss
-}
-
-// token signs a token for audience valid from now until expiry (negative: already expired).
-func (iss *oidcIssuer) token(t *testing.T, key *rsa.PrivateKey, audience string, expiry time.Duration) string {
-	t.Helper()
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: key}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "test"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	tok, err := jwt.Signed(signer).Claims(jwt.Claims{Issuer: iss.url, Subject: "system:serviceaccount:shoot--a:etcd-backup",
-		Audience: jwt.Audience{audience}, IssuedAt: jwt.NewNumericDate(now.Add(-time.Minute)),
-		NotBefore: jwt.NewNumericDate(now.Add(-time.Minute)), Expiry: jwt.NewNumericDate(now.Add(expiry))}).Serialize()
+	tok, err := iss.Token(key, "system:serviceaccount:shoot--a:etcd-backup", audience, expiry)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,9 +41,9 @@ const (
 // and read back; a token rotated in the file is used at the next exchange; an expired token or one of
 // another issuer's key is refused with STS's answer.
 func TestS3WorkloadIdentityAgainstMinIOSTS(t *testing.T) {
-	iss := startOIDCIssuer(t)
+	iss := oidcissuer.Start(t)
 	minio := minioserver.Start(t, minioserver.Config{Region: minioRegion, OpenID: &minioserver.OpenID{
-		ConfigURL: iss.url + "/.well-known/openid-configuration", ClientID: minioClientID, RolePolicy: "readwrite"}})
+		ConfigURL: iss.ConfigURL(), ClientID: minioClientID, RolePolicy: "readwrite"}})
 	endpoint, roleARN := minio.Endpoint, minio.RoleARN
 	t.Setenv("AWS_ENDPOINT_URL_STS", endpoint)
 	for _, v := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_PROFILE"} {
@@ -98,7 +58,7 @@ func TestS3WorkloadIdentityAgainstMinIOSTS(t *testing.T) {
 	}
 
 	dir := writeSecretDir(t, map[string]string{"region": minioRegion, "roleARN": roleARN, "endpoint": endpoint,
-		"s3ForcePathStyle": "true", "bucketName": "backups", "token": iss.token(t, iss.key, minioClientID, time.Hour)})
+		"s3ForcePathStyle": "true", "bucketName": "backups", "token": tokenFor(t, iss, iss.Key, minioClientID, time.Hour)})
 	store, err := New(t.Context(), Config{Provider: "aws", Prefix: "shoot--a/etcd-main", SecretDir: dir}, testr.New(t))
 	if err != nil {
 		t.Fatalf("store with workload identity: %v", err)
@@ -150,7 +110,7 @@ func TestS3WorkloadIdentityAgainstMinIOSTS(t *testing.T) {
 	if err := list2(); err != nil {
 		t.Fatalf("first token: %v", err)
 	}
-	writeToken(iss.token(t, iss.key, minioClientID, -time.Minute))
+	writeToken(tokenFor(t, iss, iss.Key, minioClientID, -time.Minute))
 	err = list2()
 	t.Logf("expired token: %v", err)
 	if err == nil || !strings.Contains(err.Error(), "AssumeRoleWithWebIdentity") || !strings.Contains(strings.ToLower(err.Error()), "expired") {
@@ -160,12 +120,68 @@ func TestS3WorkloadIdentityAgainstMinIOSTS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeToken(iss.token(t, other, minioClientID, time.Hour))
+	writeToken(tokenFor(t, iss, other, minioClientID, time.Hour))
 	if err := list2(); err == nil || !strings.Contains(err.Error(), "AssumeRoleWithWebIdentity") {
 		t.Fatalf("token signed by another key: err = %v, want STS's refusal", err)
 	}
-	writeToken(iss.token(t, iss.key, minioClientID, time.Hour))
+	writeToken(tokenFor(t, iss, iss.Key, minioClientID, time.Hour))
 	if err := list2(); err != nil {
 		t.Fatalf("rotated token: %v", err)
+	}
+}
+
+// In a pod nothing sets AWS_ENDPOINT_URL_STS (druid renders no such variable): a workload identity of an
+// S3-compatible server (the secret's endpoint, here MinIO) must be exchanged at that server's own STS, or
+// the sidecar would ask AWS's STS for a role AWS does not know.
+func TestS3WorkloadIdentityExchangesAtTheSecretsEndpointWithoutSTSVariable(t *testing.T) {
+	iss := oidcissuer.Start(t)
+	minio := minioserver.Start(t, minioserver.Config{Region: minioRegion, OpenID: &minioserver.OpenID{
+		ConfigURL: iss.ConfigURL(), ClientID: minioClientID, RolePolicy: "readwrite"}})
+	for _, v := range []string{"AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+		"AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_PROFILE"} {
+		t.Setenv(v, "") // restored after the test
+		if err := os.Unsetenv(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := s3.New(s3.Options{BaseEndpoint: aws.String(minio.Endpoint), Region: minioRegion, UsePathStyle: true,
+		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{AccessKeyID: minioserver.RootUser, SecretAccessKey: minioserver.RootPassword}, nil
+		})})
+	if _, err := root.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String("backups")}); err != nil {
+		t.Fatal(err)
+	}
+	dir := writeSecretDir(t, map[string]string{"region": minioRegion, "roleARN": minio.RoleARN, "endpoint": minio.Endpoint,
+		"s3ForcePathStyle": "true", "bucketName": "backups", "token": tokenFor(t, iss, iss.Key, minioClientID, time.Hour)})
+	store, err := New(t.Context(), Config{Provider: "aws", Prefix: "shoot--a/etcd-main", SecretDir: dir}, testr.New(t))
+	if err != nil {
+		t.Fatalf("store with workload identity: %v", err)
+	}
+	defer func() { _ = store.Close() }()
+	full := snapshot.NewFull(7, time.Now(), snapshot.CompressionNone, false)
+	if err := store.Save(t.Context(), full, strings.NewReader("full snapshot")); err != nil {
+		t.Fatalf("saving a full snapshot with credentials of the secret's endpoint's STS: %v", err)
+	}
+}
+
+// Only a server other than AWS is asked for STS at the secret's endpoint: an AWS S3 endpoint (regional,
+// dual-stack, FIPS, a VPC endpoint) serves no STS, so the SDK's own resolution (AWS's regional STS, or
+// AWS_ENDPOINT_URL_STS) stays.
+func TestS3WorkloadIdentitySTSEndpoint(t *testing.T) {
+	for endpoint, want := range map[string]string{
+		"":                                   "",
+		"http://10.0.0.1:9000":               "http://10.0.0.1:9000",
+		"https://minio.example.org":          "https://minio.example.org",
+		"https://s3.eu-west-1.amazonaws.com": "",
+		"https://s3.dualstack.eu-west-1.amazonaws.com":                 "",
+		"https://bucket.vpce-1a2b3c4d.s3.eu-west-1.vpce.amazonaws.com": "",
+		"https://s3.cn-north-1.amazonaws.com.cn":                       "",
+		"https://s3-fips.us-gov-west-1.amazonaws.com":                  "",
+		"https://s3.eu-west-1.api.aws":                                 "",
+		"https://amazonaws.com.example.org":                            "https://amazonaws.com.example.org",
+	} {
+		if got := stsEndpointOf(endpoint); got != want {
+			t.Errorf("stsEndpointOf(%q) = %q, want %q", endpoint, got, want)
+		}
 	}
 }

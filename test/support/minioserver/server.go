@@ -29,6 +29,9 @@ type Config struct {
 	Region string
 	// OpenID, when set, makes MinIO trust an OpenID issuer for AssumeRoleWithWebIdentity.
 	OpenID *OpenID
+	// Host is the address the S3 (and STS) endpoint binds; empty means 127.0.0.1. A local seed's pods reach
+	// the host on its pod bridge address (localseed.Seed.BridgeIP).
+	Host string
 }
 
 // OpenID is one OpenID provider configuration of MinIO with a role policy: tokens whose audience is
@@ -41,7 +44,7 @@ type OpenID struct {
 
 // Server is a running MinIO.
 type Server struct {
-	// Endpoint is the S3 (and STS) endpoint, http://127.0.0.1:<port>.
+	// Endpoint is the S3 (and STS) endpoint, http://<Config.Host>:<port>.
 	Endpoint string
 	// RoleARN is the ARN of Config.OpenID's role (empty without OpenID), as MinIO derives it.
 	RoleARN string
@@ -79,7 +82,12 @@ func tryStart(bin string, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Endpoint: "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir}
+	host := cfg.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	address := net.JoinHostPort(host, strconv.Itoa(port))
+	s := &Server{Endpoint: "http://" + address, dir: dir}
 	env := []string{"MINIO_ROOT_USER=" + RootUser, "MINIO_ROOT_PASSWORD=" + RootPassword,
 		"MINIO_SITE_REGION=" + cfg.Region, "MINIO_BROWSER=off"}
 	if o := cfg.OpenID; o != nil {
@@ -89,7 +97,7 @@ func tryStart(bin string, cfg Config) (*Server, error) {
 	}
 	s.proc, err = childproc.Start(childproc.Spec{
 		Binary: bin,
-		Args: []string{"server", dir, "--address", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Args: []string{"server", dir, "--address", address,
 			"--console-address", net.JoinHostPort("127.0.0.1", strconv.Itoa(console)), "--quiet"},
 		Env: env,
 		// A developer's MinIO settings (MINIO_*) or AWS credentials must not change the server under test.
