@@ -3,6 +3,7 @@ module github.com/gardener-etcd/gardener-etcd/hack/tools/kube-network-policies
 go 1.26.0
 
 require (
+	github.com/containerd/nri v0.9.0
 	github.com/google/nftables v0.3.0
 	github.com/prometheus/client_golang v1.21.1
 	golang.org/x/sys v0.32.0
@@ -16,7 +17,6 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/containerd/log v0.1.0 // indirect
-	github.com/containerd/nri v0.9.0 // indirect
 	github.com/containerd/ttrpc v1.2.6-0.20240827082320-b5cd6e4b3287 // indirect
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc // indirect
 	github.com/emicklei/go-restful/v3 v3.12.2 // indirect

@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/containerd/nri/pkg/api"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -58,6 +59,11 @@ func run() error {
 	if *queueID < 0 || *queueID > 65535 {
 		return fmt.Errorf("--nfqueue-id %d: must be between 0 and 65535", *queueID)
 	}
+	// The NRI plugin of upstream's controller connects to the host-wide default socket: a runtime serving
+	// it there is not this node's containerd (the seed's run without NRI), and its pods are not this node's.
+	if _, err := os.Stat(api.DefaultSocketPath); err == nil {
+		return fmt.Errorf("a container runtime serves NRI at %s: this agent would take its pods for the node's", api.DefaultSocketPath)
+	}
 	config, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
 	if err != nil {
 		return fmt.Errorf("--kubeconfig: %w", err)
@@ -86,9 +92,10 @@ func run() error {
 			QueueID:  *queueID,
 			FailOpen: *failOpen,
 			NodeName: *nodeName,
-			// The pod addresses come from the apiserver: NRI would connect to the host-wide socket of
-			// whichever containerd serves it, not necessarily this node's.
-			NRIdisabled: true,
+			// Upstream's controller dereferences its NRI plugin for every address it does not know as a
+			// pod's (the apiserver's, the host's), so NRI stays on; with no runtime serving NRI (checked
+			// above) the plugin only fails to connect and the pod addresses come from the apiserver.
+			NRIdisabled: false,
 			// Upstream's DNS work-around queues DNS with the native queue expression too; the conntrack race
 			// it avoids is fixed in Linux 6.12.
 			NetfilterBug1766Fix: false,
