@@ -89,7 +89,7 @@ func TestNetworkPolicies(t *testing.T) {
 		created := time.Now()
 		createPolicy(ctx, t, client, &networkingv1.NetworkPolicy{
 			ObjectMeta: metav1.ObjectMeta{Name: "deny-all", Namespace: serverNS},
-			Spec: networkingv1.NetworkPolicySpec{PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}},
+			Spec:       networkingv1.NetworkPolicySpec{PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}},
 		})
 		for _, c := range clients {
 			eventually(t, time.Minute, expect(c, false), noDump)

@@ -116,7 +116,7 @@ func (s *Seed) startNodes(ctx context.Context) error {
 			NodeIP: p.netns.IP, PodCIDR: p.podCIDR, PeerRoutes: peers, ClusterCIDR: podRange,
 			KubeletKubeconfig: kubeconfig, KubeProxyKubeconfig: proxyKubeconfig, NetworkPolicyKubeconfig: networkPolicyKubeconfig,
 			ClientCAFile: s.cp.pki.caCert,
-			ClusterDNS: netip.MustParseAddr(clusterDNSIP), ClusterDomain: clusterDomain,
+			ClusterDNS:   netip.MustParseAddr(clusterDNSIP), ClusterDomain: clusterDomain,
 			PauseImage: images["pause"], Registry: s.Registry(), Log: log.WithValues("node", p.name),
 		})
 		if err != nil {

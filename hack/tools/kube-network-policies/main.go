@@ -134,8 +134,8 @@ func run() error {
 		return fmt.Errorf("removing the queueing rules: %w", err)
 	}
 	select {
-	case <-done:
-		return nil
+	case err := <-done:
+		return err
 	case <-time.After(cleanupTimeout):
 		return fmt.Errorf("controller did not remove its rules within %s", cleanupTimeout)
 	}
