@@ -12,7 +12,7 @@ GO_TEST_FLAGS ?= -count=1 -timeout=30m
 all: build
 
 .PHONY: tools
-tools: ## Build (first time only) and link kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy, etcd (and the old etcd-3.4, etcd-3.5, etcd-3.6), containerd, runc, CNI plugins, CoreDNS, registry, versitygw, MinIO, fake-gcs-server, controller-gen, staticcheck, golangci-lint, promtool and Azurite (npm) into bin/; as root also apt-installs iptables, conntrack and libseccomp-dev.
+tools: ## Build (first time only) and link kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy, etcd (and the old etcd-3.4, etcd-3.5, etcd-3.6), containerd, runc, CNI plugins, CoreDNS, registry, kube-network-policies, versitygw, MinIO, fake-gcs-server, controller-gen, staticcheck, golangci-lint, promtool and Azurite (npm) into bin/; as root also apt-installs iptables, conntrack and libseccomp-dev.
 	@hack/tools/install.sh
 
 .PHONY: tools-upstream

@@ -3,8 +3,9 @@
 # 3.6 as bin/etcd-3.4, bin/etcd-3.5 and bin/etcd-3.6 for the version-stepping tests, versitygw, MinIO (for its
 # STS: the S3 workload-identity test), fake-gcs-server, controller-gen, staticcheck, golangci-lint, promtool
 # (checks and unit-tests the Prometheus rules of the druid chart), and the node runtime: containerd, runc, CNI
-# plugins, CoreDNS and the distribution registry) from the Go module proxy, and installs Azurite from the npm
-# registry, into a version-stamped cache outside the clone and links them into bin/.
+# plugins, CoreDNS, the distribution registry and the NetworkPolicy agent kube-network-policies) from the Go
+# module proxy, and installs Azurite from the npm registry, into a version-stamped cache outside the clone and
+# links them into bin/.
 #
 # Each directory under hack/tools is its own Go module pinning one tool set. The cache key is a hash of that
 # module's files, the Go version and the module's build environment, tags and ldflags, so a second run only
@@ -37,8 +38,8 @@ kube_version=$(awk '{for (i = 1; i < NF; i++) if ($i == "k8s.io/kubernetes") {pr
 kube_ldflags="-X k8s.io/component-base/version.gitVersion=$kube_version -X k8s.io/client-go/pkg/version.gitVersion=$kube_version -X k8s.io/component-base/version.gitTreeState=clean -X k8s.io/client-go/pkg/version.gitTreeState=clean"
 
 # packages_of prints the main packages a tools module builds: its `tool` directives, or "." for a module
-# that has its own main (etcd, etcd-3.4, etcd-3.5, etcd-3.6; `go build -o dir/` names the binary after the
-# module's last path element, hence bin/etcd-3.5).
+# that has its own main (etcd, etcd-3.4, etcd-3.5, etcd-3.6, kube-network-policies; `go build -o dir/` names
+# the binary after the module's last path element, hence bin/etcd-3.5).
 packages_of() {
 	local module_dir=$1
 	if [ -f "$module_dir/main.go" ]; then
@@ -126,7 +127,7 @@ ldflags_of() {
 env_of() {
 	case "$1" in
 	runc) echo "CGO_ENABLED=1" ;;
-	containerd | cni-plugins | registry | coredns | minio) echo "CGO_ENABLED=0" ;;
+	containerd | cni-plugins | registry | coredns | minio | kube-network-policies) echo "CGO_ENABLED=0" ;;
 	upstream-etcd-druid | upstream-etcd-backup-restore) echo "CGO_ENABLED=0" ;; # as upstream's images
 	*) echo "" ;;
 	esac
@@ -322,7 +323,7 @@ install_azurite() {
 modules=("$@")
 if [ ${#modules[@]} -eq 0 ]; then
 	modules=(controller-gen staticcheck golangci-lint etcd etcd-3.4 etcd-3.5 etcd-3.6 kube versitygw minio
-		fake-gcs-server azurite containerd runc cni-plugins registry coredns promtool)
+		fake-gcs-server azurite containerd runc cni-plugins registry coredns kube-network-policies promtool)
 fi
 
 # One build at a time per cache: parallel make targets and CI must not build the same stamp twice.

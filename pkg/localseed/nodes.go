@@ -41,7 +41,8 @@ type seedNode struct {
 }
 
 // startNodes brings up the registry, the seed's own images, one node per Options.Nodes (network
-// namespace on the bridge, pod range routed to it) and CoreDNS, and waits until all are Ready.
+// namespace on the bridge, pod range routed to it, with a NetworkPolicy agent if Options.NetworkPolicies)
+// and CoreDNS, and waits until all are Ready.
 func (s *Seed) startNodes(ctx context.Context) error {
 	log := s.opts.Log.WithValues("seed", s.prefix)
 	begin := time.Now()
@@ -61,6 +62,19 @@ func (s *Seed) startNodes(ctx context.Context) error {
 	proxyKubeconfig, err := s.cp.pki.clientKubeconfig("kube-proxy", server, "system:kube-proxy")
 	if err != nil {
 		return err
+	}
+	client, err := kubernetes.NewForConfig(s.restConfig)
+	if err != nil {
+		return err
+	}
+	var networkPolicyKubeconfig string
+	if s.opts.NetworkPolicies {
+		if err := grantNetworkPolicyAgent(ctx, client); err != nil {
+			return err
+		}
+		if networkPolicyKubeconfig, err = s.cp.pki.clientKubeconfig("kube-network-policies", server, networkPolicyAgentUser); err != nil {
+			return err
+		}
 	}
 	type planned struct {
 		name    string
@@ -100,18 +114,15 @@ func (s *Seed) startNodes(ctx context.Context) error {
 			Name: p.name, Zone: string(rune('a' + i)), BinDir: s.opts.BinDir,
 			StateDir: filepath.Join(s.stateDir, "nodes", p.name), NetNS: p.netns.NetNSPath,
 			NodeIP: p.netns.IP, PodCIDR: p.podCIDR, PeerRoutes: peers, ClusterCIDR: podRange,
-			KubeletKubeconfig: kubeconfig, KubeProxyKubeconfig: proxyKubeconfig, ClientCAFile: s.cp.pki.caCert,
-			ClusterDNS: netip.MustParseAddr(clusterDNSIP), ClusterDomain: clusterDomain,
+			KubeletKubeconfig: kubeconfig, KubeProxyKubeconfig: proxyKubeconfig, NetworkPolicyKubeconfig: networkPolicyKubeconfig,
+			ClientCAFile: s.cp.pki.caCert,
+			ClusterDNS:   netip.MustParseAddr(clusterDNSIP), ClusterDomain: clusterDomain,
 			PauseImage: images["pause"], Registry: s.Registry(), Log: log.WithValues("node", p.name),
 		})
 		if err != nil {
 			return err
 		}
 		s.nodes[i].node = node
-	}
-	client, err := kubernetes.NewForConfig(s.restConfig)
-	if err != nil {
-		return err
 	}
 	if err := s.startInformers(ctx, client); err != nil {
 		return err

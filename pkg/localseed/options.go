@@ -24,7 +24,12 @@ type Options struct {
 	StateDir string
 	// S3 starts versitygw on the pod bridge, reachable from host and pods.
 	S3 bool
-	// BinDir holds the control plane's binaries, NodeTools and versitygw (`make tools`); default
+	// NetworkPolicies enforces NetworkPolicies: every node runs kube-network-policies (`make tools`) in its
+	// network namespace. Off by default: without it the nodes let all pod traffic through, as before, and
+	// druid's and Gardener's policies are objects nothing acts on.
+	NetworkPolicies bool
+	// BinDir holds the control plane's binaries, NodeTools, versitygw and, for NetworkPolicies,
+	// kubeletnode.NetworkPolicyAgent (`make tools`); default
 	// $GARDENER_ETCD_BIN_DIR, else the bin/ directory above the working directory or the executable.
 	BinDir string
 	// Log receives the seed's structured logs (default: discard).

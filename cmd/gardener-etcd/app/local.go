@@ -24,7 +24,9 @@ type localOptions struct {
 	stateDir string
 	nodes    int
 	s3       bool
-	detach   bool
+	// networkPolicies: see localseed.Options.NetworkPolicies.
+	networkPolicies bool
+	detach          bool
 	// detachedChild marks the background process `up --detach` starts (hidden flag).
 	detachedChild bool
 	timeout       time.Duration
@@ -50,7 +52,8 @@ func newLocalUpCommand(o *localOptions) *cobra.Command {
 		Short: "Start the local seed and keep it running until interrupted (or in the background with --detach)",
 		Long: `Starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler, a registry, real nodes
 (kubelet, containerd, runc, CNI and kube-proxy, each in its own network namespace), CoreDNS and optionally
-an S3 server, all from bin/ (see make tools). Push the project's images to the registry it prints with
+an S3 server and NetworkPolicy enforcement (--network-policies: kube-network-policies on every node), all
+from bin/ (see make tools). Push the project's images to the registry it prints with
 make push REGISTRY=<registry>/<path> INSECURE=1. Without --detach the seed stops on SIGINT/SIGTERM; with --detach it keeps
 running in the background until "gardener-etcd local down".`,
 		Args: cobra.NoArgs,
@@ -64,6 +67,7 @@ running in the background until "gardener-etcd local down".`,
 	f := cmd.Flags()
 	f.IntVar(&o.nodes, "nodes", 3, "number of nodes (zones a, b, c, ...)")
 	f.BoolVar(&o.s3, "s3", false, "also start an S3 server (versitygw) for backups")
+	f.BoolVar(&o.networkPolicies, "network-policies", false, "enforce NetworkPolicies: kube-network-policies on every node")
 	f.BoolVar(&o.detach, "detach", false, "start in the background and return once the seed is ready")
 	f.BoolVar(&o.detachedChild, detachedChildFlag, false, "")
 	_ = f.MarkHidden(detachedChildFlag)
@@ -97,7 +101,7 @@ func (o *localOptions) up(cmd *cobra.Command) error {
 	fmt.Fprintf(out, "Starting the local seed in %s (%d nodes) ...\n", o.stateDir, o.nodes)
 	begin := time.Now()
 	seed, err := localseed.Start(ctx, localseed.Options{StateDir: o.stateDir, Nodes: o.nodes, S3: o.s3,
-		BinDir: binDir, Log: log})
+		NetworkPolicies: o.networkPolicies, BinDir: binDir, Log: log})
 	if err != nil {
 		return err
 	}

@@ -43,6 +43,9 @@ func (o *localOptions) upDetached(cmd *cobra.Command) error {
 	if o.s3 {
 		args = append(args, "--s3")
 	}
+	if o.networkPolicies {
+		args = append(args, "--network-policies")
+	}
 	if o.verbose {
 		args = append(args, "--verbose")
 	}

@@ -26,6 +26,9 @@ type Config struct {
 	PeerRoutes map[netip.Prefix]netip.Addr
 	// KubeletKubeconfig and KubeProxyKubeconfig hold the node's and kube-proxy's credentials.
 	KubeletKubeconfig, KubeProxyKubeconfig string
+	// NetworkPolicyKubeconfig, when set, starts NetworkPolicyAgent on the node with these credentials (it
+	// reads pods, namespaces and NetworkPolicies); empty: the node enforces no NetworkPolicy.
+	NetworkPolicyKubeconfig string
 	// ClientCAFile verifies clients of the kubelet's API (the apiserver).
 	ClientCAFile string
 	// ClusterDNS is the DNS Service's address; ClusterDomain its domain (cluster.local).

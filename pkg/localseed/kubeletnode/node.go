@@ -19,7 +19,7 @@ const (
 	stopGrace    = 10 * time.Second
 )
 
-// Node is a running node: containerd, kubelet and kube-proxy.
+// Node is a running node: containerd, kubelet, kube-proxy and, if configured, the NetworkPolicy agent.
 type Node struct {
 	cfg       Config
 	processes []*namedProcess
@@ -31,7 +31,8 @@ type namedProcess struct {
 }
 
 // Start prepares the node's network namespace (forwarding, bridge netfilter for Services, routes to the
-// other nodes' pods), writes the configurations and starts containerd, then the kubelet and kube-proxy.
+// other nodes' pods), writes the configurations and starts containerd, then the kubelet, kube-proxy and the
+// NetworkPolicy agent (Config.NetworkPolicyKubeconfig).
 // Registration and readiness are the apiserver's to report: callers wait for the Node to be Ready. On error
 // everything started is stopped again.
 func Start(ctx context.Context, cfg Config) (*Node, error) {
@@ -79,7 +80,13 @@ func (n *Node) start(ctx context.Context) error {
 	if err := n.run("kubelet", c.kubeletArgs(kubeletConfig)...); err != nil {
 		return err
 	}
-	return n.run("kube-proxy", "--config="+kubeProxyConfig)
+	if err := n.run("kube-proxy", "--config="+kubeProxyConfig); err != nil {
+		return err
+	}
+	if c.NetworkPolicyKubeconfig == "" {
+		return nil
+	}
+	return n.run(NetworkPolicyAgent, c.networkPolicyAgentArgs()...)
 }
 
 // prepareNetwork turns on what a node's network namespace needs beyond its address: forwarding between
@@ -149,7 +156,7 @@ func (n *Node) waitForSocket(ctx context.Context, socket string) error {
 	}
 }
 
-// Stop stops kube-proxy and the kubelet, then removes what they and containerd left: every container
+// Stop stops the NetworkPolicy agent (which deletes its nftables table), kube-proxy and the kubelet, then removes what they and containerd left: every container
 // (their processes are in the node's cgroups, the shims in its network namespace), containerd itself,
 // every mount below the state directory and the node's cgroups. It is idempotent; the network namespace
 // and the state directory are the caller's.

@@ -18,7 +18,9 @@ func main() {
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, hostname) })
 	mux.HandleFunc("/healthz", func(http.ResponseWriter, *http.Request) {})
 	mux.HandleFunc("/peer", func(w http.ResponseWriter, r *http.Request) {
-		client := &http.Client{Timeout: 5 * time.Second}
+		// A new connection for every request: an idle one kept from an earlier request would pass any
+		// NetworkPolicy created since (policies judge new connections).
+		client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 		resp, err := client.Get("http://" + r.URL.Query().Get("host") + ":8080/")
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
