@@ -181,20 +181,6 @@ func peerDNSNames(name, namespace string) []string {
 	return names
 }
 
-// secretVersions are the resourceVersions of every secret in the namespace, by name.
-func secretVersions(t *testing.T, namespace string) map[string]string {
-	t.Helper()
-	list := &corev1.SecretList{}
-	if err := env.Client.List(context.Background(), list, client.InNamespace(namespace)); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, s := range list.Items {
-		out[s.Name] = s.ResourceVersion
-	}
-	return out
-}
-
 func getEtcd(g Gomega, namespace, role string) *druidv1alpha1.Etcd {
 	obj := &druidv1alpha1.Etcd{}
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: etcd.Name(role)}, obj)).To(Succeed())

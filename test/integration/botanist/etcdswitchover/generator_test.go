@@ -16,15 +16,15 @@ func TestGeneratorNeverWritesIntoASecretItDidNotCreate(t *testing.T) {
 	ctx := context.Background()
 	namespace := env.CreateNamespace(t)
 	gardenletEtcd(t, namespace, etcd.RoleEvents, gardenletReconcile(t, namespace, etcd.RoleEvents, false, caRotation{}))
-	g.Expect(secretVersions(t, namespace)).To(HaveKey("ca-etcd"), "a never-rotated CA keeps its static name")
-	before := secretVersions(t, namespace)
+	g.Expect(env.SecretVersions(t, namespace)).To(HaveKey("ca-etcd"), "a never-rotated CA keeps its static name")
+	before := env.SecretVersions(t, namespace)
 	etcdBefore := getEtcd(g, namespace, etcd.RoleEvents).ResourceVersion
 
 	err := etcd.New(env.Client, namespace, etcd.Values{Role: etcd.RoleEvents}).Deploy(ctx)
 	g.Expect(err).To(MatchError(ContainSubstring("secret " + namespace + "/ca-etcd")))
 	g.Expect(err).To(MatchError(ContainSubstring("not created by")))
 
-	after := secretVersions(t, namespace)
+	after := env.SecretVersions(t, namespace)
 	for name, version := range before {
 		g.Expect(after).To(HaveKeyWithValue(name, version), "secret %s was modified", name)
 	}

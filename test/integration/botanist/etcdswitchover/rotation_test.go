@@ -60,7 +60,7 @@ func TestClientCARotationFollowsTheSecretsManagersPhases(t *testing.T) {
 	g.Expect(completing.Server).NotTo(Equal(preparing.Server), "the server certificate is re-issued by the new CA")
 	g.Expect(verifyLeaf(g, namespace, completing.Server, oldBundle, "etcd-main-client."+namespace+".svc", x509.ExtKeyUsageServerAuth)).
 		NotTo(Succeed(), "the old CA signs nothing any more")
-	g.Expect(secretVersions(t, namespace)).NotTo(HaveKey("ca-etcd"), "the old CA is gone after the rotation")
+	g.Expect(env.SecretVersions(t, namespace)).NotTo(HaveKey("ca-etcd"), "the old CA is gone after the rotation")
 
 	// The reconciles after the rotation change nothing.
 	g.Expect(deploy(caRotation{lastInitiation: &rotatedAt})).To(Equal(completing))

@@ -39,11 +39,11 @@ func TestSwitchOverKeepsGardenletsTLSSecrets(t *testing.T) {
 			settled := history[len(history)-1]
 			settled.completing = false // the next reconcile after a completed rotation
 			if settled.lastInitiation == nil {
-				g.Expect(secretVersions(t, namespace)).To(HaveKey("ca-etcd"))
+				g.Expect(env.SecretVersions(t, namespace)).To(HaveKey("ca-etcd"))
 			} else {
-				g.Expect(secretVersions(t, namespace)).NotTo(HaveKey("ca-etcd"), "the first CA is gone after the rotation")
+				g.Expect(env.SecretVersions(t, namespace)).NotTo(HaveKey("ca-etcd"), "the first CA is gone after the rotation")
 			}
-			before := secretVersions(t, namespace)
+			before := env.SecretVersions(t, namespace)
 			refsBefore := tlsReferences(getEtcd(g, namespace, etcd.RoleMain))
 
 			// The caller is the next gardenlet reconcile: its secrets manager, with the CAs generated.
@@ -53,7 +53,7 @@ func TestSwitchOverKeepsGardenletsTLSSecrets(t *testing.T) {
 
 			obj := getEtcd(g, namespace, etcd.RoleMain)
 			g.Expect(tlsReferences(obj)).To(Equal(refsBefore))
-			g.Expect(secretVersions(t, namespace)).To(Equal(before), "a secret was created or modified")
+			g.Expect(env.SecretVersions(t, namespace)).To(Equal(before), "a secret was created or modified")
 			g.Expect(verifyServer(g, namespace, etcd.RoleMain, obj, bundleOf(g, sm))).To(Succeed())
 		})
 	}

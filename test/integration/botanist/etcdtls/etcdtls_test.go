@@ -18,19 +18,6 @@ var env *envtest.Env
 
 func TestMain(m *testing.M) { envtest.Main(m, &env) }
 
-func resourceVersions(t *testing.T, namespace string) map[string]string {
-	t.Helper()
-	list := &corev1.SecretList{}
-	if err := env.Client.List(context.Background(), list, client.InNamespace(namespace)); err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, s := range list.Items {
-		out[s.Name] = s.ResourceVersion
-	}
-	return out
-}
-
 func TestTLSSecretsAreWrittenOnceAndKept(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -40,7 +27,7 @@ func TestTLSSecretsAreWrittenOnceAndKept(t *testing.T) {
 		_, err := etcd.NewTLSSecrets(env.Client, namespace, etcd.TLSValues{Role: role, HighAvailability: role == "main"}).Ensure(ctx)
 		g.Expect(err).NotTo(HaveOccurred())
 	}
-	first := resourceVersions(t, namespace)
+	first := env.SecretVersions(t, namespace)
 	g.Expect(first).To(HaveKey("ca-etcd"))
 	g.Expect(first).To(HaveKey("ca-etcd-peer"))
 	g.Expect(first).To(HaveKey("etcd-client"))
@@ -63,7 +50,7 @@ func TestTLSSecretsAreWrittenOnceAndKept(t *testing.T) {
 		_, err := etcd.NewTLSSecrets(env.Client, namespace, etcd.TLSValues{Role: role, HighAvailability: role == "main"}).Ensure(ctx)
 		g.Expect(err).NotTo(HaveOccurred())
 	}
-	g.Expect(resourceVersions(t, namespace)).To(Equal(first))
+	g.Expect(env.SecretVersions(t, namespace)).To(Equal(first))
 }
 
 func TestPeerCARotationRoundTripsThroughTheAPIServer(t *testing.T) {
@@ -73,15 +60,15 @@ func TestPeerCARotationRoundTripsThroughTheAPIServer(t *testing.T) {
 	tlsSecrets := etcd.NewTLSSecrets(env.Client, namespace, etcd.TLSValues{Role: "main", HighAvailability: true})
 	_, err := tlsSecrets.Ensure(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
-	before := resourceVersions(t, namespace)
+	before := env.SecretVersions(t, namespace)
 
 	g.Expect(tlsSecrets.StartPeerCARotation(ctx)).To(Succeed())
-	afterStart := resourceVersions(t, namespace)
+	afterStart := env.SecretVersions(t, namespace)
 	g.Expect(afterStart["ca-etcd-peer"]).NotTo(Equal(before["ca-etcd-peer"]))
 	g.Expect(afterStart["etcd-peer-server-main"]).To(Equal(before["etcd-peer-server-main"]))
 
 	g.Expect(tlsSecrets.IssuePeerCertificatesWithNewCA(ctx)).To(Succeed())
-	afterIssue := resourceVersions(t, namespace)
+	afterIssue := env.SecretVersions(t, namespace)
 	g.Expect(afterIssue["etcd-peer-server-main"]).NotTo(Equal(before["etcd-peer-server-main"]))
 	g.Expect(afterIssue["etcd-server-main"]).To(Equal(before["etcd-server-main"]))
 
