@@ -45,10 +45,14 @@ func (h *healRun) startQuorumLossRecovery(ctx context.Context) error {
 		log.FromContext(ctx).V(1).Info("Quorum loss not confirmed by the apiserver's leases and pods", "error", err)
 		return err
 	}
-	if len(h.deps.MissingPVCDeletion) > 0 {
+	missing, err := h.missingPVCDeletion(ctx)
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
 		// Step 4 would fail after step 1 scaled the cluster to 0: stop before anything changes.
 		msg := fmt.Sprintf("%s; the quorum-loss recovery needs permission to %s, which druid's role does not grant: nothing was changed",
-			a.Message, permissions.Join(h.deps.MissingPVCDeletion))
+			a.Message, permissions.Join(missing))
 		log.FromContext(ctx).Info("Quorum lost, recovery not started: " + msg)
 		h.deps.Recorder.Eventf(h.etcd, nil, "Warning", EventReasonQuorumLossRecovery, "PermissionsMissing", "%s", msg)
 		h.recordRecovery(druidv1alpha1.LastOperationStateError, druidv1alpha1.ConditionFalse, ReasonRecoveryPermissionsMissing, msg)
@@ -323,4 +327,12 @@ func heldAtStep3(c *druidv1alpha1.Condition, op *druidv1alpha1.LastOperation) bo
 // pods are gone and their leases recreated.
 func QuorumLossRecoveryInProgress(sts *appsv1.StatefulSet) bool {
 	return decide.RecoveryPhaseOf(sts) != decide.RecoveryIdle
+}
+
+// missingPVCDeletion is Deps.MissingPVCDeletion, nothing when it is not set.
+func (h *healRun) missingPVCDeletion(ctx context.Context) ([]permissions.Permission, error) {
+	if h.deps.MissingPVCDeletion == nil {
+		return nil, nil
+	}
+	return h.deps.MissingPVCDeletion(ctx)
 }

@@ -30,9 +30,12 @@ type Deps struct {
 	Clock        clock.PassiveClock
 	StatefulSets statefulset.Scaler
 	MemberLeases memberlease.Healer
-	// MissingPVCDeletion names the permissions the quorum-loss recovery needs and druid's role does not
-	// grant (deleting PersistentVolumeClaims); with any, the recovery does not start.
-	MissingPVCDeletion []permissions.Permission
+	// MissingPVCDeletion asks the apiserver, when a confirmed quorum loss is about to start the recovery,
+	// which of the permissions it needs (deleting PersistentVolumeClaims) druid's role does not grant; with
+	// any, the recovery does not start. Asked then rather than once at start-up, so that a role extended
+	// after the refusal, or an authorizer that could not decide at start-up, takes effect without a
+	// restart. nil: nothing is missing.
+	MissingPVCDeletion func(ctx context.Context) ([]permissions.Permission, error)
 	// Config gives the member grace periods, the backup-restore image of the surviving-data Jobs and the
 	// node directories a Local backup store mounts.
 	Config config.EtcdController

@@ -86,7 +86,7 @@ func (h *healFlow) report(context.Context) flow.Result {
 // healDeps are what package heal acts through: the StatefulSet and member Lease operators, so that
 // those objects have one writer.
 func (r *Reconciler) healDeps() heal.Deps {
-	return heal.Deps{Client: r.client, Reader: r.reader, Recorder: r.recorder, Clock: r.clock, Config: r.config, MissingPVCDeletion: r.missing.pvcDeletion,
+	return heal.Deps{Client: r.client, Reader: r.reader, Recorder: r.recorder, Clock: r.clock, Config: r.config, MissingPVCDeletion: r.missingPVCDeletion,
 		StatefulSets: r.statefulSets(), MemberLeases: r.registry.Get(component.KindMemberLease).(memberlease.Healer)}
 }
 

@@ -37,8 +37,15 @@ var optionalComponents = map[component.Kind][]permissions.Permission{
 type missingPermissions struct {
 	// components are the skipped optional kinds with their missing permissions.
 	components map[component.Kind][]permissions.Permission
-	// pvcDeletion is missing when the quorum-loss recovery may not delete the members' data volumes.
+	// pvcDeletion is missing when the quorum-loss recovery may not delete the members' data volumes, as at
+	// start-up (logged then); the recovery asks again each time it would start (missingPVCDeletion).
 	pvcDeletion []permissions.Permission
+}
+
+// missingPVCDeletion asks the apiserver now whether druid may delete the members' data volumes, the step
+// of the quorum-loss recovery gardenlet's role does not grant (heal.Deps.MissingPVCDeletion).
+func (r *Reconciler) missingPVCDeletion(ctx context.Context) ([]permissions.Permission, error) {
+	return permissions.Missing(ctx, r.client, permissions.PVCDeletion)
 }
 
 // probePermissions asks the apiserver what druid's identity may do.

@@ -7,6 +7,8 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,7 +24,8 @@ import (
 // members' leases stale and pods not ready). The recovery would scale to 0 and then fail at deleting the
 // data volumes, leaving the cluster down: druid must not start it. The QuorumLossRecovery condition is
 // False/PermissionsMissing naming the permission, a Warning event says so, and nothing is deleted or
-// scaled — the claims, the StatefulSet's replicas, the member leases and pods stay as they were.
+// scaled — the claims, the StatefulSet's replicas, the member leases and pods stay as they were. Once the
+// permission is granted, the running druid starts the recovery.
 func TestQuorumLossUnderGardenletsRoleDeletesNothing(t *testing.T) {
 	g := NewWithT(t)
 	druidNS := env.CreateNamespace(t)
@@ -84,4 +87,28 @@ func TestQuorumLossUnderGardenletsRoleDeletesNothing(t *testing.T) {
 		}
 	}).WithTimeout(5 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 	g.Expect(getEtcd(g, ns).Status.LastOperation.State).To(Equal(druidv1alpha1.LastOperationStateError))
+
+	// The operator grants the permission the condition names: the running druid asks again when it next
+	// finds the quorum lost, and starts the recovery without a restart.
+	grantPVCDeletion(t, druidNS)
+	g.Eventually(func(g Gomega) {
+		g.Expect(statefulSet(g, ns).Annotations).To(HaveKey(decide.QuorumLossRecoveryAnnotation), "recovery started")
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+}
+
+// grantPVCDeletion binds a ClusterRole allowing `delete persistentvolumeclaims` to the druid service
+// account gardenlet's role runs as (the extra RBAC docs/gardenlet.md lists for the quorum-loss recovery).
+func grantPVCDeletion(t *testing.T, druidNS string) {
+	t.Helper()
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "druid-pvc-deletion-" + druidNS},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"delete"}}}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: gardenlet.DruidServiceAccount, Namespace: druidNS}}}
+	for _, obj := range []client.Object{role, binding} {
+		if err := env.Client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = env.Client.Delete(ctx, obj) })
+	}
 }
