@@ -36,6 +36,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
+	etcdcontroller "github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/etcd"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/heal"
 	"github.com/gardener-etcd/gardener-etcd/pkg/seedworkflow"
 )
@@ -153,6 +154,35 @@ var _ = Describe("under gardenlet's deployment", Ordered, func() {
 		fmt.Fprintf(GinkgoWriter, "full snapshots: %v\n", shoot.fullSnapshots(ctx))
 	})
 
+	It("hibernates through Gardener's Scale(0), stays at 0 through Deploy without replicas, and wakes up through Deploy", func(ctx SpecContext) {
+		revision := clusterRevision(ctx, env)
+		measure("gardenlet's hibernation: Scale(0), Wait", func() {
+			c := shoot.component(3, true)
+			Expect(c.Scale(ctx, 0)).To(Succeed())
+			Expect(c.Wait(ctx)).To(Succeed())
+			Eventually(func(g Gomega) {
+				sts := &appsv1.StatefulSet{}
+				g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: etcd.Name(etcd.RoleMain)}, sts)).To(Succeed())
+				g.Expect(sts.Status.Replicas).To(BeZero(), "member pods still running")
+			}).WithContext(ctx).WithTimeout(waitTimeout).WithPolling(pollInterval).Should(Succeed())
+		})
+		Expect(etcdEventReasons(ctx, env, etcd.RoleMain)).To(ContainElement(etcdcontroller.EventReasonFullSnapshotBeforeHibernation))
+
+		// A shoot reconcile while hibernated: gardenlet deploys without replicas, which keeps 0.
+		c := shoot.componentWith(shoot.c, shoot.mainValues(nil, true))
+		Expect(c.Deploy(ctx)).To(Succeed())
+		Expect(c.Wait(ctx)).To(Succeed())
+		Expect(getEtcd(ctx, env, etcd.RoleMain).Spec.Replicas).To(BeZero(), "still hibernated")
+
+		measure("gardenlet's wake-up: Deploy with 3 replicas, Wait", func() {
+			shoot.deploy(ctx, 3, true)
+			Expect(seedworkflow.WaitMembers(ctx, env, etcd.RoleMain, 3, true)).To(Succeed())
+		})
+		Expect(clusterRevision(ctx, env)).To(Equal(revision), "woke up from the volumes at the revision of hibernation")
+		_, err := seedworkflow.CheckData(ctx, env, etcd.RoleMain, 100)
+		Expect(err).NotTo(HaveOccurred())
+	})
+
 	It("stops a quorum loss recovery it may not run at a condition naming the permission, deleting nothing", func(ctx SpecContext) {
 		leader := leaderOrdinal(ctx, env, etcd.RoleMain)
 		obj := getEtcd(ctx, env, etcd.RoleMain)
@@ -233,15 +263,21 @@ func newGardenletShoot(ctx context.Context, env *seedworkflow.Env) *gardenletSho
 
 // component is Gardener's etcd component of etcd-main, with the values the botanist gives it.
 func (s *gardenletShoot) component(replicas int32, ha bool) gardeneretcd.Interface {
-	return s.componentWith(s.c, gardeneretcd.Values{
+	return s.componentWith(s.c, s.mainValues(ptr.To(replicas), ha))
+}
+
+// mainValues are the values the botanist gives etcd-main's component; replicas nil while the shoot is
+// hibernated (the component then keeps what the Etcd has).
+func (s *gardenletShoot) mainValues(replicas *int32, ha bool) gardeneretcd.Values {
+	return gardeneretcd.Values{
 		Role:     v1beta1constants.ETCDRoleMain,
 		Class:    gardeneretcd.ClassImportant,
-		Replicas: ptr.To(replicas),
+		Replicas: replicas,
 		// The botanist's size for etcd-main: Gardener's quota of 8Gi must fit (druid refuses a larger quota).
 		StorageCapacity:         "25Gi",
 		HighAvailabilityEnabled: ha,
 		BackupConfig:            s.backup,
-	})
+	}
 }
 
 // componentWith is Gardener's etcd component writing through c, with values completed by what the botanist
