@@ -42,6 +42,8 @@ type Reconciler struct {
 	// missing is what druid's role does not allow (probed at start-up): skipped components, the
 	// quorum-loss recovery's PVC deletion.
 	missing missingPermissions
+	// secretChecks remembers the referenced secrets' verdicts by resourceVersion (secrets.go).
+	secretChecks *secretChecks
 	// warned is the generation whose validation warnings were last announced, per Etcd UID.
 	warned sync.Map
 }

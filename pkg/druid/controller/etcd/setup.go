@@ -86,6 +86,8 @@ func AddToManager(ctx context.Context, mgr manager.Manager, cfg config.EtcdContr
 		reader:   mgr.GetAPIReader(),
 		recorder: mgr.GetEventRecorder("etcd-druid"),
 		missing:  missing,
+		// The spec flow checks the referenced secrets with every run; unchanged ones are not read again.
+		secretChecks: newSecretChecks(),
 		// The PDB's minAvailable follows the heal decision table: raised while AllMembersReady or BackupReady is False.
 		registry: operators.New(component.Clients{Client: mgr.GetClient(), Live: mgr.GetAPIReader()}, operators.Options{Images: cfg.Images, LocalBackup: cfg.LocalBackup,
 			BackupPortAccess: cfg.BackupPortAccess, PDBMinAvailable: poddisruptionbudget.DecisionTablePolicy, Skip: missing.skippedKinds()}),
