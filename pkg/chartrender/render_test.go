@@ -7,12 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
+	resourcesv1alpha1 "github.com/gardener/gardener/pkg/apis/resources/v1alpha1"
 	. "github.com/onsi/gomega"
 	"github.com/spf13/pflag"
 	"helm.sh/helm/v4/pkg/chart/v2/lint"
 	"helm.sh/helm/v4/pkg/chart/v2/lint/support"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -428,4 +431,114 @@ func TestDruidPodControllerUsers(t *testing.T) {
 	normalizeValidating(got)
 	normalizeValidating(want)
 	g.Expect(got.Webhooks).To(Equal(want.Webhooks))
+}
+
+// gardenerPodLabels are the labels gardenlet's druid Deployment gives its pods
+// (Gardener's pkg/component/etcd/etcd/bootstrap.go): egress to DNS, to the seed's apiserver, and to the
+// backup-restore port of every shoot's etcd-main (snapshot requests).
+var gardenerPodLabels = map[string]string{
+	"networking.gardener.cloud/to-dns":                                            "allowed",
+	"networking.gardener.cloud/to-runtime-apiserver":                              "allowed",
+	"networking.resources.gardener.cloud/to-all-shoots-etcd-main-client-tcp-8080": "allowed",
+}
+
+// TestDruidGardenerNetworkPolicyLabels: by default druid's pods carry the labels and its Service the
+// annotations by which a Gardener seed's network policies open druid's traffic: egress by the pod labels,
+// ingress to the webhook port from the apiserver (from-world-to-ports, the pod port behind Service port 443)
+// and to the metrics port from the seed's Prometheus (scrape targets), in Gardener's JSON format.
+func TestDruidGardenerNetworkPolicyLabels(t *testing.T) {
+	g := NewWithT(t)
+	objs := render(t, charts.EtcdDruid, "etcd-druid", nil)
+	deploy := find[appsv1.Deployment](t, objs, "Deployment", "etcd-druid")
+	for k, v := range gardenerPodLabels {
+		g.Expect(deploy.Spec.Template.Labels).To(HaveKeyWithValue(k, v))
+		g.Expect(deploy.Spec.Selector.MatchLabels).NotTo(HaveKey(k), "the selector is immutable and stays the chart's")
+	}
+	// The keys are Gardener's own.
+	g.Expect(deploy.Spec.Template.Labels).To(HaveKeyWithValue(v1beta1constants.LabelNetworkPolicyToDNS, v1beta1constants.LabelNetworkPolicyAllowed))
+	g.Expect(deploy.Spec.Template.Labels).To(HaveKeyWithValue(v1beta1constants.LabelNetworkPolicyToRuntimeAPIServer, v1beta1constants.LabelNetworkPolicyAllowed))
+	g.Expect(deploy.Spec.Template.Labels).To(HaveKeyWithValue(networkpolicy.AllShootsAccessLabel("etcd-main-client", 8080), networkpolicy.LabelValueAllowed))
+
+	svc := find[corev1.Service](t, objs, "Service", "etcd-druid")
+	g.Expect(svc.Annotations).To(Equal(map[string]string{
+		"networking.resources.gardener.cloud/from-world-to-ports":                        `[{"protocol":"TCP","port":9443}]`,
+		"networking.resources.gardener.cloud/from-all-seed-scrape-targets-allowed-ports": `[{"protocol":"TCP","port":8080}]`,
+	}))
+	g.Expect(svc.Annotations).To(HaveKey(resourcesv1alpha1.NetworkingFromWorldToPorts))
+	g.Expect(svc.Annotations).To(HaveKey(resourcesv1alpha1.NetworkPolicyFromPolicyAnnotationPrefix +
+		v1beta1constants.LabelNetworkPolicySeedScrapeTargets + resourcesv1alpha1.NetworkPolicyFromPolicyAnnotationSuffix))
+	for _, p := range svc.Spec.Ports {
+		if p.Name == "webhooks" {
+			g.Expect(p.Port).To(Equal(int32(443)))
+			g.Expect(p.TargetPort.StrVal).To(Equal("webhooks"), "the annotation names the container port, 9443")
+		}
+	}
+}
+
+// The ports in the annotations follow the values; without webhooks there is nothing to open for the
+// apiserver; podLabels and service.annotations add to (and override) the Gardener set; the switch off
+// leaves only what the operator names.
+func TestDruidNetworkLabelValues(t *testing.T) {
+	t.Run("ports follow the values", func(t *testing.T) {
+		g := NewWithT(t)
+		objs := render(t, charts.EtcdDruid, "druid", map[string]any{"metricsPort": 9090, "webhooks": map[string]any{"port": 10250}})
+		g.Expect(find[corev1.Service](t, objs, "Service", "druid").Annotations).To(Equal(map[string]string{
+			"networking.resources.gardener.cloud/from-world-to-ports":                        `[{"protocol":"TCP","port":10250}]`,
+			"networking.resources.gardener.cloud/from-all-seed-scrape-targets-allowed-ports": `[{"protocol":"TCP","port":9090}]`,
+		}))
+	})
+	t.Run("webhooks off", func(t *testing.T) {
+		g := NewWithT(t)
+		objs := render(t, charts.EtcdDruid, "druid", map[string]any{"webhooks": map[string]any{"enabled": false}})
+		g.Expect(find[corev1.Service](t, objs, "Service", "druid").Annotations).To(Equal(map[string]string{
+			"networking.resources.gardener.cloud/from-all-seed-scrape-targets-allowed-ports": `[{"protocol":"TCP","port":8080}]`,
+		}))
+	})
+	t.Run("operator's labels and annotations", func(t *testing.T) {
+		g := NewWithT(t)
+		objs := render(t, charts.EtcdDruid, "druid", map[string]any{
+			"podLabels": map[string]any{
+				"networking.resources.gardener.cloud/to-all-shoots-etcd-events-client-tcp-8080": "allowed",
+				"networking.gardener.cloud/to-dns":                                              "disallowed",
+				"team":                                                                          true,
+			},
+			"service": map[string]any{"annotations": map[string]any{
+				"networking.resources.gardener.cloud/from-world-to-ports": `[{"protocol":"TCP","port":9443},{"protocol":"TCP","port":8081}]`,
+				"example.com/owner": "etcd",
+			}},
+		})
+		labels := find[appsv1.Deployment](t, objs, "Deployment", "druid").Spec.Template.Labels
+		g.Expect(labels).To(HaveKeyWithValue("networking.resources.gardener.cloud/to-all-shoots-etcd-events-client-tcp-8080", "allowed"))
+		g.Expect(labels).To(HaveKeyWithValue("networking.gardener.cloud/to-dns", "disallowed"), "the operator's value wins")
+		g.Expect(labels).To(HaveKeyWithValue("networking.gardener.cloud/to-runtime-apiserver", "allowed"))
+		g.Expect(labels).To(HaveKeyWithValue("team", "true"))
+		g.Expect(labels).To(HaveKeyWithValue("app.kubernetes.io/name", "etcd-druid"))
+		g.Expect(find[corev1.Service](t, objs, "Service", "druid").Annotations).To(Equal(map[string]string{
+			"networking.resources.gardener.cloud/from-world-to-ports":                        `[{"protocol":"TCP","port":9443},{"protocol":"TCP","port":8081}]`,
+			"networking.resources.gardener.cloud/from-all-seed-scrape-targets-allowed-ports": `[{"protocol":"TCP","port":8080}]`,
+			"example.com/owner": "etcd",
+		}))
+	})
+	t.Run("switch off", func(t *testing.T) {
+		g := NewWithT(t)
+		objs := render(t, charts.EtcdDruid, "druid", map[string]any{
+			"gardener":  map[string]any{"networkPolicyLabels": false},
+			"podLabels": map[string]any{"team": "etcd"},
+		})
+		deploy := find[appsv1.Deployment](t, objs, "Deployment", "druid")
+		g.Expect(deploy.Spec.Template.Labels).To(Equal(map[string]string{
+			"app.kubernetes.io/name": "etcd-druid", "app.kubernetes.io/instance": "druid",
+			"app.kubernetes.io/version": deploy.Labels["app.kubernetes.io/version"], "app.kubernetes.io/part-of": "gardener-etcd",
+			"team": "etcd",
+		}))
+		g.Expect(find[corev1.Service](t, objs, "Service", "druid").Annotations).To(BeEmpty())
+	})
+}
+
+// A podLabels entry under one of the chart's own label keys would change the pod's identity (the selector
+// and druid's NetworkPolicies select by them): refused, naming the value.
+func TestDruidPodLabelsRefuseChartLabels(t *testing.T) {
+	_, err := chartrender.RenderEmbedded(charts.EtcdDruid, chartrender.Release{Name: "druid", Namespace: "garden"},
+		map[string]any{"podLabels": map[string]any{"app.kubernetes.io/name": "other"}})
+	NewWithT(t).Expect(err).To(MatchError(ContainSubstring("podLabels: app.kubernetes.io/name is a label of the chart")))
 }

@@ -50,3 +50,43 @@ clientConfig:
 {{- end }}
 {{- join ", " $quoted }}
 {{- end }}
+
+{{/* Pod labels beyond the chart's own: Gardener's network labels (gardener.networkPolicyLabels) and
+     podLabels, the operator's winning. A chart label key is refused: the selector and druid's NetworkPolicies
+     select the pods by them. */}}
+{{- define "etcd-druid.extraPodLabels" -}}
+{{- $labels := dict }}
+{{- if (.Values.gardener | default dict).networkPolicyLabels }}
+{{- $_ := set $labels "networking.gardener.cloud/to-dns" "allowed" }}
+{{- $_ := set $labels "networking.gardener.cloud/to-runtime-apiserver" "allowed" }}
+{{- $_ := set $labels "networking.resources.gardener.cloud/to-all-shoots-etcd-main-client-tcp-8080" "allowed" }}
+{{- end }}
+{{- $own := include "etcd-druid.labels" . | fromYaml }}
+{{- range $k, $v := .Values.podLabels }}
+{{- if hasKey $own $k }}
+{{- fail (printf "podLabels: %s is a label of the chart" $k) }}
+{{- end }}
+{{- $_ := set $labels $k $v }}
+{{- end }}
+{{- range $k, $v := $labels }}
+{{ $k | quote }}: {{ $v | toString | quote }}
+{{- end }}
+{{- end -}}
+
+{{/* Service annotations: Gardener's network annotations (gardener.networkPolicyLabels; the JSON Gardener's
+     resource manager reads, with container ports) and service.annotations, the operator's winning. */}}
+{{- define "etcd-druid.serviceAnnotations" -}}
+{{- $annotations := dict }}
+{{- if (.Values.gardener | default dict).networkPolicyLabels }}
+{{- if .Values.webhooks.enabled }}
+{{- $_ := set $annotations "networking.resources.gardener.cloud/from-world-to-ports" (printf "[{\"protocol\":\"TCP\",\"port\":%d}]" (int .Values.webhooks.port)) }}
+{{- end }}
+{{- $_ := set $annotations "networking.resources.gardener.cloud/from-all-seed-scrape-targets-allowed-ports" (printf "[{\"protocol\":\"TCP\",\"port\":%d}]" (int .Values.metricsPort)) }}
+{{- end }}
+{{- range $k, $v := (.Values.service | default dict).annotations }}
+{{- $_ := set $annotations $k $v }}
+{{- end }}
+{{- range $k, $v := $annotations }}
+{{ $k | quote }}: {{ $v | toString | quote }}
+{{- end }}
+{{- end -}}
