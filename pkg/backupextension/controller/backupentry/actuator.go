@@ -2,12 +2,15 @@ package backupentry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/operation"
@@ -21,6 +24,8 @@ type actuator struct {
 	// APIReader reads secrets and namespaces directly: the controller must not cache every secret of the seed,
 	// and must see a namespace that was just created or started terminating.
 	APIReader client.Reader
+	// Recorder tells an operator, on the entry, what a delete left in the bucket.
+	Recorder recorder.EventRecorder
 	// Options configure retry intervals.
 	Options Options
 }
@@ -56,6 +61,7 @@ func (a *actuator) Ensure(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 }
 
 // Delete removes the etcd backup secret (only if this entry wrote it) and the entry's objects in the bucket.
+// Without the entry secret the objects stay and the entry is released all the same (backupsKept).
 func (a *actuator) Delete(ctx context.Context, be *extensionsv1alpha1.BackupEntry, p provider.Provider) error {
 	if namespace, err := ShootNamespace(be.Name); err == nil {
 		if err := a.deleteEtcdBackupSecret(ctx, be, namespace); err != nil {
@@ -63,10 +69,28 @@ func (a *actuator) Delete(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 		}
 	}
 	request, err := a.entryRequest(ctx, be)
+	var gone *EntrySecretGoneError
+	if errors.As(err, &gone) {
+		a.backupsKept(ctx, be, gone)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	return p.DeleteEntry(ctx, request)
+}
+
+// backupsKept reports an entry released without deleting its backups, as Gardener's BackupEntry reconciler
+// does when the entry secret is gone: gardenlet removes the secret only after it gave up on the entry, the
+// backups cannot be deleted without the entry's credentials anyway, and an entry that waited for a secret
+// that never comes back would hang — and with it the deletion of its shoot — for ever. The backups stay in
+// the bucket until the bucket itself is deleted or an operator removes them.
+func (a *actuator) backupsKept(ctx context.Context, be *extensionsv1alpha1.BackupEntry, gone *EntrySecretGoneError) {
+	note := fmt.Sprintf("%s: the backups of this entry in bucket %q were NOT deleted, the entry is released without them", gone.Error(), be.Spec.BucketName)
+	logf.FromContext(ctx).Info("Releasing the backup entry without deleting its backups: its entry secret is gone", "secret", gone.Secret)
+	if a.Recorder != nil {
+		a.Recorder.Eventf(be, nil, corev1.EventTypeWarning, "BackupsNotDeleted", string(extensionsv1alpha1.LastOperationTypeDelete), "%s", note)
+	}
 }
 
 // entryRequest reads the entry secret, the only source Gardener's contract allows (validateSecretRef); both
@@ -79,7 +103,7 @@ func (a *actuator) entryRequest(ctx context.Context, be *extensionsv1alpha1.Back
 	key := client.ObjectKey{Namespace: be.Spec.SecretRef.Namespace, Name: be.Spec.SecretRef.Name}
 	if err := a.APIReader.Get(ctx, key, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			return provider.EntryRequest{}, fmt.Errorf("backup entry secret %s does not exist", key)
+			return provider.EntryRequest{}, &EntrySecretGoneError{Secret: key}
 		}
 		return provider.EntryRequest{}, fmt.Errorf("reading backup entry secret %s: %w", key, err)
 	}
@@ -108,6 +132,16 @@ func (a *actuator) shootNamespaceUsable(ctx context.Context, name string) error 
 		return a.retryLater(fmt.Errorf("shoot namespace %q is being deleted", name))
 	}
 	return nil
+}
+
+// EntrySecretGoneError reports that the entry secret (spec.secretRef) does not exist. A reconcile fails with it;
+// a delete releases the entry without deleting its backups (backupsKept).
+type EntrySecretGoneError struct {
+	Secret client.ObjectKey
+}
+
+func (e *EntrySecretGoneError) Error() string {
+	return fmt.Sprintf("backup entry secret %s does not exist", e.Secret)
 }
 
 func (a *actuator) retryLater(err error) error {
