@@ -41,7 +41,11 @@ func (a *actuator) Ensure(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 	if err != nil {
 		return err
 	}
-	request, err := a.entryRequest(ctx, be)
+	request, entrySecret, err := a.entryRequest(ctx, be)
+	if err != nil {
+		return err
+	}
+	identity, err := workloadIdentityOf(entrySecret)
 	if err != nil {
 		return err
 	}
@@ -52,7 +56,7 @@ func (a *actuator) Ensure(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 	if err := a.shootNamespaceUsable(ctx, namespace); err != nil {
 		return err
 	}
-	ref, err := a.writeEtcdBackupSecret(ctx, be, namespace, etcdBackupSecretData(be, request.Credentials, providerData))
+	ref, err := a.writeEtcdBackupSecret(ctx, be, namespace, etcdBackupSecretData(be, request.Credentials, providerData), identity)
 	if err != nil {
 		return err
 	}
@@ -68,7 +72,7 @@ func (a *actuator) Delete(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 			return err
 		}
 	}
-	request, err := a.entryRequest(ctx, be)
+	request, _, err := a.entryRequest(ctx, be)
 	var gone *EntrySecretGoneError
 	if errors.As(err, &gone) {
 		a.backupsKept(ctx, be, gone)
@@ -95,17 +99,19 @@ func (a *actuator) backupsKept(ctx context.Context, be *extensionsv1alpha1.Backu
 
 // entryRequest reads the entry secret, the only source Gardener's contract allows (validateSecretRef); both
 // operations go through it, so neither copies nor uses the credentials of a secret the entry may not name.
-func (a *actuator) entryRequest(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (provider.EntryRequest, error) {
+// The request carries the secret's credentials (credentialsOf); the secret itself is returned for its
+// workload-identity metadata.
+func (a *actuator) entryRequest(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (provider.EntryRequest, *corev1.Secret, error) {
 	if err := validateSecretRef(be); err != nil {
-		return provider.EntryRequest{}, err
+		return provider.EntryRequest{}, nil, err
 	}
 	secret := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: be.Spec.SecretRef.Namespace, Name: be.Spec.SecretRef.Name}
 	if err := a.APIReader.Get(ctx, key, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			return provider.EntryRequest{}, &EntrySecretGoneError{Secret: key}
+			return provider.EntryRequest{}, nil, &EntrySecretGoneError{Secret: key}
 		}
-		return provider.EntryRequest{}, fmt.Errorf("reading backup entry secret %s: %w", key, err)
+		return provider.EntryRequest{}, nil, fmt.Errorf("reading backup entry secret %s: %w", key, err)
 	}
 	return provider.EntryRequest{
 		Name:                 be.Name,
@@ -113,8 +119,8 @@ func (a *actuator) entryRequest(ctx context.Context, be *extensionsv1alpha1.Back
 		Region:               be.Spec.Region,
 		ProviderConfig:       be.Spec.ProviderConfig,
 		BucketProviderStatus: be.Spec.BackupBucketProviderStatus,
-		Credentials:          secret.Data,
-	}, nil
+		Credentials:          credentialsOf(secret),
+	}, secret, nil
 }
 
 // shootNamespaceUsable turns a missing or terminating shoot namespace into a RetryLaterError: the entry is
