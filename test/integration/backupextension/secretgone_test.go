@@ -34,7 +34,6 @@ func notesOf(name, eventType, reason string) func(g Gomega) []string {
 // warning event says so.
 func TestEntryWhoseSecretIsGoneIsReleasedAndItsBackupsKept(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
 	bb := newBucket(t, "local", nil)
 	eventuallySucceeded(t, bb, func() *extensionsv1alpha1.DefaultStatus { return &bb.Status.DefaultStatus })
 	t.Cleanup(func() { deleteAndWaitGone(t, bb) })
@@ -49,7 +48,8 @@ func TestEntryWhoseSecretIsGoneIsReleasedAndItsBackupsKept(t *testing.T) {
 
 	entrySecret := &corev1.Secret{}
 	entrySecret.Namespace, entrySecret.Name = be.Spec.SecretRef.Namespace, be.Spec.SecretRef.Name
-	g.Expect(env.Client.Delete(ctx, entrySecret)).To(Succeed())
+	// The extension's finalizer holds the secret; it is gone only when removed by force.
+	forceRemove(t, entrySecret)
 	g.Eventually(secretGone(entrySecret.Namespace, entrySecret.Name), timeout, interval).Should(BeTrue())
 
 	deleteAndWaitGone(t, be)

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/operation"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
 )
@@ -49,6 +50,9 @@ func (a *actuator) Ensure(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 	if err != nil {
 		return err
 	}
+	if err := controller.HoldSecret(ctx, a.Client, entrySecret, extensionsv1alpha1.BackupEntryFinalizer); err != nil {
+		return err
+	}
 	providerData, err := p.EtcdSecretData(request)
 	if err != nil {
 		return err
@@ -81,7 +85,19 @@ func (a *actuator) Delete(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 	if err != nil {
 		return err
 	}
-	return p.DeleteEntry(ctx, request)
+	if err := p.DeleteEntry(ctx, request); err != nil {
+		return err
+	}
+	return a.releaseEntrySecret(ctx, be)
+}
+
+// releaseEntrySecret removes the entry's finalizer from its entry secret (controller.ReleaseSecret).
+func (a *actuator) releaseEntrySecret(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
+	if err := validateSecretRef(be); err != nil {
+		return nil // never touched: the entry secret is only ever held through a valid reference
+	}
+	key := client.ObjectKey{Namespace: be.Spec.SecretRef.Namespace, Name: be.Spec.SecretRef.Name}
+	return controller.ReleaseSecret(ctx, a.Client, a.APIReader, key, extensionsv1alpha1.BackupEntryFinalizer)
 }
 
 // backupsKept reports an entry released without deleting its backups, as Gardener's BackupEntry reconciler
@@ -160,9 +176,13 @@ func (a *actuator) retryLater(err error) error {
 // seed) needs it again, and it goes with the shoot namespace when gardenlet deletes that. A `source-` entry is
 // migrated on the destination seed once the copy is done: its secret (source-etcd-backup, credentials of the
 // source seed's bucket) serves nothing any more in a namespace that lives on, so it is removed (only if this
-// entry wrote it). The runner records the operation and releases the finalizer, so the deletion of the
-// migrated entry that follows deletes nothing in the bucket.
+// entry wrote it). The entry secret is released (as Gardener's reconciler does on migrate). The runner
+// records the operation and releases the entry's finalizer, so the deletion of the migrated entry that
+// follows deletes nothing in the bucket.
 func (a *actuator) Migrate(ctx context.Context, be *extensionsv1alpha1.BackupEntry, _ provider.Provider) error {
+	if err := a.releaseEntrySecret(ctx, be); err != nil {
+		return err
+	}
 	if !strings.HasPrefix(be.Name, SourcePrefix) {
 		return nil
 	}
