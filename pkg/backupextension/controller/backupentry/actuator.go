@@ -69,21 +69,26 @@ func (a *actuator) Ensure(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 }
 
 // Delete removes the etcd backup secret (only if this entry wrote it) and the entry's objects in the bucket.
-// Without the entry secret the objects stay and the entry is released all the same (backupsKept).
+// Without static credentials — the entry secret gone, or a workload identity — the objects stay and the
+// entry is released all the same (backupsKept).
 func (a *actuator) Delete(ctx context.Context, be *extensionsv1alpha1.BackupEntry, p provider.Provider) error {
 	if namespace, err := ShootNamespace(be.Name); err == nil {
 		if err := a.deleteEtcdBackupSecret(ctx, be, namespace); err != nil {
 			return err
 		}
 	}
-	request, _, err := a.entryRequest(ctx, be)
+	request, entrySecret, err := a.entryRequest(ctx, be)
 	var gone *EntrySecretGoneError
 	if errors.As(err, &gone) {
-		a.backupsKept(ctx, be, gone)
+		a.backupsKept(ctx, be, gone.Error())
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	if isWorkloadIdentity(entrySecret) {
+		a.backupsKept(ctx, be, fmt.Sprintf("backup entry secret %s is a workload identity, and the extension holds no token to delete with", client.ObjectKeyFromObject(entrySecret)))
+		return a.releaseEntrySecret(ctx, be)
 	}
 	if err := p.DeleteEntry(ctx, request); err != nil {
 		return err
@@ -100,14 +105,15 @@ func (a *actuator) releaseEntrySecret(ctx context.Context, be *extensionsv1alpha
 	return controller.ReleaseSecret(ctx, a.Client, a.APIReader, key, extensionsv1alpha1.BackupEntryFinalizer)
 }
 
-// backupsKept reports an entry released without deleting its backups, as Gardener's BackupEntry reconciler
-// does when the entry secret is gone: gardenlet removes the secret only after it gave up on the entry, the
-// backups cannot be deleted without the entry's credentials anyway, and an entry that waited for a secret
-// that never comes back would hang — and with it the deletion of its shoot — for ever. The backups stay in
-// the bucket until the bucket itself is deleted or an operator removes them.
-func (a *actuator) backupsKept(ctx context.Context, be *extensionsv1alpha1.BackupEntry, gone *EntrySecretGoneError) {
-	note := fmt.Sprintf("%s: the backups of this entry in bucket %q were NOT deleted, the entry is released without them", gone.Error(), be.Spec.BucketName)
-	logf.FromContext(ctx).Info("Releasing the backup entry without deleting its backups: its entry secret is gone", "secret", gone.Secret)
+// backupsKept reports an entry released without deleting its backups, because the extension has no
+// credentials to delete them with: the entry secret is gone (Gardener's BackupEntry reconciler skips the
+// deletion then too — gardenlet removes the secret only after it gave up on the entry), or it is a workload
+// identity whose token only the etcd's secret receives. Waiting would hang the entry — and with it the
+// deletion of its shoot — for ever. The backups stay in the bucket until the bucket itself is deleted or an
+// operator removes them.
+func (a *actuator) backupsKept(ctx context.Context, be *extensionsv1alpha1.BackupEntry, reason string) {
+	note := fmt.Sprintf("%s: the backups of this entry in bucket %q were NOT deleted, the entry is released without them", reason, be.Spec.BucketName)
+	logf.FromContext(ctx).Info("Releasing the backup entry without deleting its backups", "reason", reason)
 	if a.Recorder != nil {
 		a.Recorder.Eventf(be, nil, corev1.EventTypeWarning, "BackupsNotDeleted", string(extensionsv1alpha1.LastOperationTypeDelete), "%s", note)
 	}
