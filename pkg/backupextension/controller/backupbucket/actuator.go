@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
 )
 
@@ -31,8 +32,11 @@ func (a *actuator) Ensure(ctx context.Context, bb *extensionsv1alpha1.BackupBuck
 	if errs := ValidateBucket(bb); len(errs) > 0 {
 		return errs.ToAggregate()
 	}
-	request, err := a.bucketRequest(ctx, bb)
+	request, bucketSecret, err := a.bucketRequest(ctx, bb)
 	if err != nil {
+		return err
+	}
+	if err := controller.HoldSecret(ctx, a.Client, bucketSecret, extensionsv1alpha1.BackupBucketFinalizer); err != nil {
 		return err
 	}
 	result, err := p.EnsureBucket(ctx, request)
@@ -48,9 +52,9 @@ func (a *actuator) Ensure(ctx context.Context, bb *extensionsv1alpha1.BackupBuck
 	return nil
 }
 
-// Delete deletes the bucket and the generated secret.
+// Delete deletes the bucket and the generated secret, then releases the bucket secret.
 func (a *actuator) Delete(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, p provider.Provider) error {
-	request, err := a.bucketRequest(ctx, bb)
+	request, _, err := a.bucketRequest(ctx, bb)
 	if err != nil {
 		return err
 	}
@@ -61,29 +65,39 @@ func (a *actuator) Delete(ctx context.Context, bb *extensionsv1alpha1.BackupBuck
 	if err := a.Client.Delete(ctx, secret); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting the generated secret %s: %w", client.ObjectKeyFromObject(secret), err)
 	}
-	return nil
+	return a.releaseBucketSecret(ctx, bb)
+}
+
+// releaseBucketSecret removes the bucket's finalizer from its bucket secret (controller.ReleaseSecret).
+func (a *actuator) releaseBucketSecret(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) error {
+	if errs := validateSecretRef(bb); len(errs) > 0 {
+		return nil // never touched: the bucket secret is only ever held through a valid reference
+	}
+	key := client.ObjectKey{Namespace: bb.Spec.SecretRef.Namespace, Name: bb.Spec.SecretRef.Name}
+	return controller.ReleaseSecret(ctx, a.Client, a.APIReader, key, extensionsv1alpha1.BackupBucketFinalizer)
 }
 
 // bucketRequest reads the bucket secret, the only source Gardener's contract allows (validateSecretRef); both
 // operations go through it, so neither uses the credentials of a secret the bucket may not name.
-func (a *actuator) bucketRequest(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) (provider.BucketRequest, error) {
+// The secret itself is returned too, for its finalizer.
+func (a *actuator) bucketRequest(ctx context.Context, bb *extensionsv1alpha1.BackupBucket) (provider.BucketRequest, *corev1.Secret, error) {
 	if errs := validateSecretRef(bb); len(errs) > 0 {
-		return provider.BucketRequest{}, errs.ToAggregate()
+		return provider.BucketRequest{}, nil, errs.ToAggregate()
 	}
 	secret := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: bb.Spec.SecretRef.Namespace, Name: bb.Spec.SecretRef.Name}
 	if err := a.APIReader.Get(ctx, key, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			return provider.BucketRequest{}, fmt.Errorf("bucket secret %s does not exist", key)
+			return provider.BucketRequest{}, nil, fmt.Errorf("bucket secret %s does not exist", key)
 		}
-		return provider.BucketRequest{}, fmt.Errorf("reading bucket secret %s: %w", key, err)
+		return provider.BucketRequest{}, nil, fmt.Errorf("reading bucket secret %s: %w", key, err)
 	}
 	return provider.BucketRequest{
 		Name:           bb.Name,
 		Region:         bb.Spec.Region,
 		ProviderConfig: bb.Spec.ProviderConfig,
 		Credentials:    secret.Data,
-	}, nil
+	}, secret, nil
 }
 
 // writeGeneratedSecret writes the generated bucket secret, owned by the BackupBucket so that it also goes
@@ -102,8 +116,9 @@ func (a *actuator) writeGeneratedSecret(ctx context.Context, bb *extensionsv1alp
 }
 
 // Migrate does nothing outside the cluster: a bucket belongs to its seed, not to a shoot's control plane, and
-// a BackupBucket deleted after its migration must leave the bucket and its backups alone. The runner records
-// the operation and releases the finalizer.
-func (a *actuator) Migrate(context.Context, *extensionsv1alpha1.BackupBucket, provider.Provider) error {
-	return nil
+// a BackupBucket deleted after its migration must leave the bucket and its backups alone. The bucket secret
+// is released, so it does not outlive the object on a finalizer nobody removes. The runner records the
+// operation and releases the object's finalizer.
+func (a *actuator) Migrate(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, _ provider.Provider) error {
+	return a.releaseBucketSecret(ctx, bb)
 }

@@ -2,14 +2,18 @@ package backupentry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/operation"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
 )
@@ -21,6 +25,8 @@ type actuator struct {
 	// APIReader reads secrets and namespaces directly: the controller must not cache every secret of the seed,
 	// and must see a namespace that was just created or started terminating.
 	APIReader client.Reader
+	// Recorder tells an operator, on the entry, what a delete left in the bucket.
+	Recorder recorder.EventRecorder
 	// Options configure retry intervals.
 	Options Options
 }
@@ -36,8 +42,15 @@ func (a *actuator) Ensure(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 	if err != nil {
 		return err
 	}
-	request, err := a.entryRequest(ctx, be)
+	request, entrySecret, err := a.entryRequest(ctx, be)
 	if err != nil {
+		return err
+	}
+	identity, err := workloadIdentityOf(entrySecret)
+	if err != nil {
+		return err
+	}
+	if err := controller.HoldSecret(ctx, a.Client, entrySecret, extensionsv1alpha1.BackupEntryFinalizer); err != nil {
 		return err
 	}
 	providerData, err := p.EtcdSecretData(request)
@@ -47,7 +60,7 @@ func (a *actuator) Ensure(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 	if err := a.shootNamespaceUsable(ctx, namespace); err != nil {
 		return err
 	}
-	ref, err := a.writeEtcdBackupSecret(ctx, be, namespace, etcdBackupSecretData(be, request.Credentials, providerData))
+	ref, err := a.writeEtcdBackupSecret(ctx, be, namespace, etcdBackupSecretData(be, request.Credentials, providerData), identity)
 	if err != nil {
 		return err
 	}
@@ -56,32 +69,71 @@ func (a *actuator) Ensure(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 }
 
 // Delete removes the etcd backup secret (only if this entry wrote it) and the entry's objects in the bucket.
+// Without static credentials — the entry secret gone, or a workload identity — the objects stay and the
+// entry is released all the same (backupsKept).
 func (a *actuator) Delete(ctx context.Context, be *extensionsv1alpha1.BackupEntry, p provider.Provider) error {
 	if namespace, err := ShootNamespace(be.Name); err == nil {
 		if err := a.deleteEtcdBackupSecret(ctx, be, namespace); err != nil {
 			return err
 		}
 	}
-	request, err := a.entryRequest(ctx, be)
+	request, entrySecret, err := a.entryRequest(ctx, be)
+	var gone *EntrySecretGoneError
+	if errors.As(err, &gone) {
+		a.backupsKept(ctx, be, gone.Error())
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	return p.DeleteEntry(ctx, request)
+	if isWorkloadIdentity(entrySecret) {
+		a.backupsKept(ctx, be, fmt.Sprintf("backup entry secret %s is a workload identity, and the extension holds no token to delete with", client.ObjectKeyFromObject(entrySecret)))
+		return a.releaseEntrySecret(ctx, be)
+	}
+	if err := p.DeleteEntry(ctx, request); err != nil {
+		return err
+	}
+	return a.releaseEntrySecret(ctx, be)
+}
+
+// releaseEntrySecret removes the entry's finalizer from its entry secret (controller.ReleaseSecret).
+func (a *actuator) releaseEntrySecret(ctx context.Context, be *extensionsv1alpha1.BackupEntry) error {
+	if err := validateSecretRef(be); err != nil {
+		return nil // never touched: the entry secret is only ever held through a valid reference
+	}
+	key := client.ObjectKey{Namespace: be.Spec.SecretRef.Namespace, Name: be.Spec.SecretRef.Name}
+	return controller.ReleaseSecret(ctx, a.Client, a.APIReader, key, extensionsv1alpha1.BackupEntryFinalizer)
+}
+
+// backupsKept reports an entry released without deleting its backups, because the extension has no
+// credentials to delete them with: the entry secret is gone (Gardener's BackupEntry reconciler skips the
+// deletion then too — gardenlet removes the secret only after it gave up on the entry), or it is a workload
+// identity whose token only the etcd's secret receives. Waiting would hang the entry — and with it the
+// deletion of its shoot — for ever. The backups stay in the bucket until the bucket itself is deleted or an
+// operator removes them.
+func (a *actuator) backupsKept(ctx context.Context, be *extensionsv1alpha1.BackupEntry, reason string) {
+	note := fmt.Sprintf("%s: the backups of this entry in bucket %q were NOT deleted, the entry is released without them", reason, be.Spec.BucketName)
+	logf.FromContext(ctx).Info("Releasing the backup entry without deleting its backups", "reason", reason)
+	if a.Recorder != nil {
+		a.Recorder.Eventf(be, nil, corev1.EventTypeWarning, "BackupsNotDeleted", string(extensionsv1alpha1.LastOperationTypeDelete), "%s", note)
+	}
 }
 
 // entryRequest reads the entry secret, the only source Gardener's contract allows (validateSecretRef); both
 // operations go through it, so neither copies nor uses the credentials of a secret the entry may not name.
-func (a *actuator) entryRequest(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (provider.EntryRequest, error) {
+// The request carries the secret's credentials (credentialsOf); the secret itself is returned for its
+// workload-identity metadata.
+func (a *actuator) entryRequest(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (provider.EntryRequest, *corev1.Secret, error) {
 	if err := validateSecretRef(be); err != nil {
-		return provider.EntryRequest{}, err
+		return provider.EntryRequest{}, nil, err
 	}
 	secret := &corev1.Secret{}
 	key := client.ObjectKey{Namespace: be.Spec.SecretRef.Namespace, Name: be.Spec.SecretRef.Name}
 	if err := a.APIReader.Get(ctx, key, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			return provider.EntryRequest{}, fmt.Errorf("backup entry secret %s does not exist", key)
+			return provider.EntryRequest{}, nil, &EntrySecretGoneError{Secret: key}
 		}
-		return provider.EntryRequest{}, fmt.Errorf("reading backup entry secret %s: %w", key, err)
+		return provider.EntryRequest{}, nil, fmt.Errorf("reading backup entry secret %s: %w", key, err)
 	}
 	return provider.EntryRequest{
 		Name:                 be.Name,
@@ -89,8 +141,8 @@ func (a *actuator) entryRequest(ctx context.Context, be *extensionsv1alpha1.Back
 		Region:               be.Spec.Region,
 		ProviderConfig:       be.Spec.ProviderConfig,
 		BucketProviderStatus: be.Spec.BackupBucketProviderStatus,
-		Credentials:          secret.Data,
-	}, nil
+		Credentials:          credentialsOf(secret),
+	}, secret, nil
 }
 
 // shootNamespaceUsable turns a missing or terminating shoot namespace into a RetryLaterError: the entry is
@@ -110,6 +162,16 @@ func (a *actuator) shootNamespaceUsable(ctx context.Context, name string) error 
 	return nil
 }
 
+// EntrySecretGoneError reports that the entry secret (spec.secretRef) does not exist. A reconcile fails with it;
+// a delete releases the entry without deleting its backups (backupsKept).
+type EntrySecretGoneError struct {
+	Secret client.ObjectKey
+}
+
+func (e *EntrySecretGoneError) Error() string {
+	return fmt.Sprintf("backup entry secret %s does not exist", e.Secret)
+}
+
 func (a *actuator) retryLater(err error) error {
 	return &operation.RetryLaterError{Err: err, After: a.Options.NamespaceRetryInterval}
 }
@@ -120,9 +182,13 @@ func (a *actuator) retryLater(err error) error {
 // seed) needs it again, and it goes with the shoot namespace when gardenlet deletes that. A `source-` entry is
 // migrated on the destination seed once the copy is done: its secret (source-etcd-backup, credentials of the
 // source seed's bucket) serves nothing any more in a namespace that lives on, so it is removed (only if this
-// entry wrote it). The runner records the operation and releases the finalizer, so the deletion of the
-// migrated entry that follows deletes nothing in the bucket.
+// entry wrote it). The entry secret is released (as Gardener's reconciler does on migrate). The runner
+// records the operation and releases the entry's finalizer, so the deletion of the migrated entry that
+// follows deletes nothing in the bucket.
 func (a *actuator) Migrate(ctx context.Context, be *extensionsv1alpha1.BackupEntry, _ provider.Provider) error {
+	if err := a.releaseEntrySecret(ctx, be); err != nil {
+		return err
+	}
 	if !strings.HasPrefix(be.Name, SourcePrefix) {
 		return nil
 	}

@@ -35,7 +35,7 @@ var kind = controller.Kind[*extensionsv1alpha1.BackupEntry]{
 // namespace appears rather than at the next retry.
 func AddToManager(mgr manager.Manager, opts Options) error {
 	opts = opts.withDefaults()
-	a := &actuator{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Options: opts}
+	a := &actuator{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(ControllerName), Options: opts}
 	onlyCreate := predicate.Funcs{
 		UpdateFunc:  func(event.UpdateEvent) bool { return false },
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },

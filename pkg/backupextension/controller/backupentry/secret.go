@@ -30,8 +30,11 @@ func etcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, credentials, provi
 // writeEtcdBackupSecret writes the secret and marks it as created by this entry. It overwrites only a secret
 // a backup entry wrote (ownedByAnEntry): one another entry created is taken over — the entry being reconciled
 // is the current one for the namespace, after a shoot was deleted and created again under the same name —
-// but a secret nobody's entry wrote is left as it is and the entry fails with a NotOwnedError.
-func (a *actuator) writeEtcdBackupSecret(ctx context.Context, be *extensionsv1alpha1.BackupEntry, namespace string, data map[string][]byte) (*corev1.SecretReference, error) {
+// but a secret nobody's entry wrote is left as it is and the entry fails with a NotOwnedError. With a
+// workload identity the secret is handed to gardenlet's token requestor (workloadIdentity.applyTo); with
+// static credentials any workload-identity metadata of an earlier write is dropped. The update carries the
+// resourceVersion read, so a token the requestor writes in between makes it fail and retry, not lose it.
+func (a *actuator) writeEtcdBackupSecret(ctx context.Context, be *extensionsv1alpha1.BackupEntry, namespace string, data map[string][]byte, identity *workloadIdentity) (*corev1.SecretReference, error) {
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: EtcdBackupSecretNameFor(be.Name), Namespace: namespace}}
 	_, err := controllerutil.CreateOrUpdate(ctx, a.Client, secret, func() error {
 		if !secret.CreationTimestamp.IsZero() && !ownedByAnEntry(secret) {
@@ -39,6 +42,11 @@ func (a *actuator) writeEtcdBackupSecret(ctx context.Context, be *extensionsv1al
 		}
 		if previous := secret.Annotations[CreatedByAnnotation]; previous != "" && previous != be.Name {
 			logf.FromContext(ctx).Info("Taking over the etcd backup secret from another backup entry", "previousEntry", previous)
+		}
+		if identity != nil {
+			data = identity.applyTo(secret, data)
+		} else {
+			dropWorkloadIdentity(&secret.ObjectMeta)
 		}
 		metav1.SetMetaDataAnnotation(&secret.ObjectMeta, CreatedByAnnotation, be.Name)
 		secret.Type = corev1.SecretTypeOpaque

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
 // Provider manages buckets and entries on an S3-compatible endpoint.
@@ -56,12 +57,21 @@ func (Provider) DeleteBucket(ctx context.Context, req provider.BucketRequest) er
 	return nil
 }
 
-// EtcdSecretData adds the region when the entry secret has none, since the sidecar needs one to sign requests.
+// EtcdSecretData adds the region when the entry secret has none, since the sidecar needs one to sign
+// requests, and for workload-identity credentials the role the sidecar assumes with its token.
 func (Provider) EtcdSecretData(req provider.EntryRequest) (map[string][]byte, error) {
-	if len(req.Credentials[DataKeyRegion]) > 0 || req.Region == "" {
-		return nil, nil
+	data := map[string][]byte{}
+	if len(req.Credentials[DataKeyRegion]) == 0 && req.Region != "" {
+		data[DataKeyRegion] = []byte(req.Region)
 	}
-	return map[string][]byte{DataKeyRegion: []byte(req.Region)}, nil
+	if config, ok := req.Credentials[DataKeyWorkloadIdentityConfig]; ok {
+		roleARN, err := roleARNFrom(config)
+		if err != nil {
+			return nil, err
+		}
+		data[backupsecret.KeyRoleARN] = roleARN
+	}
+	return data, nil
 }
 
 // DeleteEntry deletes every object under `<entry>/`.

@@ -92,3 +92,19 @@ func TestEtcdSecretDataAddsRegionOnlyWhenMissing(t *testing.T) {
 	g.Expect(p.EtcdSecretData(provider.EntryRequest{Region: "eu-west-1", Credentials: map[string][]byte{s3.DataKeyRegion: []byte("x")}})).
 		To(BeEmpty())
 }
+
+// A workload-identity entry carries AWS's WorkloadIdentityConfig in `config`; the sidecar needs the role in
+// `roleARN`, and a configuration that names none is refused naming the key.
+func TestEtcdSecretDataTakesTheRoleOfAWorkloadIdentity(t *testing.T) {
+	g := NewWithT(t)
+	p := s3.New()
+	config := func(s string) provider.EntryRequest {
+		return provider.EntryRequest{Credentials: map[string][]byte{s3.DataKeyWorkloadIdentityConfig: []byte(s)}}
+	}
+	g.Expect(p.EtcdSecretData(config("apiVersion: aws.provider.extensions.gardener.cloud/v1alpha1\nkind: WorkloadIdentityConfig\nroleARN: arn:aws:iam::1:role/r\n"))).
+		To(Equal(map[string][]byte{"roleARN": []byte("arn:aws:iam::1:role/r")}))
+	_, err := p.EtcdSecretData(config("kind: WorkloadIdentityConfig\n"))
+	g.Expect(err).To(MatchError(And(ContainSubstring(`"config"`), ContainSubstring("roleARN"))))
+	_, err = p.EtcdSecretData(config("roleARN: ["))
+	g.Expect(err).To(MatchError(ContainSubstring(`"config"`)))
+}
