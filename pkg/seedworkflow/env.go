@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -68,6 +69,16 @@ func (env *Env) Bucket() string {
 		return env.BucketName
 	}
 	return BucketName
+}
+
+// ShootName is the Shoot's name as gardenlet has it: the last part of the control-plane namespace
+// shoot--<project>--<shoot> (Gardener allows no "--" in either name); a namespace of another form is the
+// name itself.
+func (env *Env) ShootName() string {
+	if i := strings.LastIndex(env.Namespace, "--"); i >= 0 {
+		return env.Namespace[i+len("--"):]
+	}
+	return env.Namespace
 }
 
 // NewEnv wraps a started seed.

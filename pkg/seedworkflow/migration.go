@@ -109,7 +109,7 @@ func RestoreShoot(ctx context.Context, env *Env, source MigrationSource) (string
 		return "", err
 	}
 	sourceEntryName := backupentry.SourcePrefix + env.BackupEntryName
-	copySource := etcd.RestoreSource{BackupEntryName: sourceEntryName, Prefix: source.BackupEntryName + "/" + etcd.Name(etcd.RoleMain)}
+	copySource := etcd.RestoreSource{ShootName: env.ShootName(), BackupEntryName: sourceEntryName, Prefix: source.BackupEntryName + "/" + etcd.Name(etcd.RoleMain)}
 	main := Component(env, etcd.RoleMain)
 	if _, err := main.Get(ctx); apierrors.IsNotFound(err) {
 		// Not deployed yet, so not copied yet either (a run that got further deployed it after the copy).
