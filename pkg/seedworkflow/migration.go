@@ -101,8 +101,9 @@ func finalSnapshot(ctx context.Context, env *Env, main etcd.Interface) (string, 
 // RestoreShoot is the destination seed's part of a control-plane migration: the shoot's namespace, bucket and
 // BackupEntry (with gardenlet's restore operation), the `source-` BackupEntry on the source's bucket, the
 // copy of the source's backups into the shoot's store (EtcdCopyBackupsTask, which waits for the final
-// snapshot), the Etcds deployed — etcd-main restores from the copy — and the source entry migrated and
-// deleted so that the source's backups stay where they are.
+// snapshot), the Etcds deployed (RestoreEtcds: a highly available shoot's through one member, then scaled
+// up) — etcd-main restores from the copy — and the source entry migrated and deleted so that the source's
+// backups stay where they are. The copy task is named after the shoot (Env.ShootName), as gardenlet names it.
 func RestoreShoot(ctx context.Context, env *Env, source MigrationSource) (string, error) {
 	restore := map[string]string{extensionsv1alpha1.OperationAnnotation: extensionsv1alpha1.OperationRestore}
 	if _, err := createShoot(ctx, env, restore); err != nil {
@@ -126,7 +127,7 @@ func RestoreShoot(ctx context.Context, env *Env, source MigrationSource) (string
 	} else if err != nil {
 		return "", err
 	}
-	deployed, err := DeployEtcds(ctx, env)
+	deployed, err := RestoreEtcds(ctx, env)
 	if err != nil {
 		return "", err
 	}
