@@ -24,9 +24,9 @@ type MigrationSource struct {
 	BucketName      string
 }
 
-// MigrateShoot is the source seed's part of a control-plane migration, in gardenlet's order: a final full
-// snapshot of etcd-main (the caller stopped every writer first, as gardenlet scales kube-apiserver down),
-// the BackupEntry migrated (the extension lets go of it and keeps the backups), both Etcds destroyed, and
+// MigrateShoot is the source seed's part of a control-plane migration, in gardenlet's order: a hibernated
+// etcd-main woken up (WakeForFinalSnapshot), a final full snapshot of etcd-main (the caller stopped every
+// writer first, as gardenlet scales kube-apiserver down), the BackupEntry migrated (the extension lets go of it and keeps the backups), both Etcds destroyed, and
 // the migrated entry deleted, which leaves the bucket untouched. druid keeps the members' volumes, so the
 // source namespace still holds the data until whoever owns the namespace deletes it.
 //
@@ -50,6 +50,18 @@ func MigrateShoot(ctx context.Context, env *Env) (MigrationSource, string, error
 		}
 	}
 	if entry != nil && !isMigrated(entry) {
+		woke, err := WakeForFinalSnapshot(ctx, env)
+		if err != nil {
+			return source, "", err
+		}
+		if woke {
+			if err := main.Wait(ctx); err != nil {
+				return source, "", fmt.Errorf("waiting for the woken etcd-main: %w", err)
+			}
+			if err := WaitMembers(ctx, env, etcd.RoleMain, int(env.members()), env.members() > 1); err != nil {
+				return source, "", err
+			}
+		}
 		if snapshot, err = finalSnapshot(ctx, env, main); err != nil {
 			return source, "", err
 		}
@@ -210,4 +222,23 @@ func deleteEntry(ctx context.Context, env *Env, name string) error {
 		}
 		return fmt.Sprintf("finalizers %v", entry.Finalizers), nil
 	})
+}
+
+// WakeForFinalSnapshot scales a hibernated etcd-main (spec.replicas 0) up to its member count so that it can
+// take the final full snapshot, as gardenlet's migration flow scales etcd up first. Druid's snapshot before
+// hibernation does not replace it: it is not final, and a cluster that was not quorate, or whose sidecar
+// refused druid, hibernated without one. It returns whether it scaled; it does not wait.
+func WakeForFinalSnapshot(ctx context.Context, env *Env) (bool, error) {
+	main := Component(env, etcd.RoleMain)
+	obj, err := main.Get(ctx)
+	if err != nil {
+		return false, fmt.Errorf("reading etcd-main before its final snapshot: %w", err)
+	}
+	if obj.Spec.Replicas != 0 {
+		return false, nil
+	}
+	if err := main.Scale(ctx, env.members()); err != nil {
+		return false, fmt.Errorf("waking the hibernated etcd-main for its final snapshot: %w", err)
+	}
+	return true, nil
 }
