@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -51,6 +52,9 @@ type Env struct {
 	// BucketName is the shoot's BackupBucket (BucketName when empty); a migration's destination uses another
 	// bucket, as a seed of its own would.
 	BucketName string
+	// HighAvailability is the shoot's highly available control plane: both etcds run three members with peer
+	// TLS (one otherwise).
+	HighAvailability bool
 	// WrittenRevision is the revision of WriteData's last write; a later snapshot must cover it.
 	WrittenRevision int64
 	// DeltaSnapshotPeriod of etcd-main's backups (botanist's default when zero); suites that wait for a delta
@@ -68,6 +72,24 @@ func (env *Env) Bucket() string {
 		return env.BucketName
 	}
 	return BucketName
+}
+
+// members is the member count of the shoot's etcds.
+func (env *Env) members() int32 {
+	if env.HighAvailability {
+		return 3
+	}
+	return 1
+}
+
+// ShootName is the Shoot's name as gardenlet has it: the last part of the control-plane namespace
+// shoot--<project>--<shoot> (Gardener allows no "--" in either name); a namespace of another form is the
+// name itself.
+func (env *Env) ShootName() string {
+	if i := strings.LastIndex(env.Namespace, "--"); i >= 0 {
+		return env.Namespace[i+len("--"):]
+	}
+	return env.Namespace
 }
 
 // NewEnv wraps a started seed.

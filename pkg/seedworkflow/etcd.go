@@ -30,9 +30,14 @@ const (
 )
 
 // Component is the botanist etcd component of role in the shoot namespace; main is backed up to the shoot's
-// BackupEntry.
-func Component(env *Env, role string) etcd.Interface {
-	values := etcd.Values{Role: role, WaitTimeout: env.Timeout, WaitInterval: env.Interval, DeltaSnapshotPeriod: env.DeltaSnapshotPeriod}
+// BackupEntry. With env.HighAvailability both run three members with peer TLS, as gardenlet's etcds of a
+// shoot with a highly available control plane.
+func Component(env *Env, role string) etcd.Interface { return component(env, role, nil) }
+
+// component is Component with Values.Replicas: nil leaves the member count to botanist.
+func component(env *Env, role string, replicas *int32) etcd.Interface {
+	values := etcd.Values{Role: role, WaitTimeout: env.Timeout, WaitInterval: env.Interval, DeltaSnapshotPeriod: env.DeltaSnapshotPeriod,
+		HighAvailability: env.HighAvailability, Replicas: replicas}
 	if role == etcd.RoleMain && env.BackupEntryName != "" {
 		values.BackupConfig = &etcd.BackupConfig{BackupEntryName: env.BackupEntryName}
 	}
@@ -45,20 +50,38 @@ func Component(env *Env, role string) etcd.Interface {
 	return etcd.New(env.Client, env.Namespace, values)
 }
 
-// DeployEtcds deploys etcd-main (one member, backed up) and etcd-events through botanist, as the shoot flow
-// does: Deploy is retried while a secret it needs is missing, then both are waited for.
+// etcdRoles are the shoot's two etcds, in the order the flows handle them.
+var etcdRoles = []string{etcd.RoleMain, etcd.RoleEvents}
+
+// DeployEtcds deploys etcd-main (backed up) and etcd-events through botanist, as the shoot flow does: Deploy
+// is retried while a secret it needs is missing, then both are waited for (one member each, three with
+// env.HighAvailability).
 func DeployEtcds(ctx context.Context, env *Env) (string, error) {
-	roles := []string{etcd.RoleMain, etcd.RoleEvents}
-	for _, role := range roles {
-		if err := deployRetrying(ctx, env, Component(env, role)); err != nil {
-			return "", fmt.Errorf("deploying %s: %w", etcd.Name(role), err)
+	if err := deployEtcds(ctx, env, nil); err != nil {
+		return "", err
+	}
+	return waitEtcds(ctx, env, env.members())
+}
+
+// deployEtcds deploys both Etcds, with replicas when not nil (the components' choice otherwise), retrying
+// while a secret is missing.
+func deployEtcds(ctx context.Context, env *Env, replicas *int32) error {
+	for _, role := range etcdRoles {
+		if err := deployRetrying(ctx, env, component(env, role, replicas)); err != nil {
+			return fmt.Errorf("deploying %s: %w", etcd.Name(role), err)
 		}
 	}
-	for _, role := range roles {
+	return nil
+}
+
+// waitEtcds waits until botanist reports both Etcds ready and druid reports members ready members each
+// (peer TLS on every one when there are several).
+func waitEtcds(ctx context.Context, env *Env, members int32) (string, error) {
+	for _, role := range etcdRoles {
 		if err := Component(env, role).Wait(ctx); err != nil {
 			return "", err
 		}
-		if err := WaitMembers(ctx, env, role, 1, false); err != nil {
+		if err := WaitMembers(ctx, env, role, int(members), members > 1); err != nil {
 			return "", err
 		}
 	}

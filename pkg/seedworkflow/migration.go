@@ -24,9 +24,9 @@ type MigrationSource struct {
 	BucketName      string
 }
 
-// MigrateShoot is the source seed's part of a control-plane migration, in gardenlet's order: a final full
-// snapshot of etcd-main (the caller stopped every writer first, as gardenlet scales kube-apiserver down),
-// the BackupEntry migrated (the extension lets go of it and keeps the backups), both Etcds destroyed, and
+// MigrateShoot is the source seed's part of a control-plane migration, in gardenlet's order: a hibernated
+// etcd-main woken up (WakeForFinalSnapshot), a final full snapshot of etcd-main (the caller stopped every
+// writer first, as gardenlet scales kube-apiserver down), the BackupEntry migrated (the extension lets go of it and keeps the backups), both Etcds destroyed, and
 // the migrated entry deleted, which leaves the bucket untouched. druid keeps the members' volumes, so the
 // source namespace still holds the data until whoever owns the namespace deletes it.
 //
@@ -50,6 +50,18 @@ func MigrateShoot(ctx context.Context, env *Env) (MigrationSource, string, error
 		}
 	}
 	if entry != nil && !isMigrated(entry) {
+		woke, err := WakeForFinalSnapshot(ctx, env)
+		if err != nil {
+			return source, "", err
+		}
+		if woke {
+			if err := main.Wait(ctx); err != nil {
+				return source, "", fmt.Errorf("waiting for the woken etcd-main: %w", err)
+			}
+			if err := WaitMembers(ctx, env, etcd.RoleMain, int(env.members()), env.members() > 1); err != nil {
+				return source, "", err
+			}
+		}
 		if snapshot, err = finalSnapshot(ctx, env, main); err != nil {
 			return source, "", err
 		}
@@ -101,15 +113,16 @@ func finalSnapshot(ctx context.Context, env *Env, main etcd.Interface) (string, 
 // RestoreShoot is the destination seed's part of a control-plane migration: the shoot's namespace, bucket and
 // BackupEntry (with gardenlet's restore operation), the `source-` BackupEntry on the source's bucket, the
 // copy of the source's backups into the shoot's store (EtcdCopyBackupsTask, which waits for the final
-// snapshot), the Etcds deployed — etcd-main restores from the copy — and the source entry migrated and
-// deleted so that the source's backups stay where they are.
+// snapshot), the Etcds deployed (RestoreEtcds: a highly available shoot's through one member, then scaled
+// up) — etcd-main restores from the copy — and the source entry migrated and deleted so that the source's
+// backups stay where they are. The copy task is named after the shoot (Env.ShootName), as gardenlet names it.
 func RestoreShoot(ctx context.Context, env *Env, source MigrationSource) (string, error) {
 	restore := map[string]string{extensionsv1alpha1.OperationAnnotation: extensionsv1alpha1.OperationRestore}
 	if _, err := createShoot(ctx, env, restore); err != nil {
 		return "", err
 	}
 	sourceEntryName := backupentry.SourcePrefix + env.BackupEntryName
-	copySource := etcd.RestoreSource{BackupEntryName: sourceEntryName, Prefix: source.BackupEntryName + "/" + etcd.Name(etcd.RoleMain)}
+	copySource := etcd.RestoreSource{ShootName: env.ShootName(), BackupEntryName: sourceEntryName, Prefix: source.BackupEntryName + "/" + etcd.Name(etcd.RoleMain)}
 	main := Component(env, etcd.RoleMain)
 	if _, err := main.Get(ctx); apierrors.IsNotFound(err) {
 		// Not deployed yet, so not copied yet either (a run that got further deployed it after the copy).
@@ -126,7 +139,7 @@ func RestoreShoot(ctx context.Context, env *Env, source MigrationSource) (string
 	} else if err != nil {
 		return "", err
 	}
-	deployed, err := DeployEtcds(ctx, env)
+	deployed, err := RestoreEtcds(ctx, env)
 	if err != nil {
 		return "", err
 	}
@@ -209,4 +222,23 @@ func deleteEntry(ctx context.Context, env *Env, name string) error {
 		}
 		return fmt.Sprintf("finalizers %v", entry.Finalizers), nil
 	})
+}
+
+// WakeForFinalSnapshot scales a hibernated etcd-main (spec.replicas 0) up to its member count so that it can
+// take the final full snapshot, as gardenlet's migration flow scales etcd up first. Druid's snapshot before
+// hibernation does not replace it: it is not final, and a cluster that was not quorate, or whose sidecar
+// refused druid, hibernated without one. It returns whether it scaled; it does not wait.
+func WakeForFinalSnapshot(ctx context.Context, env *Env) (bool, error) {
+	main := Component(env, etcd.RoleMain)
+	obj, err := main.Get(ctx)
+	if err != nil {
+		return false, fmt.Errorf("reading etcd-main before its final snapshot: %w", err)
+	}
+	if obj.Spec.Replicas != 0 {
+		return false, nil
+	}
+	if err := main.Scale(ctx, env.members()); err != nil {
+		return false, fmt.Errorf("waking the hibernated etcd-main for its final snapshot: %w", err)
+	}
+	return true, nil
 }

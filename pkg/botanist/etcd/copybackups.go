@@ -20,6 +20,9 @@ import (
 // the source seed's bucket, reached through the `source-` BackupEntry gardenlet creates on the destination
 // seed (its extension writes the secret source-etcd-backup).
 type RestoreSource struct {
+	// ShootName names the EtcdCopyBackupsTask, as gardenlet names it (the Shoot's name): a retried restore,
+	// by this project or by gardenlet, finds the task of an earlier attempt under that name.
+	ShootName string
 	// BackupEntryName is the source entry, `source-<backupEntryName>`.
 	BackupEntryName string
 	// Prefix is where the source cluster wrote its backups in the source bucket. Empty means Gardener's case:
@@ -27,7 +30,9 @@ type RestoreSource struct {
 	// followed by /etcd-main. A migration into another namespace (the local seed's end-to-end test) names it.
 	Prefix string
 	// FinalSnapshotTimeout bounds how long the copy waits for the source's final full snapshot
-	// (DefaultFinalSnapshotTimeout when zero).
+	// (DefaultFinalSnapshotTimeout when zero). The source seed takes that snapshot before it lets go of the
+	// BackupEntry, so by the time the restore runs it is normally there already; the wait only covers a
+	// source that is still finishing.
 	FinalSnapshotTimeout time.Duration
 	// Timeout bounds the whole copy, the wait for the final snapshot included (DefaultCopyBackupsTimeout when
 	// zero): a copy of many large snapshots takes longer than any other wait of the component.
@@ -36,12 +41,14 @@ type RestoreSource struct {
 
 // Defaults of RestoreSource.
 const (
-	DefaultFinalSnapshotTimeout = 15 * time.Minute
+	// DefaultFinalSnapshotTimeout is gardenlet's (its copy-backups-task component's DefaultTimeout).
+	DefaultFinalSnapshotTimeout = 5 * time.Minute
 	DefaultCopyBackupsTimeout   = 30 * time.Minute
 )
 
-// CopyBackupsTaskName is the EtcdCopyBackupsTask of an Etcd's migration.
-func CopyBackupsTaskName(etcdName string) string { return etcdName + "-copy-backups" }
+// LegacyCopyBackupsTaskName is the name earlier versions of this component gave the task
+// (`etcd-main-copy-backups`). A leftover of that name is deleted before a copy starts (see CopyBackups).
+const LegacyCopyBackupsTaskName = "etcd-main-copy-backups"
 
 // CopyBackups copies the main etcd's backups from the source store into the store of the BackupConfig, as the
 // restore phase of a control-plane migration does before the etcd is deployed on the destination seed: an
@@ -53,9 +60,21 @@ func CopyBackupsTaskName(etcdName string) string { return etcdName + "-copy-back
 // Nothing is copied once the Etcd exists: it was deployed after a completed copy (a retried restore flow),
 // and from then on its own backups are the newer ones — a second copy could only mix the source's older
 // snapshots into them. A failed task is reported and left for inspection; the next call replaces it.
+//
+// A source store that is the shoot's own store (same provider, bucket and prefix) is an error, as in
+// gardenlet: the destination seed would restore from the backups it is about to write itself, which means
+// the migration was configured with the wrong bucket; copying nothing silently would hide that.
+//
+// The task is named after the shoot, as gardenlet names it. A task of the name earlier versions used
+// (LegacyCopyBackupsTaskName) is deleted first, and waited for until druid let it go: running, it would copy
+// into the same target as the new task; finished or failed, it is of no further use. Interrupting it loses
+// nothing — the etcd is not deployed yet and the new task copies again from the untouched source.
 func (e *etcd) CopyBackups(ctx context.Context, source RestoreSource) error {
 	if e.values.Role != RoleMain || e.values.BackupConfig == nil {
 		return fmt.Errorf("only etcd-main with a backup configuration has backups to copy, not %s", e.name())
+	}
+	if source.ShootName == "" {
+		return fmt.Errorf("copying backups into %s/%s: RestoreSource.ShootName is required: it names the EtcdCopyBackupsTask as gardenlet does", e.namespace, e.name())
 	}
 	existing, err := e.getExisting(ctx)
 	if err != nil {
@@ -70,8 +89,11 @@ func (e *etcd) CopyBackups(ctx context.Context, source RestoreSource) error {
 		return err
 	}
 	if druidv1alpha1.SameLocation(task.Spec.SourceStore, task.Spec.TargetStore) {
-		e.logger(ctx).Info("Not copying backups: the source store is the shoot's store", "store", describeStore(task.Spec.TargetStore))
-		return nil
+		return fmt.Errorf("copying backups into %s/%s: the source BackupEntry %s and the shoot's BackupEntry %s back up to the same store %s: the backups were not copied and nothing may be copied onto itself; point the shoot's BackupEntry at the destination seed's bucket",
+			e.namespace, e.name(), source.BackupEntryName, e.values.BackupConfig.BackupEntryName, describeStore(task.Spec.TargetStore))
+	}
+	if err := e.deleteLegacyCopyTask(ctx); err != nil {
+		return err
 	}
 	if err := e.startCopy(ctx, task); err != nil {
 		return err
@@ -115,13 +137,31 @@ func (e *etcd) copyBackupsTask(ctx context.Context, source RestoreSource) (*drui
 		timeout = DefaultFinalSnapshotTimeout
 	}
 	return &druidv1alpha1.EtcdCopyBackupsTask{
-		ObjectMeta: metav1.ObjectMeta{Name: CopyBackupsTaskName(e.name()), Namespace: e.namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: source.ShootName, Namespace: e.namespace},
 		Spec: druidv1alpha1.EtcdCopyBackupsTaskSpec{
 			SourceStore:          storeSpec(from),
 			TargetStore:          storeSpec(target),
 			WaitForFinalSnapshot: &druidv1alpha1.WaitForFinalSnapshotSpec{Enabled: true, Timeout: &metav1.Duration{Duration: timeout}},
 		},
 	}, nil
+}
+
+// deleteLegacyCopyTask deletes a task of LegacyCopyBackupsTaskName and waits until it is gone (druid's
+// finalizer deletes its worker Job first).
+func (e *etcd) deleteLegacyCopyTask(ctx context.Context) error {
+	legacy := &druidv1alpha1.EtcdCopyBackupsTask{}
+	err := e.client.Get(ctx, client.ObjectKey{Namespace: e.namespace, Name: LegacyCopyBackupsTaskName}, legacy)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading EtcdCopyBackupsTask %s/%s: %w", e.namespace, LegacyCopyBackupsTaskName, err)
+	}
+	e.logger(ctx).Info("Deleting the EtcdCopyBackupsTask of the name earlier versions used", "task", legacy.Name, "failure", copyFailed(legacy), "succeeded", copySucceeded(legacy))
+	if err := e.client.Delete(ctx, legacy); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting EtcdCopyBackupsTask %s/%s: %w", e.namespace, legacy.Name, err)
+	}
+	return e.waitGone(ctx, legacy)
 }
 
 // startCopy creates the task. One that exists already with the same spec is kept while it runs or succeeded

@@ -32,7 +32,18 @@ const maxSnapshotResponse = 1 << 20
 // Snapshot asks the sidecar for a final full snapshot over TLS with the secrets the Etcd's spec.backup.tls
 // names (servedTLSSecretRefs): the server must present a certificate that the CA bundle trusts, and the
 // request authenticates with the client certificate, as the sidecar accepts only clients of that CA.
+//
+// A hibernated Etcd (spec.replicas 0) has no member to take it: Snapshot says so without asking a service
+// that has no endpoints, which depending on the network refuses or never answers. The caller wakes it first
+// (Scale), as gardenlet's migration does.
 func (e *etcd) Snapshot(ctx context.Context) (string, error) {
+	existing, err := e.getExisting(ctx)
+	if err != nil {
+		return "", err
+	}
+	if existing != nil && existing.Spec.Replicas == 0 {
+		return "", fmt.Errorf("no final full snapshot of %s/%s: it is hibernated (spec.replicas 0); scale it up first", e.namespace, e.name())
+	}
 	httpClient, err := e.snapshotHTTPClient(ctx)
 	if err != nil {
 		return "", err

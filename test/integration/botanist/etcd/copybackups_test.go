@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -45,11 +46,14 @@ func (s shoot) withSourceEntry(t *testing.T) string {
 	return bucket
 }
 
+// shootName is the Shoot the tests restore; gardenlet names the copy task after it.
+const shootName = "local"
+
 // copyTask waits until the component created the shoot's EtcdCopyBackupsTask and returns it.
 func copyTask(t *testing.T, namespace string) *druidv1alpha1.EtcdCopyBackupsTask {
 	t.Helper()
 	task := &druidv1alpha1.EtcdCopyBackupsTask{}
-	key := client.ObjectKey{Namespace: namespace, Name: etcd.CopyBackupsTaskName("etcd-main")}
+	key := client.ObjectKey{Namespace: namespace, Name: shootName}
 	NewWithT(t).Eventually(func() error { return env.Client.Get(context.Background(), key, task) }, timeout, interval).Should(Succeed())
 	return task
 }
@@ -76,7 +80,7 @@ func TestCopyBackupsCopiesFromTheSourceEntryIntoTheShootsStoreAndRemovesTheTask(
 	s := newShoot(t)
 	sourceBucket := s.withSourceEntry(t)
 	c := etcd.New(env.Client, s.namespace, s.mainValues())
-	done := copyBackupsAsync(c, etcd.RestoreSource{BackupEntryName: "source-" + s.entry})
+	done := copyBackupsAsync(c, etcd.RestoreSource{ShootName: shootName, BackupEntryName: "source-" + s.entry})
 
 	task := copyTask(t, s.namespace)
 	prefix := s.entry + "/etcd-main"
@@ -87,6 +91,7 @@ func TestCopyBackupsCopiesFromTheSourceEntryIntoTheShootsStoreAndRemovesTheTask(
 		Provider: ptr.To(druidv1alpha1.StorageProviderLocal), SecretRef: &corev1.SecretReference{Name: "etcd-backup", Namespace: s.namespace}}))
 	g.Expect(task.Spec.WaitForFinalSnapshot).NotTo(BeNil())
 	g.Expect(task.Spec.WaitForFinalSnapshot.Enabled).To(BeTrue(), "the copy waits for the source's final snapshot")
+	g.Expect(task.Spec.WaitForFinalSnapshot.Timeout).To(Equal(&metav1.Duration{Duration: 5 * time.Minute}), "gardenlet's timeout for the final snapshot")
 	g.Consistently(done, "300ms", interval).ShouldNot(Receive(), "CopyBackups returned before the task finished")
 
 	finishCopy(t, task, druidv1alpha1.EtcdCopyBackupsTaskSucceeded, "")
@@ -101,7 +106,7 @@ func TestCopyBackupsReportsAFailedCopyAndStartsAnotherOnTheNextCall(t *testing.T
 	s := newShoot(t)
 	s.withSourceEntry(t)
 	c := etcd.New(env.Client, s.namespace, s.mainValues())
-	source := etcd.RestoreSource{BackupEntryName: "source-" + s.entry, Prefix: "shoot--other--ns--uid/etcd-main"}
+	source := etcd.RestoreSource{ShootName: shootName, BackupEntryName: "source-" + s.entry, Prefix: "shoot--other--ns--uid/etcd-main"}
 
 	done := copyBackupsAsync(c, source)
 	failed := copyTask(t, s.namespace)
@@ -130,7 +135,7 @@ func TestCopyBackupsCopiesNothingOnceTheEtcdExists(t *testing.T) {
 	c := etcd.New(env.Client, s.namespace, s.mainValues())
 	g.Expect(c.Deploy(context.Background())).To(Succeed())
 
-	g.Expect(c.CopyBackups(context.Background(), etcd.RestoreSource{BackupEntryName: "source-" + s.entry})).To(Succeed())
+	g.Expect(c.CopyBackups(context.Background(), etcd.RestoreSource{ShootName: shootName, BackupEntryName: "source-" + s.entry})).To(Succeed())
 	tasks := &druidv1alpha1.EtcdCopyBackupsTaskList{}
 	g.Expect(env.Client.List(context.Background(), tasks, client.InNamespace(s.namespace))).To(Succeed())
 	g.Expect(tasks.Items).To(BeEmpty(), "a deployed etcd has backups of its own; a second copy would mix older ones in")
@@ -141,10 +146,10 @@ func TestCopyBackupsDoesNotInterruptARunningCopyFromAnotherSource(t *testing.T) 
 	s := newShoot(t)
 	s.withSourceEntry(t)
 	c := etcd.New(env.Client, s.namespace, s.mainValues())
-	done := copyBackupsAsync(c, etcd.RestoreSource{BackupEntryName: "source-" + s.entry, Prefix: "shoot--old--ns--uid/etcd-main"})
+	done := copyBackupsAsync(c, etcd.RestoreSource{ShootName: shootName, BackupEntryName: "source-" + s.entry, Prefix: "shoot--old--ns--uid/etcd-main"})
 	running := copyTask(t, s.namespace)
 
-	err := c.CopyBackups(context.Background(), etcd.RestoreSource{BackupEntryName: "source-" + s.entry})
+	err := c.CopyBackups(context.Background(), etcd.RestoreSource{ShootName: shootName, BackupEntryName: "source-" + s.entry})
 	g.Expect(err).To(MatchError(ContainSubstring("still running")))
 	current := copyTask(t, s.namespace)
 	g.Expect(current.UID).To(Equal(running.UID), "the running copy is kept")
@@ -153,7 +158,9 @@ func TestCopyBackupsDoesNotInterruptARunningCopyFromAnotherSource(t *testing.T) 
 	g.Eventually(done, timeout, interval).Should(Receive(BeNil()))
 }
 
-func TestCopyBackupsCopiesNothingWhenTheSourceIsTheShootsStore(t *testing.T) {
+// Gardener's check: a destination that backs up where the source did means the shoot's entry was not
+// switched to the destination seed's bucket; copying nothing would hide that.
+func TestCopyBackupsFailsWhenTheSourceIsTheShootsStore(t *testing.T) {
 	g := NewWithT(t)
 	s := newShoot(t)
 	// The destination seed backs up into the source seed's bucket: the source entry names the same bucket.
@@ -167,10 +174,43 @@ func TestCopyBackupsCopiesNothingWhenTheSourceIsTheShootsStore(t *testing.T) {
 	t.Cleanup(func() { deleteAndWaitGone(t, be) })
 
 	c := etcd.New(env.Client, s.namespace, s.mainValues())
-	g.Expect(c.CopyBackups(context.Background(), etcd.RestoreSource{BackupEntryName: name})).To(Succeed())
+	err := c.CopyBackups(context.Background(), etcd.RestoreSource{ShootName: shootName, BackupEntryName: name})
+	g.Expect(err).To(MatchError(And(ContainSubstring("same store"), ContainSubstring(s.bucket+"/"+s.entry+"/etcd-main"))))
 	tasks := &druidv1alpha1.EtcdCopyBackupsTaskList{}
 	g.Expect(env.Client.List(context.Background(), tasks, client.InNamespace(s.namespace))).To(Succeed())
-	g.Expect(tasks.Items).To(BeEmpty(), "the backups are where the etcd restores from already")
+	g.Expect(tasks.Items).To(BeEmpty(), "nothing is copied onto itself")
+}
+
+func TestCopyBackupsRequiresTheShootName(t *testing.T) {
+	g := NewWithT(t)
+	s := newShoot(t)
+	c := etcd.New(env.Client, s.namespace, s.mainValues())
+	g.Expect(c.CopyBackups(context.Background(), etcd.RestoreSource{BackupEntryName: "source-" + s.entry})).
+		To(MatchError(ContainSubstring("RestoreSource.ShootName is required")))
+}
+
+// An earlier version named the task etcd-main-copy-backups; a leftover (here: one still running, which would
+// copy into the same target) is deleted before the task of the shoot's name starts.
+func TestCopyBackupsDeletesALeftoverTaskOfTheLegacyName(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newShoot(t)
+	s.withSourceEntry(t)
+	c := etcd.New(env.Client, s.namespace, s.mainValues())
+	done := copyBackupsAsync(c, etcd.RestoreSource{ShootName: shootName, BackupEntryName: "source-" + s.entry})
+	task := copyTask(t, s.namespace)
+	legacy := &druidv1alpha1.EtcdCopyBackupsTask{ObjectMeta: metav1.ObjectMeta{Name: etcd.LegacyCopyBackupsTaskName, Namespace: s.namespace}, Spec: *task.Spec.DeepCopy()}
+	finishCopy(t, task, druidv1alpha1.EtcdCopyBackupsTaskSucceeded, "")
+	g.Eventually(done, timeout, interval).Should(Receive(BeNil()))
+	g.Expect(env.Client.Create(ctx, legacy)).To(Succeed())
+
+	// The Etcd is not deployed yet (a restore retried after an upgrade): the copy runs again.
+	done = copyBackupsAsync(c, etcd.RestoreSource{ShootName: shootName, BackupEntryName: "source-" + s.entry})
+	task = copyTask(t, s.namespace)
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(legacy), &druidv1alpha1.EtcdCopyBackupsTask{})).
+		To(Satisfy(apierrors.IsNotFound), "the leftover is gone before the new task is created")
+	finishCopy(t, task, druidv1alpha1.EtcdCopyBackupsTaskSucceeded, "")
+	g.Eventually(done, timeout, interval).Should(Receive(BeNil()))
 }
 
 // On the source seed, a Deploy after the migration (a retried flow, a regular reconcile) must not bring the

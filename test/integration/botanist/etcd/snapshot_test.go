@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
 )
 
@@ -89,4 +91,29 @@ func TestSnapshotFailsOnUntrustedServersAndErrorAnswers(t *testing.T) {
 	g.Expect(env.Client.Delete(ctx, getSecret(g, namespace, "etcd-client"))).To(Succeed())
 	_, err = etcd.New(env.Client, namespace, v).Snapshot(ctx)
 	g.Expect(err).To(MatchError(ContainSubstring("etcd-client is missing")))
+}
+
+// A hibernated etcd has no member to snapshot: Snapshot says so at once instead of asking a service without
+// endpoints (which, depending on the network, refuses or never answers). The caller wakes it first.
+func TestSnapshotRefusesAHibernatedEtcdWithoutAsking(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := env.CreateNamespace(t)
+	v := values(etcd.RoleMain)
+	g.Expect(etcd.New(env.Client, namespace, v).Deploy(ctx)).To(Succeed())
+	obj := &druidv1alpha1.Etcd{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "etcd-main"}, obj)).To(Succeed())
+	patch := client.MergeFrom(obj.DeepCopy())
+	obj.Spec.Replicas = 0
+	g.Expect(env.Client.Patch(ctx, obj, patch)).To(Succeed())
+
+	requests := make(chan string, 10)
+	s := sidecar(t, namespace, func(w http.ResponseWriter, r *http.Request) {
+		requests <- r.URL.RequestURI()
+		_, _ = w.Write([]byte(`{"kind":"Full","snapName":"Full-00000000-00000042-1"}`))
+	})
+	v.SnapshotTransport = transportTo(namespace, s)
+	_, err := etcd.New(env.Client, namespace, v).Snapshot(ctx)
+	g.Expect(err).To(MatchError(ContainSubstring("hibernated (spec.replicas 0)")))
+	g.Expect(requests).To(BeEmpty())
 }
