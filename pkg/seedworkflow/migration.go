@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller/backupentry"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/operation"
@@ -224,8 +227,8 @@ func deleteEntry(ctx context.Context, env *Env, name string) error {
 	})
 }
 
-// WakeForFinalSnapshot scales a hibernated etcd-main (spec.replicas 0) up to its member count so that it can
-// take the final full snapshot, as gardenlet's migration flow scales etcd up first. Druid's snapshot before
+// WakeForFinalSnapshot scales a hibernated etcd-main (spec.replicas 0) up to the size it had
+// (hibernatedClusterSize) so that it can take the final full snapshot, as gardenlet's migration flow scales etcd up first. Druid's snapshot before
 // hibernation does not replace it: it is not final, and a cluster that was not quorate, or whose sidecar
 // refused druid, hibernated without one. It returns whether it scaled; it does not wait.
 func WakeForFinalSnapshot(ctx context.Context, env *Env) (bool, error) {
@@ -237,8 +240,27 @@ func WakeForFinalSnapshot(ctx context.Context, env *Env) (bool, error) {
 	if obj.Spec.Replicas != 0 {
 		return false, nil
 	}
-	if err := main.Scale(ctx, env.members()); err != nil {
+	members, err := hibernatedClusterSize(ctx, env, obj)
+	if err != nil {
+		return false, err
+	}
+	if err := main.Scale(ctx, members); err != nil {
 		return false, fmt.Errorf("waking the hibernated etcd-main for its final snapshot: %w", err)
 	}
 	return true, nil
+}
+
+// hibernatedClusterSize is the number of members a hibernated Etcd had: the cluster size druid records on
+// its StatefulSet (druidv1alpha1.ClusterSizeAnnotation, kept while at 0), else the flow's member count.
+// Waking fewer members than the cluster had would leave them without a quorum.
+func hibernatedClusterSize(ctx context.Context, env *Env, obj *druidv1alpha1.Etcd) (int32, error) {
+	sts := &appsv1.StatefulSet{}
+	err := env.Client.Get(ctx, client.ObjectKey{Namespace: obj.Namespace, Name: druidv1alpha1.StatefulSetName(obj)}, sts)
+	if client.IgnoreNotFound(err) != nil {
+		return 0, fmt.Errorf("reading the StatefulSet of the hibernated etcd-main: %w", err)
+	}
+	if size, parseErr := strconv.ParseInt(sts.Annotations[druidv1alpha1.ClusterSizeAnnotation], 10, 32); err == nil && parseErr == nil && size > 0 {
+		return int32(size), nil
+	}
+	return env.members(), nil
 }
