@@ -42,8 +42,11 @@ type Reconciler struct {
 	// missing is what druid's role does not allow (probed at start-up): skipped components, the
 	// quorum-loss recovery's PVC deletion.
 	missing missingPermissions
-	// secretChecks remembers the referenced secrets' verdicts by resourceVersion (secrets.go).
-	secretChecks *secretChecks
+	// secretChecks remembers the referenced secrets' verdicts by resourceVersion (secrets.go), which it
+	// compares with secretMetadata: the manager's cache, whose metadata-only informer holds the Secrets
+	// (the client reads Secrets from the apiserver, even their metadata: ClientOptions).
+	secretChecks   *secretChecks
+	secretMetadata client.Reader
 	// warned is the generation whose validation warnings were last announced, per Etcd UID.
 	warned sync.Map
 }

@@ -87,7 +87,8 @@ func AddToManager(ctx context.Context, mgr manager.Manager, cfg config.EtcdContr
 		recorder: mgr.GetEventRecorder("etcd-druid"),
 		missing:  missing,
 		// The spec flow checks the referenced secrets with every run; unchanged ones are not read again.
-		secretChecks: newSecretChecks(),
+		secretChecks:   newSecretChecks(),
+		secretMetadata: mgr.GetCache(),
 		// The PDB's minAvailable follows the heal decision table: raised while AllMembersReady or BackupReady is False.
 		registry: operators.New(component.Clients{Client: mgr.GetClient(), Live: mgr.GetAPIReader()}, operators.Options{Images: cfg.Images, LocalBackup: cfg.LocalBackup,
 			BackupPortAccess: cfg.BackupPortAccess, PDBMinAvailable: poddisruptionbudget.DecisionTablePolicy, Skip: missing.skippedKinds()}),
