@@ -42,10 +42,10 @@ type Options struct {
 	APIServerFlags map[string]string
 	// EtcdFlags are set on etcd's command line the same way, e.g. enable-pprof for a benchmark's profiles.
 	EtcdFlags map[string]string
-	// EtcdCRDWithoutCEL installs upstream etcd-druid's Etcd CRD variant without CEL rules (what gardenlet
-	// installs on Kubernetes < 1.29) instead of the chart's. Only that variant lets spec.replicas go down
-	// other than to 0, so suites that drive druid's scale-in through the apiserver need it.
-	EtcdCRDWithoutCEL bool
+	// GardenletEtcdCRD installs upstream etcd-druid's Etcd CRD variant with CEL rules (what gardenlet
+	// installs on Kubernetes >= 1.29) instead of the chart's variant without them, for suites that show what
+	// the apiserver itself refuses under gardenlet.
+	GardenletEtcdCRD bool
 }
 
 // Env is a running control plane.
@@ -74,8 +74,8 @@ func Start(opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.EtcdCRDWithoutCEL {
-		if crds, err = withEtcdCRDWithoutCEL(crds); err != nil {
+	if opts.GardenletEtcdCRD {
+		if crds, err = withGardenletEtcdCRD(crds); err != nil {
 			return nil, err
 		}
 	}
@@ -201,21 +201,21 @@ func (e *Env) CreateNamespace(t testing.TB) string {
 	return ns.Name
 }
 
-// withEtcdCRDWithoutCEL replaces the Etcd CRD in crds with upstream etcd-druid's variant without CEL rules,
-// from the API module go.mod pins (the one its crds.GetAll returns for Kubernetes 1.28).
-func withEtcdCRDWithoutCEL(crds []*apiextensionsv1.CustomResourceDefinition) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	all, err := druidcrds.GetAll("1.28")
+// withGardenletEtcdCRD replaces the Etcd CRD in crds with upstream etcd-druid's variant with CEL rules, from
+// the API module go.mod pins (the one its crds.GetAll returns for Kubernetes 1.29 and later).
+func withGardenletEtcdCRD(crds []*apiextensionsv1.CustomResourceDefinition) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	all, err := druidcrds.GetAll("1.29")
 	if err != nil {
 		return nil, err
 	}
-	withoutCEL := &apiextensionsv1.CustomResourceDefinition{}
-	if err := yaml.UnmarshalStrict([]byte(all[druidcrds.ResourceNameEtcd]), withoutCEL); err != nil {
-		return nil, fmt.Errorf("decoding upstream's Etcd CRD without CEL: %w", err)
+	withCEL := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.UnmarshalStrict([]byte(all[druidcrds.ResourceNameEtcd]), withCEL); err != nil {
+		return nil, fmt.Errorf("decoding upstream's Etcd CRD with CEL: %w", err)
 	}
 	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(crds))
 	for _, crd := range crds {
 		if crd.Name == druidcrds.ResourceNameEtcd {
-			crd = withoutCEL
+			crd = withCEL
 		}
 		out = append(out, crd)
 	}

@@ -40,12 +40,12 @@ var testConfig = config.EtcdController{
 	FullSnapshotRefusalGrace: 3 * time.Second,
 }
 
-// TestMain runs the suite on upstream's Etcd CRD without CEL rules: the suite drives druid's scale-in
-// (members leave before their pods), which upstream's CEL variant refuses at the apiserver (spec.replicas
-// may only grow or go to 0) and its variant for Kubernetes < 1.29 allows. The CEL rules themselves are
-// covered by the apis and webhook suites.
+// TestMain runs the suite on the chart's CRDs: upstream's Etcd CRD without CEL rules, which lets the suite
+// drive druid's scale-in (members leave before their pods); upstream's CEL variant, which gardenlet
+// installs, refuses it at the apiserver (spec.replicas may only grow or go to 0). The CEL rules themselves
+// are covered by the apis suite.
 func TestMain(m *testing.M) {
-	envtest.MainWith(m, &env, envtest.Options{EtcdCRDWithoutCEL: true}, startManager)
+	envtest.MainWith(m, &env, envtest.Options{}, startManager)
 }
 
 // druid is the running manager, which restartDruid replaces as a restarted druid pod would be.
