@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -326,13 +327,15 @@ func (r *Reconciler) execute(ctx context.Context, task *druidv1alpha1.EtcdOpsTas
 	body, err := r.Snapshots.Snapshot(ctx, etcd, fullsnapshot.Request{Kind: kind, Final: ptr.Deref(config.IsFinal, false), Timeout: remaining})
 	var answer *fullsnapshot.AnswerError
 	switch {
-	case errors.As(err, &answer):
+	case errors.As(err, &answer) && answer.Code != http.StatusServiceUnavailable:
 		return fail(ErrCreateSnapshot, etcd, fmt.Sprintf("the backup-restore sidecar did not take %s: %s", describe(config), err))
 	case err != nil:
 		if r.Clock.Now().Add(r.RetryInterval).After(started.Add(druidv1alpha1.OnDemandSnapshotTimeout(config))) {
 			return fail(ErrExecuteHTTPRequest, etcd, fmt.Sprintf("%s was not taken within %s (timeout): %s", describe(config), druidv1alpha1.OnDemandSnapshotTimeout(config), err))
 		}
-		log.FromContext(ctx).Info("Snapshot request did not reach the sidecar; retrying", "error", err.Error(), "retryAfter", r.RetryInterval)
+		// Not reached, or 503: the sidecar cannot take it yet (it does not know the backup leader, e.g. right
+		// after its member restarted); asked again until the task's timeout.
+		log.FromContext(ctx).Info("Snapshot request not served yet; retrying", "error", err.Error(), "retryAfter", r.RetryInterval)
 		if uerr := r.update(ctx, task, func(s *druidv1alpha1.EtcdOpsTaskStatus) {
 			now := r.Clock.Now()
 			addError(s, ErrExecuteHTTPRequest, err.Error(), now)

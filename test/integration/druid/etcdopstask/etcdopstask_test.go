@@ -390,6 +390,27 @@ func TestSidecarFailureFailsTheTask(t *testing.T) {
 	g.Consistently(sidecar.Requests).WithTimeout(time.Second).WithPolling(poll).Should(Equal(1), "a failed task is not retried")
 }
 
+// A sidecar that answers 503 Service Unavailable (it does not know the backup leader yet, e.g. right after
+// its member restarted) is asked again, and the task succeeds once the sidecar takes the snapshot.
+func TestUnavailableSidecarIsAskedAgain(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	var answered atomic.Int32
+	sidecar := sidecarstandin.Start(t, env.Client, &sidecars, ns, func(w http.ResponseWriter) {
+		if answered.Add(1) == 1 {
+			http.Error(w, "finding the backup leader: no backup leader known yet", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("null")) // nothing changed since the last snapshot
+	})
+	createEtcd(t, ns, "etcd-main")
+	task := createTask(t, ns, "delta", "etcd-main", druidv1alpha1.OnDemandSnapshotConfig{Type: druidv1alpha1.OnDemandSnapshotTypeDelta, TimeoutSecondsDelta: ptr.To[int32](30)}, 3600)
+
+	succeeded := waitForState(t, task, druidv1alpha1.TaskStateSucceeded)
+	g.Expect(sidecar.Requests()).To(Equal(2), "asked again after the 503")
+	expectError(g, succeeded, etcdopstask.ErrExecuteHTTPRequest, "503 Service Unavailable")
+}
+
 // A sidecar that cannot be reached is asked again every retry interval until the task's timeout
 // (timeoutSecondsDelta, its minimum of 10 s here) is used up; then the task fails with
 // ERR_EXECUTE_HTTP_REQUEST, having recorded each attempt's error.
