@@ -109,6 +109,12 @@ func tryStart(bin string, cfg Config) (*Server, error) {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
+	if cfg.OpenID != nil {
+		if err := s.waitForRole(); err != nil {
+			_ = s.Stop()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
