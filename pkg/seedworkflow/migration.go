@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	appsv1 "k8s.io/api/apps/v1"
@@ -259,8 +258,8 @@ func hibernatedClusterSize(ctx context.Context, env *Env, obj *druidv1alpha1.Etc
 	if client.IgnoreNotFound(err) != nil {
 		return 0, fmt.Errorf("reading the StatefulSet of the hibernated etcd-main: %w", err)
 	}
-	if size, parseErr := strconv.ParseInt(sts.Annotations[druidv1alpha1.ClusterSizeAnnotation], 10, 32); err == nil && parseErr == nil && size > 0 {
-		return int32(size), nil
+	if size, ok := druidv1alpha1.AnnotatedClusterSize(sts.Annotations); err == nil && ok {
+		return size, nil
 	}
 	return env.members(), nil
 }

@@ -121,7 +121,7 @@ func lastSnapshots(ctx context.Context, env *seedworkflow.Env, role string) (ful
 func recordedClusterSize(ctx context.Context, env *seedworkflow.Env, role string) *int32 {
 	sts := &appsv1.StatefulSet{}
 	Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: env.Namespace, Name: etcd.Name(role)}, sts)).To(Succeed())
-	size, ok := health.AnnotatedClusterSize(sts)
+	size, ok := druidv1alpha1.AnnotatedClusterSize(sts.Annotations)
 	if !ok {
 		return nil
 	}

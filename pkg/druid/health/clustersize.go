@@ -26,7 +26,7 @@ func RecordedClusterSize(etcd *druidv1alpha1.Etcd, sts *appsv1.StatefulSet, leas
 	if sts == nil {
 		return 0
 	}
-	if size, ok := AnnotatedClusterSize(sts); ok {
+	if size, ok := druidv1alpha1.AnnotatedClusterSize(sts.Annotations); ok {
 		return size
 	}
 	replicas := int(ptr.Deref(sts.Spec.Replicas, 1))
@@ -51,14 +51,4 @@ func ClusterSizeMarker(sts *appsv1.StatefulSet, size int32) map[string]string {
 		return nil
 	}
 	return map[string]string{druidv1alpha1.ClusterSizeAnnotation: value}
-}
-
-// AnnotatedClusterSize is the StatefulSet's ClusterSizeAnnotation; false when it has none that parses as a
-// positive number.
-func AnnotatedClusterSize(sts *appsv1.StatefulSet) (int32, bool) {
-	v, err := strconv.ParseInt(sts.Annotations[druidv1alpha1.ClusterSizeAnnotation], 10, 32)
-	if err != nil || v <= 0 {
-		return 0, false
-	}
-	return int32(v), true
 }

@@ -144,7 +144,7 @@ func (c *etcdCollector) collectEtcd(ctx context.Context, reader client.Reader, e
 	gauge(descMembersTotal, float64(len(st.Members)))
 	sts := &appsv1.StatefulSet{}
 	if err := reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: druidv1alpha1.StatefulSetName(etcd)}, sts); err == nil {
-		if size, ok := health.AnnotatedClusterSize(sts); ok {
+		if size, ok := druidv1alpha1.AnnotatedClusterSize(sts.Annotations); ok {
 			gauge(descClusterSize, float64(size))
 		}
 	}

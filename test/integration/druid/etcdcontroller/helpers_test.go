@@ -59,7 +59,7 @@ func recordedClusterSize(g Gomega, namespace string) *int32 {
 		return nil
 	}
 	g.Expect(err).NotTo(HaveOccurred())
-	size, ok := health.AnnotatedClusterSize(sts)
+	size, ok := druidv1alpha1.AnnotatedClusterSize(sts.Annotations)
 	if !ok {
 		return nil
 	}
