@@ -45,6 +45,9 @@ func (e *etcd) deploy(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := e.checkPeerCertificateTrusted(ctx, existing, p.tls, secrets); err != nil {
+		return err
+	}
 	if store != nil {
 		store.Container = ptr.To(string(secrets[store.SecretRef.Name].Data[backupsecret.KeyBucketName]))
 	}
@@ -181,6 +184,9 @@ func (e *etcd) scale(ctx context.Context, replicas int32) error {
 		}
 		secrets, err := e.checkSecrets(ctx, requiredSecrets(refs, existing.Spec.Backup.Store))
 		if err != nil {
+			return err
+		}
+		if err := e.checkPeerCertificateTrusted(ctx, existing, refs, secrets); err != nil {
 			return err
 		}
 		e.setPeerTLS(desired, true, refs, peerTLSChecksum(refs, secrets))

@@ -3,6 +3,10 @@ package etcd
 import (
 	"context"
 	"fmt"
+
+	"k8s.io/client-go/util/retry"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
 
 // RolloutPeerCA replaces the peer CA of a running multi-member etcd. Members accept only peers whose
@@ -17,7 +21,8 @@ import (
 // It resumes at the phase the peer CA secret records and repeats that phase's rollout, so a rotation
 // interrupted by a failed wait continues on the next call. Without peer TLS nothing presents a peer certificate: the secrets are rotated at once.
 // This is the rotation of the project's generator; with another TLS source the owner of the secrets rotates
-// them, and RolloutPeerCA only rolls its current peer bundle out (rolloutOwnersPeerCA).
+// them, and RolloutPeerCA only rolls its current peer bundle out, with the peer certificate the members run
+// with (rolloutOwnersPeerCA).
 func (e *etcd) RolloutPeerCA(ctx context.Context) error {
 	log := e.logger(ctx)
 	existing, err := e.getExisting(ctx)
@@ -27,7 +32,7 @@ func (e *etcd) RolloutPeerCA(ctx context.Context) error {
 	peerTLS := existing != nil && existing.Spec.Etcd.PeerUrlTLS != nil
 	generated, ok := e.tlsSource().(*GeneratedTLS)
 	if !ok {
-		return e.rolloutOwnersPeerCA(ctx, peerTLS)
+		return e.rolloutOwnersPeerCA(ctx, existing)
 	}
 	// Without peer TLS no peer certificate is issued: only the CA is rotated.
 	tlsSecrets := generated.generator(TLSRequest{Namespace: e.namespace, Role: e.values.Role, PeerTLS: peerTLS})
@@ -83,18 +88,38 @@ func (e *etcd) peerCARolloutWait(ctx context.Context, phase PeerCARotationPhase)
 }
 
 // rolloutOwnersPeerCA is RolloutPeerCA when the secrets belong to another owner (gardenlet's secrets manager
-// moves the peer CA through its phases itself): like Gardener's etcd component, it deploys the owner's
-// current peer bundle and certificate and waits for the rollout. Without peer TLS there is nothing to roll.
-func (e *etcd) rolloutOwnersPeerCA(ctx context.Context, peerTLS bool) error {
-	if !peerTLS {
+// moves the peer CA through its phases itself). Like Gardener's etcd component, it points the Etcd at the
+// owner's current peer CA bundle, keeping the peer certificate the members run with, and waits for the
+// rollout: once every member trusts the old and the new CA, a Deploy may bring certificates of the new CA
+// (checkPeerCertificateTrusted refuses them before). Without peer TLS there is nothing to roll.
+func (e *etcd) rolloutOwnersPeerCA(ctx context.Context, existing *druidv1alpha1.Etcd) error {
+	if existing == nil || existing.Spec.Etcd.PeerUrlTLS == nil {
 		return nil
 	}
-	if err := e.Deploy(ctx); err != nil {
-		return fmt.Errorf("rolling out the peer CA of the TLS source: %w", err)
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		existing, err := e.getExisting(ctx)
+		if err != nil || existing == nil {
+			return err
+		}
+		refs, err := e.tlsSecretRefs(ctx, true)
+		if err != nil {
+			return err
+		}
+		refs.PeerServer = existing.Spec.Etcd.PeerUrlTLS.ServerTLSSecretRef.Name
+		secrets, err := e.checkSecrets(ctx, tlsRequirements(refs))
+		if err != nil {
+			return err
+		}
+		desired := existing.DeepCopy()
+		e.setPeerTLS(desired, true, refs, peerTLSChecksum(refs, secrets))
+		return e.write(ctx, existing, desired)
+	})
+	if err != nil {
+		return fmt.Errorf("rolling out the peer CA bundle of the TLS source: %w", err)
 	}
 	if err := e.peerCARolloutWait(ctx, PeerCARotationIdle); err != nil {
-		return fmt.Errorf("rolling out the peer CA of the TLS source: %w", err)
+		return fmt.Errorf("rolling out the peer CA bundle of the TLS source: %w", err)
 	}
-	e.logger(ctx).Info("Rolled out the peer CA of the TLS source")
+	e.logger(ctx).Info("Rolled out the peer CA bundle of the TLS source")
 	return nil
 }

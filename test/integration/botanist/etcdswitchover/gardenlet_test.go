@@ -11,12 +11,9 @@ import (
 	"encoding/pem"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -28,54 +25,19 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
 	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/gardenletsecrets"
 )
 
 var env *envtest.Env
 
 func TestMain(m *testing.M) { envtest.Main(m, &env) }
 
-// gardenletIdentity is the identity gardenlet's secrets manager labels the shoot's secrets with.
-const gardenletIdentity = "gardenlet"
-
-// caRotation is where the shoot's CA rotation stands (shoot.status.credentials.rotation.certificateAuthorities).
-type caRotation struct {
-	// lastInitiation is nil while the CAs were never rotated.
-	lastInitiation *time.Time
-	// completing drops the old CA from the bundles (phase Completing).
-	completing bool
-}
-
-// gardenletSecretsManager is what one gardenlet reconcile of the shoot starts with: a fresh secrets manager
-// that loads the existing secrets of its identity, and the etcd CAs generated with the botanist's options
-// (pkg/gardenlet/operation/botanist/secrets.go caCertGenerateOptionsFor).
-func gardenletSecretsManager(t *testing.T, namespace string, rotation caRotation) secretsmanager.Interface {
+// gardenletSecretsManager is what one gardenlet reconcile of the shoot starts with (gardenletsecrets.Manager).
+func gardenletSecretsManager(t *testing.T, namespace string, rotation gardenletsecrets.CARotation) secretsmanager.Interface {
 	t.Helper()
-	ctx := context.Background()
-	opts := []secretsmanager.NewOption{secretsmanager.WithNamespaces(namespace)}
-	if rotation.lastInitiation != nil {
-		opts = append(opts, secretsmanager.WithSecretNamesToTimes(map[string]time.Time{
-			v1beta1constants.SecretNameCAETCD:     *rotation.lastInitiation,
-			v1beta1constants.SecretNameCAETCDPeer: *rotation.lastInitiation,
-		}))
-	}
-	sm, err := secretsmanager.New(ctx, logr.Discard(), clock.RealClock{}, env.Client, gardenletIdentity, opts...)
+	sm, err := gardenletsecrets.Manager(context.Background(), env.Client, namespace, rotation)
 	if err != nil {
 		t.Fatal(err)
-	}
-	for _, config := range []*secretsutils.CertificateSecretConfig{
-		{Name: v1beta1constants.SecretNameCAETCD, CommonName: "etcd", CertType: secretsutils.CACert},
-		{Name: v1beta1constants.SecretNameCAETCDPeer, CommonName: "etcd-peer", CertType: secretsutils.CACert},
-	} {
-		generate := []secretsmanager.GenerateOption{secretsmanager.Persist(), secretsmanager.Rotate(secretsmanager.KeepOld)}
-		if rotation.completing {
-			generate = append(generate, secretsmanager.IgnoreOldSecrets())
-		}
-		if rotation.lastInitiation == nil {
-			generate = append(generate, secretsmanager.IgnoreConfigChecksumForCASecretName())
-		}
-		if _, err := sm.Generate(ctx, config, generate...); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return sm
 }
@@ -83,7 +45,7 @@ func gardenletSecretsManager(t *testing.T, namespace string, rotation caRotation
 // gardenletReconcile is one reconcile of the shoot by gardenlet, as far as etcd TLS goes: the CAs (above),
 // the leaf certificates from Gardener's etcd component's own generate functions, and the secrets manager's
 // Cleanup at the end, which deletes what the reconcile no longer used (an old CA after the rotation).
-func gardenletReconcile(t *testing.T, namespace, role string, ha bool, rotation caRotation) etcd.TLSSecretRefs {
+func gardenletReconcile(t *testing.T, namespace, role string, ha bool, rotation gardenletsecrets.CARotation) etcd.TLSSecretRefs {
 	t.Helper()
 	ctx := context.Background()
 	sm := gardenletSecretsManager(t, namespace, rotation)

@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
+	"github.com/gardener-etcd/gardener-etcd/test/support/gardenletsecrets"
 )
 
 // The project's generator meets the secrets manager's never-rotated ca-etcd under the name it would use
@@ -15,7 +16,7 @@ func TestGeneratorNeverWritesIntoASecretItDidNotCreate(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	namespace := env.CreateNamespace(t)
-	gardenletEtcd(t, namespace, etcd.RoleEvents, gardenletReconcile(t, namespace, etcd.RoleEvents, false, caRotation{}))
+	gardenletEtcd(t, namespace, etcd.RoleEvents, gardenletReconcile(t, namespace, etcd.RoleEvents, false, gardenletsecrets.CARotation{}))
 	g.Expect(env.SecretVersions(t, namespace)).To(HaveKey("ca-etcd"), "a never-rotated CA keeps its static name")
 	before := env.SecretVersions(t, namespace)
 	etcdBefore := getEtcd(g, namespace, etcd.RoleEvents).ResourceVersion

@@ -3,6 +3,7 @@ package etcdswitchover_test
 import (
 	"context"
 	"crypto/x509"
+	"errors"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd/gardenersecrets"
+	"github.com/gardener-etcd/gardener-etcd/test/support/gardenletsecrets"
 )
 
 // After the switch-over, a CA rotation of the shoot runs through the secrets manager's phases, and each
@@ -21,10 +23,15 @@ func TestClientCARotationFollowsTheSecretsManagersPhases(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	namespace := env.CreateNamespace(t)
-	gardenletEtcd(t, namespace, etcd.RoleMain, gardenletReconcile(t, namespace, etcd.RoleMain, true, caRotation{}))
-	deploy := func(rotation caRotation) *etcd.TLSSecretRefs {
+	gardenletEtcd(t, namespace, etcd.RoleMain, gardenletReconcile(t, namespace, etcd.RoleMain, true, gardenletsecrets.CARotation{}))
+	deploy := func(rotation gardenletsecrets.CARotation) *etcd.TLSSecretRefs {
 		sm := gardenletSecretsManager(t, namespace, rotation)
-		g.Expect(etcd.New(env.Client, namespace, etcd.Values{Role: etcd.RoleMain, HighAvailability: true, TLS: gardenersecrets.New(sm)}).Deploy(ctx)).To(Succeed())
+		values := etcd.Values{Role: etcd.RoleMain, HighAvailability: true, TLS: gardenersecrets.New(sm),
+			PeerCARolloutWait: func(context.Context, etcd.PeerCARotationPhase) error { return nil }}
+		if rotation.LastInitiation != nil && !rotation.Completing { // gardenlet's order while preparing
+			g.Expect(etcd.New(env.Client, namespace, values).RolloutPeerCA(ctx)).To(Succeed())
+		}
+		g.Expect(etcd.New(env.Client, namespace, values).Deploy(ctx)).To(Succeed())
 		obj := getEtcd(g, namespace, etcd.RoleMain)
 		g.Expect(referencedBundle(g, namespace, obj)).To(Equal(bundleOf(g, sm)), "the Etcd trusts what kube-apiserver trusts")
 		g.Expect(sm.Cleanup(ctx)).To(Succeed()) // as gardenlet ends its reconcile
@@ -44,7 +51,7 @@ func TestClientCARotationFollowsTheSecretsManagersPhases(t *testing.T) {
 	oldPeerBundle := before.Spec.Etcd.PeerUrlTLS.TLSCASecretRef.Name
 	oldBundle := referencedBundle(g, namespace, before)
 
-	preparing := deploy(caRotation{lastInitiation: &rotatedAt})
+	preparing := deploy(gardenletsecrets.CARotation{LastInitiation: &rotatedAt})
 	g.Expect(bundleSize(getSecret(g, namespace, preparing.ClientCA.Name).Data["bundle.crt"])).To(Equal(2), "old and new CA")
 	verifyAll(preparing)
 	g.Expect(verifyLeaf(g, namespace, preparing.Server, oldBundle, "etcd-main-client."+namespace+".svc", x509.ExtKeyUsageServerAuth)).
@@ -53,7 +60,7 @@ func TestClientCARotationFollowsTheSecretsManagersPhases(t *testing.T) {
 	g.Expect(peerBundle).NotTo(Equal(oldPeerBundle))
 	g.Expect(bundleSize(getSecret(g, namespace, peerBundle).Data["bundle.crt"])).To(Equal(2), "old and new peer CA")
 
-	completing := deploy(caRotation{lastInitiation: &rotatedAt, completing: true})
+	completing := deploy(gardenletsecrets.CARotation{LastInitiation: &rotatedAt, Completing: true})
 	newBundle := getSecret(g, namespace, completing.ClientCA.Name).Data["bundle.crt"]
 	g.Expect(bundleSize(newBundle)).To(Equal(1), "only the new CA")
 	verifyAll(completing)
@@ -63,7 +70,7 @@ func TestClientCARotationFollowsTheSecretsManagersPhases(t *testing.T) {
 	g.Expect(env.SecretVersions(t, namespace)).NotTo(HaveKey("ca-etcd"), "the old CA is gone after the rotation")
 
 	// The reconciles after the rotation change nothing.
-	g.Expect(deploy(caRotation{lastInitiation: &rotatedAt})).To(Equal(completing))
+	g.Expect(deploy(gardenletsecrets.CARotation{LastInitiation: &rotatedAt})).To(Equal(completing))
 }
 
 // With the secrets manager's TLS, RolloutPeerCA does what Gardener's etcd component does: it deploys the
@@ -73,9 +80,10 @@ func TestRolloutPeerCADeploysTheSecretsManagersPeerBundle(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	namespace := env.CreateNamespace(t)
-	gardenletEtcd(t, namespace, etcd.RoleMain, gardenletReconcile(t, namespace, etcd.RoleMain, true, caRotation{}))
+	gardenletEtcd(t, namespace, etcd.RoleMain, gardenletReconcile(t, namespace, etcd.RoleMain, true, gardenletsecrets.CARotation{}))
 
-	sm := gardenletSecretsManager(t, namespace, caRotation{lastInitiation: &rotatedAt})
+	before := getEtcd(g, namespace, etcd.RoleMain).Spec.Etcd.PeerUrlTLS
+	sm := gardenletSecretsManager(t, namespace, gardenletsecrets.CARotation{LastInitiation: &rotatedAt})
 	var waited []etcd.PeerCARotationPhase
 	values := etcd.Values{Role: etcd.RoleMain, HighAvailability: true, TLS: gardenersecrets.New(sm),
 		PeerCARolloutWait: func(_ context.Context, phase etcd.PeerCARotationPhase) error {
@@ -87,9 +95,37 @@ func TestRolloutPeerCADeploysTheSecretsManagersPeerBundle(t *testing.T) {
 	g.Expect(waited).To(Equal([]etcd.PeerCARotationPhase{etcd.PeerCARotationIdle}))
 	peerBundle, found := sm.Get("ca-etcd-peer")
 	g.Expect(found).To(BeTrue())
-	g.Expect(getEtcd(g, namespace, etcd.RoleMain).Spec.Etcd.PeerUrlTLS.TLSCASecretRef.Name).To(Equal(peerBundle.Name))
+	rolled := getEtcd(g, namespace, etcd.RoleMain).Spec.Etcd.PeerUrlTLS
+	g.Expect(rolled.TLSCASecretRef.Name).To(Equal(peerBundle.Name))
 	g.Expect(bundleSize(peerBundle.Data["bundle.crt"])).To(Equal(2))
+	g.Expect(rolled.ServerTLSSecretRef.Name).To(Equal(before.ServerTLSSecretRef.Name),
+		"the members keep the peer certificate of the old CA until every member trusts the new one")
 	list := &corev1.SecretList{}
 	g.Expect(env.Client.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{etcd.ManagedByLabel: "gardener-etcd"})).To(Succeed())
 	g.Expect(list.Items).To(BeEmpty(), "the project's generator wrote secrets")
+}
+
+// A Deploy that would give the members a peer certificate of the new CA before they trust it is refused,
+// naming both secrets, and writes nothing; after RolloutPeerCA the same Deploy brings the new certificate. That
+// is the order gardenlet keeps in the Preparing phase of a CA rotation.
+func TestDeployRefusesAPeerCertificateTheMembersDoNotTrustYet(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := env.CreateNamespace(t)
+	gardenletEtcd(t, namespace, etcd.RoleMain, gardenletReconcile(t, namespace, etcd.RoleMain, true, gardenletsecrets.CARotation{}))
+	before := getEtcd(g, namespace, etcd.RoleMain)
+
+	sm := gardenletSecretsManager(t, namespace, gardenletsecrets.CARotation{LastInitiation: &rotatedAt})
+	values := etcd.Values{Role: etcd.RoleMain, HighAvailability: true, TLS: gardenersecrets.New(sm),
+		PeerCARolloutWait: func(context.Context, etcd.PeerCARotationPhase) error { return nil }}
+	err := etcd.New(env.Client, namespace, values).Deploy(ctx)
+	var untrusted *etcd.UntrustedPeerCertificateError
+	g.Expect(errors.As(err, &untrusted)).To(BeTrue(), "Deploy: %v", err)
+	g.Expect(untrusted.Bundle).To(Equal(before.Spec.Etcd.PeerUrlTLS.TLSCASecretRef.Name))
+	g.Expect(getEtcd(g, namespace, etcd.RoleMain).ResourceVersion).To(Equal(before.ResourceVersion), "the refused Deploy wrote nothing")
+
+	g.Expect(etcd.New(env.Client, namespace, values).RolloutPeerCA(ctx)).To(Succeed())
+	g.Expect(etcd.New(env.Client, namespace, values).Deploy(ctx)).To(Succeed())
+	after := getEtcd(g, namespace, etcd.RoleMain).Spec.Etcd.PeerUrlTLS
+	g.Expect(after.ServerTLSSecretRef.Name).NotTo(Equal(before.Spec.Etcd.PeerUrlTLS.ServerTLSSecretRef.Name), "the new peer certificate")
 }

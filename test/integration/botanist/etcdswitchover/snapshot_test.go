@@ -13,6 +13,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd/gardenersecrets"
+	"github.com/gardener-etcd/gardener-etcd/test/support/gardenletsecrets"
 )
 
 // Snapshot talks to the sidecar with the secrets the Etcd's spec.backup.tls names, so after the switch-over
@@ -21,9 +22,9 @@ func TestSnapshotUsesTheSecretsTheEtcdReferences(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	namespace := env.CreateNamespace(t)
-	refs := gardenletReconcile(t, namespace, etcd.RoleMain, false, caRotation{})
+	refs := gardenletReconcile(t, namespace, etcd.RoleMain, false, gardenletsecrets.CARotation{})
 	gardenletEtcd(t, namespace, etcd.RoleMain, refs)
-	sm := gardenletSecretsManager(t, namespace, caRotation{})
+	sm := gardenletSecretsManager(t, namespace, gardenletsecrets.CARotation{})
 	values := etcd.Values{Role: etcd.RoleMain, TLS: gardenersecrets.New(sm)}
 	g.Expect(etcd.New(env.Client, namespace, values).Deploy(ctx)).To(Succeed())
 

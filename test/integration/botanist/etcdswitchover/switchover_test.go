@@ -9,6 +9,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd/gardenersecrets"
+	"github.com/gardener-etcd/gardener-etcd/test/support/gardenletsecrets"
 )
 
 // rotatedAt is when the shoot's CA rotation was initiated in the once-rotated cases.
@@ -19,12 +20,12 @@ var rotatedAt = time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC)
 // the server certificate still verifies against the CA bundle kube-apiserver trusts, and no secret is
 // created or modified.
 func TestSwitchOverKeepsGardenletsTLSSecrets(t *testing.T) {
-	for name, history := range map[string][]caRotation{
+	for name, history := range map[string][]gardenletsecrets.CARotation{
 		"CA never rotated (static ca-etcd)": {{}},
 		"CA rotated once (ca-etcd-<hash>)": {
 			{},
-			{lastInitiation: &rotatedAt}, // Preparing: the bundle trusts old and new
-			{lastInitiation: &rotatedAt, completing: true}, // Completing: only the new CA remains
+			{LastInitiation: &rotatedAt}, // Preparing: the bundle trusts old and new
+			{LastInitiation: &rotatedAt, Completing: true}, // Completing: only the new CA remains
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -37,8 +38,8 @@ func TestSwitchOverKeepsGardenletsTLSSecrets(t *testing.T) {
 			}
 			gardenletEtcd(t, namespace, etcd.RoleMain, refs)
 			settled := history[len(history)-1]
-			settled.completing = false // the next reconcile after a completed rotation
-			if settled.lastInitiation == nil {
+			settled.Completing = false // the next reconcile after a completed rotation
+			if settled.LastInitiation == nil {
 				g.Expect(env.SecretVersions(t, namespace)).To(HaveKey("ca-etcd"))
 			} else {
 				g.Expect(env.SecretVersions(t, namespace)).NotTo(HaveKey("ca-etcd"), "the first CA is gone after the rotation")
