@@ -122,7 +122,7 @@ require (
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	istio.io/api v1.29.6 // indirect
-	istio.io/client-go v1.29.2 // indirect
+	istio.io/client-go v1.29.2
 	k8s.io/kube-aggregator v0.36.4 // indirect
 	k8s.io/metrics v0.37.1 // indirect
 	k8s.io/pod-security-admission v0.36.4 // indirect

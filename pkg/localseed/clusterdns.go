@@ -19,8 +19,8 @@ const (
 	clusterDNSIP  = "10.96.0.10"
 	clusterDomain = "cluster.local"
 	// corednsPort is unprivileged, so that CoreDNS runs with every capability dropped; the Service maps
-	// port 53 to it.
-	corednsPort = 1053
+	// port 53 to it. It is the port of Gardener's CoreDNS, which Gardener's allow-to-dns policy opens.
+	corednsPort = 8053
 	dnsName     = "coredns"
 )
 

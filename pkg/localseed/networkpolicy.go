@@ -2,11 +2,14 @@ package localseed
 
 import (
 	"context"
+	"net/netip"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/gardenerpolicies"
 )
 
 // networkPolicyAgentUser is the identity of every node's NetworkPolicy agent (Options.NetworkPolicies).
@@ -33,5 +36,18 @@ func grantNetworkPolicyAgent(ctx context.Context, c kubernetes.Interface) error 
 	if _, err := c.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
+	return nil
+}
+
+// startGardenerPolicies runs Gardener's NetworkPolicy controllers (gardenlet's and the resource manager's)
+// until Stop, so that the garden, shoot and extension namespaces get the policies of a Gardener seed.
+func (s *Seed) startGardenerPolicies(podRange netip.Prefix) error {
+	log := s.opts.Log.WithValues("seed", s.prefix).WithName("gardener-networkpolicies")
+	done, err := gardenerpolicies.Start(s.runCtx, s.RESTConfig(), gardenerpolicies.Networks{Pods: podRange.String(), Services: serviceCIDR}, log)
+	if err != nil {
+		return err
+	}
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); <-done }()
 	return nil
 }

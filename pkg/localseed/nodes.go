@@ -127,6 +127,11 @@ func (s *Seed) startNodes(ctx context.Context) error {
 	if err := s.startInformers(ctx, client); err != nil {
 		return err
 	}
+	if s.opts.NetworkPolicies {
+		if err := s.startGardenerPolicies(podRange); err != nil {
+			return err
+		}
+	}
 	if err := deployClusterDNS(ctx, client, images["coredns"]); err != nil {
 		return err
 	}

@@ -51,6 +51,8 @@ type Seed struct {
 	// nodes are the seed's nodes, in start order.
 	nodes []*seedNode
 
+	// runCtx is what runs until Stop (informers, controllers); cancel ends it.
+	runCtx  context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	stopped bool
@@ -123,7 +125,7 @@ func (s *Seed) nodeName(i int) string { return fmt.Sprintf("%s-node-%c", s.prefi
 func (s *Seed) startInformers(ctx context.Context, client kubernetes.Interface) error {
 	log := s.opts.Log.WithValues("seed", s.prefix)
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.cancel = cancel
+	s.runCtx, s.cancel = runCtx, cancel
 	factory := informers.NewSharedInformerFactory(client, 0)
 	prov := &provisioner.Provisioner{Client: client, Dir: volumesDir(s.stateDir), Nodes: map[string]bool{}, Log: log.WithName("provisioner")}
 	for i := range s.opts.Nodes {
@@ -164,6 +166,10 @@ func (s *Seed) NodeNames() []string { return append([]string(nil), s.nodeNames..
 
 // S3 describes the S3 server, nil unless Options.S3.
 func (s *Seed) S3() *S3 { return s.s3 }
+
+// EnforcesNetworkPolicies tells whether the nodes enforce NetworkPolicies and Gardener's NetworkPolicy
+// controllers run (Options.NetworkPolicies).
+func (s *Seed) EnforcesNetworkPolicies() bool { return s.opts.NetworkPolicies }
 
 // BridgeIP is the host's address on the pod network, where the apiserver and S3 listen.
 func (s *Seed) BridgeIP() string { return s.network.Gateway.String() }

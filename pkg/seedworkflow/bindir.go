@@ -15,6 +15,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/imagebuild"
 	"github.com/gardener-etcd/gardener-etcd/pkg/localseed"
+	"github.com/gardener-etcd/gardener-etcd/pkg/localseed/kubeletnode"
 	"github.com/gardener-etcd/gardener-etcd/pkg/version"
 )
 
@@ -22,9 +23,9 @@ import (
 // than fail on a machine that has not built them.
 var ErrToolsMissing = errors.New("tools missing (make tools)")
 
-// seedTools are the control-plane and S3 binaries the local seed runs from its bin directory (those of the
-// nodes, the registry and CoreDNS are localseed.NodeTools).
-var seedTools = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "versitygw"}
+// seedTools are the control-plane and S3 binaries the local seed runs from its bin directory, and the nodes'
+// NetworkPolicy agent (those of the nodes, the registry and CoreDNS are localseed.NodeTools).
+var seedTools = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "etcd", "versitygw", kubeletnode.NetworkPolicyAgent}
 
 // BuildBinDir links the tools of `make tools` the local seed runs into dir and writes the project's images,
 // built from this checkout for the host's platform (the etcd-wrapper image with the old etcd servers of

@@ -33,6 +33,9 @@ type Options struct {
 	Out io.Writer
 	// Log receives the structured logs of the seed and the components.
 	Log logr.Logger
+	// NetworkPolicies makes the seed a Gardener seed as far as the network goes: the nodes enforce
+	// NetworkPolicies and Gardener's NetworkPolicy controllers write the seed's (localseed.Options).
+	NetworkPolicies bool
 }
 
 // StartSeed starts a local seed with S3 and pushes the images of `make images` (bin/images) to its
@@ -44,7 +47,7 @@ func StartSeed(ctx context.Context, opts Options) (*localseed.Seed, error) {
 		return nil, err
 	}
 	seed, err := localseed.Start(ctx, localseed.Options{StateDir: opts.StateDir, Nodes: opts.Nodes, S3: true,
-		BinDir: binDir, Log: opts.Log})
+		NetworkPolicies: opts.NetworkPolicies, BinDir: binDir, Log: opts.Log})
 	if err != nil {
 		return nil, err
 	}

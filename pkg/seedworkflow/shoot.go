@@ -29,9 +29,8 @@ func createShoot(ctx context.Context, env *Env, entryAnnotations map[string]stri
 	if s3 == nil {
 		return "", errors.New("the local seed runs without its S3 server")
 	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: env.Namespace}}
-	if err := env.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return "", fmt.Errorf("creating namespace %s: %w", env.Namespace, err)
+	if err := ensureShootNamespace(ctx, env); err != nil {
+		return "", err
 	}
 	bucket, err := ensureBucket(ctx, env, env.Bucket())
 	if err != nil {

@@ -69,7 +69,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	fmt.Fprintf(GinkgoWriter, "seed log: %s\n", seedLog.Name())
 	measure("start the local seed", func() {
-		seed, err = seedworkflow.StartSeed(ctx, seedworkflow.Options{Nodes: 3, Log: fileLogger(seedLog)})
+		seed, err = seedworkflow.StartSeed(ctx, seedworkflow.Options{Nodes: 3, NetworkPolicies: true, Log: fileLogger(seedLog)})
 		Expect(err).NotTo(HaveOccurred())
 	})
 	base, err = seedworkflow.NewEnv(seed, waitTimeout)

@@ -26,3 +26,14 @@ app.kubernetes.io/part-of: gardener-etcd
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
 {{- end -}}
+
+{{/* Gardener's network labels of the pods (gardener.networkPolicyLabels): egress to DNS, to the seed's
+     apiserver and to the object stores, public or private, which Gardener's seed policies open by them. */}}
+{{- define "extension.networkPolicyLabels" -}}
+{{- if (.Values.gardener | default dict).networkPolicyLabels }}
+networking.gardener.cloud/to-dns: allowed
+networking.gardener.cloud/to-runtime-apiserver: allowed
+networking.gardener.cloud/to-public-networks: allowed
+networking.gardener.cloud/to-private-networks: allowed
+{{- end }}
+{{- end -}}

@@ -1,10 +1,11 @@
 // Command httpecho is the local seed tests' pod program: it serves its hostname on :8080, fetches peers by
-// name, persists a value under /data, reads files and records SIGTERM.
+// name, dials addresses, persists a value under /data, reads files and records SIGTERM.
 package main
 
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -28,6 +29,16 @@ func main() {
 		}
 		defer resp.Body.Close()
 		_, _ = io.Copy(w, resp.Body)
+	})
+	mux.HandleFunc("/dial", func(w http.ResponseWriter, r *http.Request) {
+		// A TCP connection only: whether a NetworkPolicy lets this pod reach addr, whatever speaks there.
+		conn, err := net.DialTimeout("tcp", r.URL.Query().Get("addr"), 3*time.Second)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		_ = conn.Close()
+		fmt.Fprint(w, "connected")
 	})
 	mux.HandleFunc("/write", func(w http.ResponseWriter, r *http.Request) {
 		if err := os.WriteFile("/data/value", []byte(r.URL.Query().Get("v")), 0o644); err != nil {
