@@ -123,21 +123,21 @@ func TestSingleMemberInPlace(t *testing.T) {
 	}
 }
 
-func TestScheduleRejectsABadSchedule(t *testing.T) {
-	if err := Schedule(t.Context(), "every now and then", Options{}); err == nil {
+func TestKeepRejectsABadSchedule(t *testing.T) {
+	if err := Keep(t.Context(), KeepOptions{Schedule: "every now and then"}); err == nil {
 		t.Fatal("bad schedule accepted")
 	}
 }
 
 // The schedule runs defragmentation (here every second) until its context ends.
-func TestScheduleRunsUntilCancelled(t *testing.T) {
+func TestKeepRunsTheScheduleUntilCancelled(t *testing.T) {
 	c := etcdserver.Start(t)
 	ran := make(chan struct{}, 10)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- Schedule(ctx, "@every 1s", Options{Client: c.Client(t), Log: testr.New(t),
-			AfterDefrag: func(context.Context) error { ran <- struct{}{}; return nil }})
+		done <- Keep(ctx, KeepOptions{Schedule: "@every 1s", Defrag: Options{Client: c.Client(t), Log: testr.New(t),
+			AfterDefrag: func(context.Context) error { ran <- struct{}{}; return nil }}})
 	}()
 	for range 2 {
 		select {
@@ -153,6 +153,6 @@ func TestScheduleRunsUntilCancelled(t *testing.T) {
 			t.Fatal(err)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("Schedule did not return after cancellation")
+		t.Fatal("Keep did not return after cancellation")
 	}
 }
