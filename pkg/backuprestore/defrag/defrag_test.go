@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
@@ -154,5 +155,25 @@ func TestKeepRunsTheScheduleUntilCancelled(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("Keep did not return after cancellation")
+	}
+}
+
+// NOSPACE does not postpone defragmentation (it is the remedy); any other alarm does.
+func TestOnlyNoSpacePassesTheHealthCheck(t *testing.T) {
+	c := etcdserver.Start(t)
+	cli := c.Client(t)
+	id := uint64(c.Members[0].Etcd.Server.MemberID())
+	maintenance := etcdserverpb.NewMaintenanceClient(cli.ActiveConnection())
+	for _, tc := range []struct {
+		alarm    etcdserverpb.AlarmType
+		postpone bool
+	}{{etcdserverpb.AlarmType_NOSPACE, false}, {etcdserverpb.AlarmType_CORRUPT, true}} {
+		if _, err := maintenance.Alarm(t.Context(), &etcdserverpb.AlarmRequest{Action: etcdserverpb.AlarmRequest_ACTIVATE, MemberID: id, Alarm: tc.alarm}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(t.Context(), Options{Client: cli, Log: testr.New(t)})
+		if postponed := errors.Is(err, ErrUnhealthy); postponed != tc.postpone || (!postponed && (err != nil || len(res.Members) != 1)) {
+			t.Fatalf("alarm %s: Run = %+v, %v; want postponed %v", tc.alarm, res, err, tc.postpone)
+		}
 	}
 }

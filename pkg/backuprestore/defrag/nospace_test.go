@@ -182,3 +182,24 @@ func TestNoSpaceOverQuotaBacksOffUntilDataIsDeleted(t *testing.T) {
 	_, err = cli.Put(t.Context(), "after", "recovery")
 	g.Expect(err).NotTo(HaveOccurred())
 }
+
+// The recovery compacts no further than CompactRevision allows (the sidecar: the revision its delta
+// watch delivered), so history the backup does not hold yet stays readable in etcd.
+func TestNoSpaceRecoveryCompactsNoFurtherThanAllowed(t *testing.T) {
+	g := NewWithT(t)
+	c := etcdserver.StartCluster(t, 1, withQuota)
+	cli := c.Client(t)
+	fillUntilNoSpace(t, cli, 32, 16<<10)
+	var current int64
+	k, err := newKeeper(KeepOptions{Defrag: Options{Client: cli, Log: testr.New(t)},
+		CompactRevision: func(rev int64) int64 { current = rev; return rev - 5 }})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	k.check(t.Context(), time.Now(), false)
+	g.Expect(noSpaceActive(g, cli)).To(BeFalse())
+	g.Expect(current).To(BeNumerically(">", 5))
+	_, err = cli.Get(t.Context(), "key/", clientv3.WithPrefix(), clientv3.WithRev(current-5))
+	g.Expect(err).NotTo(HaveOccurred(), "revision %d is kept", current-5)
+	_, err = cli.Get(t.Context(), "key/", clientv3.WithPrefix(), clientv3.WithRev(current-6))
+	g.Expect(err).To(MatchError(rpctypes.ErrCompacted), "revision %d is compacted", current-6)
+}
