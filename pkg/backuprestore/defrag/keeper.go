@@ -159,20 +159,24 @@ func (k *keeper) check(ctx context.Context, now time.Time, scheduled bool) {
 		return
 	}
 	k.recovered()
-	trigger := TriggerSchedule
+	trigger, dopts := TriggerSchedule, k.opts.Defrag
 	if !scheduled {
 		if trigger = k.opts.Thresholds.trigger(c.spaces()); trigger == "" {
 			return
 		}
-		k.log.Info("Defragmenting: a member is over a threshold", "trigger", trigger, "spaces", c.spaces())
+		dopts.Needs = k.opts.Thresholds.needs
+		k.log.Info("Defragmenting the members over a threshold", "trigger", trigger, "spaces", c.spaces())
 	}
-	if _, err := Run(ctx, k.opts.Defrag); err != nil {
+	res, err := Run(ctx, dopts)
+	if err != nil {
 		if ctx.Err() == nil {
 			k.log.Error(err, "Defragmentation did not complete", "trigger", trigger)
 		}
 		return
 	}
-	k.metrics.ran(trigger)
+	if len(res.Members) > 0 {
+		k.metrics.ran(trigger)
+	}
 }
 
 // recoverIfDue runs the NOSPACE recovery unless it is backing off after a failure and nothing changed.

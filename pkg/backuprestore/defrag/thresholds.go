@@ -34,18 +34,32 @@ type Thresholds struct {
 	Quota float64
 }
 
-// trigger is the threshold the first member crosses, "" if none does; the quota threshold is checked
-// first, as the more urgent one.
-func (t Thresholds) trigger(spaces []Space) Trigger {
-	for _, s := range spaces {
-		if t.Quota > 0 && s.Quota > 0 && float64(s.DBSize) > t.Quota*float64(s.Quota) && float64(s.DBSizeInUse) < t.Quota*float64(s.Quota) {
-			return TriggerQuota
-		}
+// crossed is the threshold s is over, "" if none; the quota threshold first, as the more urgent one.
+func (t Thresholds) crossed(s Space) Trigger {
+	if t.Quota > 0 && s.Quota > 0 && float64(s.DBSize) > t.Quota*float64(s.Quota) && float64(s.DBSizeInUse) < t.Quota*float64(s.Quota) {
+		return TriggerQuota
 	}
-	for _, s := range spaces {
-		if t.Fragmentation > 0 && s.Fragmentation() > t.Fragmentation && s.Reclaimable() >= t.MinReclaimable {
-			return TriggerFragmentation
-		}
+	if t.Fragmentation > 0 && s.Fragmentation() > t.Fragmentation && s.Reclaimable() >= t.MinReclaimable {
+		return TriggerFragmentation
 	}
 	return ""
 }
+
+// trigger is the threshold a member crosses (the quota threshold if any member crosses it), "" if none.
+func (t Thresholds) trigger(spaces []Space) Trigger {
+	var out Trigger
+	for _, s := range spaces {
+		switch t.crossed(s) {
+		case TriggerQuota:
+			return TriggerQuota
+		case TriggerFragmentation:
+			out = TriggerFragmentation
+		}
+	}
+	return out
+}
+
+// needs picks the members over a threshold: a run a threshold started defragments only those, so that it
+// stalls no other member, moves leadership only for the leader, and a new backup leader repeating it
+// finds nothing left to do.
+func (t Thresholds) needs(s Space) bool { return t.crossed(s) != "" }
