@@ -23,7 +23,7 @@ const startRetryDelay = 5 * time.Second
 
 // backupLeader is the work only the backup leader does (upstream etcd-druid's DEP-01, "Work-flows only on the leading
 // member"), run for one leadership term at a time by the leader.Elector: the snapshotter (when a store
-// is configured), the removal of members beyond the cluster size and scheduled defragmentation. The
+// is configured), the removal of members beyond the cluster size and defragmentation (defrag.Keep). The
 // snapshotter of the current term is published for the HTTP API (see snapshots.go).
 type backupLeader struct {
 	opts      *Options
@@ -38,7 +38,7 @@ type backupLeader struct {
 	store   snapstore.SnapStore
 	leases  snapshotter.LeaseUpdater
 	metrics *snapshotter.Metrics
-	// defragMetrics time each member's scheduled defragmentation.
+	// defragMetrics count defragmentations and NOSPACE recoveries.
 	defragMetrics *defrag.Metrics
 	// memberMetrics time the removals of members beyond the cluster size.
 	memberMetrics *member.Metrics
