@@ -50,6 +50,10 @@ type Options struct {
 	// recovery defragments only the members over the disarm limit, so that a run a new backup leader
 	// repeats after the previous one moved leadership away (ending its term) does not move it again.
 	Needs func(Space) bool
+	// FallbackQuota is the quota of a member whose Status does not report one (etcd before 3.6, e.g. while
+	// a data version steps through older etcds or under an upstream etcd-wrapper image): the configured
+	// --quota-backend-bytes; 0 means etcd's default.
+	FallbackQuota int64
 	// Metrics, if set, time each member's defragmentation.
 	Metrics *Metrics
 	Log     logr.Logger
@@ -142,7 +146,7 @@ type memberSpace struct {
 func (r runner) healthy(ctx context.Context) ([]memberSpace, *etcdserverpb.Member, error) {
 	rctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
 	defer cancel()
-	c, err := survey(rctx, r.opts.Client)
+	c, err := survey(rctx, r.opts.Client, r.opts.FallbackQuota)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrUnhealthy, err)
 	}

@@ -146,7 +146,7 @@ func (k *keeper) requestTimeout() time.Duration {
 // scheduled time: it defragments, and more), else a scheduled run or one a threshold asks for.
 func (k *keeper) check(ctx context.Context, now time.Time, scheduled bool) {
 	sctx, cancel := context.WithTimeout(ctx, k.requestTimeout())
-	c, err := survey(sctx, k.opts.Defrag.Client)
+	c, err := survey(sctx, k.opts.Defrag.Client, k.opts.Defrag.FallbackQuota)
 	cancel()
 	if err != nil {
 		if ctx.Err() == nil {

@@ -65,7 +65,7 @@ func (k *keeper) recoverNoSpace(ctx context.Context, c cluster) error {
 	k.log.Info("NOSPACE recovery: defragmented the members over the disarm limit", "members", memberNames(res.Members))
 
 	sctx, cancel := context.WithTimeout(ctx, k.requestTimeout())
-	after, err := survey(sctx, k.opts.Defrag.Client)
+	after, err := survey(sctx, k.opts.Defrag.Client, k.opts.Defrag.FallbackQuota)
 	cancel()
 	if err != nil {
 		k.metrics.step(stepDisarm, err)

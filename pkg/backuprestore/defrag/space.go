@@ -1,6 +1,7 @@
 package defrag
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -19,7 +20,8 @@ type Space struct {
 	// DBSizeInUse is the part of the file that holds data; the rest is free pages that only
 	// defragmentation returns.
 	DBSizeInUse int64
-	// Quota is the member's --quota-backend-bytes (etcd's default when it has none).
+	// Quota is the member's --quota-backend-bytes (etcd's default when it has none), as its Status reports
+	// it, else Options.FallbackQuota.
 	Quota int64
 }
 
@@ -63,9 +65,12 @@ func (c cluster) noSpace() []*etcdserverpb.AlarmMember {
 	return out
 }
 
+// etcdDefaultQuota is etcd's quota when --quota-backend-bytes is not set (storage.DefaultQuotaBytes).
+const etcdDefaultQuota = 2 << 30
+
 // survey asks every member for its status and the cluster for its alarms; a member that has not started
 // or does not answer fails it, so that nothing acts on a partial picture.
-func survey(ctx context.Context, cli *clientv3.Client) (cluster, error) {
+func survey(ctx context.Context, cli *clientv3.Client, fallbackQuota int64) (cluster, error) {
 	var c cluster
 	list, err := cli.MemberList(ctx)
 	if err != nil {
@@ -89,9 +94,12 @@ func survey(ctx context.Context, cli *clientv3.Client) (cluster, error) {
 			c.leader = m
 		}
 		c.revision = max(c.revision, st.Header.GetRevision())
+		quota := st.DbSizeQuota
+		if quota <= 0 {
+			quota = cmp.Or(fallbackQuota, etcdDefaultQuota)
+		}
 		c.members = append(c.members, memberSpace{member: m, space: Space{
-			ID: m.GetID(), Name: m.GetName(), Endpoint: ep,
-			DBSize: st.DbSize, DBSizeInUse: st.DbSizeInUse, Quota: st.DbSizeQuota,
+			ID: m.GetID(), Name: m.GetName(), Endpoint: ep, DBSize: st.DbSize, DBSizeInUse: st.DbSizeInUse, Quota: quota,
 		}})
 	}
 	return c, nil

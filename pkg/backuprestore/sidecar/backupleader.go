@@ -63,6 +63,9 @@ func (b *backupLeader) lead(ctx context.Context) {
 			AfterDefrag: b.fullSnapshotAfterDefrag, Metrics: b.defragMetrics, Log: b.log,
 		}
 		keep.CompactRevision = b.compactableRevision
+		if t, err := memberconfig.LoadTemplate(b.templatePath); err == nil {
+			keep.Defrag.FallbackQuota = t.QuotaBackendBytes()
+		}
 		wg.Go(func() { _ = defrag.Keep(ctx, keep) })
 	}
 	if b.store != nil {
