@@ -104,6 +104,8 @@ func Keep(ctx context.Context, opts KeepOptions) error {
 		t := time.NewTicker(opts.CheckPeriod)
 		defer t.Stop()
 		tick = t.C
+		// At once: a new backup leader may take over a recovery the previous one left midway.
+		k.check(ctx, time.Now(), false)
 	}
 	for {
 		select {
