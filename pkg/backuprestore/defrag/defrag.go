@@ -22,6 +22,13 @@ const DefaultTimeout = 15 * time.Minute
 // ErrUnhealthy means the run was skipped (or stopped) because the cluster was not fully healthy.
 var ErrUnhealthy = errors.New("cluster not healthy, defragmentation postponed")
 
+// tolerated tells whether an active alarm leaves the cluster healthy enough to defragment. NOSPACE does:
+// defragmentation is what frees the space (after a compaction), so postponing it for NOSPACE would keep
+// the cluster refusing writes until someone intervenes. Every other alarm (CORRUPT) postpones it.
+func tolerated(a *etcdserverpb.AlarmMember) bool {
+	return a.GetAlarm() == etcdserverpb.AlarmType_NOSPACE
+}
+
 // Options configure a run.
 type Options struct {
 	// Client reaches the cluster; per-member requests go to each member's client URL with its TLS.
@@ -35,8 +42,18 @@ type Options struct {
 	RequestTimeout time.Duration
 	// BeforeDefragment, if set, is told about each member right before it is defragmented.
 	BeforeDefragment func(ctx context.Context, m Member)
-	// AfterDefrag, if set, runs after every member was defragmented (a full snapshot).
+	// AfterDefrag, if set, runs after every member was defragmented (a full snapshot); not when Needs
+	// left every member out.
 	AfterDefrag func(ctx context.Context) error
+	// Needs, if set, picks the members to defragment from their Space before the run; the others are left
+	// alone, and leadership stays where it is when the leader is left out. nil: every member. The NOSPACE
+	// recovery defragments only the members over the disarm limit, so that a run a new backup leader
+	// repeats after the previous one moved leadership away (ending its term) does not move it again.
+	Needs func(Space) bool
+	// FallbackQuota is the quota of a member whose Status does not report one (etcd before 3.6, e.g. while
+	// a data version steps through older etcds or under an upstream etcd-wrapper image): the configured
+	// --quota-backend-bytes; 0 means etcd's default.
+	FallbackQuota int64
 	// Metrics, if set, time each member's defragmentation.
 	Metrics *Metrics
 	Log     logr.Logger
@@ -73,36 +90,43 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	}
 	r := runner{opts: opts, log: opts.Log.WithName("defrag")}
 	var res Result
-	members, leader, err := r.healthy(ctx)
+	all, leader, err := r.healthy(ctx)
 	if err != nil {
 		return res, err
 	}
-	followers := slices.DeleteFunc(slices.Clone(members), func(m *etcdserverpb.Member) bool { return m.GetID() == leader.GetID() })
+	members := slices.DeleteFunc(slices.Clone(all), func(m memberSpace) bool { return opts.Needs != nil && !opts.Needs(m.space) })
+	if len(members) == 0 {
+		return res, nil
+	}
+	followers := slices.DeleteFunc(slices.Clone(members), func(m memberSpace) bool { return m.member.GetID() == leader.GetID() })
 	for _, f := range followers {
 		if _, _, err := r.healthy(ctx); err != nil {
 			return res, err
 		}
-		m, err := r.defragment(ctx, f)
+		m, err := r.defragment(ctx, f.member)
 		if err != nil {
 			return res, err
 		}
 		res.Members = append(res.Members, m)
 	}
-	if len(members) > 1 {
-		to, err := r.moveLeadership(ctx, leader, followers)
+	if len(followers) < len(members) { // the leader's turn
+		if len(all) > 1 {
+			others := slices.DeleteFunc(slices.Clone(all), func(m memberSpace) bool { return m.member.GetID() == leader.GetID() })
+			to, err := r.moveLeadership(ctx, leader, others)
+			if err != nil {
+				return res, err
+			}
+			res.MovedLeaderTo = to
+			if _, _, err := r.healthy(ctx); err != nil {
+				return res, err
+			}
+		}
+		m, err := r.defragment(ctx, leader)
 		if err != nil {
 			return res, err
 		}
-		res.MovedLeaderTo = to
-		if _, _, err := r.healthy(ctx); err != nil {
-			return res, err
-		}
+		res.Members = append(res.Members, m)
 	}
-	m, err := r.defragment(ctx, leader)
-	if err != nil {
-		return res, err
-	}
-	res.Members = append(res.Members, m)
 	if opts.AfterDefrag != nil {
 		if err := opts.AfterDefrag(ctx); err != nil {
 			return res, fmt.Errorf("after defragmentation: %w", err)
@@ -111,39 +135,30 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	return res, nil
 }
 
-// healthy checks that every member answers and no alarm is active, and returns the members and the
-// current leader.
-func (r runner) healthy(ctx context.Context) ([]*etcdserverpb.Member, *etcdserverpb.Member, error) {
+// memberSpace is a member with its Space at the last health check.
+type memberSpace struct {
+	member *etcdserverpb.Member
+	space  Space
+}
+
+// healthy checks that every member answers and no alarm but a tolerated one is active, and returns the
+// members with their space and the current leader.
+func (r runner) healthy(ctx context.Context) ([]memberSpace, *etcdserverpb.Member, error) {
 	rctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
 	defer cancel()
-	list, err := r.opts.Client.MemberList(rctx)
+	c, err := survey(rctx, r.opts.Client, r.opts.FallbackQuota)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: listing members: %v", ErrUnhealthy, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrUnhealthy, err)
 	}
-	alarms, err := r.opts.Client.AlarmList(rctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: listing alarms: %v", ErrUnhealthy, err)
-	}
-	if len(alarms.Alarms) > 0 {
-		return nil, nil, fmt.Errorf("%w: alarm %s active on member %x", ErrUnhealthy, alarms.Alarms[0].GetAlarm(), alarms.Alarms[0].GetMemberID())
-	}
-	var leader *etcdserverpb.Member
-	for _, m := range list.Members {
-		if len(m.GetClientURLs()) == 0 {
-			return nil, nil, fmt.Errorf("%w: member %x has not started", ErrUnhealthy, m.GetID())
-		}
-		st, err := r.opts.Client.Status(rctx, m.GetClientURLs()[0])
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: member %s does not answer: %v", ErrUnhealthy, m.GetName(), err)
-		}
-		if st.Leader == m.GetID() {
-			leader = m
+	for _, a := range c.alarms {
+		if !tolerated(a) {
+			return nil, nil, fmt.Errorf("%w: alarm %s active on member %x", ErrUnhealthy, a.GetAlarm(), a.GetMemberID())
 		}
 	}
-	if leader == nil {
+	if c.leader == nil {
 		return nil, nil, fmt.Errorf("%w: no leader", ErrUnhealthy)
 	}
-	return list.Members, leader, nil
+	return c.members, c.leader, nil
 }
 
 // defragment defragments one member within the timeout.
@@ -175,14 +190,14 @@ func (r runner) defragment(ctx context.Context, m *etcdserverpb.Member) (Member,
 	return out, nil
 }
 
-// moveLeadership hands leadership from leader to the first voting follower and waits until the old
-// leader sees the new one. MoveLeader must be served by the leader itself, so it is sent there.
-func (r runner) moveLeadership(ctx context.Context, leader *etcdserverpb.Member, followers []*etcdserverpb.Member) (uint64, error) {
-	i := slices.IndexFunc(followers, func(m *etcdserverpb.Member) bool { return !m.GetIsLearner() })
+// moveLeadership hands leadership from leader to the first voting member of others and waits until the
+// old leader sees the new one. MoveLeader must be served by the leader itself, so it is sent there.
+func (r runner) moveLeadership(ctx context.Context, leader *etcdserverpb.Member, others []memberSpace) (uint64, error) {
+	i := slices.IndexFunc(others, func(m memberSpace) bool { return !m.member.GetIsLearner() })
 	if i < 0 {
 		return 0, fmt.Errorf("%w: no voting follower to hand leadership to", ErrUnhealthy)
 	}
-	target := followers[i]
+	target := others[i].member
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints: []string{leader.GetClientURLs()[0]}, DialTimeout: r.opts.RequestTimeout,
 		TLS: r.opts.ClientTLS, Logger: zap.NewNop(),

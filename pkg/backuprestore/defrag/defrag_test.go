@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/testr"
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
@@ -123,21 +124,21 @@ func TestSingleMemberInPlace(t *testing.T) {
 	}
 }
 
-func TestScheduleRejectsABadSchedule(t *testing.T) {
-	if err := Schedule(t.Context(), "every now and then", Options{}); err == nil {
+func TestKeepRejectsABadSchedule(t *testing.T) {
+	if err := Keep(t.Context(), KeepOptions{Schedule: "every now and then"}); err == nil {
 		t.Fatal("bad schedule accepted")
 	}
 }
 
 // The schedule runs defragmentation (here every second) until its context ends.
-func TestScheduleRunsUntilCancelled(t *testing.T) {
+func TestKeepRunsTheScheduleUntilCancelled(t *testing.T) {
 	c := etcdserver.Start(t)
 	ran := make(chan struct{}, 10)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
-		done <- Schedule(ctx, "@every 1s", Options{Client: c.Client(t), Log: testr.New(t),
-			AfterDefrag: func(context.Context) error { ran <- struct{}{}; return nil }})
+		done <- Keep(ctx, KeepOptions{Schedule: "@every 1s", Defrag: Options{Client: c.Client(t), Log: testr.New(t),
+			AfterDefrag: func(context.Context) error { ran <- struct{}{}; return nil }}})
 	}()
 	for range 2 {
 		select {
@@ -153,6 +154,26 @@ func TestScheduleRunsUntilCancelled(t *testing.T) {
 			t.Fatal(err)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("Schedule did not return after cancellation")
+		t.Fatal("Keep did not return after cancellation")
+	}
+}
+
+// NOSPACE does not postpone defragmentation (it is the remedy); any other alarm does.
+func TestOnlyNoSpacePassesTheHealthCheck(t *testing.T) {
+	c := etcdserver.Start(t)
+	cli := c.Client(t)
+	id := uint64(c.Members[0].Etcd.Server.MemberID())
+	maintenance := etcdserverpb.NewMaintenanceClient(cli.ActiveConnection())
+	for _, tc := range []struct {
+		alarm    etcdserverpb.AlarmType
+		postpone bool
+	}{{etcdserverpb.AlarmType_NOSPACE, false}, {etcdserverpb.AlarmType_CORRUPT, true}} {
+		if _, err := maintenance.Alarm(t.Context(), &etcdserverpb.AlarmRequest{Action: etcdserverpb.AlarmRequest_ACTIVATE, MemberID: id, Alarm: tc.alarm}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(t.Context(), Options{Client: cli, Log: testr.New(t)})
+		if postponed := errors.Is(err, ErrUnhealthy); postponed != tc.postpone || (!postponed && (err != nil || len(res.Members) != 1)) {
+			t.Fatalf("alarm %s: Run = %+v, %v; want postponed %v", tc.alarm, res, err, tc.postpone)
+		}
 	}
 }

@@ -1,11 +1,12 @@
-// Package defrag defragments every member of the cluster on a cron schedule (--defragmentation-schedule),
-// run by the backup leader only.
+// Package defrag keeps the members' databases small: it defragments every member on a cron schedule
+// (--defragmentation-schedule), when a periodic check finds a member over a threshold, and it recovers
+// the cluster from an etcd NOSPACE alarm. The backup leader runs it (Keep), one run at a time.
 //
 // Defragmentation blocks the member it runs on: reads and writes to it wait until the database has been
 // rewritten. Hence the order (upstream etcd-druid's multi-node proposal DEP-01, "Defragmentation"), which the upstream sidecar does not keep for
 // the leader:
-//   - nothing happens unless the whole cluster is healthy (every member answers, no alarm is active);
-//     the check is repeated before each member, so a member failing midway stops the run;
+//   - nothing happens unless the whole cluster is healthy (every member answers, no alarm but NOSPACE is
+//     active); the check is repeated before each member, so a member failing midway stops the run;
 //   - followers first, one at a time, each bounded by a timeout;
 //   - the leader last, but not while it leads: leadership is moved to a healthy voting follower first
 //     (MoveLeader), so that writes never wait behind the leader's defragmentation;
@@ -13,4 +14,19 @@
 //     clients wait for the duration, as they would for any single-member maintenance).
 //
 // A full snapshot may be taken afterwards (Options.AfterDefrag): the database is then at its smallest.
+//
+// Thresholds (checked every CheckPeriod): a member's file over a share of its quota while the data in
+// use fits below it, or a file whose free pages exceed a share of it (and a minimum in bytes). Both come
+// from the members' Status (dbSize, dbSizeInUse, dbSizeQuota), so the quota is each member's own.
+//
+// NOSPACE: etcd refuses every write once a member's file reached its quota, and keeps refusing until the
+// alarm is disarmed, even after space was freed. While the alarm is active, a check runs the recovery:
+// compact the history (no further than KeepOptions.CompactRevision allows: the sidecar keeps what its
+// delta watch has not delivered yet), defragment the members over DisarmBelow of their quota in the
+// order above, and disarm the alarm once every member's file is under it. A NOSPACE alarm therefore does
+// not postpone defragmentation. If the data in use does not fit, the alarm stays (ErrOverQuota,
+// etcdbr_nospace_over_quota 1) and the recovery backs off, doubling its wait, until the revision or a
+// quota changes (data was deleted, the quota raised) or the wait ends. Moving leadership ends the backup
+// leader's term; the recovery is idempotent, and the next backup leader finishes it without moving
+// leadership again, because only the members still too big are defragmented.
 package defrag

@@ -43,3 +43,25 @@ func TestDefragmentationDurationByOutcomeAndEndpoint(t *testing.T) {
 		t.Fatalf("%s{succeeded=false,endpoint=%s} = %d, want 1", name, endpoint, got)
 	}
 }
+
+// The runs by trigger, the recovery steps by outcome and the over-quota state are exported at zero from
+// the start, so that alerts on them work before the first occurrence.
+func TestRecoveryMetricsExistFromTheStart(t *testing.T) {
+	registry := prometheus.NewPedanticRegistry()
+	NewMetrics(registry)
+	for _, trigger := range []Trigger{TriggerSchedule, TriggerFragmentation, TriggerQuota, TriggerNoSpace} {
+		if got := metricstest.Value(t, registry, "etcdbr_defragmentation_runs_total", map[string]string{"trigger": string(trigger)}); got != 0 {
+			t.Fatalf("runs{trigger=%s} = %v", trigger, got)
+		}
+	}
+	for _, step := range []string{stepCompact, stepDefragment, stepDisarm} {
+		for _, succeeded := range []string{"true", "false"} {
+			if got := metricstest.Value(t, registry, "etcdbr_nospace_recovery_steps_total", map[string]string{"step": step, "succeeded": succeeded}); got != 0 {
+				t.Fatalf("steps{step=%s,succeeded=%s} = %v", step, succeeded, got)
+			}
+		}
+	}
+	if got := metricstest.Value(t, registry, "etcdbr_nospace_over_quota", nil); got != 0 {
+		t.Fatalf("over quota = %v", got)
+	}
+}

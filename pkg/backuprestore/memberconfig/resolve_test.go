@@ -212,3 +212,12 @@ func TestInitialClusterRoundTripsSeveralURLsPerMember(t *testing.T) {
 	g.Expect(SameURLs([]string{"x", "y"}, []string{"y", "x"})).To(BeTrue())
 	g.Expect(SameURLs([]string{"x"}, []string{"x", "y"})).To(BeFalse())
 }
+
+// The backup leader reads the quota from druid's template for members whose Status does not report one.
+func TestTemplateQuotaBackendBytes(t *testing.T) {
+	g := NewWithT(t)
+	tmpl, err := LoadTemplate(templateFile(t, newEtcd(3, false, "")))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tmpl.QuotaBackendBytes()).To(Equal(int64(2 << 30)))
+	g.Expect(Template{}.QuotaBackendBytes()).To(BeZero())
+}

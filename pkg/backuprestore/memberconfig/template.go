@@ -49,6 +49,22 @@ func ParseTemplate(data []byte) (Template, error) {
 // DataDir is the template's data-dir.
 func (t Template) DataDir() string { return t.str(etcdpod.KeyDataDir) }
 
+// QuotaBackendBytes is the template's quota-backend-bytes, 0 when it has none (etcd then takes its default).
+func (t Template) QuotaBackendBytes() int64 {
+	switch v := t[keyQuotaBackendBytes].(type) {
+	case float64: // YAML numbers arrive through JSON
+		return int64(v)
+	case int64:
+		return v
+	case int:
+		return int64(v)
+	}
+	return 0
+}
+
+// keyQuotaBackendBytes is etcd's --quota-backend-bytes in the configuration file (etcdpod.ConfigTemplate).
+const keyQuotaBackendBytes = "quota-backend-bytes"
+
 func (t Template) str(key string) string {
 	s, _ := t[key].(string)
 	return s

@@ -23,7 +23,7 @@ const startRetryDelay = 5 * time.Second
 
 // backupLeader is the work only the backup leader does (upstream etcd-druid's DEP-01, "Work-flows only on the leading
 // member"), run for one leadership term at a time by the leader.Elector: the snapshotter (when a store
-// is configured), the removal of members beyond the cluster size and scheduled defragmentation. The
+// is configured), the removal of members beyond the cluster size and defragmentation (defrag.Keep). The
 // snapshotter of the current term is published for the HTTP API (see snapshots.go).
 type backupLeader struct {
 	opts      *Options
@@ -38,7 +38,7 @@ type backupLeader struct {
 	store   snapstore.SnapStore
 	leases  snapshotter.LeaseUpdater
 	metrics *snapshotter.Metrics
-	// defragMetrics time each member's scheduled defragmentation.
+	// defragMetrics count defragmentations and NOSPACE recoveries.
 	defragMetrics *defrag.Metrics
 	// memberMetrics time the removals of members beyond the cluster size.
 	memberMetrics *member.Metrics
@@ -57,13 +57,16 @@ type backupLeader struct {
 func (b *backupLeader) lead(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { b.cleanupMembers(ctx) })
-	if b.opts.DefragmentationSchedule != "" {
-		wg.Go(func() {
-			_ = defrag.Schedule(ctx, b.opts.DefragmentationSchedule, defrag.Options{
-				Client: b.cli, ClientTLS: b.clientTLS, Timeout: b.opts.DefragTimeout,
-				AfterDefrag: b.fullSnapshotAfterDefrag, Metrics: b.defragMetrics, Log: b.log.WithName("defrag"),
-			})
-		})
+	if keep := b.opts.keepOptions(); keep.Schedule != "" || keep.CheckPeriod > 0 {
+		keep.Defrag = defrag.Options{
+			Client: b.cli, ClientTLS: b.clientTLS, Timeout: b.opts.DefragTimeout,
+			AfterDefrag: b.fullSnapshotAfterDefrag, Metrics: b.defragMetrics, Log: b.log,
+		}
+		keep.CompactRevision = b.compactableRevision
+		if t, err := memberconfig.LoadTemplate(b.templatePath); err == nil {
+			keep.Defrag.FallbackQuota = t.QuotaBackendBytes()
+		}
+		wg.Go(func() { _ = defrag.Keep(ctx, keep) })
 	}
 	if b.store != nil {
 		wg.Go(func() { b.runSnapshotter(ctx) })
@@ -163,6 +166,19 @@ func (b *backupLeader) fullSnapshotAfterDefrag(ctx context.Context) error {
 	defer cancel()
 	_, err := s.TakeFull(ctx, false)
 	return err
+}
+
+// compactableRevision bounds the NOSPACE recovery's compaction to the revision the delta watch has
+// delivered: every event up to it is in a delta in the store or buffered for the next one, so the
+// history etcd drops is history the backup already has. Without a running snapshotter (no store, or it
+// is still starting) the current revision goes: a snapshotter that then starts from a compacted revision
+// takes a full snapshot, which holds every key's latest value, and a write-refusing cluster is not kept
+// waiting for the store.
+func (b *backupLeader) compactableRevision(current int64) int64 {
+	if s := b.snapshotter(); s != nil {
+		return min(current, s.WatchedRevision())
+	}
+	return current
 }
 
 // cleanupMembers removes members beyond the template's cluster size (a scale-in) for the term. The size is

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/defrag"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/imagecaps"
@@ -109,6 +110,9 @@ func TestAcceptsTheArgumentsDruidGenerates(t *testing.T) {
 			g.Expect(o.GarbageCollectionPeriod).To(Equal(12 * time.Hour))
 			g.Expect(o.Compression).To(Equal(snapshot.CompressionZlib))
 			g.Expect(o.DefragmentationSchedule).To(Equal("0 3 * * *"))
+			g.Expect(o.keepOptions()).To(Equal(defrag.KeepOptions{Schedule: "0 3 * * *", CheckPeriod: 30 * time.Second,
+				Thresholds: defrag.Thresholds{Fragmentation: 0.5, MinReclaimable: 32 << 20, Quota: 0.8}}),
+				"druid renders no defragmentation check flags: NOSPACE recovery and the thresholds are on by default")
 		}},
 		"Local store, single member, custom ports": {etcdSpec(func(e *druidv1alpha1.Etcd) {
 			e.Spec.Replicas = 1
@@ -140,4 +144,19 @@ func TestRejectsInconsistentFlags(t *testing.T) {
 	g.Expect(err).To(MatchError(And(ContainSubstring("--server-key"), ContainSubstring("Forever"), ContainSubstring("--schedule"))))
 	_, err = parse(t, []string{"server", "--no-such-flag"})
 	g.Expect(err).To(HaveOccurred())
+}
+
+// The defragmentation checks take a period and two shares of [0, 1), 0 switching each off; other values
+// are refused naming the flag.
+func TestDefragmentationCheckFlags(t *testing.T) {
+	g := NewWithT(t)
+	o, err := parse(t, []string{"server", "--defragmentation-check-period=0", "--defragmentation-fragmentation-threshold=0",
+		"--defragmentation-quota-threshold=0.7"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(o.keepOptions()).To(Equal(defrag.KeepOptions{Thresholds: defrag.Thresholds{MinReclaimable: 32 << 20, Quota: 0.7}}))
+
+	_, err = parse(t, []string{"server", "--defragmentation-check-period=-1s", "--defragmentation-fragmentation-threshold=1",
+		"--defragmentation-quota-threshold=-0.1"})
+	g.Expect(err).To(MatchError(And(ContainSubstring("--defragmentation-check-period"),
+		ContainSubstring("--defragmentation-fragmentation-threshold 1"), ContainSubstring("--defragmentation-quota-threshold -0.1"))))
 }

@@ -76,6 +76,11 @@ type Options struct {
 	// Work of the backup leader besides snapshots.
 	DefragmentationSchedule string
 	DefragTimeout           time.Duration
+	// DefragmentationCheckPeriod is how often the backup leader checks for a NOSPACE alarm (and recovers
+	// from it) and for a member over a defragmentation threshold (0: never; the schedule only).
+	DefragmentationCheckPeriod time.Duration
+	// DefragmentationThresholds start a defragmentation at a check (see defrag.Thresholds; 0: off).
+	FragmentationThreshold, QuotaThreshold float64
 	// ReelectionPeriod is how often the sidecar asks its member whether it is the raft leader.
 	ReelectionPeriod time.Duration
 	// LeaderElectionTimeout bounds one of those requests (--etcd-connection-timeout-leader-election); 0
@@ -109,21 +114,24 @@ func (o *Options) IgnoredFlags() []ignoredflags.Flag { return o.ignored.Given() 
 // DefaultOptions are the values used for flags druid does not pass.
 func DefaultOptions() Options {
 	return Options{
-		DataDir:                  etcdpod.DataDir,
-		Endpoints:                []string{fmt.Sprintf("http://127.0.0.1:%d", etcdpod.DefaultClientPort)},
-		InsecureTransport:        true,
-		ServerPort:               int(etcdpod.DefaultBackupPort),
-		EtcdWrapperPort:          int(etcdpod.DefaultWrapperPort),
-		HeartbeatDuration:        30 * time.Second,
-		Schedule:                 "0 */1 * * *",
-		DeltaSnapshotPeriod:      20 * time.Second,
-		DeltaSnapshotMemoryLimit: 100 << 20,
-		GarbageCollectionPolicy:  "Exponential",
-		MaxBackups:               7,
-		GarbageCollectionPeriod:  time.Minute,
-		SnapshotTimeout:          15 * time.Minute,
-		DefragTimeout:            defrag.DefaultTimeout,
-		ReelectionPeriod:         leader.DefaultReelectionPeriod,
+		DataDir:                    etcdpod.DataDir,
+		Endpoints:                  []string{fmt.Sprintf("http://127.0.0.1:%d", etcdpod.DefaultClientPort)},
+		InsecureTransport:          true,
+		ServerPort:                 int(etcdpod.DefaultBackupPort),
+		EtcdWrapperPort:            int(etcdpod.DefaultWrapperPort),
+		HeartbeatDuration:          30 * time.Second,
+		Schedule:                   "0 */1 * * *",
+		DeltaSnapshotPeriod:        20 * time.Second,
+		DeltaSnapshotMemoryLimit:   100 << 20,
+		GarbageCollectionPolicy:    "Exponential",
+		MaxBackups:                 7,
+		GarbageCollectionPeriod:    time.Minute,
+		SnapshotTimeout:            15 * time.Minute,
+		DefragTimeout:              defrag.DefaultTimeout,
+		DefragmentationCheckPeriod: defrag.DefaultCheckPeriod,
+		FragmentationThreshold:     defrag.DefaultFragmentationThreshold,
+		QuotaThreshold:             defrag.DefaultQuotaThreshold,
+		ReelectionPeriod:           leader.DefaultReelectionPeriod,
 	}
 }
 
@@ -165,11 +173,25 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) *boundFlags { //nolint:revive // t
 	fs.DurationVar(&o.LeaderElectionTimeout, podwire.FlagEtcdConnectionTimeoutLeaderElection, o.LeaderElectionTimeout,
 		"timeout of one request to etcd that determines the backup leader (0: the reelection period)")
 	fs.StringVar(&o.DefragmentationSchedule, podwire.FlagDefragmentationSchedule, o.DefragmentationSchedule, "cron schedule of defragmentation")
+	// Not rendered by druid (the defaults fit every Etcd), hence spelled here.
+	fs.DurationVar(&o.DefragmentationCheckPeriod, flagDefragmentationCheckPeriod, o.DefragmentationCheckPeriod,
+		"how often the backup leader checks for a NOSPACE alarm (recovering from it) and for a member over a defragmentation threshold (0: never)")
+	fs.Float64Var(&o.FragmentationThreshold, flagFragmentationThreshold, o.FragmentationThreshold,
+		"defragment when this share of a member's database file is free pages, (dbSize - dbSizeInUse) / dbSize, and at least 32 MiB come back (0: off)")
+	fs.Float64Var(&o.QuotaThreshold, flagQuotaThreshold, o.QuotaThreshold,
+		"defragment when a member's database file exceeds this share of its quota and the data in use fits below it (0: off)")
 
 	fs.IntVar(&o.EtcdWrapperPort, podwire.FlagEtcdWrapperPort, o.EtcdWrapperPort, "port of the etcd wrapper on the host of --endpoints (GET /phase, POST /stop)")
 	o.ignored = addIgnoredFlags(fs)
 	return &boundFlags{store: storeflags.Bind(fs, &o.Store, "", ""), compression: storeflags.BindCompression(fs)}
 }
+
+// Flags of the defragmentation checks; druid does not render them.
+const (
+	flagDefragmentationCheckPeriod = "defragmentation-check-period"
+	flagFragmentationThreshold     = "defragmentation-fragmentation-threshold"
+	flagQuotaThreshold             = "defragmentation-quota-threshold"
+)
 
 // boundFlags are the flags shared with the other etcdbrctl commands (package storeflags); they resolve
 // into Options only after parsing, because the store's credentials come from the environment.
@@ -205,6 +227,16 @@ func (o *Options) snapshotterConfig() snapshotter.Config {
 		Compression:              o.Compression,
 
 		DeltaSnapshotRetentionPeriod: o.DeltaSnapshotRetentionPeriod,
+	}
+}
+
+// keepOptions configure the backup leader's defragmentation (defrag.Keep) from the flags.
+func (o *Options) keepOptions() defrag.KeepOptions {
+	return defrag.KeepOptions{
+		Schedule:    o.DefragmentationSchedule,
+		CheckPeriod: o.DefragmentationCheckPeriod,
+		Thresholds: defrag.Thresholds{Fragmentation: o.FragmentationThreshold, MinReclaimable: defrag.DefaultMinReclaimable,
+			Quota: o.QuotaThreshold},
 	}
 }
 
@@ -245,6 +277,17 @@ func (o *Options) Validate() error {
 	}
 	if o.SnapshotTimeout <= 0 || o.DefragTimeout <= 0 || o.ReelectionPeriod <= 0 {
 		errs = append(errs, errors.New("--etcd-snapshot-timeout, --etcd-defrag-timeout and --reelection-period must be positive"))
+	}
+	if o.DefragmentationCheckPeriod < 0 {
+		errs = append(errs, fmt.Errorf("--%s must not be negative", flagDefragmentationCheckPeriod))
+	}
+	for _, share := range []struct {
+		flag  string
+		value float64
+	}{{flagFragmentationThreshold, o.FragmentationThreshold}, {flagQuotaThreshold, o.QuotaThreshold}} {
+		if share.value < 0 || share.value >= 1 {
+			errs = append(errs, fmt.Errorf("--%s %v must be a share in [0, 1) (0: off)", share.flag, share.value))
+		}
 	}
 	if o.DefragmentationSchedule != "" {
 		if _, err := cron.ParseStandard(o.DefragmentationSchedule); err != nil {

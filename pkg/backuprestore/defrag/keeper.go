@@ -1,0 +1,215 @@
+package defrag
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/robfig/cron/v3"
+)
+
+// Defaults of KeepOptions.
+const (
+	// DefaultSchedule is the upstream sidecar's default --defragmentation-schedule.
+	DefaultSchedule = "0 0 */3 * *"
+	// DefaultCheckPeriod is how often the alarms and the database sizes are checked: while NOSPACE is
+	// active the cluster refuses every write, so the recovery should not wait long to start.
+	DefaultCheckPeriod = 30 * time.Second
+	// DefaultRecoveryBackoff and DefaultMaxRecoveryBackoff pace NOSPACE recoveries that failed or ended
+	// over the quota: each failure doubles the wait up to the maximum.
+	DefaultRecoveryBackoff    = time.Minute
+	DefaultMaxRecoveryBackoff = 30 * time.Minute
+)
+
+// KeepOptions configure Keep.
+type KeepOptions struct {
+	// Defrag configures every defragmentation run (Needs is set per run).
+	Defrag Options
+	// Schedule is the cron schedule (5 fields) of defragmentations of every member; "" means none.
+	Schedule string
+	// CheckPeriod is how often NOSPACE alarms and the Thresholds are checked; 0 means no checks (the
+	// schedule only), which also leaves NOSPACE to the operator.
+	CheckPeriod time.Duration
+	Thresholds  Thresholds
+	// CompactRevision bounds the NOSPACE recovery's compaction: given the cluster's revision, it returns
+	// the newest revision whose history may go (see the package documentation); nil: the current one.
+	CompactRevision func(current int64) int64
+	// RecoveryBackoff and MaxRecoveryBackoff pace failed recoveries; 0 means the defaults.
+	RecoveryBackoff, MaxRecoveryBackoff time.Duration
+}
+
+// keeper runs the work of Keep from one goroutine, so that no two defragmentations overlap.
+type keeper struct {
+	opts    KeepOptions
+	metrics *Metrics
+	log     logr.Logger
+
+	// backoff is the wait after the last failed recovery (0: the last one succeeded or none ran);
+	// retryAt is when the next may start, and failedAt what the cluster looked like then: a recovery
+	// starts before retryAt when the revision or a quota changed since (data deleted, quota raised).
+	backoff  time.Duration
+	retryAt  time.Time
+	failedAt recoveryInput
+}
+
+// recoveryInput is what decides whether a recovery that failed could end differently now.
+type recoveryInput struct {
+	revision int64
+	quotas   []int64
+}
+
+func (in recoveryInput) equal(o recoveryInput) bool {
+	return in.revision == o.revision && slices.Equal(in.quotas, o.quotas)
+}
+
+func inputOf(c cluster) recoveryInput {
+	in := recoveryInput{revision: c.revision}
+	for _, s := range c.spaces() {
+		in.quotas = append(in.quotas, s.Quota)
+	}
+	return in
+}
+
+// Keep keeps the members' databases small until ctx ends (the end of the backup leader's term): it
+// defragments every member on the schedule, defragments when a check finds a member over a threshold,
+// and recovers from NOSPACE. Runs never overlap; one that finds the cluster unhealthy waits for the next
+// scheduled time or check.
+func Keep(ctx context.Context, opts KeepOptions) error {
+	k, err := newKeeper(opts)
+	if err != nil {
+		return err
+	}
+	scheduled := make(chan struct{}, 1)
+	var c *cron.Cron
+	if opts.Schedule != "" {
+		sched, err := cron.ParseStandard(opts.Schedule)
+		if err != nil {
+			return fmt.Errorf("defragmentation schedule %q: %w", opts.Schedule, err)
+		}
+		c = cron.New()
+		c.Schedule(sched, cron.FuncJob(func() {
+			select {
+			case scheduled <- struct{}{}:
+			default: // one is pending already
+			}
+		}))
+		c.Start()
+		defer func() { <-c.Stop().Done() }()
+	}
+	var tick <-chan time.Time
+	if opts.CheckPeriod > 0 {
+		t := time.NewTicker(opts.CheckPeriod)
+		defer t.Stop()
+		tick = t.C
+		// At once: a new backup leader may take over a recovery the previous one left midway.
+		k.check(ctx, time.Now(), false)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-scheduled:
+			k.check(ctx, time.Now(), true)
+		case <-tick:
+			k.check(ctx, time.Now(), false)
+		}
+	}
+}
+
+func newKeeper(opts KeepOptions) (*keeper, error) {
+	if opts.Schedule != "" {
+		if _, err := cron.ParseStandard(opts.Schedule); err != nil {
+			return nil, fmt.Errorf("defragmentation schedule %q: %w", opts.Schedule, err)
+		}
+	}
+	if opts.RecoveryBackoff <= 0 {
+		opts.RecoveryBackoff = DefaultRecoveryBackoff
+	}
+	if opts.MaxRecoveryBackoff <= 0 {
+		opts.MaxRecoveryBackoff = DefaultMaxRecoveryBackoff
+	}
+	if opts.Defrag.Timeout <= 0 {
+		opts.Defrag.Timeout = DefaultTimeout
+	}
+	return &keeper{opts: opts, metrics: opts.Defrag.Metrics, log: opts.Defrag.Log.WithName("defrag")}, nil
+}
+
+func (k *keeper) requestTimeout() time.Duration {
+	if k.opts.Defrag.RequestTimeout > 0 {
+		return k.opts.Defrag.RequestTimeout
+	}
+	return 10 * time.Second
+}
+
+// check does what the cluster needs now: the NOSPACE recovery while the alarm is active (also at a
+// scheduled time: it defragments, and more), else a scheduled run or one a threshold asks for.
+func (k *keeper) check(ctx context.Context, now time.Time, scheduled bool) {
+	sctx, cancel := context.WithTimeout(ctx, k.requestTimeout())
+	c, err := survey(sctx, k.opts.Defrag.Client, k.opts.Defrag.FallbackQuota)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil {
+			k.log.Info("Checking the database sizes failed, trying again later", "error", err.Error())
+		}
+		return
+	}
+	if len(c.noSpace()) > 0 {
+		k.recoverIfDue(ctx, now, c)
+		return
+	}
+	k.recovered()
+	trigger, dopts := TriggerSchedule, k.opts.Defrag
+	if !scheduled {
+		if trigger = k.opts.Thresholds.trigger(c.spaces()); trigger == "" {
+			return
+		}
+		dopts.Needs = k.opts.Thresholds.needs
+		k.log.Info("Defragmenting the members over a threshold", "trigger", trigger, "spaces", c.spaces())
+	}
+	res, err := Run(ctx, dopts)
+	if err != nil {
+		if ctx.Err() == nil {
+			k.log.Error(err, "Defragmentation did not complete", "trigger", trigger)
+		}
+		return
+	}
+	if len(res.Members) > 0 {
+		k.metrics.ran(trigger)
+	}
+}
+
+// recoverIfDue runs the NOSPACE recovery unless it is backing off after a failure and nothing changed.
+func (k *keeper) recoverIfDue(ctx context.Context, now time.Time, c cluster) {
+	in := inputOf(c)
+	if k.backoff > 0 && now.Before(k.retryAt) && in.equal(k.failedAt) {
+		return
+	}
+	k.log.Info("NOSPACE alarm active: compacting, defragmenting and disarming", "alarms", len(c.noSpace()), "revision", c.revision, "spaces", c.spaces())
+	err := k.recoverNoSpace(ctx, c)
+	if ctx.Err() != nil {
+		return // the term ended; the next backup leader starts over
+	}
+	if err == nil {
+		k.recovered()
+		k.log.Info("NOSPACE recovery completed: writes are accepted again")
+		return
+	}
+	k.backoff = min(max(2*k.backoff, k.opts.RecoveryBackoff), k.opts.MaxRecoveryBackoff)
+	k.retryAt, k.failedAt = now.Add(k.backoff), in
+	if errors.Is(err, ErrOverQuota) {
+		k.metrics.setOverQuota(true)
+		k.log.Error(err, "NOSPACE recovery cannot disarm the alarm: the cluster refuses writes until data is deleted or the quota (spec.etcd.quota) is raised",
+			"nextAttemptAfter", k.backoff)
+		return
+	}
+	k.log.Error(err, "NOSPACE recovery did not complete", "nextAttemptAfter", k.backoff)
+}
+
+// recovered clears the state of failed recoveries.
+func (k *keeper) recovered() {
+	k.backoff, k.retryAt, k.failedAt = 0, time.Time{}, recoveryInput{}
+	k.metrics.setOverQuota(false)
+}
