@@ -50,7 +50,7 @@ func (e *etcd) deploy(ctx context.Context) error {
 	}
 	p.store = store
 	if p.peerTLS {
-		p.peerTLSChecksum = peerTLSChecksum(p.tls, secrets)
+		p.peerTLSChecksum = e.peerTLSChecksum(p.tls, secrets)
 	}
 	if p.defragmentation, p.fullSnapshot, err = e.schedules(existing); err != nil {
 		return err
@@ -183,7 +183,7 @@ func (e *etcd) scale(ctx context.Context, replicas int32) error {
 		if err != nil {
 			return err
 		}
-		e.setPeerTLS(desired, true, refs, peerTLSChecksum(refs, secrets))
+		e.setPeerTLS(desired, true, refs, e.peerTLSChecksum(refs, secrets))
 	}
 	if err := e.write(ctx, existing, desired); err != nil {
 		return err
