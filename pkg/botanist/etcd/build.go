@@ -145,6 +145,8 @@ type plan struct {
 	fullSnapshot    string
 	// peerTLSChecksum is the value of PeerTLSChecksumAnnotation; empty leaves the annotation as it is.
 	peerTLSChecksum string
+	// trafficDistribution of the client Service (routing.go); nil removes it.
+	trafficDistribution *string
 	// tls are the secrets the TLS source returned (tls_source.go).
 	tls TLSSecretRefs
 }
@@ -212,6 +214,9 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 	if existing == nil {
 		spec.StorageClass = e.values.StorageClass
 		spec.VolumeClaimTemplate = ptr.To(e.claimTemplateName())
+		if e.values.MemberNamePrefix != "" {
+			spec.MemberNamePrefix = ptr.To(e.values.MemberNamePrefix)
+		}
 	}
 	spec.StorageCapacity = e.storageCapacity(existing)
 	spec.Common = druidv1alpha1.SharedConfig{AutoCompactionMode: &autoCompactionModePeriodic, AutoCompactionRetention: &autoCompactionRetention}
@@ -230,6 +235,7 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 		spec.Etcd.ClientService.Annotations = map[string]string{}
 	}
 	maps.Copy(spec.Etcd.ClientService.Annotations, clientServiceAnnotations)
+	spec.Etcd.ClientService.TrafficDistribution = p.trafficDistribution
 	// Written on every Deploy, as Gardener does: the class (and the floor) decide, not what an earlier
 	// writer left.
 	spec.Etcd.Resources = &corev1.ResourceRequirements{Requests: e.etcdRequests()}

@@ -33,6 +33,9 @@ func (e *etcd) deploy(ctx context.Context) error {
 		return err
 	}
 	p := plan{replicas: e.desiredReplicas(existing)}
+	if p.trafficDistribution, err = e.values.trafficDistribution(); err != nil {
+		return err
+	}
 	p.peerTLS = needsPeerTLS(existing, e.values.HighAvailability, p.replicas)
 	if p.tls, err = e.tlsSecretRefs(ctx, p.peerTLS); err != nil {
 		return err

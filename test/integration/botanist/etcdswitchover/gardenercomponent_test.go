@@ -124,3 +124,70 @@ func TestSecretsManagerSourceKeepsAnExistingPeerTLSChecksum(t *testing.T) {
 
 	g.Expect(getEtcd(g, namespace, etcd.RoleMain).Spec.Annotations).To(HaveKeyWithValue(etcd.PeerTLSChecksumAnnotation, "written-before"))
 }
+
+// For the inputs gardenlet's botanist passes, a new Etcd of the project's component carries the client
+// Service's trafficDistribution and the member name prefix that Gardener's component gives a new one:
+// PreferClose with topology-aware routing before Kubernetes 1.34, PreferSameZone from 1.34 on (pre-releases
+// included), none without it; the prefix (the seed's name) as given.
+func TestNewEtcdRoutesAndNamesMembersAsGardenersComponent(t *testing.T) {
+	for name, in := range map[string]struct {
+		topologyAwareRouting bool
+		version              string
+		memberNamePrefix     string
+	}{
+		"topology-aware routing, Kubernetes 1.33":             {topologyAwareRouting: true, version: "1.33.4"},
+		"topology-aware routing, Kubernetes 1.34":             {topologyAwareRouting: true, version: "1.34.0"},
+		"topology-aware routing, Kubernetes 1.34 pre-release": {topologyAwareRouting: true, version: "1.34.0-rc.1"},
+		"no topology-aware routing, a member name prefix":     {version: "1.35.1", memberNamePrefix: "aws-eu1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			version := semver.MustParse(in.version)
+			gardeners := env.CreateNamespace(t)
+			gardenersComponentDeploy(t, gardeners, gardeneretcd.Values{Role: etcd.RoleMain, Replicas: ptr.To[int32](1),
+				TopologyAwareRoutingEnabled: in.topologyAwareRouting, RuntimeKubernetesVersion: version, MemberNamePrefix: in.memberNamePrefix})
+			ours := env.CreateNamespace(t)
+			ourDeploy(t, ours, etcd.Values{Role: etcd.RoleMain, Replicas: ptr.To[int32](1),
+				TopologyAwareRoutingEnabled: in.topologyAwareRouting, RuntimeKubernetesVersion: version, MemberNamePrefix: in.memberNamePrefix})
+
+			want, got := getEtcd(g, gardeners, etcd.RoleMain), getEtcd(g, ours, etcd.RoleMain)
+			g.Expect(got.Spec.Etcd.ClientService.TrafficDistribution).To(Equal(want.Spec.Etcd.ClientService.TrafficDistribution))
+			g.Expect(got.Spec.MemberNamePrefix).To(Equal(want.Spec.MemberNamePrefix))
+			if in.topologyAwareRouting {
+				g.Expect(got.Spec.Etcd.ClientService.TrafficDistribution).NotTo(BeNil())
+			}
+			if in.memberNamePrefix != "" {
+				g.Expect(got.Spec.MemberNamePrefix).To(HaveValue(Equal(in.memberNamePrefix)))
+			}
+		})
+	}
+}
+
+// Over an Etcd Gardener's component wrote, the member name prefix stays what the Etcd was created with
+// (spec.memberNamePrefix is immutable: the members' names are in the cluster's membership), whatever the
+// Values say, and trafficDistribution follows the Values on every Deploy, as with Gardener's component
+// (a shoot that is no longer multi-zonal loses it).
+func TestDeployOverGardenersEtcdKeepsTheMemberNamePrefixAndFollowsTopologyAwareRouting(t *testing.T) {
+	version := semver.MustParse("1.34.2")
+	for name, in := range map[string]struct{ existing, asked string }{
+		"created without, asked for one":      {asked: "aws-eu1"},
+		"created with one, asked for another": {existing: "aws-eu1", asked: "aws-eu2"},
+		"created with one, asked for none":    {existing: "aws-eu1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			namespace := env.CreateNamespace(t)
+			gardenersComponentDeploy(t, namespace, gardeneretcd.Values{Role: etcd.RoleMain, Replicas: ptr.To[int32](1),
+				TopologyAwareRoutingEnabled: true, RuntimeKubernetesVersion: version, MemberNamePrefix: in.existing})
+			before := getEtcd(g, namespace, etcd.RoleMain)
+			g.Expect(before.Spec.Etcd.ClientService.TrafficDistribution).To(HaveValue(Equal("PreferSameZone")))
+
+			ourDeploy(t, namespace, etcd.Values{Role: etcd.RoleMain, Replicas: ptr.To[int32](1),
+				RuntimeKubernetesVersion: version, MemberNamePrefix: in.asked})
+
+			after := getEtcd(g, namespace, etcd.RoleMain)
+			g.Expect(after.Spec.MemberNamePrefix).To(Equal(before.Spec.MemberNamePrefix))
+			g.Expect(after.Spec.Etcd.ClientService.TrafficDistribution).To(BeNil())
+		})
+	}
+}
