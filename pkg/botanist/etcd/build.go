@@ -23,7 +23,8 @@ const (
 
 	// PeerTLSChecksumAnnotation is a pod annotation (spec.annotations) with a hash of the peer CA bundle and
 	// the peer certificate. Members read both only at start, so a changed bundle or certificate must roll the
-	// pods; a changed pod annotation is what makes druid roll them.
+	// pods; a changed pod annotation is what makes druid roll them. It is written only for TLS sources that
+	// keep their secret names when the content changes (see ContentNamedTLS).
 	PeerTLSChecksumAnnotation = "checksum/etcd-peer-tls"
 
 	labelGardenerRole     = "gardener.cloud/role"
@@ -142,7 +143,10 @@ type plan struct {
 	store           *druidv1alpha1.StoreSpec
 	defragmentation string
 	fullSnapshot    string
+	// peerTLSChecksum is the value of PeerTLSChecksumAnnotation; empty leaves the annotation as it is.
 	peerTLSChecksum string
+	// trafficDistribution of the client Service (routing.go); nil removes it.
+	trafficDistribution *string
 	// tls are the secrets the TLS source returned (tls_source.go).
 	tls TLSSecretRefs
 }
@@ -210,6 +214,9 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 	if existing == nil {
 		spec.StorageClass = e.values.StorageClass
 		spec.VolumeClaimTemplate = ptr.To(e.claimTemplateName())
+		if e.values.MemberNamePrefix != "" {
+			spec.MemberNamePrefix = ptr.To(e.values.MemberNamePrefix)
+		}
 	}
 	spec.StorageCapacity = e.storageCapacity(existing)
 	spec.Common = druidv1alpha1.SharedConfig{AutoCompactionMode: &autoCompactionModePeriodic, AutoCompactionRetention: &autoCompactionRetention}
@@ -228,6 +235,7 @@ func (e *etcd) build(existing *druidv1alpha1.Etcd, p plan) *druidv1alpha1.Etcd {
 		spec.Etcd.ClientService.Annotations = map[string]string{}
 	}
 	maps.Copy(spec.Etcd.ClientService.Annotations, clientServiceAnnotations)
+	spec.Etcd.ClientService.TrafficDistribution = p.trafficDistribution
 	// Written on every Deploy, as Gardener does: the class (and the floor) decide, not what an earlier
 	// writer left.
 	spec.Etcd.Resources = &corev1.ResourceRequirements{Requests: e.etcdRequests()}
@@ -271,7 +279,8 @@ func snapshotCompaction(existing *druidv1alpha1.SnapshotCompactionSpec) *druidv1
 }
 
 // setPeerTLS configures peer TLS with the TLS source's peer secrets (or leaves it off), the pod annotation
-// that rolls the members when the peer bundle or certificate changes, and the pod labels that let the
+// that rolls the members when the peer bundle or certificate changes (an empty checksum leaves it as obj has
+// it), and the pod labels that let the
 // members reach each other (Gardener writes them with high availability; here they go with peer TLS, which
 // also covers a cluster scaled out without it).
 func (e *etcd) setPeerTLS(obj *druidv1alpha1.Etcd, peerTLS bool, refs TLSSecretRefs, checksum string) {
@@ -283,10 +292,12 @@ func (e *etcd) setPeerTLS(obj *druidv1alpha1.Etcd, peerTLS bool, refs TLSSecretR
 		TLSCASecretRef:     druidv1alpha1.SecretReference{SecretReference: corev1.SecretReference{Name: refs.PeerCA.Name, Namespace: e.namespace}, DataKey: ptr.To(refs.PeerCA.DataKey)},
 		ServerTLSSecretRef: corev1.SecretReference{Name: refs.PeerServer, Namespace: e.namespace},
 	}}
-	if obj.Spec.Annotations == nil {
-		obj.Spec.Annotations = map[string]string{}
+	if checksum != "" {
+		if obj.Spec.Annotations == nil {
+			obj.Spec.Annotations = map[string]string{}
+		}
+		obj.Spec.Annotations[PeerTLSChecksumAnnotation] = checksum
 	}
-	obj.Spec.Annotations[PeerTLSChecksumAnnotation] = checksum
 	if obj.Spec.Labels == nil {
 		obj.Spec.Labels = map[string]string{}
 	}

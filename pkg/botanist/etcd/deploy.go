@@ -33,6 +33,9 @@ func (e *etcd) deploy(ctx context.Context) error {
 		return err
 	}
 	p := plan{replicas: e.desiredReplicas(existing)}
+	if p.trafficDistribution, err = e.values.trafficDistribution(); err != nil {
+		return err
+	}
 	p.peerTLS = needsPeerTLS(existing, e.values.HighAvailability, p.replicas)
 	if p.tls, err = e.tlsSecretRefs(ctx, p.peerTLS); err != nil {
 		return err
@@ -53,7 +56,7 @@ func (e *etcd) deploy(ctx context.Context) error {
 	}
 	p.store = store
 	if p.peerTLS {
-		p.peerTLSChecksum = peerTLSChecksum(p.tls, secrets)
+		p.peerTLSChecksum = e.peerTLSChecksum(p.tls, secrets)
 	}
 	if p.defragmentation, p.fullSnapshot, err = e.schedules(existing); err != nil {
 		return err
@@ -189,7 +192,7 @@ func (e *etcd) scale(ctx context.Context, replicas int32) error {
 		if err := e.checkPeerCertificateTrusted(ctx, existing, refs, secrets); err != nil {
 			return err
 		}
-		e.setPeerTLS(desired, true, refs, peerTLSChecksum(refs, secrets))
+		e.setPeerTLS(desired, true, refs, e.peerTLSChecksum(refs, secrets))
 	}
 	if err := e.write(ctx, existing, desired); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -132,6 +133,19 @@ type Values struct {
 	// BackupLeaderElection tunes how the sidecars of a backed-up etcd elect the one that takes snapshots
 	// (gardenlet's etcdConfig.backupLeaderElection); nil leaves druid's defaults.
 	BackupLeaderElection *druidv1alpha1.LeaderElectionSpec
+	// TopologyAwareRoutingEnabled has the client Service prefer members in the client's own zone
+	// (spec.etcd.clientService.trafficDistribution, routing.go); written or removed on every Deploy.
+	// gardenlet enables it when the seed's settings enable topology-aware routing and the shoot's control
+	// plane is multi-zonal.
+	TopologyAwareRoutingEnabled bool
+	// RuntimeKubernetesVersion is the seed's Kubernetes version; required with TopologyAwareRoutingEnabled,
+	// it names the traffic distribution (PreferSameZone from 1.34 on, PreferClose before).
+	RuntimeKubernetesVersion *semver.Version
+	// MemberNamePrefix prefixes the etcd member names of a new Etcd (spec.memberNamePrefix) so that members
+	// are told apart across a control-plane migration between seeds; gardenlet passes the seed's name when
+	// its etcdConfig enables the feature gate UpgradeEtcdVersion. An existing Etcd keeps what it was created
+	// with, none included: the field is immutable, and the names are in the cluster's membership.
+	MemberNamePrefix string
 
 	// --- TLS: which secrets the Etcd references and who writes them (tls_source.go) ---
 	// TLS supplies the CA bundles and certificates the Etcd references; Deploy only references what it
@@ -139,7 +153,8 @@ type Values struct {
 	// component's client and Clock), which writes ca-etcd, ca-etcd-peer, etcd-server-<role>, etcd-client and
 	// etcd-peer-server-<role> and never touches a secret it did not create. ExistingTLS references secrets
 	// someone else keeps under fixed names; gardenersecrets.New adapts gardenlet's secrets manager (its
-	// hashed names and CA bundles) for a shoot whose TLS gardenlet owns.
+	// hashed names and CA bundles) for a shoot whose TLS gardenlet owns. Only sources that keep their names
+	// when the content changes get PeerTLSChecksumAnnotation (ContentNamedTLS).
 	TLS TLSSource
 	// --- end of TLS ---
 

@@ -111,7 +111,7 @@ func (e *etcd) rolloutOwnersPeerCA(ctx context.Context, existing *druidv1alpha1.
 			return err
 		}
 		desired := existing.DeepCopy()
-		e.setPeerTLS(desired, true, refs, peerTLSChecksum(refs, secrets))
+		e.setPeerTLS(desired, true, refs, e.peerTLSChecksum(refs, secrets))
 		return e.write(ctx, existing, desired)
 	})
 	if err != nil {

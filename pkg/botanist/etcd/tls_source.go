@@ -27,6 +27,18 @@ type TLSSource interface {
 	TLSSecrets(ctx context.Context, req TLSRequest) (TLSSecretRefs, error)
 }
 
+// ContentNamedTLS is implemented by a TLSSource whose secret names change whenever their content does, as
+// the names of gardenlet's secrets manager carry a hash of it. A new peer CA bundle or peer certificate then
+// changes the references in the pod template and druid rolls the members anyway, so the component leaves
+// PeerTLSChecksumAnnotation as the Etcd has it: Gardener's etcd component never writes it, and adding,
+// updating or removing it would roll every member of an etcd it wrote once for nothing. A source without this
+// method keeps its names when the content changes (GeneratedTLS, ExistingTLS) and gets the annotation.
+type ContentNamedTLS interface {
+	TLSSource
+	// NamesFollowContent reports whether every name the source returns changes with the secret's content.
+	NamesFollowContent() bool
+}
+
 // TLSRequest is what an Etcd needs TLS secrets for.
 type TLSRequest struct {
 	// Namespace is the control-plane namespace of the Etcd; the secrets live there.
@@ -217,8 +229,13 @@ func clientTLS(namespace string, refs TLSSecretRefs) *druidv1alpha1.TLSConfig {
 	}
 }
 
-// peerTLSChecksum hashes what the members load from the peer secrets at start.
-func peerTLSChecksum(refs TLSSecretRefs, secrets map[string]*corev1.Secret) string {
+// peerTLSChecksum is the value of PeerTLSChecksumAnnotation: a hash of what the members load from the peer
+// secrets at start, or "" (the annotation is left as the Etcd has it) when the source's names follow their
+// content (ContentNamedTLS).
+func (e *etcd) peerTLSChecksum(refs TLSSecretRefs, secrets map[string]*corev1.Secret) string {
+	if source, ok := e.tlsSource().(ContentNamedTLS); ok && source.NamesFollowContent() {
+		return ""
+	}
 	h := sha256.New()
 	h.Write(secrets[refs.PeerCA.Name].Data[refs.PeerCA.DataKey])
 	h.Write(secrets[refs.PeerServer].Data[DataKeyCertificate])

@@ -29,7 +29,7 @@ type Source struct {
 	manager secretsmanager.Interface
 }
 
-var _ etcd.TLSSource = (*Source)(nil)
+var _ etcd.ContentNamedTLS = (*Source)(nil)
 
 // New returns the TLS source backed by a secrets manager of the control-plane namespace in which the etcd
 // CAs (v1beta1constants.SecretNameCAETCD and SecretNameCAETCDPeer) were generated already.
@@ -69,6 +69,12 @@ func (s *Source) TLSSecrets(ctx context.Context, req etcd.TLSRequest) (etcd.TLSS
 	refs.PeerServer = peer.Name
 	return refs, nil
 }
+
+// NamesFollowContent is true: the secrets manager names every secret and bundle with a hash of its config,
+// its signing CA and its last rotation, so a new peer CA bundle or a re-issued or renewed peer certificate
+// comes under a new name, and the Etcd's new references roll the members (as with Gardener's etcd component,
+// which writes no checksum annotation).
+func (s *Source) NamesFollowContent() bool { return true }
 
 // PeerDNSNames are the SANs Gardener's etcd component gives the peer certificate of the Etcd called name:
 // the peer service and its members' wildcard, in every form a pod may resolve them. They are part of the

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Masterminds/semver/v3"
 	. "github.com/onsi/gomega"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -30,7 +31,8 @@ type written struct {
 }
 
 // The Etcd and VPA Deploy writes for the inputs of Gardener's own component tests (etcd-main, important,
-// with backup; etcd-events, normal; etcd-main highly available with three members), pinned so that any
+// with backup; etcd-events, normal; etcd-main highly available with three members, topology-aware routing
+// and a member name prefix), pinned so that any
 // drift from what gardenlet writes shows up as a diff of testdata/golden-*.yaml. The namespace, the
 // BackupEntry, the bucket and the peer TLS checksum vary per run and are replaced by placeholders.
 // Rewrite with: go test ./test/integration/botanist/etcd/ -run TestGolden -update-golden
@@ -47,9 +49,13 @@ func TestGoldenEtcdAndVPAForGardenersInputs(t *testing.T) {
 			v.Replicas = ptr.To[int32](1)
 			return v
 		},
+		// A multi-zonal HA control plane on a seed with topology-aware routing, gardenlet with the
+		// UpgradeEtcdVersion feature gate (the seed's name prefixes the member names).
 		"main-ha-3-replicas": func(s shoot) etcd.Values {
 			v := s.mainValues()
 			v.Replicas, v.HighAvailability, v.Purpose = ptr.To[int32](3), true, etcd.PurposeProduction
+			v.TopologyAwareRoutingEnabled, v.RuntimeKubernetesVersion = true, semver.MustParse("1.34.1")
+			v.MemberNamePrefix = "aws-eu1"
 			return v
 		},
 	}
