@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"testing"
-	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -36,10 +35,6 @@ var (
 	// localRoot is the default directory of local buckets for the whole suite.
 	localRoot string
 )
-
-// namespaceRetryInterval is long on purpose: a test that waits for a namespace passes only if the namespace
-// watch, not the periodic retry, triggers the reconcile.
-const namespaceRetryInterval = time.Hour
 
 // bypassWebhookLabel keeps an object away from the validating webhook in this suite only (the suite's copy
 // of the webhook configuration excludes it by object selector). It stands for an object stored before the
@@ -110,7 +105,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := backupentry.AddToManager(mgr, backupentry.Options{Options: controller.Options{LocalRoot: localRoot}, NamespaceRetryInterval: namespaceRetryInterval}); err != nil {
+	if err := backupentry.AddToManager(mgr, backupentry.Options{Options: controller.Options{LocalRoot: localRoot}}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -8,30 +8,16 @@
 package backupentry
 
 import (
-	"time"
-
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller"
 )
 
 // ControllerName names the controller in logs, metrics and events.
 const ControllerName = "backupentry"
 
-// DefaultNamespaceRetryInterval is how long the controller waits before it looks again for a shoot namespace
-// that is missing or being deleted. Creation of the namespace triggers a reconcile on its own, so this is
-// only the safety net.
-const DefaultNamespaceRetryInterval = 30 * time.Second
-
 // Options configure the controller.
 type Options struct {
 	// Options are the settings every extension controller has (providers, parallelism).
 	controller.Options
-	// NamespaceRetryInterval is DefaultNamespaceRetryInterval when zero.
-	NamespaceRetryInterval time.Duration
 }
 
-func (o Options) withDefaults() Options {
-	if o.NamespaceRetryInterval == 0 {
-		o.NamespaceRetryInterval = DefaultNamespaceRetryInterval
-	}
-	return o
-}
+
