@@ -36,6 +36,10 @@ var (
 	localRoot string
 )
 
+// allowedGeneratedSecretNamespace is a namespace the suite allows a BackupBucket's annotation to name for its
+// generated secret, besides garden.
+const allowedGeneratedSecretNamespace = "backup-secrets"
+
 // bypassWebhookLabel keeps an object away from the validating webhook in this suite only (the suite's copy
 // of the webhook configuration excludes it by object selector). It stands for an object stored before the
 // webhook existed or admitted while it was bypassed, so tests can show that the controllers refuse it on
@@ -82,9 +86,11 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "stopping envtest:", err)
 		}
 	}()
-	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "garden"}}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	for _, namespace := range []string{"garden", allowedGeneratedSecretNamespace} {
+		if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	}
 
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr)))
@@ -101,7 +107,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "manager:", err)
 		return 1
 	}
-	if err := backupbucket.AddToManager(mgr, backupbucket.Options{Options: controller.Options{LocalRoot: localRoot}}); err != nil {
+	if err := backupbucket.AddToManager(mgr, backupbucket.Options{
+		Options:                          controller.Options{LocalRoot: localRoot},
+		AllowedGeneratedSecretNamespaces: []string{allowedGeneratedSecretNamespace},
+	}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -19,5 +19,3 @@ type Options struct {
 	// Options are the settings every extension controller has (providers, parallelism).
 	controller.Options
 }
-
-
