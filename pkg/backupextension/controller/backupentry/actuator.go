@@ -100,16 +100,19 @@ func (a *actuator) secretNotWritten(ctx context.Context, be *extensionsv1alpha1.
 // namespace did not exist): the namespace watch may then reconcile it again.
 func Incomplete(be *extensionsv1alpha1.BackupEntry) bool { return be.Status.EtcdBackupSecretRef == nil }
 
-// Delete removes the etcd backup secret (only if this entry wrote it) and the entry's objects in the bucket.
-// Without static credentials — the entry secret gone, or a workload identity — the objects stay and the
-// entry is released all the same (backupsKept).
+// Delete removes the etcd backup secret (only if this entry wrote it) and the entry's objects in the bucket,
+// with the entry secret's static keys or its workload identity's token (as Gardener's provider
+// extensions). Without the entry secret the objects stay and the entry is released all the same
+// (backupsKept, as Gardener's BackupEntry reconciler). Any other failure — a workload identity whose token
+// is missing or refused among them — keeps the backups and the entry: the deletion fails with the reason
+// in lastError and a warning event, and is retried until it succeeds.
 func (a *actuator) Delete(ctx context.Context, be *extensionsv1alpha1.BackupEntry, p provider.Provider) error {
 	if namespace, err := ShootNamespace(be.Name); err == nil {
 		if err := a.deleteEtcdBackupSecret(ctx, be, namespace); err != nil {
 			return err
 		}
 	}
-	request, entrySecret, err := a.entryRequest(ctx, be)
+	request, _, err := a.entryRequest(ctx, be)
 	var gone *EntrySecretGoneError
 	if errors.As(err, &gone) {
 		a.backupsKept(ctx, be, gone.Error())
@@ -118,12 +121,8 @@ func (a *actuator) Delete(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 	if err != nil {
 		return err
 	}
-	if isWorkloadIdentity(entrySecret) {
-		a.backupsKept(ctx, be, fmt.Sprintf("backup entry secret %s is a workload identity, and the extension holds no token to delete with", client.ObjectKeyFromObject(entrySecret)))
-		return a.releaseEntrySecret(ctx, be)
-	}
 	if err := p.DeleteEntry(ctx, request); err != nil {
-		return err
+		return fmt.Errorf("the backups of this entry in bucket %q were NOT deleted, the deletion is retried: %w", be.Spec.BucketName, err)
 	}
 	return a.releaseEntrySecret(ctx, be)
 }
@@ -139,9 +138,8 @@ func (a *actuator) releaseEntrySecret(ctx context.Context, be *extensionsv1alpha
 
 // backupsKept reports an entry released without deleting its backups, because the extension has no
 // credentials to delete them with: the entry secret is gone (Gardener's BackupEntry reconciler skips the
-// deletion then too — gardenlet removes the secret only after it gave up on the entry), or it is a workload
-// identity whose token only the etcd's secret receives. Waiting would hang the entry — and with it the
-// deletion of its shoot — for ever. The backups stay in the bucket until the bucket itself is deleted or an
+// deletion then too — gardenlet removes the secret only after it gave up on the entry). Waiting would hang
+// the entry — and with it the deletion of its shoot — for ever. The backups stay in the bucket until the bucket itself is deleted or an
 // operator removes them.
 func (a *actuator) backupsKept(ctx context.Context, be *extensionsv1alpha1.BackupEntry, reason string) {
 	note := fmt.Sprintf("%s: the backups of this entry in bucket %q were NOT deleted, the entry is released without them", reason, be.Spec.BucketName)
@@ -153,8 +151,8 @@ func (a *actuator) backupsKept(ctx context.Context, be *extensionsv1alpha1.Backu
 
 // entryRequest reads the entry secret, the only source Gardener's contract allows (validateSecretRef); both
 // operations go through it, so neither copies nor uses the credentials of a secret the entry may not name.
-// The request carries the secret's credentials (credentialsOf); the secret itself is returned for its
-// workload-identity metadata.
+// The request carries the secret's credentials (credentialsOf) and a workload identity's token
+// (tokenOf); the secret itself is returned for its workload-identity metadata and its finalizer.
 func (a *actuator) entryRequest(ctx context.Context, be *extensionsv1alpha1.BackupEntry) (provider.EntryRequest, *corev1.Secret, error) {
 	if err := validateSecretRef(be); err != nil {
 		return provider.EntryRequest{}, nil, err
@@ -168,12 +166,13 @@ func (a *actuator) entryRequest(ctx context.Context, be *extensionsv1alpha1.Back
 		return provider.EntryRequest{}, nil, fmt.Errorf("reading backup entry secret %s: %w", key, err)
 	}
 	return provider.EntryRequest{
-		Name:                 be.Name,
-		BucketName:           be.Spec.BucketName,
-		Region:               be.Spec.Region,
-		ProviderConfig:       be.Spec.ProviderConfig,
-		BucketProviderStatus: be.Spec.BackupBucketProviderStatus,
-		Credentials:          credentialsOf(secret),
+		Name:                  be.Name,
+		BucketName:            be.Spec.BucketName,
+		Region:                be.Spec.Region,
+		ProviderConfig:        be.Spec.ProviderConfig,
+		BucketProviderStatus:  be.Spec.BackupBucketProviderStatus,
+		Credentials:           credentialsOf(secret),
+		WorkloadIdentityToken: tokenOf(secret),
 	}, secret, nil
 }
 

@@ -2,9 +2,9 @@
 // etcd backup secret into the shoot's control-plane namespace (the entry credentials, `bucketName` and the
 // provider's keys), exposes that secret's reference in status.etcdBackupSecretRef so the Gardener side need
 // not guess its name, and on deletion removes the secret — only if this entry wrote it — and
-// the entry's objects in the bucket (kept, with a warning event, when there are no static credentials to
-// delete them with: the entry secret gone, or a workload identity). A migrated entry (`gardener.cloud/operation: migrate`) keeps both, and
-// its deletion removes neither.
+// the entry's objects in the bucket, with the entry secret's static keys or its workload identity's token
+// (kept, with a warning event, when the entry secret is gone). A migrated entry
+// (`gardener.cloud/operation: migrate`) keeps both, and its deletion removes neither.
 package backupentry
 
 import (
