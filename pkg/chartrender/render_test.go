@@ -316,6 +316,7 @@ func TestExtensionDefaults(t *testing.T) {
 	deploy := find[appsv1.Deployment](t, objs, "Deployment", "gardener-extension-backup")
 	opts := parseExtensionArgs(t, deploy.Spec.Template.Spec.Containers[0].Args)
 	g.Expect(opts.ProviderTypes).To(Equal([]string{"local", "s3"}))
+	g.Expect(opts.GeneratedSecretNamespaces).To(BeEmpty(), "generated bucket secrets only in garden")
 	gotValidation := find[admissionregistrationv1.ValidatingWebhookConfiguration](t, objs, "ValidatingWebhookConfiguration", backupvalidation.ConfigurationName)
 	wantValidation := backupvalidation.WebhookConfiguration(svc, []byte(caPEM), opts.ProviderTypes)
 	normalizeValidating(gotValidation)
@@ -348,10 +349,11 @@ func TestExtensionDefaults(t *testing.T) {
 func TestExtensionVariant(t *testing.T) {
 	g := NewWithT(t)
 	objs := render(t, charts.ExtensionBackup, "backup", map[string]any{
-		"providerTypes":  []any{"s3"},
-		"webhooks":       map[string]any{"enabled": false},
-		"replicas":       1,
-		"leaderElection": map[string]any{"enabled": false},
+		"providerTypes":             []any{"s3"},
+		"webhooks":                  map[string]any{"enabled": false},
+		"replicas":                  1,
+		"leaderElection":            map[string]any{"enabled": false},
+		"generatedSecretNamespaces": []any{"kube-system", "backups"},
 	})
 	g.Expect(kinds(objs)).NotTo(ContainElement(HavePrefix("MutatingWebhookConfiguration/")))
 	g.Expect(kinds(objs)).NotTo(ContainElement(HavePrefix("ValidatingWebhookConfiguration/")))
@@ -360,6 +362,7 @@ func TestExtensionVariant(t *testing.T) {
 	c := deploy.Spec.Template.Spec.Containers[0]
 	opts := parseExtensionArgs(t, c.Args)
 	g.Expect(opts.ProviderTypes).To(Equal([]string{"s3"}))
+	g.Expect(opts.GeneratedSecretNamespaces).To(Equal([]string{"kube-system", "backups"}))
 	g.Expect(opts.LocalRoot).To(BeEmpty())
 	g.Expect(opts.EnableWebhooks).To(BeFalse())
 	g.Expect(deploy.Spec.Template.Spec.Volumes).To(BeEmpty())

@@ -101,7 +101,7 @@ func (o *Options) Run(ctx context.Context, cfg *rest.Config) error {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	common := controller.Options{Providers: builtin.Enabled(o.LocalRoot, o.ProviderTypes), MaxConcurrentReconciles: o.Workers}
-	if err := backupbucket.AddToManager(mgr, backupbucket.Options{Options: common}); err != nil {
+	if err := backupbucket.AddToManager(mgr, backupbucket.Options{Options: common, AllowedGeneratedSecretNamespaces: o.GeneratedSecretNamespaces}); err != nil {
 		return fmt.Errorf("adding the BackupBucket controller: %w", err)
 	}
 	if err := backupentry.AddToManager(mgr, backupentry.Options{Options: common}); err != nil {

@@ -206,6 +206,7 @@ func TestValidateRejectsBadFlags(t *testing.T) {
 	for name, args := range map[string][]string{
 		"unknown provider":   {"--provider-types", "gcs", "--local-root", "/tmp"},
 		"local without root": {"--provider-types", "local"},
+		"bad namespace":      {"--provider-types", "s3", "--generated-secret-namespaces", "Not_A_Namespace"},
 		"bad capacity":       {"--local-root", "/tmp", "--etcd-main-storage-capacity", "lots"},
 		"zero workers":       {"--local-root", "/tmp", "--workers", "0"},
 	} {

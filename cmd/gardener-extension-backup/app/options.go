@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider/builtin"
 	"github.com/gardener-etcd/gardener-etcd/pkg/webhook/ensureetcd"
@@ -37,9 +38,12 @@ type Options struct {
 	Workers                 int
 	LocalRoot               string
 	ProviderTypes           []string
-	EnableWebhooks          bool
-	WebhookPort             int
-	WebhookCertDir          string
+	// GeneratedSecretNamespaces are namespaces besides garden a BackupBucket may name for its generated
+	// secret (backupbucket.GeneratedSecretNamespaceAnnotation).
+	GeneratedSecretNamespaces []string
+	EnableWebhooks            bool
+	WebhookPort               int
+	WebhookCertDir            string
 	// WebhookHost is the address the webhook server binds (all interfaces when empty); tests bind 127.0.0.1.
 	WebhookHost string
 
@@ -76,6 +80,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Workers, "workers", o.Workers, "parallel reconciles per controller")
 	fs.StringVar(&o.LocalRoot, "local-root", o.LocalRoot, "directory holding the buckets of provider type local")
 	fs.StringSliceVar(&o.ProviderTypes, "provider-types", o.ProviderTypes, "provider types this instance handles ("+strings.Join(builtin.Types(), ", ")+")")
+	fs.StringSliceVar(&o.GeneratedSecretNamespaces, "generated-secret-namespaces", o.GeneratedSecretNamespaces, "namespaces besides garden a BackupBucket may name for its generated secret (annotation backupbucket.extensions.gardener.cloud/generated-secret-namespace)")
 	fs.BoolVar(&o.EnableWebhooks, "enable-webhooks", o.EnableWebhooks, "serve the EnsureETCD webhook and the BackupEntry/BackupBucket validation webhook")
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "port of the webhook server")
 	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", o.WebhookCertDir, "directory with tls.crt and tls.key of the webhook server")
@@ -127,6 +132,11 @@ func (o *Options) Validate() error {
 	}
 	if slices.Contains(o.ProviderTypes, "local") && o.LocalRoot == "" {
 		errs = append(errs, errors.New("--local-root is required when provider type local is enabled"))
+	}
+	for _, namespace := range o.GeneratedSecretNamespaces {
+		if msgs := validation.IsDNS1123Label(namespace); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--generated-secret-namespaces: %q is no namespace name: %s", namespace, strings.Join(msgs, "; ")))
+		}
 	}
 	if o.EnableWebhooks && (o.WebhookPort < 1 || o.WebhookPort > 65535) {
 		errs = append(errs, fmt.Errorf("--webhook-port must be a TCP port, got %d", o.WebhookPort))

@@ -38,7 +38,13 @@ type Kind[T client.Object] struct {
 	Type func(T) string
 	// LogValues are the key/value pairs every log line of a reconcile carries.
 	LogValues func(T) []any
+	// Incomplete tells whether an object whose last operation succeeded still waits for something outside
+	// it (a BackupEntry for its shoot namespace), so that an event of a further Watch reconciles it again
+	// although nothing asks for it (operation.NeedsReconcile). Optional.
+	Incomplete func(T) bool
 }
+
+func (k Kind[T]) incomplete(obj T) bool { return k.Incomplete != nil && k.Incomplete(obj) }
 
 // Actuator is what an operation does for one kind with the object's provider. The runner records the
 // outcome; an Ensure may set status fields, which are written together with it.
@@ -123,7 +129,7 @@ type reconciler[T client.Object] struct {
 
 // Reconcile runs the operation operation.Type computes: migrate (annotation `migrate`, even on an object being
 // deleted), delete for an object being deleted (also one annotated `restore`), and the reconcile operation (Create, Reconcile or Restore) of
-// any other object that needs one (operation.NeedsReconcile). A migrated object is left alone unless gardenlet
+// any other object that needs one (operation.NeedsReconcile) or is incomplete (Kind.Incomplete). A migrated object is left alone unless gardenlet
 // asks to restore it (operation.Skip), and so are objects of another provider type.
 func (r *reconciler[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	obj := r.kind.New()
@@ -145,7 +151,7 @@ func (r *reconciler[T]) Reconcile(ctx context.Context, req reconcile.Request) (r
 		return r.runner.Migrate(ctx, obj, func(ctx context.Context) error { return r.actuator.Migrate(ctx, obj, p) })
 	case obj.GetDeletionTimestamp() != nil: // also when gardenlet asks to restore an object being deleted
 		return r.runner.Delete(ctx, obj, func(ctx context.Context) error { return r.actuator.Delete(ctx, obj, p) })
-	case !operation.NeedsReconcile(obj, status, r.kind.Finalizer):
+	case !operation.NeedsReconcile(obj, status, r.kind.Finalizer) && !r.kind.incomplete(obj):
 		return reconcile.Result{}, nil
 	}
 	return r.runner.Reconcile(ctx, obj, func(ctx context.Context) error { return r.actuator.Ensure(ctx, obj, p) })

@@ -2,7 +2,6 @@ package operation
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -15,18 +14,6 @@ import (
 
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
 )
-
-// RetryLaterError reports a precondition that is not met yet and that no amount of immediate retrying fixes
-// (a shoot namespace that does not exist yet, or is being deleted). The runner records it as the last error
-// and checks again after After, instead of returning an error that the work queue would retry in a tight
-// exponential loop.
-type RetryLaterError struct {
-	Err   error
-	After time.Duration
-}
-
-func (e *RetryLaterError) Error() string { return e.Err.Error() }
-func (e *RetryLaterError) Unwrap() error { return e.Err }
 
 // Runner runs the operations of one extension kind — reconcile (Create, Reconcile, Restore), delete and
 // migrate — with the conventions of the package: finalizer, lastOperation/lastError, observedGeneration,
@@ -175,8 +162,8 @@ func (r *Runner[T]) patchStatus(ctx context.Context, obj T, mutate func()) error
 	return nil
 }
 
-// fail records the error in the status and as an event. A RetryLaterError is requeued after its delay
-// without an error; any other error goes back to the work queue, which retries with exponential back-off.
+// fail records the error in the status and as an event; the error goes back to the work queue, which retries
+// with exponential back-off (RateLimiter).
 func (r *Runner[T]) fail(ctx context.Context, obj, before T, opType extensionsv1alpha1.LastOperationType, cause error) (reconcile.Result, error) {
 	patch := client.MergeFrom(before)
 	SetError(r.Status(obj), opType, cause, r.now())
@@ -185,11 +172,6 @@ func (r *Runner[T]) fail(ctx context.Context, obj, before T, opType extensionsv1
 	}
 	if r.Recorder != nil {
 		r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, string(opType)+"Failed", string(opType), "%s", cause.Error())
-	}
-	var later *RetryLaterError
-	if errors.As(cause, &later) {
-		logf.FromContext(ctx).Info("Precondition not met, retried later", "operation", opType, "reason", cause.Error(), "after", later.After)
-		return reconcile.Result{RequeueAfter: later.After}, nil
 	}
 	return reconcile.Result{}, fmt.Errorf("%s of %s failed: %w", opType, obj.GetName(), cause)
 }

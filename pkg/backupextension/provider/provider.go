@@ -44,8 +44,13 @@ type EntryRequest struct {
 	ProviderConfig *runtime.RawExtension
 	// BucketProviderStatus is the bucket's provider status as gardenlet copied it into the entry.
 	BucketProviderStatus *runtime.RawExtension
-	// Credentials is the data of the entry secret (garden/entry-<name>).
+	// Credentials is the data of the entry secret (garden/entry-<name>); of a workload identity only its
+	// configuration (`config`).
 	Credentials map[string][]byte
+	// WorkloadIdentityToken is the token gardenlet's token requestor wrote into a workload-identity entry
+	// secret (empty for static credentials, or before the requestor wrote one). DeleteEntry presents it; it is
+	// never copied into the etcd backup secret, which receives a token of its own.
+	WorkloadIdentityToken []byte
 }
 
 // Provider manages buckets and entries of one provider type.

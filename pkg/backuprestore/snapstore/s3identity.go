@@ -4,17 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
-	"github.com/aws/aws-sdk-go-v2/service/sts"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
+	"github.com/gardener-etcd/gardener-etcd/pkg/s3webidentity"
 )
 
 // s3Identity is an S3 store's identity other than a static key pair.
@@ -30,8 +28,9 @@ import (
 // without spec.backup.store.secretRef.
 //
 // STS is reached where AWS_ENDPOINT_URL_STS says when it is set; otherwise at the secret's endpoint when
-// that is a server other than AWS (its own STS, stsEndpointOf), else at AWS's regional STS; always
-// through the store's HTTP client (its trusted CA applies).
+// that is a server other than AWS (its own STS, s3webidentity.STSEndpointOf), else at AWS's regional STS;
+// always through the store's HTTP client (its trusted CA applies). The exchange is s3webidentity's, shared
+// with the backup extension.
 type s3Identity struct {
 	roleARN   string
 	tokenFile string
@@ -84,32 +83,5 @@ func (c s3Config) credentials(httpClient aws.HTTPClient) (aws.CredentialsProvide
 	if c.identity.roleARN == "" {
 		return sdk.Credentials, sdk.Region, nil
 	}
-	var stsOpts []func(*sts.Options)
-	if own := stsEndpointOf(c.endpoint); own != "" && !stsVariableSet() {
-		stsOpts = append(stsOpts, func(o *sts.Options) { o.BaseEndpoint = aws.String(own) })
-	}
-	role := stscreds.NewWebIdentityRoleProvider(sts.NewFromConfig(sdk, stsOpts...), c.identity.roleARN, stscreds.IdentityTokenFile(c.identity.tokenFile))
-	return aws.NewCredentialsCache(role), sdk.Region, nil
+	return s3webidentity.Credentials(sdk, c.endpoint, c.identity.roleARN, stscreds.IdentityTokenFile(c.identity.tokenFile)), sdk.Region, nil
 }
-
-// stsEndpointOf is where a workload identity is exchanged when the SDK's configuration names no STS: the
-// store's endpoint when it is a server other than AWS (MinIO, Ceph RGW serve STS at their S3 endpoint;
-// in a pod nothing sets AWS_ENDPOINT_URL_STS), empty (AWS's regional STS) for AWS's own S3 endpoints,
-// which serve no STS.
-func stsEndpointOf(endpoint string) string {
-	u, err := url.Parse(endpoint)
-	if endpoint == "" || err != nil {
-		return ""
-	}
-	host := strings.ToLower(u.Hostname())
-	for _, domain := range []string{"amazonaws.com", "amazonaws.com.cn", "api.aws"} {
-		if host == domain || strings.HasSuffix(host, "."+domain) {
-			return ""
-		}
-	}
-	return endpoint
-}
-
-// stsVariableSet tells whether the environment names an STS endpoint (AWS_ENDPOINT_URL_STS), which the
-// SDK then uses and which wins over the secret's endpoint.
-func stsVariableSet() bool { return os.Getenv("AWS_ENDPOINT_URL_STS") != "" }

@@ -25,8 +25,8 @@ func waitForError(t *testing.T, be *extensionsv1alpha1.BackupEntry, text string)
 	}, timeout, interval).Should(Succeed())
 }
 
-// noHotLoop checks that the controller leaves the entry alone while it waits: every failed attempt rewrites
-// the status, so an unchanged resourceVersion means no attempt was made.
+// noHotLoop checks that the controller leaves the entry alone once it is done: every attempt rewrites the
+// status, so an unchanged resourceVersion means no attempt was made.
 func noHotLoop(t *testing.T, be *extensionsv1alpha1.BackupEntry) {
 	t.Helper()
 	version := be.ResourceVersion
@@ -36,7 +36,16 @@ func noHotLoop(t *testing.T, be *extensionsv1alpha1.BackupEntry) {
 	}, 2*time.Second, 200*time.Millisecond).Should(Equal(version))
 }
 
-func TestEntryWaitsForItsShootNamespaceAndProceedsWhenItAppears(t *testing.T) {
+// notWrittenNotes are the notes of the events saying that the entry's etcd backup secret was not written.
+func notWrittenNotes(be *extensionsv1alpha1.BackupEntry) func(g Gomega) []string {
+	return notesOf(be.Name, corev1.EventTypeNormal, "EtcdBackupSecretNotWritten")
+}
+
+// As Gardener's generic BackupEntry actuator: an entry whose shoot namespace does not exist succeeds
+// without writing the etcd backup secret (an entry outlives its shoot by the deletion grace period, and
+// gardenlet keeps reconciling it), and an event says why. When the namespace is created, the entry is
+// reconciled again and writes the secret.
+func TestEntryWithoutItsShootNamespaceSucceedsAndWritesTheSecretWhenItAppears(t *testing.T) {
 	g := NewWithT(t)
 	bb := newBucket(t, "local", nil)
 	eventuallySucceeded(t, bb, func() *extensionsv1alpha1.DefaultStatus { return &bb.Status.DefaultStatus })
@@ -44,28 +53,43 @@ func TestEntryWaitsForItsShootNamespaceAndProceedsWhenItAppears(t *testing.T) {
 
 	namespace := "shoot--dev--" + rand.String(8)
 	be := newEntry(t, bb, entryName(namespace), nil)
-	waitForError(t, be, `shoot namespace "`+namespace+`" does not exist yet`)
+	eventuallySucceeded(t, be, func() *extensionsv1alpha1.DefaultStatus { return &be.Status.DefaultStatus })
+	g.Expect(be.Status.EtcdBackupSecretRef).To(BeNil())
+	g.Eventually(notWrittenNotes(be), timeout, interval).
+		Should(ContainElement(ContainSubstring(`shoot namespace "` + namespace + `" does not exist`)))
 	noHotLoop(t, be)
 
-	// The retry interval of the suite is an hour: only the namespace watch can make this pass.
+	// No operation annotation: only the namespace watch can make this pass.
 	g.Expect(env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(getSecret(g, namespace, "etcd-backup").Data).To(HaveKeyWithValue("bucketName", []byte(bb.Name)))
+	}, timeout, interval).Should(Succeed())
 	eventuallySucceeded(t, be, func() *extensionsv1alpha1.DefaultStatus { return &be.Status.DefaultStatus })
-	g.Expect(getSecret(g, namespace, "etcd-backup").Data).To(HaveKeyWithValue("bucketName", []byte(bb.Name)))
+	g.Expect(be.Status.EtcdBackupSecretRef).To(Equal(&corev1.SecretReference{Name: "etcd-backup", Namespace: namespace}))
 	deleteAndWaitGone(t, be)
 }
 
 // envtest runs no namespace controller, so a deleted namespace stays Terminating: the state a shoot
-// namespace is in while the shoot is being deleted.
-func TestEntryOfATerminatingNamespaceReportsItWithoutLooping(t *testing.T) {
+// namespace is in while the shoot is being deleted. The entry succeeds without writing into it, and
+// gardenlet's next reconcile does the same.
+func TestEntryOfATerminatingNamespaceSucceedsWithoutWritingTheSecret(t *testing.T) {
+	g := NewWithT(t)
 	bb := newBucket(t, "local", nil)
 	eventuallySucceeded(t, bb, func() *extensionsv1alpha1.DefaultStatus { return &bb.Status.DefaultStatus })
 	t.Cleanup(func() { deleteAndWaitGone(t, bb) })
 
 	namespace := newShootNamespace(t)
-	NewWithT(t).Expect(env.Client.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})).To(Succeed())
+	g.Expect(env.Client.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})).To(Succeed())
 	be := newEntry(t, bb, entryName(namespace), nil)
-	waitForError(t, be, `shoot namespace "`+namespace+`" is being deleted`)
+	eventuallySucceeded(t, be, func() *extensionsv1alpha1.DefaultStatus { return &be.Status.DefaultStatus })
+	g.Eventually(notWrittenNotes(be), timeout, interval).
+		Should(ContainElement(ContainSubstring(`shoot namespace "` + namespace + `" is being deleted`)))
+	g.Expect(secretGone(namespace, "etcd-backup")()).To(BeTrue())
 	noHotLoop(t, be)
+
+	annotate(t, be, extensionsv1alpha1.OperationReconcile)
+	eventuallySucceeded(t, be, func() *extensionsv1alpha1.DefaultStatus { return &be.Status.DefaultStatus })
+	g.Expect(secretGone(namespace, "etcd-backup")()).To(BeTrue())
 	deleteAndWaitGone(t, be)
 }
 

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"testing"
-	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -37,9 +36,9 @@ var (
 	localRoot string
 )
 
-// namespaceRetryInterval is long on purpose: a test that waits for a namespace passes only if the namespace
-// watch, not the periodic retry, triggers the reconcile.
-const namespaceRetryInterval = time.Hour
+// allowedGeneratedSecretNamespace is a namespace the suite allows a BackupBucket's annotation to name for its
+// generated secret, besides garden.
+const allowedGeneratedSecretNamespace = "backup-secrets"
 
 // bypassWebhookLabel keeps an object away from the validating webhook in this suite only (the suite's copy
 // of the webhook configuration excludes it by object selector). It stands for an object stored before the
@@ -87,9 +86,11 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "stopping envtest:", err)
 		}
 	}()
-	if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "garden"}}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	for _, namespace := range []string{"garden", allowedGeneratedSecretNamespace} {
+		if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	}
 
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr)))
@@ -106,11 +107,14 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "manager:", err)
 		return 1
 	}
-	if err := backupbucket.AddToManager(mgr, backupbucket.Options{Options: controller.Options{LocalRoot: localRoot}}); err != nil {
+	if err := backupbucket.AddToManager(mgr, backupbucket.Options{
+		Options:                          controller.Options{LocalRoot: localRoot},
+		AllowedGeneratedSecretNamespaces: []string{allowedGeneratedSecretNamespace},
+	}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := backupentry.AddToManager(mgr, backupentry.Options{Options: controller.Options{LocalRoot: localRoot}, NamespaceRetryInterval: namespaceRetryInterval}); err != nil {
+	if err := backupentry.AddToManager(mgr, backupentry.Options{Options: controller.Options{LocalRoot: localRoot}}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

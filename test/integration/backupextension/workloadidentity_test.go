@@ -59,7 +59,7 @@ func newWorkloadIdentityEntry(t *testing.T, namespace string, annotations map[st
 		},
 	}
 	g.Expect(env.Client.Create(ctx, be)).To(Succeed())
-	// The extension has no static keys to delete the entry's objects with; this test is about the secret.
+	// The entry points at no store its deletion could reach; this test is about the secret.
 	t.Cleanup(func() { forceRemove(t, be) })
 	return be
 }
@@ -132,20 +132,5 @@ func TestWorkloadIdentityEntryWithoutItsIdentityFails(t *testing.T) {
 	delete(annotations, wiNamespace)
 	be := newWorkloadIdentityEntry(t, namespace, annotations, nil)
 	waitForError(t, be, wiNamespace)
-	g.Expect(secretGone(namespace, "etcd-backup")()).To(BeTrue())
-}
-
-// The extension holds no token of its own, so it cannot delete a workload-identity entry's backups: the
-// entry is released with its backups kept and a warning event, and its secret is released too, instead of
-// a delete that fails for ever.
-func TestWorkloadIdentityEntryIsReleasedWithItsBackupsKept(t *testing.T) {
-	g := NewWithT(t)
-	namespace := newShootNamespace(t)
-	be := newWorkloadIdentityEntry(t, namespace, workloadIdentityAnnotations(), nil)
-	eventuallySucceeded(t, be, func() *extensionsv1alpha1.DefaultStatus { return &be.Status.DefaultStatus })
-	deleteAndWaitGone(t, be)
-	g.Eventually(notesOf(be.Name, corev1.EventTypeWarning, "BackupsNotDeleted"), timeout, interval).
-		Should(ContainElement(ContainSubstring("were NOT deleted")))
-	g.Expect(getSecret(g, "garden", be.Spec.SecretRef.Name).Finalizers).NotTo(ContainElement(extensionsv1alpha1.BackupEntryFinalizer))
 	g.Expect(secretGone(namespace, "etcd-backup")()).To(BeTrue())
 }

@@ -6,9 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller"
@@ -22,15 +20,22 @@ type actuator struct {
 	// APIReader reads secrets directly, so the controller neither caches every secret of the seed nor acts
 	// on a stale copy of a credential gardenlet just rotated.
 	APIReader client.Reader
-	// Options configure the namespace of the generated secrets.
+	// Options configure the namespaces of the generated secrets.
 	Options Options
 }
 
-// Ensure creates the bucket and writes the generated secret. A bucket that fails ValidateBucket — one stored
-// before the admission webhook, or admitted while it was bypassed — is refused with the fields named.
+// Ensure creates the bucket and writes the generated secret (generatedSecretKey). A bucket that fails
+// ValidateBucket — one stored before the admission webhook, or admitted while it was bypassed — or names a
+// namespace for its generated secret the extension may not write into is refused with the field named. A
+// generated secret the status names elsewhere (the annotation changed) is deleted once the new one is
+// written.
 func (a *actuator) Ensure(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, p provider.Provider) error {
 	if errs := ValidateBucket(bb); len(errs) > 0 {
 		return errs.ToAggregate()
+	}
+	key, err := a.generatedSecretKey(bb)
+	if err != nil {
+		return err
 	}
 	request, bucketSecret, err := a.bucketRequest(ctx, bb)
 	if err != nil {
@@ -43,9 +48,14 @@ func (a *actuator) Ensure(ctx context.Context, bb *extensionsv1alpha1.BackupBuck
 	if err != nil {
 		return err
 	}
-	ref, err := a.writeGeneratedSecret(ctx, bb, result.GeneratedSecretData)
+	ref, err := a.writeGeneratedSecret(ctx, bb, key, result.GeneratedSecretData)
 	if err != nil {
 		return err
+	}
+	if previous := bb.Status.GeneratedSecretRef; previous != nil && *previous != *ref {
+		if err := a.deleteGeneratedSecrets(ctx, bb); err != nil {
+			return err
+		}
 	}
 	bb.Status.GeneratedSecretRef = ref
 	bb.Status.ProviderStatus = result.ProviderStatus
@@ -61,9 +71,12 @@ func (a *actuator) Delete(ctx context.Context, bb *extensionsv1alpha1.BackupBuck
 	if err := p.DeleteBucket(ctx, request); err != nil {
 		return err
 	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: GeneratedSecretName(bb.Name), Namespace: a.Options.GeneratedSecretNamespace}}
-	if err := a.Client.Delete(ctx, secret); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting the generated secret %s: %w", client.ObjectKeyFromObject(secret), err)
+	var current []client.ObjectKey
+	if key, err := a.generatedSecretKey(bb); err == nil {
+		current = append(current, key)
+	}
+	if err := a.deleteGeneratedSecrets(ctx, bb, current...); err != nil {
+		return err
 	}
 	return a.releaseBucketSecret(ctx, bb)
 }
@@ -98,21 +111,6 @@ func (a *actuator) bucketRequest(ctx context.Context, bb *extensionsv1alpha1.Bac
 		ProviderConfig: bb.Spec.ProviderConfig,
 		Credentials:    secret.Data,
 	}, secret, nil
-}
-
-// writeGeneratedSecret writes the generated bucket secret, owned by the BackupBucket so that it also goes
-// away if the bucket object is removed without the controller.
-func (a *actuator) writeGeneratedSecret(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, data map[string][]byte) (*corev1.SecretReference, error) {
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: GeneratedSecretName(bb.Name), Namespace: a.Options.GeneratedSecretNamespace}}
-	_, err := controllerutil.CreateOrUpdate(ctx, a.Client, secret, func() error {
-		secret.Type = corev1.SecretTypeOpaque
-		secret.Data = data
-		return controllerutil.SetOwnerReference(bb, secret, a.Client.Scheme())
-	})
-	if err != nil {
-		return nil, fmt.Errorf("writing the generated secret %s: %w", client.ObjectKeyFromObject(secret), err)
-	}
-	return &corev1.SecretReference{Name: secret.Name, Namespace: secret.Namespace}, nil
 }
 
 // Migrate does nothing outside the cluster: a bucket belongs to its seed, not to a shoot's control plane, and

@@ -1,6 +1,7 @@
 // Package backupbucket is the BackupBucket controller of the backup extension: it creates the seed's backup
 // bucket in the provider's store, writes the generated bucket secret gardenlet expects
-// (`garden/generated-bucket-<name>`, referenced by status.generatedSecretRef) and deletes the bucket when the
+// (`generated-bucket-<name>` in `garden` or the namespace GeneratedSecretNamespaceAnnotation names, referenced
+// by status.generatedSecretRef) and deletes the bucket when the
 // BackupBucket goes away — unless it was migrated (`gardener.cloud/operation: migrate`) before.
 package backupbucket
 
@@ -24,6 +25,9 @@ type Options struct {
 	// GeneratedSecretNamespace is where generated bucket secrets are written (DefaultGeneratedSecretNamespace
 	// when empty).
 	GeneratedSecretNamespace string
+	// AllowedGeneratedSecretNamespaces are further namespaces a BackupBucket may name for its generated
+	// secret with GeneratedSecretNamespaceAnnotation.
+	AllowedGeneratedSecretNamespaces []string
 }
 
 func (o Options) withDefaults() Options {

@@ -24,8 +24,8 @@ func BucketSecretName(bucket string) string { return "bucket-" + bucket }
 const maxBucketNameLength = 63
 
 // ValidateBucket lists what makes a bucket unusable: the fields Gardener's own extension validation requires
-// (type, region, secretRef), a name no store takes, and a secretRef other than the bucket secret gardenlet
-// relays. The admission webhook refuses such buckets and the controller refuses to act on one that got past it.
+// (type, region, secretRef), a name no store takes, a secretRef other than the bucket secret gardenlet
+// relays, and a GeneratedSecretNamespaceAnnotation that is no namespace name. The admission webhook refuses such buckets and the controller refuses to act on one that got past it.
 func ValidateBucket(bb *extensionsv1alpha1.BackupBucket) field.ErrorList {
 	var errs field.ErrorList
 	if len(bb.Name) > maxBucketNameLength {
@@ -38,6 +38,7 @@ func ValidateBucket(bb *extensionsv1alpha1.BackupBucket) field.ErrorList {
 	if bb.Spec.Region == "" {
 		errs = append(errs, field.Required(spec.Child("region"), "the region of the bucket"))
 	}
+	errs = append(errs, validateGeneratedSecretNamespace(bb)...)
 	return append(errs, validateSecretRef(bb)...)
 }
 

@@ -28,14 +28,14 @@ var kind = controller.Kind[*extensionsv1alpha1.BackupEntry]{
 	LogValues: func(be *extensionsv1alpha1.BackupEntry) []any {
 		return []any{"backupEntry", be.Name, "type", be.Spec.Type, "bucket", be.Spec.BucketName}
 	},
+	Incomplete: Incomplete,
 }
 
 // AddToManager registers the BackupEntry controller with the manager. Besides BackupEntries it watches the
-// creation of namespaces, so an entry that waited for its shoot namespace is reconciled as soon as the
-// namespace appears rather than at the next retry.
+// creation of namespaces, so an entry that succeeded without its shoot namespace (Incomplete) writes the etcd
+// backup secret as soon as the namespace appears, not only at gardenlet's next reconcile.
 func AddToManager(mgr manager.Manager, opts Options) error {
-	opts = opts.withDefaults()
-	a := &actuator{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(ControllerName), Options: opts}
+	a := &actuator{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(ControllerName)}
 	onlyCreate := predicate.Funcs{
 		UpdateFunc:  func(event.UpdateEvent) bool { return false },
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },

@@ -2,36 +2,20 @@
 // etcd backup secret into the shoot's control-plane namespace (the entry credentials, `bucketName` and the
 // provider's keys), exposes that secret's reference in status.etcdBackupSecretRef so the Gardener side need
 // not guess its name, and on deletion removes the secret — only if this entry wrote it — and
-// the entry's objects in the bucket (kept, with a warning event, when there are no static credentials to
-// delete them with: the entry secret gone, or a workload identity). A migrated entry (`gardener.cloud/operation: migrate`) keeps both, and
-// its deletion removes neither.
+// the entry's objects in the bucket, with the entry secret's static keys or its workload identity's token
+// (kept, with a warning event, when the entry secret is gone). A migrated entry
+// (`gardener.cloud/operation: migrate`) keeps both, and its deletion removes neither.
 package backupentry
 
 import (
-	"time"
-
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller"
 )
 
 // ControllerName names the controller in logs, metrics and events.
 const ControllerName = "backupentry"
 
-// DefaultNamespaceRetryInterval is how long the controller waits before it looks again for a shoot namespace
-// that is missing or being deleted. Creation of the namespace triggers a reconcile on its own, so this is
-// only the safety net.
-const DefaultNamespaceRetryInterval = 30 * time.Second
-
 // Options configure the controller.
 type Options struct {
 	// Options are the settings every extension controller has (providers, parallelism).
 	controller.Options
-	// NamespaceRetryInterval is DefaultNamespaceRetryInterval when zero.
-	NamespaceRetryInterval time.Duration
-}
-
-func (o Options) withDefaults() Options {
-	if o.NamespaceRetryInterval == 0 {
-		o.NamespaceRetryInterval = DefaultNamespaceRetryInterval
-	}
-	return o
 }

@@ -33,7 +33,8 @@ func etcdBackupSecretData(be *extensionsv1alpha1.BackupEntry, credentials, provi
 // but a secret nobody's entry wrote is left as it is and the entry fails with a NotOwnedError. With a
 // workload identity the secret is handed to gardenlet's token requestor (workloadIdentity.applyTo); with
 // static credentials any workload-identity metadata of an earlier write is dropped. The update carries the
-// resourceVersion read, so a token the requestor writes in between makes it fail and retry, not lose it.
+// resourceVersion read, so a token the requestor writes in between makes it fail and retry, not lose it. A
+// namespace that started terminating since it was checked refuses the write: a ShootNamespaceUnusableError.
 func (a *actuator) writeEtcdBackupSecret(ctx context.Context, be *extensionsv1alpha1.BackupEntry, namespace string, data map[string][]byte, identity *workloadIdentity) (*corev1.SecretReference, error) {
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: EtcdBackupSecretNameFor(be.Name), Namespace: namespace}}
 	_, err := controllerutil.CreateOrUpdate(ctx, a.Client, secret, func() error {
@@ -58,7 +59,7 @@ func (a *actuator) writeEtcdBackupSecret(ctx context.Context, be *extensionsv1al
 		return nil, notOwned
 	}
 	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-		return nil, a.retryLater(fmt.Errorf("shoot namespace %q is being deleted", namespace))
+		return nil, &ShootNamespaceUnusableError{Namespace: namespace}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("writing the etcd backup secret %s: %w", client.ObjectKeyFromObject(secret), err)

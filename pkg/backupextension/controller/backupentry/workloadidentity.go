@@ -94,6 +94,15 @@ func credentialsOf(secret *corev1.Secret) map[string][]byte {
 	return credentials
 }
 
+// tokenOf is the token gardenlet's token requestor wrote into a workload-identity entry secret, which the
+// provider presents to delete the entry's backups; nil for static credentials.
+func tokenOf(secret *corev1.Secret) []byte {
+	if !isWorkloadIdentity(secret) {
+		return nil
+	}
+	return secret.Data[backupsecret.KeyToken]
+}
+
 // applyTo hands the etcd backup secret to the token requestor, as Gardener's generic BackupEntry actuator
 // does: labels are the purpose and provider only, annotations the WorkloadIdentity's plus the requestor's
 // renew timestamp, and the token the requestor already wrote is kept, so a reconcile does not leave the

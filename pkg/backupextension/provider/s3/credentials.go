@@ -33,6 +33,8 @@ type connection struct {
 	region          string
 	endpoint        string
 	forcePathStyle  bool
+	// identity, when set, replaces the static key pair: a workload identity's role (workloadidentity.go).
+	identity aws.CredentialsProvider
 }
 
 // connectionFrom reads the credentials; the spec region is the fallback for secrets without one.
@@ -65,9 +67,13 @@ func connectionFrom(data map[string][]byte, specRegion string) (connection, erro
 // client builds an S3 client for the connection. Checksums are only sent where the protocol requires them:
 // S3-compatible stores often reject the newer default checksum headers.
 func (c connection) client() *awss3.Client {
+	var creds aws.CredentialsProvider = credentials.NewStaticCredentialsProvider(c.accessKeyID, c.secretAccessKey, "")
+	if c.identity != nil {
+		creds = c.identity
+	}
 	return awss3.New(awss3.Options{
 		Region:                     c.region,
-		Credentials:                credentials.NewStaticCredentialsProvider(c.accessKeyID, c.secretAccessKey, ""),
+		Credentials:                creds,
 		BaseEndpoint:               optional(c.endpoint),
 		UsePathStyle:               c.forcePathStyle,
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
@@ -11,7 +12,6 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/provider"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
 // Provider manages buckets and entries on an S3-compatible endpoint.
@@ -58,32 +58,46 @@ func (Provider) DeleteBucket(ctx context.Context, req provider.BucketRequest) er
 }
 
 // EtcdSecretData adds the region when the entry secret has none, since the sidecar needs one to sign
-// requests, and for workload-identity credentials the role the sidecar assumes with its token.
+// requests, and for workload-identity credentials the role the sidecar assumes with its token (and where
+// an S3-compatible store is, when the configuration says).
 func (Provider) EtcdSecretData(req provider.EntryRequest) (map[string][]byte, error) {
 	data := map[string][]byte{}
 	if len(req.Credentials[DataKeyRegion]) == 0 && req.Region != "" {
 		data[DataKeyRegion] = []byte(req.Region)
 	}
-	if config, ok := req.Credentials[DataKeyWorkloadIdentityConfig]; ok {
-		roleARN, err := roleARNFrom(config)
-		if err != nil {
-			return nil, err
-		}
-		data[backupsecret.KeyRoleARN] = roleARN
+	wi, err := workloadIdentityFrom(req.Credentials)
+	if err != nil {
+		return nil, err
+	}
+	if wi != nil {
+		maps.Copy(data, wi.etcdSecretData())
 	}
 	return data, nil
 }
 
-// DeleteEntry deletes every object under `<entry>/`.
+// DeleteEntry deletes every object under `<entry>/`, with the entry's static keys or, for a workload
+// identity, as its role assumed with the entry secret's token (as Gardener's provider extensions do).
 func (Provider) DeleteEntry(ctx context.Context, req provider.EntryRequest) error {
 	if err := provider.ValidatePathSegment("backup entry", req.Name); err != nil {
 		return err
 	}
-	conn, err := connectionFrom(req.Credentials, req.Region)
+	conn, err := entryConnection(ctx, req)
 	if err != nil {
 		return err
 	}
 	return deletePrefix(ctx, conn.client(), req.BucketName, req.Name+"/")
+}
+
+// entryConnection reaches the store with the entry's credentials: its workload identity, or its static keys.
+func entryConnection(ctx context.Context, req provider.EntryRequest) (connection, error) {
+	wi, err := workloadIdentityFrom(req.Credentials)
+	if err != nil {
+		return connection{}, err
+	}
+	if wi != nil {
+		return wi.connection(ctx, req)
+	}
+	return connectionFrom(req.Credentials, req.Region)
 }
 
 func bucketExists(ctx context.Context, c *awss3.Client, bucket string) (bool, error) {

@@ -108,3 +108,24 @@ func TestEtcdSecretDataTakesTheRoleOfAWorkloadIdentity(t *testing.T) {
 	_, err = p.EtcdSecretData(config("roleARN: ["))
 	g.Expect(err).To(MatchError(ContainSubstring(`"config"`)))
 }
+
+// A workload identity of an S3-compatible store other than AWS says where the store is in its
+// configuration (the entry secret carries nothing else); the sidecar gets the same endpoint and path style.
+func TestEtcdSecretDataTakesTheStoreOfAWorkloadIdentity(t *testing.T) {
+	g := NewWithT(t)
+	req := provider.EntryRequest{Credentials: map[string][]byte{s3.DataKeyWorkloadIdentityConfig: []byte(
+		"roleARN: arn:minio:iam:::role/r\nendpoint: http://10.0.0.1:9000\ns3ForcePathStyle: true\n")}}
+	g.Expect(s3.New().EtcdSecretData(req)).To(Equal(map[string][]byte{
+		"roleARN": []byte("arn:minio:iam:::role/r"), "endpoint": []byte("http://10.0.0.1:9000"), "s3ForcePathStyle": []byte("true"),
+	}))
+}
+
+// Deleting a workload identity's backups needs the token gardenlet's token requestor writes into the entry
+// secret: without one nothing is asked of the store, and the error says what is missing.
+func TestDeleteEntryWithAWorkloadIdentityNeedsItsToken(t *testing.T) {
+	err := s3.New().DeleteEntry(context.Background(), provider.EntryRequest{
+		Name: "shoot--a--b--uid", BucketName: "b", Region: "eu-west-1",
+		Credentials: map[string][]byte{s3.DataKeyWorkloadIdentityConfig: []byte("roleARN: arn:aws:iam::1:role/r\n")},
+	})
+	NewWithT(t).Expect(err).To(MatchError(ContainSubstring("no token")))
+}
