@@ -17,10 +17,10 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
-	"github.com/gardener-etcd/gardener-etcd/test/support/gardenletsecrets"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd/gardenersecrets"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/config"
+	"github.com/gardener-etcd/gardener-etcd/test/support/gardenletsecrets"
 )
 
 // gardenersComponentDeploy runs Gardener's own etcd component (pkg/component/etcd/etcd) with the values
