@@ -242,6 +242,16 @@ func TestUpdateRatchetsUnchangedFields(t *testing.T) {
 	expectSingleError(t, validation.ValidateEtcdUpdate(negative, old), "spec.replicas", field.ErrorTypeInvalid, "0 (hibernated)")
 }
 
+// The rule between the delta snapshot and the garbage collection periods is judged when either period
+// changes: a shorter garbage-collection period alone would remove deltas before a full snapshot covers them.
+func TestUpdateOfEitherBackupPeriodIsJudged(t *testing.T) {
+	old := validEtcd()
+	gcOnly := with(old.DeepCopy(), func(e *druidv1alpha1.Etcd) { e.Spec.Backup.GarbageCollectionPeriod = duration(time.Minute) })
+	expectSingleError(t, validation.ValidateEtcdUpdate(gcOnly, old), "spec.backup.deltaSnapshotPeriod", field.ErrorTypeInvalid, "shorter than spec.backup.garbageCollectionPeriod")
+	deltaOnly := with(old.DeepCopy(), func(e *druidv1alpha1.Etcd) { e.Spec.Backup.DeltaSnapshotPeriod = duration(13 * time.Hour) })
+	expectSingleError(t, validation.ValidateEtcdUpdate(deltaOnly, old), "spec.backup.deltaSnapshotPeriod", field.ErrorTypeInvalid, "shorter than spec.backup.garbageCollectionPeriod")
+}
+
 // Ratcheting never lets an update add an invalid block: the required secret names of a client TLS block
 // added with empty references are missing in both objects (omitted when empty), yet the block they are
 // in is new, so they are judged.

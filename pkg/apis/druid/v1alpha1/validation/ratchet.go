@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -164,11 +165,17 @@ type coupling struct {
 // must be judged when the store becomes Local, or the update would mount another node directory. The
 // same holds for a prefix with a ".." segment (kept from before the prefix rule): below a Local store's
 // mount it leads into another node directory. A store with another provider is a new location, so any
-// change of provider judges both again.
+// change of provider judges both again. The delta snapshot period must stay below the garbage collection
+// period (reported on deltaSnapshotPeriod, as upstream's CRD does): a shorter garbage-collection period alone
+// would remove deltas before a full snapshot covers them, so its change judges the rule too.
 var couplings = map[string]coupling{
-	"container": {sibling: "provider", changed: canonicalProviderChanged},
-	"prefix":    {sibling: "provider", changed: canonicalProviderChanged},
+	"container":           {sibling: "provider", changed: canonicalProviderChanged},
+	"prefix":              {sibling: "provider", changed: canonicalProviderChanged},
+	"deltaSnapshotPeriod": {sibling: "garbageCollectionPeriod", changed: valueChanged},
 }
+
+// valueChanged compares two values as they are.
+func valueChanged(newValue, oldValue any) bool { return !reflect.DeepEqual(newValue, oldValue) }
 
 // coupledChanged tells whether the sibling an error's field is coupled to changed.
 func coupledChanged(newMap, oldMap any, segments []segment) bool {
