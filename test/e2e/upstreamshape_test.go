@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	. "github.com/onsi/gomega"
@@ -106,7 +107,12 @@ func upstreamStatefulSet(obj *druidv1alpha1.Etcd, wrapperImage string) *appsv1.S
 		vol, mount := secretVolume(v.name, v.secret, v.path)
 		volumes, mounts = append(volumes, vol), append(mounts, mount)
 	}
-	labels := druidv1alpha1.ComponentLabels(obj, druidv1alpha1.ComponentStatefulSet, druidv1alpha1.StatefulSetName(obj))
+	// The pods carry spec.labels (Gardener's network labels among them) beside druid's own, as upstream's.
+	labels := maps.Clone(obj.Spec.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	maps.Copy(labels, druidv1alpha1.ComponentLabels(obj, druidv1alpha1.ComponentStatefulSet, druidv1alpha1.StatefulSetName(obj)))
 	return &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: druidv1alpha1.StatefulSetName(obj)},
 		Spec: appsv1.StatefulSetSpec{
