@@ -12,7 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
@@ -34,7 +36,22 @@ const (
 // from it). On a seed that enforces NetworkPolicies it also lets the host reach the etcd pods.
 func ensureShootNamespace(ctx context.Context, env *Env) error {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: env.Namespace, Labels: map[string]string{labelGardenRole: gardenRoleShoot}}}
-	if err := env.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+	err := env.Client.Create(ctx, ns)
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		// A namespace of an earlier run gets the label too: without it no Gardener policy applies there.
+		existing := &corev1.Namespace{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(ns), existing); err != nil {
+			return fmt.Errorf("reading namespace %s: %w", env.Namespace, err)
+		}
+		if existing.Labels[labelGardenRole] != gardenRoleShoot {
+			patch := client.MergeFrom(existing.DeepCopy())
+			metav1.SetMetaDataLabel(&existing.ObjectMeta, labelGardenRole, gardenRoleShoot)
+			if err := env.Client.Patch(ctx, existing, patch); err != nil {
+				return fmt.Errorf("labelling namespace %s: %w", env.Namespace, err)
+			}
+		}
+	case err != nil:
 		return fmt.Errorf("creating namespace %s: %w", env.Namespace, err)
 	}
 	if err := ensureCluster(ctx, env); err != nil {
@@ -72,9 +89,10 @@ func ensureCluster(ctx context.Context, env *Env) error {
 	}
 }
 
-// ensureHostAccess lets the host reach the client and backup-restore ports of the namespace's pods: the writers, the
-// checks and Gardener's Snapshot of the e2e suite and the demo run on the host, in place of kube-apiserver
-// and gardenlet, which a Gardener seed admits by their pod labels.
+// ensureHostAccess lets the host reach the client and backup-restore ports of the etcd members (druid's
+// pods, by the label every druid gives them): the writers, the checks and Gardener's Snapshot of the e2e suite
+// and the demo run on the host, in place of kube-apiserver and gardenlet, which a Gardener seed admits by their
+// pod labels. Other pods of the namespace stay closed to the host.
 func ensureHostAccess(ctx context.Context, env *Env) error {
 	port := func(p int32) networkingv1.NetworkPolicyPort {
 		return networkingv1.NetworkPolicyPort{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromInt32(p))}
@@ -82,7 +100,7 @@ func ensureHostAccess(ctx context.Context, env *Env) error {
 	policy := &networkingv1.NetworkPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: hostAccessPolicy, Namespace: env.Namespace},
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{},
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{druidv1alpha1.LabelManagedByKey: druidv1alpha1.LabelManagedByValue}},
 			Ingress: []networkingv1.NetworkPolicyIngressRule{{
 				From:  []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: env.Seed.BridgeIP() + "/32"}}},
 				Ports: []networkingv1.NetworkPolicyPort{port(etcdpod.DefaultClientPort), port(etcdpod.DefaultBackupPort)},

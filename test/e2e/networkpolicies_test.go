@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -236,8 +237,18 @@ func statefulSet(ctx context.Context, env *seedworkflow.Env, role string) *appsv
 	return sts
 }
 
-// startProber runs the prober image (httpecho) in namespace with labels and waits until it is ready.
+// proberLabel marks the prober pods, which the host asks over their port 8080 (allowProberRequests).
+const proberLabel = "e2e.gardener-etcd/prober"
+
+// startProber runs the prober image (httpecho) in namespace with labels and waits until it is ready; the
+// host may ask it on port 8080, nothing else is opened for it.
 func startProber(ctx context.Context, env *seedworkflow.Env, namespace, name, image string, labels map[string]string) *corev1.Pod {
+	allowProberRequests(ctx, env, namespace)
+	labels = maps.Clone(labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[proberLabel] = "true"
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels}, Spec: corev1.PodSpec{
 		TerminationGracePeriodSeconds: ptr.To[int64](1),
 		SecurityContext:               &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532)},
@@ -269,4 +280,20 @@ func dial(from *corev1.Pod, addr string) error {
 		return fmt.Errorf("%s/%s → %s: %s", from.Namespace, from.Name, addr, strings.TrimSpace(string(body)))
 	}
 	return nil
+}
+
+// allowProberRequests lets the host reach the probers' port 8080 in namespace.
+func allowProberRequests(ctx context.Context, env *seedworkflow.Env, namespace string) {
+	policy := &networkingv1.NetworkPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "allow-from-seed-host-to-probers", Namespace: namespace},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{proberLabel: "true"}},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{
+				From:  []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: env.Seed.BridgeIP() + "/32"}}},
+				Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromInt32(8080))}},
+			}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+		},
+	}
+	Expect(client.IgnoreAlreadyExists(env.Client.Create(ctx, policy))).To(Succeed())
 }

@@ -35,9 +35,11 @@ func (e *UntrustedPeerCertificateError) Error() string {
 }
 
 // checkPeerCertificateTrusted refuses refs' peer certificate when the existing Etcd runs peer TLS with a
-// bundle that does not verify it. A TLS source whose names stay when the content changes (the project's
-// generator) sequences its own rotation; for it the check sees the bundle's current content, not the one the
-// members loaded.
+// bundle that does not verify it. It looks only at a certificate under a new name: a TLS source whose names
+// stay when the content changes (the project's generator, ExistingTLS) rewrites the secrets in place, where
+// the members' loaded bundle is not visible any more; the generator sequences its own rotation, and the owner
+// of ExistingTLS secrets must keep the same order (the new CA in the bundle on every member before a
+// certificate it signed).
 func (e *etcd) checkPeerCertificateTrusted(ctx context.Context, existing *druidv1alpha1.Etcd, refs TLSSecretRefs, secrets map[string]*corev1.Secret) error {
 	if existing == nil || existing.Spec.Etcd.PeerUrlTLS == nil || refs.PeerServer == "" ||
 		existing.Spec.Etcd.PeerUrlTLS.ServerTLSSecretRef.Name == refs.PeerServer {
@@ -60,20 +62,32 @@ func (e *etcd) checkPeerCertificateTrusted(ctx context.Context, existing *druidv
 	return &UntrustedPeerCertificateError{Namespace: e.namespace, Etcd: e.name(), Certificate: refs.PeerServer, Bundle: running.Name, Reason: reason.Error()}
 }
 
-// verifyLeaf tells why the first certificate of leafPEM does not chain to a CA of bundlePEM, or nil.
+// verifyLeaf tells why the first certificate of leafPEM does not chain to a CA of bundlePEM, or nil. The
+// further certificates of leafPEM (a chain) serve as intermediates.
 func verifyLeaf(bundlePEM, leafPEM []byte) error {
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(bundlePEM) {
 		return errors.New("the bundle holds no certificate")
 	}
-	block, _ := pem.Decode(leafPEM)
-	if block == nil {
+	var chain []*x509.Certificate
+	for rest := leafPEM; ; {
+		var block *pem.Block
+		if block, rest = pem.Decode(rest); block == nil {
+			break
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return err
+		}
+		chain = append(chain, cert)
+	}
+	if len(chain) == 0 {
 		return errors.New("the certificate is not PEM")
 	}
-	leaf, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		return err
+	intermediates := x509.NewCertPool()
+	for _, c := range chain[1:] {
+		intermediates.AddCert(c)
 	}
-	_, err = leaf.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
+	_, err := chain[0].Verify(x509.VerifyOptions{Roots: pool, Intermediates: intermediates, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
 	return err
 }
