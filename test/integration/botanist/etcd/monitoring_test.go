@@ -6,7 +6,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gardener/gardener/pkg/component/observability/monitoring/prometheusoperator"
 	"github.com/go-logr/logr/funcr"
 	. "github.com/onsi/gomega"
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
@@ -24,24 +23,6 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
 	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
-
-// installMonitoringCRDs installs the prometheus-operator CRDs a Gardener seed has (Gardener's own manifests)
-// into the suite's apiserver and leaves them: from then on every Deploy of the suite writes the monitoring
-// objects, as on a seed.
-func installMonitoringCRDs(t *testing.T) {
-	t.Helper()
-	ctx := context.Background()
-	crds, err := prometheusoperator.NewCRDs(env.Client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := crds.Deploy(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := crds.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // monitoringClient reads the monitoring objects typed; the component itself writes them with env.Client,
 // whose scheme does not know them.
@@ -61,7 +42,7 @@ func monitoringClient(t *testing.T) client.Client {
 // shoot-etcd-<role> (the backup alerts only for the backed-up main etcd) and puts back what someone changed;
 // Destroy deletes both and the old ScrapeConfig shoot-etcd-druid, and a second Destroy finds nothing.
 func TestDeployWritesTheMonitoringObjectsAndDestroyDeletesThem(t *testing.T) {
-	installMonitoringCRDs(t)
+	env.InstallMonitoringCRDs(t)
 	g := NewWithT(t)
 	ctx := context.Background()
 	mc := monitoringClient(t)

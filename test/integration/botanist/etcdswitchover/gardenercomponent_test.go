@@ -13,7 +13,6 @@ import (
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	gardenerkubernetes "github.com/gardener/gardener/pkg/client/kubernetes"
 	gardeneretcd "github.com/gardener/gardener/pkg/component/etcd/etcd"
-	"github.com/gardener/gardener/pkg/component/observability/monitoring/prometheusoperator"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
@@ -30,7 +29,7 @@ import (
 func gardenersComponentDeploy(t *testing.T, namespace string, values gardeneretcd.Values) {
 	t.Helper()
 	ctx := context.Background()
-	installMonitoringCRDs(t)
+	env.InstallMonitoringCRDs(t)
 	c, err := client.New(env.Config, client.Options{Scheme: gardenerkubernetes.SeedScheme})
 	if err != nil {
 		t.Fatal(err)
@@ -48,23 +47,6 @@ func gardenersComponentDeploy(t *testing.T, namespace string, values gardeneretc
 		t.Fatal(err)
 	}
 	if err := sm.Cleanup(ctx); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// installMonitoringCRDs installs the prometheus-operator CRDs a seed has (Gardener's etcd component writes a
-// ServiceMonitor and a PrometheusRule); a second install changes nothing.
-func installMonitoringCRDs(t *testing.T) {
-	t.Helper()
-	ctx := context.Background()
-	crds, err := prometheusoperator.NewCRDs(env.Client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := crds.Deploy(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := crds.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
