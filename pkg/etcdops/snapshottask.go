@@ -70,6 +70,9 @@ func WaitForTask(ctx context.Context, c client.Reader, task *druidv1alpha1.EtcdO
 			if apierrors.IsNotFound(err) {
 				return false, fmt.Errorf("EtcdOpsTask %s was deleted before it finished", key.Name)
 			}
+			if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+				return false, fmt.Errorf("reading EtcdOpsTask %s: %w", key.Name, err) // waiting does not help
+			}
 			return false, nil // an apiserver hiccup: look again
 		}
 		last = got
