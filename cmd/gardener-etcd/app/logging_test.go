@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 		runChild(strings.Fields(args))
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(stopAPIServer(m.Run()))
 }
 
 // runChild runs the root command with args (its error is expected: there is no apiserver), then logs through

@@ -22,7 +22,7 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 	g := &globalOptions{}
 	root := &cobra.Command{
 		Use:           "gardener-etcd",
-		Short:         "The Gardener side of etcd: seed bootstrap, shoot etcds and the local seed",
+		Short:         "The Gardener side of etcd: seed bootstrap, shoot etcds, the local seed and operator commands on Etcds",
 		Version:       version.Get(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -36,6 +36,7 @@ func NewRootCommand(out, errOut io.Writer) *cobra.Command {
 	root.AddCommand(newSeedCommand(g))
 	root.AddCommand(newLocalCommand(g))
 	root.AddCommand(newDemoCommand(g))
+	root.AddCommand(newEtcdCommand(g))
 	return root
 }
 
