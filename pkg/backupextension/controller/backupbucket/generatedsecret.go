@@ -102,7 +102,7 @@ func (a *actuator) deleteGeneratedSecrets(ctx context.Context, bb *extensionsv1a
 	}
 	for _, key := range keys {
 		if key.Name != GeneratedSecretName(bb.Name) || !a.generatedSecretNamespaceAllowed(key.Namespace) {
-			logf.FromContext(ctx).Info("Not deleting a generated secret outside the namespaces the extension writes into", "secret", key)
+			logf.FromContext(ctx).Info("Not deleting a secret that is not the bucket's generated secret in a namespace the extension writes into", "secret", key)
 			continue
 		}
 		if err := a.deleteGeneratedSecret(ctx, bb, key); err != nil {
