@@ -134,3 +134,15 @@ func TestWorkloadIdentityEntryWithoutItsIdentityFails(t *testing.T) {
 	waitForError(t, be, wiNamespace)
 	g.Expect(secretGone(namespace, "etcd-backup")()).To(BeTrue())
 }
+
+// A malformed workload-identity entry secret fails the entry whether or not its shoot namespace exists: a
+// missing namespace must not let the entry report Succeeded with a secret that could never get a token.
+func TestWorkloadIdentityEntryWithoutItsIdentityFailsWithoutItsNamespace(t *testing.T) {
+	g := NewWithT(t)
+	namespace := "shoot--dev--" + rand.String(8)
+	annotations := workloadIdentityAnnotations()
+	delete(annotations, wiName)
+	be := newWorkloadIdentityEntry(t, namespace, annotations, nil)
+	waitForError(t, be, wiName)
+	g.Expect(be.Status.EtcdBackupSecretRef).To(BeNil())
+}

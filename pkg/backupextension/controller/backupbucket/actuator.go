@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	extensionsv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/extensions/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backupextension/controller"
@@ -22,13 +23,16 @@ type actuator struct {
 	APIReader client.Reader
 	// Options configure the namespaces of the generated secrets.
 	Options Options
+	// Recorder tells an operator, on the bucket, about a generated secret it left because it does not own it.
+	Recorder recorder.EventRecorder
 }
 
 // Ensure creates the bucket and writes the generated secret (generatedSecretKey). A bucket that fails
 // ValidateBucket — one stored before the admission webhook, or admitted while it was bypassed — or names a
 // namespace for its generated secret the extension may not write into is refused with the field named. A
-// generated secret the status names elsewhere (the annotation changed) is deleted once the new one is
-// written.
+// secret of the generated secret's name the bucket does not own is not overwritten
+// (GeneratedSecretNotOwnedError). A generated secret the status names elsewhere (the annotation changed) is
+// deleted once the new one is written, if the bucket owns it.
 func (a *actuator) Ensure(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, p provider.Provider) error {
 	if errs := ValidateBucket(bb); len(errs) > 0 {
 		return errs.ToAggregate()
@@ -62,7 +66,8 @@ func (a *actuator) Ensure(ctx context.Context, bb *extensionsv1alpha1.BackupBuck
 	return nil
 }
 
-// Delete deletes the bucket and the generated secret, then releases the bucket secret.
+// Delete deletes the bucket and the generated secret (only one the bucket owns, deleteGeneratedSecrets), then
+// releases the bucket secret.
 func (a *actuator) Delete(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, p provider.Provider) error {
 	request, _, err := a.bucketRequest(ctx, bb)
 	if err != nil {

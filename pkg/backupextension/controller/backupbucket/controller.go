@@ -24,6 +24,6 @@ var kind = controller.Kind[*extensionsv1alpha1.BackupBucket]{
 // AddToManager registers the BackupBucket controller with the manager.
 func AddToManager(mgr manager.Manager, opts Options) error {
 	opts = opts.withDefaults()
-	a := &actuator{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Options: opts}
+	a := &actuator{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Options: opts, Recorder: mgr.GetEventRecorder(ControllerName)}
 	return controller.Add(mgr, kind, a, opts.Options)
 }

@@ -30,7 +30,9 @@ type actuator struct {
 
 // Ensure writes the etcd backup secret into the shoot namespace and reports it in the status. An entry that
 // fails ValidateEntry — one stored before the admission webhook, or admitted while it was bypassed — is
-// refused with the fields named, before anything is read or written. A shoot namespace that does not exist
+// refused with the fields named, before anything is read or written. An entry secret of the workload-identity
+// shape that does not name its WorkloadIdentity (workloadIdentityOf) fails the entry before the shoot
+// namespace is looked at, so a malformed secret never passes as a success. A shoot namespace that does not exist
 // or is being deleted is no failure, as in Gardener's generic BackupEntry actuator: an entry outlives its
 // shoot by the deletion grace period and gardenlet goes on reconciling it, so an error would stand for
 // good. The entry succeeds without the secret (secretNotWritten says so), and is reconciled again when the
@@ -47,10 +49,14 @@ func (a *actuator) Ensure(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 	if err != nil {
 		return err
 	}
+	identity, err := workloadIdentityOf(entrySecret)
+	if err != nil {
+		return err
+	}
 	if err := controller.HoldSecret(ctx, a.Client, entrySecret, extensionsv1alpha1.BackupEntryFinalizer); err != nil {
 		return err
 	}
-	err = a.deployEtcdBackupSecret(ctx, be, namespace, request, entrySecret, p)
+	err = a.deployEtcdBackupSecret(ctx, be, namespace, request, identity, p)
 	var unusable *ShootNamespaceUnusableError
 	if errors.As(err, &unusable) {
 		a.secretNotWritten(ctx, be, unusable)
@@ -62,12 +68,8 @@ func (a *actuator) Ensure(ctx context.Context, be *extensionsv1alpha1.BackupEntr
 // deployEtcdBackupSecret writes the etcd backup secret of a usable shoot namespace and sets
 // status.etcdBackupSecretRef; a namespace that is missing or being deleted is a ShootNamespaceUnusableError.
 func (a *actuator) deployEtcdBackupSecret(ctx context.Context, be *extensionsv1alpha1.BackupEntry, namespace string,
-	request provider.EntryRequest, entrySecret *corev1.Secret, p provider.Provider) error {
+	request provider.EntryRequest, identity *workloadIdentity, p provider.Provider) error {
 	if err := a.shootNamespaceUsable(ctx, namespace); err != nil {
-		return err
-	}
-	identity, err := workloadIdentityOf(entrySecret)
-	if err != nil {
 		return err
 	}
 	providerData, err := p.EtcdSecretData(request)
