@@ -120,3 +120,38 @@ func TestBucketDeletionIgnoresAStatusRefOutsideTheAllowedNamespaces(t *testing.T
 	expectUntouched(g, elsewhere)
 	g.Expect(secretGone("garden", name)()).To(BeTrue(), "the secret where the bucket wrote it is deleted")
 }
+
+// A switch-over from Gardener's provider extension: the secret it wrote has no ownerReference, and the
+// bucket's status names it as the generated secret. The extension takes it over (its data replaced, owned by
+// the bucket from then on) instead of failing the bucket.
+func TestBucketTakesOverTheGeneratedSecretItsStatusNames(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	name := "bb-" + rand.String(8)
+	previous := strangerGeneratedSecret(t, "garden", name)
+	bucketSecret := createSecret(t, "bucket-"+name, nil)
+	bb := &extensionsv1alpha1.BackupBucket{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: extensionsv1alpha1.BackupBucketSpec{
+			DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "local"},
+			Region:      "us-east-1",
+			SecretRef:   corev1.SecretReference{Name: bucketSecret.Name, Namespace: bucketSecret.Namespace},
+		},
+	}
+	g.Expect(env.Client.Create(ctx, bb)).To(Succeed())
+	t.Cleanup(func() { deleteAndWaitGone(t, bb) })
+	// What the provider extension recorded for this bucket before the switch-over.
+	g.Eventually(func() error {
+		get(g, bb)
+		patch := client.MergeFrom(bb.DeepCopy())
+		bb.Status.GeneratedSecretRef = &corev1.SecretReference{Name: previous.Name, Namespace: previous.Namespace}
+		return env.Client.Status().Patch(ctx, bb, patch)
+	}, timeout, interval).Should(Succeed())
+	annotate(t, bb, extensionsv1alpha1.OperationReconcile)
+
+	eventuallySucceeded(t, bb, func() *extensionsv1alpha1.DefaultStatus { return &bb.Status.DefaultStatus })
+	own := getSecret(g, "garden", previous.Name)
+	g.Expect(own.UID).To(Equal(previous.UID), "the same secret, taken over")
+	g.Expect(own.Data).To(HaveKey("hostPath"))
+	g.Expect(own.OwnerReferences).To(ContainElement(HaveField("UID", bb.UID)))
+}

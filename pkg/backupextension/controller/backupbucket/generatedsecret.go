@@ -68,12 +68,12 @@ func (a *actuator) generatedSecretNamespaceAllowed(namespace string) bool {
 
 // writeGeneratedSecret writes the generated bucket secret, owned by the BackupBucket so that it also goes
 // away if the bucket object is removed without the controller, and so that the controller can tell it from
-// a secret of the same name it did not write (ownedBy). Such a secret is left as it is and the bucket fails
-// with a GeneratedSecretNotOwnedError.
+// a secret of the same name it did not write (isBucketsSecret). Such a secret is left as it is and the bucket
+// fails with a GeneratedSecretNotOwnedError.
 func (a *actuator) writeGeneratedSecret(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, key client.ObjectKey, data map[string][]byte) (*corev1.SecretReference, error) {
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace}}
 	_, err := controllerutil.CreateOrUpdate(ctx, a.Client, secret, func() error {
-		if !secret.CreationTimestamp.IsZero() && !ownedBy(bb, secret) {
+		if !secret.CreationTimestamp.IsZero() && !isBucketsSecret(bb, secret) {
 			return &GeneratedSecretNotOwnedError{Secret: key, Bucket: bb.Name}
 		}
 		secret.Type = corev1.SecretTypeOpaque
@@ -94,8 +94,8 @@ func (a *actuator) writeGeneratedSecret(ctx context.Context, bb *extensionsv1alp
 // was written (as Gardener's extensions delete it) and where it belongs now (keys). Neither place is proof
 // that the bucket wrote a secret there — the annotation may have moved before any reconcile wrote, and the
 // status is only a record — so a key is acted on only when it names generated-bucket-<bucket name> in a
-// namespace the extension may write into, and a secret there is deleted only when the bucket owns it
-// (ownedBy). Anyone else's is kept (generatedSecretKept).
+// namespace the extension may write into, and a secret there is deleted only when it is the bucket's
+// (isBucketsSecret). Anyone else's is kept (generatedSecretKept).
 func (a *actuator) deleteGeneratedSecrets(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, keys ...client.ObjectKey) error {
 	if ref := bb.Status.GeneratedSecretRef; ref != nil {
 		keys = append(keys, client.ObjectKey{Name: ref.Name, Namespace: ref.Namespace})
@@ -112,7 +112,7 @@ func (a *actuator) deleteGeneratedSecrets(ctx context.Context, bb *extensionsv1a
 	return nil
 }
 
-// deleteGeneratedSecret deletes the secret at key if the bucket owns it. The preconditions make sure a
+// deleteGeneratedSecret deletes the secret at key if it is the bucket's. The preconditions make sure a
 // secret replaced since the read is not deleted.
 func (a *actuator) deleteGeneratedSecret(ctx context.Context, bb *extensionsv1alpha1.BackupBucket, key client.ObjectKey) error {
 	secret := &corev1.Secret{}
@@ -122,7 +122,7 @@ func (a *actuator) deleteGeneratedSecret(ctx context.Context, bb *extensionsv1al
 		}
 		return fmt.Errorf("reading the generated secret %s: %w", key, err)
 	}
-	if !ownedBy(bb, secret) {
+	if !isBucketsSecret(bb, secret) {
 		a.generatedSecretKept(ctx, bb, key)
 		return nil
 	}
@@ -140,6 +140,20 @@ func (a *actuator) generatedSecretKept(ctx context.Context, bb *extensionsv1alph
 		a.Recorder.Eventf(bb, nil, corev1.EventTypeNormal, "GeneratedSecretKept", "DeleteGeneratedSecret",
 			"the secret %s is not owned by this BackupBucket (no ownerReference with its uid) and was not deleted", key)
 	}
+}
+
+// isBucketsSecret tells whether the secret is the bucket's generated secret: one it owns (ownedBy), or one
+// without any owner that the bucket's status.generatedSecretRef names. Gardener's provider extensions write
+// the generated secret without an ownerReference and record it in the status; such a secret is taken over
+// (overwritten, owned from then on) when this extension takes over the bucket, so that a switch-over fails
+// no bucket. A secret of the name that the status does not name, or that has another owner, is not the
+// bucket's.
+func isBucketsSecret(bb *extensionsv1alpha1.BackupBucket, secret *corev1.Secret) bool {
+	if ownedBy(bb, secret) {
+		return true
+	}
+	ref := bb.Status.GeneratedSecretRef
+	return len(secret.OwnerReferences) == 0 && ref != nil && ref.Name == secret.Name && ref.Namespace == secret.Namespace
 }
 
 // ownedBy tells whether the bucket wrote the secret: every generated secret this extension writes carries
