@@ -94,6 +94,9 @@ func druidMetricsURL(ctx context.Context, env *seedworkflow.Env) (string, string
 		for _, c := range p.Spec.Containers {
 			for _, port := range c.Ports {
 				if port.Name == "metrics" {
+					// The host scrapes in place of the seed's Prometheus, which Gardener's policies admit by label.
+					allowFromSeedHost(ctx, env, seedworkflow.GardenNamespace, "allow-from-seed-host-to-druid-metrics",
+						map[string]string{"app.kubernetes.io/name": druid.Name}, port.ContainerPort)
 					return p.Name, "http://" + p.Status.PodIP + ":" + strconv.Itoa(int(port.ContainerPort)) + "/metrics"
 				}
 			}

@@ -284,13 +284,19 @@ func dial(from *corev1.Pod, addr string) error {
 
 // allowProberRequests lets the host reach the probers' port 8080 in namespace.
 func allowProberRequests(ctx context.Context, env *seedworkflow.Env, namespace string) {
+	allowFromSeedHost(ctx, env, namespace, "allow-from-seed-host-to-probers", map[string]string{proberLabel: "true"}, 8080)
+}
+
+// allowFromSeedHost lets the host, where the suite's checks run in place of the seed's Prometheus and other
+// in-cluster clients, reach port of the pods with labels in namespace (Gardener's seed policies deny it).
+func allowFromSeedHost(ctx context.Context, env *seedworkflow.Env, namespace, name string, labels map[string]string, port int32) {
 	policy := &networkingv1.NetworkPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: "allow-from-seed-host-to-probers", Namespace: namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{proberLabel: "true"}},
+			PodSelector: metav1.LabelSelector{MatchLabels: labels},
 			Ingress: []networkingv1.NetworkPolicyIngressRule{{
 				From:  []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: env.Seed.BridgeIP() + "/32"}}},
-				Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromInt32(8080))}},
+				Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromInt32(port))}},
 			}},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 		},
