@@ -24,11 +24,11 @@
 // NOSPACE: etcd refuses every write once a member's file reached its quota, and keeps refusing until the
 // alarm is disarmed, even after space was freed. While the alarm is active, a check runs the recovery:
 //  1. compact the history, no further than KeepOptions.CompactRevision allows (the sidecar keeps what its
-//     delta watch has not delivered, and compacts nothing before its snapshotter runs: the recovery then
-//     waits for the next check);
+//     delta watch has not delivered, and compacts nothing before its snapshotter runs);
 //  2. unless the data in use fits under DisarmBelow of the quota, stop there: the alarm stays
 //     (ErrOverQuota, etcdbr_nospace_over_quota 1) without defragmenting anything or moving leadership,
-//     which could not help;
+//     which could not help — or, when nothing could be compacted, the history may be what does not fit,
+//     and the next check tries again;
 //  3. defragment the members over DisarmBelow of their quota in the order above;
 //  4. disarm the alarm once every member's file is under it;
 //  5. take the full snapshot, after the disarm: writes do not wait for the store, and a failed snapshot

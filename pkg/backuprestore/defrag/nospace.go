@@ -23,8 +23,8 @@ const DisarmBelow = 0.9
 // (and defragmentation): the NOSPACE alarm stays until data is deleted or the quota is raised.
 var ErrOverQuota = errors.New("live data over the quota after compaction")
 
-// errCompactionDeferred means the history may not be compacted yet (KeepOptions.CompactRevision): the
-// recovery did nothing and the next check tries again.
+// errCompactionDeferred means the history may not be compacted yet (KeepOptions.CompactRevision) and the
+// data in use does not fit without that: the recovery changed nothing, and the next check tries again.
 var errCompactionDeferred = errors.New("the history may not be compacted yet")
 
 // Recovery steps, the step label of etcdbr_nospace_recovery_steps_total.
@@ -64,10 +64,12 @@ func dataFits(spaces []Space) error {
 
 // recoverNoSpace frees the space of a cluster with an active NOSPACE alarm and disarms it:
 //  1. compact to the revision CompactRevision allows (the cluster's revision hardly moves: only deletes
-//     pass the alarm); errCompactionDeferred, doing nothing, while it allows none;
+//     pass the alarm); while it allows none, go on without compacting (a previous backup leader may have
+//     compacted already);
 //  2. ErrOverQuota if the data in use does not fit under the disarm limit: defragmenting could not help,
 //     and it would stall every member and move leadership (ending the backup leader's term, whose
-//     successor would repeat it) for nothing;
+//     successor would repeat it) for nothing. Without the compaction the history may be what does not
+//     fit: errCompactionDeferred, having changed nothing;
 //  3. defragment the members over the disarm limit, in Run's order (followers first, the leader last after
 //     moving leadership, each only while every member is healthy);
 //  4. disarm every NOSPACE alarm once every member's file is under the disarm limit, else ErrOverQuota;
@@ -78,15 +80,13 @@ func dataFits(spaces []Space) error {
 // Each step is logged and counted. It is idempotent: a new backup leader repeating it after the previous
 // one's term ended midway finds the compaction done and defragments only the members still too big.
 func (k *keeper) recoverNoSpace(ctx context.Context, c cluster) error {
-	rev := c.revision
+	rev, mayCompact := c.revision, true
 	if k.opts.CompactRevision != nil {
-		allowed, ok := k.opts.CompactRevision(rev)
-		if !ok {
-			return errCompactionDeferred
-		}
+		var allowed int64
+		allowed, mayCompact = k.opts.CompactRevision(rev)
 		rev = min(rev, allowed)
 	}
-	if rev > 0 {
+	if mayCompact && rev > 0 {
 		if err := k.compact(ctx, rev); err != nil {
 			return err
 		}
@@ -96,6 +96,10 @@ func (k *keeper) recoverNoSpace(ctx context.Context, c cluster) error {
 		return fmt.Errorf("checking the data in use after compacting: %w", err)
 	}
 	if err := dataFits(compacted.spaces()); err != nil {
+		if !mayCompact {
+			// History may be what does not fit: the verdict waits for the compaction.
+			return fmt.Errorf("%w (%v)", errCompactionDeferred, err)
+		}
 		return err
 	}
 

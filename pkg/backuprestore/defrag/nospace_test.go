@@ -146,7 +146,7 @@ func TestNoSpaceOverQuotaBacksOffUntilDataIsDeleted(t *testing.T) {
 	g := NewWithT(t)
 	c := etcdserver.StartCluster(t, 1, withQuota)
 	cli := c.Client(t)
-	fillUntilNoSpace(t, cli, 100000, 64<<10) // distinct keys: all of it is live data
+	fillOverDisarmLimit(t, c, cli)
 	g.Expect(noSpaceActive(g, cli)).To(BeTrue())
 
 	registry := prometheus.NewPedanticRegistry()
@@ -171,7 +171,7 @@ func TestNoSpaceOverQuotaBacksOffUntilDataIsDeleted(t *testing.T) {
 	g.Expect(attempts()).To(Equal(1.0), "no new attempt before the backoff ends while nothing changed")
 	// Deletes pass the alarm (as lease expiries and garbage collection do): the revision moves, but a
 	// delete that frees too little to fit under the disarm limit does not start an attempt.
-	_, err = cli.Delete(t.Context(), "key/0000")
+	_, err = cli.Delete(t.Context(), "big/0/00000")
 	g.Expect(err).NotTo(HaveOccurred())
 	for range 5 {
 		k.check(t.Context(), t0.Add(2*time.Minute), false)
@@ -183,7 +183,7 @@ func TestNoSpaceOverQuotaBacksOffUntilDataIsDeleted(t *testing.T) {
 
 	// The operator deletes data and compacts (the runbook): the data in use now fits, and the next check
 	// recovers within the backoff.
-	del, err := cli.Delete(t.Context(), "key/", clientv3.WithPrefix())
+	del, err := cli.Delete(t.Context(), "big/", clientv3.WithPrefix())
 	g.Expect(err).NotTo(HaveOccurred())
 	_, err = cli.Compact(t.Context(), del.Header.Revision, clientv3.WithCompactPhysical())
 	g.Expect(err).NotTo(HaveOccurred())
@@ -221,6 +221,49 @@ func TestNoSpaceRecoveryCompactsNoFurtherThanAllowed(t *testing.T) {
 	g.Expect(err).To(MatchError(rpctypes.ErrCompacted), "revision %d is compacted", current-6)
 }
 
+// fillOverDisarmLimit puts distinct keys until NOSPACE and every member's data — its file once
+// defragmented — is over the disarm limit, so that no recovery can disarm. A member's file holds free
+// pages too, so a NOSPACE may come with less data: then it defragments, disarms and fills on.
+func fillOverDisarmLimit(t *testing.T, c *etcdserver.Cluster, cli *clientv3.Client) {
+	t.Helper()
+	value := strings.Repeat("v", 64<<10)
+	for round := range 10 {
+		for i := 0; ; i++ {
+			_, err := cli.Put(t.Context(), fmt.Sprintf("big/%d/%05d", round, i), value)
+			if errors.Is(err, rpctypes.ErrNoSpace) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("put: %v", err)
+			}
+		}
+		over := true
+		for _, m := range c.Members {
+			if _, err := cli.Defragment(t.Context(), m.Endpoint()); err != nil {
+				t.Fatalf("defragmenting %s: %v", m.Config.Name, err)
+			}
+			st, err := cli.Status(t.Context(), m.Endpoint())
+			if err != nil {
+				t.Fatal(err)
+			}
+			over = over && float64(st.DbSize) >= DisarmBelow*float64(st.DbSizeQuota)
+		}
+		if over {
+			return
+		}
+		alarms, err := cli.AlarmList(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range alarms.Alarms {
+			if _, err := cli.AlarmDisarm(t.Context(), &clientv3.AlarmMember{MemberID: a.GetMemberID(), Alarm: a.GetAlarm()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Fatal("the data stayed under the disarm limit")
+}
+
 // On a 3-member cluster whose data in use does not fit under the disarm limit, defragmenting cannot help:
 // the recovery says so (etcdbr_nospace_over_quota 1) after compacting, without defragmenting any member
 // and without moving leadership — which would end the backup leader's term and have the next one repeat
@@ -229,7 +272,7 @@ func TestNoSpaceOverQuotaNeitherDefragmentsNorMovesLeadership(t *testing.T) {
 	g := NewWithT(t)
 	c := etcdserver.StartCluster(t, 3, withQuota)
 	cli := c.Client(t)
-	fillUntilNoSpace(t, cli, 100000, 64<<10) // distinct keys: all of it is live data
+	fillOverDisarmLimit(t, c, cli)
 	g.Expect(noSpaceActive(g, cli)).To(BeTrue())
 	leaderBefore := uint64(c.Leader().Etcd.Server.MemberID())
 
@@ -276,17 +319,18 @@ func TestNoSpaceRecoveryDisarmsBeforeTheSnapshot(t *testing.T) {
 }
 
 // While the history may not be compacted yet (the sidecar: a store is configured and the term's
-// snapshotter has not started), the recovery does nothing — no compaction, no defragmentation, no
-// backoff — and the next check recovers.
+// snapshotter has not started) and the data in use does not fit without compacting, the recovery does
+// nothing — no compaction, no defragmentation, no backoff, no over-quota verdict — and the next check
+// tries again. Once the history is compacted (a previous backup leader's recovery did), it goes on
+// without compacting: defragments and disarms.
 func TestNoSpaceRecoveryWaitsWhileCompactionIsDeferred(t *testing.T) {
 	g := NewWithT(t)
 	c := etcdserver.StartCluster(t, 1, withQuota)
 	cli := c.Client(t)
 	fillUntilNoSpace(t, cli, 32, 16<<10)
 	registry := prometheus.NewPedanticRegistry()
-	allowed := false
 	k, err := newKeeper(KeepOptions{Defrag: Options{Client: cli, Metrics: NewMetrics(registry), Log: testr.New(t)},
-		CompactRevision: func(rev int64) (int64, bool) { return rev, allowed }})
+		CompactRevision: func(int64) (int64, bool) { return 0, false }})
 	g.Expect(err).NotTo(HaveOccurred())
 	steps := func(step string) float64 {
 		return metricstest.Value(t, registry, "etcdbr_nospace_recovery_steps_total", map[string]string{"step": step, "succeeded": "true"})
@@ -300,10 +344,14 @@ func TestNoSpaceRecoveryWaitsWhileCompactionIsDeferred(t *testing.T) {
 	g.Expect(k.backoff).To(BeZero())
 	g.Expect(metricstest.Value(t, registry, "etcdbr_nospace_over_quota", nil)).To(BeZero())
 
-	allowed = true
+	st, err := cli.Status(t.Context(), c.Members[0].Endpoint())
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = cli.Compact(t.Context(), st.Header.Revision, clientv3.WithCompactPhysical())
+	g.Expect(err).NotTo(HaveOccurred())
 	k.check(t.Context(), now, false)
 	g.Expect(noSpaceActive(g, cli)).To(BeFalse())
-	g.Expect(steps(stepCompact)).To(Equal(1.0))
+	g.Expect(steps(stepCompact)).To(BeZero())
+	g.Expect(steps(stepDisarm)).To(Equal(1.0))
 }
 
 // etcdbr_nospace_over_quota describes the term that set it: when the term ends (Keep returns), the
@@ -312,7 +360,7 @@ func TestKeepClearsOverQuotaWhenTheTermEnds(t *testing.T) {
 	g := NewWithT(t)
 	c := etcdserver.StartCluster(t, 1, withQuota)
 	cli := c.Client(t)
-	fillUntilNoSpace(t, cli, 100000, 64<<10)
+	fillOverDisarmLimit(t, c, cli)
 	registry := prometheus.NewPedanticRegistry()
 	overQuota := func() float64 { return metricstest.Value(t, registry, "etcdbr_nospace_over_quota", nil) }
 	metrics := NewMetrics(registry)
