@@ -205,7 +205,7 @@ func (k *keeper) recoverIfDue(ctx context.Context, now time.Time, c cluster) {
 		k.log.Info("NOSPACE recovery completed: writes are accepted again")
 		return
 	case errors.Is(err, errCompactionDeferred):
-		k.log.Info("NOSPACE recovery waits: the history may not be compacted before the backup's snapshotter runs")
+		k.log.Info("NOSPACE recovery waits for the next check: the history may not be compacted before the backup's snapshotter runs", "reason", err.Error())
 		return
 	}
 	k.backoff = min(max(2*k.backoff, k.opts.RecoveryBackoff), k.opts.MaxRecoveryBackoff)

@@ -42,9 +42,11 @@ func overDisarmLimit(s Space) bool {
 
 // dataFits returns ErrOverQuota unless the data in use fits under the disarm limit of every member, i.e.
 // unless defragmentation can bring every file under it. The data's size is the smallest DBSizeInUse a
-// member reports: every member holds the same data, and a member's figure can only be too high — pages
-// a compaction freed count as in use until the member's next write transaction, and while NOSPACE
-// refuses writes only the member that served the compaction commits at once.
+// member reports: every member holds the same data, and a member's figure is mostly too high — pages a
+// compaction freed count as in use until the member's next write transaction, and while NOSPACE refuses
+// writes only the member that served the compaction commits at once. A figure too low (a member that has
+// not committed its last writes, within etcd's backend batch interval) only lets the recovery go on to
+// defragment, after which the disarm check judges the files themselves.
 func dataFits(spaces []Space) error {
 	if len(spaces) == 0 {
 		return nil
