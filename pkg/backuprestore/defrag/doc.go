@@ -16,17 +16,29 @@
 // A full snapshot may be taken afterwards (Options.AfterDefrag): the database is then at its smallest.
 //
 // Thresholds (checked every CheckPeriod): a member's file over a share of its quota while the data in
-// use fits below it, or a file whose free pages exceed a share of it (and a minimum in bytes). Both come
-// from the members' Status (dbSize, dbSizeInUse, dbSizeQuota), so the quota is each member's own.
+// use fits below it, or a file whose free pages exceed a share of it; either only when at least
+// MinReclaimable bytes come back, so that a few free pages do not defragment (and move leadership) at
+// every check. Both come from the members' Status (dbSize, dbSizeInUse, dbSizeQuota), so the quota is
+// each member's own.
 //
 // NOSPACE: etcd refuses every write once a member's file reached its quota, and keeps refusing until the
 // alarm is disarmed, even after space was freed. While the alarm is active, a check runs the recovery:
-// compact the history (no further than KeepOptions.CompactRevision allows: the sidecar keeps what its
-// delta watch has not delivered yet), defragment the members over DisarmBelow of their quota in the
-// order above, and disarm the alarm once every member's file is under it. A NOSPACE alarm therefore does
-// not postpone defragmentation. If the data in use does not fit, the alarm stays (ErrOverQuota,
-// etcdbr_nospace_over_quota 1) and the recovery backs off, doubling its wait, until the revision or a
-// quota changes (data was deleted, the quota raised) or the wait ends. Moving leadership ends the backup
-// leader's term; the recovery is idempotent, and the next backup leader finishes it without moving
-// leadership again, because only the members still too big are defragmented.
+//  1. compact the history, no further than KeepOptions.CompactRevision allows (the sidecar keeps what its
+//     delta watch has not delivered, and compacts nothing before its snapshotter runs);
+//  2. unless the data in use fits under DisarmBelow of the quota, stop there: the alarm stays
+//     (ErrOverQuota, etcdbr_nospace_over_quota 1) without defragmenting anything or moving leadership,
+//     which could not help — or, when nothing could be compacted, the history may be what does not fit,
+//     and the next check tries again;
+//  3. defragment the members over DisarmBelow of their quota in the order above;
+//  4. disarm the alarm once every member's file is under it;
+//  5. take the full snapshot, after the disarm: writes do not wait for the store, and a failed snapshot
+//     neither fails the recovery nor re-arms the alarm.
+//
+// A recovery ended over the quota (or failed) backs off, doubling its wait, and starts earlier only when
+// a member's quota changed or the data in use fits now (deleted and compacted): not when the revision
+// merely moved, as deletes pass the alarm (lease expiries) without freeing enough. The over-quota state
+// belongs to the backup leader's term and is cleared when it ends. Moving leadership ends the backup
+// leader's term; the recovery is idempotent, and as it moves leadership only when the data fits, the
+// next backup leader finds the followers defragmented and defragments only the members still too big —
+// the former leader, now a follower — without moving leadership again.
 package defrag

@@ -35,8 +35,9 @@ type KeepOptions struct {
 	CheckPeriod time.Duration
 	Thresholds  Thresholds
 	// CompactRevision bounds the NOSPACE recovery's compaction: given the cluster's revision, it returns
-	// the newest revision whose history may go (see the package documentation); nil: the current one.
-	CompactRevision func(current int64) int64
+	// the newest revision whose history may go (see the package documentation), or false while none may
+	// (the recovery then waits for the next check); nil: the current one.
+	CompactRevision func(current int64) (int64, bool)
 	// RecoveryBackoff and MaxRecoveryBackoff pace failed recoveries; 0 means the defaults.
 	RecoveryBackoff, MaxRecoveryBackoff time.Duration
 }
@@ -48,29 +49,35 @@ type keeper struct {
 	log     logr.Logger
 
 	// backoff is the wait after the last failed recovery (0: the last one succeeded or none ran);
-	// retryAt is when the next may start, and failedAt what the cluster looked like then: a recovery
-	// starts before retryAt when the revision or a quota changed since (data deleted, quota raised).
-	backoff  time.Duration
-	retryAt  time.Time
-	failedAt recoveryInput
+	// retryAt is when the next may start, and failed what the cluster looked like then: a recovery
+	// starts before retryAt only when that could end differently now (see changedSince).
+	backoff time.Duration
+	retryAt time.Time
+	failed  recoveryInput
 }
 
-// recoveryInput is what decides whether a recovery that failed could end differently now.
+// recoveryInput is what decides whether a recovery that failed could end differently now. Not the
+// revision: deletes (lease expiries, garbage collection) pass the alarm and move it without freeing
+// enough, and every check would repeat the recovery.
 type recoveryInput struct {
-	revision int64
-	quotas   []int64
+	quotas []int64
+	// overQuota: it failed because the data in use did not fit.
+	overQuota bool
 }
 
-func (in recoveryInput) equal(o recoveryInput) bool {
-	return in.revision == o.revision && slices.Equal(in.quotas, o.quotas)
-}
-
-func inputOf(c cluster) recoveryInput {
-	in := recoveryInput{revision: c.revision}
+func inputOf(c cluster, err error) recoveryInput {
+	in := recoveryInput{overQuota: errors.Is(err, ErrOverQuota)}
 	for _, s := range c.spaces() {
 		in.quotas = append(in.quotas, s.Quota)
 	}
 	return in
+}
+
+// changedSince tells whether c could recover where the failed recovery did not: a member's quota changed
+// (raised), or it failed over the quota and the data in use fits now (data deleted and compacted).
+func (in recoveryInput) changedSince(c cluster) bool {
+	now := inputOf(c, nil)
+	return !slices.Equal(in.quotas, now.quotas) || (in.overQuota && dataFits(c.spaces()) == nil)
 }
 
 // Keep keeps the members' databases small until ctx ends (the end of the backup leader's term): it
@@ -82,6 +89,8 @@ func Keep(ctx context.Context, opts KeepOptions) error {
 	if err != nil {
 		return err
 	}
+	// The over-quota state is this term's finding; the next backup leader reports its own.
+	defer k.metrics.setOverQuota(false)
 	scheduled := make(chan struct{}, 1)
 	var c *cron.Cron
 	if opts.Schedule != "" {
@@ -147,9 +156,7 @@ func (k *keeper) requestTimeout() time.Duration {
 // check does what the cluster needs now: the NOSPACE recovery while the alarm is active (also at a
 // scheduled time: it defragments, and more), else a scheduled run or one a threshold asks for.
 func (k *keeper) check(ctx context.Context, now time.Time, scheduled bool) {
-	sctx, cancel := context.WithTimeout(ctx, k.requestTimeout())
-	c, err := survey(sctx, k.opts.Defrag.Client, k.opts.Defrag.FallbackQuota)
-	cancel()
+	c, err := k.survey(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			k.log.Info("Checking the database sizes failed, trying again later", "error", err.Error())
@@ -181,10 +188,10 @@ func (k *keeper) check(ctx context.Context, now time.Time, scheduled bool) {
 	}
 }
 
-// recoverIfDue runs the NOSPACE recovery unless it is backing off after a failure and nothing changed.
+// recoverIfDue runs the NOSPACE recovery unless it is backing off after a failure and nothing that
+// could change its outcome changed.
 func (k *keeper) recoverIfDue(ctx context.Context, now time.Time, c cluster) {
-	in := inputOf(c)
-	if k.backoff > 0 && now.Before(k.retryAt) && in.equal(k.failedAt) {
+	if k.backoff > 0 && now.Before(k.retryAt) && !k.failed.changedSince(c) {
 		return
 	}
 	k.log.Info("NOSPACE alarm active: compacting, defragmenting and disarming", "alarms", len(c.noSpace()), "revision", c.revision, "spaces", c.spaces())
@@ -192,13 +199,17 @@ func (k *keeper) recoverIfDue(ctx context.Context, now time.Time, c cluster) {
 	if ctx.Err() != nil {
 		return // the term ended; the next backup leader starts over
 	}
-	if err == nil {
+	switch {
+	case err == nil:
 		k.recovered()
 		k.log.Info("NOSPACE recovery completed: writes are accepted again")
 		return
+	case errors.Is(err, errCompactionDeferred):
+		k.log.Info("NOSPACE recovery waits for the next check: the history may not be compacted before the backup's snapshotter runs", "reason", err.Error())
+		return
 	}
 	k.backoff = min(max(2*k.backoff, k.opts.RecoveryBackoff), k.opts.MaxRecoveryBackoff)
-	k.retryAt, k.failedAt = now.Add(k.backoff), in
+	k.retryAt, k.failed = now.Add(k.backoff), inputOf(c, err)
 	if errors.Is(err, ErrOverQuota) {
 		k.metrics.setOverQuota(true)
 		k.log.Error(err, "NOSPACE recovery cannot disarm the alarm: the cluster refuses writes until data is deleted or the quota (spec.etcd.quota) is raised",
@@ -210,6 +221,6 @@ func (k *keeper) recoverIfDue(ctx context.Context, now time.Time, c cluster) {
 
 // recovered clears the state of failed recoveries.
 func (k *keeper) recovered() {
-	k.backoff, k.retryAt, k.failedAt = 0, time.Time{}, recoveryInput{}
+	k.backoff, k.retryAt, k.failed = 0, time.Time{}, recoveryInput{}
 	k.metrics.setOverQuota(false)
 }

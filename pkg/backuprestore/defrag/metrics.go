@@ -14,9 +14,11 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	// runs counts completed runs by what started them.
 	runs *prometheus.CounterVec
-	// steps counts the NOSPACE recovery's steps by outcome.
+	// steps counts the NOSPACE recovery's steps by outcome; "snapshot" is the full snapshot after the
+	// disarm, whose failure does not fail the recovery.
 	steps *prometheus.CounterVec
-	// overQuota is 1 while a NOSPACE alarm stays because the data in use does not fit under the quota.
+	// overQuota is 1 while a NOSPACE alarm stays because the data in use does not fit under the quota, as
+	// the backup leader of the current term found it; a sidecar whose term ended reports 0.
 	overQuota prometheus.Gauge
 }
 
@@ -37,7 +39,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"trigger"}),
 		steps: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "etcdbr", Name: "nospace_recovery_steps_total",
-			Help: "Steps of the recovery from an etcd NOSPACE alarm (compact, defragment, disarm), by outcome.",
+			Help: "Steps of the recovery from an etcd NOSPACE alarm (compact, defragment, disarm, snapshot), by outcome.",
 		}, []string{"step", "succeeded"}),
 		overQuota: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: "etcdbr", Name: "nospace_over_quota",
@@ -46,7 +48,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	for _, s := range []string{"true", "false"} {
 		m.duration.WithLabelValues(s, "")
-		for _, step := range []string{stepCompact, stepDefragment, stepDisarm} {
+		for _, step := range []string{stepCompact, stepDefragment, stepDisarm, stepSnapshot} {
 			m.steps.WithLabelValues(step, s)
 		}
 	}

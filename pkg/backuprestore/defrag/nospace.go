@@ -1,9 +1,11 @@
 package defrag
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -18,14 +20,19 @@ import (
 const DisarmBelow = 0.9
 
 // ErrOverQuota means the data in use does not fit under DisarmBelow of the quota even after compaction
-// and defragmentation: the NOSPACE alarm stays until data is deleted or the quota is raised.
-var ErrOverQuota = errors.New("live data over the quota after compaction and defragmentation")
+// (and defragmentation): the NOSPACE alarm stays until data is deleted or the quota is raised.
+var ErrOverQuota = errors.New("live data over the quota after compaction")
+
+// errCompactionDeferred means the history may not be compacted yet (KeepOptions.CompactRevision) and the
+// data in use does not fit without that: the recovery changed nothing, and the next check tries again.
+var errCompactionDeferred = errors.New("the history may not be compacted yet")
 
 // Recovery steps, the step label of etcdbr_nospace_recovery_steps_total.
 const (
 	stepCompact    = "compact"
 	stepDefragment = "defragment"
 	stepDisarm     = "disarm"
+	stepSnapshot   = "snapshot"
 )
 
 // overDisarmLimit tells whether a member's database file is too big to disarm NOSPACE.
@@ -33,27 +40,74 @@ func overDisarmLimit(s Space) bool {
 	return s.Quota > 0 && float64(s.DBSize) >= DisarmBelow*float64(s.Quota)
 }
 
+// dataFits returns ErrOverQuota unless the data in use fits under the disarm limit of every member, i.e.
+// unless defragmentation can bring every file under it. The data's size is the smallest DBSizeInUse a
+// member reports: every member holds the same data, and a member's figure is mostly too high — pages a
+// compaction freed count as in use until the member's next write transaction, and while NOSPACE refuses
+// writes only the member that served the compaction commits at once. A figure too low (a member that has
+// not committed its last writes, within etcd's backend batch interval) only lets the recovery go on to
+// defragment, after which the disarm check judges the files themselves.
+func dataFits(spaces []Space) error {
+	if len(spaces) == 0 {
+		return nil
+	}
+	inUse := slices.MinFunc(spaces, func(a, b Space) int { return cmp.Compare(a.DBSizeInUse, b.DBSizeInUse) }).DBSizeInUse
+	var over []string
+	for _, s := range spaces {
+		if s.Quota > 0 && float64(inUse) >= DisarmBelow*float64(s.Quota) {
+			over = append(over, fmt.Sprintf("%s: quota %d bytes", s.Name, s.Quota))
+		}
+	}
+	if len(over) > 0 {
+		return fmt.Errorf("%w: %d bytes in use, %.0f%% of the quota needed to disarm: %s", ErrOverQuota, inUse, DisarmBelow*100, strings.Join(over, "; "))
+	}
+	return nil
+}
+
 // recoverNoSpace frees the space of a cluster with an active NOSPACE alarm and disarms it:
-//  1. compact to the revision compactTo allows (the cluster's revision does not move: writes are refused);
-//  2. defragment the members over the disarm limit, in Run's order (followers first, the leader last after
+//  1. compact to the revision CompactRevision allows (the cluster's revision hardly moves: only deletes
+//     pass the alarm); while it allows none, go on without compacting (a previous backup leader may have
+//     compacted already);
+//  2. ErrOverQuota if the data in use does not fit under the disarm limit: defragmenting could not help,
+//     and it would stall every member and move leadership (ending the backup leader's term, whose
+//     successor would repeat it) for nothing. Without the compaction the history may be what does not
+//     fit: errCompactionDeferred, having changed nothing;
+//  3. defragment the members over the disarm limit, in Run's order (followers first, the leader last after
 //     moving leadership, each only while every member is healthy);
-//  3. disarm every NOSPACE alarm once every member's file is under the disarm limit, else ErrOverQuota.
+//  4. disarm every NOSPACE alarm once every member's file is under the disarm limit, else ErrOverQuota;
+//  5. take a full snapshot (Options.AfterDefrag) of the smaller database. Writes are accepted again before
+//     it: a failed snapshot (the store down) is logged and counted, it neither fails the recovery nor
+//     re-arms anything.
 //
 // Each step is logged and counted. It is idempotent: a new backup leader repeating it after the previous
 // one's term ended midway finds the compaction done and defragments only the members still too big.
 func (k *keeper) recoverNoSpace(ctx context.Context, c cluster) error {
-	rev := c.revision
+	rev, mayCompact := c.revision, true
 	if k.opts.CompactRevision != nil {
-		rev = min(rev, k.opts.CompactRevision(rev))
+		var allowed int64
+		allowed, mayCompact = k.opts.CompactRevision(rev)
+		rev = min(rev, allowed)
 	}
-	if rev > 0 {
+	if mayCompact && rev > 0 {
 		if err := k.compact(ctx, rev); err != nil {
 			return err
 		}
 	}
+	compacted, err := k.survey(ctx)
+	if err != nil {
+		return fmt.Errorf("checking the data in use after compacting: %w", err)
+	}
+	if err := dataFits(compacted.spaces()); err != nil {
+		if !mayCompact {
+			// History may be what does not fit: the verdict waits for the compaction.
+			return fmt.Errorf("%w (%v)", errCompactionDeferred, err)
+		}
+		return err
+	}
 
 	dopts := k.opts.Defrag
 	dopts.Needs = overDisarmLimit
+	dopts.AfterDefrag = nil // after disarming, below
 	res, err := Run(ctx, dopts)
 	k.metrics.step(stepDefragment, err)
 	if err != nil {
@@ -64,9 +118,7 @@ func (k *keeper) recoverNoSpace(ctx context.Context, c cluster) error {
 	}
 	k.log.Info("NOSPACE recovery: defragmented the members over the disarm limit", "members", memberNames(res.Members))
 
-	sctx, cancel := context.WithTimeout(ctx, k.requestTimeout())
-	after, err := survey(sctx, k.opts.Defrag.Client, k.opts.Defrag.FallbackQuota)
-	cancel()
+	after, err := k.survey(ctx)
 	if err != nil {
 		k.metrics.step(stepDisarm, err)
 		return fmt.Errorf("checking the database sizes before disarming: %w", err)
@@ -78,9 +130,37 @@ func (k *keeper) recoverNoSpace(ctx context.Context, c cluster) error {
 		}
 	}
 	if len(over) > 0 {
-		return fmt.Errorf("%w (%.0f%% of the quota needed to disarm): %s", ErrOverQuota, DisarmBelow*100, strings.Join(over, "; "))
+		return fmt.Errorf("%w and defragmentation (%.0f%% of the quota needed to disarm): %s", ErrOverQuota, DisarmBelow*100, strings.Join(over, "; "))
 	}
-	return k.disarm(ctx, after.noSpace())
+	if err := k.disarm(ctx, after.noSpace()); err != nil {
+		return err
+	}
+	k.snapshot(ctx)
+	return nil
+}
+
+// snapshot takes the full snapshot after a recovery; its failure is only logged and counted, as the
+// alarm is disarmed already and the snapshotter's schedule takes the next one.
+func (k *keeper) snapshot(ctx context.Context) {
+	if k.opts.Defrag.AfterDefrag == nil {
+		return
+	}
+	err := k.opts.Defrag.AfterDefrag(ctx)
+	k.metrics.step(stepSnapshot, err)
+	if err != nil {
+		if ctx.Err() == nil {
+			k.log.Error(err, "NOSPACE recovery: the full snapshot after it failed; the alarm stays disarmed")
+		}
+		return
+	}
+	k.log.Info("NOSPACE recovery: took a full snapshot")
+}
+
+// survey looks at the cluster within the request timeout.
+func (k *keeper) survey(ctx context.Context) (cluster, error) {
+	sctx, cancel := context.WithTimeout(ctx, k.requestTimeout())
+	defer cancel()
+	return survey(sctx, k.opts.Defrag.Client, k.opts.Defrag.FallbackQuota)
 }
 
 // compact compacts the history up to rev and waits until the compaction is applied to the database, so

@@ -146,7 +146,7 @@ func TestNoSpaceOverQuotaBacksOffUntilDataIsDeleted(t *testing.T) {
 	g := NewWithT(t)
 	c := etcdserver.StartCluster(t, 1, withQuota)
 	cli := c.Client(t)
-	fillUntilNoSpace(t, cli, 100000, 64<<10) // distinct keys: all of it is live data
+	fillOverDisarmLimit(t, c, cli)
 	g.Expect(noSpaceActive(g, cli)).To(BeTrue())
 
 	registry := prometheus.NewPedanticRegistry()
@@ -169,12 +169,29 @@ func TestNoSpaceOverQuotaBacksOffUntilDataIsDeleted(t *testing.T) {
 		k.check(t.Context(), t0.Add(time.Minute), false)
 	}
 	g.Expect(attempts()).To(Equal(1.0), "no new attempt before the backoff ends while nothing changed")
+	// Deletes pass the alarm (as lease expiries and garbage collection do): the revision moves, but a
+	// delete that frees too little to fit under the disarm limit does not start an attempt.
+	_, err = cli.Delete(t.Context(), "big/0/00000")
+	g.Expect(err).NotTo(HaveOccurred())
+	for range 5 {
+		k.check(t.Context(), t0.Add(2*time.Minute), false)
+	}
+	g.Expect(attempts()).To(Equal(1.0), "a changed revision alone does not start an attempt before the backoff ends")
 	k.check(t.Context(), t0.Add(time.Hour), true) // also a scheduled run recovers rather than defragmenting only
 	g.Expect(attempts()).To(Equal(2.0), "a new attempt after the backoff")
 	g.Expect(overQuota()).To(Equal(1.0))
 
-	_, err = cli.Delete(t.Context(), "key/", clientv3.WithPrefix())
+	// The operator deletes data and compacts (the runbook): the data in use now fits, and the next check
+	// recovers within the backoff.
+	del, err := cli.Delete(t.Context(), "big/", clientv3.WithPrefix())
 	g.Expect(err).NotTo(HaveOccurred())
+	_, err = cli.Compact(t.Context(), del.Header.Revision, clientv3.WithCompactPhysical())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func(g Gomega) {
+		st, err := cli.Status(t.Context(), c.Members[0].Endpoint())
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(float64(st.DbSizeInUse)).To(BeNumerically("<", DisarmBelow*smallQuota))
+	}).WithTimeout(30 * time.Second).Should(Succeed())
 	k.check(t.Context(), t0.Add(time.Hour+time.Minute), false)
 	g.Expect(attempts()).To(Equal(3.0), "deleted data starts a recovery within the backoff")
 	g.Expect(overQuota()).To(BeZero())
@@ -192,7 +209,7 @@ func TestNoSpaceRecoveryCompactsNoFurtherThanAllowed(t *testing.T) {
 	fillUntilNoSpace(t, cli, 32, 16<<10)
 	var current int64
 	k, err := newKeeper(KeepOptions{Defrag: Options{Client: cli, Log: testr.New(t)},
-		CompactRevision: func(rev int64) int64 { current = rev; return rev - 5 }})
+		CompactRevision: func(rev int64) (int64, bool) { current = rev; return rev - 5, true }})
 	g.Expect(err).NotTo(HaveOccurred())
 
 	k.check(t.Context(), time.Now(), false)
@@ -202,4 +219,159 @@ func TestNoSpaceRecoveryCompactsNoFurtherThanAllowed(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred(), "revision %d is kept", current-5)
 	_, err = cli.Get(t.Context(), "key/", clientv3.WithPrefix(), clientv3.WithRev(current-6))
 	g.Expect(err).To(MatchError(rpctypes.ErrCompacted), "revision %d is compacted", current-6)
+}
+
+// fillOverDisarmLimit puts distinct keys until NOSPACE and every member's data — its file once
+// defragmented — is over the disarm limit, so that no recovery can disarm. A member's file holds free
+// pages too, so a NOSPACE may come with less data: then it defragments, disarms and fills on.
+func fillOverDisarmLimit(t *testing.T, c *etcdserver.Cluster, cli *clientv3.Client) {
+	t.Helper()
+	value := strings.Repeat("v", 64<<10)
+	for round := range 10 {
+		for i := 0; ; i++ {
+			_, err := cli.Put(t.Context(), fmt.Sprintf("big/%d/%05d", round, i), value)
+			if errors.Is(err, rpctypes.ErrNoSpace) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("put: %v", err)
+			}
+		}
+		over := true
+		for _, m := range c.Members {
+			if _, err := cli.Defragment(t.Context(), m.Endpoint()); err != nil {
+				t.Fatalf("defragmenting %s: %v", m.Config.Name, err)
+			}
+			st, err := cli.Status(t.Context(), m.Endpoint())
+			if err != nil {
+				t.Fatal(err)
+			}
+			over = over && float64(st.DbSize) >= DisarmBelow*float64(st.DbSizeQuota)
+		}
+		if over {
+			return
+		}
+		alarms, err := cli.AlarmList(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range alarms.Alarms {
+			if _, err := cli.AlarmDisarm(t.Context(), &clientv3.AlarmMember{MemberID: a.GetMemberID(), Alarm: a.GetAlarm()}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Fatal("the data stayed under the disarm limit")
+}
+
+// On a 3-member cluster whose data in use does not fit under the disarm limit, defragmenting cannot help:
+// the recovery says so (etcdbr_nospace_over_quota 1) after compacting, without defragmenting any member
+// and without moving leadership — which would end the backup leader's term and have the next one repeat
+// it, for ever.
+func TestNoSpaceOverQuotaNeitherDefragmentsNorMovesLeadership(t *testing.T) {
+	g := NewWithT(t)
+	c := etcdserver.StartCluster(t, 3, withQuota)
+	cli := c.Client(t)
+	fillOverDisarmLimit(t, c, cli)
+	g.Expect(noSpaceActive(g, cli)).To(BeTrue())
+	leaderBefore := uint64(c.Leader().Etcd.Server.MemberID())
+
+	registry := prometheus.NewPedanticRegistry()
+	var defragmented []string
+	k, err := newKeeper(KeepOptions{Defrag: Options{Client: cli, Metrics: NewMetrics(registry), Log: testr.New(t),
+		BeforeDefragment: func(_ context.Context, m Member) { defragmented = append(defragmented, m.Name) }}})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	k.check(t.Context(), time.Now(), false)
+	g.Expect(metricstest.Value(t, registry, "etcdbr_nospace_over_quota", nil)).To(Equal(1.0))
+	g.Expect(metricstest.Value(t, registry, "etcdbr_nospace_recovery_steps_total", map[string]string{"step": stepCompact, "succeeded": "true"})).To(Equal(1.0))
+	g.Expect(defragmented).To(BeEmpty())
+	g.Expect(metricstest.Value(t, registry, "etcdbr_defragmentation_runs_total", map[string]string{"trigger": string(TriggerNoSpace)})).To(BeZero())
+	g.Expect(uint64(c.Leader().Etcd.Server.MemberID())).To(Equal(leaderBefore), "leadership stays")
+	g.Expect(noSpaceActive(g, cli)).To(BeTrue())
+}
+
+// The recovery disarms the alarm before the full snapshot: writes are accepted again without waiting for
+// the store, and a snapshot that fails (a store outage) neither undoes the disarm nor fails the recovery;
+// it is counted as the step "snapshot".
+func TestNoSpaceRecoveryDisarmsBeforeTheSnapshot(t *testing.T) {
+	g := NewWithT(t)
+	c := etcdserver.StartCluster(t, 1, withQuota)
+	cli := c.Client(t)
+	fillUntilNoSpace(t, cli, 32, 16<<10)
+	registry := prometheus.NewPedanticRegistry()
+	var alarmAtSnapshot []bool
+	k, err := newKeeper(KeepOptions{Defrag: Options{Client: cli, Metrics: NewMetrics(registry), Log: testr.New(t),
+		AfterDefrag: func(context.Context) error {
+			alarmAtSnapshot = append(alarmAtSnapshot, noSpaceActive(g, cli))
+			return errors.New("store unavailable")
+		}}})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	k.check(t.Context(), time.Now(), false)
+	g.Expect(alarmAtSnapshot).To(Equal([]bool{false}), "one snapshot, taken after the disarm")
+	g.Expect(noSpaceActive(g, cli)).To(BeFalse())
+	g.Expect(k.backoff).To(BeZero(), "a failed snapshot does not fail the recovery")
+	g.Expect(metricstest.Value(t, registry, "etcdbr_nospace_recovery_steps_total", map[string]string{"step": stepSnapshot, "succeeded": "false"})).To(Equal(1.0))
+	g.Expect(metricstest.Value(t, registry, "etcdbr_nospace_recovery_steps_total", map[string]string{"step": stepDisarm, "succeeded": "true"})).To(Equal(1.0))
+	_, err = cli.Put(t.Context(), "after", "recovery")
+	g.Expect(err).NotTo(HaveOccurred())
+}
+
+// While the history may not be compacted yet (the sidecar: a store is configured and the term's
+// snapshotter has not started) and the data in use does not fit without compacting, the recovery does
+// nothing — no compaction, no defragmentation, no backoff, no over-quota verdict — and the next check
+// tries again. Once the history is compacted (a previous backup leader's recovery did), it goes on
+// without compacting: defragments and disarms.
+func TestNoSpaceRecoveryWaitsWhileCompactionIsDeferred(t *testing.T) {
+	g := NewWithT(t)
+	c := etcdserver.StartCluster(t, 1, withQuota)
+	cli := c.Client(t)
+	fillUntilNoSpace(t, cli, 32, 16<<10)
+	registry := prometheus.NewPedanticRegistry()
+	k, err := newKeeper(KeepOptions{Defrag: Options{Client: cli, Metrics: NewMetrics(registry), Log: testr.New(t)},
+		CompactRevision: func(int64) (int64, bool) { return 0, false }})
+	g.Expect(err).NotTo(HaveOccurred())
+	steps := func(step string) float64 {
+		return metricstest.Value(t, registry, "etcdbr_nospace_recovery_steps_total", map[string]string{"step": step, "succeeded": "true"})
+	}
+
+	now := time.Now()
+	k.check(t.Context(), now, false)
+	g.Expect(noSpaceActive(g, cli)).To(BeTrue())
+	g.Expect(steps(stepCompact)).To(BeZero())
+	g.Expect(steps(stepDefragment)).To(BeZero())
+	g.Expect(k.backoff).To(BeZero())
+	g.Expect(metricstest.Value(t, registry, "etcdbr_nospace_over_quota", nil)).To(BeZero())
+
+	st, err := cli.Status(t.Context(), c.Members[0].Endpoint())
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = cli.Compact(t.Context(), st.Header.Revision, clientv3.WithCompactPhysical())
+	g.Expect(err).NotTo(HaveOccurred())
+	k.check(t.Context(), now, false)
+	g.Expect(noSpaceActive(g, cli)).To(BeFalse())
+	g.Expect(steps(stepCompact)).To(BeZero())
+	g.Expect(steps(stepDisarm)).To(Equal(1.0))
+}
+
+// etcdbr_nospace_over_quota describes the term that set it: when the term ends (Keep returns), the
+// sidecar no longer leads, so it no longer reports the cluster over the quota.
+func TestKeepClearsOverQuotaWhenTheTermEnds(t *testing.T) {
+	g := NewWithT(t)
+	c := etcdserver.StartCluster(t, 1, withQuota)
+	cli := c.Client(t)
+	fillOverDisarmLimit(t, c, cli)
+	registry := prometheus.NewPedanticRegistry()
+	overQuota := func() float64 { return metricstest.Value(t, registry, "etcdbr_nospace_over_quota", nil) }
+	metrics := NewMetrics(registry)
+	term, endTerm := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- Keep(term, KeepOptions{Defrag: Options{Client: cli, Metrics: metrics, Log: testr.New(t)},
+			CheckPeriod: time.Hour})
+	}()
+	g.Eventually(overQuota).WithTimeout(time.Minute).Should(Equal(1.0))
+	endTerm()
+	g.Eventually(done).WithTimeout(time.Minute).Should(Receive(BeNil()))
+	g.Expect(overQuota()).To(BeZero())
 }

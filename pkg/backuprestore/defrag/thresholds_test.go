@@ -22,13 +22,16 @@ func TestThresholdTriggers(t *testing.T) {
 		"small and dense":                   {[]Space{{DBSize: 100 * mib, DBSizeInUse: 90 * mib, Quota: 8192 * mib}}, ""},
 		"fragmented":                        {[]Space{{DBSize: 100 * mib, DBSizeInUse: 40 * mib, Quota: 8192 * mib}}, TriggerFragmentation},
 		"fragmented, too little to reclaim": {[]Space{{DBSize: 40 * mib, DBSizeInUse: 10 * mib, Quota: 8192 * mib}}, ""},
-		"near the quota, reclaimable":       {[]Space{{DBSize: 90 * mib, DBSizeInUse: 70 * mib, Quota: 100 * mib}}, TriggerQuota},
-		"near the quota, all of it live":    {[]Space{{DBSize: 90 * mib, DBSizeInUse: 85 * mib, Quota: 100 * mib}}, ""},
+		"near the quota, reclaimable":       {[]Space{{DBSize: 900 * mib, DBSizeInUse: 700 * mib, Quota: 1000 * mib}}, TriggerQuota},
+		"near the quota, all of it live":    {[]Space{{DBSize: 900 * mib, DBSizeInUse: 850 * mib, Quota: 1000 * mib}}, ""},
+		// In use just under the threshold: a few free pages would bring the file under it, and the next
+		// writes over it again, defragmenting (and moving leadership) at every check.
+		"near the quota, too little to reclaim": {[]Space{{DBSize: 801 * mib, DBSizeInUse: 799*mib + 900<<10, Quota: 1000 * mib}}, ""},
 		"one member of three over": {[]Space{
-			{DBSize: 10 * mib, DBSizeInUse: 10 * mib, Quota: 100 * mib},
-			{DBSize: 85 * mib, DBSizeInUse: 20 * mib, Quota: 100 * mib},
+			{DBSize: 100 * mib, DBSizeInUse: 100 * mib, Quota: 1000 * mib},
+			{DBSize: 850 * mib, DBSizeInUse: 200 * mib, Quota: 1000 * mib},
 		}, TriggerQuota},
-		"quota unknown": {[]Space{{DBSize: 90 * mib, DBSizeInUse: 70 * mib}}, ""},
+		"quota unknown": {[]Space{{DBSize: 900 * mib, DBSizeInUse: 700 * mib}}, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got := th.trigger(tc.spaces); got != tc.want {

@@ -155,8 +155,8 @@ func (b *backupLeader) snapshotter() *snapshotter.Snapshotter {
 	return b.active
 }
 
-// fullSnapshotAfterDefrag takes a full snapshot once every member was defragmented: the database is at
-// its smallest, and the next restore starts from it.
+// fullSnapshotAfterDefrag takes a full snapshot once every member was defragmented (the NOSPACE recovery:
+// once the alarm is disarmed): the database is at its smallest, and the next restore starts from it.
 func (b *backupLeader) fullSnapshotAfterDefrag(ctx context.Context) error {
 	s := b.snapshotter()
 	if s == nil {
@@ -170,15 +170,19 @@ func (b *backupLeader) fullSnapshotAfterDefrag(ctx context.Context) error {
 
 // compactableRevision bounds the NOSPACE recovery's compaction to the revision the delta watch has
 // delivered: every event up to it is in a delta in the store or buffered for the next one, so the
-// history etcd drops is history the backup already has. Without a running snapshotter (no store, or it
-// is still starting) the current revision goes: a snapshotter that then starts from a compacted revision
-// takes a full snapshot, which holds every key's latest value, and a write-refusing cluster is not kept
-// waiting for the store.
-func (b *backupLeader) compactableRevision(current int64) int64 {
-	if s := b.snapshotter(); s != nil {
-		return min(current, s.WatchedRevision())
+// history etcd drops is history the backup already has. With a store but no running snapshotter (the
+// term just started, or the store is unavailable) nothing may go: the revisions after the store's last
+// delta are in neither the store nor a buffer, and if the cluster were lost before the new snapshotter's
+// first snapshot, compacting them would leave them nowhere. The recovery then waits for the next check.
+// Without a store nothing keeps history, and the current revision goes.
+func (b *backupLeader) compactableRevision(current int64) (int64, bool) {
+	if b.store == nil {
+		return current, true
 	}
-	return current
+	if s := b.snapshotter(); s != nil {
+		return min(current, s.WatchedRevision()), true
+	}
+	return 0, false
 }
 
 // cleanupMembers removes members beyond the template's cluster size (a scale-in) for the term. The size is

@@ -179,7 +179,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) *boundFlags { //nolint:revive // t
 	fs.Float64Var(&o.FragmentationThreshold, flagFragmentationThreshold, o.FragmentationThreshold,
 		"defragment when this share of a member's database file is free pages, (dbSize - dbSizeInUse) / dbSize, and at least 32 MiB come back (0: off)")
 	fs.Float64Var(&o.QuotaThreshold, flagQuotaThreshold, o.QuotaThreshold,
-		"defragment when a member's database file exceeds this share of its quota and the data in use fits below it (0: off)")
+		"defragment when a member's database file exceeds this share of its quota, the data in use fits below it and at least 32 MiB come back (0: off)")
 
 	fs.IntVar(&o.EtcdWrapperPort, podwire.FlagEtcdWrapperPort, o.EtcdWrapperPort, "port of the etcd wrapper on the host of --endpoints (GET /phase, POST /stop)")
 	o.ignored = addIgnoredFlags(fs)
