@@ -32,3 +32,8 @@ var ErrNotFound = errors.New("snapshot not found in store")
 
 // ErrReadOnlyLayout reports an attempt to write a snapshot of the legacy v1 layout.
 var ErrReadOnlyLayout = errors.New("the v1 layout is read-only")
+
+// ErrLocked reports a snapshot the store keeps against deletion: an object under an S3 Object Lock
+// retention or legal hold (immutable backups). It is not a failure of the caller: the snapshot can be
+// deleted once its retention ends.
+var ErrLocked = errors.New("snapshot is locked by the store's retention")
