@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 )
 
 // Retention windows of the Exponential policy, counted back from the start of the current hour.
@@ -101,7 +102,9 @@ func exponentialFulls(fulls []*snapshot.Snapshot, hour time.Time) map[*snapshot.
 }
 
 // CollectGarbage deletes what Garbage selects from the store now (it also runs every
-// GarbageCollectionPeriod).
+// GarbageCollectionPeriod). A snapshot the store keeps under its retention (snapstore.ErrLocked: immutable
+// backups) is left for a later run: it neither fails the run nor counts as deleted, and the selection
+// does not change for it, so no other snapshot goes in its place.
 func (s *Snapshotter) CollectGarbage(ctx context.Context) error {
 	start := time.Now()
 	snaps, err := s.store.List(ctx)
@@ -110,14 +113,25 @@ func (s *Snapshotter) CollectGarbage(ctx context.Context) error {
 		return err
 	}
 	var errs []error
+	var locked []string
 	for _, snap := range Garbage(s.cfg, snaps, s.now()) {
-		if err := s.store.Delete(ctx, snap); err != nil {
+		err := s.store.Delete(ctx, snap)
+		switch {
+		case errors.Is(err, snapstore.ErrLocked):
+			s.metrics.lockedInGC(snap)
+			locked = append(locked, snap.SnapName)
+			s.log.V(1).Info("Leaving snapshot locked by the store's retention", "snapshot", snap.SnapName, "reason", err.Error())
+		case err != nil:
 			s.metrics.collected(snap, false)
 			errs = append(errs, err)
-			continue
+		default:
+			s.metrics.collected(snap, true)
+			s.log.V(1).Info("Garbage-collected snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision)
 		}
-		s.metrics.collected(snap, true)
-		s.log.V(1).Info("Garbage-collected snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision)
+	}
+	if len(locked) > 0 {
+		s.log.Info("Garbage collection left snapshots that the store's retention still locks; a later run deletes them",
+			"count", len(locked), "oldest", locked[0])
 	}
 	if err := errors.Join(errs...); err != nil {
 		s.metrics.failed("GC", time.Since(start))
