@@ -1,6 +1,8 @@
 package snapshotter_test
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,13 +21,14 @@ import (
 )
 
 // Garbage collection on an S3 bucket with Object Lock (immutable backups) deletes the snapshots whose
-// retention has ended, leaves those still locked, reports them (etcdbr_snapshot_gc_locked_total) and
-// succeeds; it counts only what it deleted, and deletes no other snapshot in place of a locked one, in
-// this run or the next.
+// retention has ended, leaves those still locked, reports them (etcdbr_snapshot_gc_locked) and succeeds;
+// it counts only what it deleted, and deletes no other snapshot in place of a locked one, in this run or
+// the next. The next run does not ask the store again about a snapshot whose retention it knows to last.
 func TestGarbageCollectionLeavesLockedSnapshots(t *testing.T) {
 	minio := minioserver.Start(t, minioserver.Config{Region: "us-east-1"})
 	minio.CreateObjectLockBucket(t, "immutable")
-	store := openS3Store(t, minio, "immutable")
+	s3Store := openS3Store(t, minio, "immutable")
+	store := &countingDeletes{SnapStore: s3Store}
 
 	now := time.Now()
 	at := func(age time.Duration) time.Time { return now.Add(-age) }
@@ -60,6 +63,7 @@ func TestGarbageCollectionLeavesLockedSnapshots(t *testing.T) {
 	// are locked.
 	want := []string{"Full-20", "Incr-21", "Full-40", "Incr-41", "Full-50", "Incr-51"}
 	for run := 1; run <= 2; run++ {
+		store.deletes = 0
 		if err := s.CollectGarbage(t.Context()); err != nil {
 			t.Fatalf("run %d: garbage collection failed on locked snapshots: %v", run, err)
 		}
@@ -75,15 +79,39 @@ func TestGarbageCollectionLeavesLockedSnapshots(t *testing.T) {
 			{"etcdbr_snapshot_gc_total", map[string]string{"kind": "Incr", "succeeded": "true"}, 1},
 			{"etcdbr_snapshot_gc_total", map[string]string{"kind": "Full", "succeeded": "false"}, 0},
 			{"etcdbr_snapshot_gc_total", map[string]string{"kind": "Incr", "succeeded": "false"}, 0},
-			{"etcdbr_snapshot_gc_locked_total", map[string]string{"kind": "Full"}, float64(run)},
-			{"etcdbr_snapshot_gc_locked_total", map[string]string{"kind": "Incr"}, float64(run)},
+			{"etcdbr_snapshot_gc_locked", map[string]string{"kind": "Full"}, 1},
+			{"etcdbr_snapshot_gc_locked", map[string]string{"kind": "Incr"}, 1},
 			{"etcdbr_snapshotter_failure", map[string]string{"error": "GC"}, 0},
 		} {
 			if got := metricValue(t, registry, m.name, m.labels); got != m.want {
 				t.Errorf("run %d: %s%v = %v, want %v", run, m.name, m.labels, got, m.want)
 			}
 		}
+		// Run 1 deletes three and tries the two locked; run 2 knows their retention lasts a day.
+		if want := map[int]int{1: 5, 2: 0}[run]; store.deletes != want {
+			t.Errorf("run %d: %d deletes sent to the store, want %d", run, store.deletes, want)
+		}
 	}
+}
+
+// countingDeletes counts the deletes that reach the store it wraps.
+type countingDeletes struct {
+	snapstore.SnapStore
+	deletes int
+}
+
+func (c *countingDeletes) Delete(ctx context.Context, snap *snapshot.Snapshot) error {
+	c.deletes++
+	return c.SnapStore.Delete(ctx, snap)
+}
+
+// SaveStaged and SaveExpected pass the wrapped store's through (snapshotter.New needs a StagedSaver).
+func (c *countingDeletes) SaveStaged(ctx context.Context, r io.Reader, name func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
+	return c.SnapStore.(snapstore.StagedSaver).SaveStaged(ctx, r, name)
+}
+
+func (c *countingDeletes) SaveExpected(ctx context.Context, r io.Reader, expected *snapshot.Snapshot, name func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
+	return c.SnapStore.(snapstore.StagedSaver).SaveExpected(ctx, r, expected, name)
 }
 
 // openS3Store opens an S3 store of bucket on minio with its root credentials.

@@ -21,7 +21,7 @@ type Metrics struct {
 	required       *prometheus.GaugeVec
 	failures       *prometheus.CounterVec
 	gc             *prometheus.CounterVec
-	gcLocked       *prometheus.CounterVec
+	gcLocked       *prometheus.GaugeVec
 	duration       *prometheus.HistogramVec
 	bytes          *prometheus.CounterVec
 	latestDeltas
@@ -67,9 +67,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "etcdbr", Subsystem: "snapshot", Name: "gc_total",
 			Help: "Snapshots garbage collection deleted (succeeded=true) or failed to delete (false), by kind.",
 		}, []string{"kind", "succeeded"}),
-		gcLocked: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "etcdbr", Subsystem: "snapshot", Name: "gc_locked_total",
-			Help: "Snapshots garbage collection would have deleted but left because the store's retention still locks them (immutable backups), by kind; counted at every run that finds them.",
+		gcLocked: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "etcdbr", Subsystem: "snapshot", Name: "gc_locked",
+			Help: "Snapshots the last garbage collection would have deleted but left because the store's retention still locks them (immutable backups), by kind.",
 		}, []string{"kind"}),
 		latestDeltas: newLatestDeltas(),
 	}
@@ -148,9 +148,11 @@ func (m *Metrics) collected(snap *snapshot.Snapshot, deleted bool) {
 	m.gc.WithLabelValues(string(snap.Kind), strconv.FormatBool(deleted)).Inc()
 }
 
-// lockedInGC records a snapshot garbage collection left because the store still locks it.
-func (m *Metrics) lockedInGC(snap *snapshot.Snapshot) {
-	m.gcLocked.WithLabelValues(string(snap.Kind)).Inc()
+// lockedInGC records how many snapshots of each kind the last garbage collection left locked.
+func (m *Metrics) lockedInGC(locked map[snapshot.Kind]int) {
+	for _, kind := range []snapshot.Kind{snapshot.KindFull, snapshot.KindIncr} {
+		m.gcLocked.WithLabelValues(string(kind)).Set(float64(locked[kind]))
+	}
 }
 
 // failed records a failed attempt of kind (a snapshot.Kind or "GC").

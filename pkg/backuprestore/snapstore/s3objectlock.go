@@ -91,7 +91,7 @@ func (d s3VersionDeleter) deleteVersions(ctx context.Context, key string) error 
 		if _, err := d.client.DeleteObject(ctx, &s3.DeleteObjectInput{
 			Bucket: aws.String(d.bucket), Key: aws.String(key), VersionId: head.VersionId}); err != nil {
 			if wormRefusal(err) {
-				err = fmt.Errorf("%w: %w", ErrLocked, err)
+				return &LockedError{Lock: "the server refused the delete: " + err.Error()}
 			}
 			return fmt.Errorf("deleting version %s of %s: %w", aws.ToString(head.VersionId), key, err)
 		}
@@ -107,10 +107,10 @@ func (d s3VersionDeleter) deleteVersions(ctx context.Context, key string) error 
 // is then tried and its refusal returned as an error.
 func (d s3VersionDeleter) locked(head *s3.HeadObjectOutput) error {
 	if head.ObjectLockLegalHoldStatus == types.ObjectLockLegalHoldStatusOn {
-		return fmt.Errorf("%w: legal hold", ErrLocked)
+		return &LockedError{Lock: "legal hold"}
 	}
 	if until := head.ObjectLockRetainUntilDate; until != nil && until.After(d.now()) {
-		return fmt.Errorf("%w: %s retention until %s", ErrLocked, head.ObjectLockMode, until.UTC().Format(time.RFC3339))
+		return &LockedError{Until: *until, Lock: string(head.ObjectLockMode) + " retention"}
 	}
 	return nil
 }
