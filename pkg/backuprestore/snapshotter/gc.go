@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 )
 
 // Retention windows of the Exponential policy, counted back from the start of the current hour.
@@ -101,27 +102,89 @@ func exponentialFulls(fulls []*snapshot.Snapshot, hour time.Time) map[*snapshot.
 }
 
 // CollectGarbage deletes what Garbage selects from the store now (it also runs every
-// GarbageCollectionPeriod).
+// GarbageCollectionPeriod). A snapshot the store keeps under its retention (snapstore.ErrLocked: immutable
+// backups) is left for a later run: it neither fails the run nor counts as deleted, and the selection
+// does not change for it, so no other snapshot goes in its place. Until its retention ends it is not
+// tried again (see gcLocks).
 func (s *Snapshotter) CollectGarbage(ctx context.Context) error {
+	s.gcMu.Lock()
+	defer s.gcMu.Unlock()
 	start := time.Now()
 	snaps, err := s.store.List(ctx)
 	if err != nil {
 		s.metrics.failed("GC", time.Since(start))
 		return err
 	}
+	now := s.now()
+	garbage := Garbage(s.cfg, snaps, now)
+	s.gcLocks.forget(garbage)
 	var errs []error
-	for _, snap := range Garbage(s.cfg, snaps, s.now()) {
-		if err := s.store.Delete(ctx, snap); err != nil {
+	locked := map[snapshot.Kind]int{}
+	var oldestLocked string
+	for _, snap := range garbage {
+		err := s.gcLocks.skip(snap, now)
+		if err == nil {
+			err = s.store.Delete(ctx, snap)
+		}
+		switch {
+		case errors.Is(err, snapstore.ErrLocked):
+			s.gcLocks.remember(snap, err)
+			locked[snap.Kind]++
+			if oldestLocked == "" {
+				oldestLocked = snap.SnapName
+			}
+			s.log.V(1).Info("Leaving snapshot locked by the store's retention", "snapshot", snap.SnapName, "reason", err.Error())
+		case err != nil:
 			s.metrics.collected(snap, false)
 			errs = append(errs, err)
-			continue
+		default:
+			s.metrics.collected(snap, true)
+			s.log.V(1).Info("Garbage-collected snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision)
 		}
-		s.metrics.collected(snap, true)
-		s.log.V(1).Info("Garbage-collected snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision)
+	}
+	s.metrics.lockedInGC(locked)
+	if n := locked[snapshot.KindFull] + locked[snapshot.KindIncr]; n > 0 {
+		s.log.Info("Garbage collection left snapshots that the store's retention still locks; a later run deletes them",
+			"full", locked[snapshot.KindFull], "delta", locked[snapshot.KindIncr], "oldest", oldestLocked)
 	}
 	if err := errors.Join(errs...); err != nil {
 		s.metrics.failed("GC", time.Since(start))
 		return err
 	}
 	return nil
+}
+
+// gcLocks remembers until when the store locks snapshots that garbage collection could not delete, so
+// that each run (every GarbageCollectionPeriod, a minute by default) does not ask the store again about
+// every locked snapshot: under a retention of days those are thousands of deltas. A lock whose end the
+// store did not tell (a legal hold) is asked about at every run.
+type gcLocks map[string]time.Time
+
+// skip returns the remembered lock of snap while it lasts, nil otherwise.
+func (l gcLocks) skip(snap *snapshot.Snapshot, now time.Time) error {
+	if until, ok := l[snap.SnapName]; ok && now.Before(until) {
+		return &snapstore.LockedError{Until: until, Lock: "retention (remembered)"}
+	}
+	return nil
+}
+
+// remember records the end of snap's lock, when the store told it.
+func (l gcLocks) remember(snap *snapshot.Snapshot, err error) {
+	var locked *snapstore.LockedError
+	if errors.As(err, &locked) && !locked.Until.IsZero() {
+		l[snap.SnapName] = locked.Until
+	}
+}
+
+// forget drops the snapshots that are no longer garbage (deleted by someone else, or kept again).
+func (l gcLocks) forget(garbage []*snapshot.Snapshot) {
+	names := make(map[string]bool, len(garbage))
+	for _, s := range garbage {
+		names[s.SnapName] = true
+	}
+	for name := range l {
+		if !names[name] {
+			delete(l, name)
+		}
+	}
 }

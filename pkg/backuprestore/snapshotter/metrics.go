@@ -21,6 +21,7 @@ type Metrics struct {
 	required       *prometheus.GaugeVec
 	failures       *prometheus.CounterVec
 	gc             *prometheus.CounterVec
+	gcLocked       *prometheus.GaugeVec
 	duration       *prometheus.HistogramVec
 	bytes          *prometheus.CounterVec
 	latestDeltas
@@ -66,12 +67,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "etcdbr", Subsystem: "snapshot", Name: "gc_total",
 			Help: "Snapshots garbage collection deleted (succeeded=true) or failed to delete (false), by kind.",
 		}, []string{"kind", "succeeded"}),
+		gcLocked: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "etcdbr", Subsystem: "snapshot", Name: "gc_locked",
+			Help: "Snapshots the last garbage collection would have deleted but left because the store's retention still locks them (immutable backups), by kind.",
+		}, []string{"kind"}),
 		latestDeltas: newLatestDeltas(),
 	}
 	m.pending(false, false) // exported from the start, as the upstream sidecar does
 	m.zeroSeries()
 	if reg != nil {
-		reg.MustRegister(m.latestRevision, m.latestTime, m.required, m.failures, m.duration, m.bytes, m.gc, m.latestDeltas.count, m.latestDeltas.revisions)
+		reg.MustRegister(m.latestRevision, m.latestTime, m.required, m.failures, m.duration, m.bytes, m.gc, m.gcLocked, m.latestDeltas.count, m.latestDeltas.revisions)
 	}
 	return m
 }
@@ -83,6 +88,7 @@ func (m *Metrics) zeroSeries() {
 	for _, kind := range []snapshot.Kind{snapshot.KindFull, snapshot.KindIncr} {
 		m.gc.WithLabelValues(string(kind), "true")
 		m.gc.WithLabelValues(string(kind), "false")
+		m.gcLocked.WithLabelValues(string(kind))
 	}
 	for _, op := range []string{"", string(snapshot.KindFull), string(snapshot.KindIncr), "GC"} {
 		m.failures.WithLabelValues(op)
@@ -140,6 +146,13 @@ func gaugeBool(b bool) float64 {
 // collected records the garbage collection of one snapshot.
 func (m *Metrics) collected(snap *snapshot.Snapshot, deleted bool) {
 	m.gc.WithLabelValues(string(snap.Kind), strconv.FormatBool(deleted)).Inc()
+}
+
+// lockedInGC records how many snapshots of each kind the last garbage collection left locked.
+func (m *Metrics) lockedInGC(locked map[snapshot.Kind]int) {
+	for _, kind := range []snapshot.Kind{snapshot.KindFull, snapshot.KindIncr} {
+		m.gcLocked.WithLabelValues(string(kind)).Set(float64(locked[kind]))
+	}
 }
 
 // failed records a failed attempt of kind (a snapshot.Kind or "GC").

@@ -64,6 +64,10 @@ type Snapshotter struct {
 	bufSize    int64
 	progress   chan struct{} // closed (and replaced) whenever watchedRev advances
 
+	// gcMu serialises garbage collections (the schedule's and a caller's) and guards gcLocks.
+	gcMu    sync.Mutex
+	gcLocks gcLocks
+
 	cutNow chan struct{} // the memory limit was reached
 	cancel context.CancelFunc
 	cron   *cron.Cron
@@ -87,7 +91,7 @@ func New(opts Options) (*Snapshotter, error) {
 	s := &Snapshotter{
 		cfg: opts.Config, cli: opts.Client, store: opts.Store, stager: stager,
 		leases: opts.Leases, metrics: opts.Metrics, log: opts.Log.WithName("snapshotter"), now: opts.Now,
-		progress: make(chan struct{}), cutNow: make(chan struct{}, 1),
+		progress: make(chan struct{}), cutNow: make(chan struct{}, 1), gcLocks: gcLocks{},
 	}
 	if s.leases == nil {
 		s.leases = NoLeases{}

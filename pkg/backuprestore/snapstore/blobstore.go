@@ -25,6 +25,9 @@ type blobStore struct {
 	log      logr.Logger
 	// beforeWrite lets a provider tune its driver's writer (see gocloud's WriterOptions.BeforeWrite).
 	beforeWrite func(as func(any) bool) error
+	// deleteObject, if set, replaces the bucket's Delete (see s3VersionDeleter); a missing object is no
+	// error, an object the store keeps is ErrLocked.
+	deleteObject func(ctx context.Context, key string) error
 	// copyObject, if set, replaces the bucket's Copy for staged uploads of size bytes (see SaveStaged).
 	copyObject func(ctx context.Context, dst, src string, size int64) error
 	// readErrorFailsUpload tells that the driver fails an upload whose source returns an error by
@@ -115,10 +118,21 @@ func (s *blobStore) Save(ctx context.Context, snap *snapshot.Snapshot, r io.Read
 // Delete implements SnapStore.
 func (s *blobStore) Delete(ctx context.Context, snap *snapshot.Snapshot) error {
 	key := snap.Key(s.prefix)
-	if err := s.bucket.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+	if err := s.delete(ctx, key); err != nil {
 		return s.wrap(err, "deleting", key)
 	}
 	s.log.Info("Deleted snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision)
+	return nil
+}
+
+// delete removes the object key; a missing one is no error.
+func (s *blobStore) delete(ctx context.Context, key string) error {
+	if s.deleteObject != nil {
+		return s.deleteObject(ctx, key)
+	}
+	if err := s.bucket.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+		return err
+	}
 	return nil
 }
 

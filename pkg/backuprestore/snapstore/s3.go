@@ -164,7 +164,13 @@ func openS3(ctx context.Context, cfg s3Config, prefix string, upload UploadOptio
 	// The transfer manager fails an upload whose source fails (no PutObject, or an abort once the
 	// parts in flight are answered): cancelling it as well would abandon those parts (see stream).
 	store.readErrorFailsUpload = true
-	store.beforeWrite = boundUploadMemory(uploadClient(client, cfg.plainHTTP()), upload, cfg.plainHTTP())
+	lock := readObjectLock(ctx, client, cfg.bucket, store.log)
+	if lock.enabled {
+		store.log.Info("The bucket has S3 Object Lock: uploads carry a checksum, deletes remove versions and leave locked ones",
+			"defaultRetention", lock.defaultRetention)
+		store.deleteObject = s3VersionDeleter{client: client, bucket: cfg.bucket, now: time.Now}.deleteVersions
+	}
+	store.beforeWrite = boundUploadMemory(uploadClient(client, cfg.plainHTTP()), upload, cfg.plainHTTP() || lock.enabled)
 	store.copyObject = s3Copier{client: client, bucket: cfg.bucket, concurrency: upload.MaxParallelChunks, maxSingle: cfg.maxSingleCopy}.copy
 	return store, nil
 }
@@ -207,10 +213,11 @@ const abortTimeout = 30 * time.Second
 // ChunkSize × (MaxParallelChunks + 2) bytes, whatever the snapshot size) and aborts failed multipart
 // uploads even though their context was cancelled.
 //
-// Over plain HTTP (see uploadClient) each part carries a CRC32 checksum, which the server verifies; the
-// checksum goes in a header, computed before the part is sent (with TLS the SDK would send it as a
-// trailer in aws-chunked encoding, which not every S3-compatible server understands; TLS needs none).
-func boundUploadMemory(client *s3.Client, upload UploadOptions, plainHTTP bool) func(as func(any) bool) error {
+// With checksum, each request carries a CRC32 checksum, which the server verifies: over plain HTTP (see
+// uploadClient), where it goes in a header computed before the part is sent, and on a bucket with Object
+// Lock, where AWS requires one (s3objectlock.go). Over TLS the SDK sends it as a trailer in aws-chunked
+// encoding, which not every S3-compatible server understands: other buckets over TLS upload without one.
+func boundUploadMemory(client *s3.Client, upload UploadOptions, checksum bool) func(as func(any) bool) error {
 	return func(as func(any) bool) error {
 		var tm *transfermanager.Client
 		if !as(&tm) || tm == nil {
@@ -221,7 +228,7 @@ func boundUploadMemory(client *s3.Client, upload UploadOptions, plainHTTP bool) 
 			o.MultipartUploadThreshold = int64(upload.ChunkSize)
 			o.Concurrency = upload.MaxParallelChunks
 			o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
-			if plainHTTP {
+			if checksum {
 				o.ChecksumAlgorithm = tmtypes.ChecksumAlgorithmCrc32
 			}
 			// When the caller cancels the upload's context, the abort of the multipart upload needs

@@ -3,7 +3,9 @@ package snapstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 )
@@ -32,3 +34,26 @@ var ErrNotFound = errors.New("snapshot not found in store")
 
 // ErrReadOnlyLayout reports an attempt to write a snapshot of the legacy v1 layout.
 var ErrReadOnlyLayout = errors.New("the v1 layout is read-only")
+
+// ErrLocked reports a snapshot the store keeps against deletion: an object under an S3 Object Lock
+// retention or legal hold (immutable backups). It is not a failure of the caller: the snapshot can be
+// deleted once its retention ends. The error is a *LockedError where the store knows more.
+var ErrLocked = errors.New("snapshot is locked by the store's retention")
+
+// LockedError is ErrLocked with what the store read of the lock.
+type LockedError struct {
+	// Until is when the retention ends; zero when unknown (a legal hold, or a refusal without a date).
+	Until time.Time
+	// Lock describes the lock for logs, e.g. "GOVERNANCE retention".
+	Lock string
+}
+
+func (e *LockedError) Error() string {
+	if e.Until.IsZero() {
+		return fmt.Sprintf("%v: %s", ErrLocked, e.Lock)
+	}
+	return fmt.Sprintf("%v: %s until %s", ErrLocked, e.Lock, e.Until.UTC().Format(time.RFC3339))
+}
+
+// Is makes errors.Is(err, ErrLocked) hold.
+func (e *LockedError) Is(target error) bool { return target == ErrLocked }

@@ -51,7 +51,12 @@ func (s *blobStore) SaveStaged(ctx context.Context, r io.Reader, name func() (*s
 	// The staging object goes whatever happens next; a background context so that a cancelled
 	// snapshot still cleans up.
 	defer func() {
-		if err := s.bucket.Delete(context.WithoutCancel(ctx), staging); err != nil {
+		switch err := s.delete(context.WithoutCancel(ctx), staging); {
+		case errors.Is(err, ErrLocked):
+			// A bucket with Object Lock keeps the staging object until its retention ends; it is
+			// outside v1/ and v2/, so no listing takes it for a snapshot.
+			s.log.Info("Staging object stays until its retention ends", "key", staging, "reason", err.Error())
+		case err != nil:
 			s.log.Error(err, "Could not delete staging object", "key", staging)
 		}
 	}()
@@ -68,7 +73,7 @@ func (s *blobStore) SaveStaged(ctx context.Context, r io.Reader, name func() (*s
 		copyObject = s.copyObject
 	}
 	if err := copyObject(ctx, key, staging, n); err != nil {
-		return nil, errors.Join(s.wrap(err, "copying staged upload to", key), s.bucket.Delete(context.WithoutCancel(ctx), key))
+		return nil, errors.Join(s.wrap(err, "copying staged upload to", key), s.delete(context.WithoutCancel(ctx), key))
 	}
 	s.log.Info("Saved snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision, "bytes", n,
 		"upload", uploaded.Sub(start).Round(time.Millisecond), "copy", time.Since(uploaded).Round(time.Millisecond))

@@ -49,8 +49,9 @@ type Server struct {
 	// RoleARN is the ARN of Config.OpenID's role (empty without OpenID), as MinIO derives it.
 	RoleARN string
 
-	proc *childproc.Process
-	dir  string
+	proc   *childproc.Process
+	dir    string
+	region string
 }
 
 // Start runs a server for t and stops it at the end of the test. Without the binary the test skips under
@@ -87,7 +88,7 @@ func tryStart(bin string, cfg Config) (*Server, error) {
 		host = "127.0.0.1"
 	}
 	address := net.JoinHostPort(host, strconv.Itoa(port))
-	s := &Server{Endpoint: "http://" + address, dir: dir}
+	s := &Server{Endpoint: "http://" + address, dir: dir, region: cfg.Region}
 	env := []string{"MINIO_ROOT_USER=" + RootUser, "MINIO_ROOT_PASSWORD=" + RootPassword,
 		"MINIO_SITE_REGION=" + cfg.Region, "MINIO_BROWSER=off"}
 	if o := cfg.OpenID; o != nil {
