@@ -142,6 +142,9 @@ func (e *etcd) copyBackupsTask(ctx context.Context, source RestoreSource) (*drui
 			SourceStore:          storeSpec(from),
 			TargetStore:          storeSpec(target),
 			WaitForFinalSnapshot: &druidv1alpha1.WaitForFinalSnapshotSpec{Enabled: true, Timeout: &metav1.Duration{Duration: timeout}},
+			// Gardener's labels for the worker (DNS and public stores), plus private networks, where a store
+			// may be too (the members have that label as well): a Gardener seed's policies deny the rest.
+			PodLabels: map[string]string{labelToDNS: labelAllowed, labelToPublicNetworks: labelAllowed, labelToPrivateNets: labelAllowed},
 		},
 	}, nil
 }

@@ -92,6 +92,11 @@ func TestCopyBackupsCopiesFromTheSourceEntryIntoTheShootsStoreAndRemovesTheTask(
 	g.Expect(task.Spec.WaitForFinalSnapshot).NotTo(BeNil())
 	g.Expect(task.Spec.WaitForFinalSnapshot.Enabled).To(BeTrue(), "the copy waits for the source's final snapshot")
 	g.Expect(task.Spec.WaitForFinalSnapshot.Timeout).To(Equal(&metav1.Duration{Duration: 5 * time.Minute}), "gardenlet's timeout for the final snapshot")
+	g.Expect(task.Spec.PodLabels).To(Equal(map[string]string{
+		"networking.gardener.cloud/to-dns":              "allowed",
+		"networking.gardener.cloud/to-public-networks":  "allowed",
+		"networking.gardener.cloud/to-private-networks": "allowed",
+	}), "the worker reaches DNS and both stores under a Gardener seed's policies")
 	g.Consistently(done, "300ms", interval).ShouldNot(Receive(), "CopyBackups returned before the task finished")
 
 	finishCopy(t, task, druidv1alpha1.EtcdCopyBackupsTaskSucceeded, "")
