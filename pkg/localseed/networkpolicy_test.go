@@ -88,7 +88,9 @@ func TestNetworkPolicies(t *testing.T) {
 	t.Run("a default-deny ingress policy cuts every client off", func(t *testing.T) {
 		created := time.Now()
 		createPolicy(ctx, t, client, &networkingv1.NetworkPolicy{
-			ObjectMeta: metav1.ObjectMeta{Name: "deny-all", Namespace: serverNS},
+			// Not "deny-all": with Options.NetworkPolicies Gardener's seed controller runs, which owns that name
+			// and deletes it in namespaces that are none of Gardener's (as on a real seed).
+			ObjectMeta: metav1.ObjectMeta{Name: "default-deny", Namespace: serverNS},
 			Spec:       networkingv1.NetworkPolicySpec{PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}},
 		})
 		for _, c := range clients {

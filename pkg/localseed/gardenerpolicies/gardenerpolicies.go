@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gardener/gardener/pkg/api/indexer"
 	resourcemanagerconfigv1alpha1 "github.com/gardener/gardener/pkg/apis/config/resourcemanager/v1alpha1"
 	gardencorev1beta1 "github.com/gardener/gardener/pkg/apis/core/v1beta1"
 	v1beta1constants "github.com/gardener/gardener/pkg/apis/core/v1beta1/constants"
@@ -81,6 +82,11 @@ func Start(ctx context.Context, cfg *rest.Config, networks Networks, log logr.Lo
 		HealthProbeBindAddress: "0", Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
 	if err != nil {
 		return nil, err
+	}
+	// The resource manager's controller finds the Services that select other namespaces through this index
+	// (gardener-resource-manager registers it at start).
+	if err := indexer.AddServiceNamespaceSelectors(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, fmt.Errorf("indexing Services by namespace selectors: %w", err)
 	}
 	if err := addSeedController(mgr, networks); err != nil {
 		return nil, fmt.Errorf("adding gardenlet's NetworkPolicy controller: %w", err)
