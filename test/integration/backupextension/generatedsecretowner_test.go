@@ -42,16 +42,7 @@ func TestBucketLeavesAGeneratedSecretItDoesNotOwnUntouched(t *testing.T) {
 	ctx := context.Background()
 	name := "bb-" + rand.String(8)
 	stranger := strangerGeneratedSecret(t, "garden", name)
-	bucketSecret := createSecret(t, "bucket-"+name, nil)
-	bb := &extensionsv1alpha1.BackupBucket{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: extensionsv1alpha1.BackupBucketSpec{
-			DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "local"},
-			Region:      "us-east-1",
-			SecretRef:   corev1.SecretReference{Name: bucketSecret.Name, Namespace: bucketSecret.Namespace},
-		},
-	}
-	g.Expect(env.Client.Create(ctx, bb)).To(Succeed())
+	bb := newNamedBucket(t, name, "local", nil)
 	t.Cleanup(func() { deleteAndWaitGone(t, bb) })
 
 	g.Eventually(func(g Gomega) {
@@ -129,16 +120,7 @@ func TestBucketTakesOverTheGeneratedSecretItsStatusNames(t *testing.T) {
 	ctx := context.Background()
 	name := "bb-" + rand.String(8)
 	previous := strangerGeneratedSecret(t, "garden", name)
-	bucketSecret := createSecret(t, "bucket-"+name, nil)
-	bb := &extensionsv1alpha1.BackupBucket{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: extensionsv1alpha1.BackupBucketSpec{
-			DefaultSpec: extensionsv1alpha1.DefaultSpec{Type: "local"},
-			Region:      "us-east-1",
-			SecretRef:   corev1.SecretReference{Name: bucketSecret.Name, Namespace: bucketSecret.Namespace},
-		},
-	}
-	g.Expect(env.Client.Create(ctx, bb)).To(Succeed())
+	bb := newNamedBucket(t, name, "local", nil)
 	t.Cleanup(func() { deleteAndWaitGone(t, bb) })
 	// What the provider extension recorded for this bucket before the switch-over.
 	g.Eventually(func() error {

@@ -34,7 +34,13 @@ func createSecret(t *testing.T, name string, data map[string][]byte) *corev1.Sec
 // newBucket creates a BackupBucket with its bucket secret and returns it.
 func newBucket(t *testing.T, providerType string, credentials map[string][]byte, providerConfig ...string) *extensionsv1alpha1.BackupBucket {
 	t.Helper()
-	name := "bb-" + rand.String(8)
+	return newNamedBucket(t, "bb-"+rand.String(8), providerType, credentials, providerConfig...)
+}
+
+// newNamedBucket is newBucket with a name of the caller's, for a test that prepares objects named after the
+// bucket before it exists.
+func newNamedBucket(t *testing.T, name, providerType string, credentials map[string][]byte, providerConfig ...string) *extensionsv1alpha1.BackupBucket {
+	t.Helper()
 	secret := createSecret(t, "bucket-"+name, credentials)
 	bb := &extensionsv1alpha1.BackupBucket{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
