@@ -63,6 +63,9 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if user == h.ReconcilerServiceAccount || slices.Contains(h.ExemptServiceAccounts, user) {
 		return admission.Allowed("exempt user")
 	}
+	if finishesAdmittedDeletion(req) {
+		return admission.Allowed("only finalizers taken off an object whose deletion was admitted")
+	}
 	if req.Kind.Kind == "Lease" && req.Operation == admissionv1.Update && len(etcdNames) == 1 &&
 		user == serviceaccount.MakeUsername(req.Namespace, etcdNames[0]) && !labelsRemovedOrChanged(metas) && !labelsAdded(metas) {
 		return admission.Allowed("the etcd members renew their own leases")

@@ -236,3 +236,39 @@ func TestLeaseRenewalsDoNotNeedDruid(t *testing.T) {
 	delete(s.lease.Labels, druidv1alpha1.LabelPartOfKey)
 	g.Expect(etcdPods.Update(ctx, s.lease)).To(MatchError(ContainSubstring("failed calling webhook")), "relabelling is no renewal")
 }
+
+// Druid recreates a StatefulSet by deleting it with propagationPolicy Orphan; the apiserver keeps it until
+// the garbage collector takes the "orphan" finalizer off. Whoever the collector runs as (here
+// kube-controller-manager's own name, as in a cluster without service-account credentials), taking
+// finalizers off an object whose deletion was admitted passes; the same user changing anything else on it
+// is still refused, and so is taking a finalizer off an object that is not being deleted.
+func TestProtectionLetsTheGarbageCollectorFinishAnAdmittedDeletion(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newProtectedSetup(t)
+	collector := clientAs(t, "system:kube-controller-manager")
+
+	withFinalizer := s.configMap.DeepCopy()
+	withFinalizer.Finalizers = []string{"example.org/keep"}
+	g.Expect(clientAs(t, druidUser).Update(ctx, withFinalizer)).To(Succeed())
+	withoutFinalizer := withFinalizer.DeepCopy()
+	withoutFinalizer.Finalizers = nil
+	g.Expect(apierrors.IsForbidden(collector.Update(ctx, withoutFinalizer))).To(BeTrue(), "a finalizer of an object not being deleted")
+
+	g.Expect(clientAs(t, druidUser).Delete(ctx, s.statefulSet, client.PropagationPolicy(metav1.DeletePropagationOrphan))).To(Succeed())
+	terminating := &appsv1.StatefulSet{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(s.statefulSet), terminating)).To(Succeed())
+	g.Expect(terminating.Finalizers).To(ContainElement(metav1.FinalizerOrphanDependents))
+
+	alsoScaled := terminating.DeepCopy()
+	alsoScaled.Finalizers = nil
+	alsoScaled.Spec.Replicas = ptr.To(int32(0))
+	g.Expect(apierrors.IsForbidden(collector.Update(ctx, alsoScaled))).To(BeTrue(), "another change riding along is refused")
+
+	finished := terminating.DeepCopy()
+	finished.Finalizers = nil
+	g.Expect(collector.Update(ctx, finished)).To(Succeed(), "the collector finishes the orphaning deletion")
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(s.statefulSet), &appsv1.StatefulSet{}))
+	}).Should(BeTrue())
+}

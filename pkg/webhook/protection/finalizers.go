@@ -1,0 +1,60 @@
+package protection
+
+import (
+	"encoding/json"
+	"slices"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+)
+
+// finishesAdmittedDeletion tells whether an UPDATE does nothing but take finalizers off an object whose
+// deletion has begun. That deletion was admitted already (by druid, an exempt user, or while the protection
+// was off), and finishing it must not depend on the name the finisher runs under: druid recreates a
+// StatefulSet by deleting it with propagationPolicy Orphan (its pods stay), and the apiserver leaves that
+// deletion to the garbage collector, which removes the "orphan" finalizer as
+// system:serviceaccount:kube-system:generic-garbage-collector, or as system:kube-controller-manager in a
+// cluster whose kube-controller-manager runs without service-account credentials. Any other change rides
+// along only at the price of a refusal: the objects are compared without finalizers, resourceVersion and
+// managedFields.
+func finishesAdmittedDeletion(req admission.Request) bool {
+	if req.Operation != admissionv1.Update || req.SubResource != "" {
+		return false
+	}
+	var before, after map[string]any
+	if json.Unmarshal(req.OldObject.Raw, &before) != nil || json.Unmarshal(req.Object.Raw, &after) != nil {
+		return false
+	}
+	beforeMeta, ok1 := before["metadata"].(map[string]any)
+	afterMeta, ok2 := after["metadata"].(map[string]any)
+	if !ok1 || !ok2 || beforeMeta["deletionTimestamp"] == nil {
+		return false
+	}
+	beforeFinalizers, afterFinalizers := stringList(beforeMeta["finalizers"]), stringList(afterMeta["finalizers"])
+	if len(afterFinalizers) >= len(beforeFinalizers) {
+		return false
+	}
+	for _, f := range afterFinalizers {
+		if !slices.Contains(beforeFinalizers, f) {
+			return false
+		}
+	}
+	for _, meta := range []map[string]any{beforeMeta, afterMeta} {
+		delete(meta, "finalizers")
+		delete(meta, "resourceVersion")
+		delete(meta, "managedFields")
+	}
+	return equality.Semantic.DeepEqual(before, after)
+}
+
+func stringList(v any) []string {
+	items, _ := v.([]any)
+	out := make([]string, 0, len(items))
+	for _, item := range items {
+		if s, ok := item.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
