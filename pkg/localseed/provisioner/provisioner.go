@@ -3,7 +3,7 @@
 // deletes it when the volume is released and deleted. The PV is pinned to the node by node affinity, so a
 // restarted pod lands on the node that holds its data. Each volume is a tmpfs of the claim's requested
 // size mounted on its own directory: like a CSI driver's volume it enforces its capacity, so a member's
-// disk can fill up (capacity.go).
+// disk can fill up (capacity.go), and grows online when its claim asks for more (expand.go).
 package provisioner
 
 import (
@@ -47,14 +47,16 @@ type Provisioner struct {
 }
 
 // EnsureStorageClass creates the default StorageClass (WaitForFirstConsumer: the volume is made on the
-// node the scheduler picked, which matters because a directory exists on one node only).
+// node the scheduler picked, which matters because a directory exists on one node only). It allows volume
+// expansion: a larger request on a bound claim grows its volume online (expand.go).
 func (p *Provisioner) EnsureStorageClass(ctx context.Context) error {
 	sc := &storagev1.StorageClass{
 		ObjectMeta: metav1.ObjectMeta{Name: StorageClass,
 			Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}},
-		Provisioner:       Name,
-		ReclaimPolicy:     ptr.To(corev1.PersistentVolumeReclaimDelete),
-		VolumeBindingMode: ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
+		Provisioner:          Name,
+		ReclaimPolicy:        ptr.To(corev1.PersistentVolumeReclaimDelete),
+		VolumeBindingMode:    ptr.To(storagev1.VolumeBindingWaitForFirstConsumer),
+		AllowVolumeExpansion: ptr.To(true),
 	}
 	_, err := p.Client.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
@@ -66,8 +68,11 @@ func (p *Provisioner) EnsureStorageClass(ctx context.Context) error {
 // Register adds the claim and volume handlers to factory.
 func (p *Provisioner) Register(ctx context.Context, factory informers.SharedInformerFactory) {
 	_, _ = factory.Core().V1().PersistentVolumeClaims().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { p.claim(ctx, obj.(*corev1.PersistentVolumeClaim)) },
-		UpdateFunc: func(_, obj any) { p.claim(ctx, obj.(*corev1.PersistentVolumeClaim)) },
+		AddFunc: func(obj any) { p.claim(ctx, obj.(*corev1.PersistentVolumeClaim)) },
+		UpdateFunc: func(_, obj any) {
+			p.claim(ctx, obj.(*corev1.PersistentVolumeClaim))
+			p.expand(ctx, obj.(*corev1.PersistentVolumeClaim))
+		},
 	})
 	_, _ = factory.Core().V1().PersistentVolumes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { p.volume(ctx, obj.(*corev1.PersistentVolume)) },

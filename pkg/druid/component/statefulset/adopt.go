@@ -143,6 +143,9 @@ func immutableDiffs(sts *appsv1.StatefulSet, etcd *druidv1alpha1.Etcd) (recreate
 	if sts.Spec.PodManagementPolicy != appsv1.ParallelPodManagement {
 		recreate = append(recreate, fmt.Sprintf("spec.podManagementPolicy %q", sts.Spec.PodManagementPolicy))
 	}
+	if reason := smallerClaimTemplate(sts, etcd); reason != "" {
+		recreate = append(recreate, reason)
+	}
 	if sts.Spec.ServiceName != druidv1alpha1.PeerServiceName(etcd) {
 		kept = append(kept, fmt.Sprintf("spec.serviceName %q kept: the members' DNS names follow it, while their peer URLs name %q", sts.Spec.ServiceName, druidv1alpha1.PeerServiceName(etcd)))
 	}
@@ -158,6 +161,20 @@ func immutableDiffs(sts *appsv1.StatefulSet, etcd *druidv1alpha1.Etcd) (recreate
 		}
 	}
 	return recreate, kept
+}
+
+// smallerClaimTemplate names a claim template that asks for less storage than spec.storageCapacity: the
+// running members' PVCs are raised in place (expandVolumes), and the StatefulSet is created again with the
+// larger template so that members added later get the capacity from the start.
+func smallerClaimTemplate(sts *appsv1.StatefulSet, etcd *druidv1alpha1.Etcd) string {
+	if len(sts.Spec.VolumeClaimTemplates) != 1 || etcd.Spec.StorageCapacity == nil {
+		return ""
+	}
+	have, ok := sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage]
+	if !ok || have.Cmp(*etcd.Spec.StorageCapacity) >= 0 {
+		return ""
+	}
+	return fmt.Sprintf("spec.volumeClaimTemplates storage %s, below spec.storageCapacity %s", have.String(), etcd.Spec.StorageCapacity.String())
 }
 
 // rolledOut tells whether every member runs the StatefulSet's current template and is ready.

@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -36,6 +37,12 @@ func TestImmutableDiffs(t *testing.T) {
 		{name: "old selector is recreated", selector: component.LegacySelector(etcd), recreate: []string{"spec.selector instance/name"}},
 		{name: "OrderedReady is recreated", selector: druidv1alpha1.ManagedLabels(etcd), change: func(s *appsv1.StatefulSet) { s.Spec.PodManagementPolicy = "" },
 			recreate: []string{"podManagementPolicy"}},
+		{name: "a smaller claim template is recreated", selector: druidv1alpha1.ManagedLabels(etcd), change: func(s *appsv1.StatefulSet) {
+			s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}
+		}, recreate: []string{"spec.volumeClaimTemplates storage 1Mi, below spec.storageCapacity"}},
+		{name: "a claim template as large is kept as it is", selector: druidv1alpha1.ManagedLabels(etcd), change: func(s *appsv1.StatefulSet) {
+			s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: *etcd.Spec.StorageCapacity}
+		}},
 		{name: "another selector is kept", selector: map[string]string{"app": "x"}, kept: []string{"spec.selector app=x kept"}},
 		{name: "serviceName is kept", selector: druidv1alpha1.ManagedLabels(etcd), change: func(s *appsv1.StatefulSet) { s.Spec.ServiceName = "etcd-events-client" },
 			kept: []string{`spec.serviceName "etcd-events-client" kept`}},

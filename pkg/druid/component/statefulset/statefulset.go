@@ -115,6 +115,11 @@ func (o *operator) syncPlanned(ctx context.Context, etcd *druidv1alpha1.Etcd, de
 	}
 	logger.V(1).Info("Synced statefulset", "replicas", decision.Replicas, "result", result)
 	synced.StatefulSet = sts
+	events, err := o.expandVolumes(ctx, etcd, sts)
+	synced.Events = append(synced.Events, events...)
+	if err != nil {
+		return err
+	}
 	recreate, kept := immutableDiffs(sts, etcd)
 	for _, k := range kept {
 		logger.Info("Adoption: StatefulSet keeps an immutable field", "field", k)

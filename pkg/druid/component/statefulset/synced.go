@@ -14,6 +14,16 @@ type Synced struct {
 	// Notices name the immutable fields of an adopted StatefulSet that Sync keeps although druid would
 	// set them otherwise; the spec flow records them as Warning events.
 	Notices []string
+	// Events are what the sync did, or could not do, to the members' volumes (volumeexpansion.go); the
+	// spec flow records them on the Etcd.
+	Events []Event
+}
+
+// Event is an event for the spec flow to record on the Etcd.
+type Event struct {
+	Warning bool
+	Reason  string
+	Message string
 }
 
 // Newer returns whichever of cached (from druid's cache) and synced (see Synced) is the later state: synced

@@ -201,6 +201,13 @@ func (s *specRun) syncComponents(ctx context.Context) flow.Result {
 	for _, notice := range s.synced.Notices {
 		s.r.recorder.Eventf(s.etcd, nil, "Warning", EventReasonStatefulSetFieldKept, actionReconcile, "StatefulSet %s: %s", druidv1alpha1.StatefulSetName(s.target), notice)
 	}
+	for _, e := range s.synced.Events {
+		eventType := "Normal"
+		if e.Warning {
+			eventType = "Warning"
+		}
+		s.r.recorder.Eventf(s.etcd, nil, eventType, e.Reason, actionReconcile, "%s", e.Message)
+	}
 	if err == nil {
 		return flow.Continue()
 	}

@@ -166,23 +166,15 @@ func TestAdoptionRecreatesOrderedReadyStatefulSet(t *testing.T) {
 // one would put the members on new, empty volumes): it keeps its selector, the Services keep selecting its
 // pods, the sync succeeds, and the kept fields are reported.
 func TestAdoptionKeepsAStatefulSetWithAnotherClaimName(t *testing.T) {
-	g, ctx := NewWithT(t), context.Background()
+	g := NewWithT(t)
 	ns := env.CreateNamespace(t)
 	etcd := adoptedEtcd(t, ns)
 	old := upstreamVariant{old: true, podManagementPolicy: appsv1.ParallelPodManagement, claim: etcd.Name}
 	uids := createUpstream(t, old, etcd)
 	registry, _ := newRegistry(t)
 
-	var synced statefulset.Synced
-	for _, reg := range registry { // as the spec flow does: the StatefulSet through SyncPlanned, for its Synced
-		if planned, ok := reg.Operator.(statefulset.PlannedSyncer); ok {
-			var err error
-			synced, err = planned.SyncPlanned(ctx, etcd, nil)
-			g.Expect(err).NotTo(HaveOccurred())
-			continue
-		}
-		g.Expect(reg.Operator.Sync(ctx, etcd)).To(Succeed())
-	}
+	synced, err := syncPlanned(t, registry, etcd)
+	g.Expect(err).NotTo(HaveOccurred())
 	sts := readStatefulSet(t, etcd)
 	g.Expect(sts.Spec.Selector.MatchLabels).To(Equal(old.selector(etcd)))
 	g.Expect(sts.Spec.VolumeClaimTemplates[0].Name).To(Equal(etcd.Name))

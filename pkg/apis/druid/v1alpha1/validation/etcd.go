@@ -5,6 +5,7 @@ import (
 	"regexp"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -34,7 +35,20 @@ func ValidateEtcdUpdate(newEtcd, oldEtcd *druidv1alpha1.Etcd) field.ErrorList {
 	errs = append(errs, validateImmutable(newEtcd.Spec.StorageClass, oldEtcd.Spec.StorageClass, spec.Child("storageClass"))...)
 	errs = append(errs, validateImmutable(newEtcd.Spec.VolumeClaimTemplate, oldEtcd.Spec.VolumeClaimTemplate, spec.Child("volumeClaimTemplate"))...)
 	errs = append(errs, validateImmutable(newEtcd.Spec.MemberNamePrefix, oldEtcd.Spec.MemberNamePrefix, spec.Child("memberNamePrefix"))...)
+	errs = append(errs, validateNoShrink(newEtcd.Spec.StorageCapacity, oldEtcd.Spec.StorageCapacity, spec.Child("storageCapacity"))...)
 	return errs
+}
+
+// validateNoShrink refuses a smaller spec.storageCapacity: volumes never shrink (Kubernetes refuses a
+// smaller request on a PVC), so a smaller value would only ever describe volumes that do not exist. An
+// unset capacity counts as the default (16Gi).
+func validateNoShrink(newValue, oldValue *resource.Quantity, fld *field.Path) field.ErrorList {
+	newCapacity := quantityOr(newValue, druidv1alpha1.DefaultStorageCapacity)
+	oldCapacity := quantityOr(oldValue, druidv1alpha1.DefaultStorageCapacity)
+	if newCapacity.Cmp(oldCapacity) >= 0 {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(fld, fmt.Sprintf("may not decrease (%s to %s): the members' volumes cannot shrink", oldCapacity.String(), newCapacity.String()))}
 }
 
 func validateEtcdName(name string, fld *field.Path) field.ErrorList {

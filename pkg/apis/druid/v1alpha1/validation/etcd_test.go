@@ -212,6 +212,8 @@ func TestImmutableFieldsOnUpdate(t *testing.T) {
 	}
 
 	old := validEtcd()
+	smaller := with(old.DeepCopy(), func(e *druidv1alpha1.Etcd) { e.Spec.StorageCapacity = quantity("24Gi") })
+	expectSingleError(t, validation.ValidateEtcdUpdate(smaller, old), "spec.storageCapacity", field.ErrorTypeForbidden, "may not decrease (25Gi to 24Gi)")
 	scaled := with(old.DeepCopy(), func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 5; e.Spec.StorageCapacity = quantity("50Gi") })
 	if errs := validation.ValidateEtcdUpdate(scaled, old); len(errs) > 0 {
 		t.Errorf("changing mutable fields must be allowed, got %v", errs)

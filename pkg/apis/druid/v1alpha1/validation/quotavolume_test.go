@@ -55,7 +55,11 @@ func TestQuotaAboveVolumeRatchetsTowardsCompliance(t *testing.T) {
 		}
 	}
 	shrunk := with(stored.DeepCopy(), func(e *druidv1alpha1.Etcd) { e.Spec.StorageCapacity = quantity("4Gi") })
-	expectSingleError(t, validation.ValidateEtcdUpdate(shrunk, stored), "spec.storageCapacity", field.ErrorTypeInvalid, "must not exceed spec.storageCapacity (4Gi)")
+	shrunkErrs := validation.ValidateEtcdUpdate(shrunk, stored)
+	if len(shrunkErrs) != 2 || !containsText([]string{shrunkErrs[0].Error(), shrunkErrs[1].Error()}, "must not exceed spec.storageCapacity (4Gi)") ||
+		!containsText([]string{shrunkErrs[0].Error(), shrunkErrs[1].Error()}, "may not decrease") {
+		t.Errorf("a smaller volume below the quota: %v; want the quota error and the shrink error", shrunkErrs)
+	}
 	raised := with(stored.DeepCopy(), func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.Quota = quantity("9Gi") })
 	expectSingleError(t, validation.ValidateEtcdUpdate(raised, stored), "spec.etcd.quota", field.ErrorTypeInvalid, "spec.etcd.quota (9Gi) must not exceed")
 
