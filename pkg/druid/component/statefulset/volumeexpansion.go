@@ -36,7 +36,7 @@ func (o *operator) expandVolumes(ctx context.Context, etcd *druidv1alpha1.Etcd, 
 	want := *etcd.Spec.StorageCapacity
 	var events []Event
 	for ordinal := range ptr.Deref(sts.Spec.Replicas, 0) {
-		pvc, err := o.memberClaim(ctx, sts, ordinal)
+		pvc, err := o.memberClaim(ctx, etcd, sts, ordinal)
 		if err != nil {
 			return events, component.WrapError(err, component.OperationSync, kind, "reading the PVC of member %d", ordinal)
 		}
@@ -67,16 +67,18 @@ func (o *operator) expandVolumes(ctx context.Context, etcd *druidv1alpha1.Etcd, 
 	return events, nil
 }
 
-// memberClaim reads the data PVC of the member with ordinal (nil when there is none yet). PVCs an older
-// druid's StatefulSet created may lack druid's label and so be missing from the cache: those are read from
-// the apiserver.
-func (o *operator) memberClaim(ctx context.Context, sts *appsv1.StatefulSet, ordinal int32) (*corev1.PersistentVolumeClaim, error) {
+// memberClaim reads the data PVC of the member with ordinal (nil when there is none yet). A StatefulSet
+// labels its PVCs with its selector, so with druid's selector they are in druid's cache; one that kept an
+// older selector (an adopted StatefulSet) made PVCs without druid's label, which are read from the
+// apiserver.
+func (o *operator) memberClaim(ctx context.Context, etcd *druidv1alpha1.Etcd, sts *appsv1.StatefulSet, ordinal int32) (*corev1.PersistentVolumeClaim, error) {
 	key := client.ObjectKey{Namespace: sts.Namespace, Name: fmt.Sprintf("%s-%s-%d", sts.Spec.VolumeClaimTemplates[0].Name, sts.Name, ordinal)}
-	pvc := &corev1.PersistentVolumeClaim{}
-	err := o.client.Get(ctx, key, pvc)
-	if apierrors.IsNotFound(err) && o.client.Live != nil {
-		err = o.client.Live.Get(ctx, key, pvc)
+	var reader client.Reader = o.client.Client
+	if sel := sts.Spec.Selector; o.client.Live != nil && (sel == nil || !hasLabels(sel.MatchLabels, druidv1alpha1.ManagedLabels(etcd))) {
+		reader = o.client.Live
 	}
+	pvc := &corev1.PersistentVolumeClaim{}
+	err := reader.Get(ctx, key, pvc)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
