@@ -40,6 +40,8 @@ type KeepOptions struct {
 	CompactRevision func(current int64) (int64, bool)
 	// RecoveryBackoff and MaxRecoveryBackoff pace failed recoveries; 0 means the defaults.
 	RecoveryBackoff, MaxRecoveryBackoff time.Duration
+	// Report receives why a recovery cannot disarm NOSPACE (nil: only the metrics say it).
+	Report *Report
 }
 
 // keeper runs the work of Keep from one goroutine, so that no two defragmentations overlap.
@@ -90,7 +92,7 @@ func Keep(ctx context.Context, opts KeepOptions) error {
 		return err
 	}
 	// The over-quota state is this term's finding; the next backup leader reports its own.
-	defer k.metrics.setOverQuota(false)
+	defer k.reportOverQuota(nil)
 	scheduled := make(chan struct{}, 1)
 	var c *cron.Cron
 	if opts.Schedule != "" {
@@ -211,7 +213,7 @@ func (k *keeper) recoverIfDue(ctx context.Context, now time.Time, c cluster) {
 	k.backoff = min(max(2*k.backoff, k.opts.RecoveryBackoff), k.opts.MaxRecoveryBackoff)
 	k.retryAt, k.failed = now.Add(k.backoff), inputOf(c, err)
 	if errors.Is(err, ErrOverQuota) {
-		k.metrics.setOverQuota(true)
+		k.reportOverQuota(err)
 		k.log.Error(err, "NOSPACE recovery cannot disarm the alarm: the cluster refuses writes until data is deleted or the quota (spec.etcd.quota) is raised",
 			"nextAttemptAfter", k.backoff)
 		return
@@ -222,5 +224,16 @@ func (k *keeper) recoverIfDue(ctx context.Context, now time.Time, c cluster) {
 // recovered clears the state of failed recoveries.
 func (k *keeper) recovered() {
 	k.backoff, k.retryAt, k.failed = 0, time.Time{}, recoveryInput{}
-	k.metrics.setOverQuota(false)
+	k.reportOverQuota(nil)
+}
+
+// reportOverQuota says (err: why) or takes back (nil) that NOSPACE cannot be disarmed, in the metrics and
+// the Report.
+func (k *keeper) reportOverQuota(err error) {
+	k.metrics.setOverQuota(err != nil)
+	reason := ""
+	if err != nil {
+		reason = err.Error()
+	}
+	k.opts.Report.setOverQuota(reason)
 }

@@ -150,8 +150,9 @@ func TestNoSpaceOverQuotaBacksOffUntilDataIsDeleted(t *testing.T) {
 	g.Expect(noSpaceActive(g, cli)).To(BeTrue())
 
 	registry := prometheus.NewPedanticRegistry()
+	report := &Report{}
 	k, err := newKeeper(KeepOptions{Defrag: Options{Client: cli, Metrics: NewMetrics(registry), Log: testr.New(t)},
-		RecoveryBackoff: time.Hour, MaxRecoveryBackoff: 4 * time.Hour})
+		RecoveryBackoff: time.Hour, MaxRecoveryBackoff: 4 * time.Hour, Report: report})
 	g.Expect(err).NotTo(HaveOccurred())
 	attempts := func() float64 {
 		return metricstest.Value(t, registry, "etcdbr_nospace_recovery_steps_total", map[string]string{"step": stepCompact, "succeeded": "true"})
@@ -162,6 +163,7 @@ func TestNoSpaceOverQuotaBacksOffUntilDataIsDeleted(t *testing.T) {
 	k.check(t.Context(), t0, false)
 	g.Expect(attempts()).To(Equal(1.0))
 	g.Expect(overQuota()).To(Equal(1.0))
+	g.Expect(report.OverQuota()).To(ContainSubstring("live data over the quota after compaction"), "the report says why")
 	g.Expect(noSpaceActive(g, cli)).To(BeTrue(), "an alarm over the quota stays")
 	g.Expect(metricstest.Value(t, registry, "etcdbr_nospace_recovery_steps_total", map[string]string{"step": stepDisarm, "succeeded": "true"})).To(BeZero())
 
@@ -195,6 +197,7 @@ func TestNoSpaceOverQuotaBacksOffUntilDataIsDeleted(t *testing.T) {
 	k.check(t.Context(), t0.Add(time.Hour+time.Minute), false)
 	g.Expect(attempts()).To(Equal(3.0), "deleted data starts a recovery within the backoff")
 	g.Expect(overQuota()).To(BeZero())
+	g.Expect(report.OverQuota()).To(BeEmpty())
 	g.Expect(noSpaceActive(g, cli)).To(BeFalse())
 	_, err = cli.Put(t.Context(), "after", "recovery")
 	g.Expect(err).NotTo(HaveOccurred())

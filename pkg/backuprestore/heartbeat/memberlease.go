@@ -55,6 +55,9 @@ type MemberLease struct {
 	// MovedAside lists the data directories the initializer moved aside and kept (nil: none reported);
 	// they appear in AnnotationMovedAside so that an operator finds data that is not served.
 	MovedAside func() []string
+	// NoSpaceCannotRecover is why the backup leader's NOSPACE recovery cannot disarm the alarm, "" when it
+	// can (nil: never reported); it appears in AnnotationNoSpaceCannotRecover.
+	NoSpaceCannotRecover func() string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	Log logr.Logger
@@ -76,6 +79,11 @@ func (m *MemberLease) Renew(ctx context.Context) error {
 	if m.MovedAside != nil {
 		aside = m.MovedAside()
 	}
+	alarms, alarmsRead := activeAlarms(ctx, m.Etcd)
+	var cannotRecover string
+	if m.NoSpaceCannotRecover != nil {
+		cannotRecover = m.NoSpaceCannotRecover()
+	}
 	leases := m.Kubernetes.CoordinationV1().Leases(m.Namespace)
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		lease, err := leases.Get(ctx, m.Name, metav1.GetOptions{})
@@ -91,10 +99,13 @@ func (m *MemberLease) Renew(ctx context.Context) error {
 			lease.Annotations = map[string]string{}
 		}
 		lease.Annotations[AnnotationTLSEnabled] = tls
-		if len(aside) > 0 {
-			lease.Annotations[AnnotationMovedAside] = strings.Join(aside, ",")
-		} else {
-			delete(lease.Annotations, AnnotationMovedAside)
+		setOrDelete(lease.Annotations, AnnotationMovedAside, strings.Join(aside, ","))
+		setOrDelete(lease.Annotations, AnnotationNoSpaceCannotRecover, cannotRecover)
+		if alarmsRead {
+			if lease.Annotations[AnnotationAlarms] != alarms {
+				m.Log.Info("Active etcd alarms changed", "member", m.Name, "alarms", alarms)
+			}
+			lease.Annotations[AnnotationAlarms] = alarms
 		}
 		_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
 		return err
@@ -103,6 +114,15 @@ func (m *MemberLease) Renew(ctx context.Context) error {
 		return fmt.Errorf("renewing member lease %s/%s: %w", m.Namespace, m.Name, err)
 	}
 	return nil
+}
+
+// setOrDelete sets annotations[key] to value, or deletes the key when value is empty.
+func setOrDelete(annotations map[string]string, key, value string) {
+	if value == "" {
+		delete(annotations, key)
+		return
+	}
+	annotations[key] = value
 }
 
 // Run calls renew now and then every interval until ctx ends; failures are logged and retried at the

@@ -38,8 +38,10 @@ type backupLeader struct {
 	store   snapstore.SnapStore
 	leases  snapshotter.LeaseUpdater
 	metrics *snapshotter.Metrics
-	// defragMetrics count defragmentations and NOSPACE recoveries.
+	// defragMetrics count defragmentations and NOSPACE recoveries; noSpaceReport says why a recovery
+	// cannot disarm NOSPACE, for the member lease.
 	defragMetrics *defrag.Metrics
+	noSpaceReport *defrag.Report
 	// memberMetrics time the removals of members beyond the cluster size.
 	memberMetrics *member.Metrics
 	log           logr.Logger
@@ -63,6 +65,7 @@ func (b *backupLeader) lead(ctx context.Context) {
 			AfterDefrag: b.fullSnapshotAfterDefrag, Metrics: b.defragMetrics, Log: b.log,
 		}
 		keep.CompactRevision = b.compactableRevision
+		keep.Report = b.noSpaceReport
 		if t, err := memberconfig.LoadTemplate(b.templatePath); err == nil {
 			keep.Defrag.FallbackQuota = t.QuotaBackendBytes()
 		}

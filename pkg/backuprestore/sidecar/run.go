@@ -75,7 +75,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	memberMetrics := member.NewMetrics(registry)
 	bl := &backupLeader{opts: &o, cli: cli, endpoint: endpoint, clientTLS: clientTLS, templatePath: served.templatePath,
 		store: store, leases: snapshotter.NoLeases{}, metrics: snapshotter.NewMetrics(registry), defragMetrics: defrag.NewMetrics(registry),
-		memberMetrics: memberMetrics, log: log.WithName("backup-leader"), stopping: ctx.Done()}
+		noSpaceReport: &defrag.Report{}, memberMetrics: memberMetrics, log: log.WithName("backup-leader"), stopping: ctx.Done()}
 	if o.EnableMemberLeaseRenewal {
 		bl.memberLeases = heartbeat.LeftClusterMarks{Kubernetes: kube, Namespace: namespace}
 	}
@@ -129,7 +129,8 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 
 	if o.EnableMemberLeaseRenewal {
 		lease := &heartbeat.MemberLease{Kubernetes: kube, Namespace: namespace, Name: cfg.Member.Name, Etcd: cli, LocalEndpoint: endpoint,
-			MovedAside: func() []string { return initializer.MovedAside(o.DataDir) }, Log: log.WithName("heartbeat").WithValues("member", cfg.Member.Name)}
+			MovedAside:           func() []string { return initializer.MovedAside(o.DataDir) },
+			NoSpaceCannotRecover: bl.noSpaceReport.OverQuota, Log: log.WithName("heartbeat").WithValues("member", cfg.Member.Name)}
 		go heartbeat.Run(ctx, o.HeartbeatDuration, lease.Renew, log.WithName("heartbeat"))
 	}
 

@@ -39,7 +39,7 @@ type Observed struct {
 
 // ComputeStatus returns the Etcd's status with every field the status flow owns recomputed at now:
 // members, the conditions Ready, AllMembersReady, AllMembersUpdated, DataVolumesReady,
-// ClusterIDMismatch and BackupReady, the replica counts, ready, peerUrlTLSEnabled, selector, the
+// ClusterIDMismatch, BackupReady and EtcdAlarm, the replica counts, ready, peerUrlTLSEnabled, selector, the
 // StatefulSet reference. The cluster size to record next is NextClusterSize, the last snapshots are
 // LastSnapshots: upstream's status has no fields for them.
 // Fields owned by the spec flow (observedGeneration, lastOperation, lastErrors, other conditions) are kept.
@@ -58,6 +58,8 @@ func ComputeStatus(o Observed, th Thresholds, now time.Time) druidv1alpha1.EtcdS
 			druidv1alpha1.ConditionTypeAllMembersUpdated, druidv1alpha1.ConditionTypeDataVolumesReady, druidv1alpha1.ConditionTypeClusterIDMismatch} {
 			status.Conditions = SetCondition(status.Conditions, NotChecked(t, druidv1alpha1.FindCondition(status.Conditions, t)), now)
 		}
+		// No member runs to report alarms; they are reported again after the wake-up.
+		status.Conditions = RemoveCondition(status.Conditions, druidv1alpha1.ConditionTypeEtcdAlarm)
 		if etcd.Spec.Backup.Store != nil {
 			t := druidv1alpha1.ConditionTypeBackupReady
 			status.Conditions = SetCondition(status.Conditions, NotChecked(t, druidv1alpha1.FindCondition(status.Conditions, t)), now)
@@ -73,6 +75,11 @@ func ComputeStatus(o Observed, th Thresholds, now time.Time) druidv1alpha1.EtcdS
 	status.Conditions = SetCondition(status.Conditions, AllMembersUpdatedCondition(o.StatefulSet), now)
 	status.Conditions = SetCondition(status.Conditions, DataVolumesReadyCondition(o.StatefulSet, o.DataVolumeWarnings), now)
 	status.Conditions = SetCondition(status.Conditions, ClusterIDMismatchCondition(status.Members, o.MemberLeases), now)
+	if alarm, reported := EtcdAlarmCondition(status.Members, o.MemberLeases); reported {
+		status.Conditions = SetCondition(status.Conditions, alarm, now)
+	} else {
+		status.Conditions = RemoveCondition(status.Conditions, druidv1alpha1.ConditionTypeEtcdAlarm)
+	}
 	if etcd.Spec.Backup.Store != nil {
 		status.Conditions = SetCondition(status.Conditions, BackupReadyCondition(etcd.Spec.Backup, o.SnapshotLeases, now), now)
 	} else {

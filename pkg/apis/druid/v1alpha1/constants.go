@@ -35,6 +35,13 @@ const (
 	// the backup leader writes it (value: the member ID of the lease's holderIdentity, hex) after a scale-in
 	// removed the member, and druid shrinks the StatefulSet only once every member it drops carries it.
 	LeftClusterAnnotation = "member.etcd.gardener.cloud/left-cluster"
+	// AlarmsAnnotation on a member lease lists the etcd alarms active in the cluster (NOSPACE, CORRUPT;
+	// comma-separated) as the member's sidecar last read them, "" when none; druid's EtcdAlarm condition
+	// follows it. Upstream's sidecar does not write it.
+	AlarmsAnnotation = "member.etcd.gardener.cloud/alarms"
+	// NoSpaceCannotRecoverAnnotation on the backup leader's member lease says why its NOSPACE recovery
+	// cannot disarm the alarm (the data in use does not fit under the quota); absent otherwise.
+	NoSpaceCannotRecoverAnnotation = "member.etcd.gardener.cloud/nospace-cannot-recover"
 	// LeftClusterNeverJoined is the LeftClusterAnnotation's value on a lease that was never renewed and
 	// whose member the backup leader does not find in the membership: a member that never ran.
 	LeftClusterNeverJoined = "never-joined"
@@ -102,7 +109,17 @@ const (
 	ReasonNoClusterIDMismatch      = "NoClusterIDMismatchDetected"
 	ReasonNoClusterID              = "NoClusterIDDetected"
 	ReasonUnparsableHolderIdentity = "UnableToParseLeaseHolderIdentity"
+	// Reasons of EtcdAlarm (ours).
+	ReasonNoAlarm              = "NoAlarm"
+	ReasonNoSpace              = "NoSpace"
+	ReasonNoSpaceCannotRecover = "NoSpaceCannotRecover"
+	ReasonAlarmActive          = "AlarmActive"
 )
+
+// ConditionTypeEtcdAlarm is True while etcd reports an active alarm (NOSPACE: every write is refused;
+// CORRUPT), as the members' sidecars read it into their leases (AlarmsAnnotation). It is not upstream
+// druid's: Etcds whose sidecars do not report alarms (upstream's images) do not get it.
+const ConditionTypeEtcdAlarm ConditionType = "EtcdAlarm"
 
 // Reasons of a member status.
 const (

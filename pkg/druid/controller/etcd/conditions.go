@@ -27,6 +27,9 @@ const (
 	EventReasonScaleInHeldBack = "ScaleInHeldBack"
 	EventReasonReconciled      = "Reconciled"
 	EventReasonDeletionError   = "DeletionError"
+	// EventReasonEtcdAlarm: the EtcdAlarm condition changed its reason (an alarm appeared, the NOSPACE
+	// recovery cannot disarm, the alarm is gone).
+	EventReasonEtcdAlarm = "EtcdAlarm"
 )
 
 // Event actions (events.k8s.io/v1 requires one).

@@ -28,7 +28,8 @@ func etcdPredicate() predicate.Predicate {
 }
 
 // memberLeasePredicate lets through lease changes that change the status: creation and deletion, a new
-// holder identity (member ID or role), the peer TLS annotation (the scale-up gate), the first renewal, and
+// holder identity (member ID or role), the peer TLS annotation (the scale-up gate), the alarm annotations
+// (the EtcdAlarm condition), the first renewal, and
 // a renewal of a lease that had expired (a member coming back). Routine renewals of healthy members are
 // left to the periodic status sync: with hundreds of clusters, one reconcile per heartbeat per member would
 // keep druid busy for nothing.
@@ -43,6 +44,8 @@ func memberLeasePredicate(unknownThreshold time.Duration, now func() time.Time) 
 			switch {
 			case ptr.Deref(oldLease.Spec.HolderIdentity, "") != ptr.Deref(newLease.Spec.HolderIdentity, ""),
 				oldLease.Annotations[druidv1alpha1.TLSEnabledAnnotation] != newLease.Annotations[druidv1alpha1.TLSEnabledAnnotation],
+				oldLease.Annotations[druidv1alpha1.AlarmsAnnotation] != newLease.Annotations[druidv1alpha1.AlarmsAnnotation],
+				oldLease.Annotations[druidv1alpha1.NoSpaceCannotRecoverAnnotation] != newLease.Annotations[druidv1alpha1.NoSpaceCannotRecoverAnnotation],
 				(oldLease.Spec.RenewTime == nil) != (newLease.Spec.RenewTime == nil):
 				return true
 			case oldLease.Spec.RenewTime != nil && newLease.Spec.RenewTime != nil:

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -64,7 +65,23 @@ func (s *statusRun) observe(ctx context.Context) flow.Result {
 func (s *statusRun) compute(context.Context) flow.Result {
 	s.now = s.r.clock.Now()
 	s.computed = health.ComputeStatus(s.observed, s.r.thresholds(), s.now)
+	s.recordAlarmTransition()
 	return flow.Continue()
+}
+
+// recordAlarmTransition writes an event when the EtcdAlarm condition changes its reason: a Warning when an
+// alarm appears (or the NOSPACE recovery gives up), a Normal one when it is gone.
+func (s *statusRun) recordAlarmTransition() {
+	t := druidv1alpha1.ConditionTypeEtcdAlarm
+	before, after := druidv1alpha1.FindCondition(s.etcd.Status.Conditions, t), druidv1alpha1.FindCondition(s.computed.Conditions, t)
+	if after == nil || (before != nil && before.Reason == after.Reason) || (before == nil && after.Status == druidv1alpha1.ConditionFalse) {
+		return
+	}
+	eventType := corev1.EventTypeWarning
+	if after.Status == druidv1alpha1.ConditionFalse {
+		eventType = corev1.EventTypeNormal
+	}
+	s.r.recorder.Eventf(s.etcd, nil, eventType, EventReasonEtcdAlarm, actionReconcile, "%s: %s", after.Reason, after.Message)
 }
 
 func (s *statusRun) write(ctx context.Context) flow.Result {

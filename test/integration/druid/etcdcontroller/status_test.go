@@ -2,6 +2,7 @@ package etcdcontroller_test
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +23,8 @@ type sidecars struct {
 	holders map[string]string
 	// tlsEnabled is the members' peer TLS annotation value, switched by setPeerTLS.
 	tlsEnabled string
+	// annotations are further lease annotations per member ("" values remove them), set by annotate.
+	annotations map[string]map[string]string
 }
 
 func startSidecars(t *testing.T, namespace string, holders map[string]string) *sidecars {
@@ -45,6 +48,10 @@ func startSidecarsWithPeerTLS(t *testing.T, namespace string, holders map[string
 				alive[k] = v
 			}
 			tlsEnabled := s.tlsEnabled
+			annotations := map[string]map[string]string{}
+			for member, kv := range s.annotations {
+				annotations[member] = maps.Clone(kv)
+			}
 			s.mu.Unlock()
 			for name, holder := range alive {
 				lease := &coordinationv1.Lease{}
@@ -54,6 +61,9 @@ func startSidecarsWithPeerTLS(t *testing.T, namespace string, holders map[string
 				lease.Spec.HolderIdentity = ptr.To(holder)
 				lease.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
 				metav1.SetMetaDataAnnotation(&lease.ObjectMeta, druidv1alpha1.TLSEnabledAnnotation, tlsEnabled)
+				for key, value := range annotations[name] {
+					metav1.SetMetaDataAnnotation(&lease.ObjectMeta, key, value)
+				}
 				_ = env.Client.Update(ctx, lease)
 			}
 			select {
@@ -72,6 +82,19 @@ func (s *sidecars) setPeerTLS(tlsEnabled string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tlsEnabled = tlsEnabled
+}
+
+// annotate makes member write key: value into its lease from its next renewal on.
+func (s *sidecars) annotate(member, key, value string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.annotations == nil {
+		s.annotations = map[string]map[string]string{}
+	}
+	if s.annotations[member] == nil {
+		s.annotations[member] = map[string]string{}
+	}
+	s.annotations[member][key] = value
 }
 
 // set makes member renew its lease with holder from its next renewal on.
@@ -179,6 +202,46 @@ func TestClusterIDMismatchFromMemberLeases(t *testing.T) {
 	etcd := expectCondition(t, ns, druidv1alpha1.ConditionTypeClusterIDMismatch, druidv1alpha1.ConditionTrue, druidv1alpha1.ReasonMultipleClusterIDs)
 	NewWithT(t).Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeClusterIDMismatch).Message).
 		To(ContainSubstring("0badc0ffee000001: etcd-main-2"))
+}
+
+// EtcdAlarm follows the alarms the members' sidecars write into their leases: absent while they write
+// none (upstream's sidecars), False without an alarm, True with NOSPACE (and the backup leader's reason
+// once its recovery cannot disarm), False again once it is gone; each change of reason is an event.
+func TestEtcdAlarmFromMemberLeases(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	createEtcd(t, ns, 3)
+	waitReconciled(t, ns)
+	for i := 0; i < 3; i++ {
+		createPod(t, ns, i, true)
+	}
+	s := startSidecars(t, ns, map[string]string{
+		"etcd-main-0": "8e9e05c52164694d:cdf818194e3a8c32:Leader",
+		"etcd-main-1": "91bc3c398fb3c146:cdf818194e3a8c32:Member",
+		"etcd-main-2": "fd422379fda50e48:cdf818194e3a8c32:Member",
+	})
+	etcd := expectCondition(t, ns, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionTrue, druidv1alpha1.ReasonQuorate)
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeEtcdAlarm)).To(BeNil(), "no member reports alarms")
+
+	for _, member := range []string{"etcd-main-0", "etcd-main-1", "etcd-main-2"} {
+		s.annotate(member, druidv1alpha1.AlarmsAnnotation, "")
+	}
+	expectCondition(t, ns, druidv1alpha1.ConditionTypeEtcdAlarm, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonNoAlarm)
+
+	s.annotate("etcd-main-0", druidv1alpha1.AlarmsAnnotation, "NOSPACE")
+	s.annotate("etcd-main-1", druidv1alpha1.AlarmsAnnotation, "NOSPACE")
+	expectCondition(t, ns, druidv1alpha1.ConditionTypeEtcdAlarm, druidv1alpha1.ConditionTrue, druidv1alpha1.ReasonNoSpace)
+	g.Eventually(func(g Gomega) []corev1.Event { return warningEvents(g, ns, "EtcdAlarm") }).WithTimeout(timeout).WithPolling(poll).
+		Should(ContainElement(HaveField("Message", HavePrefix("NoSpace: alarm NOSPACE active (reported by etcd-main-"))))
+
+	s.annotate("etcd-main-0", druidv1alpha1.NoSpaceCannotRecoverAnnotation, "live data over the quota after compaction")
+	etcd = expectCondition(t, ns, druidv1alpha1.ConditionTypeEtcdAlarm, druidv1alpha1.ConditionTrue, druidv1alpha1.ReasonNoSpaceCannotRecover)
+	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeEtcdAlarm).Message).To(ContainSubstring("raise spec.etcd.quota"))
+
+	s.annotate("etcd-main-0", druidv1alpha1.NoSpaceCannotRecoverAnnotation, "")
+	s.annotate("etcd-main-0", druidv1alpha1.AlarmsAnnotation, "")
+	s.annotate("etcd-main-1", druidv1alpha1.AlarmsAnnotation, "")
+	expectCondition(t, ns, druidv1alpha1.ConditionTypeEtcdAlarm, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonNoAlarm)
 }
 
 // Warning events on a member's data volume turn DataVolumesReady False.
