@@ -50,7 +50,7 @@ func runBinaryRestoreVerified(b *testing.B, mode, bin string, w benchWorkload) b
 		// unless told otherwise.
 		args = append(args, "--restoration-temp-snapshots-dir", filepath.Join(tmp, "restoration"), "--snapstore-temp-directory", tmp)
 	}
-	p, err := benchproc.Start(bin, args, []string{"HOME=" + w.Root})
+	p, err := benchproc.Start(benchproc.Command{Binary: bin, Args: args, Env: []string{"HOME=" + w.Root}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,12 +51,28 @@ type Usage struct {
 	PeakRSSMiB float64 // the highest VmHWM read: the process's high-water resident set size
 }
 
-// Start runs binary with args; env is added to this process's environment (a later entry wins). Its
-// standard output and error are kept, line by line, for WaitForLine and error messages.
-func Start(binary string, args, env []string) (*Proc, error) {
+// Command is what Start runs.
+type Command struct {
+	Binary string
+	Args   []string
+	// Env is added to this process's environment, from which every variable starting with one of
+	// DropEnvPrefixes is removed first (e.g. "AWS_": a developer's settings must not reach a store client).
+	Env             []string
+	DropEnvPrefixes []string
+}
+
+// Start runs c. Its standard output and error are kept, line by line, for WaitForLine and error
+// messages.
+func Start(c Command) (*Proc, error) {
+	binary := c.Binary
 	p := &Proc{name: binary, notify: make(chan struct{}), exited: make(chan struct{}), sampled: make(chan struct{})}
-	p.cmd = exec.Command(binary, args...)
-	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd = exec.Command(binary, c.Args...)
+	for _, kv := range os.Environ() {
+		if !slices.ContainsFunc(c.DropEnvPrefixes, func(prefix string) bool { return strings.HasPrefix(kv, prefix) }) {
+			p.cmd.Env = append(p.cmd.Env, kv)
+		}
+	}
+	p.cmd.Env = append(p.cmd.Env, c.Env...)
 	// The binary never outlives the benchmark, even when the benchmark is killed.
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	r, w, err := os.Pipe()
