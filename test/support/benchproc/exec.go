@@ -94,15 +94,25 @@ func Start(c Command) (*Proc, error) {
 		p.exitedAt = time.Now()
 		close(waited)
 	}()
+	read := make(chan struct{})
 	go func() {
-		defer r.Close()
+		defer close(read)
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
 			p.addLine(sc.Text())
 		}
 		_, _ = io.Copy(io.Discard, r) // after an overlong line: drain, so that the child never blocks
+	}()
+	go func() {
 		<-waited
+		// A process the binary started may hold the output open after the binary's exit: its last
+		// lines are read, and then no more is waited for.
+		select {
+		case <-read:
+		case <-time.After(time.Second):
+		}
+		_ = r.Close()
 		p.mu.Lock()
 		p.ended = true
 		close(p.notify)
