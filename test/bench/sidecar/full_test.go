@@ -49,14 +49,16 @@ func BenchmarkFullSnapshot(b *testing.B) {
 
 	var pairs, binaryPairs []snapshotPair
 	var local snapshotResult
+	var oursStore, upStore snapstore.Config // the last round's
 	for b.Loop() {
 		pairs, binaryPairs = pairs[:0], binaryPairs[:0]
 		for range rounds {
 			base := runSnapshot(b, "snapshot-baseline", others, snapshotParams{Label: "baseline", Endpoint: endpoint, File: filepath.Join(b.TempDir(), "snapshot.db")})
 			ours := runSnapshot(b, "snapshot-ours", others, snapshotParams{Label: "ours-s3", Endpoint: endpoint, Store: store(fmt.Sprintf("full-%d", time.Now().UnixNano()))})
 			pairs = append(pairs, snapshotPair{base: base, ours: ours})
-			oursBin := runBinarySnapshot(b, oursBinary, false, endpoint, store(fmt.Sprintf("full-etcdbrctl-%d", time.Now().UnixNano())), others)
-			up := runBinarySnapshot(b, upstream, true, endpoint, store(fmt.Sprintf("full-upstream-%d", time.Now().UnixNano())), others)
+			oursStore, upStore = store(fmt.Sprintf("full-etcdbrctl-%d", time.Now().UnixNano())), store(fmt.Sprintf("full-upstream-%d", time.Now().UnixNano()))
+			oursBin := runBinarySnapshot(b, oursBinary, false, endpoint, oursStore, others)
+			up := runBinarySnapshot(b, upstream, true, endpoint, upStore, others)
 			binaryPairs = append(binaryPairs, snapshotPair{base: up, ours: oursBin})
 		}
 		// The same pipeline into a Local store tells the pipeline's cost from the S3 server's.
@@ -89,6 +91,8 @@ func BenchmarkFullSnapshot(b *testing.B) {
 	fmt.Printf("  etcdbrctl (ours):                 %7.2fs %7.1f MB/s  peak RSS %6.1f MiB  cpu %6.2fs\n", oursBin.Seconds, mb/oursBin.Seconds, oursBin.PeakRSSMiB, oursBin.CPUSeconds)
 	fmt.Printf("  upstream etcdbrctl:               %7.2fs %7.1f MB/s  peak RSS %6.1f MiB  cpu %6.2fs  %s\n", up.Seconds, mb/up.Seconds, up.PeakRSSMiB, up.CPUSeconds, up.Object)
 	fmt.Printf("  ratio etcdbrctl/upstream: %.2fx the MB/s, %.2fx the peak RSS\n", binaryMedian.ratio(mb), oursBin.PeakRSSMiB/up.PeakRSSMiB)
+	fmt.Printf("  stored (the last round): ours %.1f MB, upstream %.1f MB (gzip levels differ: ours klauspost level 2, upstream's the standard library's default)\n",
+		float64(storedBytes(b, oursStore))/1e6, float64(storedBytes(b, upStore))/1e6)
 	fmt.Printf("against a plain Maintenance.Snapshot into a file, in-process sides; the median round:\n")
 	fmt.Printf("  ours (gzip → S3):                 %7.2fs %7.1f MB/s  peak RSS %6.1f MiB  %s\n", ours.Seconds, oursRate, ours.PeakRSSMiB, ours.Object)
 	fmt.Printf("  baseline (Maintenance.Snapshot):  %7.2fs %7.1f MB/s  peak RSS %6.1f MiB\n", base.Seconds, baseRate, base.PeakRSSMiB)

@@ -2,9 +2,12 @@ package sidecar
 
 import (
 	"fmt"
+	"io"
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/go-logr/logr"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/test/support/benchproc"
@@ -102,4 +105,32 @@ func upstreamSidecar(b *testing.B, bin, endpoint string, cfg snapstore.Config, p
 		b.Fatal(err)
 	}
 	return p
+}
+
+// storedBytes is the size of the one full snapshot in cfg, as stored (compressed).
+func storedBytes(b *testing.B, cfg snapstore.Config) int64 {
+	b.Helper()
+	ctx := b.Context()
+	store, err := snapstore.New(ctx, cfg, logr.Discard())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	snaps, err := store.List(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(snaps) != 1 {
+		b.Fatalf("%d snapshots under %s, want the one full snapshot", len(snaps), cfg.Prefix)
+	}
+	rc, err := store.Fetch(ctx, snaps[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rc.Close()
+	n, err := io.Copy(io.Discard, rc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
 }
