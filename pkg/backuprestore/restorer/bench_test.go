@@ -134,7 +134,8 @@ func BenchmarkRestore(b *testing.B) {
 				ratio = fmt.Sprintf("ours takes %.1fx the floor", ours.Seconds/s.Seconds)
 			case modeUpstream:
 				binary := sideOf(r.sides, modeOursBinary)
-				ratio = fmt.Sprintf("etcdbrctl/upstream: %.2fx the rev/s, %.2fx the peak RSS", binary.rate()/s.rate(), binary.Memory.RSS/s.Memory.RSS)
+				ratio = fmt.Sprintf("etcdbrctl/upstream: %.2fx the rev/s, %.2fx the rev/cpu-s, %.2fx the peak RSS", binary.rate()/s.rate(),
+					s.CPUSeconds/binary.CPUSeconds, binary.Memory.RSS/s.Memory.RSS)
 			}
 			parts := fmt.Sprintf("%7.0fM %7.0fM %7.0fM", s.Memory.Anon, s.Memory.File, s.Memory.GoHeap)
 			if s.Memory.Samples == 0 { // a binary: the kernel keeps only its peak RSS
