@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"golang.org/x/sync/errgroup"
 
@@ -61,16 +62,35 @@ type benchWorkload struct {
 	Want   backuptest.State
 }
 
-// loadOrGenerateWorkload returns the workload of the given size, from the cache when there is one.
-func loadOrGenerateWorkload(b *testing.B, revisions int) benchWorkload {
+// benchSource is the etcd a workload is written to and backed up from.
+type benchSource struct {
+	// Name tells cached workloads of different sources apart ("" for the default source).
+	Name string
+	// Start runs the source and returns a client of it; the source stops when b ends.
+	Start func(b *testing.B) *clientv3.Client
+}
+
+// embeddedSource is our etcd (3.7), embedded, without fsync: only the backup's contents matter here.
+var embeddedSource = benchSource{Start: func(b *testing.B) *clientv3.Client {
+	src := etcdserver.StartCluster(b, 1, func(c *embed.Config) { c.UnsafeNoFsync = true; c.QuotaBackendBytes = 8 << 30 })
+	return src.Client(b)
+}}
+
+// loadOrGenerateWorkload returns the workload of the given size backed up from source, from the cache
+// when there is one.
+func loadOrGenerateWorkload(b *testing.B, revisions int, source benchSource) benchWorkload {
 	b.Helper()
 	cache := os.Getenv(benchCacheEnv)
 	if cache == "" {
 		root := b.TempDir()
-		stream, want := generateBenchStore(b, root, revisions)
+		stream, want := generateBenchStore(b, root, revisions, source)
 		return benchWorkload{Root: root, Stream: stream, Want: want}
 	}
-	root := filepath.Join(cache, strconv.Itoa(revisions))
+	name := strconv.Itoa(revisions)
+	if source.Name != "" {
+		name += "-" + source.Name
+	}
+	root := filepath.Join(cache, name)
 	wantPath := filepath.Join(root, "want.json")
 	if data, err := os.ReadFile(wantPath); err == nil {
 		w := benchWorkload{Root: root}
@@ -83,7 +103,7 @@ func loadOrGenerateWorkload(b *testing.B, revisions int) benchWorkload {
 	if err := os.RemoveAll(root); err != nil { // an interrupted generation
 		b.Fatal(err)
 	}
-	stream, want := generateBenchStore(b, root, revisions)
+	stream, want := generateBenchStore(b, root, revisions, source)
 	data, err := json.Marshal(want)
 	if err != nil {
 		b.Fatal(err)
@@ -112,19 +132,24 @@ func listBenchStream(b *testing.B, root string) snapshot.Stream {
 	return stream
 }
 
+// The benchmark's directory store: <root>/<benchContainer>/<benchPrefix>, the Local provider's layout
+// when $HOME is root (how the etcdbrctl binaries are pointed at it).
+const (
+	benchContainer = "bkp"
+	benchPrefix    = "bench"
+)
+
 // openLocalStore opens the benchmark's directory store.
 func openLocalStore(ctx context.Context, root string) (snapstore.SnapStore, error) {
-	return snapstore.New(ctx, snapstore.Config{Provider: druidv1alpha1.StorageProviderLocal, Container: "bkp", Prefix: "bench", LocalRoot: root}, logr.Discard())
+	return snapstore.New(ctx, snapstore.Config{Provider: druidv1alpha1.StorageProviderLocal, Container: benchContainer, Prefix: benchPrefix, LocalRoot: root}, logr.Discard())
 }
 
-// generateBenchStore backs up the workload into a directory store below root with the real
-// snapshotter and returns its stream and the source's keyspace at the last revision. The source etcd
-// runs without fsync: only the backup's contents matter here.
-func generateBenchStore(b *testing.B, root string, revisions int) (snapshot.Stream, backuptest.State) {
+// generateBenchStore writes the workload to source and backs it up into a directory store below root
+// with the real snapshotter; it returns the stream and the source's keyspace at the last revision.
+func generateBenchStore(b *testing.B, root string, revisions int, source benchSource) (snapshot.Stream, backuptest.State) {
 	b.Helper()
 	ctx := b.Context()
-	src := etcdserver.StartCluster(b, 1, func(c *embed.Config) { c.UnsafeNoFsync = true; c.QuotaBackendBytes = 8 << 30 })
-	cli := src.Client(b)
+	cli := source.Start(b)
 	value := func(rng *rand.Rand) string {
 		v := make([]byte, benchValueSize)
 		for i := range v {

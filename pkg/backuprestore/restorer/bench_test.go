@@ -22,6 +22,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/test/support/backuptest"
 	"github.com/gardener-etcd/gardener-etcd/test/support/benchproc"
+	"github.com/gardener-etcd/gardener-etcd/test/support/brctlbin"
 	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
@@ -58,11 +59,13 @@ type benchResult struct {
 func (r benchResult) rate() float64 { return float64(r.Revisions) / r.Seconds }
 
 // BenchmarkRestore measures our restore of a full snapshot + 20k, 200k and 2M delta revisions
-// (BENCH_RESTORE_REVISIONS overrides) against two baselines of the same run: the upstream sidecar's
-// approach (one transaction per revision through an embedded etcd, up to BENCH_RESTORE_TXN_MAX
-// revisions) and the decompression of the deltas alone, the floor of any restore. Every side starts
-// from the store; ours ends with a member data directory that is then started and compared key by key
-// with the source. Run with
+// (BENCH_RESTORE_REVISIONS overrides) against upstream etcd-backup-restore v0.40.0's `etcdbrctl restore`
+// and two baselines of the same run: the upstream sidecar's approach rebuilt here (one transaction per
+// revision through an embedded etcd, up to BENCH_RESTORE_TXN_MAX revisions) and the decompression of the
+// deltas alone, the floor of any restore. Our etcdbrctl and upstream's run as binaries with the same
+// flags on the same store (bench_upstream_test.go); upstream's binary comes from `make tools-upstream`
+// and the benchmark fails without it. Every side starts from the store; every side that writes a data
+// directory is then started and compared key by key with the source. Run with
 //
 //	go test ./pkg/backuprestore/restorer -run '^$' -bench BenchmarkRestore -benchtime 1x -timeout 60m
 func BenchmarkRestore(b *testing.B) {
@@ -75,33 +78,50 @@ func BenchmarkRestore(b *testing.B) {
 		sides []benchResult
 	}
 	var rows []row
+	upstream, oursBinary := brctlbin.Upstream(b), brctlbin.Ours(b)
 	for _, revisions := range benchSizes(b) {
 		b.Run(strconv.Itoa(revisions), func(b *testing.B) {
 			start := time.Now()
-			w := loadOrGenerateWorkload(b, revisions)
+			w := loadOrGenerateWorkload(b, revisions, embeddedSource)
 			b.Logf("workload: %s + %d deltas up to revision %d (%s)", w.Stream.Full.SnapName, len(w.Stream.Deltas),
 				w.Stream.LastRevision(), time.Since(start).Round(time.Second))
+			start = time.Now()
+			w35 := loadOrGenerateWorkload(b, revisions, etcd35Source)
+			b.Logf("workload from etcd %s: %s + %d deltas up to revision %d (%s)", upstreamEtcdVersion, w35.Stream.Full.SnapName, len(w35.Stream.Deltas),
+				w35.Stream.LastRevision(), time.Since(start).Round(time.Second))
 			var sides []benchResult
 			for b.Loop() {
 				sides = []benchResult{runOursVerified(b, w), runBenchChild(b, modeDecompress, w.Root, "")}
 				if int64(revisions) <= txnMax {
 					sides = append(sides, runBenchChild(b, modeTxn, w.Root, filepath.Join(b.TempDir(), "data")))
 				}
+				sides = append(sides, runBinaryRestoreVerified(b, modeOursBinary, oursBinary, w35),
+					runBinaryRestoreVerified(b, modeUpstream, upstream, w35))
 			}
 			for _, r := range sides {
-				if r.Mode != modeDecompress && r.Final != w.Stream.LastRevision() {
-					b.Fatalf("%s ended at revision %d, want %d", r.Mode, r.Final, w.Stream.LastRevision())
+				want := w.Stream.LastRevision()
+				if r.Mode == modeOursBinary || r.Mode == modeUpstream {
+					want = w35.Stream.LastRevision()
+				}
+				if r.Mode != modeDecompress && r.Final != want {
+					b.Fatalf("%s ended at revision %d, want %d", r.Mode, r.Final, want)
 				}
 			}
 			b.ReportMetric(sides[0].rate(), "ours-rev/s")
 			b.ReportMetric(sides[0].Memory.RSS, "ours-peakRSS-MiB")
+			binary, up := sideOf(sides, modeOursBinary), sideOf(sides, modeUpstream)
+			b.ReportMetric(up.rate(), "upstream-rev/s")
+			b.ReportMetric(up.Memory.RSS, "upstream-peakRSS-MiB")
+			b.ReportMetric(binary.rate()/up.rate(), "etcdbrctl/upstream-rev/s")
 			rows = append(rows, row{w: w, sides: sides})
 		})
 	}
 	fmt.Printf("restore of a full snapshot (%d keys, %d-byte values) + delta revisions, one put each; peak RSS = VmHWM, its parts sampled;\n"+
-		"rev/cpu-s (revisions per CPU second of the side's process) depends far less on the machine's load than wall rev/s:\n",
-		benchKeys, benchValueSize)
-	fmt.Printf("%9s %-16s %8s %8s %10s %10s %9s %8s %8s %8s  %s\n", "revisions", "side", "wall s", "cpu s", "rev/s", "rev/cpu-s",
+		"rev/cpu-s (revisions per CPU second of the side's process) depends far less on the machine's load than wall rev/s;\n"+
+		"%s and %s (upstream etcd-backup-restore %s) are binaries timed from exec to exit, on the same workload backed up\n"+
+		"from etcd %s (the newest etcd upstream restores), each checked by starting etcd %s on what it restored:\n",
+		benchKeys, benchValueSize, modeOursBinary, modeUpstream, brctlbin.UpstreamVersion, upstreamEtcdVersion, upstreamEtcdVersion)
+	fmt.Printf("%9s %-18s %8s %8s %10s %10s %9s %8s %8s %8s  %s\n", "revisions", "side", "wall s", "cpu s", "rev/s", "rev/cpu-s",
 		"peak RSS", "anon", "file", "Go heap", "ratio")
 	for _, r := range rows {
 		ours := r.sides[0]
@@ -112,11 +132,29 @@ func BenchmarkRestore(b *testing.B) {
 				ratio = fmt.Sprintf("ours %.1fx faster", ours.rate()/s.rate())
 			case modeDecompress:
 				ratio = fmt.Sprintf("ours takes %.1fx the floor", ours.Seconds/s.Seconds)
+			case modeUpstream:
+				binary := sideOf(r.sides, modeOursBinary)
+				ratio = fmt.Sprintf("etcdbrctl/upstream: %.2fx the rev/s, %.2fx the rev/cpu-s, %.2fx the peak RSS", binary.rate()/s.rate(),
+					s.CPUSeconds/binary.CPUSeconds, binary.Memory.RSS/s.Memory.RSS)
 			}
-			fmt.Printf("%9d %-16s %8.2f %8.2f %10.0f %10.0f %8.0fM %7.0fM %7.0fM %7.0fM  %s\n", ours.Revisions, s.Mode, s.Seconds, s.CPUSeconds,
-				s.rate(), float64(s.Revisions)/s.CPUSeconds, s.Memory.RSS, s.Memory.Anon, s.Memory.File, s.Memory.GoHeap, ratio)
+			parts := fmt.Sprintf("%7.0fM %7.0fM %7.0fM", s.Memory.Anon, s.Memory.File, s.Memory.GoHeap)
+			if s.Memory.Samples == 0 { // a binary: the kernel keeps only its peak RSS
+				parts = fmt.Sprintf("%8s %8s %8s", "-", "-", "-")
+			}
+			fmt.Printf("%9d %-18s %8.2f %8.2f %10.0f %10.0f %8.0fM %s  %s\n", ours.Revisions, s.Mode, s.Seconds, s.CPUSeconds,
+				s.rate(), float64(s.Revisions)/s.CPUSeconds, s.Memory.RSS, parts, ratio)
 		}
 	}
+}
+
+// sideOf is the result of mode among sides.
+func sideOf(sides []benchResult, mode string) benchResult {
+	for _, s := range sides {
+		if s.Mode == mode {
+			return s
+		}
+	}
+	panic("no side " + mode)
 }
 
 // runOursVerified restores with our restorer in a child process, then starts the restored member and
@@ -125,17 +163,24 @@ func runOursVerified(b *testing.B, w benchWorkload) benchResult {
 	b.Helper()
 	dataDir := filepath.Join(b.TempDir(), "data")
 	r := runBenchChild(b, modeOurs, w.Root, dataDir)
+	verifyRestored(b, modeOurs, w, dataDir)
+	return r
+}
+
+// verifyRestored starts the member restored into dataDir, compares its keyspace (revision included) with
+// the source's and removes the data directory.
+func verifyRestored(b *testing.B, side string, w benchWorkload, dataDir string) {
+	b.Helper()
 	peer := etcdserver.FreeURL(b)
 	m := etcdserver.StartMember(b, etcdserver.MemberConfig{Name: "m0", DataDir: dataDir, PeerURL: peer, InitialCluster: "m0=" + peer.String()})
 	got := backuptest.StateAt(b, m.Client(b), 0)
 	m.Stop()
 	if diff := backuptest.Diff(w.Want, got); len(diff) > 0 {
-		b.Fatalf("restored keyspace differs from the source (%d differences):\n%s", len(diff), strings.Join(diff[:min(len(diff), 20)], "\n"))
+		b.Fatalf("%s: restored keyspace differs from the source (%d differences):\n%s", side, len(diff), strings.Join(diff[:min(len(diff), 20)], "\n"))
 	}
 	if err := os.RemoveAll(dataDir); err != nil {
 		b.Fatal(err)
 	}
-	return r
 }
 
 func runBenchChild(b *testing.B, mode, root, dataDir string) benchResult {

@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,11 +13,14 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/gardener-etcd/gardener-etcd/test/support/brctlbin"
 )
 
 // Settings of BenchmarkDeltaSnapshots.
 const (
 	envDeltaPhaseSeconds = "GARDENER_ETCD_BENCH_DELTA_PHASE_SECONDS" // length of one load phase, default 20
+	envDeltaRounds       = "GARDENER_ETCD_BENCH_DELTA_ROUNDS"        // rounds of four phases, default 5
 	envDeltaMemoryMiB    = "GARDENER_ETCD_BENCH_DELTA_MEMORY_LIMIT_MIB"
 	deltaKeys            = 10000
 	deltaValueSize       = 256
@@ -26,17 +30,24 @@ const (
 )
 
 // BenchmarkDeltaSnapshots runs a sustained write load (32 writers, 256-byte values over 10,000 keys)
-// against etcd in four phases — without the sidecar, with it, without, with — and compares the write
-// throughput with and without the delta snapshotter (gzip deltas to S3 on versitygw) running in its own
+// against etcd in rounds of four phases — without a sidecar, with ours, without, with upstream
+// etcd-backup-restore v0.40.0's — and compares the write throughput with each sidecar taking gzip deltas
+// to S3 (versitygw) against the phase without one right before it: the overhead of a sidecar is
+// 1 − the median of its with/without ratios over the rounds. Ours is the delta snapshotter in its own
 // process, whose peak RSS is compared with its delta memory limit plus a fixed overhead: the RSS the
 // process reached by the end of start-up (Go runtime, etcd and S3 clients, this test binary's linked
 // packages, S3 part buffers of chunk size × (parallel parts + 1) = 30 MiB and the initial full snapshot's
-// pipeline), measured in the same run. Run with
+// pipeline), measured in the same run. Upstream's is `etcdbrctl snapshot` (upstream_test.go) with the same
+// delta period and memory limit; its peak RSS is its VmHWM, read every 5 ms. Each sidecar starts with a
+// full snapshot, before its phase begins. Upstream's binary comes from `make tools-upstream`; the
+// benchmark fails without it. Run with
 //
 //	go test ./test/bench/sidecar -run '^$' -bench BenchmarkDeltaSnapshots -benchtime 1x -timeout 60m
 func BenchmarkDeltaSnapshots(b *testing.B) {
 	phase := time.Duration(envInt(envDeltaPhaseSeconds, 20)) * time.Second
+	rounds := envInt(envDeltaRounds, 5)
 	limit := int64(envInt(envDeltaMemoryMiB, 32)) << 20
+	upstream := brctlbin.Upstream(b)
 	store := startS3(b)
 	_, endpoint := startEtcd(b, false)
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
@@ -52,36 +63,49 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 	}
 	load(b, cli, values, 2*time.Second) // warm up: every key exists, etcd's caches are filled
 
-	var without, with []float64
-	var sidecars []sidecarResult
+	var rs []deltaRound
 	for b.Loop() {
-		for i := range 4 {
-			if i%2 == 0 {
-				without = append(without, load(b, cli, values, phase))
-				continue
-			}
-			sc := startChild(b, "sidecar", sidecarParams{Endpoint: endpoint, Store: store(fmt.Sprintf("delta-%d", i)),
+		rs = rs[:0]
+		for i := range rounds {
+			var r deltaRound
+			r.withoutOurs = load(b, cli, values, phase)
+			sc := startChild(b, "sidecar", sidecarParams{Endpoint: endpoint, Store: store(fmt.Sprintf("delta-ours-%d", i)),
 				Period: deltaPeriod, MemoryLimit: limit}, &struct{}{})
-			with = append(with, load(b, cli, values, phase))
-			var res sidecarResult
-			sc.finish(b, &res)
-			sidecars = append(sidecars, res)
+			r.ours = load(b, cli, values, phase)
+			sc.finish(b, &r.oursSidecar)
+
+			r.withoutUpstream = load(b, cli, values, phase)
+			up := upstreamSidecar(b, upstream, endpoint, store(fmt.Sprintf("delta-upstream-%d", i)), deltaPeriod, limit)
+			r.upstream = load(b, cli, values, phase)
+			u, err := up.Stop()
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.upstreamPeakRSSMiB = u.PeakRSSMiB
+			rs = append(rs, r)
 		}
 	}
-	wo, wi := mean(without), mean(with)
-	var peak, idle float64
-	for _, s := range sidecars {
-		peak, idle = max(peak, s.PeakRSSMiB), max(idle, s.IdleRSSMiB)
+	oursRatio := median(rs, func(r deltaRound) float64 { return r.ours / r.withoutOurs })
+	upstreamRatio := median(rs, func(r deltaRound) float64 { return r.upstream / r.withoutUpstream })
+	var peak, idle, upstreamPeak float64
+	for _, r := range rs {
+		peak, idle = max(peak, r.oursSidecar.PeakRSSMiB), max(idle, r.oursSidecar.IdleRSSMiB)
+		upstreamPeak = max(upstreamPeak, r.upstreamPeakRSSMiB)
 	}
 	limitMiB := float64(limit >> 20)
-	b.ReportMetric(wo, "without-writes/s")
-	b.ReportMetric(wi, "with-writes/s")
-	b.ReportMetric(wi/wo, "ratio")
+	b.ReportMetric(median(rs, func(r deltaRound) float64 { return r.withoutOurs }), "without-writes/s")
+	b.ReportMetric(median(rs, func(r deltaRound) float64 { return r.ours }), "with-writes/s")
+	b.ReportMetric(oursRatio, "ratio")
+	b.ReportMetric(upstreamRatio, "upstream-ratio")
 	b.ReportMetric(peak, "sidecar-peakRSS-MiB")
-	fmt.Printf("etcd writes under sustained load (%d writers, %d-byte values, %d keys, %s phases):\n", deltaWriters, deltaValueSize, deltaKeys, phase)
-	fmt.Printf("  without sidecar: %8.0f writes/s  (phases %.0f)\n", wo, without)
-	fmt.Printf("  with sidecar:    %8.0f writes/s  (phases %.0f)\n", wi, with)
-	fmt.Printf("  ratio with/without: %.3fx (target >= 0.95x)\n", wi/wo)
+	b.ReportMetric(upstreamPeak, "upstream-peakRSS-MiB")
+	fmt.Printf("etcd writes under sustained load (%d writers, %d-byte values, %d keys, %s phases), writes/s per round:\n", deltaWriters, deltaValueSize, deltaKeys, phase)
+	fmt.Printf("  %5s %9s %9s %7s %9s %9s %7s\n", "round", "without", "ours", "ratio", "without", "upstream", "ratio")
+	for i, r := range rs {
+		fmt.Printf("  %5d %9.0f %9.0f %6.3fx %9.0f %9.0f %6.3fx\n", i+1, r.withoutOurs, r.ours, r.ours/r.withoutOurs, r.withoutUpstream, r.upstream, r.upstream/r.withoutUpstream)
+	}
+	fmt.Printf("  median with/without: ours %.3fx (target >= 0.95x), upstream etcd-backup-restore %s %.3fx\n", oursRatio, brctlbin.UpstreamVersion, upstreamRatio)
+	fmt.Printf("  overhead on the writers: ours %.1f%%, upstream %.1f%%\n", 100*(1-oursRatio), 100*(1-upstreamRatio))
 	fmt.Printf("delta snapshotter (memory limit %.0f MiB, gzip to S3): peak RSS %.1f MiB, RSS after start-up %.1f MiB,\n", limitMiB, peak, idle)
 	verdict := "within"
 	if peak > limitMiB+idle {
@@ -89,6 +113,24 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 	}
 	fmt.Printf("  peak %s limit + fixed overhead (the RSS after start-up): %.1f <= %.0f + %.1f MiB; growth under load %.1f MiB\n",
 		verdict, peak, limitMiB, idle, peak-idle)
+	fmt.Printf("upstream's `etcdbrctl snapshot` (same delta period and memory limit): peak RSS %.1f MiB; ours/upstream %.2fx\n", upstreamPeak, peak/upstreamPeak)
+}
+
+// deltaRound is one round of BenchmarkDeltaSnapshots: writes/s of each phase and the sidecars' memory.
+type deltaRound struct {
+	withoutOurs, ours, withoutUpstream, upstream float64
+	oursSidecar                                  sidecarResult
+	upstreamPeakRSSMiB                           float64
+}
+
+// median is the median of f over rounds (the upper one of an even count).
+func median(rounds []deltaRound, f func(deltaRound) float64) float64 {
+	xs := make([]float64, 0, len(rounds))
+	for _, r := range rounds {
+		xs = append(xs, f(r))
+	}
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }
 
 // load runs the writers for d and returns the writes per second etcd acknowledged.
@@ -125,12 +167,4 @@ func load(b *testing.B, cli *clientv3.Client, values []string, d time.Duration) 
 		b.Fatal(err)
 	}
 	return float64(n.Load()) / time.Since(start).Seconds()
-}
-
-func mean(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }

@@ -17,6 +17,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
+	"github.com/gardener-etcd/gardener-etcd/test/support/brctlbin"
 )
 
 // envFullSnapshotMiB sets the database size of BenchmarkFullSnapshot (default 1024 MiB).
@@ -26,14 +27,19 @@ const envFullSnapshotMiB = "GARDENER_ETCD_BENCH_FULL_SNAPSHOT_MIB"
 const envFullSnapshotRounds = "GARDENER_ETCD_BENCH_FULL_SNAPSHOT_ROUNDS"
 
 // BenchmarkFullSnapshot compares our full snapshot pipeline into S3 (versitygw) with gzip on against a
-// plain Maintenance.Snapshot into a local file, on the same ≥ 1 GiB database in the same run. One pair
-// takes a few seconds on 2 cores, where anything else running shifts a single ratio by ±0.2: the
-// benchmark takes several pairs back to back and reports the median ratio, with every pair printed. Run with
+// plain Maintenance.Snapshot into a local file, and our `etcdbrctl snapshot` against upstream
+// etcd-backup-restore v0.40.0's `etcdbrctl snapshot` (its one full snapshot at start, gzip, into the same
+// bucket; upstream_test.go), on the same ≥ 1 GiB database in the same run
+// (GARDENER_ETCD_BENCH_FULL_SNAPSHOT_MIB sets the size). One round takes a few seconds on 2 cores, where
+// anything else running shifts a single ratio by ±0.2: the benchmark takes several rounds back to back
+// and reports the median of each ratio, with every round printed. Upstream's binary comes from
+// `make tools-upstream`; the benchmark fails without it. Run with
 //
 //	go test ./test/bench/sidecar -run '^$' -bench BenchmarkFullSnapshot -benchtime 1x -timeout 60m
 func BenchmarkFullSnapshot(b *testing.B) {
 	size := int64(envInt(envFullSnapshotMiB, 1024)) << 20
 	rounds := envInt(envFullSnapshotRounds, 5)
+	upstream, oursBinary := brctlbin.Upstream(b), brctlbin.Ours(b)
 	store := startS3(b)
 	etcd, endpoint := startEtcd(b, true)
 	others := otherProcesses{etcd: etcd.cmd.Process.Pid, s3: childPID("versitygw")}
@@ -41,14 +47,19 @@ func BenchmarkFullSnapshot(b *testing.B) {
 	dbSize := fill(b, endpoint, size)
 	b.Logf("generated a %d MiB database in %s", dbSize>>20, time.Since(start).Round(time.Second))
 
-	var pairs []snapshotPair
+	var pairs, binaryPairs []snapshotPair
 	var local snapshotResult
+	var oursStore, upStore snapstore.Config // the last round's
 	for b.Loop() {
-		pairs = pairs[:0]
+		pairs, binaryPairs = pairs[:0], binaryPairs[:0]
 		for range rounds {
 			base := runSnapshot(b, "snapshot-baseline", others, snapshotParams{Label: "baseline", Endpoint: endpoint, File: filepath.Join(b.TempDir(), "snapshot.db")})
 			ours := runSnapshot(b, "snapshot-ours", others, snapshotParams{Label: "ours-s3", Endpoint: endpoint, Store: store(fmt.Sprintf("full-%d", time.Now().UnixNano()))})
 			pairs = append(pairs, snapshotPair{base: base, ours: ours})
+			oursStore, upStore = store(fmt.Sprintf("full-etcdbrctl-%d", time.Now().UnixNano())), store(fmt.Sprintf("full-upstream-%d", time.Now().UnixNano()))
+			oursBin := runBinarySnapshot(b, oursBinary, false, endpoint, oursStore, others)
+			up := runBinarySnapshot(b, upstream, true, endpoint, upStore, others)
+			binaryPairs = append(binaryPairs, snapshotPair{base: up, ours: oursBin})
 		}
 		// The same pipeline into a Local store tells the pipeline's cost from the S3 server's.
 		local = runSnapshot(b, "snapshot-ours", others, snapshotParams{Label: "ours-local", Endpoint: endpoint, Store: snapstore.Config{
@@ -57,6 +68,8 @@ func BenchmarkFullSnapshot(b *testing.B) {
 	mb := float64(dbSize) / 1e6
 	median := medianPair(pairs, mb)
 	base, ours := median.base, median.ours
+	binaryMedian := medianPair(binaryPairs, mb)
+	up, oursBin := binaryMedian.base, binaryMedian.ours
 	baseRate, oursRate := mb/base.Seconds, mb/ours.Seconds
 	b.ReportMetric(oursRate, "ours-MB/s")
 	b.ReportMetric(baseRate, "baseline-MB/s")
@@ -64,11 +77,23 @@ func BenchmarkFullSnapshot(b *testing.B) {
 	b.ReportMetric(mb/local.Seconds, "ours-local-MB/s")
 	b.ReportMetric(ours.PeakRSSMiB, "ours-peakRSS-MiB")
 	b.ReportMetric(base.PeakRSSMiB, "baseline-peakRSS-MiB")
-	fmt.Printf("full snapshot of a %.0f MB database (revision %d), %d pairs taken back to back:\n", mb, ours.Revision, len(pairs))
+	b.ReportMetric(mb/up.Seconds, "upstream-MB/s")
+	b.ReportMetric(binaryMedian.ratio(mb), "etcdbrctl/upstream")
+	b.ReportMetric(up.PeakRSSMiB, "upstream-peakRSS-MiB")
+	fmt.Printf("full snapshot of a %.0f MB database (revision %d), %d rounds taken back to back:\n", mb, ours.Revision, len(pairs))
 	for i, p := range pairs {
-		fmt.Printf("  pair %d: ours %6.2fs, baseline %6.2fs, ratio %.2fx\n", i+1, p.ours.Seconds, p.base.Seconds, p.ratio(mb))
+		bp := binaryPairs[i]
+		fmt.Printf("  round %d: ours %6.2fs, baseline %6.2fs, ratio %.2fx; etcdbrctl %6.2fs, upstream %6.2fs, ratio %.2fx\n", i+1,
+			p.ours.Seconds, p.base.Seconds, p.ratio(mb), bp.ours.Seconds, bp.base.Seconds, bp.ratio(mb))
 	}
-	fmt.Printf("the median pair:\n")
+	fmt.Printf("our etcdbrctl against upstream etcd-backup-restore %s's, both `etcdbrctl snapshot` (gzip → S3) timed from exec\n"+
+		"until the snapshot is stored (ours exits, upstream logs it), peak RSS = VmHWM read every 5 ms; the median round:\n", brctlbin.UpstreamVersion)
+	fmt.Printf("  etcdbrctl (ours):                 %7.2fs %7.1f MB/s  peak RSS %6.1f MiB  cpu %6.2fs\n", oursBin.Seconds, mb/oursBin.Seconds, oursBin.PeakRSSMiB, oursBin.CPUSeconds)
+	fmt.Printf("  upstream etcdbrctl:               %7.2fs %7.1f MB/s  peak RSS %6.1f MiB  cpu %6.2fs  %s\n", up.Seconds, mb/up.Seconds, up.PeakRSSMiB, up.CPUSeconds, up.Object)
+	fmt.Printf("  ratio etcdbrctl/upstream: %.2fx the MB/s, %.2fx the peak RSS\n", binaryMedian.ratio(mb), oursBin.PeakRSSMiB/up.PeakRSSMiB)
+	fmt.Printf("  stored (the last round): ours %.1f MB, upstream %.1f MB (gzip levels differ: ours klauspost level 2, upstream's the standard library's default)\n",
+		float64(storedBytes(b, oursStore))/1e6, float64(storedBytes(b, upStore))/1e6)
+	fmt.Printf("against a plain Maintenance.Snapshot into a file, in-process sides; the median round:\n")
 	fmt.Printf("  ours (gzip → S3):                 %7.2fs %7.1f MB/s  peak RSS %6.1f MiB  %s\n", ours.Seconds, oursRate, ours.PeakRSSMiB, ours.Object)
 	fmt.Printf("  baseline (Maintenance.Snapshot):  %7.2fs %7.1f MB/s  peak RSS %6.1f MiB\n", base.Seconds, baseRate, base.PeakRSSMiB)
 	fmt.Printf("  ours (gzip → Local store), once:  %7.2fs %7.1f MB/s  peak RSS %6.1f MiB\n", local.Seconds, mb/local.Seconds, local.PeakRSSMiB)
@@ -77,12 +102,12 @@ func BenchmarkFullSnapshot(b *testing.B) {
 	for _, r := range []struct {
 		name string
 		res  snapshotResult
-	}{{"ours (gzip → S3)", ours}, {"ours (gzip → Local store)", local}, {"baseline", base}} {
+	}{{"ours (gzip → S3)", ours}, {"ours (gzip → Local store)", local}, {"baseline", base}, {"etcdbrctl (ours)", oursBin}, {"upstream etcdbrctl", up}} {
 		fmt.Printf("    %-26s %6.2f / %6.2f / %6.2f\n", r.name, r.res.CPUSeconds, r.res.EtcdCPUSeconds, r.res.S3CPUSeconds)
 	}
 }
 
-// snapshotPair is a baseline snapshot and ours, taken one right after the other.
+// snapshotPair is a baseline snapshot (or upstream's) and ours, taken one right after the other.
 type snapshotPair struct{ base, ours snapshotResult }
 
 func (p snapshotPair) ratio(mb float64) float64 { return (mb / p.ours.Seconds) / (mb / p.base.Seconds) }
