@@ -164,7 +164,7 @@ func (s *specRun) ensureFinalizer(ctx context.Context) flow.Result {
 // checkSecrets stops the flow before any component is synced when a referenced secret or key is missing, or
 // when a backup store without a secret could not work on the pod's own identity.
 func (s *specRun) checkSecrets(ctx context.Context) flow.Result {
-	missing, err := s.r.secretChecks.missing(ctx, s.r.secretMetadata, s.r.reader, secretref.Of(s.target))
+	missing, err := missingSecrets(ctx, s.r.secrets, secretref.Of(s.target))
 	if err != nil {
 		return flow.Fail(err)
 	}
