@@ -45,7 +45,7 @@ type Reconciler struct {
 	// client reads every Secret from the apiserver (etcd.ClientOptions), and a live read per Secret event
 	// would cost a request for every Secret of the seed at each start.
 	SecretCache client.Reader
-	Recorder       events.EventRecorder
+	Recorder    events.EventRecorder
 }
 
 // emptySecretMeta is the metadata-only Secret object the controller patches.
