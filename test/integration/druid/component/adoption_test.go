@@ -177,7 +177,7 @@ func TestAdoptionKeepsAStatefulSetWithAnotherClaimName(t *testing.T) {
 	for _, reg := range registry { // as the spec flow does: the StatefulSet through SyncPlanned, for its Synced
 		if planned, ok := reg.Operator.(statefulset.PlannedSyncer); ok {
 			var err error
-			synced, err = planned.SyncPlanned(ctx, etcd, nil)
+			synced, err = planned.SyncPlanned(ctx, etcd, nil, nil)
 			g.Expect(err).NotTo(HaveOccurred())
 			continue
 		}

@@ -83,10 +83,14 @@ func kindOf(line string) string {
 	return method + " " + resource
 }
 
-// A burst of new Etcds with TLS and backup secrets is reconciled without reading a Secret from the
-// apiserver: the secrets gate judges the referenced secrets from druid's cache. The requests druid sent
-// are logged per Etcd by verb and resource.
-func TestBurstOfEtcdsReadsNoSecretFromTheAPIServer(t *testing.T) {
+// A burst of new Etcds with TLS and backup secrets is reconciled without a request that could be saved:
+//   - no Secret is read from the apiserver: the secrets gate judges the referenced secrets on druid's
+//     cache, which holds digests of them (etcd.CacheOptions);
+//   - no StatefulSet is patched: it is created with the annotations the spec and heal flows record on it
+//     (the applied spec, the cluster size).
+//
+// The requests druid sent are logged per Etcd by verb and resource.
+func TestBurstOfNewEtcdsSendsNoAvoidableRequest(t *testing.T) {
 	g := NewWithT(t)
 	const n = 10
 	identity, requests := recordedIdentity()
@@ -142,4 +146,6 @@ func TestBurstOfEtcdsReadsNoSecretFromTheAPIServer(t *testing.T) {
 	}
 	t.Logf("druid's requests per Etcd (%d Etcds, %d requests):\n%s", n, len(sent), table.String())
 	g.Expect(secretReads).To(BeEmpty(), "Secret reads that reached the apiserver")
+	g.Expect(counts).NotTo(HaveKey("PATCH statefulsets"), "a new StatefulSet is created with its annotations, not patched right after")
+	g.Expect(counts).To(HaveKeyWithValue("POST statefulsets", n))
 }
