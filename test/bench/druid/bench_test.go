@@ -1,16 +1,20 @@
-// Package druid benchmarks etcd-druid at landscape scale on envtest: bursts of Etcds created at once, and
-// for each burst how long until every Etcd has its StatefulSet, what druid spent (CPU, peak RSS) and what
-// it cost the apiserver (requests by verb and resource from the apiserver's apiserver_request_total, and
-// the CPU time of kube-apiserver and etcd).
+// Package druid benchmarks etcd-druid at landscape scale on envtest, ours beside upstream etcd-druid
+// v0.38.1 in the same run: bursts of Etcds created at once, and for each burst and druid how long until
+// every Etcd has its StatefulSet, what druid spent (CPU, peak RSS) and what it cost the apiserver (requests
+// by verb and resource from the apiserver's apiserver_request_total, and the CPU time of kube-apiserver and
+// etcd). The comparison prints each figure as ours/upstream.
 //
 // Run (not part of `go test`; the control plane only starts under -bench):
 //
+//	make tools-upstream
 //	go test ./test/bench/druid/ -run '^$' -bench BenchmarkEtcdCreationBurst -benchtime 1x -timeout 60m
 //
 // DRUID_BENCH_SIZES sets the bursts (default "50,500,1000"; repeat sizes, e.g. "50,1000,50,1000", for the
-// medians per size); DRUID_BENCH_BINARY runs a druid built elsewhere (e.g. from main) instead of building
-// cmd/etcd-druid of this checkout; DRUID_BENCH_PROFILE_DIR writes CPU profiles of kube-apiserver and etcd
-// for every burst.
+// medians per size: the druids then take turns going first); DRUID_BENCH_BINARY runs a druid built
+// elsewhere (e.g. from main) as ours instead of building cmd/etcd-druid of this checkout;
+// UPSTREAM_ETCD_DRUID_BIN runs another upstream binary than bin/upstream-etcd-druid (without one, our
+// bursts run and the benchmark fails naming `make tools-upstream`); DRUID_BENCH_PROFILE_DIR writes CPU
+// profiles of kube-apiserver and etcd for every burst.
 //
 // Every burst gets a fresh control plane and a fresh druid process, so that the figures of one burst do
 // not carry the objects or the memory of the previous one. druid runs as its own process (found through
@@ -60,24 +64,56 @@ func BenchmarkEtcdCreationBurst(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	bin, err := druidBinary(b.TempDir())
+	ours, err := ourDruid(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
+	upstream, err := upstreamDruid()
+	druids := []druidUnderTest{ours, upstream}
+	if err != nil {
+		b.Error(err) // ours still runs; the benchmark fails
+		druids = druids[:1]
+	}
 	for i := 0; i < b.N; i++ {
 		var results []burst
-		for _, n := range sizes {
-			r := runBurst(b, bin, n)
-			printBurst(r)
-			results = append(results, r)
+		for k, n := range sizes {
+			for _, d := range turnOrder(druids, sizes, k) {
+				r := runBurst(b, d, n)
+				printBurst(r)
+				results = append(results, r)
+			}
 		}
 		printTable(results)
-		last := results[len(results)-1]
-		b.ReportMetric(last.allStatefulSets.Seconds(), "s-to-all-statefulsets")
-		b.ReportMetric(last.allStatefulSets.Seconds()/last.created.Seconds(), "x-creation-time")
-		b.ReportMetric(last.controlPlaneCPUPerEtcdMs(), "ms-apiserver+etcd-CPU/etcd")
-		b.ReportMetric(mib(last.druidPeakRSS), "MiB-druid-peak-RSS")
+		printSizeMedians(results)
+		last := sizes[len(sizes)-1]
+		ourLast := medianOf(results, "ours", last)
+		b.ReportMetric(ourLast.allStatefulSets, "s-to-all-statefulsets")
+		b.ReportMetric(ourLast.controlPlaneCPUPerEtcdMs, "ms-apiserver+etcd-CPU/etcd")
+		b.ReportMetric(ourLast.druidPeakRSSMiB, "MiB-druid-peak-RSS")
+		b.ReportMetric(ourLast.requestsPerEtcd, "requests/etcd")
+		if len(druids) == 2 {
+			ratios := printComparison(results, sizes)
+			b.ReportMetric(ratios[last].requestsPerEtcd, "x-upstream-requests/etcd")
+			b.ReportMetric(ratios[last].controlPlaneCPUPerEtcdMs, "x-upstream-apiserver+etcd-CPU/etcd")
+		}
 	}
+}
+
+// turnOrder is the order in which the druids run the burst of sizes[k]: ours first at a size's first,
+// third, … occurrence, upstream first at its second, fourth, …, so that repeating sizes
+// (DRUID_BENCH_SIZES=50,50) cancels out what running first or second does to a burst (a machine warming
+// up or filling its page cache).
+func turnOrder(druids []druidUnderTest, sizes []int, k int) []druidUnderTest {
+	occurrence := 0
+	for _, n := range sizes[:k] {
+		if n == sizes[k] {
+			occurrence++
+		}
+	}
+	if occurrence%2 == 0 {
+		return druids
+	}
+	return []druidUnderTest{druids[len(druids)-1], druids[0]}[:len(druids)]
 }
 
 func burstSizes() ([]int, error) {
@@ -98,6 +134,7 @@ func burstSizes() ([]int, error) {
 
 // burst is what one burst measured.
 type burst struct {
+	druid           string // druidUnderTest.name
 	n               int
 	created         time.Duration // the baseline: the apiserver creating the burst's objects
 	allStatefulSets time.Duration
@@ -125,7 +162,7 @@ func mib(bytes uint64) float64 { return float64(bytes) / (1 << 20) }
 
 // runBurst starts a control plane and druid, creates n Etcds at once and measures until all of them are
 // reconciled.
-func runBurst(b *testing.B, bin string, n int) burst {
+func runBurst(b *testing.B, d druidUnderTest, n int) burst {
 	b.Helper()
 	ctx := context.Background()
 	// envtest's default service range is a /24: 254 ClusterIPs, fewer than one client Service per Etcd.
@@ -143,7 +180,7 @@ func runBurst(b *testing.B, bin string, n int) burst {
 	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
 		b.Fatal(err)
 	}
-	druid, err := startDruidProcess(bin, kubeconfig, filepath.Join(dir, "druid.log"), workers)
+	druid, err := startDruidProcess(d, kubeconfig, filepath.Join(dir, "druid.log"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -188,7 +225,7 @@ func runBurst(b *testing.B, bin string, n int) burst {
 		b.Fatal(err)
 	}
 	start := watch.begin()
-	r := burst{n: n, created: createBurst(b, ctx, c, namespace, n)}
+	r := burst{druid: d.name, n: n, created: createBurst(b, ctx, c, namespace, n)}
 	r.allStatefulSets, r.allObserved = waitReconciled(b, druid, watch)
 
 	r.controlPlaneCPU = controlPlaneCPU() - cpuBefore
@@ -329,62 +366,162 @@ func objectsOf(namespace string, i int) []client.Object {
 
 func printBurst(r burst) {
 	total, notFound := r.requests.sum()
-	fmt.Printf("%d Etcds: objects created in %.1fs (baseline), all StatefulSets after %.1fs (%.2fx the creation), all observed after %.1fs; "+
+	fmt.Printf("%s druid, %d Etcds: objects created in %.1fs (baseline), all StatefulSets after %.1fs (%.2fx the creation), all observed after %.1fs; "+
 		"druid %.1f CPU-s, peak RSS %.0f MiB; apiserver+etcd %.1f CPU-s = %.0f ms/Etcd; %.1f requests/Etcd (%.1f answered 404):\n",
-		r.n, r.created.Seconds(), r.allStatefulSets.Seconds(), r.allStatefulSets.Seconds()/r.created.Seconds(), r.allObserved.Seconds(),
+		r.druid, r.n, r.created.Seconds(), r.allStatefulSets.Seconds(), r.allStatefulSets.Seconds()/r.created.Seconds(), r.allObserved.Seconds(),
 		r.druidCPU, mib(r.druidPeakRSS), r.controlPlaneCPU, r.controlPlaneCPUPerEtcdMs(), total/float64(r.n), notFound/float64(r.n))
 	for _, line := range r.requests.lines(r.n) {
 		fmt.Println("    " + line)
 	}
 }
 
-// printTable prints one row per burst; the per-Etcd cost of the larger bursts is compared with the first.
+// printTable prints one row per burst; the per-Etcd cost of the larger bursts is compared with the same
+// druid's first burst.
 func printTable(results []burst) {
 	fmt.Println()
-	fmt.Printf("%6s %9s %9s %8s %8s %9s %11s %9s %11s %9s %8s %8s %8s %8s %8s\n", "Etcds", "create-s", "all-sts-s", "x-create",
+	fmt.Printf("%-9s %6s %9s %9s %8s %8s %9s %11s %9s %11s %9s %8s %8s %8s %8s %8s\n", "druid", "Etcds", "create-s", "all-sts-s", "x-create",
 		"druid-s", "RSS-MiB", "cp-ms/Etcd", "x-first", "settled-ms", "x-first", "req/Etcd", "GET", "LIST", "POST", "PATCH")
-	first := results[0]
+	first := map[string]burst{}
 	for _, r := range results {
+		if _, ok := first[r.druid]; !ok {
+			first[r.druid] = r
+		}
+		f := first[r.druid]
 		total, _ := r.requests.sum()
 		verbs := r.requests.perVerb()
 		per := func(v string) float64 { return verbs[v] / float64(r.n) }
-		fmt.Printf("%6d %9.1f %9.1f %8.2f %8.1f %9.0f %11.1f %9.2f %11.1f %9.2f %8.1f %8.1f %8.1f %8.1f %8.1f\n", r.n, r.created.Seconds(),
+		fmt.Printf("%-9s %6d %9.1f %9.1f %8.2f %8.1f %9.0f %11.1f %9.2f %11.1f %9.2f %8.1f %8.1f %8.1f %8.1f %8.1f\n", r.druid, r.n, r.created.Seconds(),
 			r.allStatefulSets.Seconds(), r.allStatefulSets.Seconds()/r.created.Seconds(), r.druidCPU, mib(r.druidPeakRSS),
-			r.controlPlaneCPUPerEtcdMs(), r.controlPlaneCPUPerEtcdMs()/first.controlPlaneCPUPerEtcdMs(),
-			r.settledCPUPerEtcdMs(), r.settledCPUPerEtcdMs()/first.settledCPUPerEtcdMs(), total/float64(r.n),
+			r.controlPlaneCPUPerEtcdMs(), r.controlPlaneCPUPerEtcdMs()/f.controlPlaneCPUPerEtcdMs(),
+			r.settledCPUPerEtcdMs(), r.settledCPUPerEtcdMs()/f.settledCPUPerEtcdMs(), total/float64(r.n),
 			per("GET"), per("LIST"), per("POST"), per("PATCH")+per("APPLY"))
 	}
-	fmt.Println("(cp-ms/Etcd: kube-apiserver + etcd CPU per Etcd until every Etcd is observed; settled-ms: the same until 5s later, less the idle rate; x-first: relative to the first burst; x-create: time to all StatefulSets over the creation baseline)")
-	printSizeMedians(results)
+	fmt.Println("(cp-ms/Etcd: kube-apiserver + etcd CPU per Etcd until every Etcd is observed; settled-ms: the same until 5s later, less the idle rate; x-first: relative to the same druid's first burst; x-create: time to all StatefulSets over the creation baseline)")
+}
+
+// burstFigures are the figures the comparison reads from a burst, or their medians over the bursts of a
+// druid and size.
+type burstFigures struct {
+	allStatefulSets          float64 // s
+	druidCPU                 float64 // s
+	druidPeakRSSMiB          float64
+	controlPlaneCPUPerEtcdMs float64
+	settledCPUPerEtcdMs      float64
+	requestsPerEtcd          float64
+}
+
+func figuresOf(r burst) burstFigures {
+	total, _ := r.requests.sum()
+	return burstFigures{allStatefulSets: r.allStatefulSets.Seconds(), druidCPU: r.druidCPU, druidPeakRSSMiB: mib(r.druidPeakRSS),
+		controlPlaneCPUPerEtcdMs: r.controlPlaneCPUPerEtcdMs(), settledCPUPerEtcdMs: r.settledCPUPerEtcdMs(), requestsPerEtcd: total / float64(r.n)}
+}
+
+func median(v []float64) float64 {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return (v[(len(v)-1)/2] + v[len(v)/2]) / 2
+}
+
+// medianOf is the median of every figure over the bursts of druid at size n (each figure on its own).
+func medianOf(results []burst, druid string, n int) burstFigures {
+	var all []burstFigures
+	for _, r := range results {
+		if r.druid == druid && r.n == n {
+			all = append(all, figuresOf(r))
+		}
+	}
+	if len(all) == 0 {
+		return burstFigures{}
+	}
+	of := func(f func(burstFigures) float64) float64 {
+		v := make([]float64, len(all))
+		for i, x := range all {
+			v[i] = f(x)
+		}
+		return median(v)
+	}
+	return burstFigures{
+		allStatefulSets:          of(func(x burstFigures) float64 { return x.allStatefulSets }),
+		druidCPU:                 of(func(x burstFigures) float64 { return x.druidCPU }),
+		druidPeakRSSMiB:          of(func(x burstFigures) float64 { return x.druidPeakRSSMiB }),
+		controlPlaneCPUPerEtcdMs: of(func(x burstFigures) float64 { return x.controlPlaneCPUPerEtcdMs }),
+		settledCPUPerEtcdMs:      of(func(x burstFigures) float64 { return x.settledCPUPerEtcdMs }),
+		requestsPerEtcd:          of(func(x burstFigures) float64 { return x.requestsPerEtcd }),
+	}
+}
+
+// printComparison prints, per burst size, our druid's figures against upstream's of the same run (medians
+// when the size repeats) and returns the ratios ours/upstream by size: below 1 is cheaper or faster.
+func printComparison(results []burst, sizes []int) map[int]burstFigures {
+	ratios := map[int]burstFigures{}
+	fmt.Printf("\nours/upstream (etcd-druid v0.38.1), medians per size:\n%6s %5s %17s %17s %17s %17s %17s %17s\n", "Etcds", "runs",
+		"all-sts-s", "druid-CPU-s", "peak-RSS-MiB", "cp-ms/Etcd", "settled-ms/Etcd", "req/Etcd")
+	for _, n := range uniqueSizes(sizes) {
+		ours, upstream := medianOf(results, "ours", n), medianOf(results, "upstream", n)
+		runs := 0
+		for _, r := range results {
+			if r.n == n && r.druid == "ours" {
+				runs++
+			}
+		}
+		cell := func(o, u float64) string { return fmt.Sprintf("%.1f/%.1f=%.2f", o, u, o/u) }
+		r := burstFigures{
+			allStatefulSets: ours.allStatefulSets / upstream.allStatefulSets, druidCPU: ours.druidCPU / upstream.druidCPU,
+			druidPeakRSSMiB: ours.druidPeakRSSMiB / upstream.druidPeakRSSMiB, controlPlaneCPUPerEtcdMs: ours.controlPlaneCPUPerEtcdMs / upstream.controlPlaneCPUPerEtcdMs,
+			settledCPUPerEtcdMs: ours.settledCPUPerEtcdMs / upstream.settledCPUPerEtcdMs, requestsPerEtcd: ours.requestsPerEtcd / upstream.requestsPerEtcd,
+		}
+		ratios[n] = r
+		fmt.Printf("%6d %5d %17s %17s %17s %17s %17s %17s\n", n, runs, cell(ours.allStatefulSets, upstream.allStatefulSets),
+			cell(ours.druidCPU, upstream.druidCPU), cell(ours.druidPeakRSSMiB, upstream.druidPeakRSSMiB),
+			cell(ours.controlPlaneCPUPerEtcdMs, upstream.controlPlaneCPUPerEtcdMs), cell(ours.settledCPUPerEtcdMs, upstream.settledCPUPerEtcdMs),
+			cell(ours.requestsPerEtcd, upstream.requestsPerEtcd))
+	}
+	fmt.Println("(each cell ours/upstream=ratio; below 1: ours is faster or cheaper. Both druids run on the same binaries of kube-apiserver and etcd, a fresh control plane per burst, in alternating order when a size repeats)")
+	return ratios
+}
+
+func uniqueSizes(sizes []int) []int {
+	var out []int
+	for _, n := range sizes {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // printSizeMedians prints, for runs that repeat burst sizes (DRUID_BENCH_SIZES=50,1000,50,1000,...), the
-// spread and the median of each size's control-plane CPU per Etcd, the median against the first size's.
-// The CPU time of the same work varies by ±15–20 % between bursts on a shared VM: a slow and a fast
-// burst of 1,000 had the same requests and the same mix of functions in kube-apiserver's and etcd's CPU
-// profiles within 1 % (DRUID_BENCH_PROFILE_DIR), and bursts of 50 vary as much. Only alternating
-// repetitions compare sizes.
+// spread and the median of each druid's and size's control-plane CPU per Etcd, the median against the
+// druid's first size's. The CPU time of the same work varies by ±15–20 % between bursts on a shared VM: a
+// slow and a fast burst of 1,000 had the same requests and the same mix of functions in kube-apiserver's
+// and etcd's CPU profiles within 1 % (DRUID_BENCH_PROFILE_DIR), and bursts of 50 vary as much. Only
+// alternating repetitions compare sizes.
 func printSizeMedians(results []burst) {
-	bySize := map[int][]float64{}
-	var sizes []int
-	for _, r := range results {
-		if _, seen := bySize[r.n]; !seen {
-			sizes = append(sizes, r.n)
-		}
-		bySize[r.n] = append(bySize[r.n], r.controlPlaneCPUPerEtcdMs())
+	type key struct {
+		druid string
+		n     int
 	}
-	if len(sizes) == len(results) {
+	byKey := map[key][]float64{}
+	var keys []key
+	for _, r := range results {
+		k := key{r.druid, r.n}
+		if _, seen := byKey[k]; !seen {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], r.controlPlaneCPUPerEtcdMs())
+	}
+	if len(keys) == len(results) {
 		return
 	}
-	median := func(v []float64) float64 { return (v[(len(v)-1)/2] + v[len(v)/2]) / 2 }
-	for _, v := range bySize {
+	base := map[string]float64{}
+	fmt.Printf("\n%-9s %6s %6s %9s %12s %9s %9s\n", "druid", "Etcds", "runs", "min", "median cp-ms", "max", "x-first")
+	for _, k := range keys {
+		v := slices.Clone(byKey[k])
 		slices.Sort(v)
+		if _, ok := base[k.druid]; !ok {
+			base[k.druid] = median(v)
+		}
+		fmt.Printf("%-9s %6d %6d %9.1f %12.1f %9.1f %9.2f\n", k.druid, k.n, len(v), v[0], median(v), v[len(v)-1], median(v)/base[k.druid])
 	}
-	base := median(bySize[sizes[0]])
-	fmt.Printf("\n%6s %6s %9s %12s %9s %9s\n", "Etcds", "runs", "min", "median cp-ms", "max", "x-first")
-	for _, n := range sizes {
-		v := bySize[n]
-		fmt.Printf("%6d %6d %9.1f %12.1f %9.1f %9.2f\n", n, len(v), v[0], median(v), v[len(v)-1], median(v)/base)
-	}
-	fmt.Println("(cp-ms per Etcd of every burst of a size: its fastest, median and slowest; x-first: the median against the first size's)")
+	fmt.Println("(cp-ms per Etcd of every burst of a druid and size: its fastest, median and slowest; x-first: the median against the druid's first size's)")
 }

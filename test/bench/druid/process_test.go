@@ -11,29 +11,59 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gardener-etcd/gardener-etcd/test/support/childproc"
 	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
 
 // clockTicksPerSecond is the unit of the CPU times in /proc/<pid>/stat (USER_HZ, 100 on Linux).
 const clockTicksPerSecond = 100
 
-// druidBinary builds cmd/etcd-druid of this checkout into dir, or returns $DRUID_BENCH_BINARY (a druid
-// built elsewhere, e.g. from main, to compare against in the same run of the control plane's binaries).
-func druidBinary(dir string) (string, error) {
-	if bin := os.Getenv("DRUID_BENCH_BINARY"); bin != "" {
-		return bin, nil
+// druidUnderTest is a druid the benchmark runs: ours, built from this checkout (or $DRUID_BENCH_BINARY),
+// or upstream etcd-druid's release, each with the flags that give both the same work: leader election
+// and metrics listeners off (upstream's metrics on a free port: it has no switch), 10 Etcd workers.
+type druidUnderTest struct {
+	name string // "ours" or "upstream"
+	bin  string
+	args []string
+}
+
+// ourDruid builds cmd/etcd-druid of this checkout into dir, or takes $DRUID_BENCH_BINARY (a druid built
+// elsewhere, e.g. from main, to compare against in the same run of the control plane's binaries).
+func ourDruid(dir string) (druidUnderTest, error) {
+	d := druidUnderTest{name: "ours", bin: os.Getenv("DRUID_BENCH_BINARY"), args: []string{
+		"--leader-election=false", "--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--etcd-workers=" + strconv.Itoa(workers),
+		"--etcd-wrapper-image=example.org/etcd-wrapper:v1", "--backup-restore-image=example.org/etcdbrctl:v1",
+	}}
+	if d.bin != "" {
+		return d, nil
 	}
 	root, err := envtest.ProjectRoot()
 	if err != nil {
-		return "", err
+		return d, err
 	}
-	bin := filepath.Join(dir, "etcd-druid")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/etcd-druid")
+	d.bin = filepath.Join(dir, "etcd-druid")
+	cmd := exec.Command("go", "build", "-o", d.bin, "./cmd/etcd-druid")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building etcd-druid: %w\n%s", err, out)
+		return d, fmt.Errorf("building etcd-druid: %w\n%s", err, out)
 	}
-	return bin, nil
+	return d, nil
+}
+
+// upstreamDruid is upstream etcd-druid v0.38.1 as `make tools-upstream` links it (bin/upstream-etcd-druid;
+// $UPSTREAM_ETCD_DRUID_BIN points elsewhere). It runs on the same CRDs (the chart's are upstream's), with
+// its default configuration and the images of its own image vector; its webhooks are off by default.
+// Upstream's metrics address is host and port joined, so port 0 puts it on a free port of localhost.
+func upstreamDruid() (druidUnderTest, error) {
+	bin, err := childproc.FindBinary("upstream-etcd-druid", "UPSTREAM_ETCD_DRUID_BIN")
+	if err != nil {
+		return druidUnderTest{}, fmt.Errorf("the upstream half needs upstream etcd-druid: %w (upstream's binaries are built by `make tools-upstream`, which `make bench-druid` runs)", err)
+	}
+	return druidUnderTest{name: "upstream", bin: bin, args: []string{
+		"--metrics-bind-address=127.0.0.1", "--metrics-port=0",
+		"--etcd-workers=" + strconv.Itoa(workers),
+	}}, nil
 }
 
 // druidProcess is etcd-druid running as its own process, as on a seed, so that its CPU time and peak
@@ -44,24 +74,21 @@ type druidProcess struct {
 	exited  chan error
 }
 
-// startDruidProcess runs bin against the apiserver of kubeconfig, with the kubeconfig found through
-// $KUBECONFIG (the way every druid version finds it), leader election, metrics and probes off.
-func startDruidProcess(bin, kubeconfig, logPath string, workers int) (*druidProcess, error) {
+// startDruidProcess runs d against the apiserver of kubeconfig, with the kubeconfig found through
+// $KUBECONFIG (the way every druid version finds it).
+func startDruidProcess(d druidUnderTest, kubeconfig, logPath string) (*druidProcess, error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin,
-		"--leader-election=false", "--metrics-bind-address=0", "--health-probe-bind-address=0",
-		"--etcd-workers="+strconv.Itoa(workers),
-		"--etcd-wrapper-image=example.org/etcd-wrapper:v1", "--backup-restore-image=example.org/etcdbrctl:v1")
+	cmd := exec.Command(d.bin, d.args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// druid dies with the benchmark even when the benchmark is killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		_ = logFile.Close()
-		return nil, fmt.Errorf("starting %s: %w", bin, err)
+		return nil, fmt.Errorf("starting %s: %w", d.bin, err)
 	}
 	p := &druidProcess{cmd: cmd, logPath: logPath, exited: make(chan error, 1)}
 	go func() {

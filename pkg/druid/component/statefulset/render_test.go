@@ -37,7 +37,7 @@ func TestSyncUsesTheRenderingHandedOver(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	rendered.template.Annotations["test/rendered-by"] = "the spec flow"
 	rendered.Checksum = "handed-over"
-	synced, err := op.(PlannedSyncer).SyncPlanned(ctx, etcd, rendered)
+	synced, err := op.(PlannedSyncer).SyncPlanned(ctx, etcd, rendered, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	sts := readStatefulSet(ctx, g, c, etcd)
 	g.Expect(synced.StatefulSet.ResourceVersion).To(Equal(sts.ResourceVersion), "SyncPlanned returns the StatefulSet as written")
@@ -45,7 +45,7 @@ func TestSyncUsesTheRenderingHandedOver(t *testing.T) {
 	g.Expect(sts.Annotations).To(HaveKeyWithValue(PodTemplateChecksumAnnotation, "handed-over"))
 
 	// Another object (even of the same Etcd) does not take a rendering made for a different one.
-	_, err = op.(PlannedSyncer).SyncPlanned(ctx, etcd.DeepCopy(), rendered)
+	_, err = op.(PlannedSyncer).SyncPlanned(ctx, etcd.DeepCopy(), rendered, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	sts = readStatefulSet(ctx, g, c, etcd)
 	g.Expect(sts.Spec.Template.Annotations).NotTo(HaveKey("test/rendered-by"))

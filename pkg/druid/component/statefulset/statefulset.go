@@ -52,29 +52,32 @@ func emptyStatefulSet(etcd *druidv1alpha1.Etcd) *appsv1.StatefulSet {
 // StatefulSet as written (the cache often has not seen the write yet).
 type PlannedSyncer interface {
 	// SyncPlanned is Sync with the pod template rendered (nil: render it here). A rendering is taken only
-	// for the very Etcd object it was rendered from; for any other it renders anew. The returned Synced is
-	// filled as far as the sync got, also when it returns a component.RequeueError.
-	SyncPlanned(ctx context.Context, etcd *druidv1alpha1.Etcd, rendered *Rendered) (Synced, error)
+	// for the very Etcd object it was rendered from; for any other it renders anew. onCreate are
+	// annotations the StatefulSet gets when this sync creates it, so that what the caller would record on
+	// a new StatefulSet right after (the applied spec, the cluster size) costs no patch of its own; an
+	// existing StatefulSet never gets them here. The returned Synced is filled as far as the sync got,
+	// also when it returns a component.RequeueError.
+	SyncPlanned(ctx context.Context, etcd *druidv1alpha1.Etcd, rendered *Rendered, onCreate map[string]string) (Synced, error)
 }
 
 var _ PlannedSyncer = &operator{}
 
 // Sync creates or patches the StatefulSet with a pod template rendered here (see SyncPlanned).
 func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
-	_, err := o.SyncPlanned(ctx, etcd, nil)
+	_, err := o.SyncPlanned(ctx, etcd, nil, nil)
 	return err
 }
 
 // SyncPlanned creates or patches the StatefulSet with rendered as its pod template. During a scale-up with
 // peer TLS that is not active on every existing member yet, it patches the template at the current replica
 // count and returns a component.RequeueError (see DecideReplicas).
-func (o *operator) SyncPlanned(ctx context.Context, etcd *druidv1alpha1.Etcd, rendered *Rendered) (Synced, error) {
+func (o *operator) SyncPlanned(ctx context.Context, etcd *druidv1alpha1.Etcd, rendered *Rendered, onCreate map[string]string) (Synced, error) {
 	var synced Synced
-	err := o.syncPlanned(ctx, etcd, rendered, &synced)
+	err := o.syncPlanned(ctx, etcd, rendered, onCreate, &synced)
 	return synced, err
 }
 
-func (o *operator) syncPlanned(ctx context.Context, etcd *druidv1alpha1.Etcd, desired *Rendered, synced *Synced) error {
+func (o *operator) syncPlanned(ctx context.Context, etcd *druidv1alpha1.Etcd, desired *Rendered, onCreate map[string]string, synced *Synced) error {
 	logger := log.FromContext(ctx).WithValues("etcd", client.ObjectKeyFromObject(etcd))
 	if desired == nil || desired.etcd != etcd {
 		var err error
@@ -107,6 +110,11 @@ func (o *operator) syncPlanned(ctx context.Context, etcd *druidv1alpha1.Etcd, de
 			return err
 		}
 		decision = DecideReplicas(in)
+		if sts.CreationTimestamp.IsZero() {
+			for key, value := range onCreate {
+				metav1.SetMetaDataAnnotation(&sts.ObjectMeta, key, value)
+			}
+		}
 		mutate(sts, etcd, template, desired.Checksum, decision.Replicas)
 		return nil
 	})

@@ -7,12 +7,14 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backupsecret"
 )
 
 // ManagedBySelector selects the objects druid manages.
@@ -32,6 +34,13 @@ func dataVolumeWarningSelector() fields.Selector {
 // per node and per leader election, and many pods, services and config maps; druid must never cache all of
 // them. Events are cached only when they are warnings about PersistentVolumeClaims. Cached objects drop
 // their managedFields, which druid never reads and which are a large part of every object.
+//
+// Secrets are cached as digests (SecretDigest): their metadata and key names, never their values. Which
+// secrets an Etcd references is known only from the Etcds (Gardener's secrets carry no common label, and
+// shoots live in namespaces of their own), so the informer holds every Secret of the seed; as digests they
+// cost about what a metadata-only informer costs. From the digests the Etcd controller judges the
+// referenced secrets without a request to the apiserver, and the secret finalizer controller reads the
+// finalizers, both from the same informer.
 //
 // The consequence of the label selection: an object of those kinds that druid should manage but that lost
 // its label is invisible to reads through the cache. Syncing it still works: the create after the cache
@@ -55,16 +64,30 @@ func CacheOptions() cache.Options {
 			&policyv1.PodDisruptionBudget{}: managed,
 			&networkingv1.NetworkPolicy{}:   managed,
 			&corev1.Event{}:                 {Field: dataVolumeWarningSelector()},
+			&corev1.Secret{}:                {Transform: SecretDigest},
 		},
 	}
 }
 
-// ClientOptions make the manager's client read Secrets from the apiserver, never through the cache: an
-// informer for Secrets would hold the data of every Secret of the seed. druid reads a Secret's data only
-// in a spec reconcile (the referenced keys must be present; a Local store's host path), and that read must
-// be fresh anyway. Controllers that need only Secret metadata (existence, finalizers) read it from the
-// manager's cache (mgr.GetCache()), where a metadata-only informer holds it: the client would bypass the
-// cache for those reads too, because it decides by kind.
+// SecretDigest is the cache's transform of Secrets: the data reduced to backupsecret.Digest (key names,
+// whether each value is empty, a GCS credential file's type), the string data and managed fields dropped.
+// What the cache returns for a Secret is therefore no Secret to use: its values are placeholders. Its
+// metadata is complete.
+func SecretDigest(obj any) (any, error) {
+	if accessor, ok := obj.(metav1.Object); ok {
+		accessor.SetManagedFields(nil)
+	}
+	if secret, ok := obj.(*corev1.Secret); ok {
+		secret.Data = backupsecret.Digest(secret.Data)
+		secret.StringData = nil
+	}
+	return obj, nil
+}
+
+// ClientOptions make the manager's client read Secrets from the apiserver, never through the cache: the
+// cache holds digests of Secrets (CacheOptions), and a read of a Secret through the client wants its
+// values (a Local store's host path, the TLS files of the full-snapshot request). Reads that need only
+// metadata or key names ask the manager's cache (mgr.GetCache()) explicitly.
 func ClientOptions() client.Options {
 	return client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}}
 }

@@ -42,11 +42,9 @@ type Reconciler struct {
 	// missing is what druid's role does not allow (probed at start-up): skipped components, the
 	// quorum-loss recovery's PVC deletion.
 	missing missingPermissions
-	// secretChecks remembers the referenced secrets' verdicts by resourceVersion (secrets.go), which it
-	// compares with secretMetadata: the manager's cache, whose metadata-only informer holds the Secrets
-	// (the client reads Secrets from the apiserver, even their metadata: ClientOptions).
-	secretChecks   *secretChecks
-	secretMetadata client.Reader
+	// secrets are where the secrets gate reads the referenced secrets: the cache's digests, the
+	// apiserver to confirm a problem (secrets.go).
+	secrets secretReaders
 	// warned is the generation whose validation warnings were last announced, per Etcd UID.
 	warned sync.Map
 }

@@ -28,7 +28,7 @@ func TestMissingSecrets(t *testing.T) {
 			"authURL": []byte("u"), "domainName": []byte("d"), "tenantName": []byte("t"), "region": []byte("r"), "username": []byte("u")}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "oss", Namespace: "ns"}, Data: map[string][]byte{"storageEndpoint": []byte("e"), "accessKeyID": []byte("a")}},
 	).Build()
-	missing, err := newSecretChecks().missing(context.Background(), c, c, []secretref.Reference{
+	missing, err := missingSecrets(context.Background(), secretReaders{digests: c, live: c}, []secretref.Reference{
 		{Namespace: "ns", Name: "complete", Field: "a", Required: backupsecret.Keys("tls.crt", "tls.key")},
 		{Namespace: "ns", Name: "no-key", Field: "b", Required: backupsecret.Keys("tls.crt", "tls.key")},
 		{Namespace: "ns", Name: "absent", Field: "c"},
@@ -56,31 +56,41 @@ func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj clie
 	return c.Reader.Get(ctx, key, obj, opts...)
 }
 
-// A secret whose resourceVersion druid's metadata cache still shows as checked is not read again: a
-// spec reconcile of an unchanged Etcd costs no secret read. A changed secret (new resourceVersion) is
-// read and judged anew, so a removed key is still found.
-func TestSecretChecksReadEachSecretVersionOnce(t *testing.T) {
+// The gate judges secrets on the cache's digests and asks the apiserver only about a problem the cache
+// shows: a secret the cache has not seen yet, or not at its newest version, is found there and passes; a
+// secret missing in both is reported; a secret present in the cache costs no request.
+func TestSecretsGateConfirmsOnlyProblemsWithTheAPIServer(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "server", Namespace: "ns"}, Data: map[string][]byte{"tls.crt": []byte("c"), "tls.key": []byte("k")}}
-	c := fake.NewClientBuilder().WithObjects(secret).Build()
-	reader := &countingReader{Reader: c}
-	checks := newSecretChecks()
-	refs := []secretref.Reference{{Namespace: "ns", Name: "server", Field: "f", Required: backupsecret.Keys("tls.crt", "tls.key")},
-		{Namespace: "ns", Name: "absent", Field: "g"}}
-
-	for range 3 {
-		missing, err := checks.missing(ctx, c, reader, refs)
+	complete := map[string][]byte{"tls.crt": []byte("c"), "tls.key": []byte("k")}
+	digested := func(name string, data map[string][]byte) *corev1.Secret {
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}, Data: data}
+		transformed, err := SecretDigest(secret)
 		g.Expect(err).NotTo(HaveOccurred())
-		g.Expect(missing).To(Equal([]string{`secret ns/absent (g) not found`}))
+		return transformed.(*corev1.Secret)
 	}
-	g.Expect(reader.gets).To(Equal(1+3), "the existing secret read once, the absent one each time")
+	cache := fake.NewClientBuilder().WithObjects(
+		digested("cached", complete),
+		digested("stale", map[string][]byte{"tls.crt": []byte("c")}),
+	).Build()
+	apiserver := fake.NewClientBuilder().WithObjects(
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cached", Namespace: "ns"}, Data: complete},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "stale", Namespace: "ns"}, Data: complete},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "not-cached-yet", Namespace: "ns"}, Data: complete},
+	).Build()
+	live := &countingReader{Reader: apiserver}
+	tls := backupsecret.Keys("tls.crt", "tls.key")
+	ref := func(name string) secretref.Reference {
+		return secretref.Reference{Namespace: "ns", Name: name, Field: "f", Required: tls}
+	}
 
-	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(secret), secret)).To(Succeed())
-	delete(secret.Data, "tls.key")
-	g.Expect(c.Update(ctx, secret)).To(Succeed())
-	missing, err := checks.missing(ctx, c, reader, refs[:1])
+	missing, err := missingSecrets(ctx, secretReaders{digests: cache, live: live}, []secretref.Reference{ref("cached")})
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(missing).To(Equal([]string{`secret ns/server (f) has no data for key(s) "tls.key"`}))
-	g.Expect(reader.gets).To(Equal(5), "the changed secret read again")
+	g.Expect(missing).To(BeEmpty())
+	g.Expect(live.gets).To(BeZero(), "a secret the cache shows complete is not read from the apiserver")
+
+	missing, err = missingSecrets(ctx, secretReaders{digests: cache, live: live}, []secretref.Reference{ref("stale"), ref("not-cached-yet"), ref("absent")})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(missing).To(Equal([]string{`secret ns/absent (f) not found`}))
+	g.Expect(live.gets).To(Equal(3), "each problem the cache shows is confirmed with the apiserver")
 }

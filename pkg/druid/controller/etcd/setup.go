@@ -60,7 +60,7 @@ func WithFullSnapshotRequester(req fullsnapshot.Requester) Option {
 
 // AddToManager registers the Etcd controller with mgr. The manager must have been created with
 // CacheOptions and ClientOptions, so that the kinds druid creates are cached only when druid manages them
-// and secrets are never cached with their data. cfg is defaulted and validated here.
+// and secrets are cached as digests, never with their values. cfg is defaulted and validated here.
 func AddToManager(ctx context.Context, mgr manager.Manager, cfg config.EtcdController, opts ...Option) error {
 	cfg.Default()
 	if err := cfg.Validate(); err != nil {
@@ -86,9 +86,8 @@ func AddToManager(ctx context.Context, mgr manager.Manager, cfg config.EtcdContr
 		reader:   mgr.GetAPIReader(),
 		recorder: mgr.GetEventRecorder("etcd-druid"),
 		missing:  missing,
-		// The spec flow checks the referenced secrets with every run; unchanged ones are not read again.
-		secretChecks:   newSecretChecks(),
-		secretMetadata: mgr.GetCache(),
+		// The spec flow checks the referenced secrets with every run, on the cache's digests of them.
+		secrets: secretReaders{digests: mgr.GetCache(), live: mgr.GetAPIReader()},
 		// The PDB's minAvailable follows the heal decision table: raised while AllMembersReady or BackupReady is False.
 		registry: operators.New(component.Clients{Client: mgr.GetClient(), Live: mgr.GetAPIReader()}, operators.Options{Images: cfg.Images, LocalBackup: cfg.LocalBackup,
 			BackupPortAccess: cfg.BackupPortAccess, PDBMinAvailable: poddisruptionbudget.DecisionTablePolicy, Skip: missing.skippedKinds()}),
@@ -111,7 +110,7 @@ func AddToManager(ctx context.Context, mgr manager.Manager, cfg config.EtcdContr
 			handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &druidv1alpha1.Etcd{}, handler.OnlyControllerOwner()),
 			builder.WithPredicates(memberLeasePredicate(cfg.EtcdMemberUnknownThreshold, r.clock.Now))).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToEtcd), builder.WithPredicates(podPredicate())).
-		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToEtcds)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToEtcds)).
 		WithOptions(controller.Options{
 			MaxConcurrentReconciles: cfg.Workers,
 			RateLimiter:             workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](retryBaseDelay, retryMaxDelay),

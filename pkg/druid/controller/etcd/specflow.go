@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -164,7 +166,7 @@ func (s *specRun) ensureFinalizer(ctx context.Context) flow.Result {
 // checkSecrets stops the flow before any component is synced when a referenced secret or key is missing, or
 // when a backup store without a secret could not work on the pod's own identity.
 func (s *specRun) checkSecrets(ctx context.Context) flow.Result {
-	missing, err := s.r.secretChecks.missing(ctx, s.r.secretMetadata, s.r.reader, secretref.Of(s.target))
+	missing, err := missingSecrets(ctx, s.r.secrets, secretref.Of(s.target))
 	if err != nil {
 		return flow.Fail(err)
 	}
@@ -233,9 +235,13 @@ func (s *specRun) syncComponents(ctx context.Context) flow.Result {
 // component.Registry.SyncAll does); the StatefulSet goes through SyncPlanned with the gate's rendering,
 // and what it wrote is kept in s.synced.
 func (s *specRun) syncRegistry(ctx context.Context) error {
+	onCreate, err := s.creationAnnotations()
+	if err != nil {
+		return err
+	}
 	for _, reg := range s.r.registry {
 		if reg.Kind == component.KindStatefulSet {
-			synced, err := s.r.registry.Get(reg.Kind).(statefulset.PlannedSyncer).SyncPlanned(ctx, s.target, s.rendered)
+			synced, err := s.r.registry.Get(reg.Kind).(statefulset.PlannedSyncer).SyncPlanned(ctx, s.target, s.rendered, onCreate)
 			s.synced = synced
 			if err != nil {
 				return err
@@ -247,6 +253,24 @@ func (s *specRun) syncRegistry(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// creationAnnotations are what the run records on a StatefulSet it creates, written with the create
+// instead of a patch each right after it: the applied spec (recordAppliedSpec), and for a new Etcd the
+// cluster size the heal flow records (recordClusterSize). A new Etcd (no observedGeneration) has member
+// leases no sidecar has renewed, so the size the heal flow would record is spec.replicas
+// (health.NextClusterSize with no member run); a StatefulSet created again for an Etcd that ran gets its
+// size from the heal flow, which derives it from the leases (health.RecordedClusterSize).
+func (s *specRun) creationAnnotations() (map[string]string, error) {
+	applied, err := s.appliedSpec()
+	if err != nil {
+		return nil, err
+	}
+	annotations := map[string]string{AppliedSpecAnnotation: applied}
+	if s.op.Type == druidv1alpha1.LastOperationTypeCreate {
+		maps.Copy(annotations, health.ClusterSizeMarker(&appsv1.StatefulSet{}, s.target.Spec.Replicas))
+	}
+	return annotations, nil
 }
 
 // recordSuccess holds the run's success (observedGeneration, lastOperation Succeeded, no lastErrors) for

@@ -144,14 +144,14 @@ func (s *specRun) recordAppliedSpec(ctx context.Context) flow.Result {
 	if sts == nil {
 		return flow.Continue()
 	}
-	data, err := json.Marshal(s.spec)
+	data, err := s.appliedSpec()
 	if err != nil {
-		return flow.Fail(fmt.Errorf("encoding the applied spec: %w", err))
+		return flow.Fail(err)
 	}
-	if sts.Annotations[AppliedSpecAnnotation] == string(data) {
+	if sts.Annotations[AppliedSpecAnnotation] == data {
 		return flow.Continue()
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{AppliedSpecAnnotation: string(data)}}})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{AppliedSpecAnnotation: data}}})
 	if err != nil {
 		return flow.Fail(err)
 	}
@@ -161,6 +161,15 @@ func (s *specRun) recordAppliedSpec(ctx context.Context) flow.Result {
 	}
 	s.synced.StatefulSet = updated
 	return flow.Continue()
+}
+
+// appliedSpec is the run's spec as AppliedSpecAnnotation records it.
+func (s *specRun) appliedSpec() (string, error) {
+	data, err := json.Marshal(s.spec)
+	if err != nil {
+		return "", fmt.Errorf("encoding the applied spec: %w", err)
+	}
+	return string(data), nil
 }
 
 // announceWarnings records the webhook's warnings for etcd's generation as one Normal event, once per

@@ -35,10 +35,10 @@ func AddToManager(ctx context.Context, mgr manager.Manager, cfg config.SecretCon
 	if err := secretref.AddIndex(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	r := &Reconciler{Client: mgr.GetClient(), SecretMetadata: mgr.GetCache(), Recorder: mgr.GetEventRecorder(ControllerName)}
+	r := &Reconciler{Client: mgr.GetClient(), SecretCache: mgr.GetCache(), Recorder: mgr.GetEventRecorder(ControllerName)}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		For(&corev1.Secret{}, builder.OnlyMetadata, builder.WithPredicates(finalizerOrDeletionChanged())).
+		For(&corev1.Secret{}, builder.WithPredicates(finalizerOrDeletionChanged())).
 		Watches(&druidv1alpha1.Etcd{}, handler.EnqueueRequestsFromMapFunc(referencedSecrets),
 			builder.WithPredicates(secretReferencesChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cfg.Workers}).

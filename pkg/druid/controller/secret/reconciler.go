@@ -4,8 +4,9 @@
 // The finalizer goes once no Etcd holds the secret any more (secretref.HoldsSecrets: an Etcd being deleted
 // holds its secrets until druid's own finalizer is gone from it, because its pods may still mount them).
 //
-// The controller watches Secrets as metadata only: it never needs their data, and caching the data of every
-// Secret in a seed would cost memory and widen what a compromised druid exposes.
+// The controller reads Secrets from druid's cache, which holds them as digests without their values: it never
+// needs their data, and caching the data of every Secret in a seed would cost memory and widen what a
+// compromised druid exposes.
 package secret
 
 import (
@@ -39,14 +40,15 @@ const (
 type Reconciler struct {
 	// Client reads Etcds through the cache with the secretref.IndexName index and patches Secret metadata.
 	Client client.Client
-	// SecretMetadata reads Secret metadata from the manager's cache (its metadata-only informer): druid's
+	// SecretCache reads Secrets from the manager's cache, which holds them as digests (etcd.CacheOptions:
+	// complete metadata, no values), the informer the Etcd controller judges referenced secrets on: druid's
 	// client reads every Secret from the apiserver (etcd.ClientOptions), and a live read per Secret event
 	// would cost a request for every Secret of the seed at each start.
-	SecretMetadata client.Reader
-	Recorder       events.EventRecorder
+	SecretCache client.Reader
+	Recorder    events.EventRecorder
 }
 
-// emptySecretMeta is the metadata-only Secret object the controller reads and patches.
+// emptySecretMeta is the metadata-only Secret object the controller patches.
 func emptySecretMeta(key types.NamespacedName) *metav1.PartialObjectMetadata {
 	m := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
@@ -56,11 +58,13 @@ func emptySecretMeta(key types.NamespacedName) *metav1.PartialObjectMetadata {
 // Reconcile implements reconcile.Reconciler for Secrets.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx).WithValues("secret", req.NamespacedName)
-	secret := emptySecretMeta(req.NamespacedName)
-	if err := r.SecretMetadata.Get(ctx, req.NamespacedName, secret); err != nil {
+	cached := &corev1.Secret{}
+	if err := r.SecretCache.Get(ctx, req.NamespacedName, cached); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	// The finalizer is patched on the metadata alone: the answer carries no data either.
+	secret := emptySecretMeta(req.NamespacedName)
+	cached.ObjectMeta.DeepCopyInto(&secret.ObjectMeta)
 
 	holders, err := r.holders(ctx, req.NamespacedName)
 	if err != nil {

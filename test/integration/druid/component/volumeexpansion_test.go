@@ -59,7 +59,7 @@ func syncPlanned(t *testing.T, registry component.Registry, etcd *druidv1alpha1.
 	var syncErr error
 	for _, reg := range registry {
 		if planned, ok := reg.Operator.(statefulset.PlannedSyncer); ok {
-			synced, syncErr = planned.SyncPlanned(ctx, etcd, nil)
+			synced, syncErr = planned.SyncPlanned(ctx, etcd, nil, nil)
 			continue
 		}
 		NewWithT(t).Expect(reg.Operator.Sync(ctx, etcd)).To(Succeed())

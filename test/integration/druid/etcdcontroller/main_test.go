@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -54,6 +55,8 @@ var druid struct {
 	env    *envtest.Env
 	cancel context.CancelFunc
 	done   chan struct{}
+	// cache is the running manager's cache, for tests that wait until druid has seen an object.
+	cache cache.Cache
 }
 
 // startManager runs the controller in-process, with the cache and client options druid uses, no leader
@@ -101,7 +104,7 @@ func runDruid(identity *rest.Config) error {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 		}
 	}()
-	druid.cancel, druid.done = cancel, done
+	druid.cancel, druid.done, druid.cache = cancel, done, mgr.GetCache()
 	syncCtx, cancelSync := context.WithTimeout(ctx, time.Minute)
 	defer cancelSync()
 	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
