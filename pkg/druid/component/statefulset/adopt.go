@@ -143,9 +143,6 @@ func immutableDiffs(sts *appsv1.StatefulSet, etcd *druidv1alpha1.Etcd) (recreate
 	if sts.Spec.PodManagementPolicy != appsv1.ParallelPodManagement {
 		recreate = append(recreate, fmt.Sprintf("spec.podManagementPolicy %q", sts.Spec.PodManagementPolicy))
 	}
-	if reason := smallerClaimTemplate(sts, etcd); reason != "" {
-		recreate = append(recreate, reason)
-	}
 	if sts.Spec.ServiceName != druidv1alpha1.PeerServiceName(etcd) {
 		kept = append(kept, fmt.Sprintf("spec.serviceName %q kept: the members' DNS names follow it, while their peer URLs name %q", sts.Spec.ServiceName, druidv1alpha1.PeerServiceName(etcd)))
 	}
@@ -165,7 +162,9 @@ func immutableDiffs(sts *appsv1.StatefulSet, etcd *druidv1alpha1.Etcd) (recreate
 
 // smallerClaimTemplate names a claim template that asks for less storage than spec.storageCapacity: the
 // running members' PVCs are raised in place (expandVolumes), and the StatefulSet is created again with the
-// larger template so that members added later get the capacity from the start.
+// larger template so that members added later get the capacity from the start. That recreation is taken
+// only when the StatefulSet is rolled out anyway (claimTemplateRecreation): unlike an adoption it must not
+// hold up a spec run, e.g. one whose new template is to fix a crash-looping member.
 func smallerClaimTemplate(sts *appsv1.StatefulSet, etcd *druidv1alpha1.Etcd) string {
 	if len(sts.Spec.VolumeClaimTemplates) != 1 || etcd.Spec.StorageCapacity == nil {
 		return ""
@@ -175,6 +174,16 @@ func smallerClaimTemplate(sts *appsv1.StatefulSet, etcd *druidv1alpha1.Etcd) str
 		return ""
 	}
 	return fmt.Sprintf("spec.volumeClaimTemplates storage %s, below spec.storageCapacity %s", have.String(), etcd.Spec.StorageCapacity.String())
+}
+
+// claimTemplateRecreation is the reason to recreate sts for a larger claim template, or "" when there is
+// none or sts is not rolled out (the next spec run looks again; claims added meanwhile are raised by
+// expandVolumes).
+func claimTemplateRecreation(sts *appsv1.StatefulSet, etcd *druidv1alpha1.Etcd) string {
+	if reason := smallerClaimTemplate(sts, etcd); reason != "" && rolledOut(sts) {
+		return reason
+	}
+	return ""
 }
 
 // rolledOut tells whether every member runs the StatefulSet's current template and is ready.

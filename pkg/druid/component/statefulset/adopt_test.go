@@ -37,12 +37,6 @@ func TestImmutableDiffs(t *testing.T) {
 		{name: "old selector is recreated", selector: component.LegacySelector(etcd), recreate: []string{"spec.selector instance/name"}},
 		{name: "OrderedReady is recreated", selector: druidv1alpha1.ManagedLabels(etcd), change: func(s *appsv1.StatefulSet) { s.Spec.PodManagementPolicy = "" },
 			recreate: []string{"podManagementPolicy"}},
-		{name: "a smaller claim template is recreated", selector: druidv1alpha1.ManagedLabels(etcd), change: func(s *appsv1.StatefulSet) {
-			s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Mi")}
-		}, recreate: []string{"spec.volumeClaimTemplates storage 1Mi, below spec.storageCapacity"}},
-		{name: "a claim template as large is kept as it is", selector: druidv1alpha1.ManagedLabels(etcd), change: func(s *appsv1.StatefulSet) {
-			s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: *etcd.Spec.StorageCapacity}
-		}},
 		{name: "another selector is kept", selector: map[string]string{"app": "x"}, kept: []string{"spec.selector app=x kept"}},
 		{name: "serviceName is kept", selector: druidv1alpha1.ManagedLabels(etcd), change: func(s *appsv1.StatefulSet) { s.Spec.ServiceName = "etcd-events-client" },
 			kept: []string{`spec.serviceName "etcd-events-client" kept`}},
@@ -117,5 +111,33 @@ func TestCarriedLabelsAndSelectorCheck(t *testing.T) {
 	expressions.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpExists}}}
 	if err := checkSelects(expressions, carried); err == nil || !strings.Contains(err.Error(), "field spec.selector") {
 		t.Errorf("a selector the template cannot satisfy must be named: %v", err)
+	}
+}
+
+// A claim template smaller than spec.storageCapacity is a reason to recreate the StatefulSet, but only once
+// it is rolled out; one as large is none.
+func TestClaimTemplateRecreation(t *testing.T) {
+	etcd := newEtcd()
+	rolled := func(s *appsv1.StatefulSet) *appsv1.StatefulSet {
+		s.Spec.Replicas = ptr.To(int32(1))
+		s.Status = appsv1.StatefulSetStatus{UpdatedReplicas: 1, ReadyReplicas: 1, CurrentRevision: "r1", UpdateRevision: "r1"}
+		return s
+	}
+	withRequest := func(s *appsv1.StatefulSet, q resource.Quantity) *appsv1.StatefulSet {
+		s.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceStorage: q}
+		return s
+	}
+	smaller := withRequest(rolled(existing(etcd, druidv1alpha1.ManagedLabels(etcd))), resource.MustParse("1Mi"))
+	if got := claimTemplateRecreation(smaller, etcd); !strings.Contains(got, "spec.volumeClaimTemplates storage 1Mi, below spec.storageCapacity") {
+		t.Errorf("a smaller template on a rolled-out StatefulSet: %q", got)
+	}
+	rolling := smaller.DeepCopy()
+	rolling.Status.UpdateRevision = "r2"
+	if got := claimTemplateRecreation(rolling, etcd); got != "" {
+		t.Errorf("a StatefulSet that is rolling must not be recreated for its claim template: %q", got)
+	}
+	same := withRequest(rolled(existing(etcd, druidv1alpha1.ManagedLabels(etcd))), *etcd.Spec.StorageCapacity)
+	if got := claimTemplateRecreation(same, etcd); got != "" {
+		t.Errorf("a template as large as the capacity: %q", got)
 	}
 }

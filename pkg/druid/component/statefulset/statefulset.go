@@ -129,6 +129,9 @@ func (o *operator) syncPlanned(ctx context.Context, etcd *druidv1alpha1.Etcd, de
 		return err
 	}
 	recreate, kept := immutableDiffs(sts, etcd)
+	if reason := claimTemplateRecreation(sts, etcd); reason != "" && len(recreate) == 0 && len(kept) == 0 {
+		recreate = append(recreate, reason)
+	}
 	for _, k := range kept {
 		logger.Info("Adoption: StatefulSet keeps an immutable field", "field", k)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -80,8 +81,8 @@ func claimRequests(t *testing.T, etcd *druidv1alpha1.Etcd) []string {
 }
 
 // A larger spec.storageCapacity reaches the running members: every bound PVC asks for it (a pending one is
-// left to the next sync), each raise is an event, and the StatefulSet is to be created again with the
-// larger claim template once its members are rolled out.
+// left to the next sync), each raise is an event, and the StatefulSet is created again with the larger
+// claim template once it is rolled out (not before, and the sync does not wait for it).
 func TestLargerStorageCapacityRaisesTheMembersClaims(t *testing.T) {
 	g, ctx := NewWithT(t), context.Background()
 	ns := env.CreateNamespace(t)
@@ -96,15 +97,21 @@ func TestLargerStorageCapacityRaisesTheMembersClaims(t *testing.T) {
 
 	etcd = updateEtcd(t, etcd, func(e *druidv1alpha1.Etcd) { e.Spec.StorageCapacity = ptr.To(resourceMust("2Gi")) })
 	synced, err := syncPlanned(t, registry, etcd)
-	expectRequeue(g, err, statefulset.EventReasonAdoptionWaiting)
-	g.Expect(err.Error()).To(ContainSubstring("spec.volumeClaimTemplates storage 1Gi, below spec.storageCapacity 2Gi"))
+	g.Expect(err).NotTo(HaveOccurred(), "a StatefulSet that is not rolled out is not recreated for its claim template, nor does the sync wait for it")
 	g.Expect(claimRequests(t, etcd)).To(ConsistOf("etcd-main-etcd-main-0=1Gi", "etcd-main-etcd-main-1=2Gi", "etcd-main-etcd-main-2=2Gi"))
 	g.Expect(synced.Events).To(ConsistOf(
 		statefulset.Event{Reason: statefulset.EventReasonVolumeExpansionRequested, Message: "PVC etcd-main-etcd-main-1: storage request raised from 1Gi to 2Gi (spec.storageCapacity)"},
 		statefulset.Event{Reason: statefulset.EventReasonVolumeExpansionRequested, Message: "PVC etcd-main-etcd-main-2: storage request raised from 1Gi to 2Gi (spec.storageCapacity)"},
 	))
 
-	synced, _ = syncPlanned(t, registry, etcd)
+	// Rolled out: the StatefulSet is created again with the larger claim template (pods orphaned).
+	sts := readStatefulSet(t, etcd)
+	sts.Status = appsv1.StatefulSetStatus{ObservedGeneration: sts.Generation, Replicas: 3, ReadyReplicas: 3, UpdatedReplicas: 3,
+		CurrentRevision: "r1", UpdateRevision: "r1"}
+	g.Expect(env.Client.Status().Update(ctx, sts)).To(Succeed())
+	synced, err = syncPlanned(t, registry, etcd)
+	expectRequeue(g, err, statefulset.EventReasonAdoptionRecreating)
+	g.Expect(err.Error()).To(ContainSubstring("spec.volumeClaimTemplates storage 1Gi, below spec.storageCapacity 2Gi"))
 	g.Expect(synced.Events).To(BeEmpty(), "a second sync raises nothing again")
 }
 
