@@ -31,6 +31,7 @@ func newEtcdCommand(g *globalOptions) *cobra.Command {
 	cmd.AddCommand(newEtcdListCommand(o), newEtcdMembersCommand(o))
 	cmd.AddCommand(newEtcdSuspendCommand(o), newEtcdResumeCommand(o), newEtcdProtectionCommand(o))
 	cmd.AddCommand(newEtcdSnapshotCommand(o), newEtcdAlarmsCommand(o), newEtcdDefragmentCommand(o))
+	cmd.AddCommand(newEtcdRestoreToRevisionCommand(o))
 	return cmd
 }
 
