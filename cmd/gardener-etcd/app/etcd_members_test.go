@@ -218,4 +218,3 @@ func fragment(t *testing.T, cli *clientv3.Client) {
 		t.Fatal(err)
 	}
 }
-
