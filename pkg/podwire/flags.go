@@ -42,6 +42,14 @@ const (
 	// FlagPrefixSource prefixes the location flags of the store `etcdbrctl copy` reads from.
 	FlagPrefixSource = "source-"
 
+	// FlagRestoreSourceStorePrefix is the prefix, in the same store, of another cluster's backups that a
+	// NEW cluster's first member restores from while its own prefix holds no backup yet (`etcdbrctl server`).
+	FlagRestoreSourceStorePrefix = "restore-source-store-prefix"
+	// FlagRestoreSourceRevision is the revision that restore ends at (exact); none: the latest.
+	FlagRestoreSourceRevision = "restore-source-revision"
+	// FlagRestoreSourceTime (RFC3339) ends that restore at the newest snapshot taken at or before it.
+	FlagRestoreSourceTime = "restore-source-time"
+
 	// FlagCompressSnapshots compresses new snapshots.
 	FlagCompressSnapshots = "compress-snapshots"
 	// FlagCompressionPolicy is the codec of compressed snapshots.

@@ -30,7 +30,8 @@ func newEtcdCommand(g *globalOptions) *cobra.Command {
 	cmd.PersistentFlags().StringVarP(&o.namespace, "namespace", "n", "", "namespace of the Etcd (default: the kubeconfig context's, else default)")
 	cmd.AddCommand(newEtcdListCommand(o), newEtcdMembersCommand(o))
 	cmd.AddCommand(newEtcdSuspendCommand(o), newEtcdResumeCommand(o), newEtcdProtectionCommand(o))
-	cmd.AddCommand(newEtcdSnapshotCommand(o))
+	cmd.AddCommand(newEtcdSnapshotCommand(o), newEtcdAlarmsCommand(o), newEtcdDefragmentCommand(o))
+	cmd.AddCommand(newEtcdRestoreToRevisionCommand(o))
 	return cmd
 }
 

@@ -67,6 +67,9 @@ type BackupFacts struct {
 	Exists bool
 	// LastRevision is the last revision the store holds.
 	LastRevision int64
+	// FromSource is set when the facts are the restore source's (Options.RestoreSource) because the own
+	// store is empty: a restore then reads the source, up to its target.
+	FromSource bool
 }
 
 // Decide maps facts to the case of the table. It is pure so that the table can be tested row by row;

@@ -47,6 +47,12 @@ type Options struct {
 	ClientTLS *tls.Config
 	// Store holds the backups; nil means backups are not configured.
 	Store snapstore.SnapStore
+	// RestoreSource, when set, is another cluster's backups that a NEW cluster starts from: while Store
+	// holds no backup and this member's data directory holds no member, the facts read the source as the
+	// store, so that the first member restores from it (case 7, up to the source's target) and takes the
+	// first full snapshot into Store, and the others join it. Once Store holds a backup the source is never
+	// read again. It is only listed and read (wrap it with snapstore.ReadOnly).
+	RestoreSource *RestoreSource
 	// TakeFullSnapshot uploads a full snapshot of the etcd behind cli after a case-7 restore; nil takes
 	// none (the backup leader's snapshotter then continues from the restored revision).
 	TakeFullSnapshot func(ctx context.Context, cli *clientv3.Client) error
@@ -72,6 +78,14 @@ type Options struct {
 	// Metrics record validations, restores and learner additions; nil records nothing.
 	Metrics *Metrics
 	Log     logr.Logger
+}
+
+// RestoreSource is where a new cluster restores from, and up to which point.
+type RestoreSource struct {
+	Store snapstore.SnapStore
+	// TargetRevision and TargetTime are restorer.Options' (exclusive; neither: the latest state).
+	TargetRevision int64
+	TargetTime     time.Time
 }
 
 // State is what the last successful initialization tells the configuration endpoint: how etcd must
@@ -195,6 +209,11 @@ func (i *Initializer) observe(ctx context.Context, data DataFacts) (Facts, error
 	if err != nil {
 		return f, err
 	}
+	if !b.Exists && i.opts.RestoreSource != nil {
+		if b, err = i.sourceFacts(ctx, data); err != nil {
+			return f, err
+		}
+	}
 	f.Backup = b
 	if f.ClusterSize > 1 && !f.Cluster.Reachable && startsAlone(Decide(f)) && i.opts.LivePeers != nil {
 		live, err := i.opts.LivePeers(ctx, i.otherMembers())
@@ -255,6 +274,31 @@ func (i *Initializer) backupFacts(ctx context.Context) (BackupFacts, error) {
 		return BackupFacts{}, nil
 	}
 	return BackupFacts{Exists: true, LastRevision: snaps[len(snaps)-1].LastRevision}, nil
+}
+
+// sourceFacts are the facts of the restore source, read in place of the empty own store while this member
+// holds no data: a new cluster then decides as if its backups were the source's, so that only the first
+// member restores (the others wait and join it) and nobody bootstraps an empty cluster over a restore that
+// is due. A member with data of its own never falls back to the source: its cluster ran before, and the
+// source is not its history. A source without backups fails the initialization rather than starting
+// empty, which would silently lose the state the restore was asked for.
+func (i *Initializer) sourceFacts(ctx context.Context, data DataFacts) (BackupFacts, error) {
+	if data.HasMember {
+		i.log.Info("Not restoring from the restore source: the data directory holds a member, so this cluster ran before")
+		return BackupFacts{}, nil
+	}
+	snaps, err := i.opts.RestoreSource.Store.List(ctx)
+	if err != nil {
+		return BackupFacts{}, fmt.Errorf("listing the restore source's backups: %w", err)
+	}
+	if len(snaps) == 0 {
+		return BackupFacts{}, errors.New("the restore source holds no backups: nothing to restore the new cluster from")
+	}
+	last := snaps[len(snaps)-1].LastRevision
+	if t := i.opts.RestoreSource.TargetRevision; t > 0 {
+		last = min(last, t)
+	}
+	return BackupFacts{Exists: true, LastRevision: last, FromSource: true}, nil
 }
 
 // Ordinal is the StatefulSet ordinal of a member name (<etcd>-<i> or <prefix>-<etcd>-<i>), or -1 when the

@@ -38,15 +38,22 @@ func (i *Initializer) restoreAsFirstMember(ctx context.Context, f Facts) (State,
 	self := i.opts.Member
 	one := memberconfig.InitialCluster{{Name: self.Name, PeerURLs: self.PeerURLs}}
 	start := time.Now()
-	res, err := restorer.Restore(ctx, restorer.Options{
+	opts := restorer.Options{
 		Store: i.opts.Store, DataDir: i.opts.DataDir, Name: self.Name, InitialCluster: one.String(),
 		InitialAdvertisePeerURLs: self.PeerURLs, ClusterToken: i.opts.ClusterToken, Log: i.log,
-	})
+	}
+	from := "the store"
+	if src := i.opts.RestoreSource; f.Backup.FromSource && src != nil {
+		opts.Store, opts.TargetRevision, opts.TargetTime = src.Store, src.TargetRevision, src.TargetTime
+		from = "the restore source"
+		i.log.Info("New cluster: restoring from the restore source", "targetRevision", src.TargetRevision, "targetTime", src.TargetTime)
+	}
+	res, err := restorer.Restore(ctx, opts)
 	i.opts.Metrics.restored(RestoreSingleNode, start, err)
 	if err != nil {
-		return State{}, fmt.Errorf("restoring from the store: %w", err)
+		return State{}, fmt.Errorf("restoring from %s: %w", from, err)
 	}
-	i.log.Info("Restored the data directory", "revision", res.Revision, "deltas", len(res.Deltas), "took", res.Duration)
+	i.log.Info("Restored the data directory", "from", from, "revision", res.Revision, "deltas", len(res.Deltas), "took", res.Duration)
 	if i.opts.TakeFullSnapshot != nil {
 		if err := i.snapshotRestoredData(ctx, one); err != nil {
 			return State{}, err

@@ -34,8 +34,9 @@ func parse(t *testing.T, args []string) (Options, error) {
 	t.Helper()
 	var got Options
 	cmd := NewCommand(func(_ context.Context, o Options, _ logr.Logger) error {
+		err := o.Validate() // parses what only validation parses (the restore source's time)
 		got = o
-		return o.Validate()
+		return err
 	})
 	if args[0] != "server" {
 		t.Fatalf("druid's args start with %q, want the server subcommand", args[0])
@@ -114,6 +115,19 @@ func TestAcceptsTheArgumentsDruidGenerates(t *testing.T) {
 				Thresholds: defrag.Thresholds{Fragmentation: 0.5, MinReclaimable: 32 << 20, Quota: 0.8}}),
 				"druid renders no defragmentation check flags: NOSPACE recovery and the thresholds are on by default")
 		}},
+		"restore source annotations of a new Etcd": {etcdSpec(func(e *druidv1alpha1.Etcd) {
+			s3Store(e)
+			e.Annotations = map[string]string{druidv1alpha1.RestoreSourcePrefixAnnotation: "shoot--p--old/etcd-main",
+				druidv1alpha1.RestoreSourceTimeAnnotation: "2026-11-28T14:00:00Z"}
+		}), func(g Gomega, o Options) {
+			g.Expect(o.RestoreSource.Prefix).To(Equal("shoot--p--old/etcd-main"))
+			g.Expect(o.RestoreSource.Revision).To(BeZero())
+			g.Expect(o.RestoreSource.time).To(Equal(time.Date(2026, 11, 28, 14, 0, 0, 0, time.UTC)))
+			g.Expect(o.restoreSourceConfig()).To(And(
+				HaveField("Prefix", "shoot--p--old/etcd-main"), HaveField("Container", "bucket"), HaveField("Provider", BeEquivalentTo("S3"))),
+				"the own store's container and credentials, the source's prefix")
+			g.Expect(o.Store.Prefix).To(Equal("shoot--p--s/etcd-main"), "the own prefix stays")
+		}},
 		"Local store, single member, custom ports": {etcdSpec(func(e *druidv1alpha1.Etcd) {
 			e.Spec.Replicas = 1
 			e.Spec.Backup.Store = &druidv1alpha1.StoreSpec{Prefix: "p", Provider: ptr.To(druidv1alpha1.StorageProviderLocal)}
@@ -144,6 +158,23 @@ func TestRejectsInconsistentFlags(t *testing.T) {
 	g.Expect(err).To(MatchError(And(ContainSubstring("--server-key"), ContainSubstring("Forever"), ContainSubstring("--schedule"))))
 	_, err = parse(t, []string{"server", "--no-such-flag"})
 	g.Expect(err).To(HaveOccurred())
+}
+
+// The restore source flags are refused naming the flag: without a store, the own prefix, both targets, a
+// negative revision, a time that is not RFC3339, a target without a source.
+func TestRestoreSourceFlags(t *testing.T) {
+	g := NewWithT(t)
+	_, err := parse(t, []string{"server", "--restore-source-store-prefix=old", "--restore-source-revision=-1", "--restore-source-time=yesterday"})
+	g.Expect(err).To(MatchError(And(ContainSubstring("--restore-source-store-prefix needs a store"),
+		ContainSubstring("--restore-source-revision -1 must be positive"), ContainSubstring("--restore-source-revision and --restore-source-time are exclusive"),
+		ContainSubstring(`--restore-source-time "yesterday" is no RFC3339 time`))))
+	_, err = parse(t, []string{"server", "--storage-provider=Local", "--store-prefix=own/", "--restore-source-store-prefix=own"})
+	g.Expect(err).To(MatchError(ContainSubstring(`--restore-source-store-prefix "own" is the own --store-prefix`)))
+	_, err = parse(t, []string{"server", "--restore-source-revision=5"})
+	g.Expect(err).To(MatchError(ContainSubstring("need --restore-source-store-prefix")))
+	o, err := parse(t, []string{"server", "--storage-provider=Local", "--store-prefix=new", "--restore-source-store-prefix=old", "--restore-source-revision=5"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(o.RestoreSource).To(HaveField("Revision", int64(5)))
 }
 
 // The defragmentation checks take a period and two shares of [0, 1), 0 switching each off; other values

@@ -30,6 +30,8 @@ type decisionInitializer struct {
 	clientTLS        *tls.Config
 	// store is nil without backups.
 	store snapstore.SnapStore
+	// restoreSource is where a new cluster restores from (nil: none); see initializer.Options.RestoreSource.
+	restoreSource *initializer.RestoreSource
 	// fullSnapshot uploads the full snapshot after a restore (case 7); nil without backups.
 	fullSnapshot func(ctx context.Context, cli *clientv3.Client) error
 	// livePeers reports the other members whose leases show a serving etcd (nil without member lease
@@ -74,7 +76,7 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode podwire.InitM
 	in, err := initializer.New(initializer.Options{
 		Member: cfg.Member, InitialCluster: ic, DataDir: d.dataDir, ClusterToken: t.ClusterToken(), Owner: d.owner,
 		ClusterEndpoints: append(t.AllClientURLs(), d.serviceEndpoints...), ClientTLS: d.clientTLS,
-		Store: d.store, TakeFullSnapshot: d.fullSnapshot, LivePeers: d.livePeers, BeforeChange: beforeChange,
+		Store: d.store, RestoreSource: d.restoreSource, TakeFullSnapshot: d.fullSnapshot, LivePeers: d.livePeers, BeforeChange: beforeChange,
 		Metrics: d.metrics, Log: d.log,
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -58,6 +59,10 @@ type Options struct {
 	// Store is where snapshots go and restores come from (--storage-provider, --store-*); an empty
 	// Provider means the Etcd has no backup store: no snapshots, and a member without data starts empty.
 	Store snapstore.Config
+	// RestoreSource is another cluster's backups in the same store that a NEW cluster starts from
+	// (initializer.Options.RestoreSource): --restore-source-store-prefix, up to --restore-source-revision or
+	// --restore-source-time (neither: the latest). Druid renders them from the Etcd's restore annotations.
+	RestoreSource RestoreSourceOptions
 	// Compression of new snapshots (--compress-snapshots, --compression-policy); none if empty.
 	Compression              snapshot.Compression
 	Schedule                 string
@@ -105,6 +110,16 @@ type Options struct {
 
 	// ignored are the upstream sidecar's flags that mean nothing here (see IgnoredFlags).
 	ignored *ignoredflags.Set
+}
+
+// RestoreSourceOptions locate the restore source and its target.
+type RestoreSourceOptions struct {
+	// Prefix is the source's prefix in the own store's container; empty: no restore source.
+	Prefix   string
+	Revision int64
+	// Time is RFC3339, as the flag takes it; parsed by Validate into time.
+	Time string
+	time time.Time
 }
 
 // IgnoredFlags are the flags of the upstream sidecar given on the command line that have no meaning for
@@ -159,6 +174,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) *boundFlags { //nolint:revive // t
 	fs.StringVar(&o.DeltaSnapshotLeaseName, podwire.FlagDeltaSnapshotLeaseName, o.DeltaSnapshotLeaseName, "lease of the last delta snapshot")
 	fs.DurationVar(&o.HeartbeatDuration, podwire.FlagK8sHeartbeatDuration, o.HeartbeatDuration, "member lease renewal period")
 
+	fs.StringVar(&o.RestoreSource.Prefix, podwire.FlagRestoreSourceStorePrefix, o.RestoreSource.Prefix,
+		"prefix of another cluster's backups in the same container that a new cluster restores from while its own prefix holds no backup (read only)")
+	fs.Int64Var(&o.RestoreSource.Revision, podwire.FlagRestoreSourceRevision, o.RestoreSource.Revision, "revision that restore ends at, exactly (0: the latest)")
+	fs.StringVar(&o.RestoreSource.Time, podwire.FlagRestoreSourceTime, o.RestoreSource.Time, "RFC3339 time: that restore ends at the newest snapshot taken at or before it")
 	fs.StringVar(&o.Schedule, podwire.FlagSchedule, o.Schedule, "cron schedule of full snapshots")
 	fs.DurationVar(&o.DeltaSnapshotPeriod, podwire.FlagDeltaSnapshotPeriod, o.DeltaSnapshotPeriod, "period of delta snapshots (0: none)")
 	fs.Int64Var(&o.DeltaSnapshotMemoryLimit, podwire.FlagDeltaSnapshotMemoryLimit, o.DeltaSnapshotMemoryLimit, "bytes of events buffered before a delta snapshot is cut")
@@ -289,12 +308,52 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("--%s %v must be a share in [0, 1) (0: off)", share.flag, share.value))
 		}
 	}
+	errs = append(errs, o.validateRestoreSource()...)
 	if o.DefragmentationSchedule != "" {
 		if _, err := cron.ParseStandard(o.DefragmentationSchedule); err != nil {
 			errs = append(errs, fmt.Errorf("--defragmentation-schedule %q: %w", o.DefragmentationSchedule, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateRestoreSource checks the restore source flags and parses the time.
+func (o *Options) validateRestoreSource() []error {
+	rs := &o.RestoreSource
+	if rs.Prefix == "" {
+		if rs.Revision != 0 || rs.Time != "" {
+			return []error{fmt.Errorf("--%s and --%s need --%s", podwire.FlagRestoreSourceRevision, podwire.FlagRestoreSourceTime, podwire.FlagRestoreSourceStorePrefix)}
+		}
+		return nil
+	}
+	var errs []error
+	if !o.hasStore() {
+		errs = append(errs, fmt.Errorf("--%s needs a store (--storage-provider): the source is read from it and the restored cluster backs up into it", podwire.FlagRestoreSourceStorePrefix))
+	}
+	if strings.Trim(rs.Prefix, "/") == strings.Trim(o.Store.Prefix, "/") {
+		errs = append(errs, fmt.Errorf("--%s %q is the own --store-prefix: the source must be another cluster's backups", podwire.FlagRestoreSourceStorePrefix, rs.Prefix))
+	}
+	if rs.Revision < 0 {
+		errs = append(errs, fmt.Errorf("--%s %d must be positive", podwire.FlagRestoreSourceRevision, rs.Revision))
+	}
+	if rs.Revision != 0 && rs.Time != "" {
+		errs = append(errs, fmt.Errorf("--%s and --%s are exclusive", podwire.FlagRestoreSourceRevision, podwire.FlagRestoreSourceTime))
+	}
+	if rs.Time != "" {
+		t, err := time.Parse(time.RFC3339, rs.Time)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--%s %q is no RFC3339 time: %w", podwire.FlagRestoreSourceTime, rs.Time, err))
+		}
+		rs.time = t
+	}
+	return errs
+}
+
+// restoreSourceConfig is the source's store configuration: the own store's, with the source's prefix.
+func (o *Options) restoreSourceConfig() snapstore.Config {
+	cfg := o.Store
+	cfg.Prefix = o.RestoreSource.Prefix
+	return cfg
 }
 
 // wrapperURL is where the etcd wrapper listens: the pod-local host of the etcd endpoint, --etcd-wrapper-port.

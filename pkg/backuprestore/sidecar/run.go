@@ -63,6 +63,18 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		}
 		defer store.Close()
 	}
+	var restoreSource *initializer.RestoreSource
+	if o.RestoreSource.Prefix != "" {
+		// Read only, and not watched: it is read at most once, by a new cluster's first initializations.
+		src, err := snapstore.New(ctx, o.restoreSourceConfig(), log.WithName("restore-source"))
+		if err != nil {
+			return fmt.Errorf("opening the restore source %s %s/%s: %w", o.Store.Provider, o.Store.Container, o.RestoreSource.Prefix, err)
+		}
+		defer src.Close()
+		restoreSource = &initializer.RestoreSource{Store: snapstore.ReadOnly(src), TargetRevision: o.RestoreSource.Revision, TargetTime: o.RestoreSource.time}
+		log.Info("Restore source configured: a new cluster restores from it while its own prefix holds no backup",
+			"prefix", o.RestoreSource.Prefix, "revision", o.RestoreSource.Revision, "time", o.RestoreSource.Time)
+	}
 	var kube kubernetes.Interface
 	if o.EnableMemberLeaseRenewal || (o.EnableSnapshotLeaseRenewal && store != nil) {
 		if kube, err = o.kubernetesClient(); err != nil {
@@ -93,7 +105,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		return err
 	}
 	initer := &decisionInitializer{served: served, dataDir: o.DataDir, owner: ownerOf(namespace, pod), serviceEndpoints: o.ServiceEndpoints,
-		clientTLS: clientTLS, store: store, metrics: initializer.NewMetrics(registry), log: log}
+		clientTLS: clientTLS, store: store, restoreSource: restoreSource, metrics: initializer.NewMetrics(registry), log: log}
 	if o.EnableMemberLeaseRenewal {
 		initer.livePeers = heartbeat.PeerLiveness{Kubernetes: kube, Namespace: namespace, Heartbeat: o.HeartbeatDuration}.LivePeers
 		initer.leftCluster = heartbeat.LeftClusterMarks{Kubernetes: kube, Namespace: namespace}.LeftCluster

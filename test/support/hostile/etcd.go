@@ -145,6 +145,19 @@ var Etcds = []etcdCase{
 	{"prefix with a newline", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Prefix = "shoot--a--b/etcd-main\n--store-prefix=x" }, Refused("spec.backup.store.prefix")},
 	{"prefix with an empty segment", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Prefix = "shoot--a--b//etcd-main" }, Warned("spec.backup.store.prefix: \"shoot--a--b//etcd-main\" has an empty path segment")},
 	{"prefix with a trailing slash", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Prefix = "shoot--a--b/etcd-main/" }, Warned("has an empty path segment")},
+	{"restore source that is the own prefix", func(e *druidv1alpha1.Etcd) {
+		e.Annotations = map[string]string{druidv1alpha1.RestoreSourcePrefixAnnotation: e.Spec.Backup.Store.Prefix}
+	}, Refused("metadata.annotations[restore.gardener-etcd.io/source-prefix]")},
+	{"restore source climbing out of the container", func(e *druidv1alpha1.Etcd) {
+		e.Annotations = map[string]string{druidv1alpha1.RestoreSourcePrefixAnnotation: "../other/etcd-main"}
+	}, Refused("metadata.annotations[restore.gardener-etcd.io/source-prefix]")},
+	{"restore to a revision and a time", func(e *druidv1alpha1.Etcd) {
+		e.Annotations = map[string]string{druidv1alpha1.RestoreSourcePrefixAnnotation: "shoot--a--old/etcd-main",
+			druidv1alpha1.RestoreSourceRevisionAnnotation: "10", druidv1alpha1.RestoreSourceTimeAnnotation: "2026-11-28T14:00:00Z"}
+	}, Refused("metadata.annotations[restore.gardener-etcd.io/source-time]")},
+	{"restore to a revision that is no number", func(e *druidv1alpha1.Etcd) {
+		e.Annotations = map[string]string{druidv1alpha1.RestoreSourcePrefixAnnotation: "shoot--a--old/etcd-main", druidv1alpha1.RestoreSourceRevisionAnnotation: "HEAD~1"}
+	}, Refused("metadata.annotations[restore.gardener-etcd.io/source-revision]")},
 	{"endpoint that is no URL", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.EndpointOverride = ptr.To("not a url") }, Refused("spec.backup.store.endpointOverride")},
 	{"endpoint over ftp", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.EndpointOverride = ptr.To("ftp://s3.example.com") }, Refused("spec.backup.store.endpointOverride")},
 	{"endpoint with credentials", func(e *druidv1alpha1.Etcd) {

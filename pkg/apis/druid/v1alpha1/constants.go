@@ -134,3 +134,20 @@ const (
 // druid's own record, kept on a druid-owned object (guarded by the component-protection webhook) because
 // upstream etcd-druid's CRD has no status field for it and prunes any it does not know.
 const ClusterSizeAnnotation = "druid.gardener.cloud/cluster-size"
+
+// Annotations of a NEW Etcd that starts from another cluster's backups (a point-in-time restore into a new
+// cluster): its first member restores from the prefix RestoreSourcePrefixAnnotation names, in the same
+// store (same container and credentials as spec.backup.store), up to RestoreSourceRevisionAnnotation
+// (exactly) or RestoreSourceTimeAnnotation (the newest snapshot at or before it; RFC3339), neither: the
+// latest state, and from then on backs up into its own spec.backup.store.prefix. They are this project's
+// (upstream etcd-druid has no such restore), honoured only at creation: the sidecar reads the source only
+// while its own prefix holds no backup and the member holds no data, and never writes to it. The
+// validation webhook refuses them added or changed later.
+const (
+	RestoreSourcePrefixAnnotation   = "restore.gardener-etcd.io/source-prefix"
+	RestoreSourceRevisionAnnotation = "restore.gardener-etcd.io/source-revision"
+	RestoreSourceTimeAnnotation     = "restore.gardener-etcd.io/source-time"
+)
+
+// RestoreSourceAnnotations are the three, in the order they are checked and rendered.
+var RestoreSourceAnnotations = []string{RestoreSourcePrefixAnnotation, RestoreSourceRevisionAnnotation, RestoreSourceTimeAnnotation}

@@ -65,6 +65,7 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) [
 	}
 	args = append(args, tuningArgs(etcd, caps)...)
 	args = append(args, storeArgs(etcd)...)
+	args = append(args, restoreSourceArgs(etcd)...)
 	if caps.UpstreamDefaults {
 		args = append(args, upstreamSidecarArgs(etcd)...)
 	}
@@ -173,6 +174,28 @@ func storeArgs(etcd *druidv1alpha1.Etcd) []string {
 		args = append(args, podwire.Arg(podwire.FlagDeltaSnapshotRetentionPeriod, backup.DeltaSnapshotRetentionPeriod.Duration.String()))
 	}
 	return append(args, storeaccess.CompressionArgs(backup)...)
+}
+
+// restoreSourceArgs pass the Etcd's restore source annotations (druidv1alpha1.RestoreSourcePrefixAnnotation)
+// to the sidecar, whose initializer restores a new cluster's first member from that source. Only with a
+// store (validation refuses them without one). They stay rendered for the Etcd's life: the sidecar reads
+// the source only while its own prefix holds no backup and its member no data, so after the first full
+// snapshot they do nothing, and dropping them would roll every member. An upstream etcdbrctl image does
+// not know the flags and refuses to start, which keeps a new cluster from bootstrapping empty instead of
+// restoring.
+func restoreSourceArgs(etcd *druidv1alpha1.Etcd) []string {
+	prefix, ok := etcd.Annotations[druidv1alpha1.RestoreSourcePrefixAnnotation]
+	if !ok || etcd.Spec.Backup.Store == nil {
+		return nil
+	}
+	args := []string{podwire.Arg(podwire.FlagRestoreSourceStorePrefix, prefix)}
+	if r, ok := etcd.Annotations[druidv1alpha1.RestoreSourceRevisionAnnotation]; ok {
+		args = append(args, podwire.Arg(podwire.FlagRestoreSourceRevision, r))
+	}
+	if t, ok := etcd.Annotations[druidv1alpha1.RestoreSourceTimeAnnotation]; ok {
+		args = append(args, podwire.Arg(podwire.FlagRestoreSourceTime, t))
+	}
+	return args
 }
 
 // EtcdWrapperArgs are the arguments of the etcd wrapper (container `etcd`): where to reach the sidecar

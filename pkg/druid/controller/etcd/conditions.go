@@ -25,7 +25,6 @@ const (
 	// EventReasonScaleInHeldBack: the StatefulSet keeps its replicas until the members a scale-in drops
 	// have left the etcd membership (recorded by the StatefulSet operator's requeue).
 	EventReasonScaleInHeldBack = "ScaleInHeldBack"
-	EventReasonReconciled      = "Reconciled"
 	EventReasonDeletionError   = "DeletionError"
 	// EventReasonEtcdAlarm: the EtcdAlarm condition changed its reason (an alarm appeared, the NOSPACE
 	// recovery cannot disarm, the alarm is gone).

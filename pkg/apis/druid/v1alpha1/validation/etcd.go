@@ -19,6 +19,11 @@ const longestNameSuffix = "-client"
 
 // ValidateEtcd checks a new or updated Etcd on its own.
 func ValidateEtcd(etcd *druidv1alpha1.Etcd) field.ErrorList {
+	return append(validateEtcdObject(etcd), validateRestoreSource(etcd)...)
+}
+
+// validateEtcdObject are the checks of ValidateEtcd that an update ratchets.
+func validateEtcdObject(etcd *druidv1alpha1.Etcd) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, validateEtcdName(etcd.Name, field.NewPath("metadata", "name"))...)
 	errs = append(errs, validateEtcdSpec(&etcd.Spec, field.NewPath("spec"))...)
@@ -30,7 +35,9 @@ func ValidateEtcd(etcd *druidv1alpha1.Etcd) field.ErrorList {
 // ValidateEtcdUpdate checks an update: the fields that changed as on create (a field that kept its value is
 // never a reason to refuse an update: Ratchet), and that immutable fields kept their value.
 func ValidateEtcdUpdate(newEtcd, oldEtcd *druidv1alpha1.Etcd) field.ErrorList {
-	errs := Ratchet(ValidateEtcd(newEtcd), newEtcd, oldEtcd)
+	errs := Ratchet(validateEtcdObject(newEtcd), newEtcd, oldEtcd)
+	errs = append(errs, validateRestoreSource(newEtcd)...)
+	errs = append(errs, validateRestoreSourceUpdate(newEtcd, oldEtcd)...)
 	spec := field.NewPath("spec")
 	errs = append(errs, validateImmutable(newEtcd.Spec.StorageClass, oldEtcd.Spec.StorageClass, spec.Child("storageClass"))...)
 	errs = append(errs, validateImmutable(newEtcd.Spec.VolumeClaimTemplate, oldEtcd.Spec.VolumeClaimTemplate, spec.Child("volumeClaimTemplate"))...)
