@@ -130,7 +130,7 @@ func TestPodUpdateHeldWhileAReplacementWouldLoseTheQuorum(t *testing.T) {
 		g.Expect(events[0].Message).To(ContainSubstring("quorum"))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 	g.Consistently(func(g Gomega) { g.Expect(podUIDs(g, ns, 0, 1, 2)).To(Equal(serving)) }).
-		WithTimeout(2*time.Second).WithPolling(200*time.Millisecond).Should(Succeed())
+		WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 	g.Expect(etcdEvents(g, ns, etcdcontroller.EventReasonMemberPodUpdated)).To(BeEmpty())
 
 	setPodReady(t, ns, "etcd-main-2", true)
