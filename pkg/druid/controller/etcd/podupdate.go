@@ -47,7 +47,10 @@ func (r *Reconciler) updateMemberPods(ctx context.Context, etcd *druidv1alpha1.E
 	logger := log.FromContext(ctx)
 	sts := &appsv1.StatefulSet{}
 	if err := r.reader.Get(ctx, client.ObjectKeyFromObject(status.observed.StatefulSet), sts); err != nil {
-		return flow.Fail(client.IgnoreNotFound(fmt.Errorf("reading statefulset: %w", err)))
+		if apierrors.IsNotFound(err) {
+			return flow.Continue() // deleted meanwhile (the deletion flow, the adoption's recreation)
+		}
+		return flow.Fail(fmt.Errorf("reading statefulset: %w", err))
 	}
 	if why := podUpdateIdle(sts); why != "" {
 		logger.V(1).Info("No member pod update", "why", why)
