@@ -134,7 +134,7 @@ func Plan(in Input) Decision {
 	for _, m := range in.Members {
 		if m.Revision == in.UpdateRevision && m.Health == Broken && !m.Terminating {
 			return Decision{Verdict: Hold, Member: &m, Reason: fmt.Sprintf(
-				"pod %s runs the update revision %s and is broken (%s): no further member is replaced until a new pod template fixes it",
+				"pod %s runs the update revision %s and is broken (%s): no further member is replaced until it serves again or a new pod template replaces it",
 				m.Pod, in.UpdateRevision, m.Detail)}
 		}
 	}
