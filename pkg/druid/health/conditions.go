@@ -149,11 +149,18 @@ func AllMembersUpdatedCondition(sts *appsv1.StatefulSet) druidv1alpha1.Condition
 }
 
 // StatefulSetRolledOut tells whether the StatefulSet controller observed the current generation and every
-// replica was updated to the current revision.
+// replica was updated to the current revision. Under updateStrategy OnDelete the StatefulSet controller
+// before Kubernetes v1.37 never moves status.currentRevision to the update revision, so there the replicas
+// it counts (updatedReplicas, from each pod's revision label, and replicas) decide alone.
 func StatefulSetRolledOut(sts *appsv1.StatefulSet) bool {
-	return sts.Status.ObservedGeneration >= sts.Generation &&
-		sts.Status.UpdatedReplicas == ptr.Deref(sts.Spec.Replicas, 1) &&
-		sts.Status.UpdateRevision == sts.Status.CurrentRevision
+	replicas := ptr.Deref(sts.Spec.Replicas, 1)
+	if sts.Status.ObservedGeneration < sts.Generation || sts.Status.UpdatedReplicas != replicas {
+		return false
+	}
+	if sts.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
+		return sts.Status.Replicas == replicas
+	}
+	return sts.Status.UpdateRevision == sts.Status.CurrentRevision
 }
 
 // DataVolumesReadyCondition is False while warning events exist for the members' data volumes (e.g.

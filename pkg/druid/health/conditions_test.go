@@ -111,6 +111,10 @@ func TestAllMembersUpdatedCondition(t *testing.T) {
 		"generation not seen":  {sts: sts(3, 2, 3, 3, "r2", "r2"), wantStatus: "False", wantReason: "NotAllMembersUpdated"},
 		"replicas not updated": {sts: sts(2, 2, 3, 2, "r2", "r2"), wantStatus: "False", wantReason: "NotAllMembersUpdated"},
 		"revisions differ":     {sts: sts(2, 2, 3, 3, "r3", "r2"), wantStatus: "False", wantReason: "NotAllMembersUpdated"},
+		// Before Kubernetes v1.37 the StatefulSet controller never moves currentRevision under OnDelete.
+		"OnDelete, every replica updated": {sts: onDelete(sts(2, 2, 3, 3, "r3", "r2"), 3), wantStatus: "True", wantReason: "AllMembersUpdated"},
+		"OnDelete, a replica not updated": {sts: onDelete(sts(2, 2, 3, 2, "r3", "r2"), 3), wantStatus: "False", wantReason: "NotAllMembersUpdated"},
+		"OnDelete, a replica missing":     {sts: onDelete(sts(2, 2, 3, 3, "r3", "r2"), 2), wantStatus: "False", wantReason: "NotAllMembersUpdated"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -119,6 +123,13 @@ func TestAllMembersUpdatedCondition(t *testing.T) {
 			g.Expect(c.Reason).To(Equal(tc.wantReason))
 		})
 	}
+}
+
+// onDelete is sts with updateStrategy OnDelete and replicas counted in its status.
+func onDelete(sts *appsv1.StatefulSet, replicas int32) *appsv1.StatefulSet {
+	sts.Spec.UpdateStrategy.Type = appsv1.OnDeleteStatefulSetStrategyType
+	sts.Status.Replicas = replicas
+	return sts
 }
 
 func TestDataVolumesReadyCondition(t *testing.T) {

@@ -186,12 +186,17 @@ func claimTemplateRecreation(sts *appsv1.StatefulSet, etcd *druidv1alpha1.Etcd) 
 	return ""
 }
 
-// rolledOut tells whether every member runs the StatefulSet's current template and is ready.
+// rolledOut tells whether every member runs the StatefulSet's current template and is ready. Under
+// updateStrategy OnDelete the StatefulSet controller before Kubernetes v1.37 never moves currentRevision to
+// the update revision; there the replica counts decide alone.
 func rolledOut(sts *appsv1.StatefulSet) bool {
 	replicas := ptr.Deref(sts.Spec.Replicas, 1)
 	st := sts.Status
 	if st.ObservedGeneration < sts.Generation || st.UpdatedReplicas != replicas || st.ReadyReplicas < replicas {
 		return false
+	}
+	if sts.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType {
+		return st.Replicas == replicas
 	}
 	return replicas == 0 || st.UpdateRevision == st.CurrentRevision
 }

@@ -86,11 +86,19 @@ func TestRolledOut(t *testing.T) {
 		{"still rolling", sts(3, func() appsv1.StatefulSetStatus { s := done; s.CurrentRevision = "a"; s.UpdatedReplicas = 2; return s }()), false},
 		{"updated but not ready", sts(3, func() appsv1.StatefulSetStatus { s := done; s.ReadyReplicas = 2; return s }()), false},
 		{"hibernated", sts(0, appsv1.StatefulSetStatus{ObservedGeneration: 2, CurrentRevision: "a", UpdateRevision: "b"}), true},
+		// Before Kubernetes v1.37 the StatefulSet controller never moves currentRevision under OnDelete.
+		{"OnDelete, every member updated and ready", onDelete(sts(3, appsv1.StatefulSetStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 3, CurrentRevision: "a", UpdateRevision: "b"})), true},
+		{"OnDelete, a member not updated", onDelete(sts(3, appsv1.StatefulSetStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 2, ReadyReplicas: 3, CurrentRevision: "a", UpdateRevision: "b"})), false},
 	} {
 		if got := rolledOut(tc.sts); got != tc.want {
 			t.Errorf("%s: rolledOut = %v, want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+func onDelete(sts *appsv1.StatefulSet) *appsv1.StatefulSet {
+	sts.Spec.UpdateStrategy.Type = appsv1.OnDeleteStatefulSetStrategyType
+	return sts
 }
 
 func TestCarriedLabelsAndSelectorCheck(t *testing.T) {

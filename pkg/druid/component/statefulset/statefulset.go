@@ -151,7 +151,12 @@ func (o *operator) syncPlanned(ctx context.Context, etcd *druidv1alpha1.Etcd, de
 	return nil
 }
 
-// mutate writes the desired state into sts (fresh or as read from the apiserver). The immutable fields
+// mutate writes the desired state into sts (fresh or as read from the apiserver). The update strategy is
+// OnDelete, also on a StatefulSet an upstream druid wrote with RollingUpdate (its rollingUpdate, which the
+// apiserver refuses beside OnDelete, goes): the StatefulSet controller then recreates deleted pods with the
+// current template but deletes none, and druid's pod update (controller/etcd, package podupdate) chooses
+// which member goes next by health and role instead of by ordinal. The strategy and the template go out in
+// one write, so a template change never starts the StatefulSet controller's own rolling update. The immutable fields
 // (selector, serviceName, podManagementPolicy, volumeClaimTemplates) are only set on creation: an existing
 // StatefulSet, also one an upstream druid created, keeps its own, so that a patch never fails on them (the
 // adoption recreates it where they must change, see immutableDiffs). The template is replaced only when
@@ -161,10 +166,7 @@ func mutate(sts *appsv1.StatefulSet, etcd *druidv1alpha1.Etcd, template corev1.P
 	creating := sts.CreationTimestamp.IsZero()
 	component.ApplyManagedMeta(sts, etcd, druidv1alpha1.ComponentStatefulSet)
 	sts.Spec.Replicas = ptr.To(replicas)
-	sts.Spec.UpdateStrategy.Type = appsv1.RollingUpdateStatefulSetStrategyType
-	if ru := sts.Spec.UpdateStrategy.RollingUpdate; ru != nil {
-		ru.Partition = ptr.To(int32(0))
-	}
+	sts.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}
 	if creating {
 		sts.Spec.Selector = &metav1.LabelSelector{MatchLabels: druidv1alpha1.ManagedLabels(etcd)}
 		sts.Spec.ServiceName = druidv1alpha1.PeerServiceName(etcd)

@@ -13,7 +13,7 @@ import (
 )
 
 // EventReasonAdoptedLabels is a Normal event: druid labelled the objects an upstream etcd-druid left without
-// its labels, so that its cache, status flow and rolling-update gate see them.
+// its labels, so that its cache, status flow and pod update see them.
 const EventReasonAdoptedLabels = "AdoptedDeployedObjects"
 
 // EventReasonStatefulSetFieldKept is a Warning event: an adopted StatefulSet keeps an immutable field druid
@@ -24,8 +24,8 @@ const EventReasonStatefulSetFieldKept = "StatefulSetFieldKept"
 // status flow needs it as much: it puts druid's labels and owner reference on the member leases, snapshot
 // leases, member pods and the StatefulSet of an Etcd that an upstream etcd-druid before v0.22 reconciled
 // (its objects carry `instance`/`name` only), through their operators. druid's cache selects on the
-// managed-by label: without it the status flow finds no member, reports AllMembersReady False, and the
-// rolling-update gate then holds back the very spec sync that would label them. Only metadata is patched:
+// managed-by label: without it the status flow finds no member and reports AllMembersReady False, and
+// the heal flow and the pod update see no pods. Only metadata is patched:
 // nothing restarts. The StatefulSet is labelled last, so that a failure retries everything. A failure
 // does not stop the flow: it is logged and retried with the next reconcile. An Etcd no druid has
 // reconciled yet (no observedGeneration) has nothing to adopt.

@@ -39,7 +39,16 @@ const (
 
 // Event reasons of the flows' own decisions after the spec flow's components (the heal run's are in package heal).
 const (
-	EventReasonRollingUpdateHeldBack      = "RollingUpdateHeldBack"
 	EventReasonPodDisruptionBudgetUpdated = "PodDisruptionBudgetUpdated"
 	actionHeal                            = "Heal"
+)
+
+// Event reasons of the member pod updates (podupdate.go): a pod deleted to bring its member to the
+// StatefulSet's update revision, with why it was chosen; an update held because replacing the next member
+// would drop the serving members below the quorum, the update revision does not start, or BackupReady is
+// False.
+const (
+	EventReasonMemberPodUpdated    = "MemberPodUpdated"
+	EventReasonMemberPodUpdateHeld = "MemberPodUpdateHeld"
+	actionUpdatePod                = "UpdatePod"
 )

@@ -51,7 +51,8 @@ type Reconciler struct {
 
 // Reconcile runs the deletion flow for an Etcd being deleted; otherwise the spec flow when one is due,
 // then the status flow, which also runs when the spec flow failed, so that the status keeps reporting the
-// cluster's health, and after a successful status flow the heal flow on the status flow's observation.
+// cluster's health, and after a successful status flow the heal flow and then the member pod update
+// (podupdate.go) on the status flow's observation.
 // A successful spec run's result goes out with the status flow's write (one status write, not two), and
 // its operation annotation is removed after that write.
 // It requeues after StatusSyncPeriod (or earlier when a flow asks for it).
@@ -97,17 +98,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if spec != nil && spec.succeeded { // the spec flow's last step held its success; nothing else ended it
 		specResult = spec.finish(log.IntoContext(ctx, logger.WithName("spec")))
 	}
-	healResult := flow.Continue()
+	healResult, updateResult := flow.Continue(), flow.Continue()
 	if !statusResult.Failed() {
 		healResult = flow.Run(ctx, logger.WithName("heal"), r.newHealFlow(etcd, status).steps())
+		updateResult = flow.Run(ctx, logger.WithName("podupdate"), []flow.Step{r.podUpdateStep(etcd, status)})
 	}
-	for _, res := range []flow.Result{statusResult, healResult} {
+	for _, res := range []flow.Result{statusResult, healResult, updateResult} {
 		if res.Failed() && apierrors.IsNotFound(res.Err()) {
 			// The Etcd disappeared between the flows (e.g. the deletion finished); nothing left to do.
 			return ctrl.Result{}, nil
 		}
 	}
-	result, err := flow.Combine(r.config.StatusSyncPeriod, specResult, statusResult, healResult)
+	result, err := flow.Combine(r.config.StatusSyncPeriod, specResult, statusResult, healResult, updateResult)
 	if apierrors.IsConflict(err) {
 		// The cache lagged behind a write; start over soon from the newer object, without an error back-off.
 		logger.V(1).Info("Conflict writing the Etcd, reconciling again", "error", err.Error())

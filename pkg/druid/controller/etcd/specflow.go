@@ -45,7 +45,7 @@ type specRun struct {
 	// specValid is SpecValid=True once a spec passed after a refusal; it goes out with the run's next
 	// status write.
 	specValid *druidv1alpha1.Condition
-	// rendered is target's pod template once holdRollingUpdate rendered it (nil while no StatefulSet
+	// rendered is target's pod template once renderPodTemplate rendered it (nil while no StatefulSet
 	// exists); syncComponents passes it to the StatefulSet operator's SyncPlanned, so that a run renders
 	// it once.
 	rendered *statefulset.Rendered
@@ -72,8 +72,8 @@ func (r *Reconciler) newSpecRun(etcd *druidv1alpha1.Etcd, held *heldStatus) *spe
 
 // steps are the spec flow: adopt the objects of an upstream etcd-druid → hold during a quorum-loss
 // recovery → refuse a spec the validation webhook would refuse → record operation → finalizer → secrets → report Local store mounts outside the allowed
-// directories (before and after the sync) → hold a rolling update of an unhealthy cluster → full
-// snapshot before hibernation or new images → components → record the applied spec → success (held for the status flow's write).
+// directories (before and after the sync) → render the pod template → full snapshot before hibernation or
+// new images → components → record the applied spec → success (held for the status flow's write).
 // The operation annotation is removed by finish, after the status flow wrote the success.
 func (s *specRun) steps() []flow.Step {
 	return []flow.Step{
@@ -84,7 +84,7 @@ func (s *specRun) steps() []flow.Step {
 		{Name: "ensureFinalizer", Run: s.ensureFinalizer},
 		{Name: "checkReferencedSecrets", Run: s.checkSecrets},
 		{Name: "checkLocalStoreMounts", Run: s.checkLocalStoreMounts},
-		{Name: "holdRollingUpdate", Run: s.holdRollingUpdate},
+		{Name: "renderPodTemplate", Run: s.renderPodTemplate},
 		{Name: "snapshotBeforeUpdate", Run: s.snapshotBeforeUpdate},
 		{Name: "syncComponents", Run: s.syncComponents},
 		{Name: "recordAppliedSpec", Run: s.recordAppliedSpec},

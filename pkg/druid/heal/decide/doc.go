@@ -39,6 +39,6 @@
 // them from the etcd cluster (MemberRemove) and marks their leases (member.etcd.gardener.cloud/left-cluster),
 // and a removed member's sidecar refuses to initialize, so it never comes back by itself.
 //
-// Rolling changes (any change of the StatefulSet's pod template) are held back by the spec flow while
-// AllMembersReady or BackupReady is False (see RollingUpdateAllowed).
+// Which out-of-date member pod is replaced after a pod template change is not decided here but in package
+// podupdate: the StatefulSet updates OnDelete, and a template change restarts no member by itself.
 package decide

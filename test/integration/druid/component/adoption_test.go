@@ -132,6 +132,8 @@ func TestAdoptsCurrentStatefulSetInPlace(t *testing.T) {
 	g.Expect(registry.SyncAll(ctx, etcd)).To(Succeed())
 	sts := readStatefulSet(t, etcd)
 	g.Expect(sts.Generation).To(Equal(int64(2)), "one template patch")
+	g.Expect(sts.Spec.UpdateStrategy).To(Equal(appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}),
+		"the upstream druid's RollingUpdate (with the apiserver's rollingUpdate defaults) becomes OnDelete in the same patch")
 	g.Expect(sts.Spec.Selector.MatchLabels).To(Equal(druidv1alpha1.ManagedLabels(etcd)))
 	g.Expect(sts.Spec.Template.Labels).NotTo(HaveKey("instance"))
 	g.Expect(sts.Spec.VolumeClaimTemplates[0].Name).To(Equal("main-etcd"))
@@ -185,8 +187,8 @@ func TestAdoptionKeepsAStatefulSetWithAnotherClaimName(t *testing.T) {
 }
 
 // Rolling back: upstream druid (v0.22+) writes its StatefulSet, Services and PDB over the ones ours
-// left, with its own immutable fields (selector, serviceName, podManagementPolicy, claim template) and
-// selectors. The apiserver accepts that on objects our druid created, also on a StatefulSet the adoption
+// left, with its own immutable fields (selector, serviceName, podManagementPolicy, claim template),
+// selectors and updateStrategy RollingUpdate over our OnDelete. The apiserver accepts that on objects our druid created, also on a StatefulSet the adoption
 // recreated (it is created the same way); a mismatch would fail upstream druid on every sync.
 func TestUpstreamDruidCanWriteOverWhatOursLeaves(t *testing.T) {
 	g, ctx := NewWithT(t), context.Background()
@@ -197,6 +199,7 @@ func TestUpstreamDruidCanWriteOverWhatOursLeaves(t *testing.T) {
 
 	upstream := upstreamVariant{podManagementPolicy: appsv1.ParallelPodManagement}
 	sts := readStatefulSet(t, etcd)
+	sts.Spec.UpdateStrategy = appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}
 	sts.Spec.Selector.MatchLabels = upstream.selector(etcd)
 	sts.Spec.ServiceName, sts.Spec.PodManagementPolicy = druidv1alpha1.PeerServiceName(etcd), appsv1.ParallelPodManagement
 	sts.Spec.VolumeClaimTemplates[0].Name = druidv1alpha1.VolumeClaimTemplateName(etcd)
@@ -205,6 +208,8 @@ func TestUpstreamDruidCanWriteOverWhatOursLeaves(t *testing.T) {
 	sts.Spec.Template = upstreamPodTemplate(upstream, etcd)
 	sts.Spec.Template.Spec.Volumes = nil
 	g.Expect(env.Client.Update(ctx, sts)).To(Succeed(), "upstream druid's StatefulSet over ours")
+	g.Expect(sts.Spec.UpdateStrategy).To(Equal(appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType}),
+		"no partition: the StatefulSet controller rolls every pod still out of date")
 
 	for _, name := range []string{druidv1alpha1.ClientServiceName(etcd), druidv1alpha1.PeerServiceName(etcd)} {
 		svc := get(t, ns, name, &corev1.Service{}).(*corev1.Service)

@@ -69,7 +69,7 @@ func TestStatefulSetShape(t *testing.T) {
 
 	g.Expect(sts.Spec.ServiceName).To(Equal("etcd-main-peer"))
 	g.Expect(sts.Spec.PodManagementPolicy).To(Equal(appsv1.ParallelPodManagement))
-	g.Expect(sts.Spec.UpdateStrategy.Type).To(Equal(appsv1.RollingUpdateStatefulSetStrategyType))
+	g.Expect(sts.Spec.UpdateStrategy).To(Equal(appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType}))
 	g.Expect(sts.Spec.Selector.MatchLabels).To(Equal(map[string]string{"app.kubernetes.io/managed-by": "etcd-druid", "app.kubernetes.io/part-of": "etcd-main"}))
 	g.Expect(sts.Spec.Template.Labels).To(Equal(map[string]string{"role": "main", "app": "etcd-statefulset",
 		"app.kubernetes.io/managed-by": "etcd-druid", "app.kubernetes.io/part-of": "etcd-main"}))

@@ -350,43 +350,6 @@ func TestScaleDownFiveToThree(t *testing.T) {
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 }
 
-// Rolling changes wait for a healthy cluster: with AllMembersReady False, a new etcd image is not written
-// into the StatefulSet (lastOperation Requeue with the reason, event RollingUpdateHeldBack); once the member
-// is back, the change rolls out and the reconcile succeeds.
-func TestTemplateChangeHeldBackWhileNotAllMembersReady(t *testing.T) {
-	g := NewWithT(t)
-	ns := env.CreateNamespace(t)
-	s := healthyCluster(t, ns, 3)
-	failMember(t, ns, s, 2)
-	expectCondition(t, ns, druidv1alpha1.ConditionTypeAllMembersReady, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonNotAllMembersReady)
-	before := statefulSet(g, ns).Annotations
-
-	updateEtcd(t, ns, func(e *druidv1alpha1.Etcd) {
-		e.Spec.Etcd.Image = ptr.To("example.org/etcd-wrapper:v2")
-		e.Annotations = map[string]string{druidv1alpha1.GardenerOperationAnnotation: druidv1alpha1.OperationReconcile}
-	})
-	g.Eventually(func(g Gomega) {
-		op := getEtcd(g, ns).Status.LastOperation
-		g.Expect(op.State).To(Equal(druidv1alpha1.LastOperationStateRequeue))
-		g.Expect(op.Description).To(ContainSubstring("AllMembersReady is False"))
-	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
-	g.Consistently(func(g Gomega) {
-		sts := statefulSet(g, ns)
-		g.Expect(sts.Annotations).To(Equal(before))
-		g.Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("example.org/etcd-wrapper:v1"))
-		g.Expect(getEtcd(g, ns).Annotations).To(HaveKey(druidv1alpha1.GardenerOperationAnnotation))
-	}).WithTimeout(2 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
-	g.Expect(etcdEvents(g, ns, etcdcontroller.EventReasonRollingUpdateHeldBack)).NotTo(BeEmpty())
-
-	// The member recovers (its pod may have been deleted by case 9 meanwhile, even between a read and the
-	// status write here, and comes back ready).
-	recoverPod(t, ns, 2)
-	s.resume("etcd-main-2", holder(2))
-	g.Eventually(func(g Gomega) string { return statefulSet(g, ns).Spec.Template.Spec.Containers[0].Image }).
-		WithTimeout(timeout).WithPolling(poll).Should(Equal("example.org/etcd-wrapper:v2"))
-	waitReconciled(t, ns)
-}
-
 // Hibernating a degraded cluster goes ahead: the pod template changes with the replicas (the ConfigMap's
 // initial cluster), and AllMembersReady keeps its False through the hibernation (reason NotChecked, as the
 // upstream druid keeps it), which must not hold the change back as a rolling update.

@@ -7,7 +7,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/component/statefulset"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/controller/flow"
@@ -16,8 +15,8 @@ import (
 )
 
 // existingStatefulSet reads the Etcd's StatefulSet from the cache and, on a miss, from the apiserver (one a
-// upstream druid created may lack the label the cache selects on, and the rolling-update gate must see
-// it); nil when it does not exist.
+// upstream druid created may lack the label the cache selects on, and the spec flow must see it); nil when
+// it does not exist.
 func (s *specRun) existingStatefulSet(ctx context.Context) (*appsv1.StatefulSet, error) {
 	sts, err := component.ExistingStatefulSet(ctx, component.Clients{Client: s.r.client, Live: s.r.reader}, s.etcd)
 	if err != nil {
@@ -42,12 +41,13 @@ func (s *specRun) holdDuringQuorumLossRecovery(ctx context.Context) flow.Result 
 	return flow.Continue()
 }
 
-// holdRollingUpdate applies the rule for rolling updates to etcd members: when the sync would change the
-// StatefulSet's pod template (and so restart every member in turn) while AllMembersReady or BackupReady is
-// False, nothing is synced; lastOperation says Requeue with the reason, a Normal event tells the operator,
-// and the flow comes back every status period until the cluster is healthy (decide.RollingUpdateAllowed
-// lists the exceptions that let a change through because it may be needed to recover).
-func (s *specRun) holdRollingUpdate(ctx context.Context) flow.Result {
+// renderPodTemplate renders target's pod template once per run, for syncComponents to hand to the
+// StatefulSet operator (nil while no StatefulSet exists: the operator renders it on creation). A template
+// change is not held back here while members are not ready or the backup is not current: the StatefulSet
+// updates OnDelete, so writing the template restarts no member, and the pod update (podupdate.go) decides
+// member by member whether one may be replaced — a member that does not serve first, where the new template
+// may be its remedy, a serving one only while the quorum holds and BackupReady is not False.
+func (s *specRun) renderPodTemplate(ctx context.Context) flow.Result {
 	sts, err := s.existingStatefulSet(ctx)
 	if err != nil || sts == nil {
 		return flowResultOf(err)
@@ -56,21 +56,8 @@ func (s *specRun) holdRollingUpdate(ctx context.Context) flow.Result {
 	if err != nil {
 		return flow.Fail(err)
 	}
-	s.rendered = rendered // syncComponents hands it to the StatefulSet operator: one rendering per run
-	if sts.Annotations[statefulset.PodTemplateChecksumAnnotation] == rendered.Checksum {
-		return flow.Continue()
-	}
-	allowed, why := decide.RollingUpdateAllowed(s.etcd.Status, sts)
-	if allowed {
-		log.FromContext(ctx).V(1).Info("Rolling update allowed", "why", why)
-		return flow.Continue()
-	}
-	log.FromContext(ctx).Info("Rolling update held back", "reason", why)
-	s.r.recorder.Eventf(s.etcd, nil, "Normal", EventReasonRollingUpdateHeldBack, actionReconcile, "%s", why)
-	if err := s.record(ctx, druidv1alpha1.LastOperationStateRequeue, why); err != nil {
-		return flow.Fail(err)
-	}
-	return flow.RequeueAfter(s.r.config.StatusSyncPeriod, why)
+	s.rendered = rendered
+	return flow.Continue()
 }
 
 func flowResultOf(err error) flow.Result {
