@@ -23,6 +23,7 @@ func ValidateEtcd(etcd *druidv1alpha1.Etcd) field.ErrorList {
 	errs = append(errs, validateEtcdSpec(&etcd.Spec, field.NewPath("spec"))...)
 	errs = append(errs, validateMemberLabels(etcd, field.NewPath("spec", "labels"))...)
 	errs = append(errs, validateAdditionalPeerURLs(etcd, field.NewPath("spec", "etcd", "additionalAdvertisePeerURLs"))...)
+	errs = append(errs, validateBootstrapWithExistingCluster(etcd, field.NewPath("spec", "etcd", "bootstrapWithExistingCluster"))...)
 	return errs
 }
 
@@ -34,6 +35,7 @@ func ValidateEtcdUpdate(newEtcd, oldEtcd *druidv1alpha1.Etcd) field.ErrorList {
 	errs = append(errs, validateImmutable(newEtcd.Spec.StorageClass, oldEtcd.Spec.StorageClass, spec.Child("storageClass"))...)
 	errs = append(errs, validateImmutable(newEtcd.Spec.VolumeClaimTemplate, oldEtcd.Spec.VolumeClaimTemplate, spec.Child("volumeClaimTemplate"))...)
 	errs = append(errs, validateImmutable(newEtcd.Spec.MemberNamePrefix, oldEtcd.Spec.MemberNamePrefix, spec.Child("memberNamePrefix"))...)
+	errs = append(errs, validateBootstrapWithExistingClusterUpdate(newEtcd, oldEtcd, spec.Child("etcd", "bootstrapWithExistingCluster"))...)
 	return errs
 }
 
