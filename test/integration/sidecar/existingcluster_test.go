@@ -100,7 +100,7 @@ func TestJoiningEtcdWaitsForTheSource(t *testing.T) {
 	sourceCli := source.startAll()
 	putRetrying(t, sourceCli, "old/", 20)
 	want, _ := allKeys(t, sourceCli)
-	source.pods[0].stopEtcd()
+	source.pods[0].stop()
 
 	target := joiningCluster(t, source, 1)
 	target.pods[0].start()
