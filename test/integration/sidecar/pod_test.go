@@ -287,8 +287,10 @@ func (p *pod) stop() {
 	}
 }
 
+// ready asks the wrapper's /readyz, bounded: a wrapper whose etcd hangs while starting must fail the poll,
+// not block it.
 func (p *pod) ready() bool {
-	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(p.wrapper.WrapperPort) + "/readyz")
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://127.0.0.1:" + strconv.Itoa(p.wrapper.WrapperPort) + "/readyz")
 	if err != nil {
 		return false
 	}
