@@ -52,8 +52,12 @@ func (c Case) String() string {
 
 // Facts are everything the decision depends on, observed during one initialization.
 type Facts struct {
-	// ClusterSize is the number of members in the template's initial-cluster.
+	// ClusterSize is the number of members in the template's initial-cluster, the members of an
+	// existing cluster the Etcd joins included.
 	ClusterSize int
+	// JoinsExisting is set when the template names an existing (source) cluster that the Etcd joins
+	// instead of bootstrapping one (spec.etcd.bootstrapWithExistingCluster).
+	JoinsExisting bool
 	// Ordinal is this member's StatefulSet ordinal; 0 is the first member.
 	Ordinal int
 	Data    DataFacts
@@ -96,6 +100,13 @@ func Decide(f Facts) Case {
 	}
 	if metadataOK && d.DataValid {
 		return CaseNonQuorateValid
+	}
+	if f.JoinsExisting {
+		// The data of an Etcd that joins an existing cluster is that cluster's: a member without valid
+		// data neither bootstraps an empty cluster nor restores one of its own from the store (which would
+		// split it from the source cluster), whatever the store holds; it waits for the cluster to answer
+		// and joins it as a learner.
+		return CaseNonQuorateFollowingWait
 	}
 	// No valid data and no quorum. Bootstrapping fresh is only right for a cluster that never held
 	// data: nothing in the store, nothing on this disk, no answering member with writes, and no member

@@ -49,6 +49,13 @@ func TestDecideTable(t *testing.T) {
 		{"single: fresh", Facts{ClusterSize: 1, Ordinal: 0, Data: noData}, CaseBootstrapFirst},
 		{"single: no data, backups", Facts{ClusterSize: 1, Ordinal: 0, Data: noData, Backup: backups}, CaseNonQuorateFirstRestore},
 		{"single: bad data, no backups", Facts{ClusterSize: 1, Ordinal: 0, Data: badData}, CaseNonQuorateFirstRestore},
+		// Joining an existing cluster (one member of our own, one of the source: ClusterSize 2).
+		{"join: source answers, no data", Facts{ClusterSize: 2, JoinsExisting: true, Ordinal: 0, Data: noData, Cluster: quorate}, CaseQuorateInvalidMetadata},
+		{"join: source answers, data of another cluster", Facts{ClusterSize: 2, JoinsExisting: true, Ordinal: 0, Data: valid, Cluster: foreign}, CaseQuorateInvalidMetadata},
+		{"join: joined before, restart", Facts{ClusterSize: 2, JoinsExisting: true, Ordinal: 0, Data: valid, Cluster: quorate}, CaseRestartValid},
+		{"join: nobody answers, no data: never bootstrap", Facts{ClusterSize: 2, JoinsExisting: true, Ordinal: 0, Data: noData}, CaseNonQuorateFollowingWait},
+		{"join: nobody answers, backups: never restore alone", Facts{ClusterSize: 2, JoinsExisting: true, Ordinal: 0, Data: noData, Backup: backups}, CaseNonQuorateFollowingWait},
+		{"join: nobody answers, valid data: reuse", Facts{ClusterSize: 2, JoinsExisting: true, Ordinal: 0, Data: valid, Backup: backups}, CaseNonQuorateValid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Decide(tc.f); got != tc.want {

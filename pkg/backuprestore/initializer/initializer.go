@@ -33,6 +33,10 @@ type Options struct {
 	Member memberconfig.Member
 	// InitialCluster is the template's initial-cluster: every replica; its length is the cluster size.
 	InitialCluster memberconfig.InitialCluster
+	// ExistingCluster are the members of an existing (source) cluster the Etcd joins instead of
+	// bootstrapping one (memberconfig.Template.ExistingCluster); empty otherwise. While it is set, a member
+	// never starts a cluster of its own (Facts.JoinsExisting): it reuses its valid data or joins.
+	ExistingCluster memberconfig.InitialCluster
 	// DataDir is etcd's data directory.
 	DataDir string
 	// ClusterToken is etcd's initial-cluster-token (used when a restore builds a member).
@@ -201,7 +205,8 @@ func (i *Initializer) Observe(ctx context.Context) (Facts, error) {
 
 // observe gathers the facts of a full initialization around the data directory's facts.
 func (i *Initializer) observe(ctx context.Context, data DataFacts) (Facts, error) {
-	f := Facts{ClusterSize: len(i.opts.InitialCluster), Ordinal: Ordinal(i.opts.Member.Name), Data: data}
+	f := Facts{ClusterSize: len(i.opts.InitialCluster) + len(i.opts.ExistingCluster), JoinsExisting: len(i.opts.ExistingCluster) > 0,
+		Ordinal: Ordinal(i.opts.Member.Name), Data: data}
 	if f.ClusterSize > 1 {
 		f.Cluster = i.prober.probe(ctx, i.opts.Member)
 	}

@@ -14,18 +14,51 @@ const keyInitialClusterToken = "initial-cluster-token"
 // its length is the cluster size the initializer and the scale-down cleanup work with. With a
 // member-name-prefix (druid renders the entries by pod name) each entry `<pod>` becomes `<prefix>-<pod>`;
 // without one the names are taken as they stand: the pod names, or the member names `<prefix>-<pod>` of a
-// ConfigMap written by an earlier version of our druid.
+// ConfigMap written by an earlier version of our druid. The members of an existing cluster this Etcd joins
+// (ExistingCluster) are not among them.
 func (t Template) InitialCluster() (InitialCluster, error) {
-	ic, err := ParseInitialCluster(t.str(etcdpod.KeyInitialCluster))
+	own, _, err := t.splitInitialCluster()
 	if err != nil {
 		return nil, err
 	}
 	if prefix := t.MemberNamePrefix(); prefix != "" {
-		for i := range ic {
-			ic[i].Name = MemberName(prefix, ic[i].Name)
+		for i := range own {
+			own[i].Name = MemberName(prefix, own[i].Name)
 		}
 	}
-	return ic, nil
+	return own, nil
+}
+
+// ExistingCluster are the members of the existing (source) cluster the Etcd joins instead of
+// bootstrapping one (spec.etcd.bootstrapWithExistingCluster), under the names the source cluster gives
+// them: druid appends them to initial-cluster after the Etcd's own members. Empty for every other Etcd.
+func (t Template) ExistingCluster() (InitialCluster, error) {
+	_, existing, err := t.splitInitialCluster()
+	return existing, err
+}
+
+// splitInitialCluster tells the Etcd's own entries of initial-cluster from those of an existing cluster it
+// joins: druid renders its own members keyed by pod name, each with an entry in the URL maps, and the
+// source members under their names, without one. A template of an earlier version of our druid names its
+// own members `<prefix>-<pod>` and never names a source cluster: when no entry is a pod of the URL maps,
+// every entry is the Etcd's own.
+func (t Template) splitInitialCluster() (own, existing InitialCluster, err error) {
+	ic, err := ParseInitialCluster(t.str(etcdpod.KeyInitialCluster))
+	if err != nil {
+		return nil, nil, err
+	}
+	pods, ok := t[etcdpod.KeyInitialAdvertisePeerURLs].(map[string]any)
+	if !ok || !slices.ContainsFunc(ic, func(m ClusterMember) bool { _, pod := pods[m.Name]; return pod }) {
+		return ic, nil, nil
+	}
+	for _, m := range ic {
+		if _, pod := pods[m.Name]; pod {
+			own = append(own, m)
+		} else {
+			existing = append(existing, m)
+		}
+	}
+	return own, existing, nil
 }
 
 // MemberNamePrefix is the template's member-name-prefix (spec.memberNamePrefix), empty when unset.

@@ -32,7 +32,8 @@ type Config struct {
 // additional peer URLs), and initial-cluster under the member names. joinMembers, when not nil, are the
 // members of the running cluster this member joins as a learner (it must already have been added):
 // initial-cluster becomes those members plus self and the state `existing`. Otherwise the template's
-// initial-cluster (Template.InitialCluster) and state `new` apply: etcd ignores both when the data dir
+// initial-cluster (Template.InitialCluster, followed by the members of an existing cluster it joins,
+// Template.ExistingCluster) and state `new` apply: etcd ignores both when the data dir
 // already holds a member.
 func Resolve(t Template, pod string, joinMembers []ClusterMember) (*Config, error) {
 	if pod == "" {
@@ -75,7 +76,11 @@ func Resolve(t Template, pod string, joinMembers []ClusterMember) (*Config, erro
 		cfg.values[etcdpod.KeyInitialCluster] = JoinCluster(joinMembers, name, peerURLs).String()
 		cfg.values[etcdpod.KeyInitialClusterState] = ClusterStateExisting
 	} else {
-		cfg.values[etcdpod.KeyInitialCluster] = templateCluster.String()
+		existing, err := t.ExistingCluster()
+		if err != nil {
+			return nil, err
+		}
+		cfg.values[etcdpod.KeyInitialCluster] = append(templateCluster, existing...).String()
 		cfg.values[etcdpod.KeyInitialClusterState] = ClusterStateNew
 	}
 	return cfg, nil

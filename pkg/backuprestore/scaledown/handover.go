@@ -53,13 +53,19 @@ func handOverIfSuperfluous(ctx context.Context, opts Options, members []*etcdser
 	return nil
 }
 
-// keptVoter is the healthy voting member below the cluster size with the lowest ordinal, or nil.
+// keptVoter is the healthy voting member of the local member's Etcd below the cluster size with the
+// lowest ordinal, or nil. A member of an existing cluster the Etcd joined is never chosen: its sidecar
+// (if any) does not run this Etcd's cleanup.
 func keptVoter(ctx context.Context, opts Options, members []*etcdserverpb.Member, size int) *etcdserverpb.Member {
+	base, ok := leaseBase(members, opts.LocalMemberID)
+	if !ok {
+		return nil
+	}
 	var best *etcdserverpb.Member
 	bestOrd := size
 	for _, m := range members {
-		ord := initializer.Ordinal(m.GetName())
-		if m.GetIsLearner() || ord < 0 || ord >= bestOrd || !memberHealthy(ctx, opts, m) {
+		ord, own := ownOrdinal(m.GetName(), base)
+		if m.GetIsLearner() || !own || ord >= bestOrd || !memberHealthy(ctx, opts, m) {
 			continue
 		}
 		best, bestOrd = m, ord

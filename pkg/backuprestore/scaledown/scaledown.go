@@ -24,6 +24,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -147,21 +148,35 @@ func list(ctx context.Context, opts Options) ([]*etcdserverpb.Member, error) {
 	return resp.Members, nil
 }
 
-// pick returns the superfluous member with the highest ordinal other than the local one, or nil.
+// pick returns the superfluous member with the highest ordinal other than the local one, or nil. Only
+// members of the local member's Etcd (named like it, <base>-<ordinal>) are candidates: the members of an
+// existing cluster the Etcd joined (spec.etcd.bootstrapWithExistingCluster) are another Etcd's, whatever
+// ordinal their names end in.
 func pick(members []*etcdserverpb.Member, size int, localID uint64) *etcdserverpb.Member {
-	if len(members) <= 1 {
+	base, ok := leaseBase(members, localID)
+	if len(members) <= 1 || !ok {
 		return nil
 	}
 	var victim *etcdserverpb.Member
 	best := -1
 	for _, m := range members {
-		ord := initializer.Ordinal(m.GetName())
-		if m.GetName() == "" || m.GetID() == localID || ord < size || ord <= best {
+		ord, own := ownOrdinal(m.GetName(), base)
+		if !own || m.GetID() == localID || ord < size || ord <= best {
 			continue
 		}
 		victim, best = m, ord
 	}
 	return victim
+}
+
+// ownOrdinal is the ordinal of a member of the Etcd whose members are named <base>-<ordinal>; own is false
+// for every other name (an unnamed learner, a member of another cluster).
+func ownOrdinal(name, base string) (ordinal int, own bool) {
+	rest, ok := strings.CutPrefix(name, base+"-")
+	if !ok || rest == "" || strings.Trim(rest, "0123456789") != "" {
+		return -1, false
+	}
+	return initializer.Ordinal(name), true
 }
 
 // safeToRemove checks that the voting members left after removing victim still have a healthy quorum.

@@ -37,6 +37,9 @@ func (o *Options) etcdClient(tlsConfig *tls.Config) (*clientv3.Client, error) {
 
 // clusterClient reaches the other members: their advertised client URLs from the template, else the
 // client service (--service-endpoints), else the local member (a single-member cluster has no other).
+// While the template names an existing cluster the Etcd joins, --service-endpoints (which then carry the
+// source cluster's client endpoints) are always added: the first members that join are promoted through
+// the source cluster, before any other member of the Etcd serves.
 func (o *Options) clusterClient(templatePath string, own []string, tlsConfig *tls.Config) (*clientv3.Client, error) {
 	var others []string
 	if t, err := memberconfig.LoadTemplate(templatePath); err == nil {
@@ -44,6 +47,9 @@ func (o *Options) clusterClient(templatePath string, own []string, tlsConfig *tl
 			if !slices.Contains(own, u) && !slices.Contains(o.Endpoints, u) {
 				others = append(others, u)
 			}
+		}
+		if existing, err := t.ExistingCluster(); err == nil && len(existing) > 0 && len(others) > 0 {
+			others = append(others, o.ServiceEndpoints...)
 		}
 	}
 	if len(others) == 0 {

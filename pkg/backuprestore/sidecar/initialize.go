@@ -57,6 +57,10 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode podwire.InitM
 	if err != nil {
 		return err
 	}
+	existing, err := t.ExistingCluster()
+	if err != nil {
+		return err
+	}
 	ord := initializer.Ordinal(d.served.pod)
 	if ord >= len(ic) {
 		err := fmt.Errorf("%w: ordinal %d of pod %s is beyond the cluster size %d of the configuration; its pod goes once the membership has shrunk",
@@ -74,7 +78,7 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode podwire.InitM
 		return err
 	}
 	in, err := initializer.New(initializer.Options{
-		Member: cfg.Member, InitialCluster: ic, DataDir: d.dataDir, ClusterToken: t.ClusterToken(), Owner: d.owner,
+		Member: cfg.Member, InitialCluster: ic, ExistingCluster: existing, DataDir: d.dataDir, ClusterToken: t.ClusterToken(), Owner: d.owner,
 		ClusterEndpoints: append(t.AllClientURLs(), d.serviceEndpoints...), ClientTLS: d.clientTLS,
 		Store: d.store, RestoreSource: d.restoreSource, TakeFullSnapshot: d.fullSnapshot, LivePeers: d.livePeers, BeforeChange: beforeChange,
 		Metrics: d.metrics, Log: d.log,

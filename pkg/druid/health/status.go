@@ -39,7 +39,8 @@ type Observed struct {
 
 // ComputeStatus returns the Etcd's status with every field the status flow owns recomputed at now:
 // members, the conditions Ready, AllMembersReady, AllMembersUpdated, DataVolumesReady,
-// ClusterIDMismatch, BackupReady and EtcdAlarm, the replica counts, ready, peerUrlTLSEnabled, selector, the
+// ClusterIDMismatch, BackupReady, EtcdAlarm and BootstrappedWithExistingCluster (with
+// status.bootstrapWithExistingCluster), the replica counts, ready, peerUrlTLSEnabled, selector, the
 // StatefulSet reference. The cluster size to record next is NextClusterSize, the last snapshots are
 // LastSnapshots: upstream's status has no fields for them.
 // Fields owned by the spec flow (observedGeneration, lastOperation, lastErrors, other conditions) are kept.
@@ -69,6 +70,7 @@ func ComputeStatus(o Observed, th Thresholds, now time.Time) druidv1alpha1.EtcdS
 		return status
 	}
 
+	setExistingClusterStatus(&status, etcd, now)
 	ready := ReadyCondition(status.Members, ClusterSizeForQuorum(o, len(status.Members)))
 	status.Conditions = SetCondition(status.Conditions, ready, now)
 	status.Conditions = SetCondition(status.Conditions, AllMembersReadyCondition(status.Members, replicas), now)

@@ -57,6 +57,10 @@ type cluster struct {
 	pods      []*pod
 	// prefix is the Etcd's spec.memberNamePrefix ("" for none).
 	prefix string
+	// name is the Etcd's name; its pods are <name>-<i>.
+	name string
+	// join is the Etcd's spec.etcd.bootstrapWithExistingCluster (nil for none).
+	join *druidv1alpha1.BootstrapWithExistingCluster
 }
 
 // pod is one etcd pod: its identity and volumes survive restarts of its containers.
@@ -84,7 +88,15 @@ func newCluster(t *testing.T, n int) *cluster {
 // it, as druid renders it.
 func newPrefixedCluster(t *testing.T, n int, prefix string) *cluster {
 	t.Helper()
-	c := &cluster{t: t, namespace: env.CreateNamespace(t), kube: kubernetes.NewForConfigOrDie(env.Config), prefix: prefix}
+	return newEtcdCluster(t, etcdName, n, prefix, nil)
+}
+
+// newEtcdCluster is an Etcd named name of n pods in a namespace of its own; join, when set, is its
+// spec.etcd.bootstrapWithExistingCluster: the template names the source members as druid renders them, and
+// the sidecars get the source's client endpoints as --service-endpoints, as druid passes them.
+func newEtcdCluster(t *testing.T, name string, n int, prefix string, join *druidv1alpha1.BootstrapWithExistingCluster) *cluster {
+	t.Helper()
+	c := &cluster{t: t, namespace: env.CreateNamespace(t), kube: kubernetes.NewForConfigOrDie(env.Config), prefix: prefix, name: name, join: join}
 	sidecarKube := c.etcdServiceAccountClient()
 	c.store = snapstore.Config{Provider: druidv1alpha1.StorageProviderLocal, Container: storeBucket, Prefix: storePrefix, LocalRoot: t.TempDir()}
 	for _, name := range []string{fullLease, deltaLease} {
@@ -95,7 +107,7 @@ func newPrefixedCluster(t *testing.T, n int, prefix string) *cluster {
 	}
 	for i := range n {
 		dir := t.TempDir()
-		p := &pod{t: t, name: fmt.Sprintf("%s-%d", etcdName, i), client: etcdserver.FreeURL(t), peer: etcdserver.FreeURL(t),
+		p := &pod{t: t, name: fmt.Sprintf("%s-%d", name, i), client: etcdserver.FreeURL(t), peer: etcdserver.FreeURL(t),
 			dataDir: filepath.Join(dir, "new.etcd")}
 		wrapperPort := freePort(t)
 		o := sidecar.DefaultOptions()
@@ -109,6 +121,9 @@ func newPrefixedCluster(t *testing.T, n int, prefix string) *cluster {
 		o.EnableSnapshotLeaseRenewal, o.FullSnapshotLeaseName, o.DeltaSnapshotLeaseName = true, fullLease, deltaLease
 		o.Kubernetes = sidecarKube
 		o.SidecarURLOf = c.sidecarURLOf
+		if join != nil {
+			o.ServiceEndpoints = join.ClientEndpoints
+		}
 		p.sidecar = o
 		w := wrapper.DefaultOptions()
 		w.BackupRestoreHostPort = "127.0.0.1:" + strconv.Itoa(o.ServerPort)
@@ -172,13 +187,16 @@ func (c *cluster) startAll() *clientv3.Client {
 // writeTemplate writes druid's template for the Etcd with the test's addresses; listen URLs are the
 // pod's own, as every pod has its own network namespace in a real cluster.
 func (c *cluster) writeTemplate(p *pod) {
-	e := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: etcdName, Namespace: c.namespace}}
+	e := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: c.name, Namespace: c.namespace}}
 	e.Spec.Replicas = int32(len(c.pods))
 	if c.prefix != "" {
 		e.Spec.MemberNamePrefix = &c.prefix
 	}
+	e.Spec.Etcd.BootstrapWithExistingCluster = c.join
 	druidv1alpha1.SetDefaults(e)
 	tmpl := configmap.NewTemplate(e)
+	// druid's entries after the pods' own: the members of an existing cluster the Etcd joins.
+	sourceEntries := strings.Split(tmpl.InitialCluster, ",")[len(c.pods):]
 	tmpl.DataDir = p.dataDir
 	tmpl.ListenClientURLs, tmpl.ListenPeerURLs = p.client.String(), p.peer.String()
 	tmpl.AdvertiseClientURLs, tmpl.InitialAdvertisePeerURLs = map[string][]string{}, map[string][]string{}
@@ -188,7 +206,7 @@ func (c *cluster) writeTemplate(p *pod) {
 		tmpl.InitialAdvertisePeerURLs[o.name] = []string{o.peer.String()}
 		initial = append(initial, o.name+"="+o.peer.String())
 	}
-	tmpl.InitialCluster = strings.Join(initial, ",")
+	tmpl.InitialCluster = strings.Join(append(initial, sourceEntries...), ",")
 	out, err := yaml.Marshal(tmpl)
 	if err != nil {
 		c.t.Fatal(err)
@@ -269,8 +287,10 @@ func (p *pod) stop() {
 	}
 }
 
+// ready asks the wrapper's /readyz, bounded: a wrapper whose etcd hangs while starting must fail the poll,
+// not block it.
 func (p *pod) ready() bool {
-	resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(p.wrapper.WrapperPort) + "/readyz")
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://127.0.0.1:" + strconv.Itoa(p.wrapper.WrapperPort) + "/readyz")
 	if err != nil {
 		return false
 	}

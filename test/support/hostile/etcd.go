@@ -1,6 +1,7 @@
 package hostile
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -252,4 +253,32 @@ var Etcds = []etcdCase{
 	{"peer URL over ftp", func(e *druidv1alpha1.Etcd) {
 		e.Spec.Etcd.AdditionalAdvertisePeerURLs = []druidv1alpha1.MemberPeerURLs{{MemberName: e.Name + "-0", URLs: []string{"ftp://10.0.0.1:2380"}}}
 	}, Refused("spec.etcd.additionalAdvertisePeerURLs[0].urls[0]")},
+
+	// Joining an existing cluster (example/etcd.yaml has peer and client TLS).
+	{"join eleven source members", func(e *druidv1alpha1.Etcd) {
+		b := joinSource(e)
+		for i := 1; i < 11; i++ {
+			b.Members = append(b.Members, druidv1alpha1.BootstrapExistingMember{Name: "etcd-old-" + strconv.Itoa(i), PeerURLs: []string{"https://etcd-old-" + strconv.Itoa(i) + ":2380"}})
+		}
+	}, Refused("spec.etcd.bootstrapWithExistingCluster.members")},
+	{"join source peer URL over http with peer TLS", func(e *druidv1alpha1.Etcd) {
+		joinSource(e).Members[0].PeerURLs = []string{"http://etcd-old-0:2380"}
+	}, Refused("spec.etcd.bootstrapWithExistingCluster.members[0].peerUrls[0]")},
+	{"join source client endpoint not a URL", func(e *druidv1alpha1.Etcd) {
+		joinSource(e).ClientEndpoints = []string{"etcd-old-client:2379"}
+	}, Refused("spec.etcd.bootstrapWithExistingCluster.clientEndpoints[0]")},
+	{"join source member named like a target member", func(e *druidv1alpha1.Etcd) {
+		joinSource(e).Members[0].Name = e.Name + "-0"
+	}, Refused("spec.etcd.bootstrapWithExistingCluster.members[0].name")},
+	{"join a source cluster", func(e *druidv1alpha1.Etcd) { joinSource(e) }, Admitted},
+}
+
+// joinSource sets spec.etcd.bootstrapWithExistingCluster to a valid one-member source cluster over TLS and
+// returns it for a case to break.
+func joinSource(e *druidv1alpha1.Etcd) *druidv1alpha1.BootstrapWithExistingCluster {
+	e.Spec.Etcd.BootstrapWithExistingCluster = &druidv1alpha1.BootstrapWithExistingCluster{
+		Members:         []druidv1alpha1.BootstrapExistingMember{{Name: "etcd-old-0", PeerURLs: []string{"https://etcd-old-0.etcd-old-peer." + e.Namespace + ".svc:2380"}}},
+		ClientEndpoints: []string{"https://etcd-old-client." + e.Namespace + ".svc:2379"},
+	}
+	return e.Spec.Etcd.BootstrapWithExistingCluster
 }

@@ -82,6 +82,9 @@ const (
 	// ConditionTypeClusterIDMismatch is True when members report different etcd cluster IDs in their
 	// leases: one of them was bootstrapped into a cluster of its own (split brain).
 	ConditionTypeClusterIDMismatch = upstream.ConditionTypeClusterIDMismatch
+	// ConditionTypeBootstrappedWithExistingCluster reports the join of spec.etcd.bootstrapWithExistingCluster:
+	// False while members are joining, True (for good) once all have.
+	ConditionTypeBootstrappedWithExistingCluster = upstream.ConditionTypeBootstrappedWithExistingCluster
 
 	EtcdMemberStatusReady    = upstream.EtcdMemberStatusReady
 	EtcdMemberStatusNotReady = upstream.EtcdMemberStatusNotReady

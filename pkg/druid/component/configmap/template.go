@@ -63,6 +63,9 @@ func NewTemplate(etcd *druidv1alpha1.Etcd) *etcdpod.ConfigTemplate {
 			members = append(members, pod+"="+u)
 		}
 	}
+	if etcd.Spec.Replicas > 0 {
+		members = append(members, existingClusterMembers(etcd)...)
+	}
 	t.InitialCluster = strings.Join(members, ",")
 	if tls := spec.ClientUrlTLS; tls != nil {
 		t.ClientTransportSecurity = &etcdpod.SecurityConfig{
@@ -93,6 +96,25 @@ func additionalPeerURLs(etcd *druidv1alpha1.Etcd, pod string) []string {
 		}
 	}
 	return nil
+}
+
+// existingClusterMembers are the `<name>=<peer URL>` entries of spec.etcd.bootstrapWithExistingCluster's
+// source members, as upstream etcd-druid appends them to initial-cluster after the Etcd's own members:
+// the members then join the source cluster instead of bootstrapping one. They are named as the source
+// cluster names them (no pod, no member-name-prefix), and have no entry in the URL maps, which is how the
+// sidecar tells them from the Etcd's own members (memberconfig.Template.ExistingCluster).
+func existingClusterMembers(etcd *druidv1alpha1.Etcd) []string {
+	b := etcd.Spec.Etcd.BootstrapWithExistingCluster
+	if b == nil {
+		return nil
+	}
+	var entries []string
+	for _, m := range b.Members {
+		for _, u := range m.PeerURLs {
+			entries = append(entries, m.Name+"="+u)
+		}
+	}
+	return entries
 }
 
 // CAFileName is the file name of a CA bundle in its mounted secret: the reference's dataKey, ca.crt by

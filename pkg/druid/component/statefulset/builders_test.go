@@ -61,6 +61,20 @@ func TestSidecarArgsWithoutStoreHaveNoSnapshotFlags(t *testing.T) {
 	}))
 }
 
+// TestSidecarArgsCarryTheSourceClientEndpoints: with spec.etcd.bootstrapWithExistingCluster the source's
+// client endpoints follow the client Service in --service-endpoints, as upstream etcd-druid passes them, so
+// that the sidecar can add its member to the source cluster.
+func TestSidecarArgsCarryTheSourceClientEndpoints(t *testing.T) {
+	e := newEtcd(func(e *druidv1alpha1.Etcd) {
+		e.Spec.Etcd.BootstrapWithExistingCluster = &druidv1alpha1.BootstrapWithExistingCluster{
+			Members:         []druidv1alpha1.BootstrapExistingMember{{Name: "etcd-old-0", PeerURLs: []string{"http://etcd-old-0:2380"}}},
+			ClientEndpoints: []string{"http://etcd-old-client.ns.svc:2379", "http://10.0.0.7:2379"},
+		}
+	})
+	NewWithT(t).Expect(BackupRestoreArgs(e, imagecaps.AllOurs.BackupRestore)).To(ContainElement(
+		"--service-endpoints=http://etcd-events-client.ns.svc:2379,http://etcd-old-client.ns.svc:2379,http://10.0.0.7:2379"))
+}
+
 // The sidecar's timeouts, leader election and profiling are passed as the upstream druid passes them, when
 // the spec chose other than the defaults (TestSidecarArgsWithoutStoreHaveNoSnapshotFlags: none without).
 func TestSidecarArgsCarryTheSpecsTimeoutsAndLeaderElection(t *testing.T) {

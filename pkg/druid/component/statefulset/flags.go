@@ -3,6 +3,7 @@ package statefulset
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,7 +30,7 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) [
 		podwire.Arg(podwire.FlagK8sHeartbeatDuration, spec.Etcd.HeartbeatDuration.Duration.String()),
 		podwire.Arg(podwire.FlagDataDir, etcdpod.DataDir),
 		podwire.Arg(podwire.FlagEndpoints, fmt.Sprintf("%s://%s:%d", clientScheme, etcdpod.LocalHostName(etcd.Name), *spec.Etcd.ClientPort)),
-		podwire.Arg(podwire.FlagServiceEndpoints, fmt.Sprintf("%s://%s.%s.svc:%d", clientScheme, druidv1alpha1.ClientServiceName(etcd), etcd.Namespace, *spec.Etcd.ClientPort)),
+		podwire.Arg(podwire.FlagServiceEndpoints, serviceEndpoints(etcd, clientScheme)),
 		podwire.Arg(podwire.FlagServerPort, fmt.Sprintf("%d", *spec.Backup.Port)),
 	}
 	if tls := spec.Etcd.ClientUrlTLS; tls != nil {
@@ -70,6 +71,18 @@ func BackupRestoreArgs(etcd *druidv1alpha1.Etcd, caps imagecaps.BackupRestore) [
 		args = append(args, upstreamSidecarArgs(etcd)...)
 	}
 	return args
+}
+
+// serviceEndpoints is the sidecar's --service-endpoints: the Etcd's client Service and, as upstream
+// etcd-druid passes them, spec.etcd.bootstrapWithExistingCluster's client endpoints, through which the
+// sidecar adds its member to the source cluster (as a learner, like a member of a scale-up) while no
+// member of this Etcd serves yet.
+func serviceEndpoints(etcd *druidv1alpha1.Etcd, clientScheme string) string {
+	endpoints := []string{fmt.Sprintf("%s://%s.%s.svc:%d", clientScheme, druidv1alpha1.ClientServiceName(etcd), etcd.Namespace, *etcd.Spec.Etcd.ClientPort)}
+	if b := etcd.Spec.Etcd.BootstrapWithExistingCluster; b != nil {
+		endpoints = append(endpoints, b.ClientEndpoints...)
+	}
+	return strings.Join(endpoints, ",")
 }
 
 // Directories of the upstream sidecar on the data volume, as the upstream druid passes them: its defaults

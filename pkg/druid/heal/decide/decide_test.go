@@ -128,6 +128,17 @@ func TestDecide(t *testing.T) {
 			},
 			actions:    []string{"10 StartQuorumRecovery etcd-main-1,etcd-main-2"},
 			conditions: map[druidv1alpha1.ConditionType]druidv1alpha1.ConditionStatus{ready: isFalse}},
+		{name: "10 quorum lost while joining an existing cluster: manual action, no volume is wiped",
+			cluster: func() *cluster {
+				c := newCluster(3).withStore().lose(ago(20*time.Minute), ago(10*time.Minute), 1, 2)
+				c.etcd.Spec.Etcd.BootstrapWithExistingCluster = &druidv1alpha1.BootstrapWithExistingCluster{
+					Members:         []druidv1alpha1.BootstrapExistingMember{{Name: "etcd-old-0", PeerURLs: []string{"http://etcd-old-0:2380"}}},
+					ClientEndpoints: []string{"http://etcd-old-client:2379"},
+				}
+				return c
+			},
+			actions:    []string{"10 ManualInterventionRequired etcd-main-1,etcd-main-2"},
+			conditions: map[druidv1alpha1.ConditionType]druidv1alpha1.ConditionStatus{ready: isFalse}},
 		{name: "10 quorum lost without a backup store: manual action",
 			cluster: func() *cluster {
 				return newCluster(3).lose(ago(20*time.Minute), ago(10*time.Minute), 1, 2)

@@ -47,6 +47,12 @@ func quorumLost(in Input) []Action {
 			strings.Join(names(failed), ", "), strings.Join(serving, ", "))}}
 	}
 	switch {
+	case etcd.Spec.Etcd.BootstrapWithExistingCluster != nil:
+		// The members' data is the joined cluster's, whose source members these counts do not see; and
+		// while the source is named, the members neither bootstrap nor restore from the store (they rejoin
+		// it), so wiping their volumes could not bring the cluster back.
+		return []Action{{Case: CaseQuorumLost, Kind: KindManualInterventionRequired, Members: names(failed),
+			Message: what + "; the Etcd joins an existing cluster (spec.etcd.bootstrapWithExistingCluster), whose members druid does not count, so druid does not bootstrap the cluster again: manual action needed (bring the source members or these members back, or remove the field once the source members left the cluster)"}}
 	case etcd.Spec.Backup.Store == nil:
 		return []Action{{Case: CaseQuorumLost, Kind: KindManualInterventionRequired, Members: names(failed),
 			Message: what + "; no backup store is configured, so druid does not bootstrap the cluster again: manual action needed"}}

@@ -71,7 +71,13 @@ func TestReconcilerRefusesUnsafeChangesOfARunningEtcd(t *testing.T) {
 			withS3Store(e)
 			e.Spec.Backup.Store.Prefix = "../shoot--other--b/etcd-main"
 		}, "spec.backup.store.prefix"},
-		"backup secret in another namespace (read by druid)":  {func(e *druidv1alpha1.Etcd) { withS3Store(e); e.Spec.Backup.Store.SecretRef.Namespace = "garden" }, "spec.backup.store.secretRef.namespace"},
+		"backup secret in another namespace (read by druid)": {func(e *druidv1alpha1.Etcd) { withS3Store(e); e.Spec.Backup.Store.SecretRef.Namespace = "garden" }, "spec.backup.store.secretRef.namespace"},
+		"joining an existing cluster after creation": {func(e *druidv1alpha1.Etcd) {
+			e.Spec.Etcd.BootstrapWithExistingCluster = &druidv1alpha1.BootstrapWithExistingCluster{
+				Members:         []druidv1alpha1.BootstrapExistingMember{{Name: "etcd-old-0", PeerURLs: []string{"http://etcd-old-0:2380"}}},
+				ClientEndpoints: []string{"http://etcd-old-client:2379"},
+			}
+		}, "spec.etcd.bootstrapWithExistingCluster"},
 		"storage capacity shrunk below the quota in the spec": {func(e *druidv1alpha1.Etcd) { e.Spec.Etcd.Quota = qty("8Gi"); e.Spec.StorageCapacity = qty("1Gi") }, "spec.storageCapacity"},
 	} {
 		t.Run(name, func(t *testing.T) {

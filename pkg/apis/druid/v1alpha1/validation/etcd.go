@@ -29,6 +29,7 @@ func validateEtcdObject(etcd *druidv1alpha1.Etcd) field.ErrorList {
 	errs = append(errs, validateEtcdSpec(&etcd.Spec, field.NewPath("spec"))...)
 	errs = append(errs, validateMemberLabels(etcd, field.NewPath("spec", "labels"))...)
 	errs = append(errs, validateAdditionalPeerURLs(etcd, field.NewPath("spec", "etcd", "additionalAdvertisePeerURLs"))...)
+	errs = append(errs, validateBootstrapWithExistingCluster(etcd, field.NewPath("spec", "etcd", "bootstrapWithExistingCluster"))...)
 	return errs
 }
 
@@ -43,6 +44,7 @@ func ValidateEtcdUpdate(newEtcd, oldEtcd *druidv1alpha1.Etcd) field.ErrorList {
 	errs = append(errs, validateImmutable(newEtcd.Spec.VolumeClaimTemplate, oldEtcd.Spec.VolumeClaimTemplate, spec.Child("volumeClaimTemplate"))...)
 	errs = append(errs, validateImmutable(newEtcd.Spec.MemberNamePrefix, oldEtcd.Spec.MemberNamePrefix, spec.Child("memberNamePrefix"))...)
 	errs = append(errs, validateNoShrink(newEtcd.Spec.StorageCapacity, oldEtcd.Spec.StorageCapacity, spec.Child("storageCapacity"))...)
+	errs = append(errs, validateBootstrapWithExistingClusterUpdate(newEtcd, oldEtcd, spec.Child("etcd", "bootstrapWithExistingCluster"))...)
 	return errs
 }
 

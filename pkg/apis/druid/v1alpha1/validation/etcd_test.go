@@ -85,7 +85,10 @@ func TestValidEtcdHasNoErrors(t *testing.T) {
 		"upstream fields": with(validEtcd(), func(e *druidv1alpha1.Etcd) {
 			e.Spec.Etcd.BackendBboltFreelistType = ptr.To(druidv1alpha1.BboltFreelistMap)
 			e.Spec.Etcd.AdditionalAdvertisePeerURLs = []druidv1alpha1.MemberPeerURLs{{MemberName: "etcd-main-0", URLs: []string{"https://10.0.0.1:2380"}}}
-			e.Spec.Etcd.BootstrapWithExistingCluster = &druidv1alpha1.BootstrapWithExistingCluster{Members: []druidv1alpha1.BootstrapExistingMember{{Name: "source-0"}}}
+			e.Spec.Etcd.BootstrapWithExistingCluster = &druidv1alpha1.BootstrapWithExistingCluster{
+				Members:         []druidv1alpha1.BootstrapExistingMember{{Name: "source-0", PeerURLs: []string{"https://source-0.source-peer.old.svc:2380"}}},
+				ClientEndpoints: []string{"https://source-client.old.svc:2379"},
+			}
 		}),
 	} {
 		if errs := validation.ValidateEtcd(etcd); len(errs) > 0 {

@@ -29,7 +29,7 @@ func validateAdditionalPeerURLs(etcd *druidv1alpha1.Etcd, fld *field.Path) field
 		}
 		seen[m.MemberName] = true
 		for j, u := range m.URLs {
-			if msg := peerURLProblem(u, scheme); msg != "" {
+			if msg := urlProblem(u, scheme, "peer TLS"); msg != "" {
 				errs = append(errs, field.Invalid(entry.Child("urls").Index(j), u, msg))
 			}
 		}
@@ -37,8 +37,8 @@ func validateAdditionalPeerURLs(etcd *druidv1alpha1.Etcd, fld *field.Path) field
 	return errs
 }
 
-// peerURLProblem says what makes u unusable as a peer URL of scheme, or "".
-func peerURLProblem(u, scheme string) string {
+// urlProblem says what makes u unusable as a URL of scheme, which the TLS setting tls dictates, or "".
+func urlProblem(u, scheme, tls string) string {
 	if strings.ContainsAny(u, ",= ") {
 		return "must not contain a comma, an equals sign or a space (it is written into etcd's initial-cluster list)"
 	}
@@ -47,7 +47,7 @@ func peerURLProblem(u, scheme string) string {
 	case err != nil:
 		return err.Error()
 	case parsed.Scheme != scheme:
-		return fmt.Sprintf("must use scheme %s, as the members' peer URLs do (peer TLS %s)", scheme, map[bool]string{true: "on", false: "off"}[scheme == "https"])
+		return fmt.Sprintf("must use scheme %s, as the members' URLs do (%s %s)", scheme, tls, map[bool]string{true: "on", false: "off"}[scheme == "https"])
 	case parsed.Hostname() == "":
 		return "must name a host"
 	case parsed.Path != "" && parsed.Path != "/", parsed.RawQuery != "", parsed.User != nil:
