@@ -77,7 +77,9 @@ func TestDecideMemberRelocation(t *testing.T) {
 			},
 			actions: []string{}},
 		{name: "pod NotReady but its etcd container Ready: may serve, nothing",
-			cluster: func() *cluster { return lost(3, 2).pod(2, false, time.Minute).onNode(2, "node-c").etcdContainerReady(2) },
+			cluster: func() *cluster {
+				return lost(3, 2).pod(2, false, time.Minute).onNode(2, "node-c").etcdContainerReady(2)
+			},
 			actions: []string{}},
 		{name: "two of 5 lost: the lower ordinal first, one at a time",
 			cluster: func() *cluster { return lost(5, 3, 4) },

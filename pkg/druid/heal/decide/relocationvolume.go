@@ -72,10 +72,10 @@ func JudgeRelocation(p Placement) Verdict {
 		}
 		lost = append(lost, node.Name)
 	}
-	why := fmt.Sprintf("volume %s of claim %s is bound to nodes of which none exists", p.Volume.Name, p.Claim.Name)
+	why := fmt.Sprintf("volume %s of claim %s is bound to nodes with %s, of which none exists", p.Volume.Name, p.Claim.Name, describeSelector(affinity.Required))
 	if len(lost) > 0 {
-		why = fmt.Sprintf("volume %s of claim %s is bound to nodes of which only %s exist, unreachable for longer than %s",
-			p.Volume.Name, p.Claim.Name, strings.Join(lost, ", "), p.UnreachableGrace)
+		why = fmt.Sprintf("volume %s of claim %s is bound to nodes with %s, of which only %s exist, unreachable for longer than %s",
+			p.Volume.Name, p.Claim.Name, describeSelector(affinity.Required), strings.Join(lost, ", "), p.UnreachableGrace)
 	}
 	v := Verdict{Unreachable: true, Why: why}
 	if p.Pod != nil && p.Pod.Spec.NodeName != "" {
@@ -155,4 +155,18 @@ func requirementHolds(r corev1.NodeSelectorRequirement, value string, has bool) 
 		return !has, true
 	}
 	return false, false
+}
+
+// describeSelector renders a node selector for a message: "kubernetes.io/hostname In [node-c]", terms
+// joined by " or ".
+func describeSelector(selector *corev1.NodeSelector) string {
+	terms := make([]string, 0, len(selector.NodeSelectorTerms))
+	for _, term := range selector.NodeSelectorTerms {
+		var reqs []string
+		for _, r := range append(append([]corev1.NodeSelectorRequirement{}, term.MatchExpressions...), term.MatchFields...) {
+			reqs = append(reqs, strings.TrimSpace(fmt.Sprintf("%s %s %s", r.Key, r.Operator, strings.Join(r.Values, ","))))
+		}
+		terms = append(terms, strings.Join(reqs, " and "))
+	}
+	return strings.Join(terms, " or ")
 }
