@@ -180,12 +180,14 @@ func (h *healRun) reportMemberRelocated(ctx context.Context, a decide.Action) {
 }
 
 // reportRelocationHeld says in the MemberRelocation condition why a member whose volume is lost is not
-// relocated, with a Warning event when the reason is new. A relocation in progress is not overwritten:
-// one member at a time, and its condition says which.
+// relocated, with a Warning event when the reason is new. A relocation in progress is not overwritten,
+// not even by the relocating member's own: its condition is what keeps every other member from being
+// relocated until it is Ready (one member at a time).
 func (h *healRun) reportRelocationHeld(ctx context.Context, member, reason, why string) {
 	h.outcome.relocationHeld = true
 	status := h.outcome.Observed.Etcd.Status
-	if relocating := decide.RelocatingMember(status); relocating != "" && relocating != member {
+	if decide.RelocatingMember(status) != "" {
+		log.FromContext(ctx).V(1).Info("Member relocation held back while a relocation is under way", "member", member, "reason", reason, "why", why)
 		return
 	}
 	c := druidv1alpha1.FindCondition(status.Conditions, decide.ConditionTypeMemberRelocation)
