@@ -136,6 +136,37 @@ func TestMemberWhoseNodeIsGoneIsRelocated(t *testing.T) {
 	g.Expect(etcdEvents(g, ns, decide.ReasonMemberRelocating)).To(HaveLen(1), "relocated once")
 }
 
+// A pod bound to the deleted node is never confirmed gone by a kubelet: a graceful deletion (case 9's)
+// leaves it terminating for ever, and the StatefulSet would not create its replacement. Druid deletes it
+// without a grace period after the claim.
+func TestPodBoundToTheLostNodeIsForceDeleted(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.CreateNamespace(t)
+	s := healthyCluster(t, ns, 3)
+	placedVolumes(t, ns, 3, 0, 1)
+	uid := podUID(g, ns, "etcd-main-2")
+	s.stop("etcd-main-2")
+	deletePods(t, ns, "etcd-main-2")
+	g.Eventually(exists(ns, "etcd-main-2", &corev1.Pod{})).WithTimeout(timeout).WithPolling(poll).Should(Satisfy(isNotFound))
+	pod := memberPod(g, ns, 2)
+	pod.Spec.NodeName = nodeName(ns, 2) // scheduled there before the node went
+	g.Expect(env.Client.Create(ctx, pod)).To(Succeed())
+	setPodReady(t, ns, pod.Name, false)
+	bound := podUID(g, ns, "etcd-main-2")
+	g.Expect(bound).NotTo(Equal(uid))
+
+	g.Eventually(func(g Gomega) {
+		g.Expect(claim(g, ns, memberClaim(2)).DeletionTimestamp).NotTo(BeNil())
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	// Only a deletion without a grace period removes a pod bound to a node at once (no kubelet here).
+	g.Eventually(exists(ns, "etcd-main-2", &corev1.Pod{})).WithTimeout(timeout).WithPolling(poll).Should(Satisfy(isNotFound))
+	g.Eventually(func(g Gomega) {
+		events := etcdEvents(g, ns, decide.ReasonMemberRelocating)
+		g.Expect(events).To(HaveLen(1))
+		g.Expect(events[0].Message).To(ContainSubstring("forced: its node is lost"))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+}
+
 // A member whose node is still there is case 9's (its pod is restarted), never relocated: its volume keeps
 // the data.
 func TestMemberOnALiveNodeIsNotRelocated(t *testing.T) {
