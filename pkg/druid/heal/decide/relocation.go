@@ -38,6 +38,11 @@ const (
 	ReasonRelocationPermissionsMissing = "PermissionsMissing"
 )
 
+// MovedAsideAnnotation is the member lease annotation in which the member's sidecar lists the data
+// directories its initializer moved aside and kept on the volume (written by package
+// backuprestore/heartbeat; relocation_test.go checks that both name the same key).
+const MovedAsideAnnotation = "member.etcd.gardener.cloud/moved-aside-data-dirs"
+
 // RelocatingMember is the member the stored MemberRelocation condition names as relocating ("" when none).
 func RelocatingMember(status druidv1alpha1.EtcdStatus) string {
 	c := druidv1alpha1.FindCondition(status.Conditions, ConditionTypeMemberRelocation)
@@ -58,7 +63,9 @@ func RelocatingMember(status druidv1alpha1.EtcdStatus) string {
 //
 // Never more than one member at a time: while the condition names a relocating member that is not Ready,
 // only that member may be relocated again (its new claim may have landed on a node that died too).
-// A single-member cluster is never relocated: its only copy of the data may be on that volume.
+// A single-member cluster is never relocated: its only copy of the data may be on that volume. Nor is a
+// member whose lease lists data directories moved aside on the volume: nothing moved aside is ever deleted
+// by the stack, and deleting the claim would.
 func memberRelocation(in Input) []Action {
 	etcd := in.Observed.Etcd
 	relocating := RelocatingMember(etcd.Status)
@@ -81,6 +88,10 @@ func memberRelocation(in Input) []Action {
 	if size <= 1 {
 		return held("a single-member cluster's only copy of the data may be on that volume: druid does not replace it; " +
 			"bring the node back, or restore the cluster from the backup by hand")
+	}
+	if aside := movedAside(in, candidate.Name); aside != "" {
+		return held(fmt.Sprintf("the volume keeps data directories the initializer moved aside (%s), which may hold writes found "+
+			"nowhere else: bring the node back and save them, or delete the member's claim and pod by hand", aside))
 	}
 	if relocating != "" && relocating != candidate.Name {
 		return held(fmt.Sprintf("%s is being relocated; one member at a time", relocating))
@@ -127,4 +138,14 @@ func podUnschedulable(pod *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// movedAside is what the member's lease lists as moved aside on its volume ("" when nothing).
+func movedAside(in Input, member string) string {
+	for _, l := range in.Observed.MemberLeases {
+		if l.Name == member {
+			return l.Annotations[MovedAsideAnnotation]
+		}
+	}
+	return ""
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/heartbeat"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
 
@@ -89,6 +90,13 @@ func TestDecideMemberRelocation(t *testing.T) {
 				return lost(5, 3, 4).relocationCondition(druidv1alpha1.ConditionTrue, ReasonMemberRelocating, "etcd-main-4")
 			},
 			actions: []string{"14 RelocationHeld etcd-main-3"}},
+		{name: "the lease lists data dirs moved aside on the volume: held",
+			cluster: func() *cluster {
+				c := lost(3, 2)
+				c.lease(2).Annotations = map[string]string{MovedAsideAnnotation: "/var/etcd/data/new.etcd.invalid-20250301T000000Z"}
+				return c
+			},
+			actions: []string{"14 RelocationHeld etcd-main-2"}},
 		{name: "the relocating member itself may be relocated again",
 			cluster: func() *cluster {
 				return lost(3, 2).relocationCondition(druidv1alpha1.ConditionTrue, ReasonMemberRelocating, "etcd-main-2")
@@ -128,6 +136,11 @@ func TestRelocationHeldSaysWhy(t *testing.T) {
 	busy := newCluster(5).renew(3, ago(20*time.Minute)).unschedulable(3, time.Minute).renew(4, ago(20*time.Minute)).unschedulable(4, time.Minute).
 		settle(ago(10*time.Minute)).relocationCondition(druidv1alpha1.ConditionTrue, ReasonMemberRelocating, "etcd-main-4")
 	g.Expect(Decide(busy.input())[0].Message).To(Equal("etcd-main-4 is being relocated; one member at a time"))
+}
+
+// The sidecar writes the moved-aside list under the key druid reads.
+func TestMovedAsideAnnotationIsTheSidecars(t *testing.T) {
+	NewWithT(t).Expect(MovedAsideAnnotation).To(Equal(heartbeat.AnnotationMovedAside))
 }
 
 func TestRelocatingMemberReadsTheCondition(t *testing.T) {
