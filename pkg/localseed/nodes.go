@@ -239,3 +239,19 @@ func (s *Seed) PodLogDirs(namespace string) []string {
 	dirs, _ := filepath.Glob(filepath.Join(s.stateDir, "nodes", "*", "pod-logs", namespace+"_*"))
 	return dirs
 }
+
+// StopNode stops one running node as a machine that is lost looks to the cluster: its pods' containers,
+// containerd, kubelet and kube-proxy go, and nothing reports for the node any more. Its Node object stays
+// (deleting it is the caller's part, as a cloud controller does for a machine that is gone); its network
+// namespace stays until the seed stops.
+func (s *Seed) StopNode(ctx context.Context, name string) error {
+	for _, n := range s.nodes {
+		if n.name != name || n.node == nil {
+			continue
+		}
+		err := n.node.Stop(ctx)
+		n.node = nil // stopNodes cleans up again without it
+		return err
+	}
+	return fmt.Errorf("no running node %s in the seed", name)
+}

@@ -37,6 +37,8 @@ func bindFlags(fs *pflag.FlagSet, c *Config) {
 		"how long a member stays Unknown before it is NotReady; also the grace period before druid acts on a NotReady member")
 	fs.DurationVar(&e.FullSnapshotRefusalGrace, "full-snapshot-refusal-grace", e.FullSnapshotRefusalGrace,
 		"how long a sidecar that refuses druid's full snapshot request (401/403) holds hibernation or new images before they go ahead without it")
+	fs.DurationVar(&e.NodeUnreachableGrace, "node-unreachable-grace", e.NodeUnreachableGrace,
+		"how long the nodes a member's volume is bound to must have been unreachable before druid replaces the member elsewhere")
 	fs.StringVar(&e.Images.EtcdWrapper, "etcd-wrapper-image", e.Images.EtcdWrapper, "image of the etcd container (etcd-wrapper)")
 	fs.StringVar(&e.Images.BackupRestore, "backup-restore-image", e.Images.BackupRestore, "image of the backup-restore container and of the compaction and copy Jobs")
 	fs.Var(&e.Images.Compatibility.Mode, "image-compatibility",

@@ -25,6 +25,11 @@ const (
 	// DefaultFullSnapshotRefusalGrace is how long a sidecar that refuses druid's request for a full snapshot
 	// (401/403) holds hibernation or new images before they go ahead without the snapshot.
 	DefaultFullSnapshotRefusalGrace = 15 * time.Minute
+	// DefaultNodeUnreachableGrace is how long a node must have been unreachable (NotReady with the
+	// node.kubernetes.io/unreachable taint) before druid counts a member volume bound to it as lost and
+	// relocates the member. Twice the default pod eviction of an unreachable node (5 min), so that a
+	// node that only rebooted or lost its network for a while gets its members back with their data.
+	DefaultNodeUnreachableGrace = 10 * time.Minute
 )
 
 // Images are the container images druid puts into the StatefulSet unless an Etcd pins its own.
@@ -58,6 +63,9 @@ type EtcdController struct {
 	// otherwise) holds the update this long, and at least three attempts; then the update goes ahead without
 	// the snapshot, as the volumes stay and the sidecar keeps uploading deltas.
 	FullSnapshotRefusalGrace time.Duration
+	// NodeUnreachableGrace: a member volume bound to nodes that have all been unreachable this long counts
+	// as lost, and the member is relocated (a volume bound to nodes that no longer exist is lost at once).
+	NodeUnreachableGrace time.Duration
 	// Images are passed to the StatefulSet component.
 	Images Images
 	// LocalBackup limits the node directories a Local backup store may mount (the compaction and
@@ -85,6 +93,9 @@ func (c *EtcdController) Default() {
 	if c.FullSnapshotRefusalGrace == 0 {
 		c.FullSnapshotRefusalGrace = DefaultFullSnapshotRefusalGrace
 	}
+	if c.NodeUnreachableGrace == 0 {
+		c.NodeUnreachableGrace = DefaultNodeUnreachableGrace
+	}
 	c.Images.Compatibility.Default()
 }
 
@@ -100,6 +111,7 @@ func (c EtcdController) Validate() error {
 		"etcdMemberUnknownThreshold":  c.EtcdMemberUnknownThreshold,
 		"etcdMemberNotReadyThreshold": c.EtcdMemberNotReadyThreshold,
 		"fullSnapshotRefusalGrace":    c.FullSnapshotRefusalGrace,
+		"nodeUnreachableGrace":        c.NodeUnreachableGrace,
 	} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("etcd controller: %s must be positive, got %s", name, d))

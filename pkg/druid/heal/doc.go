@@ -5,7 +5,8 @@
 // The actions: delete the pods of a minority of members that stayed NotReady (actions.go); bootstrap a
 // cluster that lost its quorum again from the backup, in six steps over several runs (quorumrecovery.go),
 // after saving what the member volumes hold beyond the backup (survivingdata.go, survivingdatajob.go);
-// complete scale-downs and remove superfluous members; say in the QuorumLossRecovery condition why a
+// complete scale-downs and remove superfluous members; relocate a member whose volume is bound to lost
+// nodes (relocation.go); say in the QuorumLossRecovery condition why a
 // quorum loss is not acted on. Destructive actions are decided again on what the apiserver stores
 // (confirm.go). Step 6 of the recovery, FinishQuorumLossRecovery, runs only after the status saying that
 // step 5 completed is written.

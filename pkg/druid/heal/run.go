@@ -36,7 +36,11 @@ type Deps struct {
 	// after the refusal, or an authorizer that could not decide at start-up, takes effect without a
 	// restart. nil: nothing is missing.
 	MissingPVCDeletion func(ctx context.Context) ([]permissions.Permission, error)
-	// Config gives the member grace periods, the backup-restore image of the surviving-data Jobs and the
+	// MissingRelocationPermissions asks the apiserver, each time a member's volume is to be judged for a
+	// relocation, which of permissions.MemberRelocation druid's role does not grant; with any, druid
+	// relocates nothing and says so in the MemberRelocation condition. nil: nothing is missing.
+	MissingRelocationPermissions func(ctx context.Context) ([]permissions.Permission, error)
+	// Config gives the member grace periods, the node unreachable grace of the member relocation, the backup-restore image of the surviving-data Jobs and the
 	// node directories a Local backup store mounts.
 	Config config.EtcdController
 }
@@ -77,6 +81,9 @@ type Outcome struct {
 	// RequeueAfter and RequeueReason are the earliest requeue an action asked for (0: none).
 	RequeueAfter  time.Duration
 	RequeueReason string
+	// relocationHeld tells that this run reported a member relocation held back, so that the condition
+	// saying so is kept rather than cleared as a situation that is gone.
+	relocationHeld bool
 	// recoveryHeldBack is the QuorumLossRecovery reason of a recovery in progress that stopped for a human
 	// (step 3), so that the condition is kept rather than cleared as a situation that is gone.
 	recoveryHeldBack string
@@ -128,6 +135,10 @@ func (h *healRun) act(ctx context.Context) {
 			err = h.completeScaleDown(actionCtx, a)
 		case decide.KindRemoveSuperfluousMembers:
 			err = h.removeSuperfluousMembers(actionCtx, a)
+		case decide.KindRelocateMember, decide.KindRelocationHeld:
+			err = h.relocateMember(actionCtx, a)
+		case decide.KindMemberRelocated:
+			h.reportMemberRelocated(actionCtx, a)
 		default: // answered by the status write (cases 2–8) or by the spec flow (case 11)
 			logger.V(1).Info(a.Message, "members", a.Members)
 		}
@@ -139,6 +150,7 @@ func (h *healRun) act(ctx context.Context) {
 		heldBack = h.outcome.recoveryHeldBack
 	}
 	h.clearRecoveryHeldBack(heldBack)
+	h.clearRelocationHeld()
 }
 
 // adjust changes the picture the status is computed from, for the status write after the run.

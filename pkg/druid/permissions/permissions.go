@@ -55,6 +55,11 @@ var NetworkPolicies = On("networking.k8s.io", "networkpolicies", "get", "list", 
 // PVCDeletion is what the quorum-loss recovery needs to delete the members' data volumes.
 var PVCDeletion = On("", "persistentvolumeclaims", "delete")
 
+// MemberRelocation is what relocating a member whose volume is lost needs beyond the chart's other rules:
+// reading the claim's PersistentVolume and the Nodes (to judge that the volume is unreachable) and
+// deleting the claim.
+var MemberRelocation = append(append(On("", "persistentvolumes", "get"), On("", "nodes", "list")...), PVCDeletion...)
+
 // Missing returns those of wanted that the client's identity is not allowed, cluster-wide.
 func Missing(ctx context.Context, c client.Client, wanted []Permission) ([]Permission, error) {
 	var missing []Permission

@@ -87,7 +87,8 @@ func (h *healFlow) report(context.Context) flow.Result {
 // those objects have one writer.
 func (r *Reconciler) healDeps() heal.Deps {
 	return heal.Deps{Client: r.client, Reader: r.reader, Recorder: r.recorder, Clock: r.clock, Config: r.config, MissingPVCDeletion: r.missingPVCDeletion,
-		StatefulSets: r.statefulSets(), MemberLeases: r.registry.Get(component.KindMemberLease).(memberlease.Healer)}
+		MissingRelocationPermissions: r.missingRelocationPermissions,
+		StatefulSets:                 r.statefulSets(), MemberLeases: r.registry.Get(component.KindMemberLease).(memberlease.Healer)}
 }
 
 // statefulSets is the StatefulSet operator's scaling part (heal flow, full snapshot before an update).

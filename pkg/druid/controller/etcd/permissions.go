@@ -48,6 +48,12 @@ func (r *Reconciler) missingPVCDeletion(ctx context.Context) ([]permissions.Perm
 	return permissions.Missing(ctx, r.client, permissions.PVCDeletion)
 }
 
+// missingRelocationPermissions asks the apiserver now what of the member relocation's permissions druid's
+// role does not grant (heal.Deps.MissingRelocationPermissions).
+func (r *Reconciler) missingRelocationPermissions(ctx context.Context) ([]permissions.Permission, error) {
+	return permissions.Missing(ctx, r.client, permissions.MemberRelocation)
+}
+
 // probePermissions asks the apiserver what druid's identity may do.
 func probePermissions(ctx context.Context, c client.Client) (missingPermissions, error) {
 	m := missingPermissions{components: map[component.Kind][]permissions.Permission{}}

@@ -25,6 +25,7 @@ const (
 	CaseScaleUp                   Case = 11
 	CaseScaleDown                 Case = 12
 	CaseSuperfluousMembers        Case = 13
+	CaseMemberVolumeUnreachable   Case = 14
 )
 
 // Kind is what an Action asks the executor to do.
@@ -51,6 +52,14 @@ const (
 	KindCompleteScaleDown Kind = "CompleteScaleDown"
 	// KindRemoveSuperfluousMembers: drop Members from the status and delete their leases (case 13).
 	KindRemoveSuperfluousMembers Kind = "RemoveSuperfluousMembers"
+	// KindRelocateMember: if the volume of Members[0] is unreachable (JudgeRelocation), delete its claim
+	// and pod so that the StatefulSet recreates both elsewhere (case 14).
+	KindRelocateMember Kind = "RelocateMember"
+	// KindRelocationHeld: Members[0] would be relocated if its volume is unreachable, but may not be
+	// (Message says why); the action reports it when the volume is unreachable (case 14).
+	KindRelocationHeld Kind = "RelocationHeld"
+	// KindMemberRelocated: the relocated member Members[0] is Ready again (case 14).
+	KindMemberRelocated Kind = "MemberRelocated"
 )
 
 // Action is one thing druid should do about the observed state.

@@ -14,7 +14,8 @@ import (
 //
 // Precedence: a quorum-loss recovery in progress is driven to its end before anything else is judged
 // (its intermediate states look like other cases); quorum loss (case 10) excludes deleting single pods
-// (case 9); a hibernated Etcd (spec.replicas 0) or one without StatefulSet only gets its status refreshed.
+// (case 9); a member relocation (case 14) is judged before quorum loss, so that a single member whose
+// volume is lost is reported as such; a hibernated Etcd (spec.replicas 0) or one without StatefulSet only gets its status refreshed.
 func Decide(in Input) []Action {
 	if pinkOfHealth(in) {
 		return nil
@@ -32,6 +33,7 @@ func Decide(in Input) []Action {
 	if recovery := quorumLossRecoveryInProgress(in); recovery != nil {
 		return append(actions, recovery...)
 	}
+	actions = append(actions, memberRelocation(in)...)
 	if lost := quorumLost(in); lost != nil {
 		return append(actions, lost...)
 	}
@@ -46,7 +48,8 @@ func Decide(in Input) []Action {
 func pinkOfHealth(in Input) bool {
 	etcd, c := in.Observed.Etcd, in.Computed
 	replicas := etcd.Spec.Replicas
-	if replicas == 0 || in.Observed.StatefulSet == nil || RecoveryPhaseOf(in.Observed.StatefulSet) != RecoveryIdle {
+	if replicas == 0 || in.Observed.StatefulSet == nil || RecoveryPhaseOf(in.Observed.StatefulSet) != RecoveryIdle ||
+		RelocatingMember(etcd.Status) != "" {
 		return false
 	}
 	if int32(len(c.Members)) != replicas || in.Observed.ClusterSize != replicas ||

@@ -33,6 +33,11 @@
 //     set to spec.replicas, also when the remaining members could not reach the old cluster's quorum.
 //   - Case 13 (superfluous status entries): members with ordinal ≥ spec.replicas while the StatefulSet runs
 //     exactly spec.replicas lose their status entry and their lease.
+//   - Case 14 (member relocation, relocation.go): a member NotReady past the grace period whose pod does
+//     not run is named for relocation while the other members hold the quorum (one member at a time,
+//     never a single member); the action judges on the stored claim, volume and Nodes whether the volume
+//     is lost (JudgeRelocation) and, if so, deletes the member's claim and pod so that both are created
+//     anew on a live node and the empty member rejoins as a learner.
 //
 // Contract with the backup-restore sidecar (its backup leader): etcd members whose ordinal is ≥ the
 // cluster size of the configuration (the ConfigMap's initial-cluster) are superfluous; the leader removes

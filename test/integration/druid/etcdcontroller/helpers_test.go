@@ -174,6 +174,27 @@ func memberPod(g Gomega, namespace string, ordinal int) *corev1.Pod {
 	}
 }
 
+// recoverPod makes the ordinal's pod Ready, creating it when it is gone: druid may delete a failed
+// member's pod at any moment (case 9), also between reading the pod and writing its status, so both steps
+// are retried together until one of them lands.
+func recoverPod(t *testing.T, namespace string, ordinal int) {
+	t.Helper()
+	g := NewWithT(t)
+	etcd := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: etcdName, Namespace: namespace}}
+	g.Eventually(func(g Gomega) {
+		pod := &corev1.Pod{}
+		err := env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: druidv1alpha1.PodName(etcd, ordinal)}, pod)
+		if apierrors.IsNotFound(err) {
+			pod = memberPod(g, namespace, ordinal)
+			g.Expect(env.Client.Create(ctx, pod)).To(Succeed())
+		} else {
+			g.Expect(err).NotTo(HaveOccurred())
+		}
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
+		g.Expect(env.Client.Status().Update(ctx, pod)).To(Succeed())
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+}
+
 func setPodReady(t *testing.T, namespace, name string, ready bool) {
 	t.Helper()
 	status := corev1.ConditionFalse

@@ -39,6 +39,8 @@ var testConfig = config.EtcdController{
 	Images:                      config.Images{EtcdWrapper: "example.org/etcd-wrapper:v1", BackupRestore: "example.org/etcdbrctl:v1"},
 	// A sidecar that refuses druid's certificate holds an update for a few seconds here, not minutes.
 	FullSnapshotRefusalGrace: 3 * time.Second,
+	// A member volume bound to a node unreachable for 3 s counts as lost here.
+	NodeUnreachableGrace: 3 * time.Second,
 }
 
 // TestMain runs the suite on the chart's CRDs: upstream's Etcd CRD without CEL rules, which lets the suite
