@@ -157,7 +157,7 @@ func TestEtcdDefragmentDefragmentsEveryMemberLeaderLast(t *testing.T) {
 	createEtcd(t, env, namespace, "etcd-main", 3, nil, druidv1alpha1.EtcdStatus{})
 	cluster := etcdserver.StartCluster(t, 3, nil)
 	cli := cluster.Client(t)
-	fragment(t, cli)
+	etcdserver.Fragment(t, cli)
 	leader := cluster.Leader()
 	leaderID := fmt.Sprintf("%x", uint64(leader.Etcd.Server.MemberID()))
 
@@ -196,25 +196,4 @@ func TestEtcdDefragmentRefusesWhileAMemberIsDown(t *testing.T) {
 		"--endpoints", cluster.Members[0].Endpoint())
 	g.Expect(err).To(MatchError(ContainSubstring("defragmentation stopped after 0 member(s): cluster not healthy, defragmentation postponed")))
 	g.Expect(out).To(BeEmpty())
-}
-
-// fragment writes and deletes about 3 MiB and compacts, leaving free pages for defragmentation.
-func fragment(t *testing.T, cli *clientv3.Client) {
-	t.Helper()
-	value := strings.Repeat("x", 1024)
-	var rev int64
-	for i := range 3000 {
-		resp, err := cli.Put(t.Context(), fmt.Sprintf("k/%05d", i), value)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rev = resp.Header.Revision
-	}
-	resp, err := cli.Delete(t.Context(), "k/", clientv3.WithPrefix())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cli.Compact(t.Context(), max(rev, resp.Header.Revision), clientv3.WithCompactPhysical()); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -3,39 +3,15 @@ package defrag
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr/testr"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
-
-// fragment writes and deletes about 3 MiB and compacts, leaving free pages for defragmentation.
-func fragment(t *testing.T, cli *clientv3.Client) {
-	t.Helper()
-	value := strings.Repeat("x", 1024)
-	var rev int64
-	for i := range 3000 {
-		resp, err := cli.Put(t.Context(), fmt.Sprintf("k/%05d", i), value)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rev = resp.Header.Revision
-	}
-	resp, err := cli.Delete(t.Context(), "k/", clientv3.WithPrefix())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cli.Compact(t.Context(), max(rev, resp.Header.Revision), clientv3.WithCompactPhysical()); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // On a 3-member cluster: followers first, leadership moved away before the old leader is
 // defragmented (observed with Status right before its turn), every database smaller afterwards, and
@@ -43,7 +19,7 @@ func fragment(t *testing.T, cli *clientv3.Client) {
 func TestFollowersFirstLeaderLastAfterMovingLeadership(t *testing.T) {
 	c := etcdserver.StartCluster(t, 3, nil)
 	cli := c.Client(t)
-	fragment(t, cli)
+	etcdserver.Fragment(t, cli)
 	oldLeader := uint64(c.Leader().Etcd.Server.MemberID())
 
 	var mu sync.Mutex
@@ -96,7 +72,7 @@ func TestFollowersFirstLeaderLastAfterMovingLeadership(t *testing.T) {
 func TestSkippedWhileAMemberIsDown(t *testing.T) {
 	c := etcdserver.StartCluster(t, 3, nil)
 	cli := c.Client(t)
-	fragment(t, cli)
+	etcdserver.Fragment(t, cli)
 	for _, m := range c.Members {
 		if m != c.Leader() {
 			m.Stop()
@@ -114,7 +90,7 @@ func TestSkippedWhileAMemberIsDown(t *testing.T) {
 func TestSingleMemberInPlace(t *testing.T) {
 	c := etcdserver.Start(t)
 	cli := c.Client(t)
-	fragment(t, cli)
+	etcdserver.Fragment(t, cli)
 	res, err := Run(t.Context(), Options{Client: cli, Log: testr.New(t)})
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ func TestDefragmentationDurationByOutcomeAndEndpoint(t *testing.T) {
 	const name = "etcdbr_defragmentation_duration_seconds"
 	c := etcdserver.Start(t)
 	cli := c.Client(t)
-	fragment(t, cli)
+	etcdserver.Fragment(t, cli)
 	registry := prometheus.NewPedanticRegistry()
 	metrics := NewMetrics(registry)
 	for _, succeeded := range []string{"true", "false"} {

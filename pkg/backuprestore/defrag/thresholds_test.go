@@ -50,7 +50,7 @@ func TestCheckDefragmentsOverTheQuotaThreshold(t *testing.T) {
 	g := NewWithT(t)
 	c := etcdserver.StartCluster(t, 1, withQuota)
 	cli := c.Client(t)
-	fragment(t, cli) // about 3 MiB written, deleted and compacted: over 50% of the 4 MiB quota, little in use
+	etcdserver.Fragment(t, cli) // about 3 MiB written, deleted and compacted: over 50% of the 4 MiB quota, little in use
 	registry := prometheus.NewPedanticRegistry()
 	k, err := newKeeper(KeepOptions{Defrag: Options{Client: cli, Metrics: NewMetrics(registry), Log: testr.New(t)},
 		Thresholds: Thresholds{Quota: 0.5}})

@@ -130,3 +130,25 @@ func StartMembers(t testing.TB, cfgs ...MemberConfig) []*Member {
 
 // Stopped tells whether Stop was called.
 func (m *Member) Stopped() bool { return m.stopped }
+
+// Fragment writes and deletes about 3 MiB through cli and compacts physically, leaving free pages for a
+// defragmentation to give back.
+func Fragment(t *testing.T, cli *clientv3.Client) {
+	t.Helper()
+	value := strings.Repeat("x", 1024)
+	var rev int64
+	for i := range 3000 {
+		resp, err := cli.Put(t.Context(), fmt.Sprintf("k/%05d", i), value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rev = resp.Header.Revision
+	}
+	resp, err := cli.Delete(t.Context(), "k/", clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Compact(t.Context(), max(rev, resp.Header.Revision), clientv3.WithCompactPhysical()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -182,20 +182,27 @@ func TestStatusFromMemberLeases(t *testing.T) {
 	g.Expect(memberByName(etcd, "etcd-main-0").Status).To(Equal(druidv1alpha1.EtcdMemberStatusReady))
 }
 
-// ClusterIDMismatch turns True when a member's lease names another cluster ID than the others', as the
-// upstream druid reports a member that bootstrapped a cluster of its own.
-func TestClusterIDMismatchFromMemberLeases(t *testing.T) {
+// threeRenewingMembers creates a 3-member Etcd in a new namespace with Ready pods and sidecars that renew
+// the member leases of one cluster (etcd-main-0 leading).
+func threeRenewingMembers(t *testing.T) (string, *sidecars) {
+	t.Helper()
 	ns := env.CreateNamespace(t)
 	createEtcd(t, ns, 3)
 	waitReconciled(t, ns)
 	for i := 0; i < 3; i++ {
 		createPod(t, ns, i, true)
 	}
-	s := startSidecars(t, ns, map[string]string{
+	return ns, startSidecars(t, ns, map[string]string{
 		"etcd-main-0": "8e9e05c52164694d:cdf818194e3a8c32:Leader",
 		"etcd-main-1": "91bc3c398fb3c146:cdf818194e3a8c32:Member",
 		"etcd-main-2": "fd422379fda50e48:cdf818194e3a8c32:Member",
 	})
+}
+
+// ClusterIDMismatch turns True when a member's lease names another cluster ID than the others', as the
+// upstream druid reports a member that bootstrapped a cluster of its own.
+func TestClusterIDMismatchFromMemberLeases(t *testing.T) {
+	ns, s := threeRenewingMembers(t)
 	expectCondition(t, ns, druidv1alpha1.ConditionTypeClusterIDMismatch, druidv1alpha1.ConditionFalse, druidv1alpha1.ReasonNoClusterIDMismatch)
 
 	s.set("etcd-main-2", "5a1b0d2e3f4c5b6a:0badc0ffee000001:Leader")
@@ -209,17 +216,7 @@ func TestClusterIDMismatchFromMemberLeases(t *testing.T) {
 // once its recovery cannot disarm), False again once it is gone; each change of reason is an event.
 func TestEtcdAlarmFromMemberLeases(t *testing.T) {
 	g := NewWithT(t)
-	ns := env.CreateNamespace(t)
-	createEtcd(t, ns, 3)
-	waitReconciled(t, ns)
-	for i := 0; i < 3; i++ {
-		createPod(t, ns, i, true)
-	}
-	s := startSidecars(t, ns, map[string]string{
-		"etcd-main-0": "8e9e05c52164694d:cdf818194e3a8c32:Leader",
-		"etcd-main-1": "91bc3c398fb3c146:cdf818194e3a8c32:Member",
-		"etcd-main-2": "fd422379fda50e48:cdf818194e3a8c32:Member",
-	})
+	ns, s := threeRenewingMembers(t)
 	etcd := expectCondition(t, ns, druidv1alpha1.ConditionTypeReady, druidv1alpha1.ConditionTrue, druidv1alpha1.ReasonQuorate)
 	g.Expect(druidv1alpha1.FindCondition(etcd.Status.Conditions, druidv1alpha1.ConditionTypeEtcdAlarm)).To(BeNil(), "no member reports alarms")
 
