@@ -10,9 +10,9 @@ import (
 )
 
 // AnnotationAlarms lists the etcd alarms active in the cluster (NOSPACE, CORRUPT; comma-separated,
-// sorted) as the member's sidecar read them at its last renewal; "" when none. Druid turns it into the
-// Etcd's EtcdAlarm condition; the annotation being there at all tells druid that the sidecar reports
-// alarms (equal to druid's AlarmsAnnotation, kept so by a test).
+// sorted) as the member's sidecar read them at its last renewal: "" when none, absent when the last read
+// failed. Druid turns it into the Etcd's EtcdAlarm condition; the annotation being there at all tells
+// druid that the sidecar reports alarms (equal to druid's AlarmsAnnotation, kept so by a test).
 const AnnotationAlarms = "member.etcd.gardener.cloud/alarms"
 
 // AnnotationNoSpaceCannotRecover is set on the backup leader's lease while its NOSPACE recovery cannot
@@ -25,7 +25,7 @@ const AnnotationNoSpaceCannotRecover = "member.etcd.gardener.cloud/nospace-canno
 const alarmReadTimeout = 2 * time.Second
 
 // activeAlarms reads the cluster's active alarms, by type name. ok is false when they could not be read;
-// the annotation then keeps what it said.
+// the annotation is then removed until a read succeeds (druid counts only members that report).
 func activeAlarms(ctx context.Context, cli *clientv3.Client) (alarms string, ok bool) {
 	ctx, cancel := context.WithTimeout(ctx, alarmReadTimeout)
 	defer cancel()

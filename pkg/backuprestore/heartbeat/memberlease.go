@@ -106,6 +106,9 @@ func (m *MemberLease) Renew(ctx context.Context) error {
 				m.Log.Info("Active etcd alarms changed", "member", m.Name, "alarms", alarms)
 			}
 			lease.Annotations[AnnotationAlarms] = alarms
+		} else {
+			// Not read (no quorum, a slow member): what the lease said may no longer hold, so it says nothing.
+			delete(lease.Annotations, AnnotationAlarms)
 		}
 		_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
 		return err

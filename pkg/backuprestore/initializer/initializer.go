@@ -214,10 +214,16 @@ func (i *Initializer) observe(ctx context.Context, data DataFacts) (Facts, error
 	if err != nil {
 		return f, err
 	}
-	if !b.Exists && i.opts.RestoreSource != nil {
+	switch {
+	case !b.Exists && i.opts.RestoreSource != nil:
 		if b, err = i.sourceFacts(ctx, data); err != nil {
 			return f, err
 		}
+	case b.Exists && i.opts.RestoreSource != nil && !data.HasMember:
+		// Expected for every member but the first of a restored cluster; for the first member of a NEW
+		// Etcd it means its own prefix was taken (an earlier attempt, another cluster's prefix).
+		i.log.Info("Not restoring from the restore source: the own backup prefix already holds backups, which this member follows",
+			"lastRevision", b.LastRevision)
 	}
 	f.Backup = b
 	if f.ClusterSize > 1 && !f.Cluster.Reachable && startsAlone(Decide(f)) && i.opts.LivePeers != nil {

@@ -80,7 +80,13 @@ func (h *healRun) relocateMember(ctx context.Context, a decide.Action) error {
 func (h *healRun) readPlacement(ctx context.Context, ordinal int, pod *corev1.Pod) (decide.Placement, error) {
 	etcd, sts := h.input.Observed.Etcd, h.input.Observed.StatefulSet
 	p := decide.Placement{Pod: pod, Now: h.deps.Clock.Now(), UnreachableGrace: h.deps.Config.NodeUnreachableGrace}
-	name := fmt.Sprintf("%s-%s-%d", druidv1alpha1.VolumeClaimTemplateName(etcd), sts.Name, ordinal)
+	// The StatefulSet's own claim template names the claims: an adopted one may keep another name than the
+	// Etcd asks for.
+	template := druidv1alpha1.VolumeClaimTemplateName(etcd)
+	if len(sts.Spec.VolumeClaimTemplates) == 1 {
+		template = sts.Spec.VolumeClaimTemplates[0].Name
+	}
+	name := fmt.Sprintf("%s-%s-%d", template, sts.Name, ordinal)
 	claim := &corev1.PersistentVolumeClaim{}
 	switch err := h.deps.Reader.Get(ctx, client.ObjectKey{Namespace: etcd.Namespace, Name: name}, claim); {
 	case apierrors.IsNotFound(err):

@@ -39,9 +39,21 @@ func Members(etcd *druidv1alpha1.Etcd, replicas int32, pods map[string]*corev1.P
 		}
 		h, detail := PodHealth(pod)
 		members = append(members, Member{Pod: pod.Name, Ordinal: i, Revision: pod.Labels[appsv1.ControllerRevisionHashLabelKey],
-			Health: h, Detail: detail, Terminating: pod.DeletionTimestamp != nil, Role: roles[druidv1alpha1.MemberLeaseName(etcd, i)]})
+			Health: h, EtcdRunning: EtcdRunning(pod), Detail: detail, Terminating: pod.DeletionTimestamp != nil,
+			Role: roles[druidv1alpha1.MemberLeaseName(etcd, i)]})
 	}
 	return members
+}
+
+// EtcdRunning tells whether the pod's etcd container runs: a member whose etcd runs may still vote in raft
+// although its readiness probe fails (under load, catching up, defragmenting).
+func EtcdRunning(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.ContainerStatuses {
+		if c.Name == etcdpod.ContainerEtcd {
+			return c.State.Running != nil
+		}
+	}
+	return false
 }
 
 // PodHealth classifies a member pod and says what on.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcdpod"
 )
 
 func TestPodHealth(t *testing.T) {
@@ -67,5 +68,23 @@ func TestMembersTakeRevisionFromThePodAndRoleFromTheLease(t *testing.T) {
 	}
 	if m := members[1]; m.Ordinal != 2 || m.Role != "" || !m.Terminating {
 		t.Errorf("member 2: %+v", m)
+	}
+}
+
+func TestEtcdRunningLooksAtTheEtcdContainerOnly(t *testing.T) {
+	pod := func(etcd, sidecar corev1.ContainerState) *corev1.Pod {
+		return &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{
+			{Name: etcdpod.ContainerEtcd, State: etcd}, {Name: "backup-restore", State: sidecar}}}}
+	}
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	crashing := corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+	if !EtcdRunning(pod(running, crashing)) {
+		t.Error("etcd runs beside a crash-looping sidecar: it may vote")
+	}
+	if EtcdRunning(pod(crashing, running)) {
+		t.Error("a crash-looping etcd does not run")
+	}
+	if EtcdRunning(&corev1.Pod{}) {
+		t.Error("a pod without container statuses has no running etcd")
 	}
 }

@@ -12,14 +12,16 @@
 //     update: replacing further members would only spread the failure, and would take away members that
 //     might still recover on their own. The next template (a new update revision) makes that pod out of
 //     date, and rule 3 replaces it first.
-//  3. Out-of-date members that do not serve go first: a broken container before a starting one before one
-//     that runs without being ready. They do not count toward the quorum, so deleting them cannot reduce
-//     it, and the new template may be their remedy. They may go while other members are being replaced;
-//     one deletion per reconcile.
-//  4. A serving member goes only when no replacement is under way: no member pod terminating or missing,
-//     and every updated member serving again.
-//  5. … and only while BackupReady is not False (a cluster without a current backup is not disturbed; the
-//     members that do not serve are not held by this).
+//  3. Out-of-date members whose etcd container does not run go first: a broken container before a starting
+//     one. Without a running etcd they cast no vote, so deleting them cannot reduce the quorum, and the new
+//     template may be their remedy. They may go while other members are being replaced; one deletion per
+//     reconcile.
+//  4. Every other member goes only when no replacement is under way: no member pod terminating or missing,
+//     and every updated member serving again. That includes a member whose etcd runs without being ready:
+//     its readiness probe may fail (under load, catching up, defragmenting) while it still votes, so it is
+//     replaced one at a time, and only while the serving members alone hold the quorum (rule 7).
+//  5. Serving members go only while BackupReady is not False (a cluster without a current backup is not
+//     disturbed; the members that do not serve are not held by this).
 //  6. … followers first, a member of unknown role next, the leader last; the highest ordinal first among
 //     equals.
 //  7. … and never when the members that keep serving would be fewer than the quorum of the cluster size.
@@ -76,6 +78,8 @@ type Member struct {
 	Revision    string
 	Health      Health
 	Terminating bool
+	// EtcdRunning: the etcd container runs (see EtcdRunning); such a member may vote without being ready.
+	EtcdRunning bool
 	// Detail says what Health was judged on (e.g. "etcd container CrashLoopBackOff").
 	Detail string
 	// Role is the member's role from its lease (Leader or Member), "" when the lease does not tell.
@@ -139,18 +143,38 @@ func Plan(in Input) Decision {
 		}
 	}
 
-	notServing := slices.DeleteFunc(slices.Clone(outdated), func(m Member) bool { return m.Health == Serving })
-	if len(notServing) > 0 {
-		slices.SortStableFunc(notServing, func(a, b Member) int {
-			return cmp.Or(cmp.Compare(a.Health, b.Health), cmp.Compare(b.Ordinal, a.Ordinal))
-		})
-		m := notServing[0]
+	byHealth := func(a, b Member) int {
+		return cmp.Or(cmp.Compare(a.Health, b.Health), cmp.Compare(b.Ordinal, a.Ordinal))
+	}
+	notVoting := slices.DeleteFunc(slices.Clone(outdated), func(m Member) bool { return m.Health == Serving || m.EtcdRunning })
+	if len(notVoting) > 0 {
+		slices.SortStableFunc(notVoting, byHealth)
+		m := notVoting[0]
 		return Decision{Verdict: Delete, Member: &m, Reason: fmt.Sprintf(
-			"not serving (%s): it does not count toward the quorum, and the update may be its remedy", m.Detail)}
+			"not serving (%s) and its etcd does not run: it casts no vote, and the update may be its remedy", m.Detail)}
 	}
 
 	if d, busy := replacementUnderWay(in); busy {
 		return d
+	}
+	size := max(in.ClusterSize, in.Replicas)
+	serving := 0
+	for _, m := range in.Members {
+		if m.Health == Serving && !m.Terminating {
+			serving++
+		}
+	}
+	quorum := int(size/2 + 1)
+	if unready := slices.DeleteFunc(slices.Clone(outdated), func(m Member) bool { return m.Health == Serving }); len(unready) > 0 {
+		slices.SortStableFunc(unready, byHealth)
+		m := unready[0]
+		if size > 1 && serving < quorum {
+			return Decision{Verdict: Hold, Member: &m, Reason: fmt.Sprintf(
+				"pod %s does not serve (%s) but its etcd runs and may still vote; only %d members serve, below the quorum of %d of %d members",
+				m.Pod, m.Detail, serving, quorum, size)}
+		}
+		return Decision{Verdict: Delete, Member: &m, Reason: fmt.Sprintf(
+			"not serving (%s), its etcd runs; %d other members serve, the quorum is %d of %d", m.Detail, serving, quorum, size)}
 	}
 	if in.BackupNotReady != "" {
 		return Decision{Verdict: Hold, Reason: "serving members are not replaced while BackupReady is False: " + in.BackupNotReady}
@@ -160,18 +184,10 @@ func Plan(in Input) Decision {
 		return cmp.Or(cmp.Compare(roleRank(a.Role), roleRank(b.Role)), cmp.Compare(b.Ordinal, a.Ordinal))
 	})
 	target := outdated[0]
-	size := max(in.ClusterSize, in.Replicas)
-	serving := 0
-	for _, m := range in.Members {
-		if m.Health == Serving && !m.Terminating {
-			serving++
-		}
-	}
 	why := roleReason(target.Role)
 	if size <= 1 {
 		return Decision{Verdict: Delete, Member: &target, Reason: why + "; a single member has no quorum to keep, its restart is the update"}
 	}
-	quorum := int(size/2 + 1)
 	if serving-1 < quorum {
 		return Decision{Verdict: Hold, Member: &target, Reason: fmt.Sprintf(
 			"replacing pod %s would leave %d serving members, below the quorum of %d of %d members", target.Pod, serving-1, quorum, size)}

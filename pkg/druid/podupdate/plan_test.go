@@ -19,6 +19,8 @@ func member(i int, revision string, h Health, role druidv1alpha1.EtcdRole) Membe
 
 func terminating(m Member) Member { m.Terminating = true; return m }
 
+func running(m Member) Member { m.EtcdRunning = true; return m }
+
 func TestPlan(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -83,6 +85,24 @@ func TestPlan(t *testing.T) {
 			in: Input{UpdateRevision: "b", Replicas: 3, ClusterSize: 3, Members: []Member{
 				member(0, "a", Serving, leader), terminating(member(1, "a", Serving, follower)), member(2, "a", Unready, follower)}},
 			wantVerdict: Delete, wantPod: "etcd-main-2",
+		},
+		{
+			name: "members whose etcd runs without being ready are not deleted below the quorum",
+			in: Input{UpdateRevision: "b", Replicas: 3, ClusterSize: 3, Members: []Member{
+				running(member(0, "a", Unready, leader)), running(member(1, "a", Unready, follower)), running(member(2, "a", Unready, follower))}},
+			wantVerdict: Hold, wantPod: "etcd-main-2", wantReason: "may still vote",
+		},
+		{
+			name: "a member whose etcd runs without being ready waits for a replacement under way",
+			in: Input{UpdateRevision: "b", Replicas: 3, ClusterSize: 3, Members: []Member{
+				member(0, "a", Serving, leader), running(member(1, "a", Unready, follower)), member(2, "b", Starting, follower)}},
+			wantVerdict: Wait, wantPod: "etcd-main-2",
+		},
+		{
+			name: "a member whose etcd runs without being ready goes while the others hold the quorum",
+			in: Input{UpdateRevision: "b", Replicas: 3, ClusterSize: 3, Members: []Member{
+				member(0, "a", Serving, leader), member(1, "a", Serving, follower), running(member(2, "a", Unready, follower))}},
+			wantVerdict: Delete, wantPod: "etcd-main-2", wantReason: "its etcd runs",
 		},
 		{
 			name: "a member that does not serve goes also when the quorum is lost",
@@ -223,6 +243,41 @@ func TestPlanNeverDeletesAServingMemberBelowTheQuorumOrBesideAReplacement(t *tes
 		}
 		if serving-1 < 2 {
 			t.Fatalf("members %+v: deleted serving %s leaving %d serving", members, d.Member.Pod, serving-1)
+		}
+	}
+}
+
+// A member whose etcd runs may vote although it is not ready (the readiness probe fails under load or while
+// catching up). Whatever the members' health, Plan deletes such a member, or a serving one, only while the
+// members that keep serving hold the quorum and no other replacement is under way: a flapping probe never
+// cascades into deleting one voter after the other.
+func TestPlanNeverDeletesAPossibleVoterBelowTheQuorumOrBesideAReplacement(t *testing.T) {
+	healths := []Health{Broken, Starting, Unready, Serving}
+	for code := 0; code < 1<<15; code++ {
+		var members []Member
+		c := code
+		for i := 0; i < 3; i++ {
+			m := member(i, []string{"a", "b"}[c%2], healths[(c/2)%4], []druidv1alpha1.EtcdRole{leader, follower}[i%2])
+			m.EtcdRunning = (c/8)%2 == 1
+			m.Terminating = (c/16)%2 == 1
+			c /= 32
+			members = append(members, m)
+		}
+		d := Plan(Input{UpdateRevision: "b", Replicas: 3, ClusterSize: 3, Members: members})
+		if d.Verdict != Delete || (d.Member.Health != Serving && !d.Member.EtcdRunning) {
+			continue
+		}
+		serving := 0
+		for _, m := range members {
+			if m.Health == Serving && !m.Terminating && m.Pod != d.Member.Pod {
+				serving++
+			}
+			if m.Terminating || (m.Revision == "b" && m.Health != Serving) {
+				t.Fatalf("members %+v: deleted possible voter %s beside the replacement of %s", members, d.Member.Pod, m.Pod)
+			}
+		}
+		if serving < 2 {
+			t.Fatalf("members %+v: deleted possible voter %s leaving %d serving", members, d.Member.Pod, serving)
 		}
 	}
 }

@@ -65,7 +65,7 @@ func (r *Reconciler) updateMemberPods(ctx context.Context, etcd *druidv1alpha1.E
 	in := podupdate.Input{
 		UpdateRevision: sts.Status.UpdateRevision,
 		Replicas:       replicas,
-		ClusterSize:    status.observed.ClusterSize,
+		ClusterSize:    votersBeyondOwn(etcd) + max(status.observed.ClusterSize, replicas),
 		BackupNotReady: backupNotReady(status.computed),
 		Members:        podupdate.Members(etcd, replicas, members, status.observed.MemberLeases),
 	}
@@ -155,4 +155,15 @@ func relatedPod(pods map[string]*corev1.Pod, m *podupdate.Member) runtime.Object
 		return nil
 	}
 	return pods[m.Pod]
+}
+
+// votersBeyondOwn is the number of the source cluster's members an Etcd that joined an existing cluster
+// (spec.etcd.bootstrapWithExistingCluster) votes with besides its own: the quorum is counted over all of
+// them, and the source members never count as serving here, so serving members are held rather than
+// replaced on a guess about the source's health.
+func votersBeyondOwn(etcd *druidv1alpha1.Etcd) int32 {
+	if b := etcd.Spec.Etcd.BootstrapWithExistingCluster; b != nil {
+		return int32(len(b.Members)) //nolint:gosec // at most 10, validated
+	}
+	return 0
 }
