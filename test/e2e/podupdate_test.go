@@ -41,7 +41,7 @@ var _ = Describe("member pod update", func() {
 
 		By("a template with an etcd image that cannot be pulled")
 		before := podUIDsByName(ctx, env)
-		bad := good[:strings.LastIndexAny(good, ":@")] + ":does-not-exist"
+		bad := imageRepository(good) + ":does-not-exist"
 		setEtcdImage(ctx, env, bad, "bad")
 		var broken string
 		Eventually(func(g Gomega) {
@@ -225,4 +225,15 @@ func (s *servingSampler) stop() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.fewest
+}
+
+// imageRepository is ref without its tag or digest (a registry port stays).
+func imageRepository(ref string) string {
+	if at := strings.Index(ref, "@"); at >= 0 {
+		ref = ref[:at]
+	}
+	if colon := strings.LastIndex(ref, ":"); colon > strings.LastIndex(ref, "/") {
+		ref = ref[:colon]
+	}
+	return ref
 }
