@@ -263,9 +263,7 @@ func TestTotalLossRestoresFromBackups(t *testing.T) {
 			}
 
 			// Member 1 comes first: it has nobody to join and may not restore alone.
-			waited := make(chan error, 1)
-			in1 := h.initializer(1, nil)
-			go func() { waited <- in1.Initialize(context.Background(), podwire.InitFull) }()
+			member1Joined := h.initializeWaiting(1, nil)
 
 			h.initialize(0, CaseNonQuorateFirstRestore)
 			snaps, err := store.List(t.Context())
@@ -283,20 +281,7 @@ func TestTotalLossRestoresFromBackups(t *testing.T) {
 				t.Fatalf("restored data differs: %v", d[:min(5, len(d))])
 			}
 
-			select {
-			case err := <-waited:
-				if err != nil {
-					t.Fatalf("member 1: %v", err)
-				}
-			case <-time.After(time.Minute):
-				t.Fatal("member 1 did not join the restored cluster")
-			}
-			if st := in1.State(); st.Case != CaseNonQuorateFollowingWait || st.ClusterState != "existing" {
-				t.Fatalf("member 1 state %+v", st)
-			}
-			h.nodes[1].lastInitalized = in1.State()
-			h.start(1)
-			h.promote(1)
+			member1Joined()
 			h.initialize(2, CaseQuorateInvalidMetadata)
 			h.start(2)
 			h.promote(2)

@@ -158,6 +158,34 @@ func (h *harness) client() *clientv3.Client {
 	return etcdserver.NewClient(h.t, eps...)
 }
 
+// initializeWaiting starts node i's full initialization, which has no cluster to join yet and waits. The
+// returned function waits for it (a minute at most), requires that it joined the running cluster (case
+// CaseNonQuorateFollowingWait, cluster state existing), and starts and promotes the member.
+func (h *harness) initializeWaiting(i int, mutate func(*Options)) (joined func()) {
+	h.t.Helper()
+	waited := make(chan error, 1)
+	in := h.initializer(i, mutate)
+	go func() { waited <- in.Initialize(context.Background(), podwire.InitFull) }()
+	return func() {
+		h.t.Helper()
+		name := h.nodes[i].name
+		select {
+		case err := <-waited:
+			if err != nil {
+				h.t.Fatalf("%s: %v", name, err)
+			}
+		case <-time.After(time.Minute):
+			h.t.Fatalf("%s did not join the restored cluster", name)
+		}
+		if st := in.State(); st.Case != CaseNonQuorateFollowingWait || st.ClusterState != "existing" {
+			h.t.Fatalf("%s state %+v, want to join the restored cluster", name, st)
+		}
+		h.nodes[i].lastInitalized = in.State()
+		h.start(i)
+		h.promote(i)
+	}
+}
+
 // promote promotes node i's learner once it has caught up (etcd refuses before).
 func (h *harness) promote(i int) {
 	h.t.Helper()

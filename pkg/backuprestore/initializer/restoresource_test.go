@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/go-logr/logr"
 
@@ -112,9 +111,7 @@ func TestNewClusterRestoresFromTheSourceUpToARevision(t *testing.T) {
 			withSource := func(o *Options) {
 				o.RestoreSource = &RestoreSource{Store: snapstore.ReadOnly(stores.source), TargetRevision: target}
 			}
-			waited := make(chan error, 1)
-			in1 := h.initializer(1, withSource)
-			go func() { waited <- in1.Initialize(context.Background(), podwire.InitFull) }()
+			member1Joined := h.initializeWaiting(1, withSource)
 
 			in0 := h.initializer(0, withSource)
 			if err := in0.Initialize(t.Context(), podwire.InitFull); err != nil {
@@ -143,20 +140,7 @@ func TestNewClusterRestoresFromTheSourceUpToARevision(t *testing.T) {
 				t.Fatal("empty keyspace compared")
 			}
 
-			select {
-			case err := <-waited:
-				if err != nil {
-					t.Fatalf("member 1: %v", err)
-				}
-			case <-time.After(time.Minute):
-				t.Fatal("member 1 did not join the restored cluster")
-			}
-			if st := in1.State(); st.Case != CaseNonQuorateFollowingWait || st.ClusterState != "existing" {
-				t.Fatalf("member 1 state %+v, want to join the restored cluster", st)
-			}
-			h.nodes[1].lastInitalized = in1.State()
-			h.start(1)
-			h.promote(1)
+			member1Joined()
 			in2 := h.initializer(2, withSource)
 			if err := in2.Initialize(t.Context(), podwire.InitFull); err != nil {
 				t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
-	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,11 +47,7 @@ func TestVolumesEnforceTheirCapacity(t *testing.T) {
 	if n := mountsAt(t, dir); n != 1 {
 		t.Fatalf("%d mounts at %s after two claim rounds, want 1", n, dir)
 	}
-	var fs unix.Statfs_t
-	if err := unix.Statfs(dir, &fs); err != nil {
-		t.Fatal(err)
-	}
-	if got := int64(fs.Blocks) * int64(fs.Bsize); got != 8*mebibyte {
+	if got := volumeSize(t, dir); got != 8*mebibyte {
 		t.Fatalf("volume size %d, want %d", got, 8*mebibyte)
 	}
 

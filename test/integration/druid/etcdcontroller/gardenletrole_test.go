@@ -28,10 +28,7 @@ import (
 // permission is granted, the running druid starts the recovery.
 func TestQuorumLossUnderGardenletsRoleDeletesNothing(t *testing.T) {
 	g := NewWithT(t)
-	druidNS := env.CreateNamespace(t)
-	identity, err := gardenlet.DruidIdentity(ctx, env.Client, env.Config, druidNS)
-	g.Expect(err).NotTo(HaveOccurred())
-	restartDruidAs(t, identity)
+	druidNS := restartDruidUnderGardenletsRole(t)
 
 	ns := env.CreateNamespace(t)
 	createSecret(t, ns, "etcd-backup", "accessKeyID", "secretAccessKey", "region")
@@ -98,6 +95,17 @@ func TestQuorumLossUnderGardenletsRoleDeletesNothing(t *testing.T) {
 
 // grantPVCDeletion binds a ClusterRole allowing `delete persistentvolumeclaims` to the druid service
 // account gardenlet's role runs as (the extra RBAC docs/gardenlet.md lists for the quorum-loss recovery).
+// restartDruidUnderGardenletsRole restarts druid (until the test ends) as a service account of a new
+// namespace bound to gardenlet's ClusterRole for etcd-druid, and returns that namespace.
+func restartDruidUnderGardenletsRole(t *testing.T) string {
+	t.Helper()
+	druidNS := env.CreateNamespace(t)
+	identity, err := gardenlet.DruidIdentity(ctx, env.Client, env.Config, druidNS)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	restartDruidAs(t, identity)
+	return druidNS
+}
+
 func grantPVCDeletion(t *testing.T, druidNS string) {
 	t.Helper()
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "druid-pvc-deletion-" + druidNS},

@@ -208,10 +208,7 @@ func TestSingleMemberWhoseNodeIsGoneIsHeld(t *testing.T) {
 // they are granted, the running druid relocates the member.
 func TestMemberRelocationUnderGardenletsRoleDeletesNothing(t *testing.T) {
 	g := NewWithT(t)
-	druidNS := env.CreateNamespace(t)
-	identity, err := gardenlet.DruidIdentity(ctx, env.Client, env.Config, druidNS)
-	g.Expect(err).NotTo(HaveOccurred())
-	restartDruidAs(t, identity)
+	druidNS := restartDruidUnderGardenletsRole(t)
 
 	ns := env.CreateNamespace(t)
 	s := healthyCluster(t, ns, 3)
