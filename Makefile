@@ -74,7 +74,7 @@ demo: tools build images ## (root) The whole workflow on the local seed with a s
 
 .PHONY: e2e
 e2e: tools tools-upstream ## (root) End-to-end suite on the local seed's real nodes, with images built from the checkout and of upstream's etcd-druid and etcd-backup-restore (test/e2e, build tag e2e; tens of minutes); E2E_FLAGS adds e.g. -ginkgo.focus=scale-up.
-	go test -tags e2e -count=1 -timeout 60m -v ./test/e2e/... -ginkgo.v -ginkgo.no-color $(E2E_FLAGS)
+	go test -tags e2e -count=1 -timeout 100m -v ./test/e2e/... -ginkgo.v -ginkgo.no-color $(E2E_FLAGS)
 
 # The chaos suite (test/chaos): rounds of faults on a 3-member etcd under a writer; every
 # acknowledged write must survive. CHAOS_SEED replays a run's order; CHAOS_ONLY limits it to some faults; CHAOS_NETWORK_CUT, CHAOS_S3_DOWN,
