@@ -3,7 +3,9 @@ package initializer
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,6 +34,25 @@ type ClusterFacts struct {
 	// when nobody answers and nothing else stands between this member and starting etcd on its own (a
 	// fresh bootstrap, cases 1 and 2, or a restore as a cluster of its own, case 7).
 	LivePeers []string
+	// Endpoints are the endpoints the facts were gathered through, which a rejoin goes through too: all of
+	// the prober's, or with a required cluster ID (Options.OwnClusterID) those that answered with it.
+	Endpoints []string
+	// Foreign are the endpoints that answered with another cluster ID than the required one; they count
+	// for nothing else.
+	Foreign ForeignAnswers
+}
+
+// ForeignAnswers are endpoints and the cluster IDs they answered with.
+type ForeignAnswers map[string]uint64
+
+// String lists them sorted, as `<endpoint>=<cluster ID hex>`.
+func (a ForeignAnswers) String() string {
+	out := make([]string, 0, len(a))
+	for ep, id := range a {
+		out = append(out, fmt.Sprintf("%s=%x", ep, id))
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
 }
 
 // Member is a cluster member as MemberList reports it.
@@ -58,23 +79,28 @@ func clusterMembers(ms []Member) []memberconfig.ClusterMember {
 }
 
 // prober asks the other members about the cluster, each request bounded by timeout: an unreachable
-// member must not stall the initialization of a member that could start.
+// member must not stall the initialization of a member that could start. With a clusterID, only the
+// endpoints that answer with it are asked further (Options.OwnClusterID).
 type prober struct {
 	endpoints []string
 	tls       *tls.Config
 	timeout   time.Duration
+	clusterID uint64
 }
 
-// client opens a client balancing over the endpoints; it does not block on dialing.
-func (p prober) client() (*clientv3.Client, error) {
+// client opens a client balancing over the prober's endpoints; it does not block on dialing.
+func (p prober) client() (*clientv3.Client, error) { return p.clientOf(p.endpoints) }
+
+// clientOf opens a client balancing over endpoints; it does not block on dialing.
+func (p prober) clientOf(endpoints []string) (*clientv3.Client, error) {
 	return clientv3.New(clientv3.Config{
-		Endpoints: p.endpoints, DialTimeout: p.timeout, TLS: p.tls, Logger: zap.NewNop(),
+		Endpoints: endpoints, DialTimeout: p.timeout, TLS: p.tls, Logger: zap.NewNop(),
 	})
 }
 
 // probe gathers ClusterFacts for the member self (name and peer URLs).
 func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFacts {
-	var f ClusterFacts
+	f := ClusterFacts{Endpoints: p.endpoints}
 	if len(p.endpoints) == 0 {
 		return f
 	}
@@ -85,6 +111,7 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFact
 	defer cli.Close()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	var answered []string
 	for _, ep := range p.endpoints {
 		wg.Go(func() {
 			sctx, cancel := context.WithTimeout(ctx, p.timeout)
@@ -95,6 +122,14 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFact
 			}
 			mu.Lock()
 			defer mu.Unlock()
+			if id := st.Header.GetClusterId(); p.clusterID != 0 && id != p.clusterID {
+				if f.Foreign == nil {
+					f.Foreign = ForeignAnswers{}
+				}
+				f.Foreign[ep] = id
+				return
+			}
+			answered = append(answered, ep)
 			f.Reachable = true
 			f.ClusterID = st.Header.GetClusterId()
 			f.MaxRevision = max(f.MaxRevision, st.Header.GetRevision())
@@ -104,10 +139,19 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFact
 	if !f.Reachable {
 		return f
 	}
+	listCli := cli
+	if p.clusterID != 0 {
+		slices.Sort(answered)
+		f.Endpoints = answered
+		if listCli, err = p.clientOf(answered); err != nil {
+			return ClusterFacts{Endpoints: answered, Foreign: f.Foreign}
+		}
+		defer listCli.Close()
+	}
 	lctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	resp, err := cli.MemberList(lctx)
-	if err != nil {
+	resp, err := listCli.MemberList(lctx)
+	if err != nil || (p.clusterID != 0 && resp.Header.GetClusterId() != p.clusterID) {
 		return f
 	}
 	f.Quorate, f.ClusterID = true, resp.Header.GetClusterId()
