@@ -167,8 +167,8 @@ func (i *Initializer) waitForQuorumAndJoin(ctx context.Context) (State, error) {
 			return State{}, err
 		}
 		if !f.Cluster.Quorate && len(f.Cluster.Foreign) > 0 && time.Now().After(deadline) {
-			return State{}, fmt.Errorf("%w: %s answer, but this Etcd's cluster is %x (recorded in its member leases); refusing to join another cluster, the data directory is kept; retried later",
-				ErrForeignCluster, f.Cluster.Foreign, i.prober.clusterID)
+			return State{}, fmt.Errorf("%w: %s answer, but this Etcd's cluster is %s; refusing to join another cluster, the data directory is kept; retried later",
+				ErrForeignCluster, f.Cluster.Foreign, f.Cluster.OwnCluster)
 		}
 		if f.Cluster.Quorate {
 			c := Decide(f)
@@ -192,8 +192,8 @@ func (i *Initializer) waitForQuorumAndJoin(ctx context.Context) (State, error) {
 }
 
 // ErrForeignCluster refuses to join the cluster that answers at the endpoints of an Etcd's existing
-// (source) cluster when its cluster ID is not the one recorded for the Etcd (Options.OwnClusterID): the
-// source was decommissioned and its endpoints serve another cluster now, whose data is not the Etcd's.
+// (source) cluster when its cluster ID is not the Etcd's (Options.OwnClusterID, ownCluster): the source
+// was decommissioned and its endpoints serve another cluster now, whose data is not the Etcd's.
 var ErrForeignCluster = errors.New("only another etcd cluster answers")
 
 // dataDirEmpty tells whether the data directory is absent or empty.

@@ -3,9 +3,7 @@ package initializer
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -35,24 +33,14 @@ type ClusterFacts struct {
 	// fresh bootstrap, cases 1 and 2, or a restore as a cluster of its own, case 7).
 	LivePeers []string
 	// Endpoints are the endpoints the facts were gathered through, which a rejoin goes through too: all of
-	// the prober's, or with a required cluster ID (Options.OwnClusterID) those that answered with it.
+	// the prober's, or for an Etcd that names an existing cluster those that answered with its own cluster
+	// ID (OwnCluster).
 	Endpoints []string
-	// Foreign are the endpoints that answered with another cluster ID than the required one; they count
-	// for nothing else.
-	Foreign ForeignAnswers
-}
-
-// ForeignAnswers are endpoints and the cluster IDs they answered with.
-type ForeignAnswers map[string]uint64
-
-// String lists them sorted, as `<endpoint>=<cluster ID hex>`.
-func (a ForeignAnswers) String() string {
-	out := make([]string, 0, len(a))
-	for ep, id := range a {
-		out = append(out, fmt.Sprintf("%s=%x", ep, id))
-	}
-	slices.Sort(out)
-	return strings.Join(out, ",")
+	// OwnCluster is the cluster an Etcd that names an existing cluster runs, as far as known (nil for
+	// other Etcds); Foreign are the endpoints that answered with another cluster ID: they count for nothing
+	// else.
+	OwnCluster *ownCluster
+	Foreign    ForeignAnswers
 }
 
 // Member is a cluster member as MemberList reports it.
@@ -79,13 +67,13 @@ func clusterMembers(ms []Member) []memberconfig.ClusterMember {
 }
 
 // prober asks the other members about the cluster, each request bounded by timeout: an unreachable
-// member must not stall the initialization of a member that could start. With a clusterID, only the
-// endpoints that answer with it are asked further (Options.OwnClusterID).
+// member must not stall the initialization of a member that could start. With own set (an Etcd that names
+// an existing cluster), only the endpoints that answer with the Etcd's own cluster ID are asked further.
 type prober struct {
 	endpoints []string
 	tls       *tls.Config
 	timeout   time.Duration
-	clusterID uint64
+	own       *ownCluster
 }
 
 // client opens a client balancing over the prober's endpoints; it does not block on dialing.
@@ -109,49 +97,33 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFact
 		return f
 	}
 	defer cli.Close()
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	var answered []string
-	for _, ep := range p.endpoints {
-		wg.Go(func() {
-			sctx, cancel := context.WithTimeout(ctx, p.timeout)
-			defer cancel()
-			st, err := cli.Status(sctx, ep)
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if id := st.Header.GetClusterId(); p.clusterID != 0 && id != p.clusterID {
-				if f.Foreign == nil {
-					f.Foreign = ForeignAnswers{}
-				}
-				f.Foreign[ep] = id
-				return
-			}
-			answered = append(answered, ep)
-			f.Reachable = true
-			f.ClusterID = st.Header.GetClusterId()
-			f.MaxRevision = max(f.MaxRevision, st.Header.GetRevision())
-		})
+	answers := p.statuses(ctx, cli)
+	accepted, want := p.endpoints, ownClusterOf(answers, p.own)
+	if p.own != nil {
+		accepted, f.Foreign = want.split(answers)
+		f.Endpoints, f.OwnCluster = accepted, &want
 	}
-	wg.Wait()
+	for _, ep := range accepted {
+		if st, ok := answers[ep]; ok {
+			f.Reachable = true
+			f.ClusterID = st.clusterID
+			f.MaxRevision = max(f.MaxRevision, st.revision)
+		}
+	}
 	if !f.Reachable {
 		return f
 	}
 	listCli := cli
-	if p.clusterID != 0 {
-		slices.Sort(answered)
-		f.Endpoints = answered
-		if listCli, err = p.clientOf(answered); err != nil {
-			return ClusterFacts{Endpoints: answered, Foreign: f.Foreign}
+	if p.own != nil {
+		if listCli, err = p.clientOf(accepted); err != nil {
+			return f
 		}
 		defer listCli.Close()
 	}
 	lctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	resp, err := listCli.MemberList(lctx)
-	if err != nil || (p.clusterID != 0 && resp.Header.GetClusterId() != p.clusterID) {
+	if err != nil || (p.own != nil && !want.accepts(resp.Header.GetClusterId())) {
 		return f
 	}
 	f.Quorate, f.ClusterID = true, resp.Header.GetClusterId()
@@ -163,6 +135,34 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFact
 	}
 	f.Self = findSelf(f.Members, self)
 	return f
+}
+
+// status is what an endpoint answered a status request with.
+type status struct {
+	clusterID uint64
+	revision  int64
+}
+
+// statuses asks every endpoint for its status at once; those that do not answer are left out.
+func (p prober) statuses(ctx context.Context, cli *clientv3.Client) map[string]status {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	out := map[string]status{}
+	for _, ep := range p.endpoints {
+		wg.Go(func() {
+			sctx, cancel := context.WithTimeout(ctx, p.timeout)
+			defer cancel()
+			st, err := cli.Status(sctx, ep)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			out[ep] = status{clusterID: st.Header.GetClusterId(), revision: st.Header.GetRevision()}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // findSelf finds self by name, else an unstarted member by peer URLs.

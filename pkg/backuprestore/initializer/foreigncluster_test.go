@@ -3,6 +3,7 @@ package initializer
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -58,5 +59,53 @@ func TestJoiningMemberJoinsOnlyTheRecordedCluster(t *testing.T) {
 		if n := members(); n != 2 {
 			t.Fatalf("joining with %x recorded: the cluster has %d members, want the source and the learner", recorded, n)
 		}
+	}
+}
+
+// While the member leases record no cluster (e.g. a hibernation removed them), an Etcd's own members tell
+// its cluster: a member without data joins the cluster one of them answers for, never the other cluster
+// at the source's endpoint; when its own members answer for different clusters it joins neither.
+func TestJoiningMemberFollowsItsOwnMembersWhileNothingIsRecorded(t *testing.T) {
+	ownMember, foreign := etcdserver.Start(t).Members[0], etcdserver.Start(t).Members[0]
+	h := newHarness(t, 1)
+	join := func(members ...*etcdserver.Member) (*Initializer, error) {
+		in := h.initializer(0, func(o *Options) {
+			o.ExistingCluster = memberconfig.InitialCluster{{Name: "etcd-old-0", PeerURLs: []string{foreign.Config.PeerURL.String()}}}
+			o.MemberEndpoints = nil
+			for _, m := range members {
+				o.MemberEndpoints = append(o.MemberEndpoints, m.Endpoint())
+			}
+			o.ClusterEndpoints = append(slices.Clone(o.MemberEndpoints), foreign.Endpoint())
+			o.QuorumWait = time.Second
+		})
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		return in, in.Initialize(ctx, podwire.InitFull)
+	}
+	members := func(m *etcdserver.Member) int {
+		list, err := m.Client(t).MemberList(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list.Members)
+	}
+
+	other := etcdserver.Start(t).Members[0]
+	if _, err := join(ownMember, other); !errors.Is(err, ErrForeignCluster) {
+		t.Fatalf("own members answering for two clusters: %v, want %v", err, ErrForeignCluster)
+	}
+	if n, m, f := members(ownMember), members(other), members(foreign); n != 1 || m != 1 || f != 1 {
+		t.Fatalf("members %d, %d, %d: want no cluster joined", n, m, f)
+	}
+
+	in, err := join(ownMember)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := in.State(); st.ClusterState != memberconfig.ClusterStateExisting {
+		t.Fatalf("state %+v, want to join as a learner", st)
+	}
+	if n, f := members(ownMember), members(foreign); n != 2 || f != 1 {
+		t.Fatalf("the own cluster has %d members, the one at the source endpoint %d: want the learner in the own cluster only", n, f)
 	}
 }
