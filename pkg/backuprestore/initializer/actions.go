@@ -89,9 +89,10 @@ func (i *Initializer) moveDataAside(d DataFacts) error {
 // is removed from the cluster, its data moved aside, and it is added back as a learner to start empty
 // with state existing; it catches up from the leader's raft snapshot and is promoted once it has
 // (package member). A learner added by an earlier attempt that never started is reused, so that a
-// retried initialization does not pile up learners (etcd allows one).
+// retried initialization does not pile up learners (etcd allows one). It goes through the endpoints the
+// cluster's facts were gathered through, never one that answered for another cluster.
 func (i *Initializer) rejoinAsLearner(ctx context.Context, c Case, cluster ClusterFacts) (State, error) {
-	cli, err := i.prober.client()
+	cli, err := i.prober.clientOf(cluster.Endpoints)
 	if err != nil {
 		return State{}, err
 	}
@@ -165,6 +166,10 @@ func (i *Initializer) waitForQuorumAndJoin(ctx context.Context) (State, error) {
 		if err != nil {
 			return State{}, err
 		}
+		if !f.Cluster.Quorate && len(f.Cluster.Foreign) > 0 && time.Now().After(deadline) {
+			return State{}, fmt.Errorf("%w: %s answer, but this Etcd's cluster is %s; refusing to join another cluster, the data directory is kept; retried later",
+				ErrForeignCluster, f.Cluster.Foreign, f.Cluster.OwnCluster)
+		}
 		if f.Cluster.Quorate {
 			c := Decide(f)
 			if c == CaseNonQuorateFollowingWait || c == CaseNonQuorateFirstRestore {
@@ -185,6 +190,11 @@ func (i *Initializer) waitForQuorumAndJoin(ctx context.Context) (State, error) {
 		}
 	}
 }
+
+// ErrForeignCluster refuses to join the cluster that answers at the endpoints of an Etcd's existing
+// (source) cluster when its cluster ID is not the Etcd's (Options.OwnClusterID, ownCluster): the source
+// was decommissioned and its endpoints serve another cluster now, whose data is not the Etcd's.
+var ErrForeignCluster = errors.New("only another etcd cluster answers")
 
 // dataDirEmpty tells whether the data directory is absent or empty.
 func dataDirEmpty(dir string) bool {

@@ -32,6 +32,15 @@ type ClusterFacts struct {
 	// when nobody answers and nothing else stands between this member and starting etcd on its own (a
 	// fresh bootstrap, cases 1 and 2, or a restore as a cluster of its own, case 7).
 	LivePeers []string
+	// Endpoints are the endpoints the facts were gathered through, which a rejoin goes through too: all of
+	// the prober's, or for an Etcd that names an existing cluster those that answered with its own cluster
+	// ID (OwnCluster).
+	Endpoints []string
+	// OwnCluster is the cluster an Etcd that names an existing cluster runs, as far as known (nil for
+	// other Etcds); Foreign are the endpoints that answered with another cluster ID: they count for nothing
+	// else.
+	OwnCluster *ownCluster
+	Foreign    ForeignAnswers
 }
 
 // Member is a cluster member as MemberList reports it.
@@ -58,23 +67,28 @@ func clusterMembers(ms []Member) []memberconfig.ClusterMember {
 }
 
 // prober asks the other members about the cluster, each request bounded by timeout: an unreachable
-// member must not stall the initialization of a member that could start.
+// member must not stall the initialization of a member that could start. With own set (an Etcd that names
+// an existing cluster), only the endpoints that answer with the Etcd's own cluster ID are asked further.
 type prober struct {
 	endpoints []string
 	tls       *tls.Config
 	timeout   time.Duration
+	own       *ownCluster
 }
 
-// client opens a client balancing over the endpoints; it does not block on dialing.
-func (p prober) client() (*clientv3.Client, error) {
+// client opens a client balancing over the prober's endpoints; it does not block on dialing.
+func (p prober) client() (*clientv3.Client, error) { return p.clientOf(p.endpoints) }
+
+// clientOf opens a client balancing over endpoints; it does not block on dialing.
+func (p prober) clientOf(endpoints []string) (*clientv3.Client, error) {
 	return clientv3.New(clientv3.Config{
-		Endpoints: p.endpoints, DialTimeout: p.timeout, TLS: p.tls, Logger: zap.NewNop(),
+		Endpoints: endpoints, DialTimeout: p.timeout, TLS: p.tls, Logger: zap.NewNop(),
 	})
 }
 
 // probe gathers ClusterFacts for the member self (name and peer URLs).
 func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFacts {
-	var f ClusterFacts
+	f := ClusterFacts{Endpoints: p.endpoints}
 	if len(p.endpoints) == 0 {
 		return f
 	}
@@ -83,31 +97,33 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFact
 		return f
 	}
 	defer cli.Close()
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for _, ep := range p.endpoints {
-		wg.Go(func() {
-			sctx, cancel := context.WithTimeout(ctx, p.timeout)
-			defer cancel()
-			st, err := cli.Status(sctx, ep)
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			f.Reachable = true
-			f.ClusterID = st.Header.GetClusterId()
-			f.MaxRevision = max(f.MaxRevision, st.Header.GetRevision())
-		})
+	answers := p.statuses(ctx, cli)
+	accepted, want := p.endpoints, ownClusterOf(answers, p.own)
+	if p.own != nil {
+		accepted, f.Foreign = want.split(answers)
+		f.Endpoints, f.OwnCluster = accepted, &want
 	}
-	wg.Wait()
+	for _, ep := range accepted {
+		if st, ok := answers[ep]; ok {
+			f.Reachable = true
+			f.ClusterID = st.clusterID
+			f.MaxRevision = max(f.MaxRevision, st.revision)
+		}
+	}
 	if !f.Reachable {
 		return f
 	}
+	listCli := cli
+	if p.own != nil {
+		if listCli, err = p.clientOf(accepted); err != nil {
+			return f
+		}
+		defer listCli.Close()
+	}
 	lctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	resp, err := cli.MemberList(lctx)
-	if err != nil {
+	resp, err := listCli.MemberList(lctx)
+	if err != nil || (p.own != nil && !want.accepts(resp.Header.GetClusterId())) {
 		return f
 	}
 	f.Quorate, f.ClusterID = true, resp.Header.GetClusterId()
@@ -119,6 +135,34 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFact
 	}
 	f.Self = findSelf(f.Members, self)
 	return f
+}
+
+// status is what an endpoint answered a status request with.
+type status struct {
+	clusterID uint64
+	revision  int64
+}
+
+// statuses asks every endpoint for its status at once; those that do not answer are left out.
+func (p prober) statuses(ctx context.Context, cli *clientv3.Client) map[string]status {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	out := map[string]status{}
+	for _, ep := range p.endpoints {
+		wg.Go(func() {
+			sctx, cancel := context.WithTimeout(ctx, p.timeout)
+			defer cancel()
+			st, err := cli.Status(sctx, ep)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			out[ep] = status{clusterID: st.Header.GetClusterId(), revision: st.Header.GetRevision()}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // findSelf finds self by name, else an unstarted member by peer URLs.

@@ -37,6 +37,18 @@ type Options struct {
 	// bootstrapping one (memberconfig.Template.ExistingCluster); empty otherwise. While it is set, a member
 	// never starts a cluster of its own (Facts.JoinsExisting): it reuses its valid data or joins.
 	ExistingCluster memberconfig.InitialCluster
+	// OwnClusterID is the etcd cluster ID recorded for this Etcd (its member leases, which the sidecars
+	// renew with the ID their etcd answers), 0 while none is recorded. It only matters with
+	// ExistingCluster: the source's client endpoints stay among ClusterEndpoints for as long as the source
+	// is named, and once the source is decommissioned they may serve another cluster. An endpoint answering
+	// with another cluster ID than the Etcd's is then neither asked about the cluster nor joined
+	// (ClusterFacts.Foreign): the member joins its own cluster or waits. While none is recorded, the Etcd's
+	// cluster is the one MemberEndpoints answer with (ownCluster). Other Etcds ask their own members only,
+	// and their cluster ID legitimately changes with a restore (case 7).
+	OwnClusterID uint64
+	// MemberEndpoints are the client URLs of the Etcd's own members among ClusterEndpoints (the template's):
+	// whatever answers there is the Etcd's cluster.
+	MemberEndpoints []string
 	// DataDir is etcd's data directory.
 	DataDir string
 	// ClusterToken is etcd's initial-cluster-token (used when a restore builds a member).
@@ -143,8 +155,16 @@ func New(opts Options) (*Initializer, error) {
 	}
 	return &Initializer{
 		opts: opts, log: opts.Log.WithName("initializer").WithValues("member", opts.Member.Name),
-		prober: prober{endpoints: others, tls: opts.ClientTLS, timeout: opts.ProbeTimeout},
+		prober: prober{endpoints: others, tls: opts.ClientTLS, timeout: opts.ProbeTimeout, own: ownClusterOptions(opts)},
 	}, nil
+}
+
+// ownClusterOptions tell the Etcd's own cluster for an Etcd that names an existing cluster; nil otherwise.
+func ownClusterOptions(opts Options) *ownCluster {
+	if len(opts.ExistingCluster) == 0 {
+		return nil
+	}
+	return &ownCluster{recorded: opts.OwnClusterID, members: opts.MemberEndpoints}
 }
 
 func cmp(v, def time.Duration) time.Duration {
@@ -176,6 +196,10 @@ func (i *Initializer) Initialize(ctx context.Context, mode podwire.InitMode) err
 	facts, err := i.observe(ctx, data)
 	if err != nil {
 		return err
+	}
+	if len(facts.Cluster.Foreign) > 0 {
+		i.log.Info("Not asking or joining the cluster at these endpoints: its cluster ID is not this Etcd's",
+			"foreign", facts.Cluster.Foreign.String(), "ownCluster", facts.Cluster.OwnCluster.String())
 	}
 	c := Decide(facts)
 	i.log.Info("Initialization decided", "case", c.String(), "clusterSize", facts.ClusterSize,

@@ -40,6 +40,9 @@ type decisionInitializer struct {
 	// leftCluster tells whether the backup leader marked this member's lease as removed from the cluster
 	// (nil without member lease renewal: no mark to read).
 	leftCluster func(ctx context.Context, member string) (bool, error)
+	// clusterIDs are the cluster IDs the given members' leases record (nil without member lease renewal:
+	// nothing recorded).
+	clusterIDs func(ctx context.Context, members []string) ([]uint64, error)
 	// metrics outlive each initialization: validations, restores and learner additions of the process.
 	metrics *initializer.Metrics
 	log     logr.Logger
@@ -72,15 +75,20 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode podwire.InitM
 	if err != nil {
 		return err
 	}
-	beforeChange, err := d.checkLeftCluster(ctx, ord, cfg.Member.Name)
+	leftClusterCheck, err := d.checkLeftCluster(ctx, ord, cfg.Member.Name)
 	if err != nil {
 		d.log.Info("Refusing to initialize: " + err.Error())
 		return err
 	}
+	var ownClusterID uint64
+	var clusterIDCheck func(context.Context, initializer.Case) error
+	if len(existing) > 0 {
+		ownClusterID, clusterIDCheck = d.recordedClusterID(ctx, ic)
+	}
 	in, err := initializer.New(initializer.Options{
-		Member: cfg.Member, InitialCluster: ic, ExistingCluster: existing, DataDir: d.dataDir, ClusterToken: t.ClusterToken(), Owner: d.owner,
+		Member: cfg.Member, InitialCluster: ic, ExistingCluster: existing, OwnClusterID: ownClusterID, MemberEndpoints: t.AllClientURLs(), DataDir: d.dataDir, ClusterToken: t.ClusterToken(), Owner: d.owner,
 		ClusterEndpoints: append(t.AllClientURLs(), d.serviceEndpoints...), ClientTLS: d.clientTLS,
-		Store: d.store, RestoreSource: d.restoreSource, TakeFullSnapshot: d.fullSnapshot, LivePeers: d.livePeers, BeforeChange: beforeChange,
+		Store: d.store, RestoreSource: d.restoreSource, TakeFullSnapshot: d.fullSnapshot, LivePeers: d.livePeers, BeforeChange: allOf(leftClusterCheck, clusterIDCheck),
 		Metrics: d.metrics, Log: d.log,
 	})
 	if err != nil {
@@ -137,6 +145,74 @@ func (d *decisionInitializer) checkLeftCluster(ctx context.Context, ordinal int,
 			errScaledIn, member)
 	}
 	return nil, nil
+}
+
+// errOwnClusterUnknown refuses an initialization that would join a cluster or change the data directory of
+// a member whose Etcd names an existing cluster while the cluster its members run cannot be told from the
+// member leases: the source's endpoints might serve another cluster by now.
+var errOwnClusterUnknown = errors.New("which etcd cluster this Etcd runs is unknown")
+
+// recordedClusterID is the cluster ID this Etcd's member leases record, for a member of an Etcd that
+// names an existing (source) cluster (initializer.Options.OwnClusterID): the member must join the
+// cluster its Etcd's members run, never whatever answers at the source's endpoints. 0 while no lease
+// records one (the first members join the source). Leases that cannot be read, or that record more than
+// one cluster (druid's ClusterIDMismatch), leave the cluster unknown: the returned check then refuses
+// every case but reusing valid data as it is (errOwnClusterUnknown; the wrapper asks again).
+func (d *decisionInitializer) recordedClusterID(ctx context.Context, own memberconfig.InitialCluster) (uint64, func(context.Context, initializer.Case) error) {
+	if d.clusterIDs == nil {
+		return 0, nil
+	}
+	names := make([]string, 0, len(own))
+	for _, m := range own {
+		names = append(names, m.Name)
+	}
+	ids, err := d.clusterIDs(ctx, names)
+	var why string
+	switch {
+	case err != nil:
+		why = fmt.Sprintf("the member leases cannot be read (%v)", err)
+	case len(ids) > 1:
+		why = fmt.Sprintf("the member leases record several cluster IDs (%s)", hexIDs(ids))
+	case len(ids) == 1:
+		return ids[0], nil
+	default:
+		return 0, nil
+	}
+	d.log.Info("Only valid data is reused as it is: " + why)
+	return 0, func(_ context.Context, c initializer.Case) error {
+		return fmt.Errorf("%w: %s; refusing %s until they tell", errOwnClusterUnknown, why, c)
+	}
+}
+
+// hexIDs lists cluster IDs as etcd prints them.
+func hexIDs(ids []uint64) string {
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, fmt.Sprintf("%x", id))
+	}
+	return strings.Join(out, ", ")
+}
+
+// allOf is a check that asks each of checks (nil ones are skipped) and fails with the first error; nil
+// when there is none to ask.
+func allOf(checks ...func(context.Context, initializer.Case) error) func(context.Context, initializer.Case) error {
+	var set []func(context.Context, initializer.Case) error
+	for _, c := range checks {
+		if c != nil {
+			set = append(set, c)
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	return func(ctx context.Context, c initializer.Case) error {
+		for _, check := range set {
+			if err := check(ctx, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // ownerOf is the owner marker of the data directory: "<namespace>/<etcd>", the Etcd being the pod name

@@ -9,35 +9,41 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
-// finishesAdmittedDeletion tells whether an UPDATE does nothing but take finalizers off an object whose
-// deletion has begun. That deletion was admitted already (by druid, an exempt user, or while the protection
-// was off), and finishing it must not depend on the name the finisher runs under: druid recreates a
-// StatefulSet by deleting it with propagationPolicy Orphan (its pods stay), and the apiserver leaves that
-// deletion to the garbage collector, which removes the "orphan" finalizer as
-// system:serviceaccount:kube-system:generic-garbage-collector, or as system:kube-controller-manager in a
-// cluster whose kube-controller-manager runs without service-account credentials. Any other change rides
-// along only at the price of a refusal: the objects are compared without finalizers, resourceVersion and
-// managedFields.
-func finishesAdmittedDeletion(req admission.Request) bool {
+// DefaultGarbageCollectorUsers are the users kube-controller-manager's garbage collector runs as: its
+// service account with --use-service-account-credentials, else kube-controller-manager's own name.
+var DefaultGarbageCollectorUsers = []string{
+	"system:serviceaccount:kube-system:generic-garbage-collector",
+	"system:kube-controller-manager",
+}
+
+// finalizersTakenOffAdmittedDeletion tells whether an UPDATE does nothing but take finalizers off an object
+// whose deletion has begun, and which. That deletion was admitted already (by druid, an exempt user, or
+// while the protection was off), and finishing it must not depend on the name the finisher runs under:
+// druid recreates a StatefulSet by deleting it with propagationPolicy Orphan (its pods stay), and the
+// apiserver leaves that deletion to the garbage collector, which removes the "orphan" finalizer
+// (DefaultGarbageCollectorUsers). The "orphan" finalizer itself is the exception (Handler.Handle): only
+// the collector may take it off. Any other change rides along only at the price of a refusal: the
+// objects are compared without finalizers, resourceVersion and managedFields.
+func finalizersTakenOffAdmittedDeletion(req admission.Request) ([]string, bool) {
 	if req.Operation != admissionv1.Update || req.SubResource != "" {
-		return false
+		return nil, false
 	}
 	var before, after map[string]any
 	if json.Unmarshal(req.OldObject.Raw, &before) != nil || json.Unmarshal(req.Object.Raw, &after) != nil {
-		return false
+		return nil, false
 	}
 	beforeMeta, ok1 := before["metadata"].(map[string]any)
 	afterMeta, ok2 := after["metadata"].(map[string]any)
 	if !ok1 || !ok2 || beforeMeta["deletionTimestamp"] == nil {
-		return false
+		return nil, false
 	}
 	beforeFinalizers, afterFinalizers := stringList(beforeMeta["finalizers"]), stringList(afterMeta["finalizers"])
 	if len(afterFinalizers) >= len(beforeFinalizers) {
-		return false
+		return nil, false
 	}
 	for _, f := range afterFinalizers {
 		if !slices.Contains(beforeFinalizers, f) {
-			return false
+			return nil, false
 		}
 	}
 	for _, meta := range []map[string]any{beforeMeta, afterMeta} {
@@ -45,7 +51,16 @@ func finishesAdmittedDeletion(req admission.Request) bool {
 		delete(meta, "resourceVersion")
 		delete(meta, "managedFields")
 	}
-	return equality.Semantic.DeepEqual(before, after)
+	if !equality.Semantic.DeepEqual(before, after) {
+		return nil, false
+	}
+	var removed []string
+	for _, f := range beforeFinalizers {
+		if !slices.Contains(afterFinalizers, f) {
+			removed = append(removed, f)
+		}
+	}
+	return removed, true
 }
 
 func stringList(v any) []string {

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -33,6 +34,9 @@ type Handler struct {
 	ReconcilerServiceAccount string
 	// ExemptServiceAccounts are further users that are always allowed (e.g. a recovery tool).
 	ExemptServiceAccounts []string
+	// GarbageCollectorUsers are the users the garbage collector runs as (DefaultGarbageCollectorUsers): the
+	// only ones besides druid and the exempt users that may take the "orphan" finalizer off.
+	GarbageCollectorUsers []string
 }
 
 var _ admission.Handler = &Handler{}
@@ -63,8 +67,15 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	if user == h.ReconcilerServiceAccount || slices.Contains(h.ExemptServiceAccounts, user) {
 		return admission.Allowed("exempt user")
 	}
-	if finishesAdmittedDeletion(req) {
-		return admission.Allowed("only finalizers taken off an object whose deletion was admitted")
+	why := fmt.Sprintf("may not be changed or deleted by %s", user)
+	if removed, ok := finalizersTakenOffAdmittedDeletion(req); ok {
+		// Taken off before the garbage collector orphaned the dependents, the "orphan" finalizer would
+		// turn druid's recreation of a StatefulSet into a cascading deletion of its pods.
+		if !slices.Contains(removed, metav1.FinalizerOrphanDependents) || slices.Contains(h.GarbageCollectorUsers, user) {
+			return admission.Allowed("only finalizers taken off an object whose deletion was admitted")
+		}
+		why = fmt.Sprintf("is being deleted with its dependents orphaned: only the garbage collector (%s) takes the %q finalizer off, once it orphaned them, not %s; taken off earlier, the dependents (member pods) would be deleted with it",
+			strings.Join(h.GarbageCollectorUsers, ", "), metav1.FinalizerOrphanDependents, user)
 	}
 	if req.Kind.Kind == "Lease" && req.Operation == admissionv1.Update && len(etcdNames) == 1 &&
 		user == serviceaccount.MakeUsername(req.Namespace, etcdNames[0]) && !labelsRemovedOrChanged(metas) && !labelsAdded(metas) {
@@ -81,9 +92,9 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 		}
 		log.Info("Denied a change to a druid-managed object")
 		return admission.Denied(fmt.Sprintf(
-			"%s %s/%s is managed by etcd-druid for Etcd %s and may not be changed or deleted by %s; "+
+			"%s %s/%s is managed by etcd-druid for Etcd %s and %s; "+
 				"to change it anyway, annotate the Etcd with %s",
-			describe(req), req.Namespace, req.Name, etcdName, user, druidv1alpha1.DisableEtcdComponentProtectionAnnotation))
+			describe(req), req.Namespace, req.Name, etcdName, why, druidv1alpha1.DisableEtcdComponentProtectionAnnotation))
 	}
 	return admission.Allowed("no parent Etcd protects the object")
 }

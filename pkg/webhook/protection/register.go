@@ -33,6 +33,7 @@ func AddToManager(mgr manager.Manager, reconcilerServiceAccount string, exempt, 
 		Reader:                   mgr.GetAPIReader(),
 		ReconcilerServiceAccount: reconcilerServiceAccount,
 		ExemptServiceAccounts:    exempt,
+		GarbageCollectorUsers:    DefaultGarbageCollectorUsers,
 	}}
 	mgr.GetWebhookServer().Register(Path, components)
 	mgr.GetWebhookServer().Register(UpstreamPath, components)

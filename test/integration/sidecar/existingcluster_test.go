@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/initializer"
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
 	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
@@ -110,4 +113,112 @@ func TestJoiningEtcdWaitsForTheSource(t *testing.T) {
 	source.pods[0].start()
 	NewWithT(t).Eventually(target.pods[0].ready, 3*time.Minute, 200*time.Millisecond).Should(BeTrue())
 	expectJoined(t, sourceCli, target, []string{"etcd-new-0", "etcd-old-0"}, want)
+}
+
+// decommissionSource follows the migration guide once target joined source: it waits until every target
+// member's lease records its cluster, removes the source members from the joined cluster through
+// targetCli and stops them. The joined cluster lives on with the target members alone.
+func decommissionSource(t *testing.T, targetCli *clientv3.Client, target, source *cluster) {
+	t.Helper()
+	g := NewWithT(t)
+	for _, p := range target.pods {
+		g.Eventually(target.leaseHolder, time.Minute, 200*time.Millisecond).WithArguments(p.memberName(target.prefix)).ShouldNot(BeEmpty(),
+			"member lease of %s", p.name)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	list, err := targetCli.MemberList(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	for _, p := range source.pods {
+		for _, m := range list.Members {
+			if m.Name == p.name {
+				g.Eventually(func() error {
+					_, err := targetCli.MemberRemove(ctx, m.ID)
+					return err
+				}, 30*time.Second, time.Second).Should(Succeed(), "removing source member %s", p.name)
+			}
+		}
+		p.stop()
+	}
+}
+
+// foreignClusterAt starts a fresh one-member etcd (a cluster of its own, with its own cluster ID) that
+// listens on the client URL of source's first member: what a decommissioned source's endpoints may serve
+// later.
+func foreignClusterAt(t *testing.T, source *cluster) *clientv3.Client {
+	t.Helper()
+	foreign := etcdserver.StartMember(t, etcdserver.MemberConfig{Name: "foreign-0", ClientURL: source.pods[0].client})
+	return foreign.Client(t)
+}
+
+// memberNames lists the members of the cluster behind cli, sorted.
+func memberNames(g Gomega, t *testing.T, cli *clientv3.Client) []string {
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	list, err := cli.MemberList(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	var names []string
+	for _, m := range list.Members {
+		names = append(names, m.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TestReinitializingMemberRefusesAForeignClusterAtTheSourceEndpoints: a one-member Etcd joined a source
+// cluster; the source members left the joined cluster and the source's client endpoint now serves a fresh
+// etcd of another cluster. The Etcd's member loses its database and re-initializes while the source is
+// still named in its spec: it must not join the cluster at the source endpoint (whose cluster ID is not
+// the one its member lease recorded), and its data directory stays where it is.
+func TestReinitializingMemberRefusesAForeignClusterAtTheSourceEndpoints(t *testing.T) {
+	g := NewWithT(t)
+	source := newEtcdCluster(t, "etcd-old", 1, "", nil)
+	sourceCli := source.startAll()
+	putRetrying(t, sourceCli, "old/", 20)
+	want, _ := allKeys(t, sourceCli)
+
+	target := joiningCluster(t, source, 1)
+	target.renewMemberLeases()
+	targetCli := target.startAll()
+	expectJoined(t, sourceCli, target, []string{"etcd-new-0", "etcd-old-0"}, want)
+	decommissionSource(t, targetCli, target, source)
+	foreignCli := foreignClusterAt(t, source)
+
+	member := target.pods[0]
+	member.stop()
+	g.Expect(os.Truncate(etcddata.DBPath(member.dataDir), 100)).To(Succeed())
+	member.start()
+	g.Consistently(func(g Gomega) {
+		g.Expect(memberNames(g, t, foreignCli)).To(Equal([]string{"foreign-0"}), "the foreign cluster got no member")
+		g.Expect(member.ready()).To(BeFalse(), "the member serves no other cluster")
+	}, 20*time.Second, time.Second).Should(Succeed())
+	g.Expect(initializer.MovedAside(member.dataDir)).To(BeEmpty(), "nothing was moved aside")
+	g.Expect(etcddata.WALDir(member.dataDir)).To(BeADirectory(), "the member's log stays in place")
+}
+
+// TestReinitializingMemberRejoinsItsOwnClusterNotTheOneAtTheSourceEndpoints: a three-member Etcd joined a
+// source cluster, the source members left and the source's client endpoint now serves a fresh etcd of
+// another cluster. A member whose volume is lost rejoins the Etcd's own cluster (through its own members),
+// and the cluster at the source endpoint gets no member.
+func TestReinitializingMemberRejoinsItsOwnClusterNotTheOneAtTheSourceEndpoints(t *testing.T) {
+	g := NewWithT(t)
+	source := newEtcdCluster(t, "etcd-old", 1, "", nil)
+	sourceCli := source.startAll()
+	putRetrying(t, sourceCli, "old/", 20)
+	want, _ := allKeys(t, sourceCli)
+
+	target := joiningCluster(t, source, 3)
+	target.renewMemberLeases()
+	targetCli := target.startAll()
+	expectJoined(t, sourceCli, target, []string{"etcd-new-0", "etcd-new-1", "etcd-new-2", "etcd-old-0"}, want)
+	decommissionSource(t, targetCli, target, source)
+	foreignCli := foreignClusterAt(t, source)
+
+	wiped := target.pods[2]
+	wiped.stop()
+	g.Expect(os.RemoveAll(wiped.dataDir)).To(Succeed())
+	wiped.start()
+	g.Eventually(wiped.ready, 3*time.Minute, 200*time.Millisecond).Should(BeTrue())
+	expectJoined(t, targetCli, target, []string{"etcd-new-0", "etcd-new-1", "etcd-new-2"}, want)
+	g.Expect(memberNames(g, t, foreignCli)).To(Equal([]string{"foreign-0"}), "the foreign cluster got no member")
 }

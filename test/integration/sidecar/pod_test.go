@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/sidecar"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
@@ -142,6 +143,23 @@ func newEtcdCluster(t *testing.T, name string, n int, prefix string, join *druid
 	})
 	return c
 }
+
+// renewMemberLeases creates the member leases druid creates (empty, named after the members) and has every
+// sidecar renew its own, as druid's pods do: the holder identity then records each member's ID and its
+// cluster's ID.
+func (c *cluster) renewMemberLeases() {
+	c.t.Helper()
+	for _, p := range c.pods {
+		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: p.memberName(c.prefix), Namespace: c.namespace}}
+		if _, err := c.kube.CoordinationV1().Leases(c.namespace).Create(c.t.Context(), lease, metav1.CreateOptions{}); err != nil {
+			c.t.Fatal(err)
+		}
+		p.sidecar.EnableMemberLeaseRenewal, p.sidecar.HeartbeatDuration = true, time.Second
+	}
+}
+
+// memberName is the pod's etcd member name, which is also its member lease's name.
+func (p *pod) memberName(prefix string) string { return memberconfig.MemberName(prefix, p.name) }
 
 // etcdServiceAccountClient is the client the sidecars call the apiserver with: the etcd pods' service
 // account, bound to the Role druid renders for our sidecar (role.OurRules), as in a seed. The tests' own

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -20,12 +19,7 @@ func TestPrefixedMembersBootstrapRenewTheirLeasesAndRejoin(t *testing.T) {
 	g := NewWithT(t)
 	const prefix = "shoot--p--s"
 	c := newPrefixedCluster(t, 3, prefix)
-	for _, p := range c.pods {
-		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: prefix + "-" + p.name, Namespace: c.namespace}}
-		_, err := c.kube.CoordinationV1().Leases(c.namespace).Create(t.Context(), lease, metav1.CreateOptions{})
-		g.Expect(err).NotTo(HaveOccurred())
-		p.sidecar.EnableMemberLeaseRenewal, p.sidecar.HeartbeatDuration = true, time.Second
-	}
+	c.renewMemberLeases()
 	cli := c.startAll()
 
 	names := func(g Gomega) map[string]bool {

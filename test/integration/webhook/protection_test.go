@@ -272,3 +272,56 @@ func TestProtectionLetsTheGarbageCollectorFinishAnAdmittedDeletion(t *testing.T)
 		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(s.statefulSet), &appsv1.StatefulSet{}))
 	}).Should(BeTrue())
 }
+
+// While druid recreates a StatefulSet (deleted with propagationPolicy Orphan), the "orphan" finalizer is
+// the garbage collector's to take off, once it has orphaned the pods: taken off before, the StatefulSet
+// goes and the collector deletes its pods, the running members, with it. Nobody else but exempt users may
+// take it off (with other finalizers or alone); another finalizer still comes off as before, and the
+// collector (here under its service account) finishes the deletion.
+func TestProtectionLetsOnlyTheGarbageCollectorTakeTheOrphanFinalizerOff(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newProtectedSetup(t)
+	druid, others := clientAs(t, druidUser), clientAs(t, mallory)
+
+	s.statefulSet.Finalizers = []string{"example.org/keep"}
+	g.Expect(druid.Update(ctx, s.statefulSet)).To(Succeed())
+	g.Expect(druid.Delete(ctx, s.statefulSet, client.PropagationPolicy(metav1.DeletePropagationOrphan))).To(Succeed())
+	terminating := &appsv1.StatefulSet{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(s.statefulSet), terminating)).To(Succeed())
+	g.Expect(terminating.Finalizers).To(ConsistOf("example.org/keep", metav1.FinalizerOrphanDependents))
+
+	for _, keep := range [][]string{nil, {"example.org/keep"}} {
+		stripped := terminating.DeepCopy()
+		stripped.Finalizers = keep
+		err := others.Update(ctx, stripped)
+		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "taking the orphan finalizer off (keeping %v), got %v", keep, err)
+		g.Expect(err.Error()).To(ContainSubstring("garbage collector"))
+	}
+
+	otherOff := terminating.DeepCopy()
+	otherOff.Finalizers = []string{metav1.FinalizerOrphanDependents}
+	g.Expect(others.Update(ctx, otherOff)).To(Succeed(), "another finalizer comes off as before")
+
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(s.statefulSet), terminating)).To(Succeed())
+	finished := terminating.DeepCopy()
+	finished.Finalizers = nil
+	g.Expect(clientAs(t, "system:serviceaccount:kube-system:generic-garbage-collector").Update(ctx, finished)).To(Succeed(),
+		"the garbage collector finishes the orphaning deletion")
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(s.statefulSet), &appsv1.StatefulSet{}))
+	}).Should(BeTrue())
+}
+
+// An exempt user may take the "orphan" finalizer off a protected StatefulSet that is being deleted, as it
+// may change anything of it.
+func TestProtectionLetsExemptUsersTakeTheOrphanFinalizerOff(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newProtectedSetup(t)
+	g.Expect(clientAs(t, druidUser).Delete(ctx, s.statefulSet, client.PropagationPolicy(metav1.DeletePropagationOrphan))).To(Succeed())
+	terminating := &appsv1.StatefulSet{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(s.statefulSet), terminating)).To(Succeed())
+	terminating.Finalizers = nil
+	g.Expect(clientAs(t, exemptUser).Update(ctx, terminating)).To(Succeed())
+}
