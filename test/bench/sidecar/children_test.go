@@ -74,8 +74,29 @@ func runEtcdChild(t *testing.T) {
 	report(tagResult, rssResult{PeakRSSMiB: peakRSSMiB(t)})
 }
 
-// envCPUProfile, when set, makes the snapshot children write CPU profiles to <value>.<mode>.
+// envCPUProfile, when set, makes the snapshot and sidecar children write CPU profiles to
+// <value>.<label> (the snapshot's label, or sidecar-<store prefix>).
 const envCPUProfile = "GARDENER_ETCD_BENCH_CPUPROFILE"
+
+// startCPUProfile profiles the process into <envCPUProfile>.label when the variable is set; the returned
+// function stops it.
+func startCPUProfile(t *testing.T, label string) (stop func()) {
+	prof := os.Getenv(envCPUProfile)
+	if prof == "" {
+		return func() {}
+	}
+	f, err := os.Create(prof + "." + label)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}
+}
 
 type snapshotParams struct {
 	Label    string // names the CPU profile (envCPUProfile)
@@ -102,16 +123,7 @@ func runSnapshotChild(t *testing.T, mode string) {
 	cli := client(t, p.Endpoint)
 	report(tagReady, struct{}{})
 	ctx := context.Background()
-	if prof := os.Getenv(envCPUProfile); prof != "" {
-		f, err := os.Create(prof + "." + p.Label)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			t.Fatal(err)
-		}
-		defer pprof.StopCPUProfile()
-	}
+	defer startCPUProfile(t, p.Label)()
 	start, startCPU := time.Now(), processCPUSeconds(t)
 	var res snapshotResult
 	if mode == "snapshot-baseline" {
@@ -193,8 +205,10 @@ func runSidecarChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	idle := peakRSSMiB(t)
+	stopProfile := startCPUProfile(t, "sidecar-"+p.Store.Prefix)
 	report(tagReady, struct{}{})
 	waitForStdinEOF()
+	stopProfile()
 	if _, err := s.TakeDelta(ctx); err != nil {
 		t.Fatal(err)
 	}
