@@ -83,10 +83,12 @@ func (s *Snapshotter) watch(ctx context.Context) error {
 }
 
 // observe buffers the events of a watch response (dropping revisions already stored) and signals a
-// cut when the buffer reaches the memory limit.
+// cut when the buffer reaches the memory limit. Per event it only appends; waiters are woken and the
+// gauges set once per response, whose events are in revision order.
 func (s *Snapshotter) observe(resp clientv3.WatchResponse) {
 	now := s.now()
 	s.bufMu.Lock()
+	var watched int64
 	for _, e := range resp.Events {
 		ev := (*mvccpb.Event)(e)
 		if ev.Kv.ModRevision <= s.lastRev {
@@ -94,11 +96,12 @@ func (s *Snapshotter) observe(resp clientv3.WatchResponse) {
 		}
 		s.events = append(s.events, bufferedEvent{ev: ev, observed: now})
 		s.bufSize += eventSize(ev)
-		s.advanceWatched(ev.Kv.ModRevision)
+		watched = ev.Kv.ModRevision
 	}
 	if resp.IsProgressNotify() {
-		s.advanceWatched(resp.Header.Revision)
+		watched = max(watched, resp.Header.Revision)
 	}
+	s.advanceWatched(watched)
 	s.reportPending()
 	full := s.bufSize >= s.cfg.DeltaSnapshotMemoryLimit
 	s.bufMu.Unlock()
