@@ -99,10 +99,11 @@ func startCPUProfile(t *testing.T, label string) (stop func()) {
 }
 
 type snapshotParams struct {
-	Label    string // names the CPU profile (envCPUProfile)
-	Endpoint string
-	File     string           // baseline: where the snapshot goes
-	Store    snapstore.Config // ours
+	Label       string // names the CPU profile (envCPUProfile)
+	Endpoint    string
+	File        string               // baseline: where the snapshot goes
+	Store       snapstore.Config     // ours
+	Compression snapshot.Compression // ours; empty stores etcd's stream uncompressed
 }
 
 type snapshotResult struct {
@@ -116,7 +117,7 @@ type snapshotResult struct {
 }
 
 // runSnapshotChild takes one full snapshot: the baseline streams Maintenance.Snapshot into a file and
-// syncs it; ours runs the snapshotter's full snapshot pipeline with gzip into the store.
+// syncs it; ours runs the snapshotter's full snapshot pipeline into the store, compressed or not.
 func runSnapshotChild(t *testing.T, mode string) {
 	var p snapshotParams
 	childParams(t, &p)
@@ -151,7 +152,7 @@ func runSnapshotChild(t *testing.T, mode string) {
 			t.Fatal(err)
 		}
 		defer store.Close()
-		s, err := snapshotter.New(snapshotter.Options{Config: snapshotter.OneShot(snapshot.CompressionGzip), Client: cli, Store: store, Log: stderrLogger()})
+		s, err := snapshotter.New(snapshotter.Options{Config: snapshotter.OneShot(p.Compression), Client: cli, Store: store, Log: stderrLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}
