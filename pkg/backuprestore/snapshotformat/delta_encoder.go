@@ -28,6 +28,7 @@ type DeltaEncoder struct {
 	hash   hash.Hash
 	json   io.Writer // writes to out and hash
 	buf    []byte    // the event being written, reused
+	size   int64     // bytes written to out
 	count  int
 	closed bool
 }
@@ -55,8 +56,15 @@ func (e *DeltaEncoder) Encode(ev *mvccpb.Event, observed time.Time) error {
 	if _, err := e.json.Write(data); err != nil {
 		return fmt.Errorf("delta encoder: writing event %d: %w", e.count, err)
 	}
+	e.size += int64(len(data))
 	e.count++
 	return nil
+}
+
+// Size is the number of bytes written so far: the delta's uncompressed size, trailer included, once
+// closed.
+func (e *DeltaEncoder) Size() int64 {
+	return e.size
 }
 
 // Count is the number of events encoded so far.
@@ -80,5 +88,6 @@ func (e *DeltaEncoder) Close() error {
 	if _, err := e.out.Write(e.hash.Sum(nil)); err != nil {
 		return fmt.Errorf("delta encoder: writing checksum: %w", err)
 	}
+	e.size += int64(len(end) + checksumSize)
 	return nil
 }

@@ -1,12 +1,15 @@
 package snapshotter
 
 import (
+	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/go-logr/logr"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/proto"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
@@ -82,4 +85,54 @@ func TestObserveAllocatesPerResponseNotPerEvent(t *testing.T) {
 	if allocs > 4 {
 		t.Fatalf("%.0f allocations to buffer a response of %d events, want a few per response", allocs, perResponse)
 	}
+}
+
+// The memory limit counts what the buffer holds: the buffered size of decoded watch events (as the
+// watch delivers them: every event, key and value decoded into allocations of their own) is at least the
+// heap they keep alive, whatever the size of the values.
+func TestBufferedSizeCoversTheHeapOfTheEvents(t *testing.T) {
+	for _, valueSize := range []int{0, 256, 4096} {
+		s := watchingSnapshotter(t)
+		wire := make([][]byte, 40)
+		for i := range wire {
+			resp := &etcdserverpb.WatchResponse{Header: &etcdserverpb.ResponseHeader{Revision: int64((i + 1) * 500)}}
+			for rev := int64(i*500 + 1); rev <= int64((i+1)*500); rev++ {
+				resp.Events = append(resp.Events, &mvccpb.Event{Kv: &mvccpb.KeyValue{Key: fmt.Appendf(nil, "/registry/configmaps/ns/key-%08d", rev),
+					Value: make([]byte, valueSize), ModRevision: rev, CreateRevision: 1, Version: 2}})
+			}
+			var err error
+			if wire[i], err = proto.Marshal(resp); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := liveHeap()
+		for _, w := range wire {
+			var resp etcdserverpb.WatchResponse
+			if err := proto.Unmarshal(w, &resp); err != nil {
+				t.Fatal(err)
+			}
+			events := make([]*clientv3.Event, len(resp.Events))
+			for i, ev := range resp.Events {
+				events[i] = (*clientv3.Event)(ev)
+			}
+			s.observe(clientv3.WatchResponse{Header: resp.Header, Events: events})
+		}
+		held := liveHeap() - before
+		runtime.KeepAlive(wire) // its collection would offset the events' heap
+		s.bufMu.Lock()
+		counted := s.bufSize
+		s.bufMu.Unlock()
+		if counted < held {
+			t.Errorf("values of %d bytes: %d events hold %d bytes of heap, the buffer counts %d", valueSize, len(s.events), held, counted)
+		}
+		runtime.KeepAlive(s)
+	}
+}
+
+// liveHeap is the heap in use after a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }
