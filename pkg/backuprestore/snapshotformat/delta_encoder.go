@@ -2,7 +2,6 @@ package snapshotformat
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -28,6 +27,8 @@ type DeltaEncoder struct {
 	out    io.Writer // the destination, receives JSON and trailer
 	hash   hash.Hash
 	json   io.Writer // writes to out and hash
+	buf    []byte    // the event being written, reused
+	size   int64     // bytes written to out
 	count  int
 	closed bool
 }
@@ -43,22 +44,27 @@ func (e *DeltaEncoder) Encode(ev *mvccpb.Event, observed time.Time) error {
 	if e.closed {
 		return errors.New("delta encoder: encode after close")
 	}
-	data, err := json.Marshal(Event{EtcdEvent: ev, Time: observed})
+	separator := byte(',')
+	if e.count == 0 {
+		separator = '['
+	}
+	data, err := appendEventJSON(append(e.buf[:0], separator), ev, observed)
 	if err != nil {
 		return fmt.Errorf("delta encoder: marshalling event %d: %w", e.count, err)
 	}
-	separator := []byte{','}
-	if e.count == 0 {
-		separator[0] = '['
-	}
-	if _, err := e.json.Write(separator); err != nil {
-		return fmt.Errorf("delta encoder: writing event %d: %w", e.count, err)
-	}
+	e.buf = data
 	if _, err := e.json.Write(data); err != nil {
 		return fmt.Errorf("delta encoder: writing event %d: %w", e.count, err)
 	}
+	e.size += int64(len(data))
 	e.count++
 	return nil
+}
+
+// Size is the number of bytes written so far: the delta's uncompressed size, trailer included, once
+// closed.
+func (e *DeltaEncoder) Size() int64 {
+	return e.size
 }
 
 // Count is the number of events encoded so far.
@@ -82,5 +88,6 @@ func (e *DeltaEncoder) Close() error {
 	if _, err := e.out.Write(e.hash.Sum(nil)); err != nil {
 		return fmt.Errorf("delta encoder: writing checksum: %w", err)
 	}
+	e.size += int64(len(end) + checksumSize)
 	return nil
 }

@@ -110,6 +110,9 @@ func TestDeltaEncoderMatchesWholeArrayFormat(t *testing.T) {
 		if want := append(whole, sum[:]...); !bytes.Equal(buf.Bytes(), want) { //nolint:gocritic // want is a new slice; whole is not used after
 			t.Fatalf("%d events: encoder wrote\n%q\nwant\n%q", n, buf.Bytes(), want)
 		}
+		if enc.Size() != int64(buf.Len()) {
+			t.Fatalf("%d events: Size() = %d, wrote %d bytes", n, enc.Size(), buf.Len())
+		}
 	}
 	var buf bytes.Buffer
 	enc := NewDeltaEncoder(&buf)

@@ -1,11 +1,8 @@
 package snapshotformat
 
 import (
-	"bytes"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 )
 
@@ -25,14 +22,13 @@ type FullSnapshotReader struct {
 	kind        string // "full snapshot" or "delta snapshot", for errors
 	name        string
 	keepTrailer bool
-	hash        hash.Hash
+	verifier    *Verifier
 	tail        [checksumSize]byte // held-back bytes: the trailer, unless more follows
 	held        int                // bytes of tail in use
 	out         []byte             // bytes released but not returned yet (small reads)
 	small       []byte             // buffer for reads too small to be served in place
 	done        bool
 	err         error // returned once out is drained after done
-	size        int64 // database bytes hashed so far
 }
 
 // NewFullSnapshotReader verifies src, naming the object as name in errors. With keepTrailer the
@@ -48,14 +44,14 @@ func newTrailerReader(src io.Reader, kind, name string, keepTrailer bool) *FullS
 		kind:        kind,
 		name:        name,
 		keepTrailer: keepTrailer,
-		hash:        sha256.New(),
+		verifier:    newVerifier(kind, name),
 	}
 }
 
 // DatabaseSize is the number of database bytes (trailer excluded) read so far; the database size once
 // the reader reached EOF.
 func (f *FullSnapshotReader) DatabaseSize() int64 {
-	return f.size
+	return f.verifier.DatabaseSize()
 }
 
 // Read implements io.Reader. The source is read straight into p (the held-back bytes are moved in
@@ -83,8 +79,8 @@ func (f *FullSnapshotReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// readInto fills buf with the held-back bytes followed by what one read of the source returns, and
-// releases (hashes) all but the last checksumSize bytes of it, which it holds back again. It returns
+// readInto fills buf with the held-back bytes followed by what one read of the source returns (the new
+// bytes go to the verifier), and releases all but the last checksumSize bytes of it, which it holds back again. It returns
 // the number of released bytes at the start of buf, which at the end include the verified trailer if
 // it is kept. buf must be longer than checksumSize.
 func (f *FullSnapshotReader) readInto(buf []byte) (int, error) {
@@ -92,9 +88,8 @@ func (f *FullSnapshotReader) readInto(buf []byte) (int, error) {
 		h := copy(buf, f.tail[:f.held])
 		n, err := f.src.Read(buf[h:])
 		total := h + n
+		_, _ = f.verifier.Write(buf[h:total])
 		release := max(total-checksumSize, 0)
-		f.hash.Write(buf[:release])
-		f.size += int64(release)
 		f.held = copy(f.tail[:], buf[release:total])
 		switch {
 		case errors.Is(err, io.EOF):
@@ -117,15 +112,10 @@ func (f *FullSnapshotReader) readInto(buf []byte) (int, error) {
 // finish checks the trailer once the source is exhausted and reports whether it matched.
 func (f *FullSnapshotReader) finish() bool {
 	f.done = true
+	if f.err = f.verifier.Verify(); f.err != nil {
+		return false
+	}
 	f.err = io.EOF
-	if f.held < checksumSize {
-		f.err = fmt.Errorf("%s %s (%d bytes) is %w", f.kind, f.name, f.size+int64(f.held), ErrTruncated)
-		return false
-	}
-	if sum := f.hash.Sum(nil); !bytes.Equal(sum, f.tail[:]) {
-		f.err = fmt.Errorf("%s %s is corrupted: %w (computed %x, stored %x)", f.kind, f.name, ErrChecksumMismatch, sum, f.tail[:])
-		return false
-	}
 	return true
 }
 

@@ -69,10 +69,10 @@ func (s *Snapshotter) takeFullLocked(ctx context.Context, final bool) (*snapshot
 	return snap, nil
 }
 
-// streamFull is the pipeline etcd → checksum verification → revision scan → compression → store, its
-// stages overlapping on separate goroutines (see compressStream). The
-// checksum trailer is verified and kept (a stored full snapshot is etcd's stream as sent); a corrupted
-// stream fails the upload, which then leaves no object. The name, and so the revision, is confirmed
+// streamFull is the pipeline etcd → checksum verification and revision scan → compression → store, its
+// stages overlapping on separate goroutines (see compressStream). The checksum trailer is verified and
+// kept (a stored full snapshot is etcd's stream as sent); a corrupted stream fails the upload before its
+// end, which then leaves no object. The name, and so the revision, is confirmed
 // only after the last byte, from the bytes themselves: when the revision is known in advance (see
 // expectedRevision) the upload goes straight to its key and completes only if the bytes agree, else it is
 // staged and copied to its key (staged forces the latter).
@@ -93,13 +93,13 @@ func (s *Snapshotter) streamFull(ctx context.Context, final, staged bool) (*snap
 			expected = snapshot.NewFull(rev, created, s.cfg.Compression, final)
 		}
 	}
-	verified := snapshotformat.NewFullSnapshotReader(rc, "etcd snapshot stream", true)
+	verifier := snapshotformat.NewFullSnapshotVerifier("etcd snapshot stream")
 	scanner := boltstream.NewScanner()
 	pr, pw := io.Pipe()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		pw.CloseWithError(compressStream(pw, verified, scanner, s.cfg.Compression))
+		pw.CloseWithError(compressStream(pw, rc, verifier, scanner, s.cfg.Compression))
 	}()
 	name := func() (*snapshot.Snapshot, error) {
 		rev, err := scanner.Revision()
@@ -125,7 +125,7 @@ func (s *Snapshotter) streamFull(ctx context.Context, final, staged bool) (*snap
 	if err != nil {
 		return nil, 0, err
 	}
-	return snap, verified.DatabaseSize(), nil
+	return snap, verifier.DatabaseSize(), nil
 }
 
 // currentRevision is etcd's revision now (a linearizable read).

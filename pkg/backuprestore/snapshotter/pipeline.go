@@ -3,15 +3,19 @@ package snapshotter
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotformat"
 )
 
 // The full-snapshot pipeline runs its stages on separate goroutines so that they overlap instead of
-// adding up: receiving etcd's stream and verifying its checksum (readAhead), scanning it for the
-// revision and handing it to the codec (compressStream), deflating (the parallel codec's goroutines)
-// and uploading (the store, reading the pipe). The stages hand over chunks of pipelineChunkSize and at
+// adding up: receiving etcd's stream (readAhead), hashing it for the checksum verification, scanning it
+// for the revision and handing it to the codec (compressStream), deflating (the parallel codec's
+// goroutines) and uploading (the store, reading the pipe). The receiving stage does nothing but receive:
+// etcd sends only as far ahead as the client's flow-control window, so whatever else that goroutine
+// did (the hash took a third of its time) would hold etcd's stream back. The stages hand over chunks of pipelineChunkSize and at
 // most pipelineChunks of them are in flight, which bounds the pipeline's memory to a few MiB whatever
 // the size of the database.
 const (
@@ -64,9 +68,12 @@ func readAhead(src io.Reader, stop <-chan struct{}) (chunks <-chan chunk, free c
 	return out, back
 }
 
-// compressStream copies src to dst compressed with c, showing every byte to scan on the way. It
-// returns src's error (the checksum verification's verdict) or dst's, whichever ends the stream.
-func compressStream(dst io.Writer, src io.Reader, scan io.Writer, c snapshot.Compression) (err error) {
+// compressStream copies src, a snapshot stream with its checksum trailer, to dst compressed with c,
+// showing every byte to verifier and scan on the way. At the end of src the verifier decides: only a
+// stream that matches its trailer is finished (the codec closed, dst flushed); for any other, as for
+// an error of src or dst, the error is returned before dst sees the end, so the upload reading it
+// fails and stores nothing.
+func compressStream(dst io.Writer, src io.Reader, verifier *snapshotformat.Verifier, scan io.Writer, c snapshot.Compression) (err error) {
 	out := bufio.NewWriterSize(dst, uploadWriteSize)
 	zw, err := snapshot.NewParallelCompressor(out, c)
 	if err != nil {
@@ -85,15 +92,19 @@ func compressStream(dst io.Writer, src io.Reader, scan io.Writer, c snapshot.Com
 	for ch := range chunks {
 		if ch.err != nil {
 			if !errors.Is(ch.err, io.EOF) {
-				return ch.err
+				return fmt.Errorf("reading the etcd snapshot stream: %w", ch.err)
 			}
 			break
 		}
+		_, _ = verifier.Write(ch.data)
 		_, _ = scan.Write(ch.data) // a scanner reports a malformed database when asked for the result
 		if _, err := zw.Write(ch.data); err != nil {
 			return err
 		}
 		free <- ch.data[:cap(ch.data)]
+	}
+	if err := verifier.Verify(); err != nil {
+		return err
 	}
 	if err := zw.Close(); err != nil {
 		return err

@@ -63,6 +63,7 @@ type Snapshotter struct {
 	events     []bufferedEvent // revisions lastRev+1..watchedRev, in order
 	bufSize    int64
 	progress   chan struct{} // closed (and replaced) whenever watchedRev advances
+	reported   *pendingKinds // the snapshot_required gauges; nil before the first report
 
 	// gcMu serialises garbage collections (the schedule's and a caller's) and guards gcLocks.
 	gcMu    sync.Mutex
@@ -221,9 +222,18 @@ func (s *Snapshotter) setStoredFull(rev int64) {
 }
 
 // reportPending exports which kinds of snapshot are behind what the watch delivered; bufMu must be held.
+// The gauges are set when that changes, not on every watch response.
 func (s *Snapshotter) reportPending() {
-	s.metrics.pending(s.watchedRev > s.fullRev, len(s.events) > 0)
+	now := pendingKinds{full: s.watchedRev > s.fullRev, incr: len(s.events) > 0}
+	if s.reported != nil && *s.reported == now {
+		return
+	}
+	s.reported = &now
+	s.metrics.pending(now.full, now.incr)
 }
+
+// pendingKinds is what reportPending exported last.
+type pendingKinds struct{ full, incr bool }
 
 // advanceWatched moves watchedRev forward and wakes waiters; bufMu must be held.
 func (s *Snapshotter) advanceWatched(rev int64) {

@@ -3,6 +3,7 @@ package snapshotter_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -379,5 +380,36 @@ func TestFlushLeavesTheDeltasToALeaderThatContinued(t *testing.T) {
 	stream, err := snapshot.LatestStream(listStore(t, store))
 	if err != nil || len(stream.Deltas) != 1 || len(stream.Dropped) != 0 || stream.LastRevision() != want {
 		t.Fatalf("stream = %+v, %v; want the new leader's delta only", stream, err)
+	}
+}
+
+// etcdbr_snapshot_bytes_total{kind=Incr} grows by a delta's uncompressed size, as stored once
+// decompressed, not by what its events were counted as against the memory limit.
+func TestDeltaBytesMetricIsTheUncompressedDelta(t *testing.T) {
+	cli := etcdserver.Start(t).Client(t)
+	store := backuptest.Local(t)
+	registry := prometheus.NewRegistry()
+	s := startWithMetrics(t, cli, store, nil, nil, snapshotter.NewMetrics(registry))
+	putN(t, cli, "k", 30, 200)
+	delta, err := s.TakeDelta(t.Context())
+	if err != nil || delta == nil {
+		t.Fatalf("TakeDelta: %v, %v", delta, err)
+	}
+	rc, err := store.Fetch(t.Context(), delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	zr, err := snapshot.NewDecompressor(rc, delta.Compression())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	stored, err := io.Copy(io.Discard, zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := metricValue(t, registry, "etcdbr_snapshot_bytes_total", map[string]string{"kind": "Incr"}); got != float64(stored) {
+		t.Fatalf("etcdbr_snapshot_bytes_total{kind=Incr} = %v, the delta %s holds %d bytes uncompressed", got, delta.SnapName, stored)
 	}
 }

@@ -74,14 +74,36 @@ func runEtcdChild(t *testing.T) {
 	report(tagResult, rssResult{PeakRSSMiB: peakRSSMiB(t)})
 }
 
-// envCPUProfile, when set, makes the snapshot children write CPU profiles to <value>.<mode>.
+// envCPUProfile, when set, makes the snapshot and sidecar children write CPU profiles to
+// <value>.<label> (the snapshot's label, or sidecar-<store prefix>).
 const envCPUProfile = "GARDENER_ETCD_BENCH_CPUPROFILE"
 
+// startCPUProfile profiles the process into <envCPUProfile>.label when the variable is set; the returned
+// function stops it.
+func startCPUProfile(t *testing.T, label string) (stop func()) {
+	prof := os.Getenv(envCPUProfile)
+	if prof == "" {
+		return func() {}
+	}
+	f, err := os.Create(prof + "." + label)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}
+}
+
 type snapshotParams struct {
-	Label    string // names the CPU profile (envCPUProfile)
-	Endpoint string
-	File     string           // baseline: where the snapshot goes
-	Store    snapstore.Config // ours
+	Label       string // names the CPU profile (envCPUProfile)
+	Endpoint    string
+	File        string               // baseline: where the snapshot goes
+	Store       snapstore.Config     // ours
+	Compression snapshot.Compression // ours; empty stores etcd's stream uncompressed
 }
 
 type snapshotResult struct {
@@ -95,23 +117,14 @@ type snapshotResult struct {
 }
 
 // runSnapshotChild takes one full snapshot: the baseline streams Maintenance.Snapshot into a file and
-// syncs it; ours runs the snapshotter's full snapshot pipeline with gzip into the store.
+// syncs it; ours runs the snapshotter's full snapshot pipeline into the store, compressed or not.
 func runSnapshotChild(t *testing.T, mode string) {
 	var p snapshotParams
 	childParams(t, &p)
 	cli := client(t, p.Endpoint)
 	report(tagReady, struct{}{})
 	ctx := context.Background()
-	if prof := os.Getenv(envCPUProfile); prof != "" {
-		f, err := os.Create(prof + "." + p.Label)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			t.Fatal(err)
-		}
-		defer pprof.StopCPUProfile()
-	}
+	defer startCPUProfile(t, p.Label)()
 	start, startCPU := time.Now(), processCPUSeconds(t)
 	var res snapshotResult
 	if mode == "snapshot-baseline" {
@@ -139,7 +152,7 @@ func runSnapshotChild(t *testing.T, mode string) {
 			t.Fatal(err)
 		}
 		defer store.Close()
-		s, err := snapshotter.New(snapshotter.Options{Config: snapshotter.OneShot(snapshot.CompressionGzip), Client: cli, Store: store, Log: stderrLogger()})
+		s, err := snapshotter.New(snapshotter.Options{Config: snapshotter.OneShot(p.Compression), Client: cli, Store: store, Log: stderrLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,8 +206,10 @@ func runSidecarChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	idle := peakRSSMiB(t)
+	stopProfile := startCPUProfile(t, "sidecar-"+p.Store.Prefix)
 	report(tagReady, struct{}{})
 	waitForStdinEOF()
+	stopProfile()
 	if _, err := s.TakeDelta(ctx); err != nil {
 		t.Fatal(err)
 	}

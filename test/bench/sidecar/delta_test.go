@@ -71,12 +71,12 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 			r.withoutOurs = load(b, cli, values, phase)
 			sc := startChild(b, "sidecar", sidecarParams{Endpoint: endpoint, Store: store(fmt.Sprintf("delta-ours-%d", i)),
 				Period: deltaPeriod, MemoryLimit: limit}, &struct{}{})
-			r.ours = load(b, cli, values, phase)
+			r.ours, r.oursCPUPerRevision = loadWatched(b, cli, values, phase, sc.cmd.Process.Pid)
 			sc.finish(b, &r.oursSidecar)
 
 			r.withoutUpstream = load(b, cli, values, phase)
 			up := upstreamSidecar(b, upstream, endpoint, store(fmt.Sprintf("delta-upstream-%d", i)), deltaPeriod, limit)
-			r.upstream = load(b, cli, values, phase)
+			r.upstream, r.upstreamCPUPerRevision = loadWatched(b, cli, values, phase, up.Pid())
 			u, err := up.Stop()
 			if err != nil {
 				b.Fatal(err)
@@ -106,6 +106,12 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 	}
 	fmt.Printf("  median with/without: ours %.3fx (target >= 0.95x), upstream etcd-backup-restore %s %.3fx\n", oursRatio, brctlbin.UpstreamVersion, upstreamRatio)
 	fmt.Printf("  overhead on the writers: ours %.1f%%, upstream %.1f%%\n", 100*(1-oursRatio), 100*(1-upstreamRatio))
+	oursCPU := median(rs, func(r deltaRound) float64 { return r.oursCPUPerRevision })
+	upstreamCPU := median(rs, func(r deltaRound) float64 { return r.upstreamCPUPerRevision })
+	b.ReportMetric(oursCPU, "ours-cpu-µs/rev")
+	b.ReportMetric(upstreamCPU, "upstream-cpu-µs/rev")
+	fmt.Printf("  sidecar CPU per revision written during its phase (kernel accounting; steadier than the writers'\n"+
+		"  throughput on a busy machine), median: ours %.1f µs, upstream %.1f µs, ours/upstream %.2fx\n", oursCPU, upstreamCPU, oursCPU/upstreamCPU)
 	fmt.Printf("delta snapshotter (memory limit %.0f MiB, gzip to S3): peak RSS %.1f MiB, RSS after start-up %.1f MiB,\n", limitMiB, peak, idle)
 	verdict := "within"
 	if peak > limitMiB+idle {
@@ -119,8 +125,10 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 // deltaRound is one round of BenchmarkDeltaSnapshots: writes/s of each phase and the sidecars' memory.
 type deltaRound struct {
 	withoutOurs, ours, withoutUpstream, upstream float64
-	oursSidecar                                  sidecarResult
-	upstreamPeakRSSMiB                           float64
+	// CPU microseconds the sidecar process spent per revision written during its phase.
+	oursCPUPerRevision, upstreamCPUPerRevision float64
+	oursSidecar                                sidecarResult
+	upstreamPeakRSSMiB                         float64
 }
 
 // median is the median of f over rounds (the upper one of an even count).
@@ -131,6 +139,23 @@ func median(rounds []deltaRound, f func(deltaRound) float64) float64 {
 	}
 	slices.Sort(xs)
 	return xs[len(xs)/2]
+}
+
+// loadWatched is load with a sidecar (process pid) watching: it also returns the CPU microseconds the
+// sidecar spent per revision written meanwhile.
+func loadWatched(b *testing.B, cli *clientv3.Client, values []string, d time.Duration, pid int) (writesPerSecond, cpuPerRevision float64) {
+	b.Helper()
+	revision := func() int64 {
+		resp, err := cli.Get(b.Context(), "health", clientv3.WithCountOnly())
+		if err != nil {
+			b.Fatal(err)
+		}
+		return resp.Header.Revision
+	}
+	rev, cpu := revision(), cpuSecondsOf(pid)
+	writesPerSecond = load(b, cli, values, d)
+	cpu, revs := cpuSecondsOf(pid)-cpu, revision()-rev
+	return writesPerSecond, 1e6 * cpu / float64(max(revs, 1))
 }
 
 // load runs the writers for d and returns the writes per second etcd acknowledged.

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/test/support/brctlbin"
 )
@@ -47,15 +48,21 @@ func BenchmarkFullSnapshot(b *testing.B) {
 	dbSize := fill(b, endpoint, size)
 	b.Logf("generated a %d MiB database in %s", dbSize>>20, time.Since(start).Round(time.Second))
 
-	var pairs, binaryPairs []snapshotPair
+	var pairs, plainPairs, binaryPairs []snapshotPair
 	var local snapshotResult
 	var oursStore, upStore snapstore.Config // the last round's
 	for b.Loop() {
-		pairs, binaryPairs = pairs[:0], binaryPairs[:0]
+		pairs, plainPairs, binaryPairs = pairs[:0], plainPairs[:0], binaryPairs[:0]
 		for range rounds {
 			base := runSnapshot(b, "snapshot-baseline", others, snapshotParams{Label: "baseline", Endpoint: endpoint, File: filepath.Join(b.TempDir(), "snapshot.db")})
-			ours := runSnapshot(b, "snapshot-ours", others, snapshotParams{Label: "ours-s3", Endpoint: endpoint, Store: store(fmt.Sprintf("full-%d", time.Now().UnixNano()))})
+			ours := runSnapshot(b, "snapshot-ours", others, snapshotParams{Label: "ours-s3", Endpoint: endpoint,
+				Store: store(fmt.Sprintf("full-%d", time.Now().UnixNano())), Compression: snapshot.CompressionGzip})
 			pairs = append(pairs, snapshotPair{base: base, ours: ours})
+			// Uncompressed, like the baseline: what the pipeline (verification, scan, upload) costs apart
+			// from gzip.
+			plain := runSnapshot(b, "snapshot-ours", others, snapshotParams{Label: "ours-s3-uncompressed", Endpoint: endpoint,
+				Store: store(fmt.Sprintf("full-plain-%d", time.Now().UnixNano()))})
+			plainPairs = append(plainPairs, snapshotPair{base: base, ours: plain})
 			oursStore, upStore = store(fmt.Sprintf("full-etcdbrctl-%d", time.Now().UnixNano())), store(fmt.Sprintf("full-upstream-%d", time.Now().UnixNano()))
 			oursBin := runBinarySnapshot(b, oursBinary, false, endpoint, oursStore, others)
 			up := runBinarySnapshot(b, upstream, true, endpoint, upStore, others)
@@ -63,17 +70,20 @@ func BenchmarkFullSnapshot(b *testing.B) {
 		}
 		// The same pipeline into a Local store tells the pipeline's cost from the S3 server's.
 		local = runSnapshot(b, "snapshot-ours", others, snapshotParams{Label: "ours-local", Endpoint: endpoint, Store: snapstore.Config{
-			Provider: druidv1alpha1.StorageProviderLocal, Container: "bkp", Prefix: "full", LocalRoot: b.TempDir()}})
+			Provider: druidv1alpha1.StorageProviderLocal, Container: "bkp", Prefix: "full", LocalRoot: b.TempDir()},
+			Compression: snapshot.CompressionGzip})
 	}
 	mb := float64(dbSize) / 1e6
 	median := medianPair(pairs, mb)
 	base, ours := median.base, median.ours
+	plainMedian := medianPair(plainPairs, mb)
 	binaryMedian := medianPair(binaryPairs, mb)
 	up, oursBin := binaryMedian.base, binaryMedian.ours
 	baseRate, oursRate := mb/base.Seconds, mb/ours.Seconds
 	b.ReportMetric(oursRate, "ours-MB/s")
 	b.ReportMetric(baseRate, "baseline-MB/s")
 	b.ReportMetric(oursRate/baseRate, "ratio")
+	b.ReportMetric(plainMedian.ratio(mb), "uncompressed-ratio")
 	b.ReportMetric(mb/local.Seconds, "ours-local-MB/s")
 	b.ReportMetric(ours.PeakRSSMiB, "ours-peakRSS-MiB")
 	b.ReportMetric(base.PeakRSSMiB, "baseline-peakRSS-MiB")
@@ -82,27 +92,29 @@ func BenchmarkFullSnapshot(b *testing.B) {
 	b.ReportMetric(up.PeakRSSMiB, "upstream-peakRSS-MiB")
 	fmt.Printf("full snapshot of a %.0f MB database (revision %d), %d rounds taken back to back:\n", mb, ours.Revision, len(pairs))
 	for i, p := range pairs {
-		bp := binaryPairs[i]
-		fmt.Printf("  round %d: ours %6.2fs, baseline %6.2fs, ratio %.2fx; etcdbrctl %6.2fs, upstream %6.2fs, ratio %.2fx\n", i+1,
-			p.ours.Seconds, p.base.Seconds, p.ratio(mb), bp.ours.Seconds, bp.base.Seconds, bp.ratio(mb))
+		bp, pp := binaryPairs[i], plainPairs[i]
+		fmt.Printf("  round %d: ours %6.2fs, uncompressed %6.2fs, baseline %6.2fs, ratios %.2fx %.2fx; etcdbrctl %6.2fs, upstream %6.2fs, ratio %.2fx\n", i+1,
+			p.ours.Seconds, pp.ours.Seconds, p.base.Seconds, p.ratio(mb), pp.ratio(mb), bp.ours.Seconds, bp.base.Seconds, bp.ratio(mb))
 	}
 	fmt.Printf("our etcdbrctl against upstream etcd-backup-restore %s's, both `etcdbrctl snapshot` (gzip → S3) timed from exec\n"+
 		"until the snapshot is stored (ours exits, upstream logs it), peak RSS = VmHWM read every 5 ms; the median round:\n", brctlbin.UpstreamVersion)
 	fmt.Printf("  etcdbrctl (ours):                 %7.2fs %7.1f MB/s  peak RSS %6.1f MiB  cpu %6.2fs\n", oursBin.Seconds, mb/oursBin.Seconds, oursBin.PeakRSSMiB, oursBin.CPUSeconds)
 	fmt.Printf("  upstream etcdbrctl:               %7.2fs %7.1f MB/s  peak RSS %6.1f MiB  cpu %6.2fs  %s\n", up.Seconds, mb/up.Seconds, up.PeakRSSMiB, up.CPUSeconds, up.Object)
-	fmt.Printf("  ratio etcdbrctl/upstream: %.2fx the MB/s, %.2fx the peak RSS\n", binaryMedian.ratio(mb), oursBin.PeakRSSMiB/up.PeakRSSMiB)
+	fmt.Printf("  ratio etcdbrctl/upstream: %.2fx the MB/s (target >= 5x), %.2fx the peak RSS\n", binaryMedian.ratio(mb), oursBin.PeakRSSMiB/up.PeakRSSMiB)
 	fmt.Printf("  stored (the last round): ours %.1f MB, upstream %.1f MB (gzip levels differ: ours klauspost level 2, upstream's the standard library's default)\n",
 		float64(storedBytes(b, oursStore))/1e6, float64(storedBytes(b, upStore))/1e6)
 	fmt.Printf("against a plain Maintenance.Snapshot into a file, in-process sides; the median round:\n")
 	fmt.Printf("  ours (gzip → S3):                 %7.2fs %7.1f MB/s  peak RSS %6.1f MiB  %s\n", ours.Seconds, oursRate, ours.PeakRSSMiB, ours.Object)
 	fmt.Printf("  baseline (Maintenance.Snapshot):  %7.2fs %7.1f MB/s  peak RSS %6.1f MiB\n", base.Seconds, baseRate, base.PeakRSSMiB)
 	fmt.Printf("  ours (gzip → Local store), once:  %7.2fs %7.1f MB/s  peak RSS %6.1f MiB\n", local.Seconds, mb/local.Seconds, local.PeakRSSMiB)
-	fmt.Printf("  ratio ours/baseline: %.2fx (target >= 0.8x)\n", oursRate/baseRate)
+	fmt.Printf("  ratio ours/baseline: %.2fx (target >= 0.9x); the baseline does not compress, ours deflates the stream with gzip\n", oursRate/baseRate)
+	fmt.Printf("  ratio ours uncompressed/baseline (like for like, the median of its own): %.2fx, ours uncompressed %.2fs, baseline %.2fs\n",
+		plainMedian.ratio(mb), plainMedian.ours.Seconds, plainMedian.base.Seconds)
 	fmt.Printf("  CPU seconds (snapshot process / etcd / S3 server) of a machine with %d CPUs:\n", runtime.NumCPU())
 	for _, r := range []struct {
 		name string
 		res  snapshotResult
-	}{{"ours (gzip → S3)", ours}, {"ours (gzip → Local store)", local}, {"baseline", base}, {"etcdbrctl (ours)", oursBin}, {"upstream etcdbrctl", up}} {
+	}{{"ours (gzip → S3)", ours}, {"ours (uncompressed → S3)", plainMedian.ours}, {"ours (gzip → Local store)", local}, {"baseline", base}, {"etcdbrctl (ours)", oursBin}, {"upstream etcdbrctl", up}} {
 		fmt.Printf("    %-26s %6.2f / %6.2f / %6.2f\n", r.name, r.res.CPUSeconds, r.res.EtcdCPUSeconds, r.res.S3CPUSeconds)
 	}
 }

@@ -159,6 +159,9 @@ func (p *Proc) addLine(line string) {
 	}
 }
 
+// Pid is the process's id, for reading its accounting in /proc while it runs.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
 // Output is what the process printed so far.
 func (p *Proc) Output() string {
 	p.mu.Lock()
