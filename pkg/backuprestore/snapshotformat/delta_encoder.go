@@ -2,6 +2,7 @@ package snapshotformat
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -27,7 +28,6 @@ type DeltaEncoder struct {
 	out    io.Writer // the destination, receives JSON and trailer
 	hash   hash.Hash
 	json   io.Writer // writes to out and hash
-	buf    []byte    // the event being written, reused
 	size   int64     // bytes written to out
 	count  int
 	closed bool
@@ -44,19 +44,21 @@ func (e *DeltaEncoder) Encode(ev *mvccpb.Event, observed time.Time) error {
 	if e.closed {
 		return errors.New("delta encoder: encode after close")
 	}
-	separator := byte(',')
-	if e.count == 0 {
-		separator = '['
-	}
-	data, err := appendEventJSON(append(e.buf[:0], separator), ev, observed)
+	data, err := json.Marshal(Event{EtcdEvent: ev, Time: observed})
 	if err != nil {
 		return fmt.Errorf("delta encoder: marshalling event %d: %w", e.count, err)
 	}
-	e.buf = data
+	separator := []byte{','}
+	if e.count == 0 {
+		separator[0] = '['
+	}
+	if _, err := e.json.Write(separator); err != nil {
+		return fmt.Errorf("delta encoder: writing event %d: %w", e.count, err)
+	}
 	if _, err := e.json.Write(data); err != nil {
 		return fmt.Errorf("delta encoder: writing event %d: %w", e.count, err)
 	}
-	e.size += int64(len(data))
+	e.size += int64(len(separator) + len(data))
 	e.count++
 	return nil
 }
