@@ -31,7 +31,9 @@ func createTLSEtcd(t *testing.T, env *envtest.Env, namespace string) *druidv1alp
 	ctx := context.Background()
 	names, err := etcd.NewTLSSecrets(env.Client, namespace, etcd.TLSValues{Role: etcd.RoleMain, HighAvailability: true}).Ensure(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
-	ref := func(name string) corev1.SecretReference { return corev1.SecretReference{Name: name, Namespace: namespace} }
+	ref := func(name string) corev1.SecretReference {
+		return corev1.SecretReference{Name: name, Namespace: namespace}
+	}
 	bundle := func(name string) druidv1alpha1.SecretReference {
 		return druidv1alpha1.SecretReference{SecretReference: ref(name), DataKey: ptr.To(etcd.DataKeyCABundle)}
 	}
@@ -162,12 +164,12 @@ func TestEtcdRestoreToRevisionRetargetsNetworkLabelsAndSpread(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	restored := getEtcd(t, env, namespace, "etcd-main-restored")
 	g.Expect(restored.Spec.Labels).To(Equal(map[string]string{"role": "main",
-		"networking.gardener.cloud/to-dns":                                         "allowed",
+		"networking.gardener.cloud/to-dns":                                          "allowed",
 		"networking.resources.gardener.cloud/to-etcd-main-restored-client-tcp-2379": "allowed",
 		"networking.resources.gardener.cloud/to-etcd-main-restored-client-tcp-2380": "allowed",
 		"networking.resources.gardener.cloud/to-etcd-main-restored-client-tcp-8080": "allowed",
-		"networking.resources.gardener.cloud/to-etcd-events-client-tcp-2379":       "allowed",
-		"networking.resources.gardener.cloud/to-all-shoots-etcd-main-client-tcp":   "allowed",
+		"networking.resources.gardener.cloud/to-etcd-events-client-tcp-2379":        "allowed",
+		"networking.resources.gardener.cloud/to-all-shoots-etcd-main-client-tcp":    "allowed",
 	}), "the access labels for the own client Service follow the name; other labels stay")
 	g.Expect(restored.Spec.SchedulingConstraints.TopologySpreadConstraints[0].LabelSelector.MatchLabels).To(Equal(map[string]string{
 		druidv1alpha1.LabelManagedByKey: druidv1alpha1.LabelManagedByValue, druidv1alpha1.LabelPartOfKey: "etcd-main-restored"}))
