@@ -105,16 +105,16 @@ func RestoreToRevision(ctx context.Context, c client.Client, from types.Namespac
 	if dryRun {
 		return out, nil
 	}
-	if err := create(ctx, c, out); err != nil {
+	if err := createRestored(ctx, c, out); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// create creates the certificates' Secrets, then the Etcd (so that druid never sees it without its
+// createRestored creates the certificates' Secrets, then the Etcd (so that druid never sees it without its
 // secrets), then makes the Etcd the Secrets' owner, so that deleting the Etcd deletes them (druid keeps its
 // finalizer on them until the Etcd is gone). A failure before the Etcd exists deletes the Secrets created.
-func create(ctx context.Context, c client.Client, out *RestoredEtcd) error {
+func createRestored(ctx context.Context, c client.Client, out *RestoredEtcd) error {
 	etcd := out.Etcd
 	switch err := c.Get(ctx, client.ObjectKeyFromObject(etcd), &druidv1alpha1.Etcd{}); {
 	case err == nil:

@@ -241,3 +241,24 @@ func TestEtcdRestoreToRevisionIssueCertificatesNeedsTheCAKey(t *testing.T) {
 	err = env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "etcd-main-restored"}, &druidv1alpha1.Etcd{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Etcd not created: %v", err)
 }
+
+// A Secret of a name the command would create (a leftover of an earlier attempt) is refused, naming it; the
+// Secrets created before it are deleted again and no Etcd is created; the leftover stays.
+func TestEtcdRestoreToRevisionIssueCertificatesRefusesAnExistingSecret(t *testing.T) {
+	env := apiserver(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := env.CreateNamespace(t)
+	createTLSEtcd(t, env, namespace)
+	leftover := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "etcd-main-restored-peer-server-tls"}, Data: map[string][]byte{"tls.crt": []byte("old")}}
+	g.Expect(env.Client.Create(ctx, leftover)).To(Succeed())
+
+	_, _, err := run(t, "etcd", "restore-to-revision", "etcd-main", "--kubeconfig", kubeconfigFor(t, env, namespace),
+		"--name", "etcd-main-restored", "--prefix", "restored", "--revision", "5", "--issue-certificates")
+	g.Expect(err).To(MatchError(ContainSubstring("a secret etcd-main-restored-peer-server-tls already exists in " + namespace)))
+	err = env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "etcd-main-restored-server-tls"}, &corev1.Secret{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the server certificate's secret is deleted again: %v", err)
+	g.Expect(getSecret(t, env, namespace, "etcd-main-restored-peer-server-tls").Data).To(Equal(leftover.Data), "the leftover stays")
+	err = env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "etcd-main-restored"}, &druidv1alpha1.Etcd{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Etcd not created: %v", err)
+}
