@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -17,8 +20,10 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd"
+	"github.com/gardener-etcd/gardener-etcd/pkg/botanist/etcd/gardenersecrets"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcdops"
 	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
+	"github.com/gardener-etcd/gardener-etcd/test/support/gardenletsecrets"
 )
 
 // createTLSEtcd creates etcd-main as the Gardener side writes it with 3 members: the TLS secrets of the
@@ -27,17 +32,21 @@ import (
 // spread over nodes by druid's labels of etcd-main's pods.
 func createTLSEtcd(t *testing.T, env *envtest.Env, namespace string) *druidv1alpha1.Etcd {
 	t.Helper()
-	g := NewWithT(t)
-	ctx := context.Background()
-	names, err := etcd.NewTLSSecrets(env.Client, namespace, etcd.TLSValues{Role: etcd.RoleMain, HighAvailability: true}).Ensure(ctx)
-	g.Expect(err).NotTo(HaveOccurred())
+	_, err := etcd.NewTLSSecrets(env.Client, namespace, etcd.TLSValues{Role: etcd.RoleMain, HighAvailability: true}).Ensure(context.Background())
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	return createTLSEtcdWith(t, env, namespace, etcd.DefaultTLSSecretRefs(etcd.RoleMain))
+}
+
+// createTLSEtcdWith is createTLSEtcd with the TLS secrets of refs, which exist.
+func createTLSEtcdWith(t *testing.T, env *envtest.Env, namespace string, refs etcd.TLSSecretRefs) *druidv1alpha1.Etcd {
+	t.Helper()
 	ref := func(name string) corev1.SecretReference {
 		return corev1.SecretReference{Name: name, Namespace: namespace}
 	}
-	bundle := func(name string) druidv1alpha1.SecretReference {
-		return druidv1alpha1.SecretReference{SecretReference: ref(name), DataKey: ptr.To(etcd.DataKeyCABundle)}
+	bundle := func(r etcd.CABundleRef) druidv1alpha1.SecretReference {
+		return druidv1alpha1.SecretReference{SecretReference: ref(r.Name), DataKey: ptr.To(r.DataKey)}
 	}
-	clientTLS := &druidv1alpha1.TLSConfig{TLSCASecretRef: bundle(names.CA), ServerTLSSecretRef: ref(names.Server), ClientTLSSecretRef: ref(names.Client)}
+	clientTLS := &druidv1alpha1.TLSConfig{TLSCASecretRef: bundle(refs.ClientCA), ServerTLSSecretRef: ref(refs.Server), ClientTLSSecretRef: ref(refs.Client)}
 	obj := &druidv1alpha1.Etcd{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "etcd-main", Labels: map[string]string{"role": "main"}},
 		Spec: druidv1alpha1.EtcdSpec{
@@ -54,12 +63,12 @@ func createTLSEtcd(t *testing.T, env *envtest.Env, namespace string) *druidv1alp
 				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{druidv1alpha1.LabelManagedByKey: druidv1alpha1.LabelManagedByValue, druidv1alpha1.LabelPartOfKey: "etcd-main"}},
 			}}},
 			Etcd: druidv1alpha1.EtcdConfig{ClientUrlTLS: clientTLS.DeepCopy(),
-				PeerUrlTLS: &druidv1alpha1.PeerTLSConfig{TLSConfig: druidv1alpha1.TLSConfig{TLSCASecretRef: bundle(names.PeerCA), ServerTLSSecretRef: ref(names.PeerServer)}}},
+				PeerUrlTLS: &druidv1alpha1.PeerTLSConfig{TLSConfig: druidv1alpha1.TLSConfig{TLSCASecretRef: bundle(refs.PeerCA), ServerTLSSecretRef: ref(refs.PeerServer)}}},
 			Backup: druidv1alpha1.BackupSpec{TLS: clientTLS.DeepCopy(), Store: &druidv1alpha1.StoreSpec{Prefix: "shoot--dev--a/etcd-main", Container: ptr.To("bucket"),
 				Provider: ptr.To(druidv1alpha1.StorageProviderS3), SecretRef: &corev1.SecretReference{Name: "etcd-backup"}}},
 		},
 	}
-	g.Expect(env.Client.Create(ctx, obj)).To(Succeed())
+	NewWithT(t).Expect(env.Client.Create(context.Background(), obj)).To(Succeed())
 	return obj
 }
 
@@ -261,4 +270,56 @@ func TestEtcdRestoreToRevisionIssueCertificatesRefusesAnExistingSecret(t *testin
 	g.Expect(getSecret(t, env, namespace, "etcd-main-restored-peer-server-tls").Data).To(Equal(leftover.Data), "the leftover stays")
 	err = env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "etcd-main-restored"}, &druidv1alpha1.Etcd{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Etcd not created: %v", err)
+}
+
+// With the secrets gardenlet's secrets manager keeps (CAs ca-etcd-<hash> and ca-etcd-peer-<hash> beside
+// their bundles, certificates with a ca.crt beside the leaf, its labels on every secret), also in the
+// middle of a CA rotation (two CAs of each kind, the bundles trusting both), the CA that signed each
+// certificate is found by its signature and issues the new one; the new Secrets keep the data keys and
+// carry none of the manager's labels, so that it neither adopts nor cleans them up.
+func TestEtcdRestoreToRevisionIssuesCertificatesFromGardenersCAs(t *testing.T) {
+	env := apiserver(t)
+	for name, rotate := range map[string]bool{"CAs never rotated": false, "CA rotation preparing": true} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			namespace := env.CreateNamespace(t)
+			refs := gardenerTLSSecrets(t, env, namespace, gardenletsecrets.CARotation{})
+			if rotate {
+				refs = gardenerTLSSecrets(t, env, namespace, gardenletsecrets.CARotation{LastInitiation: ptr.To(time.Now())})
+			}
+			createTLSEtcdWith(t, env, namespace, refs)
+
+			out, _, err := run(t, "etcd", "restore-to-revision", "etcd-main", "--kubeconfig", kubeconfigFor(t, env, namespace),
+				"--name", "etcd-main-restored", "--prefix", "restored", "--revision", "5", "--issue-certificates")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(out).To(ContainSubstring("re-issued from " + refs.Server + ", signed by the CA of ca-etcd"))
+			g.Expect(out).To(ContainSubstring("re-issued from " + refs.PeerServer + ", signed by the CA of ca-etcd-peer"))
+
+			g.Expect(verifyFor(t, env, namespace, "etcd-main-restored-server-tls", refs.ClientCA.Name, "etcd-main-restored-local")).To(Succeed())
+			g.Expect(verifyFor(t, env, namespace, "etcd-main-restored-server-tls", refs.ClientCA.Name, "etcd-main-restored-client."+namespace+".svc")).To(Succeed())
+			g.Expect(verifyFor(t, env, namespace, "etcd-main-restored-peer-server-tls", refs.PeerCA.Name, "etcd-main-restored-0.etcd-main-restored-peer."+namespace+".svc")).To(Succeed())
+			for source, issued := range map[string]string{refs.Server: "etcd-main-restored-server-tls", refs.PeerServer: "etcd-main-restored-peer-server-tls"} {
+				old, s := getSecret(t, env, namespace, source), getSecret(t, env, namespace, issued)
+				g.Expect(s.Type).To(Equal(old.Type))
+				g.Expect(slices.Sorted(maps.Keys(s.Data))).To(Equal(slices.Sorted(maps.Keys(old.Data))), "the data keys of %s", source)
+				g.Expect(s.Labels).To(BeEmpty(), "none of the secrets manager's labels on %s", issued)
+			}
+			restored := getEtcd(t, env, namespace, "etcd-main-restored")
+			g.Expect(restored.Spec.Etcd.ClientUrlTLS.TLSCASecretRef.Name).To(Equal(refs.ClientCA.Name))
+			g.Expect(restored.Spec.Etcd.PeerUrlTLS.TLSCASecretRef.Name).To(Equal(refs.PeerCA.Name))
+		})
+	}
+}
+
+// gardenerTLSSecrets has gardenlet's secrets manager generate the etcd CAs and the certificates of
+// etcd-main with peer TLS, as one gardenlet reconcile in the given phase of the CA rotation does.
+func gardenerTLSSecrets(t *testing.T, env *envtest.Env, namespace string, rotation gardenletsecrets.CARotation) etcd.TLSSecretRefs {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	sm, err := gardenletsecrets.Manager(ctx, env.Client, namespace, rotation)
+	g.Expect(err).NotTo(HaveOccurred())
+	refs, err := gardenersecrets.New(sm).TLSSecrets(ctx, etcd.TLSRequest{Namespace: namespace, Role: etcd.RoleMain, PeerTLS: true})
+	g.Expect(err).NotTo(HaveOccurred())
+	return refs
 }
