@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -25,6 +27,17 @@ type PointInTimeRestore struct {
 	// Revision or Time (RFC3339) is the point; exactly one.
 	Revision int64
 	Time     string
+	// IssueCertificates issues server (and peer) certificates for the new Etcd's names from the CAs that
+	// signed the existing Etcd's, as new Secrets that the new Etcd references (issueServerCertificates).
+	IssueCertificates bool
+}
+
+// RestoredEtcd is the new Etcd and the certificates issued for it.
+type RestoredEtcd struct {
+	Etcd *druidv1alpha1.Etcd
+	// Certificates are the issued server certificates, with their Secrets (private keys included: print
+	// them through WithoutPrivateKeys); empty unless PointInTimeRestore.IssueCertificates.
+	Certificates []IssuedCertificate
 }
 
 // NewEtcdForRestore builds the new Etcd: the existing one's spec with Prefix as its own store prefix, and
@@ -61,28 +74,85 @@ func NewEtcdForRestore(from *druidv1alpha1.Etcd, r PointInTimeRestore) (*druidv1
 		Spec:       *from.Spec.DeepCopy(),
 	}
 	etcd.Spec.Backup.Store.Prefix = r.Prefix
+	if err := retarget(etcd, from); err != nil {
+		return nil, err
+	}
 	if errs := validation.ValidateEtcd(etcd); len(errs) > 0 {
 		return nil, fmt.Errorf("the new Etcd would be refused: %w", errs.ToAggregate())
 	}
 	return etcd, nil
 }
 
-// RestoreToRevision reads the existing Etcd, builds the new one (NewEtcdForRestore) and, unless dryRun,
-// creates it. It changes nothing else: the existing Etcd, its pods and its backups stay as they are.
-func RestoreToRevision(ctx context.Context, c client.Client, from types.NamespacedName, r PointInTimeRestore, dryRun bool) (*druidv1alpha1.Etcd, error) {
+// RestoreToRevision reads the existing Etcd, builds the new one (NewEtcdForRestore), issues certificates
+// for its names if asked and, unless dryRun, creates them. Everything is read and issued before anything is
+// created, so a refusal (a missing CA key, a name taken) leaves the cluster as it was. It changes nothing
+// else: the existing Etcd, its pods, secrets and backups stay as they are.
+func RestoreToRevision(ctx context.Context, c client.Client, from types.NamespacedName, r PointInTimeRestore, dryRun bool) (*RestoredEtcd, error) {
 	existing, err := GetEtcd(ctx, c, from)
 	if err != nil {
 		return nil, err
 	}
 	etcd, err := NewEtcdForRestore(existing, r)
-	if err != nil || dryRun {
-		return etcd, err
+	if err != nil {
+		return nil, err
+	}
+	out := &RestoredEtcd{Etcd: etcd}
+	if r.IssueCertificates {
+		if out.Certificates, err = issueServerCertificates(ctx, c, existing.Name, etcd, time.Now()); err != nil {
+			return nil, err
+		}
+	}
+	if dryRun {
+		return out, nil
+	}
+	if err := createRestored(ctx, c, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// createRestored creates the certificates' Secrets, then the Etcd (so that druid never sees it without its
+// secrets), then makes the Etcd the Secrets' owner, so that deleting the Etcd deletes them (druid keeps its
+// finalizer on them until the Etcd is gone). A failure before the Etcd exists deletes the Secrets created.
+func createRestored(ctx context.Context, c client.Client, out *RestoredEtcd) error {
+	etcd := out.Etcd
+	switch err := c.Get(ctx, client.ObjectKeyFromObject(etcd), &druidv1alpha1.Etcd{}); {
+	case err == nil:
+		return fmt.Errorf("an Etcd %s already exists in %s: choose another --name", etcd.Name, etcd.Namespace)
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("reading Etcd %s in %s: %w", etcd.Name, etcd.Namespace, err)
+	}
+	var created []*corev1.Secret
+	undo := func(cause error) error {
+		for _, s := range created {
+			if err := c.Delete(ctx, s); client.IgnoreNotFound(err) != nil {
+				cause = errors.Join(cause, fmt.Errorf("deleting secret %s again: %w", s.Name, err))
+			}
+		}
+		return cause
+	}
+	for _, cert := range out.Certificates {
+		if err := c.Create(ctx, cert.Secret); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				return undo(fmt.Errorf("a secret %s already exists in %s: delete it (a leftover of an earlier restore?) or choose another --name", cert.Secret.Name, etcd.Namespace))
+			}
+			return undo(fmt.Errorf("creating secret %s in %s: %w", cert.Secret.Name, etcd.Namespace, err))
+		}
+		created = append(created, cert.Secret)
 	}
 	if err := c.Create(ctx, etcd); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("an Etcd %s already exists in %s: choose another --name", r.Name, from.Namespace)
+			return undo(fmt.Errorf("an Etcd %s already exists in %s: choose another --name", etcd.Name, etcd.Namespace))
 		}
-		return nil, fmt.Errorf("creating Etcd %s in %s: %w", r.Name, from.Namespace, err)
+		return undo(fmt.Errorf("creating Etcd %s in %s: %w", etcd.Name, etcd.Namespace, err))
 	}
-	return etcd, nil
+	owner := metav1.OwnerReference{APIVersion: druidv1alpha1.SchemeGroupVersion.String(), Kind: "Etcd", Name: etcd.Name, UID: etcd.UID}
+	for _, s := range created {
+		patch := client.MergeFrom(s.DeepCopy())
+		s.OwnerReferences = append(s.OwnerReferences, owner)
+		if err := c.Patch(ctx, s, patch); err != nil {
+			return fmt.Errorf("the Etcd %s was created, but making it the owner of secret %s failed (delete the secret with the Etcd): %w", etcd.Name, s.Name, err)
+		}
+	}
+	return nil
 }

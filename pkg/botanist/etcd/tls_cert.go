@@ -105,6 +105,11 @@ func (ca *certificateAuthority) issue(req leafRequest, now time.Time, validity t
 	template.ExtKeyUsage = req.extKeyUsages
 	template.DNSNames = req.dnsNames
 	template.IPAddresses = req.ipAddresses
+	return ca.sign(template, key)
+}
+
+// sign signs the leaf template for key with the CA.
+func (ca *certificateAuthority) sign(template *x509.Certificate, key *ecdsa.PrivateKey) (issuedPair, error) {
 	template.AuthorityKeyId = ca.cert.SubjectKeyId
 	// A leaf never outlives the CA that signed it: verifiers would reject it after the CA expires anyway.
 	if template.NotAfter.After(ca.cert.NotAfter) {
@@ -112,7 +117,7 @@ func (ca *certificateAuthority) issue(req leafRequest, now time.Time, validity t
 	}
 	der, err := x509.CreateCertificate(rand.Reader, template, ca.cert, key.Public(), ca.key)
 	if err != nil {
-		return issuedPair{}, fmt.Errorf("signing %q with CA %q: %w", req.commonName, ca.cert.Subject.CommonName, err)
+		return issuedPair{}, fmt.Errorf("signing %q with CA %q: %w", template.Subject.CommonName, ca.cert.Subject.CommonName, err)
 	}
 	keyPEM, err := encodePrivateKey(key)
 	if err != nil {
