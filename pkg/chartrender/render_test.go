@@ -129,6 +129,7 @@ func TestDruidDefaults(t *testing.T) {
 	g.Expect(cfg.Etcd.Images.Compatibility).To(Equal(imagecaps.Config{Mode: imagecaps.ModeAuto, UpstreamRepositories: imagecaps.DefaultUpstreamRepositories}))
 	g.Expect(cfg.Webhooks.ReconcilerServiceAccount).To(Equal("system:serviceaccount:garden:etcd-druid"))
 	g.Expect(cfg.Webhooks.PodControllerUsers).To(Equal(protection.DefaultPodControllerUsers))
+	g.Expect(cfg.Webhooks.GarbageCollectorUsers).To(Equal(protection.DefaultGarbageCollectorUsers))
 	g.Expect(*pod.SecurityContext.RunAsUser).To(Equal(int64(65532)))
 	g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
 	g.Expect(*c.SecurityContext.ReadOnlyRootFilesystem).To(BeTrue())
@@ -422,13 +423,16 @@ func TestDruidBackupPortClientNamespacesNoneDiffersFromDefault(t *testing.T) {
 }
 
 // webhooks.podControllerUsers reaches druid (--pod-controller-users) and the protection configuration's
-// routing alike, as the Go builder writes it for the same list.
+// routing alike, as the Go builder writes it for the same list; webhooks.garbageCollectorUsers reaches
+// druid (--garbage-collector-users).
 func TestDruidPodControllerUsers(t *testing.T) {
 	g := NewWithT(t)
 	users := []string{"seed:kube-controller-manager", "system:serviceaccount:kube-system:statefulset-controller"}
-	objs := render(t, charts.EtcdDruid, "druid", map[string]any{"webhooks": map[string]any{"caBundle": caPEM, "podControllerUsers": []any{users[0], users[1]}}})
+	objs := render(t, charts.EtcdDruid, "druid", map[string]any{"webhooks": map[string]any{"caBundle": caPEM,
+		"podControllerUsers": []any{users[0], users[1]}, "garbageCollectorUsers": []any{users[0]}}})
 	cfg := parseDruidArgs(t, find[appsv1.Deployment](t, objs, "Deployment", "druid").Spec.Template.Spec.Containers[0].Args)
 	g.Expect(cfg.Webhooks.PodControllerUsers).To(Equal(users))
+	g.Expect(cfg.Webhooks.GarbageCollectorUsers).To(Equal(users[:1]))
 	want := protection.WebhookConfiguration(admissionregistrationv1.ServiceReference{Name: "druid", Namespace: "garden"}, []byte(caPEM), users)
 	got := find[admissionregistrationv1.ValidatingWebhookConfiguration](t, objs, "ValidatingWebhookConfiguration", want.Name)
 	normalizeValidating(got)

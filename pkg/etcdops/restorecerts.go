@@ -1,6 +1,7 @@
 package etcdops
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/pem"
@@ -35,6 +36,9 @@ type IssuedCertificate struct {
 	Fields []string
 	// DNSNames are the new certificate's DNS names.
 	DNSNames []string
+	// NotAfter ends the new certificate's validity (the source's lifetime from now). Nothing renews it:
+	// the Gardener side rotates only the certificates it issued itself.
+	NotAfter time.Time
 }
 
 // serverCertificateRef is one reference of an Etcd to a server certificate secret, and the suffix of the
@@ -122,6 +126,10 @@ func reissue(ctx context.Context, c client.Client, cas []namespaceCA, sourceName
 	if err != nil {
 		return IssuedCertificate{}, fmt.Errorf("issuing the certificate of secret %s for %s: %w", source.Name, newEtcd.Name, err)
 	}
+	issued, err := etcd.ParseCertificatePEM(certPEM)
+	if err != nil {
+		return IssuedCertificate{}, fmt.Errorf("reading the certificate issued for %s: %w", newEtcd.Name, err)
+	}
 	data := make(map[string][]byte, len(source.Data))
 	for k, v := range source.Data {
 		data[k] = slices.Clone(v) // a CA certificate beside the leaf (Gardener's ca.crt) stays: the same CA signs
@@ -135,7 +143,8 @@ func reissue(ctx context.Context, c client.Client, cas []namespaceCA, sourceName
 		Type: source.Type,
 		Data: data,
 	}
-	return IssuedCertificate{Secret: secret, From: source.Name, CASecret: ca.secret, Fields: []string{r.field}, DNSNames: dnsNames}, nil
+	return IssuedCertificate{Secret: secret, From: source.Name, CASecret: ca.secret, Fields: []string{r.field}, DNSNames: dnsNames,
+		NotAfter: issued.NotAfter}, nil
 }
 
 // renamedDNSNames replaces the old Etcd's name by the new one in each DNS name where it names the Etcd: the
@@ -214,6 +223,9 @@ func WithoutPrivateKeys(s *corev1.Secret) *corev1.Secret {
 func onlyCertificates(data []byte) bool {
 	found := false
 	for rest := data; ; {
+		if trimmed := bytes.TrimSpace(rest); len(trimmed) > 0 && !bytes.HasPrefix(trimmed, []byte("-----BEGIN ")) {
+			return false // pem.Decode would skip text before a block, and the text would be printed
+		}
 		block, next := pem.Decode(rest)
 		if block == nil {
 			return found && len(strings.TrimSpace(string(rest))) == 0

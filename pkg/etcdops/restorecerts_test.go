@@ -3,6 +3,8 @@ package etcdops
 import (
 	"slices"
 	"testing"
+
+	. "github.com/onsi/gomega"
 )
 
 // Only where the old Etcd's name names the Etcd (the first label after an optional wildcard, the name or
@@ -20,4 +22,18 @@ func TestRenamedDNSNamesReplaceOnlyTheEtcdsName(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %v\nwant %v", got, want)
 	}
+}
+
+// Only PEM certificates are printed: text before a block (pem.Decode would skip it) or a key block
+// keeps the whole value out of the output.
+func TestOnlyCertificates(t *testing.T) {
+	g := NewWithT(t)
+	cert := "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"
+	key := "-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----\n"
+	g.Expect(onlyCertificates([]byte(cert))).To(BeTrue())
+	g.Expect(onlyCertificates([]byte("\n" + cert + cert))).To(BeTrue())
+	g.Expect(onlyCertificates([]byte("secret text\n" + cert))).To(BeFalse())
+	g.Expect(onlyCertificates([]byte(cert + "secret text\n" + cert))).To(BeFalse())
+	g.Expect(onlyCertificates([]byte(cert + key))).To(BeFalse())
+	g.Expect(onlyCertificates([]byte("plain"))).To(BeFalse())
 }

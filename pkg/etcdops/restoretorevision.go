@@ -123,9 +123,13 @@ func createRestored(ctx context.Context, c client.Client, out *RestoredEtcd) err
 		return fmt.Errorf("reading Etcd %s in %s: %w", etcd.Name, etcd.Namespace, err)
 	}
 	var created []*corev1.Secret
+	// undo deletes the Secrets created so far. It runs on a context of its own: an interrupted command
+	// (Ctrl-C cancels ctx) must still clean up what it created.
 	undo := func(cause error) error {
+		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
 		for _, s := range created {
-			if err := c.Delete(ctx, s); client.IgnoreNotFound(err) != nil {
+			if err := c.Delete(cleanup, s); client.IgnoreNotFound(err) != nil {
 				cause = errors.Join(cause, fmt.Errorf("deleting secret %s again: %w", s.Name, err))
 			}
 		}
@@ -144,6 +148,14 @@ func createRestored(ctx context.Context, c client.Client, out *RestoredEtcd) err
 		if apierrors.IsAlreadyExists(err) {
 			return undo(fmt.Errorf("an Etcd %s already exists in %s: choose another --name", etcd.Name, etcd.Namespace))
 		}
+		// The apiserver may have stored the Etcd although the answer was lost (a timeout): it then
+		// references the Secrets, and deleting them would leave its members without certificates.
+		switch stored, lookupErr := etcdStoredDespite(ctx, c, etcd); {
+		case lookupErr != nil:
+			return fmt.Errorf("creating Etcd %s in %s: %w; whether it was stored is unknown (%w): the secrets it would reference are kept", etcd.Name, etcd.Namespace, err, lookupErr)
+		case stored:
+			return fmt.Errorf("creating Etcd %s in %s answered %w, but the Etcd was stored: its secrets are kept; delete them with the Etcd", etcd.Name, etcd.Namespace, err)
+		}
 		return undo(fmt.Errorf("creating Etcd %s in %s: %w", etcd.Name, etcd.Namespace, err))
 	}
 	owner := metav1.OwnerReference{APIVersion: druidv1alpha1.SchemeGroupVersion.String(), Kind: "Etcd", Name: etcd.Name, UID: etcd.UID}
@@ -155,4 +167,16 @@ func createRestored(ctx context.Context, c client.Client, out *RestoredEtcd) err
 		}
 	}
 	return nil
+}
+
+// etcdStoredDespite tells whether an Etcd whose creation returned an error was stored all the same, read
+// on a context of its own (the command's may be cancelled).
+func etcdStoredDespite(ctx context.Context, c client.Client, etcd *druidv1alpha1.Etcd) (bool, error) {
+	lookup, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	err := c.Get(lookup, client.ObjectKeyFromObject(etcd), &druidv1alpha1.Etcd{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
 }

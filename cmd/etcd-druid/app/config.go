@@ -139,6 +139,11 @@ type WebhookConfig struct {
 	// fails open, and the StatefulSet's pods they create carry member labels. The protection webhook
 	// configuration must name the same list (the chart's webhooks.podControllerUsers renders both).
 	PodControllerUsers []string
+	// GarbageCollectorUsers are the users the seed's garbage collector runs as
+	// (protection.DefaultGarbageCollectorUsers by default): only they, druid and the exempt users may take
+	// the "orphan" finalizer off a protected object, so that druid's recreation of a StatefulSet (deleted
+	// with its pods orphaned) is finished by the collector and by nobody who could cascade to the pods.
+	GarbageCollectorUsers []string
 }
 
 // DefaultConfig is the configuration before any file or flag is applied.
@@ -156,7 +161,8 @@ func DefaultConfig() Config {
 		HealthProbeBindAddress:      DefaultHealthProbeBindAddress,
 		GracefulShutdownTimeout:     DefaultGracefulShutdownTimeout,
 		Webhooks: WebhookConfig{Port: DefaultWebhookPort, CertDir: DefaultWebhookCertDir, ComponentProtection: true,
-			PodControllerUsers: slices.Clone(protection.DefaultPodControllerUsers)},
+			PodControllerUsers:    slices.Clone(protection.DefaultPodControllerUsers),
+			GarbageCollectorUsers: slices.Clone(protection.DefaultGarbageCollectorUsers)},
 		ClientConnection: ClientConnection{QPS: DefaultClientQPS, Burst: DefaultClientBurst},
 		// On, unlike upstream druid's default: Gardener's control plane migration needs it, and the
 		// controller does nothing until an EtcdCopyBackupsTask is created.
@@ -226,7 +232,8 @@ func (c Config) Validate() error {
 			errs = append(errs, errors.New("webhooks: reconcilerServiceAccount must be set, or the protection webhook would deny druid itself"))
 		}
 		if c.Webhooks.ComponentProtection {
-			errs = append(errs, protection.ValidatePodControllerUsers(c.Webhooks.PodControllerUsers))
+			errs = append(errs, protection.ValidatePodControllerUsers(c.Webhooks.PodControllerUsers),
+				protection.ValidateGarbageCollectorUsers(c.Webhooks.GarbageCollectorUsers))
 		}
 	}
 	return errors.Join(errs...)

@@ -84,7 +84,8 @@ func TestFullOperatorConfiguration(t *testing.T) {
 	want.Webhooks = WebhookConfig{Enabled: true, ComponentProtection: true, Host: "0.0.0.0", Port: 10250, CertDir: "/etc/webhook-server-tls",
 		ReconcilerServiceAccount: "system:serviceaccount:garden:etcd-druid",
 		ExemptServiceAccounts:    []string{"system:serviceaccount:kube-system:generic-garbage-collector"},
-		PodControllerUsers:       protection.DefaultPodControllerUsers}
+		PodControllerUsers:       protection.DefaultPodControllerUsers,
+		GarbageCollectorUsers:    protection.DefaultGarbageCollectorUsers}
 	want.MetricsBindAddress = "127.0.0.1:8090"
 	want.Etcd.Workers = 25
 	want.Etcd.EnableEtcdSpecAutoReconcile = true

@@ -81,6 +81,8 @@ func bindFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringSliceVar(&w.ExemptServiceAccounts, "exempt-service-accounts", w.ExemptServiceAccounts, "further users allowed to change druid's components")
 	fs.StringSliceVar(&w.PodControllerUsers, "pod-controller-users", w.PodControllerUsers,
 		"users kube-controller-manager creates pods as (its StatefulSet controller's among them); the protection webhook configuration must name the same")
+	fs.StringSliceVar(&w.GarbageCollectorUsers, "garbage-collector-users", w.GarbageCollectorUsers,
+		"users kube-controller-manager's garbage collector runs as: only they (besides druid and the exempt users) take the orphan finalizer off a protected object")
 }
 
 // applySetFlags copies the flags that were set on the command line (set) onto c, so that they win over

@@ -111,7 +111,7 @@ func addWebhooks(mgr manager.Manager, w WebhookConfig) error {
 		return fmt.Errorf("adding the etcd validation webhook: %w", err)
 	}
 	if w.ComponentProtection {
-		protection.AddToManager(mgr, w.ReconcilerServiceAccount, w.ExemptServiceAccounts, w.PodControllerUsers)
+		protection.AddToManager(mgr, w.ReconcilerServiceAccount, w.ExemptServiceAccounts, w.PodControllerUsers, w.GarbageCollectorUsers)
 	}
 	// Not ready until the webhook server serves TLS: the apiserver would otherwise fail admission calls.
 	return mgr.AddReadyzCheck("webhook-server", mgr.GetWebhookServer().StartedChecker())

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -93,8 +94,9 @@ func printRestored(out io.Writer, source string, r etcdops.PointInTimeRestore, r
 		return err
 	}
 	for _, cert := range restored.Certificates {
-		if _, err := fmt.Fprintf(out, "%s Secret %s for %s: re-issued from %s, signed by the CA of %s, for %s.\n",
-			verb, cert.Secret.Name, strings.Join(cert.Fields, ", "), cert.From, cert.CASecret, strings.Join(cert.DNSNames, ", ")); err != nil {
+		if _, err := fmt.Fprintf(out, "%s Secret %s for %s: re-issued from %s, signed by the CA of %s, for %s; valid until %s, not renewed by anything: issue it again before then or after a CA rotation.\n",
+			verb, cert.Secret.Name, strings.Join(cert.Fields, ", "), cert.From, cert.CASecret, strings.Join(cert.DNSNames, ", "),
+			cert.NotAfter.UTC().Format(time.RFC3339)); err != nil {
 			return err
 		}
 	}

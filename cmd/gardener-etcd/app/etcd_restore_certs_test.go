@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/yaml"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
@@ -322,4 +323,36 @@ func gardenerTLSSecrets(t *testing.T, env *envtest.Env, namespace string, rotati
 	refs, err := gardenersecrets.New(sm).TLSSecrets(ctx, etcd.TLSRequest{Namespace: namespace, Role: etcd.RoleMain, PeerTLS: true})
 	g.Expect(err).NotTo(HaveOccurred())
 	return refs
+}
+
+// An Etcd the apiserver stored although its creation answered an error (a lost answer, here a timeout
+// after the write) references the issued Secrets: they stay, and the error says so. Deleting them
+// would leave the new members without certificates.
+func TestEtcdRestoreToRevisionKeepsTheSecretsOfAnEtcdStoredDespiteAnError(t *testing.T) {
+	env := apiserver(t)
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := env.CreateNamespace(t)
+	createTLSEtcd(t, env, namespace)
+	withWatch, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Client.Scheme()})
+	g.Expect(err).NotTo(HaveOccurred())
+	lostAnswer := interceptor.NewClient(withWatch, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if err := c.Create(ctx, obj, opts...); err != nil {
+				return err
+			}
+			if _, isEtcd := obj.(*druidv1alpha1.Etcd); isEtcd {
+				return apierrors.NewTimeoutError("the answer was lost", 1)
+			}
+			return nil
+		},
+	})
+
+	_, err = etcdops.RestoreToRevision(ctx, lostAnswer, client.ObjectKey{Namespace: namespace, Name: "etcd-main"},
+		etcdops.PointInTimeRestore{Name: "etcd-main-restored", Prefix: "restored", Revision: 5, IssueCertificates: true}, false)
+	g.Expect(err).To(MatchError(ContainSubstring("the Etcd was stored: its secrets are kept")))
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "etcd-main-restored"}, &druidv1alpha1.Etcd{})).To(Succeed())
+	for _, name := range []string{"etcd-main-restored-server-tls", "etcd-main-restored-peer-server-tls"} {
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &corev1.Secret{})).To(Succeed(), "secret %s stays", name)
+	}
 }

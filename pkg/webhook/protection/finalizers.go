@@ -2,7 +2,9 @@ package protection
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -10,10 +12,26 @@ import (
 )
 
 // DefaultGarbageCollectorUsers are the users kube-controller-manager's garbage collector runs as: its
-// service account with --use-service-account-credentials, else kube-controller-manager's own name.
+// service account with --use-service-account-credentials, else kube-controller-manager's own name. A seed
+// whose kube-controller-manager authenticates under another name configures its own (druid's
+// --garbage-collector-users): otherwise the collector may not finish druid's recreation of a StatefulSet.
 var DefaultGarbageCollectorUsers = []string{
 	"system:serviceaccount:kube-system:generic-garbage-collector",
 	"system:kube-controller-manager",
+}
+
+// ValidateGarbageCollectorUsers refuses an empty list (no one could finish an orphaning deletion, and every
+// recreation of a StatefulSet would hang) and empty names.
+func ValidateGarbageCollectorUsers(users []string) error {
+	if len(users) == 0 {
+		return fmt.Errorf("garbage collector users: none named; no StatefulSet druid recreates could finish its deletion")
+	}
+	for _, u := range users {
+		if strings.TrimSpace(u) == "" {
+			return fmt.Errorf("garbage collector users: %q is no user name", u)
+		}
+	}
+	return nil
 }
 
 // finalizersTakenOffAdmittedDeletion tells whether an UPDATE does nothing but take finalizers off an object

@@ -27,13 +27,14 @@ const (
 
 // AddToManager serves the handlers on Path (and UpstreamPath) and MemberPodsPath of the manager's webhook
 // server, reading through the API reader. podControllerUsers are kube-controller-manager's users (DefaultPodControllerUsers
-// unless the seed's differ); the configuration (WebhookConfiguration) must name the same.
-func AddToManager(mgr manager.Manager, reconcilerServiceAccount string, exempt, podControllerUsers []string) {
+// unless the seed's differ); the configuration (WebhookConfiguration) must name the same. garbageCollectorUsers
+// are its garbage collector's (DefaultGarbageCollectorUsers unless the seed's differ).
+func AddToManager(mgr manager.Manager, reconcilerServiceAccount string, exempt, podControllerUsers, garbageCollectorUsers []string) {
 	components := &webhook.Admission{Handler: &Handler{
 		Reader:                   mgr.GetAPIReader(),
 		ReconcilerServiceAccount: reconcilerServiceAccount,
 		ExemptServiceAccounts:    exempt,
-		GarbageCollectorUsers:    DefaultGarbageCollectorUsers,
+		GarbageCollectorUsers:    garbageCollectorUsers,
 	}}
 	mgr.GetWebhookServer().Register(Path, components)
 	mgr.GetWebhookServer().Register(UpstreamPath, components)

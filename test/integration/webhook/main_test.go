@@ -31,8 +31,12 @@ const (
 	seedControllerManager = "seed:kube-controller-manager"
 )
 
-// podControllerUsers is druid's configured list here: the defaults and the seed's own.
-var podControllerUsers = append(append([]string{}, protection.DefaultPodControllerUsers...), seedControllerManager)
+// podControllerUsers and garbageCollectorUsers are druid's configured lists here: the defaults and the
+// seed's own kube-controller-manager.
+var (
+	podControllerUsers    = append(append([]string{}, protection.DefaultPodControllerUsers...), seedControllerManager)
+	garbageCollectorUsers = append(append([]string{}, protection.DefaultGarbageCollectorUsers...), seedControllerManager)
+)
 
 var env *envtest.Env
 
@@ -61,7 +65,7 @@ func startWebhookServer(ctx context.Context, env *envtest.Env) error {
 	if err := etcdvalidation.AddToManager(mgr); err != nil {
 		return err
 	}
-	protection.AddToManager(mgr, druidUser, []string{exemptUser}, podControllerUsers)
+	protection.AddToManager(mgr, druidUser, []string{exemptUser}, podControllerUsers, garbageCollectorUsers)
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)

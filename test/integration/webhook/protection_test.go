@@ -313,6 +313,23 @@ func TestProtectionLetsOnlyTheGarbageCollectorTakeTheOrphanFinalizerOff(t *testi
 	}).Should(BeTrue())
 }
 
+// A seed whose kube-controller-manager authenticates under its own name configures it
+// (--garbage-collector-users); its garbage collector then finishes druid's orphaning deletion, which the
+// default names alone would refuse.
+func TestProtectionLetsTheConfiguredGarbageCollectorTakeTheOrphanFinalizerOff(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	s := newProtectedSetup(t)
+	g.Expect(clientAs(t, druidUser).Delete(ctx, s.statefulSet, client.PropagationPolicy(metav1.DeletePropagationOrphan))).To(Succeed())
+	terminating := &appsv1.StatefulSet{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(s.statefulSet), terminating)).To(Succeed())
+	terminating.Finalizers = nil
+	g.Expect(clientAs(t, seedControllerManager).Update(ctx, terminating)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(s.statefulSet), &appsv1.StatefulSet{}))
+	}).Should(BeTrue())
+}
+
 // An exempt user may take the "orphan" finalizer off a protected StatefulSet that is being deleted, as it
 // may change anything of it.
 func TestProtectionLetsExemptUsersTakeTheOrphanFinalizerOff(t *testing.T) {
