@@ -92,9 +92,12 @@ func (m *MemberLease) Renew(ctx context.Context) error {
 		}
 		return err
 	}
+	// One instant for the renewal and the no-leader report: druid counts a report observed before the
+	// lease's renewal as stale.
+	at := now()
 	var noLeader string
 	if m.NoLeader != nil {
-		noLeader = m.NoLeader.WithLocalEtcd(ctx, m.Etcd, m.LocalEndpoint, now())
+		noLeader = m.NoLeader.WithLocalEtcd(ctx, m.Etcd, m.LocalEndpoint, at)
 	}
 	holder := HolderIdentity(local)
 	tls := strconv.FormatBool(PeerTLSEnabled(local))
@@ -113,7 +116,7 @@ func (m *MemberLease) Renew(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		renew := metav1.NewMicroTime(now())
+		renew := metav1.NewMicroTime(at)
 		lease.Spec.HolderIdentity, lease.Spec.RenewTime = &holder, &renew
 		if lease.Annotations[AnnotationTLSEnabled] != tls {
 			m.Log.Info("Peer TLS state of the member changed", "member", m.Name, "tlsEnabled", tls)
