@@ -110,3 +110,25 @@ func TestMemberWithoutDataReportsNoLeaderWithoutRenewing(t *testing.T) {
 	_, found = noLeaderReport(g, t, cs, ns, name)
 	g.Expect(found).To(BeFalse(), "nobody answering is no evidence")
 }
+
+// Druid counts a report observed before the lease's renewal as stale, so the survivor's report carries
+// the instant of the renewal it is written with (the real clock here, which moves between two reads).
+func TestSurvivorsReportIsNotOlderThanItsRenewal(t *testing.T) {
+	g := NewWithT(t)
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	ns := env.CreateNamespace(t)
+	c := etcdserver.StartCluster(t, 3, nil)
+	survivor := c.Members[0]
+	name := survivor.Config.Name
+	emptyLease(t, cs, ns, name)
+	ml := &MemberLease{Kubernetes: cs, Namespace: ns, Name: name, Etcd: survivor.Client(t), LocalEndpoint: survivor.Endpoint(),
+		NoLeader: &NoLeaderWatch{MemberData: func() bool { return true }}, Log: testr.New(t)}
+	c.Members[1].Stop()
+	c.Members[2].Stop()
+	g.Eventually(func(g Gomega) {
+		g.Expect(ml.Renew(t.Context())).To(Succeed())
+		report, found := noLeaderReport(g, t, cs, ns, name)
+		g.Expect(found).To(BeTrue())
+		g.Expect(report.ObservedAt).NotTo(BeTemporally("<", getLease(t, cs, ns, name).Spec.RenewTime.Time))
+	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+}
