@@ -76,6 +76,18 @@ demo: tools build images ## (root) The whole workflow on the local seed with a s
 e2e: tools tools-upstream ## (root) End-to-end suite on the local seed's real nodes, with images built from the checkout and of upstream's etcd-druid and etcd-backup-restore (test/e2e, build tag e2e; tens of minutes); E2E_FLAGS adds e.g. -ginkgo.focus=scale-up.
 	go test -tags e2e -count=1 -timeout 100m -v ./test/e2e/... -ginkgo.v -ginkgo.no-color $(E2E_FLAGS)
 
+# The recovery benchmark: the e2e specs labelled "recovery" (quorum loss, member pod deleted, member volume
+# wiped, member node gone, 1 → 3 with peer TLS, 3 → 1), each under a writer; prints one line per scenario,
+# `recovery <scenario>: <seconds> s, acknowledged <n>, lost <m>`. The whole log is kept in BENCH_RECOVERY_LOG.
+# E2E_FLAGS narrows it further, e.g. E2E_FLAGS='-ginkgo.focus="quorum loss"'.
+BENCH_RECOVERY_LOG ?= /tmp/gardener-etcd-bench-recovery.log
+
+.PHONY: bench-recovery
+bench-recovery: tools tools-upstream ## (root) Recovery times under a writer on the local seed (the e2e specs labelled recovery): one line per scenario with the seconds from the fault to the recovered cluster and the acknowledged writes lost (must be 0).
+	@echo "bench-recovery: log in $(BENCH_RECOVERY_LOG)"
+	@go test -tags e2e -count=1 -timeout 90m -v ./test/e2e/... -ginkgo.v -ginkgo.no-color -ginkgo.label-filter=recovery $(E2E_FLAGS) > $(BENCH_RECOVERY_LOG) 2>&1; \
+		rc=$$?; grep -E '^(recovery |SPEC )' $(BENCH_RECOVERY_LOG); exit $$rc
+
 # The chaos suite (test/chaos): rounds of faults on a 3-member etcd under a writer; every
 # acknowledged write must survive. CHAOS_SEED replays a run's order; CHAOS_ONLY limits it to some faults; CHAOS_NETWORK_CUT, CHAOS_S3_DOWN,
 # CHAOS_DRUID_DOWN, CHAOS_APISERVER_DOWN, CHAOS_STALE_LEASES, CHAOS_FROZEN_SIDECARS, CHAOS_DISK_FULL (Go durations) shorten the long faults.

@@ -18,7 +18,7 @@ import (
 // whose pod is killed rejoins as a new member (a learner, promoted once caught up) and ends up with the
 // same keys as the others.
 var _ = Describe("member healing", func() {
-	It("brings back a deleted member pod and a member whose data was wiped", func(ctx SpecContext) {
+	It("brings back a deleted member pod and a member whose data was wiped", Label(recoveryLabel), func(ctx SpecContext) {
 		env := newShoot(ctx, "healing", 0)
 		deployMain(ctx, env, 3)
 		_, err := seedworkflow.WriteData(ctx, env, etcd.RoleMain, 100)
@@ -26,7 +26,7 @@ var _ = Describe("member healing", func() {
 		obj := getEtcd(ctx, env, etcd.RoleMain)
 
 		By("deleting the pod of member 1")
-		measure("member pod deleted → Ready", func() {
+		recoveryUnderWriter(ctx, env, "member pod deleted", "member pod deleted → Ready", "/e2e/healing-pod/", 3, func() {
 			uid := deletePod(ctx, env, druidv1alpha1.PodName(obj, 1))
 			waitReplaced(ctx, env, druidv1alpha1.PodName(obj, 1), uid)
 			Expect(seedworkflow.WaitMembers(ctx, env, etcd.RoleMain, 3, true)).To(Succeed())
@@ -36,7 +36,7 @@ var _ = Describe("member healing", func() {
 		By("wiping the volume of member 2 and killing its pod")
 		oldID := memberID(getEtcd(ctx, env, etcd.RoleMain), druidv1alpha1.PodName(obj, 2))
 		Expect(oldID).NotTo(BeEmpty())
-		measure("member data wiped → rejoined and promoted", func() {
+		recoveryUnderWriter(ctx, env, "member volume wiped", "member data wiped → rejoined and promoted", "/e2e/healing-wiped/", 3, func() {
 			wipeMemberData(ctx, env, etcd.RoleMain, 2)
 			uid := deletePod(ctx, env, druidv1alpha1.PodName(obj, 2))
 			waitReplaced(ctx, env, druidv1alpha1.PodName(obj, 2), uid)

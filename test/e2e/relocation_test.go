@@ -28,7 +28,7 @@ const relocationTimeout = 12 * time.Minute
 // the member's claim and pod, the StatefulSet creates both on the seed's fourth node, and the new member
 // rejoins as a learner. Three members are Ready again, and no acknowledged write of the writer is lost.
 var _ = Describe("member relocation", func() {
-	It("replaces a member whose node is lost on another node, with every acknowledged write", func(ctx SpecContext) {
+	It("replaces a member whose node is lost on another node, with every acknowledged write", Label(recoveryLabel), func(ctx SpecContext) {
 		env := newShoot(ctx, "relocation", 0)
 		Expect(len(env.Seed.NodeNames())).To(BeNumerically(">=", 4), "the members' hostname spread (minDomains 3) needs a fourth node for the replacement")
 		deployMain(ctx, env, 3)
@@ -40,7 +40,7 @@ var _ = Describe("member relocation", func() {
 
 		w := seedworkflow.StartWriter(ctx, env, etcd.RoleMain, "/e2e/relocation/")
 		By(fmt.Sprintf("stopping node %s of member 2 and deleting its Node object", lostNode))
-		measure("member node lost → member relocated and Ready", func() {
+		took := measure("member node lost → member relocated and Ready", func() {
 			Expect(env.Seed.StopNode(ctx, lostNode)).To(Succeed())
 			Expect(env.Client.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: lostNode}})).To(Succeed())
 			expectConditionWithin(ctx, env, relocationTimeout, etcd.RoleMain, decide.ConditionTypeMemberRelocation, druidv1alpha1.ConditionTrue, decide.ReasonMemberRelocating)
@@ -63,6 +63,7 @@ var _ = Describe("member relocation", func() {
 		acked, failures, gap := w.Stop()
 		AddReportEntry("relocation writes", fmt.Sprintf("%d acknowledged, %d failed, longest gap %s", len(acked), failures, gap))
 		fmt.Fprintf(GinkgoWriter, "DURATION longest write gap during the member relocation: %s\n", gap)
+		recordRecovery("member node gone", took, len(acked), lostWrites(ctx, env, etcd.RoleMain, "/e2e/relocation/", acked))
 		expectKeysOnEveryMember(ctx, env, etcd.RoleMain, "/e2e/relocation/", 3, acked)
 		events := &corev1.EventList{}
 		Expect(env.Client.List(ctx, events, client.InNamespace(env.Namespace))).To(Succeed())

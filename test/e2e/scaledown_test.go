@@ -49,14 +49,14 @@ var _ = Describe("scale-down", func() {
 	// 3 → 1 under writes. Druid holds the StatefulSet at 3 until the backup leader removed members
 	// 2 and 1 while their pods ran (quorum held throughout), so the survivor leads a one-member cluster
 	// with every acknowledged write, instead of being left leaderless in a three-member membership.
-	It("scales 3 → 1 removing the members while quorum holds", func(ctx SpecContext) {
+	It("scales 3 → 1 removing the members while quorum holds", Label(recoveryLabel), func(ctx SpecContext) {
 		env := newShoot(ctx, "scalein", 0)
 		measure("bootstrap 3 members", func() { deployMain(ctx, env, 3) })
 		_, err := seedworkflow.WriteData(ctx, env, etcd.RoleMain, 100)
 		Expect(err).NotTo(HaveOccurred())
 
 		w := seedworkflow.StartWriter(ctx, env, etcd.RoleMain, "/e2e/scalein/")
-		measure("scale-in 3 → 1", func() {
+		took := measure("scale-in 3 → 1", func() {
 			_, err := seedworkflow.ScaleMain(ctx, env, 1)
 			Expect(err).NotTo(HaveOccurred())
 			Eventually(func() int { return len(memberList(ctx, env, etcd.RoleMain).Members) }).
@@ -69,6 +69,7 @@ var _ = Describe("scale-down", func() {
 		acked, failures, gap := w.Stop()
 		AddReportEntry("scale-in writes", fmt.Sprintf("%d acknowledged, %d failed, longest gap %s", len(acked), failures, gap))
 		fmt.Fprintf(GinkgoWriter, "DURATION longest write gap during scale-in 3 → 1: %s\n", gap)
+		recordRecovery("3 → 1", took, len(acked), lostWrites(ctx, env, etcd.RoleMain, "/e2e/scalein/", acked))
 
 		expectKeysOnEveryMember(ctx, env, etcd.RoleMain, "/e2e/scalein/", 1, acked)
 		_, err = seedworkflow.CheckData(ctx, env, etcd.RoleMain, 100)

@@ -19,7 +19,7 @@ import (
 // client keeps writing. The first member restarts at most twice (the peer-TLS rollout and the peer URL
 // update), every member lease says tls-enabled, and no acknowledged write is lost.
 var _ = Describe("scale-up", func() {
-	It("scales 1 → 3 with peer TLS while a client writes", func(ctx SpecContext) {
+	It("scales 1 → 3 with peer TLS while a client writes", Label(recoveryLabel), func(ctx SpecContext) {
 		env := newShoot(ctx, "scaleup", 0)
 		measure("bootstrap 1 member", func() { deployMain(ctx, env, 1) })
 		_, err := seedworkflow.WriteData(ctx, env, etcd.RoleMain, 100)
@@ -27,7 +27,7 @@ var _ = Describe("scale-up", func() {
 
 		restarts := trackRestarts(ctx, env, etcd.RoleMain)
 		w := seedworkflow.StartWriter(ctx, env, etcd.RoleMain, "/e2e/scaleup/")
-		measure("scale-up 1 → 3 with peer TLS", func() {
+		took := measure("scale-up 1 → 3 with peer TLS", func() {
 			_, err := seedworkflow.ScaleMain(ctx, env, 3)
 			Expect(err).NotTo(HaveOccurred())
 		})
@@ -39,6 +39,7 @@ var _ = Describe("scale-up", func() {
 		fmt.Fprintf(GinkgoWriter, "writer: %d acknowledged, %d failed attempts, longest gap %s\nrestarts: %d (%s)\n", len(acked), failures, gap, total, detail)
 		AddReportEntry("scale-up writes", fmt.Sprintf("%d acknowledged, %d failed, longest gap %s; member restarts %d (%s)", len(acked), failures, gap, total, detail))
 
+		recordRecovery("1 → 3 with peer TLS", took, len(acked), lostWrites(ctx, env, etcd.RoleMain, "/e2e/scaleup/", acked))
 		Expect(total).To(BeNumerically("<=", 2), "member restarts: %s", detail)
 
 		obj := getEtcd(ctx, env, etcd.RoleMain)

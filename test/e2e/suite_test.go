@@ -123,6 +123,7 @@ var _ = ReportAfterSuite("durations", func(report Report) {
 		}
 	}
 	fmt.Print(b.String())
+	fmt.Print(recoverySummary(report))
 })
 
 // measure runs fn and reports its duration as `DURATION <name>: <d>`.

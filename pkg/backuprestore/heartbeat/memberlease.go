@@ -2,6 +2,7 @@ package heartbeat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/member"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // AnnotationTLSEnabled is the member lease annotation druid reads before scaling up.
@@ -24,6 +26,11 @@ const AnnotationTLSEnabled = "member.etcd.gardener.cloud/tls-enabled"
 // and keeps on the volume, e.g. /var/etcd/data/new.etcd.invalid-20260102T150405Z; absent when there are
 // none.
 const AnnotationMovedAside = "member.etcd.gardener.cloud/moved-aside-data-dirs"
+
+// localMemberTimeout bounds the read of the local member at a beat. etcd's client waits for a connection
+// that is not ready, so without a bound a beat whose etcd does not run would wait until etcd runs again,
+// and nothing of the beat — the no-leader report of a member that lost its data — would be written.
+const localMemberTimeout = 5 * time.Second
 
 // Roles in holderIdentity.
 const (
@@ -58,20 +65,39 @@ type MemberLease struct {
 	// NoSpaceCannotRecover is why the backup leader's NOSPACE recovery cannot disarm the alarm, "" when it
 	// can (nil: never reported); it appears in AnnotationNoSpaceCannotRecover.
 	NoSpaceCannotRecover func() string
+	// NoLeader reports, in podwire.AnnotationNoLeader, that this member sees no leader (nil: never
+	// reported). It is asked at every beat, also when the local etcd does not answer.
+	NoLeader *NoLeaderWatch
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	Log logr.Logger
 }
 
-// Renew reads the local member's state from etcd and writes it into the lease.
+// Renew reads the local member's state from etcd and writes it into the lease. When the local etcd does
+// not answer, the lease is not renewed; only the no-leader report is written (NoLeader).
 func (m *MemberLease) Renew(ctx context.Context) error {
-	local, err := member.LocalMember(ctx, m.Etcd, m.LocalEndpoint)
-	if err != nil {
-		return err
-	}
 	now := time.Now
 	if m.Now != nil {
 		now = m.Now
+	}
+	localCtx, cancel := context.WithTimeout(ctx, localMemberTimeout)
+	local, err := member.LocalMember(localCtx, m.Etcd, m.LocalEndpoint)
+	cancel()
+	if err != nil {
+		if m.NoLeader != nil {
+			report := m.NoLeader.WithoutLocalEtcd(ctx, now())
+			if werr := m.writeNoLeaderOnly(ctx, report); werr != nil {
+				return errors.Join(err, werr)
+			}
+		}
+		return err
+	}
+	// One instant for the renewal and the no-leader report: druid counts a report observed before the
+	// lease's renewal as stale.
+	at := now()
+	var noLeader string
+	if m.NoLeader != nil {
+		noLeader = m.NoLeader.WithLocalEtcd(ctx, m.Etcd, m.LocalEndpoint, at)
 	}
 	holder := HolderIdentity(local)
 	tls := strconv.FormatBool(PeerTLSEnabled(local))
@@ -90,7 +116,7 @@ func (m *MemberLease) Renew(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		renew := metav1.NewMicroTime(now())
+		renew := metav1.NewMicroTime(at)
 		lease.Spec.HolderIdentity, lease.Spec.RenewTime = &holder, &renew
 		if lease.Annotations[AnnotationTLSEnabled] != tls {
 			m.Log.Info("Peer TLS state of the member changed", "member", m.Name, "tlsEnabled", tls)
@@ -101,6 +127,7 @@ func (m *MemberLease) Renew(ctx context.Context) error {
 		lease.Annotations[AnnotationTLSEnabled] = tls
 		setOrDelete(lease.Annotations, AnnotationMovedAside, strings.Join(aside, ","))
 		setOrDelete(lease.Annotations, AnnotationNoSpaceCannotRecover, cannotRecover)
+		setOrDelete(lease.Annotations, podwire.AnnotationNoLeader, noLeader)
 		if alarmsRead {
 			if lease.Annotations[AnnotationAlarms] != alarms {
 				m.Log.Info("Active etcd alarms changed", "member", m.Name, "alarms", alarms)
@@ -117,6 +144,30 @@ func (m *MemberLease) Renew(ctx context.Context) error {
 		return fmt.Errorf("renewing member lease %s/%s: %w", m.Namespace, m.Name, err)
 	}
 	return nil
+}
+
+// writeNoLeaderOnly writes the no-leader report ("" removes it) and nothing else: renewTime and
+// holderIdentity stay as the last renewal of a serving etcd left them.
+func (m *MemberLease) writeNoLeaderOnly(ctx context.Context, report string) error {
+	leases := m.Kubernetes.CoordinationV1().Leases(m.Namespace)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		lease, err := leases.Get(ctx, m.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if lease.Annotations[podwire.AnnotationNoLeader] == report {
+			return nil
+		}
+		if report != "" && lease.Annotations[podwire.AnnotationNoLeader] == "" {
+			m.Log.Info("Reporting no leader while the local etcd does not run", "member", m.Name, "report", report)
+		}
+		if lease.Annotations == nil {
+			lease.Annotations = map[string]string{}
+		}
+		setOrDelete(lease.Annotations, podwire.AnnotationNoLeader, report)
+		_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
+		return err
+	})
 }
 
 // setOrDelete sets annotations[key] to value, or deletes the key when value is empty.

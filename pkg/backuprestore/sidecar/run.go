@@ -143,7 +143,9 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	if o.EnableMemberLeaseRenewal {
 		lease := &heartbeat.MemberLease{Kubernetes: kube, Namespace: namespace, Name: cfg.Member.Name, Etcd: cli, LocalEndpoint: endpoint,
 			MovedAside:           func() []string { return initializer.MovedAside(o.DataDir) },
-			NoSpaceCannotRecover: bl.noSpaceReport.OverQuota, Log: log.WithName("heartbeat").WithValues("member", cfg.Member.Name)}
+			NoSpaceCannotRecover: bl.noSpaceReport.OverQuota,
+			NoLeader:             &heartbeat.NoLeaderWatch{MemberData: heartbeat.HasMemberData(o.DataDir), Peers: clusterCli},
+			Log:                  log.WithName("heartbeat").WithValues("member", cfg.Member.Name)}
 		go heartbeat.Run(ctx, o.HeartbeatDuration, lease.Renew, log.WithName("heartbeat"))
 	}
 

@@ -59,7 +59,8 @@ func PodReady(pod *corev1.Pod) bool {
 }
 
 // Members derives status.members from the member leases of etcd, sorted by ordinal. pods are keyed by pod
-// name. A member keeps its previous lastTransitionTime while its status does not change, so that the
+// name. A member whose sidecar freshly reports that it lost its data while no member has a leader is
+// NotReady (MemberReasonDataLost) whatever its lease's age, unless its pod is Ready. A member keeps its previous lastTransitionTime while its status does not change, so that the
 // decision table can tell how long a member has been Unknown or NotReady.
 func Members(etcd *druidv1alpha1.Etcd, leases []coordinationv1.Lease, pods map[string]*corev1.Pod, th Thresholds, now time.Time) []druidv1alpha1.EtcdMemberStatus {
 	previous := make(map[string]druidv1alpha1.EtcdMemberStatus, len(etcd.Status.Members))
@@ -67,11 +68,16 @@ func Members(etcd *druidv1alpha1.Etcd, leases []coordinationv1.Lease, pods map[s
 		previous[m.Name] = m
 	}
 	var members []druidv1alpha1.EtcdMemberStatus
+	freshness := NoLeaderReportFreshness(etcd)
 	for i := range leases {
 		lease := &leases[i]
-		member, ok := MemberStatus(lease, pods[podNameOf(etcd, lease.Name)], th, now)
+		pod := pods[podNameOf(etcd, lease.Name)]
+		member, ok := MemberStatus(lease, pod, th, now)
 		if !ok {
 			continue
+		}
+		if report, fresh := FreshNoLeaderReport(lease, freshness, now); fresh && !report.MemberData && !PodReady(pod) {
+			member.Status, member.Reason = druidv1alpha1.EtcdMemberStatusNotReady, MemberReasonDataLost
 		}
 		member.LastTransitionTime = metav1.NewTime(now)
 		if prev, found := previous[member.Name]; found && prev.Status == member.Status {

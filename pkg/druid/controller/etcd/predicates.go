@@ -11,6 +11,7 @@ import (
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // etcdPredicate lets through what can start a spec or deletion flow: creation, generation changes (spec
@@ -29,7 +30,8 @@ func etcdPredicate() predicate.Predicate {
 
 // memberLeasePredicate lets through lease changes that change the status: creation and deletion, a new
 // holder identity (member ID or role), the peer TLS annotation (the scale-up gate), the alarm annotations
-// (the EtcdAlarm condition), the first renewal, and
+// (the EtcdAlarm condition), the no-leader report (it changes at every beat, but only while a member
+// sees no leader: a quorum loss confirmed by the members is acted on within a beat), the first renewal, and
 // a renewal of a lease that had expired (a member coming back). Routine renewals of healthy members are
 // left to the periodic status sync: with hundreds of clusters, one reconcile per heartbeat per member would
 // keep druid busy for nothing.
@@ -46,6 +48,7 @@ func memberLeasePredicate(unknownThreshold time.Duration, now func() time.Time) 
 				oldLease.Annotations[druidv1alpha1.TLSEnabledAnnotation] != newLease.Annotations[druidv1alpha1.TLSEnabledAnnotation],
 				oldLease.Annotations[druidv1alpha1.AlarmsAnnotation] != newLease.Annotations[druidv1alpha1.AlarmsAnnotation],
 				oldLease.Annotations[druidv1alpha1.NoSpaceCannotRecoverAnnotation] != newLease.Annotations[druidv1alpha1.NoSpaceCannotRecoverAnnotation],
+				oldLease.Annotations[podwire.AnnotationNoLeader] != newLease.Annotations[podwire.AnnotationNoLeader],
 				(oldLease.Spec.RenewTime == nil) != (newLease.Spec.RenewTime == nil):
 				return true
 			case oldLease.Spec.RenewTime != nil && newLease.Spec.RenewTime != nil:

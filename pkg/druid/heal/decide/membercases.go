@@ -25,7 +25,8 @@ func quorumLossRecoveryInProgress(in Input) []Action {
 }
 
 // quorumLost is case 10: Ready is False and at least half of the cluster has been NotReady past the grace
-// period, so the members did not heal by themselves. The cluster is bootstrapped again from the backup —
+// period, so the members did not heal by themselves — or the members' sidecars confirm that a majority
+// lost its data while the rest has no leader (confirmedByMembers), which needs no grace period. The cluster is bootstrapped again from the backup —
 // only when no member counted as lost may still serve (mayServe), a backup store is configured and the
 // backup holds every acknowledged write: BackupReady is not False, or it was True when the cluster lost
 // its quorum (backupAtQuorumLoss); otherwise the operator is told.
@@ -35,12 +36,16 @@ func quorumLost(in Input) []Action {
 	}
 	failed := notReadyPastGrace(in)
 	size := clusterSize(in)
-	if len(failed) == 0 || 2*int32(len(failed)) < size {
-		return nil
-	}
 	etcd := in.Observed.Etcd
 	what := fmt.Sprintf("quorum lost: %d of %d members NotReady for longer than %s (%s)", len(failed), size,
 		in.Thresholds.NotReady, strings.Join(names(failed), ", "))
+	if len(failed) == 0 || 2*int32(len(failed)) < size {
+		if failed = confirmedByMembers(in, size); failed == nil {
+			return nil
+		}
+		what = fmt.Sprintf("quorum lost for good, confirmed by the members: %d of %d members report no member data and no leader for at least %s (%s), the others no leader",
+			len(failed), size, QuorumLossConfirmation, strings.Join(names(failed), ", "))
+	}
 	if serving := maybeServing(in, failed); len(serving) > 0 {
 		return []Action{{Case: CaseQuorumLost, Kind: KindLeaseRenewalSuspected, Members: names(failed), Message: fmt.Sprintf(
 			"member leases stale (%s) but the pod or etcd container of %s is Ready: etcd may still serve, so the lease renewals are suspect, not the quorum; druid does not bootstrap the cluster again",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/druid/health"
 )
 
 // Cases 2–8 of the decision table: the stored status no longer says what the leases, pods and members
@@ -24,9 +25,12 @@ func unknownTooLong(in Input) []Action {
 }
 
 // podNotReady is case 8: members whose lease expired while their pod is not ready (or gone) become
-// NotReady with reason PodNotReady without waiting for the Unknown grace period.
+// NotReady with reason PodNotReady without waiting for the Unknown grace period; members whose pod is not
+// ready and whose sidecar reports their data lost without a leader, with reason DataLost, whatever the
+// lease's age.
 func podNotReady(in Input) []Action {
-	return changedMembers(in, CasePodNotReady, "member whose pod is not ready is NotReady", druidv1alpha1.MemberReasonPodNotReady)
+	return changedMembers(in, CasePodNotReady, "member whose pod is not ready is NotReady", druidv1alpha1.MemberReasonPodNotReady,
+		health.MemberReasonDataLost)
 }
 
 // changedMembers returns one action for the computed members with one of reasons whose stored entry is

@@ -43,6 +43,10 @@ var testConfig = config.EtcdController{
 	NodeUnreachableGrace: 3 * time.Second,
 }
 
+// druidConfig is the configuration the running druid was started with: testConfig, but for a test that
+// restarted it with restartDruidWith.
+var druidConfig = testConfig
+
 // TestMain runs the suite on the chart's CRDs: upstream's Etcd CRD without CEL rules, which lets the suite
 // drive druid's scale-in (members leave before their pods); upstream's CEL variant, which gardenlet
 // installs, refuses it at the apiserver (spec.replicas may only grow or go to 0). The CEL rules themselves
@@ -95,7 +99,7 @@ func runDruid(identity *rest.Config) error {
 		cancel()
 		return err
 	}
-	if err := etcdcontroller.AddToManager(ctx, mgr, testConfig, etcdcontroller.WithFullSnapshotRequester(snapshots)); err != nil {
+	if err := etcdcontroller.AddToManager(ctx, mgr, druidConfig, etcdcontroller.WithFullSnapshotRequester(snapshots)); err != nil {
 		cancel()
 		return err
 	}
@@ -135,4 +139,15 @@ func restartDruidAs(t *testing.T, identity *rest.Config) {
 	if err := runDruid(identity); err != nil {
 		t.Fatalf("starting druid under another identity: %v", err)
 	}
+}
+
+// restartDruidWith restarts druid with cfg until the test ends, then with testConfig again.
+func restartDruidWith(t *testing.T, cfg config.EtcdController) {
+	t.Helper()
+	druidConfig = cfg
+	t.Cleanup(func() {
+		druidConfig = testConfig
+		restartDruid(t)
+	})
+	restartDruid(t)
 }
