@@ -18,7 +18,10 @@ const promoteTimeout = 2 * time.Minute
 // it if it is a learner and switches its peer URLs to the served ones. The promotion goes through
 // clusterCli (the other members): a learner refuses membership requests itself, and etcd's client would
 // retry that refusal on the only endpoint it has until its context ends. metrics time the promotion.
-func membershipLoop(ctx context.Context, served *servedConfig, cli, clusterCli *clientv3.Client, endpoint string, sw *member.PeerURLSwitch, metrics *member.Metrics, interval time.Duration, log logr.Logger) {
+// report (nil: none) writes what changed into the member lease right away: druid's scale-up waits for
+// the tls-enabled annotation and the status for a new member's first renewal, which the heartbeat would
+// only bring at its next beat.
+func membershipLoop(ctx context.Context, served *servedConfig, cli, clusterCli *clientv3.Client, endpoint string, sw *member.PeerURLSwitch, metrics *member.Metrics, report func(context.Context) error, interval time.Duration, log logr.Logger) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -41,7 +44,12 @@ func membershipLoop(ctx context.Context, served *servedConfig, cli, clusterCli *
 			cancel()
 		}
 		if err == nil {
-			_, err = sw.Ensure(ctx, cfg.Member.PeerURLs)
+			_, err = sw.Ensure(ctx, cfg.Member.PeerURLs, cfg.ListenPeerURLs())
+		}
+		if err == nil && report != nil {
+			if rerr := report(ctx); rerr != nil && ctx.Err() == nil {
+				log.Info("Reporting the membership in the member lease failed; the heartbeat reports it at its next beat", "error", rerr.Error())
+			}
 		}
 		if err != nil && ctx.Err() == nil {
 			log.Error(err, "Membership change failed; retrying", "in", retryDelay)
@@ -75,23 +83,24 @@ func waitForLocalMember(ctx context.Context, cli, clusterCli *clientv3.Client, e
 	}
 }
 
-// lookupLocalMember asks once, within 5s, who the local member is: itself, or for a learner the others.
+// lookupLocalMember asks once, within 5s, who the local member is: itself, or for a learner (its Status
+// says so) the others. A learner is never asked for the member list: it refuses it as unavailable, which
+// etcd's client retries until the context ends, so that the lookup through the others would come too late.
 func lookupLocalMember(ctx context.Context, cli, clusterCli *clientv3.Client, endpoint string) (*member.Local, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	local, err := member.LocalMember(ctx, cli, endpoint)
-	if err != nil && clusterCli != nil {
-		local, err = learnerMember(ctx, cli, clusterCli, endpoint)
-	}
-	return local, err
-}
-
-// learnerMember finds the local member (by the ID its Status reports) in the member list of the others.
-func learnerMember(ctx context.Context, cli, clusterCli *clientv3.Client, endpoint string) (*member.Local, error) {
 	status, err := cli.Status(ctx, endpoint)
 	if err != nil {
 		return nil, fmt.Errorf("status of the local member at %s: %w", endpoint, err)
 	}
+	if status.IsLearner && clusterCli != nil {
+		return learnerMember(ctx, status, clusterCli)
+	}
+	return member.LocalMember(ctx, cli, endpoint)
+}
+
+// learnerMember finds the local member (by the ID its Status reported) in the member list of the others.
+func learnerMember(ctx context.Context, status *clientv3.StatusResponse, clusterCli *clientv3.Client) (*member.Local, error) {
 	list, err := clusterCli.MemberList(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing members through the other members: %w", err)
