@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coreos/go-semver/semver"
@@ -41,7 +42,9 @@ func membersAbove(ctx context.Context, cfg *embed.Config, maximum semver.Version
 	return above
 }
 
-// peerVersions are the server versions of the other members of the initial cluster that answer.
+// peerVersions are the server versions of the other members of the initial cluster that answer. They are
+// asked at the same time: a member that does not answer (not started yet, or a name that does not resolve
+// yet, as a scale-up's new members) costs up to peerVersionTimeout, and this way only once.
 func peerVersions(ctx context.Context, cfg *embed.Config) map[string]*semver.Version {
 	urls, err := types.NewURLsMap(cfg.InitialCluster)
 	if err != nil || len(urls) < 2 {
@@ -56,15 +59,24 @@ func peerVersions(ctx context.Context, cfg *embed.Config) map[string]*semver.Ver
 	}
 	client := &http.Client{Transport: transport, Timeout: peerVersionTimeout}
 	defer transport.CloseIdleConnections()
-	versions := map[string]*semver.Version{}
+	var (
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		versions = map[string]*semver.Version{}
+	)
 	for name, peers := range urls {
 		if name == cfg.Name || len(peers) == 0 {
 			continue
 		}
-		if v, err := peerVersion(ctx, client, peers[0].String()); err == nil {
-			versions[name] = v
-		}
+		wg.Go(func() {
+			if v, err := peerVersion(ctx, client, peers[0].String()); err == nil {
+				mu.Lock()
+				versions[name] = v
+				mu.Unlock()
+			}
+		})
 	}
+	wg.Wait()
 	return versions
 }
 
