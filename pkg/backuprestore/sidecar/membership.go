@@ -63,6 +63,12 @@ func membershipLoop(ctx context.Context, served *servedConfig, cli, clusterCli *
 	}
 }
 
+// membershipPollInterval paces the membership loop's waits: for the local member to answer after etcd
+// started, and for etcd to accept a learner's promotion (it refuses until the learner caught up, a check
+// of the leader's own state). Each wait costs a scale-up's members one after the other, since etcd
+// admits the next learner only once this one is promoted; both requests are cheap four times a second.
+const membershipPollInterval = 250 * time.Millisecond
+
 // retryDelay paces retries of a failed promotion or peer URL switch.
 const retryDelay = 10 * time.Second
 

@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
@@ -144,7 +143,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		reportMembership = lease.Renew
 		go heartbeat.Run(ctx, o.HeartbeatDuration, lease.Renew, log.WithName("heartbeat"))
 	}
-	go membershipLoop(ctx, served, cli, clusterCli, endpoint, sw, memberMetrics, reportMembership, time.Second, log.WithName("member"))
+	go membershipLoop(ctx, served, cli, clusterCli, endpoint, sw, memberMetrics, reportMembership, membershipPollInterval, log.WithName("member"))
 	go observeMembership(ctx, cli, clusterCli, endpoint, memberMetrics, membershipMetricsPeriod, log.WithName("member"))
 
 	log.Info("Serving the sidecar API", "port", o.ServerPort, "tls", o.ServerCert != "")
