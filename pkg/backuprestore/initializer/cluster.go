@@ -72,7 +72,13 @@ func (p prober) client() (*clientv3.Client, error) {
 	})
 }
 
-// probe gathers ClusterFacts for the member self (name and peer URLs).
+// probe gathers ClusterFacts for the member self (name and peer URLs). It asks every endpoint for its
+// status and the cluster for a linearizable member list at the same time. A member list means a quorate
+// cluster, and the quorate rows of the table need nothing the status answers add (the member list names
+// the cluster, and an answer was received), so the probe returns with it and does not wait for members that
+// do not answer: a scale-up's other new members, whose names may not resolve yet, would each hold it for
+// the whole timeout. Without a member list the status answers decide, as they need all: whether anybody is
+// reachable, and the highest revision anybody holds.
 func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFacts {
 	var f ClusterFacts
 	if len(p.endpoints) == 0 {
@@ -83,10 +89,12 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFact
 		return f
 	}
 	defer cli.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var mu sync.Mutex
-	var wg sync.WaitGroup
+	var statuses sync.WaitGroup
 	for _, ep := range p.endpoints {
-		wg.Go(func() {
+		statuses.Go(func() {
 			sctx, cancel := context.WithTimeout(ctx, p.timeout)
 			defer cancel()
 			st, err := cli.Status(sctx, ep)
@@ -100,17 +108,17 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFact
 			f.MaxRevision = max(f.MaxRevision, st.Header.GetRevision())
 		})
 	}
-	wg.Wait()
-	if !f.Reachable {
-		return f
-	}
-	lctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
+	lctx, lcancel := context.WithTimeout(ctx, p.timeout)
+	defer lcancel()
 	resp, err := cli.MemberList(lctx)
 	if err != nil {
+		statuses.Wait()
 		return f
 	}
-	f.Quorate, f.ClusterID = true, resp.Header.GetClusterId()
+	cancel() // the member list answered every question the status answers would
+	statuses.Wait()
+	f.Reachable, f.Quorate, f.ClusterID = true, true, resp.Header.GetClusterId()
+	f.MaxRevision = max(f.MaxRevision, resp.Header.GetRevision())
 	for _, m := range resp.Members {
 		f.Members = append(f.Members, Member{
 			ID: m.GetID(), Name: m.GetName(), PeerURLs: m.GetPeerURLs(), IsLearner: m.GetIsLearner(),

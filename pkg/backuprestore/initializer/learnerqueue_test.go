@@ -2,6 +2,8 @@ package initializer
 
 import (
 	"context"
+	"net"
+	"net/url"
 	"testing"
 	"time"
 
@@ -43,4 +45,47 @@ func TestSecondLearnerJoinsOnceTheFirstIsPromoted(t *testing.T) {
 	rev := putN(t, h.client(), "k/", 10)
 	h.requireSameData(1, 0, rev)
 	h.requireSameData(2, 0, rev)
+}
+
+// A scale-up's new member asks every other member's client URL, among them the other new members, which
+// do not answer yet (their names may not even resolve). Once the running members answer with a quorate
+// member list, the decision does not wait for those: here one never answers, and the probe timeout is an
+// hour, which the test does not wait for.
+func TestQuorateClusterIsJoinedWithoutWaitingForSilentMembers(t *testing.T) {
+	h := newHarness(t, 3)
+	full := h.initial
+	h.initial = full[:1]
+	h.initialize(0, CaseBootstrapFirst)
+	h.start(0)
+	h.initial = full
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = silent.Close() })
+	go func() { // accepts connections and never answers
+		for {
+			conn, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { _ = conn.Close() })
+		}
+	}()
+	h.nodes[1].client = url.URL{Scheme: "http", Host: silent.Addr().String()}
+
+	in := h.initializer(2, func(o *Options) { o.ProbeTimeout = time.Hour })
+	done := make(chan error, 1)
+	go func() { done <- in.Initialize(context.Background(), podwire.InitFull) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("etcd-main-2: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("etcd-main-2 waited for a member that does not answer")
+	}
+	if st := in.State(); st.Case != CaseQuorateInvalidMetadata || st.ClusterState != "existing" {
+		t.Fatalf("etcd-main-2 state %+v, want to join as a learner", st)
+	}
 }
