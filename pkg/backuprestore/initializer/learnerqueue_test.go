@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
@@ -87,5 +90,22 @@ func TestQuorateClusterIsJoinedWithoutWaitingForSilentMembers(t *testing.T) {
 	}
 	if st := in.State(); st.Case != CaseQuorateInvalidMetadata || st.ClusterState != "existing" {
 		t.Fatalf("etcd-main-2 state %+v, want to join as a learner", st)
+	}
+}
+
+func TestOtherLearnerIgnoresSelfAndVoters(t *testing.T) {
+	self := memberconfig.Member{Name: "etcd-main-1", PeerURLs: []string{"https://etcd-main-1:2380"}}
+	voter := &etcdserverpb.Member{Name: "etcd-main-0", PeerURLs: []string{"https://etcd-main-0:2380"}}
+	selfUnstarted := &etcdserverpb.Member{PeerURLs: []string{"https://etcd-main-1:2380"}, IsLearner: true}
+	other := &etcdserverpb.Member{PeerURLs: []string{"https://etcd-main-2:2380"}, IsLearner: true}
+	if got := otherLearner([]*etcdserverpb.Member{voter, selfUnstarted}, self); got != "" {
+		t.Fatalf("otherLearner = %q, want none", got)
+	}
+	if got := otherLearner([]*etcdserverpb.Member{voter, other}, self); got != "https://etcd-main-2:2380" {
+		t.Fatalf("otherLearner = %q, want the unstarted learner by its peer URL", got)
+	}
+	other.Name = "etcd-main-2"
+	if got := otherLearner([]*etcdserverpb.Member{voter, other}, self); got != "etcd-main-2" {
+		t.Fatalf("otherLearner = %q, want etcd-main-2", got)
 	}
 }

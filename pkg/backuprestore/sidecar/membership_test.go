@@ -96,3 +96,28 @@ func TestMembershipLoopReportsThePromotedLearnerRightAway(t *testing.T) {
 	g.Expect(local.Member.IsLearner).To(BeFalse(), "reported once promoted")
 	g.Expect(local.ClusterSize).To(Equal(2))
 }
+
+// The sidecar's client was created when the pod started, and its etcd may come up only much later (a
+// restore, a learner that waited for its turn). gRPC backs off between connection attempts up to two
+// minutes, so after a while of failed attempts it would try again only many seconds after etcd is up.
+// The membership loop asks at its own pace instead: here etcd is down long enough for gRPC's backoff to
+// exceed the time the lookup is given once etcd is back.
+func TestLocalMemberIsFoundRightAfterALongOutage(t *testing.T) {
+	g := NewWithT(t)
+	m := etcdserver.Start(t).Members[0]
+	cli := m.Client(t)
+	m.Stop()
+	// Failed attempts for a while: gRPC's default backoff grows 1 s, 1.6 s, 2.6 s, 4.1 s, 6.6 s, 10.5 s.
+	outage, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	for outage.Err() == nil {
+		_, _ = cli.Status(outage, m.Endpoint())
+	}
+	back := etcdserver.StartMember(t, m.Config)
+
+	ctx, cancelLookup := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancelLookup()
+	local, err := waitForLocalMember(ctx, cli, nil, back.Endpoint(), 100*time.Millisecond, testr.New(t))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(local.Member.Name).To(Equal(m.Config.Name))
+}
