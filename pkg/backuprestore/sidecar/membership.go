@@ -9,15 +9,20 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/member"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 )
 
 // promoteTimeout bounds one promotion attempt; the loop tries again after retryDelay.
 const promoteTimeout = 2 * time.Minute
 
-// membershipLoop runs after each successful initialization: once the local member answers, it promotes
-// it if it is a learner and switches its peer URLs to the served ones. The promotion goes through
-// clusterCli (the other members): a learner refuses membership requests itself, and etcd's client would
-// retry that refusal on the only endpoint it has until its context ends. metrics time the promotion.
+// membershipLoop runs after each successful initialization: it promotes the member if it is a learner
+// and, once the local member answers, switches its peer URLs to the served ones. The promotion goes
+// through clusterCli (the other members): a learner refuses membership requests itself, and etcd's client
+// would retry that refusal on the only endpoint it has until its context ends. A member that joins as a
+// learner (the initialization added it) is found in the others' member list by its peer URLs and promoted
+// as soon as etcd accepts, without waiting for its own etcd to answer: a learner serves its clients only
+// once it published itself to the cluster, which etcd may retry only after its request timeout (7 s),
+// long after it caught up; a scale-up's next member waits for this promotion. metrics time the promotion.
 // report (nil: none) writes what changed into the member lease right away: druid's scale-up waits for
 // the tls-enabled annotation and the status for a new member's first renewal, which the heartbeat would
 // only bring at its next beat.
@@ -32,16 +37,21 @@ func membershipLoop(ctx context.Context, served *servedConfig, cli, clusterCli *
 		if cfg == nil {
 			continue // a new initialization started meanwhile; it signals again when it succeeds
 		}
-		local, err := waitForLocalMember(ctx, cli, clusterCli, endpoint, interval, log)
-		if err != nil {
-			return // ctx ended
+		var err error
+		if cfg.Joining && clusterCli != nil {
+			err = promoteJoiningLearner(ctx, clusterCli, cfg.Member.PeerURLs, metrics, interval, log)
 		}
-		metrics.Observe(local)
-		err = nil
-		if local.Member.IsLearner {
-			pctx, cancel := context.WithTimeout(ctx, promoteTimeout)
-			err = metrics.PromoteLearner(pctx, clusterCli, local.Member.ID, interval, log)
-			cancel()
+		if err == nil {
+			var local *member.Local
+			if local, err = waitForLocalMember(ctx, cli, clusterCli, endpoint, interval, log); err != nil {
+				return // ctx ended
+			}
+			metrics.Observe(local)
+			if local.Member.IsLearner {
+				pctx, cancel := context.WithTimeout(ctx, promoteTimeout)
+				err = metrics.PromoteLearner(pctx, clusterCli, local.Member.ID, interval, log)
+				cancel()
+			}
 		}
 		if err == nil {
 			_, err = sw.Ensure(ctx, cfg.Member.PeerURLs, cfg.ListenPeerURLs())
@@ -61,6 +71,26 @@ func membershipLoop(ctx context.Context, served *servedConfig, cli, clusterCli *
 			}
 		}
 	}
+}
+
+// promoteJoiningLearner promotes the learner with peerURLs, found in the member list of the others, once
+// etcd accepts (see membershipLoop); it does nothing when that member votes already or is not listed.
+func promoteJoiningLearner(ctx context.Context, clusterCli *clientv3.Client, peerURLs []string, metrics *member.Metrics, interval time.Duration, log logr.Logger) error {
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	list, err := clusterCli.MemberList(lctx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("listing members through the other members: %w", err)
+	}
+	for _, m := range list.Members {
+		if !m.IsLearner || !memberconfig.SameURLs(m.PeerURLs, peerURLs) {
+			continue
+		}
+		pctx, cancel := context.WithTimeout(ctx, promoteTimeout)
+		defer cancel()
+		return metrics.PromoteLearner(pctx, clusterCli, m.ID, interval, log)
+	}
+	return nil
 }
 
 // membershipPollInterval paces the membership loop's waits: for the local member to answer after etcd
