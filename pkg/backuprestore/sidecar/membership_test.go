@@ -97,7 +97,6 @@ func TestMembershipLoopReportsThePromotedLearnerRightAway(t *testing.T) {
 	g.Expect(local.ClusterSize).To(Equal(2))
 }
 
-
 // A learner's etcd answers its clients only once it published itself to the cluster, which etcd may retry
 // only after its request timeout (7 s), while the learner caught up long before. The sidecar promotes it
 // through the others as soon as etcd accepts, without waiting for its own member to answer: here the
