@@ -74,20 +74,33 @@ func membershipLoop(ctx context.Context, served *servedConfig, cli, clusterCli *
 }
 
 // promoteJoiningLearner promotes the learner with peerURLs, found in the member list of the others, once
-// etcd accepts (see membershipLoop); it does nothing when that member votes already or is not listed.
+// etcd accepts (see membershipLoop); it does nothing when that member votes already or is not listed. The
+// others may not answer at once (right after a member's pod was replaced, the seed's DNS may still name
+// its old address); it asks again at interval, for up to promoteTimeout, and then leaves the promotion to
+// the lookup of the local member.
 func promoteJoiningLearner(ctx context.Context, clusterCli *clientv3.Client, peerURLs []string, metrics *member.Metrics, interval time.Duration, log logr.Logger) error {
-	lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	list, err := clusterCli.MemberList(lctx)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("listing members through the other members: %w", err)
+	pctx, cancel := context.WithTimeout(ctx, promoteTimeout)
+	defer cancel()
+	var list *clientv3.MemberListResponse
+	for {
+		lctx, lcancel := context.WithTimeout(pctx, 5*time.Second)
+		var err error
+		list, err = clusterCli.MemberList(lctx)
+		lcancel()
+		if err == nil {
+			break
+		}
+		log.V(1).Info("The other members do not answer yet", "error", err.Error())
+		select {
+		case <-pctx.Done():
+			return nil
+		case <-time.After(interval):
+		}
 	}
 	for _, m := range list.Members {
 		if !m.IsLearner || !memberconfig.SameURLs(m.PeerURLs, peerURLs) {
 			continue
 		}
-		pctx, cancel := context.WithTimeout(ctx, promoteTimeout)
-		defer cancel()
 		return metrics.PromoteLearner(pctx, clusterCli, m.ID, interval, log)
 	}
 	return nil
