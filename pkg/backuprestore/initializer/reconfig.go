@@ -9,10 +9,11 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 )
 
-// reconfigRetryInterval paces the retries of a refused membership change. A refusal is a check of the
-// leader's own state (no raft proposal), cheap to ask again, and the change goes through the moment the
-// refusal's cause passed: a scale-up's next member is added as a learner right after the one before was
-// promoted.
+// reconfigRetryInterval paces the retries of a refused membership change. The refusals waited out here
+// are checks etcd makes before it proposes anything ("unhealthy cluster", "not enough started members"),
+// or a read of the member list (a learner is not asked for while another one is listed, rejoinAsLearner),
+// cheap to ask again, and the change goes through the moment the refusal's cause passed: a scale-up's next
+// member is added as a learner right after the one before was promoted.
 const reconfigRetryInterval = 250 * time.Millisecond
 
 // retryReconfig runs a membership change until it succeeds or QuorumWait passes. etcd's strict
