@@ -2,6 +2,7 @@ package wrapper
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -52,6 +53,10 @@ func peerVersions(ctx context.Context, cfg *embed.Config) map[string]*semver.Ver
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.Proxy = nil // the peers are reached directly, as etcd reaches them
+	// HTTP/1.1 only: etcd's peer port offers HTTP/2 in the TLS handshake but answers HTTP/1.1, so a client
+	// that takes the offer fails on every answer.
+	transport.ForceAttemptHTTP2 = false
+	transport.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 	if !cfg.PeerTLSInfo.Empty() {
 		if transport.TLSClientConfig, err = cfg.PeerTLSInfo.ClientConfig(); err != nil {
 			return nil
