@@ -5,7 +5,8 @@
 // Sequence: poll the sidecar's GET /initialization/status, request GET /initialization/start with mode
 // `sanity` when the previous etcd stopped gracefully (a marker file in the data volume says so) and `full`
 // otherwise, wait for Successful (Failed ends the wrapper with the sidecar's reason), fetch GET /config and
-// start etcd with it. Meanwhile the wrapper serves GET /readyz (the pod's readiness), GET /phase (whether it
+// start etcd with it (a member that joins a running cluster with empty data once a member of that cluster
+// answers, join.go). Meanwhile the wrapper serves GET /readyz (the pod's readiness), GET /phase (whether it
 // waits for an initialization, starts or runs etcd: the sidecar initializes only while it waits) and POST
 // /stop (loopback callers only: the sidecar of the pod) on its own port, in plain HTTP and, for the
 // upstream etcd-druid's HTTPS readiness probe, in HTTPS with a self-signed certificate (tlsport.go). /stop and SIGTERM stop etcd gracefully, leave the marker and end the process with exit code 0:

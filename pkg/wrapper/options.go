@@ -32,7 +32,9 @@ type Options struct {
 	WrapperPort int
 	// MarkerDir holds the clean-exit marker; it must survive container restarts (the data volume).
 	MarkerDir string
-	// PollInterval paces the status polls of the sidecar.
+	// PollInterval paces the status polls of the sidecar (a loopback request, cheap four times a second,
+	// and every interval the etcd start waits for the sidecar's answer), and the checks whether the member
+	// may leave an older etcd version.
 	PollInterval time.Duration
 	// EtcdLogger, when set, replaces etcd's own logger (tests silence it).
 	EtcdLogger *zap.Logger
@@ -70,7 +72,7 @@ func DefaultOptions() Options {
 	return Options{
 		WrapperPort:  int(etcdpod.DefaultWrapperPort),
 		MarkerDir:    etcdpod.DataVolumeMountPath,
-		PollInterval: time.Second,
+		PollInterval: 250 * time.Millisecond,
 		ImageStepBinaries: map[string]string{
 			"3.5": etcdpod.StepEtcd35BinaryPath,
 			"3.6": etcdpod.StepEtcd36BinaryPath,

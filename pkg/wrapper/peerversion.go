@@ -2,11 +2,13 @@ package wrapper
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coreos/go-semver/semver"
@@ -41,7 +43,9 @@ func membersAbove(ctx context.Context, cfg *embed.Config, maximum semver.Version
 	return above
 }
 
-// peerVersions are the server versions of the other members of the initial cluster that answer.
+// peerVersions are the server versions of the other members of the initial cluster that answer. They are
+// asked at the same time: a member that does not answer (not started yet, or a name that does not resolve
+// yet, as a scale-up's new members) costs up to peerVersionTimeout, and this way only once.
 func peerVersions(ctx context.Context, cfg *embed.Config) map[string]*semver.Version {
 	urls, err := types.NewURLsMap(cfg.InitialCluster)
 	if err != nil || len(urls) < 2 {
@@ -49,6 +53,10 @@ func peerVersions(ctx context.Context, cfg *embed.Config) map[string]*semver.Ver
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.Proxy = nil // the peers are reached directly, as etcd reaches them
+	// HTTP/1.1 only: etcd's peer port offers HTTP/2 in the TLS handshake but answers HTTP/1.1, so a client
+	// that takes the offer fails on every answer.
+	transport.ForceAttemptHTTP2 = false
+	transport.TLSNextProto = map[string]func(string, *tls.Conn) http.RoundTripper{}
 	if !cfg.PeerTLSInfo.Empty() {
 		if transport.TLSClientConfig, err = cfg.PeerTLSInfo.ClientConfig(); err != nil {
 			return nil
@@ -56,15 +64,24 @@ func peerVersions(ctx context.Context, cfg *embed.Config) map[string]*semver.Ver
 	}
 	client := &http.Client{Transport: transport, Timeout: peerVersionTimeout}
 	defer transport.CloseIdleConnections()
-	versions := map[string]*semver.Version{}
+	var (
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		versions = map[string]*semver.Version{}
+	)
 	for name, peers := range urls {
 		if name == cfg.Name || len(peers) == 0 {
 			continue
 		}
-		if v, err := peerVersion(ctx, client, peers[0].String()); err == nil {
-			versions[name] = v
-		}
+		wg.Go(func() {
+			if v, err := peerVersion(ctx, client, peers[0].String()); err == nil {
+				mu.Lock()
+				versions[name] = v
+				mu.Unlock()
+			}
+		})
 	}
+	wg.Wait()
 	return versions
 }
 

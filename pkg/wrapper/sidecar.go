@@ -73,10 +73,14 @@ func (s *sidecar) do(ctx context.Context, client *http.Client, path string) (*ht
 }
 
 // initialize runs the sidecar's initialization in mode and waits for its outcome. Unreachable sidecars
-// (still starting) are waited for; a Failed initialization ends the wait with the sidecar's reason.
+// (still starting) are waited for; a Failed initialization ends the wait with the sidecar's reason. Right
+// after the request the status is asked again at once (once per interval, so that a sidecar that keeps
+// answering New is not asked in a loop): a sanity check is done within milliseconds, and etcd would
+// otherwise start a whole interval later.
 func (s *sidecar) initialize(ctx context.Context, mode podwire.InitMode, interval time.Duration, log logr.Logger) error {
-	requested := false
+	requested, rechecked := false, false
 	for {
+		recheck := false
 		resp, body, err := s.get(ctx, "/initialization/status")
 		if err != nil {
 			log.V(1).Info("Sidecar not answering yet", "error", err.Error())
@@ -87,7 +91,7 @@ func (s *sidecar) initialize(ctx context.Context, mode podwire.InitMode, interva
 				if _, _, err := s.get(ctx, "/initialization/start?mode="+string(mode)); err != nil {
 					log.Info("Requesting initialization failed; retrying", "error", err.Error())
 				} else {
-					requested = true
+					requested, recheck = true, !rechecked
 					log.Info("Requested initialization", "mode", mode)
 				}
 			case podwire.InitSuccessful:
@@ -106,6 +110,9 @@ func (s *sidecar) initialize(ctx context.Context, mode podwire.InitMode, interva
 			default:
 				log.Info("Unknown initialization status", "status", status)
 			}
+		}
+		if rechecked = recheck; recheck {
+			continue
 		}
 		select {
 		case <-ctx.Done():

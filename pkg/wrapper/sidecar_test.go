@@ -1,13 +1,18 @@
 package wrapper
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	. "github.com/onsi/gomega"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
 // The upstream sidecar answers GET /config only after asking the cluster for its members and for a learner
@@ -31,4 +36,29 @@ func TestConfigWaitsLongerThanOtherRequests(t *testing.T) {
 	body, err := s.config(t.Context())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(string(body)).To(Equal("name: etcd-main-0\n"))
+}
+
+// A sanity check takes milliseconds: right after asking for the initialization the wrapper looks at its
+// status again instead of waiting a poll interval first (here an hour, which the test would not outlast).
+func TestInitializationIsCheckedRightAfterTheRequest(t *testing.T) {
+	g := NewWithT(t)
+	var started atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/initialization/start":
+			started.Store(true)
+		case "/initialization/status":
+			status := podwire.InitNew
+			if started.Load() {
+				status = podwire.InitSuccessful
+			}
+			_, _ = w.Write([]byte(status))
+		}
+	}))
+	defer srv.Close()
+	s, err := newSidecar(Options{BackupRestoreHostPort: strings.TrimPrefix(srv.URL, "http://")})
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	g.Expect(s.initialize(ctx, podwire.InitSanity, time.Hour, logr.Discard())).To(Succeed())
 }

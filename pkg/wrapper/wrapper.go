@@ -103,6 +103,10 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	if err != nil {
 		return err
 	}
+	if waitForJoinPeers(ctx, cfg, o.PollInterval, log); ctx.Err() != nil {
+		log.Info("Terminated before etcd started")
+		return nil
+	}
 	if o.HoldVersion != "" {
 		held, whyNot, err := holdPlan(ctx, cfg, o)
 		if err != nil {

@@ -16,8 +16,10 @@ import (
 )
 
 // Scenario 2: a single member scales to three with peer TLS switched on in place while a
-// client keeps writing. The first member restarts at most twice (the peer-TLS rollout and the peer URL
-// update), every member lease says tls-enabled, and no acknowledged write is lost.
+// client keeps writing. Only the first member restarts, once: the peer-TLS rollout (its peer URL update
+// needs no etcd restart, and a new member's wrapper starts etcd only once the first member answers, which
+// it may not while the seed's DNS still names the address its pod had before the rollout). Every member
+// lease says tls-enabled, and no acknowledged write is lost.
 var _ = Describe("scale-up", func() {
 	It("scales 1 → 3 with peer TLS while a client writes", Label(recoveryLabel), func(ctx SpecContext) {
 		env := newShoot(ctx, "scaleup", 0)
@@ -40,7 +42,7 @@ var _ = Describe("scale-up", func() {
 		AddReportEntry("scale-up writes", fmt.Sprintf("%d acknowledged, %d failed, longest gap %s; member restarts %d (%s)", len(acked), failures, gap, total, detail))
 
 		recordRecovery("1 → 3 with peer TLS", took, len(acked), lostWrites(ctx, env, etcd.RoleMain, "/e2e/scaleup/", acked))
-		Expect(total).To(BeNumerically("<=", 2), "member restarts: %s", detail)
+		Expect(total).To(BeNumerically("<=", 1), "member restarts: %s", detail)
 
 		obj := getEtcd(ctx, env, etcd.RoleMain)
 		for _, name := range druidv1alpha1.MemberLeaseNames(obj) {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
@@ -126,6 +128,17 @@ func (i *Initializer) rejoinAsLearner(ctx context.Context, c Case, cluster Clust
 		var id uint64
 		start := time.Now()
 		err := i.retryReconfig(ctx, "adding this member as a learner", func(ctx context.Context) error {
+			// etcd admits one learner at a time, but refuses a second one only when it applies the
+			// addition: every attempt would be a raft entry (and an error in every member's log). So the
+			// member list is read first (a read, no entry), and the addition is asked for once no other
+			// learner catches up any more.
+			list, err := cli.MemberList(ctx)
+			if err != nil {
+				return err
+			}
+			if other := otherLearner(list.Members, self); other != "" {
+				return fmt.Errorf("learner %s is still catching up; etcd admits one learner at a time", other)
+			}
 			resp, err := cli.MemberAddAsLearner(ctx, self.PeerURLs)
 			if err == nil {
 				id = resp.Member.GetID()
@@ -200,4 +213,19 @@ var ErrForeignCluster = errors.New("only another etcd cluster answers")
 func dataDirEmpty(dir string) bool {
 	entries, err := os.ReadDir(dir)
 	return errors.Is(err, os.ErrNotExist) || (err == nil && len(entries) == 0)
+}
+
+// otherLearner names a learner of members that is not self (matched by name or peer URLs), "" when there is
+// none. A learner that never started has no name yet; it is named by its peer URLs.
+func otherLearner(members []*etcdserverpb.Member, self memberconfig.Member) string {
+	for _, m := range members {
+		if !m.GetIsLearner() || m.GetName() == self.Name || memberconfig.SameURLs(m.GetPeerURLs(), self.PeerURLs) {
+			continue
+		}
+		if m.GetName() != "" {
+			return m.GetName()
+		}
+		return strings.Join(m.GetPeerURLs(), ",")
+	}
+	return ""
 }

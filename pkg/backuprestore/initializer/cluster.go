@@ -86,7 +86,14 @@ func (p prober) clientOf(endpoints []string) (*clientv3.Client, error) {
 	})
 }
 
-// probe gathers ClusterFacts for the member self (name and peer URLs).
+// probe gathers ClusterFacts for the member self (name and peer URLs). For an Etcd that names an existing
+// cluster it asks for the member list only through the endpoints of its own cluster (probeOwnCluster);
+// otherwise it asks every endpoint for its status and the cluster for a linearizable member list at the
+// same time. A member list means a quorate cluster, and the quorate rows of the table need nothing the
+// status answers add (the member list names the cluster, and an answer was received), so the probe returns
+// with it and does not wait for members that do not answer: a scale-up's other new members, whose names
+// may not resolve yet, would each hold it for the whole timeout. Without a member list the status answers
+// decide, as they need all: whether anybody is reachable, and the highest revision anybody holds.
 func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFacts {
 	f := ClusterFacts{Endpoints: p.endpoints}
 	if len(p.endpoints) == 0 {
@@ -97,12 +104,50 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFact
 		return f
 	}
 	defer cli.Close()
-	answers := p.statuses(ctx, cli)
-	accepted, want := p.endpoints, ownClusterOf(answers, p.own)
 	if p.own != nil {
-		accepted, f.Foreign = want.split(answers)
-		f.Endpoints, f.OwnCluster = accepted, &want
+		return p.probeOwnCluster(ctx, cli, self)
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var mu sync.Mutex
+	var statuses sync.WaitGroup
+	for _, ep := range p.endpoints {
+		statuses.Go(func() {
+			sctx, cancel := context.WithTimeout(ctx, p.timeout)
+			defer cancel()
+			st, err := cli.Status(sctx, ep)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			f.Reachable = true
+			f.ClusterID = st.Header.GetClusterId()
+			f.MaxRevision = max(f.MaxRevision, st.Header.GetRevision())
+		})
+	}
+	lctx, lcancel := context.WithTimeout(ctx, p.timeout)
+	defer lcancel()
+	resp, err := cli.MemberList(lctx)
+	if err != nil {
+		statuses.Wait()
+		return f
+	}
+	cancel() // the member list answered every question the status answers would
+	statuses.Wait()
+	f.Reachable = true
+	f.MaxRevision = max(f.MaxRevision, resp.Header.GetRevision())
+	return withMemberList(f, resp, self)
+}
+
+// probeOwnCluster is probe for an Etcd that names an existing cluster: every endpoint's status first, so
+// that endpoints answering for another cluster (the source's endpoints serving a foreign cluster) are
+// left out of the member list and of everything that follows.
+func (p prober) probeOwnCluster(ctx context.Context, cli *clientv3.Client, self memberconfig.Member) ClusterFacts {
+	answers := p.statuses(ctx, cli)
+	want := ownClusterOf(answers, p.own)
+	accepted, foreign := want.split(answers)
+	f := ClusterFacts{Endpoints: accepted, OwnCluster: &want, Foreign: foreign}
 	for _, ep := range accepted {
 		if st, ok := answers[ep]; ok {
 			f.Reachable = true
@@ -113,19 +158,22 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFact
 	if !f.Reachable {
 		return f
 	}
-	listCli := cli
-	if p.own != nil {
-		if listCli, err = p.clientOf(accepted); err != nil {
-			return f
-		}
-		defer listCli.Close()
+	listCli, err := p.clientOf(accepted)
+	if err != nil {
+		return f
 	}
+	defer listCli.Close()
 	lctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	resp, err := listCli.MemberList(lctx)
-	if err != nil || (p.own != nil && !want.accepts(resp.Header.GetClusterId())) {
+	if err != nil || !want.accepts(resp.Header.GetClusterId()) {
 		return f
 	}
+	return withMemberList(f, resp, self)
+}
+
+// withMemberList records a member list's answer: the cluster is quorate, and who its members are.
+func withMemberList(f ClusterFacts, resp *clientv3.MemberListResponse, self memberconfig.Member) ClusterFacts {
 	f.Quorate, f.ClusterID = true, resp.Header.GetClusterId()
 	for _, m := range resp.Members {
 		f.Members = append(f.Members, Member{

@@ -3,6 +3,7 @@ package member
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
 	"time"
 
@@ -30,9 +31,13 @@ type PeerURLSwitch struct {
 	Log          logr.Logger
 }
 
-// Ensure updates the member's peer URLs to desired when the cluster has different ones, restarts etcd
-// and waits until the member answers again with the new URLs. It reports whether it switched.
-func (p *PeerURLSwitch) Ensure(ctx context.Context, desired []string) (bool, error) {
+// Ensure updates the member's peer URLs to desired when the cluster has different ones, and reports
+// whether it switched. listening are the listen-peer-urls the running etcd was started with: etcd builds
+// its peer listeners only when it starts, so it is restarted (and waited for until it answers again with
+// the new URLs) only when they do not serve desired (see ListenersServe). A member whose pod already
+// started it with the https listener and the peer certificates needs no restart: etcd keeps its own peer
+// URLs only for the others to dial, which they do with the update.
+func (p *PeerURLSwitch) Ensure(ctx context.Context, desired, listening []string) (bool, error) {
 	local, err := LocalMember(ctx, p.Client, p.LocalEndpoint)
 	if err != nil {
 		return false, err
@@ -46,7 +51,11 @@ func (p *PeerURLSwitch) Ensure(ctx context.Context, desired []string) (bool, err
 	if _, err := p.Client.MemberUpdate(ctx, local.Member.ID, desired); err != nil {
 		return false, fmt.Errorf("updating peer URLs of member %s from %v to %v: %w", local.Member.Name, current, desired, err)
 	}
-	log.Info("Restarting etcd so that it runs with the updated peer URLs")
+	if ListenersServe(listening, desired) {
+		log.Info("Peer URLs updated; etcd already listens on them", "listening", listening)
+		return true, nil
+	}
+	log.Info("Restarting etcd so that it listens on the updated peer URLs", "listening", listening)
 	if err := p.Restarter.RestartEtcd(ctx); err != nil {
 		return true, fmt.Errorf("peer URLs of member %s updated, restarting etcd: %w", local.Member.Name, err)
 	}
@@ -55,6 +64,28 @@ func (p *PeerURLSwitch) Ensure(ctx context.Context, desired []string) (bool, err
 	}
 	log.Info("Member serves again with the updated peer URLs")
 	return true, nil
+}
+
+// ListenersServe tells whether etcd listening on listening (listen-peer-urls, e.g. https://0.0.0.0:2380)
+// accepts connections to every URL of advertised: a listener of the same scheme on the same port. The
+// hosts are not compared; a listen URL names an interface, an advertised one a name of the pod.
+func ListenersServe(listening, advertised []string) bool {
+	if len(advertised) == 0 {
+		return false
+	}
+	for _, a := range advertised {
+		au, err := url.Parse(a)
+		if err != nil {
+			return false
+		}
+		if !slices.ContainsFunc(listening, func(l string) bool {
+			lu, err := url.Parse(l)
+			return err == nil && lu.Scheme == au.Scheme && lu.Port() == au.Port()
+		}) {
+			return false
+		}
+	}
+	return true
 }
 
 // waitBack polls until the local endpoint answers as the same member with the desired peer URLs.

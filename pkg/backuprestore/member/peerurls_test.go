@@ -118,7 +118,7 @@ func TestPeerURLSwitchToHTTPSFlipsTheLeaseAnnotation(t *testing.T) {
 	stopWriter := writer(t, others)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	switched, err := sw.Ensure(ctx, []string{httpsPeer.String()})
+	switched, err := sw.Ensure(ctx, []string{httpsPeer.String()}, []string{switching.Config.PeerURL.String()})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(switched).To(BeTrue())
 	g.Expect(restarter.restarts.Load()).To(Equal(int32(1)))
@@ -147,8 +147,80 @@ func TestPeerURLSwitchToHTTPSFlipsTheLeaseAnnotation(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(local.Member.PeerURLs).To(Equal([]string{httpsPeer.String()}))
 
-	switched, err = sw.Ensure(ctx, []string{httpsPeer.String()})
+	switched, err = sw.Ensure(ctx, []string{httpsPeer.String()}, []string{httpsPeer.String()})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(switched).To(BeFalse(), "nothing to do once the cluster agrees")
 	g.Expect(restarter.restarts.Load()).To(Equal(int32(1)), "no second restart")
+}
+
+// The first member of a 1 → 3 scale-up: its pod was replaced with the peer certificates mounted, so etcd
+// already listens with TLS on its peer port, while the cluster still knows it by its http peer URL. The
+// switch is then the membership update alone: etcd is not restarted, the single member keeps taking
+// writes throughout, and a new member joins it over TLS.
+func TestPeerURLSwitchOfAMemberListeningWithTLSRestartsNothing(t *testing.T) {
+	g := NewWithT(t)
+	ca := testpki.NewCA(t)
+	pair := ca.Issue(t, "peer")
+	withPeerTLS := func(c *embed.Config) { c.PeerTLSInfo = ca.TLSInfo(pair) }
+	bootstrapped := etcdserver.StartCluster(t, 1, withPeerTLS).Members[0]
+	httpsPeer := bootstrapped.Config.PeerURL
+	httpsPeer.Scheme = "https"
+	// The pod replacement: the same data directory, started by a configuration whose peer listener is https.
+	bootstrapped.Stop()
+	first := etcdserver.StartMember(t, etcdserver.MemberConfig{Name: bootstrapped.Config.Name, DataDir: bootstrapped.Config.DataDir,
+		ClientURL: bootstrapped.Config.ClientURL, PeerURL: httpsPeer, InitialCluster: bootstrapped.Config.InitialCluster, Configure: withPeerTLS})
+	cli := first.Client(t)
+	restarter := &embeddedRestarter{t: t, member: first, peerURL: httpsPeer, tls: withPeerTLS}
+	sw := &member.PeerURLSwitch{Client: cli, LocalEndpoint: first.Endpoint(), Restarter: restarter, PollInterval: 100 * time.Millisecond, Log: testr.New(t)}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	stopWriter := writer(t, []string{first.Endpoint()})
+	switched, err := sw.Ensure(ctx, []string{httpsPeer.String()}, []string{httpsPeer.String()})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(switched).To(BeTrue())
+	ok, failed := stopWriter()
+	g.Expect(restarter.restarts.Load()).To(BeZero(), "etcd already listens with TLS")
+	g.Expect(failed).To(BeZero(), "the single member keeps taking writes")
+	g.Expect(ok).To(BeNumerically(">", 0))
+	local, err := member.LocalMember(ctx, cli, first.Endpoint())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(local.Member.PeerURLs).To(Equal([]string{httpsPeer.String()}))
+
+	// A new member joins over TLS, as the scale-up's next members do, and is promoted.
+	joinerPeer := etcdserver.FreeURL(t)
+	joinerPeer.Scheme = "https"
+	var added *clientv3.MemberAddResponse
+	g.Eventually(func() error {
+		added, err = cli.MemberAddAsLearner(ctx, []string{joinerPeer.String()})
+		return err
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	joiner := etcdserver.StartMember(t, etcdserver.MemberConfig{Name: "joiner", PeerURL: joinerPeer, ClusterState: "existing",
+		InitialCluster: fmt.Sprintf("%s=%s,joiner=%s", first.Config.Name, httpsPeer.String(), joinerPeer.String()), Configure: withPeerTLS})
+	g.Expect(member.PromoteLearner(ctx, cli, added.Member.ID, 100*time.Millisecond, testr.New(t))).To(Succeed())
+	joinerCli := joiner.Client(t)
+	g.Eventually(func() error { // the joiner learns of its promotion when it applies it
+		_, err := joinerCli.Put(ctx, "after-join", "1")
+		return err
+	}, 30*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Eventually(func() int {
+		resp, err := cli.Get(ctx, "after-join", clientv3.WithSerializable())
+		if err != nil {
+			return 0
+		}
+		return len(resp.Kvs)
+	}, 30*time.Second, 100*time.Millisecond).Should(Equal(1))
+	g.Expect(restarter.restarts.Load()).To(BeZero())
+}
+
+func TestListenersServeTheAdvertisedSchemeAndPort(t *testing.T) {
+	g := NewWithT(t)
+	advertised := []string{"https://etcd-main-0.etcd-main-peer.shoot.svc:2380"}
+	g.Expect(member.ListenersServe([]string{"https://0.0.0.0:2380"}, advertised)).To(BeTrue())
+	g.Expect(member.ListenersServe([]string{"http://0.0.0.0:2380"}, advertised)).To(BeFalse(), "a plain listener")
+	g.Expect(member.ListenersServe([]string{"https://0.0.0.0:2381"}, advertised)).To(BeFalse(), "another port")
+	g.Expect(member.ListenersServe([]string{"http://0.0.0.0:2380", "https://0.0.0.0:2390"},
+		[]string{"http://etcd-main-0:2380", "https://etcd-main-0:2390"})).To(BeTrue())
+	g.Expect(member.ListenersServe(nil, advertised)).To(BeFalse())
+	g.Expect(member.ListenersServe([]string{"https://0.0.0.0:2380"}, nil)).To(BeFalse())
 }

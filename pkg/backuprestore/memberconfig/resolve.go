@@ -105,6 +105,11 @@ func (c *Config) InitialCluster() string { return Template(c.values).str(etcdpod
 // ClusterState is the rendered initial-cluster-state.
 func (c *Config) ClusterState() string { return Template(c.values).str(etcdpod.KeyInitialClusterState) }
 
+// ListenPeerURLs are the URLs etcd's peer listeners bind (listen-peer-urls).
+func (c *Config) ListenPeerURLs() []string {
+	return splitURLs(Template(c.values).str(etcdpod.KeyListenPeerURLs))
+}
+
 // PeerTLS tells whether the member advertises https peer URLs only, i.e. whether peer TLS is configured
 // for it (the state the member lease annotation reports once the cluster agrees).
 func (c *Config) PeerTLS() bool { return AllHTTPS(c.Member.PeerURLs) }

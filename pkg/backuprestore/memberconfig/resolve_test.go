@@ -93,6 +93,7 @@ func TestSingleMemberWithoutTLS(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(cfg.Member.Name).To(Equal("etcd-main-0"))
 	g.Expect(cfg.PeerTLS()).To(BeFalse())
+	g.Expect(cfg.ListenPeerURLs()).To(Equal([]string{"http://0.0.0.0:2380"}))
 
 	ec := loadInEtcd(t, cfg)
 	peer, client := urlStrings(ec)
@@ -121,6 +122,7 @@ func TestThreeMembersWithTLSResolveTheirOwnEntries(t *testing.T) {
 		cfg, err := Resolve(tmpl, pod, nil)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(cfg.PeerTLS()).To(BeTrue())
+		g.Expect(cfg.ListenPeerURLs()).To(Equal([]string{"https://0.0.0.0:2380"}), "what the switch compares the advertised URLs with")
 		ec := loadInEtcd(t, cfg)
 		peer, client := urlStrings(ec)
 		g.Expect(ec.Name).To(Equal(pod))

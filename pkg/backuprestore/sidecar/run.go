@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
@@ -137,17 +136,18 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		return err
 	}
 	defer clusterCli.Close()
-	go membershipLoop(ctx, served, cli, clusterCli, endpoint, sw, memberMetrics, time.Second, log.WithName("member"))
-	go observeMembership(ctx, cli, clusterCli, endpoint, memberMetrics, membershipMetricsPeriod, log.WithName("member"))
-
+	var reportMembership func(context.Context) error
 	if o.EnableMemberLeaseRenewal {
 		lease := &heartbeat.MemberLease{Kubernetes: kube, Namespace: namespace, Name: cfg.Member.Name, Etcd: cli, LocalEndpoint: endpoint,
 			MovedAside:           func() []string { return initializer.MovedAside(o.DataDir) },
 			NoSpaceCannotRecover: bl.noSpaceReport.OverQuota,
 			NoLeader:             &heartbeat.NoLeaderWatch{MemberData: heartbeat.HasMemberData(o.DataDir), Peers: clusterCli},
 			Log:                  log.WithName("heartbeat").WithValues("member", cfg.Member.Name)}
+		reportMembership = lease.Renew
 		go heartbeat.Run(ctx, o.HeartbeatDuration, lease.Renew, log.WithName("heartbeat"))
 	}
+	go membershipLoop(ctx, served, cli, clusterCli, endpoint, sw, memberMetrics, reportMembership, membershipPollInterval, log.WithName("member"))
+	go observeMembership(ctx, cli, clusterCli, endpoint, memberMetrics, membershipMetricsPeriod, log.WithName("member"))
 
 	log.Info("Serving the sidecar API", "port", o.ServerPort, "tls", o.ServerCert != "")
 	return api.Serve(ctx, l, o.ServerCert, o.ServerKey)

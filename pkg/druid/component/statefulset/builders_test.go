@@ -255,6 +255,13 @@ func TestProbesOnBothContainers(t *testing.T) {
 				g.Expect(p.SuccessThreshold).To(Equal(int32(1)), c.Name)
 			}
 			g.Expect(etcdC.ReadinessProbe.SuccessThreshold).To(Equal(int32(1)))
+			// Ready within a second of serving, from the container's first second on: a replaced member
+			// serves again as soon as its etcd does.
+			g.Expect(etcdC.ReadinessProbe.InitialDelaySeconds).To(BeNumerically("<=", 1))
+			g.Expect(etcdC.ReadinessProbe.PeriodSeconds).To(Equal(int32(1)))
+			// Out of the client Service only after 25 s without an answer, as with upstream's probe (5 × 5 s):
+			// a member that is busy for a moment keeps its clients.
+			g.Expect(etcdC.ReadinessProbe.PeriodSeconds * etcdC.ReadinessProbe.FailureThreshold).To(BeNumerically(">=", 25))
 		})
 	}
 }
