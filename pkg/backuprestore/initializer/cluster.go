@@ -109,32 +109,18 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFact
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var mu sync.Mutex
-	var statuses sync.WaitGroup
-	for _, ep := range p.endpoints {
-		statuses.Go(func() {
-			sctx, cancel := context.WithTimeout(ctx, p.timeout)
-			defer cancel()
-			st, err := cli.Status(sctx, ep)
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			f.Reachable = true
-			f.ClusterID = st.Header.GetClusterId()
-			f.MaxRevision = max(f.MaxRevision, st.Header.GetRevision())
-		})
-	}
+	answered := make(chan map[string]status, 1)
+	go func() { answered <- p.statuses(ctx, cli) }()
 	lctx, lcancel := context.WithTimeout(ctx, p.timeout)
 	defer lcancel()
 	resp, err := cli.MemberList(lctx)
+	if err == nil {
+		cancel() // the member list answered every question the status answers would
+	}
+	f = withStatuses(f, <-answered, p.endpoints)
 	if err != nil {
-		statuses.Wait()
 		return f
 	}
-	cancel() // the member list answered every question the status answers would
-	statuses.Wait()
 	f.Reachable = true
 	f.MaxRevision = max(f.MaxRevision, resp.Header.GetRevision())
 	return withMemberList(f, resp, self)
@@ -147,14 +133,7 @@ func (p prober) probeOwnCluster(ctx context.Context, cli *clientv3.Client, self 
 	answers := p.statuses(ctx, cli)
 	want := ownClusterOf(answers, p.own)
 	accepted, foreign := want.split(answers)
-	f := ClusterFacts{Endpoints: accepted, OwnCluster: &want, Foreign: foreign}
-	for _, ep := range accepted {
-		if st, ok := answers[ep]; ok {
-			f.Reachable = true
-			f.ClusterID = st.clusterID
-			f.MaxRevision = max(f.MaxRevision, st.revision)
-		}
-	}
+	f := withStatuses(ClusterFacts{Endpoints: accepted, OwnCluster: &want, Foreign: foreign}, answers, accepted)
 	if !f.Reachable {
 		return f
 	}
@@ -170,6 +149,19 @@ func (p prober) probeOwnCluster(ctx context.Context, cli *clientv3.Client, self 
 		return f
 	}
 	return withMemberList(f, resp, self)
+}
+
+// withStatuses records the status answers of endpoints: anybody reachable, the cluster they name and the
+// highest revision.
+func withStatuses(f ClusterFacts, answers map[string]status, endpoints []string) ClusterFacts {
+	for _, ep := range endpoints {
+		if st, ok := answers[ep]; ok {
+			f.Reachable = true
+			f.ClusterID = st.clusterID
+			f.MaxRevision = max(f.MaxRevision, st.revision)
+		}
+	}
+	return f
 }
 
 // withMemberList records a member list's answer: the cluster is quorate, and who its members are.
@@ -191,7 +183,8 @@ type status struct {
 	revision  int64
 }
 
-// statuses asks every endpoint for its status at once; those that do not answer are left out.
+// statuses asks every endpoint for its status at once; those that do not answer (or not before ctx ends)
+// are left out.
 func (p prober) statuses(ctx context.Context, cli *clientv3.Client) map[string]status {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
