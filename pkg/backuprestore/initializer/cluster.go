@@ -86,8 +86,8 @@ func (p prober) clientOf(endpoints []string) (*clientv3.Client, error) {
 	})
 }
 
-// probe gathers ClusterFacts for the member self (name and peer URLs).
-func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFacts {
+// probe gathers ClusterFacts for the member self (name and peer URLs) whose data directory holds data.
+func (p prober) probe(ctx context.Context, self memberconfig.Member, data DataFacts) ClusterFacts {
 	f := ClusterFacts{Endpoints: p.endpoints}
 	if len(p.endpoints) == 0 {
 		return f
@@ -98,7 +98,7 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFact
 	}
 	defer cli.Close()
 	answers := p.statuses(ctx, cli)
-	accepted, want := p.endpoints, ownClusterOf(answers, p.own)
+	accepted, want := p.endpoints, ownClusterOf(answers, p.own, localClusterID(data))
 	if p.own != nil {
 		accepted, f.Foreign = want.split(answers)
 		f.Endpoints, f.OwnCluster = accepted, &want
@@ -135,6 +135,14 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFact
 	}
 	f.Self = findSelf(f.Members, self)
 	return f
+}
+
+// localClusterID is the cluster ID of valid data of this Etcd in the data directory (0: none).
+func localClusterID(d DataFacts) uint64 {
+	if !d.MetadataValid || !d.OwnerOK {
+		return 0
+	}
+	return d.ClusterID
 }
 
 // status is what an endpoint answered a status request with.

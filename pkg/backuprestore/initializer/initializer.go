@@ -232,7 +232,7 @@ func (i *Initializer) observe(ctx context.Context, data DataFacts) (Facts, error
 	f := Facts{ClusterSize: len(i.opts.InitialCluster) + len(i.opts.ExistingCluster), JoinsExisting: len(i.opts.ExistingCluster) > 0,
 		Ordinal: Ordinal(i.opts.Member.Name), Data: data}
 	if f.ClusterSize > 1 {
-		f.Cluster = i.prober.probe(ctx, i.opts.Member)
+		f.Cluster = i.prober.probe(ctx, i.opts.Member, data)
 	}
 	b, err := i.backupFacts(ctx)
 	if err != nil {
