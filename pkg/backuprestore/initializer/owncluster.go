@@ -17,12 +17,15 @@ import (
 //   - while none of them answers either, the one this member's valid data carries: a member that ran
 //     before belongs to the cluster its data is from, and taking any answering cluster instead would move
 //     that valid data aside and add the member to a cluster that is not the Etcd's;
-//   - only for a member without data of its own (the first join), the cluster that answers, and only while
-//     a single one does: the first members join the source.
+//   - only for a member without data of its own while the Etcd never joined (the first join: no joined
+//     mark, Options.JoinedExistingCluster), the cluster that answers, and only while a single one does: the
+//     first members join the source. Once the Etcd joined, such a member waits for its own members.
 type ownCluster struct {
-	// recorded is Options.OwnClusterID, members Options.MemberEndpoints.
+	// recorded is Options.OwnClusterID, members Options.MemberEndpoints, joined
+	// Options.JoinedExistingCluster.
 	recorded uint64
 	members  []string
+	joined   bool
 	// id is the cluster ID answers must carry, found from source (0: none known, nothing is accepted);
 	// ambiguous is set when several cluster IDs answer where one is expected: no answer is accepted then.
 	id        uint64
@@ -66,6 +69,9 @@ func ownClusterOf(answers map[string]status, own *ownCluster, local uint64) ownC
 	}
 	if local != 0 {
 		o.id, o.source = local, fromLocalData
+		return o
+	}
+	if o.joined {
 		return o
 	}
 	o.id, o.ambiguous = singleClusterID(answers)
@@ -128,6 +134,8 @@ func (o ownCluster) String() string {
 		return fmt.Sprintf("%x (this member's data is of it; none of its own members answers and its member leases record none)", o.id)
 	case o.source == fromFirstJoin:
 		return fmt.Sprintf("%x (the only cluster answering, which a member without data joins)", o.id)
+	case o.joined:
+		return "not known: its member leases record none, none of its own members answers, this member holds no data of it, and the Etcd joined its source cluster before, so no cluster that answers is taken for it; waiting for its own members"
 	}
 	return "not known yet"
 }

@@ -19,6 +19,7 @@ func TestOwnClusterAcceptsOnlyTheEtcdsCluster(t *testing.T) {
 		name      string
 		recorded  uint64
 		local     uint64
+		joined    bool
 		answers   map[string]status
 		accepted  []string
 		ambiguous bool
@@ -53,10 +54,19 @@ func TestOwnClusterAcceptsOnlyTheEtcdsCluster(t *testing.T) {
 		answers:   map[string]status{sourceEP: {clusterID: source}, otherEP: {clusterID: foreign}},
 		ambiguous: true,
 	}, {
+		// Nothing tells a member without data of an Etcd that joined before (e.g. woken up from hibernation)
+		// its cluster: the one at the source's endpoint may be another by now.
+		name: "the Etcd joined before: the only cluster answering", joined: true,
+		answers: map[string]status{sourceEP: {clusterID: foreign}},
+	}, {
+		name: "the Etcd joined before: own members answer", joined: true,
+		answers:  map[string]status{member0: {clusterID: own}, sourceEP: {clusterID: foreign}},
+		accepted: []string{member0},
+	}, {
 		name: "nobody answers",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := ownClusterOf(tc.answers, &ownCluster{recorded: tc.recorded, members: members}, tc.local)
+			o := ownClusterOf(tc.answers, &ownCluster{recorded: tc.recorded, members: members, joined: tc.joined}, tc.local)
 			accepted, foreign := o.split(tc.answers)
 			if !slices.Equal(accepted, tc.accepted) || o.ambiguous != tc.ambiguous {
 				t.Fatalf("accepted %v (ambiguous %v), want %v (ambiguous %v); own cluster %s", accepted, o.ambiguous, tc.accepted, tc.ambiguous, o)
