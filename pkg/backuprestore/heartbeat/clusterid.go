@@ -45,6 +45,32 @@ func (r ClusterIDRecords) ClusterIDs(ctx context.Context, names []string) ([]uin
 	return slices.Compact(ids), nil
 }
 
+// AnnotationJoinedExistingCluster on a member lease says that the Etcd's members joined the existing
+// cluster its spec.etcd.bootstrapWithExistingCluster names; druid writes it (equal to druid's
+// JoinedExistingClusterAnnotation, kept so by a test).
+const AnnotationJoinedExistingCluster = "member.etcd.gardener.cloud/joined-existing-cluster"
+
+// JoinedExistingCluster tells whether any of the leases among names carries druid's joined mark
+// (AnnotationJoinedExistingCluster): the Etcd joined its source cluster before, so an answering cluster
+// is no longer the Etcd's just because it answers. A missing lease carries none; any other error is
+// returned.
+func (r ClusterIDRecords) JoinedExistingCluster(ctx context.Context, names []string) (bool, error) {
+	leases := r.Kubernetes.CoordinationV1().Leases(r.Namespace)
+	for _, name := range names {
+		lease, err := leases.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading member lease %s/%s: %w", r.Namespace, name, err)
+		}
+		if lease.Annotations[AnnotationJoinedExistingCluster] == "true" {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // ClusterIDOf reads the cluster ID of a holder identity `<memberID hex>:<clusterID hex>:<role>`; false
 // for any other form.
 func ClusterIDOf(holder string) (uint64, bool) {

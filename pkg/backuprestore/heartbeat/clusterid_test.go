@@ -6,8 +6,10 @@ import (
 
 	"github.com/go-logr/logr/testr"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
@@ -60,4 +62,33 @@ func TestClusterIDOfReadsTheThreePartHolderIdentity(t *testing.T) {
 		_, ok := ClusterIDOf(holder)
 		g.Expect(ok).To(BeFalse(), holder)
 	}
+}
+
+// Druid's joined mark on any of the Etcd's member leases says the Etcd joined its source cluster; a
+// missing lease and leases without the mark say nothing, and a renewal keeps the mark.
+func TestJoinedExistingClusterReadsDruidsMark(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(AnnotationJoinedExistingCluster).To(Equal(druidv1alpha1.JoinedExistingClusterAnnotation))
+	cs := kubernetes.NewForConfigOrDie(env.Config)
+	ns := env.CreateNamespace(t)
+	records := ClusterIDRecords{Kubernetes: cs, Namespace: ns}
+	members := []string{"etcd-main-0", "etcd-main-1"}
+	for _, name := range members {
+		emptyLease(t, cs, ns, name)
+	}
+	joined, err := records.JoinedExistingCluster(t.Context(), append(members, "etcd-main-9"))
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(joined).To(BeFalse(), "no lease carries the mark")
+
+	lease := getLease(t, cs, ns, "etcd-main-1")
+	metav1.SetMetaDataAnnotation(&lease.ObjectMeta, druidv1alpha1.JoinedExistingClusterAnnotation, "true")
+	_, err = cs.CoordinationV1().Leases(ns).Update(t.Context(), lease, metav1.UpdateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	m := etcdserver.Start(t).Members[0]
+	ml := &MemberLease{Kubernetes: cs, Namespace: ns, Name: "etcd-main-1", Etcd: m.Client(t), LocalEndpoint: m.Endpoint(), Log: testr.New(t)}
+	g.Expect(ml.Renew(t.Context())).To(Succeed())
+
+	joined, err = records.JoinedExistingCluster(t.Context(), members)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(joined).To(BeTrue(), "the renewed lease keeps druid's mark")
 }

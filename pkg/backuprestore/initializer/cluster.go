@@ -93,8 +93,9 @@ func (p prober) clientOf(endpoints []string) (*clientv3.Client, error) {
 // status answers add (the member list names the cluster, and an answer was received), so the probe returns
 // with it and does not wait for members that do not answer: a scale-up's other new members, whose names
 // may not resolve yet, would each hold it for the whole timeout. Without a member list the status answers
-// decide, as they need all: whether anybody is reachable, and the highest revision anybody holds.
-func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFacts {
+// decide, as they need all: whether anybody is reachable, and the highest revision anybody holds. data is
+// what the member's own data directory holds.
+func (p prober) probe(ctx context.Context, self memberconfig.Member, data DataFacts) ClusterFacts {
 	f := ClusterFacts{Endpoints: p.endpoints}
 	if len(p.endpoints) == 0 {
 		return f
@@ -105,7 +106,7 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFact
 	}
 	defer cli.Close()
 	if p.own != nil {
-		return p.probeOwnCluster(ctx, cli, self)
+		return p.probeOwnCluster(ctx, cli, self, localClusterID(data))
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -129,9 +130,10 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member) ClusterFact
 // probeOwnCluster is probe for an Etcd that names an existing cluster: every endpoint's status first, so
 // that endpoints answering for another cluster (the source's endpoints serving a foreign cluster) are
 // left out of the member list and of everything that follows.
-func (p prober) probeOwnCluster(ctx context.Context, cli *clientv3.Client, self memberconfig.Member) ClusterFacts {
+// localID is the cluster ID of this Etcd's valid data in the member's data directory (0: none).
+func (p prober) probeOwnCluster(ctx context.Context, cli *clientv3.Client, self memberconfig.Member, localID uint64) ClusterFacts {
 	answers := p.statuses(ctx, cli)
-	want := ownClusterOf(answers, p.own)
+	want := ownClusterOf(answers, p.own, localID)
 	accepted, foreign := want.split(answers)
 	f := withStatuses(ClusterFacts{Endpoints: accepted, OwnCluster: &want, Foreign: foreign}, answers, accepted)
 	if !f.Reachable {
@@ -175,6 +177,14 @@ func withMemberList(f ClusterFacts, resp *clientv3.MemberListResponse, self memb
 	}
 	f.Self = findSelf(f.Members, self)
 	return f
+}
+
+// localClusterID is the cluster ID of valid data of this Etcd in the data directory (0: none).
+func localClusterID(d DataFacts) uint64 {
+	if !d.MetadataValid || !d.OwnerOK {
+		return 0
+	}
+	return d.ClusterID
 }
 
 // status is what an endpoint answered a status request with.

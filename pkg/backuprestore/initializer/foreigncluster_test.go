@@ -109,3 +109,40 @@ func TestJoiningMemberFollowsItsOwnMembersWhileNothingIsRecorded(t *testing.T) {
 		t.Fatalf("the own cluster has %d members, the one at the source endpoint %d: want the learner in the own cluster only", n, f)
 	}
 }
+
+// A member of an Etcd that names an existing cluster restarts with valid data while none of its own
+// members answers and its member leases record no cluster (a woken-up hibernated Etcd, whose leases are
+// new; member lease renewal off), and another cluster answers at the source's endpoint. Its data tells its
+// cluster: it reuses the data, moves nothing aside and adds no member to the other cluster.
+func TestJoinedMemberWithValidDataNeverJoinsAnotherClusterWhileItsOwnMembersAreDown(t *testing.T) {
+	h := newHarness(t, 3)
+	h.bootstrap()
+	putN(t, h.client(), "a/", 10)
+	h.stop(0, 1, 2)
+	foreign := etcdserver.Start(t).Members[0]
+
+	in := h.initializer(0, func(o *Options) {
+		o.ExistingCluster = memberconfig.InitialCluster{{Name: "etcd-old-0", PeerURLs: []string{foreign.Config.PeerURL.String()}}}
+		o.MemberEndpoints = slices.Clone(o.ClusterEndpoints)
+		o.ClusterEndpoints = append(o.ClusterEndpoints, foreign.Endpoint())
+		o.OwnClusterID, o.QuorumWait = 0, time.Second
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if err := in.Initialize(ctx, podwire.InitFull); err != nil {
+		t.Fatal(err)
+	}
+	if st := in.State(); st.Case != CaseNonQuorateValid || st.ClusterState != memberconfig.ClusterStateNew {
+		t.Fatalf("state %+v, want the valid data reused (%s)", st, CaseNonQuorateValid)
+	}
+	if aside := MovedAside(h.nodes[0].dataDir); len(aside) != 0 {
+		t.Fatalf("moved the valid data aside: %v", aside)
+	}
+	list, err := foreign.Client(t).MemberList(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(list.Members); n != 1 {
+		t.Fatalf("the other cluster has %d members, want its own only", n)
+	}
+}

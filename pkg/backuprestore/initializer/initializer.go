@@ -46,6 +46,12 @@ type Options struct {
 	// cluster is the one MemberEndpoints answer with (ownCluster). Other Etcds ask their own members only,
 	// and their cluster ID legitimately changes with a restore (case 7).
 	OwnClusterID uint64
+	// JoinedExistingCluster is set once the Etcd's members joined ExistingCluster (druid's mark on the
+	// member leases, after status.bootstrapWithExistingCluster was written): a cluster that answers is then
+	// no longer the Etcd's just because it is the only one answering, which only the first join may assume.
+	// A member without data that nothing else tells its Etcd's cluster (OwnClusterID, MemberEndpoints, its
+	// data) waits for its own members (ownCluster).
+	JoinedExistingCluster bool
 	// MemberEndpoints are the client URLs of the Etcd's own members among ClusterEndpoints (the template's):
 	// whatever answers there is the Etcd's cluster.
 	MemberEndpoints []string
@@ -164,7 +170,7 @@ func ownClusterOptions(opts Options) *ownCluster {
 	if len(opts.ExistingCluster) == 0 {
 		return nil
 	}
-	return &ownCluster{recorded: opts.OwnClusterID, members: opts.MemberEndpoints}
+	return &ownCluster{recorded: opts.OwnClusterID, members: opts.MemberEndpoints, joined: opts.JoinedExistingCluster}
 }
 
 func cmp(v, def time.Duration) time.Duration {
@@ -232,7 +238,7 @@ func (i *Initializer) observe(ctx context.Context, data DataFacts) (Facts, error
 	f := Facts{ClusterSize: len(i.opts.InitialCluster) + len(i.opts.ExistingCluster), JoinsExisting: len(i.opts.ExistingCluster) > 0,
 		Ordinal: Ordinal(i.opts.Member.Name), Data: data}
 	if f.ClusterSize > 1 {
-		f.Cluster = i.prober.probe(ctx, i.opts.Member)
+		f.Cluster = i.prober.probe(ctx, i.opts.Member, data)
 	}
 	b, err := i.backupFacts(ctx)
 	if err != nil {

@@ -43,6 +43,9 @@ type decisionInitializer struct {
 	// clusterIDs are the cluster IDs the given members' leases record (nil without member lease renewal:
 	// nothing recorded).
 	clusterIDs func(ctx context.Context, members []string) ([]uint64, error)
+	// joinedExisting tells whether any of the given members' leases carries druid's mark that the Etcd
+	// joined its existing cluster (nil without member lease renewal: no mark to read).
+	joinedExisting func(ctx context.Context, members []string) (bool, error)
 	// metrics outlive each initialization: validations, restores and learner additions of the process.
 	metrics *initializer.Metrics
 	log     logr.Logger
@@ -81,12 +84,14 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode podwire.InitM
 		return err
 	}
 	var ownClusterID uint64
+	var joined bool
 	var clusterIDCheck func(context.Context, initializer.Case) error
 	if len(existing) > 0 {
 		ownClusterID, clusterIDCheck = d.recordedClusterID(ctx, ic)
+		joined = d.joinedExistingCluster(ctx, ic)
 	}
 	in, err := initializer.New(initializer.Options{
-		Member: cfg.Member, InitialCluster: ic, ExistingCluster: existing, OwnClusterID: ownClusterID, MemberEndpoints: t.AllClientURLs(), DataDir: d.dataDir, ClusterToken: t.ClusterToken(), Owner: d.owner,
+		Member: cfg.Member, InitialCluster: ic, ExistingCluster: existing, OwnClusterID: ownClusterID, JoinedExistingCluster: joined, MemberEndpoints: t.AllClientURLs(), DataDir: d.dataDir, ClusterToken: t.ClusterToken(), Owner: d.owner,
 		ClusterEndpoints: append(t.AllClientURLs(), d.serviceEndpoints...), ClientTLS: d.clientTLS,
 		Store: d.store, RestoreSource: d.restoreSource, TakeFullSnapshot: d.fullSnapshot, LivePeers: d.livePeers, BeforeChange: allOf(leftClusterCheck, clusterIDCheck),
 		Metrics: d.metrics, Log: d.log,
@@ -182,6 +187,26 @@ func (d *decisionInitializer) recordedClusterID(ctx context.Context, own memberc
 	return 0, func(_ context.Context, c initializer.Case) error {
 		return fmt.Errorf("%w: %s; refusing %s until they tell", errOwnClusterUnknown, why, c)
 	}
+}
+
+// joinedExistingCluster tells whether the Etcd's members joined its existing cluster before (druid's mark
+// on the member leases; initializer.Options.JoinedExistingCluster). Leases that cannot be read count as
+// joined: a member without data then waits for its own members rather than join whatever answers at the
+// source's endpoints.
+func (d *decisionInitializer) joinedExistingCluster(ctx context.Context, own memberconfig.InitialCluster) bool {
+	if d.joinedExisting == nil {
+		return false
+	}
+	names := make([]string, 0, len(own))
+	for _, m := range own {
+		names = append(names, m.Name)
+	}
+	joined, err := d.joinedExisting(ctx, names)
+	if err != nil {
+		d.log.Info("Whether the Etcd joined its existing cluster before cannot be read from the member leases; taking it as joined", "error", err.Error())
+		return true
+	}
+	return joined
 }
 
 // hexIDs lists cluster IDs as etcd prints them.

@@ -108,7 +108,8 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	if o.EnableMemberLeaseRenewal {
 		initer.livePeers = heartbeat.PeerLiveness{Kubernetes: kube, Namespace: namespace, Heartbeat: o.HeartbeatDuration}.LivePeers
 		initer.leftCluster = heartbeat.LeftClusterMarks{Kubernetes: kube, Namespace: namespace}.LeftCluster
-		initer.clusterIDs = heartbeat.ClusterIDRecords{Kubernetes: kube, Namespace: namespace}.ClusterIDs
+		records := heartbeat.ClusterIDRecords{Kubernetes: kube, Namespace: namespace}
+		initer.clusterIDs, initer.joinedExisting = records.ClusterIDs, records.JoinedExistingCluster
 	}
 	apiOpts := httpapi.Options{Initializer: initer, Config: served.Serve, Health: memberHealth(cli, endpoint, bl.metrics.UploadsFailingSince, backupFailurePeriods*o.DeltaSnapshotPeriod), Gatherer: registry,
 		InitializationGuard: initializationGuard(o.DataDir, wrapperURL), ClientCAFile: o.ServerCACert, EnableProfiling: o.EnableProfiling,

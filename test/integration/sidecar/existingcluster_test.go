@@ -3,6 +3,7 @@ package sidecar
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/initializer"
 	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
+	"github.com/gardener-etcd/gardener-etcd/pkg/wrapper"
 	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
@@ -192,6 +194,9 @@ func TestReinitializingMemberRefusesAForeignClusterAtTheSourceEndpoints(t *testi
 		g.Expect(memberNames(g, t, foreignCli)).To(Equal([]string{"foreign-0"}), "the foreign cluster got no member")
 		g.Expect(member.ready()).To(BeFalse(), "the member serves no other cluster")
 	}, 20*time.Second, time.Second).Should(Succeed())
+	// The member waits for its own cluster for the initializer's quorum wait (3 minutes) before it fails.
+	g.Eventually(member.sidecarLog.containing).WithArguments("Initialization failed", initializer.ErrForeignCluster.Error()).
+		WithTimeout(4*time.Minute).WithPolling(time.Second).ShouldNot(BeEmpty(), "the initialization is refused because only another cluster answers")
 	g.Expect(initializer.MovedAside(member.dataDir)).To(BeEmpty(), "nothing was moved aside")
 	g.Expect(etcddata.WALDir(member.dataDir)).To(BeADirectory(), "the member's log stays in place")
 }
@@ -219,6 +224,103 @@ func TestReinitializingMemberRejoinsItsOwnClusterNotTheOneAtTheSourceEndpoints(t
 	g.Expect(os.RemoveAll(wiped.dataDir)).To(Succeed())
 	wiped.start()
 	g.Eventually(wiped.ready, 3*time.Minute, 200*time.Millisecond).Should(BeTrue())
+	expectJoined(t, targetCli, target, []string{"etcd-new-0", "etcd-new-1", "etcd-new-2"}, want)
+	g.Expect(memberNames(g, t, foreignCli)).To(Equal([]string{"foreign-0"}), "the foreign cluster got no member")
+}
+
+// TestWokenUpJoinedEtcdNeverJoinsAForeignClusterAtTheSourceEndpoints: a three-member Etcd joined a source
+// cluster, the source members left and the source's client endpoint now serves a fresh etcd of another
+// cluster. The Etcd is hibernated (all pods stop) and its member leases are recreated empty, as a wake-up
+// finds them. Its first member starts while its peers are still down: nothing records the Etcd's cluster
+// and none of its own members answers, but its valid data tells its cluster. Its node had failed, so its
+// wrapper asks for a full initialization, not the sanity check of a clean stop. It must neither move that
+// data aside nor join the cluster at the source endpoint; once its peers start, the Etcd serves all its
+// keys again.
+func TestWokenUpJoinedEtcdNeverJoinsAForeignClusterAtTheSourceEndpoints(t *testing.T) {
+	g := NewWithT(t)
+	source := newEtcdCluster(t, "etcd-old", 1, "", nil)
+	sourceCli := source.startAll()
+	putRetrying(t, sourceCli, "old/", 10)
+
+	target := joiningCluster(t, source, 3)
+	target.renewMemberLeases()
+	targetCli := target.startAll()
+	want, _ := allKeys(t, sourceCli)
+	expectJoined(t, sourceCli, target, []string{"etcd-new-0", "etcd-new-1", "etcd-new-2", "etcd-old-0"}, want)
+	decommissionSource(t, targetCli, target, source)
+	putRetrying(t, targetCli, "new/", 10)
+	want, _ = allKeys(t, targetCli)
+	foreignCli := foreignClusterAt(t, source)
+
+	for _, p := range target.pods {
+		p.stop()
+	}
+	target.recreateMemberLeases()
+
+	// The first member's node failed before the hibernation stopped its pod: its wrapper finds no clean
+	// exit and asks for a full initialization, which asks the other members.
+	first := target.pods[0]
+	g.Expect(os.Remove(filepath.Join(first.wrapper.MarkerDir, wrapper.CleanExitMarker))).To(Succeed())
+	first.start()
+	g.Eventually(first.sidecarLog.containing).WithArguments("Initialization done", "6 non-quorate, valid data").
+		WithTimeout(time.Minute).ShouldNot(BeEmpty(), "the first member reuses its valid data")
+	g.Consistently(func(g Gomega) {
+		g.Expect(memberNames(g, t, foreignCli)).To(Equal([]string{"foreign-0"}), "the foreign cluster got no member")
+		g.Expect(initializer.MovedAside(first.dataDir)).To(BeEmpty(), "the valid data stays in place")
+	}, 10*time.Second, time.Second).Should(Succeed())
+
+	for _, p := range target.pods[1:] {
+		p.start()
+	}
+	for _, p := range target.pods {
+		g.Eventually(p.ready, 3*time.Minute, 200*time.Millisecond).Should(BeTrue(), p.name)
+	}
+	expectJoined(t, targetCli, target, []string{"etcd-new-0", "etcd-new-1", "etcd-new-2"}, want)
+	g.Expect(memberNames(g, t, foreignCli)).To(Equal([]string{"foreign-0"}), "the foreign cluster got no member")
+}
+
+// TestWokenUpJoinedEtcdMemberWithoutDataWaitsForItsOwnMembers: as above, but the first member to start
+// after the wake-up lost its volume. Its member leases, recreated empty, carry only druid's mark that the
+// Etcd joined its source cluster before: nothing tells the member its Etcd's cluster, and the one
+// answering at the source's endpoint is not taken for it (as a first join would). It waits; once its
+// peers serve, it joins their cluster as a learner and serves all keys.
+func TestWokenUpJoinedEtcdMemberWithoutDataWaitsForItsOwnMembers(t *testing.T) {
+	g := NewWithT(t)
+	source := newEtcdCluster(t, "etcd-old", 1, "", nil)
+	sourceCli := source.startAll()
+	putRetrying(t, sourceCli, "old/", 10)
+
+	target := joiningCluster(t, source, 3)
+	target.renewMemberLeases()
+	targetCli := target.startAll()
+	want, _ := allKeys(t, sourceCli)
+	expectJoined(t, sourceCli, target, []string{"etcd-new-0", "etcd-new-1", "etcd-new-2", "etcd-old-0"}, want)
+	decommissionSource(t, targetCli, target, source)
+	putRetrying(t, targetCli, "new/", 10)
+	want, _ = allKeys(t, targetCli)
+	foreignCli := foreignClusterAt(t, source)
+
+	for _, p := range target.pods {
+		p.stop()
+	}
+	target.recreateMemberLeases(druidv1alpha1.JoinedExistingClusterAnnotation)
+
+	wiped := target.pods[0]
+	g.Expect(os.RemoveAll(wiped.dataDir)).To(Succeed())
+	wiped.start()
+	g.Eventually(wiped.sidecarLog.containing).WithArguments("Not asking or joining the cluster", "joined its source cluster before").
+		WithTimeout(time.Minute).ShouldNot(BeEmpty(), "the cluster at the source endpoint is not taken for the Etcd's")
+	g.Consistently(func(g Gomega) {
+		g.Expect(memberNames(g, t, foreignCli)).To(Equal([]string{"foreign-0"}), "the foreign cluster got no member")
+		g.Expect(wiped.ready()).To(BeFalse(), "the member serves no other cluster")
+	}, 10*time.Second, time.Second).Should(Succeed())
+
+	for _, p := range target.pods[1:] {
+		p.start()
+	}
+	for _, p := range target.pods {
+		g.Eventually(p.ready, 5*time.Minute, 200*time.Millisecond).Should(BeTrue(), p.name)
+	}
 	expectJoined(t, targetCli, target, []string{"etcd-new-0", "etcd-new-1", "etcd-new-2"}, want)
 	g.Expect(memberNames(g, t, foreignCli)).To(Equal([]string{"foreign-0"}), "the foreign cluster got no member")
 }

@@ -72,6 +72,8 @@ type pod struct {
 	dataDir      string
 	sidecar      sidecar.Options
 	wrapper      wrapper.Options
+	// sidecarLog keeps what the pod's sidecar logged, across its restarts.
+	sidecarLog *sidecarLog
 
 	mu          sync.Mutex
 	stopSidecar func()
@@ -109,7 +111,7 @@ func newEtcdCluster(t *testing.T, name string, n int, prefix string, join *druid
 	for i := range n {
 		dir := t.TempDir()
 		p := &pod{t: t, name: fmt.Sprintf("%s-%d", name, i), client: etcdserver.FreeURL(t), peer: etcdserver.FreeURL(t),
-			dataDir: filepath.Join(dir, "new.etcd")}
+			dataDir: filepath.Join(dir, "new.etcd"), sidecarLog: &sidecarLog{t: t}}
 		wrapperPort := freePort(t)
 		o := sidecar.DefaultOptions()
 		o.Pod, o.Namespace, o.TemplatePath = p.name, c.namespace, filepath.Join(dir, "etcd.conf.yaml")
@@ -155,6 +157,25 @@ func (c *cluster) renewMemberLeases() {
 			c.t.Fatal(err)
 		}
 		p.sidecar.EnableMemberLeaseRenewal, p.sidecar.HeartbeatDuration = true, time.Second
+	}
+}
+
+// recreateMemberLeases replaces every member lease with an empty one, as a hibernated Etcd's wake-up finds
+// them: they record no member and no cluster, and carry only the given druid marks (annotations "true").
+func (c *cluster) recreateMemberLeases(marks ...string) {
+	c.t.Helper()
+	for _, p := range c.pods {
+		leases := c.kube.CoordinationV1().Leases(c.namespace)
+		if err := leases.Delete(c.t.Context(), p.memberName(c.prefix), metav1.DeleteOptions{}); err != nil {
+			c.t.Fatal(err)
+		}
+		lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: p.memberName(c.prefix), Namespace: c.namespace}}
+		for _, mark := range marks {
+			metav1.SetMetaDataAnnotation(&lease.ObjectMeta, mark, "true")
+		}
+		if _, err := leases.Create(c.t.Context(), lease, metav1.CreateOptions{}); err != nil {
+			c.t.Fatal(err)
+		}
 	}
 }
 
@@ -258,7 +279,7 @@ func (p *pod) startWith(etcdContainer func() func()) {
 	sdone := make(chan struct{})
 	go func() {
 		defer close(sdone)
-		if err := sidecar.Run(sctx, p.sidecar, testr.New(p.t).WithName(p.name+"/sidecar")); err != nil {
+		if err := sidecar.Run(sctx, p.sidecar, testr.NewWithInterface(p.sidecarLog, testr.Options{}).WithName(p.name+"/sidecar")); err != nil {
 			p.t.Errorf("%s sidecar: %v", p.name, err)
 		}
 	}()

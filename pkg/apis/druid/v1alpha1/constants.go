@@ -35,6 +35,13 @@ const (
 	// the backup leader writes it (value: the member ID of the lease's holderIdentity, hex) after a scale-in
 	// removed the member, and druid shrinks the StatefulSet only once every member it drops carries it.
 	LeftClusterAnnotation = "member.etcd.gardener.cloud/left-cluster"
+	// JoinedExistingClusterAnnotation ("true") on a member lease says that the Etcd's members joined the
+	// existing cluster its spec.etcd.bootstrapWithExistingCluster names (status.bootstrapWithExistingCluster
+	// is set). Druid writes it on every member lease from then on, also on the empty leases a hibernated
+	// Etcd wakes up with: a member without data that nothing else tells its Etcd's cluster (no cluster ID
+	// recorded, none of its own members answering) then waits for its own members instead of joining
+	// whatever cluster answers at the source's endpoints, which only the first members may do.
+	JoinedExistingClusterAnnotation = "member.etcd.gardener.cloud/joined-existing-cluster"
 	// AlarmsAnnotation on a member lease lists the etcd alarms active in the cluster (NOSPACE, CORRUPT;
 	// comma-separated) as the member's sidecar last read them, "" when none; druid's EtcdAlarm condition
 	// follows it. Upstream's sidecar does not write it.

@@ -42,7 +42,8 @@ func Selector(etcd *druidv1alpha1.Etcd) client.MatchingLabels {
 // until the members it drops have left the etcd membership, and their leases stay as long: their sidecars
 // renew them, and the backup leader marks on them that the member left, which is what lets the scale-in
 // proceed. The heal flow deletes them once the StatefulSet is down to spec.replicas (the heal decision table's case 12). Existing leases only get their labels and owner reference
-// refreshed: the spec and annotations written by the sidecar are never touched.
+// refreshed (and, once the Etcd joined an existing cluster, marked so: markJoinedExistingCluster): the
+// spec and annotations written by the sidecar are never touched.
 //
 // A controller that must keep leases for fewer or more members than spec.replicas (e.g. during a staged
 // scale-up) passes a copy of the Etcd with the replica count it wants.
@@ -54,6 +55,7 @@ func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 			return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: etcd.Namespace}}
 		}, func(lease *coordinationv1.Lease) error {
 			component.ApplyManagedMeta(lease, etcd, druidv1alpha1.ComponentMemberLease)
+			markJoinedExistingCluster(lease, etcd)
 			return nil
 		})
 		if err != nil {
@@ -76,6 +78,17 @@ func (o *operator) Sync(ctx context.Context, etcd *druidv1alpha1.Etcd) error {
 		logger.Info("Deleted member lease of a member beyond spec.replicas", "member", lease.Name)
 	}
 	return nil
+}
+
+// markJoinedExistingCluster sets JoinedExistingClusterAnnotation once status.bootstrapWithExistingCluster
+// says the Etcd's members joined the existing cluster: from then on the sidecar of a member without data
+// never takes a cluster answering at the source's endpoints for its own unless something of the Etcd's
+// tells so (a recorded cluster ID, its own members' answers). Druid only ever adds the mark: the join
+// happened, whatever the spec says later.
+func markJoinedExistingCluster(lease *coordinationv1.Lease, etcd *druidv1alpha1.Etcd) {
+	if etcd.Status.BootstrapWithExistingCluster != nil {
+		metav1.SetMetaDataAnnotation(&lease.ObjectMeta, druidv1alpha1.JoinedExistingClusterAnnotation, "true")
+	}
 }
 
 // replicasToKeep is the number of leading ordinals whose leases stay: spec.replicas, or the StatefulSet's

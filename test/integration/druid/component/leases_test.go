@@ -106,3 +106,47 @@ func TestSnapshotLeasesOnlyWithStore(t *testing.T) {
 	g.Expect(snapshots.Sync(ctx, etcd)).To(Succeed())
 	g.Expect(leaseNames(t, snapshots, etcd)).To(BeEmpty(), "removing the store removes the snapshot leases")
 }
+
+// Once status.bootstrapWithExistingCluster says the Etcd joined its source cluster, every member lease
+// carries the joined mark: the ones the sidecars renew (keeping what they wrote) and the empty ones a
+// hibernated Etcd wakes up with. Before the join no lease carries it.
+func TestMemberLeasesCarryTheJoinedMarkOnceTheEtcdJoinedAnExistingCluster(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.CreateNamespace(t)
+	etcd := createEtcd(t, ns, 2)
+	registry, _ := newRegistry(t)
+	leases := registry.Get(component.KindMemberLease)
+	marked := func() []string {
+		var names []string
+		for _, name := range leaseNames(t, leases, etcd) {
+			lease := get(t, ns, name, &coordinationv1.Lease{}).(*coordinationv1.Lease)
+			if lease.Annotations[druidv1alpha1.JoinedExistingClusterAnnotation] == "true" {
+				names = append(names, name)
+			}
+		}
+		return names
+	}
+
+	g.Expect(leases.Sync(ctx, etcd)).To(Succeed())
+	g.Expect(marked()).To(BeEmpty(), "not joined yet")
+	renewAsSidecar(t, ns, "etcd-main-0", "1a2b:3c4d:Leader", "false")
+
+	stored := &druidv1alpha1.Etcd{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(etcd), stored)).To(Succeed())
+	stored.Status.BootstrapWithExistingCluster = &druidv1alpha1.BootstrapWithExistingClusterStatus{
+		JoinedAt: metav1.Now(), Members: []druidv1alpha1.BootstrapJoinedMember{{Name: "etcd-old-0", PeerURLs: []string{"https://etcd-old-0:2380"}}}}
+	g.Expect(env.Client.Status().Update(ctx, stored)).To(Succeed())
+	etcd = defaulted(stored)
+	g.Expect(leases.Sync(ctx, etcd)).To(Succeed())
+	g.Expect(marked()).To(ConsistOf("etcd-main-0", "etcd-main-1"))
+	renewed := get(t, ns, "etcd-main-0", &coordinationv1.Lease{}).(*coordinationv1.Lease)
+	g.Expect(renewed.Spec.HolderIdentity).To(Equal(ptr.To("1a2b:3c4d:Leader")), "the sidecar's record stays")
+
+	etcd = updateEtcd(t, etcd, func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 0 })
+	g.Expect(leases.Sync(ctx, etcd)).To(Succeed())
+	g.Expect(leaseNames(t, leases, etcd)).To(BeEmpty())
+	etcd = updateEtcd(t, etcd, func(e *druidv1alpha1.Etcd) { e.Spec.Replicas = 2 })
+	g.Expect(leases.Sync(ctx, etcd)).To(Succeed())
+	g.Expect(marked()).To(ConsistOf("etcd-main-0", "etcd-main-1"), "the leases a wake-up creates carry the mark")
+}
