@@ -238,24 +238,7 @@ func TestReinitializingMemberRejoinsItsOwnClusterNotTheOneAtTheSourceEndpoints(t
 // keys again.
 func TestWokenUpJoinedEtcdNeverJoinsAForeignClusterAtTheSourceEndpoints(t *testing.T) {
 	g := NewWithT(t)
-	source := newEtcdCluster(t, "etcd-old", 1, "", nil)
-	sourceCli := source.startAll()
-	putRetrying(t, sourceCli, "old/", 10)
-
-	target := joiningCluster(t, source, 3)
-	target.renewMemberLeases()
-	targetCli := target.startAll()
-	want, _ := allKeys(t, sourceCli)
-	expectJoined(t, sourceCli, target, []string{"etcd-new-0", "etcd-new-1", "etcd-new-2", "etcd-old-0"}, want)
-	decommissionSource(t, targetCli, target, source)
-	putRetrying(t, targetCli, "new/", 10)
-	want, _ = allKeys(t, targetCli)
-	foreignCli := foreignClusterAt(t, source)
-
-	for _, p := range target.pods {
-		p.stop()
-	}
-	target.recreateMemberLeases()
+	target, targetCli, foreignCli, want := hibernatedJoinedEtcd(t)
 
 	// The first member's node failed before the hibernation stopped its pod: its wrapper finds no clean
 	// exit and asks for a full initialization, which asks the other members.
@@ -286,24 +269,7 @@ func TestWokenUpJoinedEtcdNeverJoinsAForeignClusterAtTheSourceEndpoints(t *testi
 // peers serve, it joins their cluster as a learner and serves all keys.
 func TestWokenUpJoinedEtcdMemberWithoutDataWaitsForItsOwnMembers(t *testing.T) {
 	g := NewWithT(t)
-	source := newEtcdCluster(t, "etcd-old", 1, "", nil)
-	sourceCli := source.startAll()
-	putRetrying(t, sourceCli, "old/", 10)
-
-	target := joiningCluster(t, source, 3)
-	target.renewMemberLeases()
-	targetCli := target.startAll()
-	want, _ := allKeys(t, sourceCli)
-	expectJoined(t, sourceCli, target, []string{"etcd-new-0", "etcd-new-1", "etcd-new-2", "etcd-old-0"}, want)
-	decommissionSource(t, targetCli, target, source)
-	putRetrying(t, targetCli, "new/", 10)
-	want, _ = allKeys(t, targetCli)
-	foreignCli := foreignClusterAt(t, source)
-
-	for _, p := range target.pods {
-		p.stop()
-	}
-	target.recreateMemberLeases(druidv1alpha1.JoinedExistingClusterAnnotation)
+	target, targetCli, foreignCli, want := hibernatedJoinedEtcd(t, druidv1alpha1.JoinedExistingClusterAnnotation)
 
 	wiped := target.pods[0]
 	g.Expect(os.RemoveAll(wiped.dataDir)).To(Succeed())
@@ -323,4 +289,31 @@ func TestWokenUpJoinedEtcdMemberWithoutDataWaitsForItsOwnMembers(t *testing.T) {
 	}
 	expectJoined(t, targetCli, target, []string{"etcd-new-0", "etcd-new-1", "etcd-new-2"}, want)
 	g.Expect(memberNames(g, t, foreignCli)).To(Equal([]string{"foreign-0"}), "the foreign cluster got no member")
+}
+
+// hibernatedJoinedEtcd is a three-member Etcd that joined a one-member source cluster, after the source
+// members left (keys old/ and new/ written, want holds them all) and a fresh etcd of another cluster took
+// the source's client endpoint (foreignCli). All its pods are stopped and its member leases recreated
+// empty, with marks, as a wake-up from hibernation finds them.
+func hibernatedJoinedEtcd(t *testing.T, marks ...string) (target *cluster, targetCli, foreignCli *clientv3.Client, want map[string]kv) {
+	t.Helper()
+	source := newEtcdCluster(t, "etcd-old", 1, "", nil)
+	sourceCli := source.startAll()
+	putRetrying(t, sourceCli, "old/", 10)
+
+	target = joiningCluster(t, source, 3)
+	target.renewMemberLeases()
+	targetCli = target.startAll()
+	want, _ = allKeys(t, sourceCli)
+	expectJoined(t, sourceCli, target, []string{"etcd-new-0", "etcd-new-1", "etcd-new-2", "etcd-old-0"}, want)
+	decommissionSource(t, targetCli, target, source)
+	putRetrying(t, targetCli, "new/", 10)
+	want, _ = allKeys(t, targetCli)
+	foreignCli = foreignClusterAt(t, source)
+
+	for _, p := range target.pods {
+		p.stop()
+	}
+	target.recreateMemberLeases(marks...)
+	return target, targetCli, foreignCli, want
 }
