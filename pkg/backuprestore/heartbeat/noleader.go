@@ -5,12 +5,12 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 )
 
@@ -96,7 +96,7 @@ func (w *NoLeaderWatch) observed(now time.Time, memberData bool) string {
 // as lost.
 func HasMemberData(dataDir string) func() bool {
 	return func() bool {
-		_, err := os.Stat(filepath.Join(dataDir, "member"))
+		_, err := os.Stat(etcddata.MemberDir(dataDir))
 		return !errors.Is(err, fs.ErrNotExist)
 	}
 }

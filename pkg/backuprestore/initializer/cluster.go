@@ -133,7 +133,7 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member, data DataFa
 // localID is the cluster ID of this Etcd's valid data in the member's data directory (0: none).
 func (p prober) probeOwnCluster(ctx context.Context, cli *clientv3.Client, self memberconfig.Member, localID uint64) ClusterFacts {
 	answers := p.statuses(ctx, cli)
-	want := ownClusterOf(answers, p.own, localID)
+	want := ownClusterOf(answers, *p.own, localID)
 	accepted, foreign := want.split(answers)
 	f := withStatuses(ClusterFacts{Endpoints: accepted, OwnCluster: &want, Foreign: foreign}, answers, accepted)
 	if !f.Reachable {

@@ -44,14 +44,10 @@ const (
 	fromFirstJoin
 )
 
-// ownClusterOf resolves the cluster ID answers must carry (the zero value for an Etcd without a source, own
-// nil, whose prober accepts every answer). local is the cluster ID of this member's valid data of this
-// Etcd (0: none).
-func ownClusterOf(answers map[string]status, own *ownCluster, local uint64) ownCluster {
-	if own == nil {
-		return ownCluster{}
-	}
-	o := *own
+// ownClusterOf resolves the cluster ID answers must carry for an Etcd that names a source (an Etcd without
+// one never asks: its prober accepts every answer). local is the cluster ID of this member's valid data of
+// this Etcd (0: none).
+func ownClusterOf(answers map[string]status, o ownCluster, local uint64) ownCluster {
 	if o.recorded != 0 {
 		o.id, o.source = o.recorded, fromLeases
 		return o

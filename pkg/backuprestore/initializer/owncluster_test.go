@@ -66,7 +66,7 @@ func TestOwnClusterAcceptsOnlyTheEtcdsCluster(t *testing.T) {
 		name: "nobody answers",
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := ownClusterOf(tc.answers, &ownCluster{recorded: tc.recorded, members: members, joined: tc.joined}, tc.local)
+			o := ownClusterOf(tc.answers, ownCluster{recorded: tc.recorded, members: members, joined: tc.joined}, tc.local)
 			accepted, foreign := o.split(tc.answers)
 			if !slices.Equal(accepted, tc.accepted) || o.ambiguous != tc.ambiguous {
 				t.Fatalf("accepted %v (ambiguous %v), want %v (ambiguous %v); own cluster %s", accepted, o.ambiguous, tc.accepted, tc.ambiguous, o)
