@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -60,8 +59,8 @@ func markLeases(ctx context.Context, opts Options, members []*etcdserverpb.Membe
 		}
 		// A learner that has not started yet has no name; its peer URL names its pod.
 		for _, u := range m.GetPeerURLs() {
-			if parsed, err := url.Parse(u); err == nil {
-				inCluster[strings.SplitN(parsed.Hostname(), ".", 2)[0]] = true
+			if pod := podOfPeerURL(u); pod != "" {
+				inCluster[pod] = true
 			}
 		}
 	}

@@ -8,8 +8,11 @@
 // Safety rules, re-checked before every single removal:
 //   - a member is superfluous only if its name ends in an ordinal (<etcd>-<i>, <prefix>-<etcd>-<i>)
 //     that is ≥ the cluster size of the configuration's initial-cluster, read anew for every run (the
-//     kubelet refreshes the mounted configuration some time after druid changed it); unnamed members
-//     (learners that never started) are left to the member that added itself;
+//     kubelet refreshes the mounted configuration some time after druid changed it); a learner that never
+//     started has no name yet and is judged by the first label of its peer URL's host, the pod name
+//     (<etcd>-<i>.<etcd>-peer...): below the cluster size it is left to the member that added itself,
+//     beyond it (a scale-up abandoned before the new member's etcd ran) it is removed, since it holds no
+//     data and etcd admits one learner at a time, so an orphaned one would keep every later rejoin waiting;
 //   - the local member and the last member are never removed: when the local member is the last
 //     superfluous one, the raft leadership (and with it the backup leadership) is handed to a kept
 //     healthy voting member, whose sidecar removes it;
@@ -24,6 +27,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -98,7 +102,7 @@ func Cleanup(ctx context.Context, opts Options) ([]Removal, error) {
 			return removed, markLeases(ctx, opts, members, size)
 		}
 		if ok, why := safeToRemove(ctx, opts, members, victim); !ok {
-			log.Info("Not removing a superfluous member now", "member", victim.GetName(), "reason", why)
+			log.Info("Not removing a superfluous member now", "member", memberName(victim), "reason", why)
 			return removed, markLeases(ctx, opts, members, size)
 		}
 		rctx, cancel := context.WithTimeout(ctx, opts.Timeout)
@@ -108,14 +112,14 @@ func Cleanup(ctx context.Context, opts Options) ([]Removal, error) {
 		cancel()
 		if errors.Is(err, rpctypes.ErrUnhealthy) || errors.Is(err, rpctypes.ErrGRPCUnhealthy) {
 			// etcd's own guard: members connected too recently; the next run tries again.
-			log.Info("etcd refused the removal for now", "member", victim.GetName(), "reason", err.Error())
+			log.Info("etcd refused the removal for now", "member", memberName(victim), "reason", err.Error())
 			return removed, markLeases(ctx, opts, members, size)
 		}
 		if err != nil {
-			return removed, fmt.Errorf("removing member %s: %w", victim.GetName(), err)
+			return removed, fmt.Errorf("removing member %s: %w", memberName(victim), err)
 		}
-		log.Info("Removed a member beyond the cluster size", "member", victim.GetName(), "clusterSize", size)
-		removed = append(removed, Removal{ID: victim.GetID(), Name: victim.GetName()})
+		log.Info("Removed a member beyond the cluster size", "member", memberName(victim), "learner", victim.GetIsLearner(), "clusterSize", size)
+		removed = append(removed, Removal{ID: victim.GetID(), Name: memberName(victim)})
 	}
 }
 
@@ -160,13 +164,33 @@ func pick(members []*etcdserverpb.Member, size int, localID uint64) *etcdserverp
 	var victim *etcdserverpb.Member
 	best := -1
 	for _, m := range members {
-		ord, own := ownOrdinal(m.GetName(), base)
+		ord, own := ownOrdinal(memberName(m), base)
 		if !own || m.GetID() == localID || ord < size || ord <= best {
 			continue
 		}
 		victim, best = m, ord
 	}
 	return victim
+}
+
+// memberName is the member's etcd name, or for a learner that never started (etcd lists it without a
+// name) the first label of its peer URL's host, which for a member of a StatefulSet is its pod name.
+func memberName(m *etcdserverpb.Member) string {
+	if m.GetName() != "" || !m.GetIsLearner() || len(m.GetPeerURLs()) == 0 {
+		return m.GetName()
+	}
+	return podOfPeerURL(m.GetPeerURLs()[0])
+}
+
+// podOfPeerURL is the first label of a peer URL's host: the pod name of a StatefulSet member
+// (<pod>.<etcd>-peer.<namespace>.svc), or "" for a URL that does not parse.
+func podOfPeerURL(peerURL string) string {
+	u, err := url.Parse(peerURL)
+	if err != nil {
+		return ""
+	}
+	label, _, _ := strings.Cut(u.Hostname(), ".")
+	return label
 }
 
 // ownOrdinal is the ordinal of a member of the Etcd whose members are named <base>-<ordinal>; own is false

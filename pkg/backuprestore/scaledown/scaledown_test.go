@@ -120,3 +120,46 @@ func TestScaleDownGuards(t *testing.T) {
 		t.Fatalf("members %v", got)
 	}
 }
+
+// A scale-up to 4 abandoned before the new member's etcd ran leaves a learner that never started in the
+// membership. etcd admits one learner at a time, so it would keep every later rejoin (a member whose
+// volume was lost) waiting: the leader removes it once the cluster size is 3 again. A learner that never
+// started within the size is another member's join in progress and stays.
+func TestScaleDownRemovesTheLearnerOfAnAbandonedScaleUp(t *testing.T) {
+	ms := startNamed(t, 3)
+	cli := ms[0].Client(t)
+	// etcd refuses membership changes while its members' connections are younger than 5 s.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := cli.MemberAddAsLearner(t.Context(), []string{"http://etcd-main-3.etcd-main-peer.shoot.svc:2380"})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("adding the learner: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if removed, err := Cleanup(t.Context(), opts(t, ms[0], 4)); err != nil || len(removed) != 0 {
+		t.Fatalf("within the size: removed %+v, %v", removed, err)
+	}
+	removed, err := Cleanup(t.Context(), opts(t, ms[0], 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 1 || removed[0].Name != "etcd-main-3" {
+		t.Fatalf("removed %+v, want the learner etcd-main-3", removed)
+	}
+	resp, err := cli.MemberList(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range resp.Members {
+		if m.GetIsLearner() {
+			t.Fatalf("learner %v still in the membership", m.GetPeerURLs())
+		}
+	}
+	if len(resp.Members) != 3 {
+		t.Fatalf("%d members, want 3", len(resp.Members))
+	}
+}

@@ -197,6 +197,9 @@ func TestPickAndMarkRules(t *testing.T) {
 	member := func(id uint64, name string, learner bool) *etcdserverpb.Member {
 		return &etcdserverpb.Member{ID: id, Name: name, IsLearner: learner}
 	}
+	unstarted := func(id uint64, pod string) *etcdserverpb.Member {
+		return &etcdserverpb.Member{ID: id, IsLearner: true, PeerURLs: []string{"https://" + pod + ".e-peer.shoot.svc:2380"}}
+	}
 	for _, tc := range []struct {
 		name    string
 		members []*etcdserverpb.Member
@@ -208,13 +211,16 @@ func TestPickAndMarkRules(t *testing.T) {
 		{"highest ordinal first", []*etcdserverpb.Member{member(1, "e-0", false), member(2, "e-1", false), member(3, "e-2", false)}, 1, 1, "e-2"},
 		{"never the local member", []*etcdserverpb.Member{member(1, "e-0", false), member(2, "e-1", false), member(3, "e-2", false)}, 1, 3, "e-1"},
 		{"the local member as the only superfluous one is handed over, not picked", []*etcdserverpb.Member{member(1, "e-0", false), member(3, "e-2", false)}, 1, 3, ""},
-		{"unnamed learners are left to the member that added itself", []*etcdserverpb.Member{member(1, "e-0", false), member(4, "", true)}, 1, 1, ""},
+		{"a learner without a name or peer URL is left alone", []*etcdserverpb.Member{member(1, "e-0", false), member(4, "", true)}, 1, 1, ""},
+		{"a learner that never started within the size is left to the member that added itself", []*etcdserverpb.Member{member(1, "e-0", false), member(2, "e-1", false), unstarted(4, "e-2")}, 3, 1, ""},
+		{"a learner that never started beyond the size is an abandoned scale-up's", []*etcdserverpb.Member{member(1, "e-0", false), member(2, "e-1", false), member(3, "e-2", false), unstarted(4, "e-3")}, 3, 1, "e-3"},
+		{"a learner that never started of another Etcd is not ours", []*etcdserverpb.Member{member(1, "e-0", false), unstarted(4, "other-3")}, 1, 1, ""},
 		{"never the last member", []*etcdserverpb.Member{member(3, "e-2", false)}, 1, 1, ""},
 		{"prefixed names", []*etcdserverpb.Member{member(1, "garden-e-0", false), member(2, "garden-e-1", false)}, 1, 1, "garden-e-1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := pick(tc.members, tc.size, tc.local)
-			if name := got.GetName(); name != tc.want {
+			if name := memberName(got); name != tc.want {
 				t.Fatalf("picked %q, want %q", name, tc.want)
 			}
 		})
