@@ -117,9 +117,10 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		res.Members = append(res.Members, m)
 	}
 	if len(followers) < len(members) { // the leader's turn
+		leaderSpace := all[slices.IndexFunc(all, func(m memberSpace) bool { return m.member.GetID() == leader.GetID() })]
 		if len(all) > 1 {
 			others := slices.DeleteFunc(slices.Clone(all), func(m memberSpace) bool { return m.member.GetID() == leader.GetID() })
-			to, err := r.moveLeadership(ctx, leader, others)
+			to, err := r.moveLeadership(ctx, leaderSpace, others)
 			if err != nil {
 				return res, err
 			}
@@ -128,7 +129,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 				return res, err
 			}
 		}
-		m, err := r.defragment(ctx, all[slices.IndexFunc(all, func(m memberSpace) bool { return m.member.GetID() == leader.GetID() })])
+		m, err := r.defragment(ctx, leaderSpace)
 		if err != nil {
 			return res, err
 		}
@@ -198,15 +199,17 @@ func (r runner) defragment(ctx context.Context, ms memberSpace) (Member, error) 
 }
 
 // moveLeadership hands leadership from leader to the first voting member of others and waits until the
-// old leader sees the new one. MoveLeader must be served by the leader itself, so it is sent there.
-func (r runner) moveLeadership(ctx context.Context, leader *etcdserverpb.Member, others []memberSpace) (uint64, error) {
+// old leader sees the new one. MoveLeader must be served by the leader itself, so it is sent there (at the
+// endpoint the survey asked it at).
+func (r runner) moveLeadership(ctx context.Context, leaderSpace memberSpace, others []memberSpace) (uint64, error) {
+	leader, endpoint := leaderSpace.member, leaderSpace.space.Endpoint
 	i := slices.IndexFunc(others, func(m memberSpace) bool { return !m.member.GetIsLearner() })
 	if i < 0 {
 		return 0, fmt.Errorf("%w: no voting follower to hand leadership to", ErrUnhealthy)
 	}
 	target := others[i].member
 	cli, err := clientv3.New(clientv3.Config{
-		Endpoints: []string{leader.GetClientURLs()[0]}, DialTimeout: r.opts.RequestTimeout,
+		Endpoints: []string{endpoint}, DialTimeout: r.opts.RequestTimeout,
 		TLS: r.opts.ClientTLS, Logger: zap.NewNop(),
 	})
 	if err != nil {
@@ -219,7 +222,7 @@ func (r runner) moveLeadership(ctx context.Context, leader *etcdserverpb.Member,
 		return 0, fmt.Errorf("moving leadership from %s to %s: %w", leader.GetName(), target.GetName(), err)
 	}
 	for {
-		st, err := cli.Status(mctx, leader.GetClientURLs()[0])
+		st, err := cli.Status(mctx, endpoint)
 		if err == nil && st.Leader != 0 && st.Leader != leader.GetID() {
 			r.log.Info("Moved leadership before defragmenting the old leader", "from", leader.GetName(), "to", target.GetName())
 			return target.GetID(), nil
