@@ -38,6 +38,9 @@ type WALFacts struct {
 	LastLegacyIndex uint64
 	// Pre36Entries counts the legacy entries etcd 3.6 does not apply either (DataVersion.Pre36Entries).
 	Pre36Entries int
+	// ConfChangePeerURLs are the peer URLs that the WAL's membership changes (a member added, as a learner
+	// too, or its peer URLs updated) name, in the WAL's order.
+	ConfChangePeerURLs []string
 }
 
 // ReadWAL reads the WAL from its newest snapshot entry to the end (as etcd does when it starts) and
@@ -71,6 +74,9 @@ func ReadWAL(dir string) (WALFacts, error) {
 	}
 	f := WALFacts{MemberID: md.GetNodeID(), ClusterID: md.GetClusterID()}
 	for _, e := range ents {
+		if e.GetType() == raftpb.EntryConfChange {
+			f.ConfChangePeerURLs = append(f.ConfChangePeerURLs, confChangePeerURLs(e.GetData())...)
+		}
 		if e.GetType() == raftpb.EntryNormal && len(e.GetData()) > 0 {
 			f.LastNormalIndex = e.GetIndex()
 			if !isV3Request(e.GetData()) {
@@ -91,8 +97,9 @@ type DBFacts struct {
 	Revision int64
 	// ConsistentIndex is the raft index of the last entry applied to the database.
 	ConsistentIndex uint64
-	// Members is the number of Members the database's membership holds.
-	Members int
+	// Members is the number of Members the database's membership holds, MemberPeerURLs their peer URLs.
+	Members        int
+	MemberPeerURLs []string
 	// StorageVersion is the meta bucket's storage version ("" when absent); Term is set when the meta
 	// bucket holds the raft Term of the consistent index (see DataVersion).
 	StorageVersion string
@@ -143,6 +150,10 @@ func ReadDB(path string) (DBFacts, error) {
 		}
 		if m := tx.Bucket(schema.Members.Name()); m != nil {
 			f.Members = m.Stats().KeyN
+			_ = m.ForEach(func(_, v []byte) error {
+				f.MemberPeerURLs = append(f.MemberPeerURLs, memberPeerURLs(v)...)
+				return nil
+			})
 		}
 		return nil
 	})

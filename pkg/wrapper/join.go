@@ -18,9 +18,9 @@ const joinWait = 2 * time.Minute
 // directory (initial-cluster-state existing, no WAL) until another member of its initial cluster answers
 // on its peer URL, or joinWait passed, or ctx ended. etcd fetches the cluster from those members when it
 // starts such a member and exits after two seconds when none answers; each exit is a container restart,
-// which the kubelet delays longer every time. Right after a member's pod was replaced (the first member's
-// peer-TLS rollout of a scale-up), the seed's DNS may answer with the replaced pod's old address for as
-// long as it caches it, often 30 s: waiting here lets the member start the moment the cluster answers.
+// which the kubelet delays longer every time. Right after a member's pod was replaced, the seed's DNS may
+// answer with the replaced pod's old address for as long as it caches it, often 30 s, when something
+// asked for the name shortly before: waiting here lets the member start the moment the cluster answers.
 // A member with data does not ask the others when it starts, and is not held.
 func waitForJoinPeers(ctx context.Context, cfg *embed.Config, interval time.Duration, log logr.Logger) {
 	if cfg.ClusterState != embed.ClusterStateFlagExisting || hasWAL(cfg.Dir) {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +16,8 @@ import (
 	"github.com/coreos/go-semver/semver"
 	"go.etcd.io/etcd/client/pkg/v3/types"
 	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/etcddata"
 )
 
 // peerVersionTimeout bounds asking one member for its version.
@@ -45,12 +49,14 @@ func membersAbove(ctx context.Context, cfg *embed.Config, maximum semver.Version
 
 // peerVersions are the server versions of the other members of the initial cluster that answer. They are
 // asked at the same time: a member that does not answer (not started yet, or a name that does not resolve
-// yet, as a scale-up's new members) costs up to peerVersionTimeout, and this way only once.
+// yet, as a scale-up's new members) costs up to peerVersionTimeout, and this way only once. A member with
+// data asks only the members its data's membership knows (askedPeers).
 func peerVersions(ctx context.Context, cfg *embed.Config) map[string]*semver.Version {
 	urls, err := types.NewURLsMap(cfg.InitialCluster)
 	if err != nil || len(urls) < 2 {
 		return nil
 	}
+	urls = askedPeers(cfg, urls)
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.Proxy = nil // the peers are reached directly, as etcd reaches them
 	// HTTP/1.1 only: etcd's peer port offers HTTP/2 in the TLS handshake but answers HTTP/1.1, so a client
@@ -123,4 +129,35 @@ func versionsOf(ctx context.Context, client *http.Client, baseURL string) (etcdV
 		return v, fmt.Errorf("%s/version: %w", baseURL, err)
 	}
 	return v, nil
+}
+
+// askedPeers narrows the initial cluster of a member with data (a WAL) to the members its data's
+// membership knows (etcddata.KnownPeerURLs): etcd ignores the initial cluster of such a member and talks
+// to those only. The initial cluster of a member restarted during a scale-up names the new members too,
+// whose pods do not exist yet; asking for them makes the seed's DNS answer that their names do not exist,
+// which it caches (up to its TTL, 30 s on Gardener's seeds) and keeps answering after their pods started,
+// so that nobody reaches the new members meanwhile. Without data, or when the membership does not read,
+// the whole initial cluster is asked.
+func askedPeers(cfg *embed.Config, urls types.URLsMap) types.URLsMap {
+	if !hasWAL(cfg.Dir) {
+		return urls
+	}
+	known, ok, err := etcddata.KnownPeerURLs(cfg.Dir)
+	if err != nil || !ok {
+		return urls
+	}
+	// By host and port: a peer URL may have changed its scheme since (peer TLS switched on), not those.
+	var hosts []string
+	for _, k := range known {
+		if u, err := url.Parse(k); err == nil {
+			hosts = append(hosts, u.Host)
+		}
+	}
+	asked := types.URLsMap{}
+	for name, peers := range urls {
+		if slices.ContainsFunc(peers, func(u url.URL) bool { return slices.Contains(hosts, u.Host) }) {
+			asked[name] = peers
+		}
+	}
+	return asked
 }

@@ -17,9 +17,10 @@ import (
 
 // Scenario 2: a single member scales to three with peer TLS switched on in place while a
 // client keeps writing. Only the first member restarts, once: the peer-TLS rollout (its peer URL update
-// needs no etcd restart, and a new member's wrapper starts etcd only once the first member answers, which
-// it may not while the seed's DNS still names the address its pod had before the rollout). Every member
-// lease says tls-enabled, and no acknowledged write is lost.
+// needs no etcd restart, and a new member's wrapper starts etcd only once the first member answers). Every
+// member lease says tls-enabled, and no acknowledged write is lost. The recorded figure shows whether the
+// new members waited for the seed's DNS cache, which nothing of the first member's pod fills with its
+// old address or with "no such name" for the new members any more (design.md, "Scale-up with peer TLS").
 var _ = Describe("scale-up", func() {
 	It("scales 1 → 3 with peer TLS while a client writes", Label(recoveryLabel), func(ctx SpecContext) {
 		env := newShoot(ctx, "scaleup", 0)

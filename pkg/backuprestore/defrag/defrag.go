@@ -33,6 +33,13 @@ func tolerated(a *etcdserverpb.AlarmMember) bool {
 type Options struct {
 	// Client reaches the cluster; per-member requests go to each member's client URL with its TLS.
 	Client *clientv3.Client
+	// LocalEndpoint is the local member's client endpoint (the sidecar's --endpoints, "" when none): the
+	// local member is asked there instead of at its advertised client URL. That URL names the member's pod
+	// in the seed's DNS, whose cache keeps an answer for up to its TTL (30 s on Gardener's seeds): asked
+	// from the member itself right before its pod is replaced, as a check every 30 s keeps doing, the cache
+	// hands the old pod's address to everyone who asks in the next 30 s — the members a scale-up starts
+	// after the first member's peer-TLS roll among them, which then cannot reach it.
+	LocalEndpoint string
 	// ClientTLS is the client TLS of the members' client URLs (nil: plain); the leadership transfer
 	// needs a connection of its own to the leader.
 	ClientTLS *tls.Config
@@ -103,16 +110,17 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		if _, _, err := r.healthy(ctx); err != nil {
 			return res, err
 		}
-		m, err := r.defragment(ctx, f.member)
+		m, err := r.defragment(ctx, f)
 		if err != nil {
 			return res, err
 		}
 		res.Members = append(res.Members, m)
 	}
 	if len(followers) < len(members) { // the leader's turn
+		leaderSpace := all[slices.IndexFunc(all, func(m memberSpace) bool { return m.member.GetID() == leader.GetID() })]
 		if len(all) > 1 {
 			others := slices.DeleteFunc(slices.Clone(all), func(m memberSpace) bool { return m.member.GetID() == leader.GetID() })
-			to, err := r.moveLeadership(ctx, leader, others)
+			to, err := r.moveLeadership(ctx, leaderSpace, others)
 			if err != nil {
 				return res, err
 			}
@@ -121,7 +129,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 				return res, err
 			}
 		}
-		m, err := r.defragment(ctx, leader)
+		m, err := r.defragment(ctx, leaderSpace)
 		if err != nil {
 			return res, err
 		}
@@ -146,7 +154,7 @@ type memberSpace struct {
 func (r runner) healthy(ctx context.Context) ([]memberSpace, *etcdserverpb.Member, error) {
 	rctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
 	defer cancel()
-	c, err := survey(rctx, r.opts.Client, r.opts.FallbackQuota)
+	c, err := survey(rctx, r.opts.Client, r.opts.FallbackQuota, r.opts.LocalEndpoint)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrUnhealthy, err)
 	}
@@ -161,9 +169,9 @@ func (r runner) healthy(ctx context.Context) ([]memberSpace, *etcdserverpb.Membe
 	return c.members, c.leader, nil
 }
 
-// defragment defragments one member within the timeout.
-func (r runner) defragment(ctx context.Context, m *etcdserverpb.Member) (Member, error) {
-	ep := m.GetClientURLs()[0]
+// defragment defragments one member within the timeout, at the endpoint the survey asked it at.
+func (r runner) defragment(ctx context.Context, ms memberSpace) (Member, error) {
+	m, ep := ms.member, ms.space.Endpoint
 	out := Member{ID: m.GetID(), Name: m.GetName(), Endpoint: ep}
 	sctx, cancel := context.WithTimeout(ctx, r.opts.RequestTimeout)
 	if st, err := r.opts.Client.Status(sctx, ep); err == nil {
@@ -191,15 +199,17 @@ func (r runner) defragment(ctx context.Context, m *etcdserverpb.Member) (Member,
 }
 
 // moveLeadership hands leadership from leader to the first voting member of others and waits until the
-// old leader sees the new one. MoveLeader must be served by the leader itself, so it is sent there.
-func (r runner) moveLeadership(ctx context.Context, leader *etcdserverpb.Member, others []memberSpace) (uint64, error) {
+// old leader sees the new one. MoveLeader must be served by the leader itself, so it is sent there (at the
+// endpoint the survey asked it at).
+func (r runner) moveLeadership(ctx context.Context, leaderSpace memberSpace, others []memberSpace) (uint64, error) {
+	leader, endpoint := leaderSpace.member, leaderSpace.space.Endpoint
 	i := slices.IndexFunc(others, func(m memberSpace) bool { return !m.member.GetIsLearner() })
 	if i < 0 {
 		return 0, fmt.Errorf("%w: no voting follower to hand leadership to", ErrUnhealthy)
 	}
 	target := others[i].member
 	cli, err := clientv3.New(clientv3.Config{
-		Endpoints: []string{leader.GetClientURLs()[0]}, DialTimeout: r.opts.RequestTimeout,
+		Endpoints: []string{endpoint}, DialTimeout: r.opts.RequestTimeout,
 		TLS: r.opts.ClientTLS, Logger: zap.NewNop(),
 	})
 	if err != nil {
@@ -212,7 +222,7 @@ func (r runner) moveLeadership(ctx context.Context, leader *etcdserverpb.Member,
 		return 0, fmt.Errorf("moving leadership from %s to %s: %w", leader.GetName(), target.GetName(), err)
 	}
 	for {
-		st, err := cli.Status(mctx, leader.GetClientURLs()[0])
+		st, err := cli.Status(mctx, endpoint)
 		if err == nil && st.Leader != 0 && st.Leader != leader.GetID() {
 			r.log.Info("Moved leadership before defragmenting the old leader", "from", leader.GetName(), "to", target.GetName())
 			return target.GetID(), nil

@@ -160,7 +160,7 @@ func (k *keeper) snapshot(ctx context.Context) {
 func (k *keeper) survey(ctx context.Context) (cluster, error) {
 	sctx, cancel := context.WithTimeout(ctx, k.requestTimeout())
 	defer cancel()
-	return survey(sctx, k.opts.Defrag.Client, k.opts.Defrag.FallbackQuota)
+	return survey(sctx, k.opts.Defrag.Client, k.opts.Defrag.FallbackQuota, k.opts.Defrag.LocalEndpoint)
 }
 
 // compact compacts the history up to rev and waits until the compaction is applied to the database, so

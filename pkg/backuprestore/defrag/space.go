@@ -69,8 +69,10 @@ func (c cluster) noSpace() []*etcdserverpb.AlarmMember {
 const etcdDefaultQuota = 2 << 30
 
 // survey asks every member for its status and the cluster for its alarms; a member that has not started
-// or does not answer fails it, so that nothing acts on a partial picture.
-func survey(ctx context.Context, cli *clientv3.Client, fallbackQuota int64) (cluster, error) {
+// or does not answer fails it, so that nothing acts on a partial picture. The local member (the one at
+// localEndpoint, "" when unknown) is asked there, every other member at its advertised client URL (see
+// Options.LocalEndpoint).
+func survey(ctx context.Context, cli *clientv3.Client, fallbackQuota int64, localEndpoint string) (cluster, error) {
 	var c cluster
 	list, err := cli.MemberList(ctx)
 	if err != nil {
@@ -81,13 +83,20 @@ func survey(ctx context.Context, cli *clientv3.Client, fallbackQuota int64) (clu
 		return c, fmt.Errorf("listing alarms: %w", err)
 	}
 	c.alarms = alarms.Alarms
+	var local *clientv3.StatusResponse
+	if localEndpoint != "" {
+		if local, err = cli.Status(ctx, localEndpoint); err != nil {
+			return c, fmt.Errorf("the local member does not answer at %s: %w", localEndpoint, err)
+		}
+	}
 	for _, m := range list.Members {
 		if len(m.GetClientURLs()) == 0 {
 			return c, fmt.Errorf("member %x has not started", m.GetID())
 		}
-		ep := m.GetClientURLs()[0]
-		st, err := cli.Status(ctx, ep)
-		if err != nil {
+		ep, st := m.GetClientURLs()[0], local
+		if local != nil && local.Header.GetMemberId() == m.GetID() {
+			ep = localEndpoint
+		} else if st, err = cli.Status(ctx, ep); err != nil {
 			return c, fmt.Errorf("member %s does not answer: %w", m.GetName(), err)
 		}
 		if st.Leader == m.GetID() {

@@ -61,7 +61,7 @@ func (b *backupLeader) lead(ctx context.Context) {
 	wg.Go(func() { b.cleanupMembers(ctx) })
 	if keep := b.opts.keepOptions(); keep.Schedule != "" || keep.CheckPeriod > 0 {
 		keep.Defrag = defrag.Options{
-			Client: b.cli, ClientTLS: b.clientTLS, Timeout: b.opts.DefragTimeout,
+			Client: b.cli, ClientTLS: b.clientTLS, LocalEndpoint: b.opts.localEndpoint(), Timeout: b.opts.DefragTimeout,
 			AfterDefrag: b.fullSnapshotAfterDefrag, Metrics: b.defragMetrics, Log: b.log,
 		}
 		keep.CompactRevision = b.compactableRevision

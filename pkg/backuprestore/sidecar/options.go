@@ -259,6 +259,15 @@ func (o *Options) keepOptions() defrag.KeepOptions {
 	}
 }
 
+// localEndpoint is the local member's client endpoint, the first of --endpoints ("" without one, which
+// Validate refuses).
+func (o *Options) localEndpoint() string {
+	if len(o.Endpoints) == 0 {
+		return ""
+	}
+	return o.Endpoints[0]
+}
+
 // hasStore tells whether backups are configured.
 func (o *Options) hasStore() bool { return o.Store.Provider != "" }
 

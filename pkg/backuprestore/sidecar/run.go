@@ -52,7 +52,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 		return err
 	}
 	defer cli.Close()
-	endpoint := o.Endpoints[0]
+	endpoint := o.localEndpoint()
 
 	var store snapstore.SnapStore
 	if o.hasStore() {
