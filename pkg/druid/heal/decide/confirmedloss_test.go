@@ -40,13 +40,7 @@ func (c *cluster) survivorWithoutLeader(i int, lasted time.Duration) *cluster {
 func TestDecideQuorumLossConfirmedByTheMembers(t *testing.T) {
 	confirmed := QuorumLossConfirmation + time.Second
 	current := func(c *cluster) *cluster { return c.withStore().snapshotsAt(ago(time.Hour), ago(30*time.Second)) }
-	rows := []struct {
-		name       string
-		cluster    func() *cluster
-		actions    []string
-		members    map[string]string // computed member → "Status/Reason"
-		conditions map[druidv1alpha1.ConditionType]druidv1alpha1.ConditionStatus
-	}{
+	rows := []decideRow{
 		{name: "two of three lost their data, the third has no leader, both confirmed: bootstrap again at once",
 			cluster: func() *cluster {
 				return current(newCluster(3)).dataLost(1, confirmed).dataLost(2, confirmed).survivorWithoutLeader(0, confirmed+20*time.Second).settle(now)
@@ -110,26 +104,7 @@ func TestDecideQuorumLossConfirmedByTheMembers(t *testing.T) {
 			},
 			actions: []string{"10 ManualInterventionRequired etcd-main-1,etcd-main-2"}},
 	}
-	for _, row := range rows {
-		t.Run(row.name, func(t *testing.T) {
-			g := NewWithT(t)
-			in := row.cluster().input()
-			g.Expect(summary(Decide(in))).To(Equal(row.actions))
-			for name, want := range row.members {
-				found := false
-				for _, m := range in.Computed.Members {
-					if m.Name == name {
-						found = true
-						g.Expect(string(m.Status)+"/"+m.Reason).To(Equal(want), name)
-					}
-				}
-				g.Expect(found).To(BeTrue(), "member %s in the computed status", name)
-			}
-			for ct, want := range row.conditions {
-				g.Expect(conditionIs(in.Computed, ct, want)).To(BeTrue(), "computed condition %s should be %s", ct, want)
-			}
-		})
-	}
+	runDecideRows(t, rows)
 }
 
 // The message of a recovery the members confirmed says so, so that an operator tells it from one that

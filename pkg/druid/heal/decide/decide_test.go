@@ -33,14 +33,43 @@ func summary(actions []Action) []string {
 // TestDecide is the decision table (cases 1–13): for each observed state, the actions Decide
 // returns and — for the status cases 2–8 — the member statuses and conditions the status write produces.
 // Grace periods: Unknown 1 m, NotReady 5 m.
+// decideRow is a row of the decision tables: a cluster, the actions Decide returns for it (summary), and
+// the computed members ("Status/Reason") and conditions it must show.
+type decideRow struct {
+	name       string
+	cluster    func() *cluster
+	actions    []string
+	members    map[string]string // computed member → "Status/Reason"
+	conditions map[druidv1alpha1.ConditionType]druidv1alpha1.ConditionStatus
+}
+
+// runDecideRows runs each row as a subtest.
+func runDecideRows(t *testing.T, rows []decideRow) {
+	t.Helper()
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			g := NewWithT(t)
+			in := row.cluster().input()
+			g.Expect(summary(Decide(in))).To(Equal(row.actions))
+			for name, want := range row.members {
+				found := false
+				for _, m := range in.Computed.Members {
+					if m.Name == name {
+						found = true
+						g.Expect(string(m.Status)+"/"+m.Reason).To(Equal(want), name)
+					}
+				}
+				g.Expect(found).To(BeTrue(), "member %s in the computed status", name)
+			}
+			for ct, want := range row.conditions {
+				g.Expect(conditionIs(in.Computed, ct, want)).To(BeTrue(), "computed condition %s should be %s", ct, want)
+			}
+		})
+	}
+}
+
 func TestDecide(t *testing.T) {
-	rows := []struct {
-		name       string
-		cluster    func() *cluster
-		actions    []string
-		members    map[string]string // computed member → "Status/Reason"
-		conditions map[druidv1alpha1.ConditionType]druidv1alpha1.ConditionStatus
-	}{
+	rows := []decideRow{
 		{name: "1 pink of health: nothing to do",
 			cluster:    func() *cluster { return newCluster(3).withStore().settle(now) },
 			actions:    []string{},
@@ -226,26 +255,7 @@ func TestDecide(t *testing.T) {
 			cluster: func() *cluster { return newCluster(3).settle(now).specReplicas(0) },
 			actions: []string{}},
 	}
-	for _, row := range rows {
-		t.Run(row.name, func(t *testing.T) {
-			g := NewWithT(t)
-			in := row.cluster().input()
-			g.Expect(summary(Decide(in))).To(Equal(row.actions))
-			for name, want := range row.members {
-				found := false
-				for _, m := range in.Computed.Members {
-					if m.Name == name {
-						found = true
-						g.Expect(string(m.Status)+"/"+m.Reason).To(Equal(want), name)
-					}
-				}
-				g.Expect(found).To(BeTrue(), "member %s in the computed status", name)
-			}
-			for ct, want := range row.conditions {
-				g.Expect(conditionIs(in.Computed, ct, want)).To(BeTrue(), "computed condition %s should be %s", ct, want)
-			}
-		})
-	}
+	runDecideRows(t, rows)
 }
 
 func TestDecideScaleDownCarriesTargetSize(t *testing.T) {
