@@ -255,9 +255,7 @@ func TestProtectionLetsTheGarbageCollectorFinishAnAdmittedDeletion(t *testing.T)
 	withoutFinalizer.Finalizers = nil
 	g.Expect(apierrors.IsForbidden(collector.Update(ctx, withoutFinalizer))).To(BeTrue(), "a finalizer of an object not being deleted")
 
-	g.Expect(clientAs(t, druidUser).Delete(ctx, s.statefulSet, client.PropagationPolicy(metav1.DeletePropagationOrphan))).To(Succeed())
-	terminating := &appsv1.StatefulSet{}
-	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(s.statefulSet), terminating)).To(Succeed())
+	terminating := deleteOrphaning(t, g, s)
 	g.Expect(terminating.Finalizers).To(ContainElement(metav1.FinalizerOrphanDependents))
 
 	alsoScaled := terminating.DeepCopy()
@@ -268,9 +266,7 @@ func TestProtectionLetsTheGarbageCollectorFinishAnAdmittedDeletion(t *testing.T)
 	finished := terminating.DeepCopy()
 	finished.Finalizers = nil
 	g.Expect(collector.Update(ctx, finished)).To(Succeed(), "the collector finishes the orphaning deletion")
-	g.Eventually(func() bool {
-		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(s.statefulSet), &appsv1.StatefulSet{}))
-	}).Should(BeTrue())
+	expectStatefulSetGone(g, s)
 }
 
 // While druid recreates a StatefulSet (deleted with propagationPolicy Orphan), the "orphan" finalizer is
@@ -286,9 +282,7 @@ func TestProtectionLetsOnlyTheGarbageCollectorTakeTheOrphanFinalizerOff(t *testi
 
 	s.statefulSet.Finalizers = []string{"example.org/keep"}
 	g.Expect(druid.Update(ctx, s.statefulSet)).To(Succeed())
-	g.Expect(druid.Delete(ctx, s.statefulSet, client.PropagationPolicy(metav1.DeletePropagationOrphan))).To(Succeed())
-	terminating := &appsv1.StatefulSet{}
-	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(s.statefulSet), terminating)).To(Succeed())
+	terminating := deleteOrphaning(t, g, s)
 	g.Expect(terminating.Finalizers).To(ConsistOf("example.org/keep", metav1.FinalizerOrphanDependents))
 
 	for _, keep := range [][]string{nil, {"example.org/keep"}} {
@@ -308,9 +302,7 @@ func TestProtectionLetsOnlyTheGarbageCollectorTakeTheOrphanFinalizerOff(t *testi
 	finished.Finalizers = nil
 	g.Expect(clientAs(t, "system:serviceaccount:kube-system:generic-garbage-collector").Update(ctx, finished)).To(Succeed(),
 		"the garbage collector finishes the orphaning deletion")
-	g.Eventually(func() bool {
-		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(s.statefulSet), &appsv1.StatefulSet{}))
-	}).Should(BeTrue())
+	expectStatefulSetGone(g, s)
 }
 
 // A seed whose kube-controller-manager authenticates under its own name configures it
@@ -320,14 +312,10 @@ func TestProtectionLetsTheConfiguredGarbageCollectorTakeTheOrphanFinalizerOff(t 
 	g := NewWithT(t)
 	ctx := context.Background()
 	s := newProtectedSetup(t)
-	g.Expect(clientAs(t, druidUser).Delete(ctx, s.statefulSet, client.PropagationPolicy(metav1.DeletePropagationOrphan))).To(Succeed())
-	terminating := &appsv1.StatefulSet{}
-	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(s.statefulSet), terminating)).To(Succeed())
+	terminating := deleteOrphaning(t, g, s)
 	terminating.Finalizers = nil
 	g.Expect(clientAs(t, seedControllerManager).Update(ctx, terminating)).To(Succeed())
-	g.Eventually(func() bool {
-		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(s.statefulSet), &appsv1.StatefulSet{}))
-	}).Should(BeTrue())
+	expectStatefulSetGone(g, s)
 }
 
 // An exempt user may take the "orphan" finalizer off a protected StatefulSet that is being deleted, as it
@@ -336,9 +324,24 @@ func TestProtectionLetsExemptUsersTakeTheOrphanFinalizerOff(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	s := newProtectedSetup(t)
+	terminating := deleteOrphaning(t, g, s)
+	terminating.Finalizers = nil
+	g.Expect(clientAs(t, exemptUser).Update(ctx, terminating)).To(Succeed())
+}
+
+// deleteOrphaning deletes the setup's StatefulSet as druid does when it recreates one (propagationPolicy
+// Orphan) and returns it as it is while the deletion waits for the "orphan" finalizer.
+func deleteOrphaning(t *testing.T, g Gomega, s *protectedSetup) *appsv1.StatefulSet {
+	ctx := context.Background()
 	g.Expect(clientAs(t, druidUser).Delete(ctx, s.statefulSet, client.PropagationPolicy(metav1.DeletePropagationOrphan))).To(Succeed())
 	terminating := &appsv1.StatefulSet{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(s.statefulSet), terminating)).To(Succeed())
-	terminating.Finalizers = nil
-	g.Expect(clientAs(t, exemptUser).Update(ctx, terminating)).To(Succeed())
+	return terminating
+}
+
+// expectStatefulSetGone waits until the setup's StatefulSet is deleted.
+func expectStatefulSetGone(g Gomega, s *protectedSetup) {
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(context.Background(), client.ObjectKeyFromObject(s.statefulSet), &appsv1.StatefulSet{}))
+	}).Should(BeTrue())
 }
