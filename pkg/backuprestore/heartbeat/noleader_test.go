@@ -25,20 +25,29 @@ func noLeaderReport(g Gomega, t *testing.T, cs kubernetes.Interface, ns, name st
 	return report, true
 }
 
+// survivorLease starts a three-member cluster and returns the empty member lease of its first member (in
+// namespace ns) with the MemberLease that renews it, for a member whose data is present.
+func survivorLease(t *testing.T) (cs kubernetes.Interface, ns string, c *etcdserver.Cluster, ml *MemberLease) {
+	t.Helper()
+	cs = kubernetes.NewForConfigOrDie(env.Config)
+	ns = env.CreateNamespace(t)
+	c = etcdserver.StartCluster(t, 3, nil)
+	survivor := c.Members[0]
+	emptyLease(t, cs, ns, survivor.Config.Name)
+	ml = &MemberLease{Kubernetes: cs, Namespace: ns, Name: survivor.Config.Name, Etcd: survivor.Client(t), LocalEndpoint: survivor.Endpoint(),
+		NoLeader: &NoLeaderWatch{MemberData: func() bool { return true }}, Log: testr.New(t)}
+	return cs, ns, c, ml
+}
+
 // Two of three members stop: the survivor's etcd runs without a leader, and its sidecar says so on the
 // lease (with its data), keeping the time it began across beats; a member of a cluster with a leader
 // reports nothing.
 func TestSurvivorReportsNoLeaderSinceItLostIt(t *testing.T) {
 	g := NewWithT(t)
-	cs := kubernetes.NewForConfigOrDie(env.Config)
-	ns := env.CreateNamespace(t)
-	c := etcdserver.StartCluster(t, 3, nil)
-	survivor := c.Members[0]
-	name := survivor.Config.Name
-	emptyLease(t, cs, ns, name)
+	cs, ns, c, ml := survivorLease(t)
+	name := ml.Name
 	now := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
-	ml := &MemberLease{Kubernetes: cs, Namespace: ns, Name: name, Etcd: survivor.Client(t), LocalEndpoint: survivor.Endpoint(),
-		NoLeader: &NoLeaderWatch{MemberData: func() bool { return true }}, Now: func() time.Time { return now }, Log: testr.New(t)}
+	ml.Now = func() time.Time { return now }
 
 	g.Expect(ml.Renew(t.Context())).To(Succeed())
 	_, found := noLeaderReport(g, t, cs, ns, name)
@@ -115,14 +124,8 @@ func TestMemberWithoutDataReportsNoLeaderWithoutRenewing(t *testing.T) {
 // the instant of the renewal it is written with (the real clock here, which moves between two reads).
 func TestSurvivorsReportIsNotOlderThanItsRenewal(t *testing.T) {
 	g := NewWithT(t)
-	cs := kubernetes.NewForConfigOrDie(env.Config)
-	ns := env.CreateNamespace(t)
-	c := etcdserver.StartCluster(t, 3, nil)
-	survivor := c.Members[0]
-	name := survivor.Config.Name
-	emptyLease(t, cs, ns, name)
-	ml := &MemberLease{Kubernetes: cs, Namespace: ns, Name: name, Etcd: survivor.Client(t), LocalEndpoint: survivor.Endpoint(),
-		NoLeader: &NoLeaderWatch{MemberData: func() bool { return true }}, Log: testr.New(t)}
+	cs, ns, c, ml := survivorLease(t)
+	name := ml.Name
 	c.Members[1].Stop()
 	c.Members[2].Stop()
 	g.Eventually(func(g Gomega) {
