@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -25,21 +26,17 @@ type ClusterIDRecords struct {
 // lease, one never renewed, and the older two-part holder identity `<memberID>:<role>` record none. Any
 // error other than a missing lease is returned: the caller cannot tell then.
 func (r ClusterIDRecords) ClusterIDs(ctx context.Context, names []string) ([]uint64, error) {
-	leases := r.Kubernetes.CoordinationV1().Leases(r.Namespace)
 	var ids []uint64
-	for _, name := range names {
-		lease, err := leases.Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading member lease %s/%s: %w", r.Namespace, name, err)
-		}
+	err := visitLeases(ctx, r.Kubernetes, r.Namespace, names, func(lease *coordinationv1.Lease) bool {
 		if h := lease.Spec.HolderIdentity; h != nil {
 			if id, ok := ClusterIDOf(*h); ok {
 				ids = append(ids, id)
 			}
 		}
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.Sort(ids)
 	return slices.Compact(ids), nil
@@ -55,20 +52,31 @@ const AnnotationJoinedExistingCluster = "member.etcd.gardener.cloud/joined-exist
 // is no longer the Etcd's just because it answers. A missing lease carries none; any other error is
 // returned.
 func (r ClusterIDRecords) JoinedExistingCluster(ctx context.Context, names []string) (bool, error) {
-	leases := r.Kubernetes.CoordinationV1().Leases(r.Namespace)
+	joined := false
+	err := visitLeases(ctx, r.Kubernetes, r.Namespace, names, func(lease *coordinationv1.Lease) bool {
+		joined = lease.Annotations[AnnotationJoinedExistingCluster] == "true"
+		return !joined
+	})
+	return joined, err
+}
+
+// visitLeases reads the member leases among names in order and hands each to visit until it returns
+// false. A missing lease is skipped; any other error ends the walk and is returned.
+func visitLeases(ctx context.Context, kube kubernetes.Interface, namespace string, names []string, visit func(*coordinationv1.Lease) bool) error {
+	leases := kube.CoordinationV1().Leases(namespace)
 	for _, name := range names {
 		lease, err := leases.Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
-			return false, fmt.Errorf("reading member lease %s/%s: %w", r.Namespace, name, err)
+			return fmt.Errorf("reading member lease %s/%s: %w", namespace, name, err)
 		}
-		if lease.Annotations[AnnotationJoinedExistingCluster] == "true" {
-			return true, nil
+		if !visit(lease) {
+			return nil
 		}
 	}
-	return false, nil
+	return nil
 }
 
 // ClusterIDOf reads the cluster ID of a holder identity `<memberID hex>:<clusterID hex>:<role>`; false

@@ -2,11 +2,9 @@ package heartbeat
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -70,19 +68,15 @@ func (p PeerLiveness) LivePeers(ctx context.Context, names []string) ([]string, 
 
 // renewals are the renew times of the leases among names that have a holder.
 func (p PeerLiveness) renewals(ctx context.Context, names []string) (map[string]time.Time, error) {
-	leases := p.Kubernetes.CoordinationV1().Leases(p.Namespace)
 	out := map[string]time.Time{}
-	for _, name := range names {
-		lease, err := leases.Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading member lease %s/%s: %w", p.Namespace, name, err)
-		}
+	err := visitLeases(ctx, p.Kubernetes, p.Namespace, names, func(lease *coordinationv1.Lease) bool {
 		if holder, renewed := lease.Spec.HolderIdentity, lease.Spec.RenewTime; holder != nil && *holder != "" && renewed != nil {
-			out[name] = renewed.Time
+			out[lease.Name] = renewed.Time
 		}
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
