@@ -220,8 +220,7 @@ func TestEtcdRestoreToRevisionIssueCertificatesDryRunPrintsNoKeys(t *testing.T) 
 		err := env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &corev1.Secret{})
 		g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "secret %s not created: %v", name, err)
 	}
-	err = env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "etcd-main-restored"}, &druidv1alpha1.Etcd{})
-	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Etcd not created: %v", err)
+	expectNoRestoredEtcd(g, env, namespace)
 }
 
 // Without the private key of the CA that signed a server certificate (here: the peer CA's secret holds
@@ -248,8 +247,7 @@ func TestEtcdRestoreToRevisionIssueCertificatesNeedsTheCAKey(t *testing.T) {
 	for _, s := range secrets.Items {
 		g.Expect(s.Name).NotTo(HavePrefix("etcd-main-restored"))
 	}
-	err = env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "etcd-main-restored"}, &druidv1alpha1.Etcd{})
-	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Etcd not created: %v", err)
+	expectNoRestoredEtcd(g, env, namespace)
 }
 
 // A Secret of a name the command would create (a leftover of an earlier attempt) is refused, naming it; the
@@ -269,8 +267,7 @@ func TestEtcdRestoreToRevisionIssueCertificatesRefusesAnExistingSecret(t *testin
 	err = env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "etcd-main-restored-server-tls"}, &corev1.Secret{})
 	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the server certificate's secret is deleted again: %v", err)
 	g.Expect(getSecret(t, env, namespace, "etcd-main-restored-peer-server-tls").Data).To(Equal(leftover.Data), "the leftover stays")
-	err = env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "etcd-main-restored"}, &druidv1alpha1.Etcd{})
-	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Etcd not created: %v", err)
+	expectNoRestoredEtcd(g, env, namespace)
 }
 
 // With the secrets gardenlet's secrets manager keeps (CAs ca-etcd-<hash> and ca-etcd-peer-<hash> beside
@@ -355,4 +352,10 @@ func TestEtcdRestoreToRevisionKeepsTheSecretsOfAnEtcdStoredDespiteAnError(t *tes
 	for _, name := range []string{"etcd-main-restored-server-tls", "etcd-main-restored-peer-server-tls"} {
 		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &corev1.Secret{})).To(Succeed(), "secret %s stays", name)
 	}
+}
+
+// expectNoRestoredEtcd checks that the command created no Etcd etcd-main-restored.
+func expectNoRestoredEtcd(g Gomega, env *envtest.Env, namespace string) {
+	err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: "etcd-main-restored"}, &druidv1alpha1.Etcd{})
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "Etcd not created: %v", err)
 }
