@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -144,6 +145,29 @@ func decommissionSource(t *testing.T, targetCli *clientv3.Client, target, source
 	}
 }
 
+// joinedEtcdWithoutItsSource is an Etcd of members (renewed leases) that joined a one-member source cluster
+// holding oldKeys keys under old/ (want), after the source member left the joined cluster and stopped
+// (decommissionSource). The source is returned for the endpoints it leaves behind (foreignClusterAt).
+func joinedEtcdWithoutItsSource(t *testing.T, members, oldKeys int) (target *cluster, targetCli *clientv3.Client, source *cluster, want map[string]kv) {
+	t.Helper()
+	source = newEtcdCluster(t, "etcd-old", 1, "", nil)
+	sourceCli := source.startAll()
+	putRetrying(t, sourceCli, "old/", oldKeys)
+	want, _ = allKeys(t, sourceCli)
+
+	target = joiningCluster(t, source, members)
+	target.renewMemberLeases()
+	targetCli = target.startAll()
+	var names []string // sorted, as expectJoined compares them
+	for i := range members {
+		names = append(names, fmt.Sprintf("etcd-new-%d", i))
+	}
+	names = append(names, "etcd-old-0")
+	expectJoined(t, sourceCli, target, names, want)
+	decommissionSource(t, targetCli, target, source)
+	return target, targetCli, source, want
+}
+
 // foreignClusterAt starts a fresh one-member etcd (a cluster of its own, with its own cluster ID) that
 // listens on the client URL of source's first member: what a decommissioned source's endpoints may serve
 // later.
@@ -174,16 +198,7 @@ func memberNames(g Gomega, t *testing.T, cli *clientv3.Client) []string {
 // the one its member lease recorded), and its data directory stays where it is.
 func TestReinitializingMemberRefusesAForeignClusterAtTheSourceEndpoints(t *testing.T) {
 	g := NewWithT(t)
-	source := newEtcdCluster(t, "etcd-old", 1, "", nil)
-	sourceCli := source.startAll()
-	putRetrying(t, sourceCli, "old/", 20)
-	want, _ := allKeys(t, sourceCli)
-
-	target := joiningCluster(t, source, 1)
-	target.renewMemberLeases()
-	targetCli := target.startAll()
-	expectJoined(t, sourceCli, target, []string{"etcd-new-0", "etcd-old-0"}, want)
-	decommissionSource(t, targetCli, target, source)
+	target, _, source, _ := joinedEtcdWithoutItsSource(t, 1, 20)
 	foreignCli := foreignClusterAt(t, source)
 
 	member := target.pods[0]
@@ -207,16 +222,7 @@ func TestReinitializingMemberRefusesAForeignClusterAtTheSourceEndpoints(t *testi
 // and the cluster at the source endpoint gets no member.
 func TestReinitializingMemberRejoinsItsOwnClusterNotTheOneAtTheSourceEndpoints(t *testing.T) {
 	g := NewWithT(t)
-	source := newEtcdCluster(t, "etcd-old", 1, "", nil)
-	sourceCli := source.startAll()
-	putRetrying(t, sourceCli, "old/", 20)
-	want, _ := allKeys(t, sourceCli)
-
-	target := joiningCluster(t, source, 3)
-	target.renewMemberLeases()
-	targetCli := target.startAll()
-	expectJoined(t, sourceCli, target, []string{"etcd-new-0", "etcd-new-1", "etcd-new-2", "etcd-old-0"}, want)
-	decommissionSource(t, targetCli, target, source)
+	target, targetCli, source, want := joinedEtcdWithoutItsSource(t, 3, 20)
 	foreignCli := foreignClusterAt(t, source)
 
 	wiped := target.pods[2]
@@ -297,16 +303,7 @@ func TestWokenUpJoinedEtcdMemberWithoutDataWaitsForItsOwnMembers(t *testing.T) {
 // empty, with marks, as a wake-up from hibernation finds them.
 func hibernatedJoinedEtcd(t *testing.T, marks ...string) (target *cluster, targetCli, foreignCli *clientv3.Client, want map[string]kv) {
 	t.Helper()
-	source := newEtcdCluster(t, "etcd-old", 1, "", nil)
-	sourceCli := source.startAll()
-	putRetrying(t, sourceCli, "old/", 10)
-
-	target = joiningCluster(t, source, 3)
-	target.renewMemberLeases()
-	targetCli = target.startAll()
-	want, _ = allKeys(t, sourceCli)
-	expectJoined(t, sourceCli, target, []string{"etcd-new-0", "etcd-new-1", "etcd-new-2", "etcd-old-0"}, want)
-	decommissionSource(t, targetCli, target, source)
+	target, targetCli, source, _ := joinedEtcdWithoutItsSource(t, 3, 10)
 	putRetrying(t, targetCli, "new/", 10)
 	want, _ = allKeys(t, targetCli)
 	foreignCli = foreignClusterAt(t, source)
