@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-logr/logr"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
@@ -110,19 +111,11 @@ func (m *MemberLease) Renew(ctx context.Context) error {
 	if m.NoSpaceCannotRecover != nil {
 		cannotRecover = m.NoSpaceCannotRecover()
 	}
-	leases := m.Kubernetes.CoordinationV1().Leases(m.Namespace)
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		lease, err := leases.Get(ctx, m.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+	err = m.updateLease(ctx, func(lease *coordinationv1.Lease) bool {
 		renew := metav1.NewMicroTime(at)
 		lease.Spec.HolderIdentity, lease.Spec.RenewTime = &holder, &renew
 		if lease.Annotations[AnnotationTLSEnabled] != tls {
 			m.Log.Info("Peer TLS state of the member changed", "member", m.Name, "tlsEnabled", tls)
-		}
-		if lease.Annotations == nil {
-			lease.Annotations = map[string]string{}
 		}
 		lease.Annotations[AnnotationTLSEnabled] = tls
 		setOrDelete(lease.Annotations, AnnotationMovedAside, strings.Join(aside, ","))
@@ -137,8 +130,7 @@ func (m *MemberLease) Renew(ctx context.Context) error {
 			// Not read (no quorum, a slow member): what the lease said may no longer hold, so it says nothing.
 			delete(lease.Annotations, AnnotationAlarms)
 		}
-		_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
-		return err
+		return true
 	})
 	if err != nil {
 		return fmt.Errorf("renewing member lease %s/%s: %w", m.Namespace, m.Name, err)
@@ -149,22 +141,33 @@ func (m *MemberLease) Renew(ctx context.Context) error {
 // writeNoLeaderOnly writes the no-leader report ("" removes it) and nothing else: renewTime and
 // holderIdentity stay as the last renewal of a serving etcd left them.
 func (m *MemberLease) writeNoLeaderOnly(ctx context.Context, report string) error {
+	return m.updateLease(ctx, func(lease *coordinationv1.Lease) bool {
+		if lease.Annotations[podwire.AnnotationNoLeader] == report {
+			return false
+		}
+		if report != "" && lease.Annotations[podwire.AnnotationNoLeader] == "" {
+			m.Log.Info("Reporting no leader while the local etcd does not run", "member", m.Name, "report", report)
+		}
+		setOrDelete(lease.Annotations, podwire.AnnotationNoLeader, report)
+		return true
+	})
+}
+
+// updateLease reads the member lease, lets change modify it (its annotations never nil) and writes it back
+// when change says so, reading and changing it again after a conflicting write.
+func (m *MemberLease) updateLease(ctx context.Context, change func(*coordinationv1.Lease) bool) error {
 	leases := m.Kubernetes.CoordinationV1().Leases(m.Namespace)
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		lease, err := leases.Get(ctx, m.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		if lease.Annotations[podwire.AnnotationNoLeader] == report {
-			return nil
-		}
-		if report != "" && lease.Annotations[podwire.AnnotationNoLeader] == "" {
-			m.Log.Info("Reporting no leader while the local etcd does not run", "member", m.Name, "report", report)
-		}
 		if lease.Annotations == nil {
 			lease.Annotations = map[string]string{}
 		}
-		setOrDelete(lease.Annotations, podwire.AnnotationNoLeader, report)
+		if !change(lease) {
+			return nil
+		}
 		_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
 		return err
 	})
