@@ -28,9 +28,6 @@ func ParseSigningCA(certPEM, keyPEM []byte) (*SigningCA, error) {
 	return &SigningCA{ca: ca}, nil
 }
 
-// Certificate is the CA's certificate.
-func (c *SigningCA) Certificate() *x509.Certificate { return c.ca.cert }
-
 // Signed tells whether cert carries a valid signature of this CA.
 func (c *SigningCA) Signed(cert *x509.Certificate) bool {
 	return cert.CheckSignatureFrom(c.ca.cert) == nil
