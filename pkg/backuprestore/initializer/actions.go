@@ -179,10 +179,6 @@ func (i *Initializer) waitForQuorumAndJoin(ctx context.Context) (State, error) {
 		if err != nil {
 			return State{}, err
 		}
-		if !f.Cluster.Quorate && len(f.Cluster.Foreign) > 0 && time.Now().After(deadline) {
-			return State{}, fmt.Errorf("%w: %s answer, but this Etcd's cluster is %s; refusing to join another cluster, the data directory is kept; retried later",
-				ErrForeignCluster, f.Cluster.Foreign, f.Cluster.OwnCluster)
-		}
 		if f.Cluster.Quorate {
 			c := Decide(f)
 			if c == CaseNonQuorateFollowingWait || c == CaseNonQuorateFirstRestore {
@@ -194,6 +190,10 @@ func (i *Initializer) waitForQuorumAndJoin(ctx context.Context) (State, error) {
 			return st, err
 		}
 		if time.Now().After(deadline) {
+			if len(f.Cluster.Foreign) > 0 {
+				return State{}, fmt.Errorf("%w: %s answer, but this Etcd's cluster is %s; refusing to join another cluster, the data directory is kept; retried later",
+					ErrForeignCluster, f.Cluster.Foreign, f.Cluster.OwnCluster)
+			}
 			return State{}, errors.New("no quorate cluster to join and not allowed to restore alone; retried later")
 		}
 		select {

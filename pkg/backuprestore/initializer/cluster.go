@@ -76,9 +76,6 @@ type prober struct {
 	own       *ownCluster
 }
 
-// client opens a client balancing over the prober's endpoints; it does not block on dialing.
-func (p prober) client() (*clientv3.Client, error) { return p.clientOf(p.endpoints) }
-
 // clientOf opens a client balancing over endpoints; it does not block on dialing.
 func (p prober) clientOf(endpoints []string) (*clientv3.Client, error) {
 	return clientv3.New(clientv3.Config{
@@ -100,7 +97,7 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member, data DataFa
 	if len(p.endpoints) == 0 {
 		return f
 	}
-	cli, err := p.client()
+	cli, err := p.clientOf(p.endpoints)
 	if err != nil {
 		return f
 	}
