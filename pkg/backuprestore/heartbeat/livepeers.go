@@ -66,6 +66,23 @@ func (p PeerLiveness) LivePeers(ctx context.Context, names []string) ([]string, 
 	return live, nil
 }
 
+// Renewed returns the members among names whose leases were renewed at least once, however long ago: their
+// etcd ran, so their pods had an address. A lease that does not exist, was never renewed, or was reset
+// empty tells nothing of the sort.
+func (p PeerLiveness) Renewed(ctx context.Context, names []string) ([]string, error) {
+	renewals, err := p.renewals(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, name := range names {
+		if _, ok := renewals[name]; ok {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
 // renewals are the renew times of the leases among names that have a holder.
 func (p PeerLiveness) renewals(ctx context.Context, names []string) (map[string]time.Time, error) {
 	out := map[string]time.Time{}

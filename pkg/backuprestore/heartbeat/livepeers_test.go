@@ -37,6 +37,9 @@ func TestLivePeersAreMembersWithFreshRenewals(t *testing.T) {
 	live, err := PeerLiveness{Kubernetes: cs, Namespace: ns, Heartbeat: time.Hour}.LivePeers(bounded, names)
 	g.Expect(err).NotTo(HaveOccurred(), "leases nobody ever renewed are answered without waiting for a renewal")
 	g.Expect(live).To(BeEmpty(), "empty and missing leases are no sign of life")
+	renewed, err := PeerLiveness{Kubernetes: cs, Namespace: ns}.Renewed(t.Context(), names)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(renewed).To(BeEmpty(), "no lease was ever renewed")
 	t.Logf("DURATION LivePeers with no renewed lease: %s", time.Since(begin).Round(time.Millisecond))
 
 	ml := &MemberLease{Kubernetes: cs, Namespace: ns, Name: m.Config.Name, Etcd: c.Client(t), LocalEndpoint: m.Endpoint(), Log: testr.New(t)}
@@ -48,6 +51,9 @@ func TestLivePeersAreMembersWithFreshRenewals(t *testing.T) {
 	live, err = PeerLiveness{Kubernetes: cs, Namespace: ns, Heartbeat: beat, Now: ahead}.LivePeers(t.Context(), names)
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(live).To(BeEmpty(), "a member that stopped renewing is not alive, whatever the clock")
+	renewed, err = PeerLiveness{Kubernetes: cs, Namespace: ns, Now: ahead}.Renewed(t.Context(), names)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(renewed).To(Equal([]string{m.Config.Name}), "a member that renewed once has run, however long ago")
 
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})

@@ -3,6 +3,8 @@ package initializer
 import (
 	"context"
 	"crypto/tls"
+	"net"
+	"net/url"
 	"slices"
 	"sync"
 	"time"
@@ -71,9 +73,11 @@ func clusterMembers(ms []Member) []memberconfig.ClusterMember {
 // an existing cluster), only the endpoints that answer with the Etcd's own cluster ID are asked further.
 type prober struct {
 	endpoints []string
-	tls       *tls.Config
-	timeout   time.Duration
-	own       *ownCluster
+	// service are the client Service's URLs, asked first (probeThroughService).
+	service []string
+	tls     *tls.Config
+	timeout time.Duration
+	own     *ownCluster
 }
 
 // clientOf opens a client balancing over endpoints; it does not block on dialing.
@@ -85,7 +89,8 @@ func (p prober) clientOf(endpoints []string) (*clientv3.Client, error) {
 
 // probe gathers ClusterFacts for the member self (name and peer URLs). For an Etcd that names an existing
 // cluster it asks for the member list only through the endpoints of its own cluster (probeOwnCluster);
-// otherwise it asks every endpoint for its status and the cluster for a linearizable member list at the
+// otherwise it asks the client Service first (probeThroughService) and, when no member with a leader
+// answers there, every endpoint for its status and the cluster for a linearizable member list at the
 // same time. A member list means a quorate cluster, and the quorate rows of the table need nothing the
 // status answers add (the member list names the cluster, and an answer was received), so the probe returns
 // with it and does not wait for members that do not answer: a scale-up's other new members, whose names
@@ -96,6 +101,11 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member, data DataFa
 	f := ClusterFacts{Endpoints: p.endpoints}
 	if len(p.endpoints) == 0 {
 		return f
+	}
+	if p.own == nil {
+		if f, ok := p.probeThroughService(ctx, self); ok {
+			return f
+		}
 	}
 	cli, err := p.clientOf(p.endpoints)
 	if err != nil {
@@ -122,6 +132,61 @@ func (p prober) probe(ctx context.Context, self memberconfig.Member, data DataFa
 	f.Reachable = true
 	f.MaxRevision = max(f.MaxRevision, resp.Header.GetRevision())
 	return withMemberList(f, resp, self)
+}
+
+// probeThroughService asks the client Service for the cluster's member list; ok is false when no member
+// behind it has a leader. The Service leads to Ready members only and its name always resolves, so a member
+// that joins a running cluster (a new member of a scale-up above all) learns all that the quorate rows of
+// the decision need without asking any member by name. The other new members of a scale-up start at the
+// same moment, and their pods may not have an address yet: asking for their names then makes the seed's DNS
+// answer that they do not exist and cache that answer (up to its TTL, 30 s on Gardener's seeds), which it
+// keeps giving to the leader's etcd after those pods started, so that nobody reaches them meanwhile.
+// A TCP connection first shows whether any member is behind the Service at all (a Service without
+// endpoints refuses it at once), and a status whether that member sees a leader: without one (a
+// bootstrap, a lost quorum) the probe goes on to every member at once, without waiting for a member list
+// that cannot come.
+func (p prober) probeThroughService(ctx context.Context, self memberconfig.Member) (ClusterFacts, bool) {
+	var behind []string
+	for _, ep := range p.service {
+		if p.accepts(ctx, ep) {
+			behind = append(behind, ep)
+		}
+	}
+	if len(behind) == 0 {
+		return ClusterFacts{}, false
+	}
+	cli, err := p.clientOf(behind)
+	if err != nil {
+		return ClusterFacts{}, false
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	st, err := cli.Status(ctx, behind[0])
+	if err != nil || st.Leader == 0 {
+		return ClusterFacts{}, false
+	}
+	resp, err := cli.MemberList(ctx)
+	if err != nil {
+		return ClusterFacts{}, false
+	}
+	f := ClusterFacts{Reachable: true, MaxRevision: max(st.Header.GetRevision(), resp.Header.GetRevision()), Endpoints: behind}
+	return withMemberList(f, resp, self), true
+}
+
+// accepts tells whether a TCP connection to endpoint's host and port succeeds within the timeout.
+func (p prober) accepts(ctx context.Context, endpoint string) bool {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return false
+	}
+	d := net.Dialer{Timeout: p.timeout}
+	conn, err := d.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		return false
+	}
+	_ = conn.Close()
+	return true
 }
 
 // probeOwnCluster is probe for an Etcd that names an existing cluster: every endpoint's status first, so

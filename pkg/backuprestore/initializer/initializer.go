@@ -65,6 +65,10 @@ type Options struct {
 	// ClusterEndpoints are client URLs that reach the other members (their client URLs or the client
 	// service); this member's own client URLs are ignored.
 	ClusterEndpoints []string
+	// ServiceEndpoints are the client Service's URLs (also among ClusterEndpoints). They are asked first: a
+	// member that a Ready member with a leader answers through them asks no member by name (see
+	// prober.probeThroughService). Empty: every endpoint is asked at once.
+	ServiceEndpoints []string
 	// ClientTLS is the client TLS configuration for ClusterEndpoints (nil: plain).
 	ClientTLS *tls.Config
 	// Store holds the backups; nil means backups are not configured.
@@ -161,7 +165,8 @@ func New(opts Options) (*Initializer, error) {
 	}
 	return &Initializer{
 		opts: opts, log: opts.Log.WithName("initializer").WithValues("member", opts.Member.Name),
-		prober: prober{endpoints: others, tls: opts.ClientTLS, timeout: opts.ProbeTimeout, own: ownClusterOptions(opts)},
+		prober: prober{endpoints: others, service: opts.ServiceEndpoints, tls: opts.ClientTLS, timeout: opts.ProbeTimeout,
+			own: ownClusterOptions(opts)},
 	}, nil
 }
 

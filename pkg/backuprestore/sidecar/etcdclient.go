@@ -10,8 +10,10 @@ import (
 	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberdial"
 )
 
 // clientTLS is the TLS configuration for etcd's client URLs (nil with --insecure-transport). The
@@ -40,9 +42,17 @@ func (o *Options) etcdClient(tlsConfig *tls.Config) (*clientv3.Client, error) {
 // While the template names an existing cluster the Etcd joins, --service-endpoints (which then carry the
 // source cluster's client endpoints) are always added: the first members that join are promoted through
 // the source cluster, before any other member of the Etcd serves.
-func (o *Options) clusterClient(templatePath string, own []string, tlsConfig *tls.Config) (*clientv3.Client, error) {
+// With ran set (the members whose leases were ever renewed), a member is dialed only once it has run
+// (memberdial.Gate): before, its pod may have no address, and asking the DNS for its name would hold it
+// back.
+func (o *Options) clusterClient(templatePath string, own []string, tlsConfig *tls.Config, ran func(context.Context, []string) ([]string, error)) (*clientv3.Client, error) {
 	var others []string
+	var dialOptions []grpc.DialOption
 	if t, err := memberconfig.LoadTemplate(templatePath); err == nil {
+		if ran != nil {
+			gate := &memberdial.Gate{Members: memberconfig.MembersByClientHost(t), Ran: ran, Recheck: o.HeartbeatDuration}
+			dialOptions = append(dialOptions, grpc.WithContextDialer(gate.DialContext))
+		}
 		for _, u := range t.AllClientURLs() {
 			if !slices.Contains(own, u) && !slices.Contains(o.Endpoints, u) {
 				others = append(others, u)
@@ -58,7 +68,7 @@ func (o *Options) clusterClient(templatePath string, own []string, tlsConfig *tl
 	if len(others) == 0 {
 		others = o.Endpoints
 	}
-	return clientv3.New(clientv3.Config{Endpoints: others, TLS: tlsConfig, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	return clientv3.New(clientv3.Config{Endpoints: others, TLS: tlsConfig, DialTimeout: 5 * time.Second, DialOptions: dialOptions, Logger: zap.NewNop()})
 }
 
 // etcdHealthy is the sidecar's /healthz: the local member answers its status.

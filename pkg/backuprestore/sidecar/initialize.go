@@ -92,7 +92,7 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode podwire.InitM
 	}
 	in, err := initializer.New(initializer.Options{
 		Member: cfg.Member, InitialCluster: ic, ExistingCluster: existing, OwnClusterID: ownClusterID, JoinedExistingCluster: joined, MemberEndpoints: t.AllClientURLs(), DataDir: d.dataDir, ClusterToken: t.ClusterToken(), Owner: d.owner,
-		ClusterEndpoints: append(t.AllClientURLs(), d.serviceEndpoints...), ClientTLS: d.clientTLS,
+		ClusterEndpoints: append(t.AllClientURLs(), d.serviceEndpoints...), ServiceEndpoints: d.serviceEndpoints, ClientTLS: d.clientTLS,
 		Store: d.store, RestoreSource: d.restoreSource, TakeFullSnapshot: d.fullSnapshot, LivePeers: d.livePeers, BeforeChange: allOf(leftClusterCheck, clusterIDCheck),
 		Metrics: d.metrics, Log: d.log,
 	})

@@ -132,7 +132,11 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	done := make(chan struct{})
 	defer func() { <-done }() // the elector ends its term (the snapshotter) before the store closes
 	go func() { defer close(done); elector.Run(ctx) }()
-	clusterCli, err := o.clusterClient(served.templatePath, cfg.Member.ClientURLs, clientTLS)
+	var ran func(context.Context, []string) ([]string, error)
+	if o.EnableMemberLeaseRenewal {
+		ran = heartbeat.PeerLiveness{Kubernetes: kube, Namespace: namespace}.Renewed
+	}
+	clusterCli, err := o.clusterClient(served.templatePath, cfg.Member.ClientURLs, clientTLS, ran)
 	if err != nil {
 		return err
 	}
