@@ -47,10 +47,12 @@ type ClusterFacts struct {
 
 // Member is a cluster member as MemberList reports it.
 type Member struct {
-	ID        uint64
-	Name      string
-	PeerURLs  []string
-	IsLearner bool
+	ID       uint64
+	Name     string
+	PeerURLs []string
+	// ClientURLs are the client URLs the member advertises (none before it started).
+	ClientURLs []string
+	IsLearner  bool
 	// Started is set once the member has published its name, i.e. it ran at least once.
 	Started bool
 }
@@ -167,11 +169,27 @@ func (p prober) probeThroughService(ctx context.Context, self memberconfig.Membe
 		return ClusterFacts{}, false
 	}
 	resp, err := cli.MemberList(ctx)
-	if err != nil {
+	if err != nil || resp.Header.GetClusterId() != st.Header.GetClusterId() {
 		return ClusterFacts{}, false
 	}
-	f := ClusterFacts{Reachable: true, MaxRevision: max(st.Header.GetRevision(), resp.Header.GetRevision()), Endpoints: behind}
-	return withMemberList(f, resp, self), true
+	f := ClusterFacts{Reachable: true, MaxRevision: max(st.Header.GetRevision(), resp.Header.GetRevision())}
+	f = withMemberList(f, resp, self)
+	f.Endpoints = append(behind, startedMembersClientURLs(f.Members, self)...)
+	return f, true
+}
+
+// startedMembersClientURLs are the client URLs the started members (those that published their names, so
+// their pods had addresses) other than self advertise. A join goes through them besides the Service: one
+// connection through the Service sticks to one member, which may be a learner that refuses membership
+// requests, or on its way out.
+func startedMembersClientURLs(members []Member, self memberconfig.Member) []string {
+	var out []string
+	for _, m := range members {
+		if m.Started && m.Name != self.Name {
+			out = append(out, m.ClientURLs...)
+		}
+	}
+	return out
 }
 
 // accepts tells whether a TCP connection to endpoint's host and port succeeds within the timeout.
@@ -180,8 +198,12 @@ func (p prober) accepts(ctx context.Context, endpoint string) bool {
 	if err != nil {
 		return false
 	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
 	d := net.Dialer{Timeout: p.timeout}
-	conn, err := d.DialContext(ctx, "tcp", u.Host)
+	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(u.Hostname(), port))
 	if err != nil {
 		return false
 	}
@@ -233,7 +255,7 @@ func withMemberList(f ClusterFacts, resp *clientv3.MemberListResponse, self memb
 	f.Quorate, f.ClusterID = true, resp.Header.GetClusterId()
 	for _, m := range resp.Members {
 		f.Members = append(f.Members, Member{
-			ID: m.GetID(), Name: m.GetName(), PeerURLs: m.GetPeerURLs(), IsLearner: m.GetIsLearner(),
+			ID: m.GetID(), Name: m.GetName(), PeerURLs: m.GetPeerURLs(), ClientURLs: m.GetClientURLs(), IsLearner: m.GetIsLearner(),
 			Started: m.GetName() != "",
 		})
 	}

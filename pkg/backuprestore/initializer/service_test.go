@@ -1,48 +1,20 @@
 package initializer
 
 import (
-	"net"
 	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/podwire"
 	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/tripwire"
 )
 
-// tripwire stands for a member whose name must not be asked: a listener that counts the connections it
-// is offered.
-type tripwire struct {
-	url   string
-	conns atomic.Int32
-}
-
-func newTripwire(t *testing.T) *tripwire {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := &tripwire{url: "http://" + l.Addr().String()}
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			w.conns.Add(1)
-			_ = conn.Close()
-		}
-	}()
-	t.Cleanup(func() { _ = l.Close() })
-	return w
-}
-
 // A member that joins a running cluster (here one whose data was wiped; a scale-up's new member takes
-// the same path) learns the cluster, is added as a learner and gets its join list through the client
-// Service alone: no member is asked by name, since the other new members of a scale-up may not have an
-// address yet, and a "no such name" the seed's DNS caches would keep the leader from reaching them.
+// the same path) learns the cluster through the client Service and joins as a learner through it and the
+// started members it lists: no other member is asked by name, since the other new members of a scale-up
+// may not have an address yet, and a "no such name" the seed's DNS caches would keep the leader from
+// reaching them.
 func TestAJoiningMemberAsksTheServiceAndNoMemberByName(t *testing.T) {
 	h := newHarness(t, 3)
 	h.bootstrap()
@@ -51,10 +23,10 @@ func TestAJoiningMemberAsksTheServiceAndNoMemberByName(t *testing.T) {
 	if err := os.RemoveAll(h.nodes[2].dataDir); err != nil {
 		t.Fatal(err)
 	}
-	byName := []*tripwire{newTripwire(t), newTripwire(t)}
+	byName := []*tripwire.Wire{tripwire.New(t), tripwire.New(t)} // members whose pods may have no address yet
 	service := h.nodes[0].client.String()
 	in := h.initializer(2, func(o *Options) {
-		o.ClusterEndpoints = []string{byName[0].url, byName[1].url, service}
+		o.ClusterEndpoints = []string{byName[0].URL(), byName[1].URL(), service}
 		o.ServiceEndpoints = []string{service}
 	})
 	if err := in.Initialize(t.Context(), podwire.InitFull); err != nil {
@@ -65,7 +37,7 @@ func TestAJoiningMemberAsksTheServiceAndNoMemberByName(t *testing.T) {
 		t.Fatalf("state %+v, want to join the 3 members as a learner", st)
 	}
 	for i, w := range byName {
-		if n := w.conns.Load(); n > 0 {
+		if n := w.Connections(); n > 0 {
 			t.Fatalf("member endpoint %d was dialed %d times, want only the Service", i, n)
 		}
 	}

@@ -24,45 +24,60 @@ import (
 var ErrNotRunYet = errors.New("member has not run yet (its member lease was never renewed); its name is not looked up before")
 
 // Gate is a dialer (grpc.WithContextDialer) for clients that reach the other members at their advertised
-// URLs. It dials a member's host only once the member has run, i.e. its sidecar renewed its member lease
-// at least once (which needs a serving etcd, so its pod had an address); other hosts (the client Service,
-// the local member) are dialed as they are. Once a member has run, it is dialed from then on.
+// URLs. It dials a member's address only once the member has run, i.e. its sidecar renewed its member
+// lease at least once (which needs a serving etcd, so its pod had an address), or once Patience has passed
+// since the gate was made: a member that serves without renewing (a learner, whose sidecar cannot read its
+// identity yet; a sidecar that cannot reach the apiserver) is not cut off for longer than that, and by
+// then the pods of a scale-up have long had their addresses. Other addresses (the client Service, the
+// local member) are dialed as they are, and so is every member when the leases do not read: the gate only
+// spares the DNS a question, it must not cut a member off.
 type Gate struct {
-	// Members maps the host of each other member's advertised URLs to the member's name.
+	// Members maps each other member's advertised client address ("host:port", as in its URLs) to the
+	// member's name.
 	Members map[string]string
-	// Ran returns the members among names that have run (heartbeat.PeerLiveness.Renewed). When it fails,
-	// the member is dialed: the gate only spares the DNS a question, it must not cut a member off.
+	// Ran returns the members among names that have run (heartbeat.PeerLiveness.Renewed).
 	Ran func(ctx context.Context, names []string) ([]string, error)
-	// Recheck is how long the answer of Ran stands for a member that had not run; 0 asks at every dial.
+	// Recheck is how long an answer of Ran stands; 0 asks at every dial of a member not known to have run.
 	Recheck time.Duration
+	// Since is when the gate was made and Patience how long it holds members back at most (0: without
+	// end).
+	Since    time.Time
+	Patience time.Duration
 
-	mu      sync.Mutex
-	ran     map[string]bool
-	checked time.Time
+	mu       sync.Mutex
+	ran      map[string]bool
+	checked  time.Time
+	readFail bool
 }
 
-// DialContext dials addr ("host:port") unless its host is a member that has not run yet.
+// DialContext dials addr ("host:port") unless it is the address of a member that has not run yet.
 func (g *Gate) DialContext(ctx context.Context, addr string) (net.Conn, error) {
-	if host, _, err := net.SplitHostPort(addr); err == nil {
-		if name, ok := g.Members[host]; ok && !g.hasRun(ctx, name) {
-			return nil, fmt.Errorf("not dialing %s of member %s: %w", addr, name, ErrNotRunYet)
-		}
+	if name, ok := g.Members[addr]; ok && !g.mayDial(ctx, name) {
+		return nil, fmt.Errorf("not dialing %s of member %s: %w", addr, name, ErrNotRunYet)
 	}
 	var d net.Dialer
 	return d.DialContext(ctx, "tcp", addr)
 }
 
-// hasRun tells whether member name has run, asking Ran about every member not known to have run when the
-// last answer is older than Recheck.
-func (g *Gate) hasRun(ctx context.Context, name string) bool {
+// mayDial tells whether member name may be dialed, asking Ran about every member not known to have run
+// when its last answer is older than Recheck.
+func (g *Gate) mayDial(ctx context.Context, name string) bool {
+	if g.Patience > 0 && time.Since(g.Since) >= g.Patience {
+		return true
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.ran[name] {
 		return true
 	}
-	if !g.checked.IsZero() && time.Since(g.checked) < g.Recheck {
-		return false
+	if g.checked.IsZero() || time.Since(g.checked) >= g.Recheck {
+		g.ask(ctx)
 	}
+	return g.readFail || g.ran[name]
+}
+
+// ask reads which members not known to have run have run by now.
+func (g *Gate) ask(ctx context.Context) {
 	var unknown []string
 	for _, member := range g.Members {
 		if !g.ran[member] && !slices.Contains(unknown, member) {
@@ -70,15 +85,11 @@ func (g *Gate) hasRun(ctx context.Context, name string) bool {
 		}
 	}
 	ran, err := g.Ran(ctx, unknown)
-	if err != nil {
-		return true
-	}
-	g.checked = time.Now()
+	g.checked, g.readFail = time.Now(), err != nil
 	if g.ran == nil {
 		g.ran = map[string]bool{}
 	}
 	for _, member := range ran {
 		g.ran[member] = true
 	}
-	return g.ran[name]
 }

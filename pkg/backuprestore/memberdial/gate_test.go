@@ -7,39 +7,20 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-)
 
-// listener counts the connections it accepts.
-func listener(t *testing.T) (port string, accepted *atomic.Int32) {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = l.Close() })
-	accepted = &atomic.Int32{}
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			_ = conn.Close()
-		}
-	}()
-	_, port, _ = net.SplitHostPort(l.Addr().String())
-	return port, accepted
-}
+	"github.com/gardener-etcd/gardener-etcd/test/support/tripwire"
+)
 
 // A member is dialed once its lease shows it ran, never before; the answer that it has not stands for
 // Recheck; other hosts are dialed without asking.
 func TestAMemberIsDialedOnlyOnceItRan(t *testing.T) {
-	port, accepted := listener(t)
+	wire := tripwire.New(t)
+	_, port, _ := net.SplitHostPort(wire.Addr)
+	member := net.JoinHostPort("localhost", port) // a member's address as its URL names it
 	var asked atomic.Int32
 	var hasRun atomic.Bool
 	gate := &Gate{
-		Members: map[string]string{"localhost": "etcd-main-1"},
+		Members: map[string]string{member: "etcd-main-1"},
 		Ran: func(_ context.Context, names []string) ([]string, error) {
 			asked.Add(1)
 			if hasRun.Load() {
@@ -47,21 +28,20 @@ func TestAMemberIsDialedOnlyOnceItRan(t *testing.T) {
 			}
 			return nil, nil
 		},
-		Recheck: time.Hour,
+		Recheck: time.Hour, Since: time.Now(), Patience: time.Hour,
 	}
-	member := net.JoinHostPort("localhost", port)
 	for range 2 {
 		if _, err := gate.DialContext(t.Context(), member); !errors.Is(err, ErrNotRunYet) {
 			t.Fatalf("dialing a member that has not run: %v, want ErrNotRunYet", err)
 		}
 	}
-	if n := accepted.Load(); n != 0 {
+	if n := wire.Connections(); n != 0 {
 		t.Fatalf("%d connections reached the member that has not run", n)
 	}
 	if n := asked.Load(); n != 1 {
 		t.Fatalf("the leases were read %d times within Recheck, want once", n)
 	}
-	conn, err := gate.DialContext(t.Context(), net.JoinHostPort("127.0.0.1", port))
+	conn, err := gate.DialContext(t.Context(), wire.Addr)
 	if err != nil {
 		t.Fatalf("a host that is no member's: %v", err)
 	}
@@ -84,17 +64,27 @@ func TestAMemberIsDialedOnlyOnceItRan(t *testing.T) {
 	}
 }
 
-// When the leases cannot be read the member is dialed: the gate spares the DNS a question, it must not cut a
-// member off.
-func TestAMemberIsDialedWhenTheLeasesDoNotRead(t *testing.T) {
-	port, _ := listener(t)
-	gate := &Gate{
-		Members: map[string]string{"localhost": "etcd-main-1"},
-		Ran:     func(context.Context, []string) ([]string, error) { return nil, errors.New("apiserver unavailable") },
+// The gate spares the DNS a question, it must not cut a member off: when the leases cannot be read, and
+// once its patience is over, members are dialed whether they ran or not.
+func TestAMemberIsDialedWhenTheLeasesDoNotReadOrThePatienceIsOver(t *testing.T) {
+	member := tripwire.New(t).Addr
+	for name, gate := range map[string]*Gate{
+		"leases do not read": {
+			Ran:     func(context.Context, []string) ([]string, error) { return nil, errors.New("apiserver unavailable") },
+			Recheck: time.Hour, Since: time.Now(), Patience: time.Hour,
+		},
+		"patience over": {
+			Ran:   func(context.Context, []string) ([]string, error) { return nil, nil },
+			Since: time.Now().Add(-time.Hour), Patience: time.Minute,
+		},
+	} {
+		gate.Members = map[string]string{member: "etcd-main-1"}
+		for range 2 {
+			conn, err := gate.DialContext(t.Context(), member)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			_ = conn.Close()
+		}
 	}
-	conn, err := gate.DialContext(t.Context(), net.JoinHostPort("localhost", port))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = conn.Close()
 }

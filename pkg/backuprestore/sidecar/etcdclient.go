@@ -37,6 +37,10 @@ func (o *Options) etcdClient(tlsConfig *tls.Config) (*clientv3.Client, error) {
 	return clientv3.New(clientv3.Config{Endpoints: o.Endpoints, TLS: tlsConfig, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
 }
 
+// memberDialPatience is how long the cluster client holds back a member whose lease was never renewed
+// (memberdial.Gate): twice the DNS cache time of Gardener's seeds.
+const memberDialPatience = time.Minute
+
 // clusterClient reaches the other members: their advertised client URLs from the template, else the
 // client service (--service-endpoints), else the local member (a single-member cluster has no other).
 // While the template names an existing cluster the Etcd joins, --service-endpoints (which then carry the
@@ -50,7 +54,8 @@ func (o *Options) clusterClient(templatePath string, own []string, tlsConfig *tl
 	var dialOptions []grpc.DialOption
 	if t, err := memberconfig.LoadTemplate(templatePath); err == nil {
 		if ran != nil {
-			gate := &memberdial.Gate{Members: memberconfig.MembersByClientHost(t), Ran: ran, Recheck: o.HeartbeatDuration}
+			gate := &memberdial.Gate{Members: memberconfig.MembersByClientAddress(t), Ran: ran, Recheck: o.HeartbeatDuration,
+				Since: time.Now(), Patience: memberDialPatience}
 			dialOptions = append(dialOptions, grpc.WithContextDialer(gate.DialContext))
 		}
 		for _, u := range t.AllClientURLs() {

@@ -5,11 +5,14 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/go-logr/logr"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/initializer"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
@@ -92,7 +95,7 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode podwire.InitM
 	}
 	in, err := initializer.New(initializer.Options{
 		Member: cfg.Member, InitialCluster: ic, ExistingCluster: existing, OwnClusterID: ownClusterID, JoinedExistingCluster: joined, MemberEndpoints: t.AllClientURLs(), DataDir: d.dataDir, ClusterToken: t.ClusterToken(), Owner: d.owner,
-		ClusterEndpoints: append(t.AllClientURLs(), d.serviceEndpoints...), ServiceEndpoints: d.serviceEndpoints, ClientTLS: d.clientTLS,
+		ClusterEndpoints: append(t.AllClientURLs(), d.serviceEndpoints...), ServiceEndpoints: ownService(d.serviceEndpoints, d.owner), ClientTLS: d.clientTLS,
 		Store: d.store, RestoreSource: d.restoreSource, TakeFullSnapshot: d.fullSnapshot, LivePeers: d.livePeers, BeforeChange: allOf(leftClusterCheck, clusterIDCheck),
 		Metrics: d.metrics, Log: d.log,
 	})
@@ -105,6 +108,26 @@ func (d *decisionInitializer) Initialize(ctx context.Context, mode podwire.InitM
 		return err
 	}
 	return d.served.prepare(in.State().JoinMembers)
+}
+
+// ownService picks the Etcd's client Service out of --service-endpoints by its name,
+// <etcd>-client.<namespace>.svc, as druid (ours and the upstream one) passes it. The others are the client
+// endpoints of a cluster the Etcd joined (spec.etcd.bootstrapWithExistingCluster): they may serve another
+// cluster once that one is gone, while a pod not rolled since still carries them, so the initializer's
+// shortcut through the Service never takes them. owner is "<namespace>/<etcd>" (ownerOf).
+func ownService(serviceEndpoints []string, owner string) []string {
+	namespace, etcd, ok := strings.Cut(owner, "/")
+	if !ok {
+		return nil
+	}
+	host := druidv1alpha1.ClientServiceName(&druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: etcd}}) + "." + namespace + ".svc"
+	var own []string
+	for _, ep := range serviceEndpoints {
+		if u, err := url.Parse(ep); err == nil && (u.Hostname() == host || strings.HasPrefix(u.Hostname(), host+".")) {
+			own = append(own, ep)
+		}
+	}
+	return own
 }
 
 // errScaledIn refuses the initialization of a member that a scale-in removes: it must neither start,

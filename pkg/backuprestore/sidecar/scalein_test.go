@@ -25,6 +25,17 @@ import (
 // refusals come before anything is asked).
 func writeClusterTemplate(t *testing.T, path string, size int) {
 	t.Helper()
+	var clientURLs []string
+	for i := range size {
+		clientURLs = append(clientURLs, fmt.Sprintf("http://127.0.0.1:%d", 1+i))
+	}
+	writeTemplateWithClientURLs(t, path, clientURLs)
+}
+
+// writeTemplateWithClientURLs writes druid's template for an Etcd whose member i advertises clientURLs[i].
+func writeTemplateWithClientURLs(t *testing.T, path string, clientURLs []string) {
+	t.Helper()
+	size := len(clientURLs)
 	e := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Name: "etcd-main", Namespace: "ns"}}
 	e.Spec.Replicas = int32(size)
 	druidv1alpha1.SetDefaults(e)
@@ -33,7 +44,7 @@ func writeClusterTemplate(t *testing.T, path string, size int) {
 	var initial []string
 	for i := range size {
 		name := fmt.Sprintf("etcd-main-%d", i)
-		tmpl.AdvertiseClientURLs[name] = []string{fmt.Sprintf("http://127.0.0.1:%d", 1+i)}
+		tmpl.AdvertiseClientURLs[name] = []string{clientURLs[i]}
 		tmpl.InitialAdvertisePeerURLs[name] = []string{fmt.Sprintf("http://127.0.0.1:%d", 101+i)}
 		initial = append(initial, fmt.Sprintf("%s=http://127.0.0.1:%d", name, 101+i))
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/httpapi"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/leader"
@@ -15,8 +16,8 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 )
 
-// errSnapshotterStarting is answered on the backup leader between the start of its term and the
-// snapshotter having resumed from the store (which may first take a full snapshot).
+// errSnapshotterStarting is answered on the backup leader when its snapshotter has not resumed from the store
+// (which may first take a full snapshot) within snapshotterStartWait of the request.
 var errSnapshotterStarting = errors.New("this sidecar is the backup leader but its snapshotter is still starting; retry")
 
 // leaderSnapshots serves the snapshot endpoints (httpapi.Snapshotter) with the snapshotter of the current
@@ -28,16 +29,34 @@ type leaderSnapshots struct {
 
 var _ httpapi.Snapshotter = (*leaderSnapshots)(nil)
 
-func (l *leaderSnapshots) running() (*snapshotter.Snapshotter, error) {
-	if s := l.leader.snapshotter(); s != nil {
-		return s, nil
+// snapshotterStartWait is how long a snapshot request waits for the term's snapshotter to start.
+const snapshotterStartWait = 30 * time.Second
+
+// running is the snapshotter of the current term. A request that arrives while it starts (right after the
+// sidecar or a new term started) waits for it, up to snapshotterStartWait: gardenlet asks for the final
+// snapshot of a migration once, and an error sends its whole flow into a retry.
+func (l *leaderSnapshots) running(ctx context.Context) (*snapshotter.Snapshotter, error) {
+	wait := time.NewTimer(snapshotterStartWait)
+	defer wait.Stop()
+	poll := time.NewTicker(100 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		if s := l.leader.snapshotter(); s != nil {
+			return s, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, errSnapshotterStarting
+		case <-wait.C:
+			return nil, errSnapshotterStarting
+		case <-poll.C:
+		}
 	}
-	return nil, errSnapshotterStarting
 }
 
 // TakeFull implements httpapi.Snapshotter, bounded by --etcd-snapshot-timeout.
 func (l *leaderSnapshots) TakeFull(ctx context.Context, final bool) (*snapshot.Snapshot, error) {
-	s, err := l.running()
+	s, err := l.running(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +67,7 @@ func (l *leaderSnapshots) TakeFull(ctx context.Context, final bool) (*snapshot.S
 
 // TakeDelta implements httpapi.Snapshotter, bounded by --etcd-snapshot-timeout.
 func (l *leaderSnapshots) TakeDelta(ctx context.Context) (*snapshot.Snapshot, error) {
-	s, err := l.running()
+	s, err := l.running(ctx)
 	if err != nil {
 		return nil, err
 	}
