@@ -174,7 +174,7 @@ func (p prober) probeThroughService(ctx context.Context, self memberconfig.Membe
 	}
 	f := ClusterFacts{Reachable: true, MaxRevision: max(st.Header.GetRevision(), resp.Header.GetRevision())}
 	f = withMemberList(f, resp, self)
-	f.Endpoints = append(behind, startedMembersClientURLs(f.Members, self)...)
+	f.Endpoints = slices.Concat(behind, startedMembersClientURLs(f.Members, self))
 	return f, true
 }
 
