@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -161,31 +160,33 @@ func runCrashChild(t *testing.T, stateDir string) {
 	select {}
 }
 
-// kernelPanicSetting is one of the host-wide settings every kubelet changes (to 10).
-const kernelPanicSetting = "/proc/sys/kernel/panic"
+// kernelPanicSetting is one of the host-wide settings every kubelet changes (to 10), named below /proc/sys.
+const kernelPanicSetting = "kernel/panic"
 
-// expectKernelSettingKept sets kernel.panic to a value the kubelets change and returns the check, to run
-// after the seed is gone, that it has that value again; the host's own value is put back at the end.
+// expectKernelSettingKept makes the host's own kernel.panic a value the kubelets change (to 10) and returns
+// the check, to run after the seed is gone, that it still is. The host's own value is the recorded one
+// while other seeds of this host run (make test runs seed packages in parallel; the last to stop puts it
+// back, see kubeletnode.KernelTunables), so the check holds whichever seed stops last. The value the host
+// had is put back at the end.
 func expectKernelSettingKept(t *testing.T) func() {
 	t.Helper()
-	original, err := os.ReadFile(kernelPanicSetting)
+	host := kubeletnode.HostKernelTunables
+	original, err := host.HostValue(kernelPanicSetting)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = os.WriteFile(kernelPanicSetting, original, 0o644) })
-	if err := os.WriteFile(kernelPanicSetting, []byte("0"), 0o644); err != nil {
+	t.Cleanup(func() {
+		if err := host.SetHostValue(kernelPanicSetting, original); err != nil {
+			t.Errorf("putting the host's kernel.panic %s back: %v", original, err)
+		}
+	})
+	if err := host.SetHostValue(kernelPanicSetting, "0"); err != nil {
 		t.Fatal(err)
 	}
 	return func() {
 		t.Helper()
-		// Another seed of this host (make test runs seed packages in parallel) keeps the kubelets' values
-		// until it stops; only the last seed puts the host's back (kubeletnode.KernelTunables).
-		if others, err := kubeletnode.HostKernelTunables.Users(); err != nil || len(others) > 0 {
-			t.Logf("kernel.panic not checked: other seeds still run (%v, %v)", others, err)
-			return
-		}
-		if got, _ := os.ReadFile(kernelPanicSetting); strings.TrimSpace(string(got)) != "0" {
-			t.Errorf("kernel.panic is %q after the seed, was 0 before it", strings.TrimSpace(string(got)))
+		if got, err := host.HostValue(kernelPanicSetting); err != nil || got != "0" {
+			t.Errorf("the host's kernel.panic is %q (%v) after the seed, was 0 before it", got, err)
 		}
 	}
 }

@@ -83,6 +83,62 @@ func (k KernelTunables) Users() ([]string, error) {
 	return users, err
 }
 
+// HostValue is the host's own value of setting (a name below ProcSys, such as "kernel/panic"): the live
+// value while no seed is registered, else the recorded one that the last seed to stop puts back.
+func (k KernelTunables) HostValue(setting string) (string, error) {
+	var value string
+	err := k.locked(func() error {
+		values, live, err := k.hostValues()
+		if err != nil {
+			return err
+		}
+		if live {
+			data, err := os.ReadFile(filepath.Join(k.ProcSys, setting))
+			value = strings.TrimSpace(string(data))
+			return err
+		}
+		var ok bool
+		if value, ok = values[setting]; !ok {
+			return fmt.Errorf("kernel setting %s is not one the seeds record", setting)
+		}
+		return nil
+	})
+	return value, err
+}
+
+// SetHostValue changes the host's own value of setting: the live value while no seed is registered, else
+// the recorded one that the last seed to stop puts back (the running seeds' kubelets keep theirs until then).
+func (k KernelTunables) SetHostValue(setting, value string) error {
+	return k.locked(func() error {
+		values, live, err := k.hostValues()
+		if err != nil {
+			return err
+		}
+		if live {
+			return os.WriteFile(filepath.Join(k.ProcSys, setting), []byte(value), 0o644)
+		}
+		if _, ok := values[setting]; !ok {
+			return fmt.Errorf("kernel setting %s is not one the seeds record", setting)
+		}
+		values[setting] = value
+		return k.writeRecord(values)
+	})
+}
+
+// hostValues tells where the host's own values are, under the lock: live (no seed registered) or in the
+// record, which it returns. A registered seed without a record is an error: its settings are lost.
+func (k KernelTunables) hostValues() (map[string]string, bool, error) {
+	users, err := k.liveUsers()
+	if err != nil || len(users) == 0 {
+		return nil, true, err
+	}
+	values, err := k.readRecord()
+	if err == nil && values == nil {
+		err = fmt.Errorf("seeds %v run but %s holds no record of the host's kernel settings", users, k.Dir)
+	}
+	return values, false, err
+}
+
 // locked runs fn holding the record's lock, which serializes the seeds of the host (flock: released when
 // the process dies, so a crashed seed leaves no lock behind).
 func (k KernelTunables) locked(fn func() error) error {
@@ -132,8 +188,7 @@ func (k KernelTunables) liveUsers() ([]string, error) {
 // record saves the host's current settings, unless a record exists already (a previous last seed that
 // could not restore them: the record still holds the host's own values).
 func (k KernelTunables) record() error {
-	path := filepath.Join(k.Dir, "host.json")
-	if _, err := os.Stat(path); err == nil {
+	if _, err := os.Stat(k.recordFile()); err == nil {
 		return nil
 	}
 	values := map[string]string{}
@@ -144,26 +199,14 @@ func (k KernelTunables) record() error {
 		}
 		values[name] = strings.TrimSpace(string(data))
 	}
-	data, err := json.Marshal(values)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, data, 0o600)
+	return k.writeRecord(values)
 }
 
 // restore writes the recorded settings back and removes the record; without a record it does nothing.
 func (k KernelTunables) restore() error {
-	path := filepath.Join(k.Dir, "host.json")
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	values, err := k.readRecord()
+	if err != nil || values == nil {
 		return err
-	}
-	values := map[string]string{}
-	if err := json.Unmarshal(data, &values); err != nil {
-		return fmt.Errorf("kernel settings record %s: %w", path, err)
 	}
 	var errs []error
 	for _, name := range kernelTunables {
@@ -176,5 +219,35 @@ func (k KernelTunables) restore() error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	return os.Remove(path)
+	return os.Remove(k.recordFile())
+}
+
+// recordFile holds the host's own values while seeds run.
+func (k KernelTunables) recordFile() string {
+	return filepath.Join(k.Dir, "host.json")
+}
+
+// readRecord reads the record; without one it returns nil values and no error.
+func (k KernelTunables) readRecord() (map[string]string, error) {
+	data, err := os.ReadFile(k.recordFile())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	values := map[string]string{}
+	if err := json.Unmarshal(data, &values); err != nil {
+		return nil, fmt.Errorf("kernel settings record %s: %w", k.recordFile(), err)
+	}
+	return values, nil
+}
+
+// writeRecord replaces the record with values.
+func (k KernelTunables) writeRecord(values map[string]string) error {
+	data, err := json.Marshal(values)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(k.recordFile(), data, 0o600)
 }

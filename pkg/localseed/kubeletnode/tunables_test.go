@@ -87,3 +87,41 @@ func TestKernelTunablesIgnoreSeedsWhoseStateIsGone(t *testing.T) {
 		t.Fatalf("kernel.panic = %s, want the host's 0 recorded before the crashed seed's kubelets", got)
 	}
 }
+
+// The host's own value is the live one while no seed runs and the recorded one while seeds run: a value
+// set while another seed's kubelets hold theirs is the one the last seed puts back, and theirs stays.
+func TestKernelTunablesHostValueWhileASeedRuns(t *testing.T) {
+	k, get, kubeletsSet := fakeHost(t, "1")
+	if got, err := k.HostValue("kernel/panic"); err != nil || got != "1" {
+		t.Fatalf("host value with no seed = %q, %v; want the live 1", got, err)
+	}
+	seed := t.TempDir()
+	if err := k.Acquire(seed); err != nil {
+		t.Fatal(err)
+	}
+	kubeletsSet("10")
+	if got, err := k.HostValue("kernel/panic"); err != nil || got != "1" {
+		t.Fatalf("host value while a seed runs = %q, %v; want the recorded 1, not the kubelets' 10", got, err)
+	}
+	if err := k.SetHostValue("kernel/panic", "0"); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); got != "10" {
+		t.Fatalf("kernel.panic = %s while the seed runs; its kubelets' 10 must stay", got)
+	}
+	if err := k.Release(seed); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); got != "0" {
+		t.Fatalf("after the last seed stopped, kernel.panic = %s, want the 0 set while it ran", got)
+	}
+	if err := k.SetHostValue("kernel/panic", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); got != "1" {
+		t.Fatalf("with no seed, setting the host value wrote %s, want 1", got)
+	}
+	if err := k.SetHostValue("kernel/unknown", "1"); err != nil {
+		t.Fatalf("with no seed, any live setting may be written: %v", err)
+	}
+}
