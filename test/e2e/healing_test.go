@@ -28,7 +28,9 @@ var _ = Describe("member healing", func() {
 		By("deleting the pod of member 1")
 		recoveryUnderWriter(ctx, env, "member pod deleted", "member pod deleted → Ready", "/e2e/healing-pod/", 3, func() {
 			uid := deletePod(ctx, env, druidv1alpha1.PodName(obj, 1))
+			By("waiting for the replacement of the pod of member 1 to be Ready")
 			waitReplaced(ctx, env, druidv1alpha1.PodName(obj, 1), uid)
+			By("waiting for druid to report 3 ready members")
 			Expect(seedworkflow.WaitMembers(ctx, env, etcd.RoleMain, 3, true)).To(Succeed())
 		})
 		expectKeysOnEveryMember(ctx, env, etcd.RoleMain, seedworkflow.DemoKeyPrefix, 3, nil)

@@ -29,6 +29,8 @@ func TestSidecarBenchChild(t *testing.T) {
 		runEtcdChild(t)
 	case "snapshot-baseline", "snapshot-ours":
 		runSnapshotChild(t, os.Getenv(envMode))
+	case "bare-watch":
+		runBareWatchChild(t)
 	case "sidecar":
 		runSidecarChild(t)
 	default:

@@ -30,9 +30,11 @@ const (
 )
 
 // BenchmarkDeltaSnapshots runs a sustained write load (32 writers, 256-byte values over 10,000 keys)
-// against etcd in rounds of four phases — without a sidecar, with ours, without, with upstream
-// etcd-backup-restore v0.40.0's — and compares the write throughput with each sidecar taking gzip deltas
-// to S3 (versitygw) against the phase without one right before it: the overhead of a sidecar is
+// against etcd in rounds of six phases — without a sidecar, with ours, without, with upstream
+// etcd-backup-restore v0.40.0's, without, with a bare watch that only receives (runBareWatchChild: the
+// floor under any snapshotter that learns of writes from etcd's watch) — and compares the write
+// throughput with each taking gzip deltas to S3 (versitygw), or only receiving, against the phase
+// without one right before it: the overhead of a sidecar is
 // 1 − the median of its with/without ratios over the rounds. Ours is the delta snapshotter in its own
 // process, whose peak RSS is compared with its delta memory limit plus a fixed overhead: the RSS the
 // process reached by the end of start-up (Go runtime, etcd and S3 clients, this test binary's linked
@@ -82,11 +84,21 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 				b.Fatal(err)
 			}
 			r.upstreamPeakRSSMiB = u.PeakRSSMiB
+
+			r.withoutBare = load(b, cli, values, phase)
+			bare := startChild(b, "bare-watch", bareWatchParams{Endpoint: endpoint}, &struct{}{})
+			r.bare, r.bareCPUPerRevision = loadWatched(b, cli, values, phase, bare.cmd.Process.Pid)
+			var received bareWatchResult
+			bare.finish(b, &received)
+			if received.Events == 0 {
+				b.Fatal("the bare watch received no event")
+			}
 			rs = append(rs, r)
 		}
 	}
 	oursRatio := median(rs, func(r deltaRound) float64 { return r.ours / r.withoutOurs })
 	upstreamRatio := median(rs, func(r deltaRound) float64 { return r.upstream / r.withoutUpstream })
+	bareRatio := median(rs, func(r deltaRound) float64 { return r.bare / r.withoutBare })
 	var peak, idle, upstreamPeak float64
 	for _, r := range rs {
 		peak, idle = max(peak, r.oursSidecar.PeakRSSMiB), max(idle, r.oursSidecar.IdleRSSMiB)
@@ -97,21 +109,27 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 	b.ReportMetric(median(rs, func(r deltaRound) float64 { return r.ours }), "with-writes/s")
 	b.ReportMetric(oursRatio, "ratio")
 	b.ReportMetric(upstreamRatio, "upstream-ratio")
+	b.ReportMetric(bareRatio, "bare-watch-ratio")
 	b.ReportMetric(peak, "sidecar-peakRSS-MiB")
 	b.ReportMetric(upstreamPeak, "upstream-peakRSS-MiB")
 	fmt.Printf("etcd writes under sustained load (%d writers, %d-byte values, %d keys, %s phases), writes/s per round:\n", deltaWriters, deltaValueSize, deltaKeys, phase)
-	fmt.Printf("  %5s %9s %9s %7s %9s %9s %7s\n", "round", "without", "ours", "ratio", "without", "upstream", "ratio")
+	fmt.Printf("  %5s %9s %9s %7s %9s %9s %7s %9s %9s %7s\n", "round", "without", "ours", "ratio", "without", "upstream", "ratio", "without", "bare", "ratio")
 	for i, r := range rs {
-		fmt.Printf("  %5d %9.0f %9.0f %6.3fx %9.0f %9.0f %6.3fx\n", i+1, r.withoutOurs, r.ours, r.ours/r.withoutOurs, r.withoutUpstream, r.upstream, r.upstream/r.withoutUpstream)
+		fmt.Printf("  %5d %9.0f %9.0f %6.3fx %9.0f %9.0f %6.3fx %9.0f %9.0f %6.3fx\n", i+1, r.withoutOurs, r.ours, r.ours/r.withoutOurs,
+			r.withoutUpstream, r.upstream, r.upstream/r.withoutUpstream, r.withoutBare, r.bare, r.bare/r.withoutBare)
 	}
 	fmt.Printf("  median with/without: ours %.3fx (target >= 0.95x), upstream etcd-backup-restore %s %.3fx\n", oursRatio, brctlbin.UpstreamVersion, upstreamRatio)
-	fmt.Printf("  overhead on the writers: ours %.1f%%, upstream %.1f%%\n", 100*(1-oursRatio), 100*(1-upstreamRatio))
+	fmt.Printf("  overhead on the writers: ours %.1f%%, upstream %.1f%%; floor of any watch-based snapshotter (a bare watch that\n"+
+		"  only receives, etcd's gRPC stream without clientv3) %.1f%%\n", 100*(1-oursRatio), 100*(1-upstreamRatio), 100*(1-bareRatio))
 	oursCPU := median(rs, func(r deltaRound) float64 { return r.oursCPUPerRevision })
 	upstreamCPU := median(rs, func(r deltaRound) float64 { return r.upstreamCPUPerRevision })
 	b.ReportMetric(oursCPU, "ours-cpu-µs/rev")
 	b.ReportMetric(upstreamCPU, "upstream-cpu-µs/rev")
+	bareCPU := median(rs, func(r deltaRound) float64 { return r.bareCPUPerRevision })
+	b.ReportMetric(bareCPU, "bare-watch-cpu-µs/rev")
 	fmt.Printf("  sidecar CPU per revision written during its phase (kernel accounting; steadier than the writers'\n"+
-		"  throughput on a busy machine), median: ours %.1f µs, upstream %.1f µs, ours/upstream %.2fx\n", oursCPU, upstreamCPU, oursCPU/upstreamCPU)
+		"  throughput on a busy machine), median: ours %.1f µs, upstream %.1f µs, ours/upstream %.2fx; the bare watch %.1f µs\n",
+		oursCPU, upstreamCPU, oursCPU/upstreamCPU, bareCPU)
 	fmt.Printf("delta snapshotter (memory limit %.0f MiB, gzip to S3): peak RSS %.1f MiB, RSS after start-up %.1f MiB,\n", limitMiB, peak, idle)
 	verdict := "within"
 	if peak > limitMiB+idle {
@@ -124,11 +142,11 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 
 // deltaRound is one round of BenchmarkDeltaSnapshots: writes/s of each phase and the sidecars' memory.
 type deltaRound struct {
-	withoutOurs, ours, withoutUpstream, upstream float64
-	// CPU microseconds the sidecar process spent per revision written during its phase.
-	oursCPUPerRevision, upstreamCPUPerRevision float64
-	oursSidecar                                sidecarResult
-	upstreamPeakRSSMiB                         float64
+	withoutOurs, ours, withoutUpstream, upstream, withoutBare, bare float64
+	// CPU microseconds the sidecar (or bare watch) process spent per revision written during its phase.
+	oursCPUPerRevision, upstreamCPUPerRevision, bareCPUPerRevision float64
+	oursSidecar                                                    sidecarResult
+	upstreamPeakRSSMiB                                             float64
 }
 
 // median is the median of f over rounds (the upper one of an even count).

@@ -1,0 +1,50 @@
+package sidecar
+
+import (
+	"testing"
+
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+)
+
+type bareWatchParams struct{ Endpoint string }
+
+type bareWatchResult struct{ Events int64 }
+
+// runBareWatchChild watches every key from the current revision on etcd's own gRPC stream and only counts
+// what arrives, until stdin closes: the least any delta snapshotter built on a watch can cost the writers
+// (etcd sends one response per revision to a watcher that keeps up, and somebody has to receive it). It
+// leaves out what clientv3's watcher adds (its goroutine hand-offs cost about 3 µs per revision here) so
+// that the floor is etcd's and gRPC's alone.
+func runBareWatchChild(t *testing.T) {
+	var p bareWatchParams
+	childParams(t, &p)
+	cli := client(t, p.Endpoint)
+	stream, err := pb.NewWatchClient(cli.ActiveConnection()).Watch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	everyKey := &pb.WatchCreateRequest{Key: []byte{0}, RangeEnd: []byte{0}}
+	if err := stream.Send(&pb.WatchRequest{RequestUnion: &pb.WatchRequest_CreateRequest{CreateRequest: everyKey}}); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := stream.Recv(); err != nil || !resp.Created {
+		t.Fatalf("watch not created: %v, %v", resp, err)
+	}
+	received := make(chan int64, 1)
+	go func() {
+		var events int64
+		for {
+			resp, err := stream.Recv()
+			if err != nil {
+				received <- events
+				return
+			}
+			events += int64(len(resp.Events))
+		}
+	}()
+	report(tagReady, struct{}{})
+	waitForStdinEOF()
+	_ = stream.CloseSend()
+	cli.Close()
+	report(tagResult, bareWatchResult{Events: <-received})
+}
