@@ -5,8 +5,9 @@
 //     revision scan, gzip, staged S3 upload to versitygw) vs a plain Maintenance.Snapshot into a local file,
 //     and our `etcdbrctl snapshot` vs upstream etcd-backup-restore v0.40.0's (its full snapshot at start);
 //     upstream's full snapshot only streams etcd's database, so both snapshot the same etcd (ours, 3.7);
-//   - BenchmarkDeltaSnapshots: etcd's write throughput under a sustained load with our delta snapshotter
-//     and with upstream's `etcdbrctl snapshot` running vs without either, and the sidecars' peak RSS.
+//   - BenchmarkDeltaSnapshots: etcd's write throughput under a sustained load with our delta snapshotter,
+//     with upstream's `etcdbrctl snapshot` and with a bare watch (the floor under any watch-based
+//     snapshotter) running vs without any, and the sidecars' peak RSS.
 //
 // Every side runs in its own process (this test binary re-executed, or an etcdbrctl binary) so that its
 // peak RSS (VmHWM) is its own; etcd runs in a process of its own too. Data is generated only when a
