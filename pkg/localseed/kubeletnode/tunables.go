@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -83,60 +84,56 @@ func (k KernelTunables) Users() ([]string, error) {
 	return users, err
 }
 
-// HostValue is the host's own value of setting (a name below ProcSys, such as "kernel/panic"): the live
-// value while no seed is registered, else the recorded one that the last seed to stop puts back.
+// HostValue is the host's own value of setting (one of the settings the kubelets change, named below
+// ProcSys, such as "kernel/panic"): the recorded one while a record exists (seeds run, or the last one
+// could not restore it: the next seed to stop puts it back), else the live value.
 func (k KernelTunables) HostValue(setting string) (string, error) {
 	var value string
 	err := k.locked(func() error {
-		values, live, err := k.hostValues()
-		if err != nil {
+		values, err := k.hostValues(setting)
+		if err != nil || values != nil {
+			value = values[setting]
 			return err
 		}
-		if live {
-			data, err := os.ReadFile(filepath.Join(k.ProcSys, setting))
-			value = strings.TrimSpace(string(data))
-			return err
-		}
-		var ok bool
-		if value, ok = values[setting]; !ok {
-			return fmt.Errorf("kernel setting %s is not one the seeds record", setting)
-		}
-		return nil
+		data, err := os.ReadFile(filepath.Join(k.ProcSys, setting))
+		value = strings.TrimSpace(string(data))
+		return err
 	})
 	return value, err
 }
 
-// SetHostValue changes the host's own value of setting: the live value while no seed is registered, else
-// the recorded one that the last seed to stop puts back (the running seeds' kubelets keep theirs until then).
+// SetHostValue changes the host's own value of setting: the recorded one while a record exists (the
+// running seeds' kubelets keep theirs until the last seed stops and puts it back), else the live value.
 func (k KernelTunables) SetHostValue(setting, value string) error {
 	return k.locked(func() error {
-		values, live, err := k.hostValues()
+		values, err := k.hostValues(setting)
 		if err != nil {
 			return err
 		}
-		if live {
+		if values == nil {
 			return os.WriteFile(filepath.Join(k.ProcSys, setting), []byte(value), 0o644)
-		}
-		if _, ok := values[setting]; !ok {
-			return fmt.Errorf("kernel setting %s is not one the seeds record", setting)
 		}
 		values[setting] = value
 		return k.writeRecord(values)
 	})
 }
 
-// hostValues tells where the host's own values are, under the lock: live (no seed registered) or in the
-// record, which it returns. A registered seed without a record is an error: its settings are lost.
-func (k KernelTunables) hostValues() (map[string]string, bool, error) {
-	users, err := k.liveUsers()
-	if err != nil || len(users) == 0 {
-		return nil, true, err
+// hostValues returns the record, under the lock; nil when there is none, and then the live values are the
+// host's own. A registered seed without a record is an error (its settings are lost), and so is a setting
+// the kubelets do not change.
+func (k KernelTunables) hostValues(setting string) (map[string]string, error) {
+	if !slices.Contains(kernelTunables, setting) {
+		return nil, fmt.Errorf("kernel setting %s is not one the kubelets change (%v)", setting, kernelTunables)
 	}
 	values, err := k.readRecord()
-	if err == nil && values == nil {
+	if err != nil || values != nil {
+		return values, err
+	}
+	users, err := k.liveUsers()
+	if err == nil && len(users) > 0 {
 		err = fmt.Errorf("seeds %v run but %s holds no record of the host's kernel settings", users, k.Dir)
 	}
-	return values, false, err
+	return nil, err
 }
 
 // locked runs fn holding the record's lock, which serializes the seeds of the host (flock: released when
@@ -243,11 +240,16 @@ func (k KernelTunables) readRecord() (map[string]string, error) {
 	return values, nil
 }
 
-// writeRecord replaces the record with values.
+// writeRecord replaces the record with values, through a new file renamed over it, so that a process
+// killed meanwhile leaves the old record or the new one, never a part of one.
 func (k KernelTunables) writeRecord(values map[string]string) error {
 	data, err := json.Marshal(values)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(k.recordFile(), data, 0o600)
+	tmp := k.recordFile() + ".new"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, k.recordFile())
 }

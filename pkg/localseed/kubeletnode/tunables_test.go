@@ -122,3 +122,40 @@ func TestKernelTunablesHostValueWhileASeedRuns(t *testing.T) {
 		t.Fatalf("with no seed, setting the host value wrote %s, want 1", got)
 	}
 }
+
+// A record that outlived its seeds (one that crashed and whose state directory is gone) still holds the
+// host's own values, which the next seed to stop puts back: they, not the kubelets' live ones, are the
+// host's, and a value set meanwhile goes into the record.
+func TestKernelTunablesHostValueOfARecordWithoutSeeds(t *testing.T) {
+	k, get, kubeletsSet := fakeHost(t, "1")
+	crashed := t.TempDir()
+	if err := k.Acquire(crashed); err != nil {
+		t.Fatal(err)
+	}
+	kubeletsSet("10")
+	if err := os.RemoveAll(crashed); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := k.HostValue("kernel/panic"); err != nil || got != "1" {
+		t.Fatalf("host value = %q, %v; want the recorded 1, not the crashed seed's kubelets' 10", got, err)
+	}
+	if err := k.SetHostValue("kernel/panic", "0"); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); got != "10" {
+		t.Fatalf("kernel.panic = %s; the value set goes into the record, not live", got)
+	}
+	next := t.TempDir()
+	if err := k.Acquire(next); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Release(next); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(); got != "0" {
+		t.Fatalf("after the next seed stopped, kernel.panic = %s, want the 0 set into the record", got)
+	}
+	if _, err := k.HostValue("kernel/unknown"); err == nil {
+		t.Fatal("a setting the kubelets do not change was read as a host value")
+	}
+}
