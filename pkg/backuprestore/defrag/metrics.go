@@ -39,7 +39,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"trigger"}),
 		steps: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "etcdbr", Name: "nospace_recovery_steps_total",
-			Help: "Steps of the recovery from an etcd NOSPACE alarm (compact, defragment, disarm, snapshot), by outcome.",
+			Help: "Steps of the recovery from an etcd NOSPACE alarm (compact, refresh, defragment, disarm, snapshot), by outcome.",
 		}, []string{"step", "succeeded"}),
 		overQuota: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: "etcdbr", Name: "nospace_over_quota",
@@ -48,7 +48,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	for _, s := range []string{"true", "false"} {
 		m.duration.WithLabelValues(s, "")
-		for _, step := range []string{stepCompact, stepDefragment, stepDisarm, stepSnapshot} {
+		for _, step := range []string{stepCompact, stepRefresh, stepDefragment, stepDisarm, stepSnapshot} {
 			m.steps.WithLabelValues(step, s)
 		}
 	}

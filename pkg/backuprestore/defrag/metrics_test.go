@@ -54,7 +54,7 @@ func TestRecoveryMetricsExistFromTheStart(t *testing.T) {
 			t.Fatalf("runs{trigger=%s} = %v", trigger, got)
 		}
 	}
-	for _, step := range []string{stepCompact, stepDefragment, stepDisarm} {
+	for _, step := range []string{stepCompact, stepRefresh, stepDefragment, stepDisarm, stepSnapshot} {
 		for _, succeeded := range []string{"true", "false"} {
 			if got := metricstest.Value(t, registry, "etcdbr_nospace_recovery_steps_total", map[string]string{"step": step, "succeeded": succeeded}); got != 0 {
 				t.Fatalf("steps{step=%s,succeeded=%s} = %v", step, succeeded, got)

@@ -33,6 +33,7 @@ const (
 	stepDefragment = "defragment"
 	stepDisarm     = "disarm"
 	stepSnapshot   = "snapshot"
+	stepRefresh    = "refresh"
 )
 
 // overDisarmLimit tells whether a member's database file is too big to disarm NOSPACE.
@@ -42,11 +43,10 @@ func overDisarmLimit(s Space) bool {
 
 // dataFits returns ErrOverQuota unless the data in use fits under the disarm limit of every member, i.e.
 // unless defragmentation can bring every file under it. The data's size is the smallest DBSizeInUse a
-// member reports: every member holds the same data, and a member's figure is mostly too high — pages a
-// compaction freed count as in use until the member's next write transaction, and while NOSPACE refuses
-// writes only the member that served the compaction commits at once. A figure too low (a member that has
-// not committed its last writes, within etcd's backend batch interval) only lets the recovery go on to
-// defragment, after which the disarm check judges the files themselves.
+// member reports: every member holds the same data, and a member's figure errs high — pages a compaction
+// freed count as in use until a later write transaction of that member (surveyInUse). A figure too low
+// (a member that has not committed its last writes, within etcd's backend batch interval) only lets the
+// recovery go on to defragment, after which the disarm check judges the files themselves.
 func dataFits(spaces []Space) error {
 	if len(spaces) == 0 {
 		return nil
@@ -68,10 +68,11 @@ func dataFits(spaces []Space) error {
 //  1. compact to the revision CompactRevision allows (the cluster's revision hardly moves: only deletes
 //     pass the alarm); while it allows none, go on without compacting (a previous backup leader may have
 //     compacted already);
-//  2. ErrOverQuota if the data in use does not fit under the disarm limit: defragmenting could not help,
-//     and it would stall every member and move leadership (ending the backup leader's term, whose
-//     successor would repeat it) for nothing. Without the compaction the history may be what does not
-//     fit: errCompactionDeferred, having changed nothing;
+//  2. ErrOverQuota if the data in use does not fit under the disarm limit, also after every member
+//     committed again (surveyInUse: etcd's figure may miss what the compaction freed): defragmenting
+//     could not help, and it would stall every member and move leadership (ending the backup leader's
+//     term, whose successor would repeat it) for nothing. Without the compaction the history may be
+//     what does not fit: errCompactionDeferred, having changed nothing;
 //  3. defragment the members over the disarm limit, in Run's order (followers first, the leader last after
 //     moving leadership, each only while every member is healthy);
 //  4. disarm every NOSPACE alarm once every member's file is under the disarm limit, else ErrOverQuota;
@@ -93,7 +94,7 @@ func (k *keeper) recoverNoSpace(ctx context.Context, c cluster) error {
 			return err
 		}
 	}
-	compacted, err := k.survey(ctx)
+	compacted, err := k.surveyInUse(ctx)
 	if err != nil {
 		return fmt.Errorf("checking the data in use after compacting: %w", err)
 	}

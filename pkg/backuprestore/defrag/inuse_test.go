@@ -1,0 +1,76 @@
+package defrag
+
+import (
+	"io"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/metricstest"
+)
+
+// A read open across a compaction's last commit (here a snapshot stream, in a cluster also a long range
+// or a scheduled full snapshot) keeps bbolt from reusing the pages the compaction freed; they count as
+// free only once a later write transaction begins with no such read open, and while NOSPACE refuses
+// writes no member commits again: etcd's figure of the data in use stays as high as before the
+// compaction. The recovery does not take that figure for data over the quota: it makes every member
+// commit, reads the figure again, and disarms.
+func TestNoSpaceRecoveryAfterACompactionUnderAnOpenRead(t *testing.T) {
+	g := NewWithT(t)
+	c := etcdserver.StartCluster(t, 1, withQuota)
+	cli := c.Client(t)
+	w := fillUntilNoSpace(t, cli, 32, 16<<10)
+	compactUnderAnOpenRead(t, cli)
+	st, err := cli.Status(t.Context(), c.Members[0].Endpoint())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(float64(st.DbSizeInUse)).To(BeNumerically(">=", DisarmBelow*smallQuota),
+		"etcd reports the pages the compaction freed as in use (%d bytes)", st.DbSizeInUse)
+
+	registry := prometheus.NewPedanticRegistry()
+	k, err := newKeeper(KeepOptions{Defrag: Options{Client: cli, Metrics: NewMetrics(registry), Log: testr.New(t)}})
+	g.Expect(err).NotTo(HaveOccurred())
+	k.check(t.Context(), time.Now(), false)
+
+	g.Expect(metricstest.Value(t, registry, "etcdbr_nospace_over_quota", nil)).To(BeZero())
+	g.Expect(noSpaceActive(g, cli)).To(BeFalse())
+	g.Expect(metricstest.Value(t, registry, "etcdbr_nospace_recovery_steps_total", map[string]string{"step": stepRefresh, "succeeded": "true"})).
+		To(BeNumerically(">=", 1))
+	alarms, err := cli.AlarmList(t.Context())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(alarms.Alarms).To(BeEmpty(), "the alarm the refresh raised is cleared")
+	expectAcked(g, cli, w)
+	_, err = cli.Put(t.Context(), "after", "recovery")
+	g.Expect(err).NotTo(HaveOccurred())
+}
+
+// compactUnderAnOpenRead compacts the whole history physically while a snapshot stream holds a read
+// transaction begun before the compaction, and then reads the stream to its end: etcd closes the
+// snapshot's transaction before it ends the stream, so no read is left open, and nothing has committed
+// since the compaction's last batch.
+func compactUnderAnOpenRead(t *testing.T, cli *clientv3.Client) {
+	t.Helper()
+	stream, err := cli.Snapshot(t.Context())
+	if err != nil {
+		t.Fatalf("opening a snapshot stream: %v", err)
+	}
+	defer stream.Close()
+	// The first byte arrives after etcd began the snapshot's read transaction.
+	if _, err := io.ReadFull(stream, make([]byte, 1)); err != nil {
+		t.Fatalf("reading the snapshot stream: %v", err)
+	}
+	resp, err := cli.Get(t.Context(), "key/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Compact(t.Context(), resp.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
+		t.Fatalf("compacting to revision %d: %v", resp.Header.Revision, err)
+	}
+	if _, err := io.Copy(io.Discard, stream); err != nil {
+		t.Fatalf("reading the snapshot stream to its end: %v", err)
+	}
+}
