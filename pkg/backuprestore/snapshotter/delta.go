@@ -41,6 +41,9 @@ func (s *Snapshotter) watchLoop(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		if errors.Is(err, errWatchPaused) {
+			continue
+		}
 		var compacted *compactedError
 		if errors.As(err, &compacted) {
 			s.log.Info("Watch revision was compacted, taking a full snapshot", "revision", compacted.rev)
@@ -61,6 +64,9 @@ func (s *Snapshotter) watchLoop(ctx context.Context) {
 	}
 }
 
+// errWatchPaused ends a watch that paused for the memory limit and may go on.
+var errWatchPaused = errors.New("the delta watch paused for the memory limit")
+
 type compactedError struct{ rev int64 }
 
 func (e *compactedError) Error() string {
@@ -80,15 +86,37 @@ func (s *Snapshotter) watch(ctx context.Context) error {
 		if err := resp.Err(); err != nil {
 			return err
 		}
-		s.observe(resp)
+		if room := s.observe(resp); room != nil {
+			cancel()
+			return s.pause(ctx, room)
+		}
 	}
 	return fmt.Errorf("watch from revision %d closed", from)
 }
 
+// pause waits, with the watch closed, until the events held are under the memory limit again.
+func (s *Snapshotter) pause(ctx context.Context, room <-chan struct{}) error {
+	s.bufMu.Lock()
+	buffered, storing, watched := s.bufSize, s.storing, s.watchedRev
+	s.bufMu.Unlock()
+	s.log.Info("Pausing the delta watch: the events buffered and being stored reached the delta snapshot memory limit",
+		"bufferedBytes", buffered, "storingBytes", storing, "limitBytes", s.cfg.DeltaSnapshotMemoryLimit, "watchedRevision", watched)
+	s.metrics.paused(true)
+	defer s.metrics.paused(false)
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-room:
+	}
+	s.log.Info("Resuming the delta watch", "fromRevision", watched+1)
+	return errWatchPaused
+}
+
 // observe buffers the events of a watch response (dropping revisions already stored) and signals a
-// cut when the buffer reaches the memory limit. Per event it only appends; waiters are woken and the
-// gauges set once per response, whose events are in revision order.
-func (s *Snapshotter) observe(resp clientv3.WatchResponse) {
+// cut when the buffer reaches the cut threshold. Per event it only appends; waiters are woken and the
+// gauges set once per response, whose events are in revision order. While the events held reach the
+// memory limit it returns the channel that says when there is room again: the watch pauses until then.
+func (s *Snapshotter) observe(resp clientv3.WatchResponse) <-chan struct{} {
 	now := s.now()
 	s.bufMu.Lock()
 	var watched int64
@@ -106,17 +134,22 @@ func (s *Snapshotter) observe(resp clientv3.WatchResponse) {
 	}
 	s.advanceWatched(watched)
 	s.reportPending()
-	full := s.bufSize >= s.cfg.DeltaSnapshotMemoryLimit
+	cut := s.bufSize >= s.cutThreshold()
+	var room <-chan struct{}
+	if s.heldOverLimit() {
+		room = s.room
+	}
 	s.bufMu.Unlock()
-	if full {
+	if cut {
 		select {
 		case s.cutNow <- struct{}{}:
 		default:
 		}
 	}
+	return room
 }
 
-// deltaLoop cuts a delta every period and whenever the memory limit is reached.
+// deltaLoop cuts a delta every period and whenever the buffer reaches the cut threshold.
 func (s *Snapshotter) deltaLoop(ctx context.Context) {
 	t := time.NewTicker(s.cfg.DeltaSnapshotPeriod)
 	defer t.Stop()
@@ -213,27 +246,28 @@ func (s *Snapshotter) waitWatched(ctx context.Context, rev int64) error {
 func (s *Snapshotter) cutDeltaLocked(ctx context.Context) (*snapshot.Snapshot, error) {
 	s.bufMu.Lock()
 	events, size, stored := s.events, s.bufSize, s.lastRev
-	s.events, s.bufSize = nil, 0
+	s.events, s.bufSize, s.storing = nil, 0, size
 	s.bufMu.Unlock()
 	if len(events) == 0 {
+		s.storingEnded(nil, 0)
 		s.renewIfCurrent(ctx, stored)
 		return nil, nil
 	}
 	first, last := events[0].ev.Kv.ModRevision, events[len(events)-1].ev.Kv.ModRevision
 	if first != stored+1 {
+		s.storingEnded(nil, 0)
 		return nil, fmt.Errorf("%w: first buffered revision %d, stored revision %d", errDeltaGap, first, stored)
 	}
 	start := time.Now()
 	snap := snapshot.NewIncr(first, last, s.now(), s.cfg.Compression)
 	encoded, err := s.saveDelta(ctx, snap, events)
 	if err != nil {
-		s.bufMu.Lock()
-		s.events, s.bufSize = append(events, s.events...), s.bufSize+size
-		s.bufMu.Unlock()
+		s.storingEnded(events, size)
 		s.metrics.failed(string(snapshot.KindIncr), time.Since(start))
 		return nil, err
 	}
 	s.setStored(last)
+	s.storingEnded(nil, 0)
 	s.metrics.succeeded(snap, encoded, time.Since(start))
 	s.log.Info("Took delta snapshot", "snapshot", snap.SnapName, "revision", last, "events", len(events))
 	if err := s.leases.Update(ctx, snapshot.KindIncr, last, snap.SnapName); err != nil {

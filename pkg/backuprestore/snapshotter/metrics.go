@@ -24,6 +24,7 @@ type Metrics struct {
 	gcLocked       *prometheus.GaugeVec
 	duration       *prometheus.HistogramVec
 	bytes          *prometheus.CounterVec
+	watchPaused    prometheus.Gauge
 	latestDeltas
 
 	mu sync.Mutex
@@ -71,12 +72,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "etcdbr", Subsystem: "snapshot", Name: "gc_locked",
 			Help: "Snapshots the last garbage collection would have deleted but left because the store's retention still locks them (immutable backups), by kind.",
 		}, []string{"kind"}),
+		watchPaused: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "etcdbr", Subsystem: "snapshot", Name: "delta_watch_paused",
+			Help: "1 while the delta watch pauses because the events buffered and being stored reached the delta snapshot memory limit (the store is slow or failing), else 0.",
+		}),
 		latestDeltas: newLatestDeltas(),
 	}
 	m.pending(false, false) // exported from the start, as the upstream sidecar does
 	m.zeroSeries()
 	if reg != nil {
-		reg.MustRegister(m.latestRevision, m.latestTime, m.required, m.failures, m.duration, m.bytes, m.gc, m.gcLocked, m.latestDeltas.count, m.latestDeltas.revisions)
+		reg.MustRegister(m.latestRevision, m.latestTime, m.required, m.failures, m.duration, m.bytes, m.gc, m.gcLocked, m.watchPaused, m.latestDeltas.count, m.latestDeltas.revisions)
 	}
 	return m
 }
@@ -135,6 +140,9 @@ func (m *Metrics) pending(full, incr bool) {
 	m.required.WithLabelValues(string(snapshot.KindFull)).Set(gaugeBool(full))
 	m.required.WithLabelValues(string(snapshot.KindIncr)).Set(gaugeBool(incr))
 }
+
+// paused records whether the delta watch pauses for the memory limit.
+func (m *Metrics) paused(p bool) { m.watchPaused.Set(gaugeBool(p)) }
 
 func gaugeBool(b bool) float64 {
 	if b {

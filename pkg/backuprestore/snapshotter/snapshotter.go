@@ -62,6 +62,8 @@ type Snapshotter struct {
 	watchedRev int64           // every revision up to here is stored or buffered
 	events     []bufferedEvent // revisions lastRev+1..watchedRev, in order
 	bufSize    int64
+	storing    int64         // size of the events a cut is storing (memory.go)
+	room       chan struct{} // closed (and replaced) when the events held drop under the memory limit
 	progress   chan struct{} // closed (and replaced) whenever watchedRev advances
 	reported   *pendingKinds // the snapshot_required gauges; nil before the first report
 
@@ -69,7 +71,7 @@ type Snapshotter struct {
 	gcMu    sync.Mutex
 	gcLocks gcLocks
 
-	cutNow chan struct{} // the memory limit was reached
+	cutNow chan struct{} // the buffer reached the cut threshold (memory.go)
 	cancel context.CancelFunc
 	cron   *cron.Cron
 	wg     sync.WaitGroup
@@ -92,7 +94,7 @@ func New(opts Options) (*Snapshotter, error) {
 	s := &Snapshotter{
 		cfg: opts.Config, cli: opts.Client, store: opts.Store, stager: stager,
 		leases: opts.Leases, metrics: opts.Metrics, log: opts.Log.WithName("snapshotter"), now: opts.Now,
-		progress: make(chan struct{}), cutNow: make(chan struct{}, 1), gcLocks: gcLocks{},
+		progress: make(chan struct{}), room: make(chan struct{}), cutNow: make(chan struct{}, 1), gcLocks: gcLocks{},
 	}
 	if s.leases == nil {
 		s.leases = NoLeases{}
@@ -211,6 +213,7 @@ func (s *Snapshotter) setStored(rev int64) {
 	s.events = s.events[drop:]
 	s.advanceWatched(s.lastRev)
 	s.reportPending()
+	s.makeRoom()
 }
 
 // setStoredFull records the revision of the latest full snapshot in the store.
