@@ -11,7 +11,8 @@ import (
 // Alarm is one active etcd alarm: NOSPACE (a member's database reached its quota; the cluster refuses
 // writes until it is disarmed) or CORRUPT (a member's data differs from the others').
 type Alarm struct {
-	// Member is the member's name, empty when the member is no longer in the member list.
+	// Member is the member's name, empty when no member has the ID: one that left the cluster, or 0, the
+	// sidecar's NOSPACE recovery raising and clearing an alarm to make the members commit.
 	Member string `json:"member"`
 	// MemberID is the member's ID in hex, as etcdctl and status.members print it.
 	MemberID string `json:"memberID"`
