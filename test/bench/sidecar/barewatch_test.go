@@ -30,13 +30,13 @@ func runBareWatchChild(t *testing.T) {
 	if resp, err := stream.Recv(); err != nil || !resp.Created {
 		t.Fatalf("watch not created: %v, %v", resp, err)
 	}
-	received := make(chan int64, 1)
+	ended := make(chan streamEnd, 1)
 	go func() {
 		var events int64
 		for {
 			resp, err := stream.Recv()
 			if err != nil {
-				received <- events
+				ended <- streamEnd{events: events, err: err}
 				return
 			}
 			events += int64(len(resp.Events))
@@ -44,7 +44,19 @@ func runBareWatchChild(t *testing.T) {
 	}()
 	report(tagReady, struct{}{})
 	waitForStdinEOF()
+	select {
+	case e := <-ended:
+		// A count cut short would pass for a cheap watcher.
+		t.Fatalf("the watch stream ended before the phase did, after %d events: %v", e.events, e.err)
+	default:
+	}
 	_ = stream.CloseSend()
 	cli.Close()
-	report(tagResult, bareWatchResult{Events: <-received})
+	report(tagResult, bareWatchResult{Events: (<-ended).events})
+}
+
+// streamEnd is how a watch stream ended: the events counted until then and the receive's error.
+type streamEnd struct {
+	events int64
+	err    error
 }
