@@ -4,10 +4,12 @@ package snapshotter
 // those buffered for the next delta and those of a delta being stored, which stay in memory until the
 // store has them (a failed upload puts them back). A delta is cut once the buffer reaches half the limit,
 // so that the next one can fill while it is stored; when the two together reach the limit (a slow or
-// failing store, a long full snapshot holding the cut back) the watch pauses and resumes from the
-// revision after the last one held once a cut or a full snapshot made room. etcd keeps those revisions
-// meanwhile (the sidecar compacts no further than the watch delivered); they are read again from its
-// database, not lost.
+// failing store, a long full snapshot holding the cut back) the watch pauses, asks for a cut every
+// retryDelay, and resumes from the revision after the last one held once a cut or a full snapshot made
+// room. The revisions written meanwhile stay in etcd: the sidecar's NOSPACE recovery compacts no further
+// than the watch delivered, a compaction by etcd itself (its periodic auto-compaction) past them ends in
+// the full snapshot that replaces a compacted watch, and a term that ends while the watch pauses reads
+// them from the local member before it stores its last delta (Flush).
 
 // cutThreshold is the buffered size at which a delta is cut before its period ends.
 func (s *Snapshotter) cutThreshold() int64 {
@@ -38,4 +40,20 @@ func (s *Snapshotter) storingEnded(putBack []bufferedEvent, size int64) {
 	}
 	s.storing = 0
 	s.makeRoom()
+}
+
+// setPaused records whether the watch pauses for the memory limit, for the metric and for Flush.
+func (s *Snapshotter) setPaused(p bool) {
+	s.bufMu.Lock()
+	s.paused = p
+	s.bufMu.Unlock()
+	s.metrics.paused(p)
+}
+
+// pausedAtStop tells whether the watch was paused when it stopped: etcd then holds revisions the
+// snapshotter has not seen.
+func (s *Snapshotter) pausedAtStop() bool {
+	s.bufMu.Lock()
+	defer s.bufMu.Unlock()
+	return s.paused
 }

@@ -2,7 +2,9 @@ package snapshotter_test
 
 import (
 	"context"
+	"errors"
 	"io"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,6 +52,36 @@ func (s *stallingStore) SaveExpected(ctx context.Context, r io.Reader, expected 
 	return s.stager.SaveExpected(ctx, r, expected, name)
 }
 
+// failingDeltas passes a real store through but fails every delta upload while failing is true.
+type failingDeltas struct {
+	snapstore.SnapStore
+	stager  snapstore.StagedSaver
+	failing *atomic.Bool
+}
+
+func failDeltas(store *backuptest.Store) (*backuptest.Store, *atomic.Bool) {
+	failing := &atomic.Bool{}
+	failing.Store(true)
+	wrapped := *store
+	wrapped.SnapStore = &failingDeltas{SnapStore: store.SnapStore, stager: store.SnapStore.(snapstore.StagedSaver), failing: failing}
+	return &wrapped, failing
+}
+
+func (f *failingDeltas) Save(ctx context.Context, snap *snapshot.Snapshot, r io.Reader) error {
+	if snap.Kind == snapshot.KindIncr && f.failing.Load() {
+		return errors.New("store unavailable")
+	}
+	return f.SnapStore.Save(ctx, snap, r)
+}
+
+func (f *failingDeltas) SaveStaged(ctx context.Context, r io.Reader, name func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
+	return f.stager.SaveStaged(ctx, r, name)
+}
+
+func (f *failingDeltas) SaveExpected(ctx context.Context, r io.Reader, expected *snapshot.Snapshot, name func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
+	return f.stager.SaveExpected(ctx, r, expected, name)
+}
+
 // While the store does not take a delta, the events it holds and those buffered after it stay within
 // the delta memory limit: the watch pauses (etcdbr_snapshot_delta_watch_paused 1) instead of buffering
 // every write, and once the store takes the delta it resumes where it paused — every revision ends up in
@@ -65,16 +97,17 @@ func TestDeltaWatchPausesAtTheMemoryLimitWhileTheStoreStalls(t *testing.T) {
 		t.Fatalf("etcdbr_snapshot_delta_watch_paused = %v before any write", got)
 	}
 
-	// Events of 2+200+256 to 5+200+256 bytes as the buffer counts them (key, value, overhead): the writes
-	// are about 28 times the limit.
-	const smallest, largest = 458, 461
-	rev := putN(t, cli, "m", 2000, 200)
-	eventually(t, 30*time.Second, "the delta watch to pause", func() bool { return paused() == 1 })
+	// The writes are about 70 times the limit. The watch pauses once the events held reach it, after the
+	// watch response that took them there; a watch response holds up to 1,000 revisions (etcd batches a
+	// watcher that fell behind), so at most that many more events are held than the limit allows.
+	const smallest = 2 + 200 + 256 // key, value and per-event overhead as the buffer counts them
+	rev := putN(t, cli, "m", 5000, 200)
 	held := s.WatchedRevision() - s.LastRevision()
-	t.Logf("paused holding %d events (store at revision %d, watched %d, written %d)", held, s.LastRevision(), s.WatchedRevision(), rev)
-	if held*smallest > limit+largest {
-		t.Fatalf("the snapshotter holds %d events (at least %d bytes), over the %d-byte limit by more than one event", held, held*smallest, limit)
+	t.Logf("holding %d events after the writes (store at revision %d, watched %d, written %d)", held, s.LastRevision(), s.WatchedRevision(), rev)
+	if held > limit/smallest+1000 {
+		t.Fatalf("the snapshotter holds %d events, more than the %d-byte limit and one watch response allow", held, limit)
 	}
+	eventually(t, 30*time.Second, "the delta watch to pause", func() bool { return paused() == 1 })
 
 	close(stalling.release)
 	eventually(t, 30*time.Second, "the delta watch to resume", func() bool { return paused() == 0 })
@@ -88,5 +121,54 @@ func TestDeltaWatchPausesAtTheMemoryLimitWhileTheStoreStalls(t *testing.T) {
 	if stream.LastRevision() != rev || len(stream.Dropped) != 0 || len(stream.Deltas) < 2 {
 		t.Fatalf("stream ends at revision %d with %d deltas and %d dropped; want revision %d in deltas without a gap",
 			stream.LastRevision(), len(stream.Deltas), len(stream.Dropped), rev)
+	}
+}
+
+// A term that ends while the watch pauses (the cluster lost its quorum, the backup leader flushes) stores
+// the revisions the watch had not delivered too: Flush reads them from the local member.
+func TestFlushStoresWhatAPausedWatchLeftInEtcd(t *testing.T) {
+	cli := etcdserver.Start(t).Client(t)
+	store, stalling := stall(backuptest.Local(t))
+	registry := prometheus.NewRegistry()
+	s := startWithMetrics(t, cli, store, func(c *snapshotter.Config) { c.DeltaSnapshotMemoryLimit = 32 << 10 }, nil, snapshotter.NewMetrics(registry))
+	rev := putN(t, cli, "m", 500, 200)
+	eventually(t, 30*time.Second, "the delta watch to pause", func() bool {
+		return metricstest.Value(t, registry, "etcdbr_snapshot_delta_watch_paused", nil) == 1
+	})
+	s.Stop()
+	if s.WatchedRevision() >= rev {
+		t.Fatalf("the watch delivered revision %d of %d before it paused; nothing is left to read", s.WatchedRevision(), rev)
+	}
+	close(stalling.release)
+	if _, err := s.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := snapshot.LatestStream(listStore(t, store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stream.LastRevision() != rev || len(stream.Dropped) != 0 {
+		t.Fatalf("stream ends at revision %d with %d dropped; want revision %d without a gap", stream.LastRevision(), len(stream.Dropped), rev)
+	}
+}
+
+// A delta upload that fails while the watch pauses leaves the events held at the limit; the snapshotter
+// tries the cut again without waiting for its period (an hour here) and resumes the watch once the store
+// takes it.
+func TestPausedWatchResumesAfterAFailedUploadOnceTheStoreIsBack(t *testing.T) {
+	cli := etcdserver.Start(t).Client(t)
+	store, failing := failDeltas(backuptest.Local(t))
+	registry := prometheus.NewRegistry()
+	s := startWithMetrics(t, cli, store, func(c *snapshotter.Config) { c.DeltaSnapshotMemoryLimit = 32 << 10 }, nil, snapshotter.NewMetrics(registry))
+	paused := func() float64 { return metricstest.Value(t, registry, "etcdbr_snapshot_delta_watch_paused", nil) }
+	rev := putN(t, cli, "m", 500, 200)
+	eventually(t, 30*time.Second, "the delta watch to pause", func() bool { return paused() == 1 })
+	failing.Store(false)
+	eventually(t, time.Minute, "the delta watch to resume", func() bool { return paused() == 0 })
+	if _, err := s.TakeDelta(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if s.LastRevision() != rev {
+		t.Fatalf("stored revision %d, want %d", s.LastRevision(), rev)
 	}
 }
