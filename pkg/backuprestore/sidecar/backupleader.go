@@ -117,10 +117,11 @@ const (
 	leaderCheckTimeout = 5 * time.Second
 )
 
-// flushIfLeaderless stores the revisions the ended term's snapshotter buffered when the term ended because
-// the cluster has no leader, i.e. lost its quorum: druid may bootstrap such a cluster again from the
-// backup (the heal decision table's case 10), and the writes acknowledged since the last delta snapshot exist in the backup
-// only if this sidecar stores them now. While another member leads (or the local member does not answer,
+// flushIfLeaderless stores the revisions the ended term's snapshotter buffered, and those the local member
+// holds beyond them (Snapshotter.Flush), when the term ended because the cluster has no leader, i.e. lost
+// its quorum: druid may bootstrap such a cluster again from the backup (the heal decision table's case
+// 10), and the writes acknowledged since the last delta snapshot exist in the backup only if this sidecar
+// stores them now. While another member leads (or the local member does not answer,
 // so one may), its sidecar continues the deltas from the store and finds these revisions in etcd.
 func (b *backupLeader) flushIfLeaderless(s *snapshotter.Snapshotter) {
 	select {

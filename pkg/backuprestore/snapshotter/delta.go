@@ -103,17 +103,16 @@ func (s *Snapshotter) pause(ctx context.Context, room <-chan struct{}) error {
 	s.bufMu.Unlock()
 	s.log.Info("Pausing the delta watch: the events buffered and being stored reached the delta snapshot memory limit",
 		"bufferedBytes", buffered, "storingBytes", storing, "limitBytes", s.cfg.DeltaSnapshotMemoryLimit, "watchedRevision", watched)
-	s.setPaused(true)
+	s.metrics.paused(true)
+	defer s.metrics.paused(false)
 	retry := time.NewTicker(retryDelay)
 	defer retry.Stop()
 	for waiting := true; waiting; {
 		select {
 		case <-ctx.Done():
-			s.metrics.paused(false) // the term ended; Flush still sees that it ended paused
 			return ctx.Err()
 		case <-room:
 			waiting = false
-			s.setPaused(false)
 		case <-retry.C:
 			select {
 			case s.cutNow <- struct{}{}:
@@ -194,79 +193,6 @@ func (s *Snapshotter) TakeDelta(ctx context.Context) (*snapshot.Snapshot, error)
 	s.opMu.Lock()
 	defer s.opMu.Unlock()
 	return s.cutDeltaLocked(ctx)
-}
-
-// Flush stores the revisions the watch delivered but no delta holds yet — and, when the watch was paused
-// for the memory limit, those the local member holds beyond them (catchUpLocally, for at most
-// catchUpTimeout); else it asks etcd nothing. Call it after Stop. It exists for a term that ended because the cluster has no leader (see the
-// sidecar's backup leader): a cluster without quorum commits nothing more and no other sidecar backs it
-// up, so these acknowledged writes would otherwise be lost if the cluster is bootstrapped again from the
-// backup. If the store already goes past the stored revision, another backup leader continued the
-// deltas (and reads these revisions from etcd itself): nothing is stored twice.
-func (s *Snapshotter) Flush(ctx context.Context) (*snapshot.Snapshot, error) {
-	s.opMu.Lock()
-	defer s.opMu.Unlock()
-	if s.pausedAtStop() {
-		cctx, cancel := context.WithTimeout(ctx, catchUpTimeout)
-		err := s.catchUpLocally(cctx)
-		cancel()
-		if err != nil {
-			s.log.Error(err, "Could not read what the local member holds beyond the watched revision; storing what the watch delivered")
-		}
-	}
-	s.bufMu.Lock()
-	pending, stored := len(s.events), s.lastRev
-	s.bufMu.Unlock()
-	if pending == 0 {
-		return nil, nil
-	}
-	snaps, err := s.store.List(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("listing the store before storing %d buffered revisions: %w", pending, err)
-	}
-	if stream, err := snapshot.LatestStream(snaps); err == nil && stream.LastRevision() > stored {
-		s.log.Info("Not storing the buffered revisions: another backup leader continued the deltas",
-			"storedRevision", stored, "storeRevision", stream.LastRevision())
-		return nil, nil
-	}
-	return s.cutDeltaLocked(ctx)
-}
-
-// catchUpTimeout bounds Flush's reading from the local member, which may have stopped too, so that the
-// time left stores what is buffered.
-const catchUpTimeout = 10 * time.Second
-
-// catchUpLocally buffers the revisions the local member holds beyond the watched one: a watch that paused
-// for the memory limit left them in etcd, where nobody may read them again if the cluster is bootstrapped
-// from the backup. The cluster may have no leader, so it reads the member's own revision and watches
-// without requiring a leader. The memory limit does not hold here: this is the term's last chance to
-// store these writes.
-func (s *Snapshotter) catchUpLocally(ctx context.Context) error {
-	resp, err := s.cli.Get(ctx, "health", clientv3.WithSerializable(), clientv3.WithCountOnly())
-	if err != nil {
-		return fmt.Errorf("reading the local member's revision: %w", err)
-	}
-	target := resp.Header.Revision
-	if s.WatchedRevision() >= target {
-		return nil
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	from := s.WatchedRevision() + 1
-	s.log.Info("Reading the revisions the delta watch had not delivered from the local member", "fromRevision", from, "toRevision", target)
-	for wresp := range s.cli.Watch(wctx, "", clientv3.WithPrefix(), clientv3.WithRev(from)) {
-		if wresp.CompactRevision != 0 {
-			return fmt.Errorf("revision %d is compacted (compact revision %d)", from, wresp.CompactRevision)
-		}
-		if err := wresp.Err(); err != nil {
-			return err
-		}
-		s.observe(wresp)
-		if s.WatchedRevision() >= target {
-			return nil
-		}
-	}
-	return fmt.Errorf("the watch from revision %d ended before revision %d: %w", from, target, ctx.Err())
 }
 
 // waitForCurrentRevision waits until the watch has delivered every revision etcd has now.

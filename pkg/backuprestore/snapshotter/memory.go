@@ -8,8 +8,10 @@ package snapshotter
 // retryDelay, and resumes from the revision after the last one held once a cut or a full snapshot made
 // room. The revisions written meanwhile stay in etcd: the sidecar's NOSPACE recovery compacts no further
 // than the watch delivered, a compaction by etcd itself (its periodic auto-compaction) past them ends in
-// the full snapshot that replaces a compacted watch, and a term that ends while the watch pauses reads
-// them from the local member before it stores its last delta (Flush).
+// the full snapshot that replaces a compacted watch, and a term that ends because the quorum is lost
+// stores them from the local member after its buffer (Flush). The events held exceed the limit by at most
+// the watch response that took them there (etcd sends a watcher that fell behind up to 1,000 revisions
+// at once).
 
 // cutThreshold is the buffered size at which a delta is cut before its period ends.
 func (s *Snapshotter) cutThreshold() int64 {
@@ -42,18 +44,9 @@ func (s *Snapshotter) storingEnded(putBack []bufferedEvent, size int64) {
 	s.makeRoom()
 }
 
-// setPaused records whether the watch pauses for the memory limit, for the metric and for Flush.
-func (s *Snapshotter) setPaused(p bool) {
-	s.bufMu.Lock()
-	s.paused = p
-	s.bufMu.Unlock()
-	s.metrics.paused(p)
-}
-
-// pausedAtStop tells whether the watch was paused when it stopped: etcd then holds revisions the
-// snapshotter has not seen.
-func (s *Snapshotter) pausedAtStop() bool {
+// bufferedBytes is the size of the buffered events, as the memory limit counts them.
+func (s *Snapshotter) bufferedBytes() int64 {
 	s.bufMu.Lock()
 	defer s.bufMu.Unlock()
-	return s.paused
+	return s.bufSize
 }

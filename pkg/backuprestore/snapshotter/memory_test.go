@@ -124,10 +124,13 @@ func TestDeltaWatchPausesAtTheMemoryLimitWhileTheStoreStalls(t *testing.T) {
 	}
 }
 
-// A term that ends while the watch pauses (the cluster lost its quorum, the backup leader flushes) stores
-// the revisions the watch had not delivered too: Flush reads them from the local member.
-func TestFlushStoresWhatAPausedWatchLeftInEtcd(t *testing.T) {
-	cli := etcdserver.Start(t).Client(t)
+// A term that ends because the cluster lost its quorum while the watch pauses stores the revisions the
+// watch had not delivered too: Flush stores the buffer, then reads them from the local member, which has
+// no leader, and stores them in deltas of their own.
+func TestFlushStoresWhatAPausedWatchLeftInALeaderlessMember(t *testing.T) {
+	cluster := etcdserver.StartCluster(t, 3, nil)
+	local := cluster.Members[0]
+	cli := local.Client(t)
 	store, stalling := stall(backuptest.Local(t))
 	registry := prometheus.NewRegistry()
 	s := startWithMetrics(t, cli, store, func(c *snapshotter.Config) { c.DeltaSnapshotMemoryLimit = 32 << 10 }, nil, snapshotter.NewMetrics(registry))
@@ -135,20 +138,28 @@ func TestFlushStoresWhatAPausedWatchLeftInEtcd(t *testing.T) {
 	eventually(t, 30*time.Second, "the delta watch to pause", func() bool {
 		return metricstest.Value(t, registry, "etcdbr_snapshot_delta_watch_paused", nil) == 1
 	})
+	for _, m := range cluster.Members[1:] {
+		m.Stop()
+	}
 	s.Stop()
 	if s.WatchedRevision() >= rev {
 		t.Fatalf("the watch delivered revision %d of %d before it paused; nothing is left to read", s.WatchedRevision(), rev)
 	}
 	close(stalling.release)
-	if _, err := s.Flush(t.Context()); err != nil {
+	last, err := s.Flush(t.Context())
+	if err != nil {
 		t.Fatal(err)
+	}
+	if last == nil || last.LastRevision != rev {
+		t.Fatalf("Flush stored %v last; want a delta ending at revision %d", last, rev)
 	}
 	stream, err := snapshot.LatestStream(listStore(t, store))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stream.LastRevision() != rev || len(stream.Dropped) != 0 {
-		t.Fatalf("stream ends at revision %d with %d dropped; want revision %d without a gap", stream.LastRevision(), len(stream.Dropped), rev)
+	if stream.LastRevision() != rev || len(stream.Dropped) != 0 || len(stream.Deltas) < 2 {
+		t.Fatalf("stream ends at revision %d with %d deltas and %d dropped; want revision %d in the buffer's delta and the member's, without a gap",
+			stream.LastRevision(), len(stream.Deltas), len(stream.Dropped), rev)
 	}
 }
 

@@ -64,7 +64,6 @@ type Snapshotter struct {
 	bufSize    int64
 	storing    int64         // size of the events a cut is storing (memory.go)
 	room       chan struct{} // closed (and replaced) when the events held drop under the memory limit
-	paused     bool          // the watch pauses for the memory limit (memory.go)
 	progress   chan struct{} // closed (and replaced) whenever watchedRev advances
 	reported   *pendingKinds // the snapshot_required gauges; nil before the first report
 
