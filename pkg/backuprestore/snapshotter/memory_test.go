@@ -18,68 +18,61 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/test/support/metricstest"
 )
 
-// stallingStore passes a real store through but holds every delta upload until release is closed, as a
-// slow or unreachable store would.
-type stallingStore struct {
+// gatedDeltas passes a real store through but asks gate before every delta upload: the upload fails with
+// what gate returns, and waits while gate waits.
+type gatedDeltas struct {
 	snapstore.SnapStore
-	stager  snapstore.StagedSaver
-	release chan struct{}
+	stager snapstore.StagedSaver
+	gate   func(ctx context.Context) error
 }
 
-func stall(store *backuptest.Store) (*backuptest.Store, *stallingStore) {
-	st := &stallingStore{SnapStore: store.SnapStore, stager: store.SnapStore.(snapstore.StagedSaver), release: make(chan struct{})}
+func gateDeltas(store *backuptest.Store, gate func(ctx context.Context) error) *backuptest.Store {
 	wrapped := *store
-	wrapped.SnapStore = st
-	return &wrapped, st
+	wrapped.SnapStore = &gatedDeltas{SnapStore: store.SnapStore, stager: store.SnapStore.(snapstore.StagedSaver), gate: gate}
+	return &wrapped
 }
 
-func (s *stallingStore) Save(ctx context.Context, snap *snapshot.Snapshot, r io.Reader) error {
+func (g *gatedDeltas) Save(ctx context.Context, snap *snapshot.Snapshot, r io.Reader) error {
 	if snap.Kind == snapshot.KindIncr {
+		if err := g.gate(ctx); err != nil {
+			return err
+		}
+	}
+	return g.SnapStore.Save(ctx, snap, r)
+}
+
+func (g *gatedDeltas) SaveStaged(ctx context.Context, r io.Reader, name func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
+	return g.stager.SaveStaged(ctx, r, name)
+}
+
+func (g *gatedDeltas) SaveExpected(ctx context.Context, r io.Reader, expected *snapshot.Snapshot, name func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
+	return g.stager.SaveExpected(ctx, r, expected, name)
+}
+
+// stall holds every delta upload until the returned release is called, as a slow or unreachable store
+// would.
+func stall(store *backuptest.Store) (*backuptest.Store, func()) {
+	released := make(chan struct{})
+	return gateDeltas(store, func(ctx context.Context) error {
 		select {
-		case <-s.release:
+		case <-released:
+			return nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-	}
-	return s.SnapStore.Save(ctx, snap, r)
+	}), func() { close(released) }
 }
 
-func (s *stallingStore) SaveStaged(ctx context.Context, r io.Reader, name func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
-	return s.stager.SaveStaged(ctx, r, name)
-}
-
-func (s *stallingStore) SaveExpected(ctx context.Context, r io.Reader, expected *snapshot.Snapshot, name func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
-	return s.stager.SaveExpected(ctx, r, expected, name)
-}
-
-// failingDeltas passes a real store through but fails every delta upload while failing is true.
-type failingDeltas struct {
-	snapstore.SnapStore
-	stager  snapstore.StagedSaver
-	failing *atomic.Bool
-}
-
+// failDeltas fails every delta upload while the returned flag is true (it starts true).
 func failDeltas(store *backuptest.Store) (*backuptest.Store, *atomic.Bool) {
 	failing := &atomic.Bool{}
 	failing.Store(true)
-	wrapped := *store
-	wrapped.SnapStore = &failingDeltas{SnapStore: store.SnapStore, stager: store.SnapStore.(snapstore.StagedSaver), failing: failing}
-	return &wrapped, failing
-}
-
-func (f *failingDeltas) Save(ctx context.Context, snap *snapshot.Snapshot, r io.Reader) error {
-	if snap.Kind == snapshot.KindIncr && f.failing.Load() {
-		return errors.New("store unavailable")
-	}
-	return f.SnapStore.Save(ctx, snap, r)
-}
-
-func (f *failingDeltas) SaveStaged(ctx context.Context, r io.Reader, name func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
-	return f.stager.SaveStaged(ctx, r, name)
-}
-
-func (f *failingDeltas) SaveExpected(ctx context.Context, r io.Reader, expected *snapshot.Snapshot, name func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
-	return f.stager.SaveExpected(ctx, r, expected, name)
+	return gateDeltas(store, func(context.Context) error {
+		if failing.Load() {
+			return errors.New("store unavailable")
+		}
+		return nil
+	}), failing
 }
 
 // While the store does not take a delta, the events it holds and those buffered after it stay within
@@ -88,7 +81,7 @@ func (f *failingDeltas) SaveExpected(ctx context.Context, r io.Reader, expected 
 // the store, in deltas without a gap.
 func TestDeltaWatchPausesAtTheMemoryLimitWhileTheStoreStalls(t *testing.T) {
 	cli := etcdserver.Start(t).Client(t)
-	store, stalling := stall(backuptest.Local(t))
+	store, release := stall(backuptest.Local(t))
 	registry := prometheus.NewRegistry()
 	const limit = 32 << 10
 	s := startWithMetrics(t, cli, store, func(c *snapshotter.Config) { c.DeltaSnapshotMemoryLimit = limit }, nil, snapshotter.NewMetrics(registry))
@@ -109,19 +102,12 @@ func TestDeltaWatchPausesAtTheMemoryLimitWhileTheStoreStalls(t *testing.T) {
 	}
 	eventually(t, 30*time.Second, "the delta watch to pause", func() bool { return paused() == 1 })
 
-	close(stalling.release)
+	release()
 	eventually(t, 30*time.Second, "the delta watch to resume", func() bool { return paused() == 0 })
 	if _, err := s.TakeDelta(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	stream, err := snapshot.LatestStream(listStore(t, store))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if stream.LastRevision() != rev || len(stream.Dropped) != 0 || len(stream.Deltas) < 2 {
-		t.Fatalf("stream ends at revision %d with %d deltas and %d dropped; want revision %d in deltas without a gap",
-			stream.LastRevision(), len(stream.Deltas), len(stream.Dropped), rev)
-	}
+	expectDeltasUpTo(t, store, rev)
 }
 
 // A term that ends because the cluster lost its quorum while the watch pauses stores the revisions the
@@ -131,7 +117,7 @@ func TestFlushStoresWhatAPausedWatchLeftInALeaderlessMember(t *testing.T) {
 	cluster := etcdserver.StartCluster(t, 3, nil)
 	local := cluster.Members[0]
 	cli := local.Client(t)
-	store, stalling := stall(backuptest.Local(t))
+	store, release := stall(backuptest.Local(t))
 	registry := prometheus.NewRegistry()
 	s := startWithMetrics(t, cli, store, func(c *snapshotter.Config) { c.DeltaSnapshotMemoryLimit = 32 << 10 }, nil, snapshotter.NewMetrics(registry))
 	rev := putN(t, cli, "m", 500, 200)
@@ -145,7 +131,7 @@ func TestFlushStoresWhatAPausedWatchLeftInALeaderlessMember(t *testing.T) {
 	if s.WatchedRevision() >= rev {
 		t.Fatalf("the watch delivered revision %d of %d before it paused; nothing is left to read", s.WatchedRevision(), rev)
 	}
-	close(stalling.release)
+	release()
 	last, err := s.Flush(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -153,14 +139,7 @@ func TestFlushStoresWhatAPausedWatchLeftInALeaderlessMember(t *testing.T) {
 	if last == nil || last.LastRevision != rev {
 		t.Fatalf("Flush stored %v last; want a delta ending at revision %d", last, rev)
 	}
-	stream, err := snapshot.LatestStream(listStore(t, store))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if stream.LastRevision() != rev || len(stream.Dropped) != 0 || len(stream.Deltas) < 2 {
-		t.Fatalf("stream ends at revision %d with %d deltas and %d dropped; want revision %d in the buffer's delta and the member's, without a gap",
-			stream.LastRevision(), len(stream.Deltas), len(stream.Dropped), rev)
-	}
+	expectDeltasUpTo(t, store, rev)
 }
 
 // A delta upload that fails while the watch pauses leaves the events held at the limit; the snapshotter
@@ -181,5 +160,19 @@ func TestPausedWatchResumesAfterAFailedUploadOnceTheStoreIsBack(t *testing.T) {
 	}
 	if s.LastRevision() != rev {
 		t.Fatalf("stored revision %d, want %d", s.LastRevision(), rev)
+	}
+}
+
+// expectDeltasUpTo checks that the store's latest snap stream ends at rev, in two deltas or more, without
+// a gap.
+func expectDeltasUpTo(t *testing.T, store *backuptest.Store, rev int64) {
+	t.Helper()
+	stream, err := snapshot.LatestStream(listStore(t, store))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stream.LastRevision() != rev || len(stream.Dropped) != 0 || len(stream.Deltas) < 2 {
+		t.Fatalf("stream ends at revision %d with %d deltas and %d dropped; want revision %d in two deltas or more, without a gap",
+			stream.LastRevision(), len(stream.Deltas), len(stream.Dropped), rev)
 	}
 }
