@@ -145,18 +145,20 @@ func (s *Seed) startNodes(ctx context.Context) error {
 // waitNodesReady waits until every node reports Ready and CoreDNS is available.
 func (s *Seed) waitNodesReady(ctx context.Context, client kubernetes.Interface) error {
 	var lastReason string
+	var notReady *seedNode
 	err := wait.PollUntilContextTimeout(ctx, time.Second, nodeReadyTimeout, true, func(ctx context.Context) (bool, error) {
-		for _, name := range s.nodeNames {
-			node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		for _, n := range s.nodes {
+			node, err := client.CoreV1().Nodes().Get(ctx, n.name, metav1.GetOptions{})
 			if err != nil {
-				lastReason = fmt.Sprintf("node %s: %v", name, err)
+				lastReason, notReady = fmt.Sprintf("node %s: %v", n.name, err), n
 				return false, nil
 			}
 			if !NodeReady(node) {
-				lastReason = fmt.Sprintf("node %s not Ready", name)
+				lastReason, notReady = fmt.Sprintf("node %s not Ready", n.name), n
 				return false, nil
 			}
 		}
+		notReady = nil
 		dns, err := client.AppsV1().Deployments(metav1.NamespaceSystem).Get(ctx, dnsName, metav1.GetOptions{})
 		if err != nil || dns.Status.AvailableReplicas < 1 {
 			lastReason = "CoreDNS not available"
@@ -165,10 +167,17 @@ func (s *Seed) waitNodesReady(ctx context.Context, client kubernetes.Interface) 
 		return true, nil
 	})
 	if err != nil {
-		return fmt.Errorf("nodes not ready after %s (%s); logs under %s", nodeReadyTimeout, lastReason, filepath.Join(s.stateDir, "nodes"))
+		err = fmt.Errorf("nodes not ready after %s (%s); logs under %s", nodeReadyTimeout, lastReason, filepath.Join(s.stateDir, "nodes"))
+		if notReady != nil && notReady.node != nil {
+			err = fmt.Errorf("%w; the end of node %s's kubelet log:\n%s", err, notReady.name, logTail(notReady.node.LogPath("kubelet"), nodeLogTailBytes))
+		}
+		return err
 	}
 	return nil
 }
+
+// nodeLogTailBytes is how much of a node's kubelet log an error quotes.
+const nodeLogTailBytes = 4 << 10
 
 // NodeReady reports whether the node's kubelet says it is Ready.
 func NodeReady(node *corev1.Node) bool {
