@@ -50,12 +50,14 @@ func (r *embeddedRestarter) RestartEtcd(context.Context) error {
 	return nil
 }
 
-// writer keeps writing through the given members and counts failures, to show the cluster stays writable.
+// writer keeps writing through the given members and counts failures, to show the cluster stays writable;
+// it returns once the first write is acknowledged.
 func writer(t *testing.T, endpoints []string) (stop func() (ok, failed int)) {
 	cli := etcdserver.NewClient(t, endpoints...)
 	ctx, cancel := context.WithCancel(t.Context())
 	var okN, failedN int
 	var wg sync.WaitGroup
+	firstAcked := make(chan struct{})
 	wg.Go(func() {
 		for i := 0; ctx.Err() == nil; i++ {
 			putCtx, putCancel := context.WithTimeout(ctx, 5*time.Second)
@@ -64,6 +66,9 @@ func writer(t *testing.T, endpoints []string) (stop func() (ok, failed int)) {
 			switch {
 			case err == nil:
 				okN++
+				if okN == 1 {
+					close(firstAcked)
+				}
 			case ctx.Err() == nil:
 				failedN++
 				t.Logf("write %d failed: %v", i, err)
@@ -71,7 +76,16 @@ func writer(t *testing.T, endpoints []string) (stop func() (ok, failed int)) {
 			time.Sleep(10 * time.Millisecond) // pacing only; nothing waits on it
 		}
 	})
-	return func() (int, int) { cancel(); wg.Wait(); return okN, failedN }
+	stop = func() (int, int) { cancel(); wg.Wait(); return okN, failedN }
+	// The writer runs before the caller's action does: a switch that takes less time than the writer's
+	// first write would otherwise be judged on no write at all.
+	select {
+	case <-firstAcked:
+	case <-time.After(30 * time.Second):
+		stop()
+		t.Fatal("the writer's first write was not acknowledged within 30 s")
+	}
+	return stop
 }
 
 func TestPeerURLSwitchToHTTPSFlipsTheLeaseAnnotation(t *testing.T) {
