@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 )
@@ -111,13 +113,7 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, leaderURL strin
 	if r.URL.RawQuery != "" {
 		target += "?" + r.URL.RawQuery
 	}
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, target, nil)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	req.Header.Set(HeaderForwardedBy, "true")
-	resp, err := s.opts.ForwardClient.Do(req)
+	resp, err := s.sendToLeader(r.Context(), target)
 	if err != nil {
 		http.Error(w, fmt.Sprintf("forwarding to the backup leader %s: %v", leaderURL, err), http.StatusBadGateway)
 		return
@@ -132,4 +128,40 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, leaderURL strin
 	}
 	w.WriteHeader(resp.StatusCode)
 	_, _ = io.Copy(w, resp.Body)
+}
+
+// forwardAttempts and forwardRetryDelay pace the sending of a forwarded request that did not reach the
+// backup leader: right after a member's pod restarted, the seed's DNS may not name it yet ("server
+// misbehaving") or its port may not be open. A request that reached the leader is not sent again.
+const (
+	forwardAttempts   = 4
+	forwardRetryDelay = time.Second
+)
+
+// sendToLeader sends the forwarded GET to target, again while it did not reach the leader.
+func (s *Server) sendToLeader(ctx context.Context, target string) (*http.Response, error) {
+	for attempt := 1; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set(HeaderForwardedBy, "true")
+		resp, err := s.opts.ForwardClient.Do(req)
+		if err == nil || attempt == forwardAttempts || !notSent(err) {
+			return resp, err
+		}
+		s.opts.Log.V(1).Info("The backup leader could not be reached; sending again", "target", target, "attempt", attempt, "error", err.Error())
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(forwardRetryDelay):
+		}
+	}
+}
+
+// notSent tells whether err means the request never reached the other end: its name did not resolve or
+// no connection was made.
+func notSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }

@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -145,4 +147,40 @@ func TestFollowerRelaysTheLeadersRetryAfter(t *testing.T) {
 	code, header, _ := get(t, follower.Client(), follower.URL+"/snapshot/full?final=true")
 	g.Expect(code).To(Equal(http.StatusTooManyRequests))
 	g.Expect(header.Get("Retry-After")).To(Equal("120"))
+}
+
+// A forwarded request that did not reach the backup leader (its name not resolved yet after its pod
+// restarted) is sent again and reaches it once; an answer of the leader, even an error, is not asked for
+// twice.
+func TestFollowerSendsAgainWhatDidNotReachTheLeader(t *testing.T) {
+	g := NewWithT(t)
+	var leaderCalls atomic.Int32
+	leader := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaderCalls.Add(1)
+		if r.URL.Path == "/snapshot/full" {
+			http.Error(w, "store unavailable", http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, http.StatusOK, snapshot.Snapshot{})
+	}))
+	t.Cleanup(leader.Close)
+	var dials atomic.Int32
+	dialer := &net.Dialer{}
+	transport := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if dials.Add(1) <= 2 {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: &net.DNSError{Err: "server misbehaving", Name: "etcd-main-1.etcd-main-peer", IsTemporary: true}}
+		}
+		return dialer.DialContext(ctx, network, addr)
+	}}
+	follower := newTestServer(t, Options{Snapshotter: &recordingSnapshotter{}, Leader: fixedLeader{URL: leader.URL},
+		ForwardClient: &http.Client{Transport: transport}})
+
+	code, _, _ := get(t, follower.Client(), follower.URL+"/snapshot/delta")
+	g.Expect(code).To(Equal(http.StatusOK))
+	g.Expect(dials.Load()).To(Equal(int32(3)), "two dials failed, the third reached the leader")
+	g.Expect(leaderCalls.Load()).To(Equal(int32(1)))
+
+	code, _, _ = get(t, follower.Client(), follower.URL+"/snapshot/full")
+	g.Expect(code).To(Equal(http.StatusInternalServerError))
+	g.Expect(leaderCalls.Load()).To(Equal(int32(2)), "the leader's error is relayed, not asked for again")
 }
