@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -99,10 +100,7 @@ func memberNoSpaceActive(ctx context.Context, cli *clientv3.Client) (bool, error
 	if err != nil {
 		return false, fmt.Errorf("listing the alarms: %w", err)
 	}
-	for _, a := range resp.Alarms {
-		if a.GetAlarm() == etcdserverpb.AlarmType_NOSPACE && a.GetMemberID() != refreshAlarmMemberID {
-			return true, nil
-		}
-	}
-	return false, nil
+	return slices.ContainsFunc(cluster{alarms: resp.Alarms}.noSpace(), func(a *etcdserverpb.AlarmMember) bool {
+		return a.GetMemberID() != refreshAlarmMemberID
+	}), nil
 }
