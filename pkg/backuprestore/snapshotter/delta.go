@@ -290,8 +290,7 @@ func (s *Snapshotter) saveDelta(ctx context.Context, snap *snapshot.Snapshot, ev
 
 // renewIfCurrent renews the delta lease when etcd's revision is still the stored one.
 func (s *Snapshotter) renewIfCurrent(ctx context.Context, stored int64) {
-	resp, err := s.cli.Get(ctx, "health", clientv3.WithCountOnly())
-	if err != nil || resp.Header.Revision != stored {
+	if rev, err := s.currentRevision(ctx); err != nil || rev != stored {
 		return
 	}
 	if err := s.leases.Update(ctx, snapshot.KindIncr, stored, ""); err != nil {

@@ -83,11 +83,7 @@ func (s *Snapshotter) cutBufferedLocked(ctx context.Context) (*snapshot.Snapshot
 func (s *Snapshotter) localRevision(ctx context.Context) (int64, error) {
 	rctx, cancel := context.WithTimeout(ctx, localReadTimeout)
 	defer cancel()
-	resp, err := s.cli.Get(rctx, "health", clientv3.WithSerializable(), clientv3.WithCountOnly())
-	if err != nil {
-		return 0, err
-	}
-	return resp.Header.Revision, nil
+	return s.currentRevision(rctx, clientv3.WithSerializable())
 }
 
 // bufferLocally buffers the local member's revisions after the watched one, until target or until the

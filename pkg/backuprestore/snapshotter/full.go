@@ -128,9 +128,10 @@ func (s *Snapshotter) streamFull(ctx context.Context, final, staged bool) (*snap
 	return snap, verifier.DatabaseSize(), nil
 }
 
-// currentRevision is etcd's revision now (a linearizable read).
-func (s *Snapshotter) currentRevision(ctx context.Context) (int64, error) {
-	resp, err := s.cli.Get(ctx, "health", clientv3.WithCountOnly())
+// currentRevision is etcd's revision now (a linearizable read; with clientv3.WithSerializable the answering
+// member's own, which needs no leader).
+func (s *Snapshotter) currentRevision(ctx context.Context, opts ...clientv3.OpOption) (int64, error) {
+	resp, err := s.cli.Get(ctx, "health", append([]clientv3.OpOption{clientv3.WithCountOnly()}, opts...)...)
 	if err != nil {
 		return 0, fmt.Errorf("current revision: %w", err)
 	}
