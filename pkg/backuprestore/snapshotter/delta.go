@@ -96,7 +96,8 @@ func (s *Snapshotter) watch(ctx context.Context) error {
 
 // pause waits, with the watch closed, until the events held are under the memory limit again. A cut
 // that failed (the store down) leaves them at the limit, and no watch response asks for the next one
-// meanwhile: it asks every retryDelay.
+// meanwhile: it asks after retryDelay, and after twice as long each time the events are still held,
+// up to maxPausedRetryDelay, since every attempt uploads up to the whole limit again.
 func (s *Snapshotter) pause(ctx context.Context, room <-chan struct{}) error {
 	s.bufMu.Lock()
 	buffered, storing, watched := s.bufSize, s.storing, s.watchedRev
@@ -105,7 +106,8 @@ func (s *Snapshotter) pause(ctx context.Context, room <-chan struct{}) error {
 		"bufferedBytes", buffered, "storingBytes", storing, "limitBytes", s.cfg.DeltaSnapshotMemoryLimit, "watchedRevision", watched)
 	s.metrics.paused(true)
 	defer s.metrics.paused(false)
-	retry := time.NewTicker(retryDelay)
+	delay := retryDelay
+	retry := time.NewTimer(delay)
 	defer retry.Stop()
 	for waiting := true; waiting; {
 		select {
@@ -118,10 +120,21 @@ func (s *Snapshotter) pause(ctx context.Context, room <-chan struct{}) error {
 			case s.cutNow <- struct{}{}:
 			default:
 			}
+			delay = nextPausedRetryDelay(delay)
+			retry.Reset(delay)
 		}
 	}
 	s.log.Info("Resuming the delta watch", "fromRevision", watched+1)
 	return errWatchPaused
+}
+
+// maxPausedRetryDelay bounds the backoff of a paused watch's cuts: a store that is back is used again
+// within a minute.
+const maxPausedRetryDelay = time.Minute
+
+// nextPausedRetryDelay is the wait after a paused watch's cut that left the events held at the limit.
+func nextPausedRetryDelay(previous time.Duration) time.Duration {
+	return min(2*previous, maxPausedRetryDelay)
 }
 
 // observe buffers the events of a watch response (dropping revisions already stored) and signals a
