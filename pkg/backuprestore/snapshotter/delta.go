@@ -7,8 +7,8 @@ import (
 	"io"
 	"time"
 
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
-	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotformat"
@@ -17,9 +17,6 @@ import (
 // errDeltaGap reports buffered events that do not continue the store's last revision; storing them
 // would make a snap stream with a gap, so a full snapshot is taken instead.
 var errDeltaGap = errors.New("buffered events do not continue the stored revision")
-
-// progressPoll is how often TakeDelta asks the watch for a progress notification while it waits.
-const progressPoll = 50 * time.Millisecond
 
 // eventOverhead is the heap an event holds beyond its key and value: the decoded Event and KeyValue (each
 // an allocation of its own, with protobuf's internal fields), its entry in the buffer and the allocator's
@@ -77,21 +74,21 @@ func (s *Snapshotter) watch(ctx context.Context) error {
 	s.bufMu.Lock()
 	from := s.watchedRev + 1
 	s.bufMu.Unlock()
-	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-	defer cancel()
-	for resp := range s.cli.Watch(wctx, "", clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithProgressNotify()) {
-		if resp.CompactRevision != 0 {
-			return &compactedError{rev: resp.CompactRevision}
-		}
-		if err := resp.Err(); err != nil {
+	w, err := openWatch(ctx, s.cli, from, true)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	for {
+		resp, err := w.next()
+		if err != nil {
 			return err
 		}
 		if room := s.observe(resp); room != nil {
-			cancel()
+			w.close()
 			return s.pause(ctx, room)
 		}
 	}
-	return fmt.Errorf("watch from revision %d closed", from)
 }
 
 // pause waits, with the watch closed, until the events held are under the memory limit again. A cut
@@ -141,21 +138,17 @@ func nextPausedRetryDelay(previous time.Duration) time.Duration {
 // cut when the buffer reaches the cut threshold. Per event it only appends; waiters are woken and the
 // gauges set once per response, whose events are in revision order. While the events held reach the
 // memory limit it returns the channel that says when there is room again: the watch pauses until then.
-func (s *Snapshotter) observe(resp clientv3.WatchResponse) <-chan struct{} {
+func (s *Snapshotter) observe(resp *pb.WatchResponse) <-chan struct{} {
 	now := s.now()
 	s.bufMu.Lock()
-	var watched int64
-	for _, e := range resp.Events {
-		ev := (*mvccpb.Event)(e)
+	watched := progressRevision(resp)
+	for _, ev := range resp.Events {
 		if ev.Kv.ModRevision <= s.lastRev {
 			continue
 		}
 		s.events = append(s.events, bufferedEvent{ev: ev, observed: now})
 		s.bufSize += eventSize(ev)
 		watched = ev.Kv.ModRevision
-	}
-	if resp.IsProgressNotify() {
-		watched = max(watched, resp.Header.Revision)
 	}
 	s.advanceWatched(watched)
 	s.reportPending()
@@ -217,10 +210,9 @@ func (s *Snapshotter) waitForCurrentRevision(ctx context.Context) error {
 	return s.waitWatched(ctx, rev)
 }
 
-// waitWatched waits until the watch has delivered every revision up to rev.
+// waitWatched waits until the watch has delivered every revision up to rev. The watch wakes the wait
+// whenever it advances: with each write it delivers and with etcd's periodic progress notifications.
 func (s *Snapshotter) waitWatched(ctx context.Context, rev int64) error {
-	t := time.NewTicker(progressPoll)
-	defer t.Stop()
 	for {
 		s.bufMu.Lock()
 		reached, progress := s.watchedRev >= rev, s.progress
@@ -228,12 +220,10 @@ func (s *Snapshotter) waitWatched(ctx context.Context, rev int64) error {
 		if reached {
 			return nil
 		}
-		_ = s.cli.RequestProgress(ctx)
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for the watch to reach revision %d: %w", rev, ctx.Err())
 		case <-progress:
-		case <-t.C:
 		}
 	}
 }

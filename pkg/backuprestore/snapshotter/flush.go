@@ -2,7 +2,6 @@ package snapshotter
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -89,23 +88,20 @@ func (s *Snapshotter) localRevision(ctx context.Context) (int64, error) {
 // bufferLocally buffers the local member's revisions after the watched one, until target or until the
 // buffer reaches the cut threshold. The cluster may have no leader: the watch does not require one.
 func (s *Snapshotter) bufferLocally(ctx context.Context, target int64) error {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	from := s.WatchedRevision() + 1
-	for resp := range s.cli.Watch(wctx, "", clientv3.WithPrefix(), clientv3.WithRev(from)) {
-		if resp.CompactRevision != 0 {
-			return fmt.Errorf("revision %d is compacted (compact revision %d)", from, resp.CompactRevision)
-		}
-		if err := resp.Err(); err != nil {
-			return err
+	w, err := openWatch(ctx, s.cli, from, false)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	for {
+		resp, err := w.next()
+		if err != nil {
+			return fmt.Errorf("watching the local member from revision %d: %w", from, err)
 		}
 		s.observe(resp)
 		if s.WatchedRevision() >= target || s.bufferedBytes() >= s.cutThreshold() {
 			return nil
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return errors.New("the watch of the local member closed")
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/go-logr/logr"
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/proto"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
@@ -35,10 +34,10 @@ func watchingSnapshotter(t *testing.T) *Snapshotter {
 }
 
 // watchResponse is a watch response with one put per revision from first to last.
-func watchResponse(first, last int64) clientv3.WatchResponse {
-	resp := clientv3.WatchResponse{Header: &etcdserverpb.ResponseHeader{Revision: last}}
+func watchResponse(first, last int64) *etcdserverpb.WatchResponse {
+	resp := &etcdserverpb.WatchResponse{Header: &etcdserverpb.ResponseHeader{Revision: last}}
 	for rev := first; rev <= last; rev++ {
-		resp.Events = append(resp.Events, &clientv3.Event{Type: mvccpb.PUT,
+		resp.Events = append(resp.Events, &mvccpb.Event{Type: mvccpb.PUT,
 			Kv: &mvccpb.KeyValue{Key: []byte("k"), Value: []byte("v"), ModRevision: rev, CreateRevision: 1, Version: rev}})
 	}
 	return resp
@@ -72,7 +71,7 @@ func TestObserveBuffersAResponseAndWakesWaiters(t *testing.T) {
 func TestObserveAllocatesPerResponseNotPerEvent(t *testing.T) {
 	s := watchingSnapshotter(t)
 	const perResponse = 100
-	responses := make([]clientv3.WatchResponse, 200)
+	responses := make([]*etcdserverpb.WatchResponse, 200)
 	for i := range responses {
 		responses[i] = watchResponse(int64(i*perResponse+1), int64((i+1)*perResponse))
 	}
@@ -107,15 +106,11 @@ func TestBufferedSizeCoversTheHeapOfTheEvents(t *testing.T) {
 		}
 		before := liveHeap()
 		for _, w := range wire {
-			var resp etcdserverpb.WatchResponse
-			if err := proto.Unmarshal(w, &resp); err != nil {
+			resp := &etcdserverpb.WatchResponse{}
+			if err := proto.Unmarshal(w, resp); err != nil {
 				t.Fatal(err)
 			}
-			events := make([]*clientv3.Event, len(resp.Events))
-			for i, ev := range resp.Events {
-				events[i] = (*clientv3.Event)(ev)
-			}
-			s.observe(clientv3.WatchResponse{Header: resp.Header, Events: events})
+			s.observe(resp)
 		}
 		held := liveHeap() - before
 		runtime.KeepAlive(wire) // its collection would offset the events' heap
