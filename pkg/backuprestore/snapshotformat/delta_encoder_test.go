@@ -16,7 +16,7 @@ import (
 )
 
 // variedEvents covers every shape encoding/json distinguishes in an Event: each field zero and non-zero
-// (omitempty), nil and empty keys and values, a missing kv, a prev_kv, negative and extreme integers,
+// (omitempty), nil and empty keys and values, a missing kv, a prev_kv, a missing event, negative and extreme integers,
 // bytes that need base64 padding, and times with nanoseconds and in other zones.
 func variedEvents(rng *rand.Rand, n int) []Event {
 	ints := []int64{0, 1, -1, 7, math.MaxInt64, math.MinInt64, 1 << 40}
@@ -46,6 +46,9 @@ func variedEvents(rng *rand.Rand, n int) []Event {
 		ev := &mvccpb.Event{Type: mvccpb.Event_EventType(rng.IntN(3)), Kv: kv()}
 		if rng.IntN(3) == 0 {
 			ev.PrevKv = kv()
+		}
+		if rng.IntN(50) == 0 {
+			ev = nil
 		}
 		observed := time.Unix(rng.Int64N(4e9), rng.Int64N(1e9)*int64(rng.IntN(2))).In(zones[rng.IntN(len(zones))])
 		events[i] = Event{EtcdEvent: ev, Time: observed}

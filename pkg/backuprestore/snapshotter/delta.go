@@ -42,7 +42,8 @@ func (s *Snapshotter) watchLoop(ctx context.Context) {
 			continue
 		}
 		var compacted *compactedError
-		if errors.As(err, &compacted) {
+		switch {
+		case errors.As(err, &compacted):
 			s.log.Info("Watch revision was compacted, taking a full snapshot", "revision", compacted.rev)
 			// Not TakeFull: the watch is down, so there is nothing to wait for before the snapshot.
 			s.opMu.Lock()
@@ -51,7 +52,10 @@ func (s *Snapshotter) watchLoop(ctx context.Context) {
 			if err == nil {
 				continue
 			}
-		} else {
+		case errors.Is(err, errWatchBroke):
+			s.log.Info("The watch for delta snapshots broke, opening it again", "error", err.Error())
+			continue
+		default:
 			s.log.Error(err, "Watch for delta snapshots ended, restarting")
 		}
 		select {
@@ -63,6 +67,12 @@ func (s *Snapshotter) watchLoop(ctx context.Context) {
 
 // errWatchPaused ends a watch that paused for the memory limit and may go on.
 var errWatchPaused = errors.New("the delta watch paused for the memory limit")
+
+// errWatchBroke wraps the error of a watch that had delivered responses before it failed: the stream broke
+// (a connection reset, etcd restarting) rather than etcd refusing it. It is opened again at once, as
+// clientv3's watcher would have done; opening waits for the connection, and one that etcd refuses (no
+// leader yet) waits retryDelay before the next attempt.
+var errWatchBroke = errors.New("the delta watch broke")
 
 type compactedError struct{ rev int64 }
 
@@ -79,8 +89,11 @@ func (s *Snapshotter) watch(ctx context.Context) error {
 		return err
 	}
 	defer w.close()
-	for {
+	for delivered := false; ; delivered = true {
 		resp, err := w.next()
+		if err != nil && delivered {
+			return fmt.Errorf("%w: %w", errWatchBroke, err)
+		}
 		if err != nil {
 			return err
 		}
@@ -94,7 +107,8 @@ func (s *Snapshotter) watch(ctx context.Context) error {
 // pause waits, with the watch closed, until the events held are under the memory limit again. A cut
 // that failed (the store down) leaves them at the limit, and no watch response asks for the next one
 // meanwhile: it asks after retryDelay, and after twice as long each time the events are still held,
-// up to maxPausedRetryDelay, since every attempt uploads up to the whole limit again.
+// up to maxPausedRetryDelay, since every attempt uploads up to the whole limit again (the cut of every
+// delta period comes besides).
 func (s *Snapshotter) pause(ctx context.Context, room <-chan struct{}) error {
 	s.bufMu.Lock()
 	buffered, storing, watched := s.bufSize, s.storing, s.watchedRev

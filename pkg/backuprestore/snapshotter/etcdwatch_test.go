@@ -2,9 +2,11 @@ package snapshotter
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
@@ -25,7 +27,9 @@ func TestWatchTakesAResponseBeyondGRPCsDefaultLimit(t *testing.T) {
 			first = last
 		}
 	}
-	w, err := openWatch(t.Context(), cli, first, true)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a watch that delivers nothing fails the test
+	defer cancel()
+	w, err := openWatch(ctx, cli, first, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +64,9 @@ func TestWatchOfACompactedRevisionReportsTheCompaction(t *testing.T) {
 	if _, err := cli.Compact(t.Context(), last); err != nil {
 		t.Fatal(err)
 	}
-	w, err := openWatch(t.Context(), cli, last-1, true)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	w, err := openWatch(ctx, cli, last-1, true)
 	if err == nil {
 		defer w.close()
 		_, err = w.next()

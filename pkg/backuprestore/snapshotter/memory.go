@@ -5,7 +5,8 @@ package snapshotter
 // store has them (a failed upload puts them back). A delta is cut once the buffer reaches half the limit,
 // so that the next one can fill while it is stored; when the two together reach the limit (a slow or
 // failing store, a long full snapshot holding the cut back) the watch pauses, asks for a cut again
-// with a growing pause (5 s doubling up to a minute), and resumes from the revision after the last one held once a cut or a full snapshot made
+// after 5 s, then after twice as long each time up to a minute (besides the cut of every delta period),
+// and resumes from the revision after the last one held once a cut or a full snapshot made
 // room. The revisions written meanwhile stay in etcd: the sidecar's NOSPACE recovery compacts no further
 // than the watch delivered, a compaction by etcd itself (its periodic auto-compaction) past them ends in
 // the full snapshot that replaces a compacted watch, and a term that ends because the quorum is lost
