@@ -56,12 +56,13 @@ func variedEvents(rng *rand.Rand, n int) []Event {
 	return events
 }
 
-// The hand-written JSON must be what encoding/json writes for the same array, event for event, at every
-// length (the encoder buffers and flushes in chunks).
+// The hand-written JSON must be what encoding/json writes for the same array (the format existing
+// backups were written in), event for event, at every length (the encoder buffers and flushes in
+// chunks), followed by the sha256 of those bytes.
 func TestDeltaEncoderWritesWhatEncodingJSONWrites(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	events := variedEvents(rng, 3000)
-	for _, n := range []int{1, 2, 17, 3000} {
+	for _, n := range []int{0, 1, 2, 17, 3000} {
 		var buf bytes.Buffer
 		enc := NewDeltaEncoder(&buf)
 		for _, ev := range events[:n] {
@@ -72,7 +73,7 @@ func TestDeltaEncoderWritesWhatEncodingJSONWrites(t *testing.T) {
 		if err := enc.Close(); err != nil {
 			t.Fatal(err)
 		}
-		whole, err := json.Marshal(events[:n])
+		whole, err := json.Marshal(append([]Event{}, events[:n]...)) // an empty array, not null, for none
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,6 +94,16 @@ func TestDeltaEncoderWritesWhatEncodingJSONWrites(t *testing.T) {
 		if enc.Size() != int64(len(got)) || enc.Count() != n {
 			t.Fatalf("%d events: Size() %d Count() %d, wrote %d bytes", n, enc.Size(), enc.Count(), len(got))
 		}
+	}
+}
+
+func TestDeltaEncoderRefusesAnEventAfterClose(t *testing.T) {
+	enc := NewDeltaEncoder(io.Discard)
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Encode(&mvccpb.Event{Kv: &mvccpb.KeyValue{Key: []byte("k"), ModRevision: 2}}, time.Now()); err == nil {
+		t.Fatal("Encode after Close: want an error")
 	}
 }
 

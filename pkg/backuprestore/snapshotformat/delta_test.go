@@ -3,7 +3,6 @@ package snapshotformat
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -80,45 +79,6 @@ func writeDelta(t *testing.T, dst *bytes.Buffer, c snapshot.Compression, events 
 	}
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// The stream encoder must produce exactly the bytes of marshalling the whole array, the format
-// existing backups were written in, followed by the sha256 of those bytes.
-func TestDeltaEncoderMatchesWholeArrayFormat(t *testing.T) {
-	observed := time.Date(2024, 1, 2, 3, 4, 5, 6, time.UTC)
-	events := []Event{
-		{EtcdEvent: &mvccpb.Event{Type: mvccpb.PUT, Kv: &mvccpb.KeyValue{Key: []byte("k"), Value: []byte("v"), CreateRevision: 2, ModRevision: 2, Version: 1, Lease: 7}}, Time: observed},
-		{EtcdEvent: &mvccpb.Event{Type: mvccpb.DELETE, Kv: &mvccpb.KeyValue{Key: []byte("k"), ModRevision: 3}}, Time: observed},
-	}
-	for _, n := range []int{0, 1, 2} {
-		var buf bytes.Buffer
-		enc := NewDeltaEncoder(&buf)
-		for _, ev := range events[:n] {
-			if err := enc.Encode(ev.EtcdEvent, ev.Time); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := enc.Close(); err != nil {
-			t.Fatal(err)
-		}
-		whole, err := json.Marshal(append([]Event{}, events[:n]...))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum := sha256.Sum256(whole)
-		if want := append(whole, sum[:]...); !bytes.Equal(buf.Bytes(), want) { //nolint:gocritic // want is a new slice; whole is not used after
-			t.Fatalf("%d events: encoder wrote\n%q\nwant\n%q", n, buf.Bytes(), want)
-		}
-		if enc.Size() != int64(buf.Len()) {
-			t.Fatalf("%d events: Size() = %d, wrote %d bytes", n, enc.Size(), buf.Len())
-		}
-	}
-	var buf bytes.Buffer
-	enc := NewDeltaEncoder(&buf)
-	_ = enc.Close()
-	if err := enc.Encode(events[0].EtcdEvent, observed); err == nil {
-		t.Fatal("Encode after Close: want an error")
 	}
 }
 
