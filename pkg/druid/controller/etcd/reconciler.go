@@ -2,6 +2,7 @@ package etcd
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -47,6 +48,8 @@ type Reconciler struct {
 	secrets secretReaders
 	// warned is the generation whose validation warnings were last announced, per Etcd UID.
 	warned sync.Map
+	// own is druid's last write of each Etcd, to tell a cache that lags behind it (ownwrites.go).
+	own ownWrites
 }
 
 // Reconcile runs the deletion flow for an Etcd being deleted; otherwise the spec flow when one is due,
@@ -61,6 +64,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ctx = log.IntoContext(ctx, logger)
 	etcd := &druidv1alpha1.Etcd{}
 	if err := r.client.Get(ctx, req.NamespacedName, etcd); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.own.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 
@@ -75,6 +81,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var spec *specRun
 	specResult := flow.Continue()
 	wanted, why, err := r.specReconcileWanted(ctx, etcd)
+	if errors.Is(err, errCacheBehindOwnWrite) {
+		logger.V(1).Info("The cache has not caught up with druid's last write of the Etcd yet, reconciling again", "resourceVersion", etcd.ResourceVersion)
+		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
+	}
 	if err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -122,20 +132,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 const conflictRetryDelay = 200 * time.Millisecond
 
 // specReconcileWanted applies the trigger contract. When the cached Etcd says a spec reconcile is due, it
-// decides again on the stored object: the cache can lag behind druid's own writes (e.g. still show an
-// operation annotation the previous run removed), and a spec run on a stale spec would roll the
-// StatefulSet back. On a fresh read etcd is replaced with the stored object.
+// makes sure the cache does not lag behind druid's own writes (it may still show an operation annotation
+// the previous run removed), since a spec run on a stale spec would roll the StatefulSet back: a cached
+// copy that holds druid's last write of it (ownWrites) is decided on as it is; one that predates that
+// write ends the reconcile with errCacheBehindOwnWrite, to start over once the cache caught up; when
+// that cannot be told (no write recorded since druid started, say) it decides again on the stored
+// object, and etcd is replaced with it. Should the cache lag behind someone else's write instead, the
+// run's first write (recordStart's Processing, with the cached resourceVersion) fails with a conflict
+// before anything is synced, and the reconcile starts over from the newer object.
 //
 // An Etcd without lastOperation is taken from the cache as it is: druid has not run a spec flow on it
 // yet (every spec flow writes lastOperation before anything else, and only with it observedGeneration or
-// the annotation removal), so there is no write of druid's the cache could lag behind. Should the cache lag
-// behind someone else's (a spec edit right after the creation), the run's first write, recordStart's
-// Processing with the cached resourceVersion, fails with a conflict before anything is synced, and the
-// reconcile starts over from the newer object. That saves a read per new Etcd, a burst's worth of them.
+// the annotation removal), so there is no write of druid's the cache could lag behind.
 func (r *Reconciler) specReconcileWanted(ctx context.Context, etcd *druidv1alpha1.Etcd) (bool, string, error) {
 	wanted, why := SpecReconcileWanted(etcd, r.config.EnableEtcdSpecAutoReconcile)
 	if !wanted || etcd.Status.LastOperation == nil {
 		return wanted, why, nil
+	}
+	switch r.own.freshnessOf(etcd, r.clock.Now()) {
+	case cacheHoldsOwnWrite:
+		return wanted, why, nil
+	case cacheBehindOwnWrite:
+		return false, "", errCacheBehindOwnWrite
 	}
 	if err := r.reader.Get(ctx, client.ObjectKeyFromObject(etcd), etcd); err != nil {
 		return false, "", err

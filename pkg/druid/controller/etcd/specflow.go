@@ -160,6 +160,7 @@ func (s *specRun) ensureFinalizer(ctx context.Context) flow.Result {
 	if err := s.r.client.Patch(ctx, s.etcd, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 		return flow.Fail(fmt.Errorf("adding finalizer: %w", err))
 	}
+	s.r.own.record(s.etcd, s.r.clock.Now())
 	return flow.Continue()
 }
 
@@ -311,5 +312,6 @@ func (s *specRun) removeOperationAnnotation(ctx context.Context) flow.Result {
 	if err := s.r.client.Patch(ctx, s.etcd, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 		return flow.Fail(fmt.Errorf("removing the operation annotation: %w", err))
 	}
+	s.r.own.record(s.etcd, s.r.clock.Now())
 	return flow.Continue()
 }

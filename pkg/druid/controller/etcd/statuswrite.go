@@ -48,6 +48,7 @@ func (r *Reconciler) patchStatus(ctx context.Context, etcd *druidv1alpha1.Etcd, 
 		if err := r.client.Status().Patch(ctx, etcd, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 			return err
 		}
+		r.own.record(etcd, r.clock.Now())
 	}
 	if held != nil {
 		held.stored = nil

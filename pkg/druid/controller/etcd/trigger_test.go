@@ -3,9 +3,11 @@ package etcd
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	testclock "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -55,9 +57,9 @@ func (r *readsCounter) Get(_ context.Context, _ client.ObjectKey, obj client.Obj
 	return nil
 }
 
-// A new Etcd (no lastOperation: druid never ran a spec flow on it) is decided on as cached; once druid
-// wrote to it, a due spec reconcile is decided again on the stored object, which may say "not due" (the
-// cache lagged the previous run's observedGeneration).
+// A new Etcd (no lastOperation: druid never ran a spec flow on it) is decided on as cached; once it
+// was written to, with no write of this druid recorded, a due spec reconcile is decided again on the
+// stored object, which may say "not due" (the cache lagged the previous run's observedGeneration).
 func TestSpecReconcileWantedReadsTheStoredEtcdOnceDruidWroteIt(t *testing.T) {
 	g := NewWithT(t)
 	fresh := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
@@ -68,7 +70,7 @@ func TestSpecReconcileWantedReadsTheStoredEtcdOnceDruidWroteIt(t *testing.T) {
 	processing.Status.LastOperation = &druidv1alpha1.LastOperation{State: druidv1alpha1.LastOperationStateProcessing}
 
 	reader := &readsCounter{stored: reconciled}
-	r := &Reconciler{reader: reader}
+	r := &Reconciler{reader: reader, clock: testclock.NewFakePassiveClock(time.Now())}
 	wanted, _, err := r.specReconcileWanted(context.Background(), fresh.DeepCopy())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(wanted).To(BeTrue())
@@ -80,4 +82,52 @@ func TestSpecReconcileWantedReadsTheStoredEtcdOnceDruidWroteIt(t *testing.T) {
 	g.Expect(reader.gets).To(Equal(1))
 	g.Expect(wanted).To(BeFalse(), "the stored Etcd is reconciled already")
 	g.Expect(cached.Status.ObservedGeneration).To(Equal(ptr.To(int64(1))), "the cached copy is replaced with the stored object")
+}
+
+// Once druid recorded its own write of an Etcd, a due spec reconcile is decided without reading the
+// stored object: on the cached copy when it holds that write, not at all (the reconcile starts over) when
+// it predates it. A record too old to be waited for, or versions that do not compare, fall back to the
+// read.
+func TestSpecReconcileWantedKnowsTheCacheFromDruidsOwnWrites(t *testing.T) {
+	now := time.Now()
+	due := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Namespace: "shoot", Name: "etcd-main", Generation: 2,
+		Annotations: map[string]string{druidv1alpha1.GardenerOperationAnnotation: druidv1alpha1.OperationReconcile}},
+		Status: druidv1alpha1.EtcdStatus{ObservedGeneration: ptr.To(int64(1)),
+			LastOperation: &druidv1alpha1.LastOperation{State: druidv1alpha1.LastOperationStateSucceeded}}}
+	withVersion := func(rv string) *druidv1alpha1.Etcd {
+		e := due.DeepCopy()
+		e.ResourceVersion = rv
+		return e
+	}
+	for name, tc := range map[string]struct {
+		written   string
+		writtenAt time.Time
+		cached    string
+		wantErr   error
+		wantGets  int
+	}{
+		"cache holds the write":          {written: "120", writtenAt: now, cached: "120"},
+		"cache holds a newer version":    {written: "120", writtenAt: now, cached: "1000"},
+		"cache predates the write":       {written: "120", writtenAt: now, cached: "99", wantErr: errCacheBehindOwnWrite},
+		"write too long ago to wait for": {written: "120", writtenAt: now.Add(-time.Minute), cached: "99", wantGets: 1},
+		"versions that do not compare":   {written: "120", writtenAt: now, cached: "v7", wantGets: 1},
+		"no write recorded":              {cached: "99", wantGets: 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			reader := &readsCounter{stored: due}
+			r := &Reconciler{reader: reader, clock: testclock.NewFakePassiveClock(now)}
+			if tc.written != "" {
+				r.own.record(withVersion(tc.written), tc.writtenAt)
+			}
+			wanted, _, err := r.specReconcileWanted(context.Background(), withVersion(tc.cached))
+			if tc.wantErr != nil {
+				g.Expect(err).To(MatchError(tc.wantErr))
+			} else {
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(wanted).To(BeTrue())
+			}
+			g.Expect(reader.gets).To(Equal(tc.wantGets))
+		})
+	}
 }
