@@ -11,13 +11,15 @@ import (
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
 
-// ownWrites remembers the resourceVersion of druid's last write of each Etcd. The cache can lag behind
-// those writes: a reconcile started by an earlier event of the same run may see the Etcd before druid's
-// own status write or annotation removal, take a spec reconcile for due, and a spec run on a stale spec
-// would roll the StatefulSet back. Resource versions of one resource compare as integers
-// (k8s.io/apimachinery/pkg/util/resourceversion, Kubernetes KEP-5504), so a cached copy older than
-// druid's own last write is recognised without a read from the apiserver, and one that holds it is known
-// not to lag behind anything druid did.
+// ownWrites remembers the resourceVersion of the Etcd controller's last write of each Etcd. The cache can
+// lag behind those writes: a reconcile started by an earlier event of the same run may see the Etcd
+// before the controller's own status write or annotation removal, take a spec reconcile for due, and a
+// spec run on a stale spec would roll the StatefulSet back. Resource versions of one resource compare as
+// integers (k8s.io/apimachinery/pkg/util/resourceversion, Kubernetes KEP-5504), so a cached copy older
+// than the controller's last write is recognised without a read from the apiserver, and one that holds it
+// does not lag behind anything the controller did. Writes of other controllers (the compaction
+// condition, an EtcdOpsTask's annotation removal) are not recorded: a spec run on a copy that lags behind
+// them fails at its first write, recordStart's, with a conflict, and starts over.
 type ownWrites struct {
 	writes sync.Map // types.NamespacedName → ownWrite
 }
