@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,24 +54,53 @@ func (e *etcd) Snapshot(ctx context.Context) (string, error) {
 		base = fmt.Sprintf("https://%s-client.%s:%d", e.name(), e.namespace, backupPort)
 	}
 	url := strings.TrimSuffix(base, "/") + "/snapshot/full?final=true"
+	for attempt := 1; ; attempt++ {
+		status, body, err := e.requestSnapshot(ctx, httpClient, url)
+		if err != nil {
+			return "", err
+		}
+		if status == http.StatusServiceUnavailable && attempt < snapshotAttempts {
+			e.logger(ctx).Info("The sidecar cannot take the snapshot yet, asking again", "answer", body, "attempt", attempt)
+			select {
+			case <-ctx.Done():
+				return "", fmt.Errorf("full snapshot of %s/%s: %w (last answer 503: %s)", e.namespace, e.name(), ctx.Err(), body)
+			case <-time.After(snapshotRetryDelay):
+			}
+			continue
+		}
+		if status/100 != 2 {
+			return "", fmt.Errorf("full snapshot of %s/%s failed: %d %s: %s", e.namespace, e.name(), status, http.StatusText(status), body)
+		}
+		return body, nil
+	}
+}
+
+// A sidecar answers 503 Service Unavailable while it cannot take the snapshot yet: it does not know the
+// backup leader, as right after its member joined or restarted, for a few seconds. The client service
+// may route the request to such a member; Snapshot asks again, snapshotRetryDelay apart, up to
+// snapshotAttempts times.
+const (
+	snapshotAttempts   = 5
+	snapshotRetryDelay = 2 * time.Second
+)
+
+// requestSnapshot sends one snapshot request and returns the answer's status code and body.
+func (e *etcd) requestSnapshot(ctx context.Context, httpClient *http.Client, url string) (int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return "", err
+		return 0, "", err
 	}
 	e.logger(ctx).Info("Requesting a final full snapshot", "url", url)
 	resp, err := httpClient.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("requesting a full snapshot of %s/%s: %w", e.namespace, e.name(), err)
+		return 0, "", fmt.Errorf("requesting a full snapshot of %s/%s: %w", e.namespace, e.name(), err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxSnapshotResponse))
 	if err != nil {
-		return "", fmt.Errorf("reading the snapshot response of %s/%s: %w", e.namespace, e.name(), err)
+		return 0, "", fmt.Errorf("reading the snapshot response of %s/%s: %w", e.namespace, e.name(), err)
 	}
-	if resp.StatusCode/100 != 2 {
-		return "", fmt.Errorf("full snapshot of %s/%s failed: %s: %s", e.namespace, e.name(), resp.Status, strings.TrimSpace(string(body)))
-	}
-	return string(body), nil
+	return resp.StatusCode, strings.TrimSpace(string(body)), nil
 }
 
 func (e *etcd) snapshotHTTPClient(ctx context.Context) (*http.Client, error) {

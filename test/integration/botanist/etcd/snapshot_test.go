@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -80,17 +81,57 @@ func TestSnapshotFailsOnUntrustedServersAndErrorAnswers(t *testing.T) {
 	_, err = etcd.New(env.Client, namespace, v).Snapshot(ctx)
 	g.Expect(err).To(MatchError(ContainSubstring("certificate")))
 
+	// A sidecar that stays unavailable is asked a bounded number of times; its last answer is the error.
+	var asked atomic.Int32
 	failing := sidecar(t, namespace, func(w http.ResponseWriter, _ *http.Request) {
+		asked.Add(1)
 		http.Error(w, "etcd is not reachable", http.StatusServiceUnavailable)
 	})
 	v.SnapshotTransport = transportTo(namespace, failing)
 	_, err = etcd.New(env.Client, namespace, v).Snapshot(ctx)
 	g.Expect(err).To(MatchError(ContainSubstring("503 Service Unavailable: etcd is not reachable")))
+	g.Expect(asked.Load()).To(BeEquivalentTo(5))
+
+	// Any other error answer fails at once.
+	asked.Store(0)
+	broken := sidecar(t, namespace, func(w http.ResponseWriter, _ *http.Request) {
+		asked.Add(1)
+		http.Error(w, "snapshot failed", http.StatusInternalServerError)
+	})
+	v.SnapshotTransport = transportTo(namespace, broken)
+	_, err = etcd.New(env.Client, namespace, v).Snapshot(ctx)
+	g.Expect(err).To(MatchError(ContainSubstring("500 Internal Server Error: snapshot failed")))
+	g.Expect(asked.Load()).To(BeEquivalentTo(1))
 
 	// Without the client certificate there is nothing to authenticate with.
 	g.Expect(env.Client.Delete(ctx, getSecret(g, namespace, "etcd-client"))).To(Succeed())
 	_, err = etcd.New(env.Client, namespace, v).Snapshot(ctx)
 	g.Expect(err).To(MatchError(ContainSubstring("etcd-client is missing")))
+}
+
+// Right after a member joined, its sidecar does not know the backup leader for a few seconds and answers
+// 503; the client service may send the request there. Snapshot asks again and gets the snapshot.
+func TestSnapshotAsksAgainWhileTheSidecarIsNotReadyYet(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespace := env.CreateNamespace(t)
+	_, err := etcd.NewTLSSecrets(env.Client, namespace, etcd.TLSValues{Role: etcd.RoleMain}).Ensure(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	var asked atomic.Int32
+	s := sidecar(t, namespace, func(w http.ResponseWriter, _ *http.Request) {
+		if asked.Add(1) <= 2 {
+			http.Error(w, "finding the backup leader: no backup leader known yet", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte(`{"kind":"Full","snapName":"Full-00000000-00000042-1"}`))
+	})
+	v := values(etcd.RoleMain)
+	v.SnapshotTransport = transportTo(namespace, s)
+	answer, err := etcd.New(env.Client, namespace, v).Snapshot(ctx)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(answer).To(ContainSubstring("Full-00000000-00000042-1"))
+	g.Expect(asked.Load()).To(BeEquivalentTo(3))
 }
 
 // A hibernated etcd has no member to snapshot: Snapshot says so at once instead of asking a service without
