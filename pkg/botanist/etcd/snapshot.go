@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -54,25 +55,38 @@ func (e *etcd) Snapshot(ctx context.Context) (string, error) {
 		base = fmt.Sprintf("https://%s-client.%s:%d", e.name(), e.namespace, backupPort)
 	}
 	url := strings.TrimSuffix(base, "/") + "/snapshot/full?final=true"
-	for attempt := 1; ; attempt++ {
+	var answer, lastUnavailable string // lastUnavailable: the body of the last 503, if one came
+	unavailable := false
+	backoff := wait.Backoff{Duration: snapshotRetryDelay, Factor: 1, Steps: snapshotAttempts}
+	err = wait.ExponentialBackoffWithContext(ctx, backoff, func(ctx context.Context) (bool, error) {
 		status, body, err := e.requestSnapshot(ctx, httpClient, url)
-		if err != nil {
-			return "", err
+		switch {
+		case err != nil:
+			return false, err
+		case status == http.StatusServiceUnavailable:
+			unavailable, lastUnavailable = true, body
+			e.logger(ctx).Info("The sidecar cannot take the snapshot yet", "answer", body)
+			return false, nil
+		case status/100 != 2:
+			return false, e.snapshotFailed(status, body)
 		}
-		if status == http.StatusServiceUnavailable && attempt < snapshotAttempts {
-			e.logger(ctx).Info("The sidecar cannot take the snapshot yet, asking again", "answer", body, "attempt", attempt)
-			select {
-			case <-ctx.Done():
-				return "", fmt.Errorf("full snapshot of %s/%s: %w (last answer 503: %s)", e.namespace, e.name(), ctx.Err(), body)
-			case <-time.After(snapshotRetryDelay):
-			}
-			continue
-		}
-		if status/100 != 2 {
-			return "", fmt.Errorf("full snapshot of %s/%s failed: %d %s: %s", e.namespace, e.name(), status, http.StatusText(status), body)
-		}
-		return body, nil
+		answer = body
+		return true, nil
+	})
+	switch {
+	case err == nil:
+		return answer, nil
+	case unavailable && ctx.Err() != nil:
+		return "", fmt.Errorf("full snapshot of %s/%s: %w (last answer 503: %s)", e.namespace, e.name(), ctx.Err(), lastUnavailable)
+	case unavailable && wait.Interrupted(err):
+		return "", e.snapshotFailed(http.StatusServiceUnavailable, lastUnavailable)
 	}
+	return "", err
+}
+
+// snapshotFailed is the error of an answer other than 2xx.
+func (e *etcd) snapshotFailed(status int, body string) error {
+	return fmt.Errorf("full snapshot of %s/%s failed: %d %s: %s", e.namespace, e.name(), status, http.StatusText(status), body)
 }
 
 // A sidecar answers 503 Service Unavailable while it cannot take the snapshot yet: it does not know the
