@@ -45,21 +45,30 @@ func transportTo(namespace string, s *httptest.Server) etcd.SnapshotTransport {
 	}
 }
 
+// namespaceWithTLSSecrets is a new namespace with etcd-main's TLS secrets, which Snapshot authenticates with.
+func namespaceWithTLSSecrets(t *testing.T) string {
+	t.Helper()
+	namespace := env.CreateNamespace(t)
+	_, err := etcd.NewTLSSecrets(env.Client, namespace, etcd.TLSValues{Role: etcd.RoleMain}).Ensure(context.Background())
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	return namespace
+}
+
+// snapshotFrom runs botanist's Snapshot of etcd-main in namespace against server.
+func snapshotFrom(namespace string, server *httptest.Server) (string, error) {
+	v := values(etcd.RoleMain)
+	v.SnapshotTransport = transportTo(namespace, server)
+	return etcd.New(env.Client, namespace, v).Snapshot(context.Background())
+}
+
 func TestSnapshotAsksTheSidecarOverMutualTLS(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
-	namespace := env.CreateNamespace(t)
-	_, err := etcd.NewTLSSecrets(env.Client, namespace, etcd.TLSValues{Role: etcd.RoleMain}).Ensure(ctx)
-	g.Expect(err).NotTo(HaveOccurred())
-
+	namespace := namespaceWithTLSSecrets(t)
 	requests := make(chan string, 10)
-	s := sidecar(t, namespace, func(w http.ResponseWriter, r *http.Request) {
+	answer, err := snapshotFrom(namespace, sidecar(t, namespace, func(w http.ResponseWriter, r *http.Request) {
 		requests <- r.Method + " " + r.URL.RequestURI() + " by " + r.TLS.PeerCertificates[0].Subject.CommonName
 		_, _ = w.Write([]byte(`{"kind":"Full","snapName":"Full-00000000-00000042-1"}`))
-	})
-	v := values(etcd.RoleMain)
-	v.SnapshotTransport = transportTo(namespace, s)
-	answer, err := etcd.New(env.Client, namespace, v).Snapshot(ctx)
+	}))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(answer).To(ContainSubstring("Full-00000000-00000042-1"))
 	g.Expect(requests).To(HaveLen(1))
@@ -68,44 +77,37 @@ func TestSnapshotAsksTheSidecarOverMutualTLS(t *testing.T) {
 
 func TestSnapshotFailsOnUntrustedServersAndErrorAnswers(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
-	namespace := env.CreateNamespace(t)
-	_, err := etcd.NewTLSSecrets(env.Client, namespace, etcd.TLSValues{Role: etcd.RoleMain}).Ensure(ctx)
-	g.Expect(err).NotTo(HaveOccurred())
+	namespace := namespaceWithTLSSecrets(t)
 
 	// A server with a certificate ca-etcd did not sign is not the sidecar.
 	impostor := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("{}")) }))
 	t.Cleanup(impostor.Close)
-	v := values(etcd.RoleMain)
-	v.SnapshotTransport = transportTo(namespace, impostor)
-	_, err = etcd.New(env.Client, namespace, v).Snapshot(ctx)
+	_, err := snapshotFrom(namespace, impostor)
 	g.Expect(err).To(MatchError(ContainSubstring("certificate")))
 
-	// A sidecar that stays unavailable is asked a bounded number of times; its last answer is the error.
-	var asked atomic.Int32
-	failing := sidecar(t, namespace, func(w http.ResponseWriter, _ *http.Request) {
-		asked.Add(1)
-		http.Error(w, "etcd is not reachable", http.StatusServiceUnavailable)
-	})
-	v.SnapshotTransport = transportTo(namespace, failing)
-	_, err = etcd.New(env.Client, namespace, v).Snapshot(ctx)
-	g.Expect(err).To(MatchError(ContainSubstring("503 Service Unavailable: etcd is not reachable")))
-	g.Expect(asked.Load()).To(BeEquivalentTo(5))
-
-	// Any other error answer fails at once.
-	asked.Store(0)
-	broken := sidecar(t, namespace, func(w http.ResponseWriter, _ *http.Request) {
-		asked.Add(1)
-		http.Error(w, "snapshot failed", http.StatusInternalServerError)
-	})
-	v.SnapshotTransport = transportTo(namespace, broken)
-	_, err = etcd.New(env.Client, namespace, v).Snapshot(ctx)
-	g.Expect(err).To(MatchError(ContainSubstring("500 Internal Server Error: snapshot failed")))
-	g.Expect(asked.Load()).To(BeEquivalentTo(1))
+	// A sidecar that stays unavailable is asked a bounded number of times, its last answer the error; any
+	// other error answer fails at once.
+	for _, tc := range []struct {
+		status    int
+		text      string
+		wantErr   string
+		wantAsked int32
+	}{
+		{status: http.StatusServiceUnavailable, text: "etcd is not reachable", wantErr: "503 Service Unavailable: etcd is not reachable", wantAsked: 5},
+		{status: http.StatusInternalServerError, text: "snapshot failed", wantErr: "500 Internal Server Error: snapshot failed", wantAsked: 1},
+	} {
+		var asked atomic.Int32
+		_, err = snapshotFrom(namespace, sidecar(t, namespace, func(w http.ResponseWriter, _ *http.Request) {
+			asked.Add(1)
+			http.Error(w, tc.text, tc.status)
+		}))
+		g.Expect(err).To(MatchError(ContainSubstring(tc.wantErr)))
+		g.Expect(asked.Load()).To(Equal(tc.wantAsked), "requests answered %d", tc.status)
+	}
 
 	// Without the client certificate there is nothing to authenticate with.
-	g.Expect(env.Client.Delete(ctx, getSecret(g, namespace, "etcd-client"))).To(Succeed())
-	_, err = etcd.New(env.Client, namespace, v).Snapshot(ctx)
+	g.Expect(env.Client.Delete(context.Background(), getSecret(g, namespace, "etcd-client"))).To(Succeed())
+	_, err = snapshotFrom(namespace, impostor)
 	g.Expect(err).To(MatchError(ContainSubstring("etcd-client is missing")))
 }
 
@@ -113,22 +115,15 @@ func TestSnapshotFailsOnUntrustedServersAndErrorAnswers(t *testing.T) {
 // 503; the client service may send the request there. Snapshot asks again and gets the snapshot.
 func TestSnapshotAsksAgainWhileTheSidecarIsNotReadyYet(t *testing.T) {
 	g := NewWithT(t)
-	ctx := context.Background()
-	namespace := env.CreateNamespace(t)
-	_, err := etcd.NewTLSSecrets(env.Client, namespace, etcd.TLSValues{Role: etcd.RoleMain}).Ensure(ctx)
-	g.Expect(err).NotTo(HaveOccurred())
-
+	namespace := namespaceWithTLSSecrets(t)
 	var asked atomic.Int32
-	s := sidecar(t, namespace, func(w http.ResponseWriter, _ *http.Request) {
+	answer, err := snapshotFrom(namespace, sidecar(t, namespace, func(w http.ResponseWriter, _ *http.Request) {
 		if asked.Add(1) <= 2 {
 			http.Error(w, "finding the backup leader: no backup leader known yet", http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte(`{"kind":"Full","snapName":"Full-00000000-00000042-1"}`))
-	})
-	v := values(etcd.RoleMain)
-	v.SnapshotTransport = transportTo(namespace, s)
-	answer, err := etcd.New(env.Client, namespace, v).Snapshot(ctx)
+	}))
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(answer).To(ContainSubstring("Full-00000000-00000042-1"))
 	g.Expect(asked.Load()).To(BeEquivalentTo(3))
@@ -140,8 +135,7 @@ func TestSnapshotRefusesAHibernatedEtcdWithoutAsking(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	namespace := env.CreateNamespace(t)
-	v := values(etcd.RoleMain)
-	g.Expect(etcd.New(env.Client, namespace, v).Deploy(ctx)).To(Succeed())
+	g.Expect(etcd.New(env.Client, namespace, values(etcd.RoleMain)).Deploy(ctx)).To(Succeed())
 	obj := &druidv1alpha1.Etcd{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "etcd-main"}, obj)).To(Succeed())
 	patch := client.MergeFrom(obj.DeepCopy())
@@ -149,12 +143,10 @@ func TestSnapshotRefusesAHibernatedEtcdWithoutAsking(t *testing.T) {
 	g.Expect(env.Client.Patch(ctx, obj, patch)).To(Succeed())
 
 	requests := make(chan string, 10)
-	s := sidecar(t, namespace, func(w http.ResponseWriter, r *http.Request) {
+	_, err := snapshotFrom(namespace, sidecar(t, namespace, func(w http.ResponseWriter, r *http.Request) {
 		requests <- r.URL.RequestURI()
 		_, _ = w.Write([]byte(`{"kind":"Full","snapName":"Full-00000000-00000042-1"}`))
-	})
-	v.SnapshotTransport = transportTo(namespace, s)
-	_, err := etcd.New(env.Client, namespace, v).Snapshot(ctx)
+	}))
 	g.Expect(err).To(MatchError(ContainSubstring("hibernated (spec.replicas 0)")))
 	g.Expect(requests).To(BeEmpty())
 }
