@@ -26,8 +26,10 @@ const startRetryDelay = 5 * time.Second
 // is configured), the removal of members beyond the cluster size and defragmentation (defrag.Keep). The
 // snapshotter of the current term is published for the HTTP API (see snapshots.go).
 type backupLeader struct {
-	opts      *Options
-	cli       *clientv3.Client
+	opts *Options
+	cli  *clientv3.Client
+	// watchCli is the snapshotter's delta watch connection (nil without backups).
+	watchCli  *clientv3.Client
 	endpoint  string
 	clientTLS *tls.Config
 	// templatePath gives the cluster size, read anew by every member cleanup run.
@@ -84,7 +86,7 @@ func (b *backupLeader) runSnapshotter(ctx context.Context) {
 	for {
 		var err error
 		s, err = snapshotter.New(snapshotter.Options{
-			Config: b.opts.snapshotterConfig(), Client: b.cli, Store: b.store, Leases: b.leases, Metrics: b.metrics, Log: b.log,
+			Config: b.opts.snapshotterConfig(), Client: b.cli, WatchClient: b.watchCli, Store: b.store, Leases: b.leases, Metrics: b.metrics, Log: b.log,
 		})
 		if err == nil {
 			err = s.Start(ctx)

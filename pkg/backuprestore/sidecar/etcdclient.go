@@ -14,6 +14,7 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberconfig"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/memberdial"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 )
 
 // clientTLS is the TLS configuration for etcd's client URLs (nil with --insecure-transport). The
@@ -35,6 +36,13 @@ func (o *Options) clientTLS() (*tls.Config, error) {
 // --insecure-transport. It does not block: etcd may not run yet when the sidecar starts.
 func (o *Options) etcdClient(tlsConfig *tls.Config) (*clientv3.Client, error) {
 	return clientv3.New(clientv3.Config{Endpoints: o.Endpoints, TLS: tlsConfig, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+}
+
+// deltaWatchClient is the delta watch's own connection to the local member, which gathers its reads
+// (snapshotter.WatchDialOptions); like etcdClient it does not block.
+func (o *Options) deltaWatchClient(tlsConfig *tls.Config) (*clientv3.Client, error) {
+	return clientv3.New(clientv3.Config{Endpoints: o.Endpoints, TLS: tlsConfig, DialTimeout: 5 * time.Second,
+		DialOptions: snapshotter.WatchDialOptions(), Logger: zap.NewNop()})
 }
 
 // memberDialPatience is how long the cluster client holds back a member whose lease was never renewed

@@ -11,6 +11,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -55,12 +56,17 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	endpoint := o.localEndpoint()
 
 	var store snapstore.SnapStore
+	var watchCli *clientv3.Client
 	if o.hasStore() {
 		// Watched: a rotated backup secret reopens the store in place, without restarting the pod.
 		if store, err = snapstore.OpenWatched(ctx, o.Store, snapstore.WatchOptions{}, log.WithName("snapstore")); err != nil {
 			return fmt.Errorf("opening the store %s %s/%s: %w", o.Store.Provider, o.Store.Container, o.Store.Prefix, err)
 		}
 		defer store.Close()
+		if watchCli, err = o.deltaWatchClient(clientTLS); err != nil {
+			return err
+		}
+		defer watchCli.Close()
 	}
 	var restoreSource *initializer.RestoreSource
 	if o.RestoreSource.Prefix != "" {
@@ -84,7 +90,7 @@ func Run(ctx context.Context, o Options, log logr.Logger) error {
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), netmetrics.Collector{})
 	memberMetrics := member.NewMetrics(registry)
-	bl := &backupLeader{opts: &o, cli: cli, endpoint: endpoint, clientTLS: clientTLS, templatePath: served.templatePath,
+	bl := &backupLeader{opts: &o, cli: cli, watchCli: watchCli, endpoint: endpoint, clientTLS: clientTLS, templatePath: served.templatePath,
 		store: store, leases: snapshotter.NoLeases{}, metrics: snapshotter.NewMetrics(registry), defragMetrics: defrag.NewMetrics(registry),
 		noSpaceReport: &defrag.Report{}, memberMetrics: memberMetrics, log: log.WithName("backup-leader"), stopping: ctx.Done()}
 	if o.EnableMemberLeaseRenewal {

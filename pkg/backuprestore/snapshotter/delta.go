@@ -84,7 +84,7 @@ func (s *Snapshotter) watch(ctx context.Context) error {
 	s.bufMu.Lock()
 	from := s.watchedRev + 1
 	s.bufMu.Unlock()
-	w, err := openWatch(ctx, s.cli, from, true)
+	w, err := openWatch(ctx, s.watchCli, from, true)
 	if err != nil {
 		return err
 	}

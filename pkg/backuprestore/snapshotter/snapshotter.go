@@ -26,6 +26,9 @@ type Options struct {
 	Config Config
 	// Client reaches the etcd cluster being backed up.
 	Client *clientv3.Client
+	// WatchClient, when set, is the delta watch's own client, dialed with WatchDialOptions to the member
+	// Client reaches; nil means the watch uses Client.
+	WatchClient *clientv3.Client
 	// Store receives the snapshots; it must implement snapstore.StagedSaver (all stores do).
 	Store snapstore.SnapStore
 	// Leases is told about every stored snapshot; nil means NoLeases.
@@ -40,12 +43,14 @@ type Options struct {
 // Snapshotter takes and collects snapshots of one cluster. It is created per leadership term:
 // Start it when this sidecar becomes the backup leader, Stop it when it no longer is.
 type Snapshotter struct {
-	cfg     Config
-	cli     *clientv3.Client
-	store   snapstore.SnapStore
-	stager  snapstore.StagedSaver
-	leases  LeaseUpdater
-	metrics *Metrics
+	cfg Config
+	cli *clientv3.Client
+	// watchCli carries the delta watch (Options.WatchClient, else cli).
+	watchCli *clientv3.Client
+	store    snapstore.SnapStore
+	stager   snapstore.StagedSaver
+	leases   LeaseUpdater
+	metrics  *Metrics
 	// watching is true once the delta watch runs; only then is there a watch for a full snapshot to wait for.
 	watching atomic.Bool
 	log      logr.Logger
@@ -92,9 +97,12 @@ func New(opts Options) (*Snapshotter, error) {
 		return nil, fmt.Errorf("store %T cannot save full snapshots named after their contents (no StagedSaver)", opts.Store)
 	}
 	s := &Snapshotter{
-		cfg: opts.Config, cli: opts.Client, store: opts.Store, stager: stager,
+		cfg: opts.Config, cli: opts.Client, watchCli: opts.WatchClient, store: opts.Store, stager: stager,
 		leases: opts.Leases, metrics: opts.Metrics, log: opts.Log.WithName("snapshotter"), now: opts.Now,
 		progress: make(chan struct{}), room: make(chan struct{}), cutNow: make(chan struct{}, 1), gcLocks: gcLocks{},
+	}
+	if s.watchCli == nil {
+		s.watchCli = s.cli
 	}
 	if s.leases == nil {
 		s.leases = NoLeases{}

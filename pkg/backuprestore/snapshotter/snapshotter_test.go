@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
@@ -68,7 +69,8 @@ func startWithMetrics(t *testing.T, cli *clientv3.Client, store *backuptest.Stor
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	s, err := snapshotter.New(snapshotter.Options{Config: cfg, Client: cli, Store: store.SnapStore, Leases: leases, Metrics: metrics, Log: logr.Discard()})
+	s, err := snapshotter.New(snapshotter.Options{Config: cfg, Client: cli, WatchClient: watchClient(t, cli), Store: store.SnapStore,
+		Leases: leases, Metrics: metrics, Log: logr.Discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,6 +79,18 @@ func startWithMetrics(t *testing.T, cli *clientv3.Client, store *backuptest.Stor
 	}
 	t.Cleanup(s.Stop)
 	return s
+}
+
+// watchClient dials the members cli reaches as the sidecar dials its delta watch's connection.
+func watchClient(t *testing.T, cli *clientv3.Client) *clientv3.Client {
+	t.Helper()
+	w, err := clientv3.New(clientv3.Config{Endpoints: cli.Endpoints(), DialTimeout: 5 * time.Second,
+		DialOptions: snapshotter.WatchDialOptions(), Logger: zap.NewNop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Close() })
+	return w
 }
 
 func putN(t *testing.T, cli *clientv3.Client, prefix string, n, size int) int64 {

@@ -11,14 +11,15 @@ type bareWatchParams struct{ Endpoint string }
 type bareWatchResult struct{ Events int64 }
 
 // runBareWatchChild watches every key from the current revision on etcd's own gRPC stream and only counts
-// what arrives, until stdin closes: the least any delta snapshotter built on a watch can cost the writers
-// (etcd sends one response per revision to a watcher that keeps up, and somebody has to receive it). It
-// leaves out what clientv3's watcher adds (its goroutine hand-offs cost about 3 µs per revision here) so
-// that the floor is etcd's and gRPC's alone.
+// what arrives, until stdin closes: the least a delta snapshotter that receives as ours does (on a
+// connection dialed with snapshotter.WatchDialOptions) can cost the writers, since etcd sends one response
+// per revision to a watcher that keeps up and somebody has to receive it. It leaves out what clientv3's
+// watcher adds (its goroutine hand-offs cost about 3 µs per revision here) so that the floor is etcd's and
+// gRPC's alone.
 func runBareWatchChild(t *testing.T) {
 	var p bareWatchParams
 	childParams(t, &p)
-	cli := client(t, p.Endpoint)
+	cli := watchClient(t, p.Endpoint)
 	stream, err := pb.NewWatchClient(cli.ActiveConnection()).Watch(t.Context())
 	if err != nil {
 		t.Fatal(err)

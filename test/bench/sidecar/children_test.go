@@ -200,7 +200,7 @@ func runSidecarChild(t *testing.T) {
 	cfg := snapshotter.Default()
 	cfg.Schedule, cfg.GarbageCollectionPeriod, cfg.Compression = "", 0, snapshot.CompressionGzip
 	cfg.DeltaSnapshotPeriod, cfg.DeltaSnapshotMemoryLimit = p.Period, p.MemoryLimit
-	s, err := snapshotter.New(snapshotter.Options{Config: cfg, Client: cli, Store: store, Log: logr.Discard()})
+	s, err := snapshotter.New(snapshotter.Options{Config: cfg, Client: cli, WatchClient: watchClient(t, p.Endpoint), Store: store, Log: logr.Discard()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,6 +227,17 @@ func stderrLogger() logr.Logger {
 func client(t *testing.T, endpoint string) *clientv3.Client {
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 10 * time.Second, Logger: zap.NewNop(),
 		MaxCallRecvMsgSize: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	return cli
+}
+
+// watchClient is the delta watch's own client, as the sidecar dials it.
+func watchClient(t *testing.T, endpoint string) *clientv3.Client {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 10 * time.Second, Logger: zap.NewNop(),
+		DialOptions: snapshotter.WatchDialOptions()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ const (
 // BenchmarkDeltaSnapshots runs a sustained write load (32 writers, 256-byte values over 10,000 keys)
 // against etcd in rounds of six phases — without a sidecar, with ours, without, with upstream
 // etcd-backup-restore v0.40.0's, without, with a bare watch that only receives (runBareWatchChild: the
-// floor under any snapshotter that learns of writes from etcd's watch) — and compares the write
+// floor under a snapshotter that learns of writes from etcd's watch as ours does) — and compares the write
 // throughput with each taking gzip deltas to S3 (versitygw), or only receiving, against the phase
 // without one right before it: the overhead of a sidecar is
 // 1 − the median of its with/without ratios over the rounds. Ours is the delta snapshotter in its own
@@ -119,8 +119,8 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 			r.withoutUpstream, r.upstream, r.upstream/r.withoutUpstream, r.withoutBare, r.bare, r.bare/r.withoutBare)
 	}
 	fmt.Printf("  median with/without: ours %.3fx (target >= 0.95x), upstream etcd-backup-restore %s %.3fx\n", oursRatio, brctlbin.UpstreamVersion, upstreamRatio)
-	fmt.Printf("  overhead on the writers: ours %.1f%%, upstream %.1f%%; floor of any watch-based snapshotter (a bare watch that\n"+
-		"  only receives, etcd's gRPC stream without clientv3) %.1f%%\n", 100*(1-oursRatio), 100*(1-upstreamRatio), 100*(1-bareRatio))
+	fmt.Printf("  overhead on the writers: ours %.1f%%, upstream %.1f%%; floor of a snapshotter watching as ours does (a bare\n"+
+		"  watch that only receives, etcd's gRPC stream on the delta watch's connection) %.1f%%\n", 100*(1-oursRatio), 100*(1-upstreamRatio), 100*(1-bareRatio))
 	oursCPU := median(rs, func(r deltaRound) float64 { return r.oursCPUPerRevision })
 	upstreamCPU := median(rs, func(r deltaRound) float64 { return r.upstreamCPUPerRevision })
 	b.ReportMetric(oursCPU, "ours-cpu-µs/rev")
