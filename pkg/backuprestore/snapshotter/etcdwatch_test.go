@@ -8,13 +8,18 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
 	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
 // A watcher that fell behind gets many revisions in one response: six values of 1 MiB arrive as one
-// response of more than gRPC's default 4 MiB receive limit, which the watch must take as clientv3 does.
+// response of more than gRPC's default 4 MiB receive limit, which the watch must take as clientv3 does,
+// also on the delta watch's own connection, whose flow-control window is 4 MiB.
 func TestWatchTakesAResponseBeyondGRPCsDefaultLimit(t *testing.T) {
-	cli := etcdserver.Start(t).Client(t)
+	member := etcdserver.Start(t)
+	cli := member.Client(t)
 	value := string(bytes.Repeat([]byte("v"), 1<<20))
 	var first, last int64
 	for i := range 6 {
@@ -27,25 +32,33 @@ func TestWatchTakesAResponseBeyondGRPCsDefaultLimit(t *testing.T) {
 			first = last
 		}
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a watch that delivers nothing fails the test
-	defer cancel()
-	w, err := openWatch(ctx, cli, first, true)
+	watchCli, err := clientv3.New(clientv3.Config{Endpoints: member.Endpoints(), DialTimeout: 5 * time.Second,
+		DialOptions: WatchDialOptions(), Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.close()
-	var received int64
-	largest := 0
-	for received < last-first+1 {
-		resp, err := w.next()
+	defer watchCli.Close()
+	for name, cli := range map[string]*clientv3.Client{"client": cli, "delta watch client": watchCli} {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // a watch that delivers nothing fails the test
+		defer cancel()
+		w, err := openWatch(ctx, cli, first, true)
 		if err != nil {
-			t.Fatalf("after %d events: %v", received, err)
+			t.Fatal(err)
 		}
-		received += int64(len(resp.Events))
-		largest = max(largest, len(resp.Events))
-	}
-	if largest < 5 {
-		t.Fatalf("the largest response held %d events of 1 MiB; the test needs one beyond 4 MiB", largest)
+		defer w.close()
+		var received int64
+		largest := 0
+		for received < last-first+1 {
+			resp, err := w.next()
+			if err != nil {
+				t.Fatalf("%s, after %d events: %v", name, received, err)
+			}
+			received += int64(len(resp.Events))
+			largest = max(largest, len(resp.Events))
+		}
+		if largest < 5 {
+			t.Fatalf("%s: the largest response held %d events of 1 MiB; the test needs one beyond 4 MiB", name, largest)
+		}
 	}
 }
 
