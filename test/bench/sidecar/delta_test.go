@@ -20,16 +20,16 @@ import (
 // Settings of BenchmarkDeltaSnapshots.
 const (
 	envDeltaPhaseSeconds = "GARDENER_ETCD_BENCH_DELTA_PHASE_SECONDS" // length of one load phase, default 20
-	envDeltaRounds       = "GARDENER_ETCD_BENCH_DELTA_ROUNDS"        // rounds of four phases, default 5
+	envDeltaRounds       = "GARDENER_ETCD_BENCH_DELTA_ROUNDS"        // rounds of six phases, default 5
 	envDeltaMemoryMiB    = "GARDENER_ETCD_BENCH_DELTA_MEMORY_LIMIT_MIB"
+	envDeltaValueBytes   = "GARDENER_ETCD_BENCH_DELTA_VALUE_BYTES" // size of the written values, default 256
 	deltaKeys            = 10000
-	deltaValueSize       = 256
 	deltaWriters         = 32
 	// deltaPeriod is the sidecar's default; the memory limit cuts deltas long before it elapses.
 	deltaPeriod = 20 * time.Second
 )
 
-// BenchmarkDeltaSnapshots runs a sustained write load (32 writers, 256-byte values over 10,000 keys)
+// BenchmarkDeltaSnapshots runs a sustained write load (32 writers, 256-byte values by default, over 10,000 keys)
 // against etcd in rounds of six phases — without a sidecar, with ours, without, with upstream
 // etcd-backup-restore v0.40.0's, without, with a bare watch that only receives (runBareWatchChild: the
 // floor under a snapshotter that learns of writes from etcd's watch as ours does) — and compares the write
@@ -49,6 +49,7 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 	phase := time.Duration(envInt(envDeltaPhaseSeconds, 20)) * time.Second
 	rounds := envInt(envDeltaRounds, 5)
 	limit := int64(envInt(envDeltaMemoryMiB, 32)) << 20
+	valueSize := envInt(envDeltaValueBytes, 256)
 	upstream := brctlbin.Upstream(b)
 	store := startS3(b)
 	_, endpoint := startEtcd(b, false)
@@ -59,7 +60,7 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 	defer cli.Close()
 	values := make([]string, 256)
 	for i := range values {
-		v := make([]byte, deltaValueSize/2)
+		v := make([]byte, valueSize/2)
 		_, _ = crand.Read(v)
 		values[i] = fmt.Sprintf("%x", v)
 	}
@@ -73,12 +74,12 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 			r.withoutOurs = load(b, cli, values, phase)
 			sc := startChild(b, "sidecar", sidecarParams{Endpoint: endpoint, Store: store(fmt.Sprintf("delta-ours-%d", i)),
 				Period: deltaPeriod, MemoryLimit: limit}, &struct{}{})
-			r.ours, r.oursCPUPerRevision = loadWatched(b, cli, values, phase, sc.cmd.Process.Pid)
+			r.ours, r.oursCPUPerRevision, r.oursSlow = loadWatched(b, cli, endpoint, values, phase, sc.cmd.Process.Pid)
 			sc.finish(b, &r.oursSidecar)
 
 			r.withoutUpstream = load(b, cli, values, phase)
 			up := upstreamSidecar(b, upstream, endpoint, store(fmt.Sprintf("delta-upstream-%d", i)), deltaPeriod, limit)
-			r.upstream, r.upstreamCPUPerRevision = loadWatched(b, cli, values, phase, up.Pid())
+			r.upstream, r.upstreamCPUPerRevision, r.upstreamSlow = loadWatched(b, cli, endpoint, values, phase, up.Pid())
 			u, err := up.Stop()
 			if err != nil {
 				b.Fatal(err)
@@ -87,7 +88,7 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 
 			r.withoutBare = load(b, cli, values, phase)
 			bare := startChild(b, "bare-watch", bareWatchParams{Endpoint: endpoint}, &struct{}{})
-			r.bare, r.bareCPUPerRevision = loadWatched(b, cli, values, phase, bare.cmd.Process.Pid)
+			r.bare, r.bareCPUPerRevision, r.bareSlow = loadWatched(b, cli, endpoint, values, phase, bare.cmd.Process.Pid)
 			var received bareWatchResult
 			bare.finish(b, &received)
 			if received.Events == 0 {
@@ -112,7 +113,7 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 	b.ReportMetric(bareRatio, "bare-watch-ratio")
 	b.ReportMetric(peak, "sidecar-peakRSS-MiB")
 	b.ReportMetric(upstreamPeak, "upstream-peakRSS-MiB")
-	fmt.Printf("etcd writes under sustained load (%d writers, %d-byte values, %d keys, %s phases), writes/s per round:\n", deltaWriters, deltaValueSize, deltaKeys, phase)
+	fmt.Printf("etcd writes under sustained load (%d writers, %d-byte values, %d keys, %s phases), writes/s per round:\n", deltaWriters, valueSize, deltaKeys, phase)
 	fmt.Printf("  %5s %9s %9s %7s %9s %9s %7s %9s %9s %7s\n", "round", "without", "ours", "ratio", "without", "upstream", "ratio", "without", "bare", "ratio")
 	for i, r := range rs {
 		fmt.Printf("  %5d %9.0f %9.0f %6.3fx %9.0f %9.0f %6.3fx %9.0f %9.0f %6.3fx\n", i+1, r.withoutOurs, r.ours, r.ours/r.withoutOurs,
@@ -130,6 +131,12 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 	fmt.Printf("  sidecar CPU per revision written during its phase (kernel accounting; steadier than the writers'\n"+
 		"  throughput on a busy machine), median: ours %.1f µs, upstream %.1f µs, ours/upstream %.2fx; the bare watch %.1f µs\n",
 		oursCPU, upstreamCPU, oursCPU/upstreamCPU, bareCPU)
+	var oursSlow, upstreamSlow, bareSlow slowSamples
+	for _, r := range rs {
+		oursSlow, upstreamSlow, bareSlow = oursSlow.add(r.oursSlow), upstreamSlow.add(r.upstreamSlow), bareSlow.add(r.bareSlow)
+	}
+	fmt.Printf("  samples (every 50 ms) with a slow watcher in etcd (%s > 0, responses backed up):\n"+
+		"  ours %s, upstream %s, the bare watch %s\n", slowWatcherGauge, oursSlow, upstreamSlow, bareSlow)
 	fmt.Printf("delta snapshotter (memory limit %.0f MiB, gzip to S3): peak RSS %.1f MiB, RSS after start-up %.1f MiB,\n", limitMiB, peak, idle)
 	verdict := "within"
 	if peak > limitMiB+idle {
@@ -145,8 +152,10 @@ type deltaRound struct {
 	withoutOurs, ours, withoutUpstream, upstream, withoutBare, bare float64
 	// CPU microseconds the sidecar (or bare watch) process spent per revision written during its phase.
 	oursCPUPerRevision, upstreamCPUPerRevision, bareCPUPerRevision float64
-	oursSidecar                                                    sidecarResult
-	upstreamPeakRSSMiB                                             float64
+	// Samples of the phase in which etcd counted a slow watcher.
+	oursSlow, upstreamSlow, bareSlow slowSamples
+	oursSidecar                      sidecarResult
+	upstreamPeakRSSMiB               float64
 }
 
 // median is the median of f over rounds (the upper one of an even count).
@@ -159,9 +168,10 @@ func median(rounds []deltaRound, f func(deltaRound) float64) float64 {
 	return xs[len(xs)/2]
 }
 
-// loadWatched is load with a sidecar (process pid) watching: it also returns the CPU microseconds the
-// sidecar spent per revision written meanwhile.
-func loadWatched(b *testing.B, cli *clientv3.Client, values []string, d time.Duration, pid int) (writesPerSecond, cpuPerRevision float64) {
+// loadWatched is load with a sidecar (process pid) watching etcd at endpoint: it also returns the CPU
+// microseconds the sidecar spent per revision written meanwhile, and the samples in which etcd had a slow
+// watcher.
+func loadWatched(b *testing.B, cli *clientv3.Client, endpoint string, values []string, d time.Duration, pid int) (writesPerSecond, cpuPerRevision float64, slow slowSamples) {
 	b.Helper()
 	revision := func() int64 {
 		resp, err := cli.Get(b.Context(), "health", clientv3.WithCountOnly())
@@ -171,9 +181,11 @@ func loadWatched(b *testing.B, cli *clientv3.Client, values []string, d time.Dur
 		return resp.Header.Revision
 	}
 	rev, cpu := revision(), cpuSecondsOf(pid)
+	stopSampling := sampleSlowWatchers(b, endpoint)
 	writesPerSecond = load(b, cli, values, d)
+	slow = stopSampling()
 	cpu, revs := cpuSecondsOf(pid)-cpu, revision()-rev
-	return writesPerSecond, 1e6 * cpu / float64(max(revs, 1))
+	return writesPerSecond, 1e6 * cpu / float64(max(revs, 1)), slow
 }
 
 // load runs the writers for d and returns the writes per second etcd acknowledged.
