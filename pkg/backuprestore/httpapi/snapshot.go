@@ -130,16 +130,22 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, leaderURL strin
 	_, _ = io.Copy(w, resp.Body)
 }
 
-// forwardAttempts and forwardRetryDelay pace the sending of a forwarded request that did not reach the
-// backup leader: right after a member's pod restarted, the seed's DNS may not name it yet ("server
-// misbehaving") or its port may not be open. A request that reached the leader is not sent again.
+// forwardRetryDelay paces the sending of a forwarded request that did not reach the backup leader: its
+// port may not be open yet (sent again for up to forwardConnectRetryFor), or the seed's DNS may not know
+// its name yet (for up to forwardResolveRetryFor). CoreDNS, configured with `cache 30` as in Gardener's
+// seeds and by kubeadm, answers a name it did not know with "no such host" for up to 30 s after it first
+// did not know it, e.g. when a member resolved a peer before that peer's pod had an address (the lookup
+// then also reports "server misbehaving" for the name asked beyond the cluster domain). A request that
+// reached the leader is not sent again.
 const (
-	forwardAttempts   = 4
-	forwardRetryDelay = time.Second
+	forwardRetryDelay      = time.Second
+	forwardConnectRetryFor = 3 * time.Second
+	forwardResolveRetryFor = 35 * time.Second
 )
 
 // sendToLeader sends the forwarded GET to target, again while it did not reach the leader.
 func (s *Server) sendToLeader(ctx context.Context, target string) (*http.Response, error) {
+	start := time.Now()
 	for attempt := 1; ; attempt++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 		if err != nil {
@@ -147,7 +153,7 @@ func (s *Server) sendToLeader(ctx context.Context, target string) (*http.Respons
 		}
 		req.Header.Set(HeaderForwardedBy, "true")
 		resp, err := s.opts.ForwardClient.Do(req)
-		if err == nil || attempt == forwardAttempts || !notSent(err) {
+		if err == nil || !notSent(err) || time.Since(start) >= retryForwardFor(err) {
 			return resp, err
 		}
 		s.opts.Log.V(1).Info("The backup leader could not be reached; sending again", "target", target, "attempt", attempt, "error", err.Error())
@@ -157,6 +163,15 @@ func (s *Server) sendToLeader(ctx context.Context, target string) (*http.Respons
 		case <-time.After(forwardRetryDelay):
 		}
 	}
+}
+
+// retryForwardFor is how long a forward that failed with err is sent again.
+func retryForwardFor(err error) time.Duration {
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return forwardResolveRetryFor
+	}
+	return forwardConnectRetryFor
 }
 
 // notSent tells whether err means the request never reached the other end: its name did not resolve or
