@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // slowWatcherGauge is etcd's count of watchers whose responses backed up (etcd then serves them from its
@@ -37,24 +38,17 @@ func sampleSlowWatchers(b *testing.B, endpoint string) (stop func() slowSamples)
 		lastErr error
 	)
 	wg.Go(func() {
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
+		wait.UntilWithContext(ctx, func(ctx context.Context) {
 			slow, err := slowWatchers(ctx, endpoint)
 			if err != nil {
 				lastErr = err
-				continue
+				return
 			}
 			counted.samples++
 			if slow > 0 {
 				counted.slow++
 			}
-		}
+		}, 50*time.Millisecond)
 	})
 	return func() slowSamples {
 		cancel()
