@@ -65,32 +65,32 @@ type gatheringConn struct {
 	now   func() time.Time
 	sleep func(time.Duration)
 
-	drained  bool
-	lastRead time.Time
+	// drained tells whether the last read drained the socket, at lastDrained.
+	drained     bool
+	lastDrained time.Time
 	// wait is how long after a drained read the next one starts.
 	wait time.Duration
-	// gathered is what the reads since the last drained one (at gatherStart) took.
-	gathered    int
-	gatherStart time.Time
+	// gathered is what the reads since lastDrained took.
+	gathered int
 }
 
 func newGatheringConn(conn net.Conn, now func() time.Time, sleep func(time.Duration)) *gatheringConn {
-	return &gatheringConn{Conn: conn, now: now, sleep: sleep, wait: watchReadInterval, gatherStart: now()}
+	return &gatheringConn{Conn: conn, now: now, sleep: sleep, lastDrained: now()}
 }
 
 func (c *gatheringConn) Read(p []byte) (int, error) {
 	if c.drained {
-		if wait := c.wait - c.now().Sub(c.lastRead); wait > 0 {
+		if wait := c.wait - c.now().Sub(c.lastDrained); wait > 0 {
 			c.sleep(wait)
 		}
 	}
 	n, err := c.Conn.Read(p)
-	c.lastRead = c.now()
 	c.gathered += n
 	c.drained = n < len(p)/2
 	if c.drained {
-		c.wait = gatherWait(c.lastRead.Sub(c.gatherStart), c.gathered)
-		c.gathered, c.gatherStart = 0, c.lastRead
+		now := c.now()
+		c.wait = gatherWait(now.Sub(c.lastDrained), c.gathered)
+		c.gathered, c.lastDrained = 0, now
 	}
 	return n, err
 }
