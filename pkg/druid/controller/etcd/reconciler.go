@@ -138,12 +138,14 @@ const conflictRetryDelay = 200 * time.Millisecond
 // write ends the reconcile with errCacheBehindOwnWrite, to start over once the cache caught up; when
 // that cannot be told (no write recorded since druid started, say) it decides again on the stored
 // object, and etcd is replaced with it. Should the cache lag behind someone else's write instead, the
-// run's first write (recordStart's Processing, with the cached resourceVersion) fails with a conflict
-// before anything is synced, and the reconcile starts over from the newer object.
+// run's first write (recordStart's Processing, or a new Etcd's finalizer, with the cached
+// resourceVersion) fails with a conflict before anything is synced, and the reconcile starts over from
+// the newer object.
 //
-// An Etcd without lastOperation is taken from the cache as it is: druid has not run a spec flow on it
-// yet (every spec flow writes lastOperation before anything else, and only with it observedGeneration or
-// the annotation removal), so there is no write of druid's the cache could lag behind.
+// An Etcd without lastOperation is taken from the cache as it is: druid writes observedGeneration and
+// removes the operation annotation only after lastOperation, so the cache cannot lag behind a write of
+// druid's that decides whether a run is due. One that lags behind another write (a new Etcd's finalizer
+// from an earlier run, a spec change) fails the run's first write with a conflict, as above.
 func (r *Reconciler) specReconcileWanted(ctx context.Context, etcd *druidv1alpha1.Etcd) (bool, string, error) {
 	wanted, why := SpecReconcileWanted(etcd, r.config.EnableEtcdSpecAutoReconcile)
 	if !wanted || etcd.Status.LastOperation == nil {

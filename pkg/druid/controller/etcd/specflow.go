@@ -143,7 +143,16 @@ func (s *specRun) withSecretsReady(mutate func(*druidv1alpha1.EtcdStatus)) func(
 	}
 }
 
+// recordStart writes lastOperation Processing, the run's first write: it carries the cached
+// resourceVersion, so a cache that lags behind someone else's write fails it with a conflict before
+// anything is synced. A new Etcd's run skips it: ensureFinalizer writes the finalizer next with the same
+// optimistic lock, and a creation's steps only create objects, so the run ends with its success (or
+// error) a moment later. Each skipped write is one status write less per new Etcd, a full decode,
+// validation and encode of the object in the apiserver and a watch event to every druid replica.
 func (s *specRun) recordStart(ctx context.Context) flow.Result {
+	if s.op.Type == druidv1alpha1.LastOperationTypeCreate && !controllerutil.ContainsFinalizer(s.etcd, druidv1alpha1.FinalizerName) {
+		return flow.Continue()
+	}
 	desc := fmt.Sprintf("%s of generation %d in progress", s.op.Type, s.generation)
 	if err := s.record(ctx, druidv1alpha1.LastOperationStateProcessing, desc); err != nil {
 		return flow.Fail(err)
