@@ -35,7 +35,8 @@ const (
 // floor under a snapshotter that learns of writes from etcd's watch as ours does) — and compares the write
 // throughput with each taking gzip deltas to S3 (versitygw), or only receiving, against the phase
 // without one right before it: the overhead of a sidecar is
-// 1 − the median of its with/without ratios over the rounds. Ours is the delta snapshotter in its own
+// 1 − the median of its with/without ratios over the rounds. Every phase also measures the CPU time etcd's
+// process and the watcher spent per revision, and samples etcd's slow watchers (measurePhase). Ours is the delta snapshotter in its own
 // process, whose peak RSS is compared with its delta memory limit plus a fixed overhead: the RSS the
 // process reached by the end of start-up (Go runtime, etcd and S3 clients, this test binary's linked
 // packages, S3 part buffers of chunk size × (parallel parts + 1) = 30 MiB and the initial full snapshot's
@@ -52,7 +53,8 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 	valueSize := envInt(envDeltaValueBytes, 256)
 	upstream := brctlbin.Upstream(b)
 	store := startS3(b)
-	_, endpoint := startEtcd(b, false)
+	etcd, endpoint := startEtcd(b, false)
+	etcdPID := etcd.cmd.Process.Pid
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		b.Fatal(err)
@@ -71,24 +73,27 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 		rs = rs[:0]
 		for i := range rounds {
 			var r deltaRound
-			r.withoutOurs = load(b, cli, values, phase)
+			measure := func(watcherPID int) phaseFigures {
+				return measurePhase(b, cli, endpoint, values, phase, etcdPID, watcherPID)
+			}
+			r.withoutOurs = measure(0)
 			sc := startChild(b, "sidecar", sidecarParams{Endpoint: endpoint, Store: store(fmt.Sprintf("delta-ours-%d", i)),
 				Period: deltaPeriod, MemoryLimit: limit}, &struct{}{})
-			r.ours, r.oursCPUPerRevision, r.oursSlow = loadWatched(b, cli, endpoint, values, phase, sc.cmd.Process.Pid)
+			r.ours = measure(sc.cmd.Process.Pid)
 			sc.finish(b, &r.oursSidecar)
 
-			r.withoutUpstream = load(b, cli, values, phase)
+			r.withoutUpstream = measure(0)
 			up := upstreamSidecar(b, upstream, endpoint, store(fmt.Sprintf("delta-upstream-%d", i)), deltaPeriod, limit)
-			r.upstream, r.upstreamCPUPerRevision, r.upstreamSlow = loadWatched(b, cli, endpoint, values, phase, up.Pid())
+			r.upstream = measure(up.Pid())
 			u, err := up.Stop()
 			if err != nil {
 				b.Fatal(err)
 			}
 			r.upstreamPeakRSSMiB = u.PeakRSSMiB
 
-			r.withoutBare = load(b, cli, values, phase)
+			r.withoutBare = measure(0)
 			bare := startChild(b, "bare-watch", bareWatchParams{Endpoint: endpoint}, &struct{}{})
-			r.bare, r.bareCPUPerRevision, r.bareSlow = loadWatched(b, cli, endpoint, values, phase, bare.cmd.Process.Pid)
+			r.bare = measure(bare.cmd.Process.Pid)
 			var received bareWatchResult
 			bare.finish(b, &received)
 			if received.Events == 0 {
@@ -97,17 +102,17 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 			rs = append(rs, r)
 		}
 	}
-	oursRatio := median(rs, func(r deltaRound) float64 { return r.ours / r.withoutOurs })
-	upstreamRatio := median(rs, func(r deltaRound) float64 { return r.upstream / r.withoutUpstream })
-	bareRatio := median(rs, func(r deltaRound) float64 { return r.bare / r.withoutBare })
+	oursRatio := median(rs, func(r deltaRound) float64 { return r.ours.writesPerSecond / r.withoutOurs.writesPerSecond })
+	upstreamRatio := median(rs, func(r deltaRound) float64 { return r.upstream.writesPerSecond / r.withoutUpstream.writesPerSecond })
+	bareRatio := median(rs, func(r deltaRound) float64 { return r.bare.writesPerSecond / r.withoutBare.writesPerSecond })
 	var peak, idle, upstreamPeak float64
 	for _, r := range rs {
 		peak, idle = max(peak, r.oursSidecar.PeakRSSMiB), max(idle, r.oursSidecar.IdleRSSMiB)
 		upstreamPeak = max(upstreamPeak, r.upstreamPeakRSSMiB)
 	}
 	limitMiB := float64(limit >> 20)
-	b.ReportMetric(median(rs, func(r deltaRound) float64 { return r.withoutOurs }), "without-writes/s")
-	b.ReportMetric(median(rs, func(r deltaRound) float64 { return r.ours }), "with-writes/s")
+	b.ReportMetric(median(rs, func(r deltaRound) float64 { return r.withoutOurs.writesPerSecond }), "without-writes/s")
+	b.ReportMetric(median(rs, func(r deltaRound) float64 { return r.ours.writesPerSecond }), "with-writes/s")
 	b.ReportMetric(oursRatio, "ratio")
 	b.ReportMetric(upstreamRatio, "upstream-ratio")
 	b.ReportMetric(bareRatio, "bare-watch-ratio")
@@ -116,27 +121,38 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 	fmt.Printf("etcd writes under sustained load (%d writers, %d-byte values, %d keys, %s phases), writes/s per round:\n", deltaWriters, valueSize, deltaKeys, phase)
 	fmt.Printf("  %5s %9s %9s %7s %9s %9s %7s %9s %9s %7s\n", "round", "without", "ours", "ratio", "without", "upstream", "ratio", "without", "bare", "ratio")
 	for i, r := range rs {
-		fmt.Printf("  %5d %9.0f %9.0f %6.3fx %9.0f %9.0f %6.3fx %9.0f %9.0f %6.3fx\n", i+1, r.withoutOurs, r.ours, r.ours/r.withoutOurs,
-			r.withoutUpstream, r.upstream, r.upstream/r.withoutUpstream, r.withoutBare, r.bare, r.bare/r.withoutBare)
+		fmt.Printf("  %5d %9.0f %9.0f %6.3fx %9.0f %9.0f %6.3fx %9.0f %9.0f %6.3fx\n", i+1,
+			r.withoutOurs.writesPerSecond, r.ours.writesPerSecond, r.ours.writesPerSecond/r.withoutOurs.writesPerSecond,
+			r.withoutUpstream.writesPerSecond, r.upstream.writesPerSecond, r.upstream.writesPerSecond/r.withoutUpstream.writesPerSecond,
+			r.withoutBare.writesPerSecond, r.bare.writesPerSecond, r.bare.writesPerSecond/r.withoutBare.writesPerSecond)
 	}
 	fmt.Printf("  median with/without: ours %.3fx (target >= 0.95x), upstream etcd-backup-restore %s %.3fx\n", oursRatio, brctlbin.UpstreamVersion, upstreamRatio)
 	fmt.Printf("  overhead on the writers: ours %.1f%%, upstream %.1f%%; floor of a snapshotter watching as ours does (a bare\n"+
 		"  watch that only receives, etcd's gRPC stream on the delta watch's connection) %.1f%%\n", 100*(1-oursRatio), 100*(1-upstreamRatio), 100*(1-bareRatio))
-	oursCPU := median(rs, func(r deltaRound) float64 { return r.oursCPUPerRevision })
-	upstreamCPU := median(rs, func(r deltaRound) float64 { return r.upstreamCPUPerRevision })
+	oursCPU := median(rs, func(r deltaRound) float64 { return r.ours.watcherCPUPerRevision })
+	upstreamCPU := median(rs, func(r deltaRound) float64 { return r.upstream.watcherCPUPerRevision })
 	b.ReportMetric(oursCPU, "ours-cpu-µs/rev")
 	b.ReportMetric(upstreamCPU, "upstream-cpu-µs/rev")
-	bareCPU := median(rs, func(r deltaRound) float64 { return r.bareCPUPerRevision })
+	bareCPU := median(rs, func(r deltaRound) float64 { return r.bare.watcherCPUPerRevision })
 	b.ReportMetric(bareCPU, "bare-watch-cpu-µs/rev")
 	fmt.Printf("  sidecar CPU per revision written during its phase (kernel accounting; steadier than the writers'\n"+
 		"  throughput on a busy machine), median: ours %.1f µs, upstream %.1f µs, ours/upstream %.2fx; the bare watch %.1f µs\n",
 		oursCPU, upstreamCPU, oursCPU/upstreamCPU, bareCPU)
+	var withoutEtcdCPU []float64
+	for _, r := range rs {
+		withoutEtcdCPU = append(withoutEtcdCPU, r.withoutOurs.etcdCPUPerRevision, r.withoutUpstream.etcdCPUPerRevision, r.withoutBare.etcdCPUPerRevision)
+	}
+	slices.Sort(withoutEtcdCPU)
+	fmt.Printf("  etcd's own CPU per revision, median: without a watcher %.1f µs; with ours %.1f µs, upstream %.1f µs, the bare watch %.1f µs\n",
+		withoutEtcdCPU[len(withoutEtcdCPU)/2], median(rs, func(r deltaRound) float64 { return r.ours.etcdCPUPerRevision }),
+		median(rs, func(r deltaRound) float64 { return r.upstream.etcdCPUPerRevision }),
+		median(rs, func(r deltaRound) float64 { return r.bare.etcdCPUPerRevision }))
 	var oursSlow, upstreamSlow, bareSlow slowSamples
 	for _, r := range rs {
-		oursSlow, upstreamSlow, bareSlow = oursSlow.add(r.oursSlow), upstreamSlow.add(r.upstreamSlow), bareSlow.add(r.bareSlow)
+		oursSlow, upstreamSlow, bareSlow = oursSlow.add(r.ours.slow), upstreamSlow.add(r.upstream.slow), bareSlow.add(r.bare.slow)
 	}
-	fmt.Printf("  samples (every 50 ms) with a slow watcher in etcd (%s > 0, responses backed up):\n"+
-		"  ours %s, upstream %s, the bare watch %s\n", slowWatcherGauge, oursSlow, upstreamSlow, bareSlow)
+	fmt.Printf("  samples (every %s) with a slow watcher in etcd (%s > 0, responses backed up):\n"+
+		"  ours %s, upstream %s, the bare watch %s\n", slowWatcherSampling, slowWatcherGauge, oursSlow, upstreamSlow, bareSlow)
 	fmt.Printf("delta snapshotter (memory limit %.0f MiB, gzip to S3): peak RSS %.1f MiB, RSS after start-up %.1f MiB,\n", limitMiB, peak, idle)
 	verdict := "within"
 	if peak > limitMiB+idle {
@@ -147,15 +163,21 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 	fmt.Printf("upstream's `etcdbrctl snapshot` (same delta period and memory limit): peak RSS %.1f MiB; ours/upstream %.2fx\n", upstreamPeak, peak/upstreamPeak)
 }
 
-// deltaRound is one round of BenchmarkDeltaSnapshots: writes/s of each phase and the sidecars' memory.
+// deltaRound is one round of BenchmarkDeltaSnapshots: the figures of each phase and the sidecars' memory.
 type deltaRound struct {
-	withoutOurs, ours, withoutUpstream, upstream, withoutBare, bare float64
-	// CPU microseconds the sidecar (or bare watch) process spent per revision written during its phase.
-	oursCPUPerRevision, upstreamCPUPerRevision, bareCPUPerRevision float64
+	withoutOurs, ours, withoutUpstream, upstream, withoutBare, bare phaseFigures
+	oursSidecar                                                     sidecarResult
+	upstreamPeakRSSMiB                                              float64
+}
+
+// phaseFigures are what one load phase measured.
+type phaseFigures struct {
+	writesPerSecond float64
+	// CPU microseconds etcd's process, and the watching process (sidecar or bare watch; 0 without one),
+	// spent per revision written during the phase.
+	etcdCPUPerRevision, watcherCPUPerRevision float64
 	// Samples of the phase in which etcd counted a slow watcher.
-	oursSlow, upstreamSlow, bareSlow slowSamples
-	oursSidecar                      sidecarResult
-	upstreamPeakRSSMiB               float64
+	slow slowSamples
 }
 
 // median is the median of f over rounds (the upper one of an even count).
@@ -168,10 +190,11 @@ func median(rounds []deltaRound, f func(deltaRound) float64) float64 {
 	return xs[len(xs)/2]
 }
 
-// loadWatched is load with a sidecar (process pid) watching etcd at endpoint: it also returns the CPU
-// microseconds the sidecar spent per revision written meanwhile, and the samples in which etcd had a slow
-// watcher.
-func loadWatched(b *testing.B, cli *clientv3.Client, endpoint string, values []string, d time.Duration, pid int) (writesPerSecond, cpuPerRevision float64, slow slowSamples) {
+// measurePhase is load with etcd's slow watchers sampled, and the CPU time etcd's process (etcdPID) and
+// the watching one (watcherPID, 0 for none) spent per revision written meanwhile. Every phase, with a
+// watcher or without, is measured the same way: the sampler's reads of etcd's /metrics cost etcd and this
+// process CPU, which would otherwise count against the phases with a watcher.
+func measurePhase(b *testing.B, cli *clientv3.Client, endpoint string, values []string, d time.Duration, etcdPID, watcherPID int) phaseFigures {
 	b.Helper()
 	revision := func() int64 {
 		resp, err := cli.Get(b.Context(), "health", clientv3.WithCountOnly())
@@ -180,12 +203,20 @@ func loadWatched(b *testing.B, cli *clientv3.Client, endpoint string, values []s
 		}
 		return resp.Header.Revision
 	}
-	rev, cpu := revision(), cpuSecondsOf(pid)
+	watcherCPUSeconds := func() float64 {
+		if watcherPID == 0 {
+			return 0
+		}
+		return cpuSecondsOf(watcherPID)
+	}
+	rev, etcdCPU, watcherCPU := revision(), cpuSecondsOf(etcdPID), watcherCPUSeconds()
 	stopSampling := sampleSlowWatchers(b, endpoint)
-	writesPerSecond = load(b, cli, values, d)
-	slow = stopSampling()
-	cpu, revs := cpuSecondsOf(pid)-cpu, revision()-rev
-	return writesPerSecond, 1e6 * cpu / float64(max(revs, 1)), slow
+	f := phaseFigures{writesPerSecond: load(b, cli, values, d)}
+	f.slow = stopSampling()
+	revs := float64(max(revision()-rev, 1))
+	f.etcdCPUPerRevision = 1e6 * (cpuSecondsOf(etcdPID) - etcdCPU) / revs
+	f.watcherCPUPerRevision = 1e6 * (watcherCPUSeconds() - watcherCPU) / revs
+	return f
 }
 
 // load runs the writers for d and returns the writes per second etcd acknowledged.
