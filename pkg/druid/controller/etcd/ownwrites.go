@@ -19,7 +19,8 @@ import (
 // than the controller's last write is recognised without a read from the apiserver, and one that holds it
 // does not lag behind anything the controller did. Writes of other controllers (the compaction
 // condition, an EtcdOpsTask's annotation removal) are not recorded: a spec run on a copy that lags behind
-// them fails at its first write, recordStart's, with a conflict, and starts over.
+// them fails at its first write (recordStart's Processing, or a new Etcd's finalizer) with a conflict, and
+// starts over.
 type ownWrites struct {
 	writes sync.Map // types.NamespacedName → ownWrite
 }

@@ -142,20 +142,25 @@ const conflictRetryDelay = 200 * time.Millisecond
 // resourceVersion) fails with a conflict before anything is synced, and the reconcile starts over from
 // the newer object.
 //
-// An Etcd without lastOperation is taken from the cache as it is: druid writes observedGeneration and
-// removes the operation annotation only after lastOperation, so the cache cannot lag behind a write of
-// druid's that decides whether a run is due. One that lags behind another write (a new Etcd's finalizer
-// from an earlier run, a spec change) fails the run's first write with a conflict, as above.
+// The comparison with druid's own last write comes first for every Etcd: a new Etcd's run writes its
+// finalizer before its first status write, and a reconcile that the run's own creations brought on
+// (StatefulSet, leases) may see the finalizer without the success written after it. Where it cannot
+// tell, an Etcd without lastOperation is taken from the cache as it is, with no read: druid's spec flow
+// has not written its status, and a run on a copy that lags behind its finalizer fails that write with a
+// conflict, as above.
 func (r *Reconciler) specReconcileWanted(ctx context.Context, etcd *druidv1alpha1.Etcd) (bool, string, error) {
 	wanted, why := SpecReconcileWanted(etcd, r.config.EnableEtcdSpecAutoReconcile)
-	if !wanted || etcd.Status.LastOperation == nil {
-		return wanted, why, nil
+	if !wanted {
+		return false, why, nil
 	}
 	switch r.own.freshnessOf(etcd, r.clock.Now()) {
 	case cacheHoldsOwnWrite:
 		return wanted, why, nil
 	case cacheBehindOwnWrite:
 		return false, "", errCacheBehindOwnWrite
+	}
+	if etcd.Status.LastOperation == nil {
+		return wanted, why, nil
 	}
 	if err := r.reader.Get(ctx, client.ObjectKeyFromObject(etcd), etcd); err != nil {
 		return false, "", err

@@ -146,9 +146,10 @@ func (s *specRun) withSecretsReady(mutate func(*druidv1alpha1.EtcdStatus)) func(
 // recordStart writes lastOperation Processing, the run's first write: it carries the cached
 // resourceVersion, so a cache that lags behind someone else's write fails it with a conflict before
 // anything is synced. A new Etcd's run skips it: ensureFinalizer writes the finalizer next with the same
-// optimistic lock, and a creation's steps only create objects, so the run ends with its success (or
-// error) a moment later. Each skipped write is one status write less per new Etcd, a full decode,
-// validation and encode of the object in the apiserver and a watch event to every druid replica.
+// optimistic lock, and a creation normally has nothing to wait for (no member yet to snapshot or roll),
+// so its first status write is its outcome, success, error or requeue, a moment later. Each skipped
+// write is one status write less per new Etcd, a full decode, validation and encode of the object in the
+// apiserver and a watch event to every druid replica.
 func (s *specRun) recordStart(ctx context.Context) flow.Result {
 	if s.op.Type == druidv1alpha1.LastOperationTypeCreate && !controllerutil.ContainsFinalizer(s.etcd, druidv1alpha1.FinalizerName) {
 		return flow.Continue()
@@ -190,7 +191,7 @@ func (s *specRun) checkSecrets(ctx context.Context) flow.Result {
 	message := strings.Join(missing, "; ")
 	log.FromContext(ctx).Info("Referenced secrets missing, no component is synced", "missing", message)
 	s.r.recorder.Eventf(s.etcd, nil, "Warning", EventReasonSecretsMissing, actionReconcile, "no component synced: %s", message)
-	err = s.r.patchStatus(ctx, s.etcd, s.held, func(st *druidv1alpha1.EtcdStatus) {
+	err = s.patchStatus(ctx, func(st *druidv1alpha1.EtcdStatus) {
 		st.Conditions = health.SetCondition(st.Conditions, druidv1alpha1.Condition{Type: ConditionTypeSecretsReady,
 			Status: druidv1alpha1.ConditionFalse, Reason: ReasonSecretsMissing, Message: message}, now)
 		st.LastErrors = []druidv1alpha1.LastError{{Code: ErrorCodeSecretsMissing, Description: message, ObservedAt: metav1.NewTime(now)}}

@@ -131,3 +131,30 @@ func TestSpecReconcileWantedKnowsTheCacheFromDruidsOwnWrites(t *testing.T) {
 		})
 	}
 }
+
+// A new Etcd's run writes its finalizer, then its success. A reconcile that the run's own creations
+// brought on may see the Etcd with the finalizer but without the success (no lastOperation yet): it starts
+// over without a request instead of running a spec flow whose writes would conflict, and once the cache
+// holds the success it decides on the cache alone.
+func TestSpecReconcileWantedWaitsForANewEtcdsSuccessWrite(t *testing.T) {
+	g := NewWithT(t)
+	now := time.Now()
+	finalized := &druidv1alpha1.Etcd{ObjectMeta: metav1.ObjectMeta{Namespace: "shoot", Name: "etcd-main", Generation: 1,
+		ResourceVersion: "11", Finalizers: []string{druidv1alpha1.FinalizerName}}}
+	succeeded := finalized.DeepCopy()
+	succeeded.ResourceVersion = "12"
+	succeeded.Status = druidv1alpha1.EtcdStatus{ObservedGeneration: ptr.To(int64(1)),
+		LastOperation: &druidv1alpha1.LastOperation{State: druidv1alpha1.LastOperationStateSucceeded}}
+
+	reader := &readsCounter{stored: succeeded}
+	r := &Reconciler{reader: reader, clock: testclock.NewFakePassiveClock(now)}
+	r.own.record(finalized, now)
+	r.own.record(succeeded, now)
+
+	_, _, err := r.specReconcileWanted(context.Background(), finalized.DeepCopy())
+	g.Expect(err).To(MatchError(errCacheBehindOwnWrite))
+	wanted, _, err := r.specReconcileWanted(context.Background(), succeeded.DeepCopy())
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(wanted).To(BeFalse(), "the run's success is cached")
+	g.Expect(reader.gets).To(BeZero(), "decided on the cache alone")
+}

@@ -64,6 +64,7 @@ func TestCreationWritesTheStatusOnce(t *testing.T) {
 		e.Annotations = map[string]string{druidv1alpha1.GardenerOperationAnnotation: druidv1alpha1.OperationReconcile}
 	})
 	var processing *druidv1alpha1.LastOperation
+	deadline = time.After(timeout)
 	for {
 		select {
 		case ev, ok := <-w.ResultChan():
