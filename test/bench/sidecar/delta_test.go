@@ -35,9 +35,9 @@ const (
 // floor under a snapshotter that learns of writes from etcd's watch as ours does) — and compares the write
 // throughput with each taking gzip deltas to S3 (versitygw), or only receiving, against the phase
 // without one right before it: the overhead of a sidecar is
-// 1 − the median of its with/without ratios over the rounds. Every phase also measures the CPU time etcd's
-// process and the watcher spent per revision, and samples etcd's slow watchers (measurePhase). Ours is the delta snapshotter in its own
-// process, whose peak RSS is compared with its delta memory limit plus a fixed overhead: the RSS the
+// 1 − the median of its with/without ratios over the rounds. Every phase also measures the CPU time
+// etcd's process and the watcher spent per revision, and samples etcd's slow watchers (measurePhase).
+// Ours is the delta snapshotter in its own process, whose peak RSS is compared with its delta memory limit plus a fixed overhead: the RSS the
 // process reached by the end of start-up (Go runtime, etcd and S3 clients, this test binary's linked
 // packages, S3 part buffers of chunk size × (parallel parts + 1) = 30 MiB and the initial full snapshot's
 // pipeline), measured in the same run. Upstream's is `etcdbrctl snapshot` (upstream_test.go) with the same
@@ -102,9 +102,9 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 			rs = append(rs, r)
 		}
 	}
-	oursRatio := median(rs, func(r deltaRound) float64 { return r.ours.writesPerSecond / r.withoutOurs.writesPerSecond })
-	upstreamRatio := median(rs, func(r deltaRound) float64 { return r.upstream.writesPerSecond / r.withoutUpstream.writesPerSecond })
-	bareRatio := median(rs, func(r deltaRound) float64 { return r.bare.writesPerSecond / r.withoutBare.writesPerSecond })
+	oursRatio := median(rs, func(r deltaRound) float64 { return r.ours.against(r.withoutOurs) })
+	upstreamRatio := median(rs, func(r deltaRound) float64 { return r.upstream.against(r.withoutUpstream) })
+	bareRatio := median(rs, func(r deltaRound) float64 { return r.bare.against(r.withoutBare) })
 	var peak, idle, upstreamPeak float64
 	for _, r := range rs {
 		peak, idle = max(peak, r.oursSidecar.PeakRSSMiB), max(idle, r.oursSidecar.IdleRSSMiB)
@@ -122,9 +122,9 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 	fmt.Printf("  %5s %9s %9s %7s %9s %9s %7s %9s %9s %7s\n", "round", "without", "ours", "ratio", "without", "upstream", "ratio", "without", "bare", "ratio")
 	for i, r := range rs {
 		fmt.Printf("  %5d %9.0f %9.0f %6.3fx %9.0f %9.0f %6.3fx %9.0f %9.0f %6.3fx\n", i+1,
-			r.withoutOurs.writesPerSecond, r.ours.writesPerSecond, r.ours.writesPerSecond/r.withoutOurs.writesPerSecond,
-			r.withoutUpstream.writesPerSecond, r.upstream.writesPerSecond, r.upstream.writesPerSecond/r.withoutUpstream.writesPerSecond,
-			r.withoutBare.writesPerSecond, r.bare.writesPerSecond, r.bare.writesPerSecond/r.withoutBare.writesPerSecond)
+			r.withoutOurs.writesPerSecond, r.ours.writesPerSecond, r.ours.against(r.withoutOurs),
+			r.withoutUpstream.writesPerSecond, r.upstream.writesPerSecond, r.upstream.against(r.withoutUpstream),
+			r.withoutBare.writesPerSecond, r.bare.writesPerSecond, r.bare.against(r.withoutBare))
 	}
 	fmt.Printf("  median with/without: ours %.3fx (target >= 0.95x), upstream etcd-backup-restore %s %.3fx\n", oursRatio, brctlbin.UpstreamVersion, upstreamRatio)
 	fmt.Printf("  overhead on the writers: ours %.1f%%, upstream %.1f%%; floor of a snapshotter watching as ours does (a bare\n"+
@@ -142,9 +142,8 @@ func BenchmarkDeltaSnapshots(b *testing.B) {
 	for _, r := range rs {
 		withoutEtcdCPU = append(withoutEtcdCPU, r.withoutOurs.etcdCPUPerRevision, r.withoutUpstream.etcdCPUPerRevision, r.withoutBare.etcdCPUPerRevision)
 	}
-	slices.Sort(withoutEtcdCPU)
 	fmt.Printf("  etcd's own CPU per revision, median: without a watcher %.1f µs; with ours %.1f µs, upstream %.1f µs, the bare watch %.1f µs\n",
-		withoutEtcdCPU[len(withoutEtcdCPU)/2], median(rs, func(r deltaRound) float64 { return r.ours.etcdCPUPerRevision }),
+		medianOf(withoutEtcdCPU), median(rs, func(r deltaRound) float64 { return r.ours.etcdCPUPerRevision }),
 		median(rs, func(r deltaRound) float64 { return r.upstream.etcdCPUPerRevision }),
 		median(rs, func(r deltaRound) float64 { return r.bare.etcdCPUPerRevision }))
 	var oursSlow, upstreamSlow, bareSlow slowSamples
@@ -180,12 +179,22 @@ type phaseFigures struct {
 	slow slowSamples
 }
 
+// against is the ratio of f's write throughput to that of the phase without a watcher before it.
+func (f phaseFigures) against(without phaseFigures) float64 {
+	return f.writesPerSecond / without.writesPerSecond
+}
+
 // median is the median of f over rounds (the upper one of an even count).
 func median(rounds []deltaRound, f func(deltaRound) float64) float64 {
 	xs := make([]float64, 0, len(rounds))
 	for _, r := range rounds {
 		xs = append(xs, f(r))
 	}
+	return medianOf(xs)
+}
+
+// medianOf is the median of xs (the upper one of an even count); it sorts xs.
+func medianOf(xs []float64) float64 {
 	slices.Sort(xs)
 	return xs[len(xs)/2]
 }
