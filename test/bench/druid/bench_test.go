@@ -30,7 +30,6 @@ package druid
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,7 +49,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
-	"github.com/gardener-etcd/gardener-etcd/test/support/envtest"
 )
 
 const (
@@ -76,12 +74,16 @@ func BenchmarkEtcdCreationBurst(b *testing.B) {
 	}
 	for i := 0; i < b.N; i++ {
 		var results []burst
+		creationAlone := map[int][]float64{}
 		for k, n := range sizes {
 			for _, d := range turnOrder(druids, sizes, k) {
 				r := runBurst(b, d, n)
 				printBurst(r)
 				results = append(results, r)
 			}
+			ms := runCreationAlone(b, n)
+			fmt.Printf("no druid, %d Etcds: creating them costs apiserver+etcd %.1f ms/Etcd (settled)\n", n, ms)
+			creationAlone[n] = append(creationAlone[n], ms)
 		}
 		printTable(results)
 		printSizeMedians(results)
@@ -92,9 +94,10 @@ func BenchmarkEtcdCreationBurst(b *testing.B) {
 		b.ReportMetric(ourLast.druidPeakRSSMiB, "MiB-druid-peak-RSS")
 		b.ReportMetric(ourLast.requestsPerEtcd, "requests/etcd")
 		if len(druids) == 2 {
-			ratios := printComparison(results, sizes)
+			ratios := printComparison(results, sizes, creationAlone)
 			b.ReportMetric(ratios[last].requestsPerEtcd, "x-upstream-requests/etcd")
 			b.ReportMetric(ratios[last].controlPlaneCPUPerEtcdMs, "x-upstream-apiserver+etcd-CPU/etcd")
+			b.ReportMetric(ratios[last].druidsShareMs, "x-upstream-druids-apiserver+etcd-CPU/etcd")
 		}
 	}
 }
@@ -165,19 +168,11 @@ func mib(bytes uint64) float64 { return float64(bytes) / (1 << 20) }
 func runBurst(b *testing.B, d druidUnderTest, n int) burst {
 	b.Helper()
 	ctx := context.Background()
-	// envtest's default service range is a /24: 254 ClusterIPs, fewer than one client Service per Etcd.
-	env, err := envtest.Start(envtest.Options{APIServerFlags: map[string]string{"service-cluster-ip-range": "10.0.0.0/16"}, EtcdFlags: etcdFlags()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = env.Stop() }()
-	apiserverPID, etcdPID, err := env.ControlPlanePIDs()
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := startControlPlane(b)
+	defer p.stop()
 	dir := b.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, env.KubeConfig, 0o600); err != nil {
+	if err := os.WriteFile(kubeconfig, p.env.KubeConfig, 0o600); err != nil {
 		b.Fatal(err)
 	}
 	druid, err := startDruidProcess(d, kubeconfig, filepath.Join(dir, "druid.log"))
@@ -186,49 +181,36 @@ func runBurst(b *testing.B, d druidUnderTest, n int) burst {
 	}
 	defer druid.stop()
 
-	counting := newCountingTransport(nil)
-	cfg := rest.CopyConfig(env.Config)
-	cfg.QPS, cfg.Burst = -1, 0 // the benchmark's clients are not what is measured
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counting.next = rt; return counting })
-	c, err := client.New(cfg, client.Options{Scheme: envtest.Scheme})
-	if err != nil {
-		b.Fatal(err)
-	}
-
 	// Warm-up: one Etcd reconciled proves that druid runs and has synced its caches.
 	warmUpCtx, stopWarmUp := context.WithCancel(ctx)
-	warmUp := mustWatch(b, warmUpCtx, cfg, "warm-up", 1)
+	warmUp := mustWatch(b, warmUpCtx, p.cfg, "warm-up", 1)
 	warmUp.begin()
-	createBurst(b, ctx, c, "warm-up", 1)
+	createBurst(b, ctx, p.client, "warm-up", 1)
 	waitReconciled(b, druid, warmUp)
 	stopWarmUp()
 
-	namespace := fmt.Sprintf("burst-%d", n)
+	namespace := burstNamespace(n)
 	// The watch is established before the window opens, so that its LIST and WATCH fall outside it.
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	watch := mustWatch(b, watchCtx, cfg, namespace, n)
-	ownBefore := counting.snapshot()
-	metricsBefore, err := env.APIServerMetrics(ctx)
+	watch := mustWatch(b, watchCtx, p.cfg, namespace, n)
+	ownBefore := p.counting.snapshot()
+	metricsBefore, err := p.env.APIServerMetrics(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
-	controlPlaneCPU := func() float64 { return mustCPU(b, apiserverPID) + mustCPU(b, etcdPID) }
-	idleFrom := controlPlaneCPU()
-	time.Sleep(settle)
-	cpuBefore := controlPlaneCPU()
-	idleRate := (cpuBefore - idleFrom) / settle.Seconds()
+	cpuBefore, idleRate := p.idle(b)
 	druidCPUBefore := mustCPU(b, druid.cmd.Process.Pid)
 
-	waitProfiles, err := startProfiles(ctx, env, namespace)
+	waitProfiles, err := startProfiles(ctx, p.env, namespace)
 	if err != nil {
 		b.Fatal(err)
 	}
 	start := watch.begin()
-	r := burst{druid: d.name, n: n, created: createBurst(b, ctx, c, namespace, n)}
+	r := burst{druid: d.name, n: n, created: createBurst(b, ctx, p.client, namespace, n)}
 	r.allStatefulSets, r.allObserved = waitReconciled(b, druid, watch)
 
-	r.controlPlaneCPU = controlPlaneCPU() - cpuBefore
+	r.controlPlaneCPU = p.cpu(b) - cpuBefore
 	r.druidCPU = mustCPU(b, druid.cmd.Process.Pid) - druidCPUBefore
 	if r.druidPeakRSS, err = peakRSSBytes(druid.cmd.Process.Pid); err != nil {
 		b.Fatal(err)
@@ -236,18 +218,20 @@ func runBurst(b *testing.B, d druidUnderTest, n int) burst {
 	// The apiserver's metrics are read after the settled CPU, so that reading them is not counted; the
 	// requests therefore include those of the settle time (druid's, if it is not idle yet).
 	time.Sleep(settle - time.Since(start.Add(r.allObserved)))
-	r.settledCPU = controlPlaneCPU() - cpuBefore - idleRate*time.Since(start).Seconds()
-	metricsAfter, err := env.APIServerMetrics(ctx)
+	r.settledCPU = p.cpu(b) - cpuBefore - idleRate*time.Since(start).Seconds()
+	metricsAfter, err := p.env.APIServerMetrics(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
 	if err := waitProfiles(); err != nil {
 		b.Fatal(err)
 	}
-	own := counting.snapshot().minus(ownBefore)
+	own := p.counting.snapshot().minus(ownBefore)
 	r.requests = apiserverRequests(metricsAfter).minus(apiserverRequests(metricsBefore)).minus(own)
 	return r
 }
+
+func burstNamespace(n int) string { return fmt.Sprintf("burst-%d", n) }
 
 func mustCPU(b *testing.B, pid int) float64 {
 	b.Helper()
@@ -408,6 +392,9 @@ type burstFigures struct {
 	controlPlaneCPUPerEtcdMs float64
 	settledCPUPerEtcdMs      float64
 	requestsPerEtcd          float64
+	// druidsShareMs is settledCPUPerEtcdMs less what creating the burst cost with no druid running (see
+	// runCreationAlone); set by printComparison.
+	druidsShareMs float64
 }
 
 func figuresOf(r burst) burstFigures {
@@ -452,12 +439,16 @@ func medianOf(results []burst, druid string, n int) burstFigures {
 
 // printComparison prints, per burst size, our druid's figures against upstream's of the same run (medians
 // when the size repeats) and returns the ratios ours/upstream by size: below 1 is cheaper or faster.
-func printComparison(results []burst, sizes []int) map[int]burstFigures {
+// creationAlone holds, per size, the settled CPU per Etcd of creating the burst with no druid
+// (runCreationAlone); its median is taken out of both druids' settled figures for their share.
+func printComparison(results []burst, sizes []int, creationAlone map[int][]float64) map[int]burstFigures {
 	ratios := map[int]burstFigures{}
-	fmt.Printf("\nours/upstream (etcd-druid v0.38.1), medians per size:\n%6s %5s %17s %17s %17s %17s %17s %17s\n", "Etcds", "runs",
-		"all-sts-s", "druid-CPU-s", "peak-RSS-MiB", "cp-ms/Etcd", "settled-ms/Etcd", "req/Etcd")
+	fmt.Printf("\nours/upstream (etcd-druid v0.38.1), medians per size:\n%6s %5s %17s %17s %17s %17s %17s %17s %9s %17s\n", "Etcds", "runs",
+		"all-sts-s", "druid-CPU-s", "peak-RSS-MiB", "cp-ms/Etcd", "settled-ms/Etcd", "req/Etcd", "create-ms", "druids-ms/Etcd")
 	for _, n := range uniqueSizes(sizes) {
 		ours, upstream := medianOf(results, "ours", n), medianOf(results, "upstream", n)
+		creation := median(creationAlone[n])
+		ours.druidsShareMs, upstream.druidsShareMs = ours.settledCPUPerEtcdMs-creation, upstream.settledCPUPerEtcdMs-creation
 		runs := 0
 		for _, r := range results {
 			if r.n == n && r.druid == "ours" {
@@ -469,14 +460,16 @@ func printComparison(results []burst, sizes []int) map[int]burstFigures {
 			allStatefulSets: ours.allStatefulSets / upstream.allStatefulSets, druidCPU: ours.druidCPU / upstream.druidCPU,
 			druidPeakRSSMiB: ours.druidPeakRSSMiB / upstream.druidPeakRSSMiB, controlPlaneCPUPerEtcdMs: ours.controlPlaneCPUPerEtcdMs / upstream.controlPlaneCPUPerEtcdMs,
 			settledCPUPerEtcdMs: ours.settledCPUPerEtcdMs / upstream.settledCPUPerEtcdMs, requestsPerEtcd: ours.requestsPerEtcd / upstream.requestsPerEtcd,
+			druidsShareMs: ours.druidsShareMs / upstream.druidsShareMs,
 		}
 		ratios[n] = r
-		fmt.Printf("%6d %5d %17s %17s %17s %17s %17s %17s\n", n, runs, cell(ours.allStatefulSets, upstream.allStatefulSets),
+		fmt.Printf("%6d %5d %17s %17s %17s %17s %17s %17s %9.1f %17s\n", n, runs, cell(ours.allStatefulSets, upstream.allStatefulSets),
 			cell(ours.druidCPU, upstream.druidCPU), cell(ours.druidPeakRSSMiB, upstream.druidPeakRSSMiB),
 			cell(ours.controlPlaneCPUPerEtcdMs, upstream.controlPlaneCPUPerEtcdMs), cell(ours.settledCPUPerEtcdMs, upstream.settledCPUPerEtcdMs),
-			cell(ours.requestsPerEtcd, upstream.requestsPerEtcd))
+			cell(ours.requestsPerEtcd, upstream.requestsPerEtcd), creation, cell(ours.druidsShareMs, upstream.druidsShareMs))
 	}
-	fmt.Println("(each cell ours/upstream=ratio; below 1: ours is faster or cheaper. Both druids run on the same binaries of kube-apiserver and etcd, a fresh control plane per burst, in alternating order when a size repeats)")
+	fmt.Println("(each cell ours/upstream=ratio; below 1: ours is faster or cheaper. Both druids run on the same binaries of kube-apiserver and etcd, a fresh control plane per burst, in alternating order when a size repeats;" +
+		" create-ms: the benchmark creating the burst with no druid running, settled apiserver+etcd CPU per Etcd (median); druids-ms/Etcd: settled-ms/Etcd less create-ms, what the druid cost the control plane)")
 	return ratios
 }
 
