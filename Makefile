@@ -151,7 +151,7 @@ bench-sidecar: tools tools-upstream ## Full snapshot of 1 GiB to S3 vs Maintenan
 	go test ./test/bench/sidecar $(BENCH_FLAGS) -bench .
 
 .PHONY: bench-druid
-bench-druid: tools tools-upstream ## Bursts of 50, 500 and 1,000 Etcds on envtest, ours and upstream etcd-druid v0.38.1 in turn (DRUID_BENCH_SIZES=50,500; repeated sizes such as 50,1000,50,1000 add medians per size): time to all StatefulSets, druid CPU and peak RSS, apiserver+etcd CPU and apiserver requests per Etcd, each as ours/upstream.
+bench-druid: tools tools-upstream ## Bursts of 50, 500 and 1,000 Etcds on envtest, ours and upstream etcd-druid v0.38.1 in turn (DRUID_BENCH_SIZES=50,500; repeated sizes such as 50,1000,50,1000 add medians per size): time to all StatefulSets, druid CPU and peak RSS, apiserver+etcd CPU and apiserver requests per Etcd, each as ours/upstream, and each druid's share of the control plane's CPU after taking out what creating the burst costs with no druid.
 	go test ./test/bench/druid $(BENCH_FLAGS) -bench BenchmarkEtcdCreationBurst
 
 .PHONY: clean
