@@ -152,7 +152,7 @@ func (s IgnoredSetting) String() string { return s.Path + "=" + s.Value + " (" +
 
 // Reasons of the accepted fields that have no effect (docs/compatibility.md, "druid's configuration file").
 const (
-	reasonContentType  = "druid's clients send JSON, the only encoding the Etcd and EtcdCopyBackupsTask CRDs have"
+	reasonContentType  = "druid's clients choose the encoding per kind: protobuf for Kubernetes' own kinds, JSON for druid's custom resources, which have no other"
 	reasonLeaseCache   = "the cache already holds only druid's member leases, whose events drive the status flow"
 	reasonAutomount    = "the backup-restore sidecar renews and marks the member leases with the pod's service account token, so the token is always mounted"
 	reasonScrapeWait   = "our compaction Job serves no metrics endpoint to wait for"
