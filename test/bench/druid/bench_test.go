@@ -24,7 +24,9 @@
 // and every Etcd reports its generation as observed (seen through watches, not polled lists: see
 // burstWatch). The baseline of the same run is the time the
 // apiserver took to create the burst's objects; the benchmark's own requests are counted on its client
-// and taken out of the apiserver's counts.
+// and taken out of the apiserver's counts. Its own creates also cost the control plane CPU: after each
+// size's bursts the same burst is created once more with no druid running (runCreationAlone), and each
+// druid's share is its settled CPU less that.
 package druid
 
 import (
