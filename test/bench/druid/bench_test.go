@@ -84,7 +84,7 @@ func BenchmarkEtcdCreationBurst(b *testing.B) {
 				results = append(results, r)
 			}
 			ms := runCreationAlone(b, n)
-			fmt.Printf("no druid, %d Etcds: creating them costs apiserver+etcd %.1f ms/Etcd (settled)\n", n, ms)
+			fmt.Printf("no druid, %d Etcds (for the bursts of %d): creating them costs apiserver+etcd %.1f ms/Etcd (settled)\n", max(n, minCreationSample), n, ms)
 			creationAlone[n] = append(creationAlone[n], ms)
 		}
 		printTable(results)
