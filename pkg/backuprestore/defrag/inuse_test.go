@@ -2,6 +2,7 @@ package defrag
 
 import (
 	"io"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,17 +77,86 @@ func TestRefreshRaisesNoAlarmOnceNoSpaceIsDisarmed(t *testing.T) {
 	g.Expect(noSpaceActive(g, cli)).To(BeFalse())
 }
 
+// A full snapshot of this sidecar streaming across the recovery's compaction holds its read open through
+// every refresh, and etcd's figure of the data in use stays as high as before the compaction. The
+// recovery takes that for no verdict: no over-quota report, no backoff, the alarm stays, and the first
+// check after the stream ended recovers. An open read the sidecar cannot see (another client's) still
+// ends over the quota until a later attempt.
+func TestNoSpaceRecoveryWaitsForThisSidecarsSnapshotStream(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		visible bool
+	}{
+		{name: "this sidecar's full snapshot", visible: true},
+		{name: "another client's read", visible: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			c := etcdserver.StartCluster(t, 1, withQuota)
+			cli := c.Client(t)
+			w := fillUntilNoSpace(t, cli, 32, 16<<10)
+			stream := openReadAcrossACompaction(t, cli)
+			defer stream.Close()
+
+			registry := prometheus.NewPedanticRegistry()
+			report := &Report{}
+			var streaming atomic.Bool
+			streaming.Store(true)
+			opts := KeepOptions{Defrag: Options{Client: cli, Metrics: NewMetrics(registry), Log: testr.New(t)},
+				RecoveryBackoff: time.Hour, MaxRecoveryBackoff: time.Hour, Report: report}
+			if tc.visible {
+				opts.SnapshotStreaming = streaming.Load
+			}
+			k, err := newKeeper(opts)
+			g.Expect(err).NotTo(HaveOccurred())
+			overQuota := func() float64 { return metricstest.Value(t, registry, "etcdbr_nospace_over_quota", nil) }
+
+			now := time.Now()
+			k.check(t.Context(), now, false)
+			g.Expect(noSpaceActive(g, cli)).To(BeTrue(), "the alarm stays while the read hides what the compaction freed")
+			if !tc.visible {
+				g.Expect(overQuota()).To(Equal(1.0))
+				g.Expect(report.OverQuota()).NotTo(BeEmpty())
+				return
+			}
+			g.Expect(overQuota()).To(BeZero(), "no over-quota report while this sidecar's snapshot streams")
+			g.Expect(report.OverQuota()).To(BeEmpty())
+
+			if _, err := io.Copy(io.Discard, stream); err != nil {
+				t.Fatalf("reading the snapshot stream to its end: %v", err)
+			}
+			streaming.Store(false)
+			k.check(t.Context(), now, false) // the same moment: a backoff would hold this check back
+			g.Expect(noSpaceActive(g, cli)).To(BeFalse(), "the first check after the stream ended recovers")
+			g.Expect(overQuota()).To(BeZero())
+			expectAcked(g, cli, w)
+			_, err = cli.Put(t.Context(), "after", "recovery")
+			g.Expect(err).NotTo(HaveOccurred())
+		})
+	}
+}
+
 // compactUnderAnOpenRead compacts the whole history physically while a snapshot stream holds a read
 // transaction begun before the compaction, and then reads the stream to its end: etcd closes the
 // snapshot's transaction before it ends the stream, so no read is left open, and nothing has committed
 // since the compaction's last batch.
 func compactUnderAnOpenRead(t *testing.T, cli *clientv3.Client) {
 	t.Helper()
+	stream := openReadAcrossACompaction(t, cli)
+	defer stream.Close()
+	if _, err := io.Copy(io.Discard, stream); err != nil {
+		t.Fatalf("reading the snapshot stream to its end: %v", err)
+	}
+}
+
+// openReadAcrossACompaction compacts the whole history physically while a snapshot stream holds a read
+// transaction begun before the compaction, and returns the stream with its read still open.
+func openReadAcrossACompaction(t *testing.T, cli *clientv3.Client) io.ReadCloser {
+	t.Helper()
 	stream, err := cli.Snapshot(t.Context())
 	if err != nil {
 		t.Fatalf("opening a snapshot stream: %v", err)
 	}
-	defer stream.Close()
 	// The first byte arrives after etcd began the snapshot's read transaction.
 	if _, err := io.ReadFull(stream, make([]byte, 1)); err != nil {
 		t.Fatalf("reading the snapshot stream: %v", err)
@@ -98,7 +168,5 @@ func compactUnderAnOpenRead(t *testing.T, cli *clientv3.Client) {
 	if _, err := cli.Compact(t.Context(), resp.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
 		t.Fatalf("compacting to revision %d: %v", resp.Header.Revision, err)
 	}
-	if _, err := io.Copy(io.Discard, stream); err != nil {
-		t.Fatalf("reading the snapshot stream to its end: %v", err)
-	}
+	return stream
 }

@@ -38,6 +38,11 @@ type KeepOptions struct {
 	// the newest revision whose history may go (see the package documentation), or false while none may
 	// (the recovery then waits for the next check); nil: the current one.
 	CompactRevision func(current int64) (int64, bool)
+	// SnapshotStreaming tells whether this sidecar streams a full snapshot from a member now; nil: never.
+	// The stream's read transaction keeps etcd from counting the pages a compaction freed while it is
+	// open, so a figure of the data in use that does not fit then is no verdict: the recovery waits for
+	// the next check instead of reporting the data over the quota and backing off.
+	SnapshotStreaming func() bool
 	// RecoveryBackoff and MaxRecoveryBackoff pace failed recoveries; 0 means the defaults.
 	RecoveryBackoff, MaxRecoveryBackoff time.Duration
 	// Report receives why a recovery cannot disarm NOSPACE (nil: only the metrics say it).
@@ -206,8 +211,8 @@ func (k *keeper) recoverIfDue(ctx context.Context, now time.Time, c cluster) {
 		k.recovered()
 		k.log.Info("NOSPACE recovery completed: writes are accepted again")
 		return
-	case errors.Is(err, errCompactionDeferred):
-		k.log.Info("NOSPACE recovery waits for the next check: the history may not be compacted before the backup's snapshotter runs", "reason", err.Error())
+	case errors.Is(err, errCompactionDeferred), errors.Is(err, errSnapshotStreaming):
+		k.log.Info("NOSPACE recovery waits for the next check", "reason", err.Error())
 		return
 	}
 	k.backoff = min(max(2*k.backoff, k.opts.RecoveryBackoff), k.opts.MaxRecoveryBackoff)

@@ -27,6 +27,11 @@ var ErrOverQuota = errors.New("live data over the quota after compaction")
 // data in use does not fit without that: the recovery changed nothing, and the next check tries again.
 var errCompactionDeferred = errors.New("the history may not be compacted yet")
 
+// errSnapshotStreaming means the data in use did not fit while a full snapshot of this sidecar streamed
+// from a member (KeepOptions.SnapshotStreaming): the stream's open read may hide what the compaction
+// freed. The recovery changed nothing beyond the compaction, and the next check tries again.
+var errSnapshotStreaming = errors.New("a full snapshot streams from a member: its open read may hide the pages the compaction freed")
+
 // Recovery steps, the step label of etcdbr_nospace_recovery_steps_total.
 const (
 	stepCompact    = "compact"
@@ -72,7 +77,8 @@ func dataFits(spaces []Space) error {
 //     committed again (surveyInUse: etcd's figure may miss what the compaction freed): defragmenting
 //     could not help, and it would stall every member and move leadership (ending the backup leader's
 //     term, whose successor would repeat it) for nothing. Without the compaction the history may be
-//     what does not fit: errCompactionDeferred, having changed nothing;
+//     what does not fit: errCompactionDeferred, having changed nothing; while this sidecar streams a full
+//     snapshot, its open read may hide what the compaction freed: errSnapshotStreaming;
 //  3. defragment the members over the disarm limit, in Run's order (followers first, the leader last after
 //     moving leadership, each only while every member is healthy);
 //  4. disarm every NOSPACE alarm once every member's file is under the disarm limit, else ErrOverQuota;
@@ -102,6 +108,9 @@ func (k *keeper) recoverNoSpace(ctx context.Context, c cluster) error {
 		if !mayCompact {
 			// History may be what does not fit: the verdict waits for the compaction.
 			return fmt.Errorf("%w (%v)", errCompactionDeferred, err)
+		}
+		if k.opts.SnapshotStreaming != nil && k.opts.SnapshotStreaming() {
+			return fmt.Errorf("%w (%v)", errSnapshotStreaming, err)
 		}
 		return err
 	}

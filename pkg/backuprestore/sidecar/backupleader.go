@@ -67,6 +67,7 @@ func (b *backupLeader) lead(ctx context.Context) {
 			AfterDefrag: b.fullSnapshotAfterDefrag, Metrics: b.defragMetrics, Log: b.log,
 		}
 		keep.CompactRevision = b.compactableRevision
+		keep.SnapshotStreaming = b.snapshotStreaming
 		keep.Report = b.noSpaceReport
 		if t, err := memberconfig.LoadTemplate(b.templatePath); err == nil {
 			keep.Defrag.FallbackQuota = t.QuotaBackendBytes()
@@ -172,6 +173,12 @@ func (b *backupLeader) fullSnapshotAfterDefrag(ctx context.Context) error {
 	defer cancel()
 	_, err := s.TakeFull(ctx, false)
 	return err
+}
+
+// snapshotStreaming tells whether the term's snapshotter streams a full snapshot from etcd now.
+func (b *backupLeader) snapshotStreaming() bool {
+	s := b.snapshotter()
+	return s != nil && s.StreamingFull()
 }
 
 // compactableRevision bounds the NOSPACE recovery's compaction to the revision the delta watch has

@@ -69,6 +69,12 @@ func (s *Snapshotter) takeFullLocked(ctx context.Context, final bool) (*snapshot
 	return snap, nil
 }
 
+// StreamingFull tells whether a full snapshot is streaming from etcd now. etcd holds a read transaction
+// open on the member for as long as the stream lasts, and bbolt reuses no page freed after that read
+// began until it ends: a compaction meanwhile frees nothing that etcd's figure of the data in use
+// counts (the NOSPACE recovery asks, see defrag.KeepOptions.SnapshotStreaming).
+func (s *Snapshotter) StreamingFull() bool { return s.streamingFull.Load() > 0 }
+
 // streamFull is the pipeline etcd → checksum verification and revision scan → compression → store, its
 // stages overlapping on separate goroutines (see compressStream). The checksum trailer is verified and
 // kept (a stored full snapshot is etcd's stream as sent); a corrupted stream fails the upload before its
@@ -78,6 +84,8 @@ func (s *Snapshotter) takeFullLocked(ctx context.Context, final bool) (*snapshot
 // staged and copied to its key (staged forces the latter).
 func (s *Snapshotter) streamFull(ctx context.Context, final, staged bool) (*snapshot.Snapshot, int64, error) {
 	created := s.now()
+	s.streamingFull.Add(1)
+	defer s.streamingFull.Add(-1) // after the stream ended: the cancel deferred below runs first
 	// Cancelled when the upload fails, so that a stage blocked reading etcd's stream returns.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
