@@ -77,35 +77,50 @@ func TestRefreshRaisesNoAlarmOnceNoSpaceIsDisarmed(t *testing.T) {
 	g.Expect(noSpaceActive(g, cli)).To(BeFalse())
 }
 
-// A full snapshot of this sidecar streaming across the recovery's compaction holds its read open through
-// every refresh, and etcd's figure of the data in use stays as high as before the compaction. The
-// recovery takes that for no verdict: no over-quota report, no backoff, the alarm stays, and the first
-// check after the stream ended recovers. An open read the sidecar cannot see (another client's) still
-// ends over the quota until a later attempt.
+// A full snapshot of this sidecar begun before the recovery's compaction holds its read open through
+// every refresh, and the single member's figure of the data in use stays as high as before the
+// compaction. The recovery takes that for no verdict: no over-quota report, no backoff, the alarm stays,
+// and the first check after the stream ended recovers. It judges the figure as it is when the stream
+// began after the compaction (it cannot hold what the compaction freed), when the read is another
+// client's (the sidecar cannot see it), and once it waited snapshotStreamWaitLimit.
 func TestNoSpaceRecoveryWaitsForThisSidecarsSnapshotStream(t *testing.T) {
+	type streamSince func(opened time.Time, open *atomic.Bool) func() (time.Time, bool)
+	ours := func(opened time.Time, open *atomic.Bool) func() (time.Time, bool) {
+		return func() (time.Time, bool) { return opened, open.Load() }
+	}
 	for _, tc := range []struct {
-		name    string
-		visible bool
+		name  string
+		since streamSince
+		// waited is how long after the first check the second runs while the stream is still open.
+		waited  time.Duration
+		verdict bool // the first check (or, with waited, the second) reports over the quota
 	}{
-		{name: "this sidecar's full snapshot", visible: true},
-		{name: "another client's read", visible: false},
+		{name: "this sidecar's full snapshot", since: ours},
+		{name: "this sidecar's full snapshot, still open just before the wait limit", since: ours, waited: snapshotStreamWaitLimit - time.Second},
+		{name: "this sidecar's full snapshot, open for the wait limit", since: ours, waited: snapshotStreamWaitLimit, verdict: true},
+		{name: "a full snapshot begun after the compaction", verdict: true,
+			since: func(_ time.Time, open *atomic.Bool) func() (time.Time, bool) {
+				return func() (time.Time, bool) { return time.Now(), open.Load() }
+			}},
+		{name: "another client's read", verdict: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
 			c := etcdserver.StartCluster(t, 1, withQuota)
 			cli := c.Client(t)
 			w := fillUntilNoSpace(t, cli, 32, 16<<10)
+			opened := time.Now()
 			stream := openReadAcrossACompaction(t, cli)
 			defer stream.Close()
 
 			registry := prometheus.NewPedanticRegistry()
 			report := &Report{}
-			var streaming atomic.Bool
-			streaming.Store(true)
+			var open atomic.Bool
+			open.Store(true)
 			opts := KeepOptions{Defrag: Options{Client: cli, Metrics: NewMetrics(registry), Log: testr.New(t)},
 				RecoveryBackoff: time.Hour, MaxRecoveryBackoff: time.Hour, Report: report}
-			if tc.visible {
-				opts.SnapshotStreaming = streaming.Load
+			if tc.since != nil {
+				opts.SnapshotStreamSince = tc.since(opened, &open)
 			}
 			k, err := newKeeper(opts)
 			g.Expect(err).NotTo(HaveOccurred())
@@ -113,10 +128,15 @@ func TestNoSpaceRecoveryWaitsForThisSidecarsSnapshotStream(t *testing.T) {
 
 			now := time.Now()
 			k.check(t.Context(), now, false)
+			if tc.waited > 0 {
+				g.Expect(overQuota()).To(BeZero(), "the first check waits for the stream")
+				now = now.Add(tc.waited)
+				k.check(t.Context(), now, false)
+			}
 			g.Expect(noSpaceActive(g, cli)).To(BeTrue(), "the alarm stays while the read hides what the compaction freed")
-			if !tc.visible {
+			if tc.verdict {
 				g.Expect(overQuota()).To(Equal(1.0))
-				g.Expect(report.OverQuota()).NotTo(BeEmpty())
+				g.Expect(report.OverQuota()).To(ContainSubstring("live data over the quota after compaction"))
 				return
 			}
 			g.Expect(overQuota()).To(BeZero(), "no over-quota report while this sidecar's snapshot streams")
@@ -125,7 +145,7 @@ func TestNoSpaceRecoveryWaitsForThisSidecarsSnapshotStream(t *testing.T) {
 			if _, err := io.Copy(io.Discard, stream); err != nil {
 				t.Fatalf("reading the snapshot stream to its end: %v", err)
 			}
-			streaming.Store(false)
+			open.Store(false)
 			k.check(t.Context(), now, false) // the same moment: a backoff would hold this check back
 			g.Expect(noSpaceActive(g, cli)).To(BeFalse(), "the first check after the stream ended recovers")
 			g.Expect(overQuota()).To(BeZero())

@@ -38,11 +38,12 @@ type KeepOptions struct {
 	// the newest revision whose history may go (see the package documentation), or false while none may
 	// (the recovery then waits for the next check); nil: the current one.
 	CompactRevision func(current int64) (int64, bool)
-	// SnapshotStreaming tells whether this sidecar streams a full snapshot from a member now; nil: never.
-	// The stream's read transaction keeps etcd from counting the pages a compaction freed while it is
-	// open, so a figure of the data in use that does not fit then is no verdict: the recovery waits for
-	// the next check instead of reporting the data over the quota and backing off.
-	SnapshotStreaming func() bool
+	// SnapshotStreamSince tells when the full snapshot this sidecar streams from its member now began
+	// (false: none streams; nil: never). The stream's read transaction keeps etcd from counting the pages
+	// a compaction after its start freed, so in a single-member cluster a figure of the data in use that
+	// does not fit while such a stream is open is no verdict: the recovery waits for the next check
+	// (snapshotStreamWaitLimit at most) instead of reporting the data over the quota and backing off.
+	SnapshotStreamSince func() (time.Time, bool)
 	// RecoveryBackoff and MaxRecoveryBackoff pace failed recoveries; 0 means the defaults.
 	RecoveryBackoff, MaxRecoveryBackoff time.Duration
 	// Report receives why a recovery cannot disarm NOSPACE (nil: only the metrics say it).
@@ -61,6 +62,9 @@ type keeper struct {
 	backoff time.Duration
 	retryAt time.Time
 	failed  recoveryInput
+	// snapshotWaitSince is when the recovery began waiting for this sidecar's snapshot stream
+	// (errSnapshotStreaming); zero while it does not wait.
+	snapshotWaitSince time.Time
 }
 
 // recoveryInput is what decides whether a recovery that failed could end differently now. Not the
@@ -211,10 +215,14 @@ func (k *keeper) recoverIfDue(ctx context.Context, now time.Time, c cluster) {
 		k.recovered()
 		k.log.Info("NOSPACE recovery completed: writes are accepted again")
 		return
-	case errors.Is(err, errCompactionDeferred), errors.Is(err, errSnapshotStreaming):
+	case errors.Is(err, errCompactionDeferred):
 		k.log.Info("NOSPACE recovery waits for the next check", "reason", err.Error())
 		return
+	case errors.Is(err, errSnapshotStreaming) && k.mayWaitForSnapshotStream(now):
+		k.log.Info("NOSPACE recovery waits for the next check", "reason", err.Error(), "waitingSince", k.snapshotWaitSince)
+		return
 	}
+	k.snapshotWaitSince = time.Time{}
 	k.backoff = min(max(2*k.backoff, k.opts.RecoveryBackoff), k.opts.MaxRecoveryBackoff)
 	k.retryAt, k.failed = now.Add(k.backoff), inputOf(c, err)
 	if errors.Is(err, ErrOverQuota) {
@@ -226,9 +234,24 @@ func (k *keeper) recoverIfDue(ctx context.Context, now time.Time, c cluster) {
 	k.log.Error(err, "NOSPACE recovery did not complete", "nextAttemptAfter", k.backoff)
 }
 
+// snapshotStreamWaitLimit bounds how long the NOSPACE recovery waits for this sidecar's full snapshots
+// (errSnapshotStreaming) before it judges the figure of the data in use as it is: an upload that hangs
+// or snapshots back to back must not hide data over the quota for good. A full snapshot of the largest
+// database etcd allows (8 GiB) takes a few minutes at an object store's usual throughput.
+const snapshotStreamWaitLimit = 10 * time.Minute
+
+// mayWaitForSnapshotStream tells whether the recovery may still wait for this sidecar's snapshot stream
+// at now; the wait begins at its first call after another outcome.
+func (k *keeper) mayWaitForSnapshotStream(now time.Time) bool {
+	if k.snapshotWaitSince.IsZero() {
+		k.snapshotWaitSince = now
+	}
+	return now.Sub(k.snapshotWaitSince) < snapshotStreamWaitLimit
+}
+
 // recovered clears the state of failed recoveries.
 func (k *keeper) recovered() {
-	k.backoff, k.retryAt, k.failed = 0, time.Time{}, recoveryInput{}
+	k.backoff, k.retryAt, k.failed, k.snapshotWaitSince = 0, time.Time{}, recoveryInput{}, time.Time{}
 	k.reportOverQuota(nil)
 }
 

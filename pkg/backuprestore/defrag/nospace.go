@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -27,10 +28,12 @@ var ErrOverQuota = errors.New("live data over the quota after compaction")
 // data in use does not fit without that: the recovery changed nothing, and the next check tries again.
 var errCompactionDeferred = errors.New("the history may not be compacted yet")
 
-// errSnapshotStreaming means the data in use did not fit while a full snapshot of this sidecar streamed
-// from a member (KeepOptions.SnapshotStreaming): the stream's open read may hide what the compaction
-// freed. The recovery changed nothing beyond the compaction, and the next check tries again.
-var errSnapshotStreaming = errors.New("a full snapshot streams from a member: its open read may hide the pages the compaction freed")
+// errSnapshotStreaming means the data in use of a single-member cluster did not fit while a full snapshot
+// of this sidecar, begun before the compaction, streamed from the member (KeepOptions.SnapshotStreamSince):
+// the stream's open read may hide what the compaction freed. The recovery changed nothing beyond the
+// compaction; the next check tries again, for snapshotStreamWaitLimit at most. It wraps the
+// ErrOverQuota that the figure gave.
+var errSnapshotStreaming = errors.New("a full snapshot begun before the compaction streams from the member: its open read may hide the pages the compaction freed")
 
 // Recovery steps, the step label of etcdbr_nospace_recovery_steps_total.
 const (
@@ -77,8 +80,9 @@ func dataFits(spaces []Space) error {
 //     committed again (surveyInUse: etcd's figure may miss what the compaction freed): defragmenting
 //     could not help, and it would stall every member and move leadership (ending the backup leader's
 //     term, whose successor would repeat it) for nothing. Without the compaction the history may be
-//     what does not fit: errCompactionDeferred, having changed nothing; while this sidecar streams a full
-//     snapshot, its open read may hide what the compaction freed: errSnapshotStreaming;
+//     what does not fit: errCompactionDeferred, having changed nothing. In a single-member cluster a full
+//     snapshot of this sidecar begun before the compaction may hide what the compaction freed while it
+//     streams: errSnapshotStreaming, for snapshotStreamWaitLimit at most;
 //  3. defragment the members over the disarm limit, in Run's order (followers first, the leader last after
 //     moving leadership, each only while every member is healthy);
 //  4. disarm every NOSPACE alarm once every member's file is under the disarm limit, else ErrOverQuota;
@@ -89,6 +93,7 @@ func dataFits(spaces []Space) error {
 // Each step is logged and counted. It is idempotent: a new backup leader repeating it after the previous
 // one's term ended midway finds the compaction done and defragments only the members still too big.
 func (k *keeper) recoverNoSpace(ctx context.Context, c cluster) error {
+	compactStart := time.Now()
 	rev, mayCompact := c.revision, true
 	if k.opts.CompactRevision != nil {
 		var allowed int64
@@ -109,8 +114,8 @@ func (k *keeper) recoverNoSpace(ctx context.Context, c cluster) error {
 			// History may be what does not fit: the verdict waits for the compaction.
 			return fmt.Errorf("%w (%v)", errCompactionDeferred, err)
 		}
-		if k.opts.SnapshotStreaming != nil && k.opts.SnapshotStreaming() {
-			return fmt.Errorf("%w (%v)", errSnapshotStreaming, err)
+		if k.heldBySnapshotStream(compacted, compactStart) {
+			return fmt.Errorf("%w: %w", errSnapshotStreaming, err)
 		}
 		return err
 	}
@@ -147,6 +152,18 @@ func (k *keeper) recoverNoSpace(ctx context.Context, c cluster) error {
 	}
 	k.snapshot(ctx)
 	return nil
+}
+
+// heldBySnapshotStream tells whether this sidecar's full snapshot may be what keeps c's figure of the data
+// in use too high: c has a single member, from which the sidecar streams, and the stream began before
+// the compaction started. With more members it cannot be: dataFits takes the smallest figure, and the
+// other members' count what the compaction freed once they committed (surveyInUse).
+func (k *keeper) heldBySnapshotStream(c cluster, compactStart time.Time) bool {
+	if k.opts.SnapshotStreamSince == nil || len(c.spaces()) != 1 {
+		return false
+	}
+	since, open := k.opts.SnapshotStreamSince()
+	return open && since.Before(compactStart)
 }
 
 // snapshot takes the full snapshot after a recovery; its failure is only logged and counted, as the

@@ -67,7 +67,7 @@ func (b *backupLeader) lead(ctx context.Context) {
 			AfterDefrag: b.fullSnapshotAfterDefrag, Metrics: b.defragMetrics, Log: b.log,
 		}
 		keep.CompactRevision = b.compactableRevision
-		keep.SnapshotStreaming = b.snapshotStreaming
+		keep.SnapshotStreamSince = b.snapshotStreamSince
 		keep.Report = b.noSpaceReport
 		if t, err := memberconfig.LoadTemplate(b.templatePath); err == nil {
 			keep.Defrag.FallbackQuota = t.QuotaBackendBytes()
@@ -175,10 +175,12 @@ func (b *backupLeader) fullSnapshotAfterDefrag(ctx context.Context) error {
 	return err
 }
 
-// snapshotStreaming tells whether the term's snapshotter streams a full snapshot from etcd now.
-func (b *backupLeader) snapshotStreaming() bool {
-	s := b.snapshotter()
-	return s != nil && s.StreamingFull()
+// snapshotStreamSince tells when the full snapshot the term's snapshotter streams from etcd now began.
+func (b *backupLeader) snapshotStreamSince() (time.Time, bool) {
+	if s := b.snapshotter(); s != nil {
+		return s.FullStreamOpenSince()
+	}
+	return time.Time{}, false
 }
 
 // compactableRevision bounds the NOSPACE recovery's compaction to the revision the delta watch has

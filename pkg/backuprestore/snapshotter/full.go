@@ -69,11 +69,13 @@ func (s *Snapshotter) takeFullLocked(ctx context.Context, final bool) (*snapshot
 	return snap, nil
 }
 
-// StreamingFull tells whether a full snapshot is streaming from etcd now. etcd holds a read transaction
-// open on the member for as long as the stream lasts, and bbolt reuses no page freed after that read
-// began until it ends: a compaction meanwhile frees nothing that etcd's figure of the data in use
-// counts (the NOSPACE recovery asks, see defrag.KeepOptions.SnapshotStreaming).
-func (s *Snapshotter) StreamingFull() bool { return s.streamingFull.Load() > 0 }
+// FullStreamOpenSince tells when the oldest full snapshot streaming from etcd now began (false: none
+// streams). etcd holds a read transaction open on the member for as long as the stream lasts, and bbolt
+// reuses no page freed after that read began until it ends: what a compaction after the stream's start
+// frees does not count as free in etcd's figure of the data in use (the NOSPACE recovery asks, see
+// defrag.KeepOptions.SnapshotStreamSince). The time is taken before the stream is opened, so it is never
+// later than the read's start.
+func (s *Snapshotter) FullStreamOpenSince() (time.Time, bool) { return s.fullStreams.oldest() }
 
 // streamFull is the pipeline etcd → checksum verification and revision scan → compression → store, its
 // stages overlapping on separate goroutines (see compressStream). The checksum trailer is verified and
@@ -84,8 +86,7 @@ func (s *Snapshotter) StreamingFull() bool { return s.streamingFull.Load() > 0 }
 // staged and copied to its key (staged forces the latter).
 func (s *Snapshotter) streamFull(ctx context.Context, final, staged bool) (*snapshot.Snapshot, int64, error) {
 	created := s.now()
-	s.streamingFull.Add(1)
-	defer s.streamingFull.Add(-1) // after the stream ended: the cancel deferred below runs first
+	defer s.fullStreams.open(time.Now())() // recorded closed after the cancel below; etcd ends its read a moment later
 	// Cancelled when the upload fails, so that a stage blocked reading etcd's stream returns.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

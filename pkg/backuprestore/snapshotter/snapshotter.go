@@ -53,10 +53,10 @@ type Snapshotter struct {
 	metrics  *Metrics
 	// watching is true once the delta watch runs; only then is there a watch for a full snapshot to wait for.
 	watching atomic.Bool
-	// streamingFull counts the full snapshots streaming from etcd now (see StreamingFull).
-	streamingFull atomic.Int32
-	log           logr.Logger
-	now           func() time.Time
+	// fullStreams holds when each full snapshot streaming from etcd now began (see FullStreamOpenSince).
+	fullStreams openStreams
+	log         logr.Logger
+	now         func() time.Time
 
 	// opMu serialises snapshot operations (full snapshots and delta cuts), so the revision bookkeeping
 	// below changes in one place at a time.

@@ -57,47 +57,72 @@ func (g *gatedFulls) SaveExpected(ctx context.Context, r io.Reader, expected *sn
 	return g.stager.SaveExpected(ctx, r, expected, name)
 }
 
-// StreamingFull says whether a full snapshot streams from etcd: the NOSPACE recovery asks it, because
-// the stream holds a read open on the member. It is true while a full snapshot's upload is held up, and
-// false before and once the snapshot is stored.
-func TestStreamingFullWhileAFullSnapshotIsUploaded(t *testing.T) {
+// FullStreamOpenSince says since when a full snapshot streams from etcd: the NOSPACE recovery asks it,
+// because the stream holds a read open on the member. While a full snapshot's upload is held up it gives
+// a time no later than the stream's start; before, once the snapshot is stored, and once a failed one
+// ended, it gives none.
+func TestFullStreamOpenSinceWhileAFullSnapshotIsUploaded(t *testing.T) {
 	cli := etcdserver.Start(t).Client(t)
 	rev := putN(t, cli, "k", 10, 100)
-	store := backuptest.Local(t)
-	gated := gateFulls(store)
-	cfg := snapshotter.Default()
-	cfg.Schedule, cfg.DeltaSnapshotPeriod, cfg.GarbageCollectionPeriod = "", 0, 0
-	s, err := snapshotter.New(snapshotter.Options{Config: cfg, Client: cli, Store: gated, Log: logr.Discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.StreamingFull() {
-		t.Fatal("StreamingFull is true before any full snapshot")
-	}
+	for _, tc := range []struct {
+		name   string
+		stored bool
+	}{
+		{name: "stored", stored: true},
+		{name: "failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gated := gateFulls(backuptest.Local(t))
+			cfg := snapshotter.Default()
+			cfg.Schedule, cfg.DeltaSnapshotPeriod, cfg.GarbageCollectionPeriod = "", 0, 0
+			s, err := snapshotter.New(snapshotter.Options{Config: cfg, Client: cli, Store: gated, Log: logr.Discard()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, open := s.FullStreamOpenSince(); open {
+				t.Fatal("a stream is open before any full snapshot")
+			}
 
-	taken := make(chan error, 1)
-	go func() {
-		_, err := s.TakeFull(t.Context(), false)
-		taken <- err
-	}()
-	select {
-	case <-gated.entered:
-	case err := <-taken:
-		t.Fatalf("the full snapshot ended before its upload was held up: %v", err)
-	case <-time.After(time.Minute):
-		t.Fatal("no full snapshot upload started within a minute")
-	}
-	if !s.StreamingFull() {
-		t.Fatal("StreamingFull is false while a full snapshot streams from etcd")
-	}
-	close(gated.released)
-	if err := <-taken; err != nil {
-		t.Fatal(err)
-	}
-	if s.StreamingFull() {
-		t.Fatal("StreamingFull is still true after the full snapshot was stored")
-	}
-	if last := s.LastRevision(); last != rev {
-		t.Fatalf("the stored full snapshot ends at revision %d, want %d", last, rev)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			called := time.Now()
+			taken := make(chan error, 1)
+			go func() {
+				_, err := s.TakeFull(ctx, false)
+				taken <- err
+			}()
+			select {
+			case <-gated.entered:
+			case err := <-taken:
+				t.Fatalf("the full snapshot ended before its upload was held up: %v", err)
+			case <-time.After(time.Minute):
+				t.Fatal("no full snapshot upload started within a minute")
+			}
+			since, open := s.FullStreamOpenSince()
+			if !open {
+				t.Fatal("no stream is open while a full snapshot streams from etcd")
+			}
+			if since.Before(called) || since.After(time.Now()) {
+				t.Fatalf("the stream is open since %s, not between TakeFull's call (%s) and now", since, called)
+			}
+
+			if tc.stored {
+				close(gated.released)
+				if err := <-taken; err != nil {
+					t.Fatal(err)
+				}
+				if last := s.LastRevision(); last != rev {
+					t.Fatalf("the stored full snapshot ends at revision %d, want %d", last, rev)
+				}
+			} else {
+				cancel()
+				if err := <-taken; err == nil {
+					t.Fatal("the full snapshot succeeded although its upload was cancelled")
+				}
+			}
+			if _, open := s.FullStreamOpenSince(); open {
+				t.Fatal("a stream is still open after the full snapshot ended")
+			}
+		})
 	}
 }
