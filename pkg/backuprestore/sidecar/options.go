@@ -74,8 +74,8 @@ type Options struct {
 	// DeltaSnapshotRetentionPeriod keeps younger deltas through garbage collection
 	// (--delta-snapshot-retention-period; see snapshotter.Config).
 	DeltaSnapshotRetentionPeriod time.Duration
-	// SnapshotTimeout bounds every full snapshot (scheduled, requested over HTTP or taken after a
-	// defragmentation) and a delta snapshot requested over HTTP (--etcd-snapshot-timeout).
+	// SnapshotTimeout bounds one full or delta snapshot requested over HTTP or taken after a
+	// defragmentation (--etcd-snapshot-timeout).
 	SnapshotTimeout time.Duration
 
 	// Work of the backup leader besides snapshots.
@@ -186,7 +186,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) *boundFlags { //nolint:revive // t
 	fs.DurationVar(&o.GarbageCollectionPeriod, podwire.FlagGarbageCollectionPeriod, o.GarbageCollectionPeriod, "period of garbage collection (0: none)")
 	fs.DurationVar(&o.DeltaSnapshotRetentionPeriod, podwire.FlagDeltaSnapshotRetentionPeriod, o.DeltaSnapshotRetentionPeriod,
 		"keep deltas created within this period through garbage collection, besides those the policy keeps (0: only those)")
-	fs.DurationVar(&o.SnapshotTimeout, podwire.FlagEtcdSnapshotTimeout, o.SnapshotTimeout, "timeout of every full snapshot (its stream and upload) and of a delta snapshot taken on request")
+	fs.DurationVar(&o.SnapshotTimeout, podwire.FlagEtcdSnapshotTimeout, o.SnapshotTimeout, "timeout of one snapshot taken on request or after defragmentation")
 	fs.DurationVar(&o.DefragTimeout, podwire.FlagEtcdDefragTimeout, o.DefragTimeout, "timeout of defragmenting one member")
 	fs.DurationVar(&o.ReelectionPeriod, podwire.FlagReelectionPeriod, o.ReelectionPeriod, "how often the backup leader is determined again")
 	fs.DurationVar(&o.LeaderElectionTimeout, podwire.FlagEtcdConnectionTimeoutLeaderElection, o.LeaderElectionTimeout,
@@ -246,7 +246,6 @@ func (o *Options) snapshotterConfig() snapshotter.Config {
 		Compression:              o.Compression,
 
 		DeltaSnapshotRetentionPeriod: o.DeltaSnapshotRetentionPeriod,
-		FullSnapshotTimeout:          o.SnapshotTimeout,
 	}
 }
 

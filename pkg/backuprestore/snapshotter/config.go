@@ -51,11 +51,6 @@ type Config struct {
 	DeltaSnapshotRetentionPeriod time.Duration
 	// Compression of new snapshots (--compress-snapshots, --compression-policy); none if empty.
 	Compression snapshot.Compression
-	// FullSnapshotTimeout bounds every full snapshot, scheduled or asked for: its stream from etcd and its
-	// upload, each attempt (--etcd-snapshot-timeout, as the upstream sidecar bounds its full snapshots);
-	// 0: no bound. A store that hangs must not hold the snapshot operations (and with them the deltas,
-	// and the read the stream keeps open on the member) for good.
-	FullSnapshotTimeout time.Duration
 }
 
 // Default returns the configuration of the upstream sidecar's defaults, with gzip compression.

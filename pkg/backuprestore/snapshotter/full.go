@@ -88,12 +88,7 @@ func (s *Snapshotter) streamFull(ctx context.Context, final, staged bool) (*snap
 	created := s.now()
 	defer s.fullStreams.open(time.Now())() // recorded closed after the cancel below; etcd ends its read a moment later
 	// Cancelled when the upload fails, so that a stage blocked reading etcd's stream returns.
-	var cancel context.CancelFunc
-	if s.cfg.FullSnapshotTimeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, s.cfg.FullSnapshotTimeout)
-	} else {
-		ctx, cancel = context.WithCancel(ctx)
-	}
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	before, beforeErr := s.currentRevision(ctx)
 	// Cancelling ctx (deferred above) also ends the stream.

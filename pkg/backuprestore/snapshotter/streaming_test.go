@@ -2,7 +2,6 @@ package snapshotter_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"testing"
 	"time"
@@ -125,49 +124,5 @@ func TestFullStreamOpenSinceWhileAFullSnapshotIsUploaded(t *testing.T) {
 				t.Fatal("a stream is still open after the full snapshot ended")
 			}
 		})
-	}
-}
-
-// A full snapshot whose upload hangs ends after FullSnapshotTimeout with the deadline's error, closes its
-// stream from etcd and stores nothing; the next one, with the store answering again, is stored.
-func TestFullSnapshotTimeoutEndsAHungUpload(t *testing.T) {
-	cli := etcdserver.Start(t).Client(t)
-	rev := putN(t, cli, "k", 10, 100)
-	store := backuptest.Local(t)
-	gated := gateFulls(store)
-	cfg := snapshotter.Default()
-	cfg.Schedule, cfg.DeltaSnapshotPeriod, cfg.GarbageCollectionPeriod = "", 0, 0
-	cfg.FullSnapshotTimeout = 500 * time.Millisecond
-	s, err := snapshotter.New(snapshotter.Options{Config: cfg, Client: cli, Store: gated, Log: logr.Discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	taken := make(chan error, 1)
-	go func() {
-		_, err := s.TakeFull(t.Context(), false)
-		taken <- err
-	}()
-	select {
-	case err := <-taken:
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("the full snapshot with a hung upload ended with %v, want the deadline's error", err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("the full snapshot with a hung upload still runs after a minute")
-	}
-	if _, open := s.FullStreamOpenSince(); open {
-		t.Fatal("the stream from etcd is still open after the full snapshot timed out")
-	}
-	if snaps, err := store.SnapStore.List(t.Context()); err != nil || len(snaps) != 0 {
-		t.Fatalf("after the timeout the store lists %v (error %v), want nothing", snaps, err)
-	}
-
-	close(gated.released)
-	if _, err := s.TakeFull(t.Context(), false); err != nil {
-		t.Fatal(err)
-	}
-	if last := s.LastRevision(); last != rev {
-		t.Fatalf("the stored full snapshot ends at revision %d, want %d", last, rev)
 	}
 }
