@@ -28,9 +28,9 @@
 //  2. unless the data in use fits under DisarmBelow of the quota, stop there: the alarm stays
 //     (ErrOverQuota, etcdbr_nospace_over_quota 1) without defragmenting anything or moving leadership,
 //     which could not help — or, when nothing could be compacted, the history may be what does not fit,
-//     or (a single member) a full snapshot of this sidecar begun before the compaction still streams
-//     and its open read may hide what the compaction freed, and the next check tries again (for 10
-//     minutes at most);
+//     or (a single member) a full snapshot of this sidecar begun before the recovery's first compaction
+//     still streams and its open read may hide what that freed, and the next check tries again (for 10
+//     minutes at most, then it judges);
 //  3. defragment the members over DisarmBelow of their quota in the order above;
 //  4. disarm the alarm once every member's file is under it;
 //  5. take the full snapshot, after the disarm: writes do not wait for the store, and a failed snapshot

@@ -81,8 +81,9 @@ func TestRefreshRaisesNoAlarmOnceNoSpaceIsDisarmed(t *testing.T) {
 // every refresh, and the single member's figure of the data in use stays as high as before the
 // compaction. The recovery takes that for no verdict: no over-quota report, no backoff, the alarm stays,
 // and the first check after the stream ended recovers. It judges the figure as it is when the stream
-// began after the compaction (it cannot hold what the compaction freed), when the read is another
-// client's (the sidecar cannot see it), and once it waited snapshotStreamWaitLimit.
+// began after the recovery's compaction or the compaction was not its own (neither holds what the
+// recovery freed), when the read is another client's (the sidecar cannot see it), and once it waited
+// snapshotStreamWaitLimit, also at the attempts after that.
 func TestNoSpaceRecoveryWaitsForThisSidecarsSnapshotStream(t *testing.T) {
 	type streamSince func(opened time.Time, open *atomic.Bool) func() (time.Time, bool)
 	ours := func(opened time.Time, open *atomic.Bool) func() (time.Time, bool) {
@@ -91,6 +92,9 @@ func TestNoSpaceRecoveryWaitsForThisSidecarsSnapshotStream(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		since streamSince
+		// compactedBefore: the history was compacted under the open read before the recovery ran, whose
+		// own compaction then finds nothing to do.
+		compactedBefore bool
 		// waited is how long after the first check the second runs while the stream is still open.
 		waited  time.Duration
 		verdict bool // the first check (or, with waited, the second) reports over the quota
@@ -98,7 +102,8 @@ func TestNoSpaceRecoveryWaitsForThisSidecarsSnapshotStream(t *testing.T) {
 		{name: "this sidecar's full snapshot", since: ours},
 		{name: "this sidecar's full snapshot, still open just before the wait limit", since: ours, waited: snapshotStreamWaitLimit - time.Second},
 		{name: "this sidecar's full snapshot, open for the wait limit", since: ours, waited: snapshotStreamWaitLimit, verdict: true},
-		{name: "a full snapshot begun after the compaction", verdict: true,
+		{name: "this sidecar's full snapshot across a compaction not the recovery's", since: ours, compactedBefore: true, verdict: true},
+		{name: "a full snapshot begun after the recovery's compaction", verdict: true,
 			since: func(_ time.Time, open *atomic.Bool) func() (time.Time, bool) {
 				return func() (time.Time, bool) { return time.Now(), open.Load() }
 			}},
@@ -110,15 +115,19 @@ func TestNoSpaceRecoveryWaitsForThisSidecarsSnapshotStream(t *testing.T) {
 			cli := c.Client(t)
 			w := fillUntilNoSpace(t, cli, 32, 16<<10)
 			opened := time.Now()
-			stream := openReadAcrossACompaction(t, cli)
+			stream := openRead(t, cli)
 			defer stream.Close()
+			if tc.compactedBefore {
+				compactAll(t, cli)
+			}
 
 			registry := prometheus.NewPedanticRegistry()
 			report := &Report{}
 			var open atomic.Bool
 			open.Store(true)
+			const backoff = time.Hour
 			opts := KeepOptions{Defrag: Options{Client: cli, Metrics: NewMetrics(registry), Log: testr.New(t)},
-				RecoveryBackoff: time.Hour, MaxRecoveryBackoff: time.Hour, Report: report}
+				RecoveryBackoff: backoff, MaxRecoveryBackoff: 4 * backoff, Report: report}
 			if tc.since != nil {
 				opts.SnapshotStreamSince = tc.since(opened, &open)
 			}
@@ -137,16 +146,21 @@ func TestNoSpaceRecoveryWaitsForThisSidecarsSnapshotStream(t *testing.T) {
 			if tc.verdict {
 				g.Expect(overQuota()).To(Equal(1.0))
 				g.Expect(report.OverQuota()).To(ContainSubstring("live data over the quota after compaction"))
+				g.Expect(k.backoff).To(Equal(backoff))
+				// The next attempt, after the backoff, judges at once again: its backoff doubles.
+				k.check(t.Context(), now.Add(backoff), false)
+				g.Expect(k.backoff).To(Equal(2*backoff), "the attempt after the backoff judged instead of waiting again")
 				return
 			}
 			g.Expect(overQuota()).To(BeZero(), "no over-quota report while this sidecar's snapshot streams")
 			g.Expect(report.OverQuota()).To(BeEmpty())
+			g.Expect(k.backoff).To(BeZero())
 
 			if _, err := io.Copy(io.Discard, stream); err != nil {
 				t.Fatalf("reading the snapshot stream to its end: %v", err)
 			}
 			open.Store(false)
-			k.check(t.Context(), now, false) // the same moment: a backoff would hold this check back
+			k.check(t.Context(), now, false)
 			g.Expect(noSpaceActive(g, cli)).To(BeFalse(), "the first check after the stream ended recovers")
 			g.Expect(overQuota()).To(BeZero())
 			expectAcked(g, cli, w)
@@ -162,16 +176,16 @@ func TestNoSpaceRecoveryWaitsForThisSidecarsSnapshotStream(t *testing.T) {
 // since the compaction's last batch.
 func compactUnderAnOpenRead(t *testing.T, cli *clientv3.Client) {
 	t.Helper()
-	stream := openReadAcrossACompaction(t, cli)
+	stream := openRead(t, cli)
 	defer stream.Close()
+	compactAll(t, cli)
 	if _, err := io.Copy(io.Discard, stream); err != nil {
 		t.Fatalf("reading the snapshot stream to its end: %v", err)
 	}
 }
 
-// openReadAcrossACompaction compacts the whole history physically while a snapshot stream holds a read
-// transaction begun before the compaction, and returns the stream with its read still open.
-func openReadAcrossACompaction(t *testing.T, cli *clientv3.Client) io.ReadCloser {
+// openRead opens a snapshot stream and returns it once etcd began the snapshot's read transaction.
+func openRead(t *testing.T, cli *clientv3.Client) io.ReadCloser {
 	t.Helper()
 	stream, err := cli.Snapshot(t.Context())
 	if err != nil {
@@ -181,6 +195,12 @@ func openReadAcrossACompaction(t *testing.T, cli *clientv3.Client) io.ReadCloser
 	if _, err := io.ReadFull(stream, make([]byte, 1)); err != nil {
 		t.Fatalf("reading the snapshot stream: %v", err)
 	}
+	return stream
+}
+
+// compactAll compacts the whole history physically.
+func compactAll(t *testing.T, cli *clientv3.Client) {
+	t.Helper()
 	resp, err := cli.Get(t.Context(), "key/", clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
 		t.Fatal(err)
@@ -188,5 +208,4 @@ func openReadAcrossACompaction(t *testing.T, cli *clientv3.Client) io.ReadCloser
 	if _, err := cli.Compact(t.Context(), resp.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
 		t.Fatalf("compacting to revision %d: %v", resp.Header.Revision, err)
 	}
-	return stream
 }

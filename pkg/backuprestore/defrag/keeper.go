@@ -63,8 +63,12 @@ type keeper struct {
 	retryAt time.Time
 	failed  recoveryInput
 	// snapshotWaitSince is when the recovery began waiting for this sidecar's snapshot stream
-	// (errSnapshotStreaming); zero while it does not wait.
+	// (errSnapshotStreaming); zero while it does not wait. A wait that ran out keeps its start, so that
+	// the attempts after it judge at once.
 	snapshotWaitSince time.Time
+	// firstCompaction is when this keeper asked for the first compaction of the NOSPACE episode that
+	// compacted anything (zero: none yet; cleared once a recovery completes); see heldBySnapshotStream.
+	firstCompaction time.Time
 }
 
 // recoveryInput is what decides whether a recovery that failed could end differently now. Not the
@@ -216,15 +220,24 @@ func (k *keeper) recoverIfDue(ctx context.Context, now time.Time, c cluster) {
 		k.log.Info("NOSPACE recovery completed: writes are accepted again")
 		return
 	case errors.Is(err, errCompactionDeferred):
+		k.snapshotWaitSince = time.Time{}
 		k.log.Info("NOSPACE recovery waits for the next check", "reason", err.Error())
 		return
 	case errors.Is(err, errSnapshotStreaming) && k.mayWaitForSnapshotStream(now):
 		k.log.Info("NOSPACE recovery waits for the next check", "reason", err.Error(), "waitingSince", k.snapshotWaitSince)
 		return
 	}
-	k.snapshotWaitSince = time.Time{}
+	if !errors.Is(err, errSnapshotStreaming) {
+		k.snapshotWaitSince = time.Time{}
+	}
 	k.backoff = min(max(2*k.backoff, k.opts.RecoveryBackoff), k.opts.MaxRecoveryBackoff)
 	k.retryAt, k.failed = now.Add(k.backoff), inputOf(c, err)
+	if errors.Is(err, errSnapshotStreaming) {
+		k.reportOverQuota(err)
+		k.log.Error(err, "NOSPACE recovery stopped waiting for this sidecar's full snapshot: the data in use etcd reports does not fit",
+			"waitedSince", k.snapshotWaitSince, "nextAttemptAfter", k.backoff)
+		return
+	}
 	if errors.Is(err, ErrOverQuota) {
 		k.reportOverQuota(err)
 		k.log.Error(err, "NOSPACE recovery cannot disarm the alarm: the cluster refuses writes until data is deleted or the quota (spec.etcd.quota) is raised",
@@ -241,7 +254,7 @@ func (k *keeper) recoverIfDue(ctx context.Context, now time.Time, c cluster) {
 const snapshotStreamWaitLimit = 10 * time.Minute
 
 // mayWaitForSnapshotStream tells whether the recovery may still wait for this sidecar's snapshot stream
-// at now; the wait begins at its first call after another outcome.
+// at now; the wait begins at its first call after another outcome, and one that ran out stays over.
 func (k *keeper) mayWaitForSnapshotStream(now time.Time) bool {
 	if k.snapshotWaitSince.IsZero() {
 		k.snapshotWaitSince = now
@@ -251,7 +264,8 @@ func (k *keeper) mayWaitForSnapshotStream(now time.Time) bool {
 
 // recovered clears the state of failed recoveries.
 func (k *keeper) recovered() {
-	k.backoff, k.retryAt, k.failed, k.snapshotWaitSince = 0, time.Time{}, recoveryInput{}, time.Time{}
+	k.backoff, k.retryAt, k.failed = 0, time.Time{}, recoveryInput{}
+	k.snapshotWaitSince, k.firstCompaction = time.Time{}, time.Time{}
 	k.reportOverQuota(nil)
 }
 

@@ -29,10 +29,10 @@ var ErrOverQuota = errors.New("live data over the quota after compaction")
 var errCompactionDeferred = errors.New("the history may not be compacted yet")
 
 // errSnapshotStreaming means the data in use of a single-member cluster did not fit while a full snapshot
-// of this sidecar, begun before the compaction, streamed from the member (KeepOptions.SnapshotStreamSince):
-// the stream's open read may hide what the compaction freed. The recovery changed nothing beyond the
-// compaction; the next check tries again, for snapshotStreamWaitLimit at most. It wraps the
-// ErrOverQuota that the figure gave.
+// of this sidecar, begun before the recovery's compaction, streamed from the member
+// (KeepOptions.SnapshotStreamSince, heldBySnapshotStream): the stream's open read may hide what the
+// compaction freed. The recovery changed nothing beyond the compaction; the next check tries again, for
+// snapshotStreamWaitLimit at most. It wraps the ErrOverQuota that the figure gave.
 var errSnapshotStreaming = errors.New("a full snapshot begun before the compaction streams from the member: its open read may hide the pages the compaction freed")
 
 // Recovery steps, the step label of etcdbr_nospace_recovery_steps_total.
@@ -93,7 +93,6 @@ func dataFits(spaces []Space) error {
 // Each step is logged and counted. It is idempotent: a new backup leader repeating it after the previous
 // one's term ended midway finds the compaction done and defragments only the members still too big.
 func (k *keeper) recoverNoSpace(ctx context.Context, c cluster) error {
-	compactStart := time.Now()
 	rev, mayCompact := c.revision, true
 	if k.opts.CompactRevision != nil {
 		var allowed int64
@@ -114,7 +113,7 @@ func (k *keeper) recoverNoSpace(ctx context.Context, c cluster) error {
 			// History may be what does not fit: the verdict waits for the compaction.
 			return fmt.Errorf("%w (%v)", errCompactionDeferred, err)
 		}
-		if k.heldBySnapshotStream(compacted, compactStart) {
+		if k.heldBySnapshotStream(compacted) {
 			return fmt.Errorf("%w: %w", errSnapshotStreaming, err)
 		}
 		return err
@@ -156,14 +155,16 @@ func (k *keeper) recoverNoSpace(ctx context.Context, c cluster) error {
 
 // heldBySnapshotStream tells whether this sidecar's full snapshot may be what keeps c's figure of the data
 // in use too high: c has a single member, from which the sidecar streams, and the stream began before
-// the compaction started. With more members it cannot be: dataFits takes the smallest figure, and the
-// other members' count what the compaction freed once they committed (surveyInUse).
-func (k *keeper) heldBySnapshotStream(c cluster, compactStart time.Time) bool {
-	if k.opts.SnapshotStreamSince == nil || len(c.spaces()) != 1 {
+// this keeper's first compaction of the episode (firstCompaction), so it holds the pages that freed. A
+// stream begun later holds none of them, nor does any stream of this term when a previous backup leader
+// compacted. With more members it cannot be: dataFits takes the smallest figure, and the other members'
+// count what the compaction freed once they committed (surveyInUse).
+func (k *keeper) heldBySnapshotStream(c cluster) bool {
+	if k.opts.SnapshotStreamSince == nil || len(c.spaces()) != 1 || k.firstCompaction.IsZero() {
 		return false
 	}
 	since, open := k.opts.SnapshotStreamSince()
-	return open && since.Before(compactStart)
+	return open && since.Before(k.firstCompaction)
 }
 
 // snapshot takes the full snapshot after a recovery; its failure is only logged and counted, as the
@@ -195,9 +196,13 @@ func (k *keeper) survey(ctx context.Context) (cluster, error) {
 func (k *keeper) compact(ctx context.Context, rev int64) error {
 	cctx, cancel := context.WithTimeout(ctx, k.opts.Defrag.Timeout)
 	defer cancel()
+	start := time.Now()
 	_, err := k.opts.Defrag.Client.Compact(cctx, rev, clientv3.WithCompactPhysical())
-	if errors.Is(err, rpctypes.ErrCompacted) {
-		err = nil
+	switch {
+	case errors.Is(err, rpctypes.ErrCompacted):
+		err = nil // compacted before: by an earlier attempt, a previous backup leader or etcd itself
+	case err == nil && k.firstCompaction.IsZero():
+		k.firstCompaction = start
 	}
 	k.metrics.step(stepCompact, err)
 	if err != nil {
