@@ -41,8 +41,9 @@ type KeepOptions struct {
 	// SnapshotStreamSince tells when the full snapshot this sidecar streams from its member now began
 	// (false: none streams; nil: never). The stream's read transaction keeps etcd from counting the pages
 	// a compaction after its start freed, so in a single-member cluster a figure of the data in use that
-	// does not fit while such a stream is open is no verdict: the recovery waits for the next check
-	// (snapshotStreamWaitLimit at most) instead of reporting the data over the quota and backing off.
+	// does not fit while a stream begun before the recovery's first compaction is open is no verdict: the
+	// recovery waits for the next check (snapshotStreamWaitLimit at most) instead of reporting the data
+	// over the quota and backing off (heldBySnapshotStream).
 	SnapshotStreamSince func() (time.Time, bool)
 	// RecoveryBackoff and MaxRecoveryBackoff pace failed recoveries; 0 means the defaults.
 	RecoveryBackoff, MaxRecoveryBackoff time.Duration
@@ -248,9 +249,9 @@ func (k *keeper) recoverIfDue(ctx context.Context, now time.Time, c cluster) {
 }
 
 // snapshotStreamWaitLimit bounds how long the NOSPACE recovery waits for this sidecar's full snapshots
-// (errSnapshotStreaming) before it judges the figure of the data in use as it is: an upload that hangs
-// or snapshots back to back must not hide data over the quota for good. A full snapshot of the largest
-// database etcd allows (8 GiB) takes a few minutes at an object store's usual throughput.
+// (errSnapshotStreaming) before it judges the figure of the data in use as it is: a snapshot whose upload
+// hangs must not hide data over the quota for good. A full snapshot of the largest database etcd allows
+// (8 GiB) takes a few minutes at an object store's usual throughput.
 const snapshotStreamWaitLimit = 10 * time.Minute
 
 // mayWaitForSnapshotStream tells whether the recovery may still wait for this sidecar's snapshot stream

@@ -81,8 +81,8 @@ func dataFits(spaces []Space) error {
 //     could not help, and it would stall every member and move leadership (ending the backup leader's
 //     term, whose successor would repeat it) for nothing. Without the compaction the history may be
 //     what does not fit: errCompactionDeferred, having changed nothing. In a single-member cluster a full
-//     snapshot of this sidecar begun before the compaction may hide what the compaction freed while it
-//     streams: errSnapshotStreaming, for snapshotStreamWaitLimit at most;
+//     snapshot of this sidecar begun before the recovery's first compaction may hide what that freed
+//     while it streams: errSnapshotStreaming, for snapshotStreamWaitLimit at most;
 //  3. defragment the members over the disarm limit, in Run's order (followers first, the leader last after
 //     moving leadership, each only while every member is healthy);
 //  4. disarm every NOSPACE alarm once every member's file is under the disarm limit, else ErrOverQuota;
