@@ -130,10 +130,16 @@ func TestNoSpaceRecoveredWithoutManualDisarm(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(float64(st.DbSize)).To(BeNumerically("<", DisarmBelow*smallQuota), "member %s", m.Config.Name)
 	}
-	for _, step := range []string{stepCompact, stepDefragment, stepDisarm} {
-		g.Expect(metricstest.Value(t, registry, "etcdbr_nospace_recovery_steps_total", map[string]string{"step": step, "succeeded": "true"})).
-			To(BeNumerically(">=", 1), "step %s", step)
+	steps := func(step, succeeded string) float64 {
+		return metricstest.Value(t, registry, "etcdbr_nospace_recovery_steps_total", map[string]string{"step": step, "succeeded": succeeded})
 	}
+	for _, step := range []string{stepCompact, stepDefragment} {
+		g.Expect(steps(step, "true")).To(BeNumerically(">=", 1), "step %s", step)
+	}
+	// The disarm may be the former leader's: moving leadership ends its term while its recovery goes on,
+	// and when the term's end cancels the disarm request after etcd applied it, that step counts as failed
+	// although the alarm is gone (and the next leader finds nothing to disarm).
+	g.Expect(steps(stepDisarm, "true")+steps(stepDisarm, "false")).To(BeNumerically(">=", 1), "step %s", stepDisarm)
 	g.Expect(metricstest.Value(t, registry, "etcdbr_nospace_over_quota", nil)).To(BeZero())
 	g.Expect(metricstest.Value(t, registry, "etcdbr_defragmentation_runs_total", map[string]string{"trigger": "nospace"})).To(BeNumerically(">=", 1))
 }
