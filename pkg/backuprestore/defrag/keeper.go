@@ -215,25 +215,25 @@ func (k *keeper) recoverIfDue(ctx context.Context, now time.Time, c cluster) {
 	if ctx.Err() != nil {
 		return // the term ended; the next backup leader starts over
 	}
+	streaming := errors.Is(err, errSnapshotStreaming)
+	if !streaming {
+		k.snapshotWaitSince = time.Time{} // any other outcome ends a wait for the snapshot stream
+	}
 	switch {
 	case err == nil:
 		k.recovered()
 		k.log.Info("NOSPACE recovery completed: writes are accepted again")
 		return
 	case errors.Is(err, errCompactionDeferred):
-		k.snapshotWaitSince = time.Time{}
 		k.log.Info("NOSPACE recovery waits for the next check", "reason", err.Error())
 		return
-	case errors.Is(err, errSnapshotStreaming) && k.mayWaitForSnapshotStream(now):
+	case streaming && k.mayWaitForSnapshotStream(now):
 		k.log.Info("NOSPACE recovery waits for the next check", "reason", err.Error(), "waitingSince", k.snapshotWaitSince)
 		return
 	}
-	if !errors.Is(err, errSnapshotStreaming) {
-		k.snapshotWaitSince = time.Time{}
-	}
 	k.backoff = min(max(2*k.backoff, k.opts.RecoveryBackoff), k.opts.MaxRecoveryBackoff)
 	k.retryAt, k.failed = now.Add(k.backoff), inputOf(c, err)
-	if errors.Is(err, errSnapshotStreaming) {
+	if streaming {
 		k.reportOverQuota(err)
 		k.log.Error(err, "NOSPACE recovery stopped waiting for this sidecar's full snapshot: the data in use etcd reports does not fit",
 			"waitedSince", k.snapshotWaitSince, "nextAttemptAfter", k.backoff)
@@ -265,8 +265,7 @@ func (k *keeper) mayWaitForSnapshotStream(now time.Time) bool {
 
 // recovered clears the state of failed recoveries.
 func (k *keeper) recovered() {
-	k.backoff, k.retryAt, k.failed = 0, time.Time{}, recoveryInput{}
-	k.snapshotWaitSince, k.firstCompaction = time.Time{}, time.Time{}
+	k.backoff, k.retryAt, k.failed, k.firstCompaction = 0, time.Time{}, recoveryInput{}, time.Time{}
 	k.reportOverQuota(nil)
 }
 
