@@ -3,7 +3,6 @@ package snapshotter_test
 import (
 	"context"
 	"errors"
-	"io"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,55 +11,16 @@ import (
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/test/support/backuptest"
 	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 	"github.com/gardener-etcd/gardener-etcd/test/support/metricstest"
 )
 
-// gatedDeltas passes a real store through but asks gate before every delta upload: the upload fails with
-// what gate returns, and waits while gate waits.
-type gatedDeltas struct {
-	snapstore.SnapStore
-	stager snapstore.StagedSaver
-	gate   func(ctx context.Context) error
-}
-
-func gateDeltas(store *backuptest.Store, gate func(ctx context.Context) error) *backuptest.Store {
-	wrapped := *store
-	wrapped.SnapStore = &gatedDeltas{SnapStore: store.SnapStore, stager: store.SnapStore.(snapstore.StagedSaver), gate: gate}
-	return &wrapped
-}
-
-func (g *gatedDeltas) Save(ctx context.Context, snap *snapshot.Snapshot, r io.Reader) error {
-	if snap.Kind == snapshot.KindIncr {
-		if err := g.gate(ctx); err != nil {
-			return err
-		}
-	}
-	return g.SnapStore.Save(ctx, snap, r)
-}
-
-func (g *gatedDeltas) SaveStaged(ctx context.Context, r io.Reader, name func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
-	return g.stager.SaveStaged(ctx, r, name)
-}
-
-func (g *gatedDeltas) SaveExpected(ctx context.Context, r io.Reader, expected *snapshot.Snapshot, name func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
-	return g.stager.SaveExpected(ctx, r, expected, name)
-}
-
 // stall holds every delta upload until the returned release is called, as a slow or unreachable store
 // would.
 func stall(store *backuptest.Store) (*backuptest.Store, func()) {
-	released := make(chan struct{})
-	return gateDeltas(store, func(ctx context.Context) error {
-		select {
-		case <-released:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}), func() { close(released) }
+	gate, _, release := hold()
+	return gateDeltas(store, gate), release
 }
 
 // failDeltas fails every delta upload while the returned flag is true (it starts true).

@@ -2,59 +2,21 @@ package snapshotter_test
 
 import (
 	"context"
-	"io"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
-	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
 	"github.com/gardener-etcd/gardener-etcd/test/support/backuptest"
 	"github.com/gardener-etcd/gardener-etcd/test/support/etcdserver"
 )
 
-// gatedFulls passes a real store through but holds every full snapshot upload until released, as a
-// slow store would: the snapshot's stream from etcd stays open meanwhile. entered receives once an
-// upload waits.
-type gatedFulls struct {
-	snapstore.SnapStore
-	stager   snapstore.StagedSaver
-	entered  chan struct{}
-	released chan struct{}
-}
-
-func gateFulls(store *backuptest.Store) *gatedFulls {
-	return &gatedFulls{SnapStore: store.SnapStore, stager: store.SnapStore.(snapstore.StagedSaver),
-		entered: make(chan struct{}, 1), released: make(chan struct{})}
-}
-
-func (g *gatedFulls) wait(ctx context.Context) error {
-	select {
-	case g.entered <- struct{}{}:
-	default:
-	}
-	select {
-	case <-g.released:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (g *gatedFulls) SaveStaged(ctx context.Context, r io.Reader, name func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
-	if err := g.wait(ctx); err != nil {
-		return nil, err
-	}
-	return g.stager.SaveStaged(ctx, r, name)
-}
-
-func (g *gatedFulls) SaveExpected(ctx context.Context, r io.Reader, expected *snapshot.Snapshot, name func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
-	if err := g.wait(ctx); err != nil {
-		return nil, err
-	}
-	return g.stager.SaveExpected(ctx, r, expected, name)
+// holdFulls holds every full snapshot upload of store until release is called, as a slow store would: the
+// snapshot's stream from etcd stays open meanwhile. entered receives once an upload waits.
+func holdFulls(store *backuptest.Store) (held *backuptest.Store, entered <-chan struct{}, release func()) {
+	gate, entered, release := hold()
+	return gateFulls(store, gate), entered, release
 }
 
 // FullStreamOpenSince says since when a full snapshot streams from etcd: the NOSPACE recovery asks it,
@@ -72,10 +34,10 @@ func TestFullStreamOpenSinceWhileAFullSnapshotIsUploaded(t *testing.T) {
 		{name: "failed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			gated := gateFulls(backuptest.Local(t))
+			held, entered, release := holdFulls(backuptest.Local(t))
 			cfg := snapshotter.Default()
 			cfg.Schedule, cfg.DeltaSnapshotPeriod, cfg.GarbageCollectionPeriod = "", 0, 0
-			s, err := snapshotter.New(snapshotter.Options{Config: cfg, Client: cli, Store: gated, Log: logr.Discard()})
+			s, err := snapshotter.New(snapshotter.Options{Config: cfg, Client: cli, Store: held.SnapStore, Log: logr.Discard()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +54,7 @@ func TestFullStreamOpenSinceWhileAFullSnapshotIsUploaded(t *testing.T) {
 				taken <- err
 			}()
 			select {
-			case <-gated.entered:
+			case <-entered:
 			case err := <-taken:
 				t.Fatalf("the full snapshot ended before its upload was held up: %v", err)
 			case <-time.After(time.Minute):
@@ -107,7 +69,7 @@ func TestFullStreamOpenSinceWhileAFullSnapshotIsUploaded(t *testing.T) {
 			}
 
 			if tc.stored {
-				close(gated.released)
+				release()
 				if err := <-taken; err != nil {
 					t.Fatal(err)
 				}

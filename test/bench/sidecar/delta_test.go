@@ -37,10 +37,10 @@ const (
 // without one right before it: the overhead of a sidecar is
 // 1 − the median of its with/without ratios over the rounds. Every phase also measures the CPU time
 // etcd's process and the watcher spent per revision, and samples etcd's slow watchers (measurePhase).
-// Ours is the delta snapshotter in its own process, whose peak RSS is compared with its delta memory limit plus a fixed overhead: the RSS the
-// process reached by the end of start-up (Go runtime, etcd and S3 clients, this test binary's linked
-// packages, S3 part buffers of chunk size × (parallel parts + 1) = 30 MiB and the initial full snapshot's
-// pipeline), measured in the same run. Upstream's is `etcdbrctl snapshot` (upstream_test.go) with the same
+// Ours is the delta snapshotter in its own process, whose peak RSS is compared with its delta memory
+// limit plus a fixed overhead: the RSS the process reached by the end of start-up (Go runtime, etcd and
+// S3 clients, this test binary's linked packages, S3 part buffers of chunk size × (parallel parts + 1) =
+// 30 MiB and the initial full snapshot's pipeline), measured in the same run. Upstream's is `etcdbrctl snapshot` (upstream_test.go) with the same
 // delta period and memory limit; its peak RSS is its VmHWM, read every 5 ms. Each sidecar starts with a
 // full snapshot, before its phase begins. Upstream's binary comes from `make tools-upstream`; the
 // benchmark fails without it. Run with
