@@ -34,6 +34,9 @@ type blobStore struct {
 	// itself, after its requests in flight have been answered; stream then leaves its context alone
 	// (see stream).
 	readErrorFailsUpload bool
+	// listKeys, if set, replaces the bucket's listing: it calls add with the key of every object
+	// below prefix (see listLocal).
+	listKeys func(ctx context.Context, prefix string, add func(key string)) error
 	// listPageSize, if set, replaces defaultListPageSize; tests lower it to list in many pages.
 	listPageSize int
 }
@@ -43,7 +46,7 @@ func newBlobStore(bucket *blob.Bucket, provider, location, prefix string, upload
 		bucket:   bucket,
 		provider: provider,
 		location: location,
-		prefix:   strings.Trim(prefix, "/"),
+		prefix:   keyPrefix(prefix),
 		upload:   upload,
 		log:      log.WithValues("provider", provider, "container", location, "prefix", prefix),
 	}
@@ -56,32 +59,45 @@ const defaultListPageSize = 1000
 // List implements SnapStore.
 func (s *blobStore) List(ctx context.Context) ([]*snapshot.Snapshot, error) {
 	var snaps []*snapshot.Snapshot
-	pageSize := cmp.Or(s.listPageSize, defaultListPageSize)
 	for _, layout := range []snapshot.Layout{snapshot.LayoutV2, snapshot.LayoutV1} {
 		listPrefix := path.Join(s.prefix, string(layout)) + "/"
-		for token := blob.FirstPageToken; len(token) > 0; {
-			var page []*blob.ListObject
-			var err error
-			page, token, err = s.bucket.ListPage(ctx, token, pageSize, &blob.ListOptions{Prefix: listPrefix})
+		err := s.keysBelow(ctx, listPrefix, func(key string) {
+			snap, err := snapshot.ParseRelativeKey(s.relativeKey(key))
 			if err != nil {
-				return nil, fmt.Errorf("listing %s in %s %s: %w", listPrefix, s.provider, s.location, err)
+				s.log.V(1).Info("Ignoring object that is not a snapshot", "key", key, "reason", err.Error())
+				return
 			}
-			for _, obj := range page {
-				if obj.IsDir {
-					continue
-				}
-				snap, err := snapshot.ParseRelativeKey(s.relativeKey(obj.Key))
-				if err != nil {
-					s.log.V(1).Info("Ignoring object that is not a snapshot", "key", obj.Key, "reason", err.Error())
-					continue
-				}
-				snap.Prefix = s.prefix
-				snaps = append(snaps, snap)
-			}
+			snap.Prefix = s.prefix
+			snaps = append(snaps, snap)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing %s in %s %s: %w", listPrefix, s.provider, s.location, err)
 		}
 	}
 	snapshot.SortByLastRevision(snaps)
 	return snaps, nil
+}
+
+// keysBelow calls add with the key of every object below prefix, page by page.
+func (s *blobStore) keysBelow(ctx context.Context, prefix string, add func(key string)) error {
+	if s.listKeys != nil {
+		return s.listKeys(ctx, prefix, add)
+	}
+	pageSize := cmp.Or(s.listPageSize, defaultListPageSize)
+	for token := blob.FirstPageToken; len(token) > 0; {
+		var page []*blob.ListObject
+		var err error
+		page, token, err = s.bucket.ListPage(ctx, token, pageSize, &blob.ListOptions{Prefix: prefix})
+		if err != nil {
+			return err
+		}
+		for _, obj := range page {
+			if !obj.IsDir {
+				add(obj.Key)
+			}
+		}
+	}
+	return nil
 }
 
 func (s *blobStore) relativeKey(key string) string {

@@ -46,6 +46,7 @@ type harness struct {
 func runConformance(t *testing.T, h harness) {
 	t.Run("save list fetch delete round trip", func(t *testing.T) { testRoundTrip(t, h) })
 	t.Run("prefixes are isolated and foreign objects ignored", func(t *testing.T) { testPrefixIsolation(t, h) })
+	t.Run("a prefix with empty segments names the location its cleaned form names", func(t *testing.T) { testEmptySegmentPrefix(t, h) })
 	t.Run("legacy v1 layout is listed and read but not written", func(t *testing.T) { testV1ReadOnly(t, h) })
 	t.Run("large object is streamed", func(t *testing.T) { testLargeObject(t, h) })
 	t.Run("failed source leaves no object", func(t *testing.T) { testFailedSave(t, h) })
@@ -220,6 +221,22 @@ func testPrefixIsolation(t *testing.T, h harness) {
 	}
 	if got, want := keys(list(t, b)), []string{"v2/Full-00000000-00000009-1700000000"}; !slices.Equal(got, want) {
 		t.Fatalf("prefix etcd-main-2 lists %v, want %v", got, want)
+	}
+}
+
+// Keys are joined as paths, as the upstream sidecar joins them: "bkp//etcd-main/" stores below
+// "bkp/etcd-main", and a store opened with either prefix must list what the other saved.
+func testEmptySegmentPrefix(t *testing.T, h harness) {
+	odd := h.sharedOpen(t, "bkp//etcd-main/")
+	clean := h.sharedOpen(t, "bkp/etcd-main")
+	now := time.Unix(1700000000, 0)
+	save(t, odd, snapshot.NewFull(5, now, snapshot.CompressionNone, false), fullSnapshotBytes(128, 1))
+	save(t, clean, snapshot.NewIncr(6, 9, now, snapshot.CompressionNone), deltaBytes(t, 6, 4, snapshot.CompressionNone))
+	want := []string{"v2/Full-00000000-00000005-1700000000", "v2/Incr-00000006-00000009-1700000000"}
+	for prefix, store := range map[string]SnapStore{"bkp//etcd-main/": odd, "bkp/etcd-main": clean} {
+		if got := keys(list(t, store)); !slices.Equal(got, want) {
+			t.Fatalf("prefix %q lists %v, want %v", prefix, got, want)
+		}
 	}
 }
 

@@ -1,9 +1,15 @@
 package snapstore
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"unicode"
 
 	"github.com/go-logr/logr"
 	"gocloud.dev/blob/fileblob"
@@ -37,6 +43,9 @@ func localConfigFrom(cfg Config, secret secretDir) (localConfig, error) {
 }
 
 func openLocal(cfg localConfig, prefix string, upload UploadOptions, log logr.Logger) (SnapStore, error) {
+	if err := checkLocalPrefix(prefix); err != nil {
+		return nil, err
+	}
 	bucket, err := fileblob.OpenBucket(cfg.dir, &fileblob.Options{
 		CreateDir: true,
 		// Temporary files next to the target keep the final rename on one file system; the object
@@ -48,5 +57,48 @@ func openLocal(cfg localConfig, prefix string, upload UploadOptions, log logr.Lo
 	if err != nil {
 		return nil, fmt.Errorf("opening local store %s: %w", cfg.dir, err)
 	}
-	return newBlobStore(bucket, string(ProviderLocal), cfg.dir, prefix, upload, log), nil
+	store := newBlobStore(bucket, string(ProviderLocal), cfg.dir, prefix, upload, log)
+	store.listKeys = func(ctx context.Context, prefix string, add func(key string)) error {
+		return listLocal(ctx, cfg.dir, prefix, add)
+	}
+	return store, nil
+}
+
+// checkLocalPrefix refuses a prefix whose keys fileblob would not store under their own path: it
+// escapes control characters and the slash after "..", and listLocal walks the plain path.
+func checkLocalPrefix(prefix string) error {
+	if strings.IndexFunc(prefix, unicode.IsControl) >= 0 {
+		return fmt.Errorf("local store prefix %q must not contain control characters", prefix)
+	}
+	if slices.Contains(strings.Split(keyPrefix(prefix), "/"), "..") {
+		return fmt.Errorf("local store prefix %q must stay below the container directory: no \"..\" segment", prefix)
+	}
+	return nil
+}
+
+// listLocal calls add with the key of every file below prefix in the store directory dir, by its
+// name alone. fileblob's own listing reads a directory and then looks at each file in it, and fails
+// the whole listing when one has gone in between: an upload's temporary file renamed into place, or a
+// snapshot deleted by the garbage collection. A listing needs only names; it skips the temporary
+// files of uploads under way (<key>.<random>.tmp, see NoTempDir).
+func listLocal(ctx context.Context, dir, prefix string, add func(key string)) error {
+	root := filepath.Join(dir, filepath.FromSlash(prefix))
+	return filepath.WalkDir(root, func(file string, entry fs.DirEntry, err error) error {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil // nothing stored yet, or a directory removed during the walk
+		case err != nil:
+			return err
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case entry.IsDir() || strings.HasSuffix(entry.Name(), ".tmp"):
+			return nil
+		}
+		rel, err := filepath.Rel(root, file)
+		if err != nil {
+			return err
+		}
+		add(prefix + filepath.ToSlash(rel))
+		return nil
+	})
 }

@@ -3,6 +3,7 @@ package snapstore
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,6 +86,17 @@ func TestLocalStoreRootIsHomeContainerPrefix(t *testing.T) {
 		entries, err := os.ReadDir(filepath.Dir(want))
 		if err != nil || len(entries) != 1 {
 			t.Fatalf("container %q: v2 directory holds %v (%v), want only the snapshot (no attribute or temp files)", container, entries, err)
+		}
+	}
+}
+
+// A Local prefix names a directory below the container; one that leaves it, or that fileblob would
+// store under an escaped name the listing does not walk, is refused when the store opens.
+func TestLocalStoreRefusesPrefixesOutsideItsDirectory(t *testing.T) {
+	for _, prefix := range []string{"../etcd-main", "bkp/../../etcd-main", "etcd\tmain"} {
+		_, err := New(t.Context(), Config{Provider: druidv1alpha1.StorageProviderLocal, Container: "bkp", Prefix: prefix, LocalRoot: t.TempDir()}, testr.New(t))
+		if err == nil || !strings.Contains(err.Error(), "local store prefix") {
+			t.Errorf("prefix %q: err = %v, want a refusal naming the local store prefix", prefix, err)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
@@ -27,6 +29,16 @@ type SnapStore interface {
 	Delete(ctx context.Context, snap *snapshot.Snapshot) error
 	// Close releases the provider's clients.
 	Close() error
+}
+
+// keyPrefix is prefix as the keys carry it. Keys are joined as paths (snapshot.Key), as the upstream
+// sidecar joins them, so "bkp//etcd-main/" stores below "bkp/etcd-main"; a listing takes the
+// relative key of a snapshot from below this form.
+func keyPrefix(prefix string) string {
+	if cleaned := path.Clean(strings.Trim(prefix, "/")); cleaned != "." {
+		return cleaned
+	}
+	return ""
 }
 
 // ErrNotFound reports a snapshot that is not in the store.

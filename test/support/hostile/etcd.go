@@ -144,7 +144,7 @@ var Etcds = []etcdCase{
 	{"prefix with a dot segment", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Prefix = "./etcd-main" }, Refused("spec.backup.store.prefix")},
 	{"prefix of 2000 characters", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Prefix = strings.Repeat("p", 2000) }, Refused("spec.backup.store.prefix")},
 	{"prefix with a newline", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Prefix = "shoot--a--b/etcd-main\n--store-prefix=x" }, Refused("spec.backup.store.prefix")},
-	{"prefix with an empty segment", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Prefix = "shoot--a--b//etcd-main" }, Warned("spec.backup.store.prefix: \"shoot--a--b//etcd-main\" has an empty path segment")},
+	{"prefix with an empty segment", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Prefix = "shoot--a--b//etcd-main" }, Warned("spec.backup.store.prefix: \"shoot--a--b//etcd-main\" has an empty path segment ('//' or a trailing '/'); snapshots are stored below \"shoot--a--b/etcd-main\"")},
 	{"prefix with a trailing slash", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Prefix = "shoot--a--b/etcd-main/" }, Warned("has an empty path segment")},
 	{"restore source that is the own prefix", func(e *druidv1alpha1.Etcd) {
 		e.Annotations = map[string]string{druidv1alpha1.RestoreSourcePrefixAnnotation: e.Spec.Backup.Store.Prefix}

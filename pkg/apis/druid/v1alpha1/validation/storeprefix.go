@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	"net/url"
+	"path"
 	"strings"
 	"unicode"
 
@@ -43,14 +44,16 @@ func validateStorePrefix(prefix string, fld *field.Path) field.ErrorList {
 	return nil
 }
 
-// prefixWarnings names prefixes that are odd but harmless: an empty segment (`a//b`, a trailing `/`)
-// writes keys that list differently in different stores' consoles.
+// prefixWarnings names prefixes that are odd but harmless: the sidecar joins keys as paths, as the
+// upstream sidecar does, so an empty segment (`a//b`, a trailing `/`) stores below the cleaned form,
+// where a tool that takes the prefix as written does not look.
 func prefixWarnings(prefix string, fld *field.Path) []string {
 	if prefix == "" || strings.HasPrefix(prefix, "/") {
 		return nil
 	}
 	if strings.Contains(prefix, "//") || strings.HasSuffix(prefix, "/") {
-		return []string{fmt.Sprintf("%s: %q has an empty path segment ('//' or a trailing '/'); snapshots are stored below it as written", fld, prefix)}
+		return []string{fmt.Sprintf("%s: %q has an empty path segment ('//' or a trailing '/'); snapshots are stored below %q",
+			fld, prefix, path.Clean(prefix))}
 	}
 	return nil
 }

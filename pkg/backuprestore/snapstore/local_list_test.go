@@ -1,0 +1,65 @@
+package snapstore
+
+import (
+	"bytes"
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+)
+
+// A listing meets uploads and deletions in production (garbage collection and a resume list while the
+// snapshotter stores). In the Local store an upload's temporary file lies beside its target and is
+// renamed into place when the upload completes, and a deleted snapshot's file goes at once: a listing
+// must neither fail on a file that went between reading the directory and looking at the file, nor
+// report a temporary file. The uploads cycle through a few names so that every listing walks a
+// directory of the same size.
+func TestLocalListWhileUploadsCompleteAndSnapshotsAreDeleted(t *testing.T) {
+	store := openLocalForTest(t, t.TempDir(), "bkp", "etcd-main", UploadOptions{})
+	base := time.Unix(1700000000, 0)
+	var snaps []*snapshot.Snapshot
+	for i := range int64(4) {
+		snaps = append(snaps, snapshot.NewIncr(10*i+1, 10*i+10, base, snapshot.CompressionNone))
+	}
+	data := deltaBytes(t, 1, 10, snapshot.CompressionNone)
+
+	ctx, stop := context.WithCancel(t.Context())
+	var changes atomic.Int64
+	changed := make(chan error, 1)
+	go func() {
+		defer close(changed)
+		for i := 0; ctx.Err() == nil; i++ {
+			if err := store.Save(ctx, snaps[i%len(snaps)], bytes.NewReader(data)); err != nil && ctx.Err() == nil {
+				changed <- err
+				return
+			}
+			if err := store.Delete(ctx, snaps[(i+2)%len(snaps)]); err != nil && ctx.Err() == nil {
+				changed <- err
+				return
+			}
+			changes.Add(1)
+		}
+	}()
+	const minListings, minChanges = 2000, 200
+	n := 0
+	for ; n < minListings || changes.Load() < minChanges; n++ {
+		listed, err := store.List(t.Context())
+		if err != nil {
+			stop()
+			<-changed
+			t.Fatalf("listing %d, after %d saves and deletions: %v", n+1, changes.Load(), err)
+		}
+		for _, s := range listed {
+			if s.Kind != snapshot.KindIncr || s.StartRevision%10 != 1 {
+				t.Fatalf("listing %d holds %s, which no upload wrote", n+1, s)
+			}
+		}
+	}
+	stop()
+	if err := <-changed; err != nil {
+		t.Fatalf("save or delete beside the listings: %v", err)
+	}
+	t.Logf("%d listings beside %d saves and deletions", n, changes.Load())
+}
