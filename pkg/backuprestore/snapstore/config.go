@@ -3,6 +3,7 @@ package snapstore
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
@@ -15,6 +16,9 @@ const (
 	DefaultChunkSize = 5 << 20
 	// DefaultMaxParallelChunks is how many parts are uploaded at once.
 	DefaultMaxParallelChunks = 5
+	// DefaultStallTimeout is how long the store may hold an upload without progress (ErrUploadStalled):
+	// it lets one default part through at about 17 KB/s.
+	DefaultStallTimeout = 5 * time.Minute
 )
 
 // Config selects and configures a store. Provider, Container, Prefix and EndpointOverride come from the
@@ -53,6 +57,9 @@ type UploadOptions struct {
 	// MaxParallelChunks is how many parts upload concurrently (--max-parallel-chunk-uploads); 0 means
 	// DefaultMaxParallelChunks.
 	MaxParallelChunks int
+	// StallTimeout gives up an upload the store has held that long without taking more bytes or
+	// completing it (--upload-stall-timeout, ErrUploadStalled); 0 means DefaultStallTimeout.
+	StallTimeout time.Duration
 }
 
 func (o UploadOptions) withDefaults() UploadOptions {
@@ -61,6 +68,9 @@ func (o UploadOptions) withDefaults() UploadOptions {
 	}
 	if o.MaxParallelChunks <= 0 {
 		o.MaxParallelChunks = DefaultMaxParallelChunks
+	}
+	if o.StallTimeout <= 0 {
+		o.StallTimeout = DefaultStallTimeout
 	}
 	return o
 }

@@ -72,8 +72,10 @@ func (s *blobStore) SaveStaged(ctx context.Context, r io.Reader, name func() (*s
 	if s.copyObject != nil {
 		copyObject = s.copyObject
 	}
-	if err := copyObject(ctx, key, staging, n); err != nil {
-		return nil, errors.Join(s.wrap(err, "copying staged upload to", key), s.delete(context.WithoutCancel(ctx), key))
+	cctx, cancel := context.WithTimeoutCause(ctx, s.upload.copyTimeout(n), fmt.Errorf("%w: the server-side copy of %d bytes took over %s", ErrUploadStalled, n, s.upload.copyTimeout(n)))
+	defer cancel()
+	if err := copyObject(cctx, key, staging, n); err != nil {
+		return nil, errors.Join(s.wrap(stalledOr(cctx, err), "copying staged upload to", key), s.delete(context.WithoutCancel(ctx), key))
 	}
 	s.log.Info("Saved snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision, "bytes", n,
 		"upload", uploaded.Sub(start).Round(time.Millisecond), "copy", time.Since(uploaded).Round(time.Millisecond))
@@ -115,17 +117,20 @@ func (s *blobStore) SaveExpected(ctx context.Context, r io.Reader, expected *sna
 // complete the object with the bytes read so far. A driver that fails the upload on the read error by
 // itself (readErrorFailsUpload: S3's transfer manager) keeps its context instead: cancelling it
 // abandons the parts in flight, which the server may still store after the driver has aborted the
-// multipart upload, leaving their bytes (and on versitygw the upload) behind. Writing through a
+// multipart upload, leaving their bytes (and on versitygw the upload) behind; only a store that has
+// stalled (see watchStall) gets the upload's context cancelled all the same. Writing through a
 // blob.Writer instead crashes the azureblob driver when its upload fails (its Close dereferences the pipe its upload goroutine has
 // cleared; gocloud.dev v0.47.0).
 func (s *blobStore) stream(ctx context.Context, key string, r io.Reader, beforeComplete func() error) (int64, error) {
-	wctx, cancel := context.WithCancel(ctx)
+	wctx, stall := watchStall(ctx, s.upload.StallTimeout)
+	defer stall.stop()
+	wctx, cancel := context.WithCancel(wctx)
 	defer cancel()
 	abort := cancel
 	if s.readErrorFailsUpload {
 		abort = func() {}
 	}
-	src := &uploadSource{r: r, beforeComplete: beforeComplete, abort: abort}
+	src := &uploadSource{r: stall.source(r), beforeComplete: beforeComplete, abort: abort}
 	err := s.bucket.Upload(wctx, key, src, &blob.WriterOptions{
 		ContentType:                 "application/octet-stream",
 		DisableContentTypeDetection: true,
@@ -139,7 +144,7 @@ func (s *blobStore) stream(ctx context.Context, key string, r io.Reader, beforeC
 	case src.completeErr != nil:
 		return src.n, src.completeErr
 	case err != nil:
-		return src.n, s.wrap(err, fmt.Sprintf("uploading (%d bytes)", src.n), key)
+		return src.n, s.wrap(stalledOr(wctx, err), fmt.Sprintf("uploading (%d bytes)", src.n), key)
 	}
 	return src.n, nil
 }

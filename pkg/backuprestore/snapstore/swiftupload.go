@@ -108,6 +108,14 @@ func (s *swiftStore) SaveExpected(ctx context.Context, r io.Reader, expected *sn
 // put streams r into the object whose key target returns once r is exhausted; an error of target aborts
 // the upload. It returns the bytes and segments stored. Whatever fails, no object and no segment is left.
 func (s *swiftStore) put(ctx context.Context, r io.Reader, target func() (string, error)) (int64, int, error) {
+	ctx, stall := watchStall(ctx, s.upload.StallTimeout)
+	defer stall.stop()
+	n, segments, err := s.putWatched(ctx, stall.source(r), target)
+	return n, segments, stalledOr(ctx, err)
+}
+
+// putWatched is put under the stall watch of ctx.
+func (s *swiftStore) putWatched(ctx context.Context, r io.Reader, target func() (string, error)) (int64, int, error) {
 	first := make([]byte, s.upload.ChunkSize)
 	n, err := io.ReadFull(r, first)
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {

@@ -31,7 +31,7 @@ type Store struct {
 // --<flagPrefix>store-prefix, --<flagPrefix>store-endpoint-override and
 // --<flagPrefix>store-secret-dir on fs, writing into cfg. The credentials directory is looked up in
 // envPrefix + the provider's variable unless --<flagPrefix>store-secret-dir is given. Upload tuning
-// (--min-chunk-size, --max-parallel-chunk-uploads) is bound only for the unprefixed (written) store.
+// (--min-chunk-size, --max-parallel-chunk-uploads, --upload-stall-timeout) is bound only for the unprefixed (written) store.
 func Bind(fs *pflag.FlagSet, cfg *snapstore.Config, flagPrefix, envPrefix string) *Store {
 	s := &Store{flagPrefix: flagPrefix, envPrefix: envPrefix, cfg: cfg}
 	what := "the store"
@@ -50,6 +50,8 @@ func Bind(fs *pflag.FlagSet, cfg *snapstore.Config, flagPrefix, envPrefix string
 	if flagPrefix == "" {
 		fs.IntVar(&cfg.Upload.ChunkSize, "min-chunk-size", cfg.Upload.ChunkSize, "part size in bytes of multipart uploads (0: default)")
 		fs.IntVar(&cfg.Upload.MaxParallelChunks, "max-parallel-chunk-uploads", cfg.Upload.MaxParallelChunks, "parts uploaded concurrently (0: default)")
+		fs.DurationVar(&cfg.Upload.StallTimeout, "upload-stall-timeout", cfg.Upload.StallTimeout,
+			"give up an upload the store has held this long without taking more bytes or completing it (0: 5m)")
 	}
 	return s
 }

@@ -1,0 +1,147 @@
+package snapstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+	"github.com/gardener-etcd/gardener-etcd/test/support/s3server"
+)
+
+// stallingServer is a reverse proxy in front of the S3 server. It holds the requests hold picks
+// without ever answering them, as a store that accepts a request and goes silent does, and delays each
+// part of a multipart upload by partDelay before passing it on, as a slow store does.
+type stallingServer struct {
+	hold      func(r *http.Request) bool
+	partDelay time.Duration
+	held      atomic.Int32
+	delayed   atomic.Int32
+}
+
+func startStallingServer(t *testing.T, srv *s3server.Server, s *stallingServer) string {
+	t.Helper()
+	proxy := srv.ReverseProxy()
+	released := make(chan struct{})
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.hold != nil && s.hold(r) {
+			s.held.Add(1)
+			// The server notices a client that goes only once the body is read.
+			_, _ = io.Copy(io.Discard, r.Body)
+			select {
+			case <-r.Context().Done(): // the client gave up
+			case <-released: // the test ends
+			}
+			return
+		}
+		if isPart(r) && s.partDelay > 0 {
+			s.delayed.Add(1)
+			time.Sleep(s.partDelay)
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	t.Cleanup(func() { close(released) }) // runs before front.Close
+	return front.URL
+}
+
+func isPart(r *http.Request) bool {
+	return r.Method == http.MethodPut && r.URL.Query().Has("partNumber")
+}
+
+func isCopy(r *http.Request) bool {
+	return r.Method == http.MethodPut && r.Header.Get("X-Amz-Copy-Source") != ""
+}
+
+func isPutObject(r *http.Request) bool {
+	return r.Method == http.MethodPut && !isPart(r) && !isCopy(r) && r.URL.Query().Get("uploadId") == ""
+}
+
+func openStallingS3(t *testing.T, stalling *stallingServer, upload UploadOptions) SnapStore {
+	t.Helper()
+	srv := s3server.Start(t)
+	srv.CreateBucket(t, "stall")
+	store, err := New(t.Context(), Config{
+		Provider: "S3", Container: "stall", Prefix: "etcd", EndpointOverride: startStallingServer(t, srv, stalling),
+		SecretDir: s3SecretFor(t, srv), Upload: upload,
+	}, testr.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	return store
+}
+
+// An upload the store holds without answering fails with ErrUploadStalled instead of waiting for as
+// long as the connection lives, whether the store goes silent on a whole small object, on one part of a
+// large one, or on the server-side copy of a staged upload; and nothing is left that lists as a snapshot.
+func TestS3UploadTheStoreStopsAnsweringFails(t *testing.T) {
+	const stall = time.Second
+	full := snapshot.NewFull(12<<20, time.Unix(1700000000, 0), snapshot.CompressionNone, false)
+	small := fullSnapshotBytes(4096, 1)
+	cases := []struct {
+		name string
+		hold func(r *http.Request) bool
+		save func(ctx context.Context, store SnapStore) error
+	}{
+		{"a small object", isPutObject, func(ctx context.Context, store SnapStore) error {
+			return store.Save(ctx, full, bytes.NewReader(small))
+		}},
+		{"the second part", func(r *http.Request) bool { return isPart(r) && r.URL.Query().Get("partNumber") == "2" },
+			func(ctx context.Context, store SnapStore) error {
+				return store.Save(ctx, full, io.LimitReader(newGenerator(1), 12<<20))
+			}},
+		{"the copy of a staged upload", isCopy, func(ctx context.Context, store SnapStore) error {
+			_, err := store.(StagedSaver).SaveStaged(ctx, bytes.NewReader(small), func() (*snapshot.Snapshot, error) { return full, nil })
+			return err
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			stalling := &stallingServer{hold: tc.hold}
+			store := openStallingS3(t, stalling, UploadOptions{ChunkSize: 5 << 20, MaxParallelChunks: 1, StallTimeout: stall})
+			// Without the stall limit, the save would wait for as long as the test runs.
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			err := tc.save(ctx, store)
+			if !errors.Is(err, ErrUploadStalled) {
+				t.Fatalf("Save with a store that holds %s: err = %v, want ErrUploadStalled", tc.name, err)
+			}
+			if stalling.held.Load() == 0 {
+				t.Fatalf("the store held no request; the error came from elsewhere: %v", err)
+			}
+			t.Logf("Save failed as it should: %v", err)
+			if snaps := list(t, store); len(snaps) != 0 {
+				t.Errorf("the stalled upload left %v", keys(snaps))
+			}
+		})
+	}
+}
+
+// A store that is slow but moves is never given up on, however long the whole upload takes: each part
+// here takes a third of the stall limit, and the upload of five parts goes through.
+func TestS3SlowUploadThatMovesIsNotGivenUp(t *testing.T) {
+	const stall = 3 * time.Second
+	stalling := &stallingServer{partDelay: stall / 3}
+	store := openStallingS3(t, stalling, UploadOptions{ChunkSize: 5 << 20, MaxParallelChunks: 1, StallTimeout: stall})
+	snap := snapshot.NewFull(25<<20, time.Unix(1700000000, 0), snapshot.CompressionNone, false)
+	start := time.Now()
+	if err := store.Save(t.Context(), snap, io.LimitReader(newGenerator(2), 25<<20)); err != nil {
+		t.Fatalf("Save through a slow store: %v", err)
+	}
+	if n := stalling.delayed.Load(); n < 5 {
+		t.Fatalf("%d parts went through the slow store, want 5: the upload did not take longer than the stall limit", n)
+	}
+	t.Logf("5 parts, each delayed by %s, stored in %s against a stall limit of %s", stall/3, time.Since(start).Round(time.Millisecond), stall)
+	if got := keys(list(t, store)); len(got) != 1 {
+		t.Fatalf("store lists %v, want the one snapshot", got)
+	}
+}
