@@ -170,6 +170,8 @@ func TestRestoreSourceFlags(t *testing.T) {
 		ContainSubstring(`--restore-source-time "yesterday" is no RFC3339 time`))))
 	_, err = parse(t, []string{"server", "--storage-provider=Local", "--store-prefix=own/", "--restore-source-store-prefix=own"})
 	g.Expect(err).To(MatchError(ContainSubstring(`--restore-source-store-prefix "own" is the own --store-prefix`)))
+	_, err = parse(t, []string{"server", "--storage-provider=Local", "--store-prefix=x/own", "--restore-source-store-prefix=x//own"})
+	g.Expect(err).To(MatchError(ContainSubstring(`--restore-source-store-prefix "x//own" is the own --store-prefix`)), "an empty segment names the same location")
 	_, err = parse(t, []string{"server", "--restore-source-revision=5"})
 	g.Expect(err).To(MatchError(ContainSubstring("need --restore-source-store-prefix")))
 	o, err := parse(t, []string{"server", "--storage-provider=Local", "--store-prefix=new", "--restore-source-store-prefix=old", "--restore-source-revision=5"})

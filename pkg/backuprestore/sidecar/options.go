@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -339,7 +338,7 @@ func (o *Options) validateRestoreSource() []error {
 	if !o.hasStore() {
 		errs = append(errs, fmt.Errorf("--%s needs a store (--storage-provider): the source is read from it and the restored cluster backs up into it", podwire.FlagRestoreSourceStorePrefix))
 	}
-	if strings.Trim(rs.Prefix, "/") == strings.Trim(o.Store.Prefix, "/") {
+	if snapstore.CleanPrefix(rs.Prefix) == snapstore.CleanPrefix(o.Store.Prefix) {
 		errs = append(errs, fmt.Errorf("--%s %q is the own --store-prefix: the source must be another cluster's backups", podwire.FlagRestoreSourceStorePrefix, rs.Prefix))
 	}
 	if rs.Revision < 0 {

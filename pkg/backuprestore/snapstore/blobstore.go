@@ -46,7 +46,7 @@ func newBlobStore(bucket *blob.Bucket, provider, location, prefix string, upload
 		bucket:   bucket,
 		provider: provider,
 		location: location,
-		prefix:   keyPrefix(prefix),
+		prefix:   CleanPrefix(prefix),
 		upload:   upload,
 		log:      log.WithValues("provider", provider, "container", location, "prefix", prefix),
 	}

@@ -16,8 +16,10 @@ const (
 	DefaultChunkSize = 5 << 20
 	// DefaultMaxParallelChunks is how many parts are uploaded at once.
 	DefaultMaxParallelChunks = 5
-	// DefaultStallTimeout is how long the store may hold an upload without progress (ErrUploadStalled):
-	// it lets one default part through at about 17 KB/s.
+	// DefaultStallTimeout is how long the store may hold an upload without the driver asking for more
+	// bytes (ErrUploadStalled). Drivers read a few parts ahead (S3 up to MaxParallelChunks + 2), so at an
+	// upload's start and end about that many parts must move within it: with the defaults 35 MiB in 5
+	// minutes, about 120 KB/s.
 	DefaultStallTimeout = 5 * time.Minute
 )
 
@@ -57,8 +59,8 @@ type UploadOptions struct {
 	// MaxParallelChunks is how many parts upload concurrently (--max-parallel-chunk-uploads); 0 means
 	// DefaultMaxParallelChunks.
 	MaxParallelChunks int
-	// StallTimeout gives up an upload the store has held that long without taking more bytes or
-	// completing it (--upload-stall-timeout, ErrUploadStalled); 0 means DefaultStallTimeout.
+	// StallTimeout gives up an upload the store has held that long without the driver asking for more
+	// bytes (--upload-stall-timeout, ErrUploadStalled); 0 means DefaultStallTimeout.
 	StallTimeout time.Duration
 }
 

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"unicode"
 
@@ -64,14 +63,21 @@ func openLocal(cfg localConfig, prefix string, upload UploadOptions, log logr.Lo
 	return store, nil
 }
 
-// checkLocalPrefix refuses a prefix whose keys fileblob would not store under their own path: it
-// escapes control characters and the slash after "..", and listLocal walks the plain path.
+// checkLocalPrefix refuses a prefix whose keys fileblob would not store under their own path, since
+// listLocal walks the plain path and would find nothing there: fileblob escapes control characters, the
+// slash after "..", so after any segment that ends in "..", and whatever reads as one of its escapes
+// ("__0x<hex>__").
 func checkLocalPrefix(prefix string) error {
 	if strings.IndexFunc(prefix, unicode.IsControl) >= 0 {
 		return fmt.Errorf("local store prefix %q must not contain control characters", prefix)
 	}
-	if slices.Contains(strings.Split(keyPrefix(prefix), "/"), "..") {
-		return fmt.Errorf("local store prefix %q must stay below the container directory: no \"..\" segment", prefix)
+	if strings.Contains(prefix, "__0x") {
+		return fmt.Errorf("local store prefix %q must not contain \"__0x\", which the directory store reads as an escaped character", prefix)
+	}
+	for _, segment := range strings.Split(CleanPrefix(prefix), "/") {
+		if strings.HasSuffix(segment, "..") {
+			return fmt.Errorf("local store prefix %q must not have a segment that ends in \"..\": the directory store escapes the slash after it", prefix)
+		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package snapstore
 import (
 	"bytes"
 	"context"
+	"io"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -62,4 +63,35 @@ func TestLocalListWhileUploadsCompleteAndSnapshotsAreDeleted(t *testing.T) {
 		t.Fatalf("save or delete beside the listings: %v", err)
 	}
 	t.Logf("%d listings beside %d saves and deletions", n, changes.Load())
+}
+
+// The stall limit counts the store's time only: a source that keeps the upload waiting for longer than
+// the limit between its bytes (etcd's snapshot stream under load) does not fail it.
+func TestSlowSourceDoesNotStallTheUpload(t *testing.T) {
+	const stall = 200 * time.Millisecond
+	store := openLocalForTest(t, t.TempDir(), "bkp", "etcd-main", UploadOptions{StallTimeout: stall})
+	data := fullSnapshotBytes(2<<10, 4)
+	snap := snapshot.NewFull(7, time.Unix(1700000000, 0), snapshot.CompressionNone, false)
+	if err := store.Save(t.Context(), snap, &pausingReader{r: bytes.NewReader(data), pause: 3 * stall, chunk: 1536}); err != nil {
+		t.Fatalf("Save from a source that pauses for 3× the stall limit: %v", err)
+	}
+	if got := keys(list(t, store)); len(got) != 1 {
+		t.Fatalf("store lists %v, want the one snapshot", got)
+	}
+}
+
+// pausingReader hands out r chunk bytes at a time and waits pause before each chunk after the first.
+type pausingReader struct {
+	r     io.Reader
+	pause time.Duration
+	chunk int
+	reads int
+}
+
+func (p *pausingReader) Read(b []byte) (int, error) {
+	if p.reads > 0 {
+		time.Sleep(p.pause)
+	}
+	p.reads++
+	return p.r.Read(b[:min(len(b), p.chunk)])
 }

@@ -93,7 +93,7 @@ func TestLocalStoreRootIsHomeContainerPrefix(t *testing.T) {
 // A Local prefix names a directory below the container; one that leaves it, or that fileblob would
 // store under an escaped name the listing does not walk, is refused when the store opens.
 func TestLocalStoreRefusesPrefixesOutsideItsDirectory(t *testing.T) {
-	for _, prefix := range []string{"../etcd-main", "bkp/../../etcd-main", "etcd\tmain"} {
+	for _, prefix := range []string{"../etcd-main", "bkp/../../etcd-main", "etcd\tmain", "etcd../main", "shoot..", "a__0x41__b"} {
 		_, err := New(t.Context(), Config{Provider: druidv1alpha1.StorageProviderLocal, Container: "bkp", Prefix: prefix, LocalRoot: t.TempDir()}, testr.New(t))
 		if err == nil || !strings.Contains(err.Error(), "local store prefix") {
 			t.Errorf("prefix %q: err = %v, want a refusal naming the local store prefix", prefix, err)

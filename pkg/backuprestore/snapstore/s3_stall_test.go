@@ -82,9 +82,10 @@ func openStallingS3(t *testing.T, stalling *stallingServer, upload UploadOptions
 
 // An upload the store holds without answering fails with ErrUploadStalled instead of waiting for as
 // long as the connection lives, whether the store goes silent on a whole small object, on one part of a
-// large one, or on the server-side copy of a staged upload; and nothing is left that lists as a snapshot.
+// large one, or on the server-side copy of a staged upload and the deletions after it; and nothing is
+// left that lists as a snapshot.
 func TestS3UploadTheStoreStopsAnsweringFails(t *testing.T) {
-	const stall = time.Second
+	const stall = 2 * time.Second
 	full := snapshot.NewFull(12<<20, time.Unix(1700000000, 0), snapshot.CompressionNone, false)
 	small := fullSnapshotBytes(4096, 1)
 	cases := []struct {
@@ -99,7 +100,7 @@ func TestS3UploadTheStoreStopsAnsweringFails(t *testing.T) {
 			func(ctx context.Context, store SnapStore) error {
 				return store.Save(ctx, full, io.LimitReader(newGenerator(1), 12<<20))
 			}},
-		{"the copy of a staged upload", isCopy, func(ctx context.Context, store SnapStore) error {
+		{"the copy of a staged upload", func(r *http.Request) bool { return isCopy(r) || r.Method == http.MethodDelete }, func(ctx context.Context, store SnapStore) error {
 			_, err := store.(StagedSaver).SaveStaged(ctx, bytes.NewReader(small), func() (*snapshot.Snapshot, error) { return full, nil })
 			return err
 		}},
@@ -127,20 +128,21 @@ func TestS3UploadTheStoreStopsAnsweringFails(t *testing.T) {
 }
 
 // A store that is slow but moves is never given up on, however long the whole upload takes: each part
-// here takes a third of the stall limit, and the upload of five parts goes through.
+// here is delayed by a sixth of the stall limit (the driver reads up to two parts ahead of the one it
+// sends), and the upload of ten parts, which takes longer than the limit, goes through.
 func TestS3SlowUploadThatMovesIsNotGivenUp(t *testing.T) {
-	const stall = 3 * time.Second
-	stalling := &stallingServer{partDelay: stall / 3}
+	const stall, parts = 6 * time.Second, 10
+	stalling := &stallingServer{partDelay: stall / 6}
 	store := openStallingS3(t, stalling, UploadOptions{ChunkSize: 5 << 20, MaxParallelChunks: 1, StallTimeout: stall})
-	snap := snapshot.NewFull(25<<20, time.Unix(1700000000, 0), snapshot.CompressionNone, false)
+	snap := snapshot.NewFull(parts*5<<20, time.Unix(1700000000, 0), snapshot.CompressionNone, false)
 	start := time.Now()
-	if err := store.Save(t.Context(), snap, io.LimitReader(newGenerator(2), 25<<20)); err != nil {
+	if err := store.Save(t.Context(), snap, io.LimitReader(newGenerator(2), parts*5<<20)); err != nil {
 		t.Fatalf("Save through a slow store: %v", err)
 	}
-	if n := stalling.delayed.Load(); n < 5 {
-		t.Fatalf("%d parts went through the slow store, want 5: the upload did not take longer than the stall limit", n)
+	if n := stalling.delayed.Load(); n < parts {
+		t.Fatalf("%d parts went through the slow store, want %d: the upload did not take longer than the stall limit", n, parts)
 	}
-	t.Logf("5 parts, each delayed by %s, stored in %s against a stall limit of %s", stall/3, time.Since(start).Round(time.Millisecond), stall)
+	t.Logf("%d parts, each delayed by %s, stored in %s against a stall limit of %s", parts, stall/6, time.Since(start).Round(time.Millisecond), stall)
 	if got := keys(list(t, store)); len(got) != 1 {
 		t.Fatalf("store lists %v, want the one snapshot", got)
 	}

@@ -31,10 +31,11 @@ type SnapStore interface {
 	Close() error
 }
 
-// keyPrefix is prefix as the keys carry it. Keys are joined as paths (snapshot.Key), as the upstream
-// sidecar joins them, so "bkp//etcd-main/" stores below "bkp/etcd-main"; a listing takes the
-// relative key of a snapshot from below this form.
-func keyPrefix(prefix string) string {
+// CleanPrefix is the location a prefix names, as the keys carry it. Keys are joined as paths
+// (snapshot.Key), as the upstream sidecar joins them, so "bkp//etcd-main/" names "bkp/etcd-main": two
+// prefixes with the same clean form are one location, and a listing takes the relative key of a
+// snapshot from below this form.
+func CleanPrefix(prefix string) string {
 	if cleaned := path.Clean(strings.Trim(prefix, "/")); cleaned != "." {
 		return cleaned
 	}

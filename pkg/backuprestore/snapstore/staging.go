@@ -48,10 +48,10 @@ func (s *blobStore) SaveStaged(ctx context.Context, r io.Reader, name func() (*s
 		return nil, err
 	}
 	uploaded := time.Now()
-	// The staging object goes whatever happens next; a background context so that a cancelled
-	// snapshot still cleans up.
+	// The staging object goes whatever happens next; a context of its own so that a cancelled snapshot
+	// still cleans up, and a store that has stopped answering does not hold the save.
 	defer func() {
-		switch err := s.delete(context.WithoutCancel(ctx), staging); {
+		switch err := s.cleanUp(ctx, staging); {
 		case errors.Is(err, ErrLocked):
 			// A bucket with Object Lock keeps the staging object until its retention ends; it is
 			// outside v1/ and v2/, so no listing takes it for a snapshot.
@@ -75,11 +75,20 @@ func (s *blobStore) SaveStaged(ctx context.Context, r io.Reader, name func() (*s
 	cctx, cancel := context.WithTimeoutCause(ctx, s.upload.copyTimeout(n), fmt.Errorf("%w: the server-side copy of %d bytes took over %s", ErrUploadStalled, n, s.upload.copyTimeout(n)))
 	defer cancel()
 	if err := copyObject(cctx, key, staging, n); err != nil {
-		return nil, errors.Join(s.wrap(stalledOr(cctx, err), "copying staged upload to", key), s.delete(context.WithoutCancel(ctx), key))
+		return nil, errors.Join(s.wrap(stalledOr(cctx, err), "copying staged upload to", key), s.cleanUp(ctx, key))
 	}
 	s.log.Info("Saved snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision, "bytes", n,
 		"upload", uploaded.Sub(start).Round(time.Millisecond), "copy", time.Since(uploaded).Round(time.Millisecond))
 	return snap, nil
+}
+
+// cleanUp deletes what a failed or finished save leaves at key, whether or not ctx is still live, for at
+// most abortTimeout, or the stall limit where that is shorter: a store that does not answer a deletion
+// for that long has stalled too.
+func (s *blobStore) cleanUp(ctx context.Context, key string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(abortTimeout, s.upload.StallTimeout))
+	defer cancel()
+	return s.delete(ctx, key)
 }
 
 // SaveExpected implements StagedSaver.

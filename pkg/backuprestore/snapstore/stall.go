@@ -9,17 +9,19 @@ import (
 )
 
 // ErrUploadStalled reports an upload given up because the store held it for UploadOptions.StallTimeout
-// without taking more bytes or completing it. A store that stops answering (a hung connection, a gateway
+// without the driver asking the source for more bytes. A store that stops answering (a hung connection, a gateway
 // that accepts and never replies) otherwise holds the upload, and with it every snapshot behind it and,
 // for a full snapshot, the member's open read, for as long as the connection lives.
 var ErrUploadStalled = errors.New("the store made no progress with the upload")
 
 // stallWatch gives up an upload the store makes no progress with. Only the store's time counts: the
-// clock stops while the store waits for the source (see source), so that a slow source, or a slow but
-// moving store, never trips it however long the whole upload takes.
+// clock stops while the driver waits for the source (see source), so that a slow source never trips it,
+// nor a store that takes the parts the driver has read ahead within the limit, however long the whole
+// upload takes.
 type stallWatch struct {
-	limit time.Duration
-	timer *time.Timer
+	limit  time.Duration
+	timer  *time.Timer
+	cancel context.CancelCauseFunc
 }
 
 // watchStall returns the context for one upload, cancelled with ErrUploadStalled once the store has held
@@ -28,14 +30,18 @@ type stallWatch struct {
 func watchStall(ctx context.Context, limit time.Duration) (context.Context, *stallWatch) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	stalled := fmt.Errorf("%w for %s", ErrUploadStalled, limit)
-	return ctx, &stallWatch{limit: limit, timer: time.AfterFunc(limit, func() { cancel(stalled) })}
+	return ctx, &stallWatch{limit: limit, timer: time.AfterFunc(limit, func() { cancel(stalled) }), cancel: cancel}
 }
 
 // source wraps the upload's source r: the clock stops while a read of r is under way.
 func (w *stallWatch) source(r io.Reader) io.Reader { return stallPausingReader{r: r, watch: w} }
 
-// stop ends the watch; call it once the upload has returned.
-func (w *stallWatch) stop() { w.timer.Stop() }
+// stop ends the watch and releases its context; call it once the upload has returned and its error has
+// been read (stalledOr).
+func (w *stallWatch) stop() {
+	w.timer.Stop()
+	w.cancel(nil)
+}
 
 // minCopyRate is the slowest server-side copy (see SaveStaged) taken for progress. A copy is one
 // request per part, or one for the whole object, with nothing to watch while it runs; it is bounded in

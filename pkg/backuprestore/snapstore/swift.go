@@ -42,7 +42,7 @@ func openSwift(ctx context.Context, cfg swiftConfig, prefix string, upload Uploa
 	return &swiftStore{
 		client:    client,
 		container: cfg.container,
-		prefix:    keyPrefix(prefix),
+		prefix:    CleanPrefix(prefix),
 		upload:    upload,
 		log:       log.WithValues("provider", ProviderSwift, "container", cfg.container, "prefix", prefix, "auth", cfg.auth),
 	}, nil

@@ -149,6 +149,9 @@ var Etcds = []etcdCase{
 	{"restore source that is the own prefix", func(e *druidv1alpha1.Etcd) {
 		e.Annotations = map[string]string{druidv1alpha1.RestoreSourcePrefixAnnotation: e.Spec.Backup.Store.Prefix}
 	}, Refused("metadata.annotations[restore.gardener-etcd.io/source-prefix]")},
+	{"restore source that is the own prefix with an empty segment", func(e *druidv1alpha1.Etcd) {
+		e.Annotations = map[string]string{druidv1alpha1.RestoreSourcePrefixAnnotation: strings.Replace(e.Spec.Backup.Store.Prefix, "/", "//", 1) + "/"}
+	}, Refused("metadata.annotations[restore.gardener-etcd.io/source-prefix]")},
 	{"restore source climbing out of the container", func(e *druidv1alpha1.Etcd) {
 		e.Annotations = map[string]string{druidv1alpha1.RestoreSourcePrefixAnnotation: "../other/etcd-main"}
 	}, Refused("metadata.annotations[restore.gardener-etcd.io/source-prefix]")},

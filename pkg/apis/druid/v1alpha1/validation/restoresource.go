@@ -3,7 +3,6 @@ package validation
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -41,7 +40,7 @@ func validateRestoreSource(etcd *druidv1alpha1.Etcd) field.ErrorList {
 		switch {
 		case store == nil:
 			errs = append(errs, field.Invalid(prefixPath, prefix, "needs spec.backup.store: the source is read from its container with its credentials, and the new cluster backs up into it"))
-		case strings.Trim(prefix, "/") == strings.Trim(store.Prefix, "/"):
+		case cleanPrefix(prefix) == cleanPrefix(store.Prefix):
 			errs = append(errs, field.Invalid(prefixPath, prefix, "is spec.backup.store.prefix, this Etcd's own: the source must be another cluster's backups, which the restore leaves as they are; give this Etcd a new prefix"))
 		}
 	}

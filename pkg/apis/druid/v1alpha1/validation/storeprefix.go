@@ -44,6 +44,10 @@ func validateStorePrefix(prefix string, fld *field.Path) field.ErrorList {
 	return nil
 }
 
+// cleanPrefix is the store location a prefix names: the sidecar joins keys as paths, so "a//b/" and
+// "a/b" are one location.
+func cleanPrefix(prefix string) string { return path.Clean("/" + prefix) }
+
 // prefixWarnings names prefixes that are odd but harmless: the sidecar joins keys as paths, as the
 // upstream sidecar does, so an empty segment (`a//b`, a trailing `/`) stores below the cleaned form,
 // where a tool that takes the prefix as written does not look.
