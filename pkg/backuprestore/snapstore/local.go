@@ -8,10 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode"
 
 	"github.com/go-logr/logr"
 	"gocloud.dev/blob/fileblob"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
 
 // localConfig is the resolved configuration of a directory store.
@@ -64,20 +65,10 @@ func openLocal(cfg localConfig, prefix string, upload UploadOptions, log logr.Lo
 }
 
 // checkLocalPrefix refuses a prefix whose keys fileblob would not store under their own path, since
-// listLocal walks the plain path and would find nothing there: fileblob escapes control characters, the
-// slash after "..", so after any segment that ends in "..", and whatever reads as one of its escapes
-// ("__0x<hex>__").
+// listLocal walks the plain path and would find nothing there.
 func checkLocalPrefix(prefix string) error {
-	if strings.IndexFunc(prefix, unicode.IsControl) >= 0 {
-		return fmt.Errorf("local store prefix %q must not contain control characters", prefix)
-	}
-	if strings.Contains(prefix, "__0x") {
-		return fmt.Errorf("local store prefix %q must not contain \"__0x\", which the directory store reads as an escaped character", prefix)
-	}
-	for _, segment := range strings.Split(CleanPrefix(prefix), "/") {
-		if strings.HasSuffix(segment, "..") {
-			return fmt.Errorf("local store prefix %q must not have a segment that ends in \"..\": the directory store escapes the slash after it", prefix)
-		}
+	if problem := druidv1alpha1.LocalPrefixProblem(prefix); problem != "" {
+		return fmt.Errorf("local store prefix %q %s", prefix, problem)
 	}
 	return nil
 }

@@ -146,6 +146,15 @@ var Etcds = []etcdCase{
 	{"prefix with a newline", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Prefix = "shoot--a--b/etcd-main\n--store-prefix=x" }, Refused("spec.backup.store.prefix")},
 	{"prefix with an empty segment", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Prefix = "shoot--a--b//etcd-main" }, Warned("spec.backup.store.prefix: \"shoot--a--b//etcd-main\" has an empty path segment ('//' or a trailing '/'); snapshots are stored below \"shoot--a--b/etcd-main\"")},
 	{"prefix with a trailing slash", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Prefix = "shoot--a--b/etcd-main/" }, Warned("has an empty path segment")},
+	{"Local prefix with a segment ending in ..", func(e *druidv1alpha1.Etcd) {
+		e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProviderLocal)
+		e.Spec.Backup.Store.Prefix = "shoot--a--b../etcd-main"
+	}, Refused("spec.backup.store.prefix")},
+	{"Local prefix with fileblob's escape marker", func(e *druidv1alpha1.Etcd) {
+		e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProviderLocal)
+		e.Spec.Backup.Store.Prefix = "shoot--a__0x2f__b/etcd-main"
+	}, Refused("spec.backup.store.prefix")},
+	{"S3 prefix with a segment ending in ..", func(e *druidv1alpha1.Etcd) { e.Spec.Backup.Store.Prefix = "shoot--a--b../etcd-main" }, Admitted},
 	{"restore source that is the own prefix", func(e *druidv1alpha1.Etcd) {
 		e.Annotations = map[string]string{druidv1alpha1.RestoreSourcePrefixAnnotation: e.Spec.Backup.Store.Prefix}
 	}, Refused("metadata.annotations[restore.gardener-etcd.io/source-prefix]")},

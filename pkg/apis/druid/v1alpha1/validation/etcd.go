@@ -210,10 +210,26 @@ func ValidateStore(s *druidv1alpha1.StoreSpec, fld *field.Path) field.ErrorList 
 	if s.SecretRef != nil && s.SecretRef.Name == "" {
 		errs = append(errs, field.Required(fld.Child("secretRef", "name"), "the name of the backup secret"))
 	}
-	errs = append(errs, validateStorePrefix(s.Prefix, fld.Child("prefix"))...)
+	prefixErrs := validateStorePrefix(s.Prefix, fld.Child("prefix"))
+	if len(prefixErrs) == 0 && s.Provider != nil {
+		prefixErrs = validateLocalPrefix(s, fld.Child("prefix"))
+	}
+	errs = append(errs, prefixErrs...)
 	errs = append(errs, validateEndpointOverride(s.EndpointOverride, fld.Child("endpointOverride"))...)
 	errs = append(errs, validateStoreSecretName(s.SecretRef, fld.Child("secretRef"))...)
 	return errs
+}
+
+// validateLocalPrefix refuses a Local store's prefix under which the sidecar could not find its own
+// snapshots again (see LocalPrefixProblem).
+func validateLocalPrefix(s *druidv1alpha1.StoreSpec, fld *field.Path) field.ErrorList {
+	if canonical, _ := druidv1alpha1.CanonicalStorageProvider(*s.Provider); canonical != druidv1alpha1.StorageProviderLocal {
+		return nil
+	}
+	if problem := druidv1alpha1.LocalPrefixProblem(s.Prefix); problem != "" {
+		return field.ErrorList{field.Invalid(fld, abbreviated(s.Prefix), problem)}
+	}
+	return nil
 }
 
 // validateLocalContainer refuses a Local store's container that is not one path segment: druid mounts
