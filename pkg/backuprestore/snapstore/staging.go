@@ -72,7 +72,8 @@ func (s *blobStore) SaveStaged(ctx context.Context, r io.Reader, name func() (*s
 	if s.copyObject != nil {
 		copyObject = s.copyObject
 	}
-	cctx, cancel := context.WithTimeoutCause(ctx, s.upload.copyTimeout(n), fmt.Errorf("%w: the server-side copy of %d bytes took over %s", ErrUploadStalled, n, s.upload.copyTimeout(n)))
+	limit := s.upload.copyTimeout(n)
+	cctx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("%w: the server-side copy of %d bytes took over %s", ErrUploadStalled, n, limit))
 	defer cancel()
 	if err := copyObject(cctx, key, staging, n); err != nil {
 		return nil, errors.Join(s.wrap(stalledOr(cctx, err), "copying staged upload to", key), s.cleanUp(ctx, key))

@@ -9,9 +9,9 @@ import (
 )
 
 // ErrUploadStalled reports an upload given up because the store held it for UploadOptions.StallTimeout
-// without the driver asking the source for more bytes. A store that stops answering (a hung connection, a gateway
-// that accepts and never replies) otherwise holds the upload, and with it every snapshot behind it and,
-// for a full snapshot, the member's open read, for as long as the connection lives.
+// without the driver asking the source for more bytes. A store that stops answering (a hung connection,
+// a gateway that accepts and never replies) otherwise holds the upload, and with it every snapshot
+// behind it and, for a full snapshot, the member's open read, for as long as the connection lives.
 var ErrUploadStalled = errors.New("the store made no progress with the upload")
 
 // stallWatch gives up an upload the store makes no progress with. Only the store's time counts: the
