@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/kubernetes"
 
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/defrag"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/leader"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
@@ -338,7 +339,7 @@ func (o *Options) validateRestoreSource() []error {
 	if !o.hasStore() {
 		errs = append(errs, fmt.Errorf("--%s needs a store (--storage-provider): the source is read from it and the restored cluster backs up into it", podwire.FlagRestoreSourceStorePrefix))
 	}
-	if snapstore.CleanPrefix(rs.Prefix) == snapstore.CleanPrefix(o.Store.Prefix) {
+	if druidv1alpha1.CleanStorePrefix(rs.Prefix) == druidv1alpha1.CleanStorePrefix(o.Store.Prefix) {
 		errs = append(errs, fmt.Errorf("--%s %q is the own --store-prefix: the source must be another cluster's backups", podwire.FlagRestoreSourceStorePrefix, rs.Prefix))
 	}
 	if rs.Revision < 0 {

@@ -12,6 +12,7 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 )
 
@@ -46,7 +47,7 @@ func newBlobStore(bucket *blob.Bucket, provider, location, prefix string, upload
 		bucket:   bucket,
 		provider: provider,
 		location: location,
-		prefix:   CleanPrefix(prefix),
+		prefix:   druidv1alpha1.CleanStorePrefix(prefix),
 		upload:   upload,
 		log:      log.WithValues("provider", provider, "container", location, "prefix", prefix),
 	}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
-	"strings"
 	"time"
 
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
@@ -29,17 +27,6 @@ type SnapStore interface {
 	Delete(ctx context.Context, snap *snapshot.Snapshot) error
 	// Close releases the provider's clients.
 	Close() error
-}
-
-// CleanPrefix is the location a prefix names, as the keys carry it. Keys are joined as paths
-// (snapshot.Key), as the upstream sidecar joins them, so "bkp//etcd-main/" names "bkp/etcd-main": two
-// prefixes with the same clean form are one location, and a listing takes the relative key of a
-// snapshot from below this form.
-func CleanPrefix(prefix string) string {
-	if cleaned := path.Clean(strings.Trim(prefix, "/")); cleaned != "." {
-		return cleaned
-	}
-	return ""
 }
 
 // ErrNotFound reports a snapshot that is not in the store.

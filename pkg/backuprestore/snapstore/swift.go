@@ -13,6 +13,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/objectstorage/v1/objects"
 	"github.com/gophercloud/gophercloud/v2/pagination"
 
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 )
 
@@ -42,7 +43,7 @@ func openSwift(ctx context.Context, cfg swiftConfig, prefix string, upload Uploa
 	return &swiftStore{
 		client:    client,
 		container: cfg.container,
-		prefix:    CleanPrefix(prefix),
+		prefix:    druidv1alpha1.CleanStorePrefix(prefix),
 		upload:    upload,
 		log:       log.WithValues("provider", ProviderSwift, "container", cfg.container, "prefix", prefix, "auth", cfg.auth),
 	}, nil

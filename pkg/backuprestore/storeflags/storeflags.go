@@ -51,7 +51,7 @@ func Bind(fs *pflag.FlagSet, cfg *snapstore.Config, flagPrefix, envPrefix string
 		fs.IntVar(&cfg.Upload.ChunkSize, "min-chunk-size", cfg.Upload.ChunkSize, "part size in bytes of multipart uploads (0: default)")
 		fs.IntVar(&cfg.Upload.MaxParallelChunks, "max-parallel-chunk-uploads", cfg.Upload.MaxParallelChunks, "parts uploaded concurrently (0: default)")
 		fs.DurationVar(&cfg.Upload.StallTimeout, "upload-stall-timeout", cfg.Upload.StallTimeout,
-			"give up an upload the store has held this long without asking for more bytes (0: 5m)")
+			"give up an upload the store has held this long without the upload asking for more bytes (0: 5m)")
 	}
 	return s
 }

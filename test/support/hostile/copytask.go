@@ -40,6 +40,11 @@ var CopyTasks = []copyTaskCase{
 	{"source endpoint over ftp", func(c *druidv1alpha1.EtcdCopyBackupsTask) { c.Spec.SourceStore.EndpointOverride = ptr.To("ftp://x") }, Refused("spec.sourceStore.endpointOverride")},
 	{"target secret no object name", func(c *druidv1alpha1.EtcdCopyBackupsTask) { c.Spec.TargetStore.SecretRef.Name = "Bad Name" }, Refused("spec.targetStore.secretRef.name")},
 	{"onto its source", func(c *druidv1alpha1.EtcdCopyBackupsTask) { c.Spec.TargetStore = c.Spec.SourceStore }, Refused("spec.targetStore must differ from spec.sourceStore")},
+	{"onto its source by an alias and an empty segment", func(c *druidv1alpha1.EtcdCopyBackupsTask) {
+		c.Spec.TargetStore = *c.Spec.SourceStore.DeepCopy()
+		c.Spec.TargetStore.Provider = ptr.To(druidv1alpha1.StorageProvider("aws"))
+		c.Spec.TargetStore.Prefix = strings.Replace(c.Spec.SourceStore.Prefix, "/", "//", 1) + "/"
+	}, Refused("spec.targetStore must differ from spec.sourceStore")},
 	{"negative wait", func(c *druidv1alpha1.EtcdCopyBackupsTask) {
 		c.Spec.WaitForFinalSnapshot.Timeout.Duration = -time.Minute
 	}, Refused("spec.waitForFinalSnapshot.timeout")},

@@ -161,6 +161,10 @@ var Etcds = []etcdCase{
 	{"restore source that is the own prefix with an empty segment", func(e *druidv1alpha1.Etcd) {
 		e.Annotations = map[string]string{druidv1alpha1.RestoreSourcePrefixAnnotation: strings.Replace(e.Spec.Backup.Store.Prefix, "/", "//", 1) + "/"}
 	}, Refused("metadata.annotations[restore.gardener-etcd.io/source-prefix]")},
+	{"restore source a Local store would escape", func(e *druidv1alpha1.Etcd) {
+		e.Spec.Backup.Store.Provider = ptr.To(druidv1alpha1.StorageProviderLocal)
+		e.Annotations = map[string]string{druidv1alpha1.RestoreSourcePrefixAnnotation: "shoot--a--old../etcd-main"}
+	}, Refused("metadata.annotations[restore.gardener-etcd.io/source-prefix]")},
 	{"restore source climbing out of the container", func(e *druidv1alpha1.Etcd) {
 		e.Annotations = map[string]string{druidv1alpha1.RestoreSourcePrefixAnnotation: "../other/etcd-main"}
 	}, Refused("metadata.annotations[restore.gardener-etcd.io/source-prefix]")},

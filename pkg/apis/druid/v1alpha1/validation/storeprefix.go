@@ -3,11 +3,12 @@ package validation
 import (
 	"fmt"
 	"net/url"
-	"path"
 	"strings"
 	"unicode"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 )
 
 // MaxPrefixLength bounds a store's prefix. Object stores cap an object's name at 1024 bytes (S3, GCS,
@@ -44,10 +45,6 @@ func validateStorePrefix(prefix string, fld *field.Path) field.ErrorList {
 	return nil
 }
 
-// cleanPrefix is the store location a prefix names: the sidecar joins keys as paths, so "a//b/" and
-// "a/b" are one location.
-func cleanPrefix(prefix string) string { return path.Clean("/" + prefix) }
-
 // prefixWarnings names prefixes that are odd but harmless: the sidecar joins keys as paths, as the
 // upstream sidecar does, so an empty segment (`a//b`, a trailing `/`) stores below the cleaned form,
 // where a tool that takes the prefix as written does not look.
@@ -57,7 +54,7 @@ func prefixWarnings(prefix string, fld *field.Path) []string {
 	}
 	if strings.Contains(prefix, "//") || strings.HasSuffix(prefix, "/") {
 		return []string{fmt.Sprintf("%s: %q has an empty path segment ('//' or a trailing '/'); snapshots are stored below %q",
-			fld, prefix, path.Clean(prefix))}
+			fld, prefix, druidv1alpha1.CleanStorePrefix(prefix))}
 	}
 	return nil
 }
