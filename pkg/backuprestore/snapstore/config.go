@@ -18,8 +18,8 @@ const (
 	DefaultMaxParallelChunks = 5
 	// DefaultStallTimeout is how long the store may hold an upload without the driver asking for more
 	// bytes (ErrUploadStalled). Drivers read a few parts ahead (S3 up to MaxParallelChunks + 2), so at an
-	// upload's start and end about that many parts must move within it: with the defaults 35 MiB in 5
-	// minutes, about 120 KB/s.
+	// upload's end up to that many parts must move within it: with the defaults 35 MiB in 5 minutes,
+	// about 120 KB/s.
 	DefaultStallTimeout = 5 * time.Minute
 )
 
