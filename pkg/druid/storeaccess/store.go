@@ -34,10 +34,7 @@ func CanonicalProvider(store *druidv1alpha1.StoreSpec) druidv1alpha1.StorageProv
 	if store == nil || store.Provider == nil {
 		return ""
 	}
-	if canonical, ok := druidv1alpha1.CanonicalStorageProvider(*store.Provider); ok {
-		return canonical
-	}
-	return *store.Provider
+	return druidv1alpha1.ResolveStorageProvider(*store.Provider)
 }
 
 // StoreLocationArgs are the flags that locate a store: --<p>storage-provider, --<p>store-container,

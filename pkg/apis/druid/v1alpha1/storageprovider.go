@@ -78,6 +78,15 @@ func CanonicalStorageProvider(p StorageProvider) (canonical StorageProvider, ok 
 	return canonical, ok
 }
 
+// ResolveStorageProvider is p's canonical name, or p as written when it is no known name (which validation
+// refuses; callers that meet one pass it on unchanged).
+func ResolveStorageProvider(p StorageProvider) StorageProvider {
+	if canonical, ok := storageProviderAliases[p]; ok {
+		return canonical
+	}
+	return p
+}
+
 // KnownStorageProviders lists every accepted provider name, canonical names and aliases, sorted.
 func KnownStorageProviders() []StorageProvider {
 	return slices.Sorted(maps.Keys(storageProviderAliases))

@@ -20,12 +20,7 @@ func sameProvider(a, b *StorageProvider) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	ca, okA := CanonicalStorageProvider(*a)
-	cb, okB := CanonicalStorageProvider(*b)
-	if !okA || !okB {
-		return *a == *b
-	}
-	return ca == cb
+	return ResolveStorageProvider(*a) == ResolveStorageProvider(*b)
 }
 
 // CleanStorePrefix is the location a store prefix names, as the sidecar's snapshot keys carry it. Keys are

@@ -211,8 +211,8 @@ func ValidateStore(s *druidv1alpha1.StoreSpec, fld *field.Path) field.ErrorList 
 		errs = append(errs, field.Required(fld.Child("secretRef", "name"), "the name of the backup secret"))
 	}
 	prefixErrs := validateStorePrefix(s.Prefix, fld.Child("prefix"))
-	if len(prefixErrs) == 0 && s.Provider != nil {
-		prefixErrs = validateLocalPrefix(s, fld.Child("prefix"))
+	if len(prefixErrs) == 0 {
+		prefixErrs = validateLocalPrefix(s.Provider, s.Prefix, fld.Child("prefix"))
 	}
 	errs = append(errs, prefixErrs...)
 	errs = append(errs, validateEndpointOverride(s.EndpointOverride, fld.Child("endpointOverride"))...)
@@ -220,14 +220,19 @@ func ValidateStore(s *druidv1alpha1.StoreSpec, fld *field.Path) field.ErrorList 
 	return errs
 }
 
-// validateLocalPrefix refuses a Local store's prefix under which the sidecar could not find its own
-// snapshots again (see LocalPrefixProblem).
-func validateLocalPrefix(s *druidv1alpha1.StoreSpec, fld *field.Path) field.ErrorList {
-	if canonical, _ := druidv1alpha1.CanonicalStorageProvider(*s.Provider); canonical != druidv1alpha1.StorageProviderLocal {
+// isLocal tells whether provider names the Local store (by its name or an alias).
+func isLocal(provider *druidv1alpha1.StorageProvider) bool {
+	return provider != nil && druidv1alpha1.ResolveStorageProvider(*provider) == druidv1alpha1.StorageProviderLocal
+}
+
+// validateLocalPrefix refuses a prefix (of a store, or of the restore source read from it) under which
+// a Local store's sidecar could not find the snapshots again (see LocalPrefixProblem).
+func validateLocalPrefix(provider *druidv1alpha1.StorageProvider, prefix string, fld *field.Path) field.ErrorList {
+	if !isLocal(provider) {
 		return nil
 	}
-	if problem := druidv1alpha1.LocalPrefixProblem(s.Prefix); problem != "" {
-		return field.ErrorList{field.Invalid(fld, abbreviated(s.Prefix), problem)}
+	if problem := druidv1alpha1.LocalPrefixProblem(prefix); problem != "" {
+		return field.ErrorList{field.Invalid(fld, abbreviated(prefix), problem)}
 	}
 	return nil
 }
@@ -235,7 +240,7 @@ func validateLocalPrefix(s *druidv1alpha1.StoreSpec, fld *field.Path) field.Erro
 // validateLocalContainer refuses a Local store's container that is not one path segment: druid mounts
 // it below the node directory it allows, so anything else would mount another node directory read-write.
 func validateLocalContainer(s *druidv1alpha1.StoreSpec, fld *field.Path) field.ErrorList {
-	if canonical, _ := druidv1alpha1.CanonicalStorageProvider(*s.Provider); canonical != druidv1alpha1.StorageProviderLocal {
+	if !isLocal(s.Provider) {
 		return nil
 	}
 	if s.Container == nil || *s.Container == "" {

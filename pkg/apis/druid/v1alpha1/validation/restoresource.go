@@ -42,12 +42,8 @@ func validateRestoreSource(etcd *druidv1alpha1.Etcd) field.ErrorList {
 			errs = append(errs, field.Invalid(prefixPath, prefix, "needs spec.backup.store: the source is read from its container with its credentials, and the new cluster backs up into it"))
 		case druidv1alpha1.CleanStorePrefix(prefix) == druidv1alpha1.CleanStorePrefix(store.Prefix):
 			errs = append(errs, field.Invalid(prefixPath, prefix, "is spec.backup.store.prefix, this Etcd's own (in its clean form): the source must be another cluster's backups, which the restore leaves as they are; give this Etcd a new prefix, or remove the annotation"))
-		case len(errs) == 0 && store.Provider != nil:
-			if canonical, _ := druidv1alpha1.CanonicalStorageProvider(*store.Provider); canonical == druidv1alpha1.StorageProviderLocal {
-				if problem := druidv1alpha1.LocalPrefixProblem(prefix); problem != "" {
-					errs = append(errs, field.Invalid(prefixPath, prefix, problem))
-				}
-			}
+		case len(errs) == 0:
+			errs = append(errs, validateLocalPrefix(store.Provider, prefix, prefixPath)...)
 		}
 	}
 	if hasRevision {
