@@ -81,7 +81,7 @@ func (c absConfig) client() (*container.Client, error) {
 	return container.NewClientWithSharedKeyCredential(c.containerURL, cred, nil)
 }
 
-func openABS(ctx context.Context, cfg absConfig, prefix string, upload UploadOptions, log logr.Logger) (SnapStore, error) {
+func openABS(ctx context.Context, cfg absConfig, prefix string, tr transfers, log logr.Logger) (SnapStore, error) {
 	client, err := cfg.client()
 	if err != nil {
 		return nil, fmt.Errorf("configuring ABS client for %s: %w", cfg.containerURL, err)
@@ -90,5 +90,5 @@ func openABS(ctx context.Context, cfg absConfig, prefix string, upload UploadOpt
 	if err != nil {
 		return nil, fmt.Errorf("opening ABS container %s: %w", cfg.containerURL, err)
 	}
-	return newBlobStore(bucket, string(ProviderABS), cfg.container, prefix, upload, log), nil
+	return newBlobStore(bucket, string(ProviderABS), cfg.container, prefix, tr, log), nil
 }

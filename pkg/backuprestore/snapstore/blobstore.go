@@ -7,6 +7,7 @@ import (
 	"io"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	"gocloud.dev/blob"
@@ -23,7 +24,9 @@ type blobStore struct {
 	location string // container (and root, for Local), for errors and logs
 	prefix   string
 	upload   UploadOptions
-	log      logr.Logger
+	// downloadStall bounds how long the store may hold a Fetch, or a read of its body (fetchWatched).
+	downloadStall time.Duration
+	log           logr.Logger
 	// beforeWrite lets a provider tune its driver's writer (see gocloud's WriterOptions.BeforeWrite).
 	beforeWrite func(as func(any) bool) error
 	// deleteObject, if set, replaces the bucket's Delete (see s3VersionDeleter); a missing object is no
@@ -42,14 +45,15 @@ type blobStore struct {
 	listPageSize int
 }
 
-func newBlobStore(bucket *blob.Bucket, provider, location, prefix string, upload UploadOptions, log logr.Logger) *blobStore {
+func newBlobStore(bucket *blob.Bucket, provider, location, prefix string, tr transfers, log logr.Logger) *blobStore {
 	return &blobStore{
-		bucket:   bucket,
-		provider: provider,
-		location: location,
-		prefix:   druidv1alpha1.CleanStorePrefix(prefix),
-		upload:   upload,
-		log:      log.WithValues("provider", provider, "container", location, "prefix", prefix),
+		bucket:        bucket,
+		provider:      provider,
+		location:      location,
+		prefix:        druidv1alpha1.CleanStorePrefix(prefix),
+		upload:        tr.upload,
+		downloadStall: tr.downloadStall,
+		log:           log.WithValues("provider", provider, "container", location, "prefix", prefix),
 	}
 }
 
@@ -108,10 +112,13 @@ func (s *blobStore) relativeKey(key string) string {
 	return strings.TrimPrefix(key, s.prefix+"/")
 }
 
-// Fetch implements SnapStore.
+// Fetch implements SnapStore. The download is given up when the store holds it without progress
+// (fetchWatched).
 func (s *blobStore) Fetch(ctx context.Context, snap *snapshot.Snapshot) (io.ReadCloser, error) {
 	key := snap.Key(s.prefix)
-	r, err := s.bucket.NewReader(ctx, key, nil)
+	r, err := fetchWatched(ctx, s.downloadStall, func(ctx context.Context) (io.ReadCloser, error) {
+		return s.bucket.NewReader(ctx, key, nil)
+	})
 	if err != nil {
 		return nil, s.wrap(err, "fetching", key)
 	}

@@ -17,7 +17,7 @@ const (
 	// DefaultMaxParallelChunks is how many parts are uploaded at once.
 	DefaultMaxParallelChunks = 5
 	// DefaultStallTimeout is how long the store may hold an upload without the driver asking for more
-	// bytes (ErrUploadStalled). Drivers read a few parts ahead (S3 up to MaxParallelChunks + 2), so at an
+	// bytes (ErrUploadStalled), and a download's request or a read of its body (ErrDownloadStalled). Drivers read a few parts ahead (S3 up to MaxParallelChunks + 2), so at an
 	// upload's end up to that many parts must move within it: with the defaults 35 MiB in 5 minutes,
 	// about 120 KB/s.
 	DefaultStallTimeout = 5 * time.Minute
@@ -48,6 +48,24 @@ type Config struct {
 	LocalRoot string
 	// Upload tunes multipart uploads.
 	Upload UploadOptions
+	// DownloadStallTimeout gives up a download (Fetch) the store has held that long: its request
+	// unanswered, or a read of its body waiting for bytes (--download-stall-timeout, ErrDownloadStalled);
+	// 0 means DefaultStallTimeout.
+	DownloadStallTimeout time.Duration
+}
+
+// transfers are what a store takes of Config for its uploads and downloads, defaults applied.
+type transfers struct {
+	upload        UploadOptions
+	downloadStall time.Duration
+}
+
+func (c Config) transfers() transfers {
+	tr := transfers{upload: c.Upload.withDefaults(), downloadStall: c.DownloadStallTimeout}
+	if tr.downloadStall <= 0 {
+		tr.downloadStall = DefaultStallTimeout
+	}
+	return tr
 }
 
 // UploadOptions tunes uploads of large snapshots. Memory held by an upload is about

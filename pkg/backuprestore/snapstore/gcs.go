@@ -90,7 +90,7 @@ func (c gcsConfig) credentials(ctx context.Context) (*google.Credentials, error)
 	return google.CredentialsFromJSONWithType(ctx, c.credentialsFile, c.credentialsType, gcsScope)
 }
 
-func openGCS(ctx context.Context, cfg gcsConfig, prefix string, upload UploadOptions, log logr.Logger) (SnapStore, error) {
+func openGCS(ctx context.Context, cfg gcsConfig, prefix string, tr transfers, log logr.Logger) (SnapStore, error) {
 	opts := &gcsblob.Options{}
 	var client *gcp.HTTPClient
 	if len(cfg.credentialsFile) > 0 || cfg.ambient {
@@ -112,5 +112,5 @@ func openGCS(ctx context.Context, cfg gcsConfig, prefix string, upload UploadOpt
 	if err != nil {
 		return nil, fmt.Errorf("opening GCS bucket %s: %w", cfg.bucket, err)
 	}
-	return newBlobStore(bucket, string(ProviderGCS), cfg.bucket, prefix, upload, log), nil
+	return newBlobStore(bucket, string(ProviderGCS), cfg.bucket, prefix, tr, log), nil
 }

@@ -42,7 +42,7 @@ func localConfigFrom(cfg Config, secret secretDir) (localConfig, error) {
 	return localConfig{dir: filepath.Join(root, container)}, nil
 }
 
-func openLocal(cfg localConfig, prefix string, upload UploadOptions, log logr.Logger) (SnapStore, error) {
+func openLocal(cfg localConfig, prefix string, tr transfers, log logr.Logger) (SnapStore, error) {
 	if err := checkLocalPrefix(prefix); err != nil {
 		return nil, err
 	}
@@ -57,7 +57,7 @@ func openLocal(cfg localConfig, prefix string, upload UploadOptions, log logr.Lo
 	if err != nil {
 		return nil, fmt.Errorf("opening local store %s: %w", cfg.dir, err)
 	}
-	store := newBlobStore(bucket, string(ProviderLocal), cfg.dir, prefix, upload, log)
+	store := newBlobStore(bucket, string(ProviderLocal), cfg.dir, prefix, tr, log)
 	store.listKeys = func(ctx context.Context, prefix string, add func(key string)) error {
 		return listLocal(ctx, cfg.dir, prefix, add)
 	}

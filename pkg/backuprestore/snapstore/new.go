@@ -17,7 +17,7 @@ func New(ctx context.Context, cfg Config, log logr.Logger) (SnapStore, error) {
 		return nil, err
 	}
 	secret := secretDir{dir: cfg.SecretDir, values: cfg.SecretValues}
-	upload := cfg.Upload.withDefaults()
+	tr := cfg.transfers()
 	log = log.WithName("snapstore")
 	switch provider {
 	case ProviderLocal:
@@ -25,43 +25,43 @@ func New(ctx context.Context, cfg Config, log logr.Logger) (SnapStore, error) {
 		if err != nil {
 			return nil, err
 		}
-		return openLocal(lc, cfg.Prefix, upload, log)
+		return openLocal(lc, cfg.Prefix, tr, log)
 	case ProviderS3:
 		sc, err := s3ConfigFrom(cfg, secret)
 		if err != nil {
 			return nil, err
 		}
-		return openS3(ctx, sc, cfg.Prefix, upload, log)
+		return openS3(ctx, sc, cfg.Prefix, tr, log)
 	case ProviderOSS:
 		oc, err := ossConfigFrom(cfg, secret)
 		if err != nil {
 			return nil, err
 		}
-		return openS3(ctx, oc, cfg.Prefix, upload, log)
+		return openS3(ctx, oc, cfg.Prefix, tr, log)
 	case ProviderECS, ProviderOCS:
 		sc, err := s3CompatibleConfigFrom(cfg, secret, provider)
 		if err != nil {
 			return nil, err
 		}
-		return openS3(ctx, sc, cfg.Prefix, upload, log)
+		return openS3(ctx, sc, cfg.Prefix, tr, log)
 	case ProviderABS:
 		ac, err := absConfigFrom(cfg, secret)
 		if err != nil {
 			return nil, err
 		}
-		return openABS(ctx, ac, cfg.Prefix, upload, log)
+		return openABS(ctx, ac, cfg.Prefix, tr, log)
 	case ProviderGCS:
 		gc, err := gcsConfigFrom(cfg, secret)
 		if err != nil {
 			return nil, err
 		}
-		return openGCS(ctx, gc, cfg.Prefix, upload, log)
+		return openGCS(ctx, gc, cfg.Prefix, tr, log)
 	case ProviderSwift:
 		sc, err := swiftConfigFrom(cfg, secret)
 		if err != nil {
 			return nil, err
 		}
-		return openSwift(ctx, sc, cfg.Prefix, upload, log)
+		return openSwift(ctx, sc, cfg.Prefix, tr, log)
 	default:
 		return nil, fmt.Errorf("storage provider %s has no implementation", provider)
 	}

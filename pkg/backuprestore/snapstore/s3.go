@@ -149,7 +149,7 @@ func (c s3Config) client() (*s3.Client, error) {
 	return s3.New(opts), nil
 }
 
-func openS3(ctx context.Context, cfg s3Config, prefix string, upload UploadOptions, log logr.Logger) (SnapStore, error) {
+func openS3(ctx context.Context, cfg s3Config, prefix string, tr transfers, log logr.Logger) (SnapStore, error) {
 	client, err := cfg.client()
 	if err != nil {
 		return nil, fmt.Errorf("configuring %s client for bucket %s: %w", cfg.provider, cfg.bucket, err)
@@ -160,7 +160,7 @@ func openS3(ctx context.Context, cfg s3Config, prefix string, upload UploadOptio
 	if err != nil {
 		return nil, fmt.Errorf("opening %s bucket %s: %w", cfg.provider, cfg.bucket, err)
 	}
-	store := newBlobStore(bucket, string(cfg.provider), cfg.bucket, prefix, upload, log)
+	store := newBlobStore(bucket, string(cfg.provider), cfg.bucket, prefix, tr, log)
 	// The transfer manager fails an upload whose source fails (no PutObject, or an abort once the
 	// parts in flight are answered): cancelling it as well would abandon those parts (see stream).
 	store.readErrorFailsUpload = true
@@ -170,8 +170,8 @@ func openS3(ctx context.Context, cfg s3Config, prefix string, upload UploadOptio
 			"defaultRetention", lock.defaultRetention)
 		store.deleteObject = s3VersionDeleter{client: client, bucket: cfg.bucket, now: time.Now}.deleteVersions
 	}
-	store.beforeWrite = boundUploadMemory(uploadClient(client, cfg.plainHTTP()), upload, cfg.plainHTTP() || lock.enabled)
-	store.copyObject = s3Copier{client: client, bucket: cfg.bucket, concurrency: upload.MaxParallelChunks, maxSingle: cfg.maxSingleCopy}.copy
+	store.beforeWrite = boundUploadMemory(uploadClient(client, cfg.plainHTTP()), tr.upload, cfg.plainHTTP() || lock.enabled)
+	store.copyObject = s3Copier{client: client, bucket: cfg.bucket, concurrency: tr.upload.MaxParallelChunks, maxSingle: cfg.maxSingleCopy}.copy
 	return store, nil
 }
 

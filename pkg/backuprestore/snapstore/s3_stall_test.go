@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,11 +19,13 @@ import (
 )
 
 // stallingServer is a reverse proxy in front of the S3 server. It holds the requests hold picks
-// without ever answering them, as a store that accepts a request and goes silent does, and delays each
-// part of a multipart upload by partDelay before passing it on, as a slow store does.
+// without ever answering them, as a store that accepts a request and goes silent does, delays each
+// part of a multipart upload by partDelay before passing it on, as a slow store does, and paces the
+// bodies of object downloads as download says.
 type stallingServer struct {
 	hold      func(r *http.Request) bool
 	partDelay time.Duration
+	download  *pacedBody
 	held      atomic.Int32
 	delayed   atomic.Int32
 }
@@ -46,11 +49,18 @@ func startStallingServer(t *testing.T, srv *s3server.Server, s *stallingServer) 
 			s.delayed.Add(1)
 			time.Sleep(s.partDelay)
 		}
+		if isGetObject(r) && s.download != nil {
+			w = &pacingWriter{ResponseWriter: w, paced: s.download, held: &s.held, done: r.Context().Done(), released: released}
+		}
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(front.Close)
 	t.Cleanup(func() { close(released) }) // runs before front.Close
 	return front.URL
+}
+
+func isGetObject(r *http.Request) bool {
+	return r.Method == http.MethodGet && !r.URL.Query().Has("list-type") && strings.Count(strings.Trim(r.URL.Path, "/"), "/") > 0
 }
 
 func isPart(r *http.Request) bool {
@@ -65,13 +75,15 @@ func isPutObject(r *http.Request) bool {
 	return r.Method == http.MethodPut && !isPart(r) && !isCopy(r) && r.URL.Query().Get("uploadId") == ""
 }
 
-func openStallingS3(t *testing.T, stalling *stallingServer, upload UploadOptions) SnapStore {
+// openStallingS3 opens an S3 store through a stalling server, with limits' Upload and
+// DownloadStallTimeout.
+func openStallingS3(t *testing.T, stalling *stallingServer, limits Config) SnapStore {
 	t.Helper()
 	srv := s3server.Start(t)
 	srv.CreateBucket(t, "stall")
 	store, err := New(t.Context(), Config{
 		Provider: "S3", Container: "stall", Prefix: "etcd", EndpointOverride: startStallingServer(t, srv, stalling),
-		SecretDir: s3SecretFor(t, srv), Upload: upload,
+		SecretDir: s3SecretFor(t, srv), Upload: limits.Upload, DownloadStallTimeout: limits.DownloadStallTimeout,
 	}, testr.New(t))
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +120,7 @@ func TestS3UploadTheStoreStopsAnsweringFails(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			stalling := &stallingServer{hold: tc.hold}
-			store := openStallingS3(t, stalling, UploadOptions{ChunkSize: 5 << 20, MaxParallelChunks: 1, StallTimeout: stall})
+			store := openStallingS3(t, stalling, Config{Upload: UploadOptions{ChunkSize: 5 << 20, MaxParallelChunks: 1, StallTimeout: stall}})
 			// Without the stall limit, the save would wait for as long as the test runs.
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
@@ -133,7 +145,7 @@ func TestS3UploadTheStoreStopsAnsweringFails(t *testing.T) {
 func TestS3SlowUploadThatMovesIsNotGivenUp(t *testing.T) {
 	const stall, parts = 6 * time.Second, 10
 	stalling := &stallingServer{partDelay: stall / 6}
-	store := openStallingS3(t, stalling, UploadOptions{ChunkSize: 5 << 20, MaxParallelChunks: 1, StallTimeout: stall})
+	store := openStallingS3(t, stalling, Config{Upload: UploadOptions{ChunkSize: 5 << 20, MaxParallelChunks: 1, StallTimeout: stall}})
 	snap := snapshot.NewFull(parts*5<<20, time.Unix(1700000000, 0), snapshot.CompressionNone, false)
 	start := time.Now()
 	if err := store.Save(t.Context(), snap, io.LimitReader(newGenerator(2), parts*5<<20)); err != nil {

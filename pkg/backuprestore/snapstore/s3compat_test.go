@@ -211,7 +211,7 @@ func TestStagedCopyHonoursTheProvidersCopyLimit(t *testing.T) {
 	}{{0, false}, {6 << 20, true}} {
 		cfg := s3Config{provider: ProviderOSS, bucket: "limit", region: srv.Region, endpoint: srv.Endpoint, accessKeyID: srv.AccessKey,
 			secretAccessKey: srv.SecretKey, forcePathStyle: true, maxSingleCopy: tc.limit}
-		store, err := openS3(t.Context(), cfg, "etcd", UploadOptions{}.withDefaults(), testr.New(t))
+		store, err := openS3(t.Context(), cfg, "etcd", Config{}.transfers(), testr.New(t))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,12 @@ import (
 // behind it and, for a full snapshot, the member's open read, for as long as the connection lives.
 var ErrUploadStalled = errors.New("the store made no progress with the upload")
 
+// ErrDownloadStalled reports a download (Fetch) given up because the store held a read of it, or its
+// opening, for Config.DownloadStallTimeout. Without the bound a restore from a store that stops answering
+// waits for as long as the connection lives, with the member down; given up, the restore fails, leaves
+// the data directory as it was and is tried again by the caller on a new connection.
+var ErrDownloadStalled = errors.New("the store made no progress with the download")
+
 // stallWatch gives up an upload the store makes no progress with. Only the store's time counts: the
 // clock stops while the driver waits for the source (see source), so that a slow source never trips it,
 // nor a store that takes the parts the driver has read ahead within the limit, however long the whole
@@ -28,8 +34,14 @@ type stallWatch struct {
 // the upload for limit since it last asked the source for bytes, and the watch, which the caller stops
 // when the upload has ended. Only the context's cancellation can free a driver blocked on the store.
 func watchStall(ctx context.Context, limit time.Duration) (context.Context, *stallWatch) {
+	return watchStallOf(ctx, limit, ErrUploadStalled)
+}
+
+// watchStallOf starts the clock of a watch that cancels the returned context with kind (ErrUploadStalled
+// or ErrDownloadStalled) once it has run for limit.
+func watchStallOf(ctx context.Context, limit time.Duration, kind error) (context.Context, *stallWatch) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	stalled := fmt.Errorf("%w for %s", ErrUploadStalled, limit)
+	stalled := fmt.Errorf("%w for %s", kind, limit)
 	return ctx, &stallWatch{limit: limit, timer: time.AfterFunc(limit, func() { cancel(stalled) }), cancel: cancel}
 }
 
@@ -53,13 +65,17 @@ func (o UploadOptions) copyTimeout(size int64) time.Duration {
 	return o.StallTimeout + time.Duration(size/minCopyRate)*time.Second
 }
 
-// stalledOr returns the stall error when the watch ended the upload of ctx, else err. A driver reports
+// stalledOr returns the stall error when the watch ended the transfer of ctx, else err. A driver reports
 // its cancelled request only as context.Canceled; the cause says why.
 func stalledOr(ctx context.Context, err error) error {
-	if cause := context.Cause(ctx); err != nil && errors.Is(cause, ErrUploadStalled) {
+	if cause := context.Cause(ctx); err != nil && isStall(cause) && !isStall(err) {
 		return fmt.Errorf("%w (%w)", cause, err)
 	}
 	return err
+}
+
+func isStall(err error) bool {
+	return errors.Is(err, ErrUploadStalled) || errors.Is(err, ErrDownloadStalled)
 }
 
 type stallPausingReader struct {
@@ -71,4 +87,43 @@ func (p stallPausingReader) Read(b []byte) (int, error) {
 	p.watch.timer.Stop()
 	defer p.watch.timer.Reset(p.watch.limit)
 	return p.r.Read(b)
+}
+
+// fetchWatched opens a download with open under a stall watch of limit: the store may take that long to
+// answer the request, and that long for each read of the body. Only the store's time counts: the clock
+// stops between reads, so that a reader that takes its time with what it got (a restore applying
+// deltas) never trips it, however long the whole download takes. Closing the body ends the watch.
+func fetchWatched(ctx context.Context, limit time.Duration, open func(context.Context) (io.ReadCloser, error)) (io.ReadCloser, error) {
+	wctx, watch := watchStallOf(ctx, limit, ErrDownloadStalled)
+	body, err := open(wctx)
+	if err != nil {
+		err = stalledOr(wctx, err)
+		watch.stop()
+		return nil, err
+	}
+	watch.timer.Stop()
+	return &stallBoundedBody{body: body, ctx: wctx, watch: watch}, nil
+}
+
+// stallBoundedBody is a download's body whose reads run on the watch's clock (see fetchWatched).
+type stallBoundedBody struct {
+	body  io.ReadCloser
+	ctx   context.Context
+	watch *stallWatch
+}
+
+func (b *stallBoundedBody) Read(p []byte) (int, error) {
+	b.watch.timer.Reset(b.watch.limit)
+	n, err := b.body.Read(p)
+	b.watch.timer.Stop()
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = stalledOr(b.ctx, err)
+	}
+	return n, err
+}
+
+func (b *stallBoundedBody) Close() error {
+	err := b.body.Close()
+	b.watch.stop()
+	return err
 }

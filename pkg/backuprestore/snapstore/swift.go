@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/gophercloud/gophercloud/v2"
@@ -30,22 +31,25 @@ type swiftStore struct {
 	container string
 	prefix    string
 	upload    UploadOptions
-	log       logr.Logger
+	// downloadStall bounds how long the store may hold a Fetch, or a read of its body (fetchWatched).
+	downloadStall time.Duration
+	log           logr.Logger
 	// listLimit is the page size of listings; 0 leaves it to the server (10,000 by default).
 	listLimit int
 }
 
-func openSwift(ctx context.Context, cfg swiftConfig, prefix string, upload UploadOptions, log logr.Logger) (SnapStore, error) {
+func openSwift(ctx context.Context, cfg swiftConfig, prefix string, tr transfers, log logr.Logger) (SnapStore, error) {
 	client, err := cfg.swiftClient(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("opening Swift container %s: %w", cfg.container, err)
 	}
 	return &swiftStore{
-		client:    client,
-		container: cfg.container,
-		prefix:    druidv1alpha1.CleanStorePrefix(prefix),
-		upload:    upload,
-		log:       log.WithValues("provider", ProviderSwift, "container", cfg.container, "prefix", prefix, "auth", cfg.auth),
+		client:        client,
+		container:     cfg.container,
+		prefix:        druidv1alpha1.CleanStorePrefix(prefix),
+		upload:        tr.upload,
+		downloadStall: tr.downloadStall,
+		log:           log.WithValues("provider", ProviderSwift, "container", cfg.container, "prefix", prefix, "auth", cfg.auth),
 	}, nil
 }
 
@@ -98,14 +102,18 @@ func (s *swiftStore) relativeKey(key string) string {
 }
 
 // Fetch implements SnapStore. Large objects are joined by Swift, which checks each segment against the
-// manifest while it streams.
+// manifest while it streams. The download is given up when the store holds it without progress
+// (fetchWatched).
 func (s *swiftStore) Fetch(ctx context.Context, snap *snapshot.Snapshot) (io.ReadCloser, error) {
 	key := snap.Key(s.prefix)
-	res := objects.Download(ctx, s.client, s.container, key, nil)
-	if res.Err != nil {
-		return nil, s.wrap(res.Err, "fetching", key)
+	body, err := fetchWatched(ctx, s.downloadStall, func(ctx context.Context) (io.ReadCloser, error) {
+		res := objects.Download(ctx, s.client, s.container, key, nil)
+		return res.Body, res.Err
+	})
+	if err != nil {
+		return nil, s.wrap(err, "fetching", key)
 	}
-	return res.Body, nil
+	return body, nil
 }
 
 // Delete implements SnapStore: the object, then its segments.

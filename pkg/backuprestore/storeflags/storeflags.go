@@ -30,8 +30,9 @@ type Store struct {
 // Bind registers --<flagPrefix>storage-provider, --<flagPrefix>store-container,
 // --<flagPrefix>store-prefix, --<flagPrefix>store-endpoint-override and
 // --<flagPrefix>store-secret-dir on fs, writing into cfg. The credentials directory is looked up in
-// envPrefix + the provider's variable unless --<flagPrefix>store-secret-dir is given. Upload tuning
-// (--min-chunk-size, --max-parallel-chunk-uploads, --upload-stall-timeout) is bound only for the unprefixed (written) store.
+// envPrefix + the provider's variable unless --<flagPrefix>store-secret-dir is given, and
+// --<flagPrefix>download-stall-timeout. Upload tuning (--min-chunk-size, --max-parallel-chunk-uploads,
+// --upload-stall-timeout) is bound only for the unprefixed (written) store.
 func Bind(fs *pflag.FlagSet, cfg *snapstore.Config, flagPrefix, envPrefix string) *Store {
 	s := &Store{flagPrefix: flagPrefix, envPrefix: envPrefix, cfg: cfg}
 	what := "the store"
@@ -47,6 +48,8 @@ func Bind(fs *pflag.FlagSet, cfg *snapstore.Config, flagPrefix, envPrefix string
 		"endpoint of "+what+" (S3-compatible servers, emulators); overrides the secret's endpoint")
 	fs.StringVar(&cfg.SecretDir, flagPrefix+"store-secret-dir", cfg.SecretDir,
 		"directory of the mounted backup secret of "+what+"; default: the provider's "+envPrefix+"*_APPLICATION_CREDENTIALS variable (ECS: its keys in "+envPrefix+"ECS_ENDPOINT, …)")
+	fs.DurationVar(&cfg.DownloadStallTimeout, flagPrefix+"download-stall-timeout", cfg.DownloadStallTimeout,
+		"give up a download from "+what+" once it has held the request, or one read of the object, this long (0: 5m)")
 	if flagPrefix == "" {
 		fs.IntVar(&cfg.Upload.ChunkSize, "min-chunk-size", cfg.Upload.ChunkSize, "part size in bytes of multipart uploads (0: default)")
 		fs.IntVar(&cfg.Upload.MaxParallelChunks, "max-parallel-chunk-uploads", cfg.Upload.MaxParallelChunks, "parts uploaded concurrently (0: default)")

@@ -1,0 +1,174 @@
+package snapstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+)
+
+// pacedBody is how stallingServer answers object downloads: piece bytes at a time, pieceDelay after
+// each, and nothing more once silentAfter bytes are out (0: the whole body).
+type pacedBody struct {
+	piece       int
+	pieceDelay  time.Duration
+	silentAfter int64
+}
+
+// pacingWriter writes a download's body as its pacedBody says; once silent, it holds the response
+// until the client gives up or the test ends, and counts the hold.
+type pacingWriter struct {
+	http.ResponseWriter
+	paced    *pacedBody
+	held     *atomic.Int32
+	done     <-chan struct{}
+	released <-chan struct{}
+	written  int64
+}
+
+func (w *pacingWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		k := min(len(p), w.paced.piece)
+		if w.paced.silentAfter > 0 && w.written+int64(k) > w.paced.silentAfter {
+			k = int(w.paced.silentAfter - w.written)
+		}
+		if k == 0 {
+			w.held.Add(1)
+			select {
+			case <-w.done:
+			case <-w.released:
+			}
+			return n, errors.New("the paced body went silent")
+		}
+		m, err := w.ResponseWriter.Write(p[:k])
+		n, w.written, p = n+m, w.written+int64(m), p[m:]
+		if err != nil {
+			return n, err
+		}
+		if err := http.NewResponseController(w.ResponseWriter).Flush(); err != nil {
+			return n, err
+		}
+		time.Sleep(w.paced.pieceDelay)
+	}
+	return n, nil
+}
+
+func (w *pacingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// storedThroughStallingS3 stores a full snapshot of size bytes through a stalling server that passes
+// uploads on and returns the store, the snapshot and its bytes.
+func storedThroughStallingS3(t *testing.T, stalling *stallingServer, downloadStall time.Duration, size int) (SnapStore, *snapshot.Snapshot, []byte) {
+	t.Helper()
+	store := openStallingS3(t, stalling, Config{DownloadStallTimeout: downloadStall})
+	data := fullSnapshotBytes(size, 3)
+	snap := snapshot.NewFull(int64(size), time.Unix(1700000000, 0), snapshot.CompressionNone, false)
+	if err := store.Save(t.Context(), snap, bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	return store, snap, data
+}
+
+// A download the store holds, before it answers or in the middle of the body, fails with
+// ErrDownloadStalled instead of waiting for as long as the connection lives (a restore would wait with
+// the member down).
+func TestS3DownloadTheStoreStopsAnsweringFails(t *testing.T) {
+	const stall = 2 * time.Second
+	cases := []struct {
+		name     string
+		stalling *stallingServer
+	}{
+		{"the request", &stallingServer{hold: isGetObject}},
+		{"the body after its first 64 KiB", &stallingServer{download: &pacedBody{piece: 16 << 10, silentAfter: 64 << 10}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			store, snap, _ := storedThroughStallingS3(t, tc.stalling, stall, 1<<20)
+			// Without the stall limit, the download would wait for as long as the test runs.
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			err := readWhole(ctx, store, snap)
+			if !errors.Is(err, ErrDownloadStalled) {
+				t.Fatalf("Fetch with a store that holds %s: err = %v, want ErrDownloadStalled", tc.name, err)
+			}
+			if tc.stalling.held.Load() == 0 {
+				t.Fatalf("the store held no download; the error came from elsewhere: %v", err)
+			}
+			t.Logf("the download failed as it should: %v", err)
+		})
+	}
+}
+
+// Only the store's time counts: a download whose body trickles in, taking longer in all than the limit
+// but never a limit for one read, goes through, and so does one whose reader waits longer than the limit
+// between its reads.
+func TestS3SlowDownloadsThatMoveAreNotGivenUp(t *testing.T) {
+	const stall = 2 * time.Second
+	t.Run("a store that sends 64 KiB every sixth of the limit", func(t *testing.T) {
+		const pieces = 8 // 8 × stall/6 in all: longer than the limit
+		paced := &pacedBody{piece: 64 << 10, pieceDelay: stall / 6}
+		stalling := &stallingServer{download: paced}
+		store, snap, data := storedThroughStallingS3(t, stalling, stall, pieces*64<<10)
+		var got bytes.Buffer
+		if _, err := readInto(t.Context(), store, snap, 0, &got); err != nil {
+			t.Fatalf("Fetch through a slow store: %v", err)
+		}
+		if !bytes.Equal(got.Bytes(), data) {
+			t.Fatalf("downloaded %d bytes that differ from the %d stored", got.Len(), len(data))
+		}
+		t.Logf("%d pieces, each followed by %s, downloaded against a stall limit of %s", pieces, paced.pieceDelay, stall)
+	})
+	t.Run("a reader that pauses longer than the limit between reads", func(t *testing.T) {
+		store, snap, data := storedThroughStallingS3(t, &stallingServer{}, stall, 3*readSize)
+		var got bytes.Buffer
+		pauses, err := readInto(t.Context(), store, snap, stall*3/2, &got)
+		if err != nil {
+			t.Fatalf("Fetch read with pauses: %v", err)
+		}
+		if !bytes.Equal(got.Bytes(), data) {
+			t.Fatalf("downloaded %d bytes that differ from the %d stored", got.Len(), len(data))
+		}
+		if pauses < 2 {
+			t.Fatalf("the reader paused %d times, want 2: the case tests nothing", pauses)
+		}
+	})
+}
+
+func readWhole(ctx context.Context, store SnapStore, snap *snapshot.Snapshot) error {
+	_, err := readInto(ctx, store, snap, 0, io.Discard)
+	return err
+}
+
+// readSize is how much readInto asks for at a time.
+const readSize = 128 << 10
+
+// readInto downloads snap into w, readSize bytes per read, pausing between reads, and returns how
+// often it paused.
+func readInto(ctx context.Context, store SnapStore, snap *snapshot.Snapshot, pause time.Duration, w io.Writer) (pauses int, err error) {
+	rc, err := store.Fetch(ctx, snap)
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	buf := make([]byte, readSize)
+	for {
+		n, err := io.ReadFull(rc, buf)
+		if _, werr := w.Write(buf[:n]); werr != nil {
+			return pauses, werr
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return pauses, nil
+		}
+		if err != nil {
+			return pauses, err
+		}
+		time.Sleep(pause)
+		pauses++
+	}
+}
