@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -67,13 +66,9 @@ func (s *blobStore) List(ctx context.Context) ([]*snapshot.Snapshot, error) {
 	for _, layout := range []snapshot.Layout{snapshot.LayoutV2, snapshot.LayoutV1} {
 		listPrefix := path.Join(s.prefix, string(layout)) + "/"
 		err := s.keysBelow(ctx, listPrefix, func(key string) {
-			snap, err := snapshot.ParseRelativeKey(s.relativeKey(key))
-			if err != nil {
-				s.log.V(1).Info("Ignoring object that is not a snapshot", "key", key, "reason", err.Error())
-				return
+			if snap, ok := listedSnapshot(s.log, s.prefix, key); ok {
+				snaps = append(snaps, snap)
 			}
-			snap.Prefix = s.prefix
-			snaps = append(snaps, snap)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("listing %s in %s %s: %w", listPrefix, s.provider, s.location, err)
@@ -103,13 +98,6 @@ func (s *blobStore) keysBelow(ctx context.Context, prefix string, add func(key s
 		}
 	}
 	return nil
-}
-
-func (s *blobStore) relativeKey(key string) string {
-	if s.prefix == "" {
-		return key
-	}
-	return strings.TrimPrefix(key, s.prefix+"/")
 }
 
 // Fetch implements SnapStore. The download is given up when the store holds it without progress

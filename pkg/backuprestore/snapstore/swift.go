@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"path"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -76,13 +75,9 @@ func (s *swiftStore) List(ctx context.Context) ([]*snapshot.Snapshot, error) {
 				if info.Name == "" { // a pseudo-directory
 					continue
 				}
-				snap, err := snapshot.ParseRelativeKey(s.relativeKey(info.Name))
-				if err != nil {
-					s.log.V(1).Info("Ignoring object that is not a snapshot", "key", info.Name, "reason", err.Error())
-					continue
+				if snap, ok := listedSnapshot(s.log, s.prefix, info.Name); ok {
+					snaps = append(snaps, snap)
 				}
-				snap.Prefix = s.prefix
-				snaps = append(snaps, snap)
 			}
 			return true, nil
 		})
@@ -92,13 +87,6 @@ func (s *swiftStore) List(ctx context.Context) ([]*snapshot.Snapshot, error) {
 	}
 	snapshot.SortByLastRevision(snaps)
 	return snaps, nil
-}
-
-func (s *swiftStore) relativeKey(key string) string {
-	if s.prefix == "" {
-		return key
-	}
-	return strings.TrimPrefix(key, s.prefix+"/")
 }
 
 // Fetch implements SnapStore. Large objects are joined by Swift, which checks each segment against the
