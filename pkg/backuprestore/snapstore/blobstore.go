@@ -78,24 +78,30 @@ func (s *blobStore) List(ctx context.Context) ([]*snapshot.Snapshot, error) {
 	return snaps, nil
 }
 
-// keysBelow calls add with the key of every object below prefix, page by page.
+// keysBelow calls add with the key of every object below prefix, page by page. A page the store holds
+// for downloadStall fails the listing with ErrListingStalled.
 func (s *blobStore) keysBelow(ctx context.Context, prefix string, add func(key string)) error {
 	if s.listKeys != nil {
 		return s.listKeys(ctx, prefix, add)
 	}
 	pageSize := cmp.Or(s.listPageSize, defaultListPageSize)
+	// Each page may take the store downloadStall; handling a page is not the store's time.
+	ctx, watch := watchStallOf(ctx, s.downloadStall, ErrListingStalled)
+	defer watch.stop()
 	for token := blob.FirstPageToken; len(token) > 0; {
 		var page []*blob.ListObject
 		var err error
 		page, token, err = s.bucket.ListPage(ctx, token, pageSize, &blob.ListOptions{Prefix: prefix})
 		if err != nil {
-			return err
+			return stalledOr(ctx, err)
 		}
-		for _, obj := range page {
-			if !obj.IsDir {
-				add(obj.Key)
+		watch.paused(func() {
+			for _, obj := range page {
+				if !obj.IsDir {
+					add(obj.Key)
+				}
 			}
-		}
+		})
 	}
 	return nil
 }
@@ -104,13 +110,10 @@ func (s *blobStore) keysBelow(ctx context.Context, prefix string, add func(key s
 // (fetchWatched).
 func (s *blobStore) Fetch(ctx context.Context, snap *snapshot.Snapshot) (io.ReadCloser, error) {
 	key := snap.Key(s.prefix)
-	r, err := fetchWatched(ctx, s.downloadStall, func(ctx context.Context) (io.ReadCloser, error) {
+	wrap := func(err error, op string) error { return s.wrap(err, op, key) }
+	return fetchWatched(ctx, s.downloadStall, wrap, func(ctx context.Context) (io.ReadCloser, error) {
 		return s.bucket.NewReader(ctx, key, nil)
 	})
-	if err != nil {
-		return nil, s.wrap(err, "fetching", key)
-	}
-	return r, nil
 }
 
 // Save implements SnapStore.

@@ -17,9 +17,11 @@ const (
 	// DefaultMaxParallelChunks is how many parts are uploaded at once.
 	DefaultMaxParallelChunks = 5
 	// DefaultStallTimeout is how long the store may hold an upload without the driver asking for more
-	// bytes (ErrUploadStalled), and a download's request or a read of its body (ErrDownloadStalled). Drivers read a few parts ahead (S3 up to MaxParallelChunks + 2), so at an
-	// upload's end up to that many parts must move within it: with the defaults 35 MiB in 5 minutes,
-	// about 120 KB/s.
+	// bytes (ErrUploadStalled), and a download's request or one read of its body (ErrDownloadStalled).
+	// Upload drivers read a few parts ahead (S3 up to MaxParallelChunks + 2), so at an upload's end up to
+	// that many parts must move within it: with the defaults 35 MiB in 5 minutes, about 120 KB/s. A read
+	// of a download returns what has arrived, a few KiB, so a download is given up only when the store
+	// sends next to nothing.
 	DefaultStallTimeout = 5 * time.Minute
 )
 
@@ -50,7 +52,8 @@ type Config struct {
 	Upload UploadOptions
 	// DownloadStallTimeout gives up a download (Fetch) the store has held that long: its request
 	// unanswered, or a read of its body waiting for bytes (--download-stall-timeout, ErrDownloadStalled);
-	// 0 means DefaultStallTimeout.
+	// and a listing whose request for one page it has held that long (ErrListingStalled). 0 means
+	// DefaultStallTimeout.
 	DownloadStallTimeout time.Duration
 }
 

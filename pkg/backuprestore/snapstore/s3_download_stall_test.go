@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,8 +22,9 @@ type pacedBody struct {
 	silentAfter int64
 }
 
-// pacingWriter writes a download's body as its pacedBody says; once silent, it holds the response
-// until the client gives up or the test ends, and counts the hold.
+// pacingWriter writes a download's body as its pacedBody says, counting pieces by bytes (the proxy
+// writes in its own sizes); once silent, it holds the response until the client gives up or the test
+// ends, and counts the hold.
 type pacingWriter struct {
 	http.ResponseWriter
 	paced    *pacedBody
@@ -35,9 +37,10 @@ type pacingWriter struct {
 func (w *pacingWriter) Write(p []byte) (int, error) {
 	n := 0
 	for len(p) > 0 {
-		k := min(len(p), w.paced.piece)
-		if w.paced.silentAfter > 0 && w.written+int64(k) > w.paced.silentAfter {
-			k = int(w.paced.silentAfter - w.written)
+		piece := int64(w.paced.piece)
+		k := min(int64(len(p)), piece-w.written%piece) // up to the end of the current piece
+		if w.paced.silentAfter > 0 {
+			k = min(k, w.paced.silentAfter-w.written)
 		}
 		if k == 0 {
 			w.held.Add(1)
@@ -52,10 +55,12 @@ func (w *pacingWriter) Write(p []byte) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		if err := http.NewResponseController(w.ResponseWriter).Flush(); err != nil {
-			return n, err
+		if w.written%piece == 0 { // a piece is complete: send it, then wait
+			if err := http.NewResponseController(w.ResponseWriter).Flush(); err != nil {
+				return n, err
+			}
+			time.Sleep(w.paced.pieceDelay)
 		}
-		time.Sleep(w.paced.pieceDelay)
 	}
 	return n, nil
 }
@@ -100,6 +105,9 @@ func TestS3DownloadTheStoreStopsAnsweringFails(t *testing.T) {
 			if tc.stalling.held.Load() == 0 {
 				t.Fatalf("the store held no download; the error came from elsewhere: %v", err)
 			}
+			if !strings.Contains(err.Error(), snap.Key("etcd")+" in S3 stall") {
+				t.Errorf("the error does not name the object and the store: %v", err)
+			}
 			t.Logf("the download failed as it should: %v", err)
 		})
 	}
@@ -135,7 +143,7 @@ func TestS3SlowDownloadsThatMoveAreNotGivenUp(t *testing.T) {
 			t.Fatalf("downloaded %d bytes that differ from the %d stored", got.Len(), len(data))
 		}
 		if pauses < 2 {
-			t.Fatalf("the reader paused %d times, want 2: the case tests nothing", pauses)
+			t.Fatalf("the reader paused %d times, want at least 2: the case tests nothing", pauses)
 		}
 	})
 }
@@ -171,4 +179,47 @@ func readInto(ctx context.Context, store SnapStore, snap *snapshot.Snapshot, pau
 		time.Sleep(pause)
 		pauses++
 	}
+}
+
+// A listing the store holds fails with ErrListingStalled (a restore lists before it reads anything); a
+// listing of many pages, each slow but answered, goes through however long it takes in all.
+func TestS3ListingsTheStoreHoldsFailSlowOnesDoNot(t *testing.T) {
+	const stall = 2 * time.Second
+	t.Run("a page the store holds", func(t *testing.T) {
+		stalling := &stallingServer{hold: isList}
+		store := openStallingS3(t, stalling, Config{DownloadStallTimeout: stall})
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		_, err := store.List(ctx)
+		if !errors.Is(err, ErrListingStalled) {
+			t.Fatalf("List with a store that holds it: err = %v, want ErrListingStalled", err)
+		}
+		if stalling.held.Load() == 0 {
+			t.Fatalf("the store held no listing; the error came from elsewhere: %v", err)
+		}
+		t.Logf("the listing failed as it should: %v", err)
+	})
+	t.Run("pages of a third of the limit each", func(t *testing.T) {
+		const snapshots = 4 // one per page, and the empty legacy layout's page: 5 × stall/3 in all
+		stalling := &stallingServer{}
+		store := openStallingS3(t, stalling, Config{DownloadStallTimeout: stall})
+		for i := range snapshots {
+			snap := snapshot.NewFull(int64(i+1), time.Unix(1700000000, 0), snapshot.CompressionNone, false)
+			if err := store.Save(t.Context(), snap, bytes.NewReader(fullSnapshotBytes(1024, byte(i)))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		store.(*blobStore).listPageSize = 1
+		stalling.listDelay = stall / 3
+		snaps, err := store.List(t.Context())
+		if err != nil {
+			t.Fatalf("List through a slow store: %v", err)
+		}
+		if len(snaps) != snapshots {
+			t.Fatalf("listed %v, want %d snapshots", keys(snaps), snapshots)
+		}
+		if n := stalling.delayed.Load(); n <= snapshots {
+			t.Fatalf("%d listing requests went through the slow store, want more than %d", n, snapshots)
+		}
+	})
 }

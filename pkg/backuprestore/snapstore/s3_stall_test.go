@@ -20,11 +20,12 @@ import (
 
 // stallingServer is a reverse proxy in front of the S3 server. It holds the requests hold picks
 // without ever answering them, as a store that accepts a request and goes silent does, delays each
-// part of a multipart upload by partDelay before passing it on, as a slow store does, and paces the
-// bodies of object downloads as download says.
+// part of a multipart upload and each listing request by partDelay and listDelay before passing it on,
+// as a slow store does, and paces the bodies of object downloads as download says.
 type stallingServer struct {
 	hold      func(r *http.Request) bool
 	partDelay time.Duration
+	listDelay time.Duration
 	download  *pacedBody
 	held      atomic.Int32
 	delayed   atomic.Int32
@@ -49,6 +50,10 @@ func startStallingServer(t *testing.T, srv *s3server.Server, s *stallingServer) 
 			s.delayed.Add(1)
 			time.Sleep(s.partDelay)
 		}
+		if isList(r) && s.listDelay > 0 {
+			s.delayed.Add(1)
+			time.Sleep(s.listDelay)
+		}
 		if isGetObject(r) && s.download != nil {
 			w = &pacingWriter{ResponseWriter: w, paced: s.download, held: &s.held, done: r.Context().Done(), released: released}
 		}
@@ -57,6 +62,10 @@ func startStallingServer(t *testing.T, srv *s3server.Server, s *stallingServer) 
 	t.Cleanup(front.Close)
 	t.Cleanup(func() { close(released) }) // runs before front.Close
 	return front.URL
+}
+
+func isList(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.URL.Query().Has("list-type")
 }
 
 func isGetObject(r *http.Request) bool {

@@ -20,6 +20,10 @@ var ErrUploadStalled = errors.New("the store made no progress with the upload")
 // the data directory as it was and is tried again by the caller on a new connection.
 var ErrDownloadStalled = errors.New("the store made no progress with the download")
 
+// ErrListingStalled reports a listing given up because the store held the request for one of its pages
+// for Config.DownloadStallTimeout. A restore lists the store before it reads anything.
+var ErrListingStalled = errors.New("the store made no progress with the listing")
+
 // stallWatch gives up an upload the store makes no progress with. Only the store's time counts: the
 // clock stops while the driver waits for the source (see source), so that a slow source never trips it,
 // nor a store that takes the parts the driver has read ahead within the limit, however long the whole
@@ -48,6 +52,13 @@ func watchStallOf(ctx context.Context, limit time.Duration, kind error) (context
 // source wraps the upload's source r: the clock stops while a read of r is under way.
 func (w *stallWatch) source(r io.Reader) io.Reader { return stallPausingReader{r: r, watch: w} }
 
+// paused runs f with the clock stopped: the caller's time, not the store's (a listing's page handled).
+func (w *stallWatch) paused(f func()) {
+	w.timer.Stop()
+	defer w.timer.Reset(w.limit)
+	f()
+}
+
 // stop ends the watch and releases its context; call it once the upload has returned and its error has
 // been read (stalledOr).
 func (w *stallWatch) stop() {
@@ -66,7 +77,10 @@ func (o UploadOptions) copyTimeout(size int64) time.Duration {
 }
 
 // stalledOr returns the stall error when the watch ended the transfer of ctx, else err. A driver reports
-// its cancelled request only as context.Canceled; the cause says why.
+// its cancelled request only as context.Canceled; the cause says why. Whether context.Canceled is still
+// in the chain depends on the driver and on when the stall came (net/http reports a body read cut short
+// by its context's cause alone): tell a stall by ErrUploadStalled or ErrDownloadStalled, never by
+// context.Canceled.
 func stalledOr(ctx context.Context, err error) error {
 	if cause := context.Cause(ctx); err != nil && isStall(cause) && !isStall(err) {
 		return fmt.Errorf("%w (%w)", cause, err)
@@ -75,7 +89,7 @@ func stalledOr(ctx context.Context, err error) error {
 }
 
 func isStall(err error) bool {
-	return errors.Is(err, ErrUploadStalled) || errors.Is(err, ErrDownloadStalled)
+	return errors.Is(err, ErrUploadStalled) || errors.Is(err, ErrDownloadStalled) || errors.Is(err, ErrListingStalled)
 }
 
 type stallPausingReader struct {
@@ -93,23 +107,27 @@ func (p stallPausingReader) Read(b []byte) (int, error) {
 // answer the request, and that long for each read of the body. Only the store's time counts: the clock
 // stops between reads, so that a reader that takes its time with what it got (a restore applying
 // deltas) never trips it, however long the whole download takes. Closing the body ends the watch.
-func fetchWatched(ctx context.Context, limit time.Duration, open func(context.Context) (io.ReadCloser, error)) (io.ReadCloser, error) {
+// Errors of the opening and of the reads (but io.EOF) pass through wrap with the operation, "fetching"
+// or "reading", so that they name the store and the key.
+func fetchWatched(ctx context.Context, limit time.Duration, wrap func(err error, op string) error, open func(context.Context) (io.ReadCloser, error)) (io.ReadCloser, error) {
 	wctx, watch := watchStallOf(ctx, limit, ErrDownloadStalled)
 	body, err := open(wctx)
 	if err != nil {
 		err = stalledOr(wctx, err)
 		watch.stop()
-		return nil, err
+		return nil, wrap(err, "fetching")
 	}
 	watch.timer.Stop()
-	return &stallBoundedBody{body: body, ctx: wctx, watch: watch}, nil
+	return &stallBoundedBody{body: body, ctx: wctx, watch: watch, wrap: wrap}, nil
 }
 
-// stallBoundedBody is a download's body whose reads run on the watch's clock (see fetchWatched).
+// stallBoundedBody is a download's body whose reads run on the watch's clock (see fetchWatched). It
+// deliberately hides the body's io.WriterTo: io.Copy would read through it past the clock.
 type stallBoundedBody struct {
 	body  io.ReadCloser
 	ctx   context.Context
 	watch *stallWatch
+	wrap  func(err error, op string) error
 }
 
 func (b *stallBoundedBody) Read(p []byte) (int, error) {
@@ -117,13 +135,13 @@ func (b *stallBoundedBody) Read(p []byte) (int, error) {
 	n, err := b.body.Read(p)
 	b.watch.timer.Stop()
 	if err != nil && !errors.Is(err, io.EOF) {
-		err = stalledOr(b.ctx, err)
+		err = b.wrap(stalledOr(b.ctx, err), "reading")
 	}
 	return n, err
 }
 
+// Close ends the watch first, so that a driver whose Close waited for the store would not wait unbounded.
 func (b *stallBoundedBody) Close() error {
-	err := b.body.Close()
 	b.watch.stop()
-	return err
+	return b.body.Close()
 }

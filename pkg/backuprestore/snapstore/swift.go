@@ -58,7 +58,8 @@ const swiftSegmentsDir = "segments"
 
 // List implements SnapStore. The v2 layout is listed one level deep (segments that the upstream sidecar
 // stored below a snapshot's key come back as one pseudo-directory, not as objects); v1 has its snapshots
-// in Backup-* directories and is listed in full. The pager follows Swift's pages to the end.
+// in Backup-* directories and is listed in full. The pager follows Swift's pages to the end; a page the
+// store holds for downloadStall fails the listing with ErrListingStalled.
 func (s *swiftStore) List(ctx context.Context) ([]*snapshot.Snapshot, error) {
 	var snaps []*snapshot.Snapshot
 	for _, layout := range []snapshot.Layout{snapshot.LayoutV2, snapshot.LayoutV1} {
@@ -66,21 +67,27 @@ func (s *swiftStore) List(ctx context.Context) ([]*snapshot.Snapshot, error) {
 		if layout == snapshot.LayoutV2 {
 			opts.Delimiter = "/"
 		}
-		err := objects.List(s.client, s.container, opts).EachPage(ctx, func(_ context.Context, page pagination.Page) (bool, error) {
+		// Each page may take the store downloadStall; handling a page is not the store's time.
+		wctx, watch := watchStallOf(ctx, s.downloadStall, ErrListingStalled)
+		err := objects.List(s.client, s.container, opts).EachPage(wctx, func(_ context.Context, page pagination.Page) (bool, error) {
 			infos, err := objects.ExtractInfo(page)
 			if err != nil {
 				return false, err
 			}
-			for _, info := range infos {
-				if info.Name == "" { // a pseudo-directory
-					continue
+			watch.paused(func() {
+				for _, info := range infos {
+					if info.Name == "" { // a pseudo-directory
+						continue
+					}
+					if snap, ok := listedSnapshot(s.log, s.prefix, info.Name); ok {
+						snaps = append(snaps, snap)
+					}
 				}
-				if snap, ok := listedSnapshot(s.log, s.prefix, info.Name); ok {
-					snaps = append(snaps, snap)
-				}
-			}
+			})
 			return true, nil
 		})
+		err = stalledOr(wctx, err)
+		watch.stop()
 		if err != nil {
 			return nil, fmt.Errorf("listing %s in Swift container %s: %w", opts.Prefix, s.container, err)
 		}
@@ -94,14 +101,11 @@ func (s *swiftStore) List(ctx context.Context) ([]*snapshot.Snapshot, error) {
 // (fetchWatched).
 func (s *swiftStore) Fetch(ctx context.Context, snap *snapshot.Snapshot) (io.ReadCloser, error) {
 	key := snap.Key(s.prefix)
-	body, err := fetchWatched(ctx, s.downloadStall, func(ctx context.Context) (io.ReadCloser, error) {
+	wrap := func(err error, op string) error { return s.wrap(err, op, key) }
+	return fetchWatched(ctx, s.downloadStall, wrap, func(ctx context.Context) (io.ReadCloser, error) {
 		res := objects.Download(ctx, s.client, s.container, key, nil)
 		return res.Body, res.Err
 	})
-	if err != nil {
-		return nil, s.wrap(err, "fetching", key)
-	}
-	return body, nil
 }
 
 // Delete implements SnapStore: the object, then its segments.

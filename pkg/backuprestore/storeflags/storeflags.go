@@ -28,11 +28,11 @@ type Store struct {
 }
 
 // Bind registers --<flagPrefix>storage-provider, --<flagPrefix>store-container,
-// --<flagPrefix>store-prefix, --<flagPrefix>store-endpoint-override and
-// --<flagPrefix>store-secret-dir on fs, writing into cfg. The credentials directory is looked up in
-// envPrefix + the provider's variable unless --<flagPrefix>store-secret-dir is given, and
-// --<flagPrefix>download-stall-timeout. Upload tuning (--min-chunk-size, --max-parallel-chunk-uploads,
-// --upload-stall-timeout) is bound only for the unprefixed (written) store.
+// --<flagPrefix>store-prefix, --<flagPrefix>store-endpoint-override, --<flagPrefix>store-secret-dir and
+// --<flagPrefix>download-stall-timeout on fs, writing into cfg. The credentials directory is looked up in
+// envPrefix + the provider's variable unless --<flagPrefix>store-secret-dir is given. Upload tuning
+// (--min-chunk-size, --max-parallel-chunk-uploads, --upload-stall-timeout) is bound only for the
+// unprefixed (written) store.
 func Bind(fs *pflag.FlagSet, cfg *snapstore.Config, flagPrefix, envPrefix string) *Store {
 	s := &Store{flagPrefix: flagPrefix, envPrefix: envPrefix, cfg: cfg}
 	what := "the store"
@@ -49,7 +49,7 @@ func Bind(fs *pflag.FlagSet, cfg *snapstore.Config, flagPrefix, envPrefix string
 	fs.StringVar(&cfg.SecretDir, flagPrefix+"store-secret-dir", cfg.SecretDir,
 		"directory of the mounted backup secret of "+what+"; default: the provider's "+envPrefix+"*_APPLICATION_CREDENTIALS variable (ECS: its keys in "+envPrefix+"ECS_ENDPOINT, …)")
 	fs.DurationVar(&cfg.DownloadStallTimeout, flagPrefix+"download-stall-timeout", cfg.DownloadStallTimeout,
-		"give up a download from "+what+" once it has held the request, or one read of the object, this long (0: 5m)")
+		"give up a download or listing of "+what+" once it has held one request, or one read of an object, this long (0: 5m)")
 	if flagPrefix == "" {
 		fs.IntVar(&cfg.Upload.ChunkSize, "min-chunk-size", cfg.Upload.ChunkSize, "part size in bytes of multipart uploads (0: default)")
 		fs.IntVar(&cfg.Upload.MaxParallelChunks, "max-parallel-chunk-uploads", cfg.Upload.MaxParallelChunks, "parts uploaded concurrently (0: default)")
