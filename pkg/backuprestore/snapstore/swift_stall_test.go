@@ -1,0 +1,92 @@
+package snapstore
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+
+	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
+	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
+)
+
+// A Swift store that holds an object's download or a listing fails them with ErrDownloadStalled and
+// ErrListingStalled: the store is reached through a proxy (the endpoint override) that never answers
+// the requests it holds.
+func TestSwiftDownloadsAndListingsTheStoreHoldsFail(t *testing.T) {
+	const stall = 2 * time.Second
+	f := newSwiftFixture(t)
+	container := f.newContainer(t)
+	snap := snapshot.NewFull(1, time.Unix(1700000000, 0), snapshot.CompressionNone, false)
+	save(t, f.open(t, container, "p", UploadOptions{}), snap, fullSnapshotBytes(4096, 1))
+
+	storage, err := url.Parse(f.srv.StorageURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: storage.Scheme, Host: storage.Host})
+	var hold atomic.Pointer[func(*http.Request) bool]
+	var held atomic.Int32
+	released := make(chan struct{})
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h := hold.Load(); h != nil && (*h)(r) {
+			held.Add(1)
+			select {
+			case <-r.Context().Done():
+			case <-released:
+			}
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	t.Cleanup(func() { close(released) })
+	store, err := New(t.Context(), Config{Provider: druidv1alpha1.StorageProviderSwift, Container: container, Prefix: "p",
+		SecretDir: f.secret(t), EndpointOverride: front.URL + storage.Path, DownloadStallTimeout: stall}, testr.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+
+	objectPath := "/" + container + "/" + snap.Key("p")
+	cases := []struct {
+		name string
+		hold func(*http.Request) bool
+		run  func(ctx context.Context) error
+		want error
+	}{
+		{"an object's download", func(r *http.Request) bool {
+			return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, objectPath)
+		},
+			func(ctx context.Context) error { return readWhole(ctx, store, snap) }, ErrDownloadStalled},
+		{"a listing", func(r *http.Request) bool {
+			return r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/"+container)
+		},
+			func(ctx context.Context) error { _, err := store.List(ctx); return err }, ErrListingStalled},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			hold.Store(&tc.hold)
+			before := held.Load()
+			// Without the stall limit, the call would wait for as long as the test runs.
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			err := tc.run(ctx)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("with a store that holds %s: err = %v, want %v", tc.name, err, tc.want)
+			}
+			if held.Load() == before {
+				t.Fatalf("the store held no request; the error came from elsewhere: %v", err)
+			}
+			t.Logf("failed as it should: %v", err)
+		})
+	}
+}
