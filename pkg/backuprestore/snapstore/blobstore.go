@@ -23,7 +23,8 @@ type blobStore struct {
 	location string // container (and root, for Local), for errors and logs
 	prefix   string
 	upload   UploadOptions
-	// downloadStall bounds how long the store may hold a Fetch, or a read of its body (fetchWatched).
+	// downloadStall bounds how long the store may hold a Fetch, a read of its body (fetchWatched) or
+	// a listing's page.
 	downloadStall time.Duration
 	log           logr.Logger
 	// beforeWrite lets a provider tune its driver's writer (see gocloud's WriterOptions.BeforeWrite).

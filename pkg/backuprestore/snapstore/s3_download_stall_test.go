@@ -15,11 +15,13 @@ import (
 )
 
 // pacedBody is how stallingServer answers object downloads: piece bytes at a time, pieceDelay after
-// each, and nothing more once silentAfter bytes are out (0: the whole body).
+// each, and nothing more once silentAfter bytes are out (0: the whole body). pieces counts the pieces
+// begun.
 type pacedBody struct {
 	piece       int
 	pieceDelay  time.Duration
 	silentAfter int64
+	pieces      atomic.Int32
 }
 
 // pacingWriter writes a download's body as its pacedBody says, counting pieces by bytes (the proxy
@@ -49,6 +51,9 @@ func (w *pacingWriter) Write(p []byte) (int, error) {
 			case <-w.released:
 			}
 			return n, errors.New("the paced body went silent")
+		}
+		if w.written%piece == 0 { // counted before its bytes go out, so before the client can have them all
+			w.paced.pieces.Add(1)
 		}
 		m, err := w.ResponseWriter.Write(p[:k])
 		n, w.written, p = n+m, w.written+int64(m), p[m:]
@@ -119,7 +124,7 @@ func TestS3DownloadTheStoreStopsAnsweringFails(t *testing.T) {
 func TestS3SlowDownloadsThatMoveAreNotGivenUp(t *testing.T) {
 	const stall = 2 * time.Second
 	t.Run("a store that sends 64 KiB every sixth of the limit", func(t *testing.T) {
-		const pieces = 8 // 8 × stall/6 in all: longer than the limit
+		const pieces = 8 // 7 waits of stall/6 between them: longer than the limit in all
 		paced := &pacedBody{piece: 64 << 10, pieceDelay: stall / 6}
 		stalling := &stallingServer{download: paced}
 		store, snap, data := storedThroughStallingS3(t, stalling, stall, pieces*64<<10)
@@ -129,6 +134,9 @@ func TestS3SlowDownloadsThatMoveAreNotGivenUp(t *testing.T) {
 		}
 		if !bytes.Equal(got.Bytes(), data) {
 			t.Fatalf("downloaded %d bytes that differ from the %d stored", got.Len(), len(data))
+		}
+		if n := paced.pieces.Load(); n < pieces {
+			t.Fatalf("%d pieces went through the slow store, want %d: the download did not take longer than the limit", n, pieces)
 		}
 		t.Logf("%d pieces, each followed by %s, downloaded against a stall limit of %s", pieces, paced.pieceDelay, stall)
 	})

@@ -16,18 +16,19 @@ var ErrUploadStalled = errors.New("the store made no progress with the upload")
 
 // ErrDownloadStalled reports a download (Fetch) given up because the store held a read of it, or its
 // opening, for Config.DownloadStallTimeout. Without the bound a restore from a store that stops answering
-// waits for as long as the connection lives, with the member down; given up, the restore fails, leaves
-// the data directory as it was and is tried again by the caller on a new connection.
+// waits for as long as the connection lives, with the member down; given up, the restore fails having
+// installed nothing, and its caller tries again with new requests.
 var ErrDownloadStalled = errors.New("the store made no progress with the download")
 
 // ErrListingStalled reports a listing given up because the store held the request for one of its pages
 // for Config.DownloadStallTimeout. A restore lists the store before it reads anything.
 var ErrListingStalled = errors.New("the store made no progress with the listing")
 
-// stallWatch gives up an upload the store makes no progress with. Only the store's time counts: the
-// clock stops while the driver waits for the source (see source), so that a slow source never trips it,
-// nor a store that takes the parts the driver has read ahead within the limit, however long the whole
-// upload takes.
+// stallWatch gives up a transfer the store makes no progress with: an upload, a download or a listing.
+// Only the store's time counts. For an upload the clock stops while the driver waits for the source (see
+// source), so that a slow source never trips it, nor a store that takes the parts the driver has read
+// ahead within the limit, however long the whole upload takes; for a download it runs only during the
+// reads of the body (fetchWatched), for a listing not while a page is handled (paused).
 type stallWatch struct {
 	limit  time.Duration
 	timer  *time.Timer
@@ -41,8 +42,8 @@ func watchStall(ctx context.Context, limit time.Duration) (context.Context, *sta
 	return watchStallOf(ctx, limit, ErrUploadStalled)
 }
 
-// watchStallOf starts the clock of a watch that cancels the returned context with kind (ErrUploadStalled
-// or ErrDownloadStalled) once it has run for limit.
+// watchStallOf starts the clock of a watch that cancels the returned context with kind (ErrUploadStalled,
+// ErrDownloadStalled or ErrListingStalled) once it has run for limit.
 func watchStallOf(ctx context.Context, limit time.Duration, kind error) (context.Context, *stallWatch) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	stalled := fmt.Errorf("%w for %s", kind, limit)
@@ -79,8 +80,8 @@ func (o UploadOptions) copyTimeout(size int64) time.Duration {
 // stalledOr returns the stall error when the watch ended the transfer of ctx, else err. A driver reports
 // its cancelled request only as context.Canceled; the cause says why. Whether context.Canceled is still
 // in the chain depends on the driver and on when the stall came (net/http reports a body read cut short
-// by its context's cause alone): tell a stall by ErrUploadStalled or ErrDownloadStalled, never by
-// context.Canceled.
+// by its context's cause alone): tell a stall by ErrUploadStalled, ErrDownloadStalled or
+// ErrListingStalled, never by context.Canceled.
 func stalledOr(ctx context.Context, err error) error {
 	if cause := context.Cause(ctx); err != nil && isStall(cause) && !isStall(err) {
 		return fmt.Errorf("%w (%w)", cause, err)

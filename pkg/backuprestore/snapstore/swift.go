@@ -30,7 +30,8 @@ type swiftStore struct {
 	container string
 	prefix    string
 	upload    UploadOptions
-	// downloadStall bounds how long the store may hold a Fetch, or a read of its body (fetchWatched).
+	// downloadStall bounds how long the store may hold a Fetch, a read of its body (fetchWatched) or
+	// a listing's page.
 	downloadStall time.Duration
 	log           logr.Logger
 	// listLimit is the page size of listings; 0 leaves it to the server (10,000 by default).
