@@ -204,13 +204,29 @@ type swiftSegment struct {
 
 // segments uploads first and the rest of r as segments, MaxParallelChunks at a time. At most
 // MaxParallelChunks + 1 buffers exist: one being filled from r, the others being uploaded.
+//
+// A segment PUT that has begun runs to its answer even when the caller cancels or another segment fails:
+// only a stall (ErrUploadStalled) cuts it short. Swift completes a PUT whose body it has received even
+// after the client hung up, possibly after the clean-up's DELETE of that segment (which then found
+// nothing), and the segment would stay behind. Once every PUT has answered, the clean-up knows what exists.
 func (u *swiftUpload) segments(ctx context.Context, r io.Reader, first []byte) (int64, error) {
 	opts := u.store.upload
 	buffers := make(chan []byte, opts.MaxParallelChunks+1)
 	for range opts.MaxParallelChunks {
 		buffers <- nil
 	}
-	g, gctx := errgroup.WithContext(ctx)
+	putCtx, cutShort := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cutShort(nil)
+	stopForwarding := context.AfterFunc(ctx, func() {
+		if cause := context.Cause(ctx); isStall(cause) {
+			cutShort(cause)
+		}
+	})
+	defer stopForwarding()
+	// gctx ends the loop below on the caller's cancellation or a segment's failure; PUTs use putCtx.
+	gctx, failed := context.WithCancelCause(ctx)
+	defer failed(nil)
+	var g errgroup.Group
 	var total int64
 	var sourceErr error
 	data := first
@@ -223,7 +239,11 @@ func (u *swiftUpload) segments(ctx context.Context, r io.Reader, first []byte) (
 		segment := data // data is refilled while the segment uploads
 		g.Go(func() error {
 			defer func() { buffers <- segment[:0] }()
-			return u.putSegment(gctx, n, segment)
+			err := u.putSegment(putCtx, n, segment)
+			if err != nil {
+				failed(err)
+			}
+			return err
 		})
 		if len(data) < cap(data) { // the source ended inside this segment
 			break
@@ -234,6 +254,7 @@ func (u *swiftUpload) segments(ctx context.Context, r io.Reader, first []byte) (
 		case <-gctx.Done():
 		}
 		if gctx.Err() != nil {
+			sourceErr = context.Cause(gctx) // the caller's cancellation, or what a failed segment's error says
 			break
 		}
 		if size := swiftSegmentSize(opts.ChunkSize, n+1); cap(buf) < size {
