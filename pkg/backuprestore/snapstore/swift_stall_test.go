@@ -3,6 +3,7 @@ package snapstore
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -89,4 +90,54 @@ func TestSwiftDownloadsAndListingsTheStoreHoldsFail(t *testing.T) {
 			t.Logf("failed as it should: %v", err)
 		})
 	}
+}
+
+// An upload the caller cancels while the store holds its segment PUTs still ends: the PUTs, which run on
+// after the cancellation so that the clean-up knows which segments exist, get one stall limit more.
+func TestSwiftCancelledUploadTheStoreHoldsEnds(t *testing.T) {
+	const stall, chunk = 2 * time.Second, 1 << 20
+	f := newSwiftFixture(t)
+	container := f.newContainer(t)
+	storage, err := url.Parse(f.srv.StorageURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: storage.Scheme, Host: storage.Host})
+	var held atomic.Int32
+	released := make(chan struct{})
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/segments/") {
+			held.Add(1)
+			select {
+			case <-r.Context().Done():
+			case <-released:
+			}
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	t.Cleanup(func() { close(released) })
+	store, err := New(t.Context(), Config{Provider: druidv1alpha1.StorageProviderSwift, Container: container, Prefix: "p",
+		SecretDir: f.secret(t), EndpointOverride: front.URL + storage.Path,
+		Upload: UploadOptions{ChunkSize: chunk, MaxParallelChunks: 2, StallTimeout: stall}}, testr.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	// Without the limit after the cancellation, the save would wait for as long as the test runs.
+	deadline, stop := context.WithTimeout(t.Context(), time.Minute)
+	defer stop()
+	ctx, cancel := context.WithCancel(deadline)
+	defer cancel()
+	snap := snapshot.NewFull(5, time.Unix(1700000000, 0), snapshot.CompressionNone, false)
+	src := &cancelAfter{r: io.LimitReader(newGenerator(9), 8*chunk), n: 2 * chunk, cancel: cancel}
+	err = store.Save(ctx, snap, src)
+	if err == nil || deadline.Err() != nil {
+		t.Fatalf("Save cancelled while the store holds its segments: err = %v, want an error before the test's deadline", err)
+	}
+	if held.Load() == 0 {
+		t.Fatalf("the store held no segment; the error came from elsewhere: %v", err)
+	}
+	t.Logf("the cancelled save ended: %v", err)
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2/openstack/objectstorage/v1/objects"
@@ -205,10 +206,12 @@ type swiftSegment struct {
 // segments uploads first and the rest of r as segments, MaxParallelChunks at a time. At most
 // MaxParallelChunks + 1 buffers exist: one being filled from r, the others being uploaded.
 //
-// A segment PUT that has begun runs to its answer even when the caller cancels or another segment fails:
-// only a stall (ErrUploadStalled) cuts it short. Swift completes a PUT whose body it has received even
-// after the client hung up, possibly after the clean-up's DELETE of that segment (which then found
-// nothing), and the segment would stay behind. Once every PUT has answered, the clean-up knows what exists.
+// A segment PUT that has begun runs to its answer when the caller cancels or another segment fails, for
+// up to StallTimeout more; a stall (ErrUploadStalled) cuts it short at once. Swift completes a PUT whose
+// body it has received even after the client hung up, possibly after the clean-up's DELETE of that
+// segment found nothing, and the segment would stay behind. A PUT cut short (a stall, that grace ended,
+// a transport error after the body was sent) can still leave its segment; such segments never list as
+// snapshots.
 func (u *swiftUpload) segments(ctx context.Context, r io.Reader, first []byte) (int64, error) {
 	opts := u.store.upload
 	buffers := make(chan []byte, opts.MaxParallelChunks+1)
@@ -217,12 +220,25 @@ func (u *swiftUpload) segments(ctx context.Context, r io.Reader, first []byte) (
 	}
 	putCtx, cutShort := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cutShort(nil)
+	// ctx's own stall watch cannot fire once ctx has ended for another reason: the PUTs then get their
+	// own limit.
+	var grace atomic.Pointer[time.Timer]
 	stopForwarding := context.AfterFunc(ctx, func() {
-		if cause := context.Cause(ctx); isStall(cause) {
+		cause := context.Cause(ctx)
+		if errors.Is(cause, ErrUploadStalled) {
 			cutShort(cause)
+			return
 		}
+		grace.Store(time.AfterFunc(opts.StallTimeout, func() {
+			cutShort(fmt.Errorf("%w for %s after the upload ended (%w)", ErrUploadStalled, opts.StallTimeout, cause))
+		}))
 	})
-	defer stopForwarding()
+	defer func() {
+		stopForwarding()
+		if t := grace.Load(); t != nil {
+			t.Stop()
+		}
+	}()
 	// gctx ends the loop below on the caller's cancellation or a segment's failure; PUTs use putCtx.
 	gctx, failed := context.WithCancelCause(ctx)
 	defer failed(nil)
@@ -263,6 +279,10 @@ func (u *swiftUpload) segments(ctx context.Context, r io.Reader, first []byte) (
 			buf = buf[:size]
 		}
 		read, err := io.ReadFull(r, buf)
+		if gctx.Err() != nil { // cancelled or failed while the source was read: start no further segment
+			sourceErr = context.Cause(gctx)
+			break
+		}
 		if errors.Is(err, io.EOF) {
 			break
 		}
