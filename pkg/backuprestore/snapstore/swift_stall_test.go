@@ -19,27 +19,27 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 )
 
-// A Swift store that holds an object's download or a listing fails them with ErrDownloadStalled and
-// ErrListingStalled: the store is reached through a proxy (the endpoint override) that never answers
-// the requests it holds.
-func TestSwiftDownloadsAndListingsTheStoreHoldsFail(t *testing.T) {
-	const stall = 2 * time.Second
-	f := newSwiftFixture(t)
-	container := f.newContainer(t)
-	snap := snapshot.NewFull(1, time.Unix(1700000000, 0), snapshot.CompressionNone, false)
-	save(t, f.open(t, container, "p", UploadOptions{}), snap, fullSnapshotBytes(4096, 1))
+// holdingSwiftProxy is a proxy in front of the fixture's Swift server that never answers the requests
+// the hold it points to picks (none while it points to nothing) and counts them.
+type holdingSwiftProxy struct {
+	hold atomic.Pointer[func(*http.Request) bool]
+	held atomic.Int32
+}
 
+// openThroughHoldingProxy opens a Swift store of container with prefix p whose endpoint override is a
+// holding proxy, with limits' Upload and DownloadStallTimeout.
+func openThroughHoldingProxy(t *testing.T, f *swiftFixture, container string, limits Config) (SnapStore, *holdingSwiftProxy) {
+	t.Helper()
 	storage, err := url.Parse(f.srv.StorageURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: storage.Scheme, Host: storage.Host})
-	var hold atomic.Pointer[func(*http.Request) bool]
-	var held atomic.Int32
+	p := &holdingSwiftProxy{}
 	released := make(chan struct{})
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h := hold.Load(); h != nil && (*h)(r) {
-			held.Add(1)
+		if h := p.hold.Load(); h != nil && (*h)(r) {
+			p.held.Add(1)
 			select {
 			case <-r.Context().Done():
 			case <-released:
@@ -51,11 +51,26 @@ func TestSwiftDownloadsAndListingsTheStoreHoldsFail(t *testing.T) {
 	t.Cleanup(front.Close)
 	t.Cleanup(func() { close(released) })
 	store, err := New(t.Context(), Config{Provider: druidv1alpha1.StorageProviderSwift, Container: container, Prefix: "p",
-		SecretDir: f.secret(t), EndpointOverride: front.URL + storage.Path, DownloadStallTimeout: stall}, testr.New(t))
+		SecretDir: f.secret(t), EndpointOverride: front.URL + storage.Path,
+		Upload: limits.Upload, DownloadStallTimeout: limits.DownloadStallTimeout}, testr.New(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
+	return store, p
+}
+
+// A Swift store that holds an object's download or a listing fails them with ErrDownloadStalled and
+// ErrListingStalled: the store is reached through a proxy (the endpoint override) that never answers
+// the requests it holds.
+func TestSwiftDownloadsAndListingsTheStoreHoldsFail(t *testing.T) {
+	const stall = 2 * time.Second
+	f := newSwiftFixture(t)
+	container := f.newContainer(t)
+	snap := snapshot.NewFull(1, time.Unix(1700000000, 0), snapshot.CompressionNone, false)
+	save(t, f.open(t, container, "p", UploadOptions{}), snap, fullSnapshotBytes(4096, 1))
+
+	store, proxy := openThroughHoldingProxy(t, f, container, Config{DownloadStallTimeout: stall})
 
 	objectPath := "/" + container + "/" + snap.Key("p")
 	cases := []struct {
@@ -75,8 +90,8 @@ func TestSwiftDownloadsAndListingsTheStoreHoldsFail(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			hold.Store(&tc.hold)
-			before := held.Load()
+			proxy.hold.Store(&tc.hold)
+			before := proxy.held.Load()
 			// Without the stall limit, the call would wait for as long as the test runs.
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
@@ -84,7 +99,7 @@ func TestSwiftDownloadsAndListingsTheStoreHoldsFail(t *testing.T) {
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("with a store that holds %s: err = %v, want %v", tc.name, err, tc.want)
 			}
-			if held.Load() == before {
+			if proxy.held.Load() == before {
 				t.Fatalf("the store held no request; the error came from elsewhere: %v", err)
 			}
 			t.Logf("failed as it should: %v", err)
@@ -98,33 +113,11 @@ func TestSwiftCancelledUploadTheStoreHoldsEnds(t *testing.T) {
 	const stall, chunk = 2 * time.Second, 1 << 20
 	f := newSwiftFixture(t)
 	container := f.newContainer(t)
-	storage, err := url.Parse(f.srv.StorageURL)
-	if err != nil {
-		t.Fatal(err)
+	store, proxy := openThroughHoldingProxy(t, f, container, Config{Upload: UploadOptions{ChunkSize: chunk, MaxParallelChunks: 2, StallTimeout: stall}})
+	holdSegments := func(r *http.Request) bool {
+		return r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/segments/")
 	}
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: storage.Scheme, Host: storage.Host})
-	var held atomic.Int32
-	released := make(chan struct{})
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/segments/") {
-			held.Add(1)
-			select {
-			case <-r.Context().Done():
-			case <-released:
-			}
-			return
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(front.Close)
-	t.Cleanup(func() { close(released) })
-	store, err := New(t.Context(), Config{Provider: druidv1alpha1.StorageProviderSwift, Container: container, Prefix: "p",
-		SecretDir: f.secret(t), EndpointOverride: front.URL + storage.Path,
-		Upload: UploadOptions{ChunkSize: chunk, MaxParallelChunks: 2, StallTimeout: stall}}, testr.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
+	proxy.hold.Store(&holdSegments)
 	// Without the limit after the cancellation, the save would wait for as long as the test runs.
 	deadline, stop := context.WithTimeout(t.Context(), time.Minute)
 	defer stop()
@@ -132,11 +125,11 @@ func TestSwiftCancelledUploadTheStoreHoldsEnds(t *testing.T) {
 	defer cancel()
 	snap := snapshot.NewFull(5, time.Unix(1700000000, 0), snapshot.CompressionNone, false)
 	src := &cancelAfter{r: io.LimitReader(newGenerator(9), 8*chunk), n: 2 * chunk, cancel: cancel}
-	err = store.Save(ctx, snap, src)
+	err := store.Save(ctx, snap, src)
 	if err == nil || deadline.Err() != nil {
 		t.Fatalf("Save cancelled while the store holds its segments: err = %v, want an error before the test's deadline", err)
 	}
-	if held.Load() == 0 {
+	if proxy.held.Load() == 0 {
 		t.Fatalf("the store held no segment; the error came from elsewhere: %v", err)
 	}
 	t.Logf("the cancelled save ended: %v", err)
