@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 )
 
@@ -65,6 +66,33 @@ func (w *stallWatch) paused(f func()) {
 func (w *stallWatch) stop() {
 	w.timer.Stop()
 	w.cancel(nil)
+}
+
+// outliving returns a context for a request whose answer the clean-up of a failed upload needs: the
+// caller's cancellation of ctx does not end it at once, but limit later, so that a request under way runs
+// to its answer (with the limit, one stall limit more, as ctx's own stall watch cannot fire once ctx has
+// ended for another reason). A stall (ErrUploadStalled) ends it at once: then the store is what holds the
+// request. stop releases it.
+func outliving(ctx context.Context, limit time.Duration) (context.Context, func()) {
+	out, cutShort := context.WithCancelCause(context.WithoutCancel(ctx))
+	var grace atomic.Pointer[time.Timer]
+	stopForwarding := context.AfterFunc(ctx, func() {
+		cause := context.Cause(ctx)
+		if errors.Is(cause, ErrUploadStalled) {
+			cutShort(cause)
+			return
+		}
+		grace.Store(time.AfterFunc(limit, func() {
+			cutShort(fmt.Errorf("%w for %s after the upload ended (%w)", ErrUploadStalled, limit, cause))
+		}))
+	})
+	return out, func() {
+		stopForwarding()
+		if t := grace.Load(); t != nil {
+			t.Stop()
+		}
+		cutShort(nil)
+	}
 }
 
 // minCopyRate is the slowest server-side copy (see SaveStaged) taken for progress. A copy is one

@@ -30,34 +30,44 @@ type holdingSwiftProxy struct {
 // holding proxy, with limits' Upload and DownloadStallTimeout.
 func openThroughHoldingProxy(t *testing.T, f *swiftFixture, container string, limits Config) (SnapStore, *holdingSwiftProxy) {
 	t.Helper()
+	p := &holdingSwiftProxy{}
+	released := make(chan struct{})
+	store := openThroughSwiftProxy(t, f, container, limits, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if h := p.hold.Load(); h != nil && (*h)(r) {
+				p.held.Add(1)
+				select {
+				case <-r.Context().Done():
+				case <-released:
+				}
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
+	t.Cleanup(func() { close(released) }) // before the proxy closes, which waits for the requests it holds
+	return store, p
+}
+
+// openThroughSwiftProxy opens a Swift store of container with prefix p whose endpoint override is a
+// server that hands every request to front, which passes on to the fixture's Swift server what it
+// passes to next; limits gives Upload and DownloadStallTimeout.
+func openThroughSwiftProxy(t *testing.T, f *swiftFixture, container string, limits Config, front func(next http.Handler) http.Handler) SnapStore {
+	t.Helper()
 	storage, err := url.Parse(f.srv.StorageURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: storage.Scheme, Host: storage.Host})
-	p := &holdingSwiftProxy{}
-	released := make(chan struct{})
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h := p.hold.Load(); h != nil && (*h)(r) {
-			p.held.Add(1)
-			select {
-			case <-r.Context().Done():
-			case <-released:
-			}
-			return
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(front.Close)
-	t.Cleanup(func() { close(released) })
+	srv := httptest.NewServer(front(httputil.NewSingleHostReverseProxy(&url.URL{Scheme: storage.Scheme, Host: storage.Host})))
+	t.Cleanup(srv.Close)
 	store, err := New(t.Context(), Config{Provider: druidv1alpha1.StorageProviderSwift, Container: container, Prefix: "p",
-		SecretDir: f.secret(t), EndpointOverride: front.URL + storage.Path,
+		SecretDir: f.secret(t), EndpointOverride: srv.URL + storage.Path,
 		Upload: limits.Upload, DownloadStallTimeout: limits.DownloadStallTimeout}, testr.New(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	return store, p
+	return store
 }
 
 // A Swift store that holds an object's download or a listing fails them with ErrDownloadStalled and

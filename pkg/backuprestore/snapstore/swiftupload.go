@@ -12,9 +12,9 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/objectstorage/v1/objects"
 	"golang.org/x/sync/errgroup"
 
@@ -137,19 +137,30 @@ func (s *swiftStore) putWatched(ctx context.Context, r io.Reader, target func() 
 	up := &swiftUpload{store: s, dir: path.Join(s.prefix, swiftSegmentsDir, uploadID())}
 	total, err := up.segments(ctx, r, first)
 	var key string
+	var manifestSent bool
 	if err == nil {
 		if key, err = target(); err == nil {
-			err = s.replace(ctx, key, func(ctx context.Context) error { return up.putManifest(ctx, key) })
+			err = s.replace(ctx, key, func(ctx context.Context) error {
+				manifestSent = true
+				return up.putManifest(ctx, key)
+			})
 		}
 	}
 	if err != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
 		defer cancel()
-		if key != "" && up.stored(cctx, key) {
-			// The manifest went through although its response did not arrive: the object is complete
-			// and its segments must stay.
-			s.log.Info("Manifest stored despite the error of its upload", "key", key, "error", err.Error())
-			return total, len(up.parts), nil
+		if manifestSent && !refused(err) {
+			if up.stored(cctx, key) {
+				// The manifest went through although its answer did not arrive: the object is complete
+				// and its segments must stay.
+				s.log.Info("Manifest stored despite the error of its upload", "key", key, "error", err.Error())
+				return total, len(up.parts), nil
+			}
+			// Swift may have the manifest and write it later, having checked the segments already:
+			// deleting them now could leave a snapshot that lists and cannot be read.
+			s.log.Info("Keeping the segments of an upload whose manifest Swift may still write", "key", key,
+				"segments", up.dir+"/", "error", err.Error())
+			return total, 0, fmt.Errorf("%w; its segments below %s/ are kept, as Swift may still write the manifest", err, up.dir)
 		}
 		if derr := s.deleteObjects(cctx, up.written()); derr != nil {
 			err = errors.Join(err, fmt.Errorf("deleting the segments of the failed upload: %w", derr))
@@ -157,6 +168,14 @@ func (s *swiftStore) putWatched(ctx context.Context, r io.Reader, target func() 
 		return total, 0, err
 	}
 	return total, len(up.parts), nil
+}
+
+// refused tells whether Swift answered a request with a client error (4xx), which it gives only for a
+// request it did not carry out. A server error (5xx) is no such answer: a proxy server may report one
+// for a write that some object servers hold and replication completes.
+func refused(err error) bool {
+	var code gophercloud.ErrUnexpectedResponseCode
+	return errors.As(err, &code) && code.Actual >= 400 && code.Actual < 500
 }
 
 // replace writes the object at key with write and then deletes the segments of the object it replaced
@@ -206,10 +225,9 @@ type swiftSegment struct {
 // segments uploads first and the rest of r as segments, MaxParallelChunks at a time. At most
 // MaxParallelChunks + 1 buffers exist: one being filled from r, the others being uploaded.
 //
-// A segment PUT that has begun runs to its answer when the caller cancels or another segment fails, for
-// up to StallTimeout more; a stall (ErrUploadStalled) cuts it short at once. Swift completes a PUT whose
-// body it has received even after the client hung up, possibly after the clean-up's DELETE of that
-// segment found nothing, and the segment would stay behind. A PUT cut short (a stall, that grace ended,
+// A segment PUT that has begun runs to its answer when the caller cancels or another segment fails (see
+// outliving). Swift completes a PUT whose body it has received even after the client hung up, possibly
+// after the clean-up's DELETE of that segment found nothing, and the segment would stay behind. A PUT cut short (a stall, that grace ended,
 // a transport error after the body was sent) can still leave its segment; such segments never list as
 // snapshots.
 func (u *swiftUpload) segments(ctx context.Context, r io.Reader, first []byte) (int64, error) {
@@ -218,27 +236,8 @@ func (u *swiftUpload) segments(ctx context.Context, r io.Reader, first []byte) (
 	for range opts.MaxParallelChunks {
 		buffers <- nil
 	}
-	putCtx, cutShort := context.WithCancelCause(context.WithoutCancel(ctx))
-	defer cutShort(nil)
-	// ctx's own stall watch cannot fire once ctx has ended for another reason: the PUTs then get their
-	// own limit.
-	var grace atomic.Pointer[time.Timer]
-	stopForwarding := context.AfterFunc(ctx, func() {
-		cause := context.Cause(ctx)
-		if errors.Is(cause, ErrUploadStalled) {
-			cutShort(cause)
-			return
-		}
-		grace.Store(time.AfterFunc(opts.StallTimeout, func() {
-			cutShort(fmt.Errorf("%w for %s after the upload ended (%w)", ErrUploadStalled, opts.StallTimeout, cause))
-		}))
-	})
-	defer func() {
-		stopForwarding()
-		if t := grace.Load(); t != nil {
-			t.Stop()
-		}
-	}()
+	putCtx, stop := outliving(ctx, opts.StallTimeout)
+	defer stop()
 	// gctx ends the loop below on the caller's cancellation or a segment's failure; PUTs use putCtx.
 	gctx, failed := context.WithCancelCause(ctx)
 	defer failed(nil)
@@ -322,8 +321,12 @@ func (u *swiftUpload) putSegment(ctx context.Context, n int, data []byte) error 
 	return nil
 }
 
-// putManifest makes the object appear at key. Swift checks each segment's size and ETag first.
+// putManifest makes the object appear at key. Swift checks each segment's size and ETag first. The PUT
+// runs to its answer when the caller cancels (see outliving): without the answer, the clean-up could not
+// know whether Swift will still write the manifest, after its check of the segments.
 func (u *swiftUpload) putManifest(ctx context.Context, key string) error {
+	ctx, stop := outliving(ctx, u.store.upload.StallTimeout)
+	defer stop()
 	u.mu.Lock()
 	parts := slices.Clone(u.parts)
 	u.mu.Unlock()
