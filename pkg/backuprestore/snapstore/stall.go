@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync/atomic"
+	"sync"
 	"time"
 )
 
@@ -75,22 +75,31 @@ func (w *stallWatch) stop() {
 // request. stop releases it.
 func outliving(ctx context.Context, limit time.Duration) (context.Context, func()) {
 	out, cutShort := context.WithCancelCause(context.WithoutCancel(ctx))
-	var grace atomic.Pointer[time.Timer]
+	var mu sync.Mutex
+	var grace *time.Timer
+	stopped := false
 	stopForwarding := context.AfterFunc(ctx, func() {
 		cause := context.Cause(ctx)
 		if errors.Is(cause, ErrUploadStalled) {
 			cutShort(cause)
 			return
 		}
-		grace.Store(time.AfterFunc(limit, func() {
-			cutShort(fmt.Errorf("%w for %s after the upload ended (%w)", ErrUploadStalled, limit, cause))
-		}))
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped { // else stop has run: no timer to leave behind
+			grace = time.AfterFunc(limit, func() {
+				cutShort(fmt.Errorf("%w for %s after the upload ended (%w)", ErrUploadStalled, limit, cause))
+			})
+		}
 	})
 	return out, func() {
 		stopForwarding()
-		if t := grace.Load(); t != nil {
-			t.Stop()
+		mu.Lock()
+		stopped = true
+		if grace != nil {
+			grace.Stop()
 		}
+		mu.Unlock()
 		cutShort(nil)
 	}
 }

@@ -82,3 +82,42 @@ func TestDownloadStallOnOpenAndOnRead(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// outliving: the caller's cancellation ends the request's context only a limit later, with a stall as
+// the cause; a stall ends it at once; stop ends it.
+func TestOutlivingContext(t *testing.T) {
+	t.Run("the caller cancels", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		out, stop := outliving(ctx, 50*time.Millisecond)
+		defer stop()
+		long, stopLong := outliving(ctx, time.Hour)
+		defer stopLong()
+		cancel()
+		<-out.Done()
+		if cause := context.Cause(out); !errors.Is(cause, ErrUploadStalled) || !errors.Is(cause, context.Canceled) {
+			t.Fatalf("cause = %v, want a stall after the caller's cancellation", cause)
+		}
+		if long.Err() != nil {
+			t.Fatalf("a context with an hour's limit ended with the caller's: %v", context.Cause(long))
+		}
+	})
+	t.Run("a stall", func(t *testing.T) {
+		ctx, cancel := context.WithCancelCause(t.Context())
+		out, stop := outliving(ctx, time.Hour)
+		defer stop()
+		cancel(ErrUploadStalled)
+		<-out.Done() // the test's deadline, were it to wait for the hour
+		if cause := context.Cause(out); !errors.Is(cause, ErrUploadStalled) {
+			t.Fatalf("cause = %v, want the stall", cause)
+		}
+	})
+	t.Run("stop", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		out, stop := outliving(ctx, time.Hour)
+		stop()
+		cancel()
+		if !errors.Is(out.Err(), context.Canceled) || errors.Is(context.Cause(out), ErrUploadStalled) {
+			t.Fatalf("after stop: err %v, cause %v", out.Err(), context.Cause(out))
+		}
+	})
+}

@@ -102,6 +102,9 @@ func TestSwiftManifestWrittenAfterTheClientLeftKeepsItsSegments(t *testing.T) {
 		// The caller cancels (a sidecar shutting down) while Swift checks the segments; Swift answers a
 		// second later.
 		{name: "the caller cancels during the manifest upload", cancels: true, answerAfter: time.Second, stall: 10 * time.Second},
+		// The caller cancels and Swift does not answer within the stall limit the PUT gets after the
+		// cancellation; it writes the manifest afterwards.
+		{name: "the caller cancels and the store holds the manifest upload", cancels: true, stall: 2 * time.Second},
 		// Swift does not answer the manifest upload within the stall limit, and writes it afterwards.
 		{name: "the store holds the manifest upload past the stall limit", stall: 2 * time.Second},
 	}

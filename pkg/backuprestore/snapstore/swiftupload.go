@@ -107,7 +107,9 @@ func (s *swiftStore) SaveExpected(ctx context.Context, r io.Reader, expected *sn
 }
 
 // put streams r into the object whose key target returns once r is exhausted; an error of target aborts
-// the upload. It returns the bytes and segments stored. Whatever fails, no object and no segment is left.
+// the upload. It returns the bytes and segments stored. Whatever fails, no object is left, and no segment
+// but those of a manifest Swift may still write (see putWatched) and those of PUTs cut short (see
+// segments).
 func (s *swiftStore) put(ctx context.Context, r io.Reader, target func() (string, error)) (int64, int, error) {
 	ctx, stall := watchStall(ctx, s.upload.StallTimeout)
 	defer stall.stop()
@@ -172,8 +174,13 @@ func (s *swiftStore) putWatched(ctx context.Context, r io.Reader, target func() 
 
 // refused tells whether Swift answered a request with a client error (4xx), which it gives only for a
 // request it did not carry out. A server error (5xx) is no such answer: a proxy server may report one
-// for a write that some object servers hold and replication completes.
+// for a write that some object servers hold and replication completes. A 401 whose new login failed
+// comes as ErrUnableToReauthenticate, which does not unwrap to the 401.
 func refused(err error) bool {
+	var reauth *gophercloud.ErrUnableToReauthenticate
+	if errors.As(err, &reauth) {
+		return refused(reauth.ErrOriginal)
+	}
 	var code gophercloud.ErrUnexpectedResponseCode
 	return errors.As(err, &code) && code.Actual >= 400 && code.Actual < 500
 }
@@ -227,9 +234,9 @@ type swiftSegment struct {
 //
 // A segment PUT that has begun runs to its answer when the caller cancels or another segment fails (see
 // outliving). Swift completes a PUT whose body it has received even after the client hung up, possibly
-// after the clean-up's DELETE of that segment found nothing, and the segment would stay behind. A PUT cut short (a stall, that grace ended,
-// a transport error after the body was sent) can still leave its segment; such segments never list as
-// snapshots.
+// after the clean-up's DELETE of that segment found nothing, and the segment would stay behind. A PUT cut
+// short (a stall, the extra limit ended, a transport error after the body was sent) can still leave its
+// segment; such segments never list as snapshots.
 func (u *swiftUpload) segments(ctx context.Context, r io.Reader, first []byte) (int64, error) {
 	opts := u.store.upload
 	buffers := make(chan []byte, opts.MaxParallelChunks+1)
