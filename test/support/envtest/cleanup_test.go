@@ -48,6 +48,7 @@ func TestCrashedTestBinaryLeavesNoProcess(t *testing.T) {
 		fmt.Println("MARKER", e.ControlPlane.APIServer.CertDir)
 		fmt.Println("MARKER", e.ControlPlane.Etcd.DataDir)
 		fmt.Println("MARKER", e.wrapperDir)
+		fmt.Println("MARKER", e.WebhookInstallOptions.LocalServingCertDir) // envtest makes one even without webhooks
 		os.Exit(3)
 	}
 
