@@ -31,19 +31,25 @@ type stallingServer struct {
 	delayed   atomic.Int32
 }
 
+// holdUnanswered counts r in held and answers it never: it returns when the client gives up or released
+// is closed (the test ends), as a store that accepts a request and goes silent.
+func holdUnanswered(r *http.Request, held *atomic.Int32, released <-chan struct{}) {
+	held.Add(1)
+	// The server notices a client that goes only once the body is read.
+	_, _ = io.Copy(io.Discard, r.Body)
+	select {
+	case <-r.Context().Done():
+	case <-released:
+	}
+}
+
 func startStallingServer(t *testing.T, srv *s3server.Server, s *stallingServer) string {
 	t.Helper()
 	proxy := srv.ReverseProxy()
 	released := make(chan struct{})
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.hold != nil && s.hold(r) {
-			s.held.Add(1)
-			// The server notices a client that goes only once the body is read.
-			_, _ = io.Copy(io.Discard, r.Body)
-			select {
-			case <-r.Context().Done(): // the client gave up
-			case <-released: // the test ends
-			}
+			holdUnanswered(r, &s.held, released)
 			return
 		}
 		if isPart(r) && s.partDelay > 0 {

@@ -29,8 +29,8 @@ type lateManifestProxy struct {
 	saveReturned   chan struct{} // closed by the test once the save has returned
 	deleteArrived  chan struct{}
 	manifestPassed chan struct{}
-	once           sync.Once
-	arrived        sync.Once
+	passed         sync.Once // closes manifestPassed
+	arrived        sync.Once // closes deleteArrived
 }
 
 func newLateManifestProxy(onManifest func(), answerAfter time.Duration) *lateManifestProxy {
@@ -71,7 +71,7 @@ func (p *lateManifestProxy) manifest(w http.ResponseWriter, r *http.Request, nex
 	case <-answer: // the client still waits: write the manifest and answer
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r)
-		p.once.Do(func() { close(p.manifestPassed) })
+		p.passed.Do(func() { close(p.manifestPassed) })
 		return
 	case <-r.Context().Done():
 	}
@@ -84,7 +84,7 @@ func (p *lateManifestProxy) manifest(w http.ResponseWriter, r *http.Request, nex
 	late := r.Clone(context.Background())
 	late.Body = io.NopCloser(bytes.NewReader(body))
 	next.ServeHTTP(httptest.NewRecorder(), late)
-	p.once.Do(func() { close(p.manifestPassed) })
+	p.passed.Do(func() { close(p.manifestPassed) })
 }
 
 // A large upload whose manifest upload the caller cancels, or which the store holds past the stall

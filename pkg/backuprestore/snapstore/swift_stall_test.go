@@ -35,11 +35,7 @@ func openThroughHoldingProxy(t *testing.T, f *swiftFixture, container string, li
 	store := openThroughSwiftProxy(t, f, container, limits, func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if h := p.hold.Load(); h != nil && (*h)(r) {
-				p.held.Add(1)
-				select {
-				case <-r.Context().Done():
-				case <-released:
-				}
+				holdUnanswered(r, &p.held, released)
 				return
 			}
 			next.ServeHTTP(w, r)
