@@ -102,7 +102,7 @@ func exponentialFulls(fulls []*snapshot.Snapshot, hour time.Time) map[*snapshot.
 }
 
 // CollectGarbage deletes what Garbage selects from the store now (it also runs every
-// GarbageCollectionPeriod). A snapshot the store keeps under its retention (snapstore.ErrLocked: immutable
+// GarbageCollectionPeriod), and what interrupted uploads left behind (sweepAbandonedUploads). A snapshot the store keeps under its retention (snapstore.ErrLocked: immutable
 // backups) is left for a later run: it neither fails the run nor counts as deleted, and the selection
 // does not change for it, so no other snapshot goes in its place. Until its retention ends it is not
 // tried again (see gcLocks).
@@ -142,6 +142,7 @@ func (s *Snapshotter) CollectGarbage(ctx context.Context) error {
 			s.log.V(1).Info("Garbage-collected snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision)
 		}
 	}
+	s.sweepAbandonedUploads(ctx, now)
 	s.metrics.lockedInGC(locked)
 	if n := locked[snapshot.KindFull] + locked[snapshot.KindIncr]; n > 0 {
 		s.log.Info("Garbage collection left snapshots that the store's retention still locks; a later run deletes them",

@@ -74,9 +74,11 @@ type Snapshotter struct {
 	progress   chan struct{} // closed (and replaced) whenever watchedRev advances
 	reported   *pendingKinds // the snapshot_required gauges; nil before the first report
 
-	// gcMu serialises garbage collections (the schedule's and a caller's) and guards gcLocks.
-	gcMu    sync.Mutex
-	gcLocks gcLocks
+	// gcMu serialises garbage collections (the schedule's and a caller's) and guards gcLocks and
+	// lastSweep.
+	gcMu      sync.Mutex
+	gcLocks   gcLocks
+	lastSweep time.Time // of abandoned uploads (sweep.go); zero before the first
 
 	cutNow chan struct{} // the buffer reached the cut threshold (memory.go)
 	cancel context.CancelFunc
