@@ -4,51 +4,67 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/go-logr/logr/testr"
 
 	druidv1alpha1 "github.com/gardener-etcd/gardener-etcd/pkg/apis/druid/v1alpha1"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
-	"github.com/gardener-etcd/gardener-etcd/test/support/swiftserver"
+	"github.com/gardener-etcd/gardener-etcd/test/support/s3server"
 )
 
-// Garbage collection on Swift, through the store the sidecar opens (OpenWatched), also deletes the
-// segments an interrupted upload left behind once nothing has written to them for a day, at most every
-// twelve hours, and keeps the segments of every snapshot.
+// Garbage collection on S3, through the store the sidecar opens (OpenWatched), also removes what
+// interrupted uploads left behind (a staged upload no save copied, a multipart upload never completed)
+// once it is a day old, at most every twelve hours, and leaves the snapshots alone.
 func TestGarbageCollectionSweepsAbandonedUploads(t *testing.T) {
-	const prefix = "shoot--a/etcd-main"
-	srv := swiftserver.Start(t)
-	srv.CreateContainer(t, "backups")
+	const bucket, prefix = "backups", "shoot--a/etcd-main"
+	srv := s3server.Start(t)
+	srv.CreateBucket(t, bucket)
 	secret := t.TempDir()
-	for k, v := range map[string]string{"authURL": srv.AuthURL, "username": srv.User, "password": srv.Key} {
+	for k, v := range map[string]string{"accessKeyID": srv.AccessKey, "secretAccessKey": srv.SecretKey, "region": srv.Region,
+		"endpoint": srv.Endpoint, "s3ForcePathStyle": "true"} {
 		if err := os.WriteFile(filepath.Join(secret, k), []byte(v), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	store, err := snapstore.OpenWatched(t.Context(), snapstore.Config{Provider: druidv1alpha1.StorageProviderSwift, Container: "backups",
-		Prefix: prefix, SecretDir: secret, Upload: snapstore.UploadOptions{ChunkSize: 1 << 20, MaxParallelChunks: 2}},
-		snapstore.WatchOptions{}, testr.New(t))
+	store, err := snapstore.OpenWatched(t.Context(), snapstore.Config{Provider: druidv1alpha1.StorageProviderS3, Container: bucket,
+		Prefix: prefix, SecretDir: secret}, snapstore.WatchOptions{}, testr.New(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	large := snapshot.NewFull(10, time.Now(), snapshot.CompressionNone, false)
-	if err := store.Save(t.Context(), large, strings.NewReader(strings.Repeat("x", 3<<20))); err != nil {
+	if err := store.Save(t.Context(), snapshot.NewFull(10, time.Now(), snapshot.CompressionNone, false), strings.NewReader("a snapshot")); err != nil {
 		t.Fatal(err)
 	}
-	segmentsOfLarge := srv.ObjectNames(t, "backups", prefix+"/segments/")
-	if len(segmentsOfLarge) != 4 { // three segments and the key object
-		t.Fatalf("the large snapshot's upload holds %v", segmentsOfLarge)
+	client := srv.Client()
+	abandon := func(n int) {
+		staged := prefix + "/staging/" + strconv.Itoa(1700000000000000000+n) // named as a save names it
+		if _, err := client.PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(staged),
+			Body: strings.NewReader("a staged upload whose save died")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.CreateMultipartUpload(t.Context(), &s3.CreateMultipartUploadInput{Bucket: aws.String(bucket),
+			Key: aws.String(prefix + "/v2/Full-00000000-00000020-1700000000")}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	abandon := func(id string) string {
-		name := prefix + "/segments/20260101T000000.000000000Z-" + id + ".keyed/00000000"
-		srv.PutObject(t, "backups", name, []byte("a segment of an upload that died"))
-		return name
+	leftovers := func() (staged, multipart int) {
+		objects, err := client.ListObjectsV2(t.Context(), &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix + "/staging/")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		uploads, err := client.ListMultipartUploads(t.Context(), &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(objects.Contents), len(uploads.Uploads)
 	}
 
 	// The clock runs a day and an hour ahead: what was written now is old enough.
@@ -59,30 +75,22 @@ func TestGarbageCollectionSweepsAbandonedUploads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	segments := func() []string { return srv.ObjectNames(t, "backups", prefix+"/segments/") }
-	first := abandon("FIRSTSWEEP")
-	if err := s.CollectGarbage(t.Context()); err != nil {
-		t.Fatal(err)
+	collect := func(after time.Duration, wantStaged, wantMultipart int) {
+		t.Helper()
+		now = now.Add(after)
+		if err := s.CollectGarbage(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if staged, multipart := leftovers(); staged != wantStaged || multipart != wantMultipart {
+			t.Fatalf("garbage collection %s after the previous one left %d staged and %d multipart uploads, want %d and %d",
+				after, staged, multipart, wantStaged, wantMultipart)
+		}
 	}
-	if got := segments(); slices.Contains(got, first) || !slices.Equal(got, segmentsOfLarge) {
-		t.Fatalf("after the first garbage collection the uploads hold %v, want only %v", got, segmentsOfLarge)
-	}
-
-	second := abandon("NEXTSWEEP0")
-	now = now.Add(11 * time.Hour)
-	if err := s.CollectGarbage(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if got := segments(); !slices.Contains(got, second) {
-		t.Fatalf("a garbage collection 11 hours after the last sweep swept again: the uploads hold %v", got)
-	}
-	now = now.Add(time.Hour)
-	if err := s.CollectGarbage(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if got := segments(); slices.Contains(got, second) || !slices.Equal(got, segmentsOfLarge) {
-		t.Fatalf("12 hours after the last sweep the uploads hold %v, want only %v", got, segmentsOfLarge)
-	}
+	abandon(1)
+	collect(0, 0, 0)
+	abandon(2)
+	collect(11*time.Hour, 1, 1) // within twelve hours of the last sweep
+	collect(time.Hour, 0, 0)
 	if got := storedNames(t, store); !slices.Equal(got, []string{"Full-10"}) {
 		t.Fatalf("the store holds %v", got)
 	}

@@ -8,34 +8,39 @@ import (
 )
 
 const (
-	// abandonedUploadAge is how long nothing may have been written to an upload before a sweep deletes
-	// it (snapstore.UploadSweeper): far longer than any upload takes, and than a store takes to
-	// complete a write whose client has left.
+	// abandonedUploadAge is how long ago, by this sidecar's clock, an upload must have been last
+	// written (by the store's timestamps) before a sweep removes it (snapstore.UploadSweeper): far longer
+	// than any upload takes. Should a sweep still catch one under way (a clock a day ahead), that upload
+	// fails, as the store refuses its completion or its copy, and the next snapshot takes its place: what
+	// a sweep removes is never read, so it loses no data.
 	abandonedUploadAge = 24 * time.Hour
-	// uploadSweepInterval is how often garbage collection sweeps. A sweep lists every upload and reads
-	// the manifest of each older large snapshot: too many requests for every run (a minute by default),
-	// and abandoned uploads are rare.
+	// uploadSweepInterval is how often a backup leader sweeps, after its first garbage collection: a
+	// sweep lists the uploads below the prefix, which every run (a minute by default) would repeat for
+	// nothing, as abandoned uploads are rare.
 	uploadSweepInterval = 12 * time.Hour
+	// sweepTimeout bounds a sweep, which holds up garbage collection while it runs.
+	sweepTimeout = 5 * time.Minute
 )
 
-// sweepAbandonedUploads has the store delete what interrupted uploads left behind, when it is a store
-// that can leave some and the last sweep was uploadSweepInterval ago or this process has not swept yet.
-// A failed sweep is logged and tried again at the next interval; it does not fail garbage collection.
-// The caller holds gcMu.
+// sweepAbandonedUploads has the store remove what interrupted uploads left behind, when it is a store
+// that can leave some and this snapshotter (one backup-leader term) has not swept in the last
+// uploadSweepInterval. A failed sweep is logged and tried again at the next interval; it does not fail
+// garbage collection. The caller holds gcMu.
 func (s *Snapshotter) sweepAbandonedUploads(ctx context.Context, now time.Time) {
 	sweeper, ok := s.store.(snapstore.UploadSweeper)
 	if !ok || (!s.lastSweep.IsZero() && now.Sub(s.lastSweep) < uploadSweepInterval) {
 		return
 	}
 	s.lastSweep = now
+	ctx, cancel := context.WithTimeout(ctx, sweepTimeout)
+	defer cancel()
 	swept, err := sweeper.SweepAbandonedUploads(ctx, now.Add(-abandonedUploadAge))
 	if err != nil {
-		s.log.Error(err, "Sweeping abandoned uploads left some undecided; they are kept until a later sweep decides", "nextSweepIn", uploadSweepInterval)
+		s.log.Error(err, "Sweeping abandoned uploads failed; the next sweep tries again", "nextSweepIn", uploadSweepInterval)
 	}
 	log := s.log.V(1)
 	if swept.Deleted > 0 {
 		log = s.log
 	}
-	log.Info("Swept abandoned uploads", "deletedUploads", swept.Deleted, "deletedObjects", swept.Objects,
-		"unusedFor", abandonedUploadAge, "uploadsOfEarlierVersionsLeftAlone", swept.Unkeyed)
+	log.Info("Swept abandoned uploads", "removedUploads", swept.Deleted, "deletedObjects", swept.Objects, "unusedFor", abandonedUploadAge)
 }

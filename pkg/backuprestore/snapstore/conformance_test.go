@@ -52,6 +52,7 @@ func runConformance(t *testing.T, h harness) {
 	t.Run("failed source leaves no object", func(t *testing.T) { testFailedSave(t, h) })
 	t.Run("corrupted objects are detected", func(t *testing.T) { testCorruption(t, h) })
 	t.Run("staged save is named after the upload", func(t *testing.T) { testStagedSave(t, h) })
+	t.Run("abandoned staged uploads are swept", func(t *testing.T) { testStagedUploadSweep(t, h) })
 	t.Run("expected save completes only when the bytes confirm the name", func(t *testing.T) { testExpectedSave(t, h) })
 	t.Run("listing is sorted by last revision across pages and layouts", func(t *testing.T) { testListingOrder(t, h) })
 	t.Run("truncated objects are detected", func(t *testing.T) { testTruncation(t, h) })

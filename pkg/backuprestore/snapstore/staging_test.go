@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -156,4 +157,46 @@ func (r *readTracker) Read(p []byte) (int, error) {
 		*r.eof = true
 	}
 	return n, err
+}
+
+// testStagedUploadSweep: a sweep deletes the staged uploads of its own prefix that were written before
+// its cutoff (a save that died between its upload and its copy), and nothing else: not the snapshots, not
+// an object below staging/ that a save does not name so, not another prefix's staged upload. Swift stages
+// nothing (its sweep has tests of its own).
+func testStagedUploadSweep(t *testing.T, h harness) {
+	a, b := h.sharedOpen(t, "sweep/etcd-main"), h.sharedOpen(t, "sweep/etcd-main-2")
+	if _, swift := a.(*swiftStore); swift {
+		t.Skip("Swift stages no upload")
+	}
+	start := time.Now().Add(-time.Minute)
+	snap := snapshot.NewFull(5, time.Unix(1700000000, 0), snapshot.CompressionNone, false)
+	data := fullSnapshotBytes(128, 1)
+	save(t, a, snap, data)
+	h.putRaw(t, "sweep/etcd-main/staging/1700000000000000000", []byte("an upload whose save died before its copy"))
+	h.putRaw(t, "sweep/etcd-main/staging/notes.txt", []byte("not an upload"))
+	h.putRaw(t, "sweep/etcd-main-2/staging/1700000000000000001", []byte("another prefix's upload"))
+	sweep := func(store SnapStore, olderThan time.Time) SweptUploads {
+		t.Helper()
+		swept, err := store.(UploadSweeper).SweepAbandonedUploads(t.Context(), olderThan)
+		if err != nil {
+			t.Fatalf("sweep: %v", err)
+		}
+		return swept
+	}
+	if swept := sweep(a, start); swept.Deleted != 0 {
+		t.Fatalf("a sweep deleted %+v written after its cutoff", swept)
+	}
+	later := time.Now().Add(time.Hour)
+	if swept := sweep(a, later); swept.Deleted != 1 || swept.Objects != 1 {
+		t.Fatalf("sweep: %+v, want the one staged upload of its prefix deleted", swept)
+	}
+	if swept := sweep(a, later); swept.Deleted != 0 {
+		t.Fatalf("a second sweep deleted %+v", swept)
+	}
+	if swept := sweep(b, later); swept.Deleted != 1 {
+		t.Fatalf("the other prefix's sweep: %+v, want its staged upload, which the first sweep must have left", swept)
+	}
+	if got := keys(list(t, a)); !slices.Equal(got, []string{snap.RelativeKey()}) || !bytes.Equal(fetch(t, a, snap), data) {
+		t.Fatalf("after the sweeps the store lists %v", got)
+	}
 }

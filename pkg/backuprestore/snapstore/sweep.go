@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// UploadSweeper is implemented by stores whose uploads can leave objects behind that no snapshot lists
-// and no clean-up of the upload could delete safely (the Swift store's segments). Garbage collection of
-// the store's own backups calls it; a store opened to restore from or copy from is never swept.
+// UploadSweeper is implemented by the stores whose uploads can leave data behind that no snapshot lists
+// and nothing will ever read: what a process that died mid-upload, or a store that did not answer its
+// clean-up, left (S3 multipart uploads, staged uploads). Garbage collection of the store's own backups
+// calls it; a store opened to restore from or copy from is never swept.
 type UploadSweeper interface {
 	// SweepAbandonedUploads deletes what uploads left behind that no snapshot uses and that was last
 	// written before olderThan: long enough ago that no upload can still be writing it, nor the store
@@ -17,15 +18,13 @@ type UploadSweeper interface {
 
 // SweptUploads is what a sweep did.
 type SweptUploads struct {
-	Deleted int // abandoned uploads whose objects were deleted
+	Deleted int // abandoned uploads deleted (or, on S3, aborted)
 	Objects int // objects deleted
-	// Unkeyed counts upload directories written by a version that did not record which manifest uses
-	// them; a sweep leaves them alone.
-	Unkeyed int
 }
 
-// SweepAbandonedUploads implements UploadSweeper on the current store; a store that leaves nothing
-// behind sweeps nothing.
+// SweepAbandonedUploads implements UploadSweeper on the current store. The Swift store sweeps nothing:
+// whether a manifest still lists a segment cannot be established safely on an eventually consistent
+// store (a read may miss an object that exists), and a wrong answer loses a snapshot.
 func (w *watchedStore) SweepAbandonedUploads(ctx context.Context, olderThan time.Time) (SweptUploads, error) {
 	return retryOnReplaced(w, func(s SnapStore) (SweptUploads, error) {
 		sweeper, ok := s.(UploadSweeper)
@@ -38,5 +37,5 @@ func (w *watchedStore) SweepAbandonedUploads(ctx context.Context, olderThan time
 
 var (
 	_ UploadSweeper = (*watchedStore)(nil)
-	_ UploadSweeper = (*swiftStore)(nil)
+	_ UploadSweeper = (*blobStore)(nil)
 )

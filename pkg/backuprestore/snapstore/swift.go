@@ -24,8 +24,7 @@ import (
 // the chunk size below <prefix>/segments/<upload>/ in the same container (no second container to create
 // or grant), then a manifest at the snapshot's key, which makes the object appear atomically: Swift checks
 // every segment's size and MD5 before it accepts the manifest. A failed upload deletes its segments;
-// deleting or replacing a snapshot deletes the segments of its manifest. Segments that no clean-up could
-// delete safely are swept later (swiftsweep.go).
+// deleting or replacing a snapshot deletes the segments of its manifest.
 type swiftStore struct {
 	client    *gophercloud.ServiceClient
 	container string
@@ -120,7 +119,7 @@ func (s *swiftStore) Delete(ctx context.Context, snap *snapshot.Snapshot) error 
 	if err := s.deleteObject(ctx, key); err != nil {
 		return err
 	}
-	if err := s.deleteObjects(ctx, withKeyObjects(segments)); err != nil {
+	if err := s.deleteObjects(ctx, segments); err != nil {
 		return fmt.Errorf("deleted %s, but not all of its %d segments: %w", key, len(segments), err)
 	}
 	s.log.Info("Deleted snapshot", "snapshot", snap.SnapName, "revision", snap.LastRevision, "segments", len(segments))

@@ -142,13 +142,6 @@ func TestSwiftManifestWrittenAfterTheClientLeftKeepsItsSegments(t *testing.T) {
 			if _, ferr := readInto(t.Context(), direct, listed[0], 0, &got); ferr != nil || !bytes.Equal(got.Bytes(), data) {
 				t.Fatalf("the snapshot lists after Save returned %v, but reads %d bytes of %d: %v", err, got.Len(), len(data), ferr)
 			}
-			// The segments a failed Save kept are the snapshot's: a sweep that takes every upload
-			// for old enough must keep them.
-			swept, serr := direct.SweepAbandonedUploads(t.Context(), time.Now().Add(time.Hour))
-			got.Reset()
-			if _, ferr := readInto(t.Context(), direct, listed[0], 0, &got); serr != nil || swept.Deleted != 0 || ferr != nil || !bytes.Equal(got.Bytes(), data) {
-				t.Fatalf("after a sweep (%+v, %v) the snapshot reads %d bytes of %d: %v", swept, serr, got.Len(), len(data), ferr)
-			}
 		})
 	}
 }

@@ -131,21 +131,20 @@ func TestSwiftConformance(t *testing.T) {
 }
 
 // testSwiftSegmentLifecycle: a rewritten large snapshot leaves only its new segments, one whose name the
-// bytes contradict leaves none, and Delete removes the manifest and every segment, each with the key
-// object of its upload.
+// bytes contradict leaves none, and Delete removes the manifest and every segment.
 func testSwiftSegmentLifecycle(t *testing.T, f *swiftFixture) {
 	const chunk = 1 << 20
 	store := f.open(t, f.newContainer(t), "seg/etcd-main", UploadOptions{ChunkSize: chunk, MaxParallelChunks: 2})
 	snap := snapshot.NewFull(77, time.Unix(1700000000, 0), snapshot.CompressionNone, false)
 	first := fullSnapshotBytes(3*chunk+100, 1) // four segments
 	save(t, store, snap, first)
-	if got := containerObjects(t, store); len(got) != 6 {
-		t.Fatalf("container holds %v, want the manifest, 4 segments and their upload's key object", got)
+	if got := containerObjects(t, store); len(got) != 5 {
+		t.Fatalf("container holds %v, want the manifest and 4 segments", got)
 	}
 	second := fullSnapshotBytes(2*chunk+100, 2) // three segments
 	save(t, store, snap, second)
-	if got := containerObjects(t, store); len(got) != 5 {
-		t.Fatalf("after rewriting, container holds %v, want the manifest, the 3 new segments and their key object", got)
+	if got := containerObjects(t, store); len(got) != 4 {
+		t.Fatalf("after rewriting, container holds %v, want the manifest and the 3 new segments", got)
 	}
 	if !bytes.Equal(fetch(t, store, snap), second) {
 		t.Fatal("rewritten large object fetched with other contents")
@@ -158,7 +157,7 @@ func testSwiftSegmentLifecycle(t *testing.T, f *swiftFixture) {
 	if err == nil || !strings.Contains(err.Error(), ErrUnexpectedName.Error()) {
 		t.Fatalf("SaveExpected of a large object with contradicting bytes: err = %v", err)
 	}
-	if got := containerObjects(t, store); len(got) != 5 {
+	if got := containerObjects(t, store); len(got) != 4 {
 		t.Fatalf("after a refused large upload, container holds %v, want only the earlier object", got)
 	}
 

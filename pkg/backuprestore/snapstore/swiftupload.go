@@ -11,7 +11,6 @@ import (
 	"path"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -143,12 +142,10 @@ func (s *swiftStore) putWatched(ctx context.Context, r io.Reader, target func() 
 	var manifestSent bool
 	if err == nil {
 		if key, err = target(); err == nil {
-			if err = up.putKey(ctx, key); err == nil {
-				err = s.replace(ctx, key, func(ctx context.Context) error {
-					manifestSent = true
-					return up.putManifest(ctx, key)
-				})
-			}
+			err = s.replace(ctx, key, func(ctx context.Context) error {
+				manifestSent = true
+				return up.putManifest(ctx, key)
+			})
 		}
 	}
 	if err != nil {
@@ -201,7 +198,7 @@ func (s *swiftStore) replace(ctx context.Context, key string, write func(context
 	if len(old) > 0 {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
 		defer cancel()
-		if err := s.deleteObjects(cctx, withKeyObjects(old)); err != nil {
+		if err := s.deleteObjects(cctx, old); err != nil {
 			s.log.Error(err, "Replaced a large object but could not delete all of its old segments", "key", key, "segments", len(old))
 		}
 	}
@@ -209,10 +206,9 @@ func (s *swiftStore) replace(ctx context.Context, key string, write func(context
 }
 
 // uploadID names the segments of one upload; two uploads, even of the same snapshot by two sidecars, never
-// share one. The suffix tells a sweep that the directory gets a key object before its manifest is sent
-// (swiftsweep.go).
+// share one.
 func uploadID() string {
-	return time.Now().UTC().Format("20060102T150405.000000000Z") + "-" + rand.Text()[:10] + swiftKeyedSuffix
+	return time.Now().UTC().Format("20060102T150405.000000000Z") + "-" + rand.Text()[:10]
 }
 
 // swiftUpload uploads the segments of one Static Large Object.
@@ -332,23 +328,6 @@ func (u *swiftUpload) putSegment(ctx context.Context, n int, data []byte) error 
 	return nil
 }
 
-// putKey writes the key of the manifest into the upload's directory, before the manifest is sent: a
-// sweep reads it to tell whether a manifest uses the segments (SweepAbandonedUploads). If it fails, the
-// upload fails with no manifest sent, and the clean-up deletes the key object with the segments.
-func (u *swiftUpload) putKey(ctx context.Context, key string) error {
-	name := path.Join(u.dir, swiftKeyObject)
-	u.mu.Lock()
-	u.names = append(u.names, name)
-	u.mu.Unlock()
-	_, err := objects.Create(ctx, u.store.client, u.store.container, name, objects.CreateOpts{
-		Content: strings.NewReader(key), ContentType: "text/plain",
-	}).Extract()
-	if err != nil {
-		return fmt.Errorf("writing the manifest's key into upload %s: %w", u.dir, err)
-	}
-	return nil
-}
-
 // putManifest makes the object appear at key. Swift checks each segment's size and ETag first. The PUT
 // runs to its answer when the caller cancels (see outliving): without the answer, the clean-up could not
 // know whether Swift will still write the manifest, after its check of the segments.
@@ -375,7 +354,7 @@ func (u *swiftUpload) stored(ctx context.Context, key string) bool {
 	return err == nil && slices.Contains(segments, u.segmentName(0))
 }
 
-// written are the segments, and the key object, that may exist on the server.
+// written are the segments that may exist on the server.
 func (u *swiftUpload) written() []string {
 	u.mu.Lock()
 	defer u.mu.Unlock()

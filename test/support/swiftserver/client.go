@@ -5,11 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 )
@@ -33,59 +30,34 @@ func (s *Server) Token(ctx context.Context) (string, error) {
 	return resp.Header.Get("X-Auth-Token"), nil
 }
 
-// do sends a request with body to StorageURL + path, expects a 2xx answer and returns its body.
-func (s *Server) do(ctx context.Context, token, method, path string, body []byte) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, s.StorageURL+path, bytes.NewReader(body))
+// do sends a request without a body to StorageURL + path and expects a 2xx answer.
+func (s *Server) do(ctx context.Context, token, method, path string) error {
+	req, err := http.NewRequestWithContext(ctx, method, s.StorageURL+path, http.NoBody)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	req.Header.Set("X-Auth-Token", token)
 	resp, err := s.http.Do(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
+	_ = resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("%s %s: %s", method, path, resp.Status)
+		return fmt.Errorf("%s %s: %s", method, path, resp.Status)
 	}
-	return answer, nil
-}
-
-// request logs in and sends one request, or fails the test.
-func (s *Server) request(t testing.TB, method, path string, body []byte) []byte {
-	t.Helper()
-	token, err := s.Token(t.Context())
-	var answer []byte
-	if err == nil {
-		answer, err = s.do(t.Context(), token, method, path, body)
-	}
-	if err != nil {
-		t.Fatalf("Swift: %v", err)
-	}
-	return answer
+	return nil
 }
 
 // CreateContainer creates a container or fails the test.
 func (s *Server) CreateContainer(t testing.TB, name string) {
 	t.Helper()
-	s.request(t, http.MethodPut, "/"+name, nil)
-}
-
-// PutObject writes an object as it is, for tests that need objects no store would write.
-func (s *Server) PutObject(t testing.TB, container, name string, data []byte) {
-	t.Helper()
-	s.request(t, http.MethodPut, "/"+container+"/"+name, data)
-}
-
-// ObjectNames lists the names of the objects below prefix.
-func (s *Server) ObjectNames(t testing.TB, container, prefix string) []string {
-	t.Helper()
-	listing := s.request(t, http.MethodGet, "/"+container+"?format=plain&prefix="+url.QueryEscape(prefix), nil)
-	return strings.Fields(string(listing))
+	token, err := s.Token(t.Context())
+	if err == nil {
+		err = s.do(t.Context(), token, http.MethodPut, "/"+name)
+	}
+	if err != nil {
+		t.Fatalf("creating container %s: %v", name, err)
+	}
 }
 
 // ObjectFile is the file holding an object's data on the object server, for tests that corrupt it

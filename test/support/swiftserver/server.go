@@ -251,7 +251,7 @@ func (s *Server) probe(ctx context.Context) error {
 		{http.MethodPut, "/swiftserver-probe"}, {http.MethodPut, "/swiftserver-probe/o"},
 		{http.MethodDelete, "/swiftserver-probe/o"}, {http.MethodDelete, "/swiftserver-probe"},
 	} {
-		if _, err := s.do(ctx, token, step.method, step.path, nil); err != nil {
+		if err := s.do(ctx, token, step.method, step.path); err != nil {
 			return err
 		}
 	}
