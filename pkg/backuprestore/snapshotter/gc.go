@@ -102,10 +102,10 @@ func exponentialFulls(fulls []*snapshot.Snapshot, hour time.Time) map[*snapshot.
 }
 
 // CollectGarbage deletes what Garbage selects from the store now (it also runs every
-// GarbageCollectionPeriod), and what interrupted uploads left behind (sweepAbandonedUploads). A snapshot the store keeps under its retention (snapstore.ErrLocked: immutable
-// backups) is left for a later run: it neither fails the run nor counts as deleted, and the selection
-// does not change for it, so no other snapshot goes in its place. Until its retention ends it is not
-// tried again (see gcLocks).
+// GarbageCollectionPeriod), and what interrupted uploads left behind (sweepAbandonedUploads). A snapshot
+// the store keeps under its retention (snapstore.ErrLocked: immutable backups) is left for a later run:
+// it neither fails the run nor counts as deleted, and the selection does not change for it, so no other
+// snapshot goes in its place. Until its retention ends it is not tried again (see gcLocks).
 func (s *Snapshotter) CollectGarbage(ctx context.Context) error {
 	s.gcMu.Lock()
 	defer s.gcMu.Unlock()

@@ -1,6 +1,8 @@
 package snapshotter_test
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,9 +22,9 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/test/support/s3server"
 )
 
-// Garbage collection on S3, through the store the sidecar opens (OpenWatched), also removes what
-// interrupted uploads left behind (a staged upload no save copied, a multipart upload never completed)
-// once it is a day old, at most every twelve hours, and leaves the snapshots alone.
+// Garbage collection on S3, through the store the sidecar opens (OpenWatched), also deletes the staged
+// uploads no save deleted once they are a day old and a later full snapshot is stored, at most every
+// twelve hours, and keeps the newest full snapshot.
 func TestGarbageCollectionSweepsAbandonedUploads(t *testing.T) {
 	const bucket, prefix = "backups", "shoot--a/etcd-main"
 	srv := s3server.Start(t)
@@ -40,31 +42,25 @@ func TestGarbageCollectionSweepsAbandonedUploads(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = store.Close() })
-	if err := store.Save(t.Context(), snapshot.NewFull(10, time.Now(), snapshot.CompressionNone, false), strings.NewReader("a snapshot")); err != nil {
-		t.Fatal(err)
-	}
 	client := srv.Client()
+	// A staged upload whose save died, and the next full snapshot, which a sweep waits for.
 	abandon := func(n int) {
 		staged := prefix + "/staging/" + strconv.Itoa(1700000000000000000+n) // named as a save names it
 		if _, err := client.PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(staged),
 			Body: strings.NewReader("a staged upload whose save died")}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := client.CreateMultipartUpload(t.Context(), &s3.CreateMultipartUploadInput{Bucket: aws.String(bucket),
-			Key: aws.String(prefix + "/v2/Full-00000000-00000020-1700000000")}); err != nil {
+		next := snapshot.NewFull(int64(10*n), time.Now().Add(time.Second), snapshot.CompressionNone, false)
+		if err := store.Save(t.Context(), next, strings.NewReader("a snapshot")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	leftovers := func() (staged, multipart int) {
+	leftovers := func() int {
 		objects, err := client.ListObjectsV2(t.Context(), &s3.ListObjectsV2Input{Bucket: aws.String(bucket), Prefix: aws.String(prefix + "/staging/")})
 		if err != nil {
 			t.Fatal(err)
 		}
-		uploads, err := client.ListMultipartUploads(t.Context(), &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(objects.Contents), len(uploads.Uploads)
+		return len(objects.Contents)
 	}
 
 	// The clock runs a day and an hour ahead: what was written now is old enough.
@@ -75,23 +71,52 @@ func TestGarbageCollectionSweepsAbandonedUploads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	collect := func(after time.Duration, wantStaged, wantMultipart int) {
+	collect := func(after time.Duration, want int) {
 		t.Helper()
 		now = now.Add(after)
 		if err := s.CollectGarbage(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		if staged, multipart := leftovers(); staged != wantStaged || multipart != wantMultipart {
-			t.Fatalf("garbage collection %s after the previous one left %d staged and %d multipart uploads, want %d and %d",
-				after, staged, multipart, wantStaged, wantMultipart)
+		if got := leftovers(); got != want {
+			t.Fatalf("garbage collection %s after the previous one left %d staged uploads, want %d", after, got, want)
 		}
 	}
 	abandon(1)
-	collect(0, 0, 0)
+	collect(0, 0)
 	abandon(2)
-	collect(11*time.Hour, 1, 1) // within twelve hours of the last sweep
-	collect(time.Hour, 0, 0)
-	if got := storedNames(t, store); !slices.Equal(got, []string{"Full-10"}) {
-		t.Fatalf("the store holds %v", got)
+	collect(11*time.Hour, 1) // within twelve hours of the last sweep
+	collect(time.Hour, 0)
+	if got := storedNames(t, store); !slices.Contains(got, "Full-20") {
+		t.Fatalf("the store holds %v, without the newest full snapshot", got)
 	}
+}
+
+// A sweep that fails is logged; garbage collection still succeeds.
+func TestGarbageCollectionSucceedsWhenTheSweepFails(t *testing.T) {
+	store, err := snapstore.New(t.Context(), snapstore.Config{Provider: druidv1alpha1.StorageProviderLocal, Container: "bkp",
+		Prefix: "shoot--a/etcd-main", LocalRoot: t.TempDir()}, testr.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := snapshotter.Default()
+	cfg.Schedule, cfg.GarbageCollectionPeriod = "", 0
+	sweeper := &failingSweeper{countingDeletes: countingDeletes{SnapStore: store}}
+	s, err := snapshotter.New(snapshotter.Options{Config: cfg, Store: sweeper, Log: testr.New(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CollectGarbage(t.Context()); err != nil || sweeper.sweeps != 1 {
+		t.Fatalf("garbage collection with a failing sweep: %v after %d sweeps, want success after one", err, sweeper.sweeps)
+	}
+}
+
+// failingSweeper is a store whose sweeps fail.
+type failingSweeper struct {
+	countingDeletes
+	sweeps int
+}
+
+func (f *failingSweeper) SweepAbandonedUploads(context.Context, time.Time) (snapstore.SweptUploads, error) {
+	f.sweeps++
+	return snapstore.SweptUploads{}, errors.New("the store did not answer the listing")
 }

@@ -8,21 +8,21 @@ import (
 )
 
 const (
-	// abandonedUploadAge is how long ago, by this sidecar's clock, an upload must have been last
-	// written (by the store's timestamps) before a sweep removes it (snapstore.UploadSweeper): far longer
-	// than any upload takes. Should a sweep still catch one under way (a clock a day ahead), that upload
-	// fails, as the store refuses its completion or its copy, and the next snapshot takes its place: what
-	// a sweep removes is never read, so it loses no data.
+	// abandonedUploadAge is how long before the sweep, by this sidecar's clock, an upload must have been
+	// last modified (by the store's timestamps) for a sweep to delete it (snapstore.UploadSweeper). A
+	// staged upload is copied to its snapshot's key right after it is written; should a sweep still catch
+	// one before its copy (a sidecar's clock a day ahead of the store's), that save fails and the next
+	// snapshot takes its place: a sweep deletes nothing that a listed snapshot is read from.
 	abandonedUploadAge = 24 * time.Hour
 	// uploadSweepInterval is how often a backup leader sweeps, after its first garbage collection: a
-	// sweep lists the uploads below the prefix, which every run (a minute by default) would repeat for
-	// nothing, as abandoned uploads are rare.
+	// sweep lists the staged uploads and asks each one's age, which every run (a minute by default)
+	// would repeat for nothing, as abandoned uploads are rare.
 	uploadSweepInterval = 12 * time.Hour
 	// sweepTimeout bounds a sweep, which holds up garbage collection while it runs.
 	sweepTimeout = 5 * time.Minute
 )
 
-// sweepAbandonedUploads has the store remove what interrupted uploads left behind, when it is a store
+// sweepAbandonedUploads has the store delete what interrupted uploads left behind, when it is a store
 // that can leave some and this snapshotter (one backup-leader term) has not swept in the last
 // uploadSweepInterval. A failed sweep is logged and tried again at the next interval; it does not fail
 // garbage collection. The caller holds gcMu.
@@ -42,5 +42,5 @@ func (s *Snapshotter) sweepAbandonedUploads(ctx context.Context, now time.Time) 
 	if swept.Deleted > 0 {
 		log = s.log
 	}
-	log.Info("Swept abandoned uploads", "removedUploads", swept.Deleted, "deletedObjects", swept.Objects, "unusedFor", abandonedUploadAge)
+	log.Info("Swept abandoned uploads", "deletedUploads", swept.Deleted, "deletedObjects", swept.Objects, "unusedFor", abandonedUploadAge)
 }

@@ -43,9 +43,6 @@ type blobStore struct {
 	listKeys func(ctx context.Context, prefix string, add func(key string)) error
 	// listPageSize, if set, replaces defaultListPageSize; tests lower it to list in many pages.
 	listPageSize int
-	// abortAbandonedMultipart, if set, aborts the multipart uploads below a prefix begun before a time,
-	// and returns how many (see SweepAbandonedUploads).
-	abortAbandonedMultipart func(ctx context.Context, prefix string, olderThan time.Time) (int, error)
 }
 
 func newBlobStore(bucket *blob.Bucket, provider, location, prefix string, tr transfers, log logr.Logger) *blobStore {
@@ -88,12 +85,6 @@ func (s *blobStore) keysBelow(ctx context.Context, prefix string, add func(key s
 	if s.listKeys != nil {
 		return s.listKeys(ctx, prefix, add)
 	}
-	return s.objectsBelow(ctx, prefix, func(obj *blob.ListObject) { add(obj.Key) })
-}
-
-// objectsBelow calls add with every object below prefix, as the bucket lists them, page by page (see
-// keysBelow).
-func (s *blobStore) objectsBelow(ctx context.Context, prefix string, add func(*blob.ListObject)) error {
 	pageSize := cmp.Or(s.listPageSize, defaultListPageSize)
 	// Each page may take the store downloadStall; handling a page is not the store's time.
 	ctx, watch := watchStallOf(ctx, s.downloadStall, ErrListingStalled)
@@ -108,7 +99,7 @@ func (s *blobStore) objectsBelow(ctx context.Context, prefix string, add func(*b
 		watch.paused(func() {
 			for _, obj := range page {
 				if !obj.IsDir {
-					add(obj)
+					add(obj.Key)
 				}
 			}
 		})

@@ -172,7 +172,6 @@ func openS3(ctx context.Context, cfg s3Config, prefix string, tr transfers, log 
 	}
 	store.beforeWrite = boundUploadMemory(uploadClient(client, cfg.plainHTTP()), tr.upload, cfg.plainHTTP() || lock.enabled)
 	store.copyObject = s3Copier{client: client, bucket: cfg.bucket, concurrency: tr.upload.MaxParallelChunks, maxSingle: cfg.maxSingleCopy}.copy
-	store.abortAbandonedMultipart = s3MultipartSweeper{client: client, bucket: cfg.bucket, log: store.log}.abort
 	return store, nil
 }
 

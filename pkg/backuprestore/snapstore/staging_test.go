@@ -2,6 +2,7 @@ package snapstore
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"slices"
@@ -159,22 +160,35 @@ func (r *readTracker) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// testStagedUploadSweep: a sweep deletes the staged uploads of its own prefix that were written before
-// its cutoff (a save that died between its upload and its copy), and nothing else: not the snapshots, not
-// an object below staging/ that a save does not name so, not another prefix's staged upload. Swift stages
-// nothing (its sweep has tests of its own).
+// testStagedUploadSweep: a sweep deletes the staged uploads of its own prefix last modified before its
+// cutoff and before a later full snapshot is listed, here those of saves whose deletion of the staged
+// upload failed after the copy, and nothing else: not the snapshots, not objects below staging/ that a
+// save does not name so, not another prefix's staged upload. Swift stages nothing.
 func testStagedUploadSweep(t *testing.T, h harness) {
 	a, b := h.sharedOpen(t, "sweep/etcd-main"), h.sharedOpen(t, "sweep/etcd-main-2")
-	if _, swift := a.(*swiftStore); swift {
-		t.Skip("Swift stages no upload")
+	if _, ok := a.(*blobStore); !ok {
+		t.Skipf("%T stages no upload", a)
 	}
 	start := time.Now().Add(-time.Minute)
-	snap := snapshot.NewFull(5, time.Unix(1700000000, 0), snapshot.CompressionNone, false)
 	data := fullSnapshotBytes(128, 1)
-	save(t, a, snap, data)
-	h.putRaw(t, "sweep/etcd-main/staging/1700000000000000000", []byte("an upload whose save died before its copy"))
+	saveLeavingStaged := func(store SnapStore, rev int64) *snapshot.Snapshot {
+		t.Helper()
+		blob := store.(*blobStore)
+		deleteObject := blob.deleteObject
+		blob.deleteObject = func(context.Context, string) error { return errors.New("the store did not answer the deletion") }
+		defer func() { blob.deleteObject = deleteObject }()
+		snap, err := blob.SaveStaged(t.Context(), bytes.NewReader(data), func() (*snapshot.Snapshot, error) {
+			return snapshot.NewFull(rev, time.Unix(1700000000, 0), snapshot.CompressionNone, false), nil
+		})
+		if err != nil {
+			t.Fatalf("SaveStaged: %v", err)
+		}
+		return snap
+	}
+	first := saveLeavingStaged(a, 5)
+	saveLeavingStaged(b, 6)
 	h.putRaw(t, "sweep/etcd-main/staging/notes.txt", []byte("not an upload"))
-	h.putRaw(t, "sweep/etcd-main-2/staging/1700000000000000001", []byte("another prefix's upload"))
+	h.putRaw(t, "sweep/etcd-main/staging/nested/1700000000000000000", []byte("not where a save stages"))
 	sweep := func(store SnapStore, olderThan time.Time) SweptUploads {
 		t.Helper()
 		swept, err := store.(UploadSweeper).SweepAbandonedUploads(t.Context(), olderThan)
@@ -183,10 +197,17 @@ func testStagedUploadSweep(t *testing.T, h harness) {
 		}
 		return swept
 	}
+	later := time.Now().Add(time.Hour)
+	if swept := sweep(a, later); swept.Deleted != 0 {
+		t.Fatalf("a sweep deleted %+v while no later full snapshot is stored", swept)
+	}
+	// A full snapshot taken after the staged uploads were written.
+	second := snapshot.NewFull(7, time.Now().Add(time.Minute), snapshot.CompressionNone, false)
+	save(t, a, second, data)
+	save(t, b, snapshot.NewFull(8, time.Now().Add(time.Minute), snapshot.CompressionNone, false), data)
 	if swept := sweep(a, start); swept.Deleted != 0 {
 		t.Fatalf("a sweep deleted %+v written after its cutoff", swept)
 	}
-	later := time.Now().Add(time.Hour)
 	if swept := sweep(a, later); swept.Deleted != 1 || swept.Objects != 1 {
 		t.Fatalf("sweep: %+v, want the one staged upload of its prefix deleted", swept)
 	}
@@ -196,7 +217,8 @@ func testStagedUploadSweep(t *testing.T, h harness) {
 	if swept := sweep(b, later); swept.Deleted != 1 {
 		t.Fatalf("the other prefix's sweep: %+v, want its staged upload, which the first sweep must have left", swept)
 	}
-	if got := keys(list(t, a)); !slices.Equal(got, []string{snap.RelativeKey()}) || !bytes.Equal(fetch(t, a, snap), data) {
-		t.Fatalf("after the sweeps the store lists %v", got)
+	want := []string{first.RelativeKey(), second.RelativeKey()}
+	if got := keys(list(t, a)); !slices.Equal(got, want) || !bytes.Equal(fetch(t, a, first), data) {
+		t.Fatalf("after the sweeps the store lists %v, want %v", got, want)
 	}
 }
