@@ -45,7 +45,7 @@ func TestGarbageCollectionSweepsAbandonedUploads(t *testing.T) {
 	client := srv.Client()
 	// A staged upload whose save died, and the next full snapshot, which a sweep waits for.
 	abandon := func(n int) {
-		staged := prefix + "/staging/" + strconv.Itoa(1700000000000000000+n) // named as a save names it
+		staged := prefix + "/staging/" + strconv.FormatInt(time.Now().UnixNano(), 10) // named as a save names it
 		if _, err := client.PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(staged),
 			Body: strings.NewReader("a staged upload whose save died")}); err != nil {
 			t.Fatal(err)
@@ -63,14 +63,17 @@ func TestGarbageCollectionSweepsAbandonedUploads(t *testing.T) {
 		return len(objects.Contents)
 	}
 
-	// The clock runs a day and an hour ahead: what was written now is old enough.
-	now := time.Now().Add(25 * time.Hour)
 	cfg := snapshotter.Default()
 	cfg.Schedule, cfg.GarbageCollectionPeriod = "", 0
-	s, err := snapshotter.New(snapshotter.Options{Config: cfg, Store: store, Log: testr.New(t), Now: func() time.Time { return now }})
-	if err != nil {
-		t.Fatal(err)
+	var now time.Time
+	term := func() *snapshotter.Snapshotter {
+		s, err := snapshotter.New(snapshotter.Options{Config: cfg, Store: store, Log: testr.New(t), Now: func() time.Time { return now }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
 	}
+	s := term()
 	collect := func(after time.Duration, want int) {
 		t.Helper()
 		now = now.Add(after)
@@ -82,6 +85,11 @@ func TestGarbageCollectionSweepsAbandonedUploads(t *testing.T) {
 		}
 	}
 	abandon(1)
+	// 23 hours on, the staged upload is not old enough.
+	now = time.Now().Add(23 * time.Hour)
+	collect(0, 1)
+	// A day and an hour on, in a new term, it is.
+	now, s = time.Now().Add(25*time.Hour), term()
 	collect(0, 0)
 	abandon(2)
 	collect(11*time.Hour, 1) // within twelve hours of the last sweep

@@ -8,15 +8,14 @@ import (
 )
 
 const (
-	// abandonedUploadAge is how long before the sweep, by this sidecar's clock, an upload must have been
-	// last modified (by the store's timestamps) for a sweep to delete it (snapstore.UploadSweeper). A
-	// staged upload is copied to its snapshot's key right after it is written; should a sweep still catch
-	// one before its copy (a sidecar's clock a day ahead of the store's), that save fails and the next
-	// snapshot takes its place: a sweep deletes nothing that a listed snapshot is read from.
+	// abandonedUploadAge is how long before a sweep an upload must have been begun (by the sidecars'
+	// clock) and last modified (by the store's) for the sweep to delete it (snapstore.UploadSweeper),
+	// besides being superseded by a later full snapshot. A staged upload is copied to its snapshot's key
+	// right after it is written: a day is far longer than that takes.
 	abandonedUploadAge = 24 * time.Hour
 	// uploadSweepInterval is how often a backup leader sweeps, after its first garbage collection: a
-	// sweep lists the staged uploads and asks each one's age, which every run (a minute by default)
-	// would repeat for nothing, as abandoned uploads are rare.
+	// sweep lists the staged uploads and the snapshots and asks an old staged upload's age, which every
+	// run (a minute by default) would repeat for nothing, as abandoned uploads are rare.
 	uploadSweepInterval = 12 * time.Hour
 	// sweepTimeout bounds a sweep, which holds up garbage collection while it runs.
 	sweepTimeout = 5 * time.Minute
@@ -36,11 +35,9 @@ func (s *Snapshotter) sweepAbandonedUploads(ctx context.Context, now time.Time) 
 	defer cancel()
 	swept, err := sweeper.SweepAbandonedUploads(ctx, now.Add(-abandonedUploadAge))
 	if err != nil {
-		s.log.Error(err, "Sweeping abandoned uploads failed; the next sweep tries again", "nextSweepIn", uploadSweepInterval)
+		s.log.Error(err, "Sweeping abandoned uploads failed; the next sweep tries again", "deletedUploads", swept.Deleted,
+			"nextSweepIn", uploadSweepInterval)
+		return
 	}
-	log := s.log.V(1)
-	if swept.Deleted > 0 {
-		log = s.log
-	}
-	log.Info("Swept abandoned uploads", "deletedUploads", swept.Deleted, "deletedObjects", swept.Objects, "unusedFor", abandonedUploadAge)
+	s.log.V(1).Info("Swept abandoned uploads", "deletedUploads", swept.Deleted, "olderThan", abandonedUploadAge)
 }

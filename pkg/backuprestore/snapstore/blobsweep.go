@@ -14,12 +14,16 @@ import (
 )
 
 // SweepAbandonedUploads implements UploadSweeper: it deletes the staged uploads below <prefix>/staging/
-// last modified before olderThan and before the newest full snapshot the store lists was taken. A save
-// copies its staged upload to the snapshot's key and deletes it; one is left when the process died
-// before or after the copy, or the store did not answer the deletion. No restore reads it, but until a
-// later full snapshot is stored it may be the newest copy of the database outside etcd that someone
-// could restore by hand, so it stays until then. One that the bucket's retention still locks (S3
-// Object Lock) stays silently until it can be deleted; other stores' refusals are errors.
+// whose save began, and which were last modified, before olderThan, and whose save began before the
+// save of the full snapshot a restore starts from (the one with the highest revision). A save copies its
+// staged upload to the snapshot's key and deletes it; one is left when the process died before or after
+// the copy, or the store did not answer the deletion. No restore reads it, but until a later full
+// snapshot is stored it may be the newest copy of the database outside etcd that someone could restore
+// by hand, so it stays until then. The beginning of a save is in its staged upload's name, on the same
+// clock as the snapshots' names; saves run one at a time, so a save under way is never before the
+// newest listed one. A staged upload whose modification time the store does not tell is kept. One that
+// the bucket's retention still locks (S3 Object Lock) stays silently until it can be deleted; other
+// stores' refusals are errors.
 func (s *blobStore) SweepAbandonedUploads(ctx context.Context, olderThan time.Time) (SweptUploads, error) {
 	staged, err := s.stagedUploads(ctx)
 	if err != nil || len(staged) == 0 {
@@ -29,60 +33,89 @@ func (s *blobStore) SweepAbandonedUploads(ctx context.Context, olderThan time.Ti
 	if err != nil {
 		return SweptUploads{}, err
 	}
-	if newest, ok := newestFullTaken(snaps); !ok {
+	base, ok := restoreBase(snaps)
+	if !ok {
 		return SweptUploads{}, nil
-	} else if newest.Before(olderThan) {
-		olderThan = newest
 	}
 	var swept SweptUploads
 	var errs []error
-	for _, key := range staged {
-		attrs, err := s.bucket.Attributes(ctx, key)
+	for _, up := range staged {
+		if !up.began.Before(olderThan) || !up.began.Before(base.CreatedOn) {
+			continue
+		}
+		attrs, err := s.bucket.Attributes(ctx, up.key)
 		switch {
 		case gcerrors.Code(err) == gcerrors.NotFound: // its save deleted it meanwhile
 			continue
 		case err != nil:
-			errs = append(errs, s.wrap(err, "reading the age of staged upload", key))
+			errs = append(errs, s.wrap(err, "reading the age of staged upload", up.key))
+			continue
+		case attrs.ModTime.IsZero():
+			s.log.Info("Keeping a staged upload whose modification time the store does not tell", "key", up.key)
 			continue
 		case !attrs.ModTime.Before(olderThan):
 			continue
 		}
-		switch err := s.delete(ctx, key); {
+		switch err := s.delete(ctx, up.key); {
 		case errors.Is(err, ErrLocked):
 		case err != nil:
-			errs = append(errs, s.wrap(err, "deleting abandoned staged upload", key))
+			errs = append(errs, s.wrap(err, "deleting abandoned staged upload", up.key))
 		default:
 			swept.Deleted++
-			swept.Objects++
-			s.log.Info("Deleted an abandoned staged upload", "key", key, "lastModified", attrs.ModTime)
+			s.log.Info("Deleted an abandoned staged upload", "key", up.key, "saveBegan", up.began, "lastModified", attrs.ModTime,
+				"supersededBy", base.SnapName)
 		}
 	}
 	return swept, errors.Join(errs...)
 }
 
-// stagedUploads lists the keys below <prefix>/staging/ named as SaveStaged names its uploads (a number),
-// through the store's own listing (which on Local skips files that go away while it lists).
-func (s *blobStore) stagedUploads(ctx context.Context) ([]string, error) {
+// stagedUpload is a staged upload and when its save began.
+type stagedUpload struct {
+	key   string
+	began time.Time
+}
+
+// stagedUploads lists the objects directly below <prefix>/staging/ named as SaveStaged names its uploads
+// (the Unix time in nanoseconds its save began), through the store's own listing (which on Local skips
+// files that go away while it lists).
+func (s *blobStore) stagedUploads(ctx context.Context) ([]stagedUpload, error) {
 	dir := path.Join(s.prefix, stagingDir) + "/"
-	var keys []string
+	var staged []stagedUpload
 	err := s.keysBelow(ctx, dir, func(key string) {
-		if _, err := strconv.ParseInt(path.Base(key), 10, 64); err == nil && path.Dir(key)+"/" == dir {
-			keys = append(keys, key)
+		if path.Dir(key)+"/" != dir {
+			return
+		}
+		if began, ok := stagedName(path.Base(key)); ok {
+			staged = append(staged, stagedUpload{key: key, began: began})
 		}
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing %s in %s %s: %w", dir, s.provider, s.location, err)
 	}
-	return keys, nil
+	return staged, nil
 }
 
-// newestFullTaken is when the newest listed full snapshot was taken.
-func newestFullTaken(snaps []*snapshot.Snapshot) (time.Time, bool) {
-	var newest time.Time
-	for _, snap := range snaps {
-		if snap.Kind == snapshot.KindFull && snap.CreatedOn.After(newest) {
-			newest = snap.CreatedOn
+// stagedName reads the beginning of a save from its staged upload's name: decimal digits only.
+func stagedName(name string) (time.Time, bool) {
+	for _, c := range name {
+		if c < '0' || c > '9' {
+			return time.Time{}, false
 		}
 	}
-	return newest, !newest.IsZero()
+	nanos, err := strconv.ParseInt(name, 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(0, nanos), true
+}
+
+// restoreBase is the listed v2 full snapshot a restore starts from: the one with the highest revision.
+func restoreBase(snaps []*snapshot.Snapshot) (*snapshot.Snapshot, bool) {
+	var base *snapshot.Snapshot
+	for _, snap := range snaps {
+		if snap.Kind == snapshot.KindFull && snap.Layout() == snapshot.LayoutV2 && (base == nil || snap.LastRevision > base.LastRevision) {
+			base = snap
+		}
+	}
+	return base, base != nil
 }

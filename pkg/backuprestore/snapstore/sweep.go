@@ -9,16 +9,15 @@ import (
 // and no restore reads: staged uploads that their save did not delete. Garbage collection of the store's
 // own backups calls it; a store opened to restore from or copy from is never swept.
 type UploadSweeper interface {
-	// SweepAbandonedUploads deletes what uploads left behind that was last modified before olderThan
-	// and that a later snapshot has superseded. What it could not delete is in the error, or, locked by
-	// the bucket's retention, left for a later sweep.
+	// SweepAbandonedUploads deletes what uploads left behind that was begun and last modified before
+	// olderThan and that a later full snapshot has superseded. What it could not delete is in the
+	// error, or, locked by the bucket's retention, left for a later sweep.
 	SweepAbandonedUploads(ctx context.Context, olderThan time.Time) (SweptUploads, error)
 }
 
 // SweptUploads is what a sweep did.
 type SweptUploads struct {
 	Deleted int // abandoned uploads deleted
-	Objects int // objects deleted
 }
 
 // SweepAbandonedUploads implements UploadSweeper on the current store. The Swift store stages nothing,
