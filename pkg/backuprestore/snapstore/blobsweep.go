@@ -20,8 +20,9 @@ import (
 // the copy, or the store did not answer the deletion. No restore reads it, but until a later full
 // snapshot is stored it may be the newest copy of the database outside etcd that someone could restore
 // by hand, so it stays until then. The beginning of a save is in its staged upload's name, on the same
-// clock as the snapshots' names; saves run one at a time, so a save under way is never before the
-// newest listed one. A staged upload whose modification time the store does not tell is kept. One that
+// clock as the snapshots' names; a backup leader's saves run one at a time, so its save under way never
+// began before the newest listed one, and the day's age covers a save of another sidecar. A staged
+// upload whose modification time the store does not tell is kept. One that
 // the bucket's retention still locks (S3 Object Lock) stays silently until it can be deleted; other
 // stores' refusals are errors.
 func (s *blobStore) SweepAbandonedUploads(ctx context.Context, olderThan time.Time) (SweptUploads, error) {
