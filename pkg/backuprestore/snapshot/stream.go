@@ -46,12 +46,7 @@ func (s Stream) LastRevision() int64 {
 // contiguity. Deltas fully covered by the full snapshot or an earlier delta are dropped; a revision
 // that no snapshot covers is an ErrRevisionGap.
 func LatestStream(snaps []*Snapshot) (Stream, error) {
-	var stream Stream
-	for _, s := range snaps {
-		if s.Kind == KindFull && (stream.Full == nil || isNewerFull(s, stream.Full)) {
-			stream.Full = s
-		}
-	}
+	stream := Stream{Full: LatestFull(snaps)}
 	var after int64 // the last revision already covered
 	if stream.Full != nil {
 		after = stream.Full.LastRevision
@@ -70,6 +65,18 @@ func LatestStream(snaps []*Snapshot) (Stream, error) {
 		}
 	}
 	return stream, nil
+}
+
+// LatestFull is the full snapshot a restore starts from: the one with the highest revision, the newest
+// by creation time among equals; nil when snaps has none.
+func LatestFull(snaps []*Snapshot) *Snapshot {
+	var latest *Snapshot
+	for _, s := range snaps {
+		if s.Kind == KindFull && (latest == nil || isNewerFull(s, latest)) {
+			latest = s
+		}
+	}
+	return latest
 }
 
 // isNewerFull prefers the higher revision and, for the same revision, the later snapshot (a final

@@ -3,8 +3,6 @@ package snapshotter_test
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,13 +27,8 @@ func TestGarbageCollectionSweepsAbandonedUploads(t *testing.T) {
 	const bucket, prefix = "backups", "shoot--a/etcd-main"
 	srv := s3server.Start(t)
 	srv.CreateBucket(t, bucket)
-	secret := t.TempDir()
-	for k, v := range map[string]string{"accessKeyID": srv.AccessKey, "secretAccessKey": srv.SecretKey, "region": srv.Region,
-		"endpoint": srv.Endpoint, "s3ForcePathStyle": "true"} {
-		if err := os.WriteFile(filepath.Join(secret, k), []byte(v), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	secret := writeSecretDir(t, map[string]string{"accessKeyID": srv.AccessKey, "secretAccessKey": srv.SecretKey, "region": srv.Region,
+		"endpoint": srv.Endpoint, "s3ForcePathStyle": "true"})
 	store, err := snapstore.OpenWatched(t.Context(), snapstore.Config{Provider: druidv1alpha1.StorageProviderS3, Container: bucket,
 		Prefix: prefix, SecretDir: secret}, snapstore.WatchOptions{}, testr.New(t))
 	if err != nil {

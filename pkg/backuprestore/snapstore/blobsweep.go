@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"strconv"
 	"time"
 
 	"gocloud.dev/gcerrors"
@@ -15,16 +14,15 @@ import (
 
 // SweepAbandonedUploads implements UploadSweeper: it deletes the staged uploads below <prefix>/staging/
 // whose save began, and which were last modified, before olderThan, and whose save began before the
-// save of the full snapshot a restore starts from (the one with the highest revision). A save copies its
+// save of the full snapshot a restore starts from (snapshot.LatestFull). A save copies its
 // staged upload to the snapshot's key and deletes it; one is left when the process died before or after
 // the copy, or the store did not answer the deletion. No restore reads it, but until a later full
 // snapshot is stored it may be the newest copy of the database outside etcd that someone could restore
 // by hand, so it stays until then. The beginning of a save is in its staged upload's name, on the same
 // clock as the snapshots' names; a backup leader's saves run one at a time, so its save under way never
 // began before the newest listed one, and the day's age covers a save of another sidecar. A staged
-// upload whose modification time the store does not tell is kept. One that
-// the bucket's retention still locks (S3 Object Lock) stays silently until it can be deleted; other
-// stores' refusals are errors.
+// upload whose modification time the store does not tell is kept. One that the bucket's retention still
+// locks (S3 Object Lock) stays silently until it can be deleted; other stores' refusals are errors.
 func (s *blobStore) SweepAbandonedUploads(ctx context.Context, olderThan time.Time) (SweptUploads, error) {
 	staged, err := s.stagedUploads(ctx)
 	if err != nil || len(staged) == 0 {
@@ -34,8 +32,8 @@ func (s *blobStore) SweepAbandonedUploads(ctx context.Context, olderThan time.Ti
 	if err != nil {
 		return SweptUploads{}, err
 	}
-	base, ok := restoreBase(snaps)
-	if !ok {
+	base := snapshot.LatestFull(snaps)
+	if base == nil {
 		return SweptUploads{}, nil
 	}
 	var swept SweptUploads
@@ -77,8 +75,8 @@ type stagedUpload struct {
 }
 
 // stagedUploads lists the objects directly below <prefix>/staging/ named as SaveStaged names its uploads
-// (the Unix time in nanoseconds its save began), through the store's own listing (which on Local skips
-// files that go away while it lists).
+// (stagedName), through the store's own listing (which on Local skips files that go away while it
+// lists).
 func (s *blobStore) stagedUploads(ctx context.Context) ([]stagedUpload, error) {
 	dir := path.Join(s.prefix, stagingDir) + "/"
 	var staged []stagedUpload
@@ -86,7 +84,7 @@ func (s *blobStore) stagedUploads(ctx context.Context) ([]stagedUpload, error) {
 		if path.Dir(key)+"/" != dir {
 			return
 		}
-		if began, ok := stagedName(path.Base(key)); ok {
+		if began, ok := stagedBegan(path.Base(key)); ok {
 			staged = append(staged, stagedUpload{key: key, began: began})
 		}
 	})
@@ -94,29 +92,4 @@ func (s *blobStore) stagedUploads(ctx context.Context) ([]stagedUpload, error) {
 		return nil, fmt.Errorf("listing %s in %s %s: %w", dir, s.provider, s.location, err)
 	}
 	return staged, nil
-}
-
-// stagedName reads the beginning of a save from its staged upload's name: decimal digits only.
-func stagedName(name string) (time.Time, bool) {
-	for _, c := range name {
-		if c < '0' || c > '9' {
-			return time.Time{}, false
-		}
-	}
-	nanos, err := strconv.ParseInt(name, 10, 64)
-	if err != nil {
-		return time.Time{}, false
-	}
-	return time.Unix(0, nanos), true
-}
-
-// restoreBase is the listed v2 full snapshot a restore starts from: the one with the highest revision.
-func restoreBase(snaps []*snapshot.Snapshot) (*snapshot.Snapshot, bool) {
-	var base *snapshot.Snapshot
-	for _, snap := range snaps {
-		if snap.Kind == snapshot.KindFull && snap.Layout() == snapshot.LayoutV2 && (base == nil || snap.LastRevision > base.LastRevision) {
-			base = snap
-		}
-	}
-	return base, base != nil
 }

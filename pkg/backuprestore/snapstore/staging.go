@@ -19,6 +19,26 @@ import (
 // never mistakes a staged (or abandoned) upload for a snapshot.
 const stagingDir = "staging"
 
+// stagedName names a staged upload after the beginning of its save, in Unix nanoseconds; a sweep reads
+// it back (stagedBegan) to tell how old the save is.
+func stagedName(began time.Time) string {
+	return strconv.FormatInt(began.UnixNano(), 10)
+}
+
+// stagedBegan reads the beginning of a save from its staged upload's name: decimal digits only.
+func stagedBegan(name string) (time.Time, bool) {
+	for _, c := range name {
+		if c < '0' || c > '9' {
+			return time.Time{}, false
+		}
+	}
+	nanos, err := strconv.ParseInt(name, 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(0, nanos), true
+}
+
 // StagedSaver is implemented by every store of this package. It exists for full snapshots, whose name
 // carries the database revision that is only known once the whole stream has been read (see package
 // boltstream): streaming to a staging object and copying it server-side keeps the sidecar free of a
@@ -42,7 +62,7 @@ var ErrUnexpectedName = errors.New("the uploaded bytes are not the expected snap
 // SaveStaged implements StagedSaver.
 func (s *blobStore) SaveStaged(ctx context.Context, r io.Reader, name func() (*snapshot.Snapshot, error)) (*snapshot.Snapshot, error) {
 	start := time.Now()
-	staging := path.Join(s.prefix, stagingDir, strconv.FormatInt(start.UnixNano(), 10))
+	staging := path.Join(s.prefix, stagingDir, stagedName(start))
 	n, err := s.stream(ctx, staging, r, nil)
 	if err != nil {
 		return nil, err
