@@ -3,8 +3,6 @@ package snapshotter_test
 import (
 	"context"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +15,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
+	"github.com/gardener-etcd/gardener-etcd/test/support/backuptest"
 	"github.com/gardener-etcd/gardener-etcd/test/support/minioserver"
 )
 
@@ -117,7 +116,7 @@ func (c *countingDeletes) SaveExpected(ctx context.Context, r io.Reader, expecte
 // openS3Store opens an S3 store of bucket on minio with its root credentials.
 func openS3Store(t *testing.T, minio *minioserver.Server, bucket string) snapstore.SnapStore {
 	t.Helper()
-	dir := writeSecretDir(t, map[string]string{"region": "us-east-1", "endpoint": minio.Endpoint, "s3ForcePathStyle": "true",
+	dir := backuptest.SecretDir(t, map[string]string{"region": "us-east-1", "endpoint": minio.Endpoint, "s3ForcePathStyle": "true",
 		"accessKeyID": minioserver.RootUser, "secretAccessKey": minioserver.RootPassword})
 	store, err := snapstore.New(t.Context(), snapstore.Config{Provider: "aws", Container: bucket, Prefix: "shoot--a/etcd-main", SecretDir: dir}, testr.New(t))
 	if err != nil {
@@ -125,19 +124,6 @@ func openS3Store(t *testing.T, minio *minioserver.Server, bucket string) snapsto
 	}
 	t.Cleanup(func() { _ = store.Close() })
 	return store
-}
-
-// writeSecretDir writes a backup secret as Kubernetes mounts it, one file per key, and returns its
-// directory.
-func writeSecretDir(t *testing.T, keys map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for k, v := range keys {
-		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
 }
 
 // storedNames lists the store as Kind-StartRevision names, by last revision.

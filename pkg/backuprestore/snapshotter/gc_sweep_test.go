@@ -17,6 +17,7 @@ import (
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshot"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapshotter"
 	"github.com/gardener-etcd/gardener-etcd/pkg/backuprestore/snapstore"
+	"github.com/gardener-etcd/gardener-etcd/test/support/backuptest"
 	"github.com/gardener-etcd/gardener-etcd/test/support/s3server"
 )
 
@@ -27,7 +28,7 @@ func TestGarbageCollectionSweepsAbandonedUploads(t *testing.T) {
 	const bucket, prefix = "backups", "shoot--a/etcd-main"
 	srv := s3server.Start(t)
 	srv.CreateBucket(t, bucket)
-	secret := writeSecretDir(t, map[string]string{"accessKeyID": srv.AccessKey, "secretAccessKey": srv.SecretKey, "region": srv.Region,
+	secret := backuptest.SecretDir(t, map[string]string{"accessKeyID": srv.AccessKey, "secretAccessKey": srv.SecretKey, "region": srv.Region,
 		"endpoint": srv.Endpoint, "s3ForcePathStyle": "true"})
 	store, err := snapstore.OpenWatched(t.Context(), snapstore.Config{Provider: druidv1alpha1.StorageProviderS3, Container: bucket,
 		Prefix: prefix, SecretDir: secret}, snapstore.WatchOptions{}, testr.New(t))

@@ -82,7 +82,7 @@ func s3APILocation(t *testing.T, provider druidv1alpha1.StorageProvider, region 
 	srv := s3server.StartWithOptions(t, s3server.Options{Region: region})
 	bucket := fmt.Sprintf("bkp-%d", buckets.Add(1))
 	srv.CreateBucket(t, bucket)
-	secret := secretDir(t, keys(srv))
+	secret := SecretDir(t, keys(srv))
 	cfg := snapstore.Config{Provider: provider, Container: bucket, Prefix: Prefix, SecretDir: secret}
 	if overrideEndpoint {
 		cfg.EndpointOverride = srv.Endpoint
@@ -105,7 +105,7 @@ func SwiftLocation(t *testing.T) Location {
 	srv := swiftserver.Start(t)
 	container := fmt.Sprintf("bkp-%d", buckets.Add(1))
 	srv.CreateContainer(t, container)
-	secret := secretDir(t, map[string]string{"authURL": srv.AuthURL, "username": srv.User, "password": srv.Key})
+	secret := SecretDir(t, map[string]string{"authURL": srv.AuthURL, "username": srv.User, "password": srv.Key})
 	cfg := snapstore.Config{Provider: druidv1alpha1.StorageProviderSwift, Container: container, Prefix: Prefix, SecretDir: secret}
 	return Location{Config: cfg, Args: func(p string) []string {
 		return []string{"--" + p + "storage-provider=openstack", "--" + p + "store-container=" + container, "--" + p + "store-prefix=" + Prefix,
@@ -121,7 +121,7 @@ func ABSLocation(t *testing.T) Location {
 	srv := azurite.Start(t)
 	container := fmt.Sprintf("bkp-%d", buckets.Add(1))
 	srv.CreateContainer(t, container)
-	secret := secretDir(t, map[string]string{"storageAccount": srv.Account, "storageKey": srv.Key})
+	secret := SecretDir(t, map[string]string{"storageAccount": srv.Account, "storageKey": srv.Key})
 	cfg := snapstore.Config{Provider: druidv1alpha1.StorageProviderABS, Container: container, Prefix: Prefix,
 		EndpointOverride: srv.Endpoint, SecretDir: secret}
 	return Location{Config: cfg, Args: func(p string) []string {
@@ -144,8 +144,9 @@ func GCSLocation(t *testing.T) Location {
 	}}
 }
 
-// secretDir writes a backup secret the way Kubernetes mounts it: one file per key.
-func secretDir(t *testing.T, keys map[string]string) string {
+// SecretDir writes a backup secret the way Kubernetes mounts it, one file per key, and returns its
+// directory.
+func SecretDir(t *testing.T, keys map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for k, v := range keys {
